@@ -1,0 +1,117 @@
+"""One settings object for the whole engine.
+
+Precedence: explicit arguments > environment (``MNEMOSCOPE_*``) > a ``.env`` file > defaults.
+API keys are read from the environment only and are never written to the store or to logs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+ENV_PREFIX = "MNEMOSCOPE_"
+
+
+class ConfigError(ValueError):
+    """A setting has an unknown name or a value of the wrong kind."""
+
+
+def default_store_path() -> Path:
+    """The store used when neither ``--store`` nor ``MNEMOSCOPE_STORE`` names one."""
+    return platformdirs.user_data_path("mnemoscope") / "memory.db"
+
+
+@dataclass
+class Settings:
+    """Every tunable of the engine, with the defaults the benchmarks were measured at."""
+
+    store: str = ""
+    # lexical
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    # dense
+    embedder: str = "lsa"  # lsa | hash | openai: which dense signal hybrid fuses
+    hash_dim: int = 256
+    lsa_dim: int = 128
+    # fusion
+    rrf_k: float = 60.0
+    dense_weight: float = 0.35  # the dense list's weight in RRF; it must earn its place
+    candidate_k: int = 100
+    # knowledge
+    fact_dedup_threshold: float = 0.93
+    entity_link_threshold: float = 0.9
+    # LLM / embedding endpoints (OpenAI-compatible); keys only from the environment
+    llm_base_url: str = ""
+    llm_model: str = ""
+    embed_base_url: str = ""
+    embed_model: str = ""
+    request_timeout: float = 30.0
+    max_retries: int = 3
+    # limits
+    max_query_chars: int = 20_000
+    chunk_tokens: int = 200
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def llm_api_key(self) -> str:
+        return os.environ.get(ENV_PREFIX + "LLM_API_KEY", "") or os.environ.get("OPENAI_API_KEY", "")
+
+    @property
+    def embed_api_key(self) -> str:
+        return os.environ.get(ENV_PREFIX + "EMBED_API_KEY", "") or self.llm_api_key
+
+    @property
+    def store_path(self) -> Path:
+        return Path(self.store).expanduser() if self.store else default_store_path()
+
+    @classmethod
+    def load(cls, dotenv: str | Path | None = ".env", **overrides: Any) -> "Settings":
+        """Build settings from defaults, a ``.env`` file, the environment and ``overrides``."""
+        values: dict[str, Any] = {}
+        if dotenv and Path(dotenv).is_file():
+            values.update(_read_dotenv(Path(dotenv)))
+        values.update({k[len(ENV_PREFIX):].lower(): v for k, v in os.environ.items() if k.startswith(ENV_PREFIX)})
+        known = {f.name: f for f in fields(cls)}
+        settings = cls()
+        for name, raw in values.items():
+            if name in known and name != "extra":
+                setattr(settings, name, _coerce(known[name], raw, f"{ENV_PREFIX}{name.upper()}"))
+        for name, value in overrides.items():
+            if name not in known:
+                raise ConfigError(f"unknown setting {name!r}")
+            if value is not None:
+                setattr(settings, name, _coerce(known[name], value, name))
+        return settings
+
+    def replace(self, **changes: Any) -> "Settings":
+        return dataclasses.replace(self, **changes)
+
+
+def _coerce(f: dataclasses.Field, raw: Any, where: str) -> Any:
+    kind = type(f.default) if f.default is not dataclasses.MISSING else None
+    if kind is None or isinstance(raw, kind) and not (kind is int and isinstance(raw, bool)):
+        return raw
+    try:
+        if kind is bool:
+            return str(raw).strip().lower() in {"1", "true", "yes", "on"}
+        return kind(raw)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: expected {kind.__name__}, got {raw!r}") from None
+
+
+def _read_dotenv(path: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        key = key.strip()
+        if key.startswith(ENV_PREFIX) and not key.endswith("API_KEY"):
+            out[key[len(ENV_PREFIX):].lower()] = value.strip().strip("'\"")
+    return out

@@ -1,0 +1,250 @@
+"""Dense signals: embedders and a matrix index searched with one numpy call.
+
+Three embedders, each identified by a *signature* stored beside its vectors:
+
+* ``HashEmbedder`` (offline, no fitting): signed feature hashing of the lexical tokens and
+  character trigrams. Cheap and robust to typos, but only a lexical proxy.
+* ``LatentSemanticEmbedder`` (offline, fitted to the corpus): TF-IDF over the store's own term
+  counts followed by a truncated SVD, so co-occurring words land near each other. Its model is
+  kept in the store, so a reopened store answers exactly like the live one.
+* ``OpenAIEmbedder`` (optional): any OpenAI-compatible ``/embeddings`` endpoint, batched, with
+  timeouts and retries; every vector is cached in the store by content hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import zlib
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from .text import feature_tokens
+
+log = logging.getLogger(__name__)
+
+
+def l2_normalize(m: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(m, axis=-1, keepdims=True)
+    return (m / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+class TextEmbedder(Protocol):
+    signature: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+# -- feature hashing ----------------------------------------------------------------------------
+
+
+def _bucket(token: str, dim: int) -> tuple[int, float]:
+    h = zlib.crc32(token.encode("utf-8"))
+    return h % dim, 1.0 if (h >> 16) & 1 else -1.0
+
+
+class HashEmbedder:
+    """Signed feature hashing into ``dim`` buckets, sub-linear term frequency, L2-normalised."""
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+        self.signature = f"hash-v1-{dim}"
+        self._cache: dict[str, tuple[int, float]] = {}
+
+    def _feature(self, token: str) -> tuple[int, float]:
+        hit = self._cache.get(token)
+        if hit is None:
+            hit = self._cache[token] = _bucket(token, self.dim)
+            if len(self._cache) > 500_000:
+                self._cache.clear()
+        return hit
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            counts: dict[str, int] = {}
+            for tok in feature_tokens(text):
+                counts[tok] = counts.get(tok, 0) + 1
+            for tok, c in counts.items():
+                col, sign = self._feature(tok)
+                out[row, col] += sign * (1.0 + np.log(c))
+        return l2_normalize(out)
+
+
+# -- latent semantic analysis over the store's own term counts ------------------------------------
+
+
+class LatentSemanticModel:
+    """TF-IDF (sub-linear tf, smooth idf, L2) → truncated SVD → L2, on term-id count vectors."""
+
+    def __init__(self, idf: np.ndarray, components: np.ndarray, fit_id: str) -> None:
+        self.idf = idf.astype(np.float32)
+        self.components = components.astype(np.float32)  # (dim, n_terms)
+        self.fit_id = fit_id
+        self.dim = components.shape[0]
+        self.signature = f"lsa-{fit_id}"
+
+    @classmethod
+    def fit(cls, counts: sp.csr_matrix, dim: int, seed: int = 0) -> "LatentSemanticModel | None":
+        """Fit on a documents × terms count matrix; None when the corpus is too small to help."""
+        from sklearn.decomposition import TruncatedSVD
+
+        n_docs, n_terms = counts.shape
+        dim = min(dim, n_docs - 1, n_terms - 1)
+        if dim < 8:
+            return None
+        df = np.bincount(counts.indices, minlength=n_terms).astype(np.float64)
+        idf = np.log((1.0 + n_docs) / (1.0 + df)) + 1.0
+        x = cls._weight(counts, idf)
+        svd = TruncatedSVD(n_components=dim, algorithm="randomized", n_iter=5, random_state=seed)
+        svd.fit(x)
+        digest = hashlib.sha1(svd.components_[:2].astype(np.float32).tobytes()).hexdigest()[:10]
+        return cls(idf, svd.components_, digest)
+
+    @staticmethod
+    def _weight(counts: sp.csr_matrix, idf: np.ndarray) -> sp.csr_matrix:
+        x = counts.astype(np.float32).tocsr(copy=True)
+        x.data = 1.0 + np.log(np.maximum(x.data, 1.0))
+        x = x @ sp.diags(idf.astype(np.float32))
+        norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
+        return sp.diags(1.0 / np.where(norms == 0, 1.0, norms)).astype(np.float32) @ x
+
+    def transform(self, counts: sp.csr_matrix) -> np.ndarray:
+        n_terms = self.components.shape[1]
+        if counts.shape[1] != n_terms:
+            counts = counts[:, :n_terms] if counts.shape[1] > n_terms else sp.hstack(
+                [counts, sp.csr_matrix((counts.shape[0], n_terms - counts.shape[1]))]
+            ).tocsr()
+        return l2_normalize(np.asarray(self._weight(counts, self.idf) @ self.components.T))
+
+    def to_bytes(self) -> bytes:
+        buf = io.BytesIO()
+        np.savez_compressed(buf, idf=self.idf, components=self.components, fit_id=np.array(self.fit_id))
+        return buf.getvalue()
+
+    @classmethod
+    def from_bytes(cls, blob: bytes) -> "LatentSemanticModel":
+        with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+            return cls(z["idf"], z["components"], str(z["fit_id"]))
+
+
+# -- OpenAI-compatible endpoint -------------------------------------------------------------------
+
+
+class EmbeddingUnavailable(RuntimeError):
+    """The embedding endpoint could not be reached or answered wrongly."""
+
+
+class OpenAIEmbedder:
+    """Batched calls to an OpenAI-compatible ``/embeddings`` endpoint with a content-hash cache.
+
+    ``cache_get``/``cache_put`` are the store's embedding cache, so the same text is never paid
+    for twice, across processes and sessions.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str = "",
+        timeout: float = 30.0,
+        max_retries: int = 3,
+        batch_size: int = 64,
+        cache_get: Callable[[str, list[str]], dict[str, np.ndarray]] | None = None,
+        cache_put: Callable[[str, list[tuple[str, np.ndarray]]], None] | None = None,
+    ) -> None:
+        from openai import OpenAI
+
+        self.model = model
+        self.signature = f"openai:{model}"
+        self.dim = 0
+        self.batch_size = batch_size
+        self._client = OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=max_retries)
+        self._cache_get, self._cache_put = cache_get, cache_put
+
+    @staticmethod
+    def text_hash(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        hashes = [self.text_hash(t) for t in texts]
+        known = self._cache_get(self.signature, hashes) if self._cache_get else {}
+        missing = sorted({h: i for i, h in enumerate(hashes) if h not in known}.items(), key=lambda kv: kv[1])
+        fresh: list[tuple[str, np.ndarray]] = []
+        for start in range(0, len(missing), self.batch_size):
+            batch = missing[start : start + self.batch_size]
+            vectors = self._call([texts[i] for _, i in batch])
+            fresh.extend((h, v) for (h, _), v in zip(batch, vectors))
+        if fresh and self._cache_put:
+            self._cache_put(self.signature, fresh)
+        known.update(dict(fresh))
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = np.stack([known[h] for h in hashes])
+        self.dim = out.shape[1]
+        return l2_normalize(out)
+
+    def _call(self, texts: list[str]) -> list[np.ndarray]:
+        from openai import OpenAIError
+
+        try:
+            reply = self._client.embeddings.create(model=self.model, input=texts)
+            data = sorted(reply.data, key=lambda d: d.index)
+            if len(data) != len(texts):
+                raise EmbeddingUnavailable(f"the endpoint returned {len(data)} vectors for {len(texts)} texts")
+            return [np.asarray(d.embedding, dtype=np.float32) for d in data]
+        except OpenAIError as exc:
+            raise EmbeddingUnavailable(f"embedding endpoint failed: {type(exc).__name__}: {exc}") from None
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise EmbeddingUnavailable(f"embedding endpoint answered in an unexpected shape: {exc}") from None
+
+
+# -- the matrix index -----------------------------------------------------------------------------
+
+
+class VectorIndex:
+    """Rows addressed by slot; cosine top-k in one matrix-vector product."""
+
+    def __init__(self, dim: int = 0) -> None:
+        self.dim = dim
+        self._m = np.zeros((0, dim), dtype=np.float32)
+        self._n = 0
+        self._alive = np.zeros(0, dtype=bool)
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return self._m[: self._n]
+
+    def set(self, slots: np.ndarray, vectors: np.ndarray) -> None:
+        if not len(slots):
+            return
+        if not self.dim:
+            self.dim = vectors.shape[1]
+            self._m = np.zeros((0, self.dim), dtype=np.float32)
+        need = int(np.max(slots)) + 1
+        if need > len(self._m):
+            cap = max(need, int(len(self._m) * 1.5) + 64)
+            grown = np.zeros((cap, self.dim), dtype=np.float32)
+            grown[: len(self._m)] = self._m
+            self._m = grown
+            self._alive = np.concatenate([self._alive, np.zeros(cap - len(self._alive), dtype=bool)])
+        self._m[slots] = vectors
+        self._alive[slots] = True
+        self._n = max(self._n, need)
+
+    def remove(self, slots: np.ndarray) -> None:
+        slots = np.asarray([s for s in slots if s < len(self._alive)], dtype=np.int64)
+        self._alive[slots] = False
+        self._m[slots] = 0.0
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        if not self._n or not self.dim:
+            return np.zeros(self._n, dtype=np.float32)
+        return self._m[: self._n] @ query.astype(np.float32)
+
+    def vector(self, slot: int) -> np.ndarray:
+        return self._m[slot]

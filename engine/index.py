@@ -1,0 +1,172 @@
+"""The in-memory search state of one store: slots, vocabulary, BM25 and dense matrices.
+
+Every item gets a *slot*, a dense row number used by every matrix (BM25 postings, vectors,
+graph adjacency). Slots are allocated in item-id order and never reused while the process runs;
+a deleted item's slot is masked. Everything here is derived from the store and rebuilt by
+:meth:`Index.load`, so a reopened store answers exactly like the live one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from typing import Iterable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from .dense import HashEmbedder, LatentSemanticModel, VectorIndex
+from .lexical import BM25Index, BM25Params
+from .records import Item
+from .text import lexical_tokens
+
+LSA_KEY = "dense.lsa_model"
+
+
+def _epoch(ts: str | None) -> float:
+    if not ts:
+        return np.nan
+    try:
+        return datetime.fromisoformat(ts).timestamp()
+    except ValueError:
+        return np.nan
+
+
+class Index:
+    """Slots, vocabulary and the lexical and dense indexes over them."""
+
+    def __init__(self, bm25: BM25Params, lsa_dim: int = 128, hash_dim: int = 256) -> None:
+        self.bm25 = BM25Index(bm25)
+        self.lsa_dim = lsa_dim
+        self.hash = HashEmbedder(hash_dim)
+        self.vocab: dict[str, int] = {}
+        self.item_ids = np.zeros(0, dtype=np.int64)
+        self.alive = np.zeros(0, dtype=bool)
+        self.source_ids = np.zeros(0, dtype=np.int64)
+        self.positions = np.zeros(0, dtype=np.int64)
+        self.times = np.zeros(0, dtype=np.float64)
+        self.slot_of: dict[int, int] = {}
+        self._terms: list[tuple[np.ndarray, np.ndarray]] = []
+        self.lsa: LatentSemanticModel | None = None
+        self.lsa_vectors = VectorIndex()
+        self.lsa_fitted_on = 0
+        self.vectors: dict[str, VectorIndex] = {}  # stored vectors by embedder signature
+
+    # -- size ---------------------------------------------------------------------------------
+
+    @property
+    def n_slots(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def n_items(self) -> int:
+        return int(self.alive.sum())
+
+    def slots(self, item_ids: Iterable[int]) -> np.ndarray:
+        return np.array([self.slot_of[i] for i in item_ids if i in self.slot_of], dtype=np.int64)
+
+    # -- vocabulary ---------------------------------------------------------------------------
+
+    def analyze(self, text: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """(term ids, counts, new terms) of a document; new terms are given ids at once."""
+        counts = Counter(lexical_tokens(text))
+        new_terms = []
+        ids = np.empty(len(counts), dtype=np.int64)
+        for n, term in enumerate(counts):
+            tid = self.vocab.get(term)
+            if tid is None:
+                tid = self.vocab[term] = len(self.vocab)
+                new_terms.append(term)
+            ids[n] = tid
+        return ids, np.fromiter(counts.values(), dtype=np.float32, count=len(counts)), new_terms
+
+    def query_terms(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """(term ids, weights) of a query: known terms only, weight 1 + ln(query tf)."""
+        counts = Counter(t for t in lexical_tokens(text) if t in self.vocab)
+        ids = np.fromiter((self.vocab[t] for t in counts), dtype=np.int64, count=len(counts))
+        weights = 1.0 + np.log(np.fromiter(counts.values(), dtype=np.float64, count=len(counts)))
+        return ids, weights
+
+    def merge_vocab(self, terms: dict[str, int]) -> None:
+        """Adopt terms another process added to the store's vocabulary."""
+        for term, tid in terms.items():
+            self.vocab.setdefault(term, tid)
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def add(self, items: Sequence[Item], term_rows: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """Give each stored item a slot and index its terms; returns the new slots."""
+        first = self.n_slots
+        slots = np.arange(first, first + len(items), dtype=np.int64)
+        self.item_ids = np.concatenate([self.item_ids, np.fromiter((i.id for i in items), dtype=np.int64, count=len(items))])
+        self.alive = np.concatenate([self.alive, np.ones(len(items), dtype=bool)])
+        self.source_ids = np.concatenate([self.source_ids, np.fromiter((i.source_id for i in items), dtype=np.int64, count=len(items))])
+        self.positions = np.concatenate([self.positions, np.fromiter((i.position for i in items), dtype=np.int64, count=len(items))])
+        self.times = np.concatenate([self.times, np.fromiter((_epoch(i.timestamp) for i in items), dtype=np.float64, count=len(items))])
+        for item, slot in zip(items, slots):
+            self.slot_of[item.id] = int(slot)
+        self._terms.extend(term_rows)
+        self.bm25.add(slots, [t for t, _ in term_rows], [c for _, c in term_rows])
+        if self.lsa is not None:
+            self.lsa_vectors.set(slots, self.lsa.transform(self.counts_matrix(slots)))
+        return slots
+
+    def set_vectors(self, signature: str, item_ids: Sequence[int], vectors: np.ndarray) -> None:
+        index = self.vectors.setdefault(signature, VectorIndex())
+        index.set(self.slots(item_ids), vectors)
+
+    def remove(self, item_ids: Iterable[int]) -> None:
+        slots = self.slots(item_ids)
+        if not len(slots):
+            return
+        self.alive[slots] = False
+        self.bm25.remove(slots)
+        self.lsa_vectors.remove(slots)
+        for index in self.vectors.values():
+            index.remove(slots)
+        for item_id in self.item_ids[slots]:
+            self.slot_of.pop(int(item_id), None)
+
+    # -- latent semantic model -----------------------------------------------------------------
+
+    def counts_matrix(self, slots: np.ndarray | None = None) -> sp.csr_matrix:
+        """Documents × terms count matrix of the given slots (default: every slot)."""
+        slots = np.arange(self.n_slots) if slots is None else slots
+        rows = [self._terms[s] for s in slots]
+        lengths = np.fromiter((len(t) for t, _ in rows), dtype=np.int64, count=len(rows))
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        indices = np.concatenate([t for t, _ in rows]) if rows else np.zeros(0, dtype=np.int64)
+        data = np.concatenate([c for _, c in rows]) if rows else np.zeros(0, dtype=np.float32)
+        return sp.csr_matrix((data, indices, indptr), shape=(len(rows), max(len(self.vocab), 1)))
+
+    def needs_lsa_fit(self) -> bool:
+        """Refit when the corpus has grown by half since the last fit (or was never fitted)."""
+        n = self.n_items
+        return n >= 16 and (self.lsa is None or n >= 1.5 * self.lsa_fitted_on)
+
+    def fit_lsa(self) -> bytes | None:
+        """Fit the latent model on the live items; returns its bytes for the store."""
+        live = np.flatnonzero(self.alive)
+        model = LatentSemanticModel.fit(self.counts_matrix(live), self.lsa_dim)
+        if model is None:
+            return None
+        self.use_lsa(model, fitted_on=len(live))
+        return model.to_bytes() + b"|n=" + str(len(live)).encode()
+
+    def use_lsa(self, model: LatentSemanticModel, fitted_on: int) -> None:
+        self.lsa, self.lsa_fitted_on = model, fitted_on
+        self.lsa_vectors = VectorIndex()
+        live = np.flatnonzero(self.alive)
+        if len(live):
+            self.lsa_vectors.set(live, model.transform(self.counts_matrix(live)))
+
+    def load_lsa(self, blob: bytes) -> None:
+        body, _, n = blob.rpartition(b"|n=")
+        self.use_lsa(LatentSemanticModel.from_bytes(body), int(n))
+
+    def lsa_query(self, term_ids: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
+        if self.lsa is None or not len(term_ids):
+            return None
+        q = sp.csr_matrix((np.ones(len(term_ids), dtype=np.float32), (np.zeros(len(term_ids), dtype=np.int64), term_ids)),
+                          shape=(1, max(len(self.vocab), 1)))
+        return self.lsa.transform(q)[0]

@@ -1,0 +1,330 @@
+"""Readers: files in, sources and items out. Nothing here touches the store.
+
+Formats: plain text, Markdown (heading-aware chunks that keep the heading path), LoCoMo-style
+conversation JSON (one source per conversation, one item per turn), JSON-lines chat and
+``Speaker: text`` transcripts. A bad record raises :class:`IngestError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable
+
+from .records import Item, ParsedSource, Source
+from .text import sentences, token_count
+
+SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".json", ".jsonl", ".ndjson"}
+MAX_FILE_BYTES = 200 * 1024 * 1024
+
+
+class IngestError(ValueError):
+    """A file that cannot be read as any supported format; ``str()`` is one line for the user."""
+
+    def __init__(self, path: str | Path, message: str, line: int | None = None) -> None:
+        self.path, self.line, self.message = str(path), line, message
+        where = f"{path}:{line}" if line else str(path)
+        super().__init__(f"{where}: {message}")
+
+
+# -- entry points -----------------------------------------------------------------------------
+
+
+def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
+    """Expand files and folders into (readable files, skipped files), in a stable order."""
+    files: list[Path] = []
+    skipped: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise IngestError(path, "no such file or directory")
+        if path.is_dir():
+            for child in sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")):
+                (files if child.suffix.lower() in SUPPORTED_SUFFIXES else skipped).append(child)
+        else:
+            files.append(path)
+    return files, skipped
+
+
+def read_path(path: str | Path, chunk_tokens: int = 200) -> list[ParsedSource]:
+    """Parse one file into one or more sources (a LoCoMo file holds several conversations)."""
+    path = Path(path)
+    data = _read_bytes(path)
+    text = _decode(path, data)
+    digest = hashlib.sha256(data).hexdigest()
+    suffix = path.suffix.lower()
+    if suffix in {".json"}:
+        return read_conversation_json(path, text, digest)
+    if suffix in {".jsonl", ".ndjson"}:
+        return [read_jsonl_chat(path, text, digest)]
+    if suffix in {".md", ".markdown"}:
+        return [read_markdown(str(path), text, digest, chunk_tokens)]
+    if suffix in {".txt", ".text", ""} and looks_like_transcript(text):
+        return [read_transcript(str(path), text, digest)]
+    if suffix in {".txt", ".text", ""}:
+        return [read_plain(str(path), text, digest, chunk_tokens)]
+    raise IngestError(path, f"unsupported file type {suffix!r} (supported: {', '.join(sorted(SUPPORTED_SUFFIXES))})")
+
+
+def note(text: str, name: str, title: str = "", tags: list[str] | None = None) -> ParsedSource:
+    """A note typed or pasted by a person: one source with one item."""
+    if not text.strip():
+        raise IngestError(name, "the note is empty")
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    item = Item(text=text.strip(), kind="note", key="0", title=title, tags=list(tags or []))
+    return ParsedSource(Source(name=name, kind="note", content_hash=digest), [item])
+
+
+# -- bytes and text ---------------------------------------------------------------------------
+
+
+def _read_bytes(path: Path) -> bytes:
+    if not path.exists():
+        raise IngestError(path, "no such file")
+    if path.is_dir():
+        raise IngestError(path, "is a directory")
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise IngestError(path, f"file too large ({size // 2**20} MiB; the limit is {MAX_FILE_BYTES // 2**20} MiB)")
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise IngestError(path, f"cannot read: {exc.strerror}") from None
+
+
+def _decode(path: Path, data: bytes) -> str:
+    if b"\x00" in data[:8192]:
+        raise IngestError(path, "binary file (contains NUL bytes), not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise IngestError(path, f"not UTF-8 text (byte {exc.start})", line) from None
+
+
+# -- chunking ---------------------------------------------------------------------------------
+
+
+def chunk_text(text: str, budget: int = 200) -> list[str]:
+    """Pack whole sentences into chunks of at most ``budget`` tokens; paragraphs break softly.
+
+    A sentence is never split: one longer than the budget becomes a chunk of its own.
+    """
+    chunks: list[str] = []
+    current: list[str] = []
+    used = 0
+    for sentence in sentences(text):
+        cost = token_count(sentence)
+        if current and used + cost > budget:
+            chunks.append(" ".join(current))
+            current, used = [], 0
+        current.append(sentence)
+        used += cost
+    if current:
+        chunks.append(" ".join(current))
+    return chunks
+
+
+def read_plain(name: str, text: str, digest: str, chunk_tokens: int = 200) -> ParsedSource:
+    if not text.strip():
+        raise IngestError(name, "the file is empty")
+    items = [Item(text=c, kind="chunk", key=str(i), position=i) for i, c in enumerate(chunk_text(text, chunk_tokens))]
+    return ParsedSource(Source(name=name, kind="document", content_hash=digest, meta={"format": "text"}), items)
+
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def read_markdown(name: str, text: str, digest: str, chunk_tokens: int = 200) -> ParsedSource:
+    """Chunk each section separately; every chunk keeps its heading path as title and tags."""
+    if not text.strip():
+        raise IngestError(name, "the file is empty")
+    sections: list[tuple[list[str], list[str], int]] = []  # (heading path, lines, first line no)
+    stack: list[tuple[int, str]] = []  # open headings as (level, title)
+    lines: list[str] = []
+    start = 1
+    in_fence = False
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        m = None if in_fence else _HEADING.match(line)
+        if m:
+            sections.append(([t for _, t in stack], lines, start))
+            level = len(m.group(1))
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, m.group(2).strip()))
+            lines, start = [], lineno
+        else:
+            lines.append(line)
+    sections.append(([t for _, t in stack], lines, start))
+    items: list[Item] = []
+    for clean_path, body, first_line in sections:
+        body_text = "\n".join(body).strip()
+        if not body_text:
+            continue
+        for chunk in chunk_text(body_text, chunk_tokens):
+            items.append(
+                Item(
+                    text=chunk, kind="chunk", key=str(len(items)), position=len(items),
+                    title=" › ".join(clean_path), meta={"heading_path": clean_path, "line": first_line},
+                )
+            )
+    if not items:
+        raise IngestError(name, "no text under any heading")
+    title = next((p[0] for p, _, _ in sections if p), Path(name).stem)
+    return ParsedSource(Source(name=name, kind="document", content_hash=digest, meta={"format": "markdown", "title": title}), items)
+
+
+# -- conversations ----------------------------------------------------------------------------
+
+_LOCOMO_DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})", re.I)
+
+
+def parse_session_date(raw: str) -> str | None:
+    """``"1:56 pm on 8 May, 2023"`` (LoCoMo) or any ISO date → ISO 8601, else None."""
+    raw = (raw or "").strip()
+    m = _LOCOMO_DATE.search(raw)
+    if m:
+        hour, minute, ampm, day, month, year = m.groups()
+        hour = int(hour) % 12 + (12 if ampm.lower() == "pm" else 0)
+        for fmt in ("%B", "%b"):
+            try:
+                mon = datetime.strptime(month[:3] if fmt == "%b" else month, fmt).month
+                return datetime(int(year), mon, int(day), hour, int(minute)).isoformat()
+            except ValueError:
+                continue
+        return None
+    try:
+        return datetime.fromisoformat(raw.replace("Z", "+00:00")).isoformat()
+    except ValueError:
+        return None
+
+
+def _line_of(text: str, needle: str) -> int | None:
+    pos = text.find(needle)
+    return text.count("\n", 0, pos) + 1 if pos >= 0 else None
+
+
+def read_conversation_json(path: Path, text: str, digest: str) -> list[ParsedSource]:
+    """A LoCoMo file: a list of samples (or one sample) with ``conversation.session_N`` turns."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise IngestError(path, f"malformed JSON: {exc.msg}", exc.lineno) from None
+    samples = data if isinstance(data, list) else [data]
+    if not samples:
+        raise IngestError(path, "the JSON holds no conversation")
+    out = []
+    for index, sample in enumerate(samples):
+        if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
+            raise IngestError(path, f"sample {index}: expected an object with a 'conversation' object")
+        out.append(_locomo_sample(path, text, sample, index, digest))
+    return out
+
+
+def _locomo_sample(path: Path, text: str, sample: dict[str, Any], index: int, digest: str) -> ParsedSource:
+    conv = sample["conversation"]
+    sample_id = str(sample.get("sample_id", index))
+    session_keys = sorted(
+        (k for k in conv if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])
+    )
+    if not session_keys:
+        raise IngestError(path, f"conversation {sample_id}: no session_N lists of turns")
+    items: list[Item] = []
+    seen: set[str] = set()
+    for key in session_keys:
+        session_no = int(key.split("_")[1])
+        turns = conv[key]
+        if not isinstance(turns, list):
+            raise IngestError(path, f"conversation {sample_id}: {key} is not a list", _line_of(text, f'"{key}"'))
+        date_raw = conv.get(f"{key}_date_time", "")
+        timestamp = parse_session_date(date_raw) if date_raw else None
+        for n, turn in enumerate(turns):
+            where = f"conversation {sample_id}, {key} turn {n + 1}"
+            if not isinstance(turn, dict):
+                raise IngestError(path, f"{where}: expected an object")
+            missing = [f for f in ("speaker", "text") if not isinstance(turn.get(f), str)]
+            if missing:
+                line = _line_of(text, f'"{turn.get("dia_id")}"') if turn.get("dia_id") else None
+                raise IngestError(path, f"{where}: missing field(s) {', '.join(missing)}", line)
+            dia_id = str(turn.get("dia_id") or f"D{session_no}:{n + 1}")
+            if dia_id in seen:
+                raise IngestError(path, f"{where}: duplicate dia_id {dia_id!r}", _line_of(text, f'"{dia_id}"'))
+            seen.add(dia_id)
+            meta: dict[str, Any] = {"session": session_no, "session_date": date_raw}
+            if turn.get("blip_caption"):
+                meta["image_caption"] = str(turn["blip_caption"])
+            if turn.get("img_url"):
+                urls = turn["img_url"]
+                meta["image_url"] = urls[0] if isinstance(urls, list) and urls else urls
+            items.append(
+                Item(
+                    text=turn["text"], kind="turn", key=dia_id, position=len(items), speaker=turn["speaker"],
+                    timestamp=timestamp, tags=[f"session:{session_no}"], meta=meta,
+                )
+            )
+    speakers = [conv.get("speaker_a"), conv.get("speaker_b")]
+    meta = {"format": "locomo", "sample_id": sample_id, "speakers": [s for s in speakers if s], "sessions": len(session_keys)}
+    name = f"{path}#{sample_id}"
+    sample_digest = hashlib.sha256((digest + sample_id).encode()).hexdigest()
+    return ParsedSource(Source(name=name, kind="conversation", content_hash=sample_digest, meta=meta), items)
+
+
+def read_jsonl_chat(path: Path, text: str, digest: str) -> ParsedSource:
+    """One ``{"speaker", "text", "timestamp"}`` object per line."""
+    items: list[Item] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise IngestError(path, f"malformed JSON: {exc.msg}", lineno) from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("text"), str) or not isinstance(obj.get("speaker"), str):
+            raise IngestError(path, "expected an object with string fields 'speaker' and 'text'", lineno)
+        timestamp = obj.get("timestamp")
+        iso = parse_session_date(str(timestamp)) if timestamp else None
+        if timestamp and iso is None:
+            raise IngestError(path, f"unreadable timestamp {timestamp!r}", lineno)
+        items.append(
+            Item(text=obj["text"], kind="turn", key=str(obj.get("id", len(items))), position=len(items),
+                 speaker=obj["speaker"], timestamp=iso, meta={"line": lineno})
+        )
+    if not items:
+        raise IngestError(path, "no chat lines")
+    speakers = sorted({i.speaker for i in items if i.speaker})
+    return ParsedSource(Source(name=str(path), kind="conversation", content_hash=digest, meta={"format": "jsonl", "speakers": speakers}), items)
+
+
+_SPEAKER_LINE = re.compile(r"^\s*([A-Z][\w .'\-]{0,40}?)\s*:\s+(\S.*)$")
+
+
+def looks_like_transcript(text: str) -> bool:
+    lines = [l for l in text.splitlines() if l.strip()]
+    if len(lines) < 2:
+        return False
+    hits = sum(1 for l in lines if _SPEAKER_LINE.match(l))
+    return hits / len(lines) >= 0.6
+
+
+def read_transcript(name: str, text: str, digest: str) -> ParsedSource:
+    """``Speaker: text`` lines; a line without a speaker continues the previous turn."""
+    items: list[Item] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        m = _SPEAKER_LINE.match(line)
+        if m:
+            items.append(Item(text=m.group(2).strip(), kind="turn", key=str(len(items)), position=len(items),
+                              speaker=m.group(1).strip(), meta={"line": lineno}))
+        elif items:
+            items[-1].text += " " + line.strip()
+        else:
+            raise IngestError(name, "transcript starts without a 'Speaker:' prefix", lineno)
+    speakers = sorted({i.speaker for i in items if i.speaker})
+    return ParsedSource(Source(name=name, kind="conversation", content_hash=digest, meta={"format": "transcript", "speakers": speakers}), items)

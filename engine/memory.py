@@ -1,0 +1,468 @@
+"""``Memory``: the one facade the app, the CLI and Python users call.
+
+It owns the store (records, on disk) and the index (search state, in memory, derived from the
+store). Each write is one transaction per source; the in-memory index changes only after the
+commit, so a failed write leaves both exactly as they were.
+
+Areas that grow the engine (knowledge, topics, ranking) plug in as *extensions*: objects that
+build their state from the store, take part in the ingest and delete transactions, and answer
+their own browsing and curation calls (``mem.knowledge``, ``mem.topics``, ``mem.ranker``).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Protocol, Sequence
+
+import numpy as np
+
+from .config import Settings
+from .dense import HashEmbedder, OpenAIEmbedder, VectorIndex
+from .index import LSA_KEY, Index
+from .ingest import IngestError, discover, note, read_path
+from .lexical import BM25Params
+from .recall import Query, Recall, recall
+from .records import Item, ParsedSource, Source
+from .store import Store
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int, str], None]  # (done, total, what)
+
+
+class RequestError(RuntimeError):
+    """A request the engine refuses (unknown id, bad import file); str() is one line."""
+
+
+class Extension(Protocol):
+    """An area of the engine living beside the core (knowledge, topics, ranker)."""
+
+    name: str
+
+    def load(self) -> None:
+        """Build in-memory state from the store (at open and after reindex or import)."""
+
+    def on_ingest(self, source: Source, items: list[Item]) -> None:
+        """Inside the ingest transaction: derive and store this area's rows for new items."""
+
+    def on_indexed(self, items: list[Item]) -> None:
+        """After the commit: update in-memory state (slots are assigned by now)."""
+
+    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
+        """Inside the delete transaction (or a dry run): cascade, and report what changes."""
+
+    def stats(self) -> dict[str, Any]: ...
+
+
+@dataclass
+class SourceReport:
+    name: str
+    status: str  # added | replaced | unchanged
+    items: int
+    source_id: int
+
+
+@dataclass
+class IngestReport:
+    sources: list[SourceReport] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def items(self) -> int:
+        return sum(s.items for s in self.sources if s.status != "unchanged")
+
+    def summary(self) -> str:
+        counts = {k: sum(1 for s in self.sources if s.status == k) for k in ("added", "replaced", "unchanged")}
+        parts = [f"{counts['added']} added", f"{counts['replaced']} replaced", f"{counts['unchanged']} unchanged"]
+        text = f"{len(self.sources)} source(s): {', '.join(parts)}; {self.items} item(s) indexed in {self.seconds:.2f}s"
+        if self.skipped:
+            text += f"; {len(self.skipped)} file(s) skipped (unsupported type)"
+        if self.errors:
+            text += f"; {len(self.errors)} error(s)"
+        return text
+
+
+class IngestFailed(ValueError):
+    """One or more files could not be read; nothing was written."""
+
+    def __init__(self, errors: list[IngestError]) -> None:
+        self.errors = errors
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        super().__init__(f"{errors[0]}{more}")
+
+
+class Memory:
+    """An agent memory in one SQLite file."""
+
+    def __init__(self, path: str | Path | None = None, settings: Settings | None = None, **overrides: Any) -> None:
+        self.settings = settings or Settings.load(**overrides)
+        if path is not None:
+            self.settings.store = str(path)
+        self.path = self.settings.store_path
+        self.store = Store(self.path)
+        self.extensions: list[Extension] = []
+        self._data_version = -1
+        self._external: OpenAIEmbedder | None = None
+        self._load()
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def _new_index(self) -> Index:
+        s = self.settings
+        return Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim)
+
+    def _load(self) -> None:
+        """(Re)build the in-memory index from the store."""
+        index = self._new_index()
+        index.vocab = self.store.vocabulary()
+        rows = self.store.item_index_rows()
+        terms = {iid: (t.astype(np.int64), c) for iid, t, c in self.store.all_item_terms()}
+        items = [Item(text="", id=r[0], source_id=r[1], position=r[2], timestamp=r[3], kind=r[4]) for r in rows]
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
+        index.add(items, [terms.get(i.id, empty) for i in items])
+        for signature in self.store.vector_signatures():
+            ids, matrix = self.store.vectors(signature)
+            index.set_vectors(signature, ids.tolist(), matrix)
+        blob = self.store.get_kv(LSA_KEY)
+        if blob:
+            index.load_lsa(blob)
+        self.index = index
+        for ext in self.extensions:
+            ext.load()
+        self._data_version = self._current_data_version()
+
+    def _current_data_version(self) -> int:
+        return self.store.data_version()
+
+    def refresh(self) -> bool:
+        """Reload the index if another process committed to the store since we last looked."""
+        if self._current_data_version() != self._data_version:
+            self._load()
+            return True
+        return False
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def add_extension(self, ext: Extension) -> None:
+        self.extensions.append(ext)
+        setattr(self, ext.name, ext)
+        ext.load()
+
+    # -- dense --------------------------------------------------------------------------------
+
+    @property
+    def external_embedder(self) -> OpenAIEmbedder | None:
+        s = self.settings
+        if self._external is None and s.embed_base_url and s.embed_model:
+            self._external = OpenAIEmbedder(
+                s.embed_base_url, s.embed_model, s.embed_api_key, timeout=s.request_timeout, max_retries=s.max_retries,
+                cache_get=self.store.cached_embeddings, cache_put=self._cache_put,
+            )
+        return self._external
+
+    def _cache_put(self, signature: str, rows: list[tuple[str, np.ndarray]]) -> None:
+        with self.store.transaction():
+            self.store.cache_embeddings(signature, rows)
+
+    def _stored_embedder(self) -> HashEmbedder | OpenAIEmbedder | None:
+        """The embedder whose vectors are computed at ingest and stored per item."""
+        kind = self.settings.embedder
+        if kind == "hash":
+            return self.index.hash
+        if kind == "openai":
+            return self.external_embedder
+        return None
+
+    def dense_query(self, q: Query) -> tuple[np.ndarray | None, VectorIndex | None]:
+        """The query vector and the matrix it is compared with, under the configured embedder."""
+        if self.settings.embedder == "lsa":
+            return self.index.lsa_query(q.term_ids, q.term_weights), self.index.lsa_vectors
+        embedder = self._stored_embedder()
+        if embedder is None:
+            return None, None
+        return embedder.embed([q.text])[0], self.index.vectors.get(embedder.signature)
+
+    # -- ingest -------------------------------------------------------------------------------
+
+    def parse(self, paths: Iterable[str | Path]) -> tuple[list[ParsedSource], list[Path], list[IngestError]]:
+        """Read files without writing anything: (sources, skipped files, errors)."""
+        files, skipped = discover(paths)
+        parsed: list[ParsedSource] = []
+        errors: list[IngestError] = []
+        for f in files:
+            try:
+                parsed.extend(read_path(f, self.settings.chunk_tokens))
+            except IngestError as exc:
+                errors.append(exc)
+        return parsed, skipped, errors
+
+    def ingest(self, paths: Iterable[str | Path] | str | Path, *, strict: bool = True, progress: Progress | None = None,
+               cancelled: Callable[[], bool] | None = None) -> IngestReport:
+        """Ingest files and folders. With ``strict`` any unreadable file aborts before a write."""
+        if isinstance(paths, (str, Path)):
+            paths = [paths]
+        try:
+            parsed, skipped, errors = self.parse(paths)
+        except IngestError as exc:
+            raise IngestFailed([exc]) from None
+        if errors and strict:
+            raise IngestFailed(errors)
+        report = self.ingest_parsed(parsed, progress=progress, cancelled=cancelled)
+        report.skipped = [str(p) for p in skipped]
+        report.errors = [str(e) for e in errors]
+        return report
+
+    def add_note(self, text: str, name: str | None = None, title: str = "", tags: list[str] | None = None) -> Item:
+        parsed = note(text, name or f"note:{time.time_ns()}", title, tags)
+        self.ingest_parsed([parsed])
+        return parsed.items[0]
+
+    def ingest_parsed(self, parsed: Sequence[ParsedSource], *, progress: Progress | None = None,
+                      cancelled: Callable[[], bool] | None = None) -> IngestReport:
+        """Store parsed sources, one transaction each; unchanged sources are skipped."""
+        started = time.perf_counter()
+        report = IngestReport()
+        total = sum(len(p.items) for p in parsed)
+        done = 0
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # per-token allocations make the collector a third of bulk-ingest time
+        try:
+            for p in parsed:
+                if cancelled and cancelled():
+                    break
+                report.sources.append(self._ingest_source(p))
+                done += len(p.items)
+                if progress:
+                    progress(done, total, p.source.name)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        if self.index.needs_lsa_fit():
+            self._refit_lsa()
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _ingest_source(self, p: ParsedSource) -> SourceReport:
+        store, index = self.store, self.index
+        existing = store.source_by_name(p.source.name)
+        if existing and existing.content_hash == p.source.content_hash:
+            return SourceReport(p.source.name, "unchanged", len(p.items), existing.id)
+        vocab_before = len(index.vocab)
+        removed: list[int] = []
+        try:
+            with store.transaction():
+                if store.vocab_size() > vocab_before:  # another process added terms meanwhile
+                    index.merge_vocab(store.vocabulary())
+                first_new_term = len(index.vocab)
+                if existing:
+                    removed = store.item_ids_of_source(existing.id)
+                    self._cascade(removed, dry_run=False)
+                    store.replace_source(existing.id, p.source)
+                    source_id = existing.id
+                else:
+                    source_id = store.insert_source(p.source)
+                p.source.id = source_id
+                store.insert_items(source_id, p.items)
+                rows, new_terms = [], []
+                for item in p.items:
+                    tids, counts, fresh = index.analyze(item.search_text())
+                    rows.append((tids, counts))
+                    new_terms.extend(fresh)
+                store.insert_terms(new_terms, first_new_term)
+                store.insert_item_terms((item.id, t, c) for item, (t, c) in zip(p.items, rows))
+                embedder = self._stored_embedder()
+                vectors = embedder.embed([i.search_text() for i in p.items]) if embedder else None
+                if vectors is not None:
+                    store.insert_vectors(embedder.signature, zip((i.id for i in p.items), vectors))
+                for ext in self.extensions:
+                    ext.on_ingest(p.source, p.items)
+        except BaseException:
+            for term in [t for t, i in index.vocab.items() if i >= vocab_before]:
+                del index.vocab[term]
+            raise
+        index.remove(removed)
+        index.add(p.items, rows)
+        if vectors is not None:
+            index.set_vectors(embedder.signature, [i.id for i in p.items], vectors)
+        for ext in self.extensions:
+            ext.on_indexed(p.items)
+        self._data_version = self._current_data_version()
+        return SourceReport(p.source.name, "replaced" if existing else "added", len(p.items), source_id)
+
+    def _refit_lsa(self) -> None:
+        blob = self.index.fit_lsa()
+        if blob is not None:
+            with self.store.transaction():
+                self.store.set_kv(LSA_KEY, blob)
+            self._data_version = self._current_data_version()
+
+    # -- recall -------------------------------------------------------------------------------
+
+    def recall(self, query: str, top_k: int = 10, strategy: str = "hybrid", mode: str = "pro", **options: Any) -> Recall:
+        """Rank items for ``query``. Read-only: the next recall is not affected."""
+        self.refresh()
+        return recall(self, query, top_k=top_k, strategy=strategy, mode=mode, **options)
+
+    # -- browse -------------------------------------------------------------------------------
+
+    def item(self, item_id: int) -> Item:
+        found = self.store.items([item_id]).get(item_id)
+        if found is None:
+            raise RequestError(f"no item with id {item_id}")
+        return found
+
+    def items(self, ids: Iterable[int]) -> dict[int, Item]:
+        return self.store.items(ids)
+
+    def sources(self) -> list[Source]:
+        return self.store.sources()
+
+    def source_items(self, source_id: int) -> list[Item]:
+        return self.store.items_of_source(source_id)
+
+    def stats(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"store": str(self.path), **self.store.counts(), "terms": len(self.index.vocab),
+                               "schema_version": self.store.schema_version, "embedder": self.settings.embedder,
+                               "lsa_dim": self.index.lsa.dim if self.index.lsa else 0}
+        for ext in self.extensions:
+            out.update(ext.stats())
+        return out
+
+    # -- delete -------------------------------------------------------------------------------
+
+    def _cascade(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
+        report: dict[str, Any] = {"items": len(item_ids)}
+        for ext in self.extensions:
+            report.update(ext.on_delete(item_ids, dry_run))
+        return report
+
+    def delete_item(self, item_id: int, dry_run: bool = False) -> dict[str, Any]:
+        """Delete one item; facts and episodes that lose their last provenance go with it."""
+        self.item(item_id)
+        if dry_run:
+            return self._cascade([item_id], dry_run=True)
+        with self.store.transaction():
+            report = self._cascade([item_id], dry_run=False)
+            self.store.delete_item_row(item_id)
+        self.index.remove([item_id])
+        self._data_version = self._current_data_version()
+        return report
+
+    def delete_source(self, source_id: int, dry_run: bool = False) -> dict[str, Any]:
+        if self.store.source(source_id) is None:
+            raise RequestError(f"no source with id {source_id}")
+        ids = self.store.item_ids_of_source(source_id)
+        if dry_run:
+            return {"sources": 1, **self._cascade(ids, dry_run=True)}
+        with self.store.transaction():
+            report = self._cascade(ids, dry_run=False)
+            self.store.delete_source_row(source_id)
+        self.index.remove(ids)
+        self._data_version = self._current_data_version()
+        return {"sources": 1, **report}
+
+    def clear(self) -> None:
+        """Delete every source (and with them every item and derived row)."""
+        with self.store.transaction():
+            for source in self.store.sources():
+                self._cascade(self.store.item_ids_of_source(source.id), dry_run=False)
+                self.store.delete_source_row(source.id)
+            self.store.clear_item_terms()
+            self.store.delete_vectors()
+            self.store.set_kv(LSA_KEY, None)
+        self._load()
+
+    # -- maintenance --------------------------------------------------------------------------
+
+    def reindex(self, progress: Progress | None = None) -> dict[str, Any]:
+        """Rebuild every derived row (terms, vectors, latent model) from the records."""
+        started = time.perf_counter()
+        index = self._new_index()
+        with self.store.transaction():
+            self.store.clear_item_terms()
+            self.store.delete_vectors()
+            items = list(self.store.iter_items())
+            rows, new_terms = [], []
+            for n, item in enumerate(items):
+                tids, counts, fresh = index.analyze(item.search_text())
+                rows.append((tids, counts))
+                new_terms.extend(fresh)
+                if progress and n % 500 == 0:
+                    progress(n, len(items), "terms")
+            self.store.insert_terms(new_terms, 0)
+            self.store.insert_item_terms((item.id, t, c) for item, (t, c) in zip(items, rows))
+            embedder = self._stored_embedder()
+            if embedder is not None and items:
+                vectors = embedder.embed([i.search_text() for i in items])
+                self.store.insert_vectors(embedder.signature, zip((i.id for i in items), vectors))
+            index.add(items, rows)
+            blob = index.fit_lsa()
+            self.store.set_kv(LSA_KEY, blob)
+        self._load()
+        return {"items": len(items), "terms": len(self.index.vocab), "seconds": time.perf_counter() - started}
+
+    # -- export / import ----------------------------------------------------------------------
+
+    def export(self, path: str | Path) -> int:
+        """Write every record as JSON lines (sources, then their items); returns the line count."""
+        n = 0
+        with open(path, "w", encoding="utf-8") as fh:
+            for source in self.store.sources():
+                fh.write(json.dumps({"type": "source", **asdict(source)}, ensure_ascii=False) + "\n")
+                n += 1
+                for item in self.store.items_of_source(source.id):
+                    fh.write(json.dumps({"type": "item", **asdict(item)}, ensure_ascii=False) + "\n")
+                    n += 1
+            for ext in self.extensions:
+                for record in getattr(ext, "export_records", lambda: [])():
+                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    n += 1
+        return n
+
+    def import_(self, path: str | Path) -> IngestReport:
+        """Read an export; sources already present with the same content are left alone."""
+        path = Path(path)
+        if not path.is_file():
+            raise IngestFailed([IngestError(path, "no such file")])
+        sources: dict[int, ParsedSource] = {}
+        extension_records: list[tuple[int, dict[str, Any]]] = []
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                    kind = rec.pop("type")
+                    if kind == "source":
+                        old_id = rec.pop("id")
+                        sources[old_id] = ParsedSource(Source(**rec), [])
+                    elif kind == "item":
+                        old_id = rec.pop("source_id")
+                        rec["meta"] = {**rec.get("meta", {}), "imported_id": rec.pop("id")}
+                        sources[old_id].items.append(Item(**rec))
+                    else:
+                        extension_records.append((lineno, {"type": kind, **rec}))
+                except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                    raise IngestFailed([IngestError(path, f"not a Mnemoscope export record ({exc})", lineno)]) from None
+        report = self.ingest_parsed(list(sources.values()))
+        id_map = {i.meta.get("imported_id"): i.id for p in sources.values() for i in p.items}
+        for ext in self.extensions:
+            importer = getattr(ext, "import_records", None)
+            if importer:
+                importer([r for _, r in extension_records], id_map)
+        return report
+

@@ -1,0 +1,244 @@
+"""The query pipeline: text in, a :class:`Recall` out. It reads top to bottom.
+
+1. ``Query``       — the text analysed once: term ids, weights, dense query vectors.
+2. ``Signals``     — every scorer (BM25, dense, …) gives one score per slot, computed lazily
+                     and at most once per query.
+3. ``STRATEGIES``  — a strategy turns signals into a ranking of candidate slots, with the
+                     per-signal features that explain each one.
+4. ``assemble``    — the top slots become hits with their items.
+
+Recall is read-only: nothing here writes to the store or changes what the next recall returns.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from .lexical import top_k as top_k_of
+from .records import Item
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+
+class RecallError(ValueError):
+    """A query the engine refuses (empty, too long, unknown strategy)."""
+
+
+# -- results ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Hit:
+    item: Item
+    score: float
+    rank: int
+    sources: list[str]  # the signals that found this item among their candidates
+    features: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self.item)
+        return {"id": self.item.id, "rank": self.rank, "score": self.score, "sources": self.sources,
+                "features": self.features, "item": d}
+
+
+@dataclass
+class Recall:
+    query: str
+    strategy: str
+    top_k: int
+    hits: list[Hit]
+    mode: str = "pro"
+    facts: list[Any] = field(default_factory=list)
+    episodes: list[Any] = field(default_factory=list)
+    intent: dict[str, Any] | None = None
+    trace: list[Any] = field(default_factory=list)
+    graph: dict[str, Any] | None = None  # for graph expansion: seeds and nodes reached
+    token: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        def plain(x: Any) -> Any:
+            return x.to_dict() if hasattr(x, "to_dict") else asdict(x) if hasattr(x, "__dataclass_fields__") else x
+
+        return {
+            "query": self.query, "strategy": self.strategy, "mode": self.mode, "top_k": self.top_k,
+            "hits": [h.to_dict() for h in self.hits], "facts": [plain(f) for f in self.facts],
+            "episodes": [plain(e) for e in self.episodes], "intent": self.intent,
+            "trace": [plain(s) for s in self.trace], "graph": self.graph, "token": self.token,
+            "timings": self.timings,
+        }
+
+
+# -- 1. the query -----------------------------------------------------------------------------
+
+
+@dataclass
+class Query:
+    text: str
+    term_ids: np.ndarray
+    term_weights: np.ndarray
+    top_k: int
+    strategy: str
+    mode: str = "pro"
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def prepare_query(mem: "Memory", text: str, top_k: int, strategy: str, mode: str, **options: Any) -> Query:
+    if not isinstance(text, str) or not text.strip():
+        raise RecallError("the query is empty")
+    limit = mem.settings.max_query_chars
+    if len(text) > limit:
+        raise RecallError(f"the query is {len(text):,} characters long; the limit is {limit:,}")
+    if strategy not in STRATEGIES:
+        raise RecallError(f"unknown strategy {strategy!r}; choose one of: {', '.join(sorted(STRATEGIES))}")
+    if top_k < 1:
+        raise RecallError("top_k must be at least 1")
+    term_ids, weights = mem.index.query_terms(text)
+    return Query(text=text, term_ids=term_ids, term_weights=weights, top_k=top_k, strategy=strategy, mode=mode, options=options)
+
+
+# -- 2. signals -------------------------------------------------------------------------------
+
+
+def bm25_signal(mem: "Memory", q: Query) -> np.ndarray:
+    return mem.index.bm25.scores(q.term_ids, q.term_weights)
+
+
+def dense_signal(mem: "Memory", q: Query) -> np.ndarray:
+    """Cosine to the query under the configured dense embedder (0 where it cannot score)."""
+    index = mem.index
+    out = np.zeros(index.n_slots, dtype=np.float64)
+    vec, matrix = mem.dense_query(q)
+    if vec is None or matrix is None:
+        return out
+    scores = matrix.scores(vec)
+    out[: len(scores)] = scores
+    out[~index.alive] = 0.0
+    return out
+
+
+SIGNALS: dict[str, Callable[["Memory", Query], np.ndarray]] = {
+    "bm25": bm25_signal,
+    "dense": dense_signal,
+}
+
+
+class Signals:
+    """Per-query cache: each signal is computed at most once, and only if asked for."""
+
+    def __init__(self, mem: "Memory", q: Query) -> None:
+        self.mem, self.q = mem, q
+        self._values: dict[str, np.ndarray] = {}
+        self.timings: dict[str, float] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._values:
+            started = time.perf_counter()
+            self._values[name] = SIGNALS[name](self.mem, self.q)
+            self.timings[name + "_ms"] = (time.perf_counter() - started) * 1000
+        return self._values[name]
+
+    def top(self, name: str, k: int) -> np.ndarray:
+        """Slots of the ``k`` best positive scores of a signal, best first."""
+        return top_k_of(self[name], k)[0]
+
+
+# -- 3. strategies ----------------------------------------------------------------------------
+
+
+@dataclass
+class Ranking:
+    """Candidate slots, best first, with their scores and per-signal features."""
+
+    slots: np.ndarray
+    scores: np.ndarray
+    found_by: dict[int, list[str]] = field(default_factory=dict)
+    features: dict[str, np.ndarray] = field(default_factory=dict)  # each aligned with ``slots``
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def single_signal(name: str) -> Callable[["Memory", Query, Signals], Ranking]:
+    def strategy(mem: "Memory", q: Query, signals: Signals) -> Ranking:
+        slots, scores = top_k_of(signals[name], max(q.top_k, mem.settings.candidate_k))
+        return Ranking(slots, scores, {int(s): [name] for s in slots}, {name: scores})
+
+    strategy.__doc__ = f"Rank by the {name} signal alone."
+    return strategy
+
+
+def rrf_fuse(lists: dict[str, np.ndarray], weights: dict[str, float], k: float) -> tuple[np.ndarray, np.ndarray, dict[int, list[str]], dict[str, dict[int, int]]]:
+    """Reciprocal rank fusion: score = Σ weight / (k + rank), rank from 1.
+
+    Returns (slots best first, fused scores, which lists found each slot, rank of each slot per list).
+    """
+    fused: dict[int, float] = {}
+    found: dict[int, list[str]] = {}
+    ranks: dict[str, dict[int, int]] = {}
+    for name, slots in lists.items():
+        w = weights.get(name, 1.0)
+        ranks[name] = {}
+        for rank, slot in enumerate(slots.tolist(), 1):
+            fused[slot] = fused.get(slot, 0.0) + w / (k + rank)
+            found.setdefault(slot, []).append(name)
+            ranks[name][slot] = rank
+    if not fused:
+        return np.zeros(0, dtype=np.int64), np.zeros(0), found, ranks
+    slots = np.fromiter(fused.keys(), dtype=np.int64, count=len(fused))
+    scores = np.fromiter(fused.values(), dtype=np.float64, count=len(fused))
+    order = np.lexsort((slots, -scores))
+    return slots[order], scores[order], found, ranks
+
+
+def hybrid(mem: "Memory", q: Query, signals: Signals) -> Ranking:
+    """BM25 and dense candidates fused by RRF; the dense list is weighted by ``dense_weight``."""
+    s = mem.settings
+    depth = max(q.top_k, s.candidate_k)
+    lists = {"bm25": signals.top("bm25", depth), "dense": signals.top("dense", depth)}
+    slots, scores, found, ranks = rrf_fuse(lists, {"bm25": 1.0, "dense": s.dense_weight}, s.rrf_k)
+    features = {name: signals[name][slots] for name in lists}
+    features["rrf"] = scores
+    return Ranking(slots, scores, found, features)
+
+
+STRATEGIES: dict[str, Callable[["Memory", Query, Signals], Ranking]] = {
+    "bm25": single_signal("bm25"),
+    "dense": single_signal("dense"),
+    "hybrid": hybrid,
+}
+
+
+# -- 4. assembly ------------------------------------------------------------------------------
+
+
+def assemble(mem: "Memory", q: Query, ranking: Ranking) -> list[Hit]:
+    chosen = ranking.slots[: q.top_k]
+    ids = [int(i) for i in mem.index.item_ids[chosen]]
+    items = mem.store.items(ids)
+    hits = []
+    for n, (slot, item_id) in enumerate(zip(chosen.tolist(), ids)):
+        item = items.get(item_id)
+        if item is None:
+            continue
+        features = {name: float(values[n]) for name, values in ranking.features.items()}
+        hits.append(Hit(item=item, score=float(ranking.scores[n]), rank=len(hits) + 1,
+                        sources=ranking.found_by.get(slot, []), features=features))
+    return hits
+
+
+def recall(mem: "Memory", text: str, *, top_k: int = 10, strategy: str = "hybrid", mode: str = "pro", **options: Any) -> Recall:
+    started = time.perf_counter()
+    q = prepare_query(mem, text, top_k, strategy, mode, **options)
+    signals = Signals(mem, q)
+    ranking = STRATEGIES[strategy](mem, q, signals)
+    ranked = time.perf_counter()
+    hits = assemble(mem, q, ranking)
+    result = Recall(query=text, strategy=strategy, mode=mode, top_k=top_k, hits=hits)
+    result.timings = {**signals.timings, "rank_ms": (ranked - started) * 1000,
+                      "fetch_ms": (time.perf_counter() - ranked) * 1000,
+                      "total_ms": (time.perf_counter() - started) * 1000}
+    return result

@@ -1,0 +1,25 @@
+"""The store: the only part of the engine that speaks SQL.
+
+``Store`` is assembled from one mixin per area (records, knowledge, topics, ranker), each in its
+own module with its own migrations, on one shared connection (:mod:`engine.store.base`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import records
+from .base import StoreBase, StoreError
+from .records import RecordsSQL
+
+MIGRATIONS = [*records.MIGRATIONS]
+
+
+class Store(RecordsSQL, StoreBase):
+    """One SQLite file holding every record and the derived rows that make start-up fast."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(path, MIGRATIONS)
+
+
+__all__ = ["Store", "StoreError"]

@@ -1,0 +1,263 @@
+"""SQL for sources, items and their derived rows (terms, vectors, embedding cache, settings)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from ..records import Item, Source
+
+MIGRATIONS = [
+    (
+        "records-1",
+        """
+        CREATE TABLE sources (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            meta TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE items (
+            id INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            key TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            speaker TEXT,
+            timestamp TEXT,
+            title TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            tags TEXT NOT NULL DEFAULT '[]',
+            links TEXT NOT NULL DEFAULT '[]',
+            meta TEXT NOT NULL DEFAULT '{}',
+            UNIQUE (source_id, key)
+        );
+        CREATE INDEX items_source ON items(source_id, position);
+        CREATE TABLE vocab (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
+        CREATE TABLE item_terms (
+            item_id INTEGER PRIMARY KEY REFERENCES items(id) ON DELETE CASCADE,
+            term_ids BLOB NOT NULL,
+            counts BLOB NOT NULL
+        );
+        CREATE TABLE item_vectors (
+            item_id INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+            signature TEXT NOT NULL,
+            vec BLOB NOT NULL,
+            PRIMARY KEY (item_id, signature)
+        ) WITHOUT ROWID;
+        CREATE TABLE embed_cache (
+            signature TEXT NOT NULL,
+            text_hash TEXT NOT NULL,
+            vec BLOB NOT NULL,
+            PRIMARY KEY (signature, text_hash)
+        ) WITHOUT ROWID;
+        CREATE TABLE kv (key TEXT PRIMARY KEY, value BLOB);
+        """,
+    )
+]
+
+_ITEM_COLUMNS = "id, source_id, key, position, kind, speaker, timestamp, title, text, tags, links, meta"
+
+
+def _item_from_row(row: Sequence) -> Item:
+    return Item(
+        id=row[0], source_id=row[1], key=row[2], position=row[3], kind=row[4], speaker=row[5],
+        timestamp=row[6], title=row[7], text=row[8], tags=json.loads(row[9]),
+        links=json.loads(row[10]), meta=json.loads(row[11]),
+    )
+
+
+def _source_from_row(row: Sequence) -> Source:
+    return Source(id=row[0], name=row[1], kind=row[2], content_hash=row[3], meta=json.loads(row[4]))
+
+
+class RecordsSQL:
+    """Mixin of :class:`engine.store.Store`: sources, items, terms, vectors, cache, settings."""
+
+    conn: sqlite3.Connection
+
+    # -- sources ------------------------------------------------------------------------------
+
+    def source_by_name(self, name: str) -> Source | None:
+        row = self.conn.execute("SELECT id, name, kind, content_hash, meta FROM sources WHERE name = ?", (name,)).fetchone()
+        return _source_from_row(row) if row else None
+
+    def source(self, source_id: int) -> Source | None:
+        row = self.conn.execute("SELECT id, name, kind, content_hash, meta FROM sources WHERE id = ?", (source_id,)).fetchone()
+        return _source_from_row(row) if row else None
+
+    def sources(self) -> list[Source]:
+        rows = self.conn.execute("SELECT id, name, kind, content_hash, meta FROM sources ORDER BY id").fetchall()
+        return [_source_from_row(r) for r in rows]
+
+    def insert_source(self, source: Source) -> int:
+        now = time.time()
+        cur = self.conn.execute(
+            "INSERT INTO sources (name, kind, content_hash, meta, created_at, updated_at) VALUES (?,?,?,?,?,?)",
+            (source.name, source.kind, source.content_hash, json.dumps(source.meta), now, now),
+        )
+        return int(cur.lastrowid)
+
+    def replace_source(self, source_id: int, source: Source) -> None:
+        """Give an existing source new content: its old items go (cascading to derived rows)."""
+        self.conn.execute("DELETE FROM items WHERE source_id = ?", (source_id,))
+        self.conn.execute(
+            "UPDATE sources SET kind = ?, content_hash = ?, meta = ?, updated_at = ? WHERE id = ?",
+            (source.kind, source.content_hash, json.dumps(source.meta), time.time(), source_id),
+        )
+
+    def delete_source_row(self, source_id: int) -> None:
+        self.conn.execute("DELETE FROM sources WHERE id = ?", (source_id,))
+
+    # -- items --------------------------------------------------------------------------------
+
+    def insert_items(self, source_id: int, items: Sequence[Item]) -> list[int]:
+        ids = []
+        for item in items:
+            cur = self.conn.execute(
+                "INSERT INTO items (source_id, key, position, kind, speaker, timestamp, title, text, tags, links, meta)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (source_id, item.key, item.position, item.kind, item.speaker, item.timestamp, item.title,
+                 item.text, json.dumps(item.tags), json.dumps(item.links), json.dumps(item.meta)),
+            )
+            item.id, item.source_id = int(cur.lastrowid), source_id
+            ids.append(item.id)
+        return ids
+
+    def items(self, ids: Iterable[int]) -> dict[int, Item]:
+        ids = list(ids)
+        out: dict[int, Item] = {}
+        for start in range(0, len(ids), 900):
+            chunk = ids[start:start + 900]
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(f"SELECT {_ITEM_COLUMNS} FROM items WHERE id IN ({marks})", chunk):
+                out[row[0]] = _item_from_row(row)
+        return out
+
+    def item_by_key(self, source_id: int, key: str) -> Item | None:
+        row = self.conn.execute(f"SELECT {_ITEM_COLUMNS} FROM items WHERE source_id = ? AND key = ?", (source_id, key)).fetchone()
+        return _item_from_row(row) if row else None
+
+    def items_of_source(self, source_id: int) -> list[Item]:
+        rows = self.conn.execute(f"SELECT {_ITEM_COLUMNS} FROM items WHERE source_id = ? ORDER BY position", (source_id,))
+        return [_item_from_row(r) for r in rows]
+
+    def iter_items(self, batch: int = 2000) -> Iterator[Item]:
+        last = 0
+        while True:
+            rows = self.conn.execute(f"SELECT {_ITEM_COLUMNS} FROM items WHERE id > ? ORDER BY id LIMIT ?", (last, batch)).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield _item_from_row(row)
+            last = rows[-1][0]
+
+    def item_ids_of_source(self, source_id: int) -> list[int]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM items WHERE source_id = ? ORDER BY position", (source_id,))]
+
+    def delete_item_row(self, item_id: int) -> None:
+        self.conn.execute("DELETE FROM items WHERE id = ?", (item_id,))
+
+    def update_item_text(self, item_id: int, text: str) -> None:
+        self.conn.execute("UPDATE items SET text = ? WHERE id = ?", (text, item_id))
+
+    def item_index_rows(self) -> list[tuple]:
+        """(id, source_id, position, timestamp, kind) of every item, in id order, for the indexes."""
+        return self.conn.execute("SELECT id, source_id, position, timestamp, kind FROM items ORDER BY id").fetchall()
+
+    def counts(self) -> dict[str, int]:
+        out = {}
+        for table in ("sources", "items"):
+            out[table] = self.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+        return out
+
+    # -- vocabulary and term rows -------------------------------------------------------------
+
+    def vocabulary(self) -> dict[str, int]:
+        return {term: tid for tid, term in self.conn.execute("SELECT id, term FROM vocab")}
+
+    def vocab_size(self) -> int:
+        return self.conn.execute("SELECT COALESCE(MAX(id) + 1, 0) FROM vocab").fetchone()[0]
+
+    def insert_terms(self, terms: Sequence[str], first_id: int) -> None:
+        self.conn.executemany("INSERT INTO vocab (id, term) VALUES (?, ?)", zip(range(first_id, first_id + len(terms)), terms))
+
+    def insert_item_terms(self, rows: Iterable[tuple[int, np.ndarray, np.ndarray]]) -> None:
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO item_terms (item_id, term_ids, counts) VALUES (?,?,?)",
+            ((iid, tids.astype(np.int32).tobytes(), cnt.astype(np.float32).tobytes()) for iid, tids, cnt in rows),
+        )
+
+    def all_item_terms(self) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        rows = self.conn.execute("SELECT item_id, term_ids, counts FROM item_terms ORDER BY item_id").fetchall()
+        return [(r[0], np.frombuffer(r[1], dtype=np.int32), np.frombuffer(r[2], dtype=np.float32)) for r in rows]
+
+    def clear_item_terms(self) -> None:
+        self.conn.execute("DELETE FROM item_terms")
+        self.conn.execute("DELETE FROM vocab")
+
+    # -- vectors ------------------------------------------------------------------------------
+
+    def insert_vectors(self, signature: str, rows: Iterable[tuple[int, np.ndarray]]) -> None:
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO item_vectors (item_id, signature, vec) VALUES (?,?,?)",
+            ((iid, signature, vec.astype(np.float16).tobytes()) for iid, vec in rows),
+        )
+
+    def vectors(self, signature: str) -> tuple[np.ndarray, np.ndarray]:
+        """(item ids, float32 matrix) of every stored vector with this signature."""
+        rows = self.conn.execute(
+            "SELECT item_id, vec FROM item_vectors WHERE signature = ? ORDER BY item_id", (signature,)
+        ).fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16).reshape(len(rows), -1)
+        return ids, mat.astype(np.float32)
+
+    def delete_vectors(self, signature: str | None = None) -> None:
+        if signature is None:
+            self.conn.execute("DELETE FROM item_vectors")
+        else:
+            self.conn.execute("DELETE FROM item_vectors WHERE signature = ?", (signature,))
+
+    def vector_signatures(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT DISTINCT signature FROM item_vectors")]
+
+    # -- embedding cache (paid embeddings are never requested twice) ----------------------------
+
+    def cached_embeddings(self, signature: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(hashes), 900):
+            chunk = list(hashes[start:start + 900])
+            marks = ",".join("?" * len(chunk))
+            for h, blob in self.conn.execute(
+                f"SELECT text_hash, vec FROM embed_cache WHERE signature = ? AND text_hash IN ({marks})", [signature, *chunk]
+            ):
+                out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def cache_embeddings(self, signature: str, rows: Iterable[tuple[str, np.ndarray]]) -> None:
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO embed_cache (signature, text_hash, vec) VALUES (?,?,?)",
+            ((signature, h, v.astype(np.float32).tobytes()) for h, v in rows),
+        )
+
+    # -- settings blobs -----------------------------------------------------------------------
+
+    def get_kv(self, key: str) -> bytes | None:
+        row = self.conn.execute("SELECT value FROM kv WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_kv(self, key: str, value: bytes | str | None) -> None:
+        if value is None:
+            self.conn.execute("DELETE FROM kv WHERE key = ?", (key,))
+        else:
+            self.conn.execute("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", (key, value))

@@ -1,0 +1,281 @@
+"""Normalisation, tokenisation and sentence splitting for English and Korean, with no data files.
+
+Two token streams come out of one text:
+
+* the **lexical** stream for BM25: English words (stop words dropped, Porter-stemmed), and for
+  Hangul words the word, a guarded particle-stripped stem and its in-word syllable bigrams, so
+  that spacing and particle changes still match;
+* the **feature** stream for the local embedders: the lexical stream plus optional character
+  n-grams of Latin words.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*", re.UNICODE)
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+_SENTENCE_END = re.compile(r"(?<=[.!?。？！])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9\uac00-\ud7a3])")
+_ABBREVIATIONS = {"mr.", "mrs.", "ms.", "dr.", "st.", "vs.", "e.g.", "i.e.", "etc.", "prof.", "jr.", "sr.", "no."}
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been before being
+    below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+    during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here
+    here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself
+    let's me more most mustn't my myself no nor not of off on once only or other ought our ours ourselves
+    out over own same shan't she she'd she'll she's should shouldn't so some such than that that's the their
+    theirs them themselves then there there's these they they'd they'll they're they've this those through
+    to too under until up very was wasn't we we'd we'll we're we've were weren't what what's when when's
+    where where's which while who who's whom why why's with won't would wouldn't you you'd you'll you're
+    you've your yours yourself yourselves also just really yeah oh hey hi wow s t d ll re ve m""".split()
+)
+
+# Korean particles (조사), longest first. Single-syllable ones are stripped only when the stem
+# ends as the particle requires (받침 or not), and never from a stem of under two syllables.
+_PARTICLES_LONG = sorted(
+    """에서는 에게서 으로는 으로써 으로서 이라는 이라고 에서도 까지는 부터는 에게는 한테서 에서 에게 한테 으로 부터
+    까지 처럼 보다 이나 라는 라고 하고 이랑 에는 에도 로는 로서 로써 마다 조차 만큼 께서 은요 는요 이요 인가 인지
+    이다 였다 이며 이고""".split(),
+    key=len,
+    reverse=True,
+)
+_PARTICLES_AFTER_BATCHIM = {"은", "이", "을", "과", "으로"}
+_PARTICLES_AFTER_VOWEL = {"는", "가", "를", "와", "로"}
+_PARTICLES_ANY = {"에", "도", "만", "의", "나", "랑"}
+
+
+def normalize(text: str) -> str:
+    """NFKC, case-folded, with curly quotes made straight."""
+    text = unicodedata.normalize("NFKC", text)
+    return text.replace("\u2019", "'").replace("\u2018", "'").casefold()
+
+
+def words(text: str) -> list[str]:
+    """Words of the normalised text, possessive ``'s`` removed."""
+    out = []
+    for w in _WORD.findall(normalize(text)):
+        if w.endswith("'s"):
+            w = w[:-2]
+        if w:
+            out.append(w)
+    return out
+
+
+def is_hangul(word: str) -> bool:
+    return bool(_HANGUL.search(word))
+
+
+def _has_batchim(syllable: str) -> bool:
+    code = ord(syllable) - 0xAC00
+    return 0 <= code < 11172 and code % 28 != 0
+
+
+@lru_cache(maxsize=200_000)
+def strip_particle(word: str) -> str:
+    """The stem of a Hangul word without its trailing particle, or the word itself."""
+    for p in _PARTICLES_LONG:
+        if word.endswith(p) and len(word) - len(p) >= 2:
+            return word[: -len(p)]
+    if len(word) >= 3:
+        last, stem = word[-1], word[:-1]
+        if last in _PARTICLES_ANY and last != "의":
+            return stem
+        if last in _PARTICLES_AFTER_BATCHIM and _has_batchim(stem[-1]):
+            return stem
+        if last in _PARTICLES_AFTER_VOWEL and not _has_batchim(stem[-1]):
+            return stem
+    return word
+
+
+def _hangul_tokens(word: str) -> list[str]:
+    stem_ = strip_particle(word)
+    out = [stem_]
+    if len(stem_) > 2:
+        out.extend("~" + stem_[i : i + 2] for i in range(len(stem_) - 1))
+    return out
+
+
+@lru_cache(maxsize=500_000)
+def _latin_token(word: str) -> str | None:
+    if word in STOPWORDS or (word.isdigit() and len(word) > 6):
+        return None
+    if len(word) > 64:
+        word = word[:64]
+    return stem(word) if word.isascii() and word.isalpha() else word
+
+
+def lexical_tokens(text: str) -> list[str]:
+    """The BM25 token stream of ``text``."""
+    out: list[str] = []
+    for w in words(text):
+        if is_hangul(w):
+            out.extend(_hangul_tokens(w))
+        else:
+            tok = _latin_token(w)
+            if tok:
+                out.append(tok)
+    return out
+
+
+def char_ngrams(word: str, n: int = 3) -> list[str]:
+    padded = f"<{word}>"
+    return [padded[i : i + n] for i in range(len(padded) - n + 1)]
+
+
+def feature_tokens(text: str, ngrams: bool = True) -> list[str]:
+    """The embedder's feature stream: lexical tokens plus character trigrams of longer words."""
+    out = lexical_tokens(text)
+    if ngrams:
+        for w in words(text):
+            if len(w) >= 5 and not is_hangul(w) and w not in STOPWORDS:
+                out.extend("#" + g for g in char_ngrams(w))
+    return out
+
+
+def sentences(text: str) -> list[str]:
+    """Split text into sentences; keeps abbreviations and decimals intact."""
+    out: list[str] = []
+    for para in re.split(r"\n\s*\n", text):
+        para = " ".join(para.split())
+        if not para:
+            continue
+        start = 0
+        for m in _SENTENCE_END.finditer(para):
+            candidate = para[start : m.start()].strip()
+            last_word = candidate.rsplit(" ", 1)[-1].lower() if candidate else ""
+            if last_word in _ABBREVIATIONS or (len(last_word) == 2 and last_word[0].isalpha() and last_word[1] == "."):
+                continue
+            if candidate:
+                out.append(candidate)
+            start = m.end()
+        tail = para[start:].strip()
+        if tail:
+            out.append(tail)
+    return out
+
+
+def token_count(text: str) -> int:
+    """A cheap model-agnostic token estimate: words plus punctuation runs."""
+    return len(re.findall(r"\w+|[^\w\s]", text))
+
+
+# -- Porter stemmer (M. F. Porter, 1980), the original algorithm -------------------------------
+
+_VOWELS = frozenset("aeiou")
+
+
+def _cons(w: str, i: int) -> bool:
+    ch = w[i]
+    if ch in _VOWELS:
+        return False
+    if ch == "y":
+        return i == 0 or not _cons(w, i - 1)
+    return True
+
+
+def _measure(stem_: str) -> int:
+    """m in [C](VC)^m[V]."""
+    m, i, n = 0, 0, len(stem_)
+    while i < n and _cons(stem_, i):
+        i += 1
+    while i < n:
+        while i < n and not _cons(stem_, i):
+            i += 1
+        if i >= n:
+            break
+        while i < n and _cons(stem_, i):
+            i += 1
+        m += 1
+    return m
+
+
+def _has_vowel(stem_: str) -> bool:
+    return any(not _cons(stem_, i) for i in range(len(stem_)))
+
+
+def _double_cons(w: str) -> bool:
+    return len(w) >= 2 and w[-1] == w[-2] and _cons(w, len(w) - 1)
+
+
+def _cvc(w: str) -> bool:
+    if len(w) < 3:
+        return False
+    return _cons(w, len(w) - 3) and not _cons(w, len(w) - 2) and _cons(w, len(w) - 1) and w[-1] not in "wxy"
+
+
+def _replace(w: str, rules: list[tuple[str, str]], min_m: int) -> str:
+    for suffix, repl in rules:
+        if w.endswith(suffix):
+            base = w[: -len(suffix)]
+            return base + repl if _measure(base) > min_m else w
+    return w
+
+
+_STEP2 = [
+    ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"), ("bli", "ble"),
+    ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"), ("ization", "ize"), ("ation", "ate"),
+    ("ator", "ate"), ("alism", "al"), ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"), ("aliti", "al"),
+    ("iviti", "ive"), ("biliti", "ble"), ("logi", "log"),
+]
+_STEP3 = [("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", "")]
+_STEP4 = [
+    "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou", "ism", "ate",
+    "iti", "ous", "ive", "ize",
+]
+
+
+@lru_cache(maxsize=200_000)
+def stem(w: str) -> str:
+    """Porter-stem an ASCII lower-case word."""
+    if len(w) <= 2:
+        return w
+    # step 1a
+    if w.endswith("sses"):
+        w = w[:-2]
+    elif w.endswith("ies"):
+        w = w[:-2]
+    elif w.endswith("ss"):
+        pass
+    elif w.endswith("s"):
+        w = w[:-1]
+    # step 1b
+    extra = False
+    if w.endswith("eed"):
+        if _measure(w[:-3]) > 0:
+            w = w[:-1]
+    elif w.endswith("ed") and _has_vowel(w[:-2]):
+        w, extra = w[:-2], True
+    elif w.endswith("ing") and _has_vowel(w[:-3]):
+        w, extra = w[:-3], True
+    if extra:
+        if w.endswith(("at", "bl", "iz")):
+            w += "e"
+        elif _double_cons(w) and w[-1] not in "lsz":
+            w = w[:-1]
+        elif _measure(w) == 1 and _cvc(w):
+            w += "e"
+    # step 1c
+    if w.endswith("y") and _has_vowel(w[:-1]):
+        w = w[:-1] + "i"
+    # steps 2-3
+    w = _replace(w, sorted(_STEP2, key=lambda r: -len(r[0])), 0)
+    w = _replace(w, _STEP3, 0)
+    # step 4
+    for suffix in sorted(_STEP4, key=len, reverse=True):
+        if w.endswith(suffix):
+            base = w[: -len(suffix)]
+            if _measure(base) > 1 and (suffix != "ion" or base.endswith(("s", "t"))):
+                w = base
+            break
+    # step 5
+    if w.endswith("e"):
+        base = w[:-1]
+        m = _measure(base)
+        if m > 1 or (m == 1 and not _cvc(base)):
+            w = base
+    if w.endswith("ll") and _measure(w) > 1:
+        w = w[:-1]
+    return w
