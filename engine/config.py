@@ -38,7 +38,8 @@ class Settings:
     embedder: str = "lsa"  # lsa | hash | openai: which dense signal hybrid fuses
     hash_dim: int = 256
     lsa_dim: int = 128
-    # fusion
+    # recall
+    default_strategy: str = "hybrid"
     rrf_k: float = 60.0
     dense_weight: float = 0.35  # the dense list's weight in RRF; it must earn its place
     candidate_k: int = 100

@@ -312,10 +312,14 @@ class Memory:
 
     # -- recall -------------------------------------------------------------------------------
 
-    def recall(self, query: str, top_k: int = 10, strategy: str = "hybrid", mode: str = "pro", **options: Any) -> Recall:
+    @property
+    def default_strategy(self) -> str:
+        return self.settings.default_strategy
+
+    def recall(self, query: str, top_k: int = 10, strategy: str | None = None, mode: str = "pro", **options: Any) -> Recall:
         """Rank items for ``query``. Read-only: the next recall is not affected."""
         self.refresh()
-        return recall(self, query, top_k=top_k, strategy=strategy, mode=mode, **options)
+        return recall(self, query, top_k=top_k, strategy=strategy or self.default_strategy, mode=mode, **options)
 
     # -- browse -------------------------------------------------------------------------------
 

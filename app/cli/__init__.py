@@ -1,0 +1,74 @@
+"""``mnemoscope``: the command line. With no command it opens the app.
+
+Commands are grouped by area, one module each (``core``, ``evaluate``, …); every module has a
+``register(subparsers)`` that adds its commands with a ``handler(args, out) -> int``. Errors the
+user can act on print one line and exit 2; nothing prints a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Callable, TextIO
+
+from engine import IngestFailed, RecallError, RequestError
+from engine.config import ConfigError
+from engine.eval.harness import DataMissing
+from engine.store import StoreError
+
+from . import core, evaluate
+
+COMMAND_MODULES = [core, evaluate]
+USER_ERRORS = (IngestFailed, RecallError, RequestError, ConfigError, StoreError, DataMissing, ValueError, FileNotFoundError)
+
+
+class UsageError(ValueError):
+    """A command-line mistake the user can fix."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mnemoscope", description="Explore, curate and teach an agent memory store.")
+    parser.add_argument("--store", help="store file (default: $MNEMOSCOPE_STORE or the user data directory)")
+    parser.add_argument("--demo", action="store_true", help="open the app on a temporary store with the demo content")
+    sub = parser.add_subparsers(dest="command", metavar="command")
+    for module in COMMAND_MODULES:
+        module.register(sub)
+    return parser
+
+
+def store_path(args: argparse.Namespace) -> str | None:
+    return args.store or os.environ.get("MNEMOSCOPE_STORE") or None
+
+
+def emit(out: TextIO, payload: Any, as_json: bool, text: Callable[[], str] | str | None = None) -> None:
+    """Print JSON (one object or list) or the human text."""
+    if as_json:
+        out.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
+    else:
+        out.write((text() if callable(text) else text or str(payload)) + "\n")
+
+
+def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        from app.tui import run
+
+        run(store_path(args), demo=args.demo)
+        return 0
+    try:
+        return int(args.handler(args, out) or 0)
+    except USER_ERRORS as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"mnemoscope: error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("mnemoscope: interrupted", file=sys.stderr)
+        return 130
+
+
+def run() -> None:
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""Store commands: ingest, recall, stats, export, import, delete, clear, reindex."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+from engine import Memory
+
+
+def open_memory(args: argparse.Namespace) -> Memory:
+    from . import store_path
+
+    return Memory(store_path(args))
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ingest", help="ingest files or folders")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=ingest)
+
+    p = sub.add_parser("recall", help="ask the store a question")
+    p.add_argument("query")
+    p.add_argument("--strategy", default=None, help="bm25 | dense | hybrid | … (default: the engine's default)")
+    p.add_argument("--top-k", type=int, default=10)
+    p.add_argument("--mode", default="pro", choices=["lite", "pro", "max"])
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=recall)
+
+    p = sub.add_parser("stats", help="counts of what the store holds")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=stats)
+
+    p = sub.add_parser("export", help="write every record as JSON lines")
+    p.add_argument("file")
+    p.set_defaults(handler=export)
+
+    p = sub.add_parser("import", help="read an export")
+    p.add_argument("file")
+    p.set_defaults(handler=import_)
+
+    p = sub.add_parser("delete", help="delete an item (ID) or a source (source:ID), with cascade")
+    p.add_argument("id")
+    p.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=delete)
+
+    p = sub.add_parser("clear", help="delete everything in the store")
+    p.add_argument("--yes", action="store_true", help="really do it")
+    p.set_defaults(handler=clear)
+
+    p = sub.add_parser("reindex", help="rebuild every derived index from the records")
+    p.set_defaults(handler=reindex)
+
+
+def ingest(args: argparse.Namespace, out: TextIO) -> int:
+    from . import emit
+
+    with open_memory(args) as mem:
+        report = mem.ingest(args.paths)
+        payload = {"sources": [vars(s) for s in report.sources], "items": report.items,
+                   "skipped": report.skipped, "seconds": round(report.seconds, 3)}
+        emit(out, payload, args.json, report.summary)
+    return 0
+
+
+def recall(args: argparse.Namespace, out: TextIO) -> int:
+    from . import emit
+
+    with open_memory(args) as mem:
+        options = {k: v for k, v in vars(args).items() if k in RECALL_OPTIONS and v is not None}
+        strategy = args.strategy or mem.default_strategy
+        result = mem.recall(args.query, top_k=args.top_k, strategy=strategy, mode=args.mode, **options)
+
+        def text() -> str:
+            lines = [f"{len(result.hits)} hit(s) for {args.query!r} [{result.strategy}, {result.timings.get('total_ms', 0):.1f} ms]"]
+            for h in result.hits:
+                who = f"{h.item.speaker}: " if h.item.speaker else ""
+                snippet = " ".join((who + h.item.text).split())[:110]
+                lines.append(f"{h.rank:>3}. {h.score:8.4f}  #{h.item.id:<6} {snippet}")
+            return "\n".join(lines)
+
+        emit(out, result.to_dict(), args.json, text)
+    return 0
+
+
+# Recall options other areas add to the parser (intent, trace, …) and pass through.
+RECALL_OPTIONS: set[str] = set()
+
+
+def stats(args: argparse.Namespace, out: TextIO) -> int:
+    from . import emit
+
+    with open_memory(args) as mem:
+        s = mem.stats()
+        emit(out, s, args.json, lambda: "\n".join(f"{k:>16}: {v}" for k, v in s.items()))
+    return 0
+
+
+def export(args: argparse.Namespace, out: TextIO) -> int:
+    with open_memory(args) as mem:
+        n = mem.export(args.file)
+    out.write(f"wrote {n} record(s) to {args.file}\n")
+    return 0
+
+
+def import_(args: argparse.Namespace, out: TextIO) -> int:
+    with open_memory(args) as mem:
+        report = mem.import_(args.file)
+    out.write(report.summary() + "\n")
+    return 0
+
+
+def delete(args: argparse.Namespace, out: TextIO) -> int:
+    from . import UsageError, emit
+
+    kind, _, raw = args.id.rpartition(":")
+    if not raw.isdigit() or kind not in ("", "item", "source"):
+        raise UsageError(f"{args.id!r} is not an item id (123) or a source id (source:12)")
+    with open_memory(args) as mem:
+        if kind == "source":
+            report = mem.delete_source(int(raw), dry_run=args.dry_run)
+        else:
+            report = mem.delete_item(int(raw), dry_run=args.dry_run)
+    verb = "would delete" if args.dry_run else "deleted"
+    emit(out, report, args.json, lambda: f"{verb}: " + ", ".join(f"{v} {k}" for k, v in report.items()))
+    return 0
+
+
+def clear(args: argparse.Namespace, out: TextIO) -> int:
+    from . import UsageError
+
+    if not args.yes:
+        raise UsageError("clear deletes everything in the store; run it again with --yes")
+    with open_memory(args) as mem:
+        mem.clear()
+    out.write("store cleared\n")
+    return 0
+
+
+def reindex(args: argparse.Namespace, out: TextIO) -> int:
+    with open_memory(args) as mem:
+        r = mem.reindex()
+    out.write(f"reindexed {r['items']} item(s), {r['terms']} term(s) in {r['seconds']:.2f}s\n")
+    return 0

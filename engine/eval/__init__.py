@@ -1,0 +1,1 @@
+"""Benchmarks on the real data in ``../shared/data``: quality (``eval``) and speed (``bench``)."""
