@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 import numpy as np
 
 from .config import Settings
+from .extensions import extension_factories
 from .dense import HashEmbedder, OpenAIEmbedder, VectorIndex
 from .index import LSA_KEY, Index
 from .ingest import IngestError, discover, note, read_path
@@ -111,6 +112,8 @@ class Memory:
         self._data_version = -1
         self._external: OpenAIEmbedder | None = None
         self._load()
+        for factory in extension_factories():
+            self.add_extension(factory(self))
 
     # -- lifecycle ----------------------------------------------------------------------------
 

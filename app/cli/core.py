@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strategy", default=None, help="bm25 | dense | hybrid | … (default: the engine's default)")
     p.add_argument("--top-k", type=int, default=10)
     p.add_argument("--mode", default="pro", choices=["lite", "pro", "max"])
+    p.add_argument("--intent", default=None, help="deepen | broaden | compare | apply | clarify | neutral (default: inferred)")
+    p.add_argument("--trace", action="store_true", default=None, help="include the walk's step-by-step trace")
+    p.add_argument("--seed", type=int, default=None, help="seed for a sampled walk (same seed, same walk)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=recall)
 
@@ -85,8 +88,8 @@ def recall(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-# Recall options other areas add to the parser (intent, trace, …) and pass through.
-RECALL_OPTIONS: set[str] = set()
+# Recall options passed through to Memory.recall when given.
+RECALL_OPTIONS = {"intent", "trace", "seed"}
 
 
 def stats(args: argparse.Namespace, out: TextIO) -> int:

@@ -1,0 +1,192 @@
+"""The app's one way to the engine.
+
+``Services`` owns the open :class:`engine.Memory` and offers the few calls the screens make.
+Everything here runs in worker threads (it may block); nothing here imports Textual. Tests
+build the app with their own ``Services`` (a temporary store) or a subclass that fakes a call.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import threading
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from engine import Memory, Settings
+from engine.config import default_store_path
+
+DEMO_DIR = Path(__file__).resolve().parents[1] / "assets" / "demo"
+
+Progress = Callable[[int, int, str], None]
+Cancelled = Callable[[], bool]
+
+# The engine areas that may or may not be present on a Memory (they land as extensions).
+AREAS = ("knowledge", "topics", "ranker")
+
+
+class NoStore(RuntimeError):
+    """A call needs an open store and none is open."""
+
+    def __init__(self) -> None:
+        super().__init__("no store is open (open one with Ctrl+P → Open store)")
+
+
+@dataclass
+class LLMStatus:
+    configured: bool
+    reachable: bool | None  # None: not checked (not configured)
+    detail: str
+
+
+def short_path(path: str | Path) -> str:
+    """A path as a person reads it: the home folder as ``~``."""
+    text = str(path)
+    home = str(Path.home())
+    return "~" + text[len(home):] if home != "/" and text.startswith(home + "/") else text
+
+
+class Services:
+    """Open, close and reach the store. One instance per app."""
+
+    def __init__(self, store_path: str | Path | None = None, *, demo: bool = False, label: str | None = None,
+                 settings: Settings | None = None) -> None:
+        self.store_path = Path(store_path) if store_path else None
+        self.demo = demo
+        self.fixed_label = label
+        self.settings = settings
+        self.mem: Memory | None = None
+        self._tempdir: str | None = None
+        self._lock = threading.Lock()
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    @property
+    def label(self) -> str:
+        """The store as the header shows it."""
+        if self.fixed_label:
+            return self.fixed_label
+        if self.mem is None:
+            return "no store"
+        if self._tempdir:
+            return "demo (temporary store)"
+        return short_path(self.mem.path)
+
+    def target_path(self) -> Path:
+        if self.store_path:
+            return self.store_path
+        return default_store_path()
+
+    def open(self, path: str | Path | None = None) -> Memory:
+        """Open ``path`` (or the configured store); the previous store is closed only on success."""
+        with self._lock:
+            if path is not None:
+                target, tempdir = Path(path).expanduser(), None
+            elif self.demo:
+                tempdir = tempfile.mkdtemp(prefix="mnemoscope-demo-")
+                target = Path(tempdir) / "demo.db"
+            else:
+                target, tempdir = self.target_path(), None
+            mem = self._memory(target)
+            old, old_temp = self.mem, self._tempdir
+            self.mem, self._tempdir = mem, tempdir
+            self.store_path = target if path is not None else self.store_path
+        if old is not None:
+            old.close()
+        if old_temp:
+            shutil.rmtree(old_temp, ignore_errors=True)
+        return mem
+
+    def open_temporary(self) -> Memory:
+        """A fresh empty store in a temporary folder (the way out of a locked or corrupt store)."""
+        with self._lock:
+            tempdir = tempfile.mkdtemp(prefix="mnemoscope-")
+            mem = self._memory(Path(tempdir) / "memory.db")
+            old, old_temp = self.mem, self._tempdir
+            self.mem, self._tempdir = mem, tempdir
+        if old is not None:
+            old.close()
+        if old_temp:
+            shutil.rmtree(old_temp, ignore_errors=True)
+        return mem
+
+    def _memory(self, path: Path) -> Memory:
+        return Memory(path, settings=self.settings.replace() if self.settings else None)
+
+    def close(self) -> None:
+        if self.mem is not None:
+            self.mem.close()
+            self.mem = None
+        if self._tempdir:
+            shutil.rmtree(self._tempdir, ignore_errors=True)
+            self._tempdir = None
+
+    @property
+    def memory(self) -> Memory:
+        if self.mem is None:
+            raise NoStore()
+        return self.mem
+
+    def has(self, area: str) -> bool:
+        """Whether the open engine has an area (knowledge, topics, ranker)."""
+        return self.mem is not None and getattr(self.mem, area, None) is not None
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        return self.memory.stats() if self.mem is not None else {}
+
+    def is_empty(self) -> bool:
+        return self.mem is not None and not self.mem.stats().get("items", 0)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def load_demo(self, progress: Progress | None = None, cancelled: Cancelled | None = None):
+        """Ingest the demo content shipped in ``assets/demo`` into the open store."""
+        return self.memory.ingest([DEMO_DIR], strict=False, progress=progress, cancelled=cancelled)
+
+    def parse(self, paths: Iterable[str | Path]):
+        return self.memory.parse(paths)
+
+    # -- LLM endpoint -------------------------------------------------------------------------
+
+    def llm_status(self, timeout: float = 2.0) -> LLMStatus:
+        """Whether an LLM endpoint is configured, and whether ``GET {base}/models`` answers."""
+        settings = self.mem.settings if self.mem is not None else (self.settings or Settings.load())
+        base = (settings.llm_base_url or "").rstrip("/")
+        if not base:
+            return LLMStatus(False, None, "no LLM endpoint configured (rule-based extraction; set MNEMOSCOPE_LLM_BASE_URL)")
+        model = settings.llm_model or "(no model set)"
+        request = urllib.request.Request(base + "/models")
+        key = settings.llm_api_key
+        if key:
+            request.add_header("Authorization", f"Bearer {key}")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                json.loads(response.read(65536) or b"{}")
+        except urllib.error.HTTPError as exc:
+            if exc.code in (401, 403):
+                return LLMStatus(True, False, f"{base} refused the key (HTTP {exc.code}); model {model}")
+            return LLMStatus(True, True, f"{base} answers (HTTP {exc.code} on /models); model {model}")
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", exc)
+            return LLMStatus(True, False, f"{base} unreachable ({reason}); model {model}")
+        return LLMStatus(True, True, f"{base} reachable; model {model}")
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line a person can act on. Engine errors already are; others get their type named."""
+    from engine import IngestFailed, RecallError, RequestError
+    from engine.store import StoreError
+
+    if isinstance(exc, (IngestFailed, RecallError, RequestError, StoreError, NoStore)):
+        return str(exc)
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        return f"{where}{exc.strerror or exc}"
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

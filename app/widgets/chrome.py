@@ -1,0 +1,65 @@
+"""The chrome every screen shares: the store header and the screen tabs."""
+
+from __future__ import annotations
+
+from textual.reactive import reactive
+from textual.widgets import Static, Tab, Tabs
+
+# (mode, key, title) in tab order.
+SCREENS = [
+    ("ingest", "1", "Ingest"),
+    ("sources", "2", "Sources"),
+    ("topics", "3", "Topics"),
+    ("facts", "4", "Facts"),
+    ("memories", "5", "Memories"),
+    ("query", "6", "Query"),
+    ("ranker", "7", "Ranker"),
+]
+
+COUNTS = [("sources", "sources"), ("items", "items"), ("episodes", "episodes"), ("facts", "facts"),
+          ("entities", "entities"), ("topics", "topics"), ("feedback_events", "feedback")]
+
+
+def describe_counts(stats: dict) -> str:
+    parts = []
+    for key, noun in COUNTS:
+        value = stats.get(key)
+        if isinstance(value, int):
+            parts.append(f"{value:,} {noun}")
+    return " · ".join(parts)
+
+
+class StoreHeader(Static):
+    """One line: the app, the store and its counts, and what is running."""
+
+    label: reactive[str] = reactive("opening…")
+    counts: reactive[str] = reactive("")
+    busy: reactive[str] = reactive("")
+
+    def on_mount(self) -> None:
+        app = self.app
+        self.watch(app, "store_label", lambda v: setattr(self, "label", v))
+        self.watch(app, "store_stats", lambda v: setattr(self, "counts", describe_counts(v)))
+        self.watch(app, "busy", lambda v: setattr(self, "busy", v))
+
+    def render(self) -> str:
+        text = f"[b]◆ Mnemoscope[/b]  [dim]store[/dim] {self.label}"
+        if self.counts:
+            text += f"  [dim]│[/dim] {self.counts}"
+        if self.busy:
+            text += f"  [dim]│[/dim] [$warning]⟳ {self.busy}[/]"
+        return text
+
+
+class NavTabs(Tabs, can_focus=False):
+    """The screens as tabs; clicking one switches to it (the number keys do the same)."""
+
+    def __init__(self, active: str) -> None:
+        super().__init__(*[Tab(f"{key} {title}", id=f"tab-{mode}") for mode, key, title in SCREENS],
+                         active=f"tab-{active}")
+
+    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        event.stop()
+        mode = (event.tab.id or "").removeprefix("tab-")
+        if mode and mode != self.app.current_mode:
+            self.app.switch_mode(mode)

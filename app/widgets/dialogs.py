@@ -1,0 +1,136 @@
+"""Modal dialogs: a choice (confirm, dry-run reports, errors), a prompt, a note, the help."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Markdown, Static, TextArea
+
+
+class ChoiceDialog(ModalScreen[str | None]):
+    """A title, a body and a row of buttons; dismisses with the chosen button's id (Esc: None)."""
+
+    BINDINGS = [Binding("escape", "dismiss_none", "Close", id="dialog-close")]
+
+    def __init__(self, title: str, body: str, choices: list[tuple[str, str]], *, danger: str | None = None,
+                 markup: bool = False) -> None:
+        super().__init__(classes="dialog")
+        self.title_text, self.body, self.choices, self.danger, self.markup = title, body, choices, danger, markup
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog-box") as box:
+            box.border_title = self.title_text
+            with VerticalScroll(id="dialog-body"):
+                yield Static(self.body, markup=self.markup, id="dialog-text")
+            with Horizontal(id="dialog-buttons"):
+                for n, (choice, label) in enumerate(self.choices):
+                    variant = "error" if choice == self.danger else "primary" if n == 0 else "default"
+                    yield Button(label, id=f"choice-{choice}", variant=variant)
+
+    def on_mount(self) -> None:
+        self.query(Button).first().focus()
+
+    @on(Button.Pressed)
+    def chosen(self, event: Button.Pressed) -> None:
+        self.dismiss((event.button.id or "").removeprefix("choice-"))
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class PromptDialog(ModalScreen[str | None]):
+    """One line of input (a path, a new name); Enter accepts, Esc cancels."""
+
+    BINDINGS = [Binding("escape", "dismiss_none", "Cancel", id="dialog-cancel")]
+
+    def __init__(self, title: str, prompt: str, value: str = "", placeholder: str = "") -> None:
+        super().__init__(classes="dialog")
+        self.title_text, self.prompt, self.value, self.placeholder = title, prompt, value, placeholder
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog-box") as box:
+            box.border_title = self.title_text
+            yield Label(self.prompt, markup=False)
+            yield Input(self.value, placeholder=self.placeholder, id="prompt-input")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("OK", id="prompt-ok", variant="primary")
+                yield Button("Cancel", id="prompt-cancel")
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#prompt-ok")
+    def accept(self) -> None:
+        value = self.query_one(Input).value.strip()
+        self.dismiss(value or None)
+
+    @on(Button.Pressed, "#prompt-cancel")
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class NoteDialog(ModalScreen[tuple[str, str] | None]):
+    """Paste or type a note: a title and the text. Ctrl+S saves."""
+
+    BINDINGS = [Binding("escape", "dismiss_none", "Cancel", id="note-cancel"),
+                Binding("ctrl+s", "save", "Save note", id="note-save", priority=True)]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog-box", classes="wide") as box:
+            box.border_title = "New note"
+            yield Input(placeholder="Title (optional)", id="note-title")
+            yield TextArea(id="note-text", soft_wrap=True)
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Save note (Ctrl+S)", id="note-save", variant="primary")
+                yield Button("Cancel", id="note-cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#note-text", TextArea).focus()
+
+    @on(Button.Pressed, "#note-save")
+    def action_save(self) -> None:
+        text = self.query_one("#note-text", TextArea).text
+        if not text.strip():
+            self.notify("The note is empty.", severity="warning")
+            return
+        self.dismiss((self.query_one("#note-title", Input).value.strip(), text))
+
+    @on(Button.Pressed, "#note-cancel")
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+GLOBAL_KEYS = """\
+| key | does |
+|---|---|
+| `1`…`7` | Ingest · Sources · Topics · Facts · Memories · Query · Ranker |
+| `/` | jump to the query box |
+| `Ctrl+P` | command palette: every action (ingest, open store, export, theme, …) |
+| `Ctrl+O` | open another store |
+| `Esc` | cancel the running task (or close a dialog) |
+| `?` / `F1` | this help |
+| `Ctrl+Q` | quit |
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    """The keys of the current screen and of the whole app."""
+
+    BINDINGS = [Binding("escape,question_mark,f1,q", "close", "Close", id="help-close")]
+
+    def __init__(self, title: str, screen_help: str) -> None:
+        super().__init__(classes="dialog")
+        self.title_text, self.screen_help = title, screen_help
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog-box", classes="wide") as box:
+            box.border_title = f"Help · {self.title_text}"
+            with VerticalScroll(id="dialog-body"):
+                yield Markdown(self.screen_help + "\n\n### Everywhere\n\n" + GLOBAL_KEYS)
+            with Horizontal(id="dialog-buttons"):
+                yield Button("Close", id="help-close", variant="primary")
+
+    @on(Button.Pressed, "#help-close")
+    def action_close(self) -> None:
+        self.dismiss(None)

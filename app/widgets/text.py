@@ -1,0 +1,49 @@
+"""Text helpers: query terms highlighted in a snippet."""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_STOP = frozenset(
+    "a an and are as at be but by did do does for from had has have how i in is it its me my of on or our so "
+    "that the their them then there these they this to was we were what when where which who why will with you".split()
+)
+
+
+def query_terms(query: str) -> list[str]:
+    """The words of a query worth highlighting (lower case, no stop words, longest first)."""
+    words = {w.lower() for w in _WORD.findall(query) if len(w) > 1 and w.lower() not in _STOP}
+    return sorted(words, key=lambda w: (-len(w), w))
+
+
+def _pattern(terms: list[str]) -> re.Pattern[str] | None:
+    if not terms:
+        return None
+    # A long word also matches its inflections (feeding ~ feed, starters ~ starter).
+    stems = sorted({t[:-2] if len(t) > 6 else t for t in terms}, key=len, reverse=True)
+    return re.compile("|".join(re.escape(s) + r"\w*" for s in stems), re.IGNORECASE)
+
+
+def highlight(text: str, terms: list[str], style: str = "bold reverse") -> Text:
+    """``text`` with every occurrence of a query term styled."""
+    out = Text(text)
+    pattern = _pattern(terms)
+    if pattern is not None:
+        for m in pattern.finditer(text):
+            out.stylize(style, m.start(), m.end())
+    return out
+
+
+def snippet(text: str, terms: list[str], width: int = 160) -> str:
+    """One line of ``text`` of at most ``width`` characters, centred on the first query term."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    pattern = _pattern(terms)
+    m = pattern.search(flat) if pattern else None
+    start = 0 if m is None else max(0, m.start() - width // 4)
+    piece = flat[start:start + width - (1 if start else 0) - 1]
+    return ("…" if start else "") + piece + "…"
