@@ -44,3 +44,11 @@ class TaskFinished(Message):
     def __init__(self, task: str, result: Any = None, error: str | None = None, cancelled: bool = False) -> None:
         super().__init__()
         self.task, self.result, self.error, self.cancelled = task, result, error, cancelled
+
+
+class SourceDone(Message):
+    """One source of an ingest is stored (``done`` of ``total`` items so far)."""
+
+    def __init__(self, name: str, done: int, total: int) -> None:
+        super().__init__()
+        self.name, self.done, self.total = name, done, total

@@ -140,6 +140,16 @@ class Services:
     def stats(self) -> dict[str, Any]:
         return self.memory.stats() if self.mem is not None else {}
 
+    def strategies(self) -> list[str]:
+        """The recall strategies the open engine offers (fused first when it exists)."""
+        from engine.recall import STRATEGIES  # read-only: Memory has no accessor for this yet
+
+        names = sorted(STRATEGIES)
+        return sorted(names, key=lambda n: (n != "fused", n != "hybrid", n))
+
+    def recall(self, query: str, **options: Any):
+        return self.memory.recall(query, **options)
+
     def is_empty(self) -> bool:
         return self.mem is not None and not self.mem.stats().get("items", 0)
 

@@ -71,13 +71,15 @@ class MnemoscopeApp(App[None]):
     busy: reactive[str] = reactive("")
 
     def __init__(self, services: Services, *, start_mode: str | None = None, offer_demo: bool = True,
-                 browse_root: str | Path | None = None, animate: bool = True) -> None:
+                 browse_root: str | Path | None = None, animate: bool = True,
+                 show_timings: bool = True) -> None:
         super().__init__()
         self.services = services
         self.start_mode = start_mode
         self.offer_demo = offer_demo
         self.browse_root = Path(browse_root) if browse_root else Path.cwd()
         self.animate_trace = animate
+        self.show_timings = show_timings
         self.tasks: dict[str, TaskState] = {}
         self.started = time.perf_counter()
         self.ready_seconds: float | None = None

@@ -1,0 +1,231 @@
+"""The live path trace: the walk over the topic tree, step by step, and the graph expansion.
+
+A trace step (``Recall.trace``) names the node it stands on, its depth, the relation taken to
+get there (start, child, parent, sibling, semantic), the scored candidates (each with its policy
+terms) and the probability of the chosen move. Steps may be dataclasses or dicts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.reactive import reactive
+from textual.timer import Timer
+from textual.widgets import Static, Tree
+
+RELATION_MARK = {"start": "◎", "child": "↓", "parent": "↑", "sibling": "↔", "semantic": "≈"}
+
+
+def field(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def node_id(obj: Any) -> str:
+    """The topic id of a step's node or of a candidate (``t:0.1``), whatever its shape."""
+    node = field(obj, "node", obj)
+    if isinstance(node, (str, int)):
+        return str(node)
+    return str(field(node, "id", field(obj, "id", "?")))
+
+
+def node_label(obj: Any) -> str:
+    node = field(obj, "node", obj)
+    label = field(node, "label", None) if not isinstance(node, (str, int)) else None
+    return label or field(obj, "label", "") or ""
+
+
+def parent_id(topic: str) -> str | None:
+    """``t:0.1.2`` → ``t:0.1``; the root ``t:0`` (or ``t:``) has none."""
+    prefix, _, path = topic.partition(":")
+    if "." not in path:
+        return None
+    return f"{prefix}:{path.rsplit('.', 1)[0]}"
+
+
+class TraceView(Vertical):
+    """Animated over the steps; space plays or pauses, ``.`` steps, ``r`` replays."""
+
+    step: reactive[int] = reactive(-1)
+    playing: reactive[bool] = reactive(False)
+    INTERVAL = 0.6
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.steps: list[Any] = []
+        self.graph: dict[str, Any] | None = None
+        self._topic_nodes: dict[str, Any] = {}
+        self._timer: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="trace-status")
+        tree: Tree[str] = Tree("topics", id="trace-tree")
+        tree.show_root = False
+        yield tree
+        with VerticalScroll(id="trace-detail"):
+            yield Static("", id="trace-step")
+            yield Static("", id="trace-graph")
+
+    def load(self, recall: Any, animate: bool = True) -> None:
+        self.stop()
+        self.steps = list(field(recall, "trace", []) or [])
+        self.graph = field(recall, "graph", None)
+        self._build_tree()
+        self.query_one("#trace-graph", Static).update(self._graph_text())
+        if not self.steps:
+            self.step = -1
+            self._show_step()
+            return
+        if animate:
+            self.replay()
+        else:
+            self.step = len(self.steps) - 1
+
+    def _build_tree(self) -> None:
+        tree = self.query_one("#trace-tree", Tree)
+        tree.clear()
+        self._topic_nodes = {}
+        labels: dict[str, str] = {}
+        for s in self.steps:
+            labels.setdefault(node_id(s), node_label(s))
+        for topic in labels:  # visited nodes with their ancestors, in path order
+            chain = [topic]
+            while (up := parent_id(chain[-1])) is not None:
+                chain.append(up)
+            parent = tree.root
+            for tid in reversed(chain):
+                if tid not in self._topic_nodes:
+                    self._topic_nodes[tid] = parent.add(self._label(tid, labels.get(tid, ""), None), data=tid, expand=True)
+                parent = self._topic_nodes[tid]
+        tree.root.expand_all()
+        self._labels = labels
+
+    def _label(self, tid: str, label: str, mark: str | None) -> Text:
+        text = Text()
+        if mark:
+            text.append(mark + " ", style="bold")
+        text.append(label or tid, style="bold" if mark == "▶" else "")
+        if label:
+            text.append(f" {tid}", style="dim")
+        return text
+
+    def watch_step(self, _old: int, _new: int) -> None:
+        self._show_step()
+
+    def _show_step(self) -> None:
+        status = self.query_one("#trace-status", Static)
+        detail = self.query_one("#trace-step", Static)
+        if not self.steps:
+            status.update(Text("No walk in this recall (the walk runs with the walk and fused strategies "
+                               "when the engine has a topic tree).", style="dim"))
+            detail.update("")
+            return
+        current = self.steps[self.step] if self.step >= 0 else None
+        visited = {node_id(s) for s in self.steps[: self.step + 1]}
+        for tid, tree_node in self._topic_nodes.items():
+            mark = "▶" if current is not None and tid == node_id(current) else "●" if tid in visited else None
+            tree_node.set_label(self._label(tid, self._labels.get(tid, ""), mark))
+        if current is not None:
+            tree = self.query_one("#trace-tree", Tree)
+            node = self._topic_nodes.get(node_id(current))
+            if node is not None:
+                tree.move_cursor(node, animate=False)
+        state = "▶ playing" if self.playing else "paused"
+        status.update(Text(f"step {self.step + 1}/{len(self.steps)} · {state} · space play/pause · . step · r replay"))
+        detail.update(self._step_text(current))
+
+    def _step_text(self, step: Any) -> Any:
+        if step is None:
+            return ""
+        relation = field(step, "relation", "") or ""
+        head = Text()
+        head.append(f"{RELATION_MARK.get(relation, '·')} {relation or 'step'} ", style="bold")
+        head.append(f"→ {node_label(step) or node_id(step)} ({node_id(step)})")
+        depth = field(step, "depth")
+        if depth is not None:
+            head.append(f"  depth {depth}", style="dim")
+        prob = field(step, "probability", field(step, "chosen_probability"))
+        if prob is not None:
+            head.append(f"  p={float(prob):.2f}", style="dim")
+        candidates = field(step, "candidates", []) or []
+        if not candidates:
+            return head
+        terms: list[str] = []
+        for c in candidates:
+            for k in (field(c, "terms", {}) or {}):
+                if k not in terms:
+                    terms.append(k)
+        table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
+        table.add_column("candidate")
+        table.add_column("score", justify="right")
+        for k in terms:
+            table.add_column(k, justify="right")
+        chosen = node_id(step)
+        for c in candidates:
+            cid = node_id(c)
+            score = field(c, "score")
+            row = [Text(f"{'▶ ' if cid == chosen else '  '}{node_label(c) or cid}", style="bold" if cid == chosen else ""),
+                   f"{float(score):.3f}" if score is not None else ""]
+            cterms = field(c, "terms", {}) or {}
+            row += [f"{float(cterms[k]):.3f}" if k in cterms else "" for k in terms]
+            table.add_row(*row)
+        grid = Table.grid()
+        grid.add_row(head)
+        grid.add_row(table)
+        return grid
+
+    def _graph_text(self) -> Text:
+        graph = self.graph
+        if not graph:
+            return Text("")
+        seeds = field(graph, "seeds", []) or []
+        reached = field(graph, "nodes", field(graph, "reached", [])) or []
+        text = Text("\nGraph expansion\n", style="bold")
+        text.append(f"seeds ({len(seeds)}): ", style="dim")
+        text.append(", ".join(str(field(s, "label", s)) for s in seeds[:12]) + ("…" if len(seeds) > 12 else "") + "\n")
+        text.append(f"reached ({len(reached)}): ", style="dim")
+        text.append(", ".join(str(field(n, "label", n)) for n in reached[:20]) + ("…" if len(reached) > 20 else ""))
+        return text
+
+    # -- playback -----------------------------------------------------------------------------
+
+    def replay(self) -> None:
+        if not self.steps:
+            return
+        self.stop()
+        self.step = 0
+        self.playing = True
+        self._timer = self.set_interval(self.INTERVAL, self._tick)
+
+    def _tick(self) -> None:
+        if self.step >= len(self.steps) - 1:
+            self.stop()
+        else:
+            self.step += 1
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self.playing = False
+
+    def toggle(self) -> None:
+        if self.playing:
+            self.stop()
+        elif self.step >= len(self.steps) - 1:
+            self.replay()
+        elif self.steps:
+            self.playing = True
+            self._timer = self.set_interval(self.INTERVAL, self._tick)
+        self._show_step()
+
+    def single_step(self) -> None:
+        self.stop()
+        if self.steps:
+            self.step = (self.step + 1) % len(self.steps)
+        self._show_step()

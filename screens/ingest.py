@@ -1,0 +1,295 @@
+"""Ingest: pick files and folders, preview what the readers make of them, then commit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, DirectoryTree, Input, RichLog, Static
+
+from app.messages import SourceDone, TaskFinished
+from app.widgets import ChoiceDialog, NoteDialog
+from screens.base import BaseScreen
+
+COUNTED = ("items", "episodes", "facts", "entities", "topics")
+
+
+class FileTree(DirectoryTree):
+    """The folder being browsed, without hidden files and caches."""
+
+    def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
+        return [p for p in paths if not p.name.startswith(".") and p.name != "__pycache__"]
+
+
+def source_row(parsed: Any) -> tuple[str, ...]:
+    source, items = parsed.source, parsed.items
+    meta = source.meta or {}
+    speakers = ", ".join(meta.get("speakers", []) or sorted({i.speaker for i in items if i.speaker}))
+    sessions = meta.get("sessions")
+    if sessions is None and source.kind == "conversation":
+        sessions = len({i.meta.get("session") for i in items if i.meta.get("session") is not None}) or None
+    return (Path(source.name).name, source.kind, meta.get("format", ""), str(len(items)), speakers or "–",
+            str(sessions) if sessions else "–")
+
+
+class IngestScreen(BaseScreen):
+    NAME = "ingest"
+    TITLE = "Ingest"
+    HELP = """\
+### Ingest
+
+Pick files or folders in the tree (or type a path), **preview** what the readers make of them
+(sources, kinds, formats, items; for conversations the speakers, sessions and turn count), then
+**ingest**. Each source is stored in one transaction; files the readers cannot parse are listed
+with their file and line and left out.
+
+| key | does |
+|---|---|
+| `space` / `Enter` | add the highlighted file or folder to the selection (again: remove) |
+| `p` | preview the selection (nothing is written) |
+| `i` | ingest the selection (after a preview and a confirmation) |
+| `n` | paste or type a note |
+| `Backspace` | clear the selection |
+| `l` | check the LLM endpoint again |
+"""
+
+    BINDINGS = [
+        Binding("space", "toggle_path", "Select", id="ingest-select"),
+        Binding("p", "preview", "Preview", id="ingest-preview"),
+        Binding("i", "ingest", "Ingest", id="ingest-run"),
+        Binding("n", "note", "Note", id="ingest-note"),
+        Binding("backspace", "clear_selection", "Clear", id="ingest-clear"),
+        Binding("l", "check_llm", "LLM check", id="ingest-llm", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.selection: list[Path] = []
+        self.parsed: list[Any] | None = None
+        self.errors: list[str] = []
+        self.skipped: list[str] = []
+        self.ingest_after_preview = False
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(id="ingest-main", classes="split"):
+            with Vertical(id="ingest-pick"):
+                yield Input(placeholder="Path of a file or folder (Enter adds it)", id="ingest-path")
+                yield FileTree(self.app.browse_root, id="ingest-tree")
+            with Vertical(id="ingest-side"):
+                yield Static("", id="ingest-selection")
+                yield DataTable(id="ingest-preview", cursor_type="row")
+                yield RichLog(id="ingest-log", wrap=True, markup=False, auto_scroll=True)
+                yield Static("LLM: checking…", id="llm-status")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        tree = self.query_one(FileTree)
+        tree.root.set_label(Text(self.app.browse_root.name + "/", style="bold"))
+        table = self.query_one("#ingest-preview", DataTable)
+        for label, key in (("source", "source"), ("kind", "kind"), ("format", "format"), ("items", "items"),
+                           ("speakers", "speakers"), ("sessions", "sessions")):
+            table.add_column(label, key=key)
+        self.show_selection()
+        self.action_check_llm()
+        tree.focus()
+
+    # -- the selection ------------------------------------------------------------------------
+
+    def show_selection(self) -> None:
+        box = self.query_one("#ingest-selection", Static)
+        if not self.selection:
+            box.update(Text("Nothing selected: space adds the highlighted file or folder; p previews, i ingests.",
+                            style="dim"))
+            return
+        names = ", ".join(p.name + ("/" if p.is_dir() else "") for p in self.selection)
+        box.update(Text.assemble(("Selected ", "bold"), f"({len(self.selection)}): {names}"))
+
+    def toggle(self, path: Path) -> None:
+        path = path.resolve()
+        if path in self.selection:
+            self.selection.remove(path)
+        else:
+            self.selection.append(path)
+        self.parsed = None
+        self.show_selection()
+
+    def action_toggle_path(self) -> None:
+        node = self.query_one(FileTree).cursor_node
+        if node is not None and node.data is not None:
+            self.toggle(Path(node.data.path))
+
+    @on(DirectoryTree.FileSelected)
+    def file_chosen(self, event: DirectoryTree.FileSelected) -> None:
+        self.toggle(Path(event.path))
+
+    @on(Input.Submitted, "#ingest-path")
+    def path_typed(self, event: Input.Submitted) -> None:
+        path = Path(event.value.strip()).expanduser()
+        if not event.value.strip():
+            return
+        if not path.exists():
+            self.notify(f"{path}: no such file or folder", severity="error", markup=False)
+            return
+        self.toggle(path)
+        event.input.value = ""
+
+    def action_clear_selection(self) -> None:
+        self.selection, self.parsed = [], None
+        self.query_one("#ingest-preview", DataTable).clear()
+        self.show_selection()
+
+    # -- preview ------------------------------------------------------------------------------
+
+    def action_preview(self) -> None:
+        if not self.selection:
+            self.notify("Select a file or folder first (space).", severity="warning")
+            return
+        paths = list(self.selection)
+        self.run_task("parse", "Reading files", lambda: self.services.parse(paths), progress=False)
+
+    @on(TaskFinished)
+    def preview_ready(self, message: TaskFinished) -> None:
+        if message.task != "parse":
+            return
+        message.stop()
+        if message.error:
+            self.ingest_after_preview = False
+            self.log_line(f"✗ {message.error}", "red")
+            self.notify(message.error, title="Cannot read", severity="error", markup=False)
+            return
+        parsed, skipped, errors = message.result
+        self.parsed, self.skipped, self.errors = parsed, [str(p) for p in skipped], [str(e) for e in errors]
+        table = self.query_one("#ingest-preview", DataTable)
+        table.clear()
+        for n, p in enumerate(parsed):
+            table.add_row(*source_row(p), key=str(n))
+        items = sum(len(p.items) for p in parsed)
+        self.log_line(f"Preview: {len(parsed)} source(s), {items:,} item(s); "
+                      f"{len(self.skipped)} skipped, {len(self.errors)} error(s). Nothing written yet.")
+        for e in self.errors:
+            self.log_line(f"  ✗ {e}", "red")
+        for s in self.skipped:
+            self.log_line(f"  – skipped (unsupported type): {s}", "yellow")
+        if self.ingest_after_preview:
+            self.ingest_after_preview = False
+            self.confirm_ingest()
+
+    # -- ingest -------------------------------------------------------------------------------
+
+    def action_ingest(self) -> None:
+        if self.parsed is None:
+            self.ingest_after_preview = True
+            self.action_preview()
+            return
+        self.confirm_ingest()
+
+    def confirm_ingest(self) -> None:
+        parsed = self.parsed or []
+        if not parsed:
+            self.notify("Nothing readable in the selection.", severity="warning")
+            return
+        items = sum(len(p.items) for p in parsed)
+        body = f"Ingest {len(parsed)} source(s) with {items:,} item(s) into {self.services.label}?"
+        if self.errors:
+            body += f"\n\n{len(self.errors)} file(s) could not be read and will be left out:\n" + "\n".join(
+                f"• {e}" for e in self.errors[:8])
+        self.app.push_screen(ChoiceDialog("Ingest", body, [("ingest", "Ingest"), ("cancel", "Cancel")]),
+                             lambda choice: self.start_ingest(parsed) if choice == "ingest" else None)
+
+    def start_ingest(self, parsed: list[Any]) -> None:
+        services = self.services
+
+        def job(progress, cancelled) -> dict[str, Any]:
+            mem = services.memory
+            before = mem.stats()
+
+            def each(done: int, total: int, what: str) -> None:
+                progress(done, total, Path(what).name)
+                self.post_message(SourceDone(what, done, total))
+
+            report = mem.ingest_parsed(parsed, progress=each, cancelled=cancelled)
+            after = mem.stats()
+            return {"report": report, "before": before, "after": after}
+
+        self.log_line(f"Ingesting {len(parsed)} source(s)…")
+        self.run_task("ingest", "Ingesting", job)
+
+    def on_source_done(self, message: SourceDone) -> None:
+        self.log_line(f"  ✓ {Path(message.name).name}  ({message.done:,}/{message.total:,} items)")
+
+    @on(TaskFinished)
+    def ingest_finished(self, message: TaskFinished) -> None:
+        if message.task not in ("ingest", "note"):
+            return
+        message.stop()
+        if message.error:
+            self.log_line(f"✗ {message.error}", "red")
+            self.notify(message.error, title="Ingest failed", severity="error", markup=False)
+            return
+        result = message.result
+        before, after, report = result["before"], result["after"], result["report"]
+        touched = ", ".join(f"{after[k] - before.get(k, 0):+,} {k}" for k in COUNTED
+                            if isinstance(after.get(k), int) and after[k] != before.get(k, 0))
+        summary = report.summary() if hasattr(report, "summary") else str(report)
+        if message.cancelled:
+            summary = "Cancelled after " + summary
+        self.log_line(summary, "green" if not self.errors else "yellow")
+        if touched:
+            self.log_line(f"  store: {touched}")
+        for e in self.errors:
+            self.log_line(f"  ✗ {e}", "red")
+        self.notify(summary, title="Ingest" if message.task == "ingest" else "Note saved",
+                    severity="warning" if self.errors or message.cancelled else "information", markup=False)
+        if message.task == "ingest":
+            self.parsed = None
+        self.app.store_changed(after)
+
+    def log_line(self, text: str, style: str = "") -> None:
+        self.query_one("#ingest-log", RichLog).write(Text(text, style=style))
+
+    # -- notes --------------------------------------------------------------------------------
+
+    def action_note(self) -> None:
+        def save(result: tuple[str, str] | None) -> None:
+            if result is None:
+                return
+            title, text = result
+            services = self.services
+
+            def job() -> dict[str, Any]:
+                mem = services.memory
+                before = mem.stats()
+                item = mem.add_note(text, title=title)
+                return {"report": f"Note stored as item {item.id}.", "before": before, "after": mem.stats()}
+
+            self.run_task("note", "Saving note", job, progress=False)
+
+        self.app.push_screen(NoteDialog(), save)
+
+    # -- LLM endpoint -------------------------------------------------------------------------
+
+    def action_check_llm(self) -> None:
+        self.run_task("llm", "Checking the LLM endpoint", self.services.llm_status, progress=False, show=False,
+                      replace=True)
+
+    @on(TaskFinished)
+    def llm_checked(self, message: TaskFinished) -> None:
+        if message.task != "llm":
+            return
+        message.stop()
+        line = self.query_one("#llm-status", Static)
+        status = message.result
+        if message.error or status is None:
+            line.update(Text(f"LLM: check failed ({message.error})", style="red"))
+        elif not status.configured:
+            line.update(Text(f"LLM: {status.detail}", style="dim"))
+        else:
+            line.update(Text(f"LLM: {status.detail}", style="green" if status.reachable else "bold red"))
+
+
+SCREEN = IngestScreen

@@ -1,0 +1,357 @@
+"""Query: ask the store, see the hits, why each one ranked, the trace, and teach the ranking."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Input, Select, Static, TabbedContent, TabPane
+
+from app.messages import TaskFinished
+from app.widgets import highlight, query_terms, snippet
+from app.widgets.trace import TraceView
+from screens.base import BaseScreen
+
+INTENTS = ["auto", "deepen", "broaden", "compare", "apply", "clarify", "neutral"]
+MODES = ["lite", "pro", "max"]
+# What each strategy does, for the "why" panel.
+STRATEGY_NOTES = {
+    "bm25": "BM25 alone: the lexical score of the query terms in the item.",
+    "dense": "Dense alone: cosine between the query vector and the item vector.",
+    "hybrid": "Hybrid: the BM25 and dense candidate lists fused by reciprocal rank "
+              "(score = Σ weight / (k + rank)); the dense list carries a smaller weight.",
+    "ppr": "PPR: Personalized PageRank over the typed graph from the query's seeds.",
+    "walk": "Walk: an intent-steered walk over the topic tree; visits projected to items.",
+    "fused": "Fused: every signal's candidates, scored by the learned ranker behind the heuristic floor.",
+}
+
+
+def hit_source_label(hit: Any, source_names: dict[int, str], width: int = 22) -> str:
+    """Where a hit comes from, short: ``D3:12 Maya`` for a turn, the file's stem for a chunk."""
+    item = hit.item
+    if item.kind == "turn" and item.key:
+        label = f"{item.key} {item.speaker or ''}".strip()
+    elif item.kind == "note":
+        label = "note " + (item.title or str(item.id))
+    else:
+        name = source_names.get(item.source_id, "?")
+        label = Path(name.split("#")[0]).stem
+    return label if len(label) <= width else label[: width - 1] + "…"
+
+
+def describe_facts(facts: list[Any]) -> list[str]:
+    lines = []
+    for f in facts:
+        get = (lambda k, f=f: f.get(k) if isinstance(f, dict) else getattr(f, k, None))
+        triple = " ".join(str(x) for x in (get("subject"), get("predicate"), get("object")) if x)
+        when = get("time") or get("timestamp")
+        lines.append(triple + (f"  [{when}]" if when else ""))
+    return lines
+
+
+def describe_episodes(episodes: list[Any]) -> list[str]:
+    lines = []
+    for e in episodes:
+        get = (lambda k, e=e: e.get(k) if isinstance(e, dict) else getattr(e, k, None))
+        when = get("date") or get("timestamp") or get("session_date") or ""
+        lines.append(f"{when} {get('summary') or get('title') or ''}".strip())
+    return lines
+
+
+class QueryScreen(BaseScreen):
+    NAME = "query"
+    TITLE = "Query"
+    HELP = """\
+### Query
+
+Type a query and press **Enter**. Choose the **intent** (auto infers one and shows it), the
+**mode** (lite: episodes and facts; pro: plus the items; max: plus backfill from the same
+episodes), the **strategy** (fused, or one signal alone) and **top k**.
+
+| key | does |
+|---|---|
+| `Enter` | run the query |
+| `↑` `↓` | move through the hits; the right panel explains the selected one |
+| `u` | mark the selected hit as used (toggle); `✓` in the list |
+| `f` | send feedback: used hits, and the shown but unused ones as ignored |
+| `w` `x` `t` `k` | right panel: why · text · trace · knowledge (episodes and facts) |
+| `space` `.` `r` | trace: play/pause · single step · replay |
+| `c` | compare two strategies or intents on this query |
+"""
+
+    BINDINGS = [
+        Binding("u", "toggle_used", "Used", id="query-used"),
+        Binding("f", "feedback", "Feedback", id="query-feedback"),
+        Binding("c", "compare", "Compare", id="query-compare"),
+        Binding("w", "panel('why')", "Why", id="query-why"),
+        Binding("x", "panel('text')", "Text", id="query-text", show=False),
+        Binding("t", "panel('trace')", "Trace", id="query-trace"),
+        Binding("k", "panel('knowledge')", "Knowledge", id="query-knowledge", show=False),
+        Binding("space", "trace('toggle')", "Play/pause trace", id="trace-toggle", show=False),
+        Binding("full_stop", "trace('single_step')", "Step trace", id="trace-step", show=False),
+        Binding("r", "trace('replay')", "Replay trace", id="trace-replay", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.recall: Any = None
+        self.used: set[int] = set()
+        self.source_names: dict[int, str] = {}
+        self.submitted_at = 0.0
+        self.last_render_ms: float | None = None
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(id="query-bar"):
+            yield Input(placeholder="Ask the store… (Enter runs)", id="query-input", compact=True)
+            yield Select([(f"intent {i}", i) for i in INTENTS], value="auto", allow_blank=False, compact=True,
+                         id="query-intent", tooltip="Intent: auto infers one from the words")
+            yield Select([(f"mode {m}", m) for m in MODES], value="pro", allow_blank=False, compact=True,
+                         id="query-mode", tooltip="Recall mode")
+            yield Select([("hybrid", "hybrid")], value="hybrid", allow_blank=False, compact=True,
+                         id="query-strategy", tooltip="Strategy: fused, or one signal alone")
+            yield Input("10", type="integer", compact=True, id="query-topk", tooltip="top k", max_length=3)
+        yield Static("Type a query and press Enter.", id="query-status")
+        with Horizontal(id="query-results", classes="split"):
+            yield DataTable(id="hits", cursor_type="row", zebra_stripes=True)
+            with TabbedContent(id="query-detail", initial="why"):
+                with TabPane("Why", id="why"):
+                    yield VerticalScroll(Static("", id="why-body"))
+                with TabPane("Text", id="text"):
+                    yield VerticalScroll(Static("", id="hit-text"))
+                with TabPane("Trace", id="trace"):
+                    yield TraceView(id="trace-view")
+                with TabPane("Knowledge", id="knowledge"):
+                    yield VerticalScroll(Static("", id="knowledge-body"))
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        table = self.query_one("#hits", DataTable)
+        for label, key in (("#", "rank"), ("✓", "used"), ("score", "score"), ("signals", "signals"),
+                           ("source", "source"), ("snippet", "snippet")):
+            table.add_column(label, key=key)
+        self.query_one("#query-input", Input).focus()
+
+    def refresh_data(self) -> None:
+        mem = self.services.mem
+        if mem is None:
+            return
+        self.source_names = {s.id: s.name for s in mem.sources()}
+        strategies = self.services.strategies()
+        select = self.query_one("#query-strategy", Select)
+        current = select.value
+        select.set_options([(s, s) for s in strategies])
+        default = "fused" if "fused" in strategies else "hybrid" if "hybrid" in strategies else strategies[0]
+        select.value = current if current in strategies else default
+
+    # -- running a query ----------------------------------------------------------------------
+
+    def query_options(self) -> dict[str, Any]:
+        try:
+            top_k = max(1, min(200, int(self.query_one("#query-topk", Input).value or 10)))
+        except ValueError:
+            top_k = 10
+        options: dict[str, Any] = {
+            "top_k": top_k,
+            "strategy": self.query_one("#query-strategy", Select).value,
+            "mode": self.query_one("#query-mode", Select).value,
+        }
+        intent = self.query_one("#query-intent", Select).value
+        if intent != "auto":
+            options["intent"] = intent
+        return options
+
+    @on(Input.Submitted, "#query-input")
+    @on(Input.Submitted, "#query-topk")
+    def submit(self) -> None:
+        self.run_query(self.query_one("#query-input", Input).value)
+
+    def run_query(self, text: str) -> None:
+        if not text.strip():
+            self.set_status("Type a query first.", "warning")
+            return
+        options = self.query_options()
+        self.submitted_at = time.perf_counter()
+        self.set_status(f"Searching for “{text}”…")
+        self.run_task("query", "Query", lambda: self.services.recall(text, **options), progress=False,
+                      replace=True, show=False)
+
+    @on(TaskFinished)
+    def query_finished(self, message: TaskFinished) -> None:
+        if message.task != "query" or message.cancelled:
+            return
+        message.stop()
+        if message.error:
+            self.set_status(message.error, "error")
+            self.notify(message.error, title="Query", severity="error", markup=False)
+            return
+        self.show_recall(message.result)
+
+    def show_recall(self, recall: Any) -> None:
+        self.recall = recall
+        self.used = set()
+        terms = query_terms(recall.query)
+        table = self.query_one("#hits", DataTable)
+        table.clear()
+        rows = []
+        room = max(24, table.size.width - 52)
+        for hit in recall.hits:
+            rows.append((str(hit.rank), "", f"{hit.score:.4f}", "+".join(hit.sources),
+                         hit_source_label(hit, self.source_names),
+                         highlight(snippet(hit.item.text, terms, room), terms)))
+        for hit, row in zip(recall.hits, rows):
+            table.add_row(*row, key=str(hit.item.id))
+        self.set_status(self.describe_recall(recall), "warning" if not recall.hits else "")
+        if not recall.hits:
+            self.notify(f"Nothing found for “{recall.query}”. Try other words or another strategy.",
+                        title="No results", severity="warning", markup=False)
+        self.show_selected()
+        self.show_knowledge()
+        self.query_one(TraceView).load(recall, animate=self.app.animate_trace)
+        if recall.hits and self.focused is self.query_one("#query-input"):
+            table.focus()
+        self.call_after_refresh(self._rendered)
+
+    def _rendered(self) -> None:
+        self.last_render_ms = (time.perf_counter() - self.submitted_at) * 1000
+
+    def describe_recall(self, recall: Any) -> str:
+        parts = [f"{len(recall.hits)} hit{'s' if len(recall.hits) != 1 else ''}",
+                 f"strategy {recall.strategy}", f"mode {recall.mode}"]
+        if recall.intent:
+            name = recall.intent.get("name")
+            parts.append(f"intent auto → {name}" if recall.intent.get("inferred") else f"intent {name}")
+        if recall.facts or recall.episodes:
+            parts.append(f"{len(recall.episodes)} episodes, {len(recall.facts)} facts")
+        if self.app.show_timings and recall.timings.get("total_ms") is not None:
+            parts.append(f"{recall.timings['total_ms']:.1f} ms")
+        return " · ".join(parts)
+
+    def set_status(self, text: str, severity: str = "") -> None:
+        status = self.query_one("#query-status", Static)
+        status.update(Text(text))
+        status.set_class(severity == "error", "-error")
+        status.set_class(severity == "warning", "-warning")
+
+    # -- the selected hit ---------------------------------------------------------------------
+
+    def selected_hit(self) -> Any:
+        table = self.query_one("#hits", DataTable)
+        if self.recall is None or not table.row_count:
+            return None
+        row = table.cursor_row
+        return self.recall.hits[row] if 0 <= row < len(self.recall.hits) else None
+
+    @on(DataTable.RowHighlighted, "#hits")
+    def show_selected(self) -> None:
+        hit = self.selected_hit()
+        why = self.query_one("#why-body", Static)
+        text = self.query_one("#hit-text", Static)
+        if hit is None:
+            why.update("No hit selected." if self.recall else "Run a query to see why each hit ranked.")
+            text.update("")
+            return
+        why.update(self.explain(hit))
+        item = hit.item
+        head = Text.assemble((hit_source_label(hit, self.source_names), "bold"),
+                             f"  {item.kind}" + (f" · {item.speaker}" if item.speaker else "")
+                             + (f" · {item.timestamp[:10]}" if item.timestamp else ""))
+        body = Text("\n")
+        if item.title:
+            body.append(item.title + "\n\n", style="italic")
+        body.append_text(highlight(item.text, query_terms(self.recall.query)))
+        text.update(head + body)
+
+    def explain(self, hit: Any) -> Group:
+        """The hit's features, each with a bar against the best value among the hits."""
+        table = Table.grid(padding=(0, 1))
+        table.add_column(style="bold")
+        table.add_column(justify="right")
+        table.add_column()
+        table.add_row("rank", str(hit.rank), "")
+        table.add_row("score", f"{hit.score:.4f}", "")
+        table.add_row("found by", ", ".join(hit.sources) or "–", "")
+        table.add_row("", "", "")
+        for name, value in hit.features.items():
+            best = max((abs(h.features.get(name, 0.0)) for h in self.recall.hits), default=0.0) or 1.0
+            width = int(round(12 * abs(value) / best))
+            table.add_row(name, f"{value:.4g}", Text("█" * width + "░" * (12 - width), style="cyan"))
+        note = STRATEGY_NOTES.get(self.recall.strategy, "")
+        return Group(table, Text("\n" + note, style="dim") if note else Text(""))
+
+    def show_knowledge(self) -> None:
+        body = self.query_one("#knowledge-body", Static)
+        recall = self.recall
+        if not self.services.has("knowledge"):
+            body.update("The engine has no knowledge area yet (episodes and facts).")
+            return
+        episodes, facts = describe_episodes(recall.episodes), describe_facts(recall.facts)
+        text = Text()
+        text.append(f"Episodes ({len(episodes)})\n", style="bold")
+        for line in episodes:
+            text.append(f"• {line}\n")
+        text.append(f"\nFacts ({len(facts)})\n", style="bold")
+        for line in facts:
+            text.append(f"• {line}\n")
+        body.update(text)
+
+    def action_trace(self, what: str) -> None:
+        self.action_panel("trace")
+        getattr(self.query_one(TraceView), what)()
+
+    def action_panel(self, pane: str) -> None:
+        self.query_one("#query-detail", TabbedContent).active = pane
+
+    # -- teaching -----------------------------------------------------------------------------
+
+    def action_toggle_used(self) -> None:
+        hit = self.selected_hit()
+        if hit is None:
+            return
+        self.used ^= {hit.item.id}
+        table = self.query_one("#hits", DataTable)
+        table.update_cell(str(hit.item.id), "used", "✓" if hit.item.id in self.used else "")
+
+    def action_feedback(self) -> None:
+        recall = self.recall
+        if recall is None:
+            self.notify("Run a query first.", severity="warning")
+            return
+        if not self.services.has("ranker") or recall.token is None:
+            self.notify("This engine does not learn from feedback yet (no ranker area).", severity="warning")
+            return
+        used = [h.item.id for h in recall.hits if h.item.id in self.used]
+        ignored = [h.item.id for h in recall.hits if h.item.id not in self.used]
+        self.run_task("feedback", "Sending feedback",
+                      lambda: self.services.memory.feedback(recall.token, used, ignored), progress=False)
+
+    @on(TaskFinished)
+    def feedback_finished(self, message: TaskFinished) -> None:
+        if message.task != "feedback":
+            return
+        message.stop()
+        if message.error:
+            self.notify(message.error, title="Feedback", severity="error", markup=False)
+            return
+        self.notify(f"{len(self.used)} used, {len(self.recall.hits) - len(self.used)} ignored.", title="Feedback sent")
+        self.app.store_changed()
+
+    def action_compare(self) -> None:
+        text = self.query_one("#query-input", Input).value
+        if not text.strip():
+            self.notify("Type a query to compare.", severity="warning")
+            return
+        from screens.compare import CompareScreen
+
+        options = self.query_options()
+        self.app.push_screen(CompareScreen(text, options, self.services.strategies(), self.source_names))
+
+
+SCREEN = QueryScreen

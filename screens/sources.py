@@ -1,0 +1,219 @@
+"""Sources: what the store holds, source by source, item by item; delete with a dry run first."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Static
+
+from app.messages import TaskFinished
+from app.widgets import ChoiceDialog
+from screens.base import BaseScreen
+
+ITEM_ROWS_SHOWN = 2000  # a source with more items shows the first ones (DataTable slows past that)
+
+
+def describe_report(report: dict[str, Any]) -> str:
+    """A dry-run report as lines: what would go."""
+    lines = [f"• {value:,} {key.replace('_', ' ')}" if isinstance(value, int) else f"• {key}: {value}"
+             for key, value in report.items()]
+    return "\n".join(lines) or "• nothing else changes"
+
+
+class SourcesScreen(BaseScreen):
+    NAME = "sources"
+    TITLE = "Sources"
+    HELP = """\
+### Sources
+
+Every source in the store (documents, conversations, notes) and, for the selected one, its
+items. The panel shows the selected item in full.
+
+| key | does |
+|---|---|
+| `↑` `↓` | move; `Tab` switches between sources and items |
+| `Enter` | on a source: go to its items |
+| `d` | delete the selected item (or source, when the sources list has focus), after a dry run |
+"""
+
+    BINDINGS = [
+        Binding("d", "delete", "Delete", id="sources-delete"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sources: list[Any] = []
+        self.items: list[Any] = []
+        self.pending_source: int | None = None
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(id="sources-main", classes="split"):
+            with Vertical(id="sources-left"):
+                yield DataTable(id="sources-table", cursor_type="row")
+                yield DataTable(id="items-table", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(id="item-detail"):
+                yield Static("", id="item-body")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        sources = self.query_one("#sources-table", DataTable)
+        for label, key in (("id", "id"), ("kind", "kind"), ("source", "name"), ("items", "items")):
+            sources.add_column(label, key=key)
+        items = self.query_one("#items-table", DataTable)
+        for label, key in (("key", "key"), ("speaker", "speaker"), ("date", "date"), ("text", "text")):
+            items.add_column(label, key=key)
+        sources.focus()
+
+    def refresh_data(self) -> None:
+        services = self.services
+
+        def load() -> list[tuple[Any, int]]:
+            mem = services.memory
+            # Memory has no per-source item count yet; the store's id list per source is cheap.
+            return [(s, len(mem.store.item_ids_of_source(s.id))) for s in mem.sources()]
+
+        self.run_task("sources", "Loading sources", load, progress=False, show=False, replace=True)
+
+    @on(TaskFinished)
+    def loaded(self, message: TaskFinished) -> None:
+        if message.task not in ("sources", "items", "delete") or message.cancelled:
+            return
+        message.stop()
+        if message.error:
+            self.notify(message.error, title=self.TITLE, severity="error", markup=False)
+            return
+        if message.task == "sources":
+            self.show_sources(message.result)
+        elif message.task == "items":
+            self.show_items(*message.result)
+        else:
+            self.notify(describe_report(message.result).replace("\n", "; "), title="Deleted", markup=False)
+            self.app.store_changed()
+
+    def show_sources(self, rows: list[tuple[Any, int | None]]) -> None:
+        table = self.query_one("#sources-table", DataTable)
+        previous = self.current_source()
+        table.clear()
+        self.sources = [s for s, _ in rows]
+        for source, count in rows:
+            name = Path(source.name).name
+            table.add_row(str(source.id), source.kind, name, "" if count is None else f"{count:,}", key=str(source.id))
+        wanted = self.pending_source or (previous.id if previous else None)
+        self.pending_source = None
+        if wanted is not None:
+            self.select_source(wanted)
+        elif self.sources:
+            self.load_items(self.sources[0].id)
+        else:
+            self.show_items(None, [])
+
+    def current_source(self) -> Any:
+        table = self.query_one("#sources-table", DataTable)
+        row = table.cursor_row
+        return self.sources[row] if self.sources and 0 <= row < len(self.sources) else None
+
+    def select_source(self, source_id: int) -> None:
+        """Move to a source (the palette's jump); waits for the list if it is still loading."""
+        ids = [s.id for s in self.sources]
+        if source_id not in ids:
+            self.pending_source = source_id
+            return
+        table = self.query_one("#sources-table", DataTable)
+        table.move_cursor(row=ids.index(source_id))
+        self.load_items(source_id)
+
+    @on(DataTable.RowHighlighted, "#sources-table")
+    def source_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key.value is not None:
+            self.load_items(int(event.row_key.value))
+
+    @on(DataTable.RowSelected, "#sources-table")
+    def source_selected(self) -> None:
+        self.query_one("#items-table", DataTable).focus()
+
+    def load_items(self, source_id: int) -> None:
+        services = self.services
+        self.run_task("items", "Loading items", lambda: (source_id, services.memory.source_items(source_id)),
+                      progress=False, show=False, replace=True)
+
+    def show_items(self, source_id: int | None, items: list[Any]) -> None:
+        self.items = items[:ITEM_ROWS_SHOWN]
+        table = self.query_one("#items-table", DataTable)
+        table.clear()
+        for item in self.items:
+            text = " ".join(item.text.split())
+            table.add_row(item.key, item.speaker or "", (item.timestamp or "")[:10], text[:120], key=str(item.id))
+        more = len(items) - len(self.items)
+        table.border_subtitle = f"first {len(self.items):,} of {len(items):,}" if more > 0 else ""
+        self.show_item()
+
+    @on(DataTable.RowHighlighted, "#items-table")
+    def show_item(self) -> None:
+        body = self.query_one("#item-body", Static)
+        item = self.current_item()
+        source = self.current_source()
+        if item is None:
+            body.update(Text("This store holds no sources yet: ingest some on the Ingest screen (key 1).",
+                             style="dim") if not self.sources else "")
+            return
+        text = Text()
+        text.append(f"{Path(source.name).name if source else ''} · {item.kind} {item.key}\n", style="bold")
+        if item.speaker or item.timestamp:
+            text.append(" · ".join(x for x in (item.speaker, item.timestamp) if x) + "\n", style="dim")
+        if item.title:
+            text.append(item.title + "\n", style="italic")
+        text.append("\n" + item.text + "\n")
+        extra = {k: v for k, v in (item.meta or {}).items() if k not in ("heading_path",)}
+        if item.tags or extra:
+            text.append("\n" + json.dumps({"tags": item.tags, **extra}, ensure_ascii=False), style="dim")
+        text.append(f"\nitem id {item.id}", style="dim")
+        body.update(text)
+
+    def current_item(self) -> Any:
+        table = self.query_one("#items-table", DataTable)
+        row = table.cursor_row
+        return self.items[row] if self.items and 0 <= row < len(self.items) else None
+
+    # -- delete, with the dry run first -------------------------------------------------------
+
+    def action_delete(self) -> None:
+        focused_sources = self.focused is self.query_one("#sources-table")
+        target = self.current_source() if focused_sources else self.current_item()
+        if target is None:
+            return
+        kind = "source" if focused_sources else "item"
+        mem = self.services.memory
+        call = mem.delete_source if kind == "source" else mem.delete_item
+        name = Path(target.name).name if kind == "source" else f"{target.kind} {target.key}"
+
+        def dry_run() -> tuple[str, Any, str, dict[str, Any]]:
+            return kind, target.id, name, call(target.id, dry_run=True)
+
+        self.run_task("dry-run", "Dry run", dry_run, progress=False, show=False)
+
+    @on(TaskFinished)
+    def dry_run_ready(self, message: TaskFinished) -> None:
+        if message.task != "dry-run":
+            return
+        message.stop()
+        if message.error:
+            self.notify(message.error, title="Refused", severity="error", markup=False)
+            return
+        kind, target_id, name, report = message.result
+        mem = self.services.memory
+        call = mem.delete_source if kind == "source" else mem.delete_item
+        body = f"Delete {kind} “{name}”? The dry run says this would remove:\n\n{describe_report(report)}"
+        self.app.push_screen(
+            ChoiceDialog(f"Delete {kind}", body, [("cancel", "Keep it"), ("delete", "Delete")], danger="delete"),
+            lambda choice: self.run_task("delete", "Deleting", lambda: call(target_id), progress=False)
+            if choice == "delete" else None)
+
+
+SCREEN = SourcesScreen
