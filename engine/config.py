@@ -40,8 +40,12 @@ class Settings:
     lsa_dim: int = 128
     # recall
     default_strategy: str = "hybrid"
+    # hybrid fusion (docs/benchmarks.md has the comparison these defaults come from):
+    # "linear" = (1 − dense_weight) · BM25 / max BM25 + dense_weight · cosine over the union of
+    # both candidate lists; "rrf" = Σ weight / (rrf_k + rank) with weight dense_weight for dense.
+    fusion: str = "linear"
     rrf_k: float = 60.0
-    dense_weight: float = 0.35  # the dense list's weight in RRF; it must earn its place
+    dense_weight: float = 0.1  # LSA earns only a small weight: more lowers LoCoMo and MuSiQue
     candidate_k: int = 100
     # knowledge
     fact_dedup_threshold: float = 0.93

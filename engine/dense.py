@@ -121,6 +121,19 @@ class LatentSemanticModel:
             ).tocsr()
         return l2_normalize(np.asarray(self._weight(counts, self.idf) @ self.components.T))
 
+    def query_vector(self, term_ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """``transform`` of one sparse row, done with a column gather instead of sparse matrices.
+
+        At query time the scipy constructors cost ten times the arithmetic.
+        """
+        inside = term_ids < self.components.shape[1]
+        term_ids, counts = term_ids[inside], counts[inside]
+        x = (1.0 + np.log(np.maximum(counts, 1.0))).astype(np.float32) * self.idf[term_ids]
+        norm = np.linalg.norm(x)
+        if not len(x) or norm == 0:
+            return np.zeros(self.dim, dtype=np.float32)
+        return l2_normalize(self.components[:, term_ids] @ (x / norm))
+
     def to_bytes(self) -> bytes:
         buf = io.BytesIO()
         np.savez_compressed(buf, idf=self.idf, components=self.components, fit_id=np.array(self.fit_id))

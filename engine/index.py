@@ -167,6 +167,4 @@ class Index:
     def lsa_query(self, term_ids: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
         if self.lsa is None or not len(term_ids):
             return None
-        q = sp.csr_matrix((np.ones(len(term_ids), dtype=np.float32), (np.zeros(len(term_ids), dtype=np.int64), term_ids)),
-                          shape=(1, max(len(self.vocab), 1)))
-        return self.lsa.transform(q)[0]
+        return self.lsa.query_vector(term_ids, np.ones(len(term_ids), dtype=np.float32))

@@ -238,6 +238,7 @@ class Memory:
                       cancelled: Callable[[], bool] | None = None) -> IngestReport:
         """Store parsed sources, one transaction each; unchanged sources are skipped."""
         started = time.perf_counter()
+        self.refresh()  # build on what other processes committed, not on a stale index
         report = IngestReport()
         total = sum(len(p.items) for p in parsed)
         done = 0
@@ -446,6 +447,7 @@ class Memory:
         if not path.is_file():
             raise IngestFailed([IngestError(path, "no such file")])
         sources: dict[int, ParsedSource] = {}
+        exported_ids: dict[int, list[int]] = {}  # exported source id → its items' exported ids
         extension_records: list[tuple[int, dict[str, Any]]] = []
         with open(path, encoding="utf-8") as fh:
             for lineno, line in enumerate(fh, 1):
@@ -457,16 +459,20 @@ class Memory:
                     if kind == "source":
                         old_id = rec.pop("id")
                         sources[old_id] = ParsedSource(Source(**rec), [])
+                        exported_ids[old_id] = []
                     elif kind == "item":
                         old_id = rec.pop("source_id")
-                        rec["meta"] = {**rec.get("meta", {}), "imported_id": rec.pop("id")}
+                        exported_ids[old_id].append(rec.pop("id"))
                         sources[old_id].items.append(Item(**rec))
                     else:
                         extension_records.append((lineno, {"type": kind, **rec}))
                 except (json.JSONDecodeError, KeyError, TypeError) as exc:
                     raise IngestFailed([IngestError(path, f"not a Mnemoscope export record ({exc})", lineno)]) from None
         report = self.ingest_parsed(list(sources.values()))
-        id_map = {i.meta.get("imported_id"): i.id for p in sources.values() for i in p.items}
+        id_map: dict[int, int] = {}
+        for (old_id, parsed), stored in zip(sources.items(), report.sources):
+            by_key = {i.key: i.id for i in self.store.items_of_source(stored.source_id)}  # unchanged sources too
+            id_map.update((exported, by_key[item.key]) for exported, item in zip(exported_ids[old_id], parsed.items))
         for ext in self.extensions:
             importer = getattr(ext, "import_records", None)
             if importer:

@@ -194,14 +194,42 @@ def rrf_fuse(lists: dict[str, np.ndarray], weights: dict[str, float], k: float) 
     return slots[order], scores[order], found, ranks
 
 
+def linear_fuse(signals: Signals, lists: dict[str, np.ndarray], dense_weight: float) -> tuple[np.ndarray, np.ndarray, dict[int, list[str]]]:
+    """Score fusion over the union of the candidate lists: (1 − w) · BM25 / max BM25 + w · cosine.
+
+    Unlike RRF it keeps how far apart the BM25 scores are, so a weak dense signal can only
+    reorder near-ties instead of promoting its own rank-1 over a clear lexical winner.
+    Returns (slots best first, fused scores, which lists found each slot).
+    """
+    union = np.unique(np.concatenate(list(lists.values())))
+    bm25 = signals["bm25"][union]
+    top = bm25.max() if len(union) else 0.0
+    lexical = bm25 / top if top > 0 else np.zeros(len(union))
+    scores = (1.0 - dense_weight) * lexical + dense_weight * np.maximum(signals["dense"][union], 0.0)
+    keep = scores > 0
+    union, scores = union[keep], scores[keep]
+    order = np.lexsort((union, -scores))
+    members = {name: set(found.tolist()) for name, found in lists.items()}
+    found_by = {slot: [name for name, m in members.items() if slot in m] for slot in union.tolist()}
+    return union[order], scores[order], found_by
+
+
 def hybrid(mem: "Memory", q: Query, signals: Signals) -> Ranking:
-    """BM25 and dense candidates fused by RRF; the dense list is weighted by ``dense_weight``."""
+    """BM25 and dense candidates fused by score (``fusion = "linear"``) or by rank (``"rrf"``).
+
+    The dense side is weighted by ``dense_weight``; docs/benchmarks.md shows why it is small.
+    """
     s = mem.settings
     depth = max(q.top_k, s.candidate_k)
     lists = {"bm25": signals.top("bm25", depth), "dense": signals.top("dense", depth)}
-    slots, scores, found, ranks = rrf_fuse(lists, {"bm25": 1.0, "dense": s.dense_weight}, s.rrf_k)
+    if s.fusion == "rrf":
+        slots, scores, found, _ = rrf_fuse(lists, {"bm25": 1.0, "dense": s.dense_weight}, s.rrf_k)
+    elif s.fusion == "linear":
+        slots, scores, found = linear_fuse(signals, lists, s.dense_weight)
+    else:
+        raise RecallError(f"unknown fusion {s.fusion!r}; choose linear or rrf")
     features = {name: signals[name][slots] for name in lists}
-    features["rrf"] = scores
+    features["fused"] = scores
     return Ranking(slots, scores, found, features)
 
 

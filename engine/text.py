@@ -3,8 +3,8 @@
 Two token streams come out of one text:
 
 * the **lexical** stream for BM25: English words (stop words dropped, Porter-stemmed), and for
-  Hangul words the word, a guarded particle-stripped stem and its in-word syllable bigrams, so
-  that spacing and particle changes still match;
+  Hangul words a guarded particle-stripped stem, its syllable bigrams and the bigrams across
+  the space between adjacent Hangul words, so that spacing and particle changes still match;
 * the **feature** stream for the local embedders: the lexical stream plus optional character
   n-grams of Latin words.
 """
@@ -15,9 +15,11 @@ import re
 import unicodedata
 from functools import lru_cache
 
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*", re.UNICODE)
+# Hangul syllable runs and other word runs are separate words, so "KM인가" is "km" + "인가".
+_WORD = re.compile(r"[\uac00-\ud7a3]+|[^\W_\uac00-\ud7a3]+(?:'[^\W_\uac00-\ud7a3]+)*", re.UNICODE)
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _SENTENCE_END = re.compile(r"(?<=[.!?。？！])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9\uac00-\ud7a3])")
+_INITIALS = re.compile(r"(?:[^\W\d_]\.)+")  # "J.", "u.s.", "p.m.", "e.g."
 _ABBREVIATIONS = {"mr.", "mrs.", "ms.", "dr.", "st.", "vs.", "e.g.", "i.e.", "etc.", "prof.", "jr.", "sr.", "no."}
 
 STOPWORDS = frozenset(
@@ -90,12 +92,16 @@ def strip_particle(word: str) -> str:
     return word
 
 
-def _hangul_tokens(word: str) -> list[str]:
+@lru_cache(maxsize=200_000)
+def _hangul_tokens(word: str) -> tuple[str, ...]:
+    """The particle-stripped stem and its syllable bigrams (marked ``~``), two-syllable stems too.
+
+    Bigrams are what make spacing and particle changes match: "수도는" and "몽골의수도는" share
+    ``~수도``. Measured on MIRACL-ko dev: keeping the unstripped word as well, or taking bigrams
+    of the unstripped word, lowers nDCG@10 by 0.03.
+    """
     stem_ = strip_particle(word)
-    out = [stem_]
-    if len(stem_) > 2:
-        out.extend("~" + stem_[i : i + 2] for i in range(len(stem_) - 1))
-    return out
+    return (stem_, *("~" + stem_[i : i + 2] for i in range(len(stem_) - 1)))
 
 
 @lru_cache(maxsize=500_000)
@@ -108,12 +114,22 @@ def _latin_token(word: str) -> str | None:
 
 
 def lexical_tokens(text: str) -> list[str]:
-    """The BM25 token stream of ``text``."""
+    """The BM25 token stream of ``text``.
+
+    Adjacent Hangul words also give the bigram across their space (the first word's last
+    syllable, usually its particle, + the next word's first), the same token a query written
+    without that space produces inside its one long word.
+    """
     out: list[str] = []
+    previous = ""
     for w in words(text):
         if is_hangul(w):
+            if previous:
+                out.append("~" + previous[-1] + w[0])
             out.extend(_hangul_tokens(w))
+            previous = w
         else:
+            previous = ""
             tok = _latin_token(w)
             if tok:
                 out.append(tok)
@@ -145,8 +161,8 @@ def sentences(text: str) -> list[str]:
         start = 0
         for m in _SENTENCE_END.finditer(para):
             candidate = para[start : m.start()].strip()
-            last_word = candidate.rsplit(" ", 1)[-1].lower() if candidate else ""
-            if last_word in _ABBREVIATIONS or (len(last_word) == 2 and last_word[0].isalpha() and last_word[1] == "."):
+            last_word = candidate.rsplit(" ", 1)[-1].lower().lstrip("([\"'") if candidate else ""
+            if last_word in _ABBREVIATIONS or _INITIALS.fullmatch(last_word):
                 continue
             if candidate:
                 out.append(candidate)
