@@ -47,6 +47,12 @@ class Settings:
     rrf_k: float = 60.0
     dense_weight: float = 0.1  # LSA earns only a small weight: more lowers LoCoMo and MuSiQue
     candidate_k: int = 100
+    # ranker (engine/rank): the fused strategy, recall tokens, feedback
+    fused_signals: str = "auto"  # extra signals fused besides bm25 and dense: "auto" (every registered one) or a comma list
+    token_ttl_hours: float = 168.0  # a recall token accepts feedback this long (one week)
+    trust_half_life_days: float = 45.0  # per-item trust decays toward neutral with this half-life
+    coaccess_half_life_days: float = 30.0  # co-access edge weights halve in this long; weak edges are pruned
+    ranker_seed: int = 7  # seeds the model's initial weights, replay sampling and the held-out split
     # knowledge
     fact_dedup_threshold: float = 0.93
     entity_link_threshold: float = 0.9

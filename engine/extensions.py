@@ -13,4 +13,6 @@ if TYPE_CHECKING:
 
 
 def extension_factories() -> list[Callable[["Memory"], "Extension"]]:
-    return []
+    from .rank import RankerExtension
+
+    return [RankerExtension]

@@ -325,6 +325,12 @@ class Memory:
         self.refresh()
         return recall(self, query, top_k=top_k, strategy=strategy or self.default_strategy, mode=mode, **options)
 
+    def feedback(self, token: str, used_ids: Sequence[int], ignored_ids: Sequence[int] = ()) -> Any:
+        """Tell the ranker which hits of the recall behind ``token`` were used; every other hit
+        it showed counts as ignored. Returns the ranker's :class:`engine.rank.FeedbackResult`."""
+        self.refresh()
+        return self.ranker.feedback(token, list(used_ids), list(ignored_ids))
+
     # -- browse -------------------------------------------------------------------------------
 
     def item(self, item_id: int) -> Item:

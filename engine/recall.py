@@ -233,10 +233,17 @@ def hybrid(mem: "Memory", q: Query, signals: Signals) -> Ranking:
     return Ranking(slots, scores, found, features)
 
 
+def fused(mem: "Memory", q: Query, signals: Signals) -> Ranking:
+    """Every signal's candidates, one feature vector each, scored by the ranker (engine.rank):
+    the heuristic floor, blended with the learned model once its gate opens."""
+    return mem.ranker.rank(q, signals)
+
+
 STRATEGIES: dict[str, Callable[["Memory", Query, Signals], Ranking]] = {
     "bm25": single_signal("bm25"),
     "dense": single_signal("dense"),
     "hybrid": hybrid,
+    "fused": fused,
 }
 
 
@@ -266,6 +273,8 @@ def recall(mem: "Memory", text: str, *, top_k: int = 10, strategy: str = "hybrid
     ranked = time.perf_counter()
     hits = assemble(mem, q, ranking)
     result = Recall(query=text, strategy=strategy, mode=mode, top_k=top_k, hits=hits)
+    if hasattr(mem, "ranker"):  # a token for feedback; its row is one nobody ranks from
+        result.token = mem.ranker.issue_token(q, ranking, hits)
     result.timings = {**signals.timings, "rank_ms": (ranked - started) * 1000,
                       "fetch_ms": (time.perf_counter() - ranked) * 1000,
                       "total_ms": (time.perf_counter() - started) * 1000}

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import records
+from . import ranker, records
 from .base import StoreBase, StoreError
+from .ranker import RankerSQL
 from .records import RecordsSQL
 
-MIGRATIONS = [*records.MIGRATIONS]
+MIGRATIONS = [*records.MIGRATIONS, *ranker.MIGRATIONS]
 
 
-class Store(RecordsSQL, StoreBase):
+class Store(RecordsSQL, RankerSQL, StoreBase):
     """One SQLite file holding every record and the derived rows that make start-up fast."""
 
     def __init__(self, path: str | Path) -> None:

@@ -1,0 +1,235 @@
+"""One feature vector per candidate, and a normaliser noise cannot swing.
+
+Candidates come from every registered signal (BM25, dense, and whatever graph or topic signals
+other areas add to :data:`engine.recall.SIGNALS`), plus the conversational neighbours of the
+strongest lexical hits. Each candidate then gets a fixed-order vector of features:
+
+* *static* features depend only on the store and the query (scores relative to the query's
+  best, rank discounts, RRF, neighbour strength, recency, speaker / title overlap, kind, length);
+* *learned* features come from feedback (trust, use count, how well the query matches the
+  queries an item was used for, co-access PageRank) and are zero on a store nobody taught.
+
+Scores are made relative within the query (divided by the query's best), so every feature
+lives in [0, 1] by construction. The :class:`Normaliser` the MLP reads through adds running
+statistics, but floors each feature's spread at a fixed share of its natural range: a feature
+that barely varies stays barely varying instead of being blown up to ±8σ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+
+from ..text import words
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+    from ..recall import Query, Signals
+
+CORE_SIGNALS = ("bm25", "dense")
+STATIC = ("bm25", "bm25_rank", "dense", "dense_rank", "rrf", "neighbour_bm25", "neighbour_dense",
+          "recency", "speaker", "title_hit", "kind_turn", "kind_note", "length")
+LEARNED = ("trust", "uses", "feedback_match", "coaccess")
+NEIGHBOUR_SEEDS = 20  # the strongest lexical hits whose neighbours become candidates
+SPREAD_FLOOR = 0.1  # a feature's spread is never taken as less than this share of [0, 1]
+
+
+def feature_names(extra_signals: tuple[str, ...]) -> tuple[str, ...]:
+    """The fixed order of the feature vector for a store with these extra signals."""
+    return STATIC + tuple(f"signal_{name}" for name in extra_signals) + LEARNED
+
+
+@dataclass
+class CandidateFeatures:
+    """The candidates of one query and their feature matrix (rows aligned with ``slots``)."""
+
+    slots: np.ndarray
+    names: tuple[str, ...]
+    matrix: np.ndarray
+    found_by: dict[int, list[str]] = field(default_factory=dict)
+
+    def column(self, name: str) -> np.ndarray:
+        return self.matrix[:, self.names.index(name)]
+
+    def as_dict(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        return {name: self.matrix[rows, n] for n, name in enumerate(self.names)}
+
+
+class SlotMeta:
+    """Per-slot facts the index does not keep: speaker, title words, text length."""
+
+    def __init__(self) -> None:
+        self.speaker = np.zeros(0, dtype=np.int64)  # index into ``speakers``, -1 for none
+        self.length = np.zeros(0, dtype=np.float64)  # log-scaled text length in [0, 1]
+        self.is_turn = np.zeros(0, dtype=bool)
+        self.is_note = np.zeros(0, dtype=bool)
+        self.title_words: dict[int, frozenset[str]] = {}
+        self.speakers: list[str] = []
+        self._speaker_id: dict[str, int] = {}
+
+    def add(self, slots: np.ndarray, rows: list[tuple[str | None, str, int, str]]) -> None:
+        """Record (speaker, title, text length, kind) for newly indexed slots."""
+        if not len(slots):
+            return
+        need = int(slots.max()) + 1
+        if need > len(self.speaker):
+            grow = need - len(self.speaker)
+            self.speaker = np.concatenate([self.speaker, np.full(grow, -1, dtype=np.int64)])
+            self.length = np.concatenate([self.length, np.zeros(grow)])
+            self.is_turn = np.concatenate([self.is_turn, np.zeros(grow, dtype=bool)])
+            self.is_note = np.concatenate([self.is_note, np.zeros(grow, dtype=bool)])
+        for slot, (speaker, title, length, kind) in zip(slots.tolist(), rows):
+            self.speaker[slot] = self._speaker_index(speaker) if speaker else -1
+            self.length[slot] = min(1.0, np.log1p(length) / np.log1p(2000))
+            self.is_turn[slot] = kind == "turn"
+            self.is_note[slot] = kind == "note"
+            if title:
+                self.title_words[slot] = frozenset(words(title))
+
+    def _speaker_index(self, speaker: str) -> int:
+        key = speaker.casefold()
+        if key not in self._speaker_id:
+            self._speaker_id[key] = len(self.speakers)
+            self.speakers.append(key)
+        return self._speaker_id[key]
+
+    def speaker_ids_in(self, query_words: set[str]) -> np.ndarray:
+        return np.array([n for n, name in enumerate(self.speakers) if set(words(name)) & query_words], dtype=np.int64)
+
+
+LearnedColumns = Callable[[np.ndarray, "Query", np.ndarray], dict[str, np.ndarray]]
+
+
+def _relative(values: np.ndarray) -> np.ndarray:
+    """Scores divided by the query's best positive score, clipped to [0, 1]."""
+    best = values.max() if len(values) else 0.0
+    return np.clip(values / best, 0.0, 1.0) if best > 0 else np.zeros_like(values)
+
+
+def _rank_discount(candidates: np.ndarray, ranked: np.ndarray) -> np.ndarray:
+    """1 / log2(2 + rank) for candidates in a signal's ranked list, 0 for the others."""
+    out = np.zeros(len(candidates))
+    if len(ranked):
+        pos = {int(s): r for r, s in enumerate(ranked.tolist())}
+        out[:] = [1.0 / np.log2(2 + pos[s]) if s in pos else 0.0 for s in candidates.tolist()]
+    return out
+
+
+def neighbours(mem: "Memory", slots: np.ndarray, reach: int = 1) -> np.ndarray:
+    """(len(slots), 2·reach) neighbour slots in the same source and session, -1 where none."""
+    index = mem.index
+    n = index.n_slots
+    offsets = np.array([d for k in range(1, reach + 1) for d in (-k, k)], dtype=np.int64)
+    cand = slots[:, None] + offsets[None, :]
+    inside = (cand >= 0) & (cand < n)
+    safe = np.where(inside, cand, 0)
+    same = (inside & index.alive[safe] & (index.source_ids[safe] == index.source_ids[slots][:, None])
+            & (np.abs(index.positions[safe] - index.positions[slots][:, None]) == np.abs(offsets)[None, :]))
+    times, own = index.times[safe], index.times[slots][:, None]
+    same &= (times == own) | (np.isnan(times) & np.isnan(own))
+    return np.where(same, cand, -1)
+
+
+def _neighbour_max(values: np.ndarray, nb: np.ndarray) -> np.ndarray:
+    padded = np.concatenate([values, [0.0]])
+    return padded[np.where(nb >= 0, nb, len(values))].max(axis=1) if nb.shape[1] else np.zeros(len(nb))
+
+
+def candidates(mem: "Memory", q: "Query", signals: "Signals", depth: int,
+               extra_signals: tuple[str, ...]) -> tuple[np.ndarray, dict[int, list[str]], dict[str, np.ndarray]]:
+    """Candidate slots (every signal's top ``depth`` ∪ neighbours of the best lexical hits)."""
+    found: dict[int, list[str]] = {}
+    ranked: dict[str, np.ndarray] = {}
+    for name in CORE_SIGNALS + extra_signals:
+        ranked[name] = signals.top(name, depth)
+        for s in ranked[name].tolist():
+            found.setdefault(s, []).append(name)
+    seeds = ranked["bm25"][:NEIGHBOUR_SEEDS]
+    for s in neighbours(mem, seeds, reach=1).ravel().tolist():
+        if s >= 0:
+            found.setdefault(s, []).append("neighbour")
+    slots = np.fromiter(found.keys(), dtype=np.int64, count=len(found))
+    return np.sort(slots), found, ranked
+
+
+def build(mem: "Memory", q: "Query", signals: "Signals", meta: SlotMeta, learned: LearnedColumns,
+          depth: int, extra_signals: tuple[str, ...], rrf_k: float) -> CandidateFeatures:
+    """Candidates of ``q`` with their feature matrix, in :func:`feature_names` order."""
+    slots, found, ranked = candidates(mem, q, signals, depth, extra_signals)
+    names = feature_names(extra_signals)
+    out = np.zeros((len(slots), len(names)))
+    if not len(slots):
+        return CandidateFeatures(slots, names, out, found)
+    bm25_all, dense_all = signals["bm25"], signals["dense"]
+    bm25_best = bm25_all[ranked["bm25"][0]] if len(ranked["bm25"]) else 0.0
+    dense_best = dense_all[ranked["dense"][0]] if len(ranked["dense"]) else 0.0
+    bm25_rel = np.clip(bm25_all / bm25_best, 0, 1) if bm25_best > 0 else np.zeros_like(bm25_all)
+    dense_rel = np.clip(dense_all / dense_best, 0, 1) if dense_best > 0 else np.zeros_like(dense_all)
+    nb = neighbours(mem, slots, reach=1)
+    col = {name: n for n, name in enumerate(names)}
+    out[:, col["bm25"]] = bm25_rel[slots]
+    out[:, col["dense"]] = dense_rel[slots]
+    out[:, col["bm25_rank"]] = _rank_discount(slots, ranked["bm25"])
+    out[:, col["dense_rank"]] = _rank_discount(slots, ranked["dense"])
+    rrf = np.zeros(len(slots))
+    for name in CORE_SIGNALS:
+        pos = {int(s): r for r, s in enumerate(ranked[name].tolist(), 1)}
+        rrf += [1.0 / (rrf_k + pos[s]) if s in pos else 0.0 for s in slots.tolist()]
+    out[:, col["rrf"]] = _relative(rrf)
+    out[:, col["neighbour_bm25"]] = _neighbour_max(bm25_rel, nb)
+    out[:, col["neighbour_dense"]] = _neighbour_max(dense_rel, nb)
+    out[:, col["recency"]] = _recency(mem, slots)
+    qwords = set(words(q.text))
+    speakers = meta.speaker_ids_in(qwords)
+    out[:, col["speaker"]] = np.isin(meta.speaker[slots], speakers) if len(speakers) else 0.0
+    out[:, col["title_hit"]] = [len(meta.title_words.get(s, frozenset()) & qwords) / max(len(qwords), 1)
+                                for s in slots.tolist()]
+    out[:, col["kind_turn"]] = meta.is_turn[slots]
+    out[:, col["kind_note"]] = meta.is_note[slots]
+    out[:, col["length"]] = meta.length[slots]
+    for name in extra_signals:
+        out[:, col[f"signal_{name}"]] = _relative(np.maximum(signals[name][slots], 0.0))
+    for name, values in learned(slots, q, out[:, col["rrf"]]).items():
+        out[:, col[name]] = values
+    return CandidateFeatures(slots, names, out, found)
+
+
+def _recency(mem: "Memory", slots: np.ndarray) -> np.ndarray:
+    """Position of each item's time between the store's oldest and newest (0.5 when unknown).
+
+    The clock is the store's own newest item, never the wall clock, so a recall is repeatable.
+    """
+    times = mem.index.times
+    live = times[mem.index.alive]
+    live = live[~np.isnan(live)]
+    if not len(live) or live.max() == live.min():
+        return np.full(len(slots), 0.5)
+    t = times[slots]
+    return np.where(np.isnan(t), 0.5, (t - live.min()) / (live.max() - live.min()))
+
+
+class Normaliser:
+    """Running mean and spread per feature, updated on feedback only (never on recall).
+
+    The spread is floored at :data:`SPREAD_FLOOR`: every feature lives in [0, 1], so a feature
+    whose values differ by 0.004 moves the normalised value by at most 0.04, not by ±8σ.
+    """
+
+    def __init__(self, n_features: int, mean: np.ndarray | None = None, var: np.ndarray | None = None,
+                 count: float = 0.0) -> None:
+        self.mean = np.zeros(n_features) if mean is None else mean
+        self.var = np.full(n_features, SPREAD_FLOOR ** 2) if var is None else var
+        self.count = count
+
+    def update(self, rows: np.ndarray, rate_floor: float = 1 / 5000) -> None:
+        for row in rows:
+            self.count += 1
+            rate = max(1.0 / self.count, rate_floor)
+            delta = row - self.mean
+            self.mean = self.mean + rate * delta
+            self.var = (1 - rate) * (self.var + rate * delta * delta)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return (x - self.mean) / np.sqrt(np.maximum(self.var, SPREAD_FLOOR ** 2))

@@ -1,0 +1,238 @@
+"""What feedback leaves behind per item: trust, use counts, the queries an item was used for,
+and co-access (Hebbian) edges between items used together.
+
+Time here is the store's feedback clock (the time of the latest feedback event), never the wall
+clock at recall, so the same store answers the same query the same way. Trust decays toward
+neutral (0.5) and edge weights decay toward 0 with their own half-lives; an edge whose decayed
+weight falls under ``prune_below`` is deleted at the next feedback, so decay really prunes.
+The co-access PageRank divides each row by max(row sum, 1) rather than by the row sum, so a
+decayed edge carries less mass instead of being renormalised back to full strength.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+DAY = 86_400.0
+
+
+@dataclass
+class FeedbackParams:
+    trust_up: float = 0.05  # used: trust += up · (1 − trust)
+    trust_down: float = 0.02  # shown but ignored: trust −= down · trust
+    trust_half_life_days: float = 45.0
+    hebb_rate: float = 0.3  # used together: w += rate · (1 − w)
+    edge_half_life_days: float = 30.0
+    prune_below: float = 0.05
+    ppr_alpha: float = 0.5
+    ppr_iterations: int = 20
+
+
+def decayed(value: np.ndarray, neutral: float, since: np.ndarray, now: float, half_life_days: float) -> np.ndarray:
+    """``value`` pulled toward ``neutral`` by the time elapsed from ``since`` to ``now``."""
+    factor = 0.5 ** (np.maximum(now - since, 0.0) / (half_life_days * DAY))
+    return neutral + (value - neutral) * factor
+
+
+@dataclass
+class EdgeSet:
+    """Undirected co-access edges between item ids (a < b), as parallel arrays."""
+
+    a: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    b: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    weight: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    updated: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def __len__(self) -> int:
+        return len(self.a)
+
+    def position(self) -> dict[tuple[int, int], int]:
+        return {(int(x), int(y)): n for n, (x, y) in enumerate(zip(self.a.tolist(), self.b.tolist()))}
+
+    def keep(self, mask: np.ndarray) -> None:
+        self.a, self.b, self.weight, self.updated = self.a[mask], self.b[mask], self.weight[mask], self.updated[mask]
+
+
+@dataclass
+class FeedbackChanges:
+    """The rows one feedback event writes (applied in memory only after the commit)."""
+
+    trust: list[tuple[int, float, int, float]]
+    edges: list[tuple[int, int, float, float]]
+    pruned: list[tuple[int, int]]
+
+
+class FeedbackState:
+    """Per-item learned state, kept in memory and mirrored in the store."""
+
+    def __init__(self, params: FeedbackParams) -> None:
+        self.params = params
+        self.clock = 0.0
+        self.trust: dict[int, tuple[float, int, float]] = {}  # item id -> (trust, uses, updated)
+        self.edges = EdgeSet()
+        self._edge_at: dict[tuple[int, int], int] = {}
+        self.query_bags: dict[int, dict[int, float]] = {}  # item id -> {term id: weight}
+        self._bag_matrix: tuple[sp.csr_matrix, np.ndarray] | None = None
+        self._coaccess: sp.csr_matrix | None = None
+
+    # -- loading ------------------------------------------------------------------------------
+
+    def load(self, trust_rows: list, edge_rows: list, clock: float) -> None:
+        self.clock = clock
+        self.trust = {int(i): (float(t), int(u), float(at)) for i, t, u, at in trust_rows}
+        if edge_rows:
+            cols = list(zip(*edge_rows))
+            self.edges = EdgeSet(np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.int64),
+                                 np.array(cols[2], dtype=np.float64), np.array(cols[3], dtype=np.float64))
+        else:
+            self.edges = EdgeSet()
+        self._edge_at = self.edges.position()
+        self.query_bags = {}
+        self.invalidate()
+
+    def invalidate(self) -> None:
+        self._bag_matrix = None
+        self._coaccess = None
+
+    def add_query(self, item_ids: list[int], term_ids: np.ndarray) -> None:
+        """Remember that these items were used for a query with these terms."""
+        for item_id in item_ids:
+            bag = self.query_bags.setdefault(item_id, {})
+            for t in term_ids.tolist():
+                bag[t] = bag.get(t, 0.0) + 1.0
+        self._bag_matrix = None
+
+    # -- feedback -----------------------------------------------------------------------------
+
+    def changes(self, used: list[int], ignored: list[int], now: float) -> FeedbackChanges:
+        """The trust rows, strengthened edges and pruned edges of one event (nothing applied)."""
+        p = self.params
+        trust_rows = []
+        for item_id, is_used in [(i, True) for i in used] + [(i, False) for i in ignored]:
+            value, uses, at = self.trust.get(item_id, (0.5, 0, now))
+            value = float(decayed(np.array(value), 0.5, np.array(at), now, p.trust_half_life_days))
+            value = value + p.trust_up * (1 - value) if is_used else value - p.trust_down * value
+            trust_rows.append((item_id, value, uses + int(is_used), now))
+        current = decayed(self.edges.weight, 0.0, self.edges.updated, now, p.edge_half_life_days)
+        strengthened: dict[tuple[int, int], float] = {}
+        ordered = sorted(set(used))
+        for n, x in enumerate(ordered):
+            for y in ordered[n + 1:]:
+                at = self._edge_at.get((x, y))
+                w = float(current[at]) if at is not None else 0.0
+                strengthened[(x, y)] = w + p.hebb_rate * (1 - w)
+        weak = np.flatnonzero(current < p.prune_below)
+        pruned = [(int(self.edges.a[i]), int(self.edges.b[i])) for i in weak]
+        pruned = [pair for pair in pruned if pair not in strengthened]
+        edges = [(x, y, w, now) for (x, y), w in strengthened.items()]
+        return FeedbackChanges(trust_rows, edges, pruned)
+
+    def apply(self, changes: FeedbackChanges, now: float) -> None:
+        self.clock = max(self.clock, now)
+        for item_id, value, uses, at in changes.trust:
+            self.trust[item_id] = (value, uses, at)
+        if changes.pruned:
+            gone = set(changes.pruned)
+            self.edges.keep(np.array([(x, y) not in gone for x, y in zip(self.edges.a.tolist(), self.edges.b.tolist())]))
+            self._edge_at = self.edges.position()
+        fresh = []
+        for x, y, w, at in changes.edges:
+            n = self._edge_at.get((x, y))
+            if n is None:
+                fresh.append((x, y, w, at))
+            else:
+                self.edges.weight[n], self.edges.updated[n] = w, at
+        if fresh:
+            cols = list(zip(*fresh))
+            self.edges = EdgeSet(np.concatenate([self.edges.a, np.array(cols[0], dtype=np.int64)]),
+                                 np.concatenate([self.edges.b, np.array(cols[1], dtype=np.int64)]),
+                                 np.concatenate([self.edges.weight, np.array(cols[2])]),
+                                 np.concatenate([self.edges.updated, np.array(cols[3])]))
+            self._edge_at = self.edges.position()
+        self.invalidate()
+
+    def forget(self, item_ids: list[int]) -> None:
+        """Drop deleted items (the store's cascade already removed their rows)."""
+        gone = set(item_ids)
+        for i in gone:
+            self.trust.pop(i, None)
+            self.query_bags.pop(i, None)
+        if len(self.edges):
+            self.edges.keep(~(np.isin(self.edges.a, list(gone)) | np.isin(self.edges.b, list(gone))))
+            self._edge_at = self.edges.position()
+        self.invalidate()
+
+    # -- features -----------------------------------------------------------------------------
+
+    def trust_and_uses(self, item_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Trust relative to neutral (−0.5…0.5) and log-scaled use counts of these items."""
+        trust = np.zeros(len(item_ids))
+        uses = np.zeros(len(item_ids))
+        if not self.trust:
+            return trust, uses
+        for n, item_id in enumerate(item_ids.tolist()):
+            row = self.trust.get(item_id)
+            if row:
+                trust[n] = float(decayed(np.array(row[0]), 0.5, np.array(row[2]), self.clock,
+                                         self.params.trust_half_life_days)) - 0.5
+                uses[n] = min(1.0, np.log1p(row[1]) / np.log1p(20))
+        return trust, uses
+
+    def feedback_match(self, item_ids: np.ndarray, term_ids: np.ndarray, n_terms: int) -> np.ndarray:
+        """Cosine between the query's terms and the terms of the queries each item was used for."""
+        if not self.query_bags or not len(term_ids):
+            return np.zeros(len(item_ids))
+        matrix, ids = self._bags(n_terms)
+        rows = np.searchsorted(ids, item_ids)
+        rows = np.clip(rows, 0, len(ids) - 1)
+        present = ids[rows] == item_ids
+        terms = term_ids[term_ids < matrix.shape[1]]
+        q = np.zeros(matrix.shape[1])
+        q[terms] = 1.0
+        sims = matrix[rows] @ q / np.sqrt(max(len(terms), 1))
+        return np.where(present, sims, 0.0)
+
+    def _bags(self, n_terms: int) -> tuple[sp.csr_matrix, np.ndarray]:
+        if self._bag_matrix is None or self._bag_matrix[0].shape[1] < n_terms:
+            ids = np.array(sorted(self.query_bags), dtype=np.int64)
+            rows, cols, vals = [], [], []
+            for r, item_id in enumerate(ids.tolist()):
+                bag = self.query_bags[item_id]
+                rows += [r] * len(bag)
+                cols += list(bag)
+                vals += list(bag.values())
+            m = sp.csr_matrix((vals, (rows, cols)), shape=(len(ids), max(n_terms, max(cols, default=0) + 1)))
+            norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+            m = sp.diags(1.0 / np.maximum(norms, 1e-12)) @ m
+            self._bag_matrix = (m.tocsr(), ids)
+        return self._bag_matrix
+
+    def coaccess(self, slot_of: dict[int, int], n_slots: int, seeds: np.ndarray, restart: np.ndarray) -> np.ndarray:
+        """PageRank mass reaching every slot over co-access edges from the seeds (restart excluded)."""
+        if not len(self.edges) or not len(seeds) or restart.sum() <= 0:
+            return np.zeros(n_slots)
+        matrix = self._coaccess_matrix(slot_of, n_slots)
+        p = self.params
+        r = np.zeros(n_slots)
+        r[seeds] = restart / restart.sum()
+        rank = r.copy()
+        for _ in range(p.ppr_iterations):
+            rank = p.ppr_alpha * r + (1 - p.ppr_alpha) * (matrix.T @ rank)
+        return np.maximum(rank - p.ppr_alpha * r, 0.0)
+
+    def _coaccess_matrix(self, slot_of: dict[int, int], n_slots: int) -> sp.csr_matrix:
+        if self._coaccess is None or self._coaccess.shape[0] != n_slots:
+            e = self.edges
+            w = decayed(e.weight, 0.0, e.updated, self.clock, self.params.edge_half_life_days)
+            pairs = [(slot_of.get(int(x)), slot_of.get(int(y)), v) for x, y, v in zip(e.a, e.b, w)]
+            pairs = [(x, y, v) for x, y, v in pairs if x is not None and y is not None]
+            xs = np.array([x for x, _, _ in pairs] + [y for _, y, _ in pairs], dtype=np.int64)
+            ys = np.array([y for _, y, _ in pairs] + [x for x, _, _ in pairs], dtype=np.int64)
+            vs = np.array([v for _, _, v in pairs] * 2)
+            m = sp.csr_matrix((vs, (xs, ys)), shape=(n_slots, n_slots))
+            out = np.maximum(np.asarray(m.sum(axis=1)).ravel(), 1.0)
+            self._coaccess = (sp.diags(1.0 / out) @ m).tocsr()
+        return self._coaccess
