@@ -1,0 +1,125 @@
+"""Entity names: one normalised key for facts, episodes and items, and the in-memory registry.
+
+The reference kept two vocabularies (participants in original case, fact entities lower-cased)
+and so never connected facts to the chunks that state them. Here every extractor links through
+:func:`entity_key`, and the :class:`EntityRegistry` finds known names inside any text (a
+gazetteer over word n-grams), so a passage that writes "american psychological association" in
+lower case still reaches the passage titled "American Psychological Association".
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..text import STOPWORDS, words
+
+_LEADING = {"the", "a", "an", "my", "our", "your", "his", "her", "their", "its"}
+_PAREN = re.compile(r"\s*\([^)]*\)\s*$")
+MAX_GAZETTEER_WORDS = 5
+
+
+def entity_key(name: str) -> str:
+    """The normalised name: case-folded words, possessive and leading article dropped."""
+    w = words(_PAREN.sub("", name)) or words(name)
+    while len(w) > 1 and w[0] in _LEADING:
+        w = w[1:]
+    return " ".join(w)
+
+
+def gazetteer_worthy(key: str, kind: str) -> bool:
+    """Whether to look for this name inside other texts: proper names, and multi-word phrases."""
+    if not key or key in STOPWORDS:
+        return False
+    return kind in ("speaker", "title", "name") or " " in key
+
+
+def name_vector(key: str, dim: int = 256) -> np.ndarray:
+    """Character-trigram hash vector of a name, L2-normalised: cheap similarity for linking."""
+    vec = np.zeros(dim, dtype=np.float32)
+    padded = f"  {key} "
+    for i in range(len(padded) - 2):
+        h = zlib.crc32(padded[i:i + 3].encode("utf-8"))
+        vec[h % dim] += 1.0
+    norm = float(np.linalg.norm(vec))
+    return vec / norm if norm else vec
+
+
+@dataclass
+class EntityRegistry:
+    """key → id of every entity, with a pending layer for the ingest transaction in flight.
+
+    Writes go to ``pending`` until :meth:`commit` (after the store committed); a failed ingest
+    calls :meth:`rollback` and the registry is exactly as before.
+    """
+
+    ids: dict[str, int] = field(default_factory=dict)
+    names: dict[int, str] = field(default_factory=dict)
+    kinds: dict[int, str] = field(default_factory=dict)
+    gazetteer: set[str] = field(default_factory=set)
+    by_word: dict[str, set[int]] = field(default_factory=dict)  # candidate generation for linking
+    pending: dict[str, tuple[int, str, str]] = field(default_factory=dict)  # key → (id, name, kind)
+    pending_gazetteer: set[str] = field(default_factory=set)
+
+    def load(self, rows: list[tuple[int, str, str, str]]) -> None:
+        self.ids.clear(), self.names.clear(), self.kinds.clear(), self.gazetteer.clear(), self.by_word.clear()
+        self.rollback()
+        for eid, key, name, kind in rows:
+            self._add(eid, key, name, kind)
+
+    def _add(self, eid: int, key: str, name: str, kind: str) -> None:
+        self.ids[key], self.names[eid], self.kinds[eid] = eid, name, kind
+        if gazetteer_worthy(key, kind):
+            self.gazetteer.add(key)
+        for w in set(key.split()):
+            if w not in STOPWORDS:
+                self.by_word.setdefault(w, set()).add(eid)
+
+    def lookup(self, key: str) -> int | None:
+        hit = self.ids.get(key)
+        if hit is None and key in self.pending:
+            return self.pending[key][0]
+        return hit
+
+    def stage(self, eid: int, key: str, name: str, kind: str) -> None:
+        if key not in self.ids:
+            self.pending[key] = (eid, name, kind)
+            if gazetteer_worthy(key, kind):
+                self.pending_gazetteer.add(key)
+
+    def commit(self) -> None:
+        for key, (eid, name, kind) in self.pending.items():
+            self._add(eid, key, name, kind)
+        self.rollback()
+
+    def rollback(self) -> None:
+        self.pending.clear()
+        self.pending_gazetteer.clear()
+
+    def find_in(self, text: str) -> list[str]:
+        """Known names (keys) occurring in ``text`` as whole-word runs, longest first, no overlaps."""
+        w = words(text)
+        found: list[str] = []
+        i = 0
+        while i < len(w):
+            for n in range(min(MAX_GAZETTEER_WORDS, len(w) - i), 0, -1):
+                gram = " ".join(w[i:i + n])
+                if gram in self.gazetteer or gram in self.pending_gazetteer:
+                    found.append(gram)
+                    i += n
+                    break
+            else:
+                i += 1
+        return found
+
+    def candidates(self, key: str, limit: int = 200) -> set[int]:
+        """Entities sharing a content word with ``key`` (words shared by too many are skipped)."""
+        out: set[int] = set()
+        for w in set(key.split()):
+            ids = self.by_word.get(w)
+            if ids and len(ids) <= limit:
+                out |= ids
+        return out

@@ -1,0 +1,675 @@
+"""``mem.knowledge``: the knowledge layer as an extension of :class:`engine.memory.Memory`.
+
+At ingest (inside the source's transaction) every item is read by the rule-based extractor:
+its entities and mentions, facts (deduplicated: normalised key, then vector similarity within
+the same subject), 5W1H events, and the episode it belongs to. After the commit the typed graph
+grows by the same rows. When an LLM endpoint is configured the items also join a durable
+queue that :meth:`KnowledgeExtension.process_queue` works through (see :mod:`.llm`).
+
+Browsing returns the dataclasses of :mod:`.records`; every curation call is one transaction
+and takes ``dry_run`` (the same writes inside a rolled-back savepoint, so the report is exact).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
+
+from ..records import Item, Source
+from ..text import lexical_tokens, normalize
+from .entities import EntityRegistry, entity_key, name_vector
+from .episodes import group_items, session_of, summarize
+from .extract import Extraction, FactDraft, RuleExtractor, capitalised_spans
+from .graph import DEFAULT_WEIGHTS, EDGE_TYPES, KnowledgeGraph, personalized_pagerank
+from .records import Entity, Episode, Event, Fact
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+NICKNAME_WEIGHT = 0.9
+
+
+class KnowledgeError(ValueError):
+    """A curation request the engine refuses; ``str()`` is one line for the user."""
+
+
+def fact_key(subject: str, predicate: str, obj: str) -> str:
+    """Stage-one dedup key: normalised words of subject, predicate and object."""
+    return "|".join(" ".join(re.findall(r"\w+", normalize(x))) for x in (subject, predicate, obj))
+
+
+@dataclass
+class _Batch:
+    """Rows written in the ingest transaction, applied to memory after the commit."""
+
+    entities: list[int] = field(default_factory=list)
+    facts: dict[str, tuple[int, int | None]] = field(default_factory=dict)  # key → (fact id, subject id)
+    edges: dict[str, tuple[list[int], list[int], list[float]]] = field(
+        default_factory=lambda: {t: ([], [], []) for t in EDGE_TYPES})
+
+    def edge(self, kind: str, a: int, b: int, w: float = 1.0) -> None:
+        xs, ys, ws = self.edges[kind]
+        xs.append(a), ys.append(b), ws.append(w)
+
+
+@dataclass
+class GraphResult:
+    """A PPR run for a query: item scores by slot, the seeds, and the nodes reached."""
+
+    item_scores: np.ndarray
+    seeds: list[dict[str, Any]]
+    reached: list[dict[str, Any]]
+
+
+class KnowledgeExtension:
+    """Episodes, facts, entities and the typed graph of one store."""
+
+    name = "knowledge"
+
+    def __init__(self, mem: "Memory") -> None:
+        self.mem = mem
+        self.store = mem.store
+        self.registry = EntityRegistry()
+        self.extractor = RuleExtractor(self.registry)
+        self.graph = KnowledgeGraph()
+        self._fact_ids: dict[str, int] = {}
+        self._facts_by_subject: dict[int, list[int]] = defaultdict(list)
+        self._fact_vectors: dict[int, np.ndarray] = {}
+        self._name_vectors: dict[int, np.ndarray] = {}
+        self._batch: _Batch | None = None
+
+    @property
+    def settings(self):
+        return self.mem.settings
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Rebuild the registry, the fact keys and the graph from the store."""
+        store = self.store
+        rows = store.entity_rows()
+        self.registry.load(rows)
+        self._fact_ids.clear()
+        self._facts_by_subject.clear()
+        self._fact_vectors.clear()
+        self._name_vectors.clear()
+        for fid, key, subject_id in store.fact_keys():
+            self._fact_ids[key] = fid
+            if subject_id is not None:
+                self._facts_by_subject[subject_id].append(fid)
+        g = self.graph
+        g.clear()
+        g.add_entities([r[0] for r in rows])
+        batch = _Batch()
+        for item_id, entity_id, _surface, role in store.mention_rows():
+            batch.edge("link" if role in ("tag", "link") else "mention", item_id, -entity_id)
+        for fid, _s, _p, _o, sid, oid, *_ in store.fact_rows():
+            if sid is not None and oid is not None and sid != oid:
+                batch.edge("fact", -sid, -oid)
+        for a, b, w in store.synonym_rows():
+            batch.edge("synonym", -a, -b, w)
+        members: dict[int, list[int]] = defaultdict(list)
+        for item_id, episode_id, _home in store.episode_item_rows():
+            members[episode_id].append(item_id)
+        for ids in members.values():
+            _clique(batch, sorted(ids))
+        previous: tuple | None = None
+        for item_id, source_id, _pos, kind, title, session in store.item_sequence_rows():
+            group = (source_id, f"session {session}" if kind == "turn" and session is not None else title or "")
+            if previous is not None and previous[1] == group:
+                batch.edge("next", previous[0], item_id)
+            previous = (item_id, group)
+        self._apply_edges(batch)
+
+    def _apply_edges(self, batch: _Batch) -> None:
+        for kind, (a, b, w) in batch.edges.items():
+            if a:
+                self.graph.add_edges(kind, a, b, w)
+
+    def on_ingest(self, source: Source, items: list[Item]) -> None:
+        self.registry.rollback()
+        batch = self._batch = _Batch()
+        self.extractor.local.clear()
+        extractions = [self.extractor.extract(item) for item in items]
+        ids = self._register_entities(extractions, batch)
+        mentions = []
+        for item, ex in zip(items, extractions):
+            for surface, key, _kind, role in ex.mentions:
+                mentions.append((item.id, ids[key], surface, role))
+                batch.edge("link" if role in ("tag", "link") else "mention", item.id, -ids[key])
+        self.store.insert_mentions(mentions)
+        self._store_facts(items, extractions, ids, batch)
+        self._store_episodes(source, items, extractions, batch)
+        if self.llm_configured:
+            self.store.enqueue_extraction([i.id for i in items])
+
+    def on_indexed(self, items: list[Item]) -> None:
+        batch, self._batch = self._batch, None
+        self.registry.commit()
+        if batch is None:
+            return
+        for key, (fid, subject_id) in batch.facts.items():
+            self._fact_ids[key] = fid
+            if subject_id is not None:
+                self._facts_by_subject[subject_id].append(fid)
+        self.graph.add_entities(batch.entities)
+        self._apply_edges(batch)
+
+    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
+        """Facts and episodes that lose their last provenance go; the rest lose that pointer."""
+        with self._writing(dry_run):
+            report = self._cascade(item_ids)
+        if not dry_run:
+            self.load()
+        return report
+
+    def _cascade(self, item_ids: list[int]) -> dict[str, Any]:
+        store = self.store
+        facts_gone = store.facts_losing_all(item_ids)
+        facts_touched = {f for f, _ in store.facts_of_items(item_ids)} - set(facts_gone)
+        episodes_gone = store.episodes_losing_all(item_ids)
+        episodes_touched = set(store.episodes_of_items(item_ids).values()) - set(episodes_gone)
+        store.delete_facts(facts_gone)
+        store.delete_episodes(episodes_gone)
+        store.delete_mentions_of_items(item_ids)
+        orphans = store.orphan_entities()
+        store.delete_entities(orphans)
+        return {"facts_deleted": len(facts_gone), "facts_losing_provenance": len(facts_touched),
+                "episodes_deleted": len(episodes_gone), "episodes_losing_items": len(episodes_touched),
+                "entities_deleted": len(orphans)}
+
+    def _writing(self, dry_run: bool) -> AbstractContextManager:
+        return self.store.dry_run() if dry_run else self.store.transaction()
+
+    def stats(self) -> dict[str, Any]:
+        counts = self.store.knowledge_counts()
+        queue = self.store.queue_counts()
+        if queue:
+            counts["extraction_queue"] = queue
+        return counts
+
+    # -- ingest steps -------------------------------------------------------------------------
+
+    def _register_entities(self, extractions: list[Extraction], batch: _Batch) -> dict[str, int]:
+        """Ids for every key the items name (new entities inserted and linked by synonymy)."""
+        wanted: dict[str, tuple[str, str]] = {}
+        for ex in extractions:
+            for surface, key, kind, _role in ex.mentions:
+                if key:
+                    wanted.setdefault(key, (surface, kind))
+            for f in ex.facts:
+                wanted.setdefault(f.subject_key, (f.subject, "name"))
+        ids = {k: i for k in wanted if (i := self.registry.lookup(k)) is not None}
+        new = [(k, name, kind) for k, (name, kind) in wanted.items() if k not in ids]
+        if new:
+            fresh = self.store.upsert_entities(new)
+            for key, name, kind in new:
+                eid = fresh[key]
+                ids[key] = eid
+                self.registry.stage(eid, key, name, kind)
+                batch.entities.append(eid)
+            self._link_synonyms([(fresh[k], k, kind) for k, _n, kind in new], batch)
+        return ids
+
+    def _name_vector(self, entity_id: int, key: str) -> np.ndarray:
+        vec = self._name_vectors.get(entity_id)
+        if vec is None:
+            vec = self._name_vectors[entity_id] = name_vector(key)
+        return vec
+
+    def _link_synonyms(self, new: list[tuple[int, str, str]], batch: _Batch) -> None:
+        """Synonymy edges from each new entity to known ones: name similarity ≥ the link
+        threshold, or a short name that starts a person's name ("Mel" → "Melanie")."""
+        threshold = self.settings.entity_link_threshold
+        names = {v: k for k, v in self.registry.ids.items()}
+        rows: list[tuple[int, int, float]] = []
+        for eid, key, _kind in new:
+            cands = [c for c in self.registry.candidates(key) if c != eid]
+            if cands:
+                sims = np.stack([self._name_vector(c, names.get(c, "")) for c in cands]) @ self._name_vector(eid, key)
+                rows += [(eid, c, float(s)) for c, s in zip(cands, sims) if s >= threshold]
+            if " " not in key and len(key) >= 3:
+                for person in self._people():
+                    first = self.registry.names[person].split()[0].casefold()
+                    if first != key and first.startswith(key):
+                        rows.append((eid, person, NICKNAME_WEIGHT))
+        self.store.insert_synonyms(rows)
+        for a, b, w in rows:
+            batch.edge("synonym", -a, -b, w)
+
+    def _people(self) -> list[int]:
+        return [eid for eid, kind in self.registry.kinds.items() if kind == "speaker"]
+
+    def _store_facts(self, items: list[Item], extractions: list[Extraction], ids: dict[str, int], batch: _Batch) -> None:
+        provenance = []
+        for item, ex in zip(items, extractions):
+            for draft in ex.facts:
+                fid = self._dedup_or_insert(draft, ids, batch, origin="rule")
+                provenance.append((fid, item.id))
+        self.store.insert_fact_sources(provenance)
+
+    def _dedup_or_insert(self, draft: FactDraft, ids: dict[str, int], batch: _Batch, origin: str) -> int:
+        """The id of the fact ``draft`` states: an existing one (exact key, then similar within
+        the same subject), else a new row. A duplicate only ever adds provenance."""
+        key = fact_key(draft.subject, draft.predicate, draft.object)
+        hit = self._fact_ids.get(key) or (batch.facts[key][0] if key in batch.facts else None)
+        subject_id = ids.get(draft.subject_key) or self.registry.lookup(draft.subject_key)
+        if hit is None and subject_id is not None:
+            hit = self._similar_fact(draft, subject_id, batch)
+        if hit is not None:
+            if draft.time:
+                self.store.fill_fact_time(hit, draft.time)
+            return hit
+        object_id = None
+        if draft.object_key:
+            object_id = ids.get(draft.object_key) or self.registry.lookup(draft.object_key)
+        fid = self.store.insert_fact(key, draft.subject, draft.predicate, draft.object, subject_id, object_id,
+                                     draft.time, origin)
+        batch.facts[key] = (fid, subject_id)
+        self._fact_vectors[fid] = self._fact_vector(draft.subject, draft.predicate, draft.object)
+        if subject_id is not None and object_id is not None and subject_id != object_id:
+            batch.edge("fact", -subject_id, -object_id)
+        return fid
+
+    def _fact_vector(self, subject: str, predicate: str, obj: str) -> np.ndarray:
+        return self.mem.index.hash.embed([f"{subject} {predicate} {obj}"])[0]
+
+    def _similar_fact(self, draft: FactDraft, subject_id: int, batch: _Batch) -> int | None:
+        known = self._facts_by_subject.get(subject_id, []) + [f for f, s in batch.facts.values() if s == subject_id]
+        if not known:
+            return None
+        missing = [f for f in known if f not in self._fact_vectors]
+        if missing:
+            for fid, s, p, o, *_ in self.store.fact_rows(missing):
+                self._fact_vectors[fid] = self._fact_vector(s, p, o)
+        known = [f for f in known if f in self._fact_vectors]
+        if not known:
+            return None
+        sims = np.stack([self._fact_vectors[f] for f in known]) @ self._fact_vector(draft.subject, draft.predicate, draft.object)
+        best = int(np.argmax(sims))
+        return known[best] if sims[best] >= self.settings.fact_dedup_threshold else None
+
+    def _store_episodes(self, source: Source, items: list[Item], extractions: list[Extraction], batch: _Batch) -> None:
+        events_of = {item.id: ex.events for item, ex in zip(items, extractions)}
+        rows, events = [], []
+        for draft in group_items(items, self.settings.episode_window):
+            draft_events = [e for i in draft.items for e in events_of[i.id]]
+            eid = self.store.insert_episode(source.id, draft.session, summarize(draft.items, draft_events))
+            rows += [(i.id, eid) for i in draft.items]
+            events += [(e.item_id, "rule", e.body()) for e in draft_events]
+            _clique(batch, [i.id for i in draft.items])
+        self.store.insert_episode_items(rows)
+        self.store.insert_events(events)
+        ordered = sorted(items, key=lambda i: i.position)
+        for a, b in zip(ordered, ordered[1:]):
+            if session_of(a) == session_of(b):
+                batch.edge("next", a.id, b.id)
+
+    # -- graph and PPR ------------------------------------------------------------------------
+
+    def edge_weights(self, overrides: dict[str, float] | None = None) -> dict[str, float]:
+        weights = dict(DEFAULT_WEIGHTS)
+        weights.update(overrides or {})
+        return weights
+
+    def query_entities(self, text: str) -> list[int]:
+        """Entities the query names (known names in it, and its capitalised spans)."""
+        keys = list(dict.fromkeys(self.registry.find_in(text) + [entity_key(s) for s in capitalised_spans(text)]))
+        return [eid for k in keys if (eid := self.registry.lookup(k)) is not None]
+
+    def seed_vector(self, entity_ids: Sequence[int], first_stage: np.ndarray, weights: dict[str, float]) -> np.ndarray:
+        """Seeds: the query's entities (rarer ones weigh more) and the top first-stage items
+        (by their normalised score), each half of the mass when both exist."""
+        index = self.mem.index
+        n = self.graph.n_nodes(index)
+        seeds = np.zeros(n, dtype=np.float64)
+        nodes = [index.n_slots + node for e in entity_ids if (node := self.graph.entity_node(e)) is not None]
+        if nodes:
+            degree = self.graph.degrees(index, weights)[nodes]
+            seeds[nodes] = 1.0 / np.log(np.e + degree)
+            seeds[nodes] *= self.settings.ppr_entity_mass / seeds[nodes].sum()
+        k = self.settings.ppr_seed_items
+        top = np.argsort(-first_stage, kind="stable")[:k]
+        top = top[first_stage[top] > 0]
+        if len(top):
+            scores = first_stage[top] / first_stage[top].max()
+            seeds[top] += (1.0 - self.settings.ppr_entity_mass if nodes else 1.0) * scores / scores.sum()
+        return seeds
+
+    def ppr(self, seeds: np.ndarray, weights: dict[str, float] | None = None) -> np.ndarray:
+        """PPR over every node (items then entities) for a seed vector and edge-type weights."""
+        weights = self.edge_weights(weights)
+        transition = self.graph.transition(weights, self.mem.index)
+        return personalized_pagerank(transition, seeds, alpha=self.settings.ppr_alpha)
+
+    def graph_scores(self, text: str, first_stage: np.ndarray, weights: dict[str, float] | None = None,
+                     reached: int = 20) -> GraphResult:
+        """PPR from the query's entities and the top first-stage items; item scores by slot."""
+        index = self.mem.index
+        weights = self.edge_weights(weights)
+        entities = self.query_entities(text)
+        seeds = self.seed_vector(entities, first_stage, weights)
+        visits = self.ppr(seeds, weights) if seeds.sum() > 0 else np.zeros(len(seeds), dtype=np.float32)
+        items = np.zeros(index.n_slots, dtype=np.float64)
+        items[:] = visits[: index.n_slots]
+        items[~index.alive] = 0.0
+        return GraphResult(items, self._describe(seeds, top=20), self._describe(visits, top=reached))
+
+    def graph_features(self, text: str, first_stage: np.ndarray, slots: np.ndarray) -> dict[str, np.ndarray]:
+        """Per-slot PPR score under each edge type alone (and the mix), for a learned ranker."""
+        out = {"ppr": self.graph_scores(text, first_stage).item_scores[slots]}
+        for kind in EDGE_TYPES:
+            if self.graph.edges[kind] or kind == "semantic":
+                only = {t: (1.0 if t == kind else 0.0) for t in EDGE_TYPES}
+                out[f"ppr_{kind}"] = self.graph_scores(text, first_stage, only).item_scores[slots]
+        return out
+
+    def _describe(self, scores: np.ndarray, top: int) -> list[dict[str, Any]]:
+        index = self.mem.index
+        order = np.argsort(-scores, kind="stable")[:top]
+        out = []
+        for node in order[scores[order] > 0].tolist():
+            if node < index.n_slots:
+                out.append({"node": f"item:{int(index.item_ids[node])}", "kind": "item", "score": float(scores[node])})
+            else:
+                eid = int(self.graph.entity_ids[node - index.n_slots])
+                out.append({"node": f"entity:{eid}", "kind": "entity", "name": self.registry.names.get(eid, ""),
+                            "score": float(scores[node])})
+        return out
+
+    # -- recall support -----------------------------------------------------------------------
+
+    def facts_for(self, text: str, item_scores: dict[int, float], k: int) -> list[Fact]:
+        """Facts ranked for a query: those stated by the hits or naming the query's entities,
+        scored by word overlap with the query plus the best score of the items stating them."""
+        entity_ids = self.query_entities(text)
+        fids = {f for f, _ in self.store.facts_of_items(list(item_scores))}
+        for e in entity_ids:
+            fids |= {r[0] for r in self.store.fact_rows(entity_id=e)[:200]}
+        facts = self._facts(sorted(fids))
+        if not facts:
+            return []
+        query_terms = set(lexical_tokens(text))
+        top_item = max(item_scores.values(), default=0.0) or 1.0
+        for f in facts:
+            terms = set(lexical_tokens(f.triple()))
+            overlap = len(terms & query_terms) / max(len(query_terms), 1)
+            stated = max((item_scores.get(i, 0.0) for i in f.provenance), default=0.0) / top_item
+            named = 0.5 if {f.subject_id, f.object_id} & set(entity_ids) else 0.0
+            f.score = round(overlap + stated + named, 6)
+        facts.sort(key=lambda f: (-f.score, f.id))
+        return facts[:k]
+
+    def episodes_of_items(self, item_ids: Sequence[int]) -> dict[int, int]:
+        return self.store.episodes_of_items(list(item_ids))
+
+    # -- browse -------------------------------------------------------------------------------
+
+    def _facts(self, ids: Sequence[int] | None = None, entity_id: int | None = None) -> list[Fact]:
+        rows = self.store.fact_rows(ids, entity_id) if ids is not None or entity_id is not None else self.store.fact_rows()
+        sources = self.store.fact_sources_of([r[0] for r in rows])
+        return [Fact(id=r[0], subject=r[1], predicate=r[2], object=r[3], subject_id=r[4], object_id=r[5], time=r[6],
+                     origin=r[7], provenance=sources.get(r[0], [])) for r in rows]
+
+    def facts(self, entity: str | int | None = None, limit: int | None = None) -> list[Fact]:
+        """Every fact, or those naming an entity (by id, or by name: exact key, else substring)."""
+        if entity is None:
+            out = self._facts()
+        else:
+            ids = self._entity_ids_for(entity)
+            seen: dict[int, Fact] = {}
+            for eid in ids:
+                for f in self._facts(entity_id=eid):
+                    seen[f.id] = f
+            out = sorted(seen.values(), key=lambda f: f.id)
+        return out[:limit] if limit else out
+
+    def fact(self, fact_id: int) -> Fact:
+        found = self._facts([fact_id])
+        if not found:
+            raise KnowledgeError(f"no fact with id {fact_id}")
+        return found[0]
+
+    def _entity_ids_for(self, entity: str | int) -> list[int]:
+        if isinstance(entity, int) or str(entity).isdigit():
+            return [int(entity)]
+        key = entity_key(str(entity))
+        exact = self.registry.lookup(key)
+        if exact is not None:
+            return [exact]
+        return [eid for k, eid in self.registry.ids.items() if key and key in k]
+
+    def entities(self, kind: str | None = None, limit: int | None = None) -> list[Entity]:
+        """Entities, most mentioned first (ties by id), with their counts and synonyms."""
+        counts = self.store.entity_counts()
+        synonyms: dict[int, list[int]] = defaultdict(list)
+        for a, b, _w in self.store.synonym_rows():
+            synonyms[a].append(b)
+            synonyms[b].append(a)
+        out = [Entity(id=eid, name=name, key=key, kind=k, items=counts.get(eid, (0, 0))[0],
+                      facts=counts.get(eid, (0, 0))[1], synonyms=sorted(synonyms.get(eid, [])))
+               for eid, key, name, k in self.store.entity_rows() if kind is None or k == kind]
+        out.sort(key=lambda e: (-(e.items + e.facts), e.id))
+        return out[:limit] if limit else out
+
+    def entity(self, entity_id: int) -> Entity:
+        row = self.store.entity_row(entity_id)
+        if row is None:
+            raise KnowledgeError(f"no entity with id {entity_id}")
+        items, facts = self.store.entity_counts().get(entity_id, (0, 0))
+        syn = sorted({b if a == entity_id else a for a, b, _ in self.store.synonym_rows() if entity_id in (a, b)})
+        return Entity(id=row[0], key=row[1], name=row[2], kind=row[3], items=items, facts=facts, synonyms=syn)
+
+    def episodes(self, source_id: int | None = None, ids: Sequence[int] | None = None) -> list[Episode]:
+        """Live episodes (all, of one source, or by id) with items, events and images."""
+        rows = self.store.episode_rows(ids=ids, source_id=source_id)
+        if not rows:
+            return []
+        members = self.store.items_of_episodes([r[0] for r in rows])
+        all_items = self.mem.items([i for ids_ in members.values() for i in ids_])
+        events = self.store.events_of_items(list(all_items))
+        merged: dict[int, list[int]] = defaultdict(list)
+        for r in self.store.episode_rows(include_merged=True):
+            if r[5] is not None:
+                merged[r[5]].append(r[0])
+        out = []
+        for eid, source, session, summary, origin, _m in rows:
+            items = sorted((all_items[i] for i in members.get(eid, []) if i in all_items), key=lambda i: (i.source_id, i.position))
+            ev = _events_for(items, events)
+            times = sorted(i.timestamp for i in items if i.timestamp)
+            out.append(Episode(
+                id=eid, source_id=source, session=session, summary=summary, items=[i.id for i in items], events=ev,
+                participants=list(dict.fromkeys(p for e in ev for p in e.participants)) or
+                list(dict.fromkeys(i.speaker for i in items if i.speaker)),
+                time_start=times[0] if times else None, time_end=times[-1] if times else None,
+                images=[{"item_id": i.id, "url": i.meta.get("image_url", ""), "caption": i.meta["image_caption"]}
+                        for i in items if i.meta.get("image_caption")],
+                merged_from=sorted(merged.get(eid, [])), origin=origin))
+        return out
+
+    def episode(self, episode_id: int) -> Episode:
+        found = self.episodes(ids=[episode_id])
+        if not found:
+            raise KnowledgeError(f"no episode with id {episode_id}")
+        return found[0]
+
+    # -- curation -----------------------------------------------------------------------------
+
+    def _would_orphan(self, entity_id: int | None) -> bool:
+        """Whether an entity is named by one fact and nothing else."""
+        if entity_id is None:
+            return False
+        items, facts = self.store.entity_counts().get(entity_id, (0, 0))
+        return items == 0 and facts <= 1
+
+    def edit_fact(self, fact_id: int, *, subject: str | None = None, predicate: str | None = None,
+                  object: str | None = None, time: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+        """Change a fact's words or time. Refused when it would duplicate another fact or leave
+        an entity that nothing else names."""
+        old = self.fact(fact_id)
+        s, p, o = subject if subject is not None else old.subject, predicate if predicate is not None else old.predicate, \
+            object if object is not None else old.object
+        if not all(x.strip() for x in (s, p, o)):
+            raise KnowledgeError(f"fact {fact_id}: subject, predicate and object must not be empty")
+        key = fact_key(s, p, o)
+        other = self.store.fact_id_by_key(key)
+        if other is not None and other != fact_id:
+            raise KnowledgeError(f"fact {fact_id}: the edit would duplicate fact {other}; delete one of them instead")
+        subject_id = self.registry.lookup(entity_key(s))
+        object_id = self.registry.lookup(entity_key(o))
+        if subject_id is None:
+            raise KnowledgeError(f"fact {fact_id}: no entity is named {s!r}; rename or create the entity first")
+        for before, after in ((old.subject_id, subject_id), (old.object_id, object_id)):
+            if before is not None and before != after and self._would_orphan(before):
+                name = self.registry.names.get(before, str(before))
+                raise KnowledgeError(f"fact {fact_id}: the edit would orphan entity {name!r} (nothing else names it);"
+                                     " delete the fact instead")
+        with self._writing(dry_run):
+            self.store.update_fact(fact_id, key, s, p, o, subject_id, object_id, time if time is not None else old.time)
+        if not dry_run:
+            self.load()
+        return {"facts_changed": 1, "fact": fact_id}
+
+    def delete_fact(self, fact_id: int, dry_run: bool = False) -> dict[str, Any]:
+        """Delete a fact; entities that nothing else names go with it."""
+        self.fact(fact_id)
+        with self._writing(dry_run):
+            self.store.delete_facts([fact_id])
+            orphans = self.store.orphan_entities()
+            self.store.delete_entities(orphans)
+        if not dry_run:
+            self.load()
+        return {"facts_deleted": 1, "entities_deleted": len(orphans)}
+
+    def rename_entity(self, entity_id: int, name: str, dry_run: bool = False) -> dict[str, Any]:
+        """Give an entity a new name; facts that spelled the old name follow."""
+        old = self.entity(entity_id)
+        key = entity_key(name)
+        if not key:
+            raise KnowledgeError(f"entity {entity_id}: the new name is empty")
+        other = self.store.entity_id_by_key(key)
+        if other is not None and other != entity_id:
+            raise KnowledgeError(f"entity {entity_id}: {name!r} is already entity {other}; merge them instead")
+        with self._writing(dry_run):
+            self.store.rename_entity_row(entity_id, key, name)
+            n = self.store.rename_in_facts(entity_id, old.name, name)
+        if not dry_run:
+            self.load()
+        return {"entities_renamed": 1, "facts_changed": n}
+
+    def merge_entities(self, keep_id: int, other_id: int, dry_run: bool = False) -> dict[str, Any]:
+        """Fold ``other_id`` into ``keep_id``: mentions, facts and synonyms move; the mentions keep
+        their surface forms, so :meth:`split_entity` can separate them again."""
+        if keep_id == other_id:
+            raise KnowledgeError("an entity cannot be merged with itself")
+        keep, other = self.entity(keep_id), self.entity(other_id)
+        with self._writing(dry_run):
+            moved = self.store.move_mentions(other_id, keep_id)
+            facts = self.store.repoint_facts(other_id, keep_id)
+            self.store.move_synonyms(other_id, keep_id)
+            self.store.delete_entities([other_id])
+        if not dry_run:
+            self.load()
+        return {"entities_merged": 1, "kept": keep.name, "removed": other.name, "mentions_moved": moved, "facts_moved": facts}
+
+    def split_entity(self, entity_id: int, surfaces: Sequence[str], name: str | None = None,
+                     dry_run: bool = False) -> dict[str, Any]:
+        """Move the mentions written as ``surfaces`` (and the facts whose subject or object is
+        spelled so) to a new entity named ``name`` (default: the first surface)."""
+        self.entity(entity_id)
+        forms = {surface for _item, surface, _role in self.store.mentions_of_entity(entity_id)}
+        chosen = [s for s in surfaces if s in forms]
+        if not chosen:
+            raise KnowledgeError(f"entity {entity_id} has no mention written {', '.join(map(repr, surfaces))}; "
+                                 f"its forms are: {', '.join(sorted(forms)) or 'none'}")
+        if set(chosen) == forms:
+            raise KnowledgeError(f"entity {entity_id}: splitting off every form would orphan it; rename it instead")
+        new_name = name or chosen[0]
+        key = entity_key(new_name)
+        if self.store.entity_id_by_key(key) is not None:
+            raise KnowledgeError(f"{new_name!r} is already an entity; choose another name")
+        keys = {entity_key(s) for s in chosen}
+        with self._writing(dry_run):
+            new_id = self.store.upsert_entities([(key, new_name, self.registry.kinds.get(entity_id, "name"))])[key]
+            moved = self.store.move_mentions(entity_id, new_id, chosen)
+            spelled = [fid for fid, s, _p, o, *_ in self.store.fact_rows(entity_id=entity_id)
+                       if entity_key(s) in keys or entity_key(o) in keys]
+            facts = self.store.repoint_facts(entity_id, new_id, spelled)
+        if not dry_run:
+            self.load()
+        return {"entities_created": 1, "entity": new_id if not dry_run else None, "mentions_moved": moved, "facts_moved": facts}
+
+    def merge_episodes(self, keep_id: int, other_id: int, dry_run: bool = False) -> dict[str, Any]:
+        """Join two episodes of one source; every item keeps its own rows, and split undoes it."""
+        keep, other = self.episode(keep_id), self.episode(other_id)
+        if keep_id == other_id:
+            raise KnowledgeError("an episode cannot be merged with itself")
+        if keep.source_id != other.source_id:
+            raise KnowledgeError(f"episodes {keep_id} and {other_id} come from different sources")
+        with self._writing(dry_run):
+            self.store.merge_episode_rows(keep_id, other_id)
+            self._resummarize(keep_id)
+        if not dry_run:
+            self.load()
+        return {"episodes_merged": 1, "items_moved": len(other.items)}
+
+    def split_episode(self, episode_id: int, dry_run: bool = False) -> dict[str, Any]:
+        """Undo the merges into an episode: items go back to the episodes they were built in."""
+        ep = self.episode(episode_id)
+        if not ep.merged_from:
+            raise KnowledgeError(f"episode {episode_id} holds no merged episode to split off")
+        with self._writing(dry_run):
+            restored = self.store.split_episode_rows(episode_id)
+            for eid in [episode_id, *restored]:
+                self._resummarize(eid)
+        if not dry_run:
+            self.load()
+        return {"episodes_restored": len(restored), "episodes": restored}
+
+    def _resummarize(self, episode_id: int) -> None:
+        """Recompute a rule-built summary after its items changed (an LLM summary is kept)."""
+        row = self.store.episode_rows(ids=[episode_id])
+        if not row or row[0][4] != "rule":
+            return
+        ids = self.store.items_of_episodes([episode_id]).get(episode_id, [])
+        items = sorted(self.mem.items(ids).values(), key=lambda i: i.position)
+        events = self.store.events_of_items(ids)
+        self.store.set_episode_summary(episode_id, summarize(items, _events_for(items, events)))
+
+    # -- the LLM queue ------------------------------------------------------------------------
+
+    @property
+    def llm_configured(self) -> bool:
+        s = self.settings
+        return bool(s.llm_base_url and s.llm_model)
+
+    def queue_status(self) -> dict[str, int]:
+        return self.store.queue_counts()
+
+    def process_queue(self, *, retry_failed: bool = True, limit: int | None = None,
+                      progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
+        """Run the LLM extractor over queued items, episode by episode (see :mod:`.llm`)."""
+        from .llm import run_queue
+
+        return run_queue(self, retry_failed=retry_failed, limit=limit, progress=progress)
+
+
+def _clique(batch: _Batch, ids: list[int]) -> None:
+    for n, a in enumerate(ids):
+        for b in ids[n + 1:]:
+            batch.edge("episode", a, b)
+
+
+def _events_for(items: list[Item], events: dict[int, list[tuple[str, dict[str, Any]]]]) -> list[Event]:
+    """Events of these items; where the LLM has described an item, its events replace the rule's."""
+    out = []
+    for item in items:
+        rows = events.get(item.id, [])
+        best = [r for r in rows if r[0] == "llm"] or rows
+        out += [Event(item_id=item.id, origin=origin, **body) for origin, body in best]
+    return out

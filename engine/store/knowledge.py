@@ -1,0 +1,418 @@
+"""SQL for the knowledge layer: entities, mentions, synonymy, facts, episodes, events, the LLM queue.
+
+Provenance is kept as rows that reference ``items`` with ``ON DELETE CASCADE``: a fact or an
+episode points at every item that states it, and loses exactly that pointer when an item goes.
+Each item belongs to one current episode (``episode_items.item_id`` is the key) and remembers
+its *home* episode, so a merge of episodes can always be split back.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator, Sequence
+
+MIGRATIONS = [
+    (
+        "knowledge-1",
+        """
+        CREATE TABLE entities (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'name'
+        );
+        CREATE TABLE mentions (
+            item_id INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+            entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            surface TEXT NOT NULL,
+            role TEXT NOT NULL,
+            PRIMARY KEY (item_id, entity_id, surface)
+        ) WITHOUT ROWID;
+        CREATE INDEX mentions_entity ON mentions(entity_id);
+        CREATE TABLE synonyms (
+            a INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            b INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            weight REAL NOT NULL,
+            PRIMARY KEY (a, b)
+        ) WITHOUT ROWID;
+        CREATE INDEX synonyms_b ON synonyms(b);
+        CREATE TABLE facts (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            subject TEXT NOT NULL,
+            predicate TEXT NOT NULL,
+            object TEXT NOT NULL,
+            subject_id INTEGER REFERENCES entities(id),
+            object_id INTEGER REFERENCES entities(id),
+            time TEXT,
+            origin TEXT NOT NULL DEFAULT 'rule'
+        );
+        CREATE INDEX facts_subject ON facts(subject_id);
+        CREATE INDEX facts_object ON facts(object_id);
+        CREATE TABLE fact_sources (
+            fact_id INTEGER NOT NULL REFERENCES facts(id) ON DELETE CASCADE,
+            item_id INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+            PRIMARY KEY (fact_id, item_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX fact_sources_item ON fact_sources(item_id);
+        CREATE TABLE episodes (
+            id INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            session TEXT NOT NULL DEFAULT '',
+            summary TEXT NOT NULL,
+            origin TEXT NOT NULL DEFAULT 'rule',
+            merged_into INTEGER REFERENCES episodes(id) ON DELETE SET NULL
+        );
+        CREATE INDEX episodes_source ON episodes(source_id);
+        CREATE TABLE episode_items (
+            item_id INTEGER PRIMARY KEY REFERENCES items(id) ON DELETE CASCADE,
+            episode_id INTEGER NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+            home_id INTEGER NOT NULL REFERENCES episodes(id) ON DELETE CASCADE
+        );
+        CREATE INDEX episode_items_episode ON episode_items(episode_id);
+        CREATE INDEX episode_items_home ON episode_items(home_id);
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            item_id INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+            origin TEXT NOT NULL DEFAULT 'rule',
+            body TEXT NOT NULL
+        );
+        CREATE INDEX events_item ON events(item_id);
+        CREATE TABLE extraction_queue (
+            item_id INTEGER PRIMARY KEY REFERENCES items(id) ON DELETE CASCADE,
+            status TEXT NOT NULL DEFAULT 'pending',
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT NOT NULL DEFAULT '',
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX extraction_queue_status ON extraction_queue(status);
+        """,
+    )
+]
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def _chunks(ids: Sequence[int], size: int = 900) -> Iterable[list[int]]:
+    for start in range(0, len(ids), size):
+        yield list(ids[start:start + size])
+
+
+class KnowledgeSQL:
+    """Mixin of :class:`engine.store.Store`: the knowledge layer's rows."""
+
+    conn: sqlite3.Connection
+
+    def _in(self, sql: str, ids: Sequence[int], extra: Sequence[Any] = ()) -> list[tuple]:
+        """Run ``sql`` (with one ``{marks}`` placeholder) over ``ids`` in chunks."""
+        out: list[tuple] = []
+        for chunk in _chunks(list(ids)):
+            out.extend(self.conn.execute(sql.format(marks=_marks(len(chunk))), [*extra, *chunk]).fetchall())
+        return out
+
+    # -- entities -----------------------------------------------------------------------------
+
+    def upsert_entities(self, rows: Sequence[tuple[str, str, str]]) -> dict[str, int]:
+        """Insert (key, name, kind) rows that are new; returns key → id for every given key."""
+        self.conn.executemany("INSERT OR IGNORE INTO entities (key, name, kind) VALUES (?,?,?)", rows)
+        keys = [r[0] for r in rows]
+        out: dict[str, int] = {}
+        for start in range(0, len(keys), 900):
+            chunk = keys[start:start + 900]
+            for eid, key in self.conn.execute(f"SELECT id, key FROM entities WHERE key IN ({_marks(len(chunk))})", chunk):
+                out[key] = eid
+        return out
+
+    def entity_rows(self) -> list[tuple[int, str, str, str]]:
+        """(id, key, name, kind) of every entity."""
+        return self.conn.execute("SELECT id, key, name, kind FROM entities ORDER BY id").fetchall()
+
+    def entity_row(self, entity_id: int) -> tuple | None:
+        return self.conn.execute("SELECT id, key, name, kind FROM entities WHERE id = ?", (entity_id,)).fetchone()
+
+    def rename_entity_row(self, entity_id: int, key: str, name: str) -> None:
+        self.conn.execute("UPDATE entities SET key = ?, name = ? WHERE id = ?", (key, name, entity_id))
+
+    def entity_id_by_key(self, key: str) -> int | None:
+        row = self.conn.execute("SELECT id FROM entities WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def delete_entities(self, ids: Sequence[int]) -> None:
+        for chunk in _chunks(list(ids)):
+            self.conn.execute(f"DELETE FROM entities WHERE id IN ({_marks(len(chunk))})", chunk)
+
+    def orphan_entities(self) -> list[int]:
+        """Entities no item mentions and no fact names."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT id FROM entities e WHERE NOT EXISTS (SELECT 1 FROM mentions m WHERE m.entity_id = e.id)"
+            " AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.subject_id = e.id OR f.object_id = e.id)")]
+
+    def entity_counts(self) -> dict[int, tuple[int, int]]:
+        """entity id → (items mentioning it, facts naming it)."""
+        mentions = dict(self.conn.execute("SELECT entity_id, COUNT(DISTINCT item_id) FROM mentions GROUP BY entity_id"))
+        facts: dict[int, int] = {}
+        for eid, n in self.conn.execute(
+            "SELECT eid, COUNT(*) FROM (SELECT subject_id AS eid FROM facts UNION ALL SELECT object_id FROM facts"
+            " WHERE object_id IS NOT NULL AND object_id != subject_id) WHERE eid IS NOT NULL GROUP BY eid"):
+            facts[eid] = n
+        return {eid: (mentions.get(eid, 0), facts.get(eid, 0)) for eid in set(mentions) | set(facts)}
+
+    # -- mentions and synonymy ----------------------------------------------------------------
+
+    def insert_mentions(self, rows: Iterable[tuple[int, int, str, str]]) -> None:
+        """(item id, entity id, surface, role) rows."""
+        self.conn.executemany("INSERT OR IGNORE INTO mentions (item_id, entity_id, surface, role) VALUES (?,?,?,?)", rows)
+
+    def mention_rows(self) -> list[tuple[int, int, str, str]]:
+        return self.conn.execute("SELECT item_id, entity_id, surface, role FROM mentions").fetchall()
+
+    def mentions_of_entity(self, entity_id: int) -> list[tuple[int, str, str]]:
+        """(item id, surface, role) of one entity."""
+        return self.conn.execute("SELECT item_id, surface, role FROM mentions WHERE entity_id = ? ORDER BY item_id", (entity_id,)).fetchall()
+
+    def mentions_of_items(self, item_ids: Sequence[int]) -> list[tuple[int, int, str, str]]:
+        return self._in("SELECT item_id, entity_id, surface, role FROM mentions WHERE item_id IN ({marks})", item_ids)
+
+    def move_mentions(self, from_id: int, to_id: int, surfaces: Sequence[str] | None = None) -> int:
+        """Re-point mentions of ``from_id`` (optionally only these surfaces) to ``to_id``."""
+        where, params = "entity_id = ?", [from_id]
+        if surfaces is not None:
+            where += f" AND surface IN ({_marks(len(surfaces))})"
+            params += list(surfaces)
+        cur = self.conn.execute(f"UPDATE OR IGNORE mentions SET entity_id = ? WHERE {where}", [to_id, *params])
+        self.conn.execute(f"DELETE FROM mentions WHERE {where}", params)
+        return cur.rowcount
+
+    def delete_mentions_of_items(self, item_ids: Sequence[int]) -> None:
+        for chunk in _chunks(list(item_ids)):
+            self.conn.execute(f"DELETE FROM mentions WHERE item_id IN ({_marks(len(chunk))})", chunk)
+
+    def insert_synonyms(self, rows: Iterable[tuple[int, int, float]]) -> None:
+        self.conn.executemany("INSERT OR REPLACE INTO synonyms (a, b, weight) VALUES (?,?,?)",
+                              ((min(a, b), max(a, b), w) for a, b, w in rows if a != b))
+
+    def synonym_rows(self) -> list[tuple[int, int, float]]:
+        return self.conn.execute("SELECT a, b, weight FROM synonyms").fetchall()
+
+    def move_synonyms(self, from_id: int, to_id: int) -> None:
+        rows = self.conn.execute("SELECT a, b, weight FROM synonyms WHERE a = ? OR b = ?", (from_id, from_id)).fetchall()
+        self.conn.execute("DELETE FROM synonyms WHERE a = ? OR b = ?", (from_id, from_id))
+        self.insert_synonyms((to_id, b if a == from_id else a, w) for a, b, w in rows)
+
+    # -- facts --------------------------------------------------------------------------------
+
+    _FACT_COLUMNS = "id, subject, predicate, object, subject_id, object_id, time, origin"
+
+    def insert_fact(self, key: str, subject: str, predicate: str, obj: str, subject_id: int | None,
+                    object_id: int | None, when: str | None, origin: str) -> int:
+        cur = self.conn.execute(
+            "INSERT INTO facts (key, subject, predicate, object, subject_id, object_id, time, origin) VALUES (?,?,?,?,?,?,?,?)",
+            (key, subject, predicate, obj, subject_id, object_id, when, origin))
+        return int(cur.lastrowid)
+
+    def update_fact(self, fact_id: int, key: str, subject: str, predicate: str, obj: str, subject_id: int | None,
+                    object_id: int | None, when: str | None) -> None:
+        self.conn.execute(
+            "UPDATE facts SET key = ?, subject = ?, predicate = ?, object = ?, subject_id = ?, object_id = ?, time = ?,"
+            " origin = 'user' WHERE id = ?", (key, subject, predicate, obj, subject_id, object_id, when, fact_id))
+
+    def fact_id_by_key(self, key: str) -> int | None:
+        row = self.conn.execute("SELECT id FROM facts WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def fill_fact_time(self, fact_id: int, when: str) -> None:
+        self.conn.execute("UPDATE facts SET time = ? WHERE id = ? AND time IS NULL", (when, fact_id))
+
+    def insert_fact_sources(self, rows: Iterable[tuple[int, int]]) -> None:
+        self.conn.executemany("INSERT OR IGNORE INTO fact_sources (fact_id, item_id) VALUES (?,?)", rows)
+
+    def fact_rows(self, ids: Sequence[int] | None = None, entity_id: int | None = None) -> list[tuple]:
+        """Fact rows (see ``_FACT_COLUMNS``), all or by id or by entity (as subject or object)."""
+        if ids is not None:
+            return self._in(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN ({{marks}}) ORDER BY id", ids)
+        if entity_id is not None:
+            return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE subject_id = ? OR object_id = ? ORDER BY id",
+                                     (entity_id, entity_id)).fetchall()
+        return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts ORDER BY id").fetchall()
+
+    def fact_keys(self) -> list[tuple[int, str, int | None]]:
+        return self.conn.execute("SELECT id, key, subject_id FROM facts").fetchall()
+
+    def fact_sources_of(self, fact_ids: Sequence[int]) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for fid, iid in self._in("SELECT fact_id, item_id FROM fact_sources WHERE fact_id IN ({marks}) ORDER BY item_id", fact_ids):
+            out.setdefault(fid, []).append(iid)
+        return out
+
+    def facts_of_items(self, item_ids: Sequence[int]) -> list[tuple[int, int]]:
+        """(fact id, item id) provenance rows of these items."""
+        return self._in("SELECT fact_id, item_id FROM fact_sources WHERE item_id IN ({marks})", item_ids)
+
+    def facts_losing_all(self, item_ids: Sequence[int]) -> list[int]:
+        """Facts whose every provenance item is among ``item_ids``."""
+        fids = sorted({f for f, _ in self.facts_of_items(item_ids)})
+        gone = set(item_ids)
+        return [f for f, items in self.fact_sources_of(fids).items() if set(items) <= gone]
+
+    def delete_facts(self, ids: Sequence[int]) -> None:
+        for chunk in _chunks(list(ids)):
+            self.conn.execute(f"DELETE FROM facts WHERE id IN ({_marks(len(chunk))})", chunk)
+
+    def repoint_facts(self, from_id: int, to_id: int, fact_ids: Sequence[int] | None = None) -> int:
+        """Facts naming entity ``from_id`` (all, or these) name ``to_id`` instead; returns the count."""
+        n = 0
+        for role in ("subject_id", "object_id"):
+            sql = f"UPDATE facts SET {role} = ? WHERE {role} = ?"
+            if fact_ids is None:
+                n += self.conn.execute(sql, (to_id, from_id)).rowcount
+            else:
+                for chunk in _chunks(list(fact_ids)):
+                    n += self.conn.execute(sql + f" AND id IN ({_marks(len(chunk))})", [to_id, from_id, *chunk]).rowcount
+        return n
+
+    def rename_in_facts(self, entity_id: int, old: str, new: str) -> int:
+        """Facts that spell entity ``entity_id`` as ``old`` spell it ``new``; returns the count."""
+        n = self.conn.execute("UPDATE facts SET subject = ? WHERE subject_id = ? AND subject = ?", (new, entity_id, old)).rowcount
+        return n + self.conn.execute("UPDATE facts SET object = ? WHERE object_id = ? AND object = ?", (new, entity_id, old)).rowcount
+
+    # -- episodes and events ------------------------------------------------------------------
+
+    def insert_episode(self, source_id: int, session: str, summary: str, origin: str = "rule") -> int:
+        cur = self.conn.execute("INSERT INTO episodes (source_id, session, summary, origin) VALUES (?,?,?,?)",
+                                (source_id, session, summary, origin))
+        return int(cur.lastrowid)
+
+    def insert_episode_items(self, rows: Iterable[tuple[int, int]]) -> None:
+        """(item id, episode id) rows; the episode is also the item's home."""
+        self.conn.executemany("INSERT OR REPLACE INTO episode_items (item_id, episode_id, home_id) VALUES (?,?,?)",
+                              ((i, e, e) for i, e in rows))
+
+    def episode_rows(self, ids: Sequence[int] | None = None, source_id: int | None = None,
+                     include_merged: bool = False) -> list[tuple]:
+        """(id, source_id, session, summary, origin, merged_into) rows."""
+        cols = "SELECT id, source_id, session, summary, origin, merged_into FROM episodes"
+        live = "" if include_merged else " AND merged_into IS NULL"
+        if ids is not None:
+            return self._in(cols + " WHERE id IN ({marks})" + live + " ORDER BY id", ids)
+        if source_id is not None:
+            return self.conn.execute(cols + " WHERE source_id = ?" + live + " ORDER BY id", (source_id,)).fetchall()
+        return self.conn.execute(cols + " WHERE 1" + live + " ORDER BY id").fetchall()
+
+    def episode_item_rows(self) -> list[tuple[int, int, int]]:
+        """(item id, episode id, home id) of every item with an episode."""
+        return self.conn.execute("SELECT item_id, episode_id, home_id FROM episode_items").fetchall()
+
+    def items_of_episodes(self, episode_ids: Sequence[int]) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for eid, iid in self._in("SELECT episode_id, item_id FROM episode_items WHERE episode_id IN ({marks}) ORDER BY item_id", episode_ids):
+            out.setdefault(eid, []).append(iid)
+        return out
+
+    def episodes_of_items(self, item_ids: Sequence[int]) -> dict[int, int]:
+        return dict(self._in("SELECT item_id, episode_id FROM episode_items WHERE item_id IN ({marks})", item_ids))
+
+    def episodes_losing_all(self, item_ids: Sequence[int]) -> list[int]:
+        """Episodes (live or merged away) whose every item, current or home, is among ``item_ids``."""
+        touched = {r[0] for r in self._in("SELECT episode_id FROM episode_items WHERE item_id IN ({marks})", item_ids)}
+        touched |= {r[0] for r in self._in("SELECT home_id FROM episode_items WHERE item_id IN ({marks})", item_ids)}
+        gone = set(item_ids)
+        out = []
+        for eid in sorted(touched):
+            members = {r[0] for r in self.conn.execute(
+                "SELECT item_id FROM episode_items WHERE episode_id = ? OR home_id = ?", (eid, eid))}
+            if members <= gone:
+                out.append(eid)
+        return out
+
+    def delete_episodes(self, ids: Sequence[int]) -> None:
+        for chunk in _chunks(list(ids)):
+            self.conn.execute(f"DELETE FROM episodes WHERE id IN ({_marks(len(chunk))})", chunk)
+
+    def set_episode_summary(self, episode_id: int, summary: str, origin: str | None = None) -> None:
+        if origin:
+            self.conn.execute("UPDATE episodes SET summary = ?, origin = ? WHERE id = ?", (summary, origin, episode_id))
+        else:
+            self.conn.execute("UPDATE episodes SET summary = ? WHERE id = ?", (summary, episode_id))
+
+    def merge_episode_rows(self, keep: int, other: int) -> None:
+        self.conn.execute("UPDATE episode_items SET episode_id = ? WHERE episode_id = ?", (keep, other))
+        self.conn.execute("UPDATE episodes SET merged_into = ? WHERE id = ? OR merged_into = ?", (keep, other, other))
+
+    def split_episode_rows(self, episode_id: int) -> list[int]:
+        """Undo every merge into ``episode_id``: items go back home; returns the restored ids."""
+        restored = [r[0] for r in self.conn.execute("SELECT id FROM episodes WHERE merged_into = ?", (episode_id,))]
+        self.conn.execute("UPDATE episode_items SET episode_id = home_id WHERE episode_id = ?", (episode_id,))
+        self.conn.execute("UPDATE episodes SET merged_into = NULL WHERE merged_into = ?", (episode_id,))
+        return restored
+
+    def insert_events(self, rows: Iterable[tuple[int, str, dict[str, Any]]]) -> None:
+        """(item id, origin, event dict) rows."""
+        self.conn.executemany("INSERT INTO events (item_id, origin, body) VALUES (?,?,?)",
+                              ((i, o, json.dumps(b, ensure_ascii=False)) for i, o, b in rows))
+
+    def events_of_items(self, item_ids: Sequence[int]) -> dict[int, list[tuple[str, dict[str, Any]]]]:
+        out: dict[int, list[tuple[str, dict[str, Any]]]] = {}
+        for iid, origin, body in self._in("SELECT item_id, origin, body FROM events WHERE item_id IN ({marks}) ORDER BY id", item_ids):
+            out.setdefault(iid, []).append((origin, json.loads(body)))
+        return out
+
+    def delete_events(self, item_ids: Sequence[int], origin: str) -> None:
+        for chunk in _chunks(list(item_ids)):
+            self.conn.execute(f"DELETE FROM events WHERE origin = ? AND item_id IN ({_marks(len(chunk))})", [origin, *chunk])
+
+    # -- the LLM extraction queue -------------------------------------------------------------
+
+    def enqueue_extraction(self, item_ids: Sequence[int]) -> None:
+        now = time.time()
+        self.conn.executemany(
+            "INSERT INTO extraction_queue (item_id, status, updated_at) VALUES (?, 'pending', ?)"
+            " ON CONFLICT(item_id) DO UPDATE SET status = 'pending', updated_at = excluded.updated_at",
+            ((i, now) for i in item_ids))
+
+    def queued_items(self, statuses: Sequence[str], limit: int | None = None) -> list[int]:
+        sql = f"SELECT item_id FROM extraction_queue WHERE status IN ({_marks(len(statuses))}) ORDER BY item_id"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [r[0] for r in self.conn.execute(sql, list(statuses))]
+
+    def mark_extraction(self, item_ids: Sequence[int], status: str, error: str = "") -> None:
+        now = time.time()
+        self.conn.executemany(
+            "UPDATE extraction_queue SET status = ?, attempts = attempts + 1, last_error = ?, updated_at = ? WHERE item_id = ?",
+            ((status, error[:500], now, i) for i in item_ids))
+
+    def queue_counts(self) -> dict[str, int]:
+        return dict(self.conn.execute("SELECT status, COUNT(*) FROM extraction_queue GROUP BY status").fetchall())
+
+    def knowledge_counts(self) -> dict[str, int]:
+        one = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
+        return {"entities": one("SELECT COUNT(*) FROM entities"), "facts": one("SELECT COUNT(*) FROM facts"),
+                "episodes": one("SELECT COUNT(*) FROM episodes WHERE merged_into IS NULL"),
+                "events": one("SELECT COUNT(*) FROM events")}
+
+    # -- structure and dry runs ---------------------------------------------------------------
+
+    def item_sequence_rows(self) -> list[tuple]:
+        """(id, source_id, position, kind, title, session) of every item, in reading order."""
+        return self.conn.execute(
+            "SELECT id, source_id, position, kind, title, json_extract(meta, '$.session') FROM items"
+            " ORDER BY source_id, position").fetchall()
+
+    @contextmanager
+    def dry_run(self) -> Iterator[None]:
+        """Run writes inside a savepoint that is always rolled back: a dry run reports exactly
+        what the real run would change, and changes nothing."""
+        with self._lock:  # type: ignore[attr-defined]
+            self.conn.execute("SAVEPOINT knowledge_dry_run")
+            self._depth += 1  # type: ignore[attr-defined]  # nested transaction() calls join the savepoint
+            try:
+                yield
+            finally:
+                self._depth -= 1  # type: ignore[attr-defined]
+                self.conn.execute("ROLLBACK TO knowledge_dry_run")
+                self.conn.execute("RELEASE knowledge_dry_run")
