@@ -102,7 +102,10 @@ class IngestFailed(ValueError):
 class Memory:
     """An agent memory in one SQLite file."""
 
-    def __init__(self, path: str | Path | None = None, settings: Settings | None = None, **overrides: Any) -> None:
+    def __init__(self, path: str | Path | None = None, settings: Settings | None = None, *, extensions: bool = True,
+                 **overrides: Any) -> None:
+        """Open (or create) a store. ``extensions=False`` opens the core alone (lexical and dense
+        recall, no knowledge, topics or ranker), for benchmarks of the core and scripts."""
         self.settings = settings or Settings.load(**overrides)
         if path is not None:
             self.settings.store = str(path)
@@ -112,7 +115,7 @@ class Memory:
         self._data_version = -1
         self._external: OpenAIEmbedder | None = None
         self._load()
-        for factory in extension_factories():
+        for factory in extension_factories() if extensions else []:
             self.add_extension(factory(self))
 
     # -- lifecycle ----------------------------------------------------------------------------

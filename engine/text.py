@@ -106,7 +106,10 @@ def _hangul_tokens(word: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=500_000)
 def _latin_token(word: str) -> str | None:
-    if word in STOPWORDS or (word.isdigit() and len(word) > 6):
+    """The BM25 token of a normalised non-Hangul word: possessive gone, stemmed; None if dropped."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    if not word or word in STOPWORDS or (word.isdigit() and len(word) > 6):
         return None
     if len(word) > 64:
         word = word[:64]
@@ -122,8 +125,8 @@ def lexical_tokens(text: str) -> list[str]:
     """
     out: list[str] = []
     previous = ""
-    for w in words(text):
-        if is_hangul(w):
+    for w in _WORD.findall(normalize(text)):
+        if "\uac00" <= w[0] <= "\ud7a3":  # the word pattern keeps Hangul runs whole and apart
             if previous:
                 out.append("~" + previous[-1] + w[0])
             out.extend(_hangul_tokens(w))

@@ -40,6 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--items", type=int, default=10_000)
     p.add_argument("--strategies", default="bm25,dense,hybrid")
     p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--core", action="store_true", help="the core alone: no knowledge, topics or ranker extensions")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=bench)
@@ -91,7 +92,8 @@ def eval_multihop(args: argparse.Namespace, out: TextIO) -> int:
 def bench(args: argparse.Namespace, out: TextIO) -> int:
     from engine.eval import bench as bench_mod
 
-    result = bench_mod.run(args.items, [s for s in args.strategies.split(",") if s], args.queries, **settings_of(args.set))
+    result = bench_mod.run(args.items, [s for s in args.strategies.split(",") if s], args.queries,
+                           extensions=not args.core, **settings_of(args.set))
     if args.json:
         out.write(json.dumps(result) + "\n")
         return 0
