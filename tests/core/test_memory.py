@@ -1,0 +1,248 @@
+"""The Memory facade's core: ingest, replace, delete, clear, export/import, reopen, read-only recall."""
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from engine import IngestFailed, Memory, RecallError, RequestError
+
+DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
+
+
+def ranked_ids(mem, query, strategy="hybrid", k=5):
+    return [(h.item.id, round(h.score, 9)) for h in mem.recall(query, top_k=k, strategy=strategy).hits]
+
+
+def test_ingest_then_recall_finds_the_right_item(core, corpus):
+    report = core.ingest(corpus)
+    assert [s.status for s in report.sources] == ["added", "added"]
+    for strategy in ("bm25", "hybrid"):  # dense (LSA) waits for 16 items: see the next test
+        hits = core.recall("how often do I feed the starter?", strategy=strategy).hits
+        assert hits and "Feed the starter" in hits[0].item.text, strategy
+    top = core.recall("a beagle from the shelter", strategy="bm25").hits[0]
+    assert top.item.speaker == "Maya" and "beagle" in top.item.text
+
+
+def test_dense_recall_on_the_demo_guides(core):
+    core.ingest(DEMO)
+    assert core.stats()["lsa_dim"] > 0
+    titles = [h.item.title for h in core.recall("what is attention in a transformer", strategy="dense", top_k=3).hits]
+    assert any(t.startswith("How Transformers Work") for t in titles)
+
+
+def test_reingest_of_unchanged_files_writes_nothing(core, corpus, checksum):
+    core.ingest(corpus)
+    before = checksum(core.path)
+    report = core.ingest(corpus)
+    assert [s.status for s in report.sources] == ["unchanged", "unchanged"]
+    assert checksum(core.path) == before
+
+
+def test_changed_source_is_replaced_whole(core, corpus):
+    core.ingest(corpus)
+    chat = corpus / "chat.txt"
+    chat.write_text("Maya: We moved to Lisbon in spring.\nDaniel: Lisbon has great trams.\n", encoding="utf-8")
+    report = core.ingest(chat)
+    assert report.sources[0].status == "replaced"
+    texts = [i.text for i in core.source_items(report.sources[0].source_id)]
+    assert texts == ["We moved to Lisbon in spring.", "Lisbon has great trams."]
+    assert not core.recall("beagle puppy shelter", strategy="bm25").hits
+    assert core.recall("Lisbon trams", strategy="bm25").hits
+
+
+class Exploding:
+    """An extension that fails inside the ingest transaction, as a real area's bug would."""
+
+    name = "exploding"
+
+    def load(self): pass
+    def on_ingest(self, source, items): raise RuntimeError("boom")
+    def on_indexed(self, items): pass
+    def on_delete(self, item_ids, dry_run): return {}
+    def stats(self): return {}
+
+
+def test_a_failure_inside_the_transaction_leaves_store_and_index_unchanged(core, corpus, checksum):
+    core.ingest(corpus / "sourdough.md")
+    before = checksum(core.path)
+    answer = ranked_ids(core, "starter flour water")
+    vocab = dict(core.index.vocab)
+    core.add_extension(Exploding())
+    (corpus / "sourdough.md").write_text("# New\nCompletely different zebra text.", encoding="utf-8")
+    with pytest.raises(RuntimeError, match="boom"):
+        core.ingest(corpus)
+    assert checksum(core.path) == before
+    assert core.index.vocab == vocab
+    assert ranked_ids(core, "starter flour water") == answer
+
+
+def test_strict_ingest_with_one_bad_file_writes_nothing(core, corpus, checksum):
+    (corpus / "broken.jsonl").write_text('{"speaker": "A", "text": "ok"}\n{broken\n', encoding="utf-8")
+    before = checksum(core.path)
+    with pytest.raises(IngestFailed, match=r"broken.jsonl:2: malformed JSON"):
+        core.ingest(corpus)
+    assert checksum(core.path) == before
+
+
+def test_store_is_wal_with_schema_version_and_migrations(tmp_path):
+    path = tmp_path / "s.db"
+    Memory(path, extensions=False).close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations")]
+        assert "records-1" in names
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(names)
+
+
+def test_migrations_apply_once_and_new_ones_later(tmp_path):
+    path = tmp_path / "m.db"
+    migrations = [("a-1", "CREATE TABLE a (x INTEGER);")]
+    from engine.store.base import StoreBase
+
+    StoreBase(path, migrations).close()
+    StoreBase(path, migrations).close()  # a second open applies nothing
+    store = StoreBase(path, migrations + [("b-1", "CREATE TABLE b (y TEXT);\nINSERT INTO b VALUES ('z');")])
+    assert store.schema_version == 2
+    assert store.query("SELECT y FROM b")[0][0] == "z"
+    assert store.integrity_ok()
+    store.close()
+
+
+def test_not_a_store_is_a_clear_error(tmp_path):
+    from engine.store import StoreError
+
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="not a usable Mnemoscope store"):
+        Memory(junk, extensions=False)
+
+
+def test_export_import_round_trip_is_lossless(core, corpus, tmp_path):
+    core.ingest(corpus)
+    first = tmp_path / "first.jsonl"
+    lines = core.export(first)
+    assert lines == len(first.read_text().splitlines())
+    other = Memory(tmp_path / "other.db", extensions=False)
+    report = other.import_(first)
+    assert report.items == core.stats()["items"]
+    second = tmp_path / "second.jsonl"
+    other.export(second)
+
+    def records(path):
+        out = []
+        for line in path.read_text().splitlines():
+            rec = json.loads(line)
+            rec.pop("id", None), rec.pop("source_id", None)
+            out.append(rec)
+        return out
+
+    assert records(first) == records(second)
+    assert [h[0] for h in ranked_ids(other, "marathon training")] and \
+        [round(s, 6) for _, s in ranked_ids(other, "marathon training")] == [round(s, 6) for _, s in ranked_ids(core, "marathon training")]
+    again = other.import_(first)
+    assert [s.status for s in again.sources] == ["unchanged", "unchanged"]
+    other.close()
+
+
+def test_import_of_a_bad_file_names_the_line_and_writes_nothing(core, tmp_path, checksum):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "source", "id": 1, "name": "x", "kind": "document"}\n{"type": "item", "id": 5}\n', encoding="utf-8")
+    before = checksum(core.path)
+    with pytest.raises(IngestFailed, match=r"bad.jsonl:2: not a Mnemoscope export record"):
+        core.import_(bad)
+    with pytest.raises(IngestFailed, match="no such file"):
+        core.import_(tmp_path / "missing.jsonl")
+    assert checksum(core.path) == before
+
+
+def test_delete_item_source_and_clear(core, corpus):
+    core.ingest(corpus)
+    hit = core.recall("beagle shelter", strategy="bm25").hits[0]
+    assert core.delete_item(hit.item.id, dry_run=True)["items"] == 1
+    assert core.item(hit.item.id)  # a dry run changes nothing
+    core.delete_item(hit.item.id)
+    with pytest.raises(RequestError, match=f"no item with id {hit.item.id}"):
+        core.item(hit.item.id)
+    assert hit.item.id not in [h.item.id for h in core.recall("beagle shelter", strategy="bm25").hits]
+    source = core.sources()[0]
+    n = len(core.source_items(source.id))
+    assert core.delete_source(source.id) == {"sources": 1, "items": n}
+    with pytest.raises(RequestError):
+        core.delete_source(source.id)
+    core.clear()
+    assert core.stats()["items"] == 0 and core.stats()["sources"] == 0
+    with sqlite3.connect(core.path) as conn:
+        for table in ("items", "item_terms", "item_vectors", "vocab"):
+            assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0
+    assert not core.recall("starter", strategy="hybrid").hits
+
+
+def test_reopened_store_answers_identically(tmp_path, corpus):
+    path = tmp_path / "r.db"
+    mem = Memory(path, extensions=False)
+    mem.ingest(corpus)
+    queries = ["starter feeding", "marathon in Berlin", "Dutch oven lid", "puppy"]
+    answers = {(q, s): ranked_ids(mem, q, s) for q in queries for s in ("bm25", "dense", "hybrid")}
+    mem.close()
+    reopened = Memory(path, extensions=False)
+    assert {(q, s): ranked_ids(reopened, q, s) for q in queries for s in ("bm25", "dense", "hybrid")} == answers
+    reopened.close()
+
+
+def test_reindex_rebuilds_the_same_answers(core, corpus):
+    core.ingest(corpus)
+    answer = ranked_ids(core, "starter flour water", "bm25")
+    report = core.reindex()
+    assert report["items"] == core.stats()["items"]
+    assert ranked_ids(core, "starter flour water", "bm25") == answer
+
+
+def test_core_recall_is_read_only(core, corpus, checksum):
+    core.ingest(corpus)
+    before = checksum(core.path)
+    queries = ("starter", "marathon", "puppy breed")
+    for strategy in ("bm25", "dense", "hybrid"):
+        first = [core.recall(q, strategy=strategy).to_dict()["hits"] for q in queries]
+        assert [core.recall(q, strategy=strategy).to_dict()["hits"] for q in queries] == first
+    assert checksum(core.path) == before
+
+
+# The ranker stores each recall's feedback token (recall_tokens) so that feedback can come from
+# another process; that row changes no ranking. Every other table must stay as it was.
+FEEDBACK_TABLES = ("recall_tokens",)
+
+
+def test_recall_with_every_extension_changes_no_record_and_no_answer(tmp_path, corpus, checksum):
+    mem = Memory(tmp_path / "ro.db")
+    mem.ingest(corpus)
+    before = checksum(mem.path, skip=FEEDBACK_TABLES)
+    queries = ("starter", "marathon", "puppy breed")
+    first = [[(h.item.id, h.score) for h in mem.recall(q).hits] for q in queries]
+    assert [[(h.item.id, h.score) for h in mem.recall(q).hits] for q in queries] == first
+    assert checksum(mem.path, skip=FEEDBACK_TABLES) == before
+    mem.close()
+
+
+@pytest.mark.parametrize("query,message", [("", "empty"), ("   ", "empty"), ("x" * 1_000_000, "limit is")])
+def test_bad_queries_are_refused(core, corpus, query, message):
+    core.ingest(corpus)
+    with pytest.raises(RecallError, match=message):
+        core.recall(query)
+
+
+def test_unknown_strategy_and_fusion(core, corpus):
+    core.ingest(corpus)
+    with pytest.raises(RecallError, match="unknown strategy"):
+        core.recall("starter", strategy="magic")
+    core.settings.fusion = "rrf"
+    assert core.recall("starter", strategy="hybrid").hits
+    core.settings.fusion = "bogus"
+    with pytest.raises(RecallError, match="unknown fusion"):
+        core.recall("starter", strategy="hybrid")
+
+
+def test_query_of_unknown_words_returns_no_hits(core, corpus):
+    core.ingest(corpus)
+    assert core.recall("zyzzyva qwxz", strategy="bm25").hits == []
