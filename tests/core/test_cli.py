@@ -1,0 +1,120 @@
+"""The command line, in process: every store command, and every bad input exits 2 with one line."""
+
+import io
+import json
+
+import pytest
+
+from app.cli import main
+
+
+def run(store, *argv):
+    out = io.StringIO()
+    code = main(["--store", str(store), *argv], out)
+    return code, out.getvalue()
+
+
+@pytest.fixture
+def store(tmp_path, corpus):
+    path = tmp_path / "cli.db"
+    code, _ = run(path, "ingest", str(corpus))
+    assert code == 0
+    return path
+
+
+def test_ingest_reports_json(tmp_path, corpus):
+    code, out = run(tmp_path / "s.db", "ingest", str(corpus), "--json")
+    payload = json.loads(out)
+    assert code == 0 and payload["items"] > 0
+    assert sorted(s["status"] for s in payload["sources"]) == ["added", "added"]
+
+
+def test_store_from_the_environment(tmp_path, corpus, monkeypatch):
+    monkeypatch.setenv("MNEMOSCOPE_STORE", str(tmp_path / "env.db"))
+    assert main(["ingest", str(corpus)], io.StringIO()) == 0
+    assert (tmp_path / "env.db").exists()
+
+
+def test_recall_text_and_json(store):
+    code, out = run(store, "recall", "feed the starter", "--strategy", "bm25", "--top-k", "2")
+    assert code == 0 and out.splitlines()[0].startswith("2 hit(s)") and "Feed the starter" in out
+    code, out = run(store, "recall", "marathon", "--json")
+    payload = json.loads(out)
+    assert code == 0 and payload["hits"][0]["item"]["speaker"] == "Daniel"
+    assert {"query", "strategy", "hits", "timings"} <= payload.keys()
+
+
+def test_stats_export_import_delete_clear_reindex(store, tmp_path):
+    code, out = run(store, "stats", "--json")
+    stats = json.loads(out)
+    assert code == 0 and stats["sources"] == 2 and stats["items"] > 0
+    export = tmp_path / "e.jsonl"
+    code, out = run(store, "export", str(export))
+    assert code == 0 and out.startswith(f"wrote {len(export.read_text().splitlines())} record(s)")
+    code, out = run(tmp_path / "copy.db", "import", str(export))
+    assert code == 0 and "2 added" in out
+    code, out = run(store, "reindex")
+    assert code == 0 and out.startswith(f"reindexed {stats['items']} item(s)")
+    item_id = json.loads(run(store, "recall", "marathon", "--json")[1])["hits"][0]["id"]
+    code, out = run(store, "delete", str(item_id), "--dry-run", "--json")
+    assert code == 0 and json.loads(out)["items"] == 1
+    assert run(store, "delete", str(item_id))[0] == 0
+    assert run(store, "delete", "source:1")[0] == 0
+    assert run(store, "clear", "--yes") == (0, "store cleared\n")
+    assert json.loads(run(store, "stats", "--json")[1])["items"] == 0
+
+
+def bad_inputs(tmp_path, corpus):
+    (tmp_path / "bin.txt").write_bytes(b"\x00\x01binary")
+    (tmp_path / "latin.md").write_bytes(b"# T\ncaf\xe9\n")
+    (tmp_path / "bad.json").write_text('[{"conversation": {"session_1": [\n{"speaker": "A"\n]}}]', encoding="utf-8")
+    (tmp_path / "missing.json").write_text(json.dumps(
+        {"conversation": {"session_1": [{"speaker": "A", "dia_id": "D1:1"}]}}, indent=1), encoding="utf-8")
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    (mixed / "ok.md").write_text("# Fine\nA good file.", encoding="utf-8")
+    (mixed / "broken.jsonl").write_text('{"speaker": "A", "text": "x"}\n{nope}\n', encoding="utf-8")
+    return {
+        "missing file": (["ingest", str(tmp_path / "nope.md")], "no such file"),
+        "binary": (["ingest", str(tmp_path / "bin.txt")], "binary file"),
+        "non-utf8": (["ingest", str(tmp_path / "latin.md")], "latin.md:2: not UTF-8"),
+        "malformed json": (["ingest", str(tmp_path / "bad.json")], "bad.json:3: malformed JSON"),
+        "missing fields": (["ingest", str(tmp_path / "missing.json")], "missing field(s) text"),
+        "mixed folder": (["ingest", str(mixed)], "broken.jsonl:2: malformed JSON"),
+        "empty query": (["recall", "  "], "the query is empty"),
+        "1 MB query": (["recall", "x" * 1_000_000], "the limit is"),
+        "unknown strategy": (["recall", "hi", "--strategy", "nope"], "unknown strategy"),
+        "unknown item": (["delete", "99999"], "no item with id 99999"),
+        "bad id": (["delete", "abc"], "is not an item id"),
+        "clear without yes": (["clear"], "run it again with --yes"),
+        "bad import": (["import", str(tmp_path / "bad.json")], "not a Mnemoscope export record"),
+        "missing import": (["import", str(tmp_path / "none.jsonl")], "no such file"),
+        "bad setting": (["eval", "locomo", str(tmp_path / "none.json"), "--set", "bm25_k1=abc"], "expected float"),
+    }
+
+
+CASES = ["missing file", "binary", "non-utf8", "malformed json", "missing fields", "mixed folder", "empty query",
+         "1 MB query", "unknown strategy", "unknown item", "bad id", "clear without yes", "bad import",
+         "missing import", "bad setting"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bad_input_exits_2_with_one_line_and_leaves_the_store_unchanged(case, store, tmp_path, corpus, capsys, checksum):
+    argv, expected = bad_inputs(tmp_path, corpus)[case]
+    before = checksum(store)
+    capsys.readouterr()
+    code, out = run(store, *argv)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("mnemoscope: error: ") and expected in err, err
+    assert "Traceback" not in err and out == ""
+    assert checksum(store) == before
+
+
+def test_a_mixed_folder_skips_unsupported_files(tmp_path, capsys):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\nSome text.", encoding="utf-8")
+    (folder / "photo.png").write_bytes(b"\x89PNG\r\n")
+    code, out = run(tmp_path / "s.db", "ingest", str(folder), "--json")
+    assert code == 0 and json.loads(out)["skipped"] == [str(folder / "photo.png")]
