@@ -52,15 +52,13 @@ class RunResult:
         self.query_ms += other.query_ms
 
     def summary(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"metrics": mean_metrics(self.rows), "timing": self.timing()}
         cats = sorted({c for c in self.categories if c is not None})
-        if cats:
-            out["by_category"] = {
-                c: {**mean_metrics([r for r, rc in zip(self.rows, self.categories) if rc == c]),
-                    "n": sum(1 for rc in self.categories if rc == c)}
-                for c in cats
-            }
-        return out
+        by_category = {
+            c: {**mean_metrics([r for r, rc in zip(self.rows, self.categories) if rc == c]),
+                "n": sum(1 for rc in self.categories if rc == c)}
+            for c in cats
+        }
+        return {"metrics": mean_metrics(self.rows), "by_category": by_category, "timing": self.timing()}
 
     def timing(self) -> dict[str, float]:
         return {

@@ -1,0 +1,84 @@
+"""The benchmark commands' JSON shapes, on tiny fixtures (and the demo conversation)."""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from engine.eval.bench import DEFAULT_DATA
+from engine.eval.metrics import mrr_at, ndcg_at, percentile, recall_at
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMING = {"index_ms_per_item", "query_ms_p50", "query_ms_p95"}
+
+
+def run_json(*argv):
+    out = io.StringIO()
+    assert main(list(argv), out) == 0
+    return json.loads(out.getvalue())
+
+
+def check_eval_shape(result, dataset, strategy, n):
+    assert {"dataset", "strategy", "n_questions", "metrics", "by_category", "timing", "baselines"} <= result.keys()
+    assert (result["dataset"], result["strategy"], result["n_questions"]) == (dataset, strategy, n)
+    assert set(result["timing"]) == TIMING
+    base = result["baselines"]["bm25"]
+    assert set(base["metrics"]) == set(result["metrics"]) and set(base["timing"]) == TIMING
+    assert all(0.0 <= v <= 1.0 for v in result["metrics"].values())
+
+
+def test_eval_locomo_on_the_demo_conversation():
+    demo = ROOT / "assets" / "demo" / "conversation.json"
+    result = run_json("eval", "locomo", str(demo), "--strategy", "hybrid", "--baseline", "bm25", "--json")
+    check_eval_shape(result, "locomo", "hybrid", 43)
+    assert set(result["metrics"]) == {"recall@5", "recall@10", "ndcg@10", "mrr@10"}
+    assert sum(c["n"] for c in result["by_category"].values()) == 43
+    assert result["metrics"]["recall@10"] > 0.5  # the demo's questions are answerable by word overlap
+
+
+def test_eval_miracl_layout_with_perturbations(tmp_path):
+    docs = [("d1", "서울", "서울은 대한민국의 수도이다."), ("d2", "부산", "부산은 항구 도시이다."), ("d3", "한강", "한강은 서울을 흐른다.")]
+    (tmp_path / "corpus.jsonl").write_text("\n".join(json.dumps({"docid": d, "title": t, "text": x}, ensure_ascii=False)
+                                                     for d, t, x in docs), encoding="utf-8")
+    (tmp_path / "queries.jsonl").write_text('{"qid": "1", "text": "대한민국의 수도는?"}\n{"qid": "2", "text": "항구 도시"}\n', encoding="utf-8")
+    (tmp_path / "qrels.tsv").write_text("1 0 d1 1\n2 0 d2 1\n2 0 d3 0\n", encoding="utf-8")
+    (tmp_path / "perturbations").mkdir()
+    (tmp_path / "perturbations" / "spacing.jsonl").write_text('{"qid": "1", "axis": "spacing", "text": "대한민국의수도는?"}\n', encoding="utf-8")
+    result = run_json("eval", "miracl", str(tmp_path), "--strategy", "bm25", "--baseline", "bm25", "--json")
+    check_eval_shape(result, "miracl-ko", "bm25", 2)
+    assert result["metrics"]["hit@5"] == 1.0
+    spacing = result["perturbations"]["spacing"]
+    assert spacing["n"] == 1 and spacing["delta"]["hit@5"] == 0.0  # bigrams across the space still match
+
+
+def test_eval_multihop_counts_titles(tmp_path):
+    corpus = [{"title": "Alpha", "text": "Alpha is a town on the river Beta."},
+              {"title": "Beta", "text": "The river Beta rises in the Gamma mountains."},
+              {"title": "Delta", "text": "Delta is unrelated cooking text."}]
+    questions = [{"id": "q1", "question": "Where does the river of Alpha rise?", "answer": "Gamma",
+                  "supporting_titles": ["Alpha", "Beta"]}]
+    (tmp_path / "x_corpus.json").write_text(json.dumps(corpus), encoding="utf-8")
+    (tmp_path / "x_questions.json").write_text(json.dumps(questions), encoding="utf-8")
+    result = run_json("eval", "multihop", str(tmp_path / "x_corpus.json"), "--baseline", "bm25", "--json")
+    check_eval_shape(result, "x", "hybrid", 1)
+    assert result["metrics"]["recall@2"] == 1.0
+
+
+@pytest.mark.skipif(not DEFAULT_DATA.exists(), reason="LoCoMo dev data not in ../shared/data")
+def test_bench_shape():
+    result = run_json("bench", "--items", "300", "--queries", "5", "--strategies", "bm25,hybrid", "--core", "--json")
+    assert {"items", "ingest_ms_per_item", "recall_ms", "peak_rss_mb", "baselines"} <= result.keys()
+    assert result["items"] == 300 and set(result["recall_ms"]) == {"bm25", "hybrid"}
+    assert all(set(t) == {"p50", "p95"} and t["p50"] <= t["p95"] for t in result["recall_ms"].values())
+    assert set(result["baselines"]["rank_bm25"]) == {"index_ms_per_item", "query_ms_p50"}
+
+
+def test_metrics_by_hand():
+    ranked, relevant = ["a", "x", "b", "y"], {"a", "b", "c"}
+    assert recall_at(ranked, relevant, 2) == pytest.approx(1 / 3)
+    assert mrr_at(["x", "a"], relevant, 10) == 0.5
+    ideal = 1 + 1 / 1.5849625007211562 + 0.5
+    assert ndcg_at(ranked, relevant, 10) == pytest.approx((1 + 0.5) / ideal)
+    assert percentile([1, 2, 3, 4], 0.5) == 2.5
