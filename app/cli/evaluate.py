@@ -18,6 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--strategy", default=None)
         p.add_argument("--baseline", action="append", default=[], help="another strategy, or rank_bm25 (repeatable)")
         p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="an engine setting for this run")
+        p.add_argument("--core", action="store_true", help="the core alone: no knowledge, topics or ranker extensions")
         p.add_argument("--json", action="store_true")
 
     p = evsub.add_parser("locomo", help="LoCoMo evidence retrieval")
@@ -58,6 +59,11 @@ def settings_of(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
+def engine_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``--set`` settings, plus ``extensions=False`` for ``--core``."""
+    return {**settings_of(args.set), **({"extensions": False} if args.core else {})}
+
+
 def _strategy(args: argparse.Namespace) -> str:
     from engine.config import Settings
 
@@ -67,7 +73,7 @@ def _strategy(args: argparse.Namespace) -> str:
 def eval_locomo(args: argparse.Namespace, out: TextIO) -> int:
     from engine.eval import locomo
 
-    result = locomo.evaluate(args.file, _strategy(args), args.baseline, **settings_of(args.set))
+    result = locomo.evaluate(args.file, _strategy(args), args.baseline, **engine_options(args))
     _print(out, result, args.json)
     return 0
 
@@ -75,7 +81,7 @@ def eval_locomo(args: argparse.Namespace, out: TextIO) -> int:
 def eval_miracl(args: argparse.Namespace, out: TextIO) -> int:
     from engine.eval import miracl
 
-    result = miracl.evaluate(args.dir, _strategy(args), args.baseline, **settings_of(args.set))
+    result = miracl.evaluate(args.dir, _strategy(args), args.baseline, **engine_options(args))
     _print(out, result, args.json)
     return 0
 
@@ -84,7 +90,7 @@ def eval_multihop(args: argparse.Namespace, out: TextIO) -> int:
     from engine.eval import multihop
 
     questions = args.questions or args.corpus.replace("_corpus", "_questions")
-    result = multihop.evaluate(args.corpus, questions, _strategy(args), args.baseline, **settings_of(args.set))
+    result = multihop.evaluate(args.corpus, questions, _strategy(args), args.baseline, **engine_options(args))
     _print(out, result, args.json)
     return 0
 
