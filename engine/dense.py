@@ -39,6 +39,10 @@ class TextEmbedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
+    def embed_query(self, text: str) -> np.ndarray:
+        """One query's vector; never writes anything (recall is read-only)."""
+        ...
+
 
 # -- feature hashing ----------------------------------------------------------------------------
 
@@ -74,6 +78,9 @@ class HashEmbedder:
                 col, sign = self._feature(tok)
                 out[row, col] += sign * (1.0 + np.log(c))
         return l2_normalize(out)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
 
 
 # -- latent semantic analysis over the store's own term counts ------------------------------------
@@ -199,7 +206,9 @@ class OpenAIEmbedder:
     def text_hash(text: str) -> str:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str], remember: bool = True) -> np.ndarray:
+        """Vectors of ``texts``: cached ones from the store, the rest from the endpoint in batches
+        (kept in the cache when ``remember``)."""
         hashes = [self.text_hash(t) for t in texts]
         known = self._cache_get(self.signature, hashes) if self._cache_get else {}
         missing = sorted({h: i for i, h in enumerate(hashes) if h not in known}.items(), key=lambda kv: kv[1])
@@ -208,7 +217,7 @@ class OpenAIEmbedder:
             batch = missing[start : start + self.batch_size]
             vectors = self._call([texts[i] for _, i in batch])
             fresh.extend((h, v) for (h, _), v in zip(batch, vectors))
-        if fresh and self._cache_put:
+        if fresh and remember and self._cache_put:
             self._cache_put(self.signature, fresh)
         known.update(dict(fresh))
         if not texts:
@@ -216,6 +225,10 @@ class OpenAIEmbedder:
         out = np.stack([known[h] for h in hashes])
         self.dim = out.shape[1]
         return l2_normalize(out)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """A query's vector, from the cache or the endpoint, never written to the store."""
+        return self.embed([text], remember=False)[0]
 
     def _call(self, texts: list[str]) -> list[np.ndarray]:
         from openai import OpenAIError

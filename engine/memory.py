@@ -200,7 +200,7 @@ class Memory:
         embedder = self._stored_embedder()
         if embedder is None:
             return None, None
-        return embedder.embed([q.text])[0], self.index.vectors.get(embedder.signature)
+        return embedder.embed_query(q.text), self.index.vectors.get(embedder.signature)
 
     # -- ingest -------------------------------------------------------------------------------
 

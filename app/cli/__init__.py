@@ -15,13 +15,15 @@ from typing import Any, Callable, TextIO
 
 from engine import IngestFailed, RecallError, RequestError
 from engine.config import ConfigError
+from engine.dense import EmbeddingUnavailable
 from engine.eval.harness import DataMissing
 from engine.store import StoreError
 
 from . import core, evaluate
 
 COMMAND_MODULES = [core, evaluate]
-USER_ERRORS = (IngestFailed, RecallError, RequestError, ConfigError, StoreError, DataMissing, ValueError, FileNotFoundError)
+USER_ERRORS = (IngestFailed, RecallError, RequestError, ConfigError, StoreError, DataMissing, EmbeddingUnavailable,
+               ValueError, FileNotFoundError)
 
 
 class UsageError(ValueError):
