@@ -65,19 +65,18 @@ class BM25Index:
         """Index documents; ``term_ids[i]`` are unique term ids of slot ``slots[i]``."""
         if not len(slots):
             return
-        max_term = max((int(t.max()) + 1 for t in term_ids if len(t)), default=0)
-        self._grow(int(max(slots)) + 1, max_term)
-        for slot, tids, cnt in zip(slots, term_ids, counts):
-            slot = int(slot)
-            if slot in self._doc_terms or self._lengths[slot] > 0:
-                raise ValueError(f"slot {slot} is already used; slots are never reused")
-            tids = np.asarray(tids, dtype=np.int64)
-            cnt = np.asarray(cnt, dtype=np.float32)
-            self._pending[slot] = (tids, cnt)
-            self._doc_terms[slot] = tids
-            self._alive[slot] = True
-            self._lengths[slot] = float(cnt.sum())
-            np.add.at(self._df, tids, 1.0)
+        slots = np.asarray(slots, dtype=np.int64)
+        term_ids = [np.asarray(t, dtype=np.int64) for t in term_ids]
+        counts = [np.asarray(c, dtype=np.float32) for c in counts]
+        all_terms = np.concatenate(term_ids)
+        self._grow(int(slots.max()) + 1, int(all_terms.max()) + 1 if len(all_terms) else 0)
+        if self._alive[slots].any() or self._lengths[slots].any() or len(np.unique(slots)) < len(slots):
+            raise ValueError("a slot is already used; slots are never reused")
+        self._pending.update(zip(slots.tolist(), zip(term_ids, counts)))
+        self._doc_terms.update(zip(slots.tolist(), term_ids))
+        self._alive[slots] = True
+        self._lengths[slots] = [c.sum() for c in counts]
+        self._df += np.bincount(all_terms, minlength=len(self._df))
         self._delta_dirty = True
 
     def remove(self, slots: np.ndarray | list[int]) -> None:
