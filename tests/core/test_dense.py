@@ -1,0 +1,61 @@
+"""Dense signals: the hash embedder, the latent semantic model, the vector matrix."""
+
+import numpy as np
+import scipy.sparse as sp
+
+from engine.dense import HashEmbedder, LatentSemanticModel, VectorIndex, randomized_svd_components
+
+
+def test_hash_embedder_is_deterministic_normalised_and_lexical():
+    emb = HashEmbedder(dim=128)
+    a, b, c = emb.embed(["the walking dogs", "a dog walked", "quantum chromodynamics"])
+    assert np.allclose(emb.embed(["the walking dogs"])[0], a)
+    assert np.isclose(np.linalg.norm(a), 1.0, atol=1e-6)
+    assert a @ b > a @ c  # shared stems and trigrams
+    assert np.allclose(emb.embed_query("a dog walked"), b)
+    assert not emb.embed([""]).any()
+
+
+def random_counts(seed, n_docs=200, n_terms=300):
+    m = sp.random(n_docs, n_terms, density=0.05, random_state=seed, format="csr", dtype=np.float32)
+    m.data = np.ceil(m.data * 4)
+    return m
+
+
+def test_randomized_svd_captures_what_the_exact_svd_captures():
+    x = random_counts(1)
+    ours = randomized_svd_components(x, 10).astype(np.float64)
+    exact = np.linalg.svd(x.toarray().astype(np.float64), full_matrices=False)[2][:10]
+    assert np.allclose(ours @ ours.T, np.eye(10), atol=1e-5)  # orthonormal rows
+    captured = np.linalg.norm(x @ ours.T) / np.linalg.norm(x @ exact.T)
+    assert 0.99 < captured <= 1.0 + 1e-6
+    assert np.array_equal(randomized_svd_components(x, 10, seed=0), randomized_svd_components(x, 10, seed=0))
+
+
+def test_lsa_query_vector_equals_transform_and_survives_bytes():
+    model = LatentSemanticModel.fit(random_counts(2), 32)
+    assert model.dim == 32
+    term_ids, counts = np.array([3, 17, 250]), np.array([1.0, 2.0, 1.0], dtype=np.float32)
+    row = sp.csr_matrix((counts, (np.zeros(3, dtype=int), term_ids)), shape=(1, 300))
+    assert np.allclose(model.transform(row)[0], model.query_vector(term_ids, counts), atol=1e-6)
+    again = LatentSemanticModel.from_bytes(model.to_bytes())
+    assert again.signature == model.signature
+    assert np.array_equal(again.query_vector(term_ids, counts), model.query_vector(term_ids, counts))
+    assert not model.query_vector(np.array([10_000]), np.array([1.0], dtype=np.float32)).any()  # unknown term
+
+
+def test_lsa_refuses_a_corpus_too_small_to_help():
+    assert LatentSemanticModel.fit(random_counts(3, n_docs=5), 32) is None
+
+
+def test_vector_index_scores_grow_and_remove():
+    index = VectorIndex()
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((5, 8)).astype(np.float32)
+    index.set(np.array([0, 1, 2]), vectors[:3])
+    index.set(np.array([200]), vectors[3:4])  # grows past its capacity
+    q = vectors[3]
+    scores = index.scores(q)
+    assert len(scores) == 201 and np.isclose(scores[200], q @ q)
+    index.remove(np.array([200, 9999]))
+    assert index.scores(q)[200] == 0.0
