@@ -1,0 +1,113 @@
+"""Compare: one query under two strategies or intents, side by side, shared hits marked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Select, Static
+
+from app.messages import TaskFinished
+from app.widgets import StoreHeader, highlight, query_terms, snippet
+from screens.query import INTENTS, hit_source_label
+
+SIDES = ("a", "b")
+
+
+class CompareScreen(Screen):
+    """Pushed over the Query screen (key ``c``); Esc goes back."""
+
+    TITLE = "Compare"
+    HELP = """\
+### Compare
+
+The same query under two settings, side by side. Pick a strategy and an intent for each side;
+the lists rerun at once. `◆` marks a hit both sides found, with its rank on the other side.
+
+| key | does |
+|---|---|
+| `Esc` | back to the query |
+| `Tab` | move between the pickers and the lists |
+"""
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="compare-back")]
+
+    def __init__(self, query: str, options: dict[str, Any], strategies: list[str], source_names: dict[int, str]) -> None:
+        super().__init__(id="screen-compare")
+        self.query_text, self.options, self.strategies, self.source_names = query, options, strategies, source_names
+
+    def compose(self) -> ComposeResult:
+        yield StoreHeader(id="store-header")
+        yield Static(Text.assemble(("Compare  ", "bold"), f"“{self.query_text}”"), id="compare-title")
+        first = self.options.get("strategy") or self.strategies[0]
+        other = next((s for s in self.strategies if s != first), first)
+        with Horizontal(id="compare-main"):
+            for side, strategy in zip(SIDES, (first, other)):
+                with Vertical(classes="compare-side"):
+                    with Horizontal(classes="compare-pickers"):
+                        yield Select([(s, s) for s in self.strategies], value=strategy, allow_blank=False,
+                                     compact=True, id=f"strategy-{side}")
+                        yield Select([(f"intent {i}", i) for i in INTENTS],
+                                     value=self.options.get("intent", "auto"), allow_blank=False, compact=True,
+                                     id=f"intent-{side}")
+                    yield Static("", id=f"summary-{side}", classes="compare-summary")
+                    yield DataTable(id=f"hits-{side}", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for side in SIDES:
+            table = self.query_one(f"#hits-{side}", DataTable)
+            for label, key in (("#", "rank"), ("◆", "shared"), ("source", "source"), ("snippet", "snippet")):
+                table.add_column(label, key=key)
+        self.rerun()
+
+    def side_options(self, side: str) -> dict[str, Any]:
+        options = {k: v for k, v in self.options.items() if k not in ("strategy", "intent")}
+        options["strategy"] = self.query_one(f"#strategy-{side}", Select).value
+        intent = self.query_one(f"#intent-{side}", Select).value
+        if intent != "auto":
+            options["intent"] = intent
+        return options
+
+    @on(Select.Changed)
+    def rerun(self) -> None:
+        if not self.is_mounted:
+            return
+        text, services = self.query_text, self.app.services
+        a, b = self.side_options("a"), self.side_options("b")
+        self.app.run_task(self, "compare", "Comparing", lambda: (services.recall(text, **a), services.recall(text, **b)),
+                          progress=False, replace=True, show=False)
+
+    @on(TaskFinished)
+    def compared(self, message: TaskFinished) -> None:
+        if message.task != "compare" or message.cancelled:
+            return
+        message.stop()
+        if message.error:
+            self.notify(message.error, title="Compare", severity="error", markup=False)
+            return
+        recalls = dict(zip(SIDES, message.result))
+        ranks = {side: {h.item.id: h.rank for h in r.hits} for side, r in recalls.items()}
+        shared = set(ranks["a"]) & set(ranks["b"])
+        terms = query_terms(self.query_text)
+        for side, other in (("a", "b"), ("b", "a")):
+            recall = recalls[side]
+            table = self.query_one(f"#hits-{side}", DataTable)
+            table.clear()
+            room = max(20, table.size.width - 34)
+            for hit in recall.hits:
+                mark = f"◆{ranks[other][hit.item.id]}" if hit.item.id in shared else ""
+                table.add_row(str(hit.rank), mark, hit_source_label(hit, self.source_names, 16),
+                              highlight(snippet(hit.item.text, terms, room), terms), key=str(hit.item.id))
+            intent = ""
+            if recall.intent:
+                intent = f" · intent {'auto → ' if recall.intent.get('inferred') else ''}{recall.intent.get('name')}"
+            self.query_one(f"#summary-{side}", Static).update(
+                f"{recall.strategy}{intent} · {len(recall.hits)} hits · {len(shared)} shared")
+
+
+SCREEN = CompareScreen

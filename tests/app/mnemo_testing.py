@@ -1,0 +1,34 @@
+"""Helpers shared by the app tests (imported as a top-level module: tests/app is on sys.path)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from app.services import Services
+from app.tui import MnemoscopeApp, make_app
+
+DEMO_DIR = Path(__file__).parents[2] / "assets" / "demo"
+SIZE = (100, 32)
+
+
+def build_app(store: Path, **options) -> MnemoscopeApp:
+    """The app on ``store`` as the tests see it: deterministic labels, no animation, no timings."""
+    defaults = dict(offer_demo=False, browse_root=DEMO_DIR, animate=False, show_timings=False)
+    defaults.update(options)
+    return make_app(Services(store, label=store.name), **defaults)
+
+
+async def settle(pilot, timeout: float = 30.0) -> None:
+    """Wait until the app's tasks are done and their results shown.
+
+    Not ``workers.wait_for_complete()``: the directory tree keeps a loader worker alive forever.
+    """
+    app = pilot.app
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    while quiet < 3:
+        await pilot.pause(0.02)
+        quiet = 0 if app.tasks else quiet + 1
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"tasks still running: {list(app.tasks)}")
