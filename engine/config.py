@@ -61,6 +61,7 @@ class Settings:
     llm_model: str = ""
     embed_base_url: str = ""
     embed_model: str = ""
+    embed_batch_size: int = 64  # texts per /embeddings request
     request_timeout: float = 30.0
     max_retries: int = 3
     # limits

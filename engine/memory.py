@@ -176,6 +176,7 @@ class Memory:
         if self._external is None and s.embed_base_url and s.embed_model:
             self._external = OpenAIEmbedder(
                 s.embed_base_url, s.embed_model, s.embed_api_key, timeout=s.request_timeout, max_retries=s.max_retries,
+                batch_size=s.embed_batch_size,
                 cache_get=self.store.cached_embeddings, cache_put=self._cache_put,
             )
         return self._external
