@@ -103,8 +103,7 @@ class Index:
         self.source_ids = np.concatenate([self.source_ids, np.fromiter((i.source_id for i in items), dtype=np.int64, count=len(items))])
         self.positions = np.concatenate([self.positions, np.fromiter((i.position for i in items), dtype=np.int64, count=len(items))])
         self.times = np.concatenate([self.times, np.fromiter((_epoch(i.timestamp) for i in items), dtype=np.float64, count=len(items))])
-        for item, slot in zip(items, slots):
-            self.slot_of[item.id] = int(slot)
+        self.slot_of.update(zip(self.item_ids[first:].tolist(), slots.tolist()))
         self._terms.extend(term_rows)
         self.bm25.add(slots, [t for t, _ in term_rows], [c for _, c in term_rows])
         if self.lsa is not None:

@@ -119,17 +119,17 @@ class RecordsSQL:
     # -- items --------------------------------------------------------------------------------
 
     def insert_items(self, source_id: int, items: Sequence[Item]) -> list[int]:
-        ids = []
-        for item in items:
-            cur = self.conn.execute(
-                "INSERT INTO items (source_id, key, position, kind, speaker, timestamp, title, text, tags, links, meta)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (source_id, item.key, item.position, item.kind, item.speaker, item.timestamp, item.title,
-                 item.text, json.dumps(item.tags), json.dumps(item.links), json.dumps(item.meta)),
-            )
-            item.id, item.source_id = int(cur.lastrowid), source_id
-            ids.append(item.id)
-        return ids
+        """Insert items with ids allocated up front (inside the caller's transaction), in one call."""
+        first = self.conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM items").fetchone()[0]
+        for n, item in enumerate(items):
+            item.id, item.source_id = first + n, source_id
+        self.conn.executemany(
+            "INSERT INTO items (id, source_id, key, position, kind, speaker, timestamp, title, text, tags, links, meta)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            [(item.id, source_id, item.key, item.position, item.kind, item.speaker, item.timestamp, item.title,
+              item.text, json.dumps(item.tags), json.dumps(item.links), json.dumps(item.meta)) for item in items],
+        )
+        return [item.id for item in items]
 
     def items(self, ids: Iterable[int]) -> dict[int, Item]:
         ids = list(ids)
