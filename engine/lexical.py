@@ -75,7 +75,8 @@ class BM25Index:
         self._pending.update(zip(slots.tolist(), zip(term_ids, counts)))
         self._doc_terms.update(zip(slots.tolist(), term_ids))
         self._alive[slots] = True
-        self._lengths[slots] = [c.sum() for c in counts]
+        doc_of_entry = np.repeat(np.arange(len(slots)), [len(t) for t in term_ids])
+        self._lengths[slots] = np.bincount(doc_of_entry, weights=np.concatenate(counts), minlength=len(slots))
         self._df += np.bincount(all_terms, minlength=len(self._df))
         self._delta_dirty = True
 
