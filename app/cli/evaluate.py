@@ -37,6 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     common(p)
     p.set_defaults(handler=eval_multihop)
 
+    from .ranker import add_learning_parser  # the learning benchmark lives with the ranker's commands
+
+    add_learning_parser(evsub, DATA / "locomo" / "locomo10_dev.json")
+
     p = sub.add_parser("bench", help="synthetic scale benchmark (ingest, latency, memory)")
     p.add_argument("--items", type=int, default=10_000)
     p.add_argument("--strategies", default="bm25,dense,hybrid")

@@ -12,6 +12,7 @@ decayed edge carries less mass instead of being renormalised back to full streng
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,7 +23,7 @@ DAY = 86_400.0
 @dataclass
 class FeedbackParams:
     trust_up: float = 0.05  # used: trust += up · (1 − trust)
-    trust_down: float = 0.02  # shown but ignored: trust −= down · trust
+    trust_down: float = 0.05  # shown but ignored: trust −= down · trust
     trust_half_life_days: float = 45.0
     hebb_rate: float = 0.3  # used together: w += rate · (1 − w)
     edge_half_life_days: float = 30.0
@@ -168,7 +169,8 @@ class FeedbackState:
     # -- features -----------------------------------------------------------------------------
 
     def trust_and_uses(self, item_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Trust relative to neutral (−0.5…0.5) and log-scaled use counts of these items."""
+        """Trust relative to neutral (scaled so one use moves it by 0.2, clipped to ±1) and
+        log-scaled use counts of these items."""
         trust = np.zeros(len(item_ids))
         uses = np.zeros(len(item_ids))
         if not self.trust:
@@ -176,26 +178,31 @@ class FeedbackState:
         for n, item_id in enumerate(item_ids.tolist()):
             row = self.trust.get(item_id)
             if row:
-                trust[n] = float(decayed(np.array(row[0]), 0.5, np.array(row[2]), self.clock,
-                                         self.params.trust_half_life_days)) - 0.5
+                value = decayed(np.array(row[0]), 0.5, np.array(row[2]), self.clock, self.params.trust_half_life_days)
+                trust[n] = float(np.clip((value - 0.5) * 4, -1.0, 1.0))
                 uses[n] = min(1.0, np.log1p(row[1]) / np.log1p(20))
         return trust, uses
 
-    def feedback_match(self, item_ids: np.ndarray, term_ids: np.ndarray, n_terms: int) -> np.ndarray:
-        """Cosine between the query's terms and the terms of the queries each item was used for."""
+    def feedback_match(self, item_ids: np.ndarray, term_ids: np.ndarray, idf: Callable[[np.ndarray], np.ndarray],
+                       n_terms: int) -> np.ndarray:
+        """IDF-weighted cosine between the query and the queries each item was used for.
+
+        IDF weighting keeps a name that is in every question about a person from matching all of
+        that person's previously used items."""
         if not self.query_bags or not len(term_ids):
             return np.zeros(len(item_ids))
-        matrix, ids = self._bags(n_terms)
-        rows = np.searchsorted(ids, item_ids)
-        rows = np.clip(rows, 0, len(ids) - 1)
+        matrix, ids = self._bags(idf, n_terms)
+        rows = np.clip(np.searchsorted(ids, item_ids), 0, len(ids) - 1)
         present = ids[rows] == item_ids
         terms = term_ids[term_ids < matrix.shape[1]]
         q = np.zeros(matrix.shape[1])
-        q[terms] = 1.0
-        sims = matrix[rows] @ q / np.sqrt(max(len(terms), 1))
+        q[terms] = idf(terms)
+        norm = np.linalg.norm(q)
+        sims = matrix[rows] @ (q / norm) if norm > 0 else np.zeros(len(rows))
         return np.where(present, sims, 0.0)
 
-    def _bags(self, n_terms: int) -> tuple[sp.csr_matrix, np.ndarray]:
+    def _bags(self, idf: Callable[[np.ndarray], np.ndarray], n_terms: int) -> tuple[sp.csr_matrix, np.ndarray]:
+        """Items × terms matrix of the queries each item was used for, IDF-weighted, rows unit length."""
         if self._bag_matrix is None or self._bag_matrix[0].shape[1] < n_terms:
             ids = np.array(sorted(self.query_bags), dtype=np.int64)
             rows, cols, vals = [], [], []
@@ -204,7 +211,9 @@ class FeedbackState:
                 rows += [r] * len(bag)
                 cols += list(bag)
                 vals += list(bag.values())
-            m = sp.csr_matrix((vals, (rows, cols)), shape=(len(ids), max(n_terms, max(cols, default=0) + 1)))
+            width = max(n_terms, max(cols, default=0) + 1)
+            cols_a = np.array(cols, dtype=np.int64)
+            m = sp.csr_matrix((np.array(vals) * idf(cols_a), (rows, cols_a)), shape=(len(ids), width))
             norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
             m = sp.diags(1.0 / np.maximum(norms, 1e-12)) @ m
             self._bag_matrix = (m.tocsr(), ids)

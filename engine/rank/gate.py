@@ -5,8 +5,10 @@ the query text, so a person who keeps asking the same question still feeds the r
 reference hashed the query, and one repeated query could never open its gate). The referee
 looks at the *discordant* held-out pairs — those the model orders right and the heuristic wrong,
 or the reverse — and opens the gate only when the Wilson lower bound of the model's share of
-them clears one half. λ then grows with that margin, and shrinks back to 0 when the model stops
-winning on recent pairs.
+them clears a threshold above one half. The bound is strict (z = 3) because the referee looks
+again after every event and the pairs of one event share their used item, so a model fitted to
+random feedback would otherwise cross it by chance now and then. λ then grows with the margin,
+and shrinks back to 0 when the model stops winning on recent pairs.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ import numpy as np
 @dataclass
 class GateParams:
     holdout_every: int = 4  # one pair in this many is held out (by hash)
-    z: float = 2.33  # one-sided 99 % confidence
+    z: float = 3.0  # the referee looks after every event, and pairs of one event are correlated: be strict
     min_discordant: int = 10
     window: int = 512  # recent held-out pairs the referee looks at
-    slope: float = 4.0  # λ = min(max_lambda, slope · (lower bound − 0.5))
+    threshold: float = 0.55  # the model must win clearly more than half of the discordant pairs …
+    slope: float = 4.0  # … then λ = min(max_lambda, slope · (lower bound − threshold))
     max_lambda: float = 0.9
 
 
@@ -67,5 +70,5 @@ def referee(model_margin: np.ndarray, heuristic_margin: np.ndarray, params: Gate
     if n < params.min_discordant:
         return reading
     reading.lower_bound = wilson_lower(wins, n, params.z)
-    reading.lam = float(min(params.max_lambda, max(0.0, params.slope * (reading.lower_bound - 0.5))))
+    reading.lam = float(min(params.max_lambda, max(0.0, params.slope * (reading.lower_bound - params.threshold))))
     return reading

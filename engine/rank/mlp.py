@@ -1,8 +1,12 @@
 """A small ranking model in numpy, trained online by pairwise logistic SGD.
 
 score(x) = x · lin + MLP(normalise(x)), with a one-hidden-layer GELU MLP. ``lin`` starts as the
-heuristic floor's weights and is held near them by its own L2 pull, so the model starts *at*
-the heuristic and learns a correction from "used beats ignored" pairs. Each feedback event
+heuristic floor's weights on the static features, held near them by their own L2 pull, plus a
+prior on the learned features (an item used before for a similar query is likelier to be used
+again); the MLP's output layer starts at zero. So the model starts at the heuristic wherever no
+feedback has touched the candidates, differs from it only where feedback has, and learns a
+correction from "used beats ignored" pairs. Whether that prior holds for a store is exactly what
+the gate's referee checks before the model gets any say. Each feedback event
 trains on its new pairs plus a seeded sample from a replay buffer of recent pairs.
 """
 
@@ -19,8 +23,8 @@ from .features import Normaliser
 class MLPParams:
     hidden: int = 16
     lr: float = 0.05
-    l2: float = 1e-4
-    lin_pull: float = 1e-3  # L2 toward the heuristic weights
+    l2: float = 1e-2  # on the MLP: with tens of events, an unchecked MLP mostly fits noise
+    lin_pull: float = 0.5  # L2 pulling the static features' linear weights toward the heuristic
     replay: int = 32  # replayed pairs per event
     steps: int = 3  # SGD passes per event
     buffer: int = 4096
@@ -37,7 +41,8 @@ def _gelu(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class PairwiseMLP:
-    def __init__(self, n_features: int, heuristic: np.ndarray, params: MLPParams | None = None, seed: int = 7) -> None:
+    def __init__(self, n_features: int, heuristic: np.ndarray, anchored: np.ndarray, prior: np.ndarray,
+                 params: MLPParams | None = None, seed: int = 7) -> None:
         self.params = params or MLPParams()
         rng = np.random.default_rng(seed)
         h = self.params.hidden
@@ -45,7 +50,8 @@ class PairwiseMLP:
         self.b1 = np.zeros(h)
         self.w2 = np.zeros(h)  # the correction starts at exactly zero
         self.heuristic = heuristic.astype(np.float64)
-        self.lin = self.heuristic.copy()
+        self.lin = self.heuristic + prior
+        self.anchored = anchored.astype(np.float64)  # 1 for features held near the heuristic, 0 for learned ones
         self.norm = Normaliser(n_features)
         self.steps = 0
 
@@ -83,7 +89,7 @@ class PairwiseMLP:
         margin = sb - sw
         g = -1.0 / (1.0 + np.exp(np.clip(margin, -30, 30)))  # d loss / d margin
         n = len(margin)
-        grad_lin = (g[:, None] * (xb - xw)).sum(0) / n + p.lin_pull * (self.lin - self.heuristic)
+        grad_lin = (g[:, None] * (xb - xw)).sum(0) / n + p.lin_pull * self.anchored * (self.lin - self.heuristic)
         grad_w2 = (g[:, None] * (ab - aw)).sum(0) / n + p.l2 * self.w2
         hb, hw = g[:, None] * dab * self.w2, g[:, None] * daw * self.w2
         grad_w1 = (zb.T @ hb - zw.T @ hw) / n + p.l2 * self.w1
@@ -99,12 +105,13 @@ class PairwiseMLP:
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"w1": self.w1, "b1": self.b1, "w2": self.w2, "lin": self.lin, "heuristic": self.heuristic,
+                "anchored": self.anchored,
                 "norm_mean": self.norm.mean, "norm_var": self.norm.var,
                 "counts": np.array([self.norm.count, self.steps], dtype=np.float64)}
 
     @classmethod
     def from_arrays(cls, a: dict[str, np.ndarray], params: MLPParams | None = None) -> "PairwiseMLP":
-        model = cls(a["w1"].shape[0], a["heuristic"], params)
+        model = cls(a["w1"].shape[0], a["heuristic"], a["anchored"], np.zeros_like(a["lin"]), params)
         model.w1, model.b1, model.w2, model.lin = a["w1"], a["b1"], a["w2"], a["lin"]
         model.norm = Normaliser(a["w1"].shape[0], a["norm_mean"], a["norm_var"], float(a["counts"][0]))
         model.steps = int(a["counts"][1])

@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 STATE_VERSION = 1
+# The model's starting weights on the learned features: used before for a similar query, used
+# often, trusted, used together with the other candidates. Only the gate decides if they count.
+LEARNED_PRIOR = {"feedback_match": 0.6, "trust": 0.3, "uses": 0.05, "coaccess": 0.1}
 
 
 class FeedbackError(ValueError):
@@ -168,7 +171,10 @@ class RankerExtension:
         self.meta.add(np.array([slot_of[r[0]] for r in rows], dtype=np.int64), [tuple(r[1:]) for r in rows])
 
     def _fresh_model(self) -> PairwiseMLP:
-        return PairwiseMLP(len(self.names), weights_for(self.names), self.mlp_params, seed=self.mem.settings.ranker_seed)
+        anchored = np.array([n not in feats.LEARNED for n in self.names])
+        prior = np.array([LEARNED_PRIOR.get(n, 0.0) for n in self.names])
+        return PairwiseMLP(len(self.names), weights_for(self.names), anchored, prior, self.mlp_params,
+                           seed=self.mem.settings.ranker_seed)
 
     def _load_state(self) -> tuple[PairwiseMLP, GateReading, list[CurvePoint]]:
         """The stored model, or a fresh one at the heuristic if the blob is missing or bad."""
@@ -247,7 +253,7 @@ class RankerExtension:
         index = self.mem.index
         ids = index.item_ids[slots]
         trust, uses = self.feedback_state.trust_and_uses(ids)
-        match = self.feedback_state.feedback_match(ids, q.term_ids, len(index.vocab))
+        match = self.feedback_state.feedback_match(ids, q.term_ids, index.bm25.idf, len(index.vocab))
         co = self.feedback_state.coaccess(index.slot_of, index.n_slots, slots, rrf)[slots]
         best = co.max() if len(co) else 0.0
         return {"trust": trust, "uses": uses, "feedback_match": match, "coaccess": co / best if best > 0 else co}

@@ -1,0 +1,126 @@
+"""Feedback: validation, trust, co-access edges with decay that prunes, persistence."""
+
+import pytest
+
+from engine import Memory
+from engine.rank import FeedbackError
+
+DAY = 86_400.0
+
+
+def shown(rec):
+    return [h.item.id for h in rec.hits]
+
+
+def events(mem):
+    return mem.store.count_feedback()
+
+
+def test_unknown_token_is_rejected_and_nothing_is_written(mem):
+    with pytest.raises(FeedbackError, match="unknown recall token"):
+        mem.feedback("no-such-token", [1])
+    assert events(mem) == 0
+
+
+def test_ids_that_were_not_shown_are_rejected(mem):
+    rec = mem.recall("border collie dog", strategy="fused", top_k=3)
+    stray = max(mem.index.slot_of) if max(mem.index.slot_of) not in shown(rec) else min(mem.index.slot_of)
+    with pytest.raises(FeedbackError, match="were not shown"):
+        mem.feedback(rec.token, [stray])
+    with pytest.raises(FeedbackError, match="both used and ignored"):
+        mem.feedback(rec.token, shown(rec)[:1], shown(rec)[:1])
+    assert events(mem) == 0
+    mem.feedback(rec.token, shown(rec)[:1])  # the token survived the rejected attempts
+    assert events(mem) == 1
+
+
+def test_a_token_takes_one_feedback_and_expires(mem):
+    rec = mem.recall("border collie dog", strategy="fused")
+    mem.feedback(rec.token, shown(rec)[:1])
+    with pytest.raises(FeedbackError, match="unknown"):
+        mem.feedback(rec.token, shown(rec)[:1])
+    old = mem.recall("border collie dog", strategy="fused")
+    ttl = mem.settings.token_ttl_hours * 3600
+    with pytest.raises(FeedbackError, match="expired"):
+        mem.ranker.feedback(old.token, shown(old)[:1], now=mem.store.token(old.token).created_at + ttl + 1)
+
+
+def test_shown_but_unused_counts_as_ignored_and_moves_trust(mem):
+    rec = mem.recall("sourdough bread", strategy="fused")
+    used = shown(rec)[2]
+    result = mem.feedback(rec.token, [used])
+    assert result.used == [used]
+    assert set(result.ignored) == set(shown(rec)) - {used}
+    trust = {i: t for i, t, _, _ in mem.store.trust_rows()}
+    assert trust[used] > 0.5 and all(trust[i] < 0.5 for i in result.ignored)
+
+
+def test_trust_decays_toward_neutral(mem):
+    state = mem.ranker.feedback_state
+    rec = mem.recall("sourdough bread", strategy="fused")
+    used = shown(rec)[0]
+    mem.ranker.feedback(rec.token, [used], now=1_000.0 * DAY)
+    fresh = state.trust_and_uses(mem.index.item_ids[[mem.index.slot_of[used]]])[0][0]
+    state.clock += 365 * DAY
+    aged = state.trust_and_uses(mem.index.item_ids[[mem.index.slot_of[used]]])[0][0]
+    assert fresh > 0 and 0 < aged < fresh / 4
+
+
+def test_coaccess_edges_strengthen_then_decay_and_are_pruned(mem):
+    start = 1_000.0 * DAY
+    rec = mem.recall("sourdough bread class", strategy="fused")
+    a, b = sorted(shown(rec)[:2])
+    mem.ranker.feedback(rec.token, [a, b], now=start)
+    rec = mem.recall("sourdough bread class", strategy="fused")
+    mem.ranker.feedback(rec.token, [a, b], now=start + 1)
+    (x, y, w, _), = mem.store.coaccess_edges()
+    assert (x, y) == (a, b) and w == pytest.approx(0.3 + 0.3 * 0.7)
+    later = start + 400 * DAY  # many half-lives: the edge decays under the prune threshold
+    rec = mem.recall("border collie dog", strategy="fused")
+    result = mem.ranker.feedback(rec.token, shown(rec)[:1], now=later)
+    assert result.edges_pruned == 1
+    assert mem.store.coaccess_edges() == [] and len(mem.ranker.feedback_state.edges) == 0
+
+
+def test_coaccess_feature_reaches_the_partner_of_a_candidate(mem):
+    rec = mem.recall("sourdough bread class", strategy="fused")
+    a, b = shown(rec)[0], shown(rec)[1]
+    mem.feedback(rec.token, [a, b])
+    rec = mem.recall("sourdough bread class", strategy="fused")
+    features = {h.item.id: h.features for h in rec.hits}
+    assert features[a]["coaccess"] > 0 and features[b]["coaccess"] > 0
+
+
+def test_deleting_an_item_takes_its_edges_and_trust(mem):
+    rec = mem.recall("sourdough bread class", strategy="fused")
+    a, b = shown(rec)[:2]
+    mem.feedback(rec.token, [a, b])
+    report = mem.delete_item(a, dry_run=True)
+    assert report["coaccess_edges"] == 1 and report["trust_rows"] == 1
+    mem.delete_item(a)
+    assert mem.store.coaccess_edges() == []
+    assert a not in {i for i, *_ in mem.store.trust_rows()}
+    assert mem.recall("sourdough bread class", strategy="fused").hits
+
+
+def test_learning_survives_reopening(mem):
+    for _ in range(3):
+        rec = mem.recall("sourdough bread class", strategy="fused")
+        mem.feedback(rec.token, shown(rec)[3:4])
+    before = mem.ranker.status()
+    hits = shown(mem.recall("sourdough bread class", strategy="fused"))
+    path = mem.path
+    mem.close()
+    with Memory(path, fused_signals="") as again:
+        after = again.ranker.status()
+        assert (after.events, after.lam, after.model_steps) == (before.events, before.lam, before.model_steps)
+        assert (after.train_pairs, after.held_out_pairs) == (before.train_pairs, before.held_out_pairs)
+        assert shown(again.recall("sourdough bread class", strategy="fused")) == hits
+
+
+def test_feedback_from_another_process_is_picked_up(mem):
+    rec = mem.recall("sourdough bread class", strategy="fused")
+    with Memory(mem.path, fused_signals="") as other:
+        other.feedback(rec.token, shown(rec)[:1])
+    mem.recall("anything", strategy="fused")  # refreshes
+    assert mem.ranker.status().events == 1

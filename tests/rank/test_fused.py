@@ -1,0 +1,50 @@
+"""The fused strategy: candidates, features, the heuristic floor, read-only recall with tokens."""
+
+import numpy as np
+
+from engine.rank import features as feats
+from engine.rank.heuristic import weights_for
+
+
+def test_fused_ranks_by_the_heuristic_before_any_feedback(mem):
+    rec = mem.recall("the border collie from the animal rescue", strategy="fused")
+    assert rec.hits, "the demo conversation mentions the puppy"
+    names = tuple(mem.ranker.names)
+    scores = [sum(h.features[n] * w for n, w in zip(names, weights_for(names))) for h in rec.hits]
+    assert scores == sorted(scores, reverse=True)
+    assert all(h.features["trust"] == 0 and h.features["feedback_match"] == 0 for h in rec.hits)
+
+
+def test_recall_is_read_only_and_issues_a_token_each_time(mem):
+    first = mem.recall("sourdough class at Crumb and Co", strategy="fused")
+    second = mem.recall("sourdough class at Crumb and Co", strategy="fused")
+    assert [h.item.id for h in first.hits] == [h.item.id for h in second.hits]
+    assert [h.score for h in first.hits] == [h.score for h in second.hits]
+    assert first.token and second.token and first.token != second.token
+    assert mem.ranker.status().events == 0
+
+
+def test_every_strategy_gets_a_token(mem):
+    assert mem.recall("sourdough bread", strategy="bm25").token
+
+
+def test_neighbours_stay_in_the_same_source_and_session(mem):
+    index = mem.index
+    slots = np.arange(index.n_slots)
+    nb = feats.neighbours(mem, slots, reach=1)
+    for s, row in zip(slots.tolist(), nb.tolist()):
+        for n in row:
+            if n >= 0:
+                assert index.source_ids[n] == index.source_ids[s]
+                assert abs(index.positions[n] - index.positions[s]) == 1
+                assert index.times[n] == index.times[s] or (np.isnan(index.times[n]) and np.isnan(index.times[s]))
+
+
+def test_normaliser_does_not_amplify_a_near_constant_feature():
+    norm = feats.Normaliser(2)
+    rng = np.random.default_rng(0)
+    rows = np.column_stack([0.06 + rng.normal(0, 1e-4, 500), rng.uniform(0, 1, 500)])
+    norm.update(rows)
+    a, b = norm(np.array([0.062, 0.5])), norm(np.array([0.058, 0.5]))
+    assert abs(a[0] - b[0]) <= 0.004 / feats.SPREAD_FLOOR + 1e-9  # the reference made this ±8σ
+    assert abs(a[1] - b[1]) == 0

@@ -1,0 +1,92 @@
+"""The model, the gate, a single repeated query, the random control, a corrupt state."""
+
+import numpy as np
+
+from engine import Memory
+from engine.rank.gate import GateParams, is_held_out, referee, wilson_lower
+from engine.rank.mlp import PairwiseMLP
+
+
+def test_pairwise_sgd_learns_a_separable_preference():
+    rng = np.random.default_rng(1)
+    model = PairwiseMLP(3, np.zeros(3), np.zeros(3, dtype=bool), np.zeros(3), seed=3)
+    better = rng.uniform(0, 1, (200, 3))
+    worse = better.copy()
+    worse[:, 2] -= 0.5  # only the third feature tells them apart
+    losses = [model.train(better[i:i + 20], worse[i:i + 20], rng, better, worse) for i in range(0, 200, 20)]
+    assert losses[-1] < losses[0]
+    assert np.mean(model.score(better) > model.score(worse)) > 0.95
+
+
+def test_held_out_split_ignores_the_query_and_is_stable():
+    picks = [is_held_out(event, k, 4) for event in range(1, 200) for k in range(5)]
+    assert 0.15 < np.mean(picks) < 0.35
+    assert picks == [is_held_out(event, k, 4) for event in range(1, 200) for k in range(5)]
+
+
+def test_referee_needs_confidence_and_falls_back():
+    params = GateParams()
+    assert referee(np.ones(5), -np.ones(5), params).lam == 0  # too few discordant pairs
+    opened = referee(np.ones(40), -np.ones(40), params)
+    assert opened.lam > 0 and opened.lower_bound == wilson_lower(40, 40, params.z)
+    mixed = referee(np.r_[np.ones(20), -np.ones(20)], np.r_[-np.ones(20), np.ones(20)], params)
+    assert mixed.lam == 0  # winning half the discordant pairs is no reason to trust the model
+
+
+def test_a_single_repeated_query_opens_the_gate_and_lifts_the_used_item(mem):
+    query = "what does Maya bake"
+    first = [h.item.id for h in mem.recall(query, strategy="fused").hits]
+    target = first[6]
+    ranks = []
+    for _ in range(30):
+        rec = mem.recall(query, strategy="fused")
+        ids = [h.item.id for h in rec.hits]
+        ranks.append(ids.index(target) + 1)
+        mem.feedback(rec.token, [target])
+    assert mem.ranker.lam > 0
+    assert ranks[0] == 7 and ranks[-1] <= 2
+
+
+def test_random_feedback_does_not_open_the_gate(mem):
+    rng = np.random.default_rng(5)
+    queries = ["sourdough starter", "border collie", "night shift at the hospital", "hiking trip", "birthday present",
+               "moving to a new apartment", "learning to cook", "weekend plans"]
+    before = {q: [h.item.id for h in mem.recall(q, strategy="fused").hits] for q in queries}
+    for n in range(60):
+        rec = mem.recall(queries[n % len(queries)], strategy="fused")
+        ids = [h.item.id for h in rec.hits]
+        mem.feedback(rec.token, list(rng.choice(ids, size=2, replace=False)))
+    assert mem.ranker.lam == 0
+    assert {q: [h.item.id for h in mem.recall(q, strategy="fused").hits] for q in queries} == before
+
+
+def test_corrupt_ranker_state_is_reported_and_reset_without_touching_records(mem):
+    for _ in range(3):
+        rec = mem.recall("sourdough bread class", strategy="fused")
+        mem.feedback(rec.token, [rec.hits[2].item.id])
+    items = mem.store.counts()["items"]
+    heuristic = mem.recall("sourdough bread class", strategy="fused")
+    with mem.store.transaction():
+        mem.store.conn.execute("UPDATE ranker_state SET blob = X'00112233'")
+    path = mem.path
+    mem.close()
+    with Memory(path, fused_signals="") as again:
+        status = again.ranker.status()
+        assert status.state.startswith("reset") and "corrupt" in status.state
+        assert status.lam == 0
+        assert again.store.counts()["items"] == items
+        assert [h.item.id for h in again.recall("sourdough bread class", strategy="fused").hits][:3] == \
+            [h.item.id for h in heuristic.hits][:3] or status.lam == 0
+        rec = again.recall("sourdough bread class", strategy="fused")
+        again.feedback(rec.token, [rec.hits[0].item.id])  # learning resumes and rewrites a good state
+        assert again.ranker.status().state != status.state
+
+
+def test_reset_forgets_learning_but_keeps_records(mem):
+    rec = mem.recall("sourdough bread class", strategy="fused")
+    mem.feedback(rec.token, [rec.hits[1].item.id, rec.hits[2].item.id])
+    items = mem.store.counts()["items"]
+    mem.ranker.reset()
+    status = mem.ranker.status()
+    assert (status.events, status.coaccess_edges, status.trusted_items, status.state) == (0, 0, 0, "heuristic")
+    assert mem.store.counts()["items"] == items
