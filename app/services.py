@@ -195,6 +195,8 @@ def describe_error(exc: BaseException) -> str:
 
     if isinstance(exc, (IngestFailed, RecallError, RequestError, StoreError, NoStore)):
         return str(exc)
+    if type(exc).__module__.split(".")[0] == "engine" and str(exc).strip():
+        return str(exc).strip().splitlines()[0]  # the engine's own refusals are one line for the user
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
         return f"{where}{exc.strerror or exc}"

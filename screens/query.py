@@ -47,23 +47,24 @@ def hit_source_label(hit: Any, source_names: dict[int, str], width: int = 22) ->
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
-def describe_facts(facts: list[Any]) -> list[str]:
-    lines = []
-    for f in facts:
-        get = (lambda k, f=f: f.get(k) if isinstance(f, dict) else getattr(f, k, None))
-        triple = " ".join(str(x) for x in (get("subject"), get("predicate"), get("object")) if x)
-        when = get("time") or get("timestamp")
-        lines.append(triple + (f"  [{when}]" if when else ""))
-    return lines
-
-
-def describe_episodes(episodes: list[Any]) -> list[str]:
-    lines = []
+def knowledge_text(episodes: list[Any], facts: list[Any]) -> Text:
+    """The episodes and facts of a recall (Lite: these are the answer; Pro and Max: beside the items)."""
+    text = Text()
+    text.append(f"Episodes ({len(episodes)})\n", style="bold")
     for e in episodes:
-        get = (lambda k, e=e: e.get(k) if isinstance(e, dict) else getattr(e, k, None))
-        when = get("date") or get("timestamp") or get("session_date") or ""
-        lines.append(f"{when} {get('summary') or get('title') or ''}".strip())
-    return lines
+        when = (e.time_start or "")[:10]
+        text.append(f"• {when} ", style="cyan")
+        text.append(f"{e.summary}\n")
+    text.append(f"\nFacts ({len(facts)})\n", style="bold")
+    for f in facts:
+        text.append("• ")
+        text.append(f.subject, style="bold")
+        text.append(f" {f.predicate} ")
+        text.append(f.object, style="bold")
+        if f.time:
+            text.append(f"  {f.time}", style="cyan")
+        text.append(f"  ({len(f.provenance)} source{'s' if len(f.provenance) != 1 else ''})\n", style="dim")
+    return text
 
 
 class QueryScreen(BaseScreen):
@@ -160,6 +161,7 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
             top_k = 10
         options: dict[str, Any] = {
             "top_k": top_k,
+            "trace": True,
             "strategy": self.query_one("#query-strategy", Select).value,
             "mode": self.query_one("#query-mode", Select).value,
         }
@@ -209,7 +211,9 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
         for hit, row in zip(recall.hits, rows):
             table.add_row(*row, key=str(hit.item.id))
         self.set_status(self.describe_recall(recall), "warning" if not recall.hits else "")
-        if not recall.hits:
+        if not recall.hits and (recall.episodes or recall.facts):
+            self.action_panel("knowledge")
+        elif not recall.hits:
             self.notify(f"Nothing found for “{recall.query}”. Try other words or another strategy.",
                         title="No results", severity="warning", markup=False)
         self.show_selected()
@@ -223,7 +227,7 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
         self.last_render_ms = (time.perf_counter() - self.submitted_at) * 1000
 
     def describe_recall(self, recall: Any) -> str:
-        parts = [f"{len(recall.hits)} hit{'s' if len(recall.hits) != 1 else ''}",
+        parts = [f"{len(recall.hits)} item{'s' if len(recall.hits) != 1 else ''}",
                  f"strategy {recall.strategy}", f"mode {recall.mode}"]
         if recall.intent:
             name = recall.intent.get("name")
@@ -290,17 +294,9 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
         body = self.query_one("#knowledge-body", Static)
         recall = self.recall
         if not self.services.has("knowledge"):
-            body.update("The engine has no knowledge area yet (episodes and facts).")
+            body.update("The engine has no knowledge area (episodes and facts).")
             return
-        episodes, facts = describe_episodes(recall.episodes), describe_facts(recall.facts)
-        text = Text()
-        text.append(f"Episodes ({len(episodes)})\n", style="bold")
-        for line in episodes:
-            text.append(f"• {line}\n")
-        text.append(f"\nFacts ({len(facts)})\n", style="bold")
-        for line in facts:
-            text.append(f"• {line}\n")
-        body.update(text)
+        body.update(knowledge_text(recall.episodes, recall.facts))
 
     def action_trace(self, what: str) -> None:
         self.action_panel("trace")

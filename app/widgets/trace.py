@@ -163,14 +163,16 @@ class TraceView(Vertical):
         table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
         table.add_column("candidate")
         table.add_column("score", justify="right")
+        table.add_column("p", justify="right")
         for k in terms:
             table.add_column(k, justify="right")
         chosen = node_id(step)
         for c in candidates:
             cid = node_id(c)
-            score = field(c, "score")
+            score = field(c, "score", field(c, "total"))
             row = [Text(f"{'▶ ' if cid == chosen else '  '}{node_label(c) or cid}", style="bold" if cid == chosen else ""),
-                   f"{float(score):.3f}" if score is not None else ""]
+                   f"{float(score):.3f}" if score is not None else "",
+                   f"{float(field(c, 'probability', 0.0)):.2f}"]
             cterms = field(c, "terms", {}) or {}
             row += [f"{float(cterms[k]):.3f}" if k in cterms else "" for k in terms]
             table.add_row(*row)

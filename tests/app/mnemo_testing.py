@@ -32,3 +32,26 @@ async def settle(pilot, timeout: float = 30.0) -> None:
         quiet = 0 if app.tasks else quiet + 1
         if time.monotonic() > deadline:
             raise TimeoutError(f"tasks still running: {list(app.tasks)}")
+
+
+def text_of(widget) -> str:
+    """The plain text a Static shows, whatever it was given (str, Text, a Rich renderable)."""
+    import io
+
+    from rich.console import Console
+
+    content = getattr(widget, "content", None)
+    if not content:
+        content = widget.render()
+        if isinstance(content, str):
+            from textual.content import Content
+
+            return Content.from_markup(content).plain
+    if isinstance(content, str):
+        return content
+    if hasattr(content, "plain"):
+        return content.plain
+    console = Console(width=200, file=io.StringIO(), color_system=None)
+    with console.capture() as capture:
+        console.print(content)
+    return capture.get()

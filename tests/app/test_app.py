@@ -13,7 +13,7 @@ from app.tui import make_app
 from app.widgets import ChoiceDialog, HelpScreen
 from screens.query import QueryScreen
 
-from mnemo_testing import DEMO_DIR, SIZE, build_app, settle
+from mnemo_testing import DEMO_DIR, SIZE, build_app, settle, text_of
 
 
 async def test_opens_on_query_with_counts_in_header(demo_app):
@@ -22,7 +22,7 @@ async def test_opens_on_query_with_counts_in_header(demo_app):
         await settle(pilot)
         assert isinstance(app.screen, QueryScreen)
         assert app.store_stats["items"] > 300
-        header = str(app.screen.query_one("#store-header").render())
+        header = text_of(app.screen.query_one("#store-header"))
         assert "demo.db" in header and "6 sources" in header
         assert app.ready_seconds is not None
 
@@ -89,7 +89,7 @@ async def test_corrupt_store_shows_a_dialog_and_the_app_stays_usable(tmp_path: P
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, ChoiceDialog)
-        body = str(app.screen.query_one("#dialog-text").render())
+        body = text_of(app.screen.query_one("#dialog-text"))
         assert "not a usable Mnemoscope store" in body
         await pilot.click("#choice-temp")
         await settle(pilot)
