@@ -56,6 +56,44 @@ class Settings:
     # knowledge
     fact_dedup_threshold: float = 0.93
     entity_link_threshold: float = 0.9
+    # topics: the topic tree (engine/topics)
+    topic_dim: int = 64  # dimensions of the tree's own latent space (TF-IDF → SVD of the term counts)
+    topic_leaf_size: int = 24  # items per leaf the tree aims at (raised so that leaves stay ≤ topic_max_leaves)
+    topic_min_leaf: int = 4  # no leaf smaller than this: small corpora get few, fuller leaves
+    topic_max_leaves: int = 1024
+    topic_max_branch: int = 8  # children per topic at most
+    topic_max_depth: int = 5
+    topic_min_items: int = 9  # fewer live items give a flat tree (one topic) with a message
+    topic_temperature: float = 0.1  # P(leaf | text) = softmax(cos(text, leaf) / temperature)
+    topic_item_leaves: int = 2  # topic–item edges: an item's top leaves …
+    topic_item_min_prob: float = 0.15  # … with at least this probability (else its best leaf)
+    topic_ancestor_decay: float = 0.7  # an ancestor h levels up gets weight · decay^h
+    topic_neighbors: int = 6  # semantic topic–topic edges: centroid kNN outside the topic's own family
+    topic_neighbor_min_cos: float = 0.2
+    topic_dag_tau: float = 0.0  # > 0: DAG mode, a topic also hangs under other topics one level up this close
+    topic_auto_build: bool = True  # build after ingest when there is no tree or the drift …
+    topic_rebuild_drift: float = 1.0  # … (items added + removed since the build) / items at the build reaches this
+    # navigate: the intent-steered walk over the topic tree (score terms as in BetterMem's policy)
+    walk_steps: int = 6  # moves after each start
+    walk_alpha: float = 0.5  # α · cos(topic, query)
+    walk_beta: float = 0.3  # β · cos(topic, current topic)
+    walk_gamma: float = 0.5  # γ · R_intent: 1 for the intent's relation, 0.5 for a fallback
+    walk_novelty: float = 0.3  # bonus for a topic not visited yet
+    walk_prior_weight: float = 0.2  # · the rolled-up prior P(subtree | query)
+    walk_repetition: float = 0.5  # − repetition · visits²
+    walk_backtrack: float = 1.0  # − backtrack when returning to the previous topic
+    walk_revisits: int = 0  # times a walk may re-enter a topic on its path (0: never, so no oscillation)
+    walk_temperature: float = 0.35  # softmax temperature of the policy
+    walk_greedy: bool = True  # greedy unless a seed is given (then sampled, same seed same walk)
+    walk_max_starts: int = 3  # several starts when the prior is flat: leaves within …
+    walk_start_ratio: float = 0.6  # … this fraction of the best leaf's prior start walks too
+    walk_clarify_min_cos: float = 0.5  # clarify keeps semantic neighbours at least this close
+    walk_markov_weight: float = 0.2  # η: share of the Markov transition model in the move probabilities
+    walk_markov_lambda: float = 0.7  # second- vs first-order transitions
+    walk_markov_smoothing: float = 0.1  # additive smoothing of the transition counts
+    walk_rerank: float = 0.5  # blend of query–item cosine into the visit scores (0: visits only)
+    walk_fusion_weight: float = 0.5  # the walk's list weight in hybrid_walk's RRF (hybrid's is 1)
+    intent_min_confidence: float = 0.4  # an inferred intent below this probability falls back to neutral
     # LLM / embedding endpoints (OpenAI-compatible); keys only from the environment
     llm_base_url: str = ""
     llm_model: str = ""

@@ -14,5 +14,6 @@ if TYPE_CHECKING:
 
 def extension_factories() -> list[Callable[["Memory"], "Extension"]]:
     from .rank import RankerExtension
+    from .topics import TopicsExtension
 
-    return [RankerExtension]
+    return [TopicsExtension, RankerExtension]

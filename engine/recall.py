@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from .lexical import top_k as top_k_of
+from .topics.intents import UnknownIntent, check_intent
 from .records import Item
 
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ class Query:
     strategy: str
     mode: str = "pro"
     options: dict[str, Any] = field(default_factory=dict)
+    notes: dict[str, Any] = field(default_factory=dict)  # per-query results areas share (e.g. the topic walk)
 
 
 def prepare_query(mem: "Memory", text: str, top_k: int, strategy: str, mode: str, **options: Any) -> Query:
@@ -98,6 +100,10 @@ def prepare_query(mem: "Memory", text: str, top_k: int, strategy: str, mode: str
         raise RecallError(f"unknown strategy {strategy!r}; choose one of: {', '.join(sorted(STRATEGIES))}")
     if top_k < 1:
         raise RecallError("top_k must be at least 1")
+    try:
+        options["intent"] = check_intent(options.get("intent"))
+    except UnknownIntent as exc:
+        raise RecallError(str(exc)) from None
     term_ids, weights = mem.index.query_terms(text)
     return Query(text=text, term_ids=term_ids, term_weights=weights, top_k=top_k, strategy=strategy, mode=mode, options=options)
 
@@ -122,9 +128,17 @@ def dense_signal(mem: "Memory", q: Query) -> np.ndarray:
     return out
 
 
+def walk_signal(mem: "Memory", q: Query) -> np.ndarray:
+    """Item scores from the intent-steered walk over the topic tree (engine.topics.navigate)."""
+    if not hasattr(mem, "topics"):
+        return np.zeros(mem.index.n_slots)
+    return mem.topics.walk(q).scores
+
+
 SIGNALS: dict[str, Callable[["Memory", Query], np.ndarray]] = {
     "bm25": bm25_signal,
     "dense": dense_signal,
+    "walk": walk_signal,
 }
 
 
@@ -239,10 +253,23 @@ def fused(mem: "Memory", q: Query, signals: Signals) -> Ranking:
     return mem.ranker.rank(q, signals)
 
 
+def hybrid_walk(mem: "Memory", q: Query, signals: Signals) -> Ranking:
+    """The hybrid ranking and the walk's ranking fused by RRF (the walk weighted by ``walk_fusion_weight``)."""
+    s = mem.settings
+    base = hybrid(mem, q, signals)
+    lists = {"hybrid": base.slots, "walk": signals.top("walk", max(q.top_k, s.candidate_k))}
+    slots, scores, found, _ = rrf_fuse(lists, {"hybrid": 1.0, "walk": s.walk_fusion_weight}, s.rrf_k)
+    features = {name: signals[name][slots] for name in ("bm25", "dense", "walk")}
+    features["fused"] = scores
+    return Ranking(slots, scores, found, features)
+
+
 STRATEGIES: dict[str, Callable[["Memory", Query, Signals], Ranking]] = {
     "bm25": single_signal("bm25"),
     "dense": single_signal("dense"),
     "hybrid": hybrid,
+    "walk": single_signal("walk"),
+    "hybrid_walk": hybrid_walk,
     "fused": fused,
 }
 
@@ -273,6 +300,8 @@ def recall(mem: "Memory", text: str, *, top_k: int = 10, strategy: str = "hybrid
     ranked = time.perf_counter()
     hits = assemble(mem, q, ranking)
     result = Recall(query=text, strategy=strategy, mode=mode, top_k=top_k, hits=hits)
+    if hasattr(mem, "topics"):  # the intent used and the walk's steps, when a walk ran or was asked for
+        result.intent, result.trace = mem.topics.navigation(q)
     if hasattr(mem, "ranker"):  # a token for feedback; its row is one nobody ranks from
         result.token = mem.ranker.issue_token(q, ranking, hits)
     result.timings = {**signals.timings, "rank_ms": (ranked - started) * 1000,

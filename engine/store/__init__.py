@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import ranker, records
+from . import ranker, records, topics
 from .base import StoreBase, StoreError
 from .ranker import RankerSQL
 from .records import RecordsSQL
+from .topics import TopicsSQL
 
-MIGRATIONS = [*records.MIGRATIONS, *ranker.MIGRATIONS]
+MIGRATIONS = [*records.MIGRATIONS, *topics.MIGRATIONS, *ranker.MIGRATIONS]
 
 
-class Store(RecordsSQL, RankerSQL, StoreBase):
+class Store(RecordsSQL, TopicsSQL, RankerSQL, StoreBase):
     """One SQLite file holding every record and the derived rows that make start-up fast."""
 
     def __init__(self, path: str | Path) -> None:

@@ -1,0 +1,480 @@
+"""``mem.topics``: the topic tree as an engine extension, with its browse and walk API.
+
+Build: live items → the tree's own latent space → recursive spherical k-means → labels → leaf
+assignments and transitions, written in one transaction (a killed rebuild leaves the old tree).
+Ingest: new items are assigned to leaves inside the ingest transaction; once the drift (items
+added and removed since the build, relative to the build) reaches ``topic_rebuild_drift`` the
+tree is rebuilt after the commit. Everything a query needs is stored, so a reopened store walks
+exactly like the live one.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..dense import VectorIndex
+from ..records import Item, Source
+from ..store.topics import TopicNodeRow, TopicTreeRow
+from ..text import lexical_tokens
+from .graph import TopicGraph, projection
+from .intents import resolve_intent
+from .markov import TransitionModel, source_transitions
+from .navigate import ContextWindow, Policy, Walk, backfill, context_windows, item_scores, run_walk
+from .tree import (TopicSpace, TopicTree, dag_parents, distinctive_terms, fit_tree, label_of, leaf_probabilities,
+                   shape_for, surface_forms, top_leaves)
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+    from ..recall import Query
+
+Progress = Callable[[int, int, str], None]
+
+
+class RebuildCancelled(RuntimeError):
+    """The rebuild was cancelled before it wrote anything; the previous tree is in place."""
+
+
+@dataclass
+class TopicInfo:
+    """One topic as the app and the CLI show it."""
+
+    id: str
+    parent: str | None
+    depth: int
+    label: str
+    terms: list[str]
+    size: int  # live items whose best leaf lies in this topic's subtree
+    children: list[str] = field(default_factory=list)
+    extra_parents: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Neighbour:
+    topic: TopicInfo
+    relation: str
+    weight: float
+
+
+@dataclass
+class BuildReport:
+    topics: int
+    leaves: int
+    depth: int
+    items: int
+    seconds: float
+    message: str = ""
+
+    def summary(self) -> str:
+        text = f"{self.topics} topic(s), {self.leaves} leaves, depth {self.depth}, over {self.items} item(s) in {self.seconds:.2f}s"
+        return f"{text}; {self.message}" if self.message else text
+
+
+@dataclass
+class TopicState:
+    """The loaded tree and everything derived from it for queries."""
+
+    tree: TopicTree
+    graph: TopicGraph
+    space: TopicSpace | None
+    markov: TransitionModel
+    vectors: VectorIndex
+    slots: np.ndarray  # assignments: item slot, leaf topic, weight
+    leaves: np.ndarray
+    weights: np.ndarray
+    n_at_build: int
+    max_item_id: int
+    built_at: float
+    projection: sp.csr_matrix | None = None  # topic → item weights; rebuilt when items change
+
+
+def group_of(item: Item) -> object:
+    """Items in the same session (conversations) or top section (documents) belong together."""
+    heading = item.meta.get("heading_path") or []
+    return item.meta.get("session") or (heading[0] if heading else None)
+
+
+class TopicsExtension:
+    name = "topics"
+
+    def __init__(self, mem: "Memory") -> None:
+        self.mem = mem
+        self.state: TopicState | None = None
+        self._pending: tuple[list[int], np.ndarray | None, np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    @property
+    def settings(self):
+        return self.mem.settings
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def load(self) -> None:
+        store, index = self.mem.store, self.mem.index
+        row = store.topic_tree()
+        if row is None:
+            self.state = None
+            return
+        nodes = store.topic_nodes()
+        dim = next((len(n.centroid) for n in nodes if n.centroid is not None), 0)
+        tree = TopicTree(
+            paths=[n.path for n in nodes], parent=np.array([n.parent for n in nodes], dtype=np.int64),
+            centroids=np.stack([n.centroid for n in nodes]) if dim else np.zeros((len(nodes), 0), dtype=np.float32),
+            labels=[n.label for n in nodes], terms=[n.terms for n in nodes],
+            extra_parents={n.idx: n.extra_parents for n in nodes if n.extra_parents}, message=row.message,
+        )
+        space = TopicSpace.from_bytes(row.space, row.space_terms) if row.space else None
+        vectors = VectorIndex()
+        live = np.flatnonzero(index.alive)
+        if space is not None and len(live):
+            space.bind(index.vocab)
+            vectors.set(live, space.transform(index.counts_matrix(live)))
+        ids, leaves, weights = store.topic_assignments()
+        known = np.array([i in index.slot_of for i in ids.tolist()], dtype=bool)
+        slots = index.slots(ids[known].tolist())
+        state = TopicState(tree, TopicGraph(tree, self.settings.topic_neighbors, self.settings.topic_neighbor_min_cos),
+                           space, TransitionModel(store.topic_transitions()), vectors, slots, leaves[known], weights[known],
+                           row.n_items, row.max_item_id, row.built_at)
+        self.state = state
+        missing = np.setdiff1d(live, slots)
+        if len(missing):  # items that arrived while no assignment could be stored: assign in memory
+            self._add_assignments(missing, *self._assign(vectors.matrix[missing] if space else None, len(missing)))
+
+    def on_ingest(self, source: Source, items: list[Item]) -> None:
+        """Assign the new items to leaves and store them with the source's transitions."""
+        self._pending = None
+        st = self.state
+        if st is None or not items:
+            return
+        vecs = None
+        if st.space is not None:
+            st.space.bind(self.mem.index.vocab)
+            vecs = st.space.transform(self._counts(items))
+        rows, leaves, weights = self._assign(vecs, len(items))
+        self.mem.store.insert_topic_assignments(
+            (items[r].id, int(t), float(w)) for r, t, w in zip(rows.tolist(), leaves.tolist(), weights.tolist()))
+        order = sorted(range(len(items)), key=lambda i: items[i].position)
+        best = self._best_leaves(rows, leaves, len(items))
+        self.mem.store.replace_topic_transitions(source.id, source_transitions(best[order], [group_of(items[i]) for i in order], st.tree))
+        self._pending = ([i.id for i in items], vecs, rows, leaves, weights)
+
+    def on_indexed(self, items: list[Item]) -> None:
+        pending, self._pending = self._pending, None
+        st = self.state
+        if st is not None and pending is not None:
+            ids, vecs, rows, leaves, weights = pending
+            slots = self.mem.index.slots(ids)
+            if vecs is not None:
+                st.vectors.set(slots, vecs)
+            self._add_assignments(slots, rows, leaves, weights)
+            st.markov = TransitionModel(self.mem.store.topic_transitions())
+        if self.settings.topic_auto_build and self.needs_rebuild():
+            self.rebuild()
+
+    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
+        """Assignments go with their items (foreign-key cascade); the walk skips deleted items."""
+        n = self.mem.store.count_topic_assignments(item_ids) if self.state is not None else 0
+        if not dry_run and self.state is not None:
+            self.state.projection = None
+        return {"topic_assignments": n}
+
+    def stats(self) -> dict[str, Any]:
+        st = self.state
+        if st is None:
+            return {"topics": 0}
+        return {"topics": len(st.tree), "topic_leaves": len(st.tree.leaves), "topic_depth": int(st.tree.depth.max()),
+                "topic_drift": round(self.drift(), 3)}
+
+    # -- drift and rebuild --------------------------------------------------------------------
+
+    def drift(self) -> float:
+        """(items added + items removed since the build) / items at the build."""
+        st, index = self.state, self.mem.index
+        if st is None:
+            return float("inf")
+        ids = index.item_ids[index.alive]
+        kept = int((ids <= st.max_item_id).sum())
+        return (len(ids) - kept + st.n_at_build - kept) / max(st.n_at_build, 1)
+
+    def needs_rebuild(self) -> bool:
+        n = self.mem.index.n_items
+        if self.state is None:
+            return n > 0
+        return self.drift() >= self.settings.topic_rebuild_drift
+
+    def rebuild(self, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None) -> BuildReport:
+        """Build the tree from every live item and replace the stored one in one transaction."""
+        started = time.perf_counter()
+        s, index, store = self.settings, self.mem.index, self.mem.store
+
+        def stage(n: int, what: str) -> None:
+            if cancelled and cancelled():
+                raise RebuildCancelled("topic rebuild cancelled; the previous tree is unchanged")
+            if progress:
+                progress(n, 6, what)
+
+        stage(0, "reading items")
+        live = np.flatnonzero(index.alive)
+        items = store.items(index.item_ids[live].tolist())
+        ordered = [items[int(i)] for i in index.item_ids[live]]
+        counts = index.counts_matrix(live)
+        stage(1, "fitting the topic space")
+        space, vectors, message = None, None, ""
+        id_terms = [""] * len(index.vocab)
+        for term, tid in index.vocab.items():
+            id_terms[tid] = term
+        if len(live) >= s.topic_min_items:
+            speakers = {t for sp_ in {i.speaker for i in ordered if i.speaker} for t in lexical_tokens(sp_)}
+            space = TopicSpace.fit(counts, id_terms, s.topic_dim, [index.vocab[t] for t in speakers if t in index.vocab])
+        if space is None:
+            message = (f"{len(live)} item(s): too few for a topic hierarchy (at least {s.topic_min_items} with enough "
+                       "distinct words are needed); showing one flat topic" if len(live) else "no items yet: the tree is empty")
+        else:
+            space.bind(index.vocab)
+            vectors = space.transform(counts)
+        stage(2, "clustering")
+        tree, members = self._fit(vectors, len(live), message)
+        stage(3, "labelling")
+        if members:
+            self._label(tree, members, counts, id_terms, ordered, set(space.terms) if space else set(id_terms))
+        stage(4, "assigning items")
+        rows, leaves, weights = self._assign_with(tree, vectors, len(live))
+        best = self._best_leaves(rows, leaves, len(live))
+        stage(5, "storing")
+        row = TopicTreeRow(time.time(), len(live), int(index.item_ids[live].max()) if len(live) else 0,
+                           space.to_bytes() if space else None, space.terms if space else [], tree.message)
+        nodes = [TopicNodeRow(t, tree.paths[t], int(tree.parent[t]), tree.extra_parents.get(t, []), tree.labels[t],
+                              tree.terms[t], tree.centroids[t] if not tree.flat else None) for t in range(len(tree))]
+        by_source: dict[int, list[int]] = {}
+        for n, item in enumerate(ordered):
+            by_source.setdefault(int(item.source_id), []).append(n)
+        with store.transaction():
+            store.replace_topic_tree(row, nodes)
+            store.insert_topic_assignments(
+                (int(index.item_ids[live[r]]), int(t), float(w)) for r, t, w in zip(rows.tolist(), leaves.tolist(), weights.tolist()))
+            for source_id, members_of in by_source.items():
+                members_of.sort(key=lambda n: ordered[n].position)
+                store.replace_topic_transitions(source_id, source_transitions(
+                    best[members_of], [group_of(ordered[n]) for n in members_of], tree))
+        self.load()
+        return BuildReport(len(tree), len(tree.leaves), int(tree.depth.max()) if len(tree) else 0, len(live),
+                           time.perf_counter() - started, tree.message)
+
+    def _fit(self, vectors: np.ndarray | None, n: int, message: str) -> tuple[TopicTree, list[np.ndarray]]:
+        s = self.settings
+        if vectors is None:
+            paths = ["t:0"] if n else []
+            tree = TopicTree(paths, np.full(len(paths), -1, dtype=np.int64), np.zeros((len(paths), 0), dtype=np.float32),
+                             ["all items"] * len(paths), [[] for _ in paths], message=message)
+            return tree, ([np.arange(n)] if n else [])
+        shape = shape_for(n, s.topic_leaf_size, s.topic_min_leaf, s.topic_max_leaves, s.topic_max_branch, s.topic_max_depth)
+        paths, parent, centroids, members = fit_tree(vectors, shape)
+        tree = TopicTree(paths, parent, centroids, list(paths), [[] for _ in paths])
+        if s.topic_dag_tau > 0:
+            tree.extra_parents = dag_parents(tree, s.topic_dag_tau)
+        return tree, members
+
+    @staticmethod
+    def _label(tree: TopicTree, members: list[np.ndarray], counts: sp.csr_matrix, id_terms: list[str], items: list[Item],
+               allowed: set[str]) -> None:
+        terms = distinctive_terms(counts, members, tree.parent, id_terms, allowed)
+        step = max(1, len(items) // 3000)
+        forms = surface_forms({t for ts in terms for t in ts}, (i.search_text() for i in items[::step]))
+        tree.terms = [[forms.get(t, t) for t in ts] for ts in terms]
+        tree.labels = [label_of(ts, forms, tree.paths[n]) for n, ts in enumerate(terms)]
+
+    # -- assignment ---------------------------------------------------------------------------
+
+    def _counts(self, items: Sequence[Item]) -> sp.csr_matrix:
+        """Term counts of items under the current vocabulary (their terms are in it by now)."""
+        index = self.mem.index
+        rows = [index.analyze(i.search_text())[:2] for i in items]
+        lengths = [len(t) for t, _ in rows]
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        indices = np.concatenate([t for t, _ in rows]) if rows else np.zeros(0, dtype=np.int64)
+        data = np.concatenate([c for _, c in rows]) if rows else np.zeros(0, dtype=np.float32)
+        return sp.csr_matrix((data, indices, indptr), shape=(len(rows), max(len(index.vocab), 1)))
+
+    def _assign(self, vectors: np.ndarray | None, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self._assign_with(self.state.tree, vectors, n)
+
+    def _assign_with(self, tree: TopicTree, vectors: np.ndarray | None, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rows, leaves, weights): each item's top leaves by P(leaf | item)."""
+        s = self.settings
+        if not len(tree) or not n:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+        if vectors is None:
+            return np.arange(n), np.full(n, int(tree.leaves[0])), np.ones(n)
+        probs = leaf_probabilities(vectors, tree, s.topic_temperature)
+        return top_leaves(probs, tree, s.topic_item_leaves, s.topic_item_min_prob)
+
+    @staticmethod
+    def _best_leaves(rows: np.ndarray, leaves: np.ndarray, n: int) -> np.ndarray:
+        """Each row's best leaf (the first edge of every row, as :func:`top_leaves` orders them)."""
+        best = np.zeros(n, dtype=np.int64)
+        first = np.concatenate([[True], rows[1:] != rows[:-1]]) if len(rows) else np.zeros(0, dtype=bool)
+        best[rows[first]] = leaves[first]
+        return best
+
+    def _add_assignments(self, slots: np.ndarray, rows: np.ndarray, leaves: np.ndarray, weights: np.ndarray) -> None:
+        st = self.state
+        st.slots = np.concatenate([st.slots, slots[rows]])
+        st.leaves = np.concatenate([st.leaves, leaves])
+        st.weights = np.concatenate([st.weights, weights])
+        st.projection = None
+
+    def _projection(self) -> sp.csr_matrix:
+        st, index = self.state, self.mem.index
+        p = st.projection
+        if p is None or p.shape[1] != index.n_slots:
+            p = projection(st.tree, st.slots, st.leaves, st.weights, index.alive, self.settings.topic_ancestor_decay)
+            st.projection = p
+        return p
+
+    # -- browse -------------------------------------------------------------------------------
+
+    def _sizes(self) -> np.ndarray:
+        st = self.state
+        alive = self.mem.index.alive
+        best = np.zeros(len(st.tree), dtype=np.int64)
+        first = np.concatenate([[True], st.slots[1:] != st.slots[:-1]]) if len(st.slots) else np.zeros(0, dtype=bool)
+        live = first & alive[st.slots] if len(st.slots) else first
+        np.add.at(best, st.leaves[live], 1)
+        for t in range(len(st.tree) - 1, -1, -1):
+            if st.tree.parent[t] >= 0:
+                best[st.tree.parent[t]] += best[t]
+        return best
+
+    def _info(self, t: int, sizes: np.ndarray) -> TopicInfo:
+        tree = self.state.tree
+        p = int(tree.parent[t])
+        return TopicInfo(tree.paths[t], tree.paths[p] if p >= 0 else None, int(tree.depth[t]), tree.labels[t], tree.terms[t],
+                         int(sizes[t]), [tree.paths[c] for c in tree.children[t]],
+                         [tree.paths[e] for e in tree.extra_parents.get(t, [])])
+
+    def _index_of(self, topic_id: str) -> int:
+        from ..memory import RequestError
+
+        if self.state is None or topic_id not in self.state.tree.index:
+            raise RequestError(f"no topic {topic_id!r}")
+        return self.state.tree.index[topic_id]
+
+    @property
+    def message(self) -> str:
+        """Why the tree is flat or empty ('' when it is a real hierarchy)."""
+        if self.state is None:
+            return "no topic tree yet: ingest items or rebuild"
+        return self.state.tree.message
+
+    def tree(self) -> list[TopicInfo]:
+        """Every topic, parents before children (breadth first)."""
+        if self.state is None:
+            return []
+        sizes = self._sizes()
+        return [self._info(t, sizes) for t in range(len(self.state.tree))]
+
+    def topic(self, topic_id: str) -> TopicInfo:
+        return self._info(self._index_of(topic_id), self._sizes())
+
+    def children(self, topic_id: str) -> list[TopicInfo]:
+        sizes = self._sizes()
+        return [self._info(c, sizes) for c in self.state.graph.children[self._index_of(topic_id)]]
+
+    def parent(self, topic_id: str) -> TopicInfo | None:
+        p = int(self.state.tree.parent[self._index_of(topic_id)]) if self.state else -1
+        return self._info(p, self._sizes()) if p >= 0 else None
+
+    def siblings(self, topic_id: str) -> list[TopicInfo]:
+        sizes = self._sizes()
+        return [self._info(c, sizes) for c in self.state.graph.siblings[self._index_of(topic_id)]]
+
+    def neighbours(self, topic_id: str) -> list[Neighbour]:
+        """Semantic neighbours (centroid kNN outside the topic's family), closest first."""
+        t = self._index_of(topic_id)
+        sizes = self._sizes()
+        edges = sorted(self.state.graph.semantic[t].items(), key=lambda kv: (-kv[1], kv[0]))
+        return [Neighbour(self._info(u, sizes), "semantic", w) for u, w in edges]
+
+    def items(self, topic_id: str, limit: int = 50) -> list[Item]:
+        """The topic's items, strongest edge first (leaves: their members; others: the subtree's)."""
+        t = self._index_of(topic_id)
+        row = self._projection()[t]
+        order = np.lexsort((row.indices, -row.data))[:limit]
+        ids = [int(self.mem.index.item_ids[s]) for s in row.indices[order]]
+        found = self.mem.store.items(ids)
+        return [found[i] for i in ids if i in found]
+
+    def topic_of(self, item_id: int) -> list[tuple[TopicInfo, float]]:
+        """An item's leaves with their probabilities."""
+        slot = self.mem.index.slot_of.get(item_id)
+        st = self.state
+        if st is None or slot is None:
+            return []
+        sizes = self._sizes()
+        mask = st.slots == slot
+        return [(self._info(int(t), sizes), float(w)) for t, w in zip(st.leaves[mask], st.weights[mask])]
+
+    # -- the walk -----------------------------------------------------------------------------
+
+    def query_vector(self, q: "Query") -> np.ndarray | None:
+        st = self.state
+        if st is None or st.space is None or not len(q.term_ids):
+            return None
+        st.space.bind(self.mem.index.vocab)
+        row = sp.csr_matrix((q.term_weights.astype(np.float32), (np.zeros(len(q.term_ids), dtype=np.int64), q.term_ids)),
+                            shape=(1, max(len(self.mem.index.vocab), 1)))
+        vec = st.space.transform(row)[0]
+        return vec if np.any(vec) else None
+
+    def walk(self, q: "Query") -> Walk:
+        """The intent-steered walk for a query (computed once per query; kept on ``q.notes``)."""
+        cached = q.notes.get("walk")
+        if cached is not None:
+            return cached
+        s = self.settings
+        intent = resolve_intent(q.text, q.options.get("intent"), s.intent_min_confidence)
+        st = self.state
+        q_vec = self.query_vector(q)
+        n_slots = self.mem.index.n_slots
+        if st is None or q_vec is None or st.tree.flat:
+            why = self.message or "the query shares no words with the topic space"
+            result = Walk(intent, [], np.zeros(len(st.tree) if st else 0), np.zeros(n_slots), message=why)
+            q.notes["walk"] = result
+            return result
+        policy = Policy.from_settings(s)
+        seed = q.options.get("seed")
+        if seed is None and not policy.greedy:
+            seed = zlib.crc32(q.text.encode("utf-8"))
+        rng = np.random.default_rng(int(seed)) if seed is not None else None
+        result = run_walk(st.tree, st.graph, st.markov, q_vec, intent, policy, rng, s.topic_temperature)
+        proj = self._projection()
+        vectors = st.vectors.matrix
+        scores = item_scores(result.visits, proj, q_vec, vectors, policy.rerank)
+        leaf_order = st.tree.leaves[np.argsort(-(st.tree.centroids[st.tree.leaves] @ q_vec), kind="stable")]
+        result.scores = backfill(scores, proj, leaf_order, q_vec, vectors, q.top_k)
+        q.notes["walk"] = result
+        return result
+
+    def windows(self, hits: Sequence[tuple[int, float]], radius: int = 1, per_source: int | None = None,
+                limit: int | None = None) -> list[ContextWindow]:
+        """Widen ranked hits ((item id, score), best first) into non-overlapping context windows."""
+        index = self.mem.index
+        return context_windows(hits, index.source_ids, index.positions, index.alive, index.slot_of, index.item_ids,
+                               radius, per_source, limit)
+
+    def navigation(self, q: "Query") -> tuple[dict[str, Any] | None, list[Any]]:
+        """What recall reports: (intent used, walk steps) when a walk ran, or was asked for with
+        an explicit intent or ``trace``; (None, []) otherwise."""
+        walk = q.notes.get("walk")
+        if walk is None and (q.options.get("intent") is not None or q.options.get("trace")):
+            walk = self.walk(q)
+        if walk is None:
+            return None, []
+        return walk.intent.to_dict(), walk.steps
