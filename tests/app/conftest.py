@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import Input, TextArea
 
 from engine import Memory
-from mnemo_testing import DEMO_DIR, build_app
+from tests.app.mnemo_testing import DEMO_DIR, build_app
 
 
 @pytest.fixture(scope="session")

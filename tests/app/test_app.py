@@ -13,7 +13,7 @@ from app.tui import make_app
 from app.widgets import ChoiceDialog, HelpScreen
 from screens.query import QueryScreen
 
-from mnemo_testing import DEMO_DIR, SIZE, build_app, settle, text_of
+from tests.app.mnemo_testing import DEMO_DIR, SIZE, build_app, settle, text_of
 
 
 async def test_opens_on_query_with_counts_in_header(demo_app):

@@ -7,7 +7,7 @@ from pathlib import Path
 from textual.widgets import DataTable, RichLog
 
 from app.widgets import ChoiceDialog, NoteDialog
-from mnemo_testing import DEMO_DIR, SIZE, build_app, settle, text_of
+from tests.app.mnemo_testing import DEMO_DIR, SIZE, build_app, settle, text_of
 
 
 def log_text(app) -> str:

@@ -6,7 +6,7 @@ import pytest
 from textual.widgets import DataTable, Select
 
 from screens.compare import CompareScreen
-from mnemo_testing import SIZE, settle, text_of
+from tests.app.mnemo_testing import SIZE, settle, text_of
 
 
 async def ask(pilot, text: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import DataTable
 
 from app.widgets import ChoiceDialog
-from mnemo_testing import SIZE, settle, text_of
+from tests.app.mnemo_testing import SIZE, settle, text_of
 
 
 async def test_browse_sources_and_delete_with_dry_run(demo_app):
@@ -25,13 +25,13 @@ async def test_browse_sources_and_delete_with_dry_run(demo_app):
         await pilot.press("d")  # the sources list has focus: delete the source
         await settle(pilot)
         assert isinstance(app.screen, ChoiceDialog)
-        assert "would remove" in text_of(app.screen.query_one("#dialog-text"))
-        await pilot.press("enter")  # "Keep it" has focus
+        assert "would change" in text_of(app.screen.query_one("#dialog-text"))
+        await pilot.press("enter")  # "Cancel" has focus
         await settle(pilot)
         assert app.store_stats["sources"] == 6
         await pilot.press("enter")  # into the items
         await pilot.press("d")
         await settle(pilot)
-        await pilot.click("#choice-delete")
+        await pilot.click("#choice-apply")
         await settle(pilot)
         assert app.store_stats["items"] == 313
