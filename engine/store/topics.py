@@ -94,8 +94,8 @@ class TopicsSQL:
                              None if r[6] is None else np.frombuffer(r[6], dtype=np.float32)) for r in rows]
 
     def topic_assignments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(item ids, leaf topic indices, weights) of every stored assignment."""
-        rows = self.conn.execute("SELECT item_id, leaf, weight FROM topic_items ORDER BY item_id, leaf").fetchall()
+        """(item ids, leaf topic indices, weights) of every stored assignment, each item's best leaf first."""
+        rows = self.conn.execute("SELECT item_id, leaf, weight FROM topic_items ORDER BY item_id, weight DESC, leaf").fetchall()
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
         arr = np.array(rows, dtype=np.float64)
