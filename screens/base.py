@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from textual import on
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from app.widgets import NavTabs, StoreHeader, TaskPanel
+from app.messages import TaskFinished
+from app.widgets import ChoiceDialog, NavTabs, StoreHeader, TaskPanel
 
 if TYPE_CHECKING:
     from app.services import Services
@@ -88,6 +90,43 @@ class BaseScreen(Screen):
     def run_task(self, task: str, title: str, fn: Callable[..., Any], **options: Any):
         return self.app.run_task(self, task, title, fn, **options)
 
+    # -- curation: the engine's dry run first, then the write ------------------------------------
+
+    def curate(self, title: str, what: str, call: Callable[[bool], dict[str, Any]]) -> None:
+        """Run ``call(dry_run=True)``, show its report, and on confirmation ``call(dry_run=False)``."""
+        self._curation = (title, what, call)
+        self.run_task("dry-run", f"{title}: dry run", lambda: call(True), progress=False, show=False)
+
+    @on(TaskFinished)
+    def _curation_step(self, message: TaskFinished) -> None:
+        if message.task not in ("dry-run", "curate"):
+            return
+        message.stop()
+        title, what, call = self._curation
+        if message.error:
+            self.notify(message.error, title=f"{title}: refused", severity="error", markup=False)
+            return
+        if message.task == "curate":
+            self.notify(describe_report(message.result), title=f"{title}: done", markup=False)
+            self.app.store_changed()
+            return
+        body = f"{what}\n\nThe dry run says this would change:\n\n{describe_report(message.result)}"
+        self.app.push_screen(
+            ChoiceDialog(title, body, [("cancel", "Cancel"), ("apply", title)], danger="apply"),
+            lambda choice: self.run_task("curate", title, lambda: call(False), progress=False)
+            if choice == "apply" else None)
+
     def commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
         """Palette commands of this screen (title, help, callback)."""
         yield from ()
+
+
+def describe_report(report: dict[str, Any]) -> str:
+    """A curation report (dry run or done) as lines a person reads."""
+    lines = []
+    for key, value in report.items():
+        if value is None or value == [] or key in ("fact", "entity", "episodes"):
+            continue
+        label = key.replace("_", " ")
+        lines.append(f"• {value:,} {label}" if isinstance(value, int) else f"• {label}: {value}")
+    return "\n".join(lines) or "• nothing else changes"

@@ -1,20 +1,221 @@
-"""Memories: waits for the engine's `knowledge` area (Memory.knowledge)."""
+"""Memories: episodes on a timeline by session date, with summary, 5W1H events and source turns."""
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
+from pathlib import Path
+from typing import Any
 
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Static
+
+from app.messages import TaskFinished
+from app.widgets import PromptDialog
 from screens.base import BaseScreen
+
+ROLES = (("who", "participants"), ("what", "action"), ("when", "time"), ("where", "location"),
+         ("why", "reason"), ("how", "method"))
+
+
+def timeline_order(episodes: list[Any]) -> list[Any]:
+    """Dated episodes by session date, then undated ones by source and id."""
+    return sorted(episodes, key=lambda e: (e.time_start is None, e.time_start or "", e.source_id, e.id))
+
+
+def events_table(events: list[Any]) -> Table:
+    table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold", expand=True)
+    for short, _role in ROLES:
+        table.add_column(short, overflow="fold")
+    for ev in events:
+        row = []
+        for _short, role in ROLES:
+            value = getattr(ev, role)
+            row.append(", ".join(value) if isinstance(value, list) else (value or ""))
+        table.add_row(*row)
+    return table
 
 
 class MemoriesScreen(BaseScreen):
     NAME = "memories"
     TITLE = "Memories"
     AREA = "knowledge"
-    HELP = "### Memories\n\nThis screen needs the engine's `knowledge` area."
+    HELP = """\
+### Memories
+
+Episodic memories on a timeline (by session date; document sections, which have none, come
+last). The panel shows the selected episode's summary, its 5W1H events and the source turns it
+was built from: Enter on a turn jumps to it on the Sources screen.
+
+| key | does |
+|---|---|
+| `Enter` | on an episode: go to its turns; on a turn: show it on the Sources screen |
+| `m` | merge the next episode of the same source into this one (dry run first) |
+| `s` | split: undo the merges into this episode (dry run first) |
+"""
+    BINDINGS = [
+        Binding("m", "merge", "Merge", id="memories-merge"),
+        Binding("s", "split", "Split", id="memories-split"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.episodes: list[Any] = []
+        self.turns: list[Any] = []
+        self.source_names: dict[int, str] = {}
 
     def compose_body(self) -> ComposeResult:
         yield self.missing_area_note()
+        with Horizontal(id="memories-main", classes="split"):
+            yield DataTable(id="episodes-table", cursor_type="row")
+            with Vertical(id="episode-side"):
+                with VerticalScroll(id="episode-detail"):
+                    yield Static("", id="episode-body")
+                yield DataTable(id="turns-table", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        table = self.query_one("#episodes-table", DataTable)
+        for label, key in (("date", "date"), ("", "line"), ("source", "source"), ("summary", "summary")):
+            table.add_column(label, key=key)
+        turns = self.query_one("#turns-table", DataTable)
+        for label, key in (("turn", "key"), ("speaker", "speaker"), ("text", "text")):
+            turns.add_column(label, key=key)
+        table.focus()
+
+    def refresh_data(self) -> None:
+        mem = self.services.memory
+
+        def load() -> tuple[list[Any], dict[int, str]]:
+            return timeline_order(mem.knowledge.episodes()), {s.id: s.name for s in mem.sources()}
+
+        self.run_task("episodes", "Loading episodes", load, progress=False, show=False, replace=True)
+
+    @on(TaskFinished)
+    def loaded(self, message: TaskFinished) -> None:
+        if message.task not in ("episodes", "turns") or message.cancelled:
+            return
+        message.stop()
+        if message.error:
+            self.notify(message.error, title="Memories", severity="error", markup=False)
+            return
+        if message.task == "episodes":
+            self.show_episodes(*message.result)
+        else:
+            self.show_turns(*message.result)
+
+    def show_episodes(self, episodes: list[Any], source_names: dict[int, str]) -> None:
+        table = self.query_one("#episodes-table", DataTable)
+        current = self.current_episode()
+        self.episodes, self.source_names = episodes, source_names
+        table.clear()
+        previous = object()
+        room = max(30, table.size.width - 36)
+        for e in episodes:
+            date = (e.time_start or "")[:10] or "undated"
+            first = date != previous
+            previous = date
+            source = Path(source_names.get(e.source_id, "?").split("#")[0]).stem
+            summary = " ".join(e.summary.split())
+            table.add_row(date if first else "", "┬" if first else "│", source[:18],
+                          summary[:room] + ("…" if len(summary) > room else ""), key=str(e.id))
+        if current is not None and current.id in [e.id for e in episodes]:
+            table.move_cursor(row=[e.id for e in episodes].index(current.id))
+        self.show_episode()
+
+    def current_episode(self) -> Any:
+        table = self.query_one("#episodes-table", DataTable)
+        row = table.cursor_row
+        return self.episodes[row] if self.episodes and 0 <= row < len(self.episodes) else None
+
+    @on(DataTable.RowHighlighted, "#episodes-table")
+    def show_episode(self) -> None:
+        ep = self.current_episode()
+        body = self.query_one("#episode-body", Static)
+        if ep is None:
+            body.update(Text("No episodes yet: ingest a conversation or documents.", style="dim"))
+            self.show_turns(None, [])
+            return
+        head = Text()
+        head.append(f"Episode {ep.id} · {ep.session}\n", style="bold")
+        when = ep.time_start[:16].replace("T", " ") if ep.time_start else "undated"
+        head.append(f"{when} · {len(ep.items)} turn(s) · {', '.join(ep.participants[:6])}\n", style="dim")
+        if ep.merged_from:
+            head.append(f"merged from episode(s) {', '.join(map(str, ep.merged_from))} (s splits)\n", style="yellow")
+        head.append("\n" + ep.summary + "\n")
+        parts: list[Any] = [head]
+        if ep.events:
+            parts.append(Text(f"\nEvents (5W1H, {len(ep.events)})", style="bold"))
+            parts.append(events_table(ep.events))
+        from rich.console import Group
+
+        body.update(Group(*parts))
+        mem = self.services.memory
+        ids = list(ep.items)
+        self.run_task("turns", "Loading turns", lambda: (ep, [i for i in mem.items(ids).values()]),
+                      progress=False, show=False, replace=True)
+
+    def show_turns(self, episode: Any, items: list[Any]) -> None:
+        table = self.query_one("#turns-table", DataTable)
+        table.clear()
+        self.turns = sorted(items, key=lambda i: (i.source_id, i.position))
+        room = max(30, table.size.width - 20)
+        for item in self.turns:
+            text = " ".join(item.text.split())
+            table.add_row(item.key, item.speaker or item.kind, text[:room] + ("…" if len(text) > room else ""),
+                          key=str(item.id))
+        table.border_title = f"source turns ({len(self.turns)}) · Enter shows one in Sources" if self.turns else ""
+
+    @on(DataTable.RowSelected, "#episodes-table")
+    def to_turns(self) -> None:
+        self.query_one("#turns-table", DataTable).focus()
+
+    @on(DataTable.RowSelected, "#turns-table")
+    def jump_to_turn(self, event: DataTable.RowSelected) -> None:
+        if not (0 <= event.cursor_row < len(self.turns)):
+            return
+        item = self.turns[event.cursor_row]
+        app = self.app
+
+        async def go() -> None:
+            await app.switch_mode("sources")
+            app.screen.select_source(item.source_id, item.id)
+
+        app.call_later(go)
+
+    # -- curation -----------------------------------------------------------------------------
+
+    def action_merge(self) -> None:
+        ep = self.current_episode()
+        if ep is None:
+            return
+        knowledge = self.services.memory.knowledge
+        later = [e for e in self.episodes[self.episodes.index(ep) + 1:] if e.source_id == ep.source_id]
+        suggestion = str(later[0].id) if later else ""
+
+        def chosen(value: str | None) -> None:
+            if not value:
+                return
+            if not value.isdigit():
+                self.notify("An episode id is a number.", severity="error")
+                return
+            other = int(value)
+            self.curate("Merge episodes", f"Merge episode {other} into episode {ep.id} ({ep.session})?",
+                        lambda dry_run: knowledge.merge_episodes(ep.id, other, dry_run=dry_run))
+
+        self.app.push_screen(PromptDialog("Merge episodes", f"Merge which episode into episode {ep.id}? (its id; "
+                                          "the next one of the same source is suggested)", suggestion), chosen)
+
+    def action_split(self) -> None:
+        ep = self.current_episode()
+        if ep is None:
+            return
+        knowledge = self.services.memory.knowledge
+        self.curate("Split episode", f"Split episode {ep.id} back into the episodes merged into it?",
+                    lambda dry_run: knowledge.split_episode(ep.id, dry_run=dry_run))
 
 
 SCREEN = MemoriesScreen

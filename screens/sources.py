@@ -14,17 +14,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from app.messages import TaskFinished
-from app.widgets import ChoiceDialog
 from screens.base import BaseScreen
 
 ITEM_ROWS_SHOWN = 2000  # a source with more items shows the first ones (DataTable slows past that)
 
-
-def describe_report(report: dict[str, Any]) -> str:
-    """A dry-run report as lines: what would go."""
-    lines = [f"• {value:,} {key.replace('_', ' ')}" if isinstance(value, int) else f"• {key}: {value}"
-             for key, value in report.items()]
-    return "\n".join(lines) or "• nothing else changes"
 
 
 class SourcesScreen(BaseScreen):
@@ -52,6 +45,7 @@ items. The panel shows the selected item in full.
         self.sources: list[Any] = []
         self.items: list[Any] = []
         self.pending_source: int | None = None
+        self.pending_item: int | None = None
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="sources-main", classes="split"):
@@ -83,7 +77,7 @@ items. The panel shows the selected item in full.
 
     @on(TaskFinished)
     def loaded(self, message: TaskFinished) -> None:
-        if message.task not in ("sources", "items", "delete") or message.cancelled:
+        if message.task not in ("sources", "items") or message.cancelled:
             return
         message.stop()
         if message.error:
@@ -91,11 +85,8 @@ items. The panel shows the selected item in full.
             return
         if message.task == "sources":
             self.show_sources(message.result)
-        elif message.task == "items":
-            self.show_items(*message.result)
         else:
-            self.notify(describe_report(message.result).replace("\n", "; "), title="Deleted", markup=False)
-            self.app.store_changed()
+            self.show_items(*message.result)
 
     def show_sources(self, rows: list[tuple[Any, int | None]]) -> None:
         table = self.query_one("#sources-table", DataTable)
@@ -119,8 +110,10 @@ items. The panel shows the selected item in full.
         row = table.cursor_row
         return self.sources[row] if self.sources and 0 <= row < len(self.sources) else None
 
-    def select_source(self, source_id: int) -> None:
-        """Move to a source (the palette's jump); waits for the list if it is still loading."""
+    def select_source(self, source_id: int, item_id: int | None = None) -> None:
+        """Move to a source (and one of its items): the jumps from the palette and from Memories.
+        Waits for the lists if they are still loading."""
+        self.pending_item = item_id
         ids = [s.id for s in self.sources]
         if source_id not in ids:
             self.pending_source = source_id
@@ -150,6 +143,11 @@ items. The panel shows the selected item in full.
         for item in self.items:
             text = " ".join(item.text.split())
             table.add_row(item.key, item.speaker or "", (item.timestamp or "")[:10], text[:120], key=str(item.id))
+        wanted = self.pending_item
+        if wanted is not None and source_id is not None and any(i.id == wanted for i in self.items):
+            self.pending_item = None
+            table.move_cursor(row=[i.id for i in self.items].index(wanted))
+            table.focus()
         more = len(items) - len(self.items)
         table.border_subtitle = f"first {len(self.items):,} of {len(items):,}" if more > 0 else ""
         self.show_item()
@@ -188,32 +186,13 @@ items. The panel shows the selected item in full.
         target = self.current_source() if focused_sources else self.current_item()
         if target is None:
             return
-        kind = "source" if focused_sources else "item"
         mem = self.services.memory
-        call = mem.delete_source if kind == "source" else mem.delete_item
-        name = Path(target.name).name if kind == "source" else f"{target.kind} {target.key}"
-
-        def dry_run() -> tuple[str, Any, str, dict[str, Any]]:
-            return kind, target.id, name, call(target.id, dry_run=True)
-
-        self.run_task("dry-run", "Dry run", dry_run, progress=False, show=False)
-
-    @on(TaskFinished)
-    def dry_run_ready(self, message: TaskFinished) -> None:
-        if message.task != "dry-run":
-            return
-        message.stop()
-        if message.error:
-            self.notify(message.error, title="Refused", severity="error", markup=False)
-            return
-        kind, target_id, name, report = message.result
-        mem = self.services.memory
-        call = mem.delete_source if kind == "source" else mem.delete_item
-        body = f"Delete {kind} “{name}”? The dry run says this would remove:\n\n{describe_report(report)}"
-        self.app.push_screen(
-            ChoiceDialog(f"Delete {kind}", body, [("cancel", "Keep it"), ("delete", "Delete")], danger="delete"),
-            lambda choice: self.run_task("delete", "Deleting", lambda: call(target_id), progress=False)
-            if choice == "delete" else None)
+        if focused_sources:
+            self.curate("Delete source", f"Delete the source “{Path(target.name).name}” and all its items?",
+                        lambda dry_run: mem.delete_source(target.id, dry_run=dry_run))
+        else:
+            self.curate("Delete item", f"Delete {target.kind} {target.key} (item {target.id})?",
+                        lambda dry_run: mem.delete_item(target.id, dry_run=dry_run))
 
 
 SCREEN = SourcesScreen

@@ -1,9 +1,10 @@
 """Widgets shared by several screens."""
 
+from .chart import ColumnChart
 from .chrome import NavTabs, StoreHeader
-from .dialogs import ChoiceDialog, HelpScreen, NoteDialog, PromptDialog
+from .dialogs import ChoiceDialog, FormDialog, HelpScreen, NoteDialog, PromptDialog
 from .task import TaskPanel
 from .text import highlight, query_terms, snippet
 
-__all__ = ["NavTabs", "StoreHeader", "ChoiceDialog", "HelpScreen", "NoteDialog", "PromptDialog", "TaskPanel",
+__all__ = ["ColumnChart", "NavTabs", "StoreHeader", "ChoiceDialog", "FormDialog", "HelpScreen", "NoteDialog", "PromptDialog", "TaskPanel",
            "highlight", "query_terms", "snippet"]

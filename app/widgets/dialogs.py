@@ -70,6 +70,35 @@ class PromptDialog(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+class FormDialog(ModalScreen[dict[str, str] | None]):
+    """A few labelled inputs (editing a fact); Enter in the last one or OK accepts."""
+
+    BINDINGS = [Binding("escape", "dismiss_none", "Cancel", id="form-cancel")]
+
+    def __init__(self, title: str, fields: list[tuple[str, str, str]]) -> None:
+        super().__init__(classes="dialog")
+        self.title_text, self.fields = title, fields
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog-box") as box:
+            box.border_title = self.title_text
+            for key, label, value in self.fields:
+                yield Label(label, markup=False)
+                yield Input(value, id=f"form-{key}")
+            with Horizontal(id="dialog-buttons"):
+                yield Button("OK", id="form-ok", variant="primary")
+                yield Button("Cancel", id="form-cancel")
+
+    @on(Input.Submitted)
+    @on(Button.Pressed, "#form-ok")
+    def accept(self) -> None:
+        self.dismiss({key: self.query_one(f"#form-{key}", Input).value.strip() for key, _l, _v in self.fields})
+
+    @on(Button.Pressed, "#form-cancel")
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
 class NoteDialog(ModalScreen[tuple[str, str] | None]):
     """Paste or type a note: a title and the text. Ctrl+S saves."""
 
