@@ -53,9 +53,16 @@ class Settings:
     trust_half_life_days: float = 45.0  # per-item trust decays toward neutral with this half-life
     coaccess_half_life_days: float = 30.0  # co-access edge weights halve in this long; weak edges are pruned
     ranker_seed: int = 7  # seeds the model's initial weights, replay sampling and the held-out split
-    # knowledge
-    fact_dedup_threshold: float = 0.93
-    entity_link_threshold: float = 0.9
+    # knowledge: episodes, facts, entities, the typed graph (engine/knowledge)
+    fact_dedup_threshold: float = 0.93  # stage-two fact dedup: cosine of "s p o" vectors within one subject
+    entity_link_threshold: float = 0.9  # synonymy edge between entity names at least this similar
+    episode_window: int = 8  # items per rule-built episode (consecutive, same session or section)
+    facts_top_k: int = 5  # facts returned with a recall
+    ppr_alpha: float = 0.8  # PPR: probability of following an edge (1 - alpha teleports to the seeds)
+    ppr_seed_items: int = 3  # top first-stage (BM25) items that seed the walk
+    ppr_entity_mass: float = 0.5  # share of the seed mass on the query's entities (the rest on items)
+    ppr_blend: float = 0.2  # strategy ppr: weight of the normalised first-stage score against PPR (tuned on dev multi-hop)
+    llm_batch_items: int = 12  # LLM extraction: items per request (one episode at most)
     # topics: the topic tree (engine/topics)
     topic_dim: int = 64  # dimensions of the tree's own latent space (TF-IDF → SVD of the term counts)
     topic_leaf_size: int = 24  # items per leaf the tree aims at (raised so that leaves stay ≤ topic_max_leaves)

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 
 def extension_factories() -> list[Callable[["Memory"], "Extension"]]:
+    from .knowledge.service import KnowledgeExtension
     from .rank import RankerExtension
     from .topics import TopicsExtension
 
-    return [TopicsExtension, RankerExtension]
+    return [KnowledgeExtension, TopicsExtension, RankerExtension]

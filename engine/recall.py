@@ -77,6 +77,8 @@ class Recall:
 
 # -- 1. the query -----------------------------------------------------------------------------
 
+MODES = ("lite", "pro", "max")  # lite: episodes + facts; pro: + the hits; max: + backfill from their episodes
+
 
 @dataclass
 class Query:
@@ -100,6 +102,8 @@ def prepare_query(mem: "Memory", text: str, top_k: int, strategy: str, mode: str
         raise RecallError(f"unknown strategy {strategy!r}; choose one of: {', '.join(sorted(STRATEGIES))}")
     if top_k < 1:
         raise RecallError("top_k must be at least 1")
+    if mode not in MODES:
+        raise RecallError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
     try:
         options["intent"] = check_intent(options.get("intent"))
     except UnknownIntent as exc:
@@ -128,6 +132,11 @@ def dense_signal(mem: "Memory", q: Query) -> np.ndarray:
     return out
 
 
+def ppr_signal(mem: "Memory", q: Query) -> np.ndarray:
+    """Personalized PageRank over the knowledge graph, seeded by the query's entities and top BM25 items."""
+    return mem.knowledge.graph_scores(q.text, bm25_signal(mem, q)).item_scores
+
+
 def walk_signal(mem: "Memory", q: Query) -> np.ndarray:
     """Item scores from the intent-steered walk over the topic tree (engine.topics.navigate)."""
     if not hasattr(mem, "topics"):
@@ -139,6 +148,7 @@ SIGNALS: dict[str, Callable[["Memory", Query], np.ndarray]] = {
     "bm25": bm25_signal,
     "dense": dense_signal,
     "walk": walk_signal,
+    "ppr": ppr_signal,
 }
 
 
@@ -253,6 +263,13 @@ def fused(mem: "Memory", q: Query, signals: Signals) -> Ranking:
     return mem.ranker.rank(q, signals)
 
 
+def ppr(mem: "Memory", q: Query, signals: Signals) -> Ranking:
+    """BM25 blended with PPR over the knowledge graph (engine.knowledge.retrieval)."""
+    from .knowledge.retrieval import ppr_ranking
+
+    return ppr_ranking(mem, q, signals)
+
+
 def hybrid_walk(mem: "Memory", q: Query, signals: Signals) -> Ranking:
     """The hybrid ranking and the walk's ranking fused by RRF (the walk weighted by ``walk_fusion_weight``)."""
     s = mem.settings
@@ -271,6 +288,7 @@ STRATEGIES: dict[str, Callable[["Memory", Query, Signals], Ranking]] = {
     "walk": single_signal("walk"),
     "hybrid_walk": hybrid_walk,
     "fused": fused,
+    "ppr": ppr,
 }
 
 
@@ -302,6 +320,10 @@ def recall(mem: "Memory", text: str, *, top_k: int = 10, strategy: str = "hybrid
     result = Recall(query=text, strategy=strategy, mode=mode, top_k=top_k, hits=hits)
     if hasattr(mem, "topics"):  # the intent used and the walk's steps, when a walk ran or was asked for
         result.intent, result.trace = mem.topics.navigation(q)
+    if hasattr(mem, "knowledge"):  # facts, episodes, graph; lite drops the hits, max backfills
+        from .knowledge.retrieval import assemble_mode
+
+        assemble_mode(mem, q, result, ranking)
     if hasattr(mem, "ranker"):  # a token for feedback; its row is one nobody ranks from
         result.token = mem.ranker.issue_token(q, ranking, hits)
     result.timings = {**signals.timings, "rank_ms": (ranked - started) * 1000,

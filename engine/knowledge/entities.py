@@ -31,10 +31,9 @@ def entity_key(name: str) -> str:
 
 
 def gazetteer_worthy(key: str, kind: str) -> bool:
-    """Whether to look for this name inside other texts: proper names, and multi-word phrases."""
-    if not key or key in STOPWORDS:
-        return False
-    return kind in ("speaker", "title", "name") or " " in key
+    """Whether to look for this name, in any case, inside other texts: names of two words or
+    more (a one-word name is found where it is capitalised; in lower case it is a common word)."""
+    return " " in key and kind in ("speaker", "title", "name")
 
 
 def name_vector(key: str, dim: int = 256) -> np.ndarray:
@@ -63,9 +62,11 @@ class EntityRegistry:
     by_word: dict[str, set[int]] = field(default_factory=dict)  # candidate generation for linking
     pending: dict[str, tuple[int, str, str]] = field(default_factory=dict)  # key → (id, name, kind)
     pending_gazetteer: set[str] = field(default_factory=set)
+    first_words: set[str] = field(default_factory=set)  # a cheap filter before joining n-grams
 
     def load(self, rows: list[tuple[int, str, str, str]]) -> None:
-        self.ids.clear(), self.names.clear(), self.kinds.clear(), self.gazetteer.clear(), self.by_word.clear()
+        for table in (self.ids, self.names, self.kinds, self.gazetteer, self.by_word, self.first_words):
+            table.clear()
         self.rollback()
         for eid, key, name, kind in rows:
             self._add(eid, key, name, kind)
@@ -74,6 +75,7 @@ class EntityRegistry:
         self.ids[key], self.names[eid], self.kinds[eid] = eid, name, kind
         if gazetteer_worthy(key, kind):
             self.gazetteer.add(key)
+            self.first_words.add(key.split(" ", 1)[0])
         for w in set(key.split()):
             if w not in STOPWORDS:
                 self.by_word.setdefault(w, set()).add(eid)
@@ -89,6 +91,7 @@ class EntityRegistry:
             self.pending[key] = (eid, name, kind)
             if gazetteer_worthy(key, kind):
                 self.pending_gazetteer.add(key)
+                self.first_words.add(key.split(" ", 1)[0])
 
     def commit(self) -> None:
         for key, (eid, name, kind) in self.pending.items():
@@ -104,8 +107,12 @@ class EntityRegistry:
         w = words(text)
         found: list[str] = []
         i = 0
+        first = self.first_words
         while i < len(w):
-            for n in range(min(MAX_GAZETTEER_WORDS, len(w) - i), 0, -1):
+            if w[i] not in first:
+                i += 1
+                continue
+            for n in range(min(MAX_GAZETTEER_WORDS, len(w) - i), 1, -1):
                 gram = " ".join(w[i:i + n])
                 if gram in self.gazetteer or gram in self.pending_gazetteer:
                     found.append(gram)

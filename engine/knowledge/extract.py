@@ -49,7 +49,7 @@ _NOT_NAMES = frozenset(
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-&]*|[.,;:!?()\"]")
 _CONTRACTION = re.compile(r"\b(I|i|we|We|you|You|they|They|he|He|she|She|it|It|that|That)['’](m|re|ve|ll|d|s)\b")
 _CAPITAL_SPAN = re.compile(
-    r"\b(?:[A-Z][\w'’\-&.]*[\w])(?:\s+(?:(?:of|the|de|da|von|van|and|for|la|le|du|del|on|in|&)\s+)*[A-Z0-9][\w'’\-&.]*[\w]?)*"
+    r"\b(?:[A-Z][\w'’\-&.]*[\w])(?:\s+(?:(?:of|the|de|da|von|van|for|la|le|du|del|&)\s+)*[A-Z0-9][\w'’\-&.]*[\w]?)*"
 )
 _LOCATION = re.compile(r"\b(?:in|at|to|from|near)\s+(?:the\s+)?([A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+)*)")
 _REASON = re.compile(r"\b(?:because|since|so that|in order to|to help|as a way to)\s+([^.,;!?]+)", re.I)
@@ -89,9 +89,9 @@ def capitalised_spans(sentence: str, known: Callable[[str], bool] = lambda key: 
     for m in _CAPITAL_SPAN.finditer(sentence):
         span = m.group(0).rstrip(".")
         parts = span.split()
-        while parts and parts[0].lower() in _NOT_NAMES:
+        while parts and (parts[0].lower() in _NOT_NAMES or parts[0].lower() in STOPWORDS or parts[0].isdigit()):
             parts = parts[1:]
-        while parts and parts[-1].lower() in ("of", "the", "and", "for", "on", "in", "&"):
+        while parts and (parts[-1].lower() in ("of", "the", "for", "&") or parts[-1].isdigit()):
             parts = parts[:-1]
         if not parts:
             continue

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
+from ..lexical import top_k as top_k_of
 from ..records import Item, Source
 from ..text import lexical_tokens, normalize
 from .entities import EntityRegistry, entity_key, name_vector
@@ -30,8 +31,10 @@ from .records import Entity, Episode, Event, Fact
 
 if TYPE_CHECKING:
     from ..memory import Memory
+    from .llm import LLMExtraction
 
 NICKNAME_WEIGHT = 0.9
+FACTS_PER_ENTITY = 50  # a query's entity contributes its latest facts as candidates
 
 
 class KnowledgeError(ValueError):
@@ -57,6 +60,27 @@ class _Batch:
         xs.append(a), ys.append(b), ws.append(w)
 
 
+class _RowMatrix:
+    """Vectors appended one at a time into a matrix that doubles its capacity."""
+
+    def __init__(self, dim: int) -> None:
+        self.ids: list[int] = []
+        self.matrix = np.zeros((8, dim), dtype=np.float32)
+
+    def add(self, row_id: int, vec: np.ndarray) -> None:
+        if len(self.ids) == len(self.matrix):
+            self.matrix = np.concatenate([self.matrix, np.zeros_like(self.matrix)])
+        self.matrix[len(self.ids)] = vec
+        self.ids.append(row_id)
+
+    def nearest(self, vec: np.ndarray) -> tuple[int | None, float]:
+        if not self.ids:
+            return None, 0.0
+        sims = self.matrix[: len(self.ids)] @ vec
+        best = int(np.argmax(sims))
+        return self.ids[best], float(sims[best])
+
+
 @dataclass
 class GraphResult:
     """A PPR run for a query: item scores by slot, the seeds, and the nodes reached."""
@@ -78,8 +102,8 @@ class KnowledgeExtension:
         self.extractor = RuleExtractor(self.registry)
         self.graph = KnowledgeGraph()
         self._fact_ids: dict[str, int] = {}
-        self._facts_by_subject: dict[int, list[int]] = defaultdict(list)
-        self._fact_vectors: dict[int, np.ndarray] = {}
+        self._subject_vectors: dict[int, _RowMatrix] = {}  # per subject, "s p o" vectors of its facts
+        self._fact_terms: dict[int, frozenset[str]] = {}
         self._name_vectors: dict[int, np.ndarray] = {}
         self._batch: _Batch | None = None
 
@@ -95,19 +119,17 @@ class KnowledgeExtension:
         rows = store.entity_rows()
         self.registry.load(rows)
         self._fact_ids.clear()
-        self._facts_by_subject.clear()
-        self._fact_vectors.clear()
+        self._subject_vectors.clear()
+        self._fact_terms.clear()
         self._name_vectors.clear()
-        for fid, key, subject_id in store.fact_keys():
+        for fid, key, _subject_id in store.fact_keys():
             self._fact_ids[key] = fid
-            if subject_id is not None:
-                self._facts_by_subject[subject_id].append(fid)
         g = self.graph
         g.clear()
         g.add_entities([r[0] for r in rows])
         batch = _Batch()
         for item_id, entity_id, _surface, role in store.mention_rows():
-            batch.edge("link" if role in ("tag", "link") else "mention", item_id, -entity_id)
+            batch.edge(_edge_type(role), item_id, -entity_id)
         for fid, _s, _p, _o, sid, oid, *_ in store.fact_rows():
             if sid is not None and oid is not None and sid != oid:
                 batch.edge("fact", -sid, -oid)
@@ -133,6 +155,8 @@ class KnowledgeExtension:
 
     def on_ingest(self, source: Source, items: list[Item]) -> None:
         self.registry.rollback()
+        if self._batch is not None:  # the last ingest never committed: drop what it cached
+            self._subject_vectors.clear()
         batch = self._batch = _Batch()
         self.extractor.local.clear()
         extractions = [self.extractor.extract(item) for item in items]
@@ -141,9 +165,9 @@ class KnowledgeExtension:
         for item, ex in zip(items, extractions):
             for surface, key, _kind, role in ex.mentions:
                 mentions.append((item.id, ids[key], surface, role))
-                batch.edge("link" if role in ("tag", "link") else "mention", item.id, -ids[key])
+                batch.edge(_edge_type(role), item.id, -ids[key])
         self.store.insert_mentions(mentions)
-        self._store_facts(items, extractions, ids, batch)
+        self._store_facts(items, extractions, ids, batch, origin="rule")
         self._store_episodes(source, items, extractions, batch)
         if self.llm_configured:
             self.store.enqueue_extraction([i.id for i in items])
@@ -153,10 +177,8 @@ class KnowledgeExtension:
         self.registry.commit()
         if batch is None:
             return
-        for key, (fid, subject_id) in batch.facts.items():
+        for key, (fid, _subject_id) in batch.facts.items():
             self._fact_ids[key] = fid
-            if subject_id is not None:
-                self._facts_by_subject[subject_id].append(fid)
         self.graph.add_entities(batch.entities)
         self._apply_edges(batch)
 
@@ -245,22 +267,25 @@ class KnowledgeExtension:
     def _people(self) -> list[int]:
         return [eid for eid, kind in self.registry.kinds.items() if kind == "speaker"]
 
-    def _store_facts(self, items: list[Item], extractions: list[Extraction], ids: dict[str, int], batch: _Batch) -> None:
+    def _store_facts(self, items: list[Item], extractions: list[Extraction], ids: dict[str, int], batch: _Batch,
+                     origin: str) -> None:
+        drafts = [(item, d) for item, ex in zip(items, extractions) for d in ex.facts]
+        vectors = self._fact_vectors([(d.subject, d.predicate, d.object) for _, d in drafts])
         provenance = []
-        for item, ex in zip(items, extractions):
-            for draft in ex.facts:
-                fid = self._dedup_or_insert(draft, ids, batch, origin="rule")
-                provenance.append((fid, item.id))
+        for (item, draft), vec in zip(drafts, vectors):
+            provenance.append((self._dedup_or_insert(draft, vec, ids, batch, origin), item.id))
         self.store.insert_fact_sources(provenance)
 
-    def _dedup_or_insert(self, draft: FactDraft, ids: dict[str, int], batch: _Batch, origin: str) -> int:
+    def _dedup_or_insert(self, draft: FactDraft, vec: np.ndarray, ids: dict[str, int], batch: _Batch, origin: str) -> int:
         """The id of the fact ``draft`` states: an existing one (exact key, then similar within
         the same subject), else a new row. A duplicate only ever adds provenance."""
         key = fact_key(draft.subject, draft.predicate, draft.object)
         hit = self._fact_ids.get(key) or (batch.facts[key][0] if key in batch.facts else None)
         subject_id = ids.get(draft.subject_key) or self.registry.lookup(draft.subject_key)
-        if hit is None and subject_id is not None:
-            hit = self._similar_fact(draft, subject_id, batch)
+        rows = self._vectors_of_subject(subject_id) if subject_id is not None else None
+        if hit is None and rows is not None:
+            near, sim = rows.nearest(vec)
+            hit = near if sim >= self.settings.fact_dedup_threshold else None
         if hit is not None:
             if draft.time:
                 self.store.fill_fact_time(hit, draft.time)
@@ -271,28 +296,28 @@ class KnowledgeExtension:
         fid = self.store.insert_fact(key, draft.subject, draft.predicate, draft.object, subject_id, object_id,
                                      draft.time, origin)
         batch.facts[key] = (fid, subject_id)
-        self._fact_vectors[fid] = self._fact_vector(draft.subject, draft.predicate, draft.object)
+        if rows is not None:
+            rows.add(fid, vec)
         if subject_id is not None and object_id is not None and subject_id != object_id:
             batch.edge("fact", -subject_id, -object_id)
         return fid
 
-    def _fact_vector(self, subject: str, predicate: str, obj: str) -> np.ndarray:
-        return self.mem.index.hash.embed([f"{subject} {predicate} {obj}"])[0]
+    def _fact_vectors(self, triples: list[tuple[str, str, str]]) -> np.ndarray:
+        """Stage-two dedup vectors of "subject predicate object" (the offline hash embedder)."""
+        hasher = self.mem.index.hash
+        if not triples:
+            return np.zeros((0, hasher.dim), dtype=np.float32)
+        return hasher.embed([f"{s} {p} {o}" for s, p, o in triples])
 
-    def _similar_fact(self, draft: FactDraft, subject_id: int, batch: _Batch) -> int | None:
-        known = self._facts_by_subject.get(subject_id, []) + [f for f, s in batch.facts.values() if s == subject_id]
-        if not known:
-            return None
-        missing = [f for f in known if f not in self._fact_vectors]
-        if missing:
-            for fid, s, p, o, *_ in self.store.fact_rows(missing):
-                self._fact_vectors[fid] = self._fact_vector(s, p, o)
-        known = [f for f in known if f in self._fact_vectors]
-        if not known:
-            return None
-        sims = np.stack([self._fact_vectors[f] for f in known]) @ self._fact_vector(draft.subject, draft.predicate, draft.object)
-        best = int(np.argmax(sims))
-        return known[best] if sims[best] >= self.settings.fact_dedup_threshold else None
+    def _vectors_of_subject(self, subject_id: int) -> _RowMatrix:
+        """The vectors of a subject's stored facts, read from the store on first use."""
+        rows = self._subject_vectors.get(subject_id)
+        if rows is None:
+            rows = self._subject_vectors[subject_id] = _RowMatrix(self.mem.index.hash.dim)
+            stored = [r for r in self.store.fact_rows(entity_id=subject_id) if r[4] == subject_id]
+            for r, vec in zip(stored, self._fact_vectors([(r[1], r[2], r[3]) for r in stored])):
+                rows.add(r[0], vec)
+        return rows
 
     def _store_episodes(self, source: Source, items: list[Item], extractions: list[Extraction], batch: _Batch) -> None:
         events_of = {item.id: ex.events for item, ex in zip(items, extractions)}
@@ -319,7 +344,8 @@ class KnowledgeExtension:
 
     def query_entities(self, text: str) -> list[int]:
         """Entities the query names (known names in it, and its capitalised spans)."""
-        keys = list(dict.fromkeys(self.registry.find_in(text) + [entity_key(s) for s in capitalised_spans(text)]))
+        spans = [entity_key(s) for s in capitalised_spans(text, lambda key: self.registry.lookup(key) is not None)]
+        keys = list(dict.fromkeys(self.registry.find_in(text) + spans))
         return [eid for k in keys if (eid := self.registry.lookup(k)) is not None]
 
     def seed_vector(self, entity_ids: Sequence[int], first_stage: np.ndarray, weights: dict[str, float]) -> np.ndarray:
@@ -334,8 +360,7 @@ class KnowledgeExtension:
             seeds[nodes] = 1.0 / np.log(np.e + degree)
             seeds[nodes] *= self.settings.ppr_entity_mass / seeds[nodes].sum()
         k = self.settings.ppr_seed_items
-        top = np.argsort(-first_stage, kind="stable")[:k]
-        top = top[first_stage[top] > 0]
+        top = top_k_of(first_stage, k)[0]
         if len(top):
             scores = first_stage[top] / first_stage[top].max()
             seeds[top] += (1.0 - self.settings.ppr_entity_mass if nodes else 1.0) * scores / scores.sum()
@@ -371,9 +396,8 @@ class KnowledgeExtension:
 
     def _describe(self, scores: np.ndarray, top: int) -> list[dict[str, Any]]:
         index = self.mem.index
-        order = np.argsort(-scores, kind="stable")[:top]
         out = []
-        for node in order[scores[order] > 0].tolist():
+        for node in top_k_of(scores, top)[0].tolist():
             if node < index.n_slots:
                 out.append({"node": f"item:{int(index.item_ids[node])}", "kind": "item", "score": float(scores[node])})
             else:
@@ -390,14 +414,16 @@ class KnowledgeExtension:
         entity_ids = self.query_entities(text)
         fids = {f for f, _ in self.store.facts_of_items(list(item_scores))}
         for e in entity_ids:
-            fids |= {r[0] for r in self.store.fact_rows(entity_id=e)[:200]}
+            fids |= {r[0] for r in self.store.fact_rows(entity_id=e)[-FACTS_PER_ENTITY:]}
         facts = self._facts(sorted(fids))
         if not facts:
             return []
         query_terms = set(lexical_tokens(text))
         top_item = max(item_scores.values(), default=0.0) or 1.0
         for f in facts:
-            terms = set(lexical_tokens(f.triple()))
+            terms = self._fact_terms.get(f.id)
+            if terms is None:
+                terms = self._fact_terms[f.id] = frozenset(lexical_tokens(f.triple()))
             overlap = len(terms & query_terms) / max(len(query_terms), 1)
             stated = max((item_scores.get(i, 0.0) for i in f.provenance), default=0.0) / top_item
             named = 0.5 if {f.subject_id, f.object_id} & set(entity_ids) else 0.0
@@ -474,9 +500,8 @@ class KnowledgeExtension:
         all_items = self.mem.items([i for ids_ in members.values() for i in ids_])
         events = self.store.events_of_items(list(all_items))
         merged: dict[int, list[int]] = defaultdict(list)
-        for r in self.store.episode_rows(include_merged=True):
-            if r[5] is not None:
-                merged[r[5]].append(r[0])
+        for gone, into in self.store.merged_into([r[0] for r in rows]):
+            merged[into].append(gone)
         out = []
         for eid, source, session, summary, origin, _m in rows:
             items = sorted((all_items[i] for i in members.get(eid, []) if i in all_items), key=lambda i: (i.source_id, i.position))
@@ -651,12 +676,43 @@ class KnowledgeExtension:
     def queue_status(self) -> dict[str, int]:
         return self.store.queue_counts()
 
+    def apply_llm(self, episode_id: int | None, items: list[Item], result: "LLMExtraction") -> None:
+        """Store a validated LLM reply for these items in one transaction: its events replace
+        any earlier LLM events of the items, its facts join (deduplicated, with provenance), its
+        summary replaces a rule-built one; the items leave the queue."""
+        from .llm import as_extractions
+
+        self.registry.rollback()
+        batch = self._batch = _Batch()
+        extractions = as_extractions(items, result)
+        item_ids = [i.id for i in items]
+        try:
+            with self.store.transaction():
+                ids = self._register_entities(extractions, batch)
+                self.store.delete_events(item_ids, "llm")
+                self.store.insert_events((e.item_id, "llm", e.body()) for ex in extractions for e in ex.events)
+                self._store_facts(items, extractions, ids, batch, origin="llm")
+                if episode_id is not None and result.summary:
+                    self.store.set_episode_summary(episode_id, result.summary, "llm")
+                self.store.mark_extraction(item_ids, "done")
+        except BaseException:
+            self.registry.rollback()
+            self._batch = None
+            self._subject_vectors.clear()
+            raise
+        self.on_indexed(items)
+
     def process_queue(self, *, retry_failed: bool = True, limit: int | None = None,
                       progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
         """Run the LLM extractor over queued items, episode by episode (see :mod:`.llm`)."""
         from .llm import run_queue
 
         return run_queue(self, retry_failed=retry_failed, limit=limit, progress=progress)
+
+
+def _edge_type(role: str) -> str:
+    """The graph edge type of a mention role (speaker and mention are both ``mention``)."""
+    return {"tag": "link", "link": "link", "title": "title"}.get(role, "mention")
 
 
 def _clique(batch: _Batch, ids: list[int]) -> None:

@@ -37,6 +37,11 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
+# Every pattern needs one of these; most sentences have none, and skip the nine patterns.
+_ANY_TIME = re.compile(r"\d|\b(?:ago|yesterday|today|tonight|tomorrow|last|next|this|recently|other day|"
+                       r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.I)
+
+
 @dataclass
 class TimeMention:
     text: str  # the words as written
@@ -121,6 +126,8 @@ def _ymd(year: int | None, month: int, day: int) -> str | None:
 
 def find_times(text: str, timestamp: str | None) -> list[TimeMention]:
     """Every time expression in ``text``, resolved against ``timestamp`` (non-overlapping, in order)."""
+    if not _ANY_TIME.search(text):
+        return []
     ref = reference_date(timestamp)
     found: list[TimeMention] = []
     taken: list[tuple[int, int]] = []

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import ranker, records, topics
+from . import knowledge, ranker, records, topics
 from .base import StoreBase, StoreError
+from .knowledge import KnowledgeSQL
 from .ranker import RankerSQL
 from .records import RecordsSQL
 from .topics import TopicsSQL
 
-MIGRATIONS = [*records.MIGRATIONS, *topics.MIGRATIONS, *ranker.MIGRATIONS]
+MIGRATIONS = [*records.MIGRATIONS, *knowledge.MIGRATIONS, *topics.MIGRATIONS, *ranker.MIGRATIONS]
 
 
-class Store(RecordsSQL, TopicsSQL, RankerSQL, StoreBase):
+class Store(RecordsSQL, KnowledgeSQL, TopicsSQL, RankerSQL, StoreBase):
     """One SQLite file holding every record and the derived rows that make start-up fast."""
 
     def __init__(self, path: str | Path) -> None:

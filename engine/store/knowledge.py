@@ -303,6 +303,10 @@ class KnowledgeSQL:
             return self.conn.execute(cols + " WHERE source_id = ?" + live + " ORDER BY id", (source_id,)).fetchall()
         return self.conn.execute(cols + " WHERE 1" + live + " ORDER BY id").fetchall()
 
+    def merged_into(self, episode_ids: Sequence[int]) -> list[tuple[int, int]]:
+        """(merged-away episode, the episode it went into) for these target episodes."""
+        return self._in("SELECT id, merged_into FROM episodes WHERE merged_into IN ({marks})", episode_ids)
+
     def episode_item_rows(self) -> list[tuple[int, int, int]]:
         """(item id, episode id, home id) of every item with an episode."""
         return self.conn.execute("SELECT item_id, episode_id, home_id FROM episode_items").fetchall()

@@ -1,0 +1,214 @@
+"""Knowledge commands: facts, entities, episodes, extract, their curation, and ``eval extraction``.
+
+Listings print text, or with ``--json`` one JSON list; every curation command takes
+``--dry-run`` and prints what would change (or what changed).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any, TextIO
+
+from .core import open_memory
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("facts", help="list facts (subject, predicate, object, time, provenance)")
+    p.add_argument("--entity", default=None, help="only facts naming this entity (id or name)")
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=facts)
+
+    p = sub.add_parser("entities", help="list entities, most mentioned first")
+    p.add_argument("--kind", default=None, help="speaker | title | name | tag")
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=entities)
+
+    p = sub.add_parser("episodes", help="list episodic memories (summary, events, provenance)")
+    p.add_argument("--source", type=int, default=None, help="only episodes of this source id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=episodes)
+
+    p = sub.add_parser("extract", help="run the LLM extractor over the queue (needs an LLM endpoint)")
+    p.add_argument("--resume", action="store_true", help="also retry items that failed before")
+    p.add_argument("--limit", type=int, default=None, help="at most this many items")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=extract)
+
+    p = sub.add_parser("fact", help="edit or delete a fact")
+    fsub = p.add_subparsers(dest="action", metavar="action", required=True)
+    e = fsub.add_parser("edit", help="change a fact's words or time")
+    e.add_argument("id", type=int)
+    for name in ("subject", "predicate", "object", "time"):
+        e.add_argument(f"--{name}", default=None)
+    _curation(e, edit_fact)
+    d = fsub.add_parser("delete", help="delete a fact")
+    d.add_argument("id", type=int)
+    _curation(d, delete_fact)
+
+    p = sub.add_parser("entity", help="rename, merge or split entities")
+    esub = p.add_subparsers(dest="action", metavar="action", required=True)
+    r = esub.add_parser("rename", help="give an entity a new name")
+    r.add_argument("id", type=int)
+    r.add_argument("name")
+    _curation(r, rename_entity)
+    _merge_parser(esub, "fold entity OTHER into KEEP", merge_entities)
+    s = esub.add_parser("split", help="move the mentions written SURFACE… to a new entity")
+    s.add_argument("id", type=int)
+    s.add_argument("surfaces", nargs="+")
+    s.add_argument("--name", default=None, help="the new entity's name (default: the first surface)")
+    _curation(s, split_entity)
+
+    p = sub.add_parser("episode", help="merge or split episodes")
+    psub = p.add_subparsers(dest="action", metavar="action", required=True)
+    _merge_parser(psub, "join episode OTHER into KEEP (reversible)", merge_episodes)
+    s = psub.add_parser("split", help="undo the merges into an episode")
+    s.add_argument("id", type=int)
+    _curation(s, split_episode)
+
+    ev = sub.choices.get("eval")
+    if ev is not None:
+        evsub = next(a for a in ev._actions if isinstance(a, argparse._SubParsersAction))
+        p = evsub.add_parser("extraction", help="rule extractor vs LoCoMo's observation and event annotations")
+        p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"))
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(handler=eval_extraction)
+
+
+def _merge_parser(sub: argparse._SubParsersAction, help_text: str, handler) -> None:
+    p = sub.add_parser("merge", help=help_text)
+    p.add_argument("keep", type=int)
+    p.add_argument("other", type=int)
+    _curation(p, handler)
+
+
+def _curation(p: argparse.ArgumentParser, handler) -> None:
+    p.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=handler)
+
+
+# -- listings ---------------------------------------------------------------------------------
+
+
+def facts(args: argparse.Namespace, out: TextIO) -> int:
+    from . import emit
+
+    with open_memory(args) as mem:
+        found = mem.knowledge.facts(entity=args.entity, limit=args.limit)
+    rows = [f.to_dict() for f in found]
+
+    def text() -> str:
+        lines = [f"{len(found)} fact(s)"]
+        for f in found:
+            when = f"  [{f.time}]" if f.time else ""
+            lines.append(f"#{f.id:<6} {f.subject} —[{f.predicate}]→ {f.object}{when}  (items {', '.join(map(str, f.provenance))})")
+        return "\n".join(lines)
+
+    emit(out, rows, args.json, text)
+    return 0
+
+
+def entities(args: argparse.Namespace, out: TextIO) -> int:
+    from . import emit
+
+    with open_memory(args) as mem:
+        found = mem.knowledge.entities(kind=args.kind, limit=args.limit)
+    emit(out, [e.to_dict() for e in found], args.json, lambda: "\n".join(
+        [f"{len(found)} entit{'y' if len(found) == 1 else 'ies'}"] +
+        [f"#{e.id:<6} {e.name:<32} {e.kind:<8} items {e.items:<5} facts {e.facts:<5}"
+         + (f" synonyms {e.synonyms}" if e.synonyms else "") for e in found]))
+    return 0
+
+
+def episodes(args: argparse.Namespace, out: TextIO) -> int:
+    from . import emit
+
+    with open_memory(args) as mem:
+        found = mem.knowledge.episodes(source_id=args.source)
+
+    def text() -> str:
+        lines = [f"{len(found)} episode(s)"]
+        for e in found:
+            lines.append(f"#{e.id:<6} {e.session:<12} items {e.items[0]}–{e.items[-1] if e.items else ''} {e.summary}")
+            lines += [f"         · {ev.action}" + (f" [{ev.time}]" if ev.time else "") for ev in e.events[:5]]
+        return "\n".join(lines)
+
+    emit(out, [e.to_dict() for e in found], args.json, text)
+    return 0
+
+
+def extract(args: argparse.Namespace, out: TextIO) -> int:
+    from . import UsageError, emit
+
+    with open_memory(args) as mem:
+        if not mem.knowledge.llm_configured:
+            raise UsageError("no LLM endpoint is configured (set MNEMOSCOPE_LLM_BASE_URL and MNEMOSCOPE_LLM_MODEL)")
+        report = mem.knowledge.process_queue(retry_failed=args.resume, limit=args.limit)
+    emit(out, report, args.json, lambda: ", ".join(f"{k} {v}" for k, v in report.items()))
+    return 0
+
+
+# -- curation ---------------------------------------------------------------------------------
+
+
+def _report(args: argparse.Namespace, out: TextIO, report: dict[str, Any]) -> int:
+    from . import emit
+
+    verb = "would change" if args.dry_run else "changed"
+    emit(out, report, args.json, lambda: f"{verb}: " + ", ".join(f"{k} {v}" for k, v in report.items()))
+    return 0
+
+
+def edit_fact(args: argparse.Namespace, out: TextIO) -> int:
+    with open_memory(args) as mem:
+        report = mem.knowledge.edit_fact(args.id, subject=args.subject, predicate=args.predicate, object=args.object,
+                                         time=args.time, dry_run=args.dry_run)
+    return _report(args, out, report)
+
+
+def delete_fact(args: argparse.Namespace, out: TextIO) -> int:
+    with open_memory(args) as mem:
+        return _report(args, out, mem.knowledge.delete_fact(args.id, dry_run=args.dry_run))
+
+
+def rename_entity(args: argparse.Namespace, out: TextIO) -> int:
+    with open_memory(args) as mem:
+        return _report(args, out, mem.knowledge.rename_entity(args.id, args.name, dry_run=args.dry_run))
+
+
+def merge_entities(args: argparse.Namespace, out: TextIO) -> int:
+    with open_memory(args) as mem:
+        return _report(args, out, mem.knowledge.merge_entities(args.keep, args.other, dry_run=args.dry_run))
+
+
+def split_entity(args: argparse.Namespace, out: TextIO) -> int:
+    with open_memory(args) as mem:
+        return _report(args, out, mem.knowledge.split_entity(args.id, args.surfaces, args.name, dry_run=args.dry_run))
+
+
+def merge_episodes(args: argparse.Namespace, out: TextIO) -> int:
+    with open_memory(args) as mem:
+        return _report(args, out, mem.knowledge.merge_episodes(args.keep, args.other, dry_run=args.dry_run))
+
+
+def split_episode(args: argparse.Namespace, out: TextIO) -> int:
+    with open_memory(args) as mem:
+        return _report(args, out, mem.knowledge.split_episode(args.id, dry_run=args.dry_run))
+
+
+# -- evaluation -------------------------------------------------------------------------------
+
+
+def eval_extraction(args: argparse.Namespace, out: TextIO) -> int:
+    from engine.eval import extraction
+
+    from . import emit
+
+    result = extraction.evaluate(args.file)
+    emit(out, result, args.json, lambda: extraction.describe(result))
+    return 0

@@ -1,0 +1,153 @@
+"""How much of what a careful reader notes does the rule-based extractor recover? (LoCoMo dev)
+
+LoCoMo annotates each session with ``observation`` (per speaker, statements with the turn that
+supports them) and ``event_summary`` (per speaker, the session's events). Three measures:
+
+* **entities**: names written with capitals in the observations, found among the extractor's
+  mentions of the same session's turns (by normalised key);
+* **observations**: an observation counts as recovered when a fact or event extracted from its
+  cited turn covers at least half of its content words (stemmed, stop words and the speaker's
+  name left out); ``subject_ok`` is the share of those whose subject is the observed person;
+* **events**: the same coverage test for each event summary against every event of the session.
+
+The thresholds are fixed here, not tuned; numbers are for the dev conversations only.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from ..ingest import _locomo_sample
+from ..knowledge.entities import EntityRegistry, entity_key
+from ..knowledge.extract import Extraction, RuleExtractor, capitalised_spans
+from ..text import lexical_tokens
+from .harness import require
+
+COVERAGE = 0.5
+
+
+def _content(text: str, drop: set[str]) -> set[str]:
+    return {t for t in lexical_tokens(text) if t not in drop}
+
+
+def _coverage(gold: set[str], candidates: list[set[str]]) -> float:
+    if not gold:
+        return 0.0
+    return max((len(gold & c) / len(gold) for c in candidates), default=0.0)
+
+
+def _session_of(dia_id: str) -> str:
+    return dia_id.split(":")[0].lstrip("D")
+
+
+def evaluate(path: str | Path) -> dict[str, Any]:
+    path = require(path)
+    text = path.read_text(encoding="utf-8")
+    samples = json.loads(text)
+    totals: dict[str, float] = defaultdict(float)
+    coverage_sum = 0.0
+    started = time.perf_counter()
+    for n, sample in enumerate(samples):
+        parsed = _locomo_sample(path, text, sample, n, "")
+        extractor = RuleExtractor(EntityRegistry())
+        by_key: dict[str, Extraction] = {}
+        for number, item in enumerate(parsed.items):
+            item.id = number + 1
+            by_key[item.key] = extractor.extract(item)
+        totals["turns"] += len(parsed.items)
+        speakers = {entity_key(s) for s in parsed.source.meta.get("speakers", [])}
+        speaker_stems = {t for s in speakers for t in lexical_tokens(s)}
+        _score_entities(sample, by_key, totals)
+        coverage_sum += _score_observations(sample, by_key, speaker_stems, totals)
+        _score_events(sample, by_key, speaker_stems, totals)
+        for ex in by_key.values():
+            totals["facts"] += len(ex.facts)
+            totals["events"] += len(ex.events)
+            totals["mentions"] += len(ex.mentions)
+    elapsed = time.perf_counter() - started
+    return {
+        "dataset": "locomo", "conversations": len(samples), "turns": int(totals["turns"]),
+        "entities": _rate(totals, "entities"),
+        "observations": {**_rate(totals, "observations"), "mean_coverage": round(coverage_sum / max(totals["observations_gold"], 1), 4),
+                         "subject_ok": round(totals["subject_ok"] / max(totals["observations_found"], 1), 4)},
+        "events": _rate(totals, "events_summary"),
+        "extracted": {"facts": int(totals["facts"]), "events": int(totals["events"]), "mentions": int(totals["mentions"])},
+        "ms_per_turn": round(elapsed * 1000 / max(totals["turns"], 1), 3),
+    }
+
+
+def _rate(totals: dict[str, float], name: str) -> dict[str, float]:
+    gold, found = totals[name + "_gold"], totals[name + "_found"]
+    return {"gold": int(gold), "found": int(found), "recall": round(found / gold, 4) if gold else 0.0}
+
+
+def _score_entities(sample: dict, by_key: dict[str, Extraction], totals: dict[str, float]) -> None:
+    found_by_session: dict[str, set[str]] = defaultdict(set)
+    for key, ex in by_key.items():
+        found_by_session[_session_of(key)] |= {m[1] for m in ex.mentions}
+    for name, per_speaker in sample.get("observation", {}).items():
+        session = name.split("_")[1]
+        gold = {entity_key(s) for obs in per_speaker.values() for text, *_ in obs for s in capitalised_spans(text, lambda k: True)}
+        gold.discard("")
+        totals["entities_gold"] += len(gold)
+        totals["entities_found"] += len(gold & found_by_session[session])
+
+
+def _statements(ex: Extraction) -> list[tuple[str, set[str]]]:
+    out = [(f.subject_key, set(lexical_tokens(f"{f.predicate} {f.object}"))) for f in ex.facts]
+    out += [(entity_key(e.participants[0]) if e.participants else "", set(lexical_tokens(e.action))) for e in ex.events]
+    return out
+
+
+def _score_observations(sample: dict, by_key: dict[str, Extraction], speaker_stems: set[str],
+                        totals: dict[str, float]) -> float:
+    coverage_sum = 0.0
+    for per_speaker in sample.get("observation", {}).values():
+        for person, observations in per_speaker.items():
+            for entry in observations:
+                if len(entry) < 2:
+                    continue
+                text, evidence = entry[0], entry[1]
+                cited = evidence if isinstance(evidence, list) else [evidence]
+                statements = [s for key in cited for s in _statements(by_key.get(str(key), Extraction()))]
+                gold = _content(text, speaker_stems)
+                cov = _coverage(gold, [terms for _, terms in statements])
+                totals["observations_gold"] += 1
+                coverage_sum += cov
+                if cov >= COVERAGE:
+                    totals["observations_found"] += 1
+                    best = max(statements, key=lambda s: len(gold & s[1]))
+                    totals["subject_ok"] += best[0] == entity_key(person)
+    return coverage_sum
+
+
+def _score_events(sample: dict, by_key: dict[str, Extraction], speaker_stems: set[str], totals: dict[str, float]) -> None:
+    events_by_session: dict[str, list[set[str]]] = defaultdict(list)
+    for key, ex in by_key.items():
+        events_by_session[_session_of(key)] += [set(lexical_tokens(e.action)) for e in ex.events]
+    for name, per_speaker in sample.get("event_summary", {}).items():
+        session = name.rsplit("_", 1)[1]
+        for person, events in per_speaker.items():
+            if person == "date" or not isinstance(events, list):
+                continue
+            for event in events:
+                totals["events_summary_gold"] += 1
+                if _coverage(_content(event, speaker_stems), events_by_session[session]) >= COVERAGE:
+                    totals["events_summary_found"] += 1
+
+
+def describe(result: dict[str, Any]) -> str:
+    e, o, v, x = result["entities"], result["observations"], result["events"], result["extracted"]
+    return "\n".join([
+        f"extraction on {result['dataset']}: {result['conversations']} conversations, {result['turns']} turns, "
+        f"{result['ms_per_turn']} ms/turn",
+        f"  entities       recall {e['recall']:.4f} ({e['found']}/{e['gold']})",
+        f"  observations   recall {o['recall']:.4f} ({o['found']}/{o['gold']}), mean coverage {o['mean_coverage']:.4f}, "
+        f"subject correct {o['subject_ok']:.4f}",
+        f"  event summary  recall {v['recall']:.4f} ({v['found']}/{v['gold']})",
+        f"  extracted      {x['facts']} facts, {x['events']} events, {x['mentions']} mentions",
+    ])

@@ -1,0 +1,210 @@
+"""The LLM extractor: episodes, events and facts from an OpenAI-compatible chat endpoint.
+
+Work comes from the durable queue in the store (``extraction_queue``): ingest enqueues every
+item, :func:`run_queue` takes them an episode at a time, asks for JSON, validates it against
+:data:`REPLY_SCHEMA` and the turns actually sent, and writes the result in one transaction per
+request. A failure of any kind (timeout, HTTP error, invalid JSON, wrong schema, a turn that
+does not exist) is logged, marks those items ``failed`` and leaves the rule-based extraction
+in place; nothing is lost, and ``mnemoscope extract --resume`` tries them again.
+
+The request has its own timeout (``request_timeout``) and retries with exponential backoff
+(``max_retries``); the SDK's own retries are off, so the count is ours.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..records import Item
+from .entities import entity_key
+from .extract import Extraction, FactDraft
+from .records import EVENT_ROLES, Event
+from .temporal import find_times
+
+if TYPE_CHECKING:
+    from .service import KnowledgeExtension
+
+log = logging.getLogger(__name__)
+
+SYSTEM_PROMPT = """You turn a stretch of conversation (or document text) into an episodic memory.
+Reply with one JSON object and nothing else:
+{"summary": "1-3 sentences, active voice",
+ "events": [{"participants": ["name"], "action": "subject verb object", "time": "YYYY-MM-DD or null",
+             "location": null, "reason": null, "method": null, "turns": ["turn id"]}],
+ "facts": [{"subject": "name", "predicate": "verb phrase", "object": "thing", "time": "YYYY-MM-DD or null",
+            "turns": ["turn id"]}]}
+Rules: use people's names, never "I" or "you"; resolve relative dates ("last Saturday") against the
+date given for the turn; invent nothing (prefer null); every event and fact names the turn ids it
+comes from, exactly as written in brackets; keep the input's language."""
+
+BACKOFF_SECONDS = 0.5
+BACKOFF_CAP = 8.0
+
+
+class LLMFailure(RuntimeError):
+    """The endpoint could not give a usable answer for this request; ``str()`` is one line."""
+
+
+@dataclass
+class LLMExtraction:
+    """A validated reply: the summary and, per turn id, its events and fact drafts."""
+
+    summary: str
+    events: dict[str, list[Event]] = field(default_factory=dict)
+    facts: dict[str, list[FactDraft]] = field(default_factory=dict)
+
+
+REPLY_SCHEMA: dict[str, Any] = {
+    "summary": str,
+    "events": [{"participants": [str], "action": str, "time": (str, None), "location": (str, None),
+                "reason": (str, None), "method": (str, None), "turns": [str]}],
+    "facts": [{"subject": str, "predicate": str, "object": str, "time": (str, None), "turns": [str]}],
+}
+
+
+def _check(value: Any, schema: Any, where: str) -> None:
+    """Raise :class:`LLMFailure` unless ``value`` has the shape of ``schema``."""
+    if isinstance(schema, dict):
+        if not isinstance(value, dict):
+            raise LLMFailure(f"{where}: expected an object")
+        for key, sub in schema.items():
+            if key not in value and not (isinstance(sub, tuple) and None in sub):
+                raise LLMFailure(f"{where}: missing field {key!r}")
+            if key in value:
+                _check(value[key], sub, f"{where}.{key}")
+    elif isinstance(schema, list):
+        if not isinstance(value, list):
+            raise LLMFailure(f"{where}: expected a list")
+        for n, v in enumerate(value):
+            _check(v, schema[0], f"{where}[{n}]")
+    elif isinstance(schema, tuple):
+        if not (value is None and None in schema) and not isinstance(value, tuple(t for t in schema if t is not None)):
+            raise LLMFailure(f"{where}: expected {' or '.join('null' if t is None else t.__name__ for t in schema)}")
+    elif not isinstance(value, schema):
+        raise LLMFailure(f"{where}: expected {schema.__name__}")
+
+
+def parse_reply(content: str, turns: dict[str, Item]) -> LLMExtraction:
+    """Validate a reply against the schema and the turns sent; raise :class:`LLMFailure` if not."""
+    try:
+        data = json.loads(content)
+    except (TypeError, json.JSONDecodeError) as exc:
+        raise LLMFailure(f"the reply is not valid JSON ({exc})") from None
+    _check(data, REPLY_SCHEMA, "reply")
+    for kind in ("events", "facts"):
+        for n, entry in enumerate(data.get(kind, [])):
+            unknown = [t for t in entry["turns"] if t not in turns]
+            if unknown or not entry["turns"]:
+                raise LLMFailure(f"reply.{kind}[{n}] names turns that were not sent: {unknown or 'none'}")
+    out = LLMExtraction(summary=data["summary"].strip())
+    for entry in data.get("events", []):
+        first = turns[entry["turns"][0]]
+        body = {k: entry.get(k) for k in EVENT_ROLES}
+        body["time"] = _iso(body["time"], first)
+        out.events.setdefault(entry["turns"][0], []).append(Event(item_id=first.id or 0, origin="llm", **body))
+    for entry in data.get("facts", []):
+        s, p, o = (entry[k].strip() for k in ("subject", "predicate", "object"))
+        if not (s and p and o):
+            continue
+        for turn in entry["turns"]:
+            draft = FactDraft(s, p, o, entity_key(s), entity_key(o), _iso(entry.get("time"), turns[turn]))
+            out.facts.setdefault(turn, []).append(draft)
+    return out
+
+
+def _iso(value: str | None, item: Item) -> str | None:
+    """An ISO date as given, or a time expression resolved against the turn's date, else None."""
+    if not value:
+        return None
+    times = find_times(value, item.timestamp)
+    return times[0].value if times else None
+
+
+class LLMClient:
+    """JSON chat completions with a timeout and our own retries with exponential backoff."""
+
+    def __init__(self, base_url: str, model: str, api_key: str, timeout: float, retries: int,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        from openai import OpenAI
+
+        self.model, self.retries, self.sleep = model, retries, sleep
+        self.client = OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0)
+
+    def extract(self, prompt: str, turns: dict[str, Item]) -> LLMExtraction:
+        """Ask, validate, and retry on any failure; raise the last :class:`LLMFailure`."""
+        last: LLMFailure | None = None
+        for attempt in range(self.retries + 1):
+            if attempt:
+                self.sleep(min(BACKOFF_CAP, BACKOFF_SECONDS * 2 ** (attempt - 1)))
+            try:
+                return parse_reply(self._ask(prompt), turns)
+            except LLMFailure as exc:
+                last = exc
+                log.warning("LLM extraction attempt %d failed: %s", attempt + 1, exc)
+        raise last or LLMFailure("no attempt was made")
+
+    def _ask(self, prompt: str) -> str:
+        from openai import OpenAIError
+
+        try:
+            reply = self.client.chat.completions.create(
+                model=self.model, temperature=0.1, response_format={"type": "json_object"},
+                messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}])
+            return reply.choices[0].message.content or ""
+        except OpenAIError as exc:
+            raise LLMFailure(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+        except (AttributeError, IndexError, TypeError, ValueError) as exc:
+            raise LLMFailure(f"the endpoint answered in an unexpected shape: {exc}") from None
+
+
+def prompt_for(items: list[Item]) -> str:
+    """The turns as ``[key] (date) Speaker: text [image: caption]`` lines."""
+    lines = []
+    for item in items:
+        when = f" ({item.timestamp[:10]})" if item.timestamp else ""
+        who = f"{item.speaker}: " if item.speaker else (f"{item.title}: " if item.title else "")
+        caption = f" [image: {item.meta['image_caption']}]" if item.meta.get("image_caption") else ""
+        lines.append(f"[{item.key}]{when} {who}{item.text}{caption}")
+    return "\n".join(lines)
+
+
+def run_queue(ext: "KnowledgeExtension", *, retry_failed: bool = True, limit: int | None = None,
+              progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
+    """Work through the queue an episode at a time; returns counts of done and failed items."""
+    s = ext.settings
+    client = LLMClient(s.llm_base_url, s.llm_model, s.llm_api_key, s.request_timeout, s.max_retries)
+    store = ext.store
+    ids = store.queued_items(["pending", "failed"] if retry_failed else ["pending"], limit)
+    episode_of = store.episodes_of_items(ids)
+    groups: dict[tuple[int, int], list[int]] = {}
+    for item_id in ids:
+        groups.setdefault((episode_of.get(item_id, -item_id), 0), []).append(item_id)
+    report = {"items": len(ids), "done": 0, "failed": 0, "requests": 0}
+    for (episode_id, _), members in groups.items():
+        for start in range(0, len(members), max(1, s.llm_batch_items)):
+            chunk = members[start:start + s.llm_batch_items]
+            report["requests"] += 1
+            items = sorted(ext.mem.items(chunk).values(), key=lambda i: i.position)
+            turns = {i.key: i for i in items}
+            try:
+                result = client.extract(prompt_for(items), turns)
+            except LLMFailure as exc:
+                log.warning("LLM extraction failed for items %s: %s (rule-based result kept)", chunk, exc)
+                with store.transaction():
+                    store.mark_extraction(chunk, "failed", str(exc))
+                report["failed"] += len(chunk)
+            else:
+                ext.apply_llm(episode_id if episode_id > 0 else None, items, result)
+                report["done"] += len(chunk)
+            if progress:
+                progress(report["done"] + report["failed"], len(ids), "extract")
+    return report
+
+
+def as_extractions(items: list[Item], result: LLMExtraction) -> list[Extraction]:
+    """The reply as one :class:`Extraction` per item, for the ingest code paths to store."""
+    return [Extraction(facts=result.facts.get(i.key, []), events=result.events.get(i.key, [])) for i in items]

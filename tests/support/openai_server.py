@@ -1,0 +1,177 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests (stdlib only, one thread).
+
+It speaks ``POST /v1/chat/completions`` and ``POST /v1/embeddings`` well enough for the real
+``openai`` client, and can be scripted per test with the failure modes real endpoints have.
+
+Usage (the ``openai_server`` fixture in ``tests/conftest.py`` starts and stops one)::
+
+    server.base_url                      # "http://127.0.0.1:PORT/v1", for base_url settings
+    server.on_chat = lambda body: '{"summary": "…"}'   # default chat reply (content string)
+    server.on_embeddings = lambda texts: [[…], …]       # default vectors (default: hashed, dim 16)
+    server.push("chat", Fail(500))       # the next chat request gets HTTP 500 …
+    server.push("chat", Slow(2.0))       # … the one after waits 2 s before answering normally
+    server.push("chat", Garbage())       # … then a body that is not JSON at all
+    server.push("chat", Reply("not json"))  # … then a well-formed completion whose content is this
+    server.requests                      # [(path, parsed JSON body), …] in arrival order
+
+Scripted steps are used once each, in order, per endpoint ("chat" or "embeddings"); when none
+is left the default handler answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+
+@dataclass
+class Reply:
+    """Answer normally, with this content (chat) or these vectors (embeddings)."""
+
+    content: Any
+
+
+@dataclass
+class Fail:
+    """Answer with an HTTP error status and an OpenAI-style error body."""
+
+    status: int = 500
+    message: str = "scripted failure"
+
+
+@dataclass
+class Slow:
+    """Wait ``seconds`` before answering (with ``then``, or the default handler)."""
+
+    seconds: float
+    then: Any = None
+
+
+@dataclass
+class Garbage:
+    """Answer 200 with a body that is not JSON."""
+
+    body: bytes = b"<html>not json</html>"
+
+
+def hashed_vector(text: str, dim: int = 16) -> list[float]:
+    """A deterministic unit vector per text (equal texts, equal vectors)."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    raw = [(digest[i % len(digest)] - 127.5) / 127.5 for i in range(dim)]
+    norm = sum(x * x for x in raw) ** 0.5 or 1.0
+    return [x / norm for x in raw]
+
+
+class OpenAIServer:
+    """Start on construction; stop with :meth:`close` (or use it as a context manager)."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, Any]] = []
+        self.on_chat: Callable[[dict[str, Any]], str] = lambda body: "{}"
+        self.on_embeddings: Callable[[list[str]], list[list[float]]] = lambda texts: [hashed_vector(t) for t in texts]
+        self._steps: dict[str, list[Any]] = {"chat": [], "embeddings": []}
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def push(self, endpoint: str, *steps: Any) -> None:
+        """Script the next requests to ``endpoint`` ("chat" or "embeddings")."""
+        with self._lock:
+            self._steps[endpoint].extend(steps)
+
+    def count(self, endpoint: str) -> int:
+        """How many requests reached ``endpoint``."""
+        suffix = "/chat/completions" if endpoint == "chat" else "/embeddings"
+        return sum(1 for path, _ in self.requests if path.endswith(suffix))
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> "OpenAIServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- serving ------------------------------------------------------------------------------
+
+    def _next_step(self, endpoint: str) -> Any:
+        with self._lock:
+            return self._steps[endpoint].pop(0) if self._steps[endpoint] else None
+
+    def _answer(self, endpoint: str, body: dict[str, Any], step: Any) -> tuple[int, bytes]:
+        if isinstance(step, Slow):
+            time.sleep(step.seconds)
+            step = step.then
+        if isinstance(step, Fail):
+            return step.status, json.dumps({"error": {"message": step.message, "type": "server_error"}}).encode()
+        if isinstance(step, Garbage):
+            return 200, step.body
+        if endpoint == "chat":
+            content = step.content if isinstance(step, Reply) else self.on_chat(body)
+            if not isinstance(content, str):
+                content = json.dumps(content)
+            return 200, json.dumps(_completion(body, content)).encode()
+        texts = body.get("input", [])
+        texts = [texts] if isinstance(texts, str) else texts
+        vectors = step.content if isinstance(step, Reply) else self.on_embeddings(texts)
+        data = [{"object": "embedding", "index": n, "embedding": v} for n, v in enumerate(vectors)]
+        return 200, json.dumps({"object": "list", "data": data, "model": body.get("model", ""),
+                                "usage": {"prompt_tokens": 0, "total_tokens": 0}}).encode()
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output quiet
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    body = {}
+                server.requests.append((self.path, body))
+                if self.path.endswith("/chat/completions"):
+                    endpoint = "chat"
+                elif self.path.endswith("/embeddings"):
+                    endpoint = "embeddings"
+                else:
+                    self._send(404, b'{"error": {"message": "no such endpoint"}}')
+                    return
+                status, payload = server._answer(endpoint, body, server._next_step(endpoint))
+                self._send(status, payload)
+
+            def _send(self, status: int, payload: bytes) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
+                    pass
+
+        return Handler
+
+
+def _completion(body: dict[str, Any], content: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()), "model": body.get("model", ""),
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
