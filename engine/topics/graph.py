@@ -44,6 +44,7 @@ class TopicGraph:
         for t in range(n):
             family = top if not self.parents[t] else sorted({c for p in self.parents[t] for c in self.children[p]})
             self.siblings.append([s for s in family if s != t])
+        self.has_children = np.array([bool(c) for c in self.children], dtype=bool)
         self.semantic = self._semantic_edges(neighbors, min_cos)
         self.around = [self._neighbourhood(t) for t in range(n)]
 

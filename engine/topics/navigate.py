@@ -78,6 +78,24 @@ class Candidate:
 
 
 @dataclass
+class ScoreTable:
+    """A step's candidates as arrays (cheap to keep); :class:`Candidate` rows on demand."""
+
+    tree: TopicTree
+    nodes: np.ndarray
+    relations: np.ndarray
+    terms: np.ndarray  # (len(TERMS), candidates)
+    total: np.ndarray
+    probabilities: np.ndarray
+
+    def rows(self) -> list[Candidate]:
+        t = self.tree
+        return [Candidate(t.paths[k], t.labels[k], RELATIONS[r], int(t.depth[k]), dict(zip(TERMS, self.terms[:, i].tolist())),
+                          float(self.total[i]), float(self.probabilities[i]))
+                for i, (k, r) in enumerate(zip(self.nodes.tolist(), self.relations.tolist()))]
+
+
+@dataclass
 class WalkStep:
     """Where the walk stands after a move (``relation`` = how it got there; ``start`` begins a walk)."""
 
@@ -86,9 +104,13 @@ class WalkStep:
     depth: int
     relation: str
     probability: float
-    candidates: list[Candidate] = field(default_factory=list)
+    table: ScoreTable | None = field(default=None, repr=False)
     walk: int = 0  # which start this step belongs to
     fallback: int = 0  # 0: the intent's own relation; n: the n-th fallback tier
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        return self.table.rows() if self.table is not None else []
 
     def to_dict(self) -> dict[str, Any]:
         return {"node": self.node, "label": self.label, "depth": self.depth, "relation": self.relation,
@@ -130,13 +152,13 @@ def intent_tiers(intent: str, nb: Neighbourhood, here: int, tree: TopicTree, gra
     """Masks over the neighbourhood, in order of preference; the first non-empty one is used."""
     rel, dd = nb.relations, tree.depth[nb.nodes] - tree.depth[here]
     sideways = (rel == SIBLING) | (rel == SEMANTIC)
-    has_children = np.array([bool(graph.children[k]) for k in nb.nodes.tolist()], dtype=bool)
+    has_children = graph.has_children[nb.nodes]
     if intent == "deepen":
         return [rel == CHILD, sideways & (dd >= 0) & has_children, sideways & (dd >= 0)]
     if intent == "broaden":
         return [rel == PARENT, sideways & (dd <= 0)]
     if intent == "compare":
-        return [rel == SIBLING, (rel == SEMANTIC) & (dd == 0)]
+        return [rel == SIBLING]  # a comparison stays in the family: it ends when the siblings are seen
     if intent == "apply":
         return [rel == SEMANTIC, rel == SIBLING]
     if intent == "clarify":
@@ -181,7 +203,7 @@ def _step(tree: TopicTree, graph: TopicGraph, markov: TransitionModel | None, pa
     here = path[-1]
     previous = path[-2] if len(path) > 1 else -1
     nb = graph.around[here]
-    on_path = np.array([path.count(k) for k in nb.nodes.tolist()])
+    on_path = np.bincount(path, minlength=len(tree))[nb.nodes]
     fresh = on_path <= policy.revisits  # by default a walk never returns to its own path: no oscillation
     tiers = [mask & fresh for mask in intent_tiers(intent, nb, here, tree, graph, policy.clarify_min_cos)]
     level = next((n for n, mask in enumerate(tiers) if mask.any()), None)
@@ -189,16 +211,16 @@ def _step(tree: TopicTree, graph: TopicGraph, markov: TransitionModel | None, pa
         return None
     nodes, rels = nb.nodes[tiers[level]], nb.relations[tiers[level]]
     relevance = 0.0 if intent == "neutral" else (1.0 if level == 0 else 0.5)
-    terms = {
-        "alpha_cos_query": policy.alpha * cos_q[nodes],
-        "beta_cos_prev": policy.beta * (tree.centroids[nodes] @ tree.centroids[here]),
-        "gamma_intent": np.full(len(nodes), policy.gamma * relevance),
-        "novelty": policy.novelty * (visits[nodes] == 0),
-        "prior": policy.prior_weight * prior[nodes],
-        "repetition": -policy.repetition * visits[nodes] ** 2,
-        "backtrack": -policy.backtrack * (nodes == previous),
-    }
-    total = np.sum([terms[k] for k in TERMS], axis=0)
+    terms = np.stack([  # in the order of TERMS
+        policy.alpha * cos_q[nodes],
+        policy.beta * (tree.centroids[nodes] @ tree.centroids[here]),
+        np.full(len(nodes), policy.gamma * relevance),
+        policy.novelty * (visits[nodes] == 0),
+        policy.prior_weight * prior[nodes],
+        -policy.repetition * visits[nodes] ** 2,
+        -policy.backtrack * (nodes == previous),
+    ])
+    total = terms.sum(axis=0)
     greedy = rng is None
     probs = softmax(total, 0.0 if greedy and policy.temperature <= 0 else policy.temperature)
     if markov is not None and policy.markov_weight > 0:
@@ -206,12 +228,9 @@ def _step(tree: TopicTree, graph: TopicGraph, markov: TransitionModel | None, pa
         if transition is not None:  # blended inside the filtered tier: it cannot bypass the intent
             probs = (1 - policy.markov_weight) * probs + policy.markov_weight * transition
     pick = int(np.lexsort((nodes, -probs))[0]) if greedy else int(rng.choice(len(nodes), p=probs / probs.sum()))
-    candidates = [Candidate(tree.paths[k], tree.labels[k], RELATIONS[int(r)], int(tree.depth[k]),
-                            {name: float(terms[name][i]) for name in TERMS}, float(total[i]), float(probs[i]))
-                  for i, (k, r) in enumerate(zip(nodes.tolist(), rels.tolist()))]
     chosen = int(nodes[pick])
     return chosen, WalkStep(tree.paths[chosen], tree.labels[chosen], int(tree.depth[chosen]), RELATIONS[int(rels[pick])],
-                            float(probs[pick]), candidates, fallback=level)
+                            float(probs[pick]), ScoreTable(tree, nodes, rels, terms, total, probs), fallback=level)
 
 
 # -- visits → item scores ---------------------------------------------------------------------------
@@ -222,8 +241,10 @@ def item_scores(visits: np.ndarray, projection: sp.csr_matrix, q_vec: np.ndarray
     """Each visited topic spends its visits over its items (a fixed budget per topic); with
     ``rerank`` > 0 the scores are blended with the items' cosine to the query."""
     visited = np.flatnonzero(visits)
-    rows = projection[visited]
-    scores = np.asarray(rows.T @ visits[visited]).ravel()
+    starts, ends = projection.indptr[visited], projection.indptr[visited + 1]
+    take = np.concatenate([np.arange(a, b) for a, b in zip(starts.tolist(), ends.tolist())])
+    spend = np.repeat(visits[visited], ends - starts) * projection.data[take]
+    scores = np.bincount(projection.indices[take], weights=spend, minlength=projection.shape[1])
     hit = np.flatnonzero(scores > 0)
     if not len(hit):
         return scores

@@ -428,10 +428,7 @@ class TopicsExtension:
         if st is None or st.space is None or not len(q.term_ids):
             return None
         st.space.bind(self.mem.index.vocab)
-        row = sp.csr_matrix((q.term_weights.astype(np.float32), (np.zeros(len(q.term_ids), dtype=np.int64), q.term_ids)),
-                            shape=(1, max(len(self.mem.index.vocab), 1)))
-        vec = st.space.transform(row)[0]
-        return vec if np.any(vec) else None
+        return st.space.embed_query(q.term_ids, q.term_weights)
 
     def walk(self, q: "Query") -> Walk:
         """The intent-steered walk for a query (computed once per query; kept on ``q.notes``)."""

@@ -32,6 +32,7 @@ class TopicSpace:
     def __init__(self, model: LatentSemanticModel, terms: list[str]) -> None:
         self.model, self.terms = model, terms
         self._select: sp.csr_matrix | None = None
+        self._column = np.zeros(0, dtype=np.int64)  # vocabulary id → space column (−1: not in the space)
         self._bound_size = -1
 
     @classmethod
@@ -60,6 +61,8 @@ class TopicSpace:
         known = np.flatnonzero(cols >= 0)
         self._select = sp.csr_matrix((np.ones(len(known), dtype=np.float32), (cols[known], known)),
                                      shape=(max(len(vocab), 1), len(self.terms)))
+        self._column = np.full(max(len(vocab), 1), -1, dtype=np.int64)
+        self._column[cols[known]] = known
         self._bound_size = len(vocab)
 
     def transform(self, counts: sp.csr_matrix) -> np.ndarray:
@@ -69,6 +72,20 @@ class TopicSpace:
         if counts.shape[1] < width:
             counts = sp.hstack([counts, sp.csr_matrix((counts.shape[0], width - counts.shape[1]))]).tocsr()
         return self.model.transform((counts[:, :width] @ self._select).tocsr())
+
+    def embed_query(self, term_ids: np.ndarray, tf_weights: np.ndarray) -> np.ndarray | None:
+        """A query's vector from its term ids and sub-linear tf weights, without sparse matrices
+        (the same TF-IDF → SVD → L2 as :meth:`transform`, in microseconds)."""
+        ids = term_ids[term_ids < len(self._column)]
+        cols = self._column[ids]
+        keep = cols >= 0
+        if not keep.any():
+            return None
+        cols = cols[keep]
+        x = tf_weights[: len(ids)][keep] * self.model.idf[cols]
+        vec = self.model.components[:, cols] @ (x / np.linalg.norm(x))
+        norm = np.linalg.norm(vec)
+        return (vec / norm).astype(np.float32) if norm > 0 else None
 
     def to_bytes(self) -> bytes:
         return self.model.to_bytes()
