@@ -250,22 +250,30 @@ class KnowledgeExtension:
         threshold = self.settings.entity_link_threshold
         names = {v: k for k, v in self.registry.ids.items()}
         rows: list[tuple[int, int, float]] = []
-        for eid, key, _kind in new:
+        for eid, key, kind in new:
             cands = [c for c in self.registry.candidates(key) if c != eid]
             if cands:
                 sims = np.stack([self._name_vector(c, names.get(c, "")) for c in cands]) @ self._name_vector(eid, key)
                 rows += [(eid, c, float(s)) for c, s in zip(cands, sims) if s >= threshold]
-            if " " not in key and len(key) >= 3:
-                for person in self._people():
-                    first = self.registry.names[person].split()[0].casefold()
-                    if first != key and first.startswith(key):
-                        rows.append((eid, person, NICKNAME_WEIGHT))
-        self.store.insert_synonyms(rows)
-        for a, b, w in rows:
+            if kind == "speaker":  # short forms of a person's first name: "Mel" for "Melanie"
+                first = key.split()[0]
+                for n in range(3, len(first)):
+                    short = self.registry.lookup(first[:n])
+                    if short is not None and short != eid:
+                        rows.append((eid, short, NICKNAME_WEIGHT))
+            elif " " not in key and len(key) >= 3:  # … and a new short form of a known person
+                rows += [(eid, p, NICKNAME_WEIGHT) for p, first in self._first_names().items()
+                         if first != key and first.startswith(key)]
+        pairs = {(min(a, b), max(a, b)): w for a, b, w in rows}  # both sides may be new: one edge
+        self.store.insert_synonyms((a, b, w) for (a, b), w in pairs.items())
+        for (a, b), w in pairs.items():
             batch.edge("synonym", -a, -b, w)
 
-    def _people(self) -> list[int]:
-        return [eid for eid, kind in self.registry.kinds.items() if kind == "speaker"]
+    def _first_names(self) -> dict[int, str]:
+        """Speakers (stored or in this batch) by id, with their first name's key."""
+        speakers = {eid: key for key, eid in self.registry.ids.items() if self.registry.kinds.get(eid) == "speaker"}
+        speakers.update({eid: key for key, (eid, _n, kind) in self.registry.pending.items() if kind == "speaker"})
+        return {eid: key.split()[0] for eid, key in speakers.items() if key}
 
     def _store_facts(self, items: list[Item], extractions: list[Extraction], ids: dict[str, int], batch: _Batch,
                      origin: str) -> None:

@@ -1,0 +1,163 @@
+"""The knowledge extension end to end on a small store: ingest, browse, recall modes, curation."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine import Memory
+from engine.knowledge.service import KnowledgeError
+from engine.recall import RecallError
+
+from .conftest import PASSAGES, store_checksum
+
+
+def test_every_turn_belongs_to_one_episode_with_events_and_images(mem):
+    episodes = mem.knowledge.episodes()
+    covered = [i for e in episodes for i in e.items]
+    all_items = [i.id for s in mem.sources() for i in mem.source_items(s.id)]
+    assert sorted(covered) == sorted(all_items)
+    assert len({e.session for e in episodes}) == 2
+    first = episodes[0]
+    assert first.summary and first.events and "Caroline" in first.participants
+    assert first.images and first.images[0]["caption"].startswith("a photo of a painting")
+    assert first.to_dict()["provenance"] == first.items
+
+
+def test_a_repeated_fact_adds_provenance_and_keeps_the_time(mem):
+    facts = [f for f in mem.knowledge.facts(entity="Melanie") if f.predicate == "painted"]
+    assert len(facts) == 1
+    fact = facts[0]
+    keys = {mem.item(i).key for i in fact.provenance}
+    assert keys == {"D1:2", "D1:4"} and fact.time == "2022"
+
+
+def test_facts_by_entity_name_and_entities_are_shared_with_items(mem):
+    caroline = next(e for e in mem.knowledge.entities() if e.name == "Caroline")
+    assert caroline.kind == "speaker" and caroline.items >= 4 and caroline.facts >= 2
+    assert all(caroline.id in (f.subject_id, f.object_id) for f in mem.knowledge.facts(entity=caroline.id))
+    mel = next(e for e in mem.knowledge.entities() if e.name == "Mel")
+    assert mel.synonyms == [next(e.id for e in mem.knowledge.entities() if e.name == "Melanie")]
+
+
+@pytest.mark.parametrize("mode", ["lite", "pro", "max"])
+def test_recall_modes(mem, mode):
+    r = mem.recall("What did Caroline run last Saturday?", top_k=2, strategy="ppr", mode=mode)
+    assert r.episodes and r.facts
+    assert any(f.predicate == "ran" for f in r.facts)
+    if mode == "lite":
+        assert r.hits == []
+    elif mode == "pro":
+        assert len(r.hits) <= 2
+    else:
+        assert 2 < len(r.hits) <= 4
+        episode_items = [i for e in r.episodes for i in e.items]
+        assert all(h.item.id in episode_items for h in r.hits[2:])
+        again = mem.recall("What did Caroline run last Saturday?", top_k=2, strategy="ppr", mode=mode)
+        assert [h.item.id for h in again.hits] == [h.item.id for h in r.hits]
+    assert r.graph and r.graph["seeds"] and r.graph["reached"]
+    json.dumps(r.to_dict())
+
+
+def test_unknown_mode_is_refused(mem):
+    with pytest.raises(RecallError, match="unknown mode"):
+        mem.recall("race", mode="huge")
+
+
+def test_ppr_reaches_the_second_hop_through_a_shared_entity(tmp_path: Path):
+    from engine.records import Item, ParsedSource, Source
+
+    items = [Item(text=p["text"], kind="chunk", key=str(n), position=n, title=p["title"]) for n, p in enumerate(PASSAGES)]
+    with Memory(tmp_path / "w.db") as m:
+        m.ingest_parsed([ParsedSource(Source(name="wiki", kind="document", content_hash="w"), items)])
+        question = "What is the name of the waterfall in the country where the Bubye River is found?"
+        bm25 = [h.item.title for h in m.recall(question, top_k=5, strategy="bm25").hits]
+        ppr = [h.item.title for h in m.recall(question, top_k=5, strategy="ppr").hits]
+        assert "Victoria Falls" not in bm25  # no word in common: only Zimbabwe links the two
+        assert ppr[0] == "Bubye River" and "Victoria Falls" in ppr
+
+
+def test_reopened_store_answers_the_same(tmp_path, conversation_file):
+    with Memory(tmp_path / "r.db") as m:
+        m.ingest(conversation_file)
+        before = m.recall("adoption agencies in Boston", strategy="ppr", mode="max").to_dict()
+    with Memory(tmp_path / "r.db") as m:
+        after = m.recall("adoption agencies in Boston", strategy="ppr", mode="max").to_dict()
+    for key in ("hits", "facts", "episodes", "graph"):
+        assert before[key] == after[key]
+
+
+def test_delete_item_cascades_and_dry_run_reports_exactly(mem):
+    item = next(i for i in mem.source_items(mem.sources()[0].id) if i.key == "D1:3")
+    checksum = store_checksum(mem.path)
+    dry = mem.delete_item(item.id, dry_run=True)
+    assert store_checksum(mem.path) == checksum
+    real = mem.delete_item(item.id)
+    assert dry == real and real["facts_deleted"] >= 1
+    assert not any(item.id in f.provenance for f in mem.knowledge.facts())
+    assert not any(item.id in e.items for e in mem.knowledge.episodes())
+    assert "boston" in {e.key for e in mem.knowledge.entities()}  # still named by D2:2
+
+
+def test_a_fact_with_two_sources_survives_losing_one(mem):
+    fact = next(f for f in mem.knowledge.facts(entity="Melanie") if f.predicate == "painted")
+    report = mem.delete_item(fact.provenance[0])
+    assert report["facts_losing_provenance"] >= 1
+    assert mem.knowledge.fact(fact.id).provenance == fact.provenance[1:]
+
+
+def test_deleting_a_source_removes_all_its_knowledge(mem):
+    report = mem.delete_source(mem.sources()[0].id)
+    assert report["episodes_deleted"] == 2
+    assert mem.knowledge.stats() == {"entities": 0, "facts": 0, "episodes": 0, "events": 0}
+
+
+def test_edit_fact_and_refusals_leave_the_store_unchanged(mem):
+    fact = next(f for f in mem.knowledge.facts(entity="Caroline") if f.predicate == "ran")
+    checksum = store_checksum(mem.path)
+    with pytest.raises(KnowledgeError, match="empty"):
+        mem.knowledge.edit_fact(fact.id, object=" ")
+    with pytest.raises(KnowledgeError, match="no entity is named"):
+        mem.knowledge.edit_fact(fact.id, subject="Nobody Known")
+    other = next(f for f in mem.knowledge.facts() if f.id != fact.id)
+    with pytest.raises(KnowledgeError, match="duplicate"):
+        mem.knowledge.edit_fact(fact.id, subject=other.subject, predicate=other.predicate, object=other.object)
+    mem.knowledge.edit_fact(fact.id, object="marathon", dry_run=True)
+    assert store_checksum(mem.path) == checksum
+    mem.knowledge.edit_fact(fact.id, object="marathon", time="2023-05-21")
+    edited = mem.knowledge.fact(fact.id)
+    assert (edited.object, edited.time, edited.origin) == ("marathon", "2023-05-21", "user")
+    assert edited.provenance == fact.provenance
+
+
+def test_rename_merge_and_split_entities(mem):
+    k = mem.knowledge
+    ids = {e.name: e.id for e in k.entities()}
+    with pytest.raises(KnowledgeError, match="merge them instead"):
+        k.rename_entity(ids["Mel"], "Melanie")
+    report = k.merge_entities(ids["Melanie"], ids["Mel"])
+    assert report["mentions_moved"] == 1
+    merged = k.entity(ids["Melanie"])
+    assert "Mel" not in {e.name for e in k.entities()}
+    k.split_entity(ids["Melanie"], ["Mel"], name="Mel")
+    restored = {e.name: e for e in k.entities()}
+    assert restored["Mel"].items == 1 and restored["Melanie"].items == merged.items - 1
+    with pytest.raises(KnowledgeError, match="no mention written"):
+        k.split_entity(ids["Melanie"], ["Nope"])
+    k.rename_entity(ids["Boston"], "Boston, MA")
+    assert k.entity(ids["Boston"]).name == "Boston, MA"
+
+
+def test_merged_episodes_keep_every_item_findable_and_split_back(mem):
+    k = mem.knowledge
+    first, second = k.episodes()
+    k.merge_episodes(first.id, second.id)
+    merged = k.episode(first.id)
+    assert merged.items == first.items + second.items and merged.merged_from == [second.id]
+    assert [e.id for e in k.episodes()] == [first.id]
+    hit_ids = [h.item.id for h in mem.recall("pottery class kids", strategy="bm25").hits]
+    assert second.items[0] in hit_ids
+    k.split_episode(first.id)
+    assert [(e.id, e.items) for e in k.episodes()] == [(first.id, first.items), (second.id, second.items)]
+    with pytest.raises(KnowledgeError, match="no merged episode"):
+        k.split_episode(first.id)
