@@ -77,24 +77,34 @@ def run_engine(
     key_of: KeyOf, depth: int = 10, options: dict[str, Any] | None = None, **settings: Any,
 ) -> RunResult:
     """Index ``parsed`` into a fresh temporary store and ask every question with ``strategy``."""
-    result = RunResult()
+    return run_engine_sets(parsed, {"": questions}, metrics, strategy, key_of, depth, options, **settings)[""]
+
+
+def run_engine_sets(
+    parsed: Sequence[ParsedSource], question_sets: dict[str, Sequence[Question]], metrics: Sequence[str],
+    strategy: str, key_of: KeyOf, depth: int = 10, options: dict[str, Any] | None = None, **settings: Any,
+) -> dict[str, RunResult]:
+    """Several question sets (e.g. perturbed queries) against one store built once."""
+    results = {name: RunResult() for name in question_sets}
     with tempfile.TemporaryDirectory(prefix="mnemoscope-eval-") as tmp:
         mem = Memory(Path(tmp) / "eval.db", **settings)
         try:
             started = time.perf_counter()
             report = mem.ingest_parsed(parsed)
-            result.index_ms = (time.perf_counter() - started) * 1000
-            result.items = report.items
-            for q in questions:
-                t0 = time.perf_counter()
-                rec = mem.recall(q.text, top_k=depth, strategy=strategy, **(options or {}))
-                result.query_ms.append((time.perf_counter() - t0) * 1000)
-                ranked = _dedupe([key_of(h.item) for h in rec.hits])
-                result.rows.append(score(ranked, q.relevant, metrics))
-                result.categories.append(q.category)
+            index_ms = (time.perf_counter() - started) * 1000
+            for name, questions in question_sets.items():
+                result = results[name]
+                result.index_ms, result.items = index_ms, report.items
+                for q in questions:
+                    t0 = time.perf_counter()
+                    rec = mem.recall(q.text, top_k=depth, strategy=strategy, **(options or {}))
+                    result.query_ms.append((time.perf_counter() - t0) * 1000)
+                    ranked = _dedupe([key_of(h.item) for h in rec.hits])
+                    result.rows.append(score(ranked, q.relevant, metrics))
+                    result.categories.append(q.category)
         finally:
             mem.close()
-    return result
+    return results
 
 
 def run_rank_bm25(parsed: Sequence[ParsedSource], questions: Sequence[Question], metrics: Sequence[str],

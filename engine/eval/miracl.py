@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..records import Item, ParsedSource, Source
-from .harness import Question, RunResult, report, require, run_system
+from .harness import Question, report, require, run_engine_sets, run_system
+from .metrics import mean_metrics
 
 METRICS = ("ndcg@10", "mrr@10", "recall@10", "hit@5", "hit@10")
 
@@ -39,24 +40,29 @@ def load(directory: str | Path) -> tuple[ParsedSource, dict[str, str], dict[str,
 
 def evaluate(directory: str | Path, strategy: str = "hybrid", baselines: Sequence[str] = (),
              options: dict[str, Any] | None = None, **settings: Any) -> dict[str, Any]:
+    """Metrics over the queries; for each perturbation axis, the same questions perturbed and the
+    change against their unperturbed versions (one store serves every query set)."""
     corpus, queries, relevant, perturbations = load(directory)
+    judged = {axis: {q: t for q, t in texts.items() if q in relevant and q in queries} for axis, texts in perturbations.items()}
+    main_qids = [q for q in queries if q in relevant]
 
     def questions(texts: dict[str, str]) -> list[Question]:
-        return [Question(t, relevant[qid]) for qid, t in texts.items() if qid in relevant]
+        return [Question(t, relevant[qid]) for qid, t in texts.items()]
 
-    def run(name: str, texts: dict[str, str]) -> RunResult:
-        return run_system(name, [corpus], questions(texts), METRICS, lambda item: item.key, 10,
-                          options if name == strategy else None, **settings)
-
-    main = run(strategy, queries)
-    out = report("miracl-ko", strategy, main, {name: run(name, queries) for name in baselines})
-    if perturbations:
+    sets = {"": questions({q: queries[q] for q in main_qids}), **{axis: questions(t) for axis, t in judged.items()}}
+    results = run_engine_sets([corpus], sets, METRICS, strategy, lambda item: item.key, 10, options, **settings)
+    main = results.pop("")
+    others = {name: run_system(name, [corpus], sets[""], METRICS, lambda item: item.key, 10, None, **settings)
+              for name in baselines}
+    out = report("miracl-ko", strategy, main, others)
+    row_of = dict(zip(main_qids, main.rows))
+    if judged:
         out["perturbations"] = {}
-        for axis, texts in perturbations.items():
-            base = run(strategy, {q: queries[q] for q in texts if q in queries}).summary()["metrics"]
-            moved = run(strategy, texts).summary()["metrics"]
+        for axis, moved in results.items():
+            base = mean_metrics([row_of[q] for q in judged[axis]])
+            metrics = moved.summary()["metrics"]
             out["perturbations"][axis] = {
-                "n": len(questions(texts)), "metrics": moved,
-                "delta": {k: round(moved[k] - base[k], 4) for k in moved},
+                "n": len(judged[axis]), "metrics": metrics,
+                "delta": {k: round(metrics[k] - base[k], 4) for k in metrics},
             }
     return out
