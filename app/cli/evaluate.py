@@ -107,10 +107,10 @@ def bench(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         out.write(json.dumps(result) + "\n")
         return 0
-    out.write(f"items {result['items']}: ingest {result['ingest_ms_per_item']} ms/item, open {result['open_s']} s, "
-              f"peak RSS {result['peak_rss_mb']} MB\n")
+    out.write(f"items {result['items']}: ingest {result['ingest_ms_per_item']} ms/item "
+              f"({result['ingest_cpu_ms_per_item']} ms CPU), open {result['open_s']} s, peak RSS {result['peak_rss_mb']} MB\n")
     for name, t in result["recall_ms"].items():
-        out.write(f"  recall {name:<8} p50 {t['p50']:8.3f} ms   p95 {t['p95']:8.3f} ms\n")
+        out.write(f"  recall {name:<8} p50 {t['p50']:8.3f} ms   p95 {t['p95']:8.3f} ms   CPU p50 {t['cpu_p50']:8.3f} ms\n")
     b = result["baselines"]["rank_bm25"]
     out.write(f"  rank_bm25       index {b['index_ms_per_item']} ms/item, query p50 {b['query_ms_p50']} ms\n")
     return 0
