@@ -400,6 +400,8 @@ class KnowledgeExtension:
             if self.graph.edges[kind] or kind == "semantic":
                 only = {t: (1.0 if t == kind else 0.0) for t in EDGE_TYPES}
                 out[f"ppr_{kind}"] = self.graph_scores(text, first_stage, only).item_scores[slots]
+            else:
+                out[f"ppr_{kind}"] = np.zeros(len(slots))
         return out
 
     def _describe(self, scores: np.ndarray, top: int) -> list[dict[str, Any]]:

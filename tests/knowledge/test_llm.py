@@ -1,0 +1,128 @@
+"""The LLM extractor against a real HTTP server on 127.0.0.1, through the real openai client."""
+
+import json
+import re
+
+import pytest
+
+from engine import Memory
+from engine.knowledge import llm
+from tests.support.openai_server import Fail, Garbage, Reply, Slow
+
+from .conftest import store_checksum
+
+
+def good_reply(body):
+    """A valid reply naming the first two turns it was sent."""
+    keys = re.findall(r"^\[([^\]]+)\]", body["messages"][1]["content"], re.M)
+    return {"summary": "Caroline and Melanie catch up.",
+            "events": [{"participants": ["Caroline"], "action": "Caroline ran a charity race", "time": "last Saturday",
+                        "location": None, "reason": "for mental health", "method": None, "turns": [keys[0]]}],
+            "facts": [{"subject": "Caroline", "predicate": "supports", "object": "mental health charities",
+                       "time": None, "turns": keys[:2]}]}
+
+
+@pytest.fixture(autouse=True)
+def fast_backoff(monkeypatch):
+    monkeypatch.setattr(llm, "BACKOFF_SECONDS", 0.01)
+
+
+@pytest.fixture
+def llm_mem(tmp_path, conversation_file, openai_server):
+    openai_server.on_chat = good_reply
+    m = Memory(tmp_path / "l.db", llm_base_url=openai_server.base_url, llm_model="test-model",
+               request_timeout=1.0, max_retries=1)
+    m.ingest(conversation_file)
+    yield m
+    m.close()
+
+
+def llm_facts(mem):
+    return [f for f in mem.knowledge.facts() if f.origin == "llm"]
+
+
+def test_ingest_queues_items_and_extraction_replaces_events_and_summary(llm_mem, openai_server):
+    k = llm_mem.knowledge
+    assert k.queue_status() == {"pending": 7}
+    assert openai_server.count("chat") == 0  # ingest itself makes no call
+    report = k.process_queue()
+    assert report == {"items": 7, "done": 7, "failed": 0, "requests": 2}
+    assert k.queue_status() == {"done": 7}
+    fact = next(f for f in llm_facts(llm_mem) if f.object == "mental health charities")
+    assert [llm_mem.item(i).key for i in fact.provenance] == ["D1:1", "D1:2", "D2:1", "D2:2"]
+    first = k.episodes()[0]
+    assert first.summary == "Caroline and Melanie catch up." and first.origin == "llm"
+    event = next(e for e in first.events if e.origin == "llm")
+    assert event.time == "2023-05-20" and event.reason == "for mental health"
+    body = openai_server.requests[0][1]
+    assert body["response_format"] == {"type": "json_object"} and body["model"] == "test-model"
+
+
+def test_a_server_error_is_retried(llm_mem, openai_server):
+    openai_server.push("chat", Fail(500))
+    report = llm_mem.knowledge.process_queue()
+    assert report["failed"] == 0 and openai_server.count("chat") == 3
+
+
+@pytest.mark.parametrize("step, reason", [
+    (Reply("this is not JSON"), "not valid JSON"),
+    (Garbage(), "unexpected shape"),
+    (Reply({"summary": "x", "events": "none", "facts": []}), "expected a list"),
+    (Reply({"summary": "x", "events": [], "facts": [{"subject": "A", "predicate": "b", "object": "c", "turns": ["D9:9"]}]}),
+     "turns that were not sent"),
+])
+def test_bad_replies_fail_the_items_and_keep_the_rule_result(llm_mem, openai_server, step, reason, caplog):
+    before = store_checksum(llm_mem.path)
+    rule_facts = {f.id for f in llm_mem.knowledge.facts()}
+    openai_server.push("chat", step, step)  # both attempts of the first request (4 items) fail
+    report = llm_mem.knowledge.process_queue()
+    assert report["failed"] == 4 and report["done"] == 3
+    assert reason in caplog.text
+    assert rule_facts <= {f.id for f in llm_mem.knowledge.facts()}
+    assert llm_mem.knowledge.queue_status() == {"done": 3, "failed": 4}
+    assert store_checksum(llm_mem.path) != before  # only the queue and the good episode changed
+    assert llm_mem.store.integrity_ok()
+
+
+def test_resume_finishes_failed_items_later(llm_mem, openai_server):
+    openai_server.push("chat", Fail(503), Fail(503))
+    llm_mem.knowledge.process_queue()
+    assert llm_mem.knowledge.queue_status()["failed"] == 4
+    assert llm_mem.knowledge.process_queue(retry_failed=False)["items"] == 0
+    report = llm_mem.knowledge.process_queue(retry_failed=True)
+    assert report["done"] == 4 and llm_mem.knowledge.queue_status() == {"done": 7}
+
+
+def test_a_slow_endpoint_times_out(tmp_path, conversation_file, openai_server):
+    openai_server.on_chat = good_reply
+    openai_server.push("chat", Slow(3.0), Slow(3.0))
+    with Memory(tmp_path / "s.db", llm_base_url=openai_server.base_url, llm_model="m", request_timeout=0.3,
+                max_retries=0) as m:
+        m.ingest(conversation_file)
+        report = m.knowledge.process_queue(limit=4)
+        assert report["failed"] == 4 and report["items"] == 4
+
+
+def test_an_unreachable_endpoint_loses_nothing(tmp_path, conversation_file):
+    with Memory(tmp_path / "u.db", llm_base_url="http://127.0.0.1:9/v1", llm_model="m", request_timeout=0.5,
+                max_retries=0) as m:
+        m.ingest(conversation_file)
+        facts = len(m.knowledge.facts())
+        report = m.knowledge.process_queue()
+        assert report["failed"] == 7 and len(m.knowledge.facts()) == facts
+        assert m.knowledge.queue_status() == {"failed": 7}
+
+
+def test_cli_extract_resume(tmp_path, conversation_file, openai_server, monkeypatch, capsys):
+    from app.cli import main
+
+    openai_server.on_chat = good_reply
+    store = str(tmp_path / "c.db")
+    assert main(["--store", store, "extract"]) == 2
+    assert "no LLM endpoint" in capsys.readouterr().err
+    monkeypatch.setenv("MNEMOSCOPE_LLM_BASE_URL", openai_server.base_url)
+    monkeypatch.setenv("MNEMOSCOPE_LLM_MODEL", "m")
+    assert main(["--store", store, "ingest", str(conversation_file)]) == 0
+    capsys.readouterr()
+    assert main(["--store", store, "extract", "--resume", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["done"] == 7
