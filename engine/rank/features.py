@@ -65,7 +65,9 @@ class SlotMeta:
         self.length = np.zeros(0, dtype=np.float64)  # log-scaled text length in [0, 1]
         self.is_turn = np.zeros(0, dtype=bool)
         self.is_note = np.zeros(0, dtype=bool)
+        self.title = np.zeros(0, dtype=np.int64)  # index into ``titles``: passages under one title belong together
         self.title_words: dict[int, frozenset[str]] = {}
+        self._title_id: dict[str, int] = {}
         self.speakers: list[str] = []
         self._speaker_id: dict[str, int] = {}
 
@@ -80,11 +82,13 @@ class SlotMeta:
             self.length = np.concatenate([self.length, np.zeros(grow)])
             self.is_turn = np.concatenate([self.is_turn, np.zeros(grow, dtype=bool)])
             self.is_note = np.concatenate([self.is_note, np.zeros(grow, dtype=bool)])
+            self.title = np.concatenate([self.title, np.zeros(grow, dtype=np.int64)])
         for slot, (speaker, title, length, kind) in zip(slots.tolist(), rows):
             self.speaker[slot] = self._speaker_index(speaker) if speaker else -1
             self.length[slot] = min(1.0, np.log1p(length) / np.log1p(2000))
             self.is_turn[slot] = kind == "turn"
             self.is_note[slot] = kind == "note"
+            self.title[slot] = self._title_id.setdefault(title or "", len(self._title_id))
             if title:
                 self.title_words[slot] = frozenset(words(title))
 
@@ -117,8 +121,10 @@ def _rank_discount(candidates: np.ndarray, ranked: np.ndarray) -> np.ndarray:
     return out
 
 
-def neighbours(mem: "Memory", slots: np.ndarray, reach: int = 1) -> np.ndarray:
-    """(len(slots), 2·reach) neighbour slots in the same source and session, -1 where none."""
+def neighbours(mem: "Memory", meta: SlotMeta, slots: np.ndarray, reach: int = 1) -> np.ndarray:
+    """(len(slots), 2·reach) neighbour slots, -1 where none: adjacent items of the same source,
+    session (time) and title — turns of one session, chunks of one section, never two
+    unrelated passages that merely sit side by side in a corpus file."""
     index = mem.index
     n = index.n_slots
     offsets = np.array([d for k in range(1, reach + 1) for d in (-k, k)], dtype=np.int64)
@@ -129,6 +135,7 @@ def neighbours(mem: "Memory", slots: np.ndarray, reach: int = 1) -> np.ndarray:
             & (np.abs(index.positions[safe] - index.positions[slots][:, None]) == np.abs(offsets)[None, :]))
     times, own = index.times[safe], index.times[slots][:, None]
     same &= (times == own) | (np.isnan(times) & np.isnan(own))
+    same &= meta.title[safe] == meta.title[slots][:, None]
     return np.where(same, cand, -1)
 
 
@@ -137,7 +144,7 @@ def _neighbour_max(values: np.ndarray, nb: np.ndarray) -> np.ndarray:
     return padded[np.where(nb >= 0, nb, len(values))].max(axis=1) if nb.shape[1] else np.zeros(len(nb))
 
 
-def candidates(mem: "Memory", q: "Query", signals: "Signals", depth: int,
+def candidates(mem: "Memory", meta: SlotMeta, q: "Query", signals: "Signals", depth: int,
                extra_signals: tuple[str, ...]) -> tuple[np.ndarray, dict[int, list[str]], dict[str, np.ndarray]]:
     """Candidate slots (every signal's top ``depth`` ∪ neighbours of the best lexical hits)."""
     found: dict[int, list[str]] = {}
@@ -147,7 +154,7 @@ def candidates(mem: "Memory", q: "Query", signals: "Signals", depth: int,
         for s in ranked[name].tolist():
             found.setdefault(s, []).append(name)
     seeds = ranked["bm25"][:NEIGHBOUR_SEEDS]
-    for s in neighbours(mem, seeds, reach=1).ravel().tolist():
+    for s in neighbours(mem, meta, seeds, reach=1).ravel().tolist():
         if s >= 0:
             found.setdefault(s, []).append("neighbour")
     slots = np.fromiter(found.keys(), dtype=np.int64, count=len(found))
@@ -157,7 +164,7 @@ def candidates(mem: "Memory", q: "Query", signals: "Signals", depth: int,
 def build(mem: "Memory", q: "Query", signals: "Signals", meta: SlotMeta, learned: LearnedColumns,
           depth: int, extra_signals: tuple[str, ...], rrf_k: float) -> CandidateFeatures:
     """Candidates of ``q`` with their feature matrix, in :func:`feature_names` order."""
-    slots, found, ranked = candidates(mem, q, signals, depth, extra_signals)
+    slots, found, ranked = candidates(mem, meta, q, signals, depth, extra_signals)
     names = feature_names(extra_signals)
     out = np.zeros((len(slots), len(names)))
     if not len(slots):
@@ -167,7 +174,7 @@ def build(mem: "Memory", q: "Query", signals: "Signals", meta: SlotMeta, learned
     dense_best = dense_all[ranked["dense"][0]] if len(ranked["dense"]) else 0.0
     bm25_rel = np.clip(bm25_all / bm25_best, 0, 1) if bm25_best > 0 else np.zeros_like(bm25_all)
     dense_rel = np.clip(dense_all / dense_best, 0, 1) if dense_best > 0 else np.zeros_like(dense_all)
-    nb = neighbours(mem, slots, reach=1)
+    nb = neighbours(mem, meta, slots, reach=1)
     col = {name: n for n, name in enumerate(names)}
     out[:, col["bm25"]] = bm25_rel[slots]
     out[:, col["dense"]] = dense_rel[slots]

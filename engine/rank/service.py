@@ -17,7 +17,6 @@ touched.
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import secrets
@@ -28,9 +27,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..store.ranker import FeedbackRow, TokenRow, state_checksum
+from . import distill as distillation
 from . import features as feats
 from .feedback import FeedbackParams, FeedbackState
 from .gate import GateParams, GateReading, is_held_out, referee
+from .heuristic import score as heuristic_score
 from .heuristic import weights_for
 from .mlp import MLPParams, PairwiseMLP
 
@@ -122,6 +123,7 @@ class RankerExtension:
             trust_half_life_days=s.trust_half_life_days, edge_half_life_days=s.coaccess_half_life_days))
         self.meta = feats.SlotMeta()
         self.state_problem = ""
+        self._distilled: distillation.Distilled | None = None
 
     # -- the extension protocol ---------------------------------------------------------------
 
@@ -137,12 +139,15 @@ class RankerExtension:
         self.names = feats.feature_names(self.extra_signals())
         self.model, self.reading, self.curve = self._load_state()
         self.train, self.held_out = self._buffers(events[-self.mlp_params.buffer:])
+        self._distilled = distillation.load(self.mem)
 
     def on_ingest(self, source: "Source", items: list["Item"]) -> None:
         """Nothing to derive at ingest: the ranker learns from feedback."""
 
     def on_indexed(self, items: list["Item"]) -> None:
         self._add_meta([(i.id, i.speaker, i.title, len(i.text), i.kind) for i in items])
+        if self.distilled is not None:
+            self.distilled.embed_items(self.mem, self.mem.index.slots(i.id for i in items))
 
     def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
         """Edges and trust rows go with their items (foreign-key cascade)."""
@@ -186,8 +191,7 @@ class RankerExtension:
         try:
             if state_checksum(blob) != checksum:
                 raise ValueError("checksum mismatch")
-            arrays = dict(np.load(io.BytesIO(blob), allow_pickle=False))
-            meta = json.loads(bytes(arrays.pop("meta")).decode())
+            meta, arrays = _unpack(blob)
             if meta["version"] != STATE_VERSION:
                 raise ValueError(f"state version {meta['version']}")
             if tuple(meta["features"]) != self.names:
@@ -195,7 +199,7 @@ class RankerExtension:
                 return self._fresh_model(), GateReading(), []
             curve = [CurvePoint(*row) for row in meta["curve"]]
             return PairwiseMLP.from_arrays(arrays, self.mlp_params), GateReading(**meta["gate"]), curve
-        except (ValueError, KeyError, TypeError, OSError, EOFError) as exc:
+        except (ValueError, KeyError, TypeError) as exc:
             self.state_problem = f"reset: stored ranker state is corrupt ({exc}); using the heuristic"
             log.warning("ranker state in %s is corrupt (%s); reset to the heuristic", self.mem.path, exc)
             return self._fresh_model(), GateReading(), []
@@ -203,9 +207,7 @@ class RankerExtension:
     def _state_blob(self, model: PairwiseMLP, reading: GateReading, curve: list[CurvePoint]) -> bytes:
         meta = {"version": STATE_VERSION, "features": list(self.names), "gate": asdict(reading),
                 "curve": [[c.event, c.lam, c.lower_bound, c.loss] for c in curve]}
-        buf = io.BytesIO()
-        np.savez(buf, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **model.arrays())
-        return buf.getvalue()
+        return _pack(meta, model.arrays())
 
     def _pairs(self, event_id: int, shown: list[int], used: set[int], matrix: np.ndarray) -> tuple[tuple, tuple]:
         """(train better, train worse), (held-out better, held-out worse) of one event."""
@@ -241,7 +243,7 @@ class RankerExtension:
         s = self.mem.settings
         cf = feats.build(self.mem, q, signals, self.meta, self._learned_columns,
                          max(q.top_k, s.candidate_k), self.extra_signals(), s.rrf_k)
-        scores = cf.matrix @ weights_for(cf.names)
+        scores = heuristic_score(cf.matrix, cf.names)
         lam = self.reading.lam if cf.names == self.names else 0.0
         if lam > 0 and len(scores):
             scores = (1 - lam) * _standardise(scores) + lam * _standardise(self.model.score(cf.matrix))
@@ -335,6 +337,33 @@ class RankerExtension:
         return referee(model.score(held.better) - model.score(held.worse), (held.better - held.worse) @ h,
                        self.gate_params)
 
+    # -- distillation -------------------------------------------------------------------------
+
+    @property
+    def distilled(self) -> distillation.Distilled | None:
+        """The distilled local embedding, while it matches the store's latent model."""
+        lsa = self.mem.index.lsa
+        if self._distilled is not None and (lsa is None or lsa.fit_id != self._distilled.fit_id):
+            self._distilled = None  # the latent model was refitted: the projection no longer applies
+        return self._distilled
+
+    def set_teacher_vectors(self, vectors: dict[int, np.ndarray], model: str) -> int:
+        """Attach teacher vectors (e.g. embeddings already paid for) to items, in one transaction."""
+        unknown = sorted(set(vectors) - set(self.mem.index.slot_of))
+        if unknown:
+            raise FeedbackError(f"no item with id {unknown[0]}")
+        dims = {len(v) for v in vectors.values()}
+        if len(dims) > 1:
+            raise FeedbackError(f"teacher vectors must share one dimension; got {sorted(dims)}")
+        with self.mem.store.transaction():
+            self.mem.store.set_teacher_vectors(model, ((i, np.asarray(v, dtype=np.float32)) for i, v in vectors.items()))
+        return len(vectors)
+
+    def distill(self) -> distillation.DistillReport:
+        """Fit the local embedding to the teacher vectors; swap it in only if held-out geometry improves."""
+        report, self._distilled = distillation.distill(self.mem, self.distilled, self.mem.settings.ranker_seed)
+        return report
+
     # -- the app's and the CLI's view -----------------------------------------------------------
 
     def status(self) -> RankerStatus:
@@ -391,6 +420,28 @@ class RankerExtension:
                 self.mem.store.upsert_trust(trust)
                 self.mem.store.upsert_edges(edges)
             self.load()
+
+
+def _pack(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
+    """A JSON header line (meta, array names and shapes) and the arrays' float64 bytes.
+
+    Written on every feedback event, so it must be cheap: a zip archive (np.savez) cost ~10 ms."""
+    header = {**meta, "arrays": [[name, list(a.shape)] for name, a in arrays.items()]}
+    body = b"".join(np.ascontiguousarray(a, dtype=np.float64).tobytes() for a in arrays.values())
+    return json.dumps(header).encode() + b"\n" + body
+
+
+def _unpack(blob: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    head, _, body = blob.partition(b"\n")
+    meta = json.loads(head.decode())
+    arrays, offset = {}, 0
+    for name, shape in meta.pop("arrays"):
+        size = int(np.prod(shape)) * 8
+        if offset + size > len(body):
+            raise ValueError("truncated state")
+        arrays[name] = np.frombuffer(body[offset:offset + size], dtype=np.float64).reshape(shape).copy()
+        offset += size
+    return meta, arrays
 
 
 def _standardise(x: np.ndarray) -> np.ndarray:

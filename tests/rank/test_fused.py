@@ -31,7 +31,7 @@ def test_every_strategy_gets_a_token(mem):
 def test_neighbours_stay_in_the_same_source_and_session(mem):
     index = mem.index
     slots = np.arange(index.n_slots)
-    nb = feats.neighbours(mem, slots, reach=1)
+    nb = feats.neighbours(mem, mem.ranker.meta, slots, reach=1)
     for s, row in zip(slots.tolist(), nb.tolist()):
         for n in row:
             if n >= 0:
