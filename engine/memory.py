@@ -197,6 +197,9 @@ class Memory:
     def dense_query(self, q: Query) -> tuple[np.ndarray | None, VectorIndex | None]:
         """The query vector and the matrix it is compared with, under the configured embedder."""
         if self.settings.embedder == "lsa":
+            distilled = getattr(self, "ranker", None) and self.ranker.distilled  # fitted to teacher vectors
+            if distilled:
+                return distilled.query(self, q.term_ids, q.term_weights), distilled.vectors
             return self.index.lsa_query(q.term_ids, q.term_weights), self.index.lsa_vectors
         embedder = self._stored_embedder()
         if embedder is None:
