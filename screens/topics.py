@@ -159,7 +159,8 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
             return
         self.pending = None
         tree = self.query_one("#topic-tree", Tree)
-        tree.move_cursor(node, animate=False)
+        # a node just added has no line yet: move once the tree has laid out its lines
+        self.call_after_refresh(tree.move_cursor, node, animate=False)
         self.load_detail(topic_id)
 
     @on(Tree.NodeHighlighted, "#topic-tree")
