@@ -159,7 +159,7 @@ class LatentSemanticModel:
 
     def to_bytes(self) -> bytes:
         buf = io.BytesIO()
-        np.savez_compressed(buf, idf=self.idf, components=self.components, fit_id=np.array(self.fit_id))
+        np.savez(buf, idf=self.idf, components=self.components, fit_id=np.array(self.fit_id))  # floats barely compress
         return buf.getvalue()
 
     @classmethod

@@ -233,17 +233,17 @@ def _replace(w: str, rules: list[tuple[str, str]], min_m: int) -> str:
     return w
 
 
-_STEP2 = [
+_STEP2 = sorted([
     ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"), ("bli", "ble"),
     ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"), ("ization", "ize"), ("ation", "ate"),
     ("ator", "ate"), ("alism", "al"), ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"), ("aliti", "al"),
     ("iviti", "ive"), ("biliti", "ble"), ("logi", "log"),
-]
+], key=lambda rule: -len(rule[0]))  # longest suffix first
 _STEP3 = [("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", "")]
-_STEP4 = [
+_STEP4 = sorted([
     "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou", "ism", "ate",
     "iti", "ous", "ive", "ize",
-]
+], key=len, reverse=True)
 
 
 @lru_cache(maxsize=200_000)
@@ -280,10 +280,10 @@ def stem(w: str) -> str:
     if w.endswith("y") and _has_vowel(w[:-1]):
         w = w[:-1] + "i"
     # steps 2-3
-    w = _replace(w, sorted(_STEP2, key=lambda r: -len(r[0])), 0)
+    w = _replace(w, _STEP2, 0)
     w = _replace(w, _STEP3, 0)
     # step 4
-    for suffix in sorted(_STEP4, key=len, reverse=True):
+    for suffix in _STEP4:
         if w.endswith(suffix):
             base = w[: -len(suffix)]
             if _measure(base) > 1 and (suffix != "ion" or base.endswith(("s", "t"))):
