@@ -54,6 +54,7 @@ _CAPITAL_SPAN = re.compile(
 _LOCATION = re.compile(r"\b(?:in|at|to|from|near)\s+(?:the\s+)?([A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+)*)")
 _REASON = re.compile(r"\b(?:because|since|so that|in order to|to help|as a way to)\s+([^.,;!?]+)", re.I)
 _METHOD = re.compile(r"\b(?:by|using|through|via)\s+([^.,;!?]+)", re.I)
+_DASH = re.compile(r"\s[-–—]\s|[–—]")
 _LEADING_MARKS = " \"'(-*•#>0123456789.)"
 _EXPAND = {"m": "am", "re": "are", "ve": "have", "ll": "will", "d": "would", "s": "is"}
 _THIRD_PERSON = {"am": "is", "'m": "is", "'s": "is", "'re": "are", "'ve": "have", "'ll": "will", "'d": "would"}
@@ -158,12 +159,16 @@ class RuleExtractor:
             return
         times = find_times(sentence, item.timestamp)
         when = times[0].value if times else None
-        tokens = _TOKEN.findall(sentence)
+        tokens = _TOKEN.findall(_DASH.sub(", ", sentence)) + ["."]
         clause: list[str] = []
-        for tok in tokens + ["."]:
-            if tok in ",;:.!?()\"" or tok.lower() in _CLAUSE_BREAK:
+        carry: tuple[str, str] | None = None  # the subject a verb after "and" shares
+        for n, tok in enumerate(tokens):
+            low = tok.lower()
+            if low in ("and", "or") and clause and not _starts_clause(tokens[n + 1]):
+                clause.append(tok)  # a list inside the object: "my husband and kids"
+            elif tok in ",;:.!?()\"" or low in _CLAUSE_BREAK:
                 if clause:
-                    self._clause(clause, sentence, item, speaker, title, when, times, out)
+                    carry = self._clause(clause, sentence, item, speaker, title, when, times, carry, out)
                 clause = []
             else:
                 clause.append(tok)
@@ -200,14 +205,18 @@ class RuleExtractor:
         return None
 
     def _clause(self, words_: list[str], sentence: str, item: Item, speaker: str, title: str, when: str | None,
-                times: list, out: Extraction) -> None:
+                times: list, carry: tuple[str, str] | None, out: Extraction) -> tuple[str, str] | None:
+        """Read one clause into a fact (and an event); returns its subject for the next clause."""
         while words_ and words_[0].lower() in _LEAD_SKIP:
             words_ = words_[1:]
         if len(words_) < 2:
-            return
+            return None
         subject = self._subject(words_, speaker, title)
+        if subject is None and _verb_like(words_[0]):
+            shared = carry or ((speaker, entity_key(speaker)) if speaker and words_[0].endswith("ing") else None)
+            subject = (*shared, 0) if shared else None  # "… and encouraged students", "Researching agencies"
         if subject is None:
-            return
+            return None
         subj_text, subj_key, used = subject
         rest = words_[used:]
         verb: list[str] = []
@@ -216,10 +225,10 @@ class RuleExtractor:
         copula = any(v in _BE for v in verb) and bool(rest) and not rest[0].lower().endswith(("ed", "ing"))
         if not copula:
             if not rest or not rest[0].isalpha() or not rest[0].islower() or rest[0] in _DETERMINERS:
-                return
+                return None
             main = rest.pop(0).lower()
             if main in _OPINION:
-                return
+                return None
             verb.append(main)
             if main in _CHAIN and len(rest) >= 2 and rest[0].lower() == "to":
                 verb += [rest.pop(0).lower(), rest.pop(0).lower()]
@@ -227,13 +236,27 @@ class RuleExtractor:
                 verb.append(rest.pop(0).lower())
         obj_words = _object(rest, speaker, times)
         if not obj_words or not verb:
-            return
+            return None
         predicate = " ".join(_THIRD_PERSON.get(v, v) for v in verb)
         obj = " ".join(obj_words)
         obj_key = entity_key(obj) if len(obj_words) <= 4 else None
         out.facts.append(FactDraft(subj_text, predicate, obj, subj_key, obj_key, when))
         if not copula:
             out.events.append(_event(item, subj_text, predicate, obj, sentence, when))
+        return subj_text, subj_key
+
+
+def _verb_like(word: str) -> bool:
+    """A lower-case word that can open a verb phrase (guessed from its ending or a closed list)."""
+    low = word.lower()
+    return word.islower() and word.isalpha() and (low.endswith(("ed", "ing")) or low in _CHAIN or low in _AUX)
+
+
+def _starts_clause(word: str) -> bool:
+    """Whether the word after "and"/"or" opens a new clause rather than continuing a list."""
+    low = word.lower()
+    return low in _PRONOUN_SUBJECTS or low in ("i", "we", "you", "my", "our", "then") or _verb_like(word) \
+        or word in ",;:.!?()\""
 
 
 def _object(rest: list[str], speaker: str, times: list) -> list[str]:

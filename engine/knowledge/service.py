@@ -424,7 +424,7 @@ class KnowledgeExtension:
         entity_ids = self.query_entities(text)
         fids = {f for f, _ in self.store.facts_of_items(list(item_scores))}
         for e in entity_ids:
-            fids |= {r[0] for r in self.store.fact_rows(entity_id=e)[-FACTS_PER_ENTITY:]}
+            fids |= {r[0] for r in self.store.fact_rows(entity_id=e, latest=FACTS_PER_ENTITY)}
         facts = self._facts(sorted(fids))
         if not facts:
             return []

@@ -90,7 +90,8 @@ MIGRATIONS = [
         );
         CREATE INDEX extraction_queue_status ON extraction_queue(status);
         """,
-    )
+    ),
+    ("knowledge-2", "CREATE INDEX episodes_merged ON episodes(merged_into);"),
 ]
 
 
@@ -231,13 +232,16 @@ class KnowledgeSQL:
     def insert_fact_sources(self, rows: Iterable[tuple[int, int]]) -> None:
         self.conn.executemany("INSERT OR IGNORE INTO fact_sources (fact_id, item_id) VALUES (?,?)", rows)
 
-    def fact_rows(self, ids: Sequence[int] | None = None, entity_id: int | None = None) -> list[tuple]:
-        """Fact rows (see ``_FACT_COLUMNS``), all or by id or by entity (as subject or object)."""
+    def fact_rows(self, ids: Sequence[int] | None = None, entity_id: int | None = None, latest: int | None = None) -> list[tuple]:
+        """Fact rows (see ``_FACT_COLUMNS``), all or by id or by entity (as subject or object;
+        with ``latest``, only that many of the newest)."""
         if ids is not None:
             return self._in(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN ({{marks}}) ORDER BY id", ids)
         if entity_id is not None:
-            return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE subject_id = ? OR object_id = ? ORDER BY id",
-                                     (entity_id, entity_id)).fetchall()
+            rows = self.conn.execute(
+                f"SELECT {self._FACT_COLUMNS} FROM facts WHERE subject_id = ? OR object_id = ? ORDER BY id DESC LIMIT ?",
+                (entity_id, entity_id, latest or -1)).fetchall()
+            return rows[::-1]
         return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts ORDER BY id").fetchall()
 
     def fact_keys(self) -> list[tuple[int, str, int | None]]:
