@@ -147,6 +147,9 @@ class Services:
         names = sorted(STRATEGIES)
         return sorted(names, key=lambda n: (n != "fused", n != "hybrid", n))
 
+    def default_strategy(self) -> str:
+        return getattr(self.mem, "default_strategy", None) or "hybrid"
+
     def recall(self, query: str, **options: Any):
         return self.memory.recall(query, **options)
 

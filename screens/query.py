@@ -108,6 +108,7 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
         self.source_names: dict[int, str] = {}
         self.submitted_at = 0.0
         self.last_render_ms: float | None = None
+        self.strategy_chosen = False
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="query-bar"):
@@ -147,10 +148,11 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
         self.source_names = {s.id: s.name for s in mem.sources()}
         strategies = self.services.strategies()
         select = self.query_one("#query-strategy", Select)
-        current = select.value
+        current = select.value if self.strategy_chosen else None
         select.set_options([(s, s) for s in strategies])
-        default = "fused" if "fused" in strategies else "hybrid" if "hybrid" in strategies else strategies[0]
-        select.value = current if current in strategies else default
+        default = self.services.default_strategy()
+        select.value = current if current in strategies else default if default in strategies else strategies[0]
+        self.strategy_chosen = True
 
     # -- running a query ----------------------------------------------------------------------
 

@@ -93,7 +93,12 @@ class TraceView(Vertical):
         labels: dict[str, str] = {}
         for s in self.steps:
             labels.setdefault(node_id(s), node_label(s))
-        for topic in labels:  # visited nodes with their ancestors, in path order
+        visited = list(labels)
+        for s in self.steps:  # candidates name topics the walk did not visit (ancestors among them)
+            for c in field(s, "candidates", []) or []:
+                if not labels.get(node_id(c)):
+                    labels[node_id(c)] = node_label(c)
+        for topic in visited:  # visited nodes with their ancestors, in path order
             chain = [topic]
             while (up := parent_id(chain[-1])) is not None:
                 chain.append(up)
@@ -133,8 +138,8 @@ class TraceView(Vertical):
         if current is not None:
             tree = self.query_one("#trace-tree", Tree)
             node = self._topic_nodes.get(node_id(current))
-            if node is not None:
-                tree.move_cursor(node, animate=False)
+            if node is not None:  # once the tree has its lines (nodes may have just been added)
+                self.call_after_refresh(tree.move_cursor, node, animate=False)
         state = "▶ playing" if self.playing else "paused"
         status.update(Text(f"step {self.step + 1}/{len(self.steps)} · {state} · space play/pause · . step · r replay"))
         detail.update(self._step_text(current))
@@ -155,27 +160,22 @@ class TraceView(Vertical):
         candidates = field(step, "candidates", []) or []
         if not candidates:
             return head
-        terms: list[str] = []
-        for c in candidates:
-            for k in (field(c, "terms", {}) or {}):
-                if k not in terms:
-                    terms.append(k)
-        table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
-        table.add_column("candidate")
-        table.add_column("score", justify="right")
-        table.add_column("p", justify="right")
-        for k in terms:
-            table.add_column(k, justify="right")
+        table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold", expand=True)
+        table.add_column("candidate", ratio=2, overflow="fold")
+        table.add_column("score", justify="right", no_wrap=True)
+        table.add_column("p", justify="right", no_wrap=True)
+        table.add_column("policy terms", ratio=5, overflow="fold")
         chosen = node_id(step)
         for c in candidates:
             cid = node_id(c)
             score = field(c, "score", field(c, "total"))
-            row = [Text(f"{'▶ ' if cid == chosen else '  '}{node_label(c) or cid}", style="bold" if cid == chosen else ""),
-                   f"{float(score):.3f}" if score is not None else "",
-                   f"{float(field(c, 'probability', 0.0)):.2f}"]
-            cterms = field(c, "terms", {}) or {}
-            row += [f"{float(cterms[k]):.3f}" if k in cterms else "" for k in terms]
-            table.add_row(*row)
+            terms = field(c, "terms", {}) or {}
+            table.add_row(
+                Text(f"{'▶ ' if cid == chosen else '  '}{node_label(c) or cid}", style="bold" if cid == chosen else ""),
+                f"{float(score):.3f}" if score is not None else "",
+                f"{float(field(c, 'probability', 0.0)):.2f}",
+                Text(" · ".join(f"{k} {float(v):+.3f}" for k, v in terms.items() if abs(float(v)) >= 0.0005),
+                     style="dim"))
         grid = Table.grid()
         grid.add_row(head)
         grid.add_row(table)
