@@ -1,0 +1,82 @@
+"""``mnemoscope feedback`` and ``ranker status|reset|export`` in process; bad input exits 2."""
+
+import io
+import json
+
+import pytest
+
+from app.cli import main
+
+
+def run(store, *argv):
+    out = io.StringIO()
+    code = main(["--store", str(store), *argv], out)
+    return code, out.getvalue()
+
+
+@pytest.fixture
+def store(built_store, tmp_path, monkeypatch):
+    import shutil
+
+    monkeypatch.setenv("MNEMOSCOPE_FUSED_SIGNALS", "")
+    path = tmp_path / "cli.db"
+    shutil.copy(built_store, path)
+    return path
+
+
+def recall(store, query="sourdough bread class"):
+    code, out = run(store, "recall", query, "--strategy", "fused", "--json")
+    assert code == 0
+    return json.loads(out)
+
+
+def test_feedback_across_processes_then_status_and_export(store, tmp_path):
+    rec = recall(store)
+    used = [h["id"] for h in rec["hits"][1:3]]
+    code, out = run(store, "feedback", rec["token"], "--used", ",".join(map(str, used)), "--json")
+    payload = json.loads(out)
+    assert code == 0 and payload["used"] == used and len(payload["ignored"]) == len(rec["hits"]) - 2
+    code, out = run(store, "ranker", "status", "--json")
+    status = json.loads(out)
+    assert code == 0 and status["events"] == 1 and status["coaccess_edges"] == 1 and status["lam"] == 0
+    code, out = run(store, "ranker", "status")
+    assert code == 0 and out.startswith("state learning; λ 0.000; 1 feedback event(s)")
+    code, _ = run(store, "ranker", "export", str(tmp_path / "ranker.json"))
+    exported = json.loads((tmp_path / "ranker.json").read_text())
+    assert code == 0 and len(exported["feedback"]) == 1 and exported["feedback"][0]["used"] == used
+
+
+def test_bad_feedback_exits_2_with_one_line(store, capsys):
+    rec = recall(store)
+    assert run(store, "feedback", "nope", "--used", "1")[0] == 2
+    assert "unknown recall token" in capsys.readouterr().err
+    assert run(store, "feedback", rec["token"], "--used", "x,y")[0] == 2
+    assert "comma-separated item ids" in capsys.readouterr().err
+    assert run(store, "feedback", rec["token"], "--used", "999999")[0] == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "were not shown" in err
+    assert json.loads(run(store, "ranker", "status", "--json")[1])["events"] == 0
+
+
+def test_reset_needs_yes(store):
+    rec = recall(store)
+    run(store, "feedback", rec["token"], "--used", str(rec["hits"][0]["id"]))
+    assert run(store, "ranker", "reset")[0] == 2
+    assert run(store, "ranker", "reset", "--yes")[0] == 0
+    assert json.loads(run(store, "ranker", "status", "--json")[1])["events"] == 0
+
+
+def test_eval_learning_json_shape_on_the_demo_conversation(monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.setenv("MNEMOSCOPE_FUSED_SIGNALS", "")
+    demo = Path(__file__).resolve().parents[2] / "assets" / "demo" / "conversation.json"
+    out = io.StringIO()
+    assert main(["eval", "learning", str(demo), "--latency-items", "0", "--repeats", "12", "--json"], out) == 0
+    r = json.loads(out.getvalue())
+    assert {"before", "after", "lambda", "curve", "repeated_query_mean_rank", "control"} <= r.keys()
+    assert set(r["before"]["metrics"]) == set(r["after"]["metrics"]) == {"recall@10", "ndcg@10"}
+    assert r["curve"] and r["curve"][0]["events"] == 10 and "lambda" in r["curve"][0]
+    assert r["control"]["after"]["ndcg@10"] >= r["before"]["metrics"]["ndcg@10"] - 0.005
+    single = r["repeated_query_mean_rank"]
+    assert single["after"] <= single["before"]
