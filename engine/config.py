@@ -99,7 +99,7 @@ class Settings:
     walk_markov_lambda: float = 0.7  # second- vs first-order transitions
     walk_markov_smoothing: float = 0.1  # additive smoothing of the transition counts
     walk_rerank: float = 0.5  # blend of query–item cosine into the visit scores (0: visits only)
-    walk_fusion_weight: float = 0.5  # the walk's list weight in hybrid_walk's RRF (hybrid's is 1)
+    walk_fusion_weight: float = 0.1  # hybrid_walk: hybrid's score (max 1) + this × the walk's item score
     intent_min_confidence: float = 0.4  # an inferred intent below this probability falls back to neutral
     # LLM / embedding endpoints (OpenAI-compatible); keys only from the environment
     llm_base_url: str = ""

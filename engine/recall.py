@@ -271,11 +271,20 @@ def ppr(mem: "Memory", q: Query, signals: Signals) -> Ranking:
 
 
 def hybrid_walk(mem: "Memory", q: Query, signals: Signals) -> Ranking:
-    """The hybrid ranking and the walk's ranking fused by RRF (the walk weighted by ``walk_fusion_weight``)."""
+    """Hybrid's scores (scaled to a maximum of 1) plus ``walk_fusion_weight`` × the walk's item
+    score: the walk acts as a topical prior over hybrid's candidates and the walk's own best."""
     s = mem.settings
     base = hybrid(mem, q, signals)
-    lists = {"hybrid": base.slots, "walk": signals.top("walk", max(q.top_k, s.candidate_k))}
-    slots, scores, found, _ = rrf_fuse(lists, {"hybrid": 1.0, "walk": s.walk_fusion_weight}, s.rrf_k)
+    walk = signals["walk"]
+    slots = np.union1d(base.slots, signals.top("walk", max(q.top_k, s.candidate_k)))
+    lexical = np.zeros(len(slots))
+    top = base.scores.max() if len(base.scores) else 0.0
+    if top > 0:
+        lexical[np.searchsorted(slots, base.slots)] = base.scores / top
+    scores = lexical + s.walk_fusion_weight * walk[slots]
+    order = np.lexsort((slots, -scores))
+    slots, scores = slots[order], scores[order]
+    found = {int(x): base.found_by.get(int(x), []) + (["walk"] if walk[x] > 0 else []) for x in slots}
     features = {name: signals[name][slots] for name in ("bm25", "dense", "walk")}
     features["fused"] = scores
     return Ranking(slots, scores, found, features)

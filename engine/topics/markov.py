@@ -23,7 +23,7 @@ def source_transitions(leaves: np.ndarray, groups: Sequence[object], tree: Topic
         return []
     boundary = np.ones(len(leaves))
     boundary[1:] = [1.0 if a == b else cross_weight for a, b in zip(groups[:-1], groups[1:])]
-    ancestors = tree.ancestor_matrix()[tree.leaf_pos[leaves]]
+    ancestors = tree.ancestor_matrix[tree.leaf_pos[leaves]]
     counts: dict[tuple[int, int, int], float] = defaultdict(float)
     for d in range(ancestors.shape[1]):
         valid = np.flatnonzero(tree.depth[leaves] > d)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -140,6 +141,7 @@ class TopicTree:
             t = int(self.parent[t])
         return t
 
+    @cached_property
     def ancestor_matrix(self) -> np.ndarray:
         """(leaves, max depth) topic index of each leaf's ancestor at every depth (itself below)."""
         depth = int(self.depth.max()) if len(self) else 0
