@@ -112,13 +112,16 @@ def _relative(values: np.ndarray) -> np.ndarray:
     return np.clip(values / best, 0.0, 1.0) if best > 0 else np.zeros_like(values)
 
 
-def _rank_discount(candidates: np.ndarray, ranked: np.ndarray) -> np.ndarray:
+def _positions(ranked: np.ndarray, n_slots: int) -> np.ndarray:
+    """Rank (from 0) of every slot in a signal's ranked list, -1 for slots not in it."""
+    pos = np.full(n_slots, -1, dtype=np.int64)
+    pos[ranked] = np.arange(len(ranked))
+    return pos
+
+
+def _rank_discount(pos: np.ndarray) -> np.ndarray:
     """1 / log2(2 + rank) for candidates in a signal's ranked list, 0 for the others."""
-    out = np.zeros(len(candidates))
-    if len(ranked):
-        pos = {int(s): r for r, s in enumerate(ranked.tolist())}
-        out[:] = [1.0 / np.log2(2 + pos[s]) if s in pos else 0.0 for s in candidates.tolist()]
-    return out
+    return np.where(pos >= 0, 1.0 / np.log2(2 + np.maximum(pos, 0)), 0.0)
 
 
 def neighbours(mem: "Memory", meta: SlotMeta, slots: np.ndarray, reach: int = 1) -> np.ndarray:
@@ -178,12 +181,10 @@ def build(mem: "Memory", q: "Query", signals: "Signals", meta: SlotMeta, learned
     col = {name: n for n, name in enumerate(names)}
     out[:, col["bm25"]] = bm25_rel[slots]
     out[:, col["dense"]] = dense_rel[slots]
-    out[:, col["bm25_rank"]] = _rank_discount(slots, ranked["bm25"])
-    out[:, col["dense_rank"]] = _rank_discount(slots, ranked["dense"])
-    rrf = np.zeros(len(slots))
-    for name in CORE_SIGNALS:
-        pos = {int(s): r for r, s in enumerate(ranked[name].tolist(), 1)}
-        rrf += [1.0 / (rrf_k + pos[s]) if s in pos else 0.0 for s in slots.tolist()]
+    pos = {name: _positions(ranked[name], mem.index.n_slots)[slots] for name in CORE_SIGNALS}
+    out[:, col["bm25_rank"]] = _rank_discount(pos["bm25"])
+    out[:, col["dense_rank"]] = _rank_discount(pos["dense"])
+    rrf = sum(np.where(p >= 0, 1.0 / (rrf_k + 1 + p), 0.0) for p in pos.values())
     out[:, col["rrf"]] = _relative(rrf)
     out[:, col["neighbour_bm25"]] = _neighbour_max(bm25_rel, nb)
     out[:, col["neighbour_dense"]] = _neighbour_max(dense_rel, nb)
@@ -191,8 +192,9 @@ def build(mem: "Memory", q: "Query", signals: "Signals", meta: SlotMeta, learned
     qwords = set(words(q.text))
     speakers = meta.speaker_ids_in(qwords)
     out[:, col["speaker"]] = np.isin(meta.speaker[slots], speakers) if len(speakers) else 0.0
-    out[:, col["title_hit"]] = [len(meta.title_words.get(s, frozenset()) & qwords) / max(len(qwords), 1)
-                                for s in slots.tolist()]
+    if meta.title_words:
+        out[:, col["title_hit"]] = [len(meta.title_words.get(s, frozenset()) & qwords) / max(len(qwords), 1)
+                                    for s in slots.tolist()]
     out[:, col["kind_turn"]] = meta.is_turn[slots]
     out[:, col["kind_note"]] = meta.is_note[slots]
     out[:, col["length"]] = meta.length[slots]

@@ -274,6 +274,7 @@ class RankerExtension:
         token = TokenRow(secrets.token_urlsafe(12), time.time(), q.text, shown, names if matrix is not None else [], matrix)
         with self.mem.store.transaction():
             self.mem.store.insert_token(token)
+            self.mem.store.expire_tokens(token.created_at - self.mem.settings.token_ttl_hours * 3600)
         return token.token
 
     def feedback(self, token: str, used_ids: list[int], ignored_ids: list[int] | None = None,
@@ -293,7 +294,6 @@ class RankerExtension:
             self.mem.store.upsert_trust(changes.trust)
             self.mem.store.upsert_edges(changes.edges)
             self.mem.store.delete_edges(changes.pruned)
-            self.mem.store.expire_tokens(now - self.mem.settings.token_ttl_hours * 3600)
             n_train = n_held = 0
             if row.features is not None and tuple(row.names) == self.names:
                 (tb, tw), (hb, hw) = self._pairs(event_id, row.shown, set(used), row.features)
