@@ -63,6 +63,7 @@ class Settings:
     ppr_entity_mass: float = 0.5  # share of the seed mass on the query's entities (the rest on items)
     ppr_blend: float = 0.2  # strategy ppr: weight of the normalised first-stage score against PPR (tuned on dev multi-hop)
     llm_batch_items: int = 12  # LLM extraction: items per request (one episode at most)
+    episode_judge: bool = False  # after LLM extraction, ask the LLM whether neighbouring episodes merge
     # topics: the topic tree (engine/topics)
     topic_dim: int = 64  # dimensions of the tree's own latent space (TF-IDF → SVD of the term counts)
     topic_leaf_size: int = 24  # items per leaf the tree aims at (raised so that leaves stay ≤ topic_max_leaves)

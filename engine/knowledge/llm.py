@@ -41,6 +41,12 @@ Rules: use people's names, never "I" or "you"; resolve relative dates ("last Sat
 date given for the turn; invent nothing (prefer null); every event and fact names the turn ids it
 comes from, exactly as written in brackets; keep the input's language."""
 
+JUDGE_PROMPT = """You decide whether two episodic memories from one conversation should become one.
+Reply with one JSON object and nothing else: {"coherence": "STRONG" | "MODERATE" | "WEAK", "reason": "..."}
+STRONG: the same event, or its direct follow-up. MODERATE: the same main entity, aspects of one
+narrative. WEAK: the same entity but an unrelated subtopic, or nothing in common."""
+MERGING = ("STRONG", "MODERATE")
+
 BACKOFF_SECONDS = 0.5
 BACKOFF_CAP = 8.0
 
@@ -116,6 +122,17 @@ def parse_reply(content: str, turns: dict[str, Item]) -> LLMExtraction:
     return out
 
 
+def parse_judgement(content: str) -> str:
+    """The coherence level of a judge's reply; raise :class:`LLMFailure` if there is none."""
+    try:
+        level = json.loads(content).get("coherence")
+    except (AttributeError, TypeError, json.JSONDecodeError) as exc:
+        raise LLMFailure(f"the judge's reply is not a JSON object ({exc})") from None
+    if level not in ("STRONG", "MODERATE", "WEAK"):
+        raise LLMFailure(f"the judge's coherence is {level!r}, not STRONG, MODERATE or WEAK")
+    return level
+
+
 def _iso(value: str | None, item: Item) -> str | None:
     """An ISO date as given, or a time expression resolved against the turn's date, else None."""
     if not value:
@@ -135,25 +152,33 @@ class LLMClient:
         self.client = OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0)
 
     def extract(self, prompt: str, turns: dict[str, Item]) -> LLMExtraction:
+        """The episode, events and facts of these turns (validated; see :func:`parse_reply`)."""
+        return self._with_retries(SYSTEM_PROMPT, prompt, lambda content: parse_reply(content, turns))
+
+    def judge(self, first: str, second: str) -> str:
+        """STRONG, MODERATE or WEAK: how much two episodes belong together."""
+        return self._with_retries(JUDGE_PROMPT, f"Memory A:\n{first}\n\nMemory B:\n{second}", parse_judgement)
+
+    def _with_retries(self, system: str, prompt: str, parse: Callable[[str], Any]) -> Any:
         """Ask, validate, and retry on any failure; raise the last :class:`LLMFailure`."""
         last: LLMFailure | None = None
         for attempt in range(self.retries + 1):
             if attempt:
                 self.sleep(min(BACKOFF_CAP, BACKOFF_SECONDS * 2 ** (attempt - 1)))
             try:
-                return parse_reply(self._ask(prompt), turns)
+                return parse(self._ask(system, prompt))
             except LLMFailure as exc:
                 last = exc
-                log.warning("LLM extraction attempt %d failed: %s", attempt + 1, exc)
+                log.warning("LLM request attempt %d failed: %s", attempt + 1, exc)
         raise last or LLMFailure("no attempt was made")
 
-    def _ask(self, prompt: str) -> str:
+    def _ask(self, system: str, prompt: str) -> str:
         from openai import OpenAIError
 
         try:
             reply = self.client.chat.completions.create(
                 model=self.model, temperature=0.1, response_format={"type": "json_object"},
-                messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}])
+                messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}])
             return reply.choices[0].message.content or ""
         except OpenAIError as exc:
             raise LLMFailure(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
@@ -180,11 +205,11 @@ def run_queue(ext: "KnowledgeExtension", *, retry_failed: bool = True, limit: in
     store = ext.store
     ids = store.queued_items(["pending", "failed"] if retry_failed else ["pending"], limit)
     episode_of = store.episodes_of_items(ids)
-    groups: dict[tuple[int, int], list[int]] = {}
+    groups: dict[int, list[int]] = {}  # episode id (or -item id for an item without one) → items
     for item_id in ids:
-        groups.setdefault((episode_of.get(item_id, -item_id), 0), []).append(item_id)
+        groups.setdefault(episode_of.get(item_id, -item_id), []).append(item_id)
     report = {"items": len(ids), "done": 0, "failed": 0, "requests": 0}
-    for (episode_id, _), members in groups.items():
+    for episode_id, members in groups.items():
         for start in range(0, len(members), max(1, s.llm_batch_items)):
             chunk = members[start:start + s.llm_batch_items]
             report["requests"] += 1
@@ -202,7 +227,37 @@ def run_queue(ext: "KnowledgeExtension", *, retry_failed: bool = True, limit: in
                 report["done"] += len(chunk)
             if progress:
                 progress(report["done"] + report["failed"], len(ids), "extract")
+    if s.episode_judge:
+        report["merged"] = judge_neighbours(ext, client, sorted(e for e in groups if e > 0))
     return report
+
+
+def judge_neighbours(ext: "KnowledgeExtension", client: LLMClient, episode_ids: list[int]) -> int:
+    """Ask the judge about each episode and the one before it in the same session; merge on
+    STRONG or MODERATE (reversibly). A failed judgement merges nothing. Returns the merges."""
+    merged = 0
+    for episode_id in episode_ids:
+        try:
+            current = ext.episode(episode_id)
+        except ValueError:  # merged away by an earlier judgement in this run
+            continue
+        before = [e for e in ext.episodes(source_id=current.source_id) if e.session == current.session and e.id < episode_id]
+        if not before:
+            continue
+        try:
+            level = client.judge(_describe(before[-1]), _describe(current))
+        except LLMFailure as exc:
+            log.warning("episode judge failed for episodes %d and %d: %s (not merged)", before[-1].id, episode_id, exc)
+            continue
+        if level in MERGING:
+            ext.merge_episodes(before[-1].id, episode_id)
+            merged += 1
+    return merged
+
+
+def _describe(episode: Any) -> str:
+    events = "; ".join(e.action for e in episode.events[:10])
+    return f"Summary: {episode.summary}\nEvents: {events or 'none'}"
 
 
 def as_extractions(items: list[Item], result: LLMExtraction) -> list[Extraction]:

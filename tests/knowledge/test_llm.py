@@ -126,3 +126,31 @@ def test_cli_extract_resume(tmp_path, conversation_file, openai_server, monkeypa
     capsys.readouterr()
     assert main(["--store", store, "extract", "--resume", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["done"] == 7
+
+
+def test_the_episode_judge_merges_on_strong_and_keeps_weak_apart(tmp_path, openai_server):
+    from engine.records import Item, ParsedSource, Source
+
+    def reply(body):
+        prompt = body["messages"][1]["content"]
+        if "coherence" in body["messages"][0]["content"]:
+            first, second = prompt.split("Memory B:")
+            return {"coherence": "STRONG" if "pottery" in first and "pottery" in second else "WEAK"}
+        return {**good_reply(body), "summary": prompt.splitlines()[0]}  # the summary echoes the first turn
+
+    openai_server.on_chat = reply
+    turns = [("Maya", "I signed up for a pottery class."), ("Daniel", "Pottery sounds fun."),
+             ("Maya", "The pottery class starts Monday."), ("Daniel", "Tell me about the pottery."),
+             ("Maya", "My car broke down today."), ("Daniel", "Oh no, the car again.")]
+    items = [Item(text=t, kind="turn", key=f"D1:{n + 1}", position=n, speaker=who, meta={"session": 1})
+             for n, (who, t) in enumerate(turns)]
+    with Memory(tmp_path / "j.db", llm_base_url=openai_server.base_url, llm_model="m", episode_window=2,
+                episode_judge=True, max_retries=0) as m:
+        m.ingest_parsed([ParsedSource(Source(name="chat", kind="conversation", content_hash="j"), items)])
+        assert len(m.knowledge.episodes()) == 3
+        report = m.knowledge.process_queue()
+        assert report["merged"] == 1
+        episodes = m.knowledge.episodes()
+        assert [len(e.items) for e in episodes] == [4, 2] and episodes[0].merged_from
+        m.knowledge.split_episode(episodes[0].id)
+        assert len(m.knowledge.episodes()) == 3
