@@ -27,7 +27,7 @@ from .entities import EntityRegistry, entity_key, name_vector
 from .episodes import group_items, session_of, summarize
 from .extract import Extraction, FactDraft, RuleExtractor, capitalised_spans
 from .graph import DEFAULT_WEIGHTS, EDGE_TYPES, KnowledgeGraph, personalized_pagerank
-from .records import Entity, Episode, Event, Fact
+from .records import EVENT_ROLES, Entity, Episode, Event, Fact
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -675,6 +675,58 @@ class KnowledgeExtension:
         items = sorted(self.mem.items(ids).values(), key=lambda i: i.position)
         events = self.store.events_of_items(ids)
         self.store.set_episode_summary(episode_id, summarize(items, _events_for(items, events)))
+
+    # -- export / import ----------------------------------------------------------------------
+
+    def export_records(self) -> list[dict[str, Any]]:
+        """What re-ingesting cannot rebuild: facts an LLM or a person wrote, LLM events and
+        summaries, each pointing at items by their exported ids."""
+        out: list[dict[str, Any]] = []
+        for f in self._facts():
+            if f.origin != "rule":
+                out.append({"type": "knowledge.fact", "subject": f.subject, "predicate": f.predicate, "object": f.object,
+                            "time": f.time, "origin": f.origin, "provenance": f.provenance})
+        for episode in self.episodes():
+            llm_events = [e for e in episode.events if e.origin == "llm"]
+            if episode.origin == "llm" or llm_events:
+                out.append({"type": "knowledge.episode", "items": episode.items,
+                            "summary": episode.summary if episode.origin == "llm" else None,
+                            "events": [{**e.body(), "item_id": e.item_id} for e in llm_events]})
+        return out
+
+    def import_records(self, records: list[dict[str, Any]], id_map: dict[Any, int]) -> None:
+        """Restore exported facts, events and summaries onto the imported items (one transaction).
+        Records whose items did not come back are skipped."""
+        mine = [r for r in records if str(r.get("type", "")).startswith("knowledge.")]
+        if not mine:
+            return
+        self.registry.rollback()
+        batch = self._batch = _Batch()
+        with self.store.transaction():
+            for r in mine:
+                if r["type"] == "knowledge.fact":
+                    self._import_fact(r, id_map, batch)
+                elif r["type"] == "knowledge.episode":
+                    self._import_episode(r, id_map)
+        self.on_indexed([])
+
+    def _import_fact(self, r: dict[str, Any], id_map: dict[Any, int], batch: _Batch) -> None:
+        items = [id_map[i] for i in r.get("provenance", []) if i in id_map]
+        if not items:
+            return
+        draft = FactDraft(r["subject"], r["predicate"], r["object"], entity_key(r["subject"]), entity_key(r["object"]), r.get("time"))
+        ids = self._register_entities([Extraction(facts=[draft])], batch)
+        fid = self._dedup_or_insert(draft, self._fact_vectors([(draft.subject, draft.predicate, draft.object)])[0], ids,
+                                    batch, r.get("origin", "user"))
+        self.store.insert_fact_sources((fid, i) for i in items)
+
+    def _import_episode(self, r: dict[str, Any], id_map: dict[Any, int]) -> None:
+        events = [(id_map[e["item_id"]], "llm", {k: e.get(k) for k in EVENT_ROLES}) for e in r.get("events", [])
+                  if e.get("item_id") in id_map]
+        self.store.insert_events(events)
+        episode_of = self.store.episodes_of_items([id_map[i] for i in r.get("items", []) if i in id_map])
+        if r.get("summary") and episode_of:
+            self.store.set_episode_summary(min(episode_of.values()), r["summary"], "llm")
 
     # -- the LLM queue ------------------------------------------------------------------------
 

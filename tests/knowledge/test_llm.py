@@ -154,3 +154,16 @@ def test_the_episode_judge_merges_on_strong_and_keeps_weak_apart(tmp_path, opena
         assert [len(e.items) for e in episodes] == [4, 2] and episodes[0].merged_from
         m.knowledge.split_episode(episodes[0].id)
         assert len(m.knowledge.episodes()) == 3
+
+
+def test_export_import_keeps_llm_facts_events_and_summaries(llm_mem, tmp_path):
+    llm_mem.knowledge.process_queue()
+    path = tmp_path / "export.jsonl"
+    llm_mem.export(path)
+    with Memory(tmp_path / "copy.db") as copy:
+        copy.import_(path)
+        fact = next(f for f in copy.knowledge.facts() if f.origin == "llm")
+        assert (fact.subject, fact.object) == ("Caroline", "mental health charities")
+        assert [copy.item(i).key for i in fact.provenance] == ["D1:1", "D1:2", "D2:1", "D2:2"]
+        first = copy.knowledge.episodes()[0]
+        assert first.summary == "Caroline and Melanie catch up." and any(e.origin == "llm" for e in first.events)
