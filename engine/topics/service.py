@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from ..dense import VectorIndex
+from ..dense import VectorIndex, one_blas_thread
 from ..records import Item, Source
 from ..store.topics import TopicNodeRow, TopicTreeRow
 from ..text import lexical_tokens
@@ -211,6 +211,10 @@ class TopicsExtension:
 
     def rebuild(self, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None) -> BuildReport:
         """Build the tree from every live item and replace the stored one in one transaction."""
+        with one_blas_thread():  # many small products: a second BLAS thread only stalls them
+            return self._rebuild(progress, cancelled)
+
+    def _rebuild(self, progress: Progress | None, cancelled: Callable[[], bool] | None) -> BuildReport:
         started = time.perf_counter()
         s, index, store = self.settings, self.mem.index, self.mem.store
 
@@ -433,8 +437,12 @@ class TopicsExtension:
     def walk(self, q: "Query") -> Walk:
         """The intent-steered walk for a query (computed once per query; kept on ``q.notes``)."""
         cached = q.notes.get("walk")
-        if cached is not None:
-            return cached
+        if cached is None:
+            with one_blas_thread():
+                cached = q.notes["walk"] = self._walk(q)
+        return cached
+
+    def _walk(self, q: "Query") -> Walk:
         s = self.settings
         intent = resolve_intent(q.text, q.options.get("intent"), s.intent_min_confidence)
         st = self.state
@@ -442,9 +450,7 @@ class TopicsExtension:
         n_slots = self.mem.index.n_slots
         if st is None or q_vec is None or st.tree.flat:
             why = self.message or "the query shares no words with the topic space"
-            result = Walk(intent, [], np.zeros(len(st.tree) if st else 0), np.zeros(n_slots), message=why)
-            q.notes["walk"] = result
-            return result
+            return Walk(intent, [], np.zeros(len(st.tree) if st else 0), np.zeros(n_slots), message=why)
         policy = Policy.from_settings(s)
         seed = q.options.get("seed")
         if seed is None and not policy.greedy:
@@ -456,7 +462,6 @@ class TopicsExtension:
         scores = item_scores(result.visits, proj, q_vec, vectors, policy.rerank)
         leaf_order = st.tree.leaves[np.argsort(-(st.tree.centroids[st.tree.leaves] @ q_vec), kind="stable")]
         result.scores = backfill(scores, proj, leaf_order, q_vec, vectors, q.top_k)
-        q.notes["walk"] = result
         return result
 
     def windows(self, hits: Sequence[tuple[int, float]], radius: int = 1, per_source: int | None = None,

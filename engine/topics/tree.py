@@ -189,8 +189,7 @@ def spherical_kmeans(x: np.ndarray, k: int, rng: np.random.Generator, iterations
         if np.array_equal(new, labels):
             break
         labels = new
-        sums = np.zeros_like(centers)
-        np.add.at(sums, labels, x)
+        sums = np.asarray(sp.csr_matrix((np.ones(n, dtype=np.float32), (labels, np.arange(n))), shape=(k, n)) @ x)
         empty = ~sums.any(axis=1)
         sums[empty] = centers[empty]
         centers = l2_normalize(sums)
@@ -284,13 +283,16 @@ def distinctive_terms(counts: sp.csr_matrix, members: Sequence[np.ndarray], pare
     n_children = np.bincount(parent[parent >= 0], minlength=len(members))
     n_top = int((parent < 0).sum())
     out = []
+    contexts: dict[int, np.ndarray] = {-1: total}
     for t in range(len(members)):
         row = tf.getrow(t)
         if not row.nnz:
             out.append([])
             continue
         p = int(parent[t])
-        context = tf.getrow(p).toarray().ravel() if p >= 0 else total
+        if p not in contexts:
+            contexts[p] = tf.getrow(p).toarray().ravel()
+        context = contexts[p]
         classes = n_children[p] if p >= 0 else n_top
         avg_words = context.sum() / max(classes, 1)
         scores = (row.data / row.data.sum()) * np.log1p(avg_words / np.maximum(context[row.indices], 1e-9)) * idf[row.indices]
@@ -307,11 +309,11 @@ def surface_forms(stems: Iterable[str], texts: Iterable[str]) -> dict[str, str]:
     """The most frequent written word behind each stem, so labels read as words."""
     wanted = set(stems)
     seen: dict[str, Counter] = defaultdict(Counter)
-    for text in texts:
-        for w in words(text):
-            tokens = lexical_tokens(w)
-            if len(tokens) == 1 and tokens[0] in wanted:
-                seen[tokens[0]][w] += 1
+    written = Counter(w for text in texts for w in words(text))
+    for w, n in written.items():  # each distinct word is stemmed once
+        tokens = lexical_tokens(w)
+        if len(tokens) == 1 and tokens[0] in wanted:
+            seen[tokens[0]][w] += n
     return {s: (seen[s].most_common(1)[0][0] if seen[s] else s) for s in wanted}
 
 
