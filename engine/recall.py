@@ -233,9 +233,16 @@ def linear_fuse(signals: Signals, lists: dict[str, np.ndarray], dense_weight: fl
     keep = scores > 0
     union, scores = union[keep], scores[keep]
     order = np.lexsort((union, -scores))
-    members = {name: set(found.tolist()) for name, found in lists.items()}
-    found_by = {slot: [name for name, m in members.items() if slot in m] for slot in union.tolist()}
-    return union[order], scores[order], found_by
+    return union[order], scores[order], _found_by(union, lists)
+
+
+def _found_by(slots: np.ndarray, lists: dict[str, np.ndarray]) -> dict[int, list[str]]:
+    """Which candidate lists hold each of ``slots``."""
+    found: dict[int, list[str]] = {}
+    for name, listed in lists.items():
+        for slot in listed.tolist():
+            found.setdefault(slot, []).append(name)
+    return {slot: found[slot] for slot in slots.tolist()}
 
 
 def hybrid(mem: "Memory", q: Query, signals: Signals) -> Ranking:
