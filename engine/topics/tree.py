@@ -142,6 +142,16 @@ class TopicTree:
         return t
 
     @cached_property
+    def subtree_leaves(self) -> sp.csr_matrix:
+        """(topics, leaves) 1 where the leaf lies in the topic's subtree (itself included)."""
+        anc = self.ancestor_matrix
+        rows = np.concatenate([anc[:, d] for d in range(anc.shape[1])]) if anc.size else np.zeros(0, dtype=np.int64)
+        cols = np.tile(np.arange(len(self.leaves)), anc.shape[1])
+        m = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(self), len(self.leaves)))
+        m.data[:] = 1.0  # a leaf padded at several depths counts once
+        return m
+
+    @cached_property
     def ancestor_matrix(self) -> np.ndarray:
         """(leaves, max depth) topic index of each leaf's ancestor at every depth (itself below)."""
         depth = int(self.depth.max()) if len(self) else 0
@@ -357,11 +367,5 @@ def top_leaves(probs: np.ndarray, tree: TopicTree, m: int, min_prob: float) -> t
 
 
 def rollup(leaf_probs: np.ndarray, tree: TopicTree) -> np.ndarray:
-    """Topic prior = the leaf probability mass of its subtree (each depth level sums to 1)."""
-    out = np.zeros(len(tree))
-    out[tree.leaves] = leaf_probs
-    for t in range(len(tree) - 1, -1, -1):  # children come after parents: sum bottom-up
-        p = tree.parent[t]
-        if p >= 0:
-            out[p] += out[t]
-    return out
+    """Topic prior = the leaf probability mass of its subtree."""
+    return tree.subtree_leaves @ leaf_probs
