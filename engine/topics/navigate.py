@@ -30,26 +30,26 @@ TERMS = ("alpha_cos_query", "beta_cos_prev", "gamma_intent", "novelty", "prior",
 
 @dataclass
 class Policy:
-    """The walk's weights (every one a setting, ``walk_*``)."""
+    """The walk's weights: each field is the setting ``walk_<field>`` (defaults and meanings in engine.config)."""
 
-    alpha: float = 0.5
-    beta: float = 0.3
-    gamma: float = 0.5
-    novelty: float = 0.3
-    prior_weight: float = 0.2
-    repetition: float = 0.5
-    backtrack: float = 1.0
-    temperature: float = 0.35
-    greedy: bool = True
-    steps: int = 6
-    max_starts: int = 3
-    start_ratio: float = 0.6
-    clarify_min_cos: float = 0.5
-    markov_weight: float = 0.2
-    markov_lambda: float = 0.7
-    markov_smoothing: float = 0.1
-    rerank: float = 0.5
-    revisits: int = 0
+    alpha: float
+    beta: float
+    gamma: float
+    novelty: float
+    prior_weight: float
+    repetition: float
+    backtrack: float
+    temperature: float
+    greedy: bool
+    steps: int
+    max_starts: int
+    start_ratio: float
+    clarify_min_cos: float
+    markov_weight: float
+    markov_lambda: float
+    markov_smoothing: float
+    rerank: float
+    revisits: int
 
     @classmethod
     def from_settings(cls, s: Settings) -> "Policy":
@@ -125,9 +125,6 @@ class Walk:
     visits: np.ndarray  # per topic
     scores: np.ndarray | None = None  # per item slot, once projected
     message: str = ""
-
-    def path(self) -> list[str]:
-        return [s.node for s in self.steps]
 
 
 # -- starts and filters ---------------------------------------------------------------------------

@@ -190,7 +190,8 @@ class TopicsExtension:
         if st is None:
             return {"topics": 0}
         return {"topics": len(st.tree), "topic_leaves": len(st.tree.leaves), "topic_depth": int(st.tree.depth.max()),
-                "topic_drift": round(self.drift(), 3)}
+                "topic_semantic_edges": st.graph.edge_count()["semantic"], "topic_drift": round(self.drift(), 3),
+                "topic_built_at": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.built_at))}
 
     # -- drift and rebuild --------------------------------------------------------------------
 

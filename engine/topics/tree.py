@@ -50,10 +50,6 @@ class TopicSpace:
             return None
         return cls(model, [id_terms[i] for i in keep])
 
-    @property
-    def dim(self) -> int:
-        return self.model.dim
-
     def bind(self, vocab: dict[str, int]) -> None:
         """Map the vocabulary's current term ids onto the space's columns (again if it grew)."""
         if len(vocab) == self._bound_size:
