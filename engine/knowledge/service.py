@@ -26,7 +26,7 @@ from ..text import lexical_tokens, normalize
 from .entities import EntityRegistry, entity_key, name_vector
 from .episodes import group_items, session_of, summarize
 from .extract import Extraction, FactDraft, RuleExtractor, capitalised_spans
-from .graph import DEFAULT_WEIGHTS, EDGE_TYPES, KnowledgeGraph, personalized_pagerank
+from .graph import DEFAULT_WEIGHTS, EDGE_TYPES, KnowledgeGraph, local_pagerank, personalized_pagerank
 from .records import EVENT_ROLES, Entity, Episode, Event, Fact
 
 if TYPE_CHECKING:
@@ -377,8 +377,10 @@ class KnowledgeExtension:
     def ppr(self, seeds: np.ndarray, weights: dict[str, float] | None = None) -> np.ndarray:
         """PPR over every node (items then entities) for a seed vector and edge-type weights."""
         weights = self.edge_weights(weights)
-        transition = self.graph.transition(weights, self.mem.index)
-        return personalized_pagerank(transition, seeds, alpha=self.settings.ppr_alpha)
+        index, alpha = self.mem.index, self.settings.ppr_alpha
+        if self.graph.n_nodes(index) > self.settings.ppr_local_above:
+            return local_pagerank(self.graph.forward(weights, index), seeds, alpha=alpha)
+        return personalized_pagerank(self.graph.transition(weights, index), seeds, alpha=alpha)
 
     def graph_scores(self, text: str, first_stage: np.ndarray, weights: dict[str, float] | None = None,
                      reached: int = 20) -> GraphResult:

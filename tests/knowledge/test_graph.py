@@ -80,3 +80,26 @@ def test_graph_features_per_edge_type(tmp_path):
         assert {"ppr", "ppr_mention", "ppr_next"} <= set(features)
         assert all(len(v) == len(slots) for v in features.values())
         assert features["ppr_mention"][1] > 0  # n2 is reached from n1 through Biscuit / Portland
+
+
+def test_local_push_approximates_the_power_iteration(graph):
+    from engine.knowledge.graph import local_pagerank
+
+    g, index = graph
+    weights = {"mention": 1.0, "next": 1.0, "fact": 1.0}
+    seeds = np.zeros(g.n_nodes(index))
+    seeds[[0, 31]] = [0.7, 0.3]
+    exact = personalized_pagerank(g.transition(weights, index), seeds, alpha=0.8, iterations=200, tol=1e-10)
+    approx = local_pagerank(g.forward(weights, index), seeds, alpha=0.8, eps=1e-6)
+    assert np.all(approx <= exact + 1e-6) and np.allclose(approx, exact, atol=1e-3)
+    assert list(np.argsort(-approx)[:5]) == list(np.argsort(-exact)[:5])
+
+
+def test_large_graphs_switch_to_local_push(tmp_path):
+    from engine import Memory
+
+    with Memory(tmp_path / "p.db", ppr_local_above=0) as mem:
+        mem.add_note("Maya adopted Biscuit, a beagle from the Portland shelter.", name="n1")
+        mem.add_note("Biscuit loves the Portland dog park.", name="n2")
+        hits = mem.recall("Maya beagle", strategy="ppr").hits
+        assert [h.item.text[:4] for h in hits] == ["Maya", "Bisc"]
