@@ -25,7 +25,7 @@ from ..text import lexical_tokens
 from .graph import TopicGraph, projection
 from .intents import resolve_intent
 from .markov import TransitionModel, source_transitions
-from .navigate import ContextWindow, Policy, Walk, backfill, context_windows, item_scores, run_walk
+from .navigate import ContextWindow, Policy, Walk, WalkStep, backfill, context_windows, item_scores, run_walk
 from .tree import (TopicSpace, TopicTree, dag_parents, distinctive_terms, fit_tree, label_of, leaf_probabilities,
                    shape_for, surface_forms, top_leaves)
 
@@ -189,7 +189,7 @@ class TopicsExtension:
         st = self.state
         if st is None:
             return {"topics": 0}
-        return {"topics": len(st.tree), "topic_leaves": len(st.tree.leaves), "topic_depth": int(st.tree.depth.max()),
+        return {"topics": len(st.tree), "topic_leaves": len(st.tree.leaves), "topic_depth": int(st.tree.depth.max(initial=0)),
                 "topic_semantic_edges": st.graph.edge_count()["semantic"], "topic_drift": round(self.drift(), 3),
                 "topic_built_at": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.built_at))}
 
@@ -449,7 +449,12 @@ class TopicsExtension:
         st = self.state
         q_vec = self.query_vector(q)
         n_slots = self.mem.index.n_slots
-        if st is None or q_vec is None or st.tree.flat:
+        if st is not None and st.tree.flat and len(st.tree):  # one flat topic: the walk stays there
+            tree, visits = st.tree, np.ones(1)
+            start = WalkStep(tree.paths[0], tree.labels[0], 1, "start", 1.0)
+            scores = item_scores(visits, self._projection(), np.zeros(0), np.zeros((0, 0)), 0.0)
+            return Walk(intent, [start], visits, scores, message=tree.message)
+        if st is None or q_vec is None or not len(st.tree):
             why = self.message or "the query shares no words with the topic space"
             return Walk(intent, [], np.zeros(len(st.tree) if st else 0), np.zeros(n_slots), message=why)
         policy = Policy.from_settings(s)
