@@ -58,7 +58,7 @@ _DASH = re.compile(r"\s[-–—]\s|[–—]")
 _LEADING_MARKS = " \"'(-*•#>0123456789.)"
 _EXPAND = {"m": "am", "re": "are", "ve": "have", "ll": "will", "d": "would", "s": "is"}
 _THIRD_PERSON = {"am": "is", "'m": "is", "'s": "is", "'re": "are", "'ve": "have", "'ll": "will", "'d": "would"}
-MAX_OBJECT_WORDS = 8
+MAX_OBJECT_WORDS = 12
 
 
 @dataclass
@@ -114,6 +114,17 @@ class RuleExtractor:
     def __init__(self, registry: EntityRegistry) -> None:
         self.registry = registry
         self.local: set[str] = set()  # names met earlier in the batch being ingested
+        self.speakers: list[str] = []  # speakers of the batch so far, latest last: "you" is the one before
+        self._you = ""
+
+    def reset(self) -> None:
+        """Forget the batch (its names and speakers) before reading the next source."""
+        self.local.clear()
+        self.speakers.clear()
+
+    def addressee(self, speaker: str) -> str:
+        """Who a turn speaks to: the latest earlier speaker who is someone else."""
+        return next((s for s in reversed(self.speakers) if s != speaker), "")
 
     def known(self, key: str) -> bool:
         return key in self.local or self.registry.lookup(key) is not None
@@ -123,6 +134,9 @@ class RuleExtractor:
         speaker = (item.speaker or "").strip()
         if speaker:
             out.mentions.append((speaker, entity_key(speaker), "speaker", "speaker"))
+            self._you = self.addressee(speaker)
+            if not self.speakers or self.speakers[-1] != speaker:
+                self.speakers.append(speaker)
         title = item.title.split(" › ")[-1].strip() if item.title and item.kind != "turn" else ""
         if title:
             out.mentions.append((title, entity_key(title), "title", "title"))
@@ -234,7 +248,7 @@ class RuleExtractor:
                 verb += [rest.pop(0).lower(), rest.pop(0).lower()]
             if rest and rest[0].lower() in _PARTICLES:
                 verb.append(rest.pop(0).lower())
-        obj_words = _object(rest, speaker, times)
+        obj_words = _object(rest, speaker, self._you if speaker else "", times)
         if not obj_words or not verb:
             return None
         predicate = " ".join(_THIRD_PERSON.get(v, v) for v in verb)
@@ -259,7 +273,7 @@ def _starts_clause(word: str) -> bool:
         or word in ",;:.!?()\""
 
 
-def _object(rest: list[str], speaker: str, times: list) -> list[str]:
+def _object(rest: list[str], speaker: str, you: str, times: list) -> list[str]:
     time_words = {w.lower() for t in times for w in t.text.split()}
     out: list[str] = []
     for w in rest:
@@ -272,6 +286,10 @@ def _object(rest: list[str], speaker: str, times: list) -> list[str]:
             w = f"{speaker}'s"
         elif speaker and low in ("me", "myself", "us"):
             w = speaker
+        elif you and low in ("you", "yourself"):
+            w = you
+        elif you and low == "your":
+            w = f"{you}'s"
         out.append(w)
     return out
 

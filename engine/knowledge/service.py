@@ -158,7 +158,7 @@ class KnowledgeExtension:
         if self._batch is not None:  # the last ingest never committed: drop what it cached
             self._subject_vectors.clear()
         batch = self._batch = _Batch()
-        self.extractor.local.clear()
+        self.extractor.reset()
         extractions = [self.extractor.extract(item) for item in items]
         ids = self._register_entities(extractions, batch)
         mentions = []
