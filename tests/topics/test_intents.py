@@ -131,3 +131,32 @@ def test_an_unknown_intent_is_refused_with_the_valid_names():
     with pytest.raises(UnknownIntent) as err:
         check_intent("sideways")
     assert all(name in str(err.value) for name in INTENTS)
+
+
+# BetterMem's rule (reference notes, query step 1): lower-case substring match, first hit wins.
+REFERENCE_RULES = [
+    ("deepen", ["explain more", "go deeper", "more detail", "in depth", "elaborate", "expand on", "tell me more",
+                "what exactly", "how does it work", "break down", "dive into", "drill down"]),
+    ("broaden", ["big picture", "overview", "high level", "in general", "broaden", "context", "how does this fit",
+                 "wider", "summary", "summarize"]),
+    ("compare", ["compare", "comparison", "different", "difference", "vs ", " versus ", "alternative", "other approach",
+                 "similar", "contrast"]),
+    ("apply", ["where is this used", "application", "apply", "example", "use case", "in practice", "real world",
+               "how to use", "when to use"]),
+    ("clarify", ["didn't understand", "don't understand", "unclear", "clarify", "what do you mean", "confused", "simpler",
+                 "simple explanation"]),
+]
+
+
+def substring_intent(text: str) -> str:
+    low = text.lower()
+    return next((name for name, cues in REFERENCE_RULES if any(c in low for c in cues)), "neutral")
+
+
+def test_the_classifier_beats_the_reference_substring_rules():
+    clf = classifier()
+    ours = sum(clf.classify(t).name == label for t, label in LABELLED) / len(LABELLED)
+    rules = sum(substring_intent(t) == label for t, label in LABELLED) / len(LABELLED)
+    print(f"classifier {ours:.3f} vs substring rules {rules:.3f}")
+    assert ours > rules
+    assert [substring_intent(t) for t, _ in MISFIRES] != [label for _, label in MISFIRES]
