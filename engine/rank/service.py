@@ -221,13 +221,14 @@ class RankerExtension:
         return (matrix[train[:, 0]], matrix[train[:, 1]]), (matrix[test[:, 0]], matrix[test[:, 1]])
 
     def _buffers(self, events: list[FeedbackRow]) -> tuple[PairBuffer, PairBuffer]:
-        train = PairBuffer(len(self.names), self.mlp_params.buffer)
-        held = PairBuffer(len(self.names), self.gate_params.window)
-        for e in events:
-            if e.features is None or tuple(e.names) != self.names:
-                continue
-            (tb, tw), (hb, hw) = self._pairs(e.id, e.shown, set(e.used), e.features)
-            train, held = train.with_added(tb, tw), held.with_added(hb, hw)
+        """The learner's buffers rebuilt from the feedback log (same split as when the events came)."""
+        parts: list[tuple[tuple, tuple]] = [self._pairs(e.id, e.shown, set(e.used), e.features) for e in events
+                                            if e.features is not None and tuple(e.names) == self.names]
+        empty = np.zeros((0, len(self.names)))
+        train = PairBuffer(len(self.names), self.mlp_params.buffer).with_added(
+            np.concatenate([empty] + [t[0] for t, _ in parts]), np.concatenate([empty] + [t[1] for t, _ in parts]))
+        held = PairBuffer(len(self.names), self.gate_params.window).with_added(
+            np.concatenate([empty] + [h[0] for _, h in parts]), np.concatenate([empty] + [h[1] for _, h in parts]))
         return train, held
 
     # -- ranking ------------------------------------------------------------------------------
