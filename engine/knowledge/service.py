@@ -51,7 +51,7 @@ class _Batch:
     """Rows written in the ingest transaction, applied to memory after the commit."""
 
     entities: list[int] = field(default_factory=list)
-    facts: dict[str, tuple[int, int | None]] = field(default_factory=dict)  # key → (fact id, subject id)
+    facts: dict[str, int] = field(default_factory=dict)  # key → fact id
     edges: dict[str, tuple[list[int], list[int], list[float]]] = field(
         default_factory=lambda: {t: ([], [], []) for t in EDGE_TYPES})
 
@@ -177,8 +177,7 @@ class KnowledgeExtension:
         self.registry.commit()
         if batch is None:
             return
-        for key, (fid, _subject_id) in batch.facts.items():
-            self._fact_ids[key] = fid
+        self._fact_ids.update(batch.facts)
         self.graph.add_entities(batch.entities)
         self._apply_edges(batch)
 
@@ -288,7 +287,7 @@ class KnowledgeExtension:
         """The id of the fact ``draft`` states: an existing one (exact key, then similar within
         the same subject), else a new row. A duplicate only ever adds provenance."""
         key = fact_key(draft.subject, draft.predicate, draft.object)
-        hit = self._fact_ids.get(key) or (batch.facts[key][0] if key in batch.facts else None)
+        hit = self._fact_ids.get(key) or batch.facts.get(key)
         subject_id = ids.get(draft.subject_key) or self.registry.lookup(draft.subject_key)
         rows = self._vectors_of_subject(subject_id) if subject_id is not None else None
         if hit is None and rows is not None:
@@ -303,7 +302,7 @@ class KnowledgeExtension:
             object_id = ids.get(draft.object_key) or self.registry.lookup(draft.object_key)
         fid = self.store.insert_fact(key, draft.subject, draft.predicate, draft.object, subject_id, object_id,
                                      draft.time, origin)
-        batch.facts[key] = (fid, subject_id)
+        batch.facts[key] = fid
         if rows is not None:
             rows.add(fid, vec)
         if subject_id is not None and object_id is not None and subject_id != object_id:
@@ -481,6 +480,11 @@ class KnowledgeExtension:
         if exact is not None:
             return [exact]
         return [eid for k, eid in self.registry.ids.items() if key and key in k]
+
+    def item_entities(self, item_id: int) -> list[Entity]:
+        """The entities one item mentions (as speaker, title, name, tag or link)."""
+        ids = list(dict.fromkeys(eid for _item, eid, _surface, _role in self.store.mentions_of_items([item_id])))
+        return [self.entity(eid) for eid in ids]
 
     def entities(self, kind: str | None = None, limit: int | None = None) -> list[Entity]:
         """Entities, most mentioned first (ties by id), with their counts and synonyms."""

@@ -161,3 +161,8 @@ def test_merged_episodes_keep_every_item_findable_and_split_back(mem):
     assert [(e.id, e.items) for e in k.episodes()] == [(first.id, first.items), (second.id, second.items)]
     with pytest.raises(KnowledgeError, match="no merged episode"):
         k.split_episode(first.id)
+
+
+def test_item_entities_lists_speaker_and_names(mem):
+    item = next(i for i in mem.source_items(mem.sources()[0].id) if i.key == "D1:3")
+    assert {e.name for e in mem.knowledge.item_entities(item.id)} == {"Caroline", "LGBTQ", "Boston"}
