@@ -166,3 +166,16 @@ def test_merged_episodes_keep_every_item_findable_and_split_back(mem):
 def test_item_entities_lists_speaker_and_names(mem):
     item = next(i for i in mem.source_items(mem.sources()[0].id) if i.key == "D1:3")
     assert {e.name for e in mem.knowledge.item_entities(item.id)} == {"Caroline", "LGBTQ", "Boston"}
+
+
+@pytest.mark.parametrize("threshold, facts", [(0.93, 1), (0.999, 2)])
+def test_near_duplicate_facts_merge_by_similarity(tmp_path, threshold, facts):
+    chat = tmp_path / "chat.txt"
+    chat.write_text("Maya: I adopted two rescue puppies from the animal shelter downtown.\n"
+                    "Daniel: Lovely.\n"
+                    "Maya: I adopted two rescue puppies from the big animal shelter downtown.\n", encoding="utf-8")
+    with Memory(tmp_path / "d.db", fact_dedup_threshold=threshold) as m:
+        m.ingest(chat)
+        adopted = [f for f in m.knowledge.facts(entity="Maya") if f.predicate == "adopted"]
+        assert len(adopted) == facts
+        assert sorted(i for f in adopted for i in f.provenance) == [1, 3]
