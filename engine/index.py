@@ -96,13 +96,19 @@ class Index:
 
     def add(self, items: Sequence[Item], term_rows: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """Give each stored item a slot and index its terms; returns the new slots."""
-        first = self.n_slots
-        slots = np.arange(first, first + len(items), dtype=np.int64)
-        self.item_ids = np.concatenate([self.item_ids, np.fromiter((i.id for i in items), dtype=np.int64, count=len(items))])
-        self.alive = np.concatenate([self.alive, np.ones(len(items), dtype=bool)])
-        self.source_ids = np.concatenate([self.source_ids, np.fromiter((i.source_id for i in items), dtype=np.int64, count=len(items))])
-        self.positions = np.concatenate([self.positions, np.fromiter((i.position for i in items), dtype=np.int64, count=len(items))])
-        self.times = np.concatenate([self.times, np.fromiter((_epoch(i.timestamp) for i in items), dtype=np.float64, count=len(items))])
+        return self.add_rows([i.id for i in items], [i.source_id for i in items], [i.position for i in items],
+                             [i.timestamp for i in items], term_rows)
+
+    def add_rows(self, item_ids: Sequence[int], source_ids: Sequence[int], positions: Sequence[int],
+                 timestamps: Sequence[str | None], term_rows: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+        """:meth:`add` from columns, so that loading a large store builds no Item objects."""
+        n, first = len(item_ids), self.n_slots
+        slots = np.arange(first, first + n, dtype=np.int64)
+        self.item_ids = np.concatenate([self.item_ids, np.asarray(item_ids, dtype=np.int64).reshape(n)])
+        self.alive = np.concatenate([self.alive, np.ones(n, dtype=bool)])
+        self.source_ids = np.concatenate([self.source_ids, np.asarray(source_ids, dtype=np.int64).reshape(n)])
+        self.positions = np.concatenate([self.positions, np.asarray(positions, dtype=np.int64).reshape(n)])
+        self.times = np.concatenate([self.times, np.fromiter(map(_epoch, timestamps), dtype=np.float64, count=n)])
         self.slot_of.update(zip(self.item_ids[first:].tolist(), slots.tolist()))
         self._terms.extend(term_rows)
         self.bm25.add(slots, [t for t, _ in term_rows], [c for _, c in term_rows])

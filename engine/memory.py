@@ -128,11 +128,10 @@ class Memory:
         """(Re)build the in-memory index from the store."""
         index = self._new_index()
         index.vocab = self.store.vocabulary()
-        rows = self.store.item_index_rows()
-        terms = {iid: (t.astype(np.int64), c) for iid, t, c in self.store.all_item_terms()}
-        items = [Item(text="", id=r[0], source_id=r[1], position=r[2], timestamp=r[3], kind=r[4]) for r in rows]
-        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
-        index.add(items, [terms.get(i.id, empty) for i in items])
+        ids, source_ids, positions, timestamps, _ = list(zip(*self.store.item_index_rows())) or [()] * 5
+        terms = {iid: (t, c) for iid, t, c in self.store.all_item_terms()}
+        empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
+        index.add_rows(ids, source_ids, positions, timestamps, [terms.get(i, empty) for i in ids])
         for signature in self.store.vector_signatures():
             ids, matrix = self.store.vectors(signature)
             index.set_vectors(signature, ids.tolist(), matrix)
