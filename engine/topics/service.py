@@ -10,6 +10,7 @@ exactly like the live one.
 
 from __future__ import annotations
 
+import logging
 import time
 import zlib
 from dataclasses import asdict, dataclass, field
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from ..recall import Query
 
 Progress = Callable[[int, int, str], None]
+log = logging.getLogger(__name__)
 
 
 class RebuildCancelled(RuntimeError):
@@ -176,7 +178,10 @@ class TopicsExtension:
             self._add_assignments(slots, rows, leaves, weights)
             st.markov = TransitionModel(self.mem.store.topic_transitions())
         if self.settings.topic_auto_build and self.needs_rebuild():
-            self.rebuild()
+            try:  # the items are committed; a failed rebuild only leaves the previous tree
+                self.rebuild()
+            except Exception as exc:  # noqa: BLE001 - reported, never fatal to the ingest
+                log.warning("topic tree not rebuilt after ingest (%s: %s); the previous tree stays", type(exc).__name__, exc)
 
     def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
         """Assignments go with their items (foreign-key cascade); the walk skips deleted items."""
