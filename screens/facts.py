@@ -105,9 +105,9 @@ Every change shows the engine's dry-run report before it is written.
         for label, key in (("entity", "name"), ("kind", "kind"), ("items", "items"), ("facts", "facts")):
             entities.add_column(label, key=key)
         facts = self.query_one("#facts-table", DataTable)
-        for label, key in (("subject", "subject"), ("predicate", "predicate"), ("object", "object"),
-                           ("time", "time"), ("src", "sources")):
-            facts.add_column(label, key=key)
+        for label, key, width in (("subject", "subject", 20), ("predicate", "predicate", 18),
+                                  ("object", "object", 32), ("time", "time", 10), ("src", "sources", 3)):
+            facts.add_column(label, key=key, width=width)
         entities.focus()
 
     # -- loading ------------------------------------------------------------------------------
@@ -184,7 +184,7 @@ Every change shows the engine's dry-run report before it is written.
         table = self.query_one("#facts-table", DataTable)
         table.clear()
         for f in facts:
-            table.add_row(clip(f.subject, 24), clip(f.predicate, 24), clip(f.object, 40), f.time or "",
+            table.add_row(clip(f.subject, 20), clip(f.predicate, 18), clip(f.object, 32), f.time or "",
                           str(len(f.provenance)), key=str(f.id))
         table.border_title = f"{entity.name}: {len(facts)} fact(s)" if entity else ""
         graph = self.query_one("#graph-body", Static)

@@ -27,11 +27,20 @@ async def settle(pilot, timeout: float = 30.0) -> None:
     app = pilot.app
     deadline = time.monotonic() + timeout
     quiet = 0
-    while quiet < 3:
-        await pilot.pause(0.02)
+    while quiet < 4:
+        await pilot.pause(0.03)
         quiet = 0 if app.tasks else quiet + 1
         if time.monotonic() > deadline:
             raise TimeoutError(f"tasks still running: {list(app.tasks)}")
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+    # A DataTable sizes its columns when it next goes idle: wait for that, or snapshots race it.
+    from textual.widgets import DataTable
+
+    for _ in range(200):
+        if not any(t._require_update_dimensions for s in app.screen_stack for t in s.query(DataTable)):
+            break
+        await pilot.pause(0.02)
 
 
 def text_of(widget) -> str:
