@@ -124,7 +124,7 @@ class KnowledgeGraph:
 
     def matrix(self, kind: str, index: "Index") -> sp.csr_matrix:
         """The symmetric weighted adjacency of one edge type over the current node space."""
-        key = ("matrix", kind, index.n_slots, int(index.alive.sum()))
+        key = ("matrix", kind, *_state(index))
         hit = self._cache.get(key)
         if hit is not None:
             return hit  # type: ignore[return-value]
@@ -144,7 +144,7 @@ class KnowledgeGraph:
 
     def transition(self, weights: dict[str, float], index: "Index") -> sp.csr_matrix:
         """Column-stochastic transpose of the weighted mix (rows of dangling nodes stay empty)."""
-        key = ("transition", tuple(sorted(weights.items())), index.n_slots, int(index.alive.sum()))
+        key = ("transition", tuple(sorted(weights.items())), *_state(index))
         hit = self._cache.get(key)
         if hit is not None:
             return hit  # type: ignore[return-value]
@@ -161,7 +161,7 @@ class KnowledgeGraph:
 
     def forward(self, weights: dict[str, float], index: "Index") -> sp.csr_matrix:
         """Row-stochastic form of :meth:`transition` (row u: where a step from u goes), for push."""
-        key = ("forward", tuple(sorted(weights.items())), index.n_slots, int(index.alive.sum()))
+        key = ("forward", tuple(sorted(weights.items())), *_state(index))
         hit = self._cache.get(key)
         if hit is None:
             hit = self._cache[key] = self.transition(weights, index).T.tocsr()
@@ -169,12 +169,17 @@ class KnowledgeGraph:
 
     def degrees(self, index: "Index", weights: dict[str, float]) -> np.ndarray:
         """Number of neighbours of every node under the mix (for seed specificity)."""
-        key = ("degree", tuple(sorted(weights.items())), index.n_slots, int(index.alive.sum()))
+        key = ("degree", tuple(sorted(weights.items())), *_state(index))
         hit = self._cache.get(key)
         if hit is None:
             t = self.transition(weights, index)
             hit = self._cache[key] = np.diff(t.tocsc().indptr)
         return hit  # type: ignore[return-value]
+
+
+def _state(index: "Index") -> tuple[int, int, int]:
+    """What the cached matrices depend on besides the edges: slots, live items, the latent fit."""
+    return index.n_slots, int(index.alive.sum()), index.lsa_fitted_on
 
 
 def _lookup_table(ids: np.ndarray, max_ref: int) -> np.ndarray:
