@@ -160,3 +160,28 @@ def test_a_cancelled_or_failed_rebuild_leaves_the_previous_tree(demo_store, tmp_
         assert [t.to_dict() for t in mem.topics.tree()] == before
     with Memory(path) as reopened:
         assert [t.to_dict() for t in reopened.topics.tree()] == before
+
+
+def test_a_rebuild_killed_inside_its_transaction_leaves_the_previous_tree(demo_store, tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    path = tmp_path / "killed.db"
+    shutil.copy(demo_store, path)
+    with Memory(path) as mem:
+        before = [t.to_dict() for t in mem.topics.tree()]
+    script = (
+        "import os, signal, sys\n"
+        "from engine import Memory\n"
+        "mem = Memory(sys.argv[1], topic_max_branch=3)\n"
+        "def die(*a, **k):\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "mem.store.insert_topic_assignments = die\n"
+        "mem.topics.rebuild()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True)
+    assert done.returncode == -9
+    with Memory(path) as reopened:
+        assert [t.to_dict() for t in reopened.topics.tree()] == before
+        assert reopened.store.integrity_ok()
