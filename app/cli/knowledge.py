@@ -143,11 +143,9 @@ def episodes(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def extract(args: argparse.Namespace, out: TextIO) -> int:
-    from . import UsageError, emit
+    from . import emit
 
     with open_memory(args) as mem:
-        if not mem.knowledge.llm_configured:
-            raise UsageError("no LLM endpoint is configured (set MNEMOSCOPE_LLM_BASE_URL and MNEMOSCOPE_LLM_MODEL)")
         report = mem.knowledge.process_queue(retry_failed=args.resume, limit=args.limit)
     emit(out, report, args.json, lambda: ", ".join(f"{k} {v}" for k, v in report.items()))
     return 0

@@ -775,6 +775,9 @@ class KnowledgeExtension:
         """Run the LLM extractor over queued items, episode by episode (see :mod:`.llm`)."""
         from .llm import run_queue
 
+        if not self.llm_configured:
+            raise KnowledgeError("no LLM endpoint is configured (set MNEMOSCOPE_LLM_BASE_URL and MNEMOSCOPE_LLM_MODEL)")
+
         return run_queue(self, retry_failed=retry_failed, limit=limit, progress=progress)
 
 
