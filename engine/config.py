@@ -34,6 +34,7 @@ class Settings:
     # lexical
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
+    char_ngrams: bool = False  # also index character trigrams of longer words (typos match); run reindex after a change
     # dense
     embedder: str = "lsa"  # lsa | hash | openai: which dense signal hybrid fuses
     hash_dim: int = 256

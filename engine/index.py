@@ -35,8 +35,9 @@ def _epoch(ts: str | None) -> float:
 class Index:
     """Slots, vocabulary and the lexical and dense indexes over them."""
 
-    def __init__(self, bm25: BM25Params, lsa_dim: int = 128, hash_dim: int = 256) -> None:
+    def __init__(self, bm25: BM25Params, lsa_dim: int = 128, hash_dim: int = 256, char_ngrams: bool = False) -> None:
         self.bm25 = BM25Index(bm25)
+        self.char_ngrams = char_ngrams  # one setting for documents and queries alike
         self.lsa_dim = lsa_dim
         self.hash = HashEmbedder(hash_dim)
         self.vocab: dict[str, int] = {}
@@ -69,7 +70,7 @@ class Index:
 
     def analyze(self, text: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """(term ids, counts, new terms) of a document; new terms are given ids at once."""
-        counts = Counter(lexical_tokens(text))
+        counts = Counter(lexical_tokens(text, self.char_ngrams))
         new_terms = []
         ids = np.empty(len(counts), dtype=np.int64)
         for n, term in enumerate(counts):
@@ -82,7 +83,7 @@ class Index:
 
     def query_terms(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """(term ids, weights) of a query: known terms only, weight 1 + ln(query tf)."""
-        counts = Counter(t for t in lexical_tokens(text) if t in self.vocab)
+        counts = Counter(t for t in lexical_tokens(text, self.char_ngrams) if t in self.vocab)
         ids = np.fromiter((self.vocab[t] for t in counts), dtype=np.int64, count=len(counts))
         weights = 1.0 + np.log(np.fromiter(counts.values(), dtype=np.float64, count=len(counts)))
         return ids, weights

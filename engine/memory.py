@@ -122,7 +122,7 @@ class Memory:
 
     def _new_index(self) -> Index:
         s = self.settings
-        return Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim)
+        return Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim, char_ngrams=s.char_ngrams)
 
     def _load(self) -> None:
         """(Re)build the in-memory index from the store."""

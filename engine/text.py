@@ -17,7 +17,6 @@ from functools import lru_cache
 
 # Hangul syllable runs and other word runs are separate words, so "KM인가" is "km" + "인가".
 _WORD = re.compile(r"[\uac00-\ud7a3]+|[^\W_\uac00-\ud7a3]+(?:'[^\W_\uac00-\ud7a3]+)*", re.UNICODE)
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _SENTENCE_END = re.compile(r"(?<=[.!?。？！])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9\uac00-\ud7a3])")
 _INITIALS = re.compile(r"(?:[^\W\d_]\.)+")  # "J.", "u.s.", "p.m.", "e.g."
 _ABBREVIATIONS = {"mr.", "mrs.", "ms.", "dr.", "st.", "vs.", "e.g.", "i.e.", "etc.", "prof.", "jr.", "sr.", "no."}
@@ -66,10 +65,6 @@ def words(text: str) -> list[str]:
     return out
 
 
-def is_hangul(word: str) -> bool:
-    return bool(_HANGUL.search(word))
-
-
 def _has_batchim(syllable: str) -> bool:
     code = ord(syllable) - 0xAC00
     return 0 <= code < 11172 and code % 28 != 0
@@ -116,8 +111,9 @@ def _latin_token(word: str) -> str | None:
     return stem(word) if word.isascii() and word.isalpha() else word
 
 
-def lexical_tokens(text: str) -> list[str]:
-    """The BM25 token stream of ``text``.
+def lexical_tokens(text: str, char_ngrams: bool = False) -> list[str]:
+    """The BM25 token stream of ``text``; with ``char_ngrams``, also the character trigrams
+    (marked ``#``) of non-Hangul words of five letters or more, which lets typos match.
 
     Adjacent Hangul words also give the bigram across their space (the first word's last
     syllable, usually its particle, + the next word's first), the same token a query written
@@ -136,22 +132,20 @@ def lexical_tokens(text: str) -> list[str]:
             tok = _latin_token(w)
             if tok:
                 out.append(tok)
+                if char_ngrams and len(w) >= 5:
+                    out.extend(_trigrams(w.removesuffix("'s")))
     return out
 
 
-def char_ngrams(word: str, n: int = 3) -> list[str]:
+@lru_cache(maxsize=200_000)
+def _trigrams(word: str) -> tuple[str, ...]:
     padded = f"<{word}>"
-    return [padded[i : i + n] for i in range(len(padded) - n + 1)]
+    return tuple("#" + padded[i : i + 3] for i in range(len(padded) - 2))
 
 
 def feature_tokens(text: str, ngrams: bool = True) -> list[str]:
-    """The embedder's feature stream: lexical tokens plus character trigrams of longer words."""
-    out = lexical_tokens(text)
-    if ngrams:
-        for w in words(text):
-            if len(w) >= 5 and not is_hangul(w) and w not in STOPWORDS:
-                out.extend("#" + g for g in char_ngrams(w))
-    return out
+    """The embedder's feature stream: the lexical stream, with character trigrams by default."""
+    return lexical_tokens(text, char_ngrams=ngrams)
 
 
 def sentences(text: str) -> list[str]:

@@ -246,3 +246,13 @@ def test_unknown_strategy_and_fusion(core, corpus):
 def test_query_of_unknown_words_returns_no_hits(core, corpus):
     core.ingest(corpus)
     assert core.recall("zyzzyva qwxz", strategy="bm25").hits == []
+
+
+def test_character_trigrams_are_used_for_documents_and_queries_alike(tmp_path, corpus):
+    plain = Memory(tmp_path / "plain.db", extensions=False)
+    grams = Memory(tmp_path / "grams.db", extensions=False, char_ngrams=True)
+    for mem in (plain, grams):
+        mem.ingest(corpus)
+    assert not plain.recall("maraton traning", strategy="bm25").hits  # two typos, no shared word
+    assert "marathon" in grams.recall("maraton traning", strategy="bm25").hits[0].item.text
+    plain.close(), grams.close()

@@ -64,3 +64,10 @@ def test_a_sentence_longer_than_the_budget_is_a_chunk_of_its_own():
     long = "Long " + "word " * 50 + "end."
     chunks = chunk_text(f"Short one. {long} Short two.", budget=10)
     assert chunks == ["Short one.", long, "Short two."]
+
+
+def test_optional_character_trigrams_let_a_typo_match():
+    assert not [t for t in lexical_tokens("photography") if t.startswith("#")]
+    plain, typo = set(lexical_tokens("photography", True)), set(lexical_tokens("photgraphy", True))
+    assert {"#<ph", "#pho", "#phy", "#hy>"} <= plain & typo
+    assert not [t for t in lexical_tokens("the about 서울은", True) if t.startswith("#")]  # stop words, Hangul
