@@ -745,9 +745,10 @@ class KnowledgeExtension:
         return self.store.queue_counts()
 
     def apply_llm(self, episode_id: int | None, items: list[Item], result: "LLMExtraction") -> None:
-        """Store a validated LLM reply for these items in one transaction: its events replace
-        any earlier LLM events of the items, its facts join (deduplicated, with provenance), its
-        summary replaces a rule-built one; the items leave the queue."""
+        """Store a validated LLM reply for these items in one transaction: its events and facts
+        replace what the rule extractor (or an earlier LLM run) said about these items — facts
+        stated elsewhere too only lose these items — its summary replaces a rule-built one, and
+        the items leave the queue."""
         from .llm import as_extractions
 
         self.registry.rollback()
@@ -757,6 +758,7 @@ class KnowledgeExtension:
         try:
             with self.store.transaction():
                 ids = self._register_entities(extractions, batch)
+                self.store.delete_facts(self.store.drop_rule_provenance(item_ids))
                 self.store.delete_events(item_ids, "llm")
                 self.store.insert_events((e.item_id, "llm", e.body()) for ex in extractions for e in ex.events)
                 self._store_facts(items, extractions, ids, batch, origin="llm")
@@ -768,7 +770,8 @@ class KnowledgeExtension:
             self._batch = None
             self._subject_vectors.clear()
             raise
-        self.on_indexed(items)
+        self._batch = None
+        self.load()  # facts may have gone: rebuild rather than patch
 
     def process_queue(self, *, retry_failed: bool = True, limit: int | None = None,
                       progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:

@@ -263,6 +263,17 @@ class KnowledgeSQL:
         gone = set(item_ids)
         return [f for f, items in self.fact_sources_of(fids).items() if set(items) <= gone]
 
+    def drop_rule_provenance(self, item_ids: Sequence[int]) -> list[int]:
+        """Remove these items from rule-extracted facts; returns the facts left with no item."""
+        touched = sorted({f for f, _ in self._in(
+            "SELECT fs.fact_id, fs.item_id FROM fact_sources fs JOIN facts f ON f.id = fs.fact_id"
+            " WHERE f.origin = 'rule' AND fs.item_id IN ({marks})", item_ids)})
+        for chunk in _chunks(list(item_ids)):
+            self.conn.execute(f"DELETE FROM fact_sources WHERE item_id IN ({_marks(len(chunk))}) AND fact_id IN"
+                              " (SELECT id FROM facts WHERE origin = 'rule')", chunk)
+        left = self.fact_sources_of(touched)
+        return [f for f in touched if f not in left]
+
     def delete_facts(self, ids: Sequence[int]) -> None:
         for chunk in _chunks(list(ids)):
             self.conn.execute(f"DELETE FROM facts WHERE id IN ({_marks(len(chunk))})", chunk)

@@ -54,6 +54,7 @@ def test_ingest_queues_items_and_extraction_replaces_events_and_summary(llm_mem,
     assert first.summary == "Caroline and Melanie catch up." and first.origin == "llm"
     event = next(e for e in first.events if e.origin == "llm")
     assert event.time == "2023-05-20" and event.reason == "for mental health"
+    assert all(f.origin == "llm" for f in llm_mem.knowledge.facts())  # the rule facts of these items made way
     body = openai_server.requests[0][1]
     assert body["response_format"] == {"type": "json_object"} and body["model"] == "test-model"
 
@@ -73,12 +74,13 @@ def test_a_server_error_is_retried(llm_mem, openai_server):
 ])
 def test_bad_replies_fail_the_items_and_keep_the_rule_result(llm_mem, openai_server, step, reason, caplog):
     before = store_checksum(llm_mem.path)
-    rule_facts = {f.id for f in llm_mem.knowledge.facts()}
+    failing_items = {1, 2, 3, 4}  # the first request: session 1
+    kept_for_failed = {f.id for f in llm_mem.knowledge.facts() if set(f.provenance) & failing_items}
     openai_server.push("chat", step, step)  # both attempts of the first request (4 items) fail
     report = llm_mem.knowledge.process_queue()
     assert report["failed"] == 4 and report["done"] == 3
     assert reason in caplog.text
-    assert rule_facts <= {f.id for f in llm_mem.knowledge.facts()}
+    assert kept_for_failed and kept_for_failed <= {f.id for f in llm_mem.knowledge.facts()}
     assert llm_mem.knowledge.queue_status() == {"done": 3, "failed": 4}
     assert store_checksum(llm_mem.path) != before  # only the queue and the good episode changed
     assert llm_mem.store.integrity_ok()
