@@ -21,8 +21,10 @@ grow with the graph.
 
 from __future__ import annotations
 
+import functools
+import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -63,21 +65,37 @@ class EdgeList:
         return sum(len(p[0]) for p in self.parts)
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _locked(method: F) -> F:
+    """Serialise a method on the graph's lock: the app ingests in one thread and recalls in another."""
+
+    @functools.wraps(method)
+    def wrapper(self: "KnowledgeGraph", *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 class KnowledgeGraph:
     """Typed edges over items and entities; sparse matrices and PPR on demand."""
 
     def __init__(self) -> None:
+        self.lock = threading.RLock()  # held by readers and writers; load() holds it across a rebuild
+        self.clear()
+
+    # -- building -----------------------------------------------------------------------------
+
+    @_locked
+    def clear(self) -> None:
         self.edges: dict[str, EdgeList] = {t: EdgeList() for t in EDGE_TYPES}
         self.entity_ids = np.zeros(0, dtype=np.int64)  # entity node n ↔ entity id
         self._entity_node: dict[int, int] = {}
         self._cache: dict[object, object] = {}
-        self._version = 0
 
-    # -- building -----------------------------------------------------------------------------
-
-    def clear(self) -> None:
-        self.__init__()
-
+    @_locked
     def add_entities(self, ids: Sequence[int]) -> None:
         fresh = [i for i in ids if i not in self._entity_node]
         for i in fresh:
@@ -86,6 +104,7 @@ class KnowledgeGraph:
             self.entity_ids = np.concatenate([self.entity_ids, np.asarray(fresh, dtype=np.int64)])
             self.changed()
 
+    @_locked
     def add_edges(self, kind: str, a: Sequence[int], b: Sequence[int], w: Sequence[float] | float = 1.0) -> None:
         """Add undirected edges of one type; items by id, entities by ``-id``."""
         if kind not in self.edges:
@@ -94,7 +113,6 @@ class KnowledgeGraph:
         self.changed()
 
     def changed(self) -> None:
-        self._version += 1
         self._cache.clear()
 
     def entity_node(self, entity_id: int) -> int | None:
@@ -122,6 +140,7 @@ class KnowledgeGraph:
             out[ents] = np.where(nodes >= 0, nodes + index.n_slots, -1)
         return out
 
+    @_locked
     def matrix(self, kind: str, index: "Index") -> sp.csr_matrix:
         """The symmetric weighted adjacency of one edge type over the current node space."""
         key = ("matrix", kind, *_state(index))
@@ -142,6 +161,7 @@ class KnowledgeGraph:
         self._cache[key] = m
         return m
 
+    @_locked
     def transition(self, weights: dict[str, float], index: "Index") -> sp.csr_matrix:
         """Column-stochastic transpose of the weighted mix (rows of dangling nodes stay empty)."""
         key = ("transition", tuple(sorted(weights.items())), *_state(index))
@@ -159,6 +179,7 @@ class KnowledgeGraph:
         self._cache[key] = t
         return t
 
+    @_locked
     def forward(self, weights: dict[str, float], index: "Index") -> sp.csr_matrix:
         """Row-stochastic form of :meth:`transition` (row u: where a step from u goes), for push."""
         key = ("forward", tuple(sorted(weights.items())), *_state(index))
@@ -167,6 +188,7 @@ class KnowledgeGraph:
             hit = self._cache[key] = self.transition(weights, index).T.tocsr()
         return hit  # type: ignore[return-value]
 
+    @_locked
     def degrees(self, index: "Index", weights: dict[str, float]) -> np.ndarray:
         """Number of neighbours of every node under the mix (for seed specificity)."""
         key = ("degree", tuple(sorted(weights.items())), *_state(index))

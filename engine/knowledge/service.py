@@ -124,7 +124,11 @@ class KnowledgeExtension:
         self._name_vectors.clear()
         for fid, key, _subject_id in store.fact_keys():
             self._fact_ids[key] = fid
-        g = self.graph
+        with self.graph.lock:  # a recall in another thread sees the old graph or the new one
+            self._load_graph(rows)
+
+    def _load_graph(self, rows: list[tuple[int, str, str, str]]) -> None:
+        store, g = self.store, self.graph
         g.clear()
         g.add_entities([r[0] for r in rows])
         batch = _Batch()
