@@ -136,5 +136,6 @@ def _learning_text(r: dict[str, Any]) -> str:
     fm = r["feedback_ms"]
     lines.append(f"feedback latency: LoCoMo p50 {fm['locomo_p50']:.2f} ms" + (
         f"; {fm['synthetic']['items']} items p50 {fm['synthetic']['p50_ms']:.2f} ms, p95 {fm['synthetic']['p95_ms']:.2f} ms"
+        f" (CPU p50 {fm['synthetic']['cpu_p50_ms']:.2f} ms)"
         if "synthetic" in fm else ""))
     return "\n".join(lines)

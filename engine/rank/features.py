@@ -186,8 +186,9 @@ def build(mem: "Memory", q: "Query", signals: "Signals", meta: SlotMeta, learned
     out[:, col["dense_rank"]] = _rank_discount(pos["dense"])
     rrf = sum(np.where(p >= 0, 1.0 / (rrf_k + 1 + p), 0.0) for p in pos.values())
     out[:, col["rrf"]] = _relative(rrf)
-    out[:, col["neighbour_bm25"]] = _neighbour_max(bm25_rel, nb)
-    out[:, col["neighbour_dense"]] = _neighbour_max(dense_rel, nb)
+    turn = meta.is_turn[slots]  # a turn's neighbours carry its conversation; a passage's do not (measured)
+    out[:, col["neighbour_bm25"]] = _neighbour_max(bm25_rel, nb) * turn
+    out[:, col["neighbour_dense"]] = _neighbour_max(dense_rel, nb) * turn
     out[:, col["recency"]] = _recency(mem, slots)
     qwords = set(words(q.text))
     speakers = meta.speaker_ids_in(qwords)
