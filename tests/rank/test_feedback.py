@@ -124,3 +124,18 @@ def test_feedback_from_another_process_is_picked_up(mem):
         other.feedback(rec.token, shown(rec)[:1])
     mem.recall("anything", strategy="fused")  # refreshes
     assert mem.ranker.status().events == 1
+
+
+def test_export_and_import_carry_trust_and_coaccess_edges(mem, tmp_path):
+    rec = mem.recall("sourdough bread class", strategy="fused")
+    a, b = shown(rec)[:2]
+    mem.feedback(rec.token, [a, b])
+    mem.export(tmp_path / "export.jsonl")
+    with Memory(tmp_path / "copy.db", fused_signals="") as copy:
+        copy.import_(tmp_path / "export.jsonl")
+        keys = {i.id: i.key for s in copy.sources() for i in copy.source_items(s.id)}
+        (x, y, w, _), = copy.store.coaccess_edges()
+        original = {i.id: i.key for s in mem.sources() for i in mem.source_items(s.id)}
+        assert {keys[x], keys[y]} == {original[a], original[b]} and w == pytest.approx(0.3)
+        assert len(copy.store.trust_rows()) == len(mem.store.trust_rows())
+        assert copy.ranker.status().coaccess_edges == 1
