@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..records import Item
+from ..text import sentences
 from .records import Event
 
 SUMMARY_CHARS = 300
@@ -55,14 +56,22 @@ def group_items(items: list[Item], window: int) -> list[EpisodeDraft]:
 
 
 def summarize(items: list[Item], events: list[Event]) -> str:
-    """A rule-based summary: who, when, and the leading actions (or the opening words)."""
+    """A rule-based summary: for a conversation who, when and the leading actions; for a
+    document section its heading and opening sentences."""
+    if not any(i.kind == "turn" for i in items):
+        opening = " ".join(sentences(" ".join(i.text for i in items))[:2])
+        heading = items[0].title.split(" › ")[-1] if items[0].title else ""
+        return _cut(f"{heading}: {opening}" if heading else opening)
     speakers = list(dict.fromkeys(i.speaker for i in items if i.speaker))
     days = sorted({i.timestamp[:10] for i in items if i.timestamp})
     head = " and ".join(speakers) if speakers else (items[0].title or "")
     when = f" ({days[0]}{' to ' + days[-1] if len(days) > 1 else ''})" if days else ""
     actions = _leading_actions(events)
     body = "; ".join(actions) if actions else " ".join(items[0].text.split()[:30])
-    text = f"{head}{when}: {body}" if head or when else body
+    return _cut(f"{head}{when}: {body}" if head or when else body)
+
+
+def _cut(text: str) -> str:
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1].rsplit(" ", 1)[0] + "…"
 
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .llm import LLMExtraction
 
 NICKNAME_WEIGHT = 0.9
+KIND_RANK = {"speaker": 3, "title": 2, "name": 1, "tag": 0}  # one name seen in two roles keeps the stronger
 FACTS_PER_ENTITY = 50  # a query's entity contributes its latest facts as candidates
 
 
@@ -51,6 +52,7 @@ class _Batch:
     """Rows written in the ingest transaction, applied to memory after the commit."""
 
     entities: list[int] = field(default_factory=list)
+    kinds: dict[int, str] = field(default_factory=dict)  # known entities seen in a stronger role
     facts: dict[str, int] = field(default_factory=dict)  # key → fact id
     edges: dict[str, tuple[list[int], list[int], list[float]]] = field(
         default_factory=lambda: {t: ([], [], []) for t in EDGE_TYPES})
@@ -181,6 +183,8 @@ class KnowledgeExtension:
         self.registry.commit()
         if batch is None:
             return
+        for eid, kind in batch.kinds.items():
+            self.registry.kinds[eid] = kind
         self._fact_ids.update(batch.facts)
         self.graph.add_entities(batch.entities)
         self._apply_edges(batch)
@@ -224,12 +228,15 @@ class KnowledgeExtension:
         """Ids for every key the items name (new entities inserted and linked by synonymy)."""
         wanted: dict[str, tuple[str, str]] = {}
         for ex in extractions:
-            for surface, key, kind, _role in ex.mentions:
-                if key:
-                    wanted.setdefault(key, (surface, kind))
-            for f in ex.facts:
-                wanted.setdefault(f.subject_key, (f.subject, "name"))
+            named = [(s, k, kind) for s, k, kind, _role in ex.mentions] + [(f.subject, f.subject_key, "name") for f in ex.facts]
+            for surface, key, kind in named:
+                if key and (key not in wanted or KIND_RANK[kind] > KIND_RANK[wanted[key][1]]):
+                    wanted[key] = (surface, kind)  # "Maya" named by Daniel first, then speaking: a speaker
         ids = {k: i for k in wanted if (i := self.registry.lookup(k)) is not None}
+        for key, eid in ids.items():
+            if KIND_RANK[wanted[key][1]] > KIND_RANK.get(self.registry.kinds.get(eid, "tag"), 0):
+                batch.kinds[eid] = wanted[key][1]
+        self.store.set_entity_kinds(batch.kinds.items())
         new = [(k, name, kind) for k, (name, kind) in wanted.items() if k not in ids]
         if new:
             fresh = self.store.upsert_entities(new)

@@ -129,6 +129,10 @@ class KnowledgeSQL:
                 out[key] = eid
         return out
 
+    def set_entity_kinds(self, rows: Iterable[tuple[int, str]]) -> None:
+        """(entity id, kind) rows."""
+        self.conn.executemany("UPDATE entities SET kind = ? WHERE id = ?", ((k, e) for e, k in rows))
+
     def entity_rows(self) -> list[tuple[int, str, str, str]]:
         """(id, key, name, kind) of every entity."""
         return self.conn.execute("SELECT id, key, name, kind FROM entities ORDER BY id").fetchall()

@@ -179,3 +179,12 @@ def test_near_duplicate_facts_merge_by_similarity(tmp_path, threshold, facts):
         adopted = [f for f in m.knowledge.facts(entity="Maya") if f.predicate == "adopted"]
         assert len(adopted) == facts
         assert sorted(i for f in adopted for i in f.provenance) == [1, 3]
+
+
+def test_a_name_that_later_speaks_is_a_speaker(tmp_path):
+    chat = tmp_path / "chat.txt"
+    chat.write_text("Daniel: Hi Maya! How is the new puppy?\nMaya: Daniel! Pepper is great.\n", encoding="utf-8")
+    with Memory(tmp_path / "s.db") as m:
+        m.ingest(chat)
+        kinds = {e.name: e.kind for e in m.knowledge.entities()}
+        assert kinds["Maya"] == "speaker" and kinds["Daniel"] == "speaker" and kinds["Pepper"] == "name"
