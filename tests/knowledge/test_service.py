@@ -183,7 +183,7 @@ def test_near_duplicate_facts_merge_by_similarity(tmp_path, threshold, facts):
 
 def test_a_name_that_later_speaks_is_a_speaker(tmp_path):
     chat = tmp_path / "chat.txt"
-    chat.write_text("Daniel: Hi Maya! How is the new puppy?\nMaya: Daniel! Pepper is great.\n", encoding="utf-8")
+    chat.write_text("Daniel: Hi Maya! How is the new puppy?\nMaya: Daniel! The puppy is called Pepper.\n", encoding="utf-8")
     with Memory(tmp_path / "s.db") as m:
         m.ingest(chat)
         kinds = {e.name: e.kind for e in m.knowledge.entities()}
