@@ -301,5 +301,13 @@ class VectorIndex:
         with one_blas_thread():
             return self._m[: self._n] @ query.astype(np.float32)
 
+    def scores_at(self, slots: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Scores of ``slots`` only (0 for slots past the matrix): a row gather, no scan."""
+        out = np.zeros(len(slots), dtype=np.float32)
+        if self._n and self.dim:
+            inside = slots < self._n
+            out[inside] = self._m[slots[inside]] @ query.astype(np.float32)
+        return out
+
     def vector(self, slot: int) -> np.ndarray:
         return self._m[slot]

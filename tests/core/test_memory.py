@@ -256,3 +256,15 @@ def test_character_trigrams_are_used_for_documents_and_queries_alike(tmp_path, c
     assert not plain.recall("maraton traning", strategy="bm25").hits  # two typos, no shared word
     assert "marathon" in grams.recall("maraton traning", strategy="bm25").hits[0].item.text
     plain.close(), grams.close()
+
+
+def test_hybrid_falls_back_to_dense_candidates_when_bm25_finds_too_few(tmp_path, corpus):
+    mem = Memory(tmp_path / "h.db", extensions=False, embedder="hash")
+    mem.ingest(corpus)
+    assert not mem.recall("maratthon", strategy="bm25").hits  # a typo: no word matches
+    hits = mem.recall("maratthon", strategy="hybrid").hits  # the hash embedder's trigrams do
+    assert hits and "marathon" in hits[0].item.text and hits[0].sources == ["dense"]
+    full = mem.recall("Berlin marathon training", strategy="hybrid", top_k=2).hits
+    assert all(h.sources == ["bm25"] for h in full)  # enough BM25 candidates: dense only re-scores them
+    assert full[0].features["dense"] > 0
+    mem.close()
