@@ -27,8 +27,8 @@ from .graph import TopicGraph, projection
 from .intents import resolve_intent
 from .markov import TransitionModel, source_transitions
 from .navigate import ContextWindow, Policy, Walk, WalkStep, backfill, context_windows, item_scores, run_walk
-from .tree import (TopicSpace, TopicTree, dag_parents, distinctive_terms, fit_tree, label_of, leaf_probabilities,
-                   shape_for, surface_forms, top_leaves)
+from .tree import (TopicSpace, TopicTree, dag_parents, distinctive_terms, fit_tree, label_of, shape_for, surface_forms,
+                   top_leaves)
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -322,8 +322,7 @@ class TopicsExtension:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
         if vectors is None:
             return np.arange(n), np.full(n, int(tree.leaves[0])), np.ones(n)
-        probs = leaf_probabilities(vectors, tree, s.topic_temperature)
-        return top_leaves(probs, tree, s.topic_item_leaves, s.topic_item_min_prob)
+        return top_leaves(vectors, tree, s.topic_temperature, s.topic_item_leaves, s.topic_item_min_prob)
 
     @staticmethod
     def _best_leaves(rows: np.ndarray, leaves: np.ndarray, n: int) -> np.ndarray:

@@ -342,23 +342,31 @@ def softmax(scores: np.ndarray, temperature: float, axis: int = -1) -> np.ndarra
     return e / e.sum(axis=axis, keepdims=True)
 
 
-def leaf_probabilities(vectors: np.ndarray, tree: TopicTree, temperature: float) -> np.ndarray:
-    """(rows, leaves): softmax over leaves of cos(text, leaf centroid) / temperature."""
-    if tree.flat:
-        return np.full((len(vectors), len(tree.leaves)), 1.0 / max(len(tree.leaves), 1))
-    return softmax(vectors @ tree.centroids[tree.leaves].T, temperature, axis=1)
+def top_leaves(vectors: np.ndarray, tree: TopicTree, temperature: float, m: int, min_prob: float,
+               block: int = 4096) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Topic–item edges from P(leaf | item) = softmax over leaves of cos(item, leaf) / temperature:
+    each row's best ``m`` leaves with p ≥ ``min_prob`` (the best one always), best first.
 
-
-def top_leaves(probs: np.ndarray, tree: TopicTree, m: int, min_prob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Topic–item edges: each row's best ``m`` leaves with p ≥ ``min_prob`` (the best one always).
-
-    Returns (row numbers, leaf topic indices, weights)."""
-    m = max(1, min(m, probs.shape[1]))
-    best = np.argsort(-probs, axis=1, kind="stable")[:, :m]
-    p = np.take_along_axis(probs, best, axis=1)
+    Rows go in blocks, in float32, and only the top ``m`` are sorted: at 100k items × 1k leaves
+    the full probability matrix would be half a gigabyte. Returns (rows, leaf topic indices, p)."""
+    n, m = len(vectors), max(1, min(m, len(tree.leaves)))
+    best = np.zeros((n, m), dtype=np.int64)
+    p = np.zeros((n, m), dtype=np.float64)
+    centroids = tree.centroids[tree.leaves].T.astype(np.float32)
+    for lo in range(0, n, block):
+        z = vectors[lo:lo + block].astype(np.float32) @ centroids
+        z -= z.max(axis=1, keepdims=True)
+        np.exp(z / temperature if temperature > 0 else np.where(z >= 0, 0.0, -np.inf), out=z)
+        z /= z.sum(axis=1, keepdims=True)
+        top = np.argpartition(-z, m - 1, axis=1)[:, :m] if m < z.shape[1] else np.tile(np.arange(m), (len(z), 1))
+        top = np.sort(top, axis=1)  # ties go to the lower leaf, whatever order the partition left
+        tp = np.take_along_axis(z, top, axis=1)
+        order = np.argsort(-tp, axis=1, kind="stable")
+        best[lo:lo + block] = np.take_along_axis(top, order, axis=1)
+        p[lo:lo + block] = np.take_along_axis(tp, order, axis=1)
     keep = p >= min_prob
     keep[:, 0] = True
-    rows = np.repeat(np.arange(len(probs)), m).reshape(len(probs), m)
+    rows = np.repeat(np.arange(n), m).reshape(n, m)
     return rows[keep], tree.leaves[best[keep]], p[keep]
 
 
