@@ -52,3 +52,11 @@ class SourceDone(Message):
     def __init__(self, name: str, done: int, total: int) -> None:
         super().__init__()
         self.name, self.done, self.total = name, done, total
+
+
+class TaskEnded(Message):
+    """To the app: a task's worker is done (its entry leaves the running tasks)."""
+
+    def __init__(self, task: str, worker: object) -> None:
+        super().__init__()
+        self.task, self.worker = task, worker

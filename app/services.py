@@ -15,10 +15,10 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from engine import Memory, Settings
-from engine.config import default_store_path
+if TYPE_CHECKING:  # the engine (numpy, scipy) is imported on first use, in a worker: the UI paints first
+    from engine import Memory, Settings
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "assets" / "demo"
 
@@ -54,7 +54,7 @@ class Services:
     """Open, close and reach the store. One instance per app."""
 
     def __init__(self, store_path: str | Path | None = None, *, demo: bool = False, label: str | None = None,
-                 settings: Settings | None = None) -> None:
+                 settings: "Settings | None" = None) -> None:
         self.store_path = Path(store_path) if store_path else None
         self.demo = demo
         self.fixed_label = label
@@ -79,9 +79,11 @@ class Services:
     def target_path(self) -> Path:
         if self.store_path:
             return self.store_path
+        from engine.config import default_store_path
+
         return default_store_path()
 
-    def open(self, path: str | Path | None = None) -> Memory:
+    def open(self, path: str | Path | None = None) -> "Memory":
         """Open ``path`` (or the configured store); the previous store is closed only on success."""
         with self._lock:
             if path is not None:
@@ -101,7 +103,7 @@ class Services:
             shutil.rmtree(old_temp, ignore_errors=True)
         return mem
 
-    def open_temporary(self) -> Memory:
+    def open_temporary(self) -> "Memory":
         """A fresh empty store in a temporary folder (the way out of a locked or corrupt store)."""
         with self._lock:
             tempdir = tempfile.mkdtemp(prefix="mnemoscope-")
@@ -114,7 +116,9 @@ class Services:
             shutil.rmtree(old_temp, ignore_errors=True)
         return mem
 
-    def _memory(self, path: Path) -> Memory:
+    def _memory(self, path: Path) -> "Memory":
+        from engine import Memory
+
         return Memory(path, settings=self.settings.replace() if self.settings else None)
 
     def close(self) -> None:
@@ -126,7 +130,7 @@ class Services:
             self._tempdir = None
 
     @property
-    def memory(self) -> Memory:
+    def memory(self) -> "Memory":
         if self.mem is None:
             raise NoStore()
         return self.mem
@@ -146,6 +150,13 @@ class Services:
 
         names = sorted(STRATEGIES)
         return sorted(names, key=lambda n: (n != "fused", n != "hybrid", n))
+
+    def strategy_doc(self, name: str) -> str:
+        """What a strategy does, in the engine's own words (its docstring's first paragraph)."""
+        from engine.recall import STRATEGIES
+
+        doc = (getattr(STRATEGIES.get(name), "__doc__", None) or "").strip()
+        return " ".join(doc.split("\n\n")[0].split())
 
     def default_strategy(self) -> str:
         return getattr(self.mem, "default_strategy", None) or "hybrid"
@@ -169,6 +180,8 @@ class Services:
 
     def llm_status(self, timeout: float = 2.0) -> LLMStatus:
         """Whether an LLM endpoint is configured, and whether ``GET {base}/models`` answers."""
+        from engine import Settings
+
         settings = self.mem.settings if self.mem is not None else (self.settings or Settings.load())
         base = (settings.llm_base_url or "").rstrip("/")
         if not base:

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from .commands import MnemoscopeCommands, app_commands
-from .messages import StoreOpened, TaskFinished, TaskProgress
+from .messages import StoreOpened, TaskEnded, TaskFinished, TaskProgress
 from .services import Services, describe_error
 from .widgets import ChoiceDialog, HelpScreen, PromptDialog
 from .widgets.chrome import SCREENS
@@ -88,7 +88,8 @@ class MnemoscopeApp(App[None]):
 
     def on_mount(self) -> None:
         self.switch_mode(self.start_mode or "query")
-        self.open_store(None)
+        # open the store once the first screen is painted: importing the engine competes for the GIL
+        self.call_after_refresh(self.open_store, None)
 
     def open_store(self, path: str | Path | None) -> None:
         def open_and_fill(progress, cancelled) -> dict[str, Any]:
@@ -196,15 +197,16 @@ class MnemoscopeApp(App[None]):
                 finished = dict(error=describe_error(exc))
             else:
                 finished = dict(result=result)
-            self.call_from_thread(self._task_ended, task, worker)
             owner.post_message(TaskFinished(task, cancelled=worker.is_cancelled, **finished))
+            self.post_message(TaskEnded(task, worker))
 
         state.worker = self.run_worker(job, name=task, group=task, description=title, thread=True,
                                        exclusive=replace, exit_on_error=False)
         self._show_tasks()
         return state.worker
 
-    def _task_ended(self, task: str, worker: Worker) -> None:
+    def on_task_ended(self, message: TaskEnded) -> None:
+        task, worker = message.task, message.worker
         state = self.tasks.get(task)
         if state is not None and state.worker is worker:
             del self.tasks[task]

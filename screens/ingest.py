@@ -50,7 +50,8 @@ with their file and line and left out.
 
 | key | does |
 |---|---|
-| `space` / `Enter` | add the highlighted file or folder to the selection (again: remove) |
+| `a` | add the highlighted file or folder to the selection (again: remove it) |
+| `Enter` | on a file: the same; on a folder: open or close it |
 | `p` | preview the selection (nothing is written) |
 | `i` | ingest the selection (after a preview and a confirmation) |
 | `n` | paste or type a note |
@@ -59,7 +60,7 @@ with their file and line and left out.
 """
 
     BINDINGS = [
-        Binding("space", "toggle_path", "Select", id="ingest-select"),
+        Binding("a", "toggle_path", "Add", id="ingest-select"),
         Binding("p", "preview", "Preview", id="ingest-preview"),
         Binding("i", "ingest", "Ingest", id="ingest-run"),
         Binding("n", "note", "Note", id="ingest-note"),
@@ -78,7 +79,7 @@ with their file and line and left out.
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="ingest-main", classes="split"):
             with Vertical(id="ingest-pick"):
-                yield Input(placeholder="Path of a file or folder (Enter adds it)", id="ingest-path")
+                yield Input(placeholder="Path of a file or folder (Enter adds it)", id="ingest-path", compact=True)
                 yield FileTree(self.app.browse_root, id="ingest-tree")
             with Vertical(id="ingest-side"):
                 yield Static("", id="ingest-selection")
@@ -103,7 +104,7 @@ with their file and line and left out.
     def show_selection(self) -> None:
         box = self.query_one("#ingest-selection", Static)
         if not self.selection:
-            box.update(Text("Nothing selected: space adds the highlighted file or folder; p previews, i ingests.",
+            box.update(Text("Nothing selected: a adds the highlighted file or folder; p previews, i ingests.",
                             style="dim"))
             return
         names = ", ".join(p.name + ("/" if p.is_dir() else "") for p in self.selection)
@@ -147,7 +148,7 @@ with their file and line and left out.
 
     def action_preview(self) -> None:
         if not self.selection:
-            self.notify("Select a file or folder first (space).", severity="warning")
+            self.notify("Select a file or folder first (a adds the highlighted one).", severity="warning")
             return
         paths = list(self.selection)
         self.run_task("parse", "Reading files", lambda: self.services.parse(paths), progress=False)

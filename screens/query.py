@@ -22,16 +22,6 @@ from screens.base import BaseScreen
 
 INTENTS = ["auto", "deepen", "broaden", "compare", "apply", "clarify", "neutral"]
 MODES = ["lite", "pro", "max"]
-# What each strategy does, for the "why" panel.
-STRATEGY_NOTES = {
-    "bm25": "BM25 alone: the lexical score of the query terms in the item.",
-    "dense": "Dense alone: cosine between the query vector and the item vector.",
-    "hybrid": "Hybrid: the BM25 and dense candidate lists fused by reciprocal rank "
-              "(score = Σ weight / (k + rank)); the dense list carries a smaller weight.",
-    "ppr": "PPR: Personalized PageRank over the typed graph from the query's seeds.",
-    "walk": "Walk: an intent-steered walk over the topic tree; visits projected to items.",
-    "fused": "Fused: every signal's candidates, scored by the learned ranker behind the heuristic floor.",
-}
 
 
 def hit_source_label(hit: Any, source_names: dict[int, str], width: int = 22) -> str:
@@ -108,7 +98,9 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
         self.source_names: dict[int, str] = {}
         self.submitted_at = 0.0
         self.last_render_ms: float | None = None
+        self.timeline: dict[str, float] = {}  # when each stage of the last query ended (perf_counter)
         self.strategy_chosen = False
+        self.trace_pending = False
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="query-bar"):
@@ -183,9 +175,17 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
             return
         options = self.query_options()
         self.submitted_at = time.perf_counter()
+        self.timeline = {"submitted": self.submitted_at}
         self.set_status(f"Searching for “{text}”…")
-        self.run_task("query", "Query", lambda: self.services.recall(text, **options), progress=False,
-                      replace=True, show=False)
+        timeline, services = self.timeline, self.services
+
+        def ask() -> Any:
+            timeline["worker"] = time.perf_counter()
+            result = services.recall(text, **options)
+            timeline["engine_done"] = time.perf_counter()
+            return result
+
+        self.run_task("query", "Query", ask, progress=False, replace=True, show=False)
 
     @on(TaskFinished)
     def query_finished(self, message: TaskFinished) -> None:
@@ -196,7 +196,9 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
             self.set_status(message.error, "error")
             self.notify(message.error, title="Query", severity="error", markup=False)
             return
+        self.timeline["received"] = time.perf_counter()
         self.show_recall(message.result)
+        self.timeline["shown"] = time.perf_counter()
 
     def show_recall(self, recall: Any) -> None:
         self.recall = recall
@@ -220,13 +222,17 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
                         title="No results", severity="warning", markup=False)
         self.show_selected()
         self.show_knowledge()
-        self.query_one(TraceView).load(recall, animate=self.app.animate_trace)
+        if self.query_one("#query-detail", TabbedContent).active == "trace":
+            self.query_one(TraceView).load(recall, animate=self.app.animate_trace)
+        else:
+            self.trace_pending = True  # built when its tab is shown: the tree costs layout time
         if recall.hits and self.focused is self.query_one("#query-input"):
             table.focus()
         self.call_after_refresh(self._rendered)
 
     def _rendered(self) -> None:
-        self.last_render_ms = (time.perf_counter() - self.submitted_at) * 1000
+        self.timeline["rendered"] = time.perf_counter()
+        self.last_render_ms = (self.timeline["rendered"] - self.submitted_at) * 1000
 
     def describe_recall(self, recall: Any) -> str:
         parts = [f"{len(recall.hits)} item{'s' if len(recall.hits) != 1 else ''}",
@@ -289,7 +295,8 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
             best = max((abs(h.features.get(name, 0.0)) for h in self.recall.hits), default=0.0) or 1.0
             width = int(round(12 * abs(value) / best))
             table.add_row(name, f"{value:.4g}", Text("█" * width + "░" * (12 - width), style="cyan"))
-        note = STRATEGY_NOTES.get(self.recall.strategy, "")
+        note = self.services.strategy_doc(self.recall.strategy)
+        note = f"{self.recall.strategy}: {note}" if note else ""
         return Group(table, Text("\n" + note, style="dim") if note else Text(""))
 
     def show_knowledge(self) -> None:
@@ -299,6 +306,12 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
             body.update("The engine has no knowledge area (episodes and facts).")
             return
         body.update(knowledge_text(recall.episodes, recall.facts))
+
+    @on(TabbedContent.TabActivated, "#query-detail")
+    def detail_shown(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "trace" and self.trace_pending and self.recall is not None:
+            self.trace_pending = False
+            self.query_one(TraceView).load(self.recall, animate=self.app.animate_trace)
 
     def action_trace(self, what: str) -> None:
         self.action_panel("trace")

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Markdown, Static, TextArea
+from textual.widgets import Button, Input, Label, Static
 
 
 class ChoiceDialog(ModalScreen[str | None]):
@@ -106,6 +106,8 @@ class NoteDialog(ModalScreen[tuple[str, str] | None]):
                 Binding("ctrl+s", "save", "Save note", id="note-save", priority=True)]
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import TextArea  # imported when first needed: keeps start-up short
+
         with Vertical(id="dialog-box", classes="wide") as box:
             box.border_title = "New note"
             yield Input(placeholder="Title (optional)", id="note-title")
@@ -115,11 +117,11 @@ class NoteDialog(ModalScreen[tuple[str, str] | None]):
                 yield Button("Cancel", id="note-cancel")
 
     def on_mount(self) -> None:
-        self.query_one("#note-text", TextArea).focus()
+        self.query_one("#note-text").focus()
 
     @on(Button.Pressed, "#note-save")
     def action_save(self) -> None:
-        text = self.query_one("#note-text", TextArea).text
+        text = self.query_one("#note-text").text
         if not text.strip():
             self.notify("The note is empty.", severity="warning")
             return
@@ -153,6 +155,8 @@ class HelpScreen(ModalScreen[None]):
         self.title_text, self.screen_help = title, screen_help
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import Markdown  # imported when first needed: keeps start-up short
+
         with Vertical(id="dialog-box", classes="wide") as box:
             box.border_title = f"Help · {self.title_text}"
             with VerticalScroll(id="dialog-body"):

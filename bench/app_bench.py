@@ -1,0 +1,197 @@
+"""The app's speed on a 10k-item store, measured with Textual's test harness (headless).
+
+* **cold start**: a fresh Python process → the Query screen shown, the store open, its counts in
+  the header and the query box focused (wall clock from before the process is spawned);
+* **query → rendered results**: Enter in the query box → the hits table filled and painted
+  (``QueryScreen.last_render_ms``: from the submit to the first refresh after the rows landed).
+
+Usage::
+
+    python bench/app_bench.py                      # 10,000 items, 5 cold starts, 30 queries per strategy
+    python bench/app_bench.py --items 2000 --runs 3 --queries 10
+    python bench/app_bench.py --json               # one JSON object instead of the table
+
+The store is built once (synthetic turns made from the LoCoMo data by ``engine.eval.bench``) and
+kept at ``--store`` (default: the user cache folder) so later runs measure the app, not ingest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+QUERIES = [
+    "what did Caroline do at the support group", "when did Melanie paint a sunrise", "sourdough starter",
+    "camping trip with the kids", "adoption agencies", "what books does she read", "charity race",
+    "pottery class", "LGBTQ counseling", "family road trip", "favourite painting", "dog walking schedule",
+    "who went to the concert", "weekend hiking plans", "new job interview", "birthday party", "music festival",
+    "school presentation", "volunteering at the shelter", "moving to a new city",
+]
+
+CHILD = r"""
+import sys, time, asyncio
+t_start = time.time()
+sys.path.insert(0, {root!r})
+from app.services import Services
+from app.tui import make_app
+
+async def main():
+    app = make_app(Services({store!r}, label="bench"), offer_demo=False, show_timings=False, animate=False)
+    async with app.run_test(size=(100, 32)) as pilot:
+        shown = None
+        while True:
+            screen = app.screen
+            if shown is None and getattr(screen, "NAME", "") == "query" and app.focused is not None \
+                    and app.focused.id == "query-input":
+                shown = time.time()  # painted, the query box takes keys; the store may still be opening
+            if shown is not None and app.store_stats.get("items") and not app.tasks:
+                break
+            await pilot.pause(0.005)
+        await pilot.pause()
+        print("READY", time.time(), t_start, shown, flush=True)
+
+asyncio.run(main())
+"""
+
+
+def build_store(path: Path, n_items: int) -> float:
+    from engine import Memory
+    from engine.eval.bench import DEFAULT_DATA, synthetic_corpus
+
+    started = time.perf_counter()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sources, _ = synthetic_corpus(n_items, DEFAULT_DATA)
+    with Memory(path) as mem:
+        mem.ingest_parsed(sources)
+        items = mem.stats()["items"]
+    if items < n_items:
+        raise SystemExit(f"built only {items} items")
+    return time.perf_counter() - started
+
+
+def cold_start(store: Path) -> dict[str, float]:
+    """Spawn a fresh interpreter; return (total wall clock, of which interpreter + imports)."""
+    spawned = time.time()
+    out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT), store=str(store))],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    line = next((l for l in out.stdout.splitlines() if l.startswith("READY")), None)
+    if line is None:
+        raise SystemExit(f"cold start failed:\n{out.stdout}\n{out.stderr}")
+    _tag, ready, child_start, shown = line.split()
+    return {"total_s": float(ready) - spawned, "interpreter_s": float(child_start) - spawned,
+            "shown_s": float(shown) - spawned}
+
+
+async def query_latencies(store: Path, n: int, strategies: list[str], mode: str) -> dict[str, dict[str, float]]:
+    from textual.widgets import DataTable, Select
+
+    from app.services import Services
+    from app.tui import make_app
+
+    app = make_app(Services(store, label="bench"), offer_demo=False, show_timings=False, animate=False)
+    results: dict[str, dict[str, float]] = {}
+    async with app.run_test(size=(100, 32)) as pilot:
+        while not app.store_stats.get("items") or app.tasks:
+            await pilot.pause(0.01)
+        screen = app.screen
+        box = screen.query_one("#query-input")
+        table = screen.query_one("#hits", DataTable)
+        screen.query_one("#query-mode", Select).value = mode
+
+        async def one(text: str) -> tuple[float, float]:
+            screen.last_render_ms = None
+            box.value = text
+            box.focus()
+            await pilot.press("enter")
+            while screen.last_render_ms is None:
+                await pilot.pause(0.001)
+            assert screen.recall is not None and screen.recall.query == text
+            return screen.last_render_ms, screen.recall.timings.get("total_ms", 0.0)
+
+        first, _ = await one("first query of the session")
+        for strategy in strategies:
+            screen.query_one("#query-strategy", Select).value = strategy
+            await pilot.pause()
+            await one("warm up " + strategy)
+            rendered, engine = [], []
+            for k in range(n):
+                r, e = await one(QUERIES[k % len(QUERIES)] + ("" if k < len(QUERIES) else f" {k}"))
+                rendered.append(r)
+                engine.append(e)
+            rendered.sort()
+            results[strategy] = {
+                "median_ms": statistics.median(rendered), "p95_ms": rendered[int(0.95 * (len(rendered) - 1))],
+                "max_ms": rendered[-1], "engine_median_ms": statistics.median(engine), "rows": table.row_count,
+            }
+        results["_first_query"] = {"ms": first}
+    return results
+
+
+def main() -> None:
+    from platformdirs import user_cache_path
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--store", type=Path, default=None, help="store to use (built if missing)")
+    parser.add_argument("--runs", type=int, default=5, help="cold starts to time")
+    parser.add_argument("--queries", type=int, default=30, help="queries per strategy")
+    parser.add_argument("--strategies", default="hybrid,fused,bm25")
+    parser.add_argument("--mode", default="pro")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    store = args.store or user_cache_path("mnemoscope") / f"app-bench-{args.items}.db"
+    built = None
+    if not store.exists():
+        print(f"building a {args.items:,}-item store at {store} …", file=sys.stderr, flush=True)
+        built = build_store(store, args.items)
+
+    starts = [cold_start(store) for _ in range(args.runs)]
+    totals = sorted(s["total_s"] for s in starts)
+    from engine.recall import STRATEGIES
+
+    strategies = [s for s in args.strategies.split(",") if s in STRATEGIES]
+    queries = asyncio.run(query_latencies(store, args.queries, strategies, args.mode))
+
+    report = {
+        "items": args.items, "store": str(store), "store_build_s": built,
+        "cold_start": {"median_s": statistics.median(totals), "max_s": totals[-1], "runs": args.runs,
+                       "screen_shown_median_s": statistics.median(s["shown_s"] for s in starts),
+                       "interpreter_median_s": statistics.median(s["interpreter_s"] for s in starts)},
+        "first_query_ms": queries.pop("_first_query")["ms"],
+        "query_to_rendered": queries, "mode": args.mode, "queries_per_strategy": args.queries,
+    }
+    import os
+
+    report["load_average"] = os.getloadavg()
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    print(f"Mnemoscope app bench: {args.items:,} items ({store}); load average {report['load_average'][0]:.1f} "
+          f"on {os.cpu_count()} cores")
+    if built is not None:
+        print(f"  store built in {built:.1f}s")
+    cs = report["cold_start"]
+    print(f"  cold start, Query screen shown and taking keys: median {cs['screen_shown_median_s']:.2f}s "
+          f"(of which interpreter start {cs['interpreter_median_s']:.2f}s)")
+    print(f"  cold start to a usable Query screen (store open, counts shown): median {cs['median_s']:.2f}s, "
+          f"max {cs['max_s']:.2f}s over {args.runs} runs   target ≤ 1.5s")
+    print(f"  first query of a session (engine warm-up): {report['first_query_ms']:.0f} ms")
+    print(f"  query → rendered results, mode {args.mode}, {args.queries} queries each   target ≤ 150 ms")
+    print(f"    {'strategy':10} {'median':>8} {'p95':>8} {'max':>8} {'engine':>8}")
+    for name, q in queries.items():
+        print(f"    {name:10} {q['median_ms']:7.1f}ms {q['p95_ms']:7.1f}ms {q['max_ms']:7.1f}ms "
+              f"{q['engine_median_ms']:7.1f}ms")
+
+
+if __name__ == "__main__":
+    main()
