@@ -61,7 +61,7 @@ def test_eval_multihop_counts_titles(tmp_path):
                   "supporting_titles": ["Alpha", "Beta"]}]
     (tmp_path / "x_corpus.json").write_text(json.dumps(corpus), encoding="utf-8")
     (tmp_path / "x_questions.json").write_text(json.dumps(questions), encoding="utf-8")
-    result = run_json("eval", "multihop", str(tmp_path / "x_corpus.json"), "--baseline", "bm25", "--json")
+    result = run_json("eval", "multihop", str(tmp_path / "x_corpus.json"), "--strategy", "hybrid", "--baseline", "bm25", "--json")
     check_eval_shape(result, "x", "hybrid", 1)
     assert result["metrics"]["recall@2"] == 1.0
 
