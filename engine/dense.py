@@ -145,10 +145,8 @@ class LatentSemanticModel:
         return l2_normalize(np.asarray(self._weight(counts, self.idf) @ self.components.T))
 
     def query_vector(self, term_ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """``transform`` of one sparse row, done with a column gather instead of sparse matrices.
-
-        At query time the scipy constructors cost ten times the arithmetic.
-        """
+        """``transform`` of one sparse row, done with a column gather instead of sparse matrices
+        (about 100× cheaper: the sparse route weights a row as wide as the vocabulary)."""
         inside = term_ids < self.components.shape[1]
         term_ids, counts = term_ids[inside], counts[inside]
         x = (1.0 + np.log(np.maximum(counts, 1.0))).astype(np.float32) * self.idf[term_ids]
