@@ -131,8 +131,8 @@ def _learning_text(r: dict[str, Any]) -> str:
              f"used items' mean rank, taught questions asked again {r['taught_questions_mean_rank']['before']:.2f} → "
              f"{r['taught_questions_mean_rank']['after']:.2f}; paraphrased (n={r['paraphrased_query_mean_rank']['n']}) "
              f"{r['paraphrased_query_mean_rank']['before']:.2f} → {r['paraphrased_query_mean_rank']['after']:.2f}",
-             "curve (events: λ, held-out ndcg@10): " + ", ".join(
-                 f"{c['events']}: {c['lambda']:.2f}, {c['ndcg@10']:.4f}" for c in r["curve"])]
+             "curve (events: λ, held-out ndcg@10 change): " + ", ".join(
+                 f"{c['events']}: {c['lambda']:.2f}, {c['ndcg@10_gain']:+.4f}" for c in r["curve"])]
     fm = r["feedback_ms"]
     lines.append(f"feedback latency: LoCoMo p50 {fm['locomo_p50']:.2f} ms" + (
         f"; {fm['synthetic']['items']} items p50 {fm['synthetic']['p50_ms']:.2f} ms, p95 {fm['synthetic']['p95_ms']:.2f} ms"

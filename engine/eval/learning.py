@@ -107,7 +107,9 @@ def _conversation(parsed, questions: list[Question], seed: int, curve_every: int
 
             def on_event(events: int) -> None:
                 if events % curve_every == 0:
-                    curve.append({"events": events, "lambda": mem.ranker.lam, **_metrics(mem, held, key_of)})
+                    now = _metrics(mem, held, key_of)
+                    curve.append({"events": events, "lambda": mem.ranker.lam, **now,
+                                  "ndcg@10_gain": round(now["ndcg@10"] - before["ndcg@10"], 4)})
 
             if run == "feedback":
                 choose = lambda shown, evidence: [i for i in shown if i in evidence]  # noqa: E731
@@ -238,10 +240,11 @@ def evaluate(path: str | Path, seed: int = 7, curve_every: int = 10, latency_ite
 
 
 def _pooled_curve(curves: list[list[dict[str, float]]]) -> list[dict[str, float]]:
-    """Mean over conversations of each curve point (points a conversation never reached are left out)."""
+    """Mean over conversations of each curve point (points a conversation never reached are left
+    out, so compare ``ndcg@10_gain`` — the change since that conversation's start — across points)."""
     out = []
     for n in range(max((len(c) for c in curves), default=0)):
         points = [c[n] for c in curves if len(c) > n]
         out.append({"events": points[0]["events"], "conversations": len(points),
-                    **{k: round(float(np.mean([p[k] for p in points])), 4) for k in ("lambda", *METRICS)}})
+                    **{k: round(float(np.mean([p[k] for p in points])), 4) for k in ("lambda", *METRICS, "ndcg@10_gain")}})
     return out
