@@ -37,9 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     common(p)
     p.set_defaults(handler=eval_multihop)
 
-    from .ranker import add_learning_parser  # the learning benchmark lives with the ranker's commands
+    from .ranker import add_eval_parsers  # the learning benchmark and heuristic tuning live with the ranker
 
-    add_learning_parser(evsub, DATA / "locomo" / "locomo10_dev.json")
+    add_eval_parsers(evsub, DATA)
 
     p = sub.add_parser("bench", help="synthetic scale benchmark (ingest, latency, memory)")
     p.add_argument("--items", type=int, default=10_000)

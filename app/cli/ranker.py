@@ -1,4 +1,4 @@
-"""Ranker commands: ``ranker status|reset|export``, ``feedback``, and ``eval learning``."""
+"""Ranker commands: ``ranker status|reset|export``, ``feedback``, ``eval learning`` and ``eval tune-heuristic``."""
 
 from __future__ import annotations
 
@@ -31,9 +31,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=feedback)
 
 
-def add_learning_parser(evsub: argparse._SubParsersAction, default_file: Path) -> None:
+def add_eval_parsers(evsub: argparse._SubParsersAction, data: Path) -> None:
+    p = evsub.add_parser("tune-heuristic", help="re-tune the fused heuristic's weights on the dev benchmarks (prints them)")
+    p.add_argument("data", nargs="?", default=str(data), help="the shared data folder")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="an engine setting for this run")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=tune_heuristic)
+
     p = evsub.add_parser("learning", help="simulated feedback on LoCoMo dev: held-out gain, λ, random control")
-    p.add_argument("file", nargs="?", default=str(default_file))
+    p.add_argument("file", nargs="?", default=str(data / "locomo" / "locomo10_dev.json"))
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--curve-every", type=int, default=10, help="measure held-out quality every N feedback events")
     p.add_argument("--repeats", type=int, default=50, help="feedback events in the repeated-query scenario")
@@ -114,6 +120,19 @@ def eval_learning(args: argparse.Namespace, out: TextIO) -> int:
     result = learning.evaluate(args.file, seed=args.seed, curve_every=args.curve_every,
                                latency_items=args.latency_items, repeats=args.repeats, **settings_of(args.set))
     emit(out, result, args.json, lambda: _learning_text(result))
+    return 0
+
+
+def tune_heuristic(args: argparse.Namespace, out: TextIO) -> int:
+    from engine.eval import tuning
+
+    from .evaluate import settings_of
+
+    cases, names = tuning.collect(Path(args.data), **settings_of(args.set))
+    result = tuning.tune(cases, names)
+    emit(out, result, args.json, lambda: "\n".join(
+        [f"{ds:<8} before {result['before'][ds]}  after {result['after'][ds]}" for ds in result["before"]]
+        + ["weights: " + ", ".join(f"{k} {v:+.2f}" for k, v in result["weights"].items())]))
     return 0
 
 
