@@ -27,9 +27,12 @@ async def settle(pilot, timeout: float = 30.0) -> None:
     app = pilot.app
     deadline = time.monotonic() + timeout
     quiet = 0
+    from textual.screen import ModalScreen
+
     while quiet < 4:
         await pilot.pause(0.03)
-        quiet = 0 if app.tasks else quiet + 1
+        opening = not app.store_generation and not isinstance(app.screen, ModalScreen)  # the store opens after the first paint
+        quiet = 0 if app.tasks or opening else quiet + 1
         if time.monotonic() > deadline:
             raise TimeoutError(f"tasks still running: {list(app.tasks)}")
     await pilot.wait_for_scheduled_animations()

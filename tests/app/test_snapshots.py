@@ -17,6 +17,10 @@ def no_llm_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def ask(pilot, text: str) -> None:
+    """Run a query with the fused strategy (pinned: the snapshots must not follow the engine's default)."""
+    from textual.widgets import Select
+
+    pilot.app.screen.query_one("#query-strategy", Select).value = "fused"
     box = pilot.app.screen.query_one("#query-input")
     box.value = text
     box.focus()
