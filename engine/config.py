@@ -40,7 +40,7 @@ class Settings:
     hash_dim: int = 256
     lsa_dim: int = 128
     # recall
-    default_strategy: str = "hybrid"
+    default_strategy: str = "fused"  # LoCoMo dev recall@10 0.756 vs hybrid 0.616 (engine/rank/heuristic.py)
     # hybrid fusion (docs/benchmarks.md has the comparison these defaults come from):
     # "linear" = (1 − dense_weight) · BM25 / max BM25 + dense_weight · cosine over the union of
     # both candidate lists; "rrf" = Σ weight / (rrf_k + rank) with weight dense_weight for dense.
