@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from engine import Memory
+from engine import Memory, Recall
 
 
 def open_memory(args: argparse.Namespace) -> Memory:
@@ -76,16 +76,39 @@ def recall(args: argparse.Namespace, out: TextIO) -> int:
         strategy = args.strategy or mem.default_strategy
         result = mem.recall(args.query, top_k=args.top_k, strategy=strategy, mode=args.mode, **options)
 
-        def text() -> str:
-            lines = [f"{len(result.hits)} hit(s) for {args.query!r} [{result.strategy}, {result.timings.get('total_ms', 0):.1f} ms]"]
-            for h in result.hits:
-                who = f"{h.item.speaker}: " if h.item.speaker else ""
-                snippet = " ".join((who + h.item.text).split())[:110]
-                lines.append(f"{h.rank:>3}. {h.score:8.4f}  #{h.item.id:<6} {snippet}")
-            return "\n".join(lines)
-
-        emit(out, result.to_dict(), args.json, text)
+        emit(out, result.to_dict(), args.json, lambda: recall_text(result))
     return 0
+
+
+def recall_text(result: Recall) -> str:
+    """A recall for people: hits, then the mode's episodes and facts, the walk, the token."""
+    intent = result.intent or {}
+    how = f"{result.strategy}, {result.mode}"
+    if intent:
+        how += f", intent {intent.get('name')}{' (inferred)' if intent.get('inferred') else ''}"
+    lines = [f"{len(result.hits)} hit(s) for {result.query!r} [{how}, {result.timings.get('total_ms', 0):.1f} ms]"]
+    for h in result.hits:
+        who = f"{h.item.speaker}: " if h.item.speaker else ""
+        snippet = " ".join((who + h.item.text).split())[:110]
+        lines.append(f"{h.rank:>3}. {h.score:8.4f}  #{h.item.id:<6} {snippet}")
+    if result.episodes:
+        lines.append(f"episodes ({len(result.episodes)}):")
+        for e in result.episodes:
+            when = f"[{e.time_start[:10]}] " if getattr(e, "time_start", None) else ""
+            lines.append(f"  - {when}{' '.join(e.summary.split())[:120]}  ({len(e.items)} item(s))")
+    if result.facts:
+        lines.append(f"facts ({len(result.facts)}):")
+        for f in result.facts:
+            when = f" ({f.time})" if f.time else ""
+            lines.append(f"  - {f.subject} —{f.predicate}→ {f.object}{when}  [{len(f.provenance)} source(s)]")
+    if result.trace:
+        lines.append("walk:")
+        for step in result.trace:
+            d = step.to_dict()
+            lines.append(f"  {d['relation']:>8} → {d['node']} (depth {d['depth']})")
+    if result.token:
+        lines.append(f"feedback token: {result.token}")
+    return "\n".join(lines)
 
 
 # Recall options passed through to Memory.recall when given.

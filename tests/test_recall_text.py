@@ -1,0 +1,23 @@
+"""The human output of ``mnemoscope recall``: lite shows the mode's episodes and facts."""
+
+import io
+from pathlib import Path
+
+from app.cli import main
+
+DEMO = Path(__file__).resolve().parents[1] / "assets" / "demo" / "conversation.json"
+
+
+def test_lite_recall_prints_episodes_facts_walk_and_token(tmp_path):
+    store = str(tmp_path / "s.db")
+    assert main(["--store", store, "ingest", str(DEMO)], io.StringIO()) == 0
+    out = io.StringIO()
+    code = main(["--store", store, "recall", "When did Maya run the half marathon?", "--mode", "lite",
+                 "--strategy", "fused", "--trace", "--top-k", "3"], out)
+    text = out.getvalue()
+    assert code == 0
+    assert text.startswith("0 hit(s)")  # lite returns memories, not items
+    assert "episodes (" in text and "facts (" in text
+    assert "—" in text and "→" in text  # facts drawn as subject —predicate→ object
+    assert "walk:" in text and "start → t:" in text
+    assert "feedback token: " in text
