@@ -158,6 +158,13 @@ class Services:
         doc = (getattr(STRATEGIES.get(name), "__doc__", None) or "").strip()
         return " ".join(doc.split("\n\n")[0].split())
 
+    def score_terms(self) -> tuple[dict[str, float], float] | None:
+        """The ranker's heuristic weights and λ (how a fused score is made), when there is a ranker."""
+        if not self.has("ranker"):
+            return None
+        status = self.memory.ranker.status()
+        return dict(status.heuristic), float(status.lam)
+
     def default_strategy(self) -> str:
         return getattr(self.mem, "default_strategy", None) or "hybrid"
 

@@ -24,6 +24,14 @@ INTENTS = ["auto", "deepen", "broaden", "compare", "apply", "clarify", "neutral"
 MODES = ["lite", "pro", "max"]
 
 
+SIGNAL_CODES = {"bm25": "B", "dense": "D", "walk": "W", "ppr": "P", "neighbour": "N"}
+
+
+def signal_codes(sources: list[str]) -> str:
+    """The signals that found a hit, one letter each (the Why panel names them in full)."""
+    return "".join(SIGNAL_CODES.get(s, s[:1].upper()) for s in sources)
+
+
 def hit_source_label(hit: Any, source_names: dict[int, str], width: int = 22) -> str:
     """Where a hit comes from, short: ``D3:12 Maya`` for a turn, the file's stem for a chunk."""
     item = hit.item
@@ -76,6 +84,9 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
 | `w` `x` `t` `k` | right panel: why · text · trace · knowledge (episodes and facts) |
 | `space` `.` `r` | trace: play/pause · single step · replay |
 | `c` | compare two strategies or intents on this query |
+
+The **signals** column says which signals found each hit: **B** BM25, **D** dense, **W** the
+topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn of a hit.
 """
 
     BINDINGS = [
@@ -101,6 +112,7 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
         self.timeline: dict[str, float] = {}  # when each stage of the last query ended (perf_counter)
         self.strategy_chosen = False
         self.trace_pending = False
+        self.score_terms: tuple[dict[str, float], float] | None = None  # (heuristic weights, λ) for fused
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="query-bar"):
@@ -128,7 +140,7 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
     def on_mount(self) -> None:
         super().on_mount()
         table = self.query_one("#hits", DataTable)
-        for label, key in (("#", "rank"), ("✓", "used"), ("score", "score"), ("signals", "signals"),
+        for label, key in (("#", "rank"), ("✓", "used"), ("score", "score"), ("found", "signals"),
                            ("source", "source"), ("snippet", "snippet")):
             table.add_column(label, key=key)
         self.query_one("#query-input", Input).focus()
@@ -183,6 +195,7 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
             timeline["worker"] = time.perf_counter()
             result = services.recall(text, **options)
             timeline["engine_done"] = time.perf_counter()
+            self.score_terms = services.score_terms() if result.strategy == "fused" else None
             return result
 
         self.run_task("query", "Query", ask, progress=False, replace=True, show=False)
@@ -207,9 +220,11 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
         table = self.query_one("#hits", DataTable)
         table.clear()
         rows = []
-        room = max(24, table.size.width - 52)
+        labels = [hit_source_label(hit, self.source_names) for hit in recall.hits]
+        fixed = 3 + 1 + 7 + 5 + max((len(x) for x in labels), default=6) + 2 * 6 + 1
+        room = max(24, table.size.width - fixed)
         for hit in recall.hits:
-            rows.append((str(hit.rank), "", f"{hit.score:.4f}", "+".join(hit.sources),
+            rows.append((str(hit.rank), "", f"{hit.score:.4f}", signal_codes(hit.sources),
                          hit_source_label(hit, self.source_names),
                          highlight(snippet(hit.item.text, terms, room), terms)))
         for hit, row in zip(recall.hits, rows):
@@ -283,21 +298,36 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
 
     def explain(self, hit: Any) -> Group:
         """The hit's features, each with a bar against the best value among the hits."""
+        weights, lam = self.score_terms if self.score_terms else ({}, None)
         table = Table.grid(padding=(0, 1))
         table.add_column(style="bold")
         table.add_column(justify="right")
         table.add_column()
-        table.add_row("rank", str(hit.rank), "")
-        table.add_row("score", f"{hit.score:.4f}", "")
-        table.add_row("found by", ", ".join(hit.sources) or "–", "")
-        table.add_row("", "", "")
+        table.add_column(justify="right")
+        table.add_row(Text("feature", style="dim"), Text("value", style="dim"), "",
+                      Text("w × value", style="dim") if weights else "")
+        floor = 0.0
         for name, value in hit.features.items():
             best = max((abs(h.features.get(name, 0.0)) for h in self.recall.hits), default=0.0) or 1.0
-            width = int(round(12 * abs(value) / best))
-            table.add_row(name, f"{value:.4g}", Text("█" * width + "░" * (12 - width), style="cyan"))
+            width = int(round(10 * abs(value) / best))
+            part = ""
+            if name in weights:
+                floor += weights[name] * value
+                part = Text(f"{weights[name] * value:+.3f}", style="green" if weights[name] * value >= 0 else "red")
+            table.add_row(name, f"{value:.4g}", Text("█" * width + "░" * (10 - width), style="cyan"), part)
+        head = Text()
+        head.append(f"rank {hit.rank}", style="bold")
+        head.append(f" · score {hit.score:.4f} · found by ")
+        head.append(", ".join(hit.sources) or "–", style="bold")
+        parts: list[Any] = [head, Text(""), table]
+        if weights:
+            parts.append(Text(f"\nheuristic floor Σ w × value = {floor:+.3f}; λ = {lam:.2f}: the learned model "
+                              f"carries {lam:.0%} of the score" + (" (the floor alone ranks)" if not lam else ""),
+                              style="italic"))
         note = self.services.strategy_doc(self.recall.strategy)
-        note = f"{self.recall.strategy}: {note}" if note else ""
-        return Group(table, Text("\n" + note, style="dim") if note else Text(""))
+        if note:
+            parts.append(Text(f"\n{self.recall.strategy}: {note}", style="dim"))
+        return Group(*parts)
 
     def show_knowledge(self) -> None:
         body = self.query_one("#knowledge-body", Static)

@@ -161,7 +161,7 @@ class TraceView(Vertical):
         if not candidates:
             return head
         table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold", expand=True)
-        table.add_column("candidate", ratio=2, overflow="fold")
+        table.add_column("candidate", ratio=2, overflow="fold", min_width=14)
         table.add_column("score", justify="right", no_wrap=True)
         table.add_column("p", justify="right", no_wrap=True)
         table.add_column("policy terms", ratio=5, overflow="fold")

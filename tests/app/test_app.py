@@ -97,6 +97,20 @@ async def test_corrupt_store_shows_a_dialog_and_the_app_stays_usable(tmp_path: P
         assert app.store_stats["items"] == 0
 
 
+def hold_each_source(mem, event: threading.Event) -> None:
+    """Make ``mem``'s ingest wait on ``event`` after each source (at most 5 s)."""
+    original = mem.ingest_parsed
+
+    def slow_ingest(parsed, progress=None, cancelled=None):
+        def each(done, total, what):
+            progress(done, total, what)
+            event.wait(5)
+
+        return original(parsed, progress=each, cancelled=cancelled)
+
+    mem.ingest_parsed = slow_ingest
+
+
 async def test_ingest_in_a_worker_does_not_block_a_query(demo_app, tmp_path: Path):
     """A slow ingest runs in its worker while a query is answered."""
     folder = tmp_path / "many"
@@ -108,17 +122,7 @@ async def test_ingest_in_a_worker_does_not_block_a_query(demo_app, tmp_path: Pat
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         app.services.recall("warm up the intent classifier", top_k=1)  # the engine fits it on first use
-        mem = app.services.mem
-        original = mem.ingest_parsed
-
-        def slow_ingest(parsed, progress=None, cancelled=None):
-            def each(done, total, what):
-                progress(done, total, what)
-                release.wait(5)  # hold the ingest open until the query has been answered
-
-            return original(parsed, progress=each, cancelled=cancelled)
-
-        mem.ingest_parsed = slow_ingest
+        hold_each_source(app.services.mem, release)  # the ingest stays open until the query is answered
         screen = app.screen
         screen.toggle(folder)
         parsed, _, _ = app.services.parse([folder])
@@ -139,3 +143,40 @@ async def test_ingest_in_a_worker_does_not_block_a_query(demo_app, tmp_path: Pat
         await settle(pilot)
         assert "ingest" not in app.tasks
         assert app.store_stats["sources"] == 6 + 12
+
+
+async def test_escape_cancels_a_running_ingest(demo_app, tmp_path: Path):
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for n in range(8):
+        (folder / f"note{n:02}.md").write_text(f"# Note {n}\n\nWords about teapots, number {n}.\n")
+    app = demo_app(start_mode="ingest")
+    step = threading.Event()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        hold_each_source(app.services.mem, step)
+        screen = app.screen
+        parsed, _, _ = app.services.parse([folder])
+        screen.start_ingest(parsed)
+        await pilot.pause(0.2)
+        assert app.screen.query_one("#task-panel").display, "the progress bar shows"
+        await pilot.press("escape")
+        step.set()
+        await settle(pilot)
+        assert "ingest" not in app.tasks
+        assert 6 < app.store_stats["sources"] < 6 + 8, "stopped between sources; what was stored stays whole"
+        log = "\n".join(line.text for line in screen.query_one("#ingest-log").lines)
+        assert "Cancelled after" in log
+
+
+async def test_palette_jumps_to_a_source(demo_app):
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Source: sourdough")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.current_mode == "sources"
+        assert "sourdough" in app.screen.current_source().name
