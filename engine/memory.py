@@ -271,6 +271,10 @@ class Memory:
         existing = store.source_by_name(p.source.name)
         if existing and existing.content_hash == p.source.content_hash:
             return SourceReport(p.source.name, "unchanged", len(p.items), existing.id)
+        # Embed before the transaction: no write lock is held across network calls, and vectors
+        # already paid for stay in the embedding cache even if this ingest fails.
+        embedder = self._stored_embedder()
+        vectors = embedder.embed([i.search_text() for i in p.items]) if embedder else None
         vocab_before = len(index.vocab)
         removed: list[int] = []
         try:
@@ -294,8 +298,6 @@ class Memory:
                     new_terms.extend(fresh)
                 store.insert_terms(new_terms, first_new_term)
                 store.insert_item_terms((item.id, t, c) for item, (t, c) in zip(p.items, rows))
-                embedder = self._stored_embedder()
-                vectors = embedder.embed([i.search_text() for i in p.items]) if embedder else None
                 if vectors is not None:
                     store.insert_vectors(embedder.signature, zip((i.id for i in p.items), vectors))
                 for ext in self.extensions:

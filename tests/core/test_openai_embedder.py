@@ -86,3 +86,21 @@ def test_the_cli_reports_an_unreachable_endpoint_in_one_line(tmp_path, openai_se
     code = main(["--store", str(tmp_path / "c.db"), "ingest", str(GUIDE)], io.StringIO())
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "embedding endpoint failed" in err
+
+
+def test_vectors_paid_for_survive_an_ingest_that_fails(tmp_path, openai_server):
+    from engine.records import Item, ParsedSource, Source
+
+    mem = openai_memory(tmp_path / "o.db", openai_server)
+    items = [Item(text=f"turn number {n} about rye flour", kind="turn", key="same") for n in range(3)]
+    broken = ParsedSource(Source(name="chat", kind="conversation", content_hash="h1"), items)
+    with pytest.raises(sqlite3.IntegrityError):  # duplicate keys: the source's transaction fails
+        mem.ingest_parsed([broken])
+    assert mem.sources() == []
+    paid = openai_server.count("embeddings")
+    assert paid >= 1
+    for n, item in enumerate(items):
+        item.key = str(n)
+    mem.ingest_parsed([ParsedSource(Source(name="chat", kind="conversation", content_hash="h1"), items)])
+    assert openai_server.count("embeddings") == paid  # the cache kept what the failed ingest paid for
+    mem.close()
