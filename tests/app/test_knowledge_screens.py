@@ -191,3 +191,13 @@ async def test_feedback_reaches_the_ranker_screen(demo_app):
         await pilot.click("#choice-reset")
         await settle(pilot)
         assert ranker.query_one("#feedback-table", DataTable).row_count == 0
+
+
+async def test_rebuild_the_topic_tree_in_a_worker(demo_app):
+    app = demo_app(start_mode="topics")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("b")
+        await settle(pilot)
+        assert any(n.title == "Topics rebuilt" for n in app._notifications)
+        assert app.screen.query_one("#topic-tree", Tree).root.children
