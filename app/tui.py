@@ -83,6 +83,7 @@ class MnemoscopeApp(App[None]):
         self.tasks: dict[str, TaskState] = {}
         self.started = time.perf_counter()
         self.ready_seconds: float | None = None
+        self.open_seconds: float | None = None  # engine import + Memory(path), in the worker
 
     # -- start-up -----------------------------------------------------------------------------
 
@@ -93,7 +94,9 @@ class MnemoscopeApp(App[None]):
 
     def open_store(self, path: str | Path | None) -> None:
         def open_and_fill(progress, cancelled) -> dict[str, Any]:
+            started = time.perf_counter()
             mem = self.services.open(path)
+            self.open_seconds = time.perf_counter() - started
             loaded = None
             if path is None and self.services.demo and not mem.stats().get("items"):
                 loaded = self.services.load_demo(progress=progress, cancelled=cancelled)
