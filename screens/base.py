@@ -24,6 +24,7 @@ class BaseScreen(Screen):
     TITLE = ""
     HELP = ""
     AREA: str | None = None  # the engine area the screen needs (knowledge, topics, ranker)
+    RESULTS: dict[str, str] = {}  # task name → the method that shows its result (a tuple is spread)
 
     app: "MnemoscopeApp"
 
@@ -89,6 +90,26 @@ class BaseScreen(Screen):
 
     def run_task(self, task: str, title: str, fn: Callable[..., Any], **options: Any):
         return self.app.run_task(self, task, title, fn, **options)
+
+    @on(TaskFinished)
+    def _show_result(self, message: TaskFinished) -> None:
+        """A loading task of this screen ended: show its result, or say why there is none."""
+        method = self.RESULTS.get(message.task.split(":")[0])  # "topic-children:t:0" → "topic-children"
+        if method is None:
+            return
+        message.stop()
+        if message.cancelled:  # replaced by a newer request, or cancelled with Esc
+            if message.error:
+                self.notify(message.error, title=self.TITLE, severity="warning", markup=False)
+            return
+        if message.error:
+            self.notify(message.error, title=self.TITLE, severity="error", markup=False)
+            return
+        show = getattr(self, method)
+        if isinstance(message.result, tuple):
+            show(*message.result)
+        else:
+            show(message.result)
 
     # -- curation: the engine's dry run first, then the write ------------------------------------
 

@@ -11,7 +11,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
-from app.messages import TaskFinished
 from app.widgets import FormDialog, PromptDialog
 from screens.base import BaseScreen
 
@@ -136,18 +135,7 @@ Every change shows the engine's dry-run report before it is written.
     def action_filter(self) -> None:
         self.query_one("#entity-filter", Input).focus()
 
-    @on(TaskFinished)
-    def loaded(self, message: TaskFinished) -> None:
-        if message.task not in ("entities", "facts") or message.cancelled:
-            return
-        message.stop()
-        if message.error:
-            self.notify(message.error, title="Facts", severity="error", markup=False)
-            return
-        if message.task == "entities":
-            self.show_entities(message.result)
-        else:
-            self.show_facts(*message.result)
+    RESULTS = {"entities": "show_entities", "facts": "show_facts"}
 
     def show_entities(self, entities: list[Any]) -> None:
         table = self.query_one("#entities-table", DataTable)

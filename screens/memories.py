@@ -13,7 +13,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from app.messages import TaskFinished
 from app.widgets import PromptDialog
 from screens.base import BaseScreen
 
@@ -94,18 +93,7 @@ was built from: Enter on a turn jumps to it on the Sources screen.
 
         self.run_task("episodes", "Loading episodes", load, progress=False, show=False, replace=True)
 
-    @on(TaskFinished)
-    def loaded(self, message: TaskFinished) -> None:
-        if message.task not in ("episodes", "turns") or message.cancelled:
-            return
-        message.stop()
-        if message.error:
-            self.notify(message.error, title="Memories", severity="error", markup=False)
-            return
-        if message.task == "episodes":
-            self.show_episodes(*message.result)
-        else:
-            self.show_turns(*message.result)
+    RESULTS = {"episodes": "show_episodes", "turns": "show_turns"}
 
     def show_episodes(self, episodes: list[Any], source_names: dict[int, str]) -> None:
         table = self.query_one("#episodes-table", DataTable)

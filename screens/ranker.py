@@ -7,13 +7,11 @@ from typing import Any
 
 from rich.table import Table
 from rich.text import Text
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from app.messages import TaskFinished
 from app.widgets import ChoiceDialog, ColumnChart
 from screens.base import BaseScreen
 
@@ -93,19 +91,11 @@ model beats the heuristic on held-out pairs; so learning can help and never make
         self.run_task("ranker", "Loading the ranker", lambda: (ranker.status(), ranker.feedback_log(EVENTS_SHOWN)),
                       progress=False, show=False, replace=True)
 
-    @on(TaskFinished)
-    def loaded(self, message: TaskFinished) -> None:
-        if message.task not in ("ranker", "ranker-reset") or message.cancelled:
-            return
-        message.stop()
-        if message.error:
-            self.notify(message.error, title="Ranker", severity="error", markup=False)
-            return
-        if message.task == "ranker-reset":
-            self.notify("Learning forgotten: ranking is the heuristic again.", title="Ranker reset")
-            self.app.store_changed()
-            return
-        self.show_status(*message.result)
+    RESULTS = {"ranker": "show_status", "ranker-reset": "reset_done"}
+
+    def reset_done(self, _result: None) -> None:
+        self.notify("Learning forgotten: ranking is the heuristic again.", title="Ranker reset")
+        self.app.store_changed()
 
     def show_status(self, status: Any, events: list[Any]) -> None:
         self.query_one("#ranker-body", Static).update(status_table(status))

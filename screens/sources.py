@@ -13,7 +13,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from app.messages import TaskFinished
 from screens.base import BaseScreen
 
 ITEM_ROWS_SHOWN = 2000  # a source with more items shows the first ones (DataTable slows past that)
@@ -75,18 +74,7 @@ items. The panel shows the selected item in full.
 
         self.run_task("sources", "Loading sources", load, progress=False, show=False, replace=True)
 
-    @on(TaskFinished)
-    def loaded(self, message: TaskFinished) -> None:
-        if message.task not in ("sources", "items") or message.cancelled:
-            return
-        message.stop()
-        if message.error:
-            self.notify(message.error, title=self.TITLE, severity="error", markup=False)
-            return
-        if message.task == "sources":
-            self.show_sources(message.result)
-        else:
-            self.show_items(*message.result)
+    RESULTS = {"sources": "show_sources", "items": "show_items"}
 
     def show_sources(self, rows: list[tuple[Any, int | None]]) -> None:
         table = self.query_one("#sources-table", DataTable)

@@ -13,7 +13,6 @@ from textual.widgets import DataTable, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
-from app.messages import TaskFinished
 from screens.base import BaseScreen
 
 ITEMS_SHOWN = 30
@@ -87,27 +86,12 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
                       lambda: ([t for t in topics.tree() if t.parent is None], topics.message), progress=False,
                       show=False, replace=True)
 
-    @on(TaskFinished)
-    def loaded(self, message: TaskFinished) -> None:
-        if message.task not in ("topic-roots", "topic-children", "topic-detail", "topics-rebuild"):
-            return
-        message.stop()
-        if message.cancelled and message.task == "topic-detail":
-            return  # a newer selection replaced it
-        if message.error:
-            self.notify(message.error, title="Topics", severity="warning" if message.cancelled else "error",
-                        markup=False)
-            return
-        if message.task == "topic-roots":
-            self.show_roots(*message.result)
-        elif message.task == "topic-children":
-            self.show_children(*message.result)
-        elif message.task == "topic-detail":
-            self.show_detail(*message.result)
-        else:
-            report = message.result
-            self.notify(report.summary(), title="Topics rebuilt", markup=False)
-            self.app.store_changed()
+    RESULTS = {"topic-roots": "show_roots", "topic-children": "show_children", "topic-detail": "show_detail",
+               "topics-rebuild": "rebuilt"}
+
+    def rebuilt(self, report: Any) -> None:
+        self.notify(report.summary(), title="Topics rebuilt", markup=False)
+        self.app.store_changed()
 
     def show_roots(self, roots: list[Any], note: str) -> None:
         tree = self.query_one("#topic-tree", Tree)
@@ -131,8 +115,8 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
         node.add_leaf(Text("loading…", style="dim italic"))
         topics = self.services.memory.topics
         topic_id = node.data
-        self.run_task("topic-children", "Loading topics", lambda: (topic_id, topics.children(topic_id)),
-                      progress=False, show=False, replace=True)
+        self.run_task(f"topic-children:{topic_id}", "Loading topics", lambda: (topic_id, topics.children(topic_id)),
+                      progress=False, show=False)
 
     def show_children(self, topic_id: str, children: list[Any]) -> None:
         node = self.nodes.get(topic_id)
