@@ -78,6 +78,7 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
 | key | does |
 |---|---|
 | `Enter` | run the query |
+| `Esc` | leave the query box (then `1`…`7` switch screens); `/` comes back |
 | `↑` `↓` | move through the hits; the right panel explains the selected one |
 | `u` | mark the selected hit as used (toggle); `✓` in the list |
 | `f` | send feedback: used hits, and the shown but unused ones as ignored |
@@ -97,6 +98,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         Binding("x", "panel('text')", "Text", id="query-text", show=False),
         Binding("t", "panel('trace')", "Trace", id="query-trace"),
         Binding("k", "panel('knowledge')", "Knowledge", id="query-knowledge", show=False),
+        Binding("escape", "leave_box", "Leave the box", id="query-leave", show=False),
         Binding("space", "trace('toggle')", "Play/pause trace", id="trace-toggle", show=False),
         Binding("full_stop", "trace('single_step')", "Step trace", id="trace-step", show=False),
         Binding("r", "trace('replay')", "Replay trace", id="trace-replay", show=False),
@@ -342,6 +344,13 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         if event.pane.id == "trace" and self.trace_pending and self.recall is not None:
             self.trace_pending = False
             self.query_one(TraceView).load(self.recall, animate=self.app.animate_trace)
+
+    def action_leave_box(self) -> None:
+        """Esc: cancel a running task; else leave the query box for the hits (number keys switch screens)."""
+        if any(state.show for state in self.app.tasks.values()):
+            self.app.action_cancel_task()
+        elif self.focused is self.query_one("#query-input"):
+            self.query_one("#hits", DataTable).focus()
 
     def action_trace(self, what: str) -> None:
         self.action_panel("trace")

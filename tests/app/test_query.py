@@ -112,3 +112,15 @@ async def test_compare_two_strategies(demo_app):
         assert any(m.startswith("◆") for m in marks), "the two strategies share some hits"
         await pilot.press("escape")
         assert not isinstance(app.screen, CompareScreen)
+
+
+async def test_escape_leaves_the_query_box_so_number_keys_switch_screens(demo_app):
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.focused.id == "query-input"
+        await pilot.press("4")
+        assert app.current_mode == "query" and app.focused.value == "4"
+        await pilot.press("escape", "4")
+        await settle(pilot)
+        assert app.current_mode == "facts"
