@@ -53,7 +53,7 @@ class MnemoscopeApp(App[None]):
     CSS_PATH = "../assets/app.tcss"
     TITLE = "Mnemoscope"
     COMMANDS = App.COMMANDS | {MnemoscopeCommands}
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # screens.base.WIDE
     MODES = {mode: _screen(mode) for mode, _key, _title in SCREENS}
     BINDINGS = [
         *[Binding(key, f"goto('{mode}')", title, id=f"goto-{mode}", show=False) for mode, key, title in SCREENS],

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from app.tui import MnemoscopeApp
 
 
+WIDE = 110  # the app's breakpoint: from this width panes sit side by side (see MnemoscopeApp)
+
+
 class BaseScreen(Screen):
     """A screen of the app. Subclasses set NAME, TITLE, HELP and write ``compose_body``."""
 
@@ -41,6 +44,15 @@ class BaseScreen(Screen):
 
     def compose_body(self) -> ComposeResult:
         yield from ()
+
+    def pane_width(self, share_when_wide: float) -> int:
+        """The width a pane will have, from the terminal's width and the layout's breakpoint.
+
+        Computed, not measured: a table filled before its first layout would measure 0, and
+        text clipped to that would differ from run to run.
+        """
+        width = self.app.size.width
+        return int(width * share_when_wide) if width >= WIDE else width
 
     @property
     def services(self) -> "Services":
@@ -140,6 +152,19 @@ class BaseScreen(Screen):
     def commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
         """Palette commands of this screen (title, help, callback)."""
         yield from ()
+
+
+def set_columns(table: Any, specs: tuple[tuple[str, str, int | None], ...], width: int) -> int:
+    """Fixed-width columns (label, key, width); the one with width None takes what ``width`` leaves.
+
+    Fixed, because a DataTable sizes automatic columns when it next goes idle: a screen painted
+    before that shows clipped columns, and snapshots would race it. Returns the flexible width.
+    """
+    fixed = sum(w for _label, _key, w in specs if w) + 2 * len(specs) + 1  # cell padding, scrollbar
+    rest = max(12, width - fixed)
+    for label, key, w in specs:
+        table.add_column(label, key=key, width=w or rest)
+    return rest
 
 
 def describe_report(report: dict[str, Any]) -> str:

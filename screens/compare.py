@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Footer, Select, Static
 
 from app.messages import TaskFinished
 from app.widgets import StoreHeader, highlight, query_terms, snippet
+from screens.base import set_columns
 from screens.query import INTENTS, hit_source_label
 
 SIDES = ("a", "b")
@@ -61,8 +62,8 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
     def on_mount(self) -> None:
         for side in SIDES:
             table = self.query_one(f"#hits-{side}", DataTable)
-            for label, key in (("#", "rank"), ("◆", "shared"), ("source", "source"), ("snippet", "snippet")):
-                table.add_column(label, key=key)
+            set_columns(table, (("#", "rank", 2), ("◆", "shared", 3), ("source", "source", 16),
+                                ("snippet", "snippet", None)), self.app.size.width // 2 - 2)
         self.rerun()
 
     def side_options(self, side: str) -> dict[str, Any]:
@@ -98,7 +99,7 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
             recall = recalls[side]
             table = self.query_one(f"#hits-{side}", DataTable)
             table.clear()
-            room = max(20, table.size.width - 34)
+            room = max(20, self.app.size.width // 2 - 36)
             for hit in recall.hits:
                 mark = f"◆{ranks[other][hit.item.id]}" if hit.item.id in shared else ""
                 table.add_row(str(hit.rank), mark, hit_source_label(hit, self.source_names, 16),

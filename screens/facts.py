@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
 from app.widgets import FormDialog, PromptDialog
-from screens.base import BaseScreen
+from screens.base import BaseScreen, set_columns
 
 ENTITY_ROWS = 500  # the most mentioned entities; the filter searches them all
 
@@ -101,8 +101,8 @@ Every change shows the engine's dry-run report before it is written.
     def on_mount(self) -> None:
         super().on_mount()
         entities = self.query_one("#entities-table", DataTable)
-        for label, key in (("entity", "name"), ("kind", "kind"), ("items", "items"), ("facts", "facts")):
-            entities.add_column(label, key=key)
+        set_columns(entities, (("entity", "name", None), ("kind", "kind", 8), ("items", "items", 5),
+                               ("facts", "facts", 5)), self.pane_width(2 / 5))
         facts = self.query_one("#facts-table", DataTable)
         for label, key, width in (("subject", "subject", 20), ("predicate", "predicate", 18),
                                   ("object", "object", 32), ("time", "time", 10), ("src", "sources", 3)):

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, DirectoryTree, Input, RichLog, Static
 
 from app.messages import SourceDone, TaskFinished
 from app.widgets import ChoiceDialog, NoteDialog
-from screens.base import BaseScreen
+from screens.base import BaseScreen, set_columns
 
 COUNTED = ("items", "episodes", "facts", "entities", "topics")
 
@@ -92,9 +92,9 @@ with their file and line and left out.
         tree = self.query_one(FileTree)
         tree.root.set_label(Text(self.app.browse_root.name + "/", style="bold"))
         table = self.query_one("#ingest-preview", DataTable)
-        for label, key in (("source", "source"), ("kind", "kind"), ("format", "format"), ("items", "items"),
-                           ("speakers", "speakers"), ("sessions", "sessions")):
-            table.add_column(label, key=key)
+        set_columns(table, (("source", "source", None), ("kind", "kind", 12), ("format", "format", 10),
+                            ("items", "items", 6), ("speakers", "speakers", 16), ("sessions", "sessions", 8)),
+                    self.pane_width(3 / 5))
         self.show_selection()
         self.action_check_llm()
         tree.focus()

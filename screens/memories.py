@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from app.widgets import PromptDialog
-from screens.base import BaseScreen
+from screens.base import BaseScreen, set_columns
 
 ROLES = (("who", "participants"), ("what", "action"), ("when", "time"), ("where", "location"),
          ("why", "reason"), ("how", "method"))
@@ -78,11 +78,11 @@ was built from: Enter on a turn jumps to it on the Sources screen.
     def on_mount(self) -> None:
         super().on_mount()
         table = self.query_one("#episodes-table", DataTable)
-        for label, key in (("date", "date"), ("", "line"), ("source", "source"), ("summary", "summary")):
-            table.add_column(label, key=key)
+        set_columns(table, (("date", "date", 10), ("", "line", 1), ("source", "source", 18),
+                            ("summary", "summary", None)), self.pane_width(1 / 2))
         turns = self.query_one("#turns-table", DataTable)
-        for label, key in (("turn", "key"), ("speaker", "speaker"), ("text", "text")):
-            turns.add_column(label, key=key)
+        set_columns(turns, (("turn", "key", 6), ("speaker", "speaker", 10), ("text", "text", None)),
+                    self.pane_width(1 / 2))
         table.focus()
 
     def refresh_data(self) -> None:
@@ -101,7 +101,7 @@ was built from: Enter on a turn jumps to it on the Sources screen.
         self.episodes, self.source_names = episodes, source_names
         table.clear()
         previous = object()
-        room = max(30, table.size.width - 36)
+        room = max(30, self.pane_width(1 / 2) - 36)
         for e in episodes:
             date = (e.time_start or "")[:10] or "undated"
             first = date != previous
@@ -150,7 +150,7 @@ was built from: Enter on a turn jumps to it on the Sources screen.
         table = self.query_one("#turns-table", DataTable)
         table.clear()
         self.turns = sorted(items, key=lambda i: (i.source_id, i.position))
-        room = max(30, table.size.width - 20)
+        room = max(30, self.pane_width(1 / 2) - 20)
         for item in self.turns:
             text = " ".join(item.text.split())
             table.add_row(item.key, item.speaker or item.kind, text[:room] + ("…" if len(text) > room else ""),

@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Input, Select, Static, TabbedContent, Tab
 from app.messages import TaskFinished
 from app.widgets import highlight, query_terms, snippet
 from app.widgets.trace import TraceView
-from screens.base import BaseScreen
+from screens.base import BaseScreen, set_columns
 
 INTENTS = ["auto", "deepen", "broaden", "compare", "apply", "clarify", "neutral"]
 MODES = ["lite", "pro", "max"]
@@ -142,9 +142,8 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
     def on_mount(self) -> None:
         super().on_mount()
         table = self.query_one("#hits", DataTable)
-        for label, key in (("#", "rank"), ("✓", "used"), ("score", "score"), ("found", "signals"),
-                           ("source", "source"), ("snippet", "snippet")):
-            table.add_column(label, key=key)
+        set_columns(table, (("#", "rank", 3), ("✓", "used", 1), ("score", "score", 7), ("found", "signals", 5),
+                            ("source", "source", 16), ("snippet", "snippet", None)), self.pane_width(3 / 5))
         self.query_one("#query-input", Input).focus()
 
     def refresh_data(self) -> None:
@@ -224,7 +223,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         rows = []
         labels = [hit_source_label(hit, self.source_names) for hit in recall.hits]
         fixed = 3 + 1 + 7 + 5 + max((len(x) for x in labels), default=6) + 2 * 6 + 1
-        room = max(24, table.size.width - fixed)
+        room = max(24, self.pane_width(3 / 5) - fixed)
         for hit in recall.hits:
             rows.append((str(hit.rank), "", f"{hit.score:.4f}", signal_codes(hit.sources),
                          hit_source_label(hit, self.source_names),

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from app.widgets import ChoiceDialog, ColumnChart
-from screens.base import BaseScreen
+from screens.base import BaseScreen, set_columns
 
 EVENTS_SHOWN = 200
 
@@ -82,9 +82,8 @@ model beats the heuristic on held-out pairs; so learning can help and never make
     def on_mount(self) -> None:
         super().on_mount()
         table = self.query_one("#feedback-table", DataTable)
-        for label, key in (("#", "id"), ("when", "when"), ("query", "query"), ("shown", "shown"),
-                           ("used", "used"), ("ignored", "ignored")):
-            table.add_column(label, key=key)
+        set_columns(table, (("#", "id", 4), ("when", "when", 9), ("query", "query", None), ("shown", "shown", 5),
+                            ("used", "used", 4), ("ignored", "ignored", 7)), self.pane_width(2 / 5))
 
     def refresh_data(self) -> None:
         ranker = self.services.memory.ranker

@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from screens.base import BaseScreen
+from screens.base import BaseScreen, set_columns
 
 ITEM_ROWS_SHOWN = 2000  # a source with more items shows the first ones (DataTable slows past that)
 
@@ -57,11 +57,11 @@ items. The panel shows the selected item in full.
     def on_mount(self) -> None:
         super().on_mount()
         sources = self.query_one("#sources-table", DataTable)
-        for label, key in (("id", "id"), ("kind", "kind"), ("source", "name"), ("items", "items")):
-            sources.add_column(label, key=key)
+        set_columns(sources, (("id", "id", 4), ("kind", "kind", 12), ("source", "name", None), ("items", "items", 6)),
+                    self.pane_width(3 / 5))
         items = self.query_one("#items-table", DataTable)
-        for label, key in (("key", "key"), ("speaker", "speaker"), ("date", "date"), ("text", "text")):
-            items.add_column(label, key=key)
+        set_columns(items, (("key", "key", 6), ("speaker", "speaker", 10), ("date", "date", 10), ("text", "text", None)),
+                    self.pane_width(3 / 5))
         sources.focus()
 
     def refresh_data(self) -> None:

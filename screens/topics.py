@@ -13,7 +13,7 @@ from textual.widgets import DataTable, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
-from screens.base import BaseScreen
+from screens.base import BaseScreen, set_columns
 
 ITEMS_SHOWN = 30
 
@@ -74,8 +74,7 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
     def on_mount(self) -> None:
         super().on_mount()
         items = self.query_one("#topic-items", DataTable)
-        for label, key in (("item", "key"), ("text", "text")):
-            items.add_column(label, key=key)
+        set_columns(items, (("item", "key", 7), ("text", "text", None)), self.pane_width(3 / 5))
         self.query_one("#topic-tree", Tree).focus()
 
     # -- the tree, lazily ---------------------------------------------------------------------
@@ -187,7 +186,7 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
         jumps.border_title = f"relations ({len(options)}) · Enter jumps"
         table = self.query_one("#topic-items", DataTable)
         table.clear()
-        room = max(30, table.size.width - 14)
+        room = max(30, self.pane_width(3 / 5) - 14)
         for item in items:
             text = " ".join(item.text.split())
             table.add_row(item.key or str(item.id), text[:room] + ("…" if len(text) > room else ""), key=str(item.id))

@@ -44,6 +44,8 @@ async def settle(pilot, timeout: float = 30.0) -> None:
         if not any(t._require_update_dimensions for s in app.screen_stack for t in s.query(DataTable)):
             break
         await pilot.pause(0.02)
+    await pilot.pause(0.05)  # and for the repaint with the new column widths
+    await pilot.pause()
 
 
 def text_of(widget) -> str:
