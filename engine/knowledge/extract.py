@@ -46,7 +46,7 @@ _NOT_NAMES = frozenset(
     his her their we they he she you me just really absolutely congrats congratulations sounds love glad sorry""".split()
 ) | _MONTHS_WEEKDAYS
 
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-&]*|[.,;:!?()\"]")
+_TOKEN = re.compile(r"[^\W_][\w'’\-&]*|[.,;:!?()\"]")
 _CONTRACTION = re.compile(r"\b(I|i|we|We|you|You|they|They|he|He|she|She|it|It|that|That)['’](m|re|ve|ll|d|s)\b")
 _CAPITAL_SPAN = re.compile(
     r"\b(?:[A-Z][\w'’\-&.]*[\w])(?:\s+(?:(?:of|the|de|da|von|van|for|la|le|du|del|&)\s+)*[A-Z0-9][\w'’\-&.]*[\w]?)*"

@@ -64,3 +64,10 @@ def test_known_multiword_names_are_found_in_lower_case():
     reg = EntityRegistry()
     reg.load([(1, "american psychological association", "American Psychological Association", "title")])
     assert reg.find_in("a journal of the american psychological association.") == ["american psychological association"]
+
+
+def test_names_with_accents_stay_whole():
+    ex = extract(turn("Yesterday I walked Pepper with Tomás and Zoë in Zürich."))
+    keys = {m[1] for m in ex.mentions}
+    assert {"tomás", "zoë", "zürich"} <= keys
+    assert not any(k in {"tom", "zo", "z"} for k in keys)
