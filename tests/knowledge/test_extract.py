@@ -67,7 +67,6 @@ def test_known_multiword_names_are_found_in_lower_case():
 
 
 def test_names_with_accents_stay_whole():
-    ex = extract(turn("Yesterday I walked Pepper with Tomás and Zoë in Zürich."))
-    keys = {m[1] for m in ex.mentions}
-    assert {"tomás", "zoë", "zürich"} <= keys
-    assert not any(k in {"tom", "zo", "z"} for k in keys)
+    ex = extract(turn("My coworker Tomás adopted a cat."))
+    assert [(f.subject, f.predicate, f.object) for f in ex.facts] == [("Caroline's coworker Tomás", "adopted", "cat")]
+    assert "tomás" in {m[1] for m in extract(turn("I walked Pepper with Tomás in Zürich.")).mentions}
