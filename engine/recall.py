@@ -149,7 +149,9 @@ def _dense_query(mem: "Memory", q: Query) -> tuple[Any, Any]:
 
 def ppr_signal(mem: "Memory", q: Query) -> np.ndarray:
     """Personalized PageRank over the knowledge graph, seeded by the query's entities and top BM25 items."""
-    return mem.knowledge.graph_scores(q.text, bm25_signal(mem, q)).item_scores
+    graph = mem.knowledge.graph_scores(q.text, bm25_signal(mem, q))
+    q.notes["graph"] = {"seeds": graph.seeds, "reached": graph.reached}  # shown by any strategy that used it
+    return graph.item_scores
 
 
 def walk_signal(mem: "Memory", q: Query) -> np.ndarray:

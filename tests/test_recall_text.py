@@ -21,3 +21,14 @@ def test_lite_recall_prints_episodes_facts_walk_and_token(tmp_path):
     assert "—" in text and "→" in text  # facts drawn as subject —predicate→ object
     assert "walk:" in text and "start → t:" in text
     assert "feedback token: " in text
+
+
+def test_a_fused_recall_shows_the_graph_its_pagerank_signal_walked(tmp_path):
+    from engine import Memory
+
+    with Memory(tmp_path / "g.db") as mem:
+        mem.ingest(DEMO)
+        fused = mem.recall("what did Maya adopt", strategy="fused")
+        hybrid = mem.recall("what did Maya adopt", strategy="hybrid")
+    assert fused.graph and fused.graph["seeds"] and fused.graph["reached"]
+    assert hybrid.graph is None  # hybrid never ran PageRank

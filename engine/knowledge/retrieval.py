@@ -43,8 +43,9 @@ def ppr_ranking(mem: "Memory", q: Query, signals: Signals) -> Ranking:
 def assemble_mode(mem: "Memory", q: Query, result: Recall, ranking: Ranking) -> None:
     """Add facts, episodes and graph to ``result``; drop or backfill hits as the mode asks."""
     knowledge = mem.knowledge
-    if "graph" in ranking.extras:
-        result.graph = ranking.extras["graph"]
+    graph = ranking.extras.get("graph") or q.notes.get("graph")
+    if graph:
+        result.graph = graph
     scores = {h.item.id: h.score for h in result.hits}
     result.facts = knowledge.facts_for(q.text, scores, mem.settings.facts_top_k)
     episode_of = knowledge.episodes_of_items([h.item.id for h in result.hits])
