@@ -17,6 +17,8 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from ..knowledge.graph import personalized_pagerank
+
 DAY = 86_400.0
 
 
@@ -227,9 +229,8 @@ class FeedbackState:
         p = self.params
         r = np.zeros(n_slots)
         r[seeds] = restart / restart.sum()
-        rank = r.copy()
-        for _ in range(p.ppr_iterations):
-            rank = p.ppr_alpha * r + (1 - p.ppr_alpha) * (matrix.T @ rank)
+        # ppr_alpha is the restart probability here; the shared PageRank takes the follow probability
+        rank = personalized_pagerank(matrix.T.tocsr(), r, alpha=1.0 - p.ppr_alpha, iterations=p.ppr_iterations, tol=0.0)
         return np.maximum(rank - p.ppr_alpha * r, 0.0)
 
     def _coaccess_matrix(self, slot_of: dict[int, int], n_slots: int) -> sp.csr_matrix:
