@@ -116,7 +116,10 @@ def prepare_query(mem: "Memory", text: str, top_k: int, strategy: str, mode: str
 
 
 def bm25_signal(mem: "Memory", q: Query) -> np.ndarray:
-    return mem.index.bm25.scores(q.term_ids, q.term_weights)
+    """BM25 of every slot; kept in the query's notes because the PageRank signal seeds from it too."""
+    if "bm25" not in q.notes:
+        q.notes["bm25"] = mem.index.bm25.scores(q.term_ids, q.term_weights)
+    return q.notes["bm25"]
 
 
 def dense_signal(mem: "Memory", q: Query) -> np.ndarray:
