@@ -11,23 +11,37 @@ supports them) and ``event_summary`` (per speaker, the session's events). Three 
 * **events**: the same coverage test for each event summary against every event of the session.
 
 The thresholds are fixed here, not tuned; numbers are for the dev conversations only.
+
+Recall says nothing about whether a fact reads like one, so a fourth measure, **precision**,
+reads the facts extracted from a fixed, seeded sample of items (from the demo content and one
+LoCoMo dev conversation) against hand judgements (``tests/knowledge/data/fact_judgements.json``:
+fact text → good/bad, with the item's source and key). A judged fact the extractor no longer
+produces counts as neither; a produced fact nobody judged is listed, to be judged.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-from ..ingest import _locomo_sample
+from ..ingest import _locomo_sample, discover, read_path
 from ..knowledge.entities import EntityRegistry, entity_key
-from ..knowledge.extract import Extraction, RuleExtractor, capitalised_spans
+from ..knowledge.extract import Extraction, FactDraft, RuleExtractor, capitalised_spans
+from ..records import Item
 from ..text import lexical_tokens
 from .harness import require
 
 COVERAGE = 0.5
+ROOT = Path(__file__).resolve().parents[2]
+JUDGEMENTS = ROOT / "tests" / "knowledge" / "data" / "fact_judgements.json"
+DEMO = ROOT / "assets" / "demo"
+JUDGED_CONVERSATION = 0  # the first dev conversation (conv-26)
+SAMPLE_SEED = 7
+SAMPLE_ITEMS = {"demo": 70, "locomo": 50}  # items drawn per corpus: about 120 facts in all at the start
 
 
 def _content(text: str, drop: set[str]) -> set[str]:
@@ -44,7 +58,9 @@ def _session_of(dia_id: str) -> str:
     return dia_id.split(":")[0].lstrip("D")
 
 
-def evaluate(path: str | Path) -> dict[str, Any]:
+def evaluate(path: str | Path, judgements: str | Path | None = JUDGEMENTS) -> dict[str, Any]:
+    """Recall against LoCoMo's annotations; precision on the judged sample when ``judgements``
+    (a file) is given and exists."""
     path = require(path)
     text = path.read_text(encoding="utf-8")
     samples = json.loads(text)
@@ -77,6 +93,59 @@ def evaluate(path: str | Path) -> dict[str, Any]:
         "events": _rate(totals, "events_summary"),
         "extracted": {"facts": int(totals["facts"]), "events": int(totals["events"]), "mentions": int(totals["mentions"])},
         "ms_per_turn": round(elapsed * 1000 / max(totals["turns"], 1), 3),
+        **({"precision": judged_precision(path, judgements)} if judgements and Path(judgements).is_file() else {}),
+    }
+
+
+def fact_text(fact: FactDraft) -> str:
+    """How a fact is judged and listed: "subject —[predicate]→ object" (the CLI's layout)."""
+    return f"{fact.subject} —[{fact.predicate}]→ {fact.object}"
+
+
+def _sources(locomo: Path) -> Iterator[tuple[str, str, list[Item]]]:
+    """(corpus, source name, items) for the demo content and the judged LoCoMo conversation."""
+    files, _ = discover([DEMO])
+    for path in files:
+        for parsed in read_path(path):
+            yield "demo", Path(parsed.source.name).name, parsed.items
+    text = locomo.read_text(encoding="utf-8")
+    sample = json.loads(text)[JUDGED_CONVERSATION]
+    parsed = _locomo_sample(locomo, text, sample, JUDGED_CONVERSATION, "")
+    yield "locomo", parsed.source.meta["sample_id"], parsed.items
+
+
+def sampled_facts(locomo: str | Path) -> list[dict[str, str]]:
+    """Every fact the extractor reads from the sampled items: {source, key, fact}. The items are
+    drawn with a fixed seed from each corpus, independently of what is extracted from them, so
+    the sample stays put while the extractor changes."""
+    by_corpus: dict[str, list[tuple[str, Item]]] = defaultdict(list)
+    extracted: dict[tuple[str, str], Extraction] = {}
+    for corpus, name, items in _sources(require(locomo)):
+        extractor = RuleExtractor(EntityRegistry())
+        for number, item in enumerate(items):
+            item.id = number + 1
+            extracted[name, item.key] = extractor.extract(item)  # in order: speakers and names carry over
+            by_corpus[corpus].append((name, item))
+    rng = random.Random(SAMPLE_SEED)
+    out = []
+    for corpus, k in SAMPLE_ITEMS.items():
+        for name, item in sorted(rng.sample(by_corpus[corpus], k), key=lambda p: (p[0], p[1].position)):
+            for fact in extracted[name, item.key].facts:
+                out.append({"source": name, "key": item.key, "fact": fact_text(fact)})
+    return out
+
+
+def judged_precision(locomo: str | Path, judgements: str | Path = JUDGEMENTS) -> dict[str, Any]:
+    """Precision of the sampled facts against the hand judgements; unjudged facts listed."""
+    judged = {(j["source"], j["key"], j["fact"]): j["judgement"] for j in json.loads(Path(judgements).read_text("utf-8"))}
+    produced = sampled_facts(locomo)
+    verdicts = [judged.get((f["source"], f["key"], f["fact"])) for f in produced]
+    good, bad = verdicts.count("good"), verdicts.count("bad")
+    return {
+        "judged": len(judged), "produced": len(produced), "good": good, "bad": bad,
+        "precision": round(good / (good + bad), 4) if good + bad else 0.0,
+        "no_longer_produced": len(judged) - good - bad,
+        "unjudged": [f for f, v in zip(produced, verdicts) if v is None],
     }
 
 
@@ -150,4 +219,14 @@ def describe(result: dict[str, Any]) -> str:
         f"subject correct {o['subject_ok']:.4f}",
         f"  event summary  recall {v['recall']:.4f} ({v['found']}/{v['gold']})",
         f"  extracted      {x['facts']} facts, {x['events']} events, {x['mentions']} mentions",
+        *_describe_precision(result.get("precision")),
     ])
+
+
+def _describe_precision(p: dict[str, Any] | None) -> list[str]:
+    if p is None:
+        return []
+    lines = [f"  fact precision {p['precision']:.4f} ({p['good']} good, {p['bad']} bad of {p['judged']} judged; "
+             f"{p['no_longer_produced']} judged no longer produced, {len(p['unjudged'])} produced unjudged)"]
+    lines += [f"    unjudged  {f['source']} {f['key']}: {f['fact']}" for f in p["unjudged"]]
+    return lines
