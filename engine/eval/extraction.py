@@ -39,7 +39,7 @@ COVERAGE = 0.5
 ROOT = Path(__file__).resolve().parents[2]
 JUDGEMENTS = ROOT / "tests" / "knowledge" / "data" / "fact_judgements.json"
 DEMO = ROOT / "assets" / "demo"
-JUDGED_CONVERSATION = 0  # the first dev conversation (conv-26)
+JUDGED_CONVERSATION = "conv-26"  # the first dev conversation
 SAMPLE_SEED = 7
 SAMPLE_ITEMS = {"demo": 70, "locomo": 50}  # items drawn per corpus: about 120 facts in all at the start
 
@@ -64,6 +64,8 @@ def evaluate(path: str | Path, judgements: str | Path | None = JUDGEMENTS) -> di
     path = require(path)
     text = path.read_text(encoding="utf-8")
     samples = json.loads(text)
+    judged = bool(judgements) and Path(judgements).is_file() and any(
+        s.get("sample_id") == JUDGED_CONVERSATION for s in samples)  # the judgements are of the dev file
     totals: dict[str, float] = defaultdict(float)
     coverage_sum = 0.0
     started = time.perf_counter()
@@ -93,7 +95,7 @@ def evaluate(path: str | Path, judgements: str | Path | None = JUDGEMENTS) -> di
         "events": _rate(totals, "events_summary"),
         "extracted": {"facts": int(totals["facts"]), "events": int(totals["events"]), "mentions": int(totals["mentions"])},
         "ms_per_turn": round(elapsed * 1000 / max(totals["turns"], 1), 3),
-        **({"precision": judged_precision(path, judgements)} if judgements and Path(judgements).is_file() else {}),
+        **({"precision": judged_precision(path, judgements)} if judged else {}),
     }
 
 
@@ -109,9 +111,9 @@ def _sources(locomo: Path) -> Iterator[tuple[str, str, list[Item]]]:
         for parsed in read_path(path):
             yield "demo", Path(parsed.source.name).name, parsed.items
     text = locomo.read_text(encoding="utf-8")
-    sample = json.loads(text)[JUDGED_CONVERSATION]
-    parsed = _locomo_sample(locomo, text, sample, JUDGED_CONVERSATION, "")
-    yield "locomo", parsed.source.meta["sample_id"], parsed.items
+    for n, sample in enumerate(json.loads(text)):
+        if sample.get("sample_id") == JUDGED_CONVERSATION:
+            yield "locomo", JUDGED_CONVERSATION, _locomo_sample(locomo, text, sample, n, "").items
 
 
 def sampled_facts(locomo: str | Path) -> list[dict[str, str]]:
