@@ -110,6 +110,10 @@ class Settings:
     embed_base_url: str = ""
     embed_model: str = ""
     embed_batch_size: int = 64  # texts per /embeddings request
+    # images (engine/images.py): off unless a multimodal model is named; the endpoint defaults to embed_base_url
+    image_embed_model: str = ""  # e.g. jina-clip-v2: shared photos are embedded at ingest and searched by text
+    image_embed_base_url: str = ""
+    image_batch_size: int = 8  # images per /embeddings request (each travels base64-encoded)
     request_timeout: float = 30.0
     max_retries: int = 3
     # limits
@@ -124,6 +128,10 @@ class Settings:
     @property
     def embed_api_key(self) -> str:
         return os.environ.get(ENV_PREFIX + "EMBED_API_KEY", "") or self.llm_api_key
+
+    @property
+    def image_embed_api_key(self) -> str:
+        return os.environ.get(ENV_PREFIX + "IMAGE_EMBED_API_KEY", "") or self.embed_api_key
 
     @property
     def store_path(self) -> Path:

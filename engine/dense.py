@@ -190,11 +190,12 @@ class OpenAIEmbedder:
         batch_size: int = 64,
         cache_get: Callable[[str, list[str]], dict[str, np.ndarray]] | None = None,
         cache_put: Callable[[str, list[tuple[str, np.ndarray]]], None] | None = None,
+        signature: str = "",
     ) -> None:
         from openai import OpenAI
 
         self.model = model
-        self.signature = f"openai:{model}"
+        self.signature = signature or f"openai:{model}"
         self.dim = 0
         self.batch_size = batch_size
         self._client = OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=max_retries)
@@ -207,18 +208,22 @@ class OpenAIEmbedder:
     def embed(self, texts: Sequence[str], remember: bool = True) -> np.ndarray:
         """Vectors of ``texts``: cached ones from the store, the rest from the endpoint in batches
         (kept in the cache when ``remember``)."""
-        hashes = [self.text_hash(t) for t in texts]
-        known = self._cache_get(self.signature, hashes) if self._cache_get else {}
+        return self.embed_inputs([self.text_hash(t) for t in texts], texts, remember)
+
+    def embed_inputs(self, hashes: Sequence[str], inputs: Sequence[Any], remember: bool = True) -> np.ndarray:
+        """:meth:`embed` for any ``input`` items the endpoint accepts (strings, or the JSON objects
+        a multimodal endpoint takes), each cached under its given content hash."""
+        known = self._cache_get(self.signature, list(hashes)) if self._cache_get else {}
         missing = sorted({h: i for i, h in enumerate(hashes) if h not in known}.items(), key=lambda kv: kv[1])
         fresh: list[tuple[str, np.ndarray]] = []
         for start in range(0, len(missing), self.batch_size):
             batch = missing[start : start + self.batch_size]
-            vectors = self._call([texts[i] for _, i in batch])
+            vectors = self._call([inputs[i] for _, i in batch])
             fresh.extend((h, v) for (h, _), v in zip(batch, vectors))
         if fresh and remember and self._cache_put:
             self._cache_put(self.signature, fresh)
         known.update(dict(fresh))
-        if not texts:
+        if not len(hashes):
             return np.zeros((0, self.dim), dtype=np.float32)
         out = np.stack([known[h] for h in hashes])
         self.dim = out.shape[1]
@@ -228,14 +233,14 @@ class OpenAIEmbedder:
         """A query's vector, from the cache or the endpoint, never written to the store."""
         return self.embed([text], remember=False)[0]
 
-    def _call(self, texts: list[str]) -> list[np.ndarray]:
+    def _call(self, inputs: list[Any]) -> list[np.ndarray]:
         from openai import OpenAIError
 
         try:
-            reply = self._client.embeddings.create(model=self.model, input=texts)
+            reply = self._client.embeddings.create(model=self.model, input=inputs)
             data = sorted(reply.data, key=lambda d: d.index)
-            if len(data) != len(texts):
-                raise EmbeddingUnavailable(f"the endpoint returned {len(data)} vectors for {len(texts)} texts")
+            if len(data) != len(inputs):
+                raise EmbeddingUnavailable(f"the endpoint returned {len(data)} vectors for {len(inputs)} inputs")
             return [np.asarray(d.embedding, dtype=np.float32) for d in data]
         except OpenAIError as exc:
             raise EmbeddingUnavailable(f"embedding endpoint failed: {type(exc).__name__}: {exc}") from None

@@ -13,8 +13,9 @@ if TYPE_CHECKING:
 
 
 def extension_factories() -> list[Callable[["Memory"], "Extension"]]:
+    from .images import ImagesExtension
     from .knowledge.service import KnowledgeExtension
     from .rank import RankerExtension
     from .topics import TopicsExtension
 
-    return [KnowledgeExtension, TopicsExtension, RankerExtension]
+    return [KnowledgeExtension, TopicsExtension, RankerExtension, ImagesExtension]

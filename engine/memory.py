@@ -24,6 +24,7 @@ import numpy as np
 from .config import Settings
 from .extensions import extension_factories
 from .dense import HashEmbedder, OpenAIEmbedder, VectorIndex
+from .images import SIGNATURE_PREFIX as IMAGE_SIGNATURE_PREFIX
 from .index import LSA_KEY, Index
 from .ingest import IngestError, discover, note, read_path
 from .lexical import BM25Params
@@ -66,6 +67,7 @@ class SourceReport:
     status: str  # added | replaced | unchanged
     items: int
     source_id: int
+    warnings: list[str] = field(default_factory=list)  # stored, but something derived is missing (e.g. an image vector)
 
 
 @dataclass
@@ -79,6 +81,10 @@ class IngestReport:
     def items(self) -> int:
         return sum(s.items for s in self.sources if s.status != "unchanged")
 
+    @property
+    def warnings(self) -> list[str]:
+        return [w for s in self.sources for w in s.warnings]
+
     def summary(self) -> str:
         counts = {k: sum(1 for s in self.sources if s.status == k) for k in ("added", "replaced", "unchanged")}
         parts = [f"{counts['added']} added", f"{counts['replaced']} replaced", f"{counts['unchanged']} unchanged"]
@@ -87,6 +93,8 @@ class IngestReport:
             text += f"; {len(self.skipped)} file(s) skipped (unsupported type)"
         if self.errors:
             text += f"; {len(self.errors)} error(s)"
+        if self.warnings:
+            text += f"; {len(self.warnings)} warning(s)"
         return text
 
 
@@ -275,6 +283,7 @@ class Memory:
         # already paid for stay in the embedding cache even if this ingest fails.
         embedder = self._stored_embedder()
         vectors = embedder.embed([i.search_text() for i in p.items]) if embedder else None
+        warnings = [w for ext in self.extensions if hasattr(ext, "prepare") for w in ext.prepare(p)]  # e.g. images
         vocab_before = len(index.vocab)
         removed: list[int] = []
         try:
@@ -313,7 +322,7 @@ class Memory:
         for ext in self.extensions:
             ext.on_indexed(p.items)
         self._data_version = self._current_data_version()
-        return SourceReport(p.source.name, "replaced" if existing else "added", len(p.items), source_id)
+        return SourceReport(p.source.name, "replaced" if existing else "added", len(p.items), source_id, warnings)
 
     def _refit_lsa(self) -> None:
         blob = self.index.fit_lsa()
@@ -416,7 +425,7 @@ class Memory:
         index = self._new_index()
         with self.store.transaction():
             self.store.clear_item_terms()
-            self.store.delete_vectors()
+            self.store.delete_vectors(keep_prefix=IMAGE_SIGNATURE_PREFIX)  # image vectors need no text; a re-download may fail
             items = list(self.store.iter_items())
             rows, new_terms = [], []
             for n, item in enumerate(items):

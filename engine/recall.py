@@ -164,11 +164,20 @@ def walk_signal(mem: "Memory", q: Query) -> np.ndarray:
     return mem.topics.walk(q).scores
 
 
+def image_signal(mem: "Memory", q: Query) -> np.ndarray:
+    """Cosine of the query to each shared photo under the multimodal image model (engine.images);
+    0 everywhere, with no request, when no image model is set or no image is embedded."""
+    if not hasattr(mem, "images"):
+        return np.zeros(mem.index.n_slots)
+    return mem.images.scores(q)
+
+
 SIGNALS: dict[str, Callable[["Memory", Query], np.ndarray]] = {
     "bm25": bm25_signal,
     "dense": dense_signal,
     "walk": walk_signal,
     "ppr": ppr_signal,
+    "image": image_signal,
 }
 
 
@@ -331,6 +340,7 @@ STRATEGIES: dict[str, Callable[["Memory", Query, Signals], Ranking]] = {
     "hybrid_walk": hybrid_walk,
     "fused": fused,
     "ppr": ppr,
+    "image": single_signal("image"),
 }
 
 

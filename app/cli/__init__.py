@@ -19,9 +19,9 @@ from engine.dense import EmbeddingUnavailable
 from engine.eval.harness import DataMissing
 from engine.store import StoreError
 
-from . import core, evaluate, knowledge, ranker, topics
+from . import core, evaluate, images, knowledge, ranker, topics
 
-COMMAND_MODULES = [core, evaluate, knowledge, ranker, topics]
+COMMAND_MODULES = [core, evaluate, knowledge, ranker, topics, images]
 USER_ERRORS = (IngestFailed, RecallError, RequestError, ConfigError, StoreError, DataMissing, EmbeddingUnavailable,
                ValueError, FileNotFoundError)
 

@@ -63,8 +63,8 @@ def ingest(args: argparse.Namespace, out: TextIO) -> int:
     with open_memory(args) as mem:
         report = mem.ingest(args.paths)
         payload = {"sources": [vars(s) for s in report.sources], "items": report.items,
-                   "skipped": report.skipped, "seconds": round(report.seconds, 3)}
-        emit(out, payload, args.json, report.summary)
+                   "skipped": report.skipped, "warnings": report.warnings, "seconds": round(report.seconds, 3)}
+        emit(out, payload, args.json, "\n".join([report.summary(), *report.warnings]))
     return 0
 
 

@@ -222,14 +222,36 @@ class RecordsSQL:
         mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16).reshape(len(rows), -1)
         return ids, mat.astype(np.float32)
 
-    def delete_vectors(self, signature: str | None = None) -> None:
-        if signature is None:
-            self.conn.execute("DELETE FROM item_vectors")
-        else:
+    def delete_vectors(self, signature: str | None = None, *, keep_prefix: str = "") -> None:
+        """Delete the vectors of one signature, or of all (but those whose signature starts with
+        ``keep_prefix``, when given)."""
+        if signature is not None:
             self.conn.execute("DELETE FROM item_vectors WHERE signature = ?", (signature,))
+        elif keep_prefix:
+            self.conn.execute("DELETE FROM item_vectors WHERE substr(signature, 1, ?) != ?", (len(keep_prefix), keep_prefix))
+        else:
+            self.conn.execute("DELETE FROM item_vectors")
 
     def vector_signatures(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT DISTINCT signature FROM item_vectors")]
+
+    # -- images (engine/images.py) ------------------------------------------------------------
+
+    def items_with_image(self, unembedded_under: str = "") -> list[Item]:
+        """Items whose meta holds an ``image_url``, in id order; with ``unembedded_under``, only
+        those without a vector of that signature (the images still to embed)."""
+        sql = f"SELECT {_ITEM_COLUMNS} FROM items WHERE json_extract(meta, '$.image_url') IS NOT NULL"
+        if unembedded_under:
+            sql += " AND id NOT IN (SELECT item_id FROM item_vectors WHERE signature = ?)"
+        rows = self.conn.execute(sql + " ORDER BY id", (unembedded_under,) if unembedded_under else ())
+        return [_item_from_row(r) for r in rows]
+
+    def count_items_with_image(self, signature: str) -> tuple[int, int]:
+        """(items with an image reference, how many of them have a vector of ``signature``)."""
+        row = self.conn.execute(
+            "SELECT COUNT(*), COUNT(v.item_id) FROM items i LEFT JOIN item_vectors v ON v.item_id = i.id AND v.signature = ?"
+            " WHERE json_extract(i.meta, '$.image_url') IS NOT NULL", (signature,)).fetchone()
+        return int(row[0]), int(row[1])
 
     # -- embedding cache (paid embeddings are never requested twice) ----------------------------
 

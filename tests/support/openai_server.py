@@ -8,6 +8,7 @@ Usage (the ``openai_server`` fixture in ``tests/conftest.py`` starts and stops o
     server.base_url                      # "http://127.0.0.1:PORT/v1", for base_url settings
     server.on_chat = lambda body: '{"summary": "…"}'   # default chat reply (content string)
     server.on_embeddings = lambda texts: [[…], …]       # default vectors (default: hashed, dim 16)
+    server.on_image_embeddings = lambda blobs: [[…], …] # image inputs (default: the text the bytes spell)
     server.push("chat", Fail(500))       # the next chat request gets HTTP 500 …
     server.push("chat", Slow(2.0))       # … the one after waits 2 s before answering normally
     server.push("chat", Garbage())       # … then a body that is not JSON at all
@@ -16,10 +17,17 @@ Usage (the ``openai_server`` fixture in ``tests/conftest.py`` starts and stops o
 
 Scripted steps are used once each, in order, per endpoint ("chat" or "embeddings"); when none
 is left the default handler answers.
+
+Embedding inputs may be strings (text) or Jina-style objects, ``{"text": …}`` or
+``{"image": "data:<type>;base64,…"}`` (engine/images.py). By default an image embeds exactly like
+the text its bytes spell (latin-1), so a test can make a photo "show" a word; an image that is not
+a base64 data URL gets HTTP 400, as a strict server would answer.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import threading
@@ -74,6 +82,8 @@ class OpenAIServer:
         self.requests: list[tuple[str, Any]] = []
         self.on_chat: Callable[[dict[str, Any]], str] = lambda body: "{}"
         self.on_embeddings: Callable[[list[str]], list[list[float]]] = lambda texts: [hashed_vector(t) for t in texts]
+        self.on_image_embeddings: Callable[[list[bytes]], list[list[float]]] = lambda blobs: [
+            hashed_vector(b.decode("latin-1")) for b in blobs]
         self._steps: dict[str, list[Any]] = {"chat": [], "embeddings": []}
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -124,12 +134,29 @@ class OpenAIServer:
             if not isinstance(content, str):
                 content = json.dumps(content)
             return 200, json.dumps(_completion(body, content)).encode()
-        texts = body.get("input", [])
-        texts = [texts] if isinstance(texts, str) else texts
-        vectors = step.content if isinstance(step, Reply) else self.on_embeddings(texts)
+        inputs = body.get("input", [])
+        inputs = [inputs] if isinstance(inputs, (str, dict)) else inputs
+        try:
+            vectors = step.content if isinstance(step, Reply) else self._embed(inputs)
+        except ValueError as exc:
+            return 400, json.dumps({"error": {"message": str(exc), "type": "invalid_request_error"}}).encode()
         data = [{"object": "embedding", "index": n, "embedding": v} for n, v in enumerate(vectors)]
         return 200, json.dumps({"object": "list", "data": data, "model": body.get("model", ""),
                                 "usage": {"prompt_tokens": 0, "total_tokens": 0}}).encode()
+
+    def _embed(self, inputs: list[Any]) -> list[list[float]]:
+        """Vectors in input order: texts through ``on_embeddings``, images through ``on_image_embeddings``."""
+        texts = [(n, x if isinstance(x, str) else x.get("text")) for n, x in enumerate(inputs)
+                 if isinstance(x, str) or "text" in x]
+        images = [(n, _image_bytes(x["image"])) for n, x in enumerate(inputs) if isinstance(x, dict) and "image" in x]
+        if len(texts) + len(images) != len(inputs):
+            raise ValueError("each input must be a string, {'text': …} or {'image': …}")
+        out: dict[int, list[float]] = {}
+        if texts:
+            out.update(zip([n for n, _ in texts], self.on_embeddings([t for _, t in texts])))
+        if images:
+            out.update(zip([n for n, _ in images], self.on_image_embeddings([b for _, b in images])))
+        return [out[n] for n in range(len(inputs))]
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -167,6 +194,16 @@ class OpenAIServer:
                     pass
 
         return Handler
+
+
+def _image_bytes(url: Any) -> bytes:
+    header, comma, payload = str(url).partition(",")
+    if not (str(url).startswith("data:") and comma and header.endswith(";base64")):
+        raise ValueError("an image input must be a data:<type>;base64,… URL")
+    try:
+        return base64.b64decode(payload, validate=True)
+    except binascii.Error:
+        raise ValueError("the image's base64 is malformed") from None
 
 
 def _completion(body: dict[str, Any], content: str) -> dict[str, Any]:

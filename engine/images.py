@@ -1,0 +1,422 @@
+"""Shared photos: each turn's image is read, embedded by a multimodal model and searched by text.
+
+Off unless ``image_embed_model`` is set (offline nothing here runs: no read, no request). A turn
+that shares a photo always keeps the reference (``meta.image_url``) and its caption, which the
+lexical and dense indexes already see; this module adds a vector of the image itself, so a photo
+can be found by what it shows even when its caption misses it.
+
+**Wire format.** The OpenAI-compatible ``POST {base_url}/embeddings`` with Jina-style input items,
+one image per item, always inline as a data URL::
+
+    {"model": "jina-clip-v2", "input": [{"image": "data:image/jpeg;base64,/9j/4AAQ..."}, ...]}
+
+and, for a query, the plain text through the same model: ``{"model": ..., "input": ["red kayak"]}``.
+The model must put texts and images in one space (CLIP-style: jina-clip-v2, jina-embeddings-v4,
+or a gateway that exposes such a model this way). The image is read or downloaded here, never by
+the endpoint, so the cache key is the hash of the image's bytes and the endpoint needs no access
+to the image's host.
+
+**References.** A local path (relative to the file the turn came from), ``file://``, ``http(s)://``
+(downloaded with the request timeout and retries) or a ``data:`` URL.
+
+**Failures lose nothing.** Images are read and embedded before the ingest transaction (no write
+lock across network calls). An unreadable image or a failing endpoint leaves the turn stored with
+its caption and no image vector; the ingest report carries one line per source saying why, and
+:meth:`ImagesExtension.resume` (``mnemoscope images --resume``) embeds what is missing later.
+What is missing is derived from the store (an image reference without a vector of the model's
+signature), so there is no queue to get out of step.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import logging
+import mimetypes
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from .config import ConfigError
+from .dense import EmbeddingUnavailable, OpenAIEmbedder
+from .ingest import _line_of
+from .records import Item, ParsedSource, Source
+
+if TYPE_CHECKING:
+    from .memory import Memory
+    from .recall import Query
+
+log = logging.getLogger(__name__)
+
+SIGNATURE_PREFIX = "image:"  # item_vectors rows of image models; reindex keeps them (they need no text)
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+RESUME_HINT = "kept with its caption; `mnemoscope images --resume` embeds it later"
+_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"),
+          (b"BM", "image/bmp"))
+
+
+class ImageUnreadable(ValueError):
+    """An image reference that cannot be turned into bytes; ``str()`` is the one-line reason."""
+
+
+# -- reading images ---------------------------------------------------------------------------
+
+
+@dataclass
+class ImageData:
+    data: bytes
+    mime: str
+
+    @property
+    def digest(self) -> str:
+        """The embedding cache key: the same bytes are never embedded twice, whatever their name."""
+        return "img-" + hashlib.sha256(self.data).hexdigest()
+
+    def as_input(self) -> dict[str, str]:
+        """The ``input`` item sent to the endpoint (see the module docstring)."""
+        return {"image": f"data:{self.mime};base64,{base64.b64encode(self.data).decode('ascii')}"}
+
+
+def read_image(ref: str, base_dir: Path | None, timeout: float = 30.0, retries: int = 3) -> ImageData:
+    """The bytes behind an image reference; raises :class:`ImageUnreadable` with the reason."""
+    ref = ref.strip()
+    if ref.startswith("data:"):
+        return _from_data_url(ref)
+    if ref.startswith(("http://", "https://")):
+        return _download(ref, timeout, retries)
+    path = Path(urllib.parse.unquote(urllib.parse.urlparse(ref).path)) if ref.startswith("file://") else Path(ref).expanduser()
+    if not path.is_absolute() and base_dir is not None:
+        path = base_dir / path
+    if not path.is_file():
+        raise ImageUnreadable(f"no such file {path}")
+    if path.stat().st_size > MAX_IMAGE_BYTES:
+        raise ImageUnreadable(f"{path} is larger than {MAX_IMAGE_BYTES // 2**20} MB")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ImageUnreadable(f"cannot read {path}: {exc.strerror or exc}") from None
+    return ImageData(data, _mime(data, path.name))
+
+
+def _from_data_url(ref: str) -> ImageData:
+    header, comma, payload = ref.partition(",")
+    if not comma or not header.endswith(";base64"):
+        raise ImageUnreadable("a data: URL must be base64-encoded (data:<type>;base64,...)")
+    try:
+        data = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError):
+        raise ImageUnreadable("the data: URL is not valid base64") from None
+    return ImageData(data, header[len("data:"):-len(";base64")] or _mime(data, ""))
+
+
+def _download(url: str, timeout: float, retries: int) -> ImageData:
+    """GET with a timeout; connection errors, 429 and 5xx are retried with backoff, other errors are final."""
+    import urllib.error
+    import urllib.request
+
+    problem = ""
+    for attempt in range(retries + 1):
+        if attempt:
+            time.sleep(min(0.5 * 2 ** (attempt - 1), 4.0))
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, headers={"User-Agent": "mnemoscope"}),
+                                        timeout=timeout) as reply:
+                data = reply.read(MAX_IMAGE_BYTES + 1)
+                kind = reply.headers.get_content_type()
+        except urllib.error.HTTPError as exc:
+            problem = f"HTTP {exc.code}"
+            if exc.code != 429 and exc.code < 500:
+                break
+            continue
+        except (urllib.error.URLError, OSError) as exc:
+            problem = str(getattr(exc, "reason", None) or exc)
+            continue
+        if len(data) > MAX_IMAGE_BYTES:
+            raise ImageUnreadable(f"{url} is larger than {MAX_IMAGE_BYTES // 2**20} MB")
+        return ImageData(data, kind if kind.startswith("image/") else _mime(data, urllib.parse.urlparse(url).path))
+    raise ImageUnreadable(f"cannot download {url}: {problem}")
+
+
+def _mime(data: bytes, name: str) -> str:
+    """The image type from its first bytes, else from its file name."""
+    for magic, kind in _MAGIC:
+        if data.startswith(magic):
+            return kind
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return mimetypes.guess_type(name)[0] or "application/octet-stream"
+
+
+# -- results ----------------------------------------------------------------------------------
+
+
+@dataclass
+class ImageFailure:
+    """One image that was not embedded, and where the turn that shares it came from."""
+
+    item_key: str
+    ref: str
+    where: str  # "file:line", or the source's name
+    reason: str
+
+    def line(self) -> str:
+        shown = self.ref if len(self.ref) <= 80 else self.ref[:60] + "…"
+        return f"{self.where}: image {shown!r} of {self.item_key} not embedded: {self.reason}"
+
+
+@dataclass
+class ImageStatus:
+    """What the app and ``mnemoscope images`` show."""
+
+    enabled: bool
+    model: str
+    with_image: int  # items that share an image
+    embedded: int  # of those, how many have a vector of the configured model
+
+    @property
+    def pending(self) -> int:
+        return self.with_image - self.embedded
+
+
+@dataclass
+class ResumeReport:
+    """The outcome of :meth:`ImagesExtension.resume`."""
+
+    embedded: int
+    failures: list[ImageFailure] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        text = f"{self.embedded} image(s) embedded in {self.seconds:.2f}s"
+        return text + (f"; {len(self.failures)} still not embedded" if self.failures else "")
+
+
+# -- the area ---------------------------------------------------------------------------------
+
+
+class ImagesExtension:
+    """``mem.images``: image vectors at ingest, completion later, and the recall signal."""
+
+    name = "images"
+
+    def __init__(self, mem: "Memory") -> None:
+        self.mem = mem
+        self._embedder: OpenAIEmbedder | None = None
+        self._prepared: tuple[list[Item], dict[int, np.ndarray]] | None = None  # (items, vectors by position)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.mem.settings.image_embed_model)
+
+    @property
+    def signature(self) -> str:
+        return SIGNATURE_PREFIX + self.mem.settings.image_embed_model
+
+    def embedder(self) -> OpenAIEmbedder:
+        """The multimodal model's client, made on first use; its cache is the store's."""
+        if self._embedder is None:
+            s = self.mem.settings
+            base_url = s.image_embed_base_url or s.embed_base_url
+            if not base_url:
+                raise ConfigError("image_embed_model is set but neither image_embed_base_url nor embed_base_url is")
+            self._embedder = OpenAIEmbedder(
+                base_url, s.image_embed_model, s.image_embed_api_key, timeout=s.request_timeout,
+                max_retries=s.max_retries, batch_size=s.image_batch_size, cache_get=self.mem.store.cached_embeddings,
+                cache_put=self._cache_put, signature=self.signature)
+        return self._embedder
+
+    def _cache_put(self, signature: str, rows: list[tuple[str, np.ndarray]]) -> None:
+        with self.mem.store.transaction():
+            self.mem.store.cache_embeddings(signature, rows)
+
+    # -- the extension protocol ---------------------------------------------------------------
+
+    def load(self) -> None:
+        """Nothing to build: image vectors are loaded with the core index (``index.vectors``)."""
+
+    def prepare(self, parsed: ParsedSource) -> list[str]:
+        """Before the ingest transaction: read and embed the source's images; returns warnings."""
+        self._prepared = None
+        if not self.enabled:
+            return []
+        vectors, failures = self._embed(parsed.source, list(enumerate(parsed.items)))
+        self._prepared = (parsed.items, vectors)
+        return [_warning(parsed.source.name, failures)] if failures else []
+
+    def on_ingest(self, source: Source, items: list[Item]) -> None:
+        if self._prepared and self._prepared[0] is items:
+            vectors = self._prepared[1]
+            self.mem.store.insert_vectors(self.signature, ((items[n].id, v) for n, v in vectors.items()))
+
+    def on_indexed(self, items: list[Item]) -> None:
+        if self._prepared and self._prepared[0] is items and self._prepared[1]:
+            vectors = self._prepared[1]
+            self.mem.index.set_vectors(self.signature, [items[n].id for n in vectors], np.stack(list(vectors.values())))
+        self._prepared = None
+
+    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
+        """Image vectors go with their items (foreign-key cascade); the cache keeps what was paid."""
+        return {}
+
+    def counts(self) -> dict[str, Any]:
+        if not self.enabled:
+            return {}
+        status = self.status()
+        return {"images": status.with_image, "images_embedded": status.embedded}
+
+    def stats(self) -> dict[str, Any]:
+        return self.counts()
+
+    # -- browsing and completion --------------------------------------------------------------
+
+    def status(self) -> ImageStatus:
+        model = self.mem.settings.image_embed_model
+        return ImageStatus(bool(model), model, *self.mem.store.count_items_with_image(self.signature))
+
+    def resume(self, progress: Callable[[int, int, str], None] | None = None) -> ResumeReport:
+        """Embed every shared image that has no vector yet (after a failure, or a new model)."""
+        if not self.enabled:
+            raise ConfigError("no image model: set image_embed_model (and an endpoint) to embed images")
+        self.embedder()  # a setting that is missing is reported even when nothing is pending
+        started = time.perf_counter()
+        store = self.mem.store
+        pending = store.items_with_image(unembedded_under=self.signature)
+        report = ResumeReport(0)
+        by_source: dict[int, list[Item]] = {}
+        for item in pending:
+            by_source.setdefault(int(item.source_id), []).append(item)
+        for done, (source_id, items) in enumerate(by_source.items(), 1):
+            source = store.source(source_id)
+            vectors, failures = self._embed(source, list(enumerate(items)))
+            report.failures.extend(failures)
+            if vectors:
+                with store.transaction():
+                    alive = store.items([items[n].id for n in vectors])  # deleted meanwhile: skipped
+                    rows = [(items[n].id, v) for n, v in vectors.items() if items[n].id in alive]
+                    store.insert_vectors(self.signature, rows)
+                if rows:
+                    self.mem.index.set_vectors(self.signature, [r[0] for r in rows], np.stack([r[1] for r in rows]))
+                report.embedded += len(rows)
+            if progress:
+                progress(done, len(by_source), source.name)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    # -- recall -------------------------------------------------------------------------------
+
+    def scores(self, q: "Query") -> np.ndarray:
+        """Cosine of the query (embedded as text by the image model) to each item's image vector:
+        0 for items without one. No image vectors, no request; an endpoint that fails at query
+        time gives zeros and a note in the query (``q.notes["image_error"]``), never an error."""
+        index = self.mem.index
+        out = np.zeros(index.n_slots, dtype=np.float64)
+        matrix = index.vectors.get(self.signature) if self.enabled else None
+        if matrix is None or not matrix.dim:
+            return out
+        try:
+            vec = self.embedder().embed_query(q.text)
+        except EmbeddingUnavailable as exc:
+            log.warning("image signal skipped: %s", exc)
+            q.notes["image_error"] = str(exc)
+            return out
+        if len(vec) != matrix.dim:
+            q.notes["image_error"] = f"the query vector has {len(vec)} dimensions, the image vectors {matrix.dim}"
+            return out
+        scores = matrix.scores(vec)
+        out[: len(scores)] = scores
+        out[~index.alive] = 0.0
+        return out
+
+    # -- embedding ----------------------------------------------------------------------------
+
+    def _embed(self, source: Source | None, items: list[tuple[int, Item]]) -> tuple[dict[int, np.ndarray], list[ImageFailure]]:
+        """Vectors of the images the ``(position, item)`` pairs share, by position, and the
+        failures. Batches of ``image_batch_size`` keep at most that many images in memory; after
+        the endpoint fails once the rest are not tried (each try would wait out the timeout)."""
+        s = self.mem.settings
+        origin = _SourceFile(source)
+        vectors: dict[int, np.ndarray] = {}
+        failures: list[ImageFailure] = []
+        shared = [(n, item, str(item.meta["image_url"])) for n, item in items if item.meta.get("image_url")]
+        endpoint_down = ""
+        for start in range(0, len(shared), max(1, s.image_batch_size)):
+            batch = shared[start:start + max(1, s.image_batch_size)]
+            if endpoint_down:
+                failures.extend(origin.failure(item, ref, endpoint_down) for _, item, ref in batch)
+                continue
+            read: list[tuple[int, Item, str, ImageData]] = []
+            for n, item, ref in batch:
+                try:
+                    read.append((n, item, ref, read_image(ref, origin.folder, s.request_timeout, s.max_retries)))
+                except ImageUnreadable as exc:
+                    failures.append(origin.failure(item, ref, str(exc)))
+            if not read:
+                continue
+            images = [r[3] for r in read]
+            try:
+                matrix = self.embedder().embed_inputs([d.digest for d in images], _Inputs(images))
+            except EmbeddingUnavailable as exc:
+                endpoint_down = str(exc)
+                failures.extend(origin.failure(item, ref, endpoint_down) for _, item, ref, _ in read)
+                continue
+            vectors.update((r[0], v) for r, v in zip(read, matrix))
+        return vectors, failures
+
+
+class _Inputs:
+    """The endpoint's input items, base64-encoded only for the images the cache lacks."""
+
+    def __init__(self, images: list[ImageData]) -> None:
+        self.images = images
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    def __getitem__(self, n: int) -> dict[str, str]:
+        return self.images[n].as_input()
+
+
+class _SourceFile:
+    """The file a source was read from: relative image paths start there, failures point into it."""
+
+    def __init__(self, source: Source | None) -> None:
+        self.name = source.name if source else "?"
+        self.path = _source_path(self.name)
+        self.folder = self.path.parent if self.path else None
+        self._text: str | None = None
+
+    def failure(self, item: Item, ref: str, reason: str) -> ImageFailure:
+        line = item.meta.get("line") or self._line(item.key)
+        where = f"{self.path}:{line}" if self.path and line else str(self.path or self.name)
+        return ImageFailure(item.key, ref, where, reason)
+
+    def _line(self, key: str) -> int | None:
+        """The line of the turn's key (a LoCoMo ``dia_id``) in the source file, as the reader reports."""
+        if self.path is None or not key:
+            return None
+        if self._text is None:
+            try:
+                self._text = self.path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                self._text = ""
+        return _line_of(self._text, json.dumps(key))
+
+
+def _source_path(name: str) -> Path | None:
+    """A source's file: its name, or its name before ``#`` (one conversation of a LoCoMo file)."""
+    for candidate in (name, name.rpartition("#")[0]):
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
+    return None
+
+
+def _warning(source_name: str, failures: list[ImageFailure]) -> str:
+    """One line per source: the first failure, how many more, and how to finish later."""
+    more = f" (and {len(failures) - 1} more image(s) of {source_name})" if len(failures) > 1 else ""
+    return f"{failures[0].line()}{more}; {RESUME_HINT}"
