@@ -15,6 +15,7 @@ import gc
 import json
 import logging
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol, Sequence
@@ -465,7 +466,11 @@ class Memory:
         return n
 
     def import_(self, path: str | Path) -> IngestReport:
-        """Read an export; sources already present with the same content are left alone."""
+        """Read an export; sources already present with the same content are left alone.
+
+        An area with an ``importing(path, records, by_name)`` context manager checks its records
+        before anything is written and may restore its state inside each source's ingest
+        transaction (the knowledge snapshot does); ``import_records`` then runs after the ingest."""
         path = Path(path)
         if not path.is_file():
             raise IngestFailed([IngestError(path, "no such file")])
@@ -491,14 +496,22 @@ class Memory:
                         extension_records.append((lineno, {"type": kind, **rec}))
                 except (json.JSONDecodeError, KeyError, TypeError) as exc:
                     raise IngestFailed([IngestError(path, f"not a Mnemoscope export record ({exc})", lineno)]) from None
-        report = self.ingest_parsed(list(sources.values()))
-        id_map: dict[int, int] = {}
-        for (old_id, parsed), stored in zip(sources.items(), report.sources):
-            by_key = {i.key: i.id for i in self.store.items_of_source(stored.source_id)}  # unchanged sources too
-            id_map.update((exported, by_key[item.key]) for exported, item in zip(exported_ids[old_id], parsed.items))
-        for ext in self.extensions:
-            importer = getattr(ext, "import_records", None)
-            if importer:
-                importer([r for _, r in extension_records], id_map)
+        by_name = {parsed.source.name: (old_id, exported_ids[old_id]) for old_id, parsed in sources.items()}
+        with ExitStack() as importing:  # an area checks its records before the first write, and
+            try:                        # may restore its state while the sources are ingested
+                for ext in self.extensions:
+                    if hasattr(ext, "importing"):
+                        importing.enter_context(ext.importing(path, extension_records, by_name))
+            except IngestError as exc:
+                raise IngestFailed([exc]) from None
+            report = self.ingest_parsed(list(sources.values()))
+            id_map: dict[int, int] = {}
+            for (old_id, parsed), stored in zip(sources.items(), report.sources):
+                by_key = {i.key: i.id for i in self.store.items_of_source(stored.source_id)}  # unchanged sources too
+                id_map.update((exported, by_key[item.key]) for exported, item in zip(exported_ids[old_id], parsed.items))
+            for ext in self.extensions:
+                importer = getattr(ext, "import_records", None)
+                if importer:
+                    importer([r for _, r in extension_records], id_map)
         return report
 

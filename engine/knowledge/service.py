@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -27,6 +28,7 @@ from .entities import EntityRegistry, entity_key, name_vector
 from .episodes import group_items, session_of, summarize
 from .extract import Extraction, FactDraft, RuleExtractor, capitalised_spans
 from .graph import DEFAULT_WEIGHTS, EDGE_TYPES, KnowledgeGraph, local_pagerank, personalized_pagerank
+from .portable import ImportRecords, SourcePart, read_records, snapshot_records
 from .records import EVENT_ROLES, Entity, Episode, Event, Fact
 
 if TYPE_CHECKING:
@@ -60,6 +62,26 @@ class _Batch:
     def edge(self, kind: str, a: int, b: int, w: float = 1.0) -> None:
         xs, ys, ws = self.edges[kind]
         xs.append(a), ys.append(b), ws.append(w)
+
+
+@dataclass
+class _Import:
+    """An import in progress: its checked knowledge records and the items it has stored."""
+
+    records: ImportRecords
+    exported: dict[str, tuple[int, list[int]]]  # source name → (exported source id, its items' exported ids)
+    stored: set[int] = field(default_factory=set)
+
+    def part(self, name: str, items: list[Item]) -> tuple[SourcePart, dict[int, int]] | None:
+        """The snapshot's part for a source this import is storing, with exported → new item
+        ids; None when the source is to be extracted (no snapshot, or one that does not cover it)."""
+        self.stored.update(i.id for i in items)
+        snapshot = self.records.snapshot
+        if snapshot is None or name not in self.exported:
+            return None
+        source_id, exported_ids = self.exported[name]
+        part = snapshot.parts.get(source_id)
+        return None if part is None else (part, dict(zip(exported_ids, (i.id for i in items))))
 
 
 class _RowMatrix:
@@ -108,6 +130,7 @@ class KnowledgeExtension:
         self._fact_terms: dict[int, frozenset[str]] = {}
         self._name_vectors: dict[int, np.ndarray] = {}
         self._batch: _Batch | None = None
+        self._import: _Import | None = None  # set while Memory.import_ runs (see importing())
 
     @property
     def settings(self):
@@ -164,6 +187,10 @@ class KnowledgeExtension:
         if self._batch is not None:  # the last ingest never committed: drop what it cached
             self._subject_vectors.clear()
         batch = self._batch = _Batch()
+        restoring = self._import.part(source.name, items) if self._import else None
+        if restoring is not None:
+            self._restore(source, items, *restoring, batch)
+            return
         self.extractor.reset()
         extractions = [self.extractor.extract(item) for item in items]
         ids = self._register_entities(extractions, batch)
@@ -348,10 +375,7 @@ class KnowledgeExtension:
             _clique(batch, [i.id for i in draft.items])
         self.store.insert_episode_items(rows)
         self.store.insert_events(events)
-        ordered = sorted(items, key=lambda i: i.position)
-        for a, b in zip(ordered, ordered[1:]):
-            if session_of(a) == session_of(b):
-                batch.edge("next", a.id, b.id)
+        _link_next(items, batch)
 
     # -- graph and PPR ------------------------------------------------------------------------
 
@@ -587,6 +611,30 @@ class KnowledgeExtension:
             self.load()
         return {"facts_changed": 1, "fact": fact_id}
 
+    def add_fact(self, subject: str, predicate: str, object: str, provenance: Sequence[int], *, time: str | None = None,
+                 dry_run: bool = False) -> dict[str, Any]:
+        """State a fact by hand (origin ``user``), supported by stored items; its subject
+        becomes an entity if none has that name. Refused when it would duplicate a fact."""
+        if not all(x.strip() for x in (subject, predicate, object)):
+            raise KnowledgeError("a fact needs a subject, a predicate and an object")
+        missing = sorted(set(provenance) - set(self.mem.items(provenance)))
+        if not provenance or missing:
+            raise KnowledgeError(f"a fact needs stored items as provenance; no item with id {missing[0] if missing else '(none given)'}")
+        key = fact_key(subject, predicate, object)
+        other = self.store.fact_id_by_key(key)
+        if other is not None:
+            raise KnowledgeError(f"that fact is already fact {other}; edit it instead")
+        draft = FactDraft(subject, predicate, object, entity_key(subject), entity_key(object), time)
+        self.registry.rollback()
+        batch = _Batch()
+        with self._writing(dry_run):
+            ids = self._register_entities([Extraction(facts=[draft])], batch)
+            fid = self.store.insert_fact(key, subject, predicate, object, ids.get(draft.subject_key),
+                                         self.registry.lookup(draft.object_key), time, "user")
+            self.store.insert_fact_sources((fid, i) for i in provenance)
+        self.load()  # also drops what a dry run staged
+        return {"facts_added": 1, "fact": None if dry_run else fid}
+
     def delete_fact(self, fact_id: int, dry_run: bool = False) -> dict[str, Any]:
         """Delete a fact; entities that nothing else names go with it."""
         self.fact(fact_id)
@@ -696,34 +744,44 @@ class KnowledgeExtension:
     # -- export / import ----------------------------------------------------------------------
 
     def export_records(self) -> list[dict[str, Any]]:
-        """What re-ingesting cannot rebuild: facts an LLM or a person wrote, LLM events and
-        summaries, each pointing at items by their exported ids."""
-        out: list[dict[str, Any]] = []
-        for f in self._facts():
-            if f.origin != "rule":
-                out.append({"type": "knowledge.fact", "subject": f.subject, "predicate": f.predicate, "object": f.object,
-                            "time": f.time, "origin": f.origin, "provenance": f.provenance})
-        for episode in self.episodes():
-            llm_events = [e for e in episode.events if e.origin == "llm"]
-            if episode.origin == "llm" or llm_events:
-                out.append({"type": "knowledge.episode", "items": episode.items,
-                            "summary": episode.summary if episode.origin == "llm" else None,
-                            "events": [{**e.body(), "item_id": e.item_id} for e in llm_events]})
-        return out
+        """The whole knowledge state as a portable snapshot: entities with their mentions,
+        synonymy, every fact with its origin, time and provenance, every episode (merged ones
+        too) with its items, summary and events. See :mod:`.portable` for the format and why a
+        snapshot rather than a replay of curation."""
+        return snapshot_records(self.store)
+
+    @contextmanager
+    def importing(self, path: str | Path, records: list[tuple[int, dict[str, Any]]],
+                  exported: dict[str, tuple[int, list[int]]]) -> Iterator[None]:
+        """Frame ``Memory.import_``: check the export's knowledge records (``(line, record)``
+        pairs) before anything is written — a bad one raises :class:`engine.ingest.IngestError`
+        naming its line — then, while the import ingests, restore each source the snapshot
+        covers from it instead of extracting it (:meth:`on_ingest`). ``exported`` maps a source
+        name to its exported id and its items' exported ids, in the order they are ingested."""
+        checked = read_records(path, records, dict(exported.values()))
+        self._import = _Import(checked, exported)
+        try:
+            yield
+        finally:
+            self._import = None
 
     def import_records(self, records: list[dict[str, Any]], id_map: dict[Any, int]) -> None:
-        """Restore exported facts, events and summaries onto the imported items (one transaction).
-        Records whose items did not come back are skipped."""
-        mine = [r for r in records if str(r.get("type", "")).startswith("knowledge.")]
-        if not mine:
+        """Lay version-1 records (LLM and user facts, LLM events and summaries) over the items
+        this import stored by extraction (one transaction); a version-2 snapshot was restored
+        source by source as it was ingested. Items of sources that were already present are
+        left alone (an import never overwrites the target's curation); records whose items did
+        not come back are skipped. ``records`` were read and checked by :meth:`importing`."""
+        if self._import is None or not self._import.records.legacy:
             return
+        stored = self._import.stored
+        id_map = {old: new for old, new in id_map.items() if new in stored}
         self.registry.rollback()
         batch = self._batch = _Batch()
         with self.store.transaction():
-            for r in mine:
+            for r in self._import.records.legacy:
                 if r["type"] == "knowledge.fact":
                     self._import_fact(r, id_map, batch)
-                elif r["type"] == "knowledge.episode":
+                else:
                     self._import_episode(r, id_map)
         self.on_indexed([])
 
@@ -744,6 +802,69 @@ class KnowledgeExtension:
         episode_of = self.store.episodes_of_items([id_map[i] for i in r.get("items", []) if i in id_map])
         if r.get("summary") and episode_of:
             self.store.set_episode_summary(min(episode_of.values()), r["summary"], "llm")
+
+    def _restore(self, source: Source, items: list[Item], part: SourcePart, id_map: dict[int, int], batch: _Batch) -> None:
+        """Inside the source's ingest transaction: write its part of the snapshot for its new
+        items (``id_map``: exported → new item ids). Entities and facts the target already has
+        (same key) keep their name, kind, words and time, and only gain these items."""
+        entity_ids = self._restore_entities(part, id_map, batch)
+        self._restore_facts(part, id_map, entity_ids, batch)
+        episode_ids = {ep.id: self.store.insert_episode(source.id, ep.session, ep.summary, ep.origin) for ep in part.episodes}
+        self.store.set_merged_into((episode_ids[ep.id], episode_ids[ep.merged_into])
+                                   for ep in part.episodes if ep.merged_into is not None)
+        home = {i: episode_ids[ep.id] for ep in part.episodes for i in ep.home}
+        self.store.insert_episode_members((id_map[i], episode_ids[ep.id], home[i]) for ep in part.episodes for i in ep.items)
+        self.store.insert_events((id_map[i], origin, body) for ep in part.episodes for i, origin, body in ep.events)
+        for ep in part.episodes:
+            _clique(batch, sorted(id_map[i] for i in ep.items))
+        _link_next(items, batch)
+        if self.llm_configured:  # what the LLM already read stays as curated
+            described = {i for ep in part.episodes for i, origin, _body in ep.events if origin == "llm"}
+            self.store.enqueue_extraction([new for old, new in id_map.items() if old not in described])
+
+    def _restore_entities(self, part: SourcePart, id_map: dict[int, int], batch: _Batch) -> dict[int, int]:
+        """Exported → target ids of the entities this part names (new ones inserted), with
+        their mentions and the synonymy of the new ones."""
+        snapshot = self._import.records.snapshot  # type: ignore[union-attr]
+        named = {e for _i, e, _s, _r in part.mentions} | {e for f in part.facts for e in (f.subject_entity, f.object_entity)}
+        records = {e: snapshot.entities[e] for e in sorted(named - {None})}
+        known = self.store.entity_ids([r.key for r in records.values()])
+        fresh = self.store.upsert_entities([(r.key, r.name, r.kind) for r in records.values() if r.key not in known])
+        target = {e: known.get(r.key) or fresh[r.key] for e, r in records.items()}
+        for e, r in records.items():
+            if r.key in fresh:
+                self.registry.stage(target[e], r.key, r.name, r.kind)
+                batch.entities.append(target[e])
+        mentions = [(id_map[i], target[e], surface, role) for i, e, surface, role in part.mentions]
+        self.store.insert_mentions(mentions)
+        for item, eid, _surface, role in mentions:
+            batch.edge(_edge_type(role), item, -eid)
+        created = {e for e, r in records.items() if r.key in fresh}
+        pairs = [(a, b, w) for a, b, w in snapshot.synonyms if a in created or b in created]
+        ids = self.store.entity_ids([snapshot.entities[e].key for a, b, _w in pairs for e in (a, b)])
+        rows = [(ids[ka], ids[kb], w) for a, b, w in pairs
+                if (ka := snapshot.entities[a].key) in ids and (kb := snapshot.entities[b].key) in ids]
+        self.store.insert_synonyms(rows)
+        for a, b, w in rows:
+            batch.edge("synonym", -a, -b, w)
+        return target
+
+    def _restore_facts(self, part: SourcePart, id_map: dict[int, int], entity_ids: dict[int, int], batch: _Batch) -> None:
+        """Insert this part's facts (a fact the target already has by key only gains provenance)."""
+        keyed = [(fact_key(f.subject, f.predicate, f.object), f) for f in part.facts]
+        fact_ids = self.store.fact_ids([k for k, _f in keyed])
+        provenance = []
+        for key, f in keyed:
+            fid = fact_ids.get(key)
+            if fid is None:
+                sid, oid = entity_ids.get(f.subject_entity), entity_ids.get(f.object_entity)
+                fid = fact_ids[key] = batch.facts[key] = self.store.insert_fact(
+                    key, f.subject, f.predicate, f.object, sid, oid, f.time, f.origin)
+                self._subject_vectors.pop(sid, None)  # read again from the store on next use
+                if sid is not None and oid is not None and sid != oid:
+                    batch.edge("fact", -sid, -oid)
+            provenance += [(fid, id_map[i]) for i in f.provenance if i in id_map]
+        self.store.insert_fact_sources(provenance)
 
     # -- the LLM queue ------------------------------------------------------------------------
 
@@ -798,6 +919,14 @@ class KnowledgeExtension:
 def _edge_type(role: str) -> str:
     """The graph edge type of a mention role (speaker and mention are both ``mention``)."""
     return {"tag": "link", "link": "link", "title": "title"}.get(role, "mention")
+
+
+def _link_next(items: list[Item], batch: _Batch) -> None:
+    """``next`` edges between consecutive items of one session (or one heading)."""
+    ordered = sorted(items, key=lambda i: i.position)
+    for a, b in zip(ordered, ordered[1:]):
+        if session_of(a) == session_of(b):
+            batch.edge("next", a.id, b.id)
 
 
 def _clique(batch: _Batch, ids: list[int]) -> None:

@@ -121,13 +121,11 @@ class KnowledgeSQL:
     def upsert_entities(self, rows: Sequence[tuple[str, str, str]]) -> dict[str, int]:
         """Insert (key, name, kind) rows that are new; returns key → id for every given key."""
         self.conn.executemany("INSERT OR IGNORE INTO entities (key, name, kind) VALUES (?,?,?)", rows)
-        keys = [r[0] for r in rows]
-        out: dict[str, int] = {}
-        for start in range(0, len(keys), 900):
-            chunk = keys[start:start + 900]
-            for eid, key in self.conn.execute(f"SELECT id, key FROM entities WHERE key IN ({_marks(len(chunk))})", chunk):
-                out[key] = eid
-        return out
+        return self.entity_ids([r[0] for r in rows])
+
+    def entity_ids(self, keys: Sequence[str]) -> dict[str, int]:
+        """key → id of the given keys that name an entity."""
+        return {key: eid for eid, key in self._in("SELECT id, key FROM entities WHERE key IN ({marks})", keys)}
 
     def set_entity_kinds(self, rows: Iterable[tuple[int, str]]) -> None:
         """(entity id, kind) rows."""
@@ -230,6 +228,10 @@ class KnowledgeSQL:
         row = self.conn.execute("SELECT id FROM facts WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
+    def fact_ids(self, keys: Sequence[str]) -> dict[str, int]:
+        """key → id of the given keys that name a fact."""
+        return {key: fid for fid, key in self._in("SELECT id, key FROM facts WHERE key IN ({marks})", keys)}
+
     def fill_fact_time(self, fact_id: int, when: str) -> None:
         self.conn.execute("UPDATE facts SET time = ? WHERE id = ? AND time IS NULL", (when, fact_id))
 
@@ -308,8 +310,15 @@ class KnowledgeSQL:
 
     def insert_episode_items(self, rows: Iterable[tuple[int, int]]) -> None:
         """(item id, episode id) rows; the episode is also the item's home."""
-        self.conn.executemany("INSERT OR REPLACE INTO episode_items (item_id, episode_id, home_id) VALUES (?,?,?)",
-                              ((i, e, e) for i, e in rows))
+        self.insert_episode_members((i, e, e) for i, e in rows)
+
+    def insert_episode_members(self, rows: Iterable[tuple[int, int, int]]) -> None:
+        """(item id, current episode id, home episode id) rows."""
+        self.conn.executemany("INSERT OR REPLACE INTO episode_items (item_id, episode_id, home_id) VALUES (?,?,?)", rows)
+
+    def set_merged_into(self, rows: Iterable[tuple[int, int]]) -> None:
+        """(episode id, the episode it is merged into) rows."""
+        self.conn.executemany("UPDATE episodes SET merged_into = ? WHERE id = ?", ((into, e) for e, into in rows))
 
     def episode_rows(self, ids: Sequence[int] | None = None, source_id: int | None = None,
                      include_merged: bool = False) -> list[tuple]:
@@ -383,6 +392,10 @@ class KnowledgeSQL:
         for iid, origin, body in self._in("SELECT item_id, origin, body FROM events WHERE item_id IN ({marks}) ORDER BY id", item_ids):
             out.setdefault(iid, []).append((origin, json.loads(body)))
         return out
+
+    def event_rows(self) -> list[tuple[int, str, dict[str, Any]]]:
+        """(item id, origin, event dict) of every event, in the order they were stored."""
+        return [(i, o, json.loads(b)) for i, o, b in self.conn.execute("SELECT item_id, origin, body FROM events ORDER BY id")]
 
     def delete_events(self, item_ids: Sequence[int], origin: str) -> None:
         for chunk in _chunks(list(item_ids)):
