@@ -22,22 +22,44 @@ from ..text import STOPWORDS, sentences
 from .entities import EntityRegistry, entity_key
 from .records import Event
 from .temporal import find_times
+from .verbs import BASES, FORMS, PARTICIPLES, agree, is_past, is_verb
 
-# -- word classes (closed lists; open classes are guessed from position) ----------------------
+# -- word classes (closed lists; open classes are guessed from position and verbs.py) ----------
 
-_AUX = frozenset("""am is are was were be been being have has had will would can could should might must may shall
-do does did 'm 're 's 've 'd 'll not n't never just really also finally recently actually still always even already
-totally definitely so currently usually often sometimes gonna""".split())
-_BE = frozenset("am is are was were be been being 'm 're 's".split())
+_BE = frozenset("am is are was were be been being isn't aren't wasn't weren't".split())
+_HAVE_DO = frozenset("have has had do does did haven't hasn't hadn't don't doesn't didn't".split())
+_MODALS = frozenset("""will would can could should might must may shall do does did to gonna won't wouldn't can't
+couldn't shouldn't don't doesn't didn't""".split())
+_AUX = _BE | _HAVE_DO | _MODALS - {"to"}
+_POSSESSIVES = frozenset("my our your his her their its".split())
+_PERSONAL = frozenset("i me you he she it we they him us them".split())
+_ADVERBS = frozenset("""just really also finally recently actually still always even already totally definitely so
+currently usually often sometimes probably almost ever truly honestly kinda not n't never""".split())
+_NEGATIONS = frozenset("not n't never".split())
+_LY_NOUNS = frozenset("family belly jelly holly bully lily rally ally july italy assembly butterfly anomaly monopoly".split())
+_ARTICLES = frozenset("a an the".split())
 _DETERMINERS = frozenset("a an the some any this that these those".split())
-_PARTICLES = frozenset("to at in on for with about into from up out by of over off around through".split())
+_PARTICLES = frozenset("to at in on for with about into from up out by of over off around through across like".split())
+_QUANTITIES = frozenset("one two three four five six seven eight nine ten twelve few many several both".split())
 _CHAIN = frozenset("""going want wants wanted plan plans planning planned hope hoping trying try tried decided
 started start starts begin began love loves loved like likes liked enjoy enjoys enjoyed need needs needed""".split())
-_CLAUSE_BREAK = frozenset("and but so because while when which who although though since until after before if as or".split())
+_CLAUSE_BREAK = frozenset("""and but so because while when where whereas which who although though since until after
+before if as or""".split())
+_SHARING = frozenset("and or but".split())  # a verb right after these shares the previous subject
+_RELATIVE = frozenset("which who".split())  # the clause after these is about the previous object
 _LEAD_SKIP = frozenset("""yeah yes oh well also actually so and but hey wow omg ok okay haha lol hi hello thanks thank
-honestly anyway plus then now btw cool great awesome nice right sure absolutely totally""".split())
+honestly anyway plus then now btw cool great awesome nice right sure absolutely totally meanwhile anyways besides
+luckily lately recently today tonight yesterday basically""".split())
+# "-ing" words that introduce a clause rather than name an activity: "meaning the gluten was …"
+_CLAUSE_TAKING = frozenset("""meaning knowing thinking hoping saying feeling realizing realising seeing showing
+suggesting assuming considering""".split())
 _OPINION = frozenset("think guess mean bet know see wonder agree hope".split())
 _PRONOUN_SUBJECTS = frozenset("he she it they".split())
+# Objects that only point elsewhere: a fact "X —[likes]→ it" says nothing until resolved.
+_PRONOUN_OBJECTS = frozenset("it them him those these this that one ones mine yours hers theirs ours".split())
+_VAGUE_OBJECTS = frozenset("something anything nothing everything stuff".split())
+_RESOLVABLE = frozenset("it them".split())  # resolved to the object just before, in the same sentence
+_TRAILING = _DETERMINERS | _PARTICLES | _ADVERBS | frozenset("and or very more most too whole such than like be been being".split())
 _MONTHS_WEEKDAYS = frozenset("""monday tuesday wednesday thursday friday saturday sunday january february march april
 may june july august september october november december""".split())
 _NOT_NAMES = frozenset(
@@ -45,8 +67,9 @@ _NOT_NAMES = frozenset(
     cool sure so and but or also well that this these those what when where why how who which it its my our your
     his her their we they he she you me just really absolutely congrats congratulations sounds love glad sorry""".split()
 ) | _MONTHS_WEEKDAYS
+_NAME_JOINERS = ("of", "the", "de", "&")
 
-_TOKEN = re.compile(r"[^\W_][\w'’\-&]*|[.,;:!?()\"]")
+_TOKEN = re.compile(r"\d+(?:[.:,]\d+)+%?|[^\W_][\w'’\-&]*|[.,;:!?()\"]")
 _CONTRACTION = re.compile(r"\b(I|i|we|We|you|You|they|They|he|He|she|She|it|It|that|That)['’](m|re|ve|ll|d|s)\b")
 _CAPITAL_SPAN = re.compile(
     r"\b(?:[A-Z][\w'’\-&.]*[\w])(?:\s+(?:(?:of|the|de|da|von|van|for|la|le|du|del|&)\s+)*[A-Z0-9][\w'’\-&.]*[\w]?)*"
@@ -55,10 +78,11 @@ _LOCATION = re.compile(r"\b(?:in|at|to|from|near)\s+(?:the\s+)?([A-Z][\w'’\-]+
 _REASON = re.compile(r"\b(?:because|since|so that|in order to|to help|as a way to)\s+([^.,;!?]+)", re.I)
 _METHOD = re.compile(r"\b(?:by|using|through|via)\s+([^.,;!?]+)", re.I)
 _DASH = re.compile(r"\s[-–—]\s|[–—]")
+_MARKS = frozenset(",;:.!?()\"")
 _LEADING_MARKS = " \"'(-*•#>0123456789.)"
 _EXPAND = {"m": "am", "re": "are", "ve": "have", "ll": "will", "d": "would", "s": "is"}
-_THIRD_PERSON = {"am": "is", "'m": "is", "'s": "is", "'re": "are", "'ve": "have", "'ll": "will", "'d": "would"}
 MAX_OBJECT_WORDS = 12
+MAX_SUBJECT_WORDS = 4
 
 
 @dataclass
@@ -81,7 +105,14 @@ class Extraction:
 
 
 def _expand(text: str) -> str:
-    return _CONTRACTION.sub(lambda m: f"{m.group(1)} {_EXPAND[m.group(2).lower()]}", text.replace("’", "'"))
+    """"I'm" → "I am"; "'d" is "had" before a participle ("she'd discovered"), else "would"."""
+    def full(m: re.Match) -> str:
+        short = m.group(2).lower()
+        nxt = text[m.end():].split(maxsplit=1)
+        return f"{m.group(1)} {'had' if short == 'd' and nxt and is_past(nxt[0].lower()) else _EXPAND[short]}"
+
+    text = text.replace("’", "'")
+    return _CONTRACTION.sub(full, text)
 
 
 def capitalised_spans(sentence: str, known: Callable[[str], bool] = lambda key: False) -> list[str]:
@@ -149,6 +180,8 @@ class RuleExtractor:
         caption = item.meta.get("image_caption")
         seen = {m[1] for m in out.mentions}
         self.local |= seen
+        # A passage's title names what its pronouns mean; a Markdown heading names a topic.
+        referent = title if title[:1].isupper() and "heading_path" not in item.meta else ""
         for sentence in sentences(text):
             for span in capitalised_spans(sentence, self.known):
                 key = entity_key(span)
@@ -156,7 +189,8 @@ class RuleExtractor:
                     seen.add(key)
                     self.local.add(key)
                     out.mentions.append((span, key, "name", "mention"))
-            self._clauses(sentence, item, speaker, title, out)
+            if "|" not in sentence:  # a Markdown table's cells are no sentence
+                self._clauses(sentence, item, speaker, referent, out)
         for key in self.registry.find_in(text + (" " + caption if caption else "")):
             if key not in seen:
                 seen.add(key)
@@ -168,130 +202,362 @@ class RuleExtractor:
 
     # -- clauses ------------------------------------------------------------------------------
 
-    def _clauses(self, sentence: str, item: Item, speaker: str, title: str, out: Extraction) -> None:
+    def _clauses(self, sentence: str, item: Item, speaker: str, referent: str, out: Extraction) -> None:
+        """Split a sentence at punctuation and conjunctions and read each clause; "and" inside
+        a list ("my husband and kids") does not split."""
         if sentence.rstrip().endswith("?"):
             return
         times = find_times(sentence, item.timestamp)
-        when = times[0].value if times else None
-        tokens = _TOKEN.findall(_DASH.sub(", ", sentence)) + ["."]
+        ctx = _Sentence(item, sentence, speaker, self._you if speaker else "", referent, times,
+                        times[0].value if times else None)
+        tokens = _join_adjective_lists(_TOKEN.findall(_DASH.sub(", ", sentence))) + ["."]
         clause: list[str] = []
-        carry: tuple[str, str] | None = None  # the subject a verb after "and" shares
+        opener = ""  # the word or mark before the clause; "" at the sentence start
         for n, tok in enumerate(tokens):
             low = tok.lower()
-            if low in ("and", "or") and clause and not _starts_clause(tokens[n + 1]):
-                clause.append(tok)  # a list inside the object: "my husband and kids"
-            elif tok in ",;:.!?()\"" or low in _CLAUSE_BREAK:
+            if low in ("and", "or") and clause and not _starts_clause(tokens, n + 1):
+                clause.append(tok)
+            elif tok in _MARKS or low in _CLAUSE_BREAK and not (low == "so" and tokens[n - 1].lower() in _AUX):
                 if clause:
-                    carry = self._clause(clause, sentence, item, speaker, title, when, times, carry, out)
-                clause = []
+                    self._clause(clause, opener, ctx, out)
+                clause, opener = [], low
             else:
                 clause.append(tok)
 
-    def _subject(self, words_: list[str], speaker: str, title: str) -> tuple[str, str, int] | None:
-        """(subject text, subject entity key, words used) at the clause start, or None."""
-        first = words_[0]
-        low = first.lower()
-        if low in ("i", "we") and speaker:
-            return speaker, entity_key(speaker), 1
-        if low == "gonna" and speaker:  # "Gonna continue my studies": the speaker, subject dropped
-            return speaker, entity_key(speaker), 0
-        if low in ("my", "our") and speaker and len(words_) > 2:
-            n = 1
-            while n < len(words_) - 1 and n <= 3 and words_[n].lower() not in _AUX and not words_[n].lower().endswith("ed"):
-                n += 1
-            if n == 1:
-                return None
-            return f"{speaker}'s {' '.join(words_[1:n])}", entity_key(speaker), n
-        if low in _PRONOUN_SUBJECTS and title[:1].isupper():
-            return title, entity_key(title), 1
-        if first[:1].isupper() and low not in _NOT_NAMES and low not in STOPWORDS:
-            n = 1
-            while n < len(words_) and (words_[n][:1].isupper() or words_[n].lower() in ("of", "the", "de", "&")):
-                n += 1
-            name = " ".join(words_[:n])
-            return (name, entity_key(name), n) if n > 1 or self.known(entity_key(name)) else None
-        if low == "the" and len(words_) > 1 and words_[1][:1].isupper():
-            n = 2
-            while n < len(words_) and (words_[n][:1].isupper() or words_[n].lower() in ("of", "the", "de", "&")):
-                n += 1
-            name = " ".join(words_[1:n])
-            return name, entity_key(name), n
-        return None
-
-    def _clause(self, words_: list[str], sentence: str, item: Item, speaker: str, title: str, when: str | None,
-                times: list, carry: tuple[str, str] | None, out: Extraction) -> tuple[str, str] | None:
-        """Read one clause into a fact (and an event); returns its subject for the next clause."""
+    def _clause(self, words_: list[str], opener: str, ctx: _Sentence, out: Extraction) -> None:
+        """Read one clause into a fact (and an event, unless it only describes): subject noun
+        phrase, verb group, object; anything that does not read so yields nothing."""
+        at_start = opener == ""
         while words_ and words_[0].lower() in _LEAD_SKIP:
             words_ = words_[1:]
-        if len(words_) < 2:
-            return None
-        subject = self._subject(words_, speaker, title)
-        if subject is None and _verb_like(words_[0]):
-            shared = carry or ((speaker, entity_key(speaker)) if speaker and words_[0].endswith("ing") else None)
-            subject = (*shared, 0) if shared else None  # "… and encouraged students", "Researching agencies"
-        if subject is None:
-            return None
-        subj_text, subj_key, used = subject
-        rest = words_[used:]
-        verb: list[str] = []
-        while rest and rest[0].lower() in _AUX:
-            verb.append(rest.pop(0).lower())
-        copula = any(v in _BE for v in verb) and bool(rest) and not rest[0].lower().endswith(("ed", "ing"))
+        subject = None
+        if len(words_) >= 2:
+            subject = self._subject(words_, ctx, at_start) or _gerund_subject(words_, ctx) \
+                or _shared_subject(words_, opener, ctx, at_start)
+        group = _verb_group(words_[subject.used:], subject.elided in _BE) if subject else None
+        ctx.subject, ctx.object, ctx.be = (subject if group else None), None, ""
+        if group is None or opener == "if":  # a condition states no fact
+            return
+        verb, used, copula = group
+        if subject.elided:
+            verb = [subject.elided] + verb
+        if verb[-1].endswith("ing") and any(v in _BE for v in verb):
+            ctx.be = next(v for v in verb if v in _BE)  # "I'm working on X - rehearsing hard": is rehearsing
+        obj = _object(words_[subject.used + used:], ctx)
+        if obj is None and not copula and _describes(verb):  # "I was so excited": be + participle
+            cut = max(i for i, v in enumerate(verb) if v in _BE) + 1
+            verb, obj, copula = verb[:cut], verb[cut:], True
+        if not obj:
+            return
+        if subject.first_person:
+            verb = _agreeing(verb)
+        predicate, obj_text = " ".join(verb), " ".join(obj)
+        obj_key = entity_key(obj_text) if len(obj) <= 4 else None
+        ctx.object = obj
+        out.facts.append(FactDraft(subject.text, predicate, obj_text, subject.key, obj_key, ctx.when))
         if not copula:
-            if not rest or not rest[0].isalpha() or not rest[0].islower() or rest[0] in _DETERMINERS:
+            out.events.append(_event(ctx.item, subject.text, predicate, obj_text, ctx.text, ctx.when))
+
+    def _subject(self, words_: list[str], ctx: _Sentence, at_start: bool) -> _Subject | None:
+        """The noun phrase opening the clause: the speaker for "I"/"we", the speaker's thing for
+        "my …", a passage's title for "he/she/it/they", a name, or a plain noun phrase."""
+        low = words_[0].lower()
+        speaker = ctx.speaker
+        if low in ("i", "we") and speaker:
+            return _Subject(speaker, entity_key(speaker), 1, first_person=True)
+        if low == "gonna" and speaker:  # "Gonna continue my studies": the speaker, subject dropped
+            return _Subject(speaker, entity_key(speaker), 0, first_person=True)
+        if low in ("my", "our"):
+            end = _noun_phrase_end(words_, 1)
+            if not speaker or end == 1:
                 return None
-            main = rest.pop(0).lower()
-            if main in _OPINION:
-                return None
-            verb.append(main)
-            if main in _CHAIN and len(rest) >= 2 and rest[0].lower() == "to":
-                verb += [rest.pop(0).lower(), rest.pop(0).lower()]
-            if rest and rest[0].lower() in _PARTICLES:
-                verb.append(rest.pop(0).lower())
-        obj_words = _object(rest, speaker, self._you if speaker else "", times)
-        if not obj_words or not verb:
+            return _Subject(f"{speaker}'s {' '.join(words_[1:end])}", entity_key(speaker), end)
+        if low in _PRONOUN_SUBJECTS:
+            return _Subject(ctx.referent, entity_key(ctx.referent), 1) if ctx.referent else None
+        return self._name(words_, at_start) or _plain_subject(words_, at_start)
+
+    def _name(self, words_: list[str], at_start: bool) -> _Subject | None:
+        """A capitalised name ("Swiss Alpine Club", "The Rank Organisation"); one word only when
+        it is a known name or follows "The"; never a sentence-initial imperative or gerund."""
+        start = 1 if words_[0] == "The" and words_[1][:1].isupper() else 0
+        first = words_[start]
+        low = first.lower()
+        if not first[:1].isupper() or low in _NOT_NAMES or low in STOPWORDS:
             return None
-        predicate = " ".join(_THIRD_PERSON.get(v, v) for v in verb)
-        obj = " ".join(obj_words)
-        obj_key = entity_key(obj) if len(obj_words) <= 4 else None
-        out.facts.append(FactDraft(subj_text, predicate, obj, subj_key, obj_key, when))
-        if not copula:
-            out.events.append(_event(item, subj_text, predicate, obj, sentence, when))
-        return subj_text, subj_key
+        end = start + 1
+        while end < len(words_) and (words_[end][:1].isupper() or words_[end].lower() in _NAME_JOINERS
+                                     and end + 1 < len(words_) and words_[end + 1][:1].isupper()):
+            end += 1
+        known = self.known(entity_key(" ".join(words_[start:end])))
+        if end < len(words_) and words_[end].islower():  # "Coil folds are …": the name is a modifier
+            end = _noun_phrase_end(words_, end)
+        name = " ".join(words_[start:end])
+        if at_start and start == 0 and (low in BASES or low.endswith("ing")) and not known:
+            return None
+        if end - start == 1 and start == 0 and not known:
+            return None
+        return _Subject(name, entity_key(name), end)
 
 
-def _verb_like(word: str) -> bool:
-    """A lower-case word that can open a verb phrase (guessed from its ending or a closed list)."""
+@dataclass
+class _Subject:
+    text: str
+    key: str
+    used: int  # words of the clause it takes
+    first_person: bool = False  # rewritten from "I"/"we": the verb must agree with it
+    elided: str = ""  # the auxiliary the text left out: "Researching agencies" is "is researching"
+
+
+@dataclass
+class _Sentence:
+    """What the clauses of one sentence share, and what the last clause left for the next."""
+
+    item: Item
+    text: str
+    speaker: str
+    you: str
+    referent: str  # what "he/she/it/they" opening a clause means (a passage's own title), or ""
+    times: list
+    when: str | None
+    subject: _Subject | None = None  # a verb after "and" shares it
+    be: str = ""  # the last clause was progressive ("is working"): a bare "-ing" after it continues it
+    object: list[str] | None = None  # "…, which is …" and a later "it" refer to it
+
+
+def _shared_subject(words_: list[str], opener: str, ctx: _Sentence, at_start: bool) -> _Subject | None:
+    """A clause without a subject of its own: after "which"/"who" it is the previous object,
+    after "and" (or a comma) the previous subject; a sentence opening with "-ing" is the speaker's."""
+    first = words_[0]
+    low = first.lower()
+    if opener in _RELATIVE:
+        obj = ctx.object
+        if obj and len(obj) <= MAX_SUBJECT_WORDS and low in _AUX:
+            text = " ".join(obj)
+            return _Subject(text, entity_key(text), 0)
+        return None
+    shared = ctx.subject
+    if shared and opener in _SHARING and first.islower() and (
+            low in _AUX or low in _ADVERBS or is_verb(low) and not low.endswith("ing")):
+        if low in BASES and not (shared.first_person or shared.text.endswith("s")):
+            return None  # "the sun has softened the surface, or take …": an imperative, not the sun
+        return _Subject(shared.text, shared.key, 0, shared.first_person)
+    if shared and ctx.be and opener in _SHARING | {","} and low.endswith("ing") and is_verb(low):
+        return _Subject(shared.text, shared.key, 0, shared.first_person, elided=ctx.be)
+    if at_start and ctx.speaker and (low.endswith("ing") and is_verb(low) or low == "been"):  # subject left out
+        return _Subject(ctx.speaker, entity_key(ctx.speaker), 0, first_person=True,
+                        elided="has" if low == "been" else "is")
+    return None
+
+
+def _gerund_subject(words_: list[str], ctx: _Sentence) -> _Subject | None:
+    """A gerund phrase as the subject: "Playing video games and watching movies are …",
+    "staying resilient and focused is key"; it ends where a finite verb begins."""
+    first = words_[0].lower()
+    if not (first.endswith("ing") and is_verb(first)) or first in _CLAUSE_TAKING:
+        return None
+    for end in range(2, min(len(words_), 2 * MAX_SUBJECT_WORDS)):
+        low = words_[end].lower()
+        if low in _AUX or words_[end].islower() and low.endswith("s") and low in FORMS and low not in BASES:
+            text = " ".join(_person(w, ctx) for w in words_[:end])
+            return _Subject(text, entity_key(text), end)
+    return None
+
+
+def _plain_subject(words_: list[str], at_start: bool) -> _Subject | None:
+    """A common noun phrase of up to three words: "the dough", or a capitalised sentence
+    start ("Mountain air", "Trekking poles") that is not an imperative ("Book ahead")."""
+    start = 1 if words_[0].lower() == "the" else 0
+    if start == 0 and not (at_start and words_[0][:1].isupper()):
+        return None
+    first = words_[start].lower() if start < len(words_) else ""
+    if not first.isalpha() or first in STOPWORDS or first in _NOT_NAMES:
+        return None
+    if first in FORMS and first not in BASES and not first.endswith("ing"):
+        return None  # "Reminds me it's …", "Went to …": a verb, the subject left out
+    if first in BASES and not (start + 1 < len(words_) and _opens_verb_group(words_[start + 1])):
+        return None  # "Book ahead", "Add electrolytes": an imperative (but "Snow can fall" is a subject)
+    end = _noun_phrase_end(words_, start)
+    if end == start or end - start > 3:
+        return None
+    text = " ".join(words_[start:end])
+    return _Subject(text, entity_key(text), end)
+
+
+def _noun_phrase_end(words_: list[str], start: int) -> int:
+    """Where the verb group begins after a noun phrase starting at ``start`` (a word that can be
+    a verb but is followed by an auxiliary, as in "Coil folds are", is still the noun)."""
+    end = start
+    while end < len(words_) and end - start < MAX_SUBJECT_WORDS:
+        low = words_[end].lower()
+        if not words_[end][:1].isalnum() or low in _DETERMINERS or low in _PARTICLES or low in _POSSESSIVES \
+                or low in _PERSONAL:
+            break
+        if _is_adverb(low) or low in _AUX:
+            break
+        if words_[end].islower() and is_verb(low) and not (end + 1 < len(words_) and words_[end + 1].lower() in _AUX) \
+                and not (end > 0 and (low in BASES and not words_[end - 1].endswith("s")  # "air rescue service"
+                                          or words_[end - 1].lower() in _QUANTITIES)):  # "Five turns share"
+            break
+        end += 1
+    return end
+
+
+def _opens_verb_group(word: str) -> bool:
     low = word.lower()
-    return word.islower() and word.isalpha() and (low.endswith(("ed", "ing")) or low in _CHAIN or low in _AUX)
+    return low in _AUX or _is_adverb(low) or word.islower() and is_verb(low)
 
 
-def _starts_clause(word: str) -> bool:
-    """Whether the word after "and"/"or" opens a new clause rather than continuing a list."""
+def _is_adverb(low: str) -> bool:
+    return low in _ADVERBS or (low.endswith("ly") and len(low) > 4 and low not in FORMS and low not in _LY_NOUNS)
+
+
+def _verb_group(rest: list[str], progressive: bool = False) -> tuple[list[str], int, bool] | None:
+    """(verb words, words used, copula) at the start of ``rest``: auxiliaries and adverbs, then a
+    main verb with its infinitive ("want to try") or particle ("signed up", "moved to"); a bare
+    auxiliary is a copula ("is dry") or possession ("have a dog"). None when no verb opens it.
+    ``progressive``: the subject left out "is", so a bare "-ing" verb may head the group."""
+    used = 0
+    while used < len(rest) and (rest[used].lower() in _AUX or _is_adverb(rest[used].lower())):
+        used += 1
+    verb = [w.lower() for w in rest[:used]]
+    auxes = [v for v in verb if v in _AUX]
+    if used < len(rest) and _main_verb(rest[used], auxes, progressive, rest[used + 1].lower() if used + 1 < len(rest) else ""):
+        verb.append(rest[used].lower())
+        used += 1
+    elif not auxes or auxes[-1] not in _BE | _HAVE_DO:
+        return None
+    elif auxes[-1] in _BE:  # the copula: "is dry"; its trailing adverbs describe ("was really thought-provoking")
+        keep = max(i for i, v in enumerate(verb) if v in _AUX or v in _NEGATIONS) + 1
+        return verb[:keep], keep, True
+    # otherwise "have", "had", "did" is the main verb
+    if verb[-1] in _CHAIN | _HAVE_DO and used + 1 < len(rest) and rest[used].lower() == "to" \
+            and _main_verb(rest[used + 1], ["to"]):
+        verb += ["to", rest[used + 1].lower()]
+        used += 2
+    if used + 1 < len(rest) and _is_adverb(rest[used].lower()) and rest[used + 1].lower() in _PARTICLES:
+        verb.append(rest[used].lower())  # "depends heavily on"
+        used += 1
+    if used < len(rest) and rest[used].lower() in _PARTICLES and not (
+            rest[used].lower() == "to" and used + 1 < len(rest) and rest[used + 1].lower() in BASES):
+        verb.append(rest[used].lower())
+        used += 1
+    return verb, used, False
+
+
+def _main_verb(word: str, auxes: list[str], progressive: bool = False, nxt: str = "") -> bool:
+    """Whether ``word`` heads the verb group after ``auxes``: a base verb after a modal or "to",
+    a participle after "be"/"have", otherwise a known verb form."""
     low = word.lower()
-    return low in _PRONOUN_SUBJECTS or low in ("i", "we", "you", "my", "our", "then") or _verb_like(word) \
-        or word in ",;:.!?()\""
+    if not word.isalpha() or not word.islower() or low in _DETERMINERS or low in _PARTICLES \
+            or low in STOPWORDS and low not in FORMS:
+        return False
+    last = auxes[-1] if auxes else ""
+    if low.endswith("ing"):
+        return last in _BE or (progressive and not auxes and is_verb(low))
+    if last in _MODALS:
+        return True
+    if not auxes and (low in PARTICIPLES or low.endswith("ed") and nxt == "by"):  # "taken by", "introduced by"
+        return False
+    return is_verb(low) or (last in _BE | _HAVE_DO and low.endswith(("ed", "en")))
 
 
-def _object(rest: list[str], speaker: str, you: str, times: list) -> list[str]:
-    time_words = {w.lower() for t in times for w in t.text.split()}
-    out: list[str] = []
+def _describes(verb: list[str]) -> bool:
+    """"was so excited", "am tired": be + (adverbs) + a participle used as an adjective."""
+    return any(v in _BE for v in verb) and verb[-1].endswith(("ed", "en")) and verb[-1] not in _BE
+
+
+def _agreeing(verb: list[str]) -> list[str]:
+    """The verb group for a third-person subject: its first verb agrees ("have" → "has")."""
+    for n, v in enumerate(verb):
+        if not _is_adverb(v):
+            return verb[:n] + [agree(v)] + verb[n + 1:]
+    return verb
+
+
+def _starts_clause(tokens: list[str], n: int) -> bool:
+    """Whether the word after "and"/"or" opens a new clause rather than continuing a list: a
+    pronoun, an auxiliary or a past tense (a base form such as "support" is as often a noun), or
+    a short noun phrase with its own verb ("and the flowers are", "and Llama 2 uses")."""
+    word = tokens[n]
+    low = word.lower()
+    if low in _PRONOUN_SUBJECTS or low in ("i", "we", "you", "my", "our", "then") or word in _MARKS \
+            or word.islower() and (low in _AUX or is_past(low)):
+        return True
+    if _is_adverb(low) and n + 1 < len(tokens) and (tokens[n + 1].lower() in _AUX or is_past(tokens[n + 1].lower())):
+        return True  # "and just teamed up"
+    if low in _DETERMINERS or low in ("every", "each") or word[:1].isupper():
+        for nxt in tokens[n + 1:n + 5]:
+            if nxt in _MARKS or nxt.lower() in _CLAUSE_BREAK:
+                return False
+            if nxt.lower() in _AUX or nxt.islower() and is_verb(nxt.lower()) and not nxt.endswith("ing"):
+                return True
+    return False
+
+
+def _join_adjective_lists(tokens: list[str]) -> list[str]:
+    """Drop the comma inside "a safe, loving home": it lists adjectives, it ends no clause."""
+    out = []
+    for n, tok in enumerate(tokens):
+        if tok == "," and 2 <= n < len(tokens) - 2 and tokens[n - 2].lower() in _ARTICLES | {"very", "so", "such"} \
+                and all(t.isalpha() and t.islower() and t not in _CLAUSE_BREAK for t in tokens[n - 1:n + 3:2] + [tokens[n + 2]]):
+            continue
+        out.append(tok)
+    return out
+
+
+def _object(rest: list[str], ctx: _Sentence) -> list[str] | None:
+    """The object: up to a time expression, first and second person rewritten, articles off,
+    long ones cut at a phrase boundary; a bare pronoun resolves to the object just before in
+    the same sentence ("got an offer and accepted it") or the object is dropped."""
+    time_words = {w.lower() for t in ctx.times for w in t.text.split()}
+    words_: list[str] = []
+    after_i = False
     for w in rest:
         low = w.lower()
-        if low in time_words or len(out) >= MAX_OBJECT_WORDS:
+        if low in time_words:
             break
-        if not out and low in _DETERMINERS:
-            continue
-        if speaker and low in ("my", "our"):
-            w = f"{speaker}'s"
-        elif speaker and low in ("me", "myself", "us"):
-            w = speaker
-        elif you and low in ("you", "yourself"):
-            w = you
-        elif you and low == "your":
-            w = f"{you}'s"
-        out.append(w)
-    return out
+        words_.append(agree(low) if after_i and low in BASES | _AUX else _person(w, ctx))  # "that I am" → "that Maya is"
+        after_i = low == "i" and bool(ctx.speaker)
+    while words_ and words_[0].lower() in _ARTICLES:
+        words_.pop(0)
+    if not words_ or words_[0].lower() in ("and", "or"):  # "is domed and the edges curve": no object
+        return None
+    if _points_elsewhere(words_):
+        if words_[0].lower() not in _RESOLVABLE or not ctx.object or len(ctx.object) > MAX_SUBJECT_WORDS:
+            return None
+        words_ = ctx.object + words_[1:]
+    if len(words_) > MAX_OBJECT_WORDS:
+        cut = max((n for n in range(2, MAX_OBJECT_WORDS + 1) if words_[n].lower() in _PARTICLES), default=0)
+        words_ = words_[:cut]
+    while words_ and (words_[-1].lower() in _TRAILING or len(words_) > 1 and words_[-1].endswith("'s")):
+        words_.pop()
+    return words_ or None
+
+
+def _points_elsewhere(words_: list[str]) -> bool:
+    """Whether the object is a pronoun ("it", "them", "mine", "her" alone, "that" alone) or a
+    vague word alone ("something"), rather than a noun phrase or a "that …" clause."""
+    head = words_[0].lower()
+    nxt = words_[1].lower() if len(words_) > 1 else ""
+    if head in ("this", "that", "these", "those", "her"):
+        return not nxt or nxt in _TRAILING
+    if head in _PRONOUN_SUBJECTS and (nxt in _AUX or nxt.endswith("s") and nxt in FORMS and nxt not in BASES):
+        return False  # a clause: "finds it helps John relax"
+    return head in _PRONOUN_OBJECTS or (head in _VAGUE_OBJECTS and not nxt)
+
+
+def _person(word: str, ctx: _Sentence) -> str:
+    """First and second person inside an object, rewritten to the speaker and the addressee."""
+    low = word.lower()
+    if ctx.speaker and low in ("my", "our"):
+        return f"{ctx.speaker}'s"
+    if ctx.speaker and low in ("i", "me", "myself", "us"):
+        return ctx.speaker
+    if ctx.you and low in ("you", "yourself"):
+        return ctx.you
+    if ctx.you and low == "your":
+        return f"{ctx.you}'s"
+    return word
 
 
 def _day(timestamp: str | None) -> str | None:
