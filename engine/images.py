@@ -285,6 +285,7 @@ class ImagesExtension:
             raise ConfigError("no image model: set image_embed_model (and an endpoint) to embed images")
         self.embedder()  # a setting that is missing is reported even when nothing is pending
         started = time.perf_counter()
+        self.mem.refresh()  # slots for what other processes added
         store = self.mem.store
         pending = store.items_with_image(unembedded_under=self.signature)
         report = ResumeReport(0)
