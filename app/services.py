@@ -137,12 +137,27 @@ class Services:
 
     def has(self, area: str) -> bool:
         """Whether the open engine has an area (knowledge, topics, ranker)."""
-        return self.mem is not None and getattr(self.mem, area, None) is not None
+        return self.mem is not None and self.mem.has_area(area)
 
     # -- reading ------------------------------------------------------------------------------
 
     def stats(self) -> dict[str, Any]:
         return self.memory.stats() if self.mem is not None else {}
+
+    def counts(self) -> dict[str, Any]:
+        """The header's counts, read from the store without loading the engine's areas."""
+        return self.memory.counts() if self.mem is not None else {}
+
+    def warm_up(self) -> None:
+        """Load the engine's areas (graph, topic tree, ranker) so the first query need not."""
+        mem = self.mem
+        if mem is None:
+            return
+        try:
+            mem.warm_up()
+        except Exception:
+            if mem is self.mem:  # a store closed meanwhile (another was opened) needs no warming
+                raise
 
     def strategies(self) -> list[str]:
         """The recall strategies the open engine offers (fused first when it exists)."""
@@ -172,7 +187,7 @@ class Services:
         return self.memory.recall(query, **options)
 
     def is_empty(self) -> bool:
-        return self.mem is not None and not self.mem.stats().get("items", 0)
+        return self.mem is not None and not self.mem.counts().get("items", 0)
 
     # -- writing ------------------------------------------------------------------------------
 

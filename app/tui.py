@@ -98,9 +98,9 @@ class MnemoscopeApp(App[None]):
             mem = self.services.open(path)
             self.open_seconds = time.perf_counter() - started
             loaded = None
-            if path is None and self.services.demo and not mem.stats().get("items"):
+            if path is None and self.services.demo and not mem.counts().get("items"):
                 loaded = self.services.load_demo(progress=progress, cancelled=cancelled)
-            return {"stats": self.services.stats(), "demo": loaded}
+            return {"stats": self.services.counts(), "demo": loaded}
 
         self.run_task(self, "store", "Opening store", open_and_fill)
 
@@ -119,6 +119,7 @@ class MnemoscopeApp(App[None]):
         self.store_changed(message.result["stats"])
         if message.task == "store":
             self.ready_seconds = time.perf_counter() - self.started
+            self.call_after_refresh(self._warm_up)  # after the counts are painted
             empty = not message.result["stats"].get("items")
             self.post_message(StoreOpened(self.store_label, empty))
             if empty and self.offer_demo:
@@ -164,6 +165,11 @@ class MnemoscopeApp(App[None]):
             return
         self.store_stats = stats
         self.store_generation += 1
+
+    @work(thread=True, exclusive=True, group="warm-up", exit_on_error=False)
+    def _warm_up(self) -> None:
+        """Load the engine's areas behind the usable screen; a query sent meanwhile waits for them."""
+        self.services.warm_up()
 
     @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
     def _refresh_stats(self) -> None:

@@ -1,7 +1,9 @@
 """The app's speed on a 10k-item store, measured with Textual's test harness (headless).
 
 * **cold start**: a fresh Python process → the Query screen shown, the store open, its counts in
-  the header and the query box focused (wall clock from before the process is spawned);
+  the header and the query box focused (wall clock from before the process is spawned); then a
+  query is sent at once, and the time to its rendered results is reported too (the engine loads
+  its graph, topic tree and ranker behind the usable screen, so that query may wait for them);
 * **query → rendered results**: Enter in the query box → the hits table filled and painted
   (``QueryScreen.last_render_ms``: from the submit to the first refresh after the rows landed).
 
@@ -43,6 +45,7 @@ t_start = time.time()
 sys.path.insert(0, {root!r})
 from app.services import Services
 from app.tui import make_app
+from app.widgets.chrome import StoreHeader
 
 async def main():
     app = make_app(Services({store!r}, label="bench"), offer_demo=False, show_timings=False, animate=False)
@@ -53,11 +56,17 @@ async def main():
             if shown is None and getattr(screen, "NAME", "") == "query" and app.focused is not None \
                     and app.focused.id == "query-input":
                 shown = time.time()  # painted, the query box takes keys; the store may still be opening
-            if shown is not None and app.store_stats.get("items") and not app.tasks:
-                break
+            if shown is not None and not app.tasks and screen.query_one(StoreHeader).counts:
+                break  # the header has its counts: the next frame (≤ 1/60 s) paints them
             await asyncio.sleep(0.005)  # not pilot.pause(): that makes the app work, competing with the opening
-        await pilot.pause()
-        print("READY", time.time(), t_start, shown, app.open_seconds, flush=True)
+        ready, ready_cpu = time.time(), time.process_time()
+        # a person who types a query the moment the screen is usable: when do the results show?
+        screen.last_render_ms = None
+        app.focused.value = {query!r}
+        await pilot.press("enter")
+        while screen.last_render_ms is None:
+            await asyncio.sleep(0.002)
+        print("READY", ready, t_start, shown, app.open_seconds, time.time(), ready_cpu, flush=True)
 
 asyncio.run(main())
 """
@@ -81,14 +90,15 @@ def build_store(path: Path, n_items: int) -> float:
 def cold_start(store: Path) -> dict[str, float]:
     """Spawn a fresh interpreter; return (total wall clock, of which interpreter + imports)."""
     spawned = time.time()
-    out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT), store=str(store))],
+    out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT), store=str(store), query=QUERIES[0])],
                          capture_output=True, text=True, timeout=120, cwd=ROOT)
     line = next((l for l in out.stdout.splitlines() if l.startswith("READY")), None)
     if line is None:
         raise SystemExit(f"cold start failed:\n{out.stdout}\n{out.stderr}")
-    _tag, ready, child_start, shown, opened = line.split()
+    _tag, ready, child_start, shown, opened, answered, cpu = line.split()
     return {"total_s": float(ready) - spawned, "interpreter_s": float(child_start) - spawned,
-            "shown_s": float(shown) - spawned, "open_s": float(opened)}
+            "shown_s": float(shown) - spawned, "open_s": float(opened), "answered_s": float(answered) - spawned,
+            "cpu_s": float(cpu)}
 
 
 async def query_latencies(store: Path, n: int, strategies: list[str], mode: str) -> dict[str, dict[str, float]]:
@@ -167,6 +177,8 @@ def main() -> None:
         "cold_start": {"median_s": statistics.median(totals), "max_s": totals[-1], "runs": args.runs,
                        "screen_shown_median_s": statistics.median(s["shown_s"] for s in starts),
                        "store_open_median_s": statistics.median(s["open_s"] for s in starts),
+                       "cpu_median_s": statistics.median(s["cpu_s"] for s in starts),
+                       "first_results_median_s": statistics.median(s["answered_s"] for s in starts),
                        "interpreter_median_s": statistics.median(s["interpreter_s"] for s in starts)},
         "first_query_ms": queries.pop("_first_query")["ms"],
         "query_to_rendered": queries, "mode": args.mode, "queries_per_strategy": args.queries,
@@ -186,7 +198,10 @@ def main() -> None:
           f"(of which interpreter start {cs['interpreter_median_s']:.2f}s)")
     print(f"  cold start to a usable Query screen (store open, counts shown): median {cs['median_s']:.2f}s, "
           f"max {cs['max_s']:.2f}s over {args.runs} runs   target ≤ 1.5s")
+    print(f"    CPU time of the app process by then (less sensitive to a loaded machine): median {cs['cpu_median_s']:.2f}s")
     print(f"    of which the engine's import and Memory(path) in the worker: median {cs['store_open_median_s']:.2f}s")
+    print(f"  cold start to the first results (a query sent the moment the screen is usable): "
+          f"median {cs['first_results_median_s']:.2f}s")
     print(f"  first query of a session (engine warm-up): {report['first_query_ms']:.0f} ms")
     print(f"  query → rendered results, mode {args.mode}, {args.queries} queries each   target ≤ 150 ms")
     print(f"    {'strategy':10} {'median':>8} {'p95':>8} {'max':>8} {'engine':>8}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import threading
 import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
@@ -60,6 +61,9 @@ class Extension(Protocol):
         """Inside the delete transaction (or a dry run): cascade, and report what changes."""
 
     def stats(self) -> dict[str, Any]: ...
+
+    def counts(self) -> dict[str, Any]:
+        """A few figures read from the store alone: callable before :meth:`load`."""
 
 
 @dataclass
@@ -114,18 +118,23 @@ class Memory:
     def __init__(self, path: str | Path | None = None, settings: Settings | None = None, *, extensions: bool = True,
                  **overrides: Any) -> None:
         """Open (or create) a store. ``extensions=False`` opens the core alone (lexical and dense
-        recall, no knowledge, topics or ranker), for benchmarks of the core and scripts."""
+        recall, no knowledge, topics or ranker), for benchmarks of the core and scripts.
+
+        Opening loads the core index only; each area builds its in-memory state on first use
+        (``mem.knowledge``, a recall, an ingest) or in :meth:`warm_up`, so a store opens, and its
+        :meth:`counts` show, before the graph, the topic tree and the ranker are read."""
         self.settings = settings or Settings.load(**overrides)
         if path is not None:
             self.settings.store = str(path)
         self.path = self.settings.store_path
         self.store = Store(self.path)
-        self.extensions: list[Extension] = []
+        self._areas: dict[str, Extension] = {}  # by name, in load order; loaded ones are also attributes
+        self._area_lock = threading.RLock()  # one thread loads an area while others wait for it
         self._data_version = -1
         self._external: OpenAIEmbedder | None = None
         self._load()
         for factory in extension_factories() if extensions else []:
-            self.add_extension(factory(self))
+            self.add_extension(factory(self), lazy=True)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -148,7 +157,7 @@ class Memory:
         if blob:
             index.load_lsa(blob)
         self.index = index
-        for ext in self.extensions:
+        for ext in self._loaded_areas():
             ext.load()
         self._data_version = self._current_data_version()
 
@@ -171,10 +180,43 @@ class Memory:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def add_extension(self, ext: Extension) -> None:
-        self.extensions.append(ext)
-        setattr(self, ext.name, ext)
-        ext.load()
+    def add_extension(self, ext: Extension, *, lazy: bool = False) -> None:
+        """Plug an area in as ``mem.<name>``; loaded now, or on first use when ``lazy``."""
+        self._areas[ext.name] = ext
+        if not lazy:
+            self._area(ext.name)
+
+    def __getattr__(self, name: str) -> Any:
+        """``mem.knowledge`` and the other areas: an area not yet loaded is loaded here, once."""
+        areas = self.__dict__.get("_areas")
+        if areas is None or name not in areas:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self._area(name)
+
+    def _area(self, name: str) -> Extension:
+        with self._area_lock:
+            ext = self._areas[name]
+            if name not in self.__dict__:
+                ext.load()
+                setattr(self, name, ext)  # from now on a plain attribute: no lock, no __getattr__
+            return ext
+
+    def _loaded_areas(self) -> list[Extension]:
+        return [ext for name, ext in self._areas.items() if name in self.__dict__]
+
+    @property
+    def extensions(self) -> list[Extension]:
+        """Every area, loaded (the ingest and delete hooks need their state), in load order."""
+        return [self._area(name) for name in self._areas]
+
+    def has_area(self, name: str) -> bool:
+        """Whether the engine has an area, without loading it."""
+        return name in self._areas
+
+    def warm_up(self) -> None:
+        """Load every area now. Every write calls this before its transaction opens: an area
+        loaded inside one would read the half-written rows and then be told of them again."""
+        self.extensions
 
     # -- dense --------------------------------------------------------------------------------
 
@@ -254,6 +296,7 @@ class Memory:
         """Store parsed sources, one transaction each; unchanged sources are skipped."""
         started = time.perf_counter()
         self.refresh()  # build on what other processes committed, not on a stale index
+        self.warm_up()
         report = IngestReport()
         total = sum(len(p.items) for p in parsed)
         done = 0
@@ -366,7 +409,15 @@ class Memory:
     def source_items(self, source_id: int) -> list[Item]:
         return self.store.items_of_source(source_id)
 
+    def counts(self) -> dict[str, Any]:
+        """How many sources, items, facts, topics, ... the store holds; cheap (no area is loaded)."""
+        out: dict[str, Any] = dict(self.store.counts())
+        for ext in self._areas.values():
+            out.update(ext.counts())
+        return out
+
     def stats(self) -> dict[str, Any]:
+        """Counts and every area's figures (drift, λ, ...): loads the areas that are not yet loaded."""
         out: dict[str, Any] = {"store": str(self.path), **self.store.counts(), "terms": len(self.index.vocab),
                                "schema_version": self.store.schema_version, "embedder": self.settings.embedder,
                                "lsa_dim": self.index.lsa.dim if self.index.lsa else 0}
@@ -385,6 +436,7 @@ class Memory:
     def delete_item(self, item_id: int, dry_run: bool = False) -> dict[str, Any]:
         """Delete one item; facts and episodes that lose their last provenance go with it."""
         self.item(item_id)
+        self.warm_up()
         if dry_run:
             return self._cascade([item_id], dry_run=True)
         with self.store.transaction():
@@ -398,6 +450,7 @@ class Memory:
         if self.store.source(source_id) is None:
             raise RequestError(f"no source with id {source_id}")
         ids = self.store.item_ids_of_source(source_id)
+        self.warm_up()
         if dry_run:
             return {"sources": 1, **self._cascade(ids, dry_run=True)}
         with self.store.transaction():
@@ -409,6 +462,7 @@ class Memory:
 
     def clear(self) -> None:
         """Delete every source (and with them every item and derived row)."""
+        self.warm_up()
         with self.store.transaction():
             for source in self.store.sources():
                 self._cascade(self.store.item_ids_of_source(source.id), dry_run=False)
@@ -423,6 +477,7 @@ class Memory:
     def reindex(self, progress: Progress | None = None) -> dict[str, Any]:
         """Rebuild every derived row (terms, vectors, latent model) from the records."""
         started = time.perf_counter()
+        self.warm_up()
         index = self._new_index()
         with self.store.transaction():
             self.store.clear_item_terms()

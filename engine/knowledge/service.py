@@ -242,6 +242,10 @@ class KnowledgeExtension:
     def _writing(self, dry_run: bool) -> AbstractContextManager:
         return self.store.dry_run() if dry_run else self.store.transaction()
 
+    def counts(self) -> dict[str, Any]:
+        """What the store holds (the same as :meth:`stats`: every figure is read from the store)."""
+        return self.stats()
+
     def stats(self) -> dict[str, Any]:
         counts = self.store.knowledge_counts()
         queue = self.store.queue_counts()

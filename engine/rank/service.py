@@ -156,6 +156,10 @@ class RankerExtension:
             self.feedback_state.forget(item_ids)
         return report
 
+    def counts(self) -> dict[str, Any]:
+        """What the store holds, read without loading the ranker."""
+        return {"feedback_events": self.mem.store.count_feedback()}
+
     def stats(self) -> dict[str, Any]:
         return {"feedback_events": self.mem.store.count_feedback(), "ranker_lambda": round(self.reading.lam, 4)}
 

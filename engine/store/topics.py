@@ -88,6 +88,9 @@ class TopicsSQL:
             "SELECT built_at, n_items, max_item_id, space, space_terms, message FROM topic_tree WHERE id = 1").fetchone()
         return TopicTreeRow(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5]) if row else None
 
+    def count_topics(self) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM topic_nodes").fetchone()[0]
+
     def topic_nodes(self) -> list[TopicNodeRow]:
         rows = self.conn.execute("SELECT idx, path, parent, extra_parents, label, terms, centroid FROM topic_nodes ORDER BY idx")
         return [TopicNodeRow(r[0], r[1], -1 if r[2] is None else r[2], json.loads(r[3]), r[4], json.loads(r[5]),

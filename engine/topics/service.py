@@ -190,6 +190,10 @@ class TopicsExtension:
             self.state.projection = None
         return {"topic_assignments": n}
 
+    def counts(self) -> dict[str, Any]:
+        """What the store holds, read without loading the tree."""
+        return {"topics": self.mem.store.count_topics()}
+
     def stats(self) -> dict[str, Any]:
         st = self.state
         if st is None:

@@ -62,6 +62,7 @@ class Exploding:
     def on_indexed(self, items): pass
     def on_delete(self, item_ids, dry_run): return {}
     def stats(self): return {}
+    def counts(self): return {}
 
 
 def test_a_failure_inside_the_transaction_leaves_store_and_index_unchanged(core, corpus, checksum):
