@@ -37,6 +37,7 @@ import logging
 import mimetypes
 import time
 import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -56,6 +57,8 @@ log = logging.getLogger(__name__)
 
 SIGNATURE_PREFIX = "image:"  # item_vectors rows of image models; reindex keeps them (they need no text)
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
+DOWNLOAD_THREADS = 8
+QUERY_TIMEOUT = 5.0  # seconds a recall waits for the query's image-model embedding (no retry)
 RESUME_HINT = "kept with its caption; `mnemoscope images --resume` embeds it later"
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"),
           (b"BM", "image/bmp"))
@@ -116,7 +119,10 @@ def _from_data_url(ref: str) -> ImageData:
 
 
 def _download(url: str, timeout: float, retries: int) -> ImageData:
-    """GET with a timeout; connection errors, 429 and 5xx are retried with backoff, other errors are final."""
+    """GET with a timeout. Only what may pass is retried, with backoff (429, 5xx, a dropped
+    connection); an unknown host, a refused connection or a timeout is final, so a conversation
+    full of dead links (LoCoMo's are, offline) costs one attempt per image."""
+    import http.client
     import urllib.error
     import urllib.request
 
@@ -134,8 +140,11 @@ def _download(url: str, timeout: float, retries: int) -> ImageData:
             if exc.code != 429 and exc.code < 500:
                 break
             continue
-        except (urllib.error.URLError, OSError) as exc:
-            problem = str(getattr(exc, "reason", None) or exc)
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+            reason = getattr(exc, "reason", None) or exc
+            problem = str(reason)
+            if not isinstance(reason, ConnectionResetError):
+                break
             continue
         if len(data) > MAX_IMAGE_BYTES:
             raise ImageUnreadable(f"{url} is larger than {MAX_IMAGE_BYTES // 2**20} MB")
@@ -207,7 +216,7 @@ class ImagesExtension:
 
     def __init__(self, mem: "Memory") -> None:
         self.mem = mem
-        self._embedder: OpenAIEmbedder | None = None
+        self._embedders: dict[bool, OpenAIEmbedder] = {}  # by for_query
         self._prepared: tuple[list[Item], dict[int, np.ndarray]] | None = None  # (items, vectors by position)
 
     @property
@@ -218,18 +227,21 @@ class ImagesExtension:
     def signature(self) -> str:
         return SIGNATURE_PREFIX + self.mem.settings.image_embed_model
 
-    def embedder(self) -> OpenAIEmbedder:
-        """The multimodal model's client, made on first use; its cache is the store's."""
-        if self._embedder is None:
+    def embedder(self, for_query: bool = False) -> OpenAIEmbedder:
+        """The multimodal model's client, made on first use; its cache is the store's. Ingest waits
+        ``request_timeout`` with ``max_retries``; a query waits at most ``QUERY_TIMEOUT`` seconds,
+        once, so that recall goes on without the image signal rather than stall on a dead endpoint."""
+        if for_query not in self._embedders:
             s = self.mem.settings
             base_url = s.image_embed_base_url or s.embed_base_url
             if not base_url:
                 raise ConfigError("image_embed_model is set but neither image_embed_base_url nor embed_base_url is")
-            self._embedder = OpenAIEmbedder(
-                base_url, s.image_embed_model, s.image_embed_api_key, timeout=s.request_timeout,
-                max_retries=s.max_retries, batch_size=s.image_batch_size, cache_get=self.mem.store.cached_embeddings,
-                cache_put=self._cache_put, signature=self.signature)
-        return self._embedder
+            self._embedders[for_query] = OpenAIEmbedder(
+                base_url, s.image_embed_model, s.image_embed_api_key,
+                timeout=min(s.request_timeout, QUERY_TIMEOUT) if for_query else s.request_timeout,
+                max_retries=0 if for_query else s.max_retries, batch_size=s.image_batch_size,
+                cache_get=self.mem.store.cached_embeddings, cache_put=self._cache_put, signature=self.signature)
+        return self._embedders[for_query]
 
     def _cache_put(self, signature: str, rows: list[tuple[str, np.ndarray]]) -> None:
         with self.mem.store.transaction():
@@ -321,7 +333,7 @@ class ImagesExtension:
         if matrix is None or not matrix.dim:
             return out
         try:
-            vec = self.embedder().embed_query(q.text)
+            vec = self.embedder(for_query=True).embed_query(q.text)
         except EmbeddingUnavailable as exc:
             log.warning("image signal skipped: %s", exc)
             q.notes["image_error"] = str(exc)
@@ -352,11 +364,11 @@ class ImagesExtension:
                 failures.extend(origin.failure(item, ref, endpoint_down) for _, item, ref in batch)
                 continue
             read: list[tuple[int, Item, str, ImageData]] = []
-            for n, item, ref in batch:
-                try:
-                    read.append((n, item, ref, read_image(ref, origin.folder, s.request_timeout, s.max_retries)))
-                except ImageUnreadable as exc:
-                    failures.append(origin.failure(item, ref, str(exc)))
+            for (n, item, ref), got in zip(batch, _read_batch([ref for _, _, ref in batch], origin.folder, s)):
+                if isinstance(got, ImageData):
+                    read.append((n, item, ref, got))
+                else:
+                    failures.append(origin.failure(item, ref, str(got)))
             if not read:
                 continue
             images = [r[3] for r in read]
@@ -368,6 +380,21 @@ class ImagesExtension:
                 continue
             vectors.update((r[0], v) for r, v in zip(read, matrix))
         return vectors, failures
+
+
+def _read_batch(refs: list[str], folder: Path | None, s: Any) -> list[ImageData | ImageUnreadable]:
+    """The images behind ``refs``, or why not; downloads run in parallel (a slow host then
+    delays its own images, not the whole batch)."""
+    def read(ref: str) -> ImageData | ImageUnreadable:
+        try:
+            return read_image(ref, folder, s.request_timeout, s.max_retries)
+        except ImageUnreadable as exc:
+            return exc
+
+    if sum(ref.startswith(("http://", "https://")) for ref in refs) < 2:
+        return [read(ref) for ref in refs]
+    with ThreadPoolExecutor(max_workers=min(DOWNLOAD_THREADS, len(refs))) as pool:
+        return list(pool.map(read, refs))
 
 
 class _Inputs:
@@ -393,20 +420,21 @@ class _SourceFile:
         self._text: str | None = None
 
     def failure(self, item: Item, ref: str, reason: str) -> ImageFailure:
-        line = item.meta.get("line") or self._line(item.key)
+        line = item.meta.get("line") or self._line(ref, item.key)
         where = f"{self.path}:{line}" if self.path and line else str(self.path or self.name)
         return ImageFailure(item.key, ref, where, reason)
 
-    def _line(self, key: str) -> int | None:
-        """The line of the turn's key (a LoCoMo ``dia_id``) in the source file, as the reader reports."""
-        if self.path is None or not key:
+    def _line(self, ref: str, key: str) -> int | None:
+        """The line of the image reference in the source file, else of the turn's key (a LoCoMo
+        ``dia_id``, which repeats across the conversations of one file; references rarely do)."""
+        if self.path is None:
             return None
         if self._text is None:
             try:
                 self._text = self.path.read_text(encoding="utf-8", errors="replace")
             except OSError:
                 self._text = ""
-        return _line_of(self._text, json.dumps(key))
+        return _line_of(self._text, ref) or (_line_of(self._text, json.dumps(key)) if key else None)
 
 
 def _source_path(name: str) -> Path | None:

@@ -104,6 +104,17 @@ def test_recall_with_images_writes_nothing(tmp_path, openai_server, checksum):
     mem.close()
 
 
+def test_a_failing_endpoint_at_query_time_leaves_recall_without_the_image_signal(tmp_path, openai_server):
+    mem = image_memory(tmp_path / "m.db", openai_server, request_timeout=0.5, max_retries=3)
+    mem.ingest(conversation(tmp_path))
+    paid = openai_server.count("embeddings")
+    openai_server.push("embeddings", Fail(500))
+    assert mem.recall("kayak", strategy="image").hits == []  # no error, and no retry at query time
+    assert openai_server.count("embeddings") == paid + 1
+    assert mem.recall("kayak", strategy="image", top_k=1).hits[0].item.key == "D1:1"  # the next query is served
+    mem.close()
+
+
 @pytest.mark.parametrize("step,reason", [(Fail(500), "embedding endpoint failed: InternalServerError"),
                                          (Slow(2.0), "embedding endpoint failed: APITimeoutError")])
 def test_a_failing_endpoint_keeps_the_turns_and_resume_completes_them(tmp_path, openai_server, step, reason):
@@ -143,7 +154,7 @@ def test_a_missing_image_file_is_one_line_with_file_and_line(tmp_path, openai_se
     (tmp_path / "photos" / "kayak.png").unlink()
     mem = image_memory(tmp_path / "m.db", openai_server)
     [warning] = mem.ingest(path).warnings
-    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if '"D1:1"' in text)
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "photos/kayak.png" in text)
     assert warning.startswith(f"{path}:{line}: image 'photos/kayak.png' of D1:1 not embedded: no such file ")
     assert str(tmp_path / "photos" / "kayak.png") in warning and "(and" not in warning
     assert vector_rows(mem) == 2  # the others are embedded
