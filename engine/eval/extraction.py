@@ -131,7 +131,8 @@ def sampled_facts(locomo: str | Path) -> list[dict[str, str]]:
     rng = random.Random(SAMPLE_SEED)
     out = []
     for corpus, k in SAMPLE_ITEMS.items():
-        for name, item in sorted(rng.sample(by_corpus[corpus], k), key=lambda p: (p[0], p[1].position)):
+        drawn = rng.sample(by_corpus[corpus], min(k, len(by_corpus[corpus])))
+        for name, item in sorted(drawn, key=lambda p: (p[0], p[1].position)):
             for fact in extracted[name, item.key].facts:
                 out.append({"source": name, "key": item.key, "fact": fact_text(fact)})
     return out

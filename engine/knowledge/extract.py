@@ -51,7 +51,7 @@ _LEAD_SKIP = frozenset("""yeah yes oh well also actually so and but hey wow omg 
 honestly anyway plus then now btw cool great awesome nice right sure absolutely totally meanwhile anyways besides
 luckily lately recently today tonight yesterday basically""".split())
 # "-ing" words that introduce a clause rather than name an activity: "meaning the gluten was …"
-_CLAUSE_TAKING = frozenset("""meaning knowing thinking hoping saying feeling realizing realising seeing showing
+_CLAUSE_TAKING = frozenset("""meaning knowing thinking hoping saying feeling realizing realising showing
 suggesting assuming considering""".split())
 _OPINION = frozenset("think guess mean bet know see wonder agree hope".split())
 _PRONOUN_SUBJECTS = frozenset("he she it they".split())
@@ -83,6 +83,7 @@ _LEADING_MARKS = " \"'(-*•#>0123456789.)"
 _EXPAND = {"m": "am", "re": "are", "ve": "have", "ll": "will", "d": "would", "s": "is"}
 MAX_OBJECT_WORDS = 12
 MAX_SUBJECT_WORDS = 4
+MAX_GERUND_WORDS = 10
 
 
 @dataclass
@@ -235,25 +236,27 @@ class RuleExtractor:
             subject = self._subject(words_, ctx, at_start) or _gerund_subject(words_, ctx) \
                 or _shared_subject(words_, opener, ctx, at_start)
         group = _verb_group(words_[subject.used:], subject.elided in _BE) if subject else None
-        ctx.subject, ctx.object, ctx.be = (subject if group else None), None, ""
+        ctx.subject, ctx.be = (subject if group else None), ""
         if group is None or opener == "if":  # a condition states no fact
+            ctx.object = None
             return
         verb, used, copula = group
         if subject.elided:
             verb = [subject.elided] + verb
-        if verb[-1].endswith("ing") and any(v in _BE for v in verb):
+        if any(_is_ing(v) for v in verb) and any(v in _BE for v in verb):
             ctx.be = next(v for v in verb if v in _BE)  # "I'm working on X - rehearsing hard": is rehearsing
-        obj = _object(words_[subject.used + used:], ctx)
-        if obj is None and not copula and _describes(verb):  # "I was so excited": be + participle
+        rest = words_[subject.used + used:]
+        obj = _object(rest, ctx)
+        if obj is None and not copula and _describes(verb):  # "I was so excited (and thankful)": a description
             cut = max(i for i, v in enumerate(verb) if v in _BE) + 1
-            verb, obj, copula = verb[:cut], verb[cut:], True
+            verb, obj, copula = verb[:cut], _object(verb[cut:] + rest, ctx), True
+        ctx.object = obj
         if not obj:
             return
         if subject.first_person:
             verb = _agreeing(verb)
         predicate, obj_text = " ".join(verb), " ".join(obj)
         obj_key = entity_key(obj_text) if len(obj) <= 4 else None
-        ctx.object = obj
         out.facts.append(FactDraft(subject.text, predicate, obj_text, subject.key, obj_key, ctx.when))
         if not copula:
             out.events.append(_event(ctx.item, subject.text, predicate, obj_text, ctx.text, ctx.when))
@@ -292,7 +295,7 @@ class RuleExtractor:
         if end < len(words_) and words_[end].islower():  # "Coil folds are …": the name is a modifier
             end = _noun_phrase_end(words_, end)
         name = " ".join(words_[start:end])
-        if at_start and start == 0 and (low in BASES or low.endswith("ing")) and not known:
+        if at_start and start == 0 and (low in BASES or _is_ing(low)) and not known:
             return None
         if end - start == 1 and start == 0 and not known:
             return None
@@ -337,13 +340,14 @@ def _shared_subject(words_: list[str], opener: str, ctx: _Sentence, at_start: bo
         return None
     shared = ctx.subject
     if shared and opener in _SHARING and first.islower() and (
-            low in _AUX or low in _ADVERBS or is_verb(low) and not low.endswith("ing")):
+            low in _AUX or low in _ADVERBS or is_verb(low) and not _is_ing(low)):
         if low in BASES and not (shared.first_person or shared.text.endswith("s")):
             return None  # "the sun has softened the surface, or take …": an imperative, not the sun
         return _Subject(shared.text, shared.key, 0, shared.first_person)
-    if shared and ctx.be and opener in _SHARING | {","} and low.endswith("ing") and is_verb(low):
+    if shared and ctx.be and opener in _SHARING | {","} and _is_ing(low) and first.islower():
         return _Subject(shared.text, shared.key, 0, shared.first_person, elided=ctx.be)
-    if at_start and ctx.speaker and (low.endswith("ing") and is_verb(low) or low == "been"):  # subject left out
+    if at_start and ctx.speaker and (_is_ing(low) and is_verb(low) or low == "been") \
+            and not any(w.lower() in _AUX for w in words_[1:]):  # the subject left out (not a gerund subject)
         return _Subject(ctx.speaker, entity_key(ctx.speaker), 0, first_person=True,
                         elided="has" if low == "been" else "is")
     return None
@@ -353,13 +357,20 @@ def _gerund_subject(words_: list[str], ctx: _Sentence) -> _Subject | None:
     """A gerund phrase as the subject: "Playing video games and watching movies are …",
     "staying resilient and focused is key"; it ends where a finite verb begins."""
     first = words_[0].lower()
-    if not (first.endswith("ing") and is_verb(first)) or first in _CLAUSE_TAKING:
+    if not (_is_ing(first) and is_verb(first)) or first in _CLAUSE_TAKING:
         return None
-    for end in range(2, min(len(words_), 2 * MAX_SUBJECT_WORDS)):
+    for end in range(1, min(len(words_), MAX_GERUND_WORDS + 1)):
         low = words_[end].lower()
-        if low in _AUX or words_[end].islower() and low.endswith("s") and low in FORMS and low not in BASES:
-            text = " ".join(_person(w, ctx) for w in words_[:end])
-            return _Subject(text, entity_key(text), end)
+        nxt = words_[end + 1].lower() if end + 1 < len(words_) else ""
+        if low == "am" and words_[end - 1][:1].isdigit():  # "Starting at 6:30 am was …"
+            continue
+        if _is_adverb(low) and (nxt in _AUX or nxt.endswith("s") and nxt in FORMS):
+            pass  # "… often beats …": the adverb opens the verb group
+        elif not (low in _AUX or words_[end].islower() and low.endswith("s") and low in FORMS and low not in BASES
+                  and nxt not in _AUX):  # "Sharing our experiences isn't": a plural, not a verb
+            continue
+        text = " ".join(_person(w, ctx) for w in words_[:end])
+        return _Subject(text, entity_key(text), end)
     return None
 
 
@@ -370,10 +381,10 @@ def _plain_subject(words_: list[str], at_start: bool) -> _Subject | None:
     if start == 0 and not (at_start and words_[0][:1].isupper()):
         return None
     first = words_[start].lower() if start < len(words_) else ""
-    if not first.isalpha() or first in STOPWORDS or first in _NOT_NAMES:
+    if not first.replace("-", "").isalpha() or first in STOPWORDS or first in _NOT_NAMES:
         return None
-    if first in FORMS and first not in BASES and not first.endswith("ing"):
-        return None  # "Reminds me it's …", "Went to …": a verb, the subject left out
+    if first in FORMS and first not in BASES:
+        return None  # "Reminds me it's …", "Went to …": a verb, the subject left out; "-ing" is a gerund's
     if first in BASES and not (start + 1 < len(words_) and _opens_verb_group(words_[start + 1])):
         return None  # "Book ahead", "Add electrolytes": an imperative (but "Snow can fall" is a subject)
     end = _noun_phrase_end(words_, start)
@@ -405,6 +416,11 @@ def _noun_phrase_end(words_: list[str], start: int) -> int:
 def _opens_verb_group(word: str) -> bool:
     low = word.lower()
     return low in _AUX or _is_adverb(low) or word.islower() and is_verb(low)
+
+
+def _is_ing(low: str) -> bool:
+    """A gerund or present participle ("running"), not a verb that ends so ("bring", "sing")."""
+    return low.endswith("ing") and low not in BASES
 
 
 def _is_adverb(low: str) -> bool:
@@ -446,19 +462,22 @@ def _verb_group(rest: list[str], progressive: bool = False) -> tuple[list[str], 
 
 def _main_verb(word: str, auxes: list[str], progressive: bool = False, nxt: str = "") -> bool:
     """Whether ``word`` heads the verb group after ``auxes``: a base verb after a modal or "to",
-    a participle after "be"/"have", otherwise a known verb form."""
+    a participle after "be"/"have", otherwise a known verb form ("adopted", "lives")."""
     low = word.lower()
-    if not word.isalpha() or not word.islower() or low in _DETERMINERS or low in _PARTICLES \
+    bare_start = progressive and not auxes and word[1:].islower()  # "Researching agencies" opens a sentence
+    if not word.isalpha() or not (word.islower() or bare_start) or low in _DETERMINERS or low in _PARTICLES \
             or low in STOPWORDS and low not in FORMS:
         return False
     last = auxes[-1] if auxes else ""
-    if low.endswith("ing"):
+    if _is_ing(low):
         return last in _BE or (progressive and not auxes and is_verb(low))
     if last in _MODALS:
         return True
-    if not auxes and (low in PARTICIPLES or low.endswith("ed") and nxt == "by"):  # "taken by", "introduced by"
+    if last:  # after "be"/"have" only a participle ("was made", "has grown"); "is dry" is a copula
+        return is_past(low) or low in PARTICIPLES
+    if low in PARTICIPLES or low.endswith("ed") and nxt == "by":  # "taken by", "introduced by": no statement
         return False
-    return is_verb(low) or (last in _BE | _HAVE_DO and low.endswith(("ed", "en")))
+    return is_verb(low)
 
 
 def _describes(verb: list[str]) -> bool:
@@ -483,13 +502,14 @@ def _starts_clause(tokens: list[str], n: int) -> bool:
     if low in _PRONOUN_SUBJECTS or low in ("i", "we", "you", "my", "our", "then") or word in _MARKS \
             or word.islower() and (low in _AUX or is_past(low)):
         return True
-    if _is_adverb(low) and n + 1 < len(tokens) and (tokens[n + 1].lower() in _AUX or is_past(tokens[n + 1].lower())):
+    after = tokens[n + 1].lower() if n + 1 < len(tokens) else ""
+    if _is_adverb(low) and (after in _AUX or is_past(after)):
         return True  # "and just teamed up"
     if low in _DETERMINERS or low in ("every", "each") or word[:1].isupper():
         for nxt in tokens[n + 1:n + 5]:
             if nxt in _MARKS or nxt.lower() in _CLAUSE_BREAK:
                 return False
-            if nxt.lower() in _AUX or nxt.islower() and is_verb(nxt.lower()) and not nxt.endswith("ing"):
+            if nxt.lower() in _AUX or nxt.islower() and is_verb(nxt.lower()) and not _is_ing(nxt.lower()):
                 return True
     return False
 
@@ -525,7 +545,8 @@ def _object(rest: list[str], ctx: _Sentence) -> list[str] | None:
     if _points_elsewhere(words_):
         if words_[0].lower() not in _RESOLVABLE or not ctx.object or len(ctx.object) > MAX_SUBJECT_WORDS:
             return None
-        words_ = ctx.object + words_[1:]
+        head = next((n for n, w in enumerate(ctx.object) if w.lower() in _PARTICLES), len(ctx.object))
+        words_ = ctx.object[:head or len(ctx.object)] + words_[1:]  # "an offer on Friday … accepted it": the offer
     if len(words_) > MAX_OBJECT_WORDS:
         cut = max((n for n in range(2, MAX_OBJECT_WORDS + 1) if words_[n].lower() in _PARTICLES), default=0)
         words_ = words_[:cut]

@@ -13,7 +13,7 @@ _BASES = """accept achieve add admire adopt agree aim allow announce answer appl
 attend avoid bake bear beat become begin believe belong blow boil book borrow break breathe bring build burn buy
 call calm care carry catch celebrate change chat check chew choose clean climb close coach collect combine come
 compare compete complete compute connect consider contain continue cook cost count cover crave create cross cry
-cut dance deal decide deliver depend describe design develop die dig discover discuss do donate draw dream dress
+curve cut dance deal decide deliver depend describe design develop die dig discover discuss do donate draw dream dress
 drink drive drop earn eat embed encourage end enjoy enter escape expect experience explain explore express fail
 fall feed feel fight figure fill find finish fit fix fly focus fold follow forget forgive form freeze gain get
 give go grab graduate grow guess hand handle hang happen hate have head hear help herd hike hire hit hold hope
@@ -22,7 +22,7 @@ last laugh launch lead learn leave lend let lie lift like limit listen live look
 matter mean measure meet mentor miss mix move name need notice offer open order organize own paint pass pay perform
 pick plan plant play plug post practice practise prefer prepare present prevent print produce promise protect prove
 provide publish pull push put quit raise rank reach read realize realise receive recommend record recover reduce
-reflect relax release rely remember remind remove rent repair repeat replace reply report represent require rescue
+reflect rehearse relax release rely remember remind remove rent repair repeat replace reply report represent require rescue
 research resist rest retire return review ride rise risk rotate run save say schedule score search see seem sell
 send serve set settle shape share shift shoot shop show sign sing sit skip sleep slow smile solve sort speak spend
 split stand start stay step stick stop store stretch struggle study submit succeed suggest support surprise swim
