@@ -74,6 +74,15 @@ def test_images_are_embedded_at_ingest_and_found_by_what_they_show(tmp_path, ope
     mem.close()
 
 
+def test_fused_takes_the_image_signal_as_a_candidate_source_and_a_feature(tmp_path, openai_server):
+    mem = Memory(tmp_path / "f.db", embed_base_url=openai_server.base_url, image_embed_model="clip", max_retries=0)
+    mem.ingest(conversation(tmp_path))
+    hits = {h.item.key: h for h in mem.recall("kayak", strategy="fused", top_k=10).hits}
+    assert "image" in hits["D1:1"].sources and hits["D1:1"].features["signal_image"] == 1.0
+    assert "image" not in hits["D1:4"].sources and hits["D1:4"].features["signal_image"] == 0.0  # no photo
+    mem.close()
+
+
 def test_a_reopened_store_searches_its_image_vectors(tmp_path, openai_server):
     image_memory(tmp_path / "m.db", openai_server).ingest(conversation(tmp_path))
     mem = image_memory(tmp_path / "m.db", openai_server)
