@@ -13,6 +13,7 @@ import pytest
 
 from app.cli import main
 from engine import IngestFailed, Memory
+from engine.knowledge.entities import entity_key
 
 from .conftest import store_checksum
 
@@ -39,7 +40,8 @@ def curate(mem: Memory) -> str:
     split = next((e for e in several if e.id not in (keep.id, renamed.id)), several[0])
     k.split_entity(split.id, forms(split.id)[-1:], name="Split Off Form")
 
-    rule = [f for f in k.facts() if f.origin == "rule" and f.object_id is None and f.subject_id != renamed.id]
+    keys = {e.key for e in k.entities()}  # an edit keeps the subject, which must still name an entity
+    rule = [f for f in k.facts() if f.origin == "rule" and f.object_id is None and entity_key(f.subject) in keys]
     edited, deleted = rule[0], rule[-1]
     k.edit_fact(edited.id, predicate=f"{edited.predicate} surely", time="2023-05-20")
     k.delete_fact(deleted.id)
