@@ -161,17 +161,12 @@ class Services:
 
     def strategies(self) -> list[str]:
         """The recall strategies the open engine offers (fused first when it exists)."""
-        from engine.recall import STRATEGIES  # read-only: Memory has no accessor for this yet
-
-        names = sorted(STRATEGIES)
+        names = sorted(self.memory.strategies())
         return sorted(names, key=lambda n: (n != "fused", n != "hybrid", n))
 
     def strategy_doc(self, name: str) -> str:
-        """What a strategy does, in the engine's own words (its docstring's first paragraph)."""
-        from engine.recall import STRATEGIES
-
-        doc = (getattr(STRATEGIES.get(name), "__doc__", None) or "").strip()
-        return " ".join(doc.split("\n\n")[0].split())
+        """What a strategy does, in the engine's own words."""
+        return self.memory.strategies().get(name, "")
 
     def score_terms(self) -> tuple[dict[str, float], float] | None:
         """The ranker's heuristic weights and λ (how a fused score is made), when there is a ranker."""
