@@ -197,3 +197,34 @@ def test_add_fact_is_refused_when_it_duplicates_or_names_no_item(tmp_path, conve
             mem.knowledge.add_fact("Caroline", "owns", "a kayak", [999])
         report = mem.knowledge.add_fact("Caroline", "owns", "a kayak", first.provenance, dry_run=True)
         assert report["facts_added"] == 1 and store_checksum(mem.path) == before
+
+
+def test_a_source_the_target_holds_in_another_version_is_replaced_by_the_snapshot(tmp_path):
+    doc = tmp_path / "guide.md"
+    doc.write_text((DEMO / "sourdough-baking.md").read_text(encoding="utf-8"), encoding="utf-8")
+    with Memory(tmp_path / "original.db") as original:
+        original.ingest(doc)
+        original.knowledge.delete_fact(original.knowledge.facts()[0].id)
+        original.export(tmp_path / "export.jsonl")
+        expected = listing(original)
+    doc.write_text("# Sourdough\n\nAn older draft of the guide, about Rosa's starter.\n", encoding="utf-8")
+    with Memory(tmp_path / "target.db") as target:
+        target.ingest(doc)
+        report = target.import_(tmp_path / "export.jsonl")
+        assert [s.status for s in report.sources] == ["replaced"]
+        assert listing(target) == expected
+
+
+def test_with_an_llm_configured_import_queues_only_items_the_llm_has_not_read(curated, tmp_path):
+    _original, export, _name = curated
+    lines = export.read_text(encoding="utf-8").splitlines()
+    n = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == "knowledge.episode" and json.loads(line)["events"])
+    episode = json.loads(lines[n])
+    read = episode["events"][0]["item_id"]
+    for event in episode["events"]:
+        event["origin"] = "llm" if event["item_id"] == read else event["origin"]
+    lines[n] = json.dumps(episode)
+    (tmp_path / "llm.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with Memory(tmp_path / "copy.db", llm_base_url="http://127.0.0.1:9/v1", llm_model="unused") as copy:
+        copy.import_(tmp_path / "llm.jsonl")
+        assert copy.knowledge.queue_status() == {"pending": copy.stats()["items"] - 1}
