@@ -34,7 +34,7 @@ _AUX = _BE | _HAVE_DO | _MODALS - {"to"}
 _POSSESSIVES = frozenset("my our your his her their its".split())
 _PERSONAL = frozenset("i me you he she it we they him us them".split())
 _ADVERBS = frozenset("""just really also finally recently actually still always even already totally definitely so
-currently usually often sometimes probably almost ever truly honestly kinda not n't never""".split())
+currently usually often sometimes probably almost ever truly honestly kinda super not n't never""".split())
 _NEGATIONS = frozenset("not n't never".split())
 _LY_NOUNS = frozenset("family belly jelly holly bully lily rally ally july italy assembly butterfly anomaly monopoly".split())
 _ARTICLES = frozenset("a an the".split())
@@ -45,7 +45,9 @@ _CHAIN = frozenset("""going want wants wanted plan plans planning planned hope h
 started start starts begin began love loves loved like likes liked enjoy enjoys enjoyed need needs needed""".split())
 _CLAUSE_BREAK = frozenset("""and but so because while when where whereas which who although though since until after
 before if as or""".split())
-_SHARING = frozenset("and or but".split())  # a verb right after these shares the previous subject
+_SHARING = frozenset("and or but".split())
+# After these an "-ing" word is the verb of a reduced clause ("before baking"), not a gerund subject
+_SUBORDINATORS = frozenset("before after since until while when where if as though although whereas".split())  # a verb right after these shares the previous subject
 _RELATIVE = frozenset("which who".split())  # the clause after these is about the previous object
 _LEAD_SKIP = frozenset("""yeah yes oh well also actually so and but hey wow omg ok okay haha lol hi hello thanks thank
 honestly anyway plus then now btw cool great awesome nice right sure absolutely totally meanwhile anyways besides
@@ -233,7 +235,8 @@ class RuleExtractor:
             words_ = words_[1:]
         subject = None
         if len(words_) >= 2:
-            subject = self._subject(words_, ctx, at_start) or _gerund_subject(words_, ctx) \
+            subject = self._subject(words_, ctx, at_start) \
+                or (_gerund_subject(words_, ctx) if opener not in _SUBORDINATORS else None) \
                 or _shared_subject(words_, opener, ctx, at_start)
         group = _verb_group(words_[subject.used:], subject.elided in _BE) if subject else None
         ctx.subject, ctx.be = (subject if group else None), ""
@@ -381,11 +384,11 @@ def _plain_subject(words_: list[str], at_start: bool) -> _Subject | None:
     if start == 0 and not (at_start and words_[0][:1].isupper()):
         return None
     first = words_[start].lower() if start < len(words_) else ""
-    if not first.replace("-", "").isalpha() or first in STOPWORDS or first in _NOT_NAMES:
+    if not first.replace("-", "").isalpha() or first in STOPWORDS or first in _NOT_NAMES or _is_adverb(first):
         return None
     if first in FORMS and first not in BASES:
         return None  # "Reminds me it's …", "Went to …": a verb, the subject left out; "-ing" is a gerund's
-    if first in BASES and not (start + 1 < len(words_) and _opens_verb_group(words_[start + 1])):
+    if first in BASES and not (start + 1 < len(words_) and _opens_copula(words_[start + 1])):
         return None  # "Book ahead", "Add electrolytes": an imperative (but "Snow can fall" is a subject)
     end = _noun_phrase_end(words_, start)
     if end == start or end - start > 3:
@@ -405,7 +408,11 @@ def _noun_phrase_end(words_: list[str], start: int) -> int:
             break
         if _is_adverb(low) or low in _AUX:
             break
-        if words_[end].islower() and is_verb(low) and not (end + 1 < len(words_) and words_[end + 1].lower() in _AUX) \
+        nxt = words_[end + 1].lower() if end + 1 < len(words_) else ""
+        if low.endswith("s") and nxt in BASES and words_[end + 1].islower():
+            end += 1  # "Different heads learn": a plural before the verb
+            continue
+        if words_[end].islower() and is_verb(low) and nxt not in _AUX \
                 and not (end > 0 and (low in BASES and not words_[end - 1].endswith("s")  # "air rescue service"
                                           or words_[end - 1].lower() in _QUANTITIES)):  # "Five turns share"
             break
@@ -413,9 +420,10 @@ def _noun_phrase_end(words_: list[str], start: int) -> int:
     return end
 
 
-def _opens_verb_group(word: str) -> bool:
+def _opens_copula(word: str) -> bool:
+    """An auxiliary or adverb: what makes "Snow can fall" a statement and "Bake covered" an instruction."""
     low = word.lower()
-    return low in _AUX or _is_adverb(low) or word.islower() and is_verb(low)
+    return low in _AUX or _is_adverb(low)
 
 
 def _is_ing(low: str) -> bool:
@@ -442,10 +450,11 @@ def _verb_group(rest: list[str], progressive: bool = False) -> tuple[list[str], 
         used += 1
     elif not auxes or auxes[-1] not in _BE | _HAVE_DO:
         return None
-    elif auxes[-1] in _BE:  # the copula: "is dry"; its trailing adverbs describe ("was really thought-provoking")
-        keep = max(i for i, v in enumerate(verb) if v in _AUX or v in _NEGATIONS) + 1
-        return verb[:keep], keep, True
-    # otherwise "have", "had", "did" is the main verb
+    else:  # a copula ("is dry") or "have"/"had"/"did" as the main verb; trailing adverbs belong to
+        used = max(i for i, v in enumerate(verb) if v in _AUX or v in _NEGATIONS) + 1  # the object: "had so much fun"
+        verb = verb[:used]
+        if auxes[-1] in _BE:
+            return verb, used, True
     if verb[-1] in _CHAIN | _HAVE_DO and used + 1 < len(rest) and rest[used].lower() == "to" \
             and _main_verb(rest[used + 1], ["to"]):
         verb += ["to", rest[used + 1].lower()]
@@ -531,13 +540,14 @@ def _object(rest: list[str], ctx: _Sentence) -> list[str] | None:
     the same sentence ("got an offer and accepted it") or the object is dropped."""
     time_words = {w.lower() for t in ctx.times for w in t.text.split()}
     words_: list[str] = []
-    after_i = False
+    rewritten = ""  # "i" or "you" just rewritten to a name: the verb after it agrees ("you were" → "Maria was")
     for w in rest:
         low = w.lower()
         if low in time_words:
             break
-        words_.append(agree(low) if after_i and low in BASES | _AUX else _person(w, ctx))  # "that I am" → "that Maya is"
-        after_i = low == "i" and bool(ctx.speaker)
+        agrees = rewritten == "i" and low in BASES | _AUX or rewritten == "you" and low in _AUX
+        words_.append(agree(low) if agrees else _person(w, ctx))
+        rewritten = low if low == "i" and ctx.speaker or low == "you" and ctx.you else ""
     while words_ and words_[0].lower() in _ARTICLES:
         words_.pop(0)
     if not words_ or words_[0].lower() in ("and", "or"):  # "is domed and the edges curve": no object
@@ -550,7 +560,7 @@ def _object(rest: list[str], ctx: _Sentence) -> list[str] | None:
     if len(words_) > MAX_OBJECT_WORDS:
         cut = max((n for n in range(2, MAX_OBJECT_WORDS + 1) if words_[n].lower() in _PARTICLES), default=0)
         words_ = words_[:cut]
-    while words_ and (words_[-1].lower() in _TRAILING or len(words_) > 1 and words_[-1].endswith("'s")):
+    while words_ and (words_[-1].lower() in _TRAILING or words_[-1].endswith("'s")):  # "decided on my" → nothing
         words_.pop()
     return words_ or None
 
