@@ -34,7 +34,7 @@ _AUX = _BE | _HAVE_DO | _MODALS - {"to"}
 _POSSESSIVES = frozenset("my our your his her their its".split())
 _PERSONAL = frozenset("i me you he she it we they him us them".split())
 _ADVERBS = frozenset("""just really also finally recently actually still always even already totally definitely so
-currently usually often sometimes probably almost ever truly honestly kinda super not n't never""".split())
+currently usually often sometimes probably almost ever truly honestly kinda super sure not n't never""".split())
 _NEGATIONS = frozenset("not n't never".split())
 _LY_NOUNS = frozenset("family belly jelly holly bully lily rally ally july italy assembly butterfly anomaly monopoly".split())
 _ARTICLES = frozenset("a an the".split())
@@ -59,7 +59,8 @@ _OPINION = frozenset("think guess mean bet know see wonder agree hope".split())
 _PRONOUN_SUBJECTS = frozenset("he she it they".split())
 # Objects that only point elsewhere: a fact "X —[likes]→ it" says nothing until resolved.
 _PRONOUN_OBJECTS = frozenset("it them him those these this that one ones mine yours hers theirs ours".split())
-_VAGUE_OBJECTS = frozenset("something anything nothing everything stuff".split())
+_VAGUE_OBJECTS = frozenset("""something anything nothing everything stuff yet afterwards later again differently
+anymore together well too also there here""".split())  # alone, these are no object
 _RESOLVABLE = frozenset("it them".split())  # resolved to the object just before, in the same sentence
 _TRAILING = _DETERMINERS | _PARTICLES | _ADVERBS | frozenset("and or very more most too whole such than like be been being".split())
 _MONTHS_WEEKDAYS = frozenset("""monday tuesday wednesday thursday friday saturday sunday january february march april
@@ -71,7 +72,7 @@ _NOT_NAMES = frozenset(
 ) | _MONTHS_WEEKDAYS
 _NAME_JOINERS = ("of", "the", "de", "&")
 
-_TOKEN = re.compile(r"\d+(?:[.:,]\d+)+%?|[^\W_][\w'’\-&]*|[.,;:!?()\"]")
+_TOKEN = re.compile(r"\d+(?:[.:,–]\d+)*(?: ?%)?|[^\W_][\w'’\-&]*|[.,;:!?()\"]")
 _CONTRACTION = re.compile(r"\b(I|i|we|We|you|You|they|They|he|He|she|She|it|It|that|That)['’](m|re|ve|ll|d|s)\b")
 _CAPITAL_SPAN = re.compile(
     r"\b(?:[A-Z][\w'’\-&.]*[\w])(?:\s+(?:(?:of|the|de|da|von|van|for|la|le|du|del|&)\s+)*[A-Z0-9][\w'’\-&.]*[\w]?)*"
@@ -79,7 +80,7 @@ _CAPITAL_SPAN = re.compile(
 _LOCATION = re.compile(r"\b(?:in|at|to|from|near)\s+(?:the\s+)?([A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+)*)")
 _REASON = re.compile(r"\b(?:because|since|so that|in order to|to help|as a way to)\s+([^.,;!?]+)", re.I)
 _METHOD = re.compile(r"\b(?:by|using|through|via)\s+([^.,;!?]+)", re.I)
-_DASH = re.compile(r"\s[-–—]\s|[–—]")
+_DASH = re.compile(r"\s[-–—]\s|—|(?<!\d)–|–(?!\d)")  # a dash between clauses, not a range ("12–14%")
 _MARKS = frozenset(",;:.!?()\"")
 _LEADING_MARKS = " \"'(-*•#>0123456789.)"
 _EXPAND = {"m": "am", "re": "are", "ve": "have", "ll": "will", "d": "would", "s": "is"}
@@ -570,11 +571,13 @@ def _points_elsewhere(words_: list[str]) -> bool:
     vague word alone ("something"), rather than a noun phrase or a "that …" clause."""
     head = words_[0].lower()
     nxt = words_[1].lower() if len(words_) > 1 else ""
+    if head == "that" and nxt in _PRONOUN_SUBJECTS:
+        return True  # "loves that it teaches …": the clause's own subject points elsewhere
     if head in ("this", "that", "these", "those", "her"):
         return not nxt or nxt in _TRAILING
     if head in _PRONOUN_SUBJECTS and (nxt in _AUX or nxt.endswith("s") and nxt in FORMS and nxt not in BASES):
         return False  # a clause: "finds it helps John relax"
-    return head in _PRONOUN_OBJECTS or (head in _VAGUE_OBJECTS and not nxt)
+    return head in _PRONOUN_OBJECTS or (not nxt and (head in _VAGUE_OBJECTS or _is_adverb(head)))
 
 
 def _person(word: str, ctx: _Sentence) -> str:

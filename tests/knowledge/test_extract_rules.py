@@ -147,3 +147,18 @@ def test_verb_agreement_forms():
     assert [agree(v) for v in ["have", "do", "am", "were", "try", "watch", "love", "cut", "will", "went"]] == [
         "has", "does", "is", "was", "tries", "watches", "loves", "cut", "will", "went"]
     assert is_verb("rambled") and is_verb("folds") and not is_verb("speed") and not is_verb("air")
+
+
+@pytest.mark.parametrize("text", ["I haven't replied yet.", "Someone came up afterwards.", "Rye behaves differently."])
+def test_an_adverb_alone_is_no_object(text):
+    assert said(text) == []
+
+
+def test_a_that_clause_whose_subject_points_elsewhere_drops_the_fact():
+    assert said("I love that it teaches me to accept the beauty of imperfections.", "Caroline") == []
+    assert said("I love that Melanie chose pottery.", "Caroline") == [("Caroline", "loves", "that Melanie chose pottery")]
+
+
+def test_numbers_keep_their_ranges_and_percentages():
+    assert written("Bread flour usually contains 12–13 % protein.") == [
+        ("Bread flour", "usually contains", "12–13 % protein")]
