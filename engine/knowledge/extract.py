@@ -6,9 +6,17 @@ spans and known names (entities), time expressions (resolved against the turn's 
 clause a subject–verb–object pattern (a fact, and an event for the episode). An image caption
 is read as the speaker sharing a photo of what it shows.
 
+A fact must read like one: the subject a noun phrase (a name, "the speaker's X", a gerund
+phrase, a plain noun phrase; never an imperative, a table cell or a heading's pronoun), the
+predicate a verb group (auxiliaries, adverbs, a verb from :mod:`.verbs`, its infinitive or
+particle; it agrees with a rewritten first person: "I have" → "Maya has"), the object a noun
+phrase or clause that ends at a phrase boundary. An object that only points elsewhere ("it",
+"mine", "that") resolves to the object just before in the same sentence or the fact is dropped:
+a missing fact costs less than a wrong one.
+
 It is deliberately shallow (no tagger, no parser): fast (well under a millisecond per turn) and
 predictable, with its quality measured by ``mnemoscope eval extraction`` against LoCoMo's
-annotations.
+annotations (recall) and hand judgements of a seeded sample (precision).
 """
 
 from __future__ import annotations
@@ -36,7 +44,8 @@ _PERSONAL = frozenset("i me you he she it we they him us them".split())
 _ADVERBS = frozenset("""just really also finally recently actually still always even already totally definitely so
 currently usually often sometimes probably almost ever truly honestly kinda super sure not n't never""".split())
 _NEGATIONS = frozenset("not n't never".split())
-_LY_NOUNS = frozenset("family belly jelly holly bully lily rally ally july italy assembly butterfly anomaly monopoly".split())
+_LY_NOUNS = frozenset("""family belly jelly holly bully lily rally ally july italy assembly butterfly anomaly
+monopoly""".split())
 _ARTICLES = frozenset("a an the".split())
 _DETERMINERS = frozenset("a an the some any this that these those".split())
 _PARTICLES = frozenset("to at in on for with about into from up out by of over off around through across like".split())
@@ -45,9 +54,9 @@ _CHAIN = frozenset("""going want wants wanted plan plans planning planned hope h
 started start starts begin began love loves loved like likes liked enjoy enjoys enjoyed need needs needed""".split())
 _CLAUSE_BREAK = frozenset("""and but so because while when where whereas which who although though since until after
 before if as or""".split())
-_SHARING = frozenset("and or but".split())
+_SHARING = frozenset("and or but".split())  # a verb right after these shares the previous subject
 # After these an "-ing" word is the verb of a reduced clause ("before baking"), not a gerund subject
-_SUBORDINATORS = frozenset("before after since until while when where if as though although whereas".split())  # a verb right after these shares the previous subject
+_SUBORDINATORS = frozenset("before after since until while when where if as though although whereas".split())
 _RELATIVE = frozenset("which who".split())  # the clause after these is about the previous object
 _LEAD_SKIP = frozenset("""yeah yes oh well also actually so and but hey wow omg ok okay haha lol hi hello thanks thank
 honestly anyway plus then now btw cool great awesome nice right sure absolutely totally meanwhile anyways besides
@@ -62,7 +71,8 @@ _PRONOUN_OBJECTS = frozenset("it them him those these this that one ones mine yo
 _VAGUE_OBJECTS = frozenset("""something anything nothing everything stuff yet afterwards later again differently
 anymore together well too also there here""".split())  # alone, these are no object
 _RESOLVABLE = frozenset("it them".split())  # resolved to the object just before, in the same sentence
-_TRAILING = _DETERMINERS | _PARTICLES | _ADVERBS | frozenset("and or very more most too whole such than like be been being".split())
+_TRAILING = _DETERMINERS | _PARTICLES | _ADVERBS | frozenset("and or very more most too whole such than be been being"
+                                                               .split())
 _MONTHS_WEEKDAYS = frozenset("""monday tuesday wednesday thursday friday saturday sunday january february march april
 may june july august september october november december""".split())
 _NOT_NAMES = frozenset(
@@ -80,6 +90,7 @@ _CAPITAL_SPAN = re.compile(
 _LOCATION = re.compile(r"\b(?:in|at|to|from|near)\s+(?:the\s+)?([A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+)*)")
 _REASON = re.compile(r"\b(?:because|since|so that|in order to|to help|as a way to)\s+([^.,;!?]+)", re.I)
 _METHOD = re.compile(r"\b(?:by|using|through|via)\s+([^.,;!?]+)", re.I)
+_NEXT_WORD = re.compile(r"\s+(\w+)")
 _DASH = re.compile(r"\s[-–—]\s|—|(?<!\d)–|–(?!\d)")  # a dash between clauses, not a range ("12–14%")
 _MARKS = frozenset(",;:.!?()\"")
 _LEADING_MARKS = " \"'(-*•#>0123456789.)"
@@ -112,8 +123,8 @@ def _expand(text: str) -> str:
     """"I'm" → "I am"; "'d" is "had" before a participle ("she'd discovered"), else "would"."""
     def full(m: re.Match) -> str:
         short = m.group(2).lower()
-        nxt = text[m.end():].split(maxsplit=1)
-        return f"{m.group(1)} {'had' if short == 'd' and nxt and is_past(nxt[0].lower()) else _EXPAND[short]}"
+        nxt = _NEXT_WORD.match(text, m.end())
+        return f"{m.group(1)} {'had' if short == 'd' and nxt and is_past(nxt.group(1).lower()) else _EXPAND[short]}"
 
     text = text.replace("’", "'")
     return _CONTRACTION.sub(full, text)
@@ -446,7 +457,8 @@ def _verb_group(rest: list[str], progressive: bool = False) -> tuple[list[str], 
         used += 1
     verb = [w.lower() for w in rest[:used]]
     auxes = [v for v in verb if v in _AUX]
-    if used < len(rest) and _main_verb(rest[used], auxes, progressive, rest[used + 1].lower() if used + 1 < len(rest) else ""):
+    after = rest[used + 1].lower() if used + 1 < len(rest) else ""
+    if used < len(rest) and _main_verb(rest[used], auxes, progressive, after):
         verb.append(rest[used].lower())
         used += 1
     elif not auxes or auxes[-1] not in _BE | _HAVE_DO:
@@ -529,7 +541,8 @@ def _join_adjective_lists(tokens: list[str]) -> list[str]:
     out = []
     for n, tok in enumerate(tokens):
         if tok == "," and 2 <= n < len(tokens) - 2 and tokens[n - 2].lower() in _ARTICLES | {"very", "so", "such"} \
-                and all(t.isalpha() and t.islower() and t not in _CLAUSE_BREAK for t in tokens[n - 1:n + 3:2] + [tokens[n + 2]]):
+                and all(t.isalpha() and t.islower() and t not in _CLAUSE_BREAK
+                        for t in (tokens[n - 1], tokens[n + 1], tokens[n + 2])):
             continue
         out.append(tok)
     return out

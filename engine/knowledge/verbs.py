@@ -22,7 +22,8 @@ last laugh launch lead learn leave lend let lie lift like limit listen live look
 matter mean measure meet mentor miss mix move name need notice offer open order organize own paint pass pay perform
 pick plan plant play plug post practice practise prefer prepare present prevent print produce promise protect prove
 provide publish pull push put quit raise rank reach read realize realise receive recommend record recover reduce
-reflect rehearse relax release rely remember remind remove rent repair repeat replace reply report represent require rescue
+reflect rehearse relax release rely remember remind remove rent repair repeat replace reply report represent require
+rescue
 research resist rest retire return review ride rise risk rotate run save say schedule score search see seem sell
 send serve set settle shape share shift shoot shop show sign sing sit skip sleep slow smile solve sort speak spend
 split stand start stay step stick stop store stretch struggle study submit succeed suggest support surprise swim

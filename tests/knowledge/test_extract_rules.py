@@ -156,7 +156,8 @@ def test_an_adverb_alone_is_no_object(text):
 
 def test_a_that_clause_whose_subject_points_elsewhere_drops_the_fact():
     assert said("I love that it teaches me to accept the beauty of imperfections.", "Caroline") == []
-    assert said("I love that Melanie chose pottery.", "Caroline") == [("Caroline", "loves", "that Melanie chose pottery")]
+    assert said("I love that Melanie chose pottery.", "Caroline") == [
+        ("Caroline", "loves", "that Melanie chose pottery")]
 
 
 def test_numbers_keep_their_ranges_and_percentages():
