@@ -233,8 +233,8 @@ class _Reader:
             self.fail(line, f"an export holds one {SNAPSHOT} line, this one {len(by_type[SNAPSHOT])}")
         line, head = by_type[SNAPSHOT][0]
         covered = self.field(line, head, "sources", list)
-        if set(covered) - sources:
-            self.fail(line, f"the snapshot covers source(s) {sorted(set(covered) - sources)} the export does not hold")
+        if not all(type(s) is int for s in covered) or set(covered) - sources:
+            self.fail(line, f"the snapshot covers source(s) {covered} and the export holds only {sorted(sources)}")
         parts = {s: SourcePart() for s in covered}
         entities = self._entities(by_type[ENTITY], parts)
         synonyms = []
@@ -244,7 +244,7 @@ class _Reader:
         for line, r in by_type[FACT]:
             self._fact(line, r, entities, parts)
         self._episodes(by_type[EPISODE], parts)
-        return Snapshot({e: rec for e, (rec, _) in entities.items()}, synonyms, parts)
+        return Snapshot(entities, synonyms, parts)
 
     def _part(self, line: int, parts: dict[int, SourcePart], item: int) -> SourcePart:
         part = parts.get(self.source_of_item[item])
@@ -253,8 +253,8 @@ class _Reader:
         return part
 
     def _entities(self, records: list[tuple[int, dict[str, Any]]],
-                  parts: dict[int, SourcePart]) -> dict[int, tuple[EntityRecord, int]]:
-        out: dict[int, tuple[EntityRecord, int]] = {}
+                  parts: dict[int, SourcePart]) -> dict[int, EntityRecord]:
+        out: dict[int, EntityRecord] = {}
         keys: dict[str, int] = {}
         for line, r in records:
             eid = self.field(line, r, "id", int)
@@ -264,7 +264,7 @@ class _Reader:
             kind = self.field(line, r, "kind", str)
             if kind not in ENTITY_KINDS:
                 self.fail(line, f"entity kind {kind!r} is not one of {', '.join(ENTITY_KINDS)}")
-            out[eid], keys[key] = (EntityRecord(key, self.text(line, r, "name"), kind), line), eid
+            out[eid], keys[key] = EntityRecord(key, self.field(line, r, "name", str), kind), eid
             for mention in self.field(line, r, "mentions", list):
                 if not (isinstance(mention, list) and len(mention) == 3 and all(isinstance(x, str) for x in mention[1:])):
                     self.fail(line, f"a mention is [item id, surface, role], not {mention!r}")
@@ -282,7 +282,8 @@ class _Reader:
         origin = self.field(line, r, "origin", str)
         if origin not in ORIGINS:
             self.fail(line, f"fact origin {origin!r} is not one of {', '.join(ORIGINS)}")
-        fact = FactRecord(self.text(line, r, "subject"), self.text(line, r, "predicate"), self.text(line, r, "object"),
+        words = (self.field(line, r, name, str) for name in ("subject", "predicate", "object"))  # as stored, even blank
+        fact = FactRecord(*words,
                           self._entity(line, r, "subject_entity", entities, optional=True),
                           self._entity(line, r, "object_entity", entities, optional=True),
                           self.field(line, r, "time", str, optional=True), origin, self.items(line, r, "provenance"))
@@ -305,10 +306,11 @@ class _Reader:
                 if placed[name] & set(ids) or len(set(ids)) < len(ids):
                     self.fail(line, f"an item is in the {name!r} of two episodes")
                 placed[name] |= set(ids)
+            home = set(members["home"])
             parts[source].episodes.append(EpisodeRecord(
                 eid, self.field(line, r, "session", str), self.field(line, r, "summary", str), self.field(line, r, "origin", str),
                 self.field(line, r, "merged_into", int, optional=True), members["items"], members["home"],
-                [self._event(line, e, set(members["home"])) for e in self.field(line, r, "events", list)]))
+                [self._event(line, e, home) for e in self.field(line, r, "events", list)]))
         for line, r in records:
             into = r.get("merged_into")
             if into is not None and source_of.get(into) != source_of[r["id"]]:

@@ -146,6 +146,10 @@ def corrupt(export: Path, tmp_path: Path, record_type: str, change) -> tuple[Pat
     ("knowledge.entity", lambda r: r.update(kind="planet"), "entity kind 'planet' is not one of"),
     ("knowledge.episode", lambda r: r.update(merged_into=10 ** 9), "is not an episode of the same source"),
     ("knowledge.snapshot", lambda r: r.update(version=3), "format version 3 is not one this Mnemoscope reads"),
+    ("knowledge.snapshot", lambda r: r.update(sources=[1, 999]), "the snapshot covers source(s) [1, 999]"),
+    ("knowledge.entity", lambda r: r.update(mentions=[["D1:1", "Maya", "speaker"]]), "names item 'D1:1'"),
+    ("knowledge.episode", lambda r: r["events"].append({"item_id": r["home"][0], "origin": "rule", "action": 5}),
+     "its other roles text"),
 ])
 def test_a_corrupt_knowledge_record_is_one_line_exit_2_and_changes_nothing(curated, tmp_path, capsys, record_type,
                                                                            change, message):
