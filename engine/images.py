@@ -17,14 +17,16 @@ the endpoint, so the cache key is the hash of the image's bytes and the endpoint
 to the image's host.
 
 **References.** A local path (relative to the file the turn came from), ``file://``, ``http(s)://``
-(downloaded with the request timeout and retries) or a ``data:`` URL.
+(downloaded in parallel with the request timeout; only 429, 5xx and dropped connections are
+retried) or a ``data:`` URL, at most ``MAX_IMAGE_BYTES``.
 
 **Failures lose nothing.** Images are read and embedded before the ingest transaction (no write
 lock across network calls). An unreadable image or a failing endpoint leaves the turn stored with
 its caption and no image vector; the ingest report carries one line per source saying why, and
 :meth:`ImagesExtension.resume` (``mnemoscope images --resume``) embeds what is missing later.
 What is missing is derived from the store (an image reference without a vector of the model's
-signature), so there is no queue to get out of step.
+signature), so there is no queue to get out of step. At query time the endpoint gets one short
+try (``QUERY_TIMEOUT``); if it fails, recall goes on without the image signal.
 """
 
 from __future__ import annotations
