@@ -30,7 +30,7 @@ from .images import SIGNATURE_PREFIX as IMAGE_SIGNATURE_PREFIX
 from .index import LSA_KEY, Index
 from .ingest import IngestError, discover, note, read_path
 from .lexical import BM25Params
-from .recall import STRATEGIES, Query, Recall, recall
+from .recall import SIGNALS, STRATEGIES, Query, Recall, recall, signal_available
 from .records import Item, ParsedSource, Source
 from .store import Store
 
@@ -383,7 +383,8 @@ class Memory:
 
     def strategies(self) -> dict[str, str]:
         """Every recall strategy this engine offers, with what it does (its docstring's first paragraph)."""
-        return {name: " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split()) for name, fn in STRATEGIES.items()}
+        return {name: " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split()) for name, fn in STRATEGIES.items()
+                if name not in SIGNALS or signal_available(self, name)}
 
     def recall(self, query: str, top_k: int = 10, strategy: str | None = None, mode: str = "pro", **options: Any) -> Recall:
         """Rank items for ``query``. Read-only: the next recall is not affected."""

@@ -180,6 +180,19 @@ SIGNALS: dict[str, Callable[["Memory", Query], np.ndarray]] = {
     "image": image_signal,
 }
 
+# Signals that can speak on some stores only (name → whether this memory can compute it); every
+# other signal always can. ``fused`` takes only available signals as features (so its feature set,
+# and a taught ranker, do not change when a signal could say nothing), and a strategy made of one
+# unavailable signal is not offered.
+AVAILABLE: dict[str, Callable[["Memory"], bool]] = {
+    "image": lambda mem: mem.has_area("images") and bool(mem.settings.image_embed_model),
+}
+
+
+def signal_available(mem: "Memory", name: str) -> bool:
+    check = AVAILABLE.get(name)
+    return check is None or check(mem)
+
 
 class Signals:
     """Per-query cache: each signal is computed at most once, and only if asked for."""

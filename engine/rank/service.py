@@ -166,10 +166,10 @@ class RankerExtension:
     # -- state --------------------------------------------------------------------------------
 
     def extra_signals(self) -> tuple[str, ...]:
-        from ..recall import SIGNALS
+        from ..recall import SIGNALS, signal_available
 
         wanted = self.mem.settings.fused_signals
-        names = [n for n in SIGNALS if n not in feats.CORE_SIGNALS]
+        names = [n for n in SIGNALS if n not in feats.CORE_SIGNALS and signal_available(self.mem, n)]
         if wanted != "auto":
             names = [n for n in names if n in {w.strip() for w in wanted.split(",")}]
         return tuple(names)
