@@ -252,7 +252,7 @@ class RuleExtractor:
                 or _shared_subject(words_, opener, ctx, at_start)
         group = _verb_group(words_[subject.used:], subject.elided in _BE) if subject else None
         ctx.subject, ctx.be = (subject if group else None), ""
-        if group is None or opener == "if":  # a condition states no fact
+        if group is None or opener == "if" or _hedges(group[0]):  # a condition or an opinion states no fact
             ctx.object = None
             return
         verb, used, copula = group
@@ -260,11 +260,7 @@ class RuleExtractor:
             verb = [subject.elided] + verb
         if any(_is_ing(v) for v in verb) and any(v in _BE for v in verb):
             ctx.be = next(v for v in verb if v in _BE)  # "I'm working on X - rehearsing hard": is rehearsing
-        rest = words_[subject.used + used:]
-        obj = _object(rest, ctx)
-        if obj is None and not copula and _describes(verb):  # "I was so excited (and thankful)": a description
-            cut = max(i for i, v in enumerate(verb) if v in _BE) + 1
-            verb, obj, copula = verb[:cut], _object(verb[cut:] + rest, ctx), True
+        verb, obj, copula = _complement(verb, copula, words_[subject.used + used:], ctx)
         ctx.object = obj
         if not obj:
             return
@@ -500,6 +496,23 @@ def _main_verb(word: str, auxes: list[str], progressive: bool = False, nxt: str 
     if low in PARTICIPLES or low.endswith("ed") and nxt == "by":  # "taken by", "introduced by": no statement
         return False
     return is_verb(low)
+
+
+def _hedges(verb: list[str]) -> bool:
+    """"I think …", "I guess …", "I know": an opinion or a hedge, not a statement of fact."""
+    main = next((v for v in verb if v not in _AUX and not _is_adverb(v)), "")
+    return main in _OPINION and "to" not in verb
+
+
+def _complement(verb: list[str], copula: bool, rest: list[str], ctx: _Sentence
+                ) -> tuple[list[str], list[str] | None, bool]:
+    """(verb, object, copula) once the object is read; "was so excited" with nothing after it
+    is a description: the copula "was" with the object "so excited"."""
+    obj = _object(rest, ctx)
+    if obj is None and not copula and _describes(verb):
+        cut = max(i for i, v in enumerate(verb) if v in _BE) + 1
+        return verb[:cut], _object(verb[cut:] + rest, ctx), True
+    return verb, obj, copula
 
 
 def _describes(verb: list[str]) -> bool:

@@ -163,3 +163,8 @@ def test_a_that_clause_whose_subject_points_elsewhere_drops_the_fact():
 def test_numbers_keep_their_ranges_and_percentages():
     assert written("Bread flour usually contains 12–13 % protein.") == [
         ("Bread flour", "usually contains", "12–13 % protein")]
+
+
+@pytest.mark.parametrize("text", ["I think it's a great idea.", "I guess the dough was too wet.", "I know."])
+def test_an_opinion_or_hedge_states_no_fact(text):
+    assert said(text) == []
