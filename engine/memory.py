@@ -11,6 +11,7 @@ their own browsing and curation calls (``mem.knowledge``, ``mem.topics``, ``mem.
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import logging
@@ -112,6 +113,17 @@ class IngestFailed(ValueError):
         super().__init__(f"{errors[0]}{more}")
 
 
+def _one_writer(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A write that may span several transactions (an ingest of many sources, an import) runs
+    alone: another thread's write waits for it instead of interleaving with it."""
+    @functools.wraps(method)
+    def exclusive(self: "Memory", *args: Any, **kwargs: Any) -> Any:
+        with self._write_lock:
+            return method(self, *args, **kwargs)
+
+    return exclusive
+
+
 class Memory:
     """An agent memory in one SQLite file."""
 
@@ -130,6 +142,7 @@ class Memory:
         self.store = Store(self.path)
         self._areas: dict[str, Extension] = {}  # by name, in load order; loaded ones are also attributes
         self._area_lock = threading.RLock()  # one thread loads an area while others wait for it
+        self._write_lock = threading.RLock()  # see _one_writer
         self._data_version = -1
         self._external: OpenAIEmbedder | None = None
         self._load()
@@ -291,6 +304,7 @@ class Memory:
         self.ingest_parsed([parsed])
         return parsed.items[0]
 
+    @_one_writer
     def ingest_parsed(self, parsed: Sequence[ParsedSource], *, progress: Progress | None = None,
                       cancelled: Callable[[], bool] | None = None) -> IngestReport:
         """Store parsed sources, one transaction each; unchanged sources are skipped."""
@@ -438,6 +452,7 @@ class Memory:
             report.update(ext.on_delete(item_ids, dry_run))
         return report
 
+    @_one_writer
     def delete_item(self, item_id: int, dry_run: bool = False) -> dict[str, Any]:
         """Delete one item; facts and episodes that lose their last provenance go with it."""
         self.item(item_id)
@@ -451,6 +466,7 @@ class Memory:
         self._data_version = self._current_data_version()
         return report
 
+    @_one_writer
     def delete_source(self, source_id: int, dry_run: bool = False) -> dict[str, Any]:
         if self.store.source(source_id) is None:
             raise RequestError(f"no source with id {source_id}")
@@ -465,6 +481,7 @@ class Memory:
         self._data_version = self._current_data_version()
         return {"sources": 1, **report}
 
+    @_one_writer
     def clear(self) -> None:
         """Delete every source (and with them every item and derived row)."""
         self.warm_up()
@@ -479,6 +496,7 @@ class Memory:
 
     # -- maintenance --------------------------------------------------------------------------
 
+    @_one_writer
     def reindex(self, progress: Progress | None = None) -> dict[str, Any]:
         """Rebuild every derived row (terms, vectors, latent model) from the records."""
         started = time.perf_counter()
@@ -525,6 +543,7 @@ class Memory:
                     n += 1
         return n
 
+    @_one_writer
     def import_(self, path: str | Path) -> IngestReport:
         """Read an export; sources already present with the same content are left alone.
 

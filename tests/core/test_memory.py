@@ -2,6 +2,7 @@
 
 import json
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,25 @@ def test_hybrid_falls_back_to_dense_candidates_when_bm25_finds_too_few(tmp_path,
     assert all(h.sources == ["bm25"] for h in full)  # enough BM25 candidates: dense only re-scores them
     assert full[0].features["dense"] > 0
     mem.close()
+
+
+def test_writes_from_two_threads_run_one_after_the_other(core, corpus):
+    """An ingest spans a transaction per source: another thread's write waits for all of it."""
+    inside, release, order = threading.Event(), threading.Event(), []
+
+    def hold(done, total, what):  # called inside the ingest, after its first source
+        inside.set()
+        release.wait(5)
+
+    ingest = threading.Thread(target=lambda: (core.ingest(corpus, progress=hold), order.append("ingest")))
+    ingest.start()
+    assert inside.wait(5)
+    note = threading.Thread(target=lambda: (core.add_note("A note written meanwhile."), order.append("note")))
+    note.start()
+    note.join(0.3)
+    assert note.is_alive()  # waiting for the ingest, not interleaved with it
+    release.set()
+    ingest.join(5)
+    note.join(5)
+    assert order == ["ingest", "note"]
+    assert core.counts()["items"] == len(core.store.item_ids_of_source(1)) + len(core.store.item_ids_of_source(2)) + 1
