@@ -287,7 +287,9 @@ class RuleExtractor:
                 return None
             return _Subject(f"{speaker}'s {' '.join(words_[1:end])}", entity_key(speaker), end)
         if low in _PRONOUN_SUBJECTS:
-            return _Subject(ctx.referent, entity_key(ctx.referent), 1) if ctx.referent else None
+            if ctx.referent:
+                return _Subject(ctx.referent, entity_key(ctx.referent), 1)
+            return _previous_thing(low, ctx)
         return self._name(words_, at_start) or _plain_subject(words_, at_start)
 
     def _name(self, words_: list[str], at_start: bool) -> _Subject | None:
@@ -336,6 +338,17 @@ class _Sentence:
     subject: _Subject | None = None  # a verb after "and" shares it
     be: str = ""  # the last clause was progressive ("is working"): a bare "-ing" after it continues it
     object: list[str] | None = None  # "…, which is …" and a later "it" refer to it
+
+
+def _previous_thing(pronoun: str, ctx: _Sentence) -> _Subject | None:
+    """"it"/"they" after a clause about a thing in the same sentence is that thing ("the dough
+    becomes smoother, so it needs less kneading"); never a person, whom the rules cannot tell apart."""
+    before = ctx.subject
+    if before is None or before.first_person or before.text[:1].isupper() or pronoun not in ("it", "they"):
+        return None
+    if (pronoun == "they") != before.text.endswith("s"):
+        return None
+    return _Subject(before.text, before.key, 1)
 
 
 def _shared_subject(words_: list[str], opener: str, ctx: _Sentence, at_start: bool) -> _Subject | None:

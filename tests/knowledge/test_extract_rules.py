@@ -168,3 +168,9 @@ def test_numbers_keep_their_ranges_and_percentages():
 @pytest.mark.parametrize("text", ["I think it's a great idea.", "I guess the dough was too wet.", "I know."])
 def test_an_opinion_or_hedge_states_no_fact(text):
     assert said(text) == []
+
+
+def test_it_after_a_clause_about_a_thing_is_that_thing_but_never_a_person():
+    assert written("The dough becomes smoother, so it needs less kneading.") == [
+        ("dough", "becomes", "smoother"), ("dough", "needs", "less kneading")]
+    assert said("I bought a car and it broke down.") == [("Maya", "bought", "car")]
