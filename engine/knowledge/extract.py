@@ -119,6 +119,32 @@ class Extraction:
     events: list[Event] = field(default_factory=list)
 
 
+@dataclass
+class _Subject:
+    text: str
+    key: str
+    used: int  # words of the clause it takes
+    first_person: bool = False  # rewritten from "I"/"we": the verb must agree with it
+    elided: str = ""  # the auxiliary the text left out: "Researching agencies" is "is researching"
+    thing: bool = False  # a plain noun phrase ("the dough"), not a name or a person: "it" can mean it
+
+
+@dataclass
+class _Sentence:
+    """What the clauses of one sentence share, and what the last clause left for the next."""
+
+    item: Item
+    text: str
+    speaker: str
+    you: str
+    referent: str  # what "he/she/it/they" opening a clause means (a passage's own title), or ""
+    times: list
+    when: str | None
+    subject: _Subject | None = None  # a verb after "and" shares it
+    be: str = ""  # the last clause was progressive ("is working"): a bare "-ing" after it continues it
+    object: list[str] | None = None  # "…, which is …" and a later "it" refer to it
+
+
 def _expand(text: str) -> str:
     """"I'm" → "I am"; "'d" is "had" before a participle ("she'd discovered"), else "would"."""
     def full(m: re.Match) -> str:
@@ -315,40 +341,15 @@ class RuleExtractor:
         return _Subject(name, entity_key(name), end)
 
 
-@dataclass
-class _Subject:
-    text: str
-    key: str
-    used: int  # words of the clause it takes
-    first_person: bool = False  # rewritten from "I"/"we": the verb must agree with it
-    elided: str = ""  # the auxiliary the text left out: "Researching agencies" is "is researching"
-
-
-@dataclass
-class _Sentence:
-    """What the clauses of one sentence share, and what the last clause left for the next."""
-
-    item: Item
-    text: str
-    speaker: str
-    you: str
-    referent: str  # what "he/she/it/they" opening a clause means (a passage's own title), or ""
-    times: list
-    when: str | None
-    subject: _Subject | None = None  # a verb after "and" shares it
-    be: str = ""  # the last clause was progressive ("is working"): a bare "-ing" after it continues it
-    object: list[str] | None = None  # "…, which is …" and a later "it" refer to it
-
-
 def _previous_thing(pronoun: str, ctx: _Sentence) -> _Subject | None:
     """"it"/"they" after a clause about a thing in the same sentence is that thing ("the dough
     becomes smoother, so it needs less kneading"); never a person, whom the rules cannot tell apart."""
     before = ctx.subject
-    if before is None or before.first_person or before.text[:1].isupper() or pronoun not in ("it", "they"):
+    if before is None or not before.thing or pronoun not in ("it", "they"):
         return None
     if (pronoun == "they") != before.text.endswith("s"):
         return None
-    return _Subject(before.text, before.key, 1)
+    return _Subject(before.text, before.key, 1, thing=True)
 
 
 def _shared_subject(words_: list[str], opener: str, ctx: _Sentence, at_start: bool) -> _Subject | None:
@@ -367,7 +368,7 @@ def _shared_subject(words_: list[str], opener: str, ctx: _Sentence, at_start: bo
             low in _AUX or low in _ADVERBS or is_verb(low) and not _is_ing(low)):
         if low in BASES and not (shared.first_person or shared.text.endswith("s")):
             return None  # "the sun has softened the surface, or take …": an imperative, not the sun
-        return _Subject(shared.text, shared.key, 0, shared.first_person)
+        return _Subject(shared.text, shared.key, 0, shared.first_person, thing=shared.thing)
     if shared and ctx.be and opener in _SHARING | {","} and _is_ing(low) and first.islower():
         return _Subject(shared.text, shared.key, 0, shared.first_person, elided=ctx.be)
     if at_start and ctx.speaker and (_is_ing(low) and is_verb(low) or low == "been") \
@@ -394,7 +395,7 @@ def _gerund_subject(words_: list[str], ctx: _Sentence) -> _Subject | None:
                   and nxt not in _AUX):  # "Sharing our experiences isn't": a plural, not a verb
             continue
         text = " ".join(_person(w, ctx) for w in words_[:end])
-        return _Subject(text, entity_key(text), end)
+        return _Subject(text, entity_key(text), end, thing=True)
     return None
 
 
@@ -414,8 +415,8 @@ def _plain_subject(words_: list[str], at_start: bool) -> _Subject | None:
     end = _noun_phrase_end(words_, start)
     if end == start or end - start > 3:
         return None
-    text = " ".join(words_[start:end])
-    return _Subject(text, entity_key(text), end)
+    text = " ".join(words_[start:end])  # one capitalised word may be an unknown name: no thing for "it"
+    return _Subject(text, entity_key(text), end, thing=start == 1 or end - start > 1)
 
 
 def _noun_phrase_end(words_: list[str], start: int) -> int:

@@ -174,3 +174,5 @@ def test_it_after_a_clause_about_a_thing_is_that_thing_but_never_a_person():
     assert written("The dough becomes smoother, so it needs less kneading.") == [
         ("dough", "becomes", "smoother"), ("dough", "needs", "less kneading")]
     assert said("I bought a car and it broke down.") == [("Maya", "bought", "car")]
+    assert written("Trekking poles add balance, and they reduce the load.")[-1] == ("Trekking poles", "reduce", "load")
+    assert said("Rosa makes bread and it is great.") == [("Rosa", "makes", "bread")]  # Rosa may be a person
