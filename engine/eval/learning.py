@@ -86,14 +86,18 @@ def _teach(mem: Memory, questions: list[Question], id_of: dict[str, int], choose
     return ranks, latency, used_by
 
 
-def _conversation(parsed, questions: list[Question], seed: int, curve_every: int, repeats: int, tmp: Path, n: int,
-                  settings: dict[str, Any]) -> dict[str, Any]:
+def split_questions(questions: list[Question], seed: int, n: int) -> tuple[list[Question], list[Question]]:
+    """(feedback half, held-out half) of conversation ``n``'s questions, seeded."""
     rng = random.Random(f"{seed}:{n}")
     order = list(range(len(questions)))
     rng.shuffle(order)
     half = len(order) // 2
-    teach = [questions[i] for i in order[:half]]
-    held = [questions[i] for i in order[half:]]
+    return [questions[i] for i in order[:half]], [questions[i] for i in order[half:]]
+
+
+def _conversation(parsed, questions: list[Question], seed: int, curve_every: int, repeats: int, tmp: Path, n: int,
+                  settings: dict[str, Any]) -> dict[str, Any]:
+    teach, held = split_questions(questions, seed, n)
     out: dict[str, Any] = {}
     for run in ("feedback", "control"):
         mem = Memory(tmp / f"{run}-{n}.db", **settings)

@@ -7,7 +7,8 @@ strongest lexical hits. Each candidate then gets a fixed-order vector of feature
 * *static* features depend only on the store and the query (scores relative to the query's
   best, rank discounts, RRF, neighbour strength, recency, speaker / title overlap, kind, length);
 * *learned* features come from feedback (trust, use count, how well the query matches the
-  queries an item was used for, co-access PageRank) and are zero on a store nobody taught.
+  queries an item was used for, co-access PageRank, the answer-likeness prior of
+  :mod:`engine.rank.prior`) and are zero on a store nobody taught.
 
 Scores are made relative within the query (divided by the query's best), so every feature
 lives in [0, 1] by construction. The :class:`Normaliser` the MLP reads through adds running
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 CORE_SIGNALS = ("bm25", "dense")
 STATIC = ("bm25", "bm25_rank", "dense", "dense_rank", "rrf", "neighbour_bm25", "neighbour_dense",
           "recency", "speaker", "title_hit", "kind_turn", "kind_note", "length")
-LEARNED = ("trust", "uses", "feedback_match", "coaccess")
+LEARNED = ("trust", "uses", "feedback_match", "coaccess", "answer_prior")
 NEIGHBOUR_SEEDS = 20  # the strongest lexical hits whose neighbours become candidates
 SPREAD_FLOOR = 0.1  # a feature's spread is never taken as less than this share of [0, 1]
 
@@ -66,6 +67,8 @@ class SlotMeta:
         self.is_turn = np.zeros(0, dtype=bool)
         self.is_note = np.zeros(0, dtype=bool)
         self.title = np.zeros(0, dtype=np.int64)  # index into ``titles``: passages under one title belong together
+        self.question = np.zeros(0, dtype=bool)  # the text asks (has a question mark): read by the answer prior
+        self.exclamation = np.zeros(0, dtype=bool)
         self.title_words: dict[int, frozenset[str]] = {}
         self._title_id: dict[str, int] = {}
         self.speakers: list[str] = []
@@ -83,6 +86,8 @@ class SlotMeta:
             self.is_turn = np.concatenate([self.is_turn, np.zeros(grow, dtype=bool)])
             self.is_note = np.concatenate([self.is_note, np.zeros(grow, dtype=bool)])
             self.title = np.concatenate([self.title, np.zeros(grow, dtype=np.int64)])
+            self.question = np.concatenate([self.question, np.zeros(grow, dtype=bool)])
+            self.exclamation = np.concatenate([self.exclamation, np.zeros(grow, dtype=bool)])
         for slot, (speaker, title, length, kind) in zip(slots.tolist(), rows):
             self.speaker[slot] = self._speaker_index(speaker) if speaker else -1
             self.length[slot] = min(1.0, np.log1p(length) / np.log1p(2000))
@@ -91,6 +96,11 @@ class SlotMeta:
             self.title[slot] = self._title_id.setdefault(title or "", len(self._title_id))
             if title:
                 self.title_words[slot] = frozenset(words(title))
+
+    def add_punctuation(self, slots: np.ndarray, texts: list[str]) -> None:
+        """Record whether each text asks or exclaims (after :meth:`add` gave the slots room)."""
+        self.question[slots] = ["?" in t for t in texts]
+        self.exclamation[slots] = ["!" in t for t in texts]
 
     def _speaker_index(self, speaker: str) -> int:
         key = speaker.casefold()

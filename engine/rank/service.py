@@ -22,7 +22,7 @@ import logging
 import secrets
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from .gate import GateParams, GateReading, is_held_out, referee
 from .heuristic import score as heuristic_score
 from .heuristic import weights_for
 from .mlp import MLPParams, PairwiseMLP
+from .prior import STYLE, AnswerPrior, descriptors
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -44,7 +45,7 @@ log = logging.getLogger(__name__)
 STATE_VERSION = 1
 # The model's starting weights on the learned features: used before for a similar query, used
 # often, trusted, used together with the other candidates. Only the gate decides if they count.
-LEARNED_PRIOR = {"feedback_match": 0.6, "trust": 0.3, "uses": 0.05, "coaccess": 0.1}
+LEARNED_PRIOR = {"feedback_match": 0.6, "trust": 0.3, "uses": 0.05, "coaccess": 0.1, "answer_prior": 0.3}
 
 
 class FeedbackError(ValueError):
@@ -122,6 +123,8 @@ class RankerExtension:
         self.feedback_state = FeedbackState(FeedbackParams(
             trust_half_life_days=s.trust_half_life_days, edge_half_life_days=s.coaccess_half_life_days))
         self.meta = feats.SlotMeta()
+        self.prior = AnswerPrior()
+        self._punctuated = False  # SlotMeta's punctuation flags cover every stored item
         self.state_problem = ""
         self._distilled: distillation.Distilled | None = None
 
@@ -130,6 +133,7 @@ class RankerExtension:
     def load(self) -> None:
         store = self.mem.store
         self.meta = feats.SlotMeta()
+        self._punctuated = False
         self._add_meta(store.item_meta_rows())
         events = store.feedback_events()
         clock = events[-1].created_at if events else 0.0
@@ -137,7 +141,7 @@ class RankerExtension:
         for event in events:
             self.feedback_state.add_query(event.used, self.mem.index.query_terms(event.query)[0])
         self.names = feats.feature_names(self.extra_signals())
-        self.model, self.reading, self.curve = self._load_state()
+        self.model, self.reading, self.curve, self.prior = self._load_state()
         self.train, self.held_out = self._buffers(events[-self.mlp_params.buffer:])
         self._distilled = distillation.load(self.mem)
 
@@ -146,14 +150,20 @@ class RankerExtension:
 
     def on_indexed(self, items: list["Item"]) -> None:
         self._add_meta([(i.id, i.speaker, i.title, len(i.text), i.kind) for i in items])
+        self._add_punctuation(items)
         if self.distilled is not None:
             self.distilled.embed_items(self.mem, self.mem.index.slots(i.id for i in items))
 
     def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
-        """Edges and trust rows go with their items (foreign-key cascade)."""
+        """Edges and trust rows go with their items (foreign-key cascade); the answer prior is
+        retrained from the feedback log as if the deleted items had never been shown."""
         report = self.mem.store.count_ranker_rows(item_ids) if item_ids else {"coaccess_edges": 0, "trust_rows": 0}
         if not dry_run:
             self.feedback_state.forget(item_ids)
+            if self.prior.trained and item_ids:
+                self.prior = self._replayed_prior(set(item_ids))
+                self.mem.store.set_ranker_state(self._state_blob(self.model, self.reading, self.curve, self.prior),
+                                                time.time())
         return report
 
     def counts(self) -> dict[str, Any]:
@@ -179,18 +189,47 @@ class RankerExtension:
         rows = [r for r in rows if r[0] in slot_of]
         self.meta.add(np.array([slot_of[r[0]] for r in rows], dtype=np.int64), [tuple(r[1:]) for r in rows])
 
+    def _add_punctuation(self, items: Iterable["Item"]) -> None:
+        slot_of = self.mem.index.slot_of
+        rows = [(slot_of[i.id], i.text) for i in items if i.id in slot_of]
+        self.meta.add_punctuation(np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows])
+
+    def _descriptors(self, slots: np.ndarray):
+        """The answer prior's view of these slots (reads every item's text once per open)."""
+        if not self._punctuated:
+            self._add_punctuation(self.mem.store.iter_items())
+            self._punctuated = True
+        opening = self.meta.is_turn[slots] & (feats.neighbours(self.mem, self.meta, slots)[:, 0] < 0)
+        return descriptors(self.mem.index.counts_matrix(slots), self.meta.length[slots], opening,
+                           self.meta.question[slots], self.meta.exclamation[slots])
+
+    def _trained_prior(self, prior: AnswerPrior, shown: list[int], used: set[int]) -> AnswerPrior:
+        """``prior`` after one event (items deleted since are left out)."""
+        slot_of = self.mem.index.slot_of
+        live = [i for i in shown if i in slot_of]
+        if not live:
+            return prior
+        slots = np.array([slot_of[i] for i in live], dtype=np.int64)
+        return prior.updated(self._descriptors(slots), np.array([i in used for i in live]))
+
+    def _replayed_prior(self, without: set[int]) -> AnswerPrior:
+        prior = AnswerPrior()
+        for event in self.mem.store.feedback_events():
+            prior = self._trained_prior(prior, [i for i in event.shown if i not in without], set(event.used))
+        return prior
+
     def _fresh_model(self) -> PairwiseMLP:
         anchored = np.array([n not in feats.LEARNED for n in self.names])
         prior = np.array([LEARNED_PRIOR.get(n, 0.0) for n in self.names])
         return PairwiseMLP(len(self.names), weights_for(self.names), anchored, prior, self.mlp_params,
                            seed=self.mem.settings.ranker_seed)
 
-    def _load_state(self) -> tuple[PairwiseMLP, GateReading, list[CurvePoint]]:
-        """The stored model, or a fresh one at the heuristic if the blob is missing or bad."""
+    def _load_state(self) -> tuple[PairwiseMLP, GateReading, list[CurvePoint], AnswerPrior]:
+        """The stored model and prior, or fresh ones at the heuristic if the blob is missing or bad."""
         self.state_problem = ""
         stored = self.mem.store.ranker_state()
         if stored is None:
-            return self._fresh_model(), GateReading(), []
+            return self._fresh_model(), GateReading(), [], AnswerPrior()
         blob, checksum = stored
         try:
             if state_checksum(blob) != checksum:
@@ -200,18 +239,19 @@ class RankerExtension:
                 raise ValueError(f"state version {meta['version']}")
             if tuple(meta["features"]) != self.names:
                 self.state_problem = "reset: the feature set changed (new signals); learning starts again"
-                return self._fresh_model(), GateReading(), []
+                return self._fresh_model(), GateReading(), [], AnswerPrior()
             curve = [CurvePoint(*row) for row in meta["curve"]]
-            return PairwiseMLP.from_arrays(arrays, self.mlp_params), GateReading(**meta["gate"]), curve
+            prior = AnswerPrior(arrays.pop("answer_prior"))
+            return PairwiseMLP.from_arrays(arrays, self.mlp_params), GateReading(**meta["gate"]), curve, prior
         except (ValueError, KeyError, TypeError) as exc:
             self.state_problem = f"reset: stored ranker state is corrupt ({exc}); using the heuristic"
             log.warning("ranker state in %s is corrupt (%s); reset to the heuristic", self.mem.path, exc)
-            return self._fresh_model(), GateReading(), []
+            return self._fresh_model(), GateReading(), [], AnswerPrior()
 
-    def _state_blob(self, model: PairwiseMLP, reading: GateReading, curve: list[CurvePoint]) -> bytes:
+    def _state_blob(self, model: PairwiseMLP, reading: GateReading, curve: list[CurvePoint], prior: AnswerPrior) -> bytes:
         meta = {"version": STATE_VERSION, "features": list(self.names), "gate": asdict(reading),
                 "curve": [[c.event, c.lam, c.lower_bound, c.loss] for c in curve]}
-        return _pack(meta, model.arrays())
+        return _pack(meta, {**model.arrays(), "answer_prior": prior.weights})
 
     def _pairs(self, event_id: int, shown: list[int], used: set[int], matrix: np.ndarray) -> tuple[tuple, tuple]:
         """(train better, train worse), (held-out better, held-out worse) of one event."""
@@ -263,7 +303,9 @@ class RankerExtension:
         match = self.feedback_state.feedback_match(ids, q.term_ids, index.bm25.idf, len(index.vocab))
         co = self.feedback_state.coaccess(index.slot_of, index.n_slots, slots, rrf)[slots]
         best = co.max() if len(co) else 0.0
-        return {"trust": trust, "uses": uses, "feedback_match": match, "coaccess": co / best if best > 0 else co}
+        prior = self.prior.score(self._descriptors(slots)) if self.prior.trained else np.zeros(len(slots))
+        return {"trust": trust, "uses": uses, "feedback_match": match, "coaccess": co / best if best > 0 else co,
+                "answer_prior": prior}
 
     # -- tokens and feedback ------------------------------------------------------------------
 
@@ -291,6 +333,7 @@ class RankerExtension:
         used = [i for i in row.shown if i in set(used_ids)]
         ignored = [i for i in row.shown if i not in set(used_ids)]
         changes = self.feedback_state.changes(used, ignored, now)
+        prior = self._trained_prior(self.prior, row.shown, set(used))
         model, reading, curve = self.model, self.reading, self.curve
         train, held = self.train, self.held_out
         with self.mem.store.transaction():
@@ -310,10 +353,11 @@ class RankerExtension:
                 train, held = train.with_added(tb, tw), held.with_added(hb, hw)
                 reading = self._referee(model, held)
                 curve = [*curve, CurvePoint(event_id, reading.lam, reading.lower_bound, loss)][-1000:]
-                self.mem.store.set_ranker_state(self._state_blob(model, reading, curve), now)
+            self.mem.store.set_ranker_state(self._state_blob(model, reading, curve, prior), now)
         self.feedback_state.apply(changes, now)
         self.feedback_state.add_query(used, self.mem.index.query_terms(row.query)[0])
         self.model, self.reading, self.curve, self.train, self.held_out = model, reading, curve, train, held
+        self.prior = prior
         self.state_problem = "" if n_train or n_held else self.state_problem
         return FeedbackResult(event_id, used, ignored, n_train, n_held, reading, len(changes.edges),
                               len(changes.pruned), (time.perf_counter() - started) * 1000)
@@ -402,7 +446,15 @@ class RankerExtension:
             "feedback": [{k: v for k, v in asdict(e).items() if k != "features"} for e in self.feedback_log(10**9)],
             "coaccess_edges": [list(map(float, r)) for r in self.mem.store.coaccess_edges()],
             "trust": [list(map(float, r)) for r in self.mem.store.trust_rows()],
+            "answer_prior": self._prior_export(),
         }
+
+    def _prior_export(self) -> dict[str, Any]:
+        """The answer prior's weights: its style flags by name, its term buckets where non-zero."""
+        w = self.prior.weights
+        terms = w[:-1 - len(STYLE)]
+        return {"intercept": float(w[-1]), "style": dict(zip(STYLE, map(float, w[-1 - len(STYLE):-1]))),
+                "term_buckets": {int(b): float(terms[b]) for b in np.flatnonzero(terms)}}
 
     def export_records(self) -> list[dict[str, Any]]:
         """Trust and co-access rows for ``Memory.export`` (keyed by item ids)."""

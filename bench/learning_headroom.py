@@ -1,0 +1,176 @@
+"""How much could a feedback-derived feature add on held-out LoCoMo questions? (analysis, not a test)
+
+Replays ``mnemoscope eval learning``'s split (same seed, same halves): per conversation, the
+feedback half is asked and taught with the fused strategy (the gate stays shut, so what is shown
+is the heuristic's ranking), then every held-out question's candidates are scored by the
+heuristic plus ``w`` × a candidate feature. For each feature it prints held-out nDCG@10 over a
+grid of ``w``: the best of that grid is the *oracle* headroom (chosen on the held-out half, so
+an upper bound, never a result). ``--inner`` repeats the exercise inside the feedback half
+(first half of it teaches, second half scores) — the place to choose hyper-parameters.
+
+    python3 bench/learning_headroom.py [--inner] [--cache /tmp/headroom.pkl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import random
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine import Memory
+from engine.eval.learning import split_questions
+from engine.eval.locomo import load as load_locomo
+from engine.eval.metrics import ndcg_at, recall_at
+from engine.rank import features as feats
+from engine.rank.heuristic import score as heuristic_score
+from engine.recall import Signals, prepare_query
+
+DATA = Path("/work/shared/data/locomo/locomo10_dev.json")
+GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 2.0)
+
+
+@dataclass
+class Taught:
+    """One feedback event of the simulation: what was asked, shown and used."""
+
+    query: str
+    terms: np.ndarray
+    shown: list[int]
+    used: list[int]
+
+
+@dataclass
+class Conversation:
+    """What a candidate feature may learn from: the items and the feedback half's events."""
+
+    text: dict[int, str]  # item id -> text
+    key: dict[int, str]  # item id -> LoCoMo dia_id
+    idf: dict[int, float]  # term id -> BM25 idf
+    item_terms: dict[int, np.ndarray]  # item id -> term ids
+    taught: list[Taught]
+
+
+@dataclass
+class Case:
+    conversation: int
+    query: str
+    ids: np.ndarray
+    terms: np.ndarray
+    keys: list[str]
+    relevant: set[str]
+    base: np.ndarray  # the heuristic's score per candidate
+    static: dict[str, np.ndarray]  # the static features the heuristic weighs, per candidate
+    columns: dict[str, np.ndarray]  # candidate feature values per candidate
+
+
+def collect(seed: int, inner: bool) -> tuple[list[Conversation], list[Case]]:
+    cases: list[Case] = []
+    convs: list[Conversation] = []
+    with tempfile.TemporaryDirectory(prefix="headroom-") as tmp:
+        for n, (parsed, questions) in enumerate(load_locomo(DATA)):
+            teach, held = split_questions(questions, seed, n)
+            if inner:
+                teach, held = teach[: len(teach) // 2], teach[len(teach) // 2:]
+            with Memory(Path(tmp) / f"{n}.db") as mem:
+                mem.ingest_parsed([parsed])
+                key_of = {i.id: i.key for i in mem.source_items(mem.sources()[0].id)}
+                id_of = {k: i for i, k in key_of.items()}
+                taught = []
+                for q in teach:
+                    rec = mem.recall(q.text, top_k=10, strategy="fused")
+                    evidence = {id_of[k] for k in q.relevant}
+                    shown = [h.item.id for h in rec.hits]
+                    taught.append(Taught(q.text, mem.index.query_terms(q.text)[0], shown, [i for i in shown if i in evidence]))
+                    mem.feedback(rec.token, taught[-1].used)
+                items = mem.source_items(mem.sources()[0].id)
+                terms = {i.id: mem.index.query_terms(i.text)[0] for i in items}
+                vocab = np.unique(np.concatenate(list(terms.values())))
+                convs.append(Conversation({i.id: i.text for i in items}, key_of,
+                                          dict(zip(vocab.tolist(), mem.index.bm25.idf(vocab).tolist())), terms, taught))
+                assert mem.ranker.lam == 0, "the gate opened: the headroom below assumes the heuristic's shown lists"
+                ranker = mem.ranker
+                for q in held:
+                    query = prepare_query(mem, q.text, 10, "fused", "pro")
+                    cf = feats.build(mem, query, Signals(mem, query), ranker.meta, ranker._learned_columns,
+                                     max(10, mem.settings.candidate_k), ranker.extra_signals(), mem.settings.rrf_k)
+                    ids = mem.index.item_ids[cf.slots]
+                    cases.append(Case(n, q.text, ids, query.term_ids, [key_of[int(i)] for i in ids], set(q.relevant),
+                                      heuristic_score(cf.matrix, cf.names),
+                                      {name: cf.column(name) for name in cf.names if name not in feats.LEARNED},
+                                      {name: cf.column(name) for name in feats.LEARNED if name in cf.names}))
+    return convs, cases
+
+
+def inner_learning(seed: int) -> dict[str, float]:
+    """``eval learning`` inside the feedback half: its first half teaches (through the real ranker,
+    gate and all), its second half is measured before and after — where ranker hyper-parameters
+    may be chosen without looking at the held-out half."""
+    before, after, lams, sizes = [], [], [], []
+    with tempfile.TemporaryDirectory(prefix="headroom-") as tmp:
+        for n, (parsed, questions) in enumerate(load_locomo(DATA)):
+            teach = split_questions(questions, seed, n)[0]
+            teach, held = teach[: len(teach) // 2], teach[len(teach) // 2:]
+            with Memory(Path(tmp) / f"inner-{n}.db") as mem:
+                mem.ingest_parsed([parsed])
+                key_of = {i.id: i.key for i in mem.source_items(mem.sources()[0].id)}
+                id_of = {k: i for i, k in key_of.items()}
+                before.append(held_out_ndcg(mem, held, key_of))
+                for q in teach:
+                    rec = mem.recall(q.text, top_k=10, strategy="fused")
+                    mem.feedback(rec.token, [h.item.id for h in rec.hits if key_of[h.item.id] in q.relevant])
+                after.append(held_out_ndcg(mem, held, key_of))
+                lams.append(mem.ranker.lam)
+                sizes.append(len(held))
+    w = np.array(sizes) / sum(sizes)
+    return {"before": float(np.dot(w, before)), "after": float(np.dot(w, after)), "lambda": lams}
+
+
+def held_out_ndcg(mem: Memory, questions, key_of: dict[int, str]) -> float:
+    return float(np.mean([ndcg_at([key_of[h.item.id] for h in mem.recall(q.text, top_k=10, strategy="fused").hits],
+                                  q.relevant, 10) for q in questions]))
+
+
+def evaluate(cases: list[Case], extra: dict[str, float]) -> tuple[float, float]:
+    ndcg, rec = [], []
+    for c in cases:
+        s = c.base + sum(w * c.columns[name] for name, w in extra.items())
+        order = np.lexsort((np.arange(len(s)), -s))[:10]
+        ranked = [c.keys[i] for i in order]
+        ndcg.append(ndcg_at(ranked, c.relevant, 10))
+        rec.append(recall_at(ranked, c.relevant, 10))
+    return float(np.mean(ndcg)), float(np.mean(rec))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--inner", action="store_true", help="teach on the first half of the feedback half, score its second half")
+    ap.add_argument("--cache", type=Path)
+    ap.add_argument("--learning", action="store_true", help="run the real ranker on the inner split (see inner_learning)")
+    args = ap.parse_args()
+    if args.learning:
+        print(inner_learning(args.seed))
+        return
+    if args.cache and args.cache.exists():
+        convs, cases = pickle.loads(args.cache.read_bytes())
+    else:
+        convs, cases = collect(args.seed, args.inner)
+        if args.cache:
+            args.cache.write_bytes(pickle.dumps((convs, cases)))
+    base = evaluate(cases, {})
+    print(f"{len(cases)} questions; heuristic nDCG@10 {base[0]:.4f} recall@10 {base[1]:.4f}")
+    for name in cases[0].columns:
+        row = [(w, *evaluate(cases, {name: w})) for w in GRID[1:]]
+        best = max(row, key=lambda r: r[1])
+        print(f"{name:16s} best w {best[0]:4.2f}: nDCG@10 {best[1] - base[0]:+.4f} recall@10 {best[2] - base[1]:+.4f}   "
+              + " ".join(f"{w:g}:{v - base[0]:+.4f}" for w, v, _ in row))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
