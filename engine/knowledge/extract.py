@@ -569,7 +569,8 @@ def _join_adjective_lists(tokens: list[str]) -> list[str]:
     for n, tok in enumerate(tokens):
         if tok == "," and 2 <= n < len(tokens) - 2 and tokens[n - 2].lower() in _ARTICLES | {"very", "so", "such"} \
                 and all(t.isalpha() and t.islower() and t not in _CLAUSE_BREAK
-                        for t in (tokens[n - 1], tokens[n + 1], tokens[n + 2])):
+                        for t in (tokens[n - 1], tokens[n + 1], tokens[n + 2])) \
+                and tokens[n + 1] not in _POSSESSIVES | _PERSONAL | _DETERMINERS:  # "so cute, his name is"
             continue
         out.append(tok)
     return out

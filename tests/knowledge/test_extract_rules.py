@@ -176,3 +176,9 @@ def test_it_after_a_clause_about_a_thing_is_that_thing_but_never_a_person():
     assert said("I bought a car and it broke down.") == [("Maya", "bought", "car")]
     assert written("Trekking poles add balance, and they reduce the load.")[-1] == ("Trekking poles", "reduce", "load")
     assert said("Rosa makes bread and it is great.") == [("Rosa", "makes", "bread")]  # Rosa may be a person
+
+
+def test_a_comma_joins_adjectives_but_not_two_clauses():
+    assert said("We want a safe, loving home for these kids.", "Caroline") == [
+        ("Caroline", "wants", "safe loving home for these kids")]
+    assert said("Our one-year-old is so cute, his name is Kyle!", "John") == [("John's one-year-old", "is", "so cute")]
