@@ -608,16 +608,18 @@ def _object(rest: list[str], ctx: _Sentence) -> list[str] | None:
 
 
 def _points_elsewhere(words_: list[str]) -> bool:
-    """Whether the object is a pronoun ("it", "them", "mine", "her" alone, "that" alone) or a
-    vague word alone ("something"), rather than a noun phrase or a "that …" clause."""
+    """Whether the object is a pronoun ("it", "them", "mine", "her" alone, "that" alone), a
+    clause about a pronoun ("finds it helps", "loves that it teaches") or a vague word alone
+    ("something"), rather than a noun phrase or a clause about something named. "it is …"
+    ("feels it is important to …") refers to nothing and stays."""
+    if len(words_) > 2 and words_[0].lower() == "that" and words_[1].lower() in _PRONOUN_SUBJECTS:
+        words_ = words_[1:]
     head = words_[0].lower()
     nxt = words_[1].lower() if len(words_) > 1 else ""
-    if head == "that" and nxt in _PRONOUN_SUBJECTS:
-        return True  # "loves that it teaches …": the clause's own subject points elsewhere
+    if head in _PRONOUN_SUBJECTS and (nxt in _AUX or nxt.endswith("s") and nxt in FORMS and nxt not in BASES):
+        return not (head == "it" and nxt in _BE)
     if head in ("this", "that", "these", "those", "her"):
         return not nxt or nxt in _TRAILING
-    if head in _PRONOUN_SUBJECTS and (nxt in _AUX or nxt.endswith("s") and nxt in FORMS and nxt not in BASES):
-        return False  # a clause: "finds it helps John relax"
     return head in _PRONOUN_OBJECTS or (not nxt and (head in _VAGUE_OBJECTS or _is_adverb(head)))
 
 

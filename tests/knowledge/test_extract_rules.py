@@ -156,6 +156,8 @@ def test_an_adverb_alone_is_no_object(text):
 
 def test_a_that_clause_whose_subject_points_elsewhere_drops_the_fact():
     assert said("I love that it teaches me to accept the beauty of imperfections.", "Caroline") == []
+    assert said("I find it helps me relax.", "John") == []
+    assert said("I feel it's important to help.", "Caroline") == [("Caroline", "feels", "it is important to help")]
     assert said("I love that Melanie chose pottery.", "Caroline") == [
         ("Caroline", "loves", "that Melanie chose pottery")]
 
