@@ -8,7 +8,12 @@ grid of ``w``: the best of that grid is the *oracle* headroom (chosen on the hel
 an upper bound, never a result). ``--inner`` repeats the exercise inside the feedback half
 (first half of it teaches, second half scores) — the place to choose hyper-parameters.
 
+``--static-oracle`` adds the most a per-store re-weighting of the static features could give.
+``--learning`` runs the real ranker (model, gate and all) on that inner split instead.
+Figures and what they say: docs/benchmarks.md, "Learning from feedback".
+
     python3 bench/learning_headroom.py [--inner] [--cache /tmp/headroom.pkl]
+    python3 bench/learning_headroom.py --learning
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from engine.eval.learning import split_questions
 from engine.eval.locomo import load as load_locomo
 from engine.eval.metrics import ndcg_at, recall_at
 from engine.rank import features as feats
+from engine.rank.heuristic import WEIGHTS
 from engine.rank.heuristic import score as heuristic_score
 from engine.recall import Signals, prepare_query
 
@@ -136,6 +142,35 @@ def held_out_ndcg(mem: Memory, questions, key_of: dict[int, str]) -> float:
                                   q.relevant, 10) for q in questions]))
 
 
+def static_oracle(cases: list[Case]) -> float:
+    """Held-out nDCG@10 gain of re-weighting the *static* features per conversation by coordinate
+    ascent on that conversation's held-out questions themselves: the most any per-store
+    re-weighting learned from feedback could give (an overfitted upper bound)."""
+    names = list(cases[0].static)
+    gain = 0.0
+    for conversation in sorted({c.conversation for c in cases}):
+        own = [c for c in cases if c.conversation == conversation]
+        w = {n: WEIGHTS.get(n, 0.0) for n in names}
+        start = best = static_ndcg(own, w)
+        for _ in range(2):
+            for name in names:
+                for step in (-0.3, -0.15, -0.05, 0.05, 0.15, 0.3):
+                    trial = {**w, name: w[name] + step}
+                    value = static_ndcg(own, trial)
+                    if value > best + 1e-4:
+                        w, best = trial, value
+        gain += (best - start) * len(own)
+    return gain / len(cases)
+
+
+def static_ndcg(cases: list[Case], w: dict[str, float]) -> float:
+    out = []
+    for c in cases:
+        s = sum(weight * c.static[name] for name, weight in w.items())
+        out.append(ndcg_at([c.keys[i] for i in np.lexsort((np.arange(len(s)), -s))[:10]], c.relevant, 10))
+    return float(np.mean(out))
+
+
 def evaluate(cases: list[Case], extra: dict[str, float]) -> tuple[float, float]:
     ndcg, rec = [], []
     for c in cases:
@@ -153,6 +188,7 @@ def main() -> None:
     ap.add_argument("--inner", action="store_true", help="teach on the first half of the feedback half, score its second half")
     ap.add_argument("--cache", type=Path)
     ap.add_argument("--learning", action="store_true", help="run the real ranker on the inner split (see inner_learning)")
+    ap.add_argument("--static-oracle", action="store_true", help="also print static_oracle (slow: ~2 min)")
     args = ap.parse_args()
     if args.learning:
         print(inner_learning(args.seed))
@@ -170,6 +206,8 @@ def main() -> None:
         best = max(row, key=lambda r: r[1])
         print(f"{name:16s} best w {best[0]:4.2f}: nDCG@10 {best[1] - base[0]:+.4f} recall@10 {best[2] - base[1]:+.4f}   "
               + " ".join(f"{w:g}:{v - base[0]:+.4f}" for w, v, _ in row))
+    if args.static_oracle:
+        print(f"static features re-weighted per conversation on its own held-out questions: nDCG@10 {static_oracle(cases):+.4f}")
 
 
 if __name__ == "__main__":
