@@ -44,6 +44,8 @@ def neighbourhood(entity: Any, facts: list[Any], width: int = 60) -> Text:
         predicate = f.predicate[:24]
         obj = f.object if len(f.object) <= width else f.object[: width - 1] + "…"
         text.append(f"{lead}{glyph} ", style="dim")
+        if f.subject != name:  # a phrase about the entity ("Maya's kitchen"), not the entity itself
+            text.append(f"{clip(f.subject, 28)}: ", style="bold")
         text.append(predicate, style="italic")
         text.append(" ─▶ ", style="dim")
         text.append(obj + (f"  {f.time}" if f.time else "") + "\n", style="cyan" if f.object_id else "")

@@ -201,3 +201,16 @@ async def test_rebuild_the_topic_tree_in_a_worker(demo_app):
         await settle(pilot)
         assert any(n.title == "Topics rebuilt" for n in app._notifications)
         assert app.screen.query_one("#topic-tree", Tree).root.children
+
+
+def test_the_drawing_names_a_phrase_about_the_entity_as_the_subject():
+    """'Maya's kitchen is cold' is linked to Maya, but Maya is not cold."""
+    from engine.knowledge.records import Entity, Fact
+    from screens.facts import neighbourhood
+
+    maya = Entity(id=1, key="maya", name="Maya", kind="speaker")
+    facts = [Fact(1, "Maya", "adopted", "dog named Pepper", subject_id=1),
+             Fact(2, "Maya's kitchen", "is", "cold", subject_id=1)]
+    lines = neighbourhood(maya, facts).plain.splitlines()
+    assert "Maya's kitchen" not in lines[0] and "adopted" in lines[0]
+    assert "Maya's kitchen: is ─▶ cold" in lines[1]
