@@ -100,6 +100,11 @@ class BM25Index:
         data = np.concatenate([c for _, c in docs.values()])
         return sp.csr_matrix((data, (terms, slots)), shape=(n_terms, n_slots), dtype=np.float32)
 
+    def prepare(self) -> None:
+        """Build the matrices now (after a load every document is pending) rather than in the
+        first query."""
+        self._refresh()
+
     def _refresh(self) -> None:
         """Rebuild the delta segment, folding it into the main matrix when it has grown."""
         if not self._delta_dirty and not self._needs_compaction():

@@ -227,8 +227,14 @@ class Memory:
         return name in self._areas
 
     def warm_up(self) -> None:
-        """Load every area now. Every write calls this before its transaction opens: an area
-        loaded inside one would read the half-written rows and then be told of them again."""
+        """Load every area and build the search matrices now, so that the first query need not
+        (the app calls this behind its usable screen)."""
+        self._load_areas()
+        self.index.bm25.prepare()
+
+    def _load_areas(self) -> None:
+        """Every write calls this before its transaction opens: an area loaded inside one would
+        read the half-written rows and then be told of them again."""
         self.extensions
 
     # -- dense --------------------------------------------------------------------------------
@@ -310,7 +316,7 @@ class Memory:
         """Store parsed sources, one transaction each; unchanged sources are skipped."""
         started = time.perf_counter()
         self.refresh()  # build on what other processes committed, not on a stale index
-        self.warm_up()
+        self._load_areas()
         report = IngestReport()
         total = sum(len(p.items) for p in parsed)
         done = 0
@@ -456,7 +462,7 @@ class Memory:
     def delete_item(self, item_id: int, dry_run: bool = False) -> dict[str, Any]:
         """Delete one item; facts and episodes that lose their last provenance go with it."""
         self.item(item_id)
-        self.warm_up()
+        self._load_areas()
         if dry_run:
             return self._cascade([item_id], dry_run=True)
         with self.store.transaction():
@@ -471,7 +477,7 @@ class Memory:
         if self.store.source(source_id) is None:
             raise RequestError(f"no source with id {source_id}")
         ids = self.store.item_ids_of_source(source_id)
-        self.warm_up()
+        self._load_areas()
         if dry_run:
             return {"sources": 1, **self._cascade(ids, dry_run=True)}
         with self.store.transaction():
@@ -484,7 +490,7 @@ class Memory:
     @_one_writer
     def clear(self) -> None:
         """Delete every source (and with them every item and derived row)."""
-        self.warm_up()
+        self._load_areas()
         with self.store.transaction():
             for source in self.store.sources():
                 self._cascade(self.store.item_ids_of_source(source.id), dry_run=False)
@@ -500,7 +506,7 @@ class Memory:
     def reindex(self, progress: Progress | None = None) -> dict[str, Any]:
         """Rebuild every derived row (terms, vectors, latent model) from the records."""
         started = time.perf_counter()
-        self.warm_up()
+        self._load_areas()
         index = self._new_index()
         with self.store.transaction():
             self.store.clear_item_terms()

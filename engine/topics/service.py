@@ -24,7 +24,7 @@ from ..records import Item, Source
 from ..store.topics import TopicNodeRow, TopicTreeRow
 from ..text import lexical_tokens
 from .graph import TopicGraph, projection
-from .intents import resolve_intent
+from .intents import classifier, resolve_intent
 from .markov import TransitionModel, source_transitions
 from .navigate import ContextWindow, Policy, Walk, WalkStep, backfill, context_windows, item_scores, run_walk
 from .tree import (TopicSpace, TopicTree, dag_parents, distinctive_terms, fit_tree, label_of, shape_for, surface_forms,
@@ -119,6 +119,7 @@ class TopicsExtension:
     # -- lifecycle ----------------------------------------------------------------------------
 
     def load(self) -> None:
+        classifier(self.settings.intent_min_confidence)  # built here, not in the first query's walk
         store, index = self.mem.store, self.mem.index
         row = store.topic_tree()
         if row is None:
