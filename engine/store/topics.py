@@ -105,7 +105,9 @@ class TopicsSQL:
         return arr[:, 0].astype(np.int64), arr[:, 1].astype(np.int64), arr[:, 2]
 
     def topic_transitions(self) -> list[Transition]:
-        return self.conn.execute("SELECT prev2, prev1, next, SUM(weight) FROM topic_transitions GROUP BY prev2, prev1, next").fetchall()
+        """Every source's (prev2, prev1, next, weight) rows; the same transition in several sources
+        comes once per source (the model sums them: cheaper than a GROUP BY at every open)."""
+        return self.conn.execute("SELECT prev2, prev1, next, weight FROM topic_transitions").fetchall()
 
     def count_topic_assignments(self, item_ids: Sequence[int]) -> int:
         n = 0

@@ -47,7 +47,6 @@ class TransitionModel:
         for prev2, prev1, nxt, w in rows:
             table = self.first[prev1] if prev2 < 0 else self.second[(prev2, prev1)]
             table[nxt] = table.get(nxt, 0.0) + float(w)
-        self.size = len(rows)
 
     def probabilities(self, prev: int, current: int, candidates: np.ndarray, lam: float, smoothing: float) -> np.ndarray | None:
         """Move probabilities restricted to ``candidates``; None when no transition is known."""
