@@ -20,7 +20,7 @@ import zlib
 from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
-import scipy.sparse as sp
+from .lazy import sparse as sp
 from threadpoolctl import ThreadpoolController
 
 from .text import feature_tokens

@@ -8,12 +8,13 @@ a deleted item's slot is masked. Everything here is derived from the store and r
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from datetime import datetime
 from typing import Iterable, Sequence
 
 import numpy as np
-import scipy.sparse as sp
+from .lazy import sparse as sp
 
 from .dense import HashEmbedder, LatentSemanticModel, VectorIndex
 from .lexical import BM25Index, BM25Params
@@ -54,7 +55,9 @@ class Index:
         self.slot_of: dict[int, int] = {}
         self._terms: list[tuple[np.ndarray, np.ndarray]] = []
         self.lsa: LatentSemanticModel | None = None
-        self.lsa_vectors = VectorIndex()
+        self._lsa_vectors = VectorIndex()
+        self._unprojected: list[np.ndarray] = []  # slots whose LSA vectors are not computed yet
+        self._projecting = threading.Lock()
         self.lsa_fitted_on = 0
         self.vectors: dict[str, VectorIndex] = {}  # stored vectors by embedder signature
 
@@ -119,7 +122,7 @@ class Index:
         self._terms.extend(term_rows)
         self.bm25.add(slots, [t for t, _ in term_rows], [c for _, c in term_rows])
         if self.lsa is not None:
-            self.lsa_vectors.set(slots, self.lsa.transform(self.counts_matrix(slots)))
+            self._unprojected.append(slots)
         return slots
 
     def set_vectors(self, signature: str, item_ids: Sequence[int], vectors: np.ndarray) -> None:
@@ -132,7 +135,7 @@ class Index:
             return
         self.alive[slots] = False
         self.bm25.remove(slots)
-        self.lsa_vectors.remove(slots)
+        self._lsa_vectors.remove(slots)  # slots still unprojected are skipped as dead
         for index in self.vectors.values():
             index.remove(slots)
         for item_id in self.item_ids[slots]:
@@ -168,10 +171,22 @@ class Index:
 
     def use_lsa(self, model: LatentSemanticModel, fitted_on: int) -> None:
         self.lsa, self.lsa_fitted_on = model, fitted_on
-        self.lsa_vectors = VectorIndex()
-        live = np.flatnonzero(self.alive)
-        if len(live):
-            self.lsa_vectors.set(live, model.transform(self.counts_matrix(live)))
+        self._lsa_vectors = VectorIndex()
+        self._unprojected = [np.flatnonzero(self.alive)]
+
+    @property
+    def lsa_vectors(self) -> VectorIndex:
+        """Every live item in the latent space. Items are projected when first needed, not when a
+        store opens: the projection wants scipy.sparse, which a store's opening does not."""
+        if self._unprojected:
+            with self._projecting:
+                if self._unprojected:
+                    slots = np.concatenate(self._unprojected)
+                    slots = slots[self.alive[slots]]
+                    if len(slots):
+                        self._lsa_vectors.set(slots, self.lsa.transform(self.counts_matrix(slots)))
+                    self._unprojected = []
+        return self._lsa_vectors
 
     def load_lsa(self, blob: bytes) -> None:
         body, _, n = blob.rpartition(b"|n=")

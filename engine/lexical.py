@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
+from .lazy import sparse as sp
 
 
 @dataclass
@@ -30,10 +30,10 @@ class BM25Index:
 
     def __init__(self, params: BM25Params | None = None) -> None:
         self.params = params or BM25Params()
-        self._main = sp.csr_matrix((0, 0), dtype=np.float32)
-        self._pending: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._delta = sp.csr_matrix((0, 0), dtype=np.float32)
-        self._delta_dirty = False
+        self._main: sp.csr_matrix | None = None  # built by the first _refresh: opening a store
+        self._pending: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # needs no sparse matrix
+        self._delta: sp.csr_matrix | None = None
+        self._delta_dirty = True
         self._lengths = np.zeros(0, dtype=np.float64)
         self._alive = np.zeros(0, dtype=bool)
         self._df = np.zeros(0, dtype=np.float64)
@@ -110,6 +110,8 @@ class BM25Index:
         if not self._delta_dirty and not self._needs_compaction():
             return
         n_terms, n_slots = len(self._df), len(self._alive)
+        if self._main is None:
+            self._main = sp.csr_matrix((0, 0), dtype=np.float32)
         pending_nnz = sum(len(t) for t, _ in self._pending.values())
         if pending_nnz > 0.1 * max(self._main_nnz, 20_000) or self._needs_compaction():
             main = self._resize(self._main, n_terms, n_slots)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 import numpy as np
-import scipy.sparse as sp
+from ..lazy import sparse as sp
 
 if TYPE_CHECKING:
     from ..index import Index

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-import scipy.sparse as sp
+from ..lazy import sparse as sp
 
 from ..knowledge.graph import personalized_pagerank
 

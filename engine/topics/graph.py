@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
+from ..lazy import sparse as sp
 
 from .tree import TopicTree
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
-import scipy.sparse as sp
+from ..lazy import sparse as sp
 
 INTENTS = ("deepen", "broaden", "compare", "apply", "clarify", "neutral")
 

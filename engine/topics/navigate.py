@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
-import scipy.sparse as sp
+from ..lazy import sparse as sp
 
 from ..config import Settings
 from .graph import CHILD, PARENT, RELATIONS, SEMANTIC, SIBLING, Neighbourhood, TopicGraph

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
-import scipy.sparse as sp
+from ..lazy import sparse as sp
 
 from ..dense import VectorIndex, one_blas_thread
 from ..records import Item, Source

@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Iterable, Sequence
 
 import numpy as np
-import scipy.sparse as sp
+from ..lazy import sparse as sp
 
 from ..dense import LatentSemanticModel, l2_normalize
 from ..text import lexical_tokens, words

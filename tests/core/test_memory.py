@@ -292,3 +292,28 @@ def test_writes_from_two_threads_run_one_after_the_other(core, corpus):
     note.join(5)
     assert order == ["ingest", "note"]
     assert core.counts()["items"] == len(core.store.item_ids_of_source(1)) + len(core.store.item_ids_of_source(2)) + 1
+
+
+def test_opening_a_store_leaves_sparse_matrices_and_areas_for_later(tmp_path, corpus):
+    """The app's cold start: a fresh process opens a store and counts it without importing
+    scipy.sparse or loading an area; the first recall then finds what a warm store finds."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "cold.db"
+    with Memory(path) as mem:
+        mem.ingest(corpus)
+        expected = [h.item.id for h in mem.recall("starter flour water", strategy="hybrid").hits]
+    script = (
+        "import sys, json\n"
+        "from engine import Memory\n"
+        f"mem = Memory({str(path)!r})\n"
+        "counts = mem.counts()\n"
+        "cold = {'sparse': 'scipy.sparse' in sys.modules, 'areas': sorted(n for n in ('knowledge', 'topics', 'ranker') if n in vars(mem))}\n"
+        "hits = [h.item.id for h in mem.recall('starter flour water', strategy='hybrid').hits]\n"
+        "print(json.dumps({'cold': cold, 'items': counts['items'], 'hits': hits}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    result = json.loads(out.stdout)
+    assert result["cold"] == {"sparse": False, "areas": []}
+    assert result["items"] > 0 and result["hits"] == expected
