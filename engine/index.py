@@ -122,7 +122,8 @@ class Index:
         self._terms.extend(term_rows)
         self.bm25.add(slots, [t for t, _ in term_rows], [c for _, c in term_rows])
         if self.lsa is not None:
-            self._unprojected.append(slots)
+            with self._projecting:  # a query thread may be projecting the earlier ones
+                self._unprojected.append(slots)
         return slots
 
     def set_vectors(self, signature: str, item_ids: Sequence[int], vectors: np.ndarray) -> None:
@@ -170,9 +171,10 @@ class Index:
         return model.to_bytes() + b"|n=" + str(len(live)).encode()
 
     def use_lsa(self, model: LatentSemanticModel, fitted_on: int) -> None:
-        self.lsa, self.lsa_fitted_on = model, fitted_on
-        self._lsa_vectors = VectorIndex()
-        self._unprojected = [np.flatnonzero(self.alive)]
+        with self._projecting:
+            self.lsa, self.lsa_fitted_on = model, fitted_on
+            self._lsa_vectors = VectorIndex()
+            self._unprojected = [np.flatnonzero(self.alive)]
 
     @property
     def lsa_vectors(self) -> VectorIndex:
