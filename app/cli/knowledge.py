@@ -39,8 +39,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=extract)
 
-    p = sub.add_parser("fact", help="edit or delete a fact")
+    p = sub.add_parser("fact", help="add, edit or delete a fact")
     fsub = p.add_subparsers(dest="action", metavar="action", required=True)
+    a = fsub.add_parser("add", help="state a fact by hand, supported by stored items")
+    for name in ("subject", "predicate", "object"):
+        a.add_argument(name)
+    a.add_argument("--item", type=int, action="append", required=True, dest="items",
+                   help="an item that states it (repeat for more)")
+    a.add_argument("--time", default=None)
+    _curation(a, add_fact)
     e = fsub.add_parser("edit", help="change a fact's words or time")
     e.add_argument("id", type=int)
     for name in ("subject", "predicate", "object", "time"):
@@ -160,6 +167,13 @@ def _report(args: argparse.Namespace, out: TextIO, report: dict[str, Any]) -> in
     verb = "would change" if args.dry_run else "changed"
     emit(out, report, args.json, lambda: f"{verb}: " + ", ".join(f"{k} {v}" for k, v in report.items()))
     return 0
+
+
+def add_fact(args: argparse.Namespace, out: TextIO) -> int:
+    with open_memory(args) as mem:
+        report = mem.knowledge.add_fact(args.subject, args.predicate, args.object, args.items, time=args.time,
+                                        dry_run=args.dry_run)
+    return _report(args, out, report)
 
 
 def edit_fact(args: argparse.Namespace, out: TextIO) -> int:

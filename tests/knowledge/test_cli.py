@@ -48,6 +48,20 @@ def test_curation_dry_run_changes_nothing(store, capsys):
     assert not any(f["id"] == fact["id"] for f in run_json(capsys, "--store", store, "facts", "--json"))
 
 
+def test_a_fact_added_by_hand_is_listed_with_its_items(store, capsys):
+    item = run_json(capsys, "--store", store, "facts", "--json")[0]["provenance"][0]
+    argv = ["--store", store, "fact", "add", "Caroline", "volunteers at", "the animal shelter", "--item", str(item)]
+    assert run_json(capsys, *argv, "--dry-run", "--json") == {"facts_added": 1, "fact": None}
+    assert not [f for f in run_json(capsys, "--store", store, "facts", "--json") if f["object"] == "the animal shelter"]
+    fact_id = run_json(capsys, *argv, "--time", "2023-05-20", "--json")["fact"]
+    added = [f for f in run_json(capsys, "--store", store, "facts", "--json") if f["id"] == fact_id]
+    assert added and added[0]["origin"] == "user" and added[0]["provenance"] == [item] and added[0]["time"] == "2023-05-20"
+    assert main(argv) == 2  # the same fact again
+    assert "already fact" in capsys.readouterr().err
+    assert main(["--store", store, "fact", "add", "Caroline", "likes", "tea", "--item", "99999"]) == 2
+    assert capsys.readouterr().err.strip() == "mnemoscope: error: a fact needs stored items as provenance; no item with id 99999"
+
+
 def test_errors_are_one_line_and_exit_2(store, capsys):
     assert main(["--store", store, "fact", "delete", "9999"]) == 2
     assert capsys.readouterr().err.strip() == "mnemoscope: error: no fact with id 9999"
