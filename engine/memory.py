@@ -231,6 +231,7 @@ class Memory:
         (the app calls this behind its usable screen)."""
         self._load_areas()
         self.index.bm25.prepare()
+        self.index.lsa_vectors  # items projected into the latent space
 
     def _load_areas(self) -> None:
         """Every write calls this before its transaction opens: an area loaded inside one would
