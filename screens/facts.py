@@ -70,6 +70,7 @@ Every change shows the engine's dry-run report before it is written.
 |---|---|
 | `ctrl+f` | filter the entities (type; Enter keeps the filter) |
 | `Enter` | on an entity: go to its facts |
+| `a` | add a fact by hand (stated by the items you name) |
 | `e` | edit the selected fact |
 | `d` | delete the selected fact |
 | `r` | rename the selected entity |
@@ -77,6 +78,7 @@ Every change shows the engine's dry-run report before it is written.
 """
     BINDINGS = [
         Binding("ctrl+f", "filter", "Filter", id="facts-filter"),
+        Binding("a", "add_fact", "Add", id="facts-add"),
         Binding("e", "edit_fact", "Edit", id="facts-edit"),
         Binding("d", "delete_fact", "Delete", id="facts-delete"),
         Binding("r", "rename_entity", "Rename", id="facts-rename"),
@@ -189,6 +191,31 @@ Every change shows the engine's dry-run report before it is written.
         return self.facts[row] if self.facts and 0 <= row < len(self.facts) else None
 
     # -- curation -----------------------------------------------------------------------------
+
+    def action_add_fact(self) -> None:
+        if self.entity is None:
+            self.notify("Select an entity first.", severity="warning")
+            return
+        knowledge, fact = self.services.memory.knowledge, self.selected_fact()
+        items = ", ".join(map(str, fact.provenance)) if fact else ""
+
+        def added(values: dict[str, str] | None) -> None:
+            if values is None:
+                return
+            try:
+                ids = [int(x) for x in values["items"].replace(",", " ").split()]
+            except ValueError:
+                self.notify("Items are item ids, separated by commas.", title="Add fact: refused", severity="error")
+                return
+            subject, predicate, obj = values["subject"], values["predicate"], values["object"]
+            self.curate("Add fact", f"State “{subject} —{predicate}→ {obj}”, supported by item(s) {ids}?",
+                        lambda dry_run: knowledge.add_fact(subject, predicate, obj, ids, time=values["time"] or None,
+                                                           dry_run=dry_run))
+
+        self.app.push_screen(FormDialog("Add a fact", [
+            ("subject", "Subject", self.entity.name), ("predicate", "Predicate", ""), ("object", "Object", ""),
+            ("items", "Items that state it (ids, comma-separated)", items),
+            ("time", "Time (ISO date, optional)", "")]), added)
 
     def action_edit_fact(self) -> None:
         fact = self.selected_fact()

@@ -79,6 +79,30 @@ async def test_a_refused_edit_is_a_message(demo_app):
         assert app.screen is screen
 
 
+async def test_add_a_fact_by_hand_after_the_dry_run(demo_app):
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        before = app.store_stats["facts"]
+        screen.query_one("#facts-table", DataTable).focus()
+        await pilot.press("a")
+        assert isinstance(app.screen, FormDialog)
+        form = app.screen
+        assert form.query_one("#form-subject").value == screen.entity.name
+        assert form.query_one("#form-items").value  # the selected fact's items, to start from
+        form.query_one("#form-predicate").value = "teaches"
+        form.query_one("#form-object").value = "a sourdough class"
+        await pilot.click("#form-ok")
+        await settle(pilot)
+        assert isinstance(app.screen, ChoiceDialog)
+        assert "facts added" in text_of(app.screen.query_one("#dialog-text"))
+        await pilot.click("#choice-apply")
+        await settle(pilot)
+        assert app.store_stats["facts"] == before + 1
+        assert any(f.predicate == "teaches" and f.origin == "user" for f in screen.facts)
+
+
 async def test_rename_an_entity(demo_app):
     app = demo_app(start_mode="facts")
     async with app.run_test(size=SIZE) as pilot:
