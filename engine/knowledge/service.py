@@ -16,6 +16,7 @@ import re
 from collections import defaultdict
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
@@ -42,6 +43,18 @@ FACTS_PER_ENTITY = 50  # a query's entity contributes its latest facts as candid
 
 class KnowledgeError(ValueError):
     """A curation request the engine refuses; ``str()`` is one line for the user."""
+
+
+def _typed_time(time: str | None) -> str | None:
+    """A fact's time as a person typed it: empty for none, else an ISO date (or date and time),
+    the form the extractor resolves times to."""
+    if not time or not time.strip():
+        return None
+    try:
+        datetime.fromisoformat(time.strip())
+    except ValueError:
+        raise KnowledgeError(f"time {time!r} is not an ISO date such as 2023-05-20") from None
+    return time.strip()
 
 
 def fact_key(subject: str, predicate: str, obj: str) -> str:
@@ -609,8 +622,9 @@ class KnowledgeExtension:
                 name = self.registry.names.get(before, str(before))
                 raise KnowledgeError(f"fact {fact_id}: the edit would orphan entity {name!r} (nothing else names it);"
                                      " delete the fact instead")
+        when = old.time if time is None else _typed_time(time)
         with self._writing(dry_run):
-            self.store.update_fact(fact_id, key, s, p, o, subject_id, object_id, time if time is not None else old.time)
+            self.store.update_fact(fact_id, key, s, p, o, subject_id, object_id, when)
         if not dry_run:
             self.load()
         return {"facts_changed": 1, "fact": fact_id}
@@ -624,6 +638,7 @@ class KnowledgeExtension:
         missing = sorted(set(provenance) - set(self.mem.items(provenance)))
         if not provenance or missing:
             raise KnowledgeError(f"a fact needs stored items as provenance; no item with id {missing[0] if missing else '(none given)'}")
+        time = _typed_time(time)
         key = fact_key(subject, predicate, object)
         other = self.store.fact_id_by_key(key)
         if other is not None:

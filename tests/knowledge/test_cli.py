@@ -58,6 +58,10 @@ def test_a_fact_added_by_hand_is_listed_with_its_items(store, capsys):
     assert added and added[0]["origin"] == "user" and added[0]["provenance"] == [item] and added[0]["time"] == "2023-05-20"
     assert main(argv) == 2  # the same fact again
     assert "already fact" in capsys.readouterr().err
+    assert main(["--store", store, "fact", "add", "Caroline", "likes", "tea", "--item", str(item), "--time", "soon"]) == 2
+    assert capsys.readouterr().err.strip() == "mnemoscope: error: time 'soon' is not an ISO date such as 2023-05-20"
+    assert main(["--store", store, "fact", "edit", str(fact_id), "--time", "soon"]) == 2
+    assert "not an ISO date" in capsys.readouterr().err
     assert main(["--store", store, "fact", "add", "Caroline", "likes", "tea", "--item", "99999"]) == 2
     assert capsys.readouterr().err.strip() == "mnemoscope: error: a fact needs stored items as provenance; no item with id 99999"
 
