@@ -28,97 +28,89 @@ async def ask(pilot, text: str) -> None:
     await settle(pilot)
 
 
-def test_ingest_screen(snap_compare, demo_copy):
+def snapshot(snap_compare, store, mode: str | None = None, steps=None) -> bool:
+    """The app on ``store`` in ``mode`` (default: the query screen), settled, after ``steps(pilot)``."""
     async def run_before(pilot) -> None:
         await settle(pilot)
-        pilot.app.screen.toggle(DEMO_DIR / "conversation.json")
-        await pilot.press("p")
+        if steps is not None:
+            await steps(pilot)
+
+    return snap_compare(build_app(store, start_mode=mode), terminal_size=SIZE, run_before=run_before)
+
+
+def pressing(*keys: str):
+    async def steps(pilot) -> None:
+        await pilot.press(*keys)
         await settle(pilot)
 
-    assert snap_compare(build_app(demo_copy, start_mode="ingest"), terminal_size=SIZE, run_before=run_before)
+    return steps
+
+
+def test_ingest_screen(snap_compare, demo_copy):
+    async def preview(pilot) -> None:
+        pilot.app.screen.toggle(DEMO_DIR / "conversation.json")
+        await pressing("p")(pilot)
+
+    assert snapshot(snap_compare, demo_copy, "ingest", preview)
 
 
 def test_sources_screen(snap_compare, demo_copy):
-    async def run_before(pilot) -> None:
-        await settle(pilot)
-        await pilot.press("down", "down")
-        await settle(pilot)
-
-    assert snap_compare(build_app(demo_copy, start_mode="sources"), terminal_size=SIZE, run_before=run_before)
+    assert snapshot(snap_compare, demo_copy, "sources", pressing("down", "down"))
 
 
 def test_topics_screen(snap_compare, demo_copy):
-    async def run_before(pilot) -> None:
-        await settle(pilot)
-        await pilot.press("down", "enter")
-        await settle(pilot)
-
-    assert snap_compare(build_app(demo_copy, start_mode="topics"), terminal_size=SIZE, run_before=run_before)
+    assert snapshot(snap_compare, demo_copy, "topics", pressing("down", "enter"))
 
 
 def test_facts_screen(snap_compare, demo_copy):
-    async def run_before(pilot) -> None:
-        await settle(pilot)
-
-    assert snap_compare(build_app(demo_copy, start_mode="facts"), terminal_size=SIZE, run_before=run_before)
+    assert snapshot(snap_compare, demo_copy, "facts")
 
 
 def test_memories_screen(snap_compare, demo_copy):
-    async def run_before(pilot) -> None:
-        await settle(pilot)
-
-    assert snap_compare(build_app(demo_copy, start_mode="memories"), terminal_size=SIZE, run_before=run_before)
+    assert snapshot(snap_compare, demo_copy, "memories")
 
 
 def test_query_screen(snap_compare, demo_copy):
-    async def run_before(pilot) -> None:
-        await settle(pilot)
+    async def mark_used(pilot) -> None:
         await ask(pilot, "what did Maya adopt")
         await pilot.press("u")
 
-    assert snap_compare(build_app(demo_copy), terminal_size=SIZE, run_before=run_before)
+    assert snapshot(snap_compare, demo_copy, steps=mark_used)
 
 
 def test_query_trace(snap_compare, demo_copy):
-    async def run_before(pilot) -> None:
-        await settle(pilot)
+    async def trace(pilot) -> None:
         await ask(pilot, "tell me more about sourdough starters")
         await pilot.press("t")
         await pilot.pause()
 
-    assert snap_compare(build_app(demo_copy), terminal_size=SIZE, run_before=run_before)
+    assert snapshot(snap_compare, demo_copy, steps=trace)
 
 
 def test_compare_view(snap_compare, demo_copy):
-    async def run_before(pilot) -> None:
-        await settle(pilot)
+    async def compare(pilot) -> None:
         await ask(pilot, "sourdough starter")
-        await pilot.press("c")
-        await settle(pilot)
+        await pressing("c")(pilot)
 
-    assert snap_compare(build_app(demo_copy), terminal_size=SIZE, run_before=run_before)
+    assert snapshot(snap_compare, demo_copy, steps=compare)
 
 
 def test_ranker_screen(snap_compare, demo_copy):
-    async def run_before(pilot) -> None:
-        await settle(pilot)
+    async def teach(pilot) -> None:
         for text in ("sourdough starter", "what did Maya adopt", "alpine weather"):
             await ask(pilot, text)
-            await pilot.press("u", "down", "u", "f")
-            await settle(pilot)
-        await pilot.press("7")
-        await settle(pilot)
+            await pressing("u", "down", "u", "f")(pilot)
+        await pressing("7")(pilot)
         pilot.app.clear_notifications()
         await pilot.pause()
 
-    assert snap_compare(build_app(demo_copy), terminal_size=SIZE, run_before=run_before)
+    assert snapshot(snap_compare, demo_copy, steps=teach)
 
 
 def test_help_screen(snap_compare, demo_copy):
-    async def run_before(pilot) -> None:
-        await settle(pilot)
+    async def help_(pilot) -> None:
         pilot.app.screen.query_one("#hits").focus()
         await pilot.press("question_mark")
         await pilot.pause()
 
-    assert snap_compare(build_app(demo_copy), terminal_size=SIZE, run_before=run_before)
+    assert snapshot(snap_compare, demo_copy, steps=help_)
