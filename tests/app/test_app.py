@@ -111,12 +111,18 @@ def hold_each_source(mem, event: threading.Event) -> None:
     mem.ingest_parsed = slow_ingest
 
 
-async def test_ingest_in_a_worker_does_not_block_a_query(demo_app, tmp_path: Path):
-    """A slow ingest runs in its worker while a query is answered."""
+def note_folder(tmp_path: Path, n: int, words: str) -> Path:
+    """A folder of ``n`` small Markdown notes: a multi-source ingest that takes a while."""
     folder = tmp_path / "many"
     folder.mkdir()
-    for n in range(12):
-        (folder / f"note{n:02}.md").write_text(f"# Note {n}\n\nPlain words about kettles and bicycles, number {n}.\n")
+    for k in range(n):
+        (folder / f"note{k:02}.md").write_text(f"# Note {k}\n\n{words}, number {k}.\n")
+    return folder
+
+
+async def test_ingest_in_a_worker_does_not_block_a_query(demo_app, tmp_path: Path):
+    """A slow ingest runs in its worker while a query is answered."""
+    folder = note_folder(tmp_path, 12, "Plain words about kettles and bicycles")
     app = demo_app(start_mode="ingest")
     release = threading.Event()
     async with app.run_test(size=SIZE) as pilot:
@@ -146,10 +152,7 @@ async def test_ingest_in_a_worker_does_not_block_a_query(demo_app, tmp_path: Pat
 
 
 async def test_escape_cancels_a_running_ingest(demo_app, tmp_path: Path):
-    folder = tmp_path / "many"
-    folder.mkdir()
-    for n in range(8):
-        (folder / f"note{n:02}.md").write_text(f"# Note {n}\n\nWords about teapots, number {n}.\n")
+    folder = note_folder(tmp_path, 8, "Words about teapots")
     app = demo_app(start_mode="ingest")
     step = threading.Event()
     async with app.run_test(size=SIZE) as pilot:
