@@ -185,7 +185,7 @@ SIGNALS: dict[str, Callable[["Memory", Query], np.ndarray]] = {
 # and a taught ranker, do not change when a signal could say nothing), and a strategy made of one
 # unavailable signal is not offered.
 AVAILABLE: dict[str, Callable[["Memory"], bool]] = {
-    "image": lambda mem: mem.has_area("images") and bool(mem.settings.image_embed_model),
+    "image": lambda mem: mem.has_area("images") and mem.images.enabled,
 }
 
 

@@ -171,7 +171,7 @@ class RankerExtension:
         return {"feedback_events": self.mem.store.count_feedback()}
 
     def stats(self) -> dict[str, Any]:
-        return {"feedback_events": self.mem.store.count_feedback(), "ranker_lambda": round(self.reading.lam, 4)}
+        return {**self.counts(), "ranker_lambda": round(self.reading.lam, 4)}
 
     # -- state --------------------------------------------------------------------------------
 
