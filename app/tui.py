@@ -78,7 +78,6 @@ class MnemoscopeApp(App[None]):
         self.DEFAULT_MODE = start_mode or "query"
         super().__init__()
         self.services = services
-        self.start_mode = start_mode
         self.offer_demo = offer_demo
         self.browse_root = Path(browse_root) if browse_root else Path.cwd()
         self.animate_trace = animate
