@@ -20,9 +20,9 @@ import zlib
 from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
-from .lazy import sparse as sp
 from threadpoolctl import ThreadpoolController
 
+from .lazy import sparse as sp
 from .text import feature_tokens
 
 log = logging.getLogger(__name__)

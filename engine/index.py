@@ -14,9 +14,9 @@ from datetime import datetime
 from typing import Iterable, Sequence
 
 import numpy as np
-from .lazy import sparse as sp
 
 from .dense import HashEmbedder, LatentSemanticModel, VectorIndex
+from .lazy import sparse as sp
 from .lexical import BM25Index, BM25Params
 from .records import Item
 from .text import lexical_tokens

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
 
 import numpy as np
+
 from ..lazy import sparse as sp
 
 if TYPE_CHECKING:

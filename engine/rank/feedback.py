@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from ..lazy import sparse as sp
 
 from ..knowledge.graph import personalized_pagerank
+from ..lazy import sparse as sp
 
 DAY = 86_400.0
 

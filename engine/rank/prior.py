@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from ..lazy import sparse as sp
 
 BUCKETS = 4096  # term-id buckets: collisions are rare in a store's active vocabulary, and the weights stay small

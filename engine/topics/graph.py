@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from ..lazy import sparse as sp
 
+from ..lazy import sparse as sp
 from .tree import TopicTree
 
 CHILD, PARENT, SIBLING, SEMANTIC = 1, 2, 3, 4

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
+
 from ..lazy import sparse as sp
 
 INTENTS = ("deepen", "broaden", "compare", "apply", "clarify", "neutral")

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
-from ..lazy import sparse as sp
 
 from ..config import Settings
+from ..lazy import sparse as sp
 from .graph import CHILD, PARENT, RELATIONS, SEMANTIC, SIBLING, Neighbourhood, TopicGraph
 from .intents import IntentGuess
 from .markov import TransitionModel

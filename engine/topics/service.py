@@ -17,9 +17,9 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
-from ..lazy import sparse as sp
 
 from ..dense import VectorIndex, one_blas_thread
+from ..lazy import sparse as sp
 from ..records import Item, Source
 from ..store.topics import TopicNodeRow, TopicTreeRow
 from ..text import lexical_tokens

@@ -15,9 +15,9 @@ from functools import cached_property
 from typing import Iterable, Sequence
 
 import numpy as np
-from ..lazy import sparse as sp
 
 from ..dense import LatentSemanticModel, l2_normalize
+from ..lazy import sparse as sp
 from ..text import lexical_tokens, words
 
 
