@@ -10,9 +10,12 @@ an upper bound, never a result). ``--inner`` repeats the exercise inside the fee
 
 ``--static-oracle`` adds the most a per-store re-weighting of the static features could give.
 ``--learning`` runs the real ranker (model, gate and all) on that inner split instead.
+``--shared`` shows where the held-out answers overlap the taught ones, what lifting exactly those
+would give, and whether the model forecasts each next feedback event better than the heuristic.
 Figures and what they say: docs/benchmarks.md, "Learning from feedback".
 
     python3 bench/learning_headroom.py [--inner] [--cache /tmp/headroom.pkl]
+    python3 bench/learning_headroom.py --shared
     python3 bench/learning_headroom.py --learning
 """
 
@@ -35,6 +38,7 @@ from engine.eval.metrics import ndcg_at, recall_at
 from engine.rank import features as feats
 from engine.rank.heuristic import WEIGHTS
 from engine.rank.heuristic import score as heuristic_score
+from engine.rank.heuristic import weights_for
 from engine.recall import Signals, prepare_query
 
 DATA = Path("/work/shared/data/locomo/locomo10_dev.json")
@@ -60,6 +64,7 @@ class Conversation:
     idf: dict[int, float]  # term id -> BM25 idf
     item_terms: dict[int, np.ndarray]  # item id -> term ids
     taught: list[Taught]
+    forecast: tuple[int, int]  # (model, heuristic) wins among discordant pairs, each event forecast before training
 
 
 @dataclass
@@ -98,7 +103,8 @@ def collect(seed: int, inner: bool) -> tuple[list[Conversation], list[Case]]:
                 terms = {i.id: mem.index.query_terms(i.text)[0] for i in items}
                 vocab = np.unique(np.concatenate(list(terms.values())))
                 convs.append(Conversation({i.id: i.text for i in items}, key_of,
-                                          dict(zip(vocab.tolist(), mem.index.bm25.idf(vocab).tolist())), terms, taught))
+                                          dict(zip(vocab.tolist(), mem.index.bm25.idf(vocab).tolist())), terms, taught,
+                                          forecast(mem)))
                 assert mem.ranker.lam == 0, "the gate opened: the headroom below assumes the heuristic's shown lists"
                 ranker = mem.ranker
                 for q in held:
@@ -111,6 +117,57 @@ def collect(seed: int, inner: bool) -> tuple[list[Conversation], list[Case]]:
                                       {name: cf.column(name) for name in cf.names if name not in feats.LEARNED},
                                       {name: cf.column(name) for name in feats.LEARNED if name in cf.names}))
     return convs, cases
+
+
+def forecast(mem: Memory) -> tuple[int, int]:
+    """Replays the ranker's training over the feedback log, and before each event is trained on,
+    asks whether the model so far or the heuristic orders that event's (used, ignored) pairs better:
+    the model's and the heuristic's wins among the pairs they disagree on. Unlike the gate's
+    held-out pairs, no pair here shares an event with anything the model was trained on."""
+    ranker = mem.ranker
+    model, h = ranker._fresh_model(), weights_for(ranker.names)
+    better, worse = np.zeros((0, len(ranker.names))), np.zeros((0, len(ranker.names)))
+    model_wins = heuristic_wins = 0
+    for event in mem.store.feedback_events():
+        (tb, tw), (hb, hw) = ranker._pairs(event.id, event.shown, set(event.used), event.features)
+        pb, pw = np.concatenate([tb, hb]), np.concatenate([tw, hw])
+        model_right, heuristic_right = model.score(pb) > model.score(pw), (pb - pw) @ h > 0
+        model_wins += int(np.sum(model_right & ~heuristic_right))
+        heuristic_wins += int(np.sum(heuristic_right & ~model_right))
+        model.norm.update(event.features)
+        model.train(tb, tw, np.random.default_rng([mem.settings.ranker_seed, event.id]), better, worse)
+        better, worse = np.concatenate([better, tb])[-ranker.mlp_params.buffer:], np.concatenate([worse, tw])[-ranker.mlp_params.buffer:]
+    return model_wins, heuristic_wins
+
+
+def shared_evidence(convs: list[Conversation], cases: list[Case]) -> None:
+    """Where the held-out half's answers overlap the feedback half's, and why no feature finds them.
+
+    Prints the share of held-out questions with an evidence turn that some feedback question used;
+    the gain if exactly those turns were lifted (an oracle: it knows the held-out evidence); and,
+    among the candidates some feedback question used, how well the heuristic and feedback_match
+    tell a held-out question's evidence from the rest (AUC over (evidence, other) pairs)."""
+    sharing, oracle = 0, {}
+    wins = {"heuristic": [0.0, 0], "feedback_match": [0.0, 0]}
+    for c in cases:
+        used = {i for t in convs[c.conversation].taught for i in t.used}
+        was_used = np.isin(c.ids, list(used))
+        answer = was_used & np.array([k in c.relevant for k in c.keys])
+        sharing += bool(answer.any())
+        c.columns["oracle_shared"] = answer.astype(float)
+        for name, values in (("heuristic", c.base), ("feedback_match", c.columns["feedback_match"])):
+            a, b = values[answer][:, None], values[was_used & ~answer][None, :]
+            wins[name][0] += float((a > b).sum() + 0.5 * (a == b).sum())
+            wins[name][1] += a.size * b.size
+    base = evaluate(cases, {})[0]
+    for w in GRID[1:] + (3.0,):
+        oracle[w] = evaluate(cases, {"oracle_shared": w})[0] - base
+    print(f"held-out questions with an evidence turn among their candidates that a feedback question used: {sharing} of {len(cases)}")
+    print(f"lifting exactly those turns (oracle): nDCG@10 {max(oracle.values()):+.4f}")
+    print("AUC among used candidates, evidence vs the rest: "
+          + ", ".join(f"{name} {won / max(n, 1):.3f}" for name, (won, n) in wins.items()))
+    print("forecasts (model wins / heuristic wins among discordant pairs): "
+          + ", ".join(f"{m}/{h}" for m, h in (c.forecast for c in convs)))
 
 
 def inner_learning(seed: int) -> dict[str, float]:
@@ -188,6 +245,7 @@ def main() -> None:
     ap.add_argument("--inner", action="store_true", help="teach on the first half of the feedback half, score its second half")
     ap.add_argument("--cache", type=Path)
     ap.add_argument("--learning", action="store_true", help="run the real ranker on the inner split (see inner_learning)")
+    ap.add_argument("--shared", action="store_true", help="also print shared_evidence and the model's forecasts")
     ap.add_argument("--static-oracle", action="store_true", help="also print static_oracle (slow: ~2 min)")
     args = ap.parse_args()
     if args.learning:
@@ -206,6 +264,8 @@ def main() -> None:
         best = max(row, key=lambda r: r[1])
         print(f"{name:16s} best w {best[0]:4.2f}: nDCG@10 {best[1] - base[0]:+.4f} recall@10 {best[2] - base[1]:+.4f}   "
               + " ".join(f"{w:g}:{v - base[0]:+.4f}" for w, v, _ in row))
+    if args.shared:
+        shared_evidence(convs, cases)
     if args.static_oracle:
         print(f"static features re-weighted per conversation on its own held-out questions: nDCG@10 {static_oracle(cases):+.4f}")
 
