@@ -99,7 +99,9 @@ def prepare_query(mem: "Memory", text: str, top_k: int, strategy: str, mode: str
     if len(text) > limit:
         raise RecallError(f"the query is {len(text):,} characters long; the limit is {limit:,}")
     if strategy not in STRATEGIES:
-        raise RecallError(f"unknown strategy {strategy!r}; choose one of: {', '.join(sorted(STRATEGIES))}")
+        raise RecallError(f"unknown strategy {strategy!r}; choose one of: {', '.join(sorted(mem.strategies()))}")
+    if strategy in SIGNALS and not signal_available(mem, strategy):
+        raise RecallError(f"strategy {strategy!r} is not available on this store: {AVAILABLE[strategy][1]}")
     if top_k < 1:
         raise RecallError("top_k must be at least 1")
     if mode not in MODES:
@@ -184,14 +186,15 @@ SIGNALS: dict[str, Callable[["Memory", Query], np.ndarray]] = {
 # other signal always can. ``fused`` takes only available signals as features (so its feature set,
 # and a taught ranker, do not change when a signal could say nothing), and a strategy made of one
 # unavailable signal is not offered.
-AVAILABLE: dict[str, Callable[["Memory"], bool]] = {
-    "image": lambda mem: mem.has_area("images") and mem.images.enabled,
+AVAILABLE: dict[str, tuple[Callable[["Memory"], bool], str]] = {
+    "image": (lambda mem: mem.has_area("images") and mem.images.enabled,
+              "it needs an image embedding model (set MNEMOSCOPE_IMAGE_EMBED_MODEL)"),
 }
 
 
 def signal_available(mem: "Memory", name: str) -> bool:
     check = AVAILABLE.get(name)
-    return check is None or check(mem)
+    return check is None or check[0](mem)
 
 
 class Signals:

@@ -84,6 +84,7 @@ def bad_inputs(tmp_path, corpus):
         "empty query": (["recall", "  "], "the query is empty"),
         "1 MB query": (["recall", "x" * 1_000_000], "the limit is"),
         "unknown strategy": (["recall", "hi", "--strategy", "nope"], "unknown strategy"),
+        "image strategy, no model": (["recall", "hi", "--strategy", "image"], "needs an image embedding model"),
         "unknown item": (["delete", "99999"], "no item with id 99999"),
         "bad id": (["delete", "abc"], "is not an item id"),
         "clear without yes": (["clear"], "run it again with --yes"),
@@ -94,7 +95,7 @@ def bad_inputs(tmp_path, corpus):
 
 
 CASES = ["missing file", "binary", "non-utf8", "malformed json", "missing fields", "mixed folder", "empty query",
-         "1 MB query", "unknown strategy", "unknown item", "bad id", "clear without yes", "bad import",
+         "1 MB query", "unknown strategy", "image strategy, no model", "unknown item", "bad id", "clear without yes", "bad import",
          "missing import", "bad setting"]
 
 

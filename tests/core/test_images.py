@@ -15,6 +15,7 @@ import pytest
 from app.cli import main
 from engine import Memory
 from engine.images import ImagesExtension, ImageUnreadable, read_image
+from engine.recall import RecallError
 from tests.support.openai_server import Fail, Slow
 
 KAYAK_URL = "data:image/png;base64," + base64.b64encode(b"mountain lake").decode()
@@ -153,7 +154,9 @@ def test_without_an_image_model_there_is_no_image_work(tmp_path, openai_server):
     mem.add_extension(ImagesExtension(mem))
     report = mem.ingest(path)
     assert report.warnings == [] and openai_server.requests == []
-    assert mem.recall("kayak", strategy="image").hits == [] and openai_server.requests == []
+    with pytest.raises(RecallError, match="needs an image embedding model"):
+        mem.recall("kayak", strategy="image")
+    assert "image" not in mem.strategies() and openai_server.requests == []
     assert mem.images.counts() == {} and mem.images.status().with_image == 3
     mem.close()
 
