@@ -307,8 +307,19 @@ def distinctive_terms(counts: sp.csr_matrix, members: Sequence[np.ndarray], pare
     return out
 
 
+# Words that are common in any chat and say nothing about what a topic is about. Search keeps
+# them (IDF weighs them down there); a label has three words and cannot spare one.
+LABEL_CHATTER = frozenset(t for w in """
+    now today yesterday tomorrow tonight week weekend morning evening recently lately soon ago first last next
+    got get go going come came make made take took know think thought feel felt want say said tell told see
+    saw look looking thing something anything everything lot bit kind sort way time day pretty much many well
+    still even back sure thanks thank great good nice fine perfect happy glad love like awesome amazing cool
+    fun wonderful yes okay hope maybe right new little talk
+    """.split() for t in lexical_tokens(w))
+
+
 def _readable(term: str) -> bool:
-    return not term.startswith("~") and not term.isdigit() and len(term) > 2
+    return not term.startswith("~") and not term.isdigit() and len(term) > 2 and term not in LABEL_CHATTER
 
 
 def surface_forms(stems: Iterable[str], texts: Iterable[str]) -> dict[str, str]:

@@ -99,6 +99,7 @@ def test_demo_tree_is_a_labelled_hierarchy(demo):
     words = {w for t in topics for w in t.terms}
     assert {"starter", "attention", "retrieval"} & words  # the guides' subjects name topics
     assert not {"maya", "daniel"} & words  # speaker names do not
+    assert not {"now", "got", "yesterday", "like", "thanks"} & words  # nor the chat's small talk
     top = [t for t in topics if t.parent is None]
     assert sum(t.size for t in top) == demo.stats()["items"]
     child = next(t for t in topics if t.parent)
