@@ -2,7 +2,8 @@
 
 Formats: plain text, Markdown (heading-aware chunks that keep the heading path), LoCoMo-style
 conversation JSON (one source per conversation, one item per turn), JSON-lines chat and
-``Speaker: text`` transcripts. A bad record raises :class:`IngestError` naming the file and line.
+``Speaker: text`` transcripts; and :func:`read_export`, which reads back what ``Memory.export``
+wrote. A bad record raises :class:`IngestError` naming the file and line.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, NoReturn
 
 from .records import Item, ParsedSource, Source
 from .text import sentences, token_count
@@ -328,3 +330,101 @@ def read_transcript(name: str, text: str, digest: str) -> ParsedSource:
             raise IngestError(name, "transcript starts without a 'Speaker:' prefix", lineno)
     speakers = sorted({i.speaker for i in items if i.speaker})
     return ParsedSource(Source(name=name, kind="conversation", content_hash=digest, meta={"format": "transcript", "speakers": speakers}), items)
+
+
+# -- exports ----------------------------------------------------------------------------------
+
+# The fields of an export's core records, with the types each may hold (``None``: may be null).
+_EXPORT_FIELDS: dict[str, dict[str, tuple[type | None, ...]]] = {
+    "source": {"id": (int,), "name": (str,), "kind": (str,), "content_hash": (str,), "meta": (dict,)},
+    "item": {"id": (int,), "source_id": (int,), "text": (str,), "kind": (str,), "key": (str,), "position": (int,),
+             "speaker": (str, None), "timestamp": (str, None), "title": (str,), "tags": (list,), "links": (list,),
+             "meta": (dict,)},
+}
+_EXPORT_REQUIRED = {"source": ("id", "name", "kind"), "item": ("id", "source_id", "text")}
+
+
+@dataclass
+class ExportFile:
+    """An export read and checked, nothing written yet."""
+
+    sources: dict[int, ParsedSource] = field(default_factory=dict)  # by exported source id, in file order
+    item_ids: dict[int, list[int]] = field(default_factory=dict)  # exported source id → its items' exported ids
+    records: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (line, record) of the areas' lines
+
+    def by_name(self) -> dict[str, tuple[int, list[int]]]:
+        """Source name → (exported source id, its items' exported ids)."""
+        return {p.source.name: (old_id, self.item_ids[old_id]) for old_id, p in self.sources.items()}
+
+
+def read_export(path: str | Path) -> ExportFile:
+    """Read an export line by line and check every core record (a source, then its items), so
+    that a bad one is refused as ``file:line`` before the import writes anything. The areas'
+    lines (``knowledge.*``, ``ranker_*``) are kept for the areas to check."""
+    path = Path(path)
+    if not path.is_file():
+        raise IngestError(path, "no such file")
+    out = ExportFile()
+    names: set[str] = set()
+    keys: dict[int, set[str]] = {}
+    seen_items: set[int] = set()
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if line.strip():
+                    _export_record(path, lineno, line, out, names, keys, seen_items)
+    except UnicodeDecodeError as exc:
+        raise IngestError(path, f"not UTF-8 text (byte {exc.start} of a line)") from None
+    return out
+
+
+def _export_record(path: Path, lineno: int, line: str, out: ExportFile, names: set[str], keys: dict[int, set[str]],
+                   seen_items: set[int]) -> None:
+    def fail(message: str) -> NoReturn:
+        raise IngestError(path, f"not a Mnemoscope export record ({message})", lineno)
+
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError as exc:
+        fail(f"malformed JSON: {exc.msg}")
+    if not isinstance(rec, dict) or not isinstance(rec.get("type"), str):
+        fail('expected an object with a string field "type"')
+    kind = rec.pop("type")
+    fields = _EXPORT_FIELDS.get(kind)
+    if fields is None:
+        out.records.append((lineno, {"type": kind, **rec}))
+        return
+    for name in rec.keys() - fields.keys():
+        fail(f"a {kind} has no field {name!r}")
+    for name in _EXPORT_REQUIRED[kind]:
+        if name not in rec:
+            fail(f"a {kind} needs the field {name!r}")
+    for name, value in rec.items():
+        allowed = fields[name]
+        if not (value is None and None in allowed) and (isinstance(value, bool) or not isinstance(value, tuple(t for t in allowed if t))):
+            wanted = " or ".join("null" if t is None else t.__name__ for t in allowed)
+            fail(f"{kind} field {name!r} must be {wanted}, not {_short(value)}")
+    old_id = rec.pop("id")
+    if kind == "source":
+        if old_id in out.sources or rec["name"] in names:
+            fail(f"source {old_id} ({rec['name']!r}) appears twice")
+        names.add(rec["name"])
+        out.sources[old_id], out.item_ids[old_id], keys[old_id] = ParsedSource(Source(**rec), []), [], set()
+        return
+    source_id = rec.pop("source_id")
+    if source_id not in out.sources:
+        fail(f"item {old_id} belongs to source {source_id}, which no line before it defines")
+    key = rec.get("key", "")
+    if old_id in seen_items:
+        fail(f"item {old_id} appears twice")
+    if key in keys[source_id]:
+        fail(f"two items of source {source_id} have the key {key!r}")
+    seen_items.add(old_id)
+    keys[source_id].add(key)
+    out.item_ids[source_id].append(old_id)
+    out.sources[source_id].items.append(Item(**rec))
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

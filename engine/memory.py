@@ -1,8 +1,8 @@
 """``Memory``: the one facade the app, the CLI and Python users call.
 
 It owns the store (records, on disk) and the index (search state, in memory, derived from the
-store). Each write is one transaction per source; the in-memory index changes only after the
-commit, so a failed write leaves both exactly as they were.
+store). Each write is one transaction per source (an import, one for the whole file); the
+in-memory index changes only after the commit, so a failed write leaves both exactly as they were.
 
 Areas that grow the engine (knowledge, topics, ranking) plug in as *extensions*: objects that
 build their state from the store, take part in the ingest and delete transactions, and answer
@@ -29,7 +29,7 @@ from .extensions import extension_factories
 from .dense import HashEmbedder, OpenAIEmbedder, VectorIndex
 from .images import SIGNATURE_PREFIX as IMAGE_SIGNATURE_PREFIX
 from .index import LSA_KEY, Index
-from .ingest import IngestError, discover, note, read_path
+from .ingest import ExportFile, IngestError, discover, note, read_export, read_path
 from .lexical import BM25Params
 from .recall import SIGNALS, STRATEGIES, Query, Recall, recall, signal_available
 from .records import Item, ParsedSource, Source
@@ -552,52 +552,53 @@ class Memory:
 
     @_one_writer
     def import_(self, path: str | Path) -> IngestReport:
-        """Read an export; sources already present with the same content are left alone.
+        """Read an export and store all of it or none of it; sources already present with the
+        same content are left alone.
 
-        An area with an ``importing(path, records, by_name)`` context manager checks its records
-        before anything is written and may restore its state inside each source's ingest
-        transaction (the knowledge snapshot does); ``import_records`` then runs after the ingest."""
-        path = Path(path)
-        if not path.is_file():
-            raise IngestFailed([IngestError(path, "no such file")])
-        sources: dict[int, ParsedSource] = {}
-        exported_ids: dict[int, list[int]] = {}  # exported source id → its items' exported ids
-        extension_records: list[tuple[int, dict[str, Any]]] = []
-        with open(path, encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                    kind = rec.pop("type")
-                    if kind == "source":
-                        old_id = rec.pop("id")
-                        sources[old_id] = ParsedSource(Source(**rec), [])
-                        exported_ids[old_id] = []
-                    elif kind == "item":
-                        old_id = rec.pop("source_id")
-                        exported_ids[old_id].append(rec.pop("id"))
-                        sources[old_id].items.append(Item(**rec))
-                    else:
-                        extension_records.append((lineno, {"type": kind, **rec}))
-                except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                    raise IngestFailed([IngestError(path, f"not a Mnemoscope export record ({exc})", lineno)]) from None
-        by_name = {parsed.source.name: (old_id, exported_ids[old_id]) for old_id, parsed in sources.items()}
-        with ExitStack() as importing:  # an area checks its records before the first write, and
-            try:                        # may restore its state while the sources are ingested
+        Every core record is checked first (:func:`engine.ingest.read_export`), then each area
+        with an ``importing(path, records, by_name)`` context manager checks its own records and
+        may restore its state as each source is ingested (the knowledge snapshot does), and
+        ``import_records`` runs after the sources. All of that is one transaction: a crash, an
+        interrupt or a failure halfway leaves the store as it was, and the in-memory index and
+        areas, which followed the sources as they went in, are reloaded from it."""
+        try:
+            export = read_export(path)
+        except IngestError as exc:
+            raise IngestFailed([exc]) from None
+        self.refresh()
+        self._load_areas()
+        with ExitStack() as importing:
+            try:
                 for ext in self.extensions:
                     if hasattr(ext, "importing"):
-                        importing.enter_context(ext.importing(path, extension_records, by_name))
+                        importing.enter_context(ext.importing(Path(path), export.records, export.by_name()))
             except IngestError as exc:
                 raise IngestFailed([exc]) from None
-            report = self.ingest_parsed(list(sources.values()))
-            id_map: dict[int, int] = {}
-            for (old_id, parsed), stored in zip(sources.items(), report.sources):
-                by_key = {i.key: i.id for i in self.store.items_of_source(stored.source_id)}  # unchanged sources too
-                id_map.update((exported, by_key[item.key]) for exported, item in zip(exported_ids[old_id], parsed.items))
-            for ext in self.extensions:
-                importer = getattr(ext, "import_records", None)
-                if importer:
-                    importer([r for _, r in extension_records], id_map)
+            self._embed_ahead(export.sources.values())
+            try:
+                with self.store.transaction():
+                    report = self.ingest_parsed(list(export.sources.values()))
+                    id_map = self._imported_ids(export, report)
+                    for ext in self.extensions:
+                        importer = getattr(ext, "import_records", None)
+                        if importer:
+                            importer([r for _, r in export.records], id_map)
+            except BaseException:
+                self._load()  # forget what the rolled-back transaction had put in memory
+                raise
         return report
+
+    def _embed_ahead(self, parsed: Iterable[ParsedSource]) -> None:
+        """Fill the embedding cache before a long transaction, so that the network calls of an
+        external embedder happen with no write lock held (inside, every text is a cache hit)."""
+        if self.settings.embedder == "openai" and self.external_embedder is not None:
+            self.external_embedder.embed([i.search_text() for p in parsed for i in p.items])
+
+    def _imported_ids(self, export: ExportFile, report: IngestReport) -> dict[int, int]:
+        """Exported → stored item ids, matched by key within each source (unchanged sources too)."""
+        id_map: dict[int, int] = {}
+        for (old_id, parsed), stored in zip(export.sources.items(), report.sources):
+            by_key = {i.key: i.id for i in self.store.items_of_source(stored.source_id)}
+            id_map.update((exported, by_key[item.key]) for exported, item in zip(export.item_ids[old_id], parsed.items))
+        return id_map
 
