@@ -212,6 +212,12 @@ def _line_of(text: str, needle: str) -> int | None:
     return text.count("\n", 0, pos) + 1 if pos >= 0 else None
 
 
+def _short(value: Any) -> str:
+    """A value as an error message quotes it: its repr, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def read_conversation_json(path: Path, text: str, digest: str) -> list[ParsedSource]:
     """A LoCoMo file: a list of samples (or one sample) with ``conversation.session_N`` turns."""
     try:
@@ -258,12 +264,11 @@ def _locomo_sample(path: Path, text: str, sample: dict[str, Any], index: int, di
             if dia_id in seen:
                 raise IngestError(path, f"{where}: duplicate dia_id {dia_id!r}", _line_of(text, f'"{dia_id}"'))
             seen.add(dia_id)
-            meta: dict[str, Any] = {"session": session_no, "session_date": date_raw}
-            if turn.get("blip_caption"):
-                meta["image_caption"] = str(turn["blip_caption"])
-            if turn.get("img_url"):
-                urls = turn["img_url"]
-                meta["image_url"] = urls[0] if isinstance(urls, list) and urls else urls
+            try:
+                photo = photo_meta(turn)
+            except BadPhoto as exc:
+                raise IngestError(path, f"{where}: {exc}", _line_of(text, f'"{dia_id}"')) from None
+            meta: dict[str, Any] = {"session": session_no, "session_date": date_raw, **photo}
             items.append(
                 Item(
                     text=turn["text"], kind="turn", key=dia_id, position=len(items), speaker=turn["speaker"],
@@ -277,9 +282,36 @@ def _locomo_sample(path: Path, text: str, sample: dict[str, Any], index: int, di
     return ParsedSource(Source(name=name, kind="conversation", content_hash=sample_digest, meta=meta), items)
 
 
+class BadPhoto(ValueError):
+    """A turn's photo fields have the wrong type; the reader adds the file and line."""
+
+
+def photo_meta(turn: dict[str, Any]) -> dict[str, str]:
+    """A turn's shared photo as item meta, read the LoCoMo way from ``img_url`` (a reference, or a
+    list whose first one is used) and ``blip_caption`` (what the photo shows): ``image_url`` is
+    what :mod:`engine.images` reads and embeds, ``image_caption`` what the indexes search
+    (:meth:`Item.search_text`). Raises :class:`BadPhoto` for a field of the wrong type."""
+    meta: dict[str, str] = {}
+    caption, urls = turn.get("blip_caption"), turn.get("img_url")
+    if caption is not None and not isinstance(caption, str):
+        raise BadPhoto(f"'blip_caption' must be a string, not {_short(caption)}")
+    if urls is not None and not (isinstance(urls, str) or isinstance(urls, list) and all(isinstance(u, str) for u in urls)):
+        raise BadPhoto(f"'img_url' must be a string or a list of strings, not {_short(urls)}")
+    if caption:
+        meta["image_caption"] = caption
+    url = urls[0] if isinstance(urls, list) and urls else urls
+    if url:
+        meta["image_url"] = url
+    return meta
+
+
 def read_jsonl_chat(path: Path, text: str, digest: str) -> ParsedSource:
-    """One ``{"speaker", "text", "timestamp"}`` object per line."""
+    """One object per line: ``speaker`` and ``text`` (strings), and optionally ``timestamp``
+    (ISO 8601 or a LoCoMo date), ``id`` (the turn's key, unique in the file; else its number)
+    and a shared photo, ``img_url`` and ``blip_caption`` as in LoCoMo (:func:`photo_meta`).
+    The line format is described in docs/formats.md."""
     items: list[Item] = []
+    keys: set[str] = set()
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -293,10 +325,16 @@ def read_jsonl_chat(path: Path, text: str, digest: str) -> ParsedSource:
         iso = parse_session_date(str(timestamp)) if timestamp else None
         if timestamp and iso is None:
             raise IngestError(path, f"unreadable timestamp {timestamp!r}", lineno)
-        items.append(
-            Item(text=obj["text"], kind="turn", key=str(obj.get("id", len(items))), position=len(items),
-                 speaker=obj["speaker"], timestamp=iso, meta={"line": lineno})
-        )
+        key = str(obj.get("id", len(items)))
+        if key in keys:
+            raise IngestError(path, f"the id {key!r} is used by an earlier line", lineno)
+        keys.add(key)
+        try:
+            photo = photo_meta(obj)
+        except BadPhoto as exc:
+            raise IngestError(path, str(exc), lineno) from None
+        items.append(Item(text=obj["text"], kind="turn", key=key, position=len(items), speaker=obj["speaker"],
+                          timestamp=iso, meta={"line": lineno, **photo}))
     if not items:
         raise IngestError(path, "no chat lines")
     speakers = sorted({i.speaker for i in items if i.speaker})
@@ -423,8 +461,3 @@ def _export_record(path: Path, lineno: int, line: str, out: ExportFile, names: s
     keys[source_id].add(key)
     out.item_ids[source_id].append(old_id)
     out.sources[source_id].items.append(Item(**rec))
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."

@@ -4,8 +4,9 @@ Why a snapshot. Import re-ingests every source; had it re-run the extractor, cur
 come undone (a renamed entity back under its old name, merged entities apart, a deleted rule
 fact back, an edited one reverted, merged episodes apart), and what came back would change
 whenever the extractor changes. So the export carries the whole knowledge state, and import
-writes exactly that for each source it adds *instead of* extracting it, inside that source's
-ingest transaction (a source's items and its knowledge commit together or not at all).
+writes exactly that for each source it adds *instead of* extracting it, as that source is
+ingested; the whole import is one transaction, so the items and their knowledge commit together
+or not at all.
 A deletion needs no marker: nothing is re-extracted for a source the snapshot covers, so what
 the snapshot lacks stays absent.
 
