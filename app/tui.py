@@ -139,9 +139,11 @@ class MnemoscopeApp(App[None]):
             elif choice == "quit":
                 self.exit()
 
-        self.push_screen(ChoiceDialog("The store cannot be opened", error,
-                                      [("open", "Open another…"), ("temp", "Use a temporary store"), ("quit", "Quit")]),
-                         chosen)
+        choices = [("open", "Open another…"), ("temp", "Use a temporary store"), ("quit", "Quit")]
+        if self.services.mem is not None:  # opening another store failed: the one open stays open
+            error += f"\n\n{self.services.label} is still open."
+            choices = [("keep", f"Keep {self.services.label}"), ("open", "Open another…")]
+        self.push_screen(ChoiceDialog("The store cannot be opened", error, choices), chosen)
 
     def offer_demo_content(self) -> None:
         body = ("This store is empty. Load the demo content: four short guides (sourdough, transformers, "
@@ -311,7 +313,9 @@ class MnemoscopeApp(App[None]):
         self.notify(f"Saved {path}", title="Screenshot", markup=False)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title != "Screenshot":  # Textual's own, saved elsewhere than our "Save screenshot" (F12)
+                yield command
         for title, help_text, callback in app_commands(self, screen):
             yield SystemCommand(title, help_text, callback)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -45,32 +45,36 @@ class BaseScreen(Screen):
     def compose_body(self) -> ComposeResult:
         yield from ()
 
-    def pane_width(self, share_when_wide: float) -> int:
-        """The width a pane will have, from the terminal's width and the layout's breakpoint.
+    def pane_width(self, share_when_wide: float, border: int = 0) -> int:
+        """The width a pane will have, from the terminal's width and the layout's breakpoint;
+        ``border``: the cells its left border takes when the panes sit side by side.
 
         Computed, not measured: a table filled before its first layout would measure 0, and
         text clipped to that would differ from run to run.
         """
         width = self.app.size.width
-        return int(width * share_when_wide) if width >= WIDE else width
+        return int(width * share_when_wide) - border if width >= WIDE else width
 
     @property
     def services(self) -> "Services":
         return self.app.services
 
     # -- the store changed: refresh now if shown, else when next shown --------------------------
+    # Decorated handlers: Textual calls an ``on_<event>`` method of every class in the MRO, so a
+    # subclass's on_mount calling super() would run it twice (and load the screen's data twice).
 
-    def on_mount(self) -> None:
+    @on(events.Mount)
+    def _watch_store(self) -> None:
         self.watch(self.app, "store_generation", self._store_changed, init=False)
-        if self.app.store_generation:
-            self.call_after_refresh(self._refresh_if_ready)
 
     def _store_changed(self, _generation: int) -> None:
         self._stale = True
         if self.is_current:
             self._refresh_if_ready()
 
-    def on_screen_resume(self) -> None:
+    @on(events.ScreenResume)
+    def _refresh_if_stale(self) -> None:
+        """Shown (first or again): what changed meanwhile is loaded now."""
         if self._stale and self.app.store_generation:
             self._refresh_if_ready()
 

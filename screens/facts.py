@@ -11,14 +11,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
-from app.widgets import FormDialog, PromptDialog
+from app.widgets import FormDialog, PromptDialog, clip
 from screens.base import BaseScreen, set_columns
 
 ENTITY_ROWS = 500  # the most mentioned entities; the filter searches them all
-
-
-def clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+SUBJECT_WIDTH, PREDICATE_WIDTH = 14, 13
+FACT_COLUMNS = (("subject", "subject", SUBJECT_WIDTH), ("predicate", "predicate", PREDICATE_WIDTH),
+                ("object", "object", None), ("time", "time", 10), ("src", "sources", 3))  # object: what is left
 
 
 def neighbourhood(entity: Any, facts: list[Any], width: int = 60) -> Text:
@@ -90,6 +89,7 @@ Every change shows the engine's dry-run report before it is written.
         self.entities: list[Any] = []
         self.facts: list[Any] = []
         self.entity: Any = None
+        self.object_width = 0
 
     def compose_body(self) -> ComposeResult:
         yield self.missing_area_note()
@@ -103,14 +103,11 @@ Every change shows the engine's dry-run report before it is written.
                     yield Static("", id="graph-body")
 
     def on_mount(self) -> None:
-        super().on_mount()
         entities = self.query_one("#entities-table", DataTable)
         set_columns(entities, (("entity", "name", None), ("kind", "kind", 8), ("items", "items", 5),
                                ("facts", "facts", 5)), self.pane_width(2 / 5))
         facts = self.query_one("#facts-table", DataTable)
-        for label, key, width in (("subject", "subject", 20), ("predicate", "predicate", 18),
-                                  ("object", "object", 32), ("time", "time", 10), ("src", "sources", 3)):
-            facts.add_column(label, key=key, width=width)
+        self.object_width = set_columns(facts, FACT_COLUMNS, self.pane_width(3 / 5, border=1))
         entities.focus()
 
     # -- loading ------------------------------------------------------------------------------
@@ -176,12 +173,13 @@ Every change shows the engine's dry-run report before it is written.
         table = self.query_one("#facts-table", DataTable)
         table.clear()
         for f in facts:
-            table.add_row(clip(f.subject, 20), clip(f.predicate, 18), clip(f.object, 32), f.time or "",
-                          str(len(f.provenance)), key=str(f.id))
+            table.add_row(clip(f.subject, SUBJECT_WIDTH), clip(f.predicate, PREDICATE_WIDTH),
+                          clip(f.object, self.object_width), f.time or "", str(len(f.provenance)), key=str(f.id))
         table.border_title = f"{entity.name}: {len(facts)} fact(s)" if entity else ""
         graph = self.query_one("#graph-body", Static)
         if entity is None:
-            graph.update(Text("No entities." if not self.entities else "", style="dim"))
+            wanted = self.query_one("#entity-filter", Input).value.strip()
+            graph.update(Text(f"No entity matches “{wanted}”." if wanted else "No entities yet.", style="dim"))
         else:
             graph.update(neighbourhood(entity, facts))
 
@@ -250,6 +248,7 @@ Every change shows the engine's dry-run report before it is written.
     def action_rename_entity(self) -> None:
         entity = self.entity
         if entity is None:
+            self.notify("Select an entity first.", severity="warning")
             return
         knowledge = self.services.memory.knowledge
 
@@ -263,6 +262,7 @@ Every change shows the engine's dry-run report before it is written.
     def action_merge_entity(self) -> None:
         keep = self.entity
         if keep is None:
+            self.notify("Select an entity first.", severity="warning")
             return
         knowledge = self.services.memory.knowledge
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
+from rich.style import Style
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, DirectoryTree, Input, RichLog, Static
+from textual.widgets.tree import TreeNode
 
 from app.messages import SourceDone, TaskFinished
 from app.widgets import ChoiceDialog, NoteDialog
@@ -24,6 +26,14 @@ class FileTree(DirectoryTree):
 
     def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
         return [p for p in paths if not p.name.startswith(".") and p.name != "__pycache__"]
+
+    def render_label(self, node: TreeNode, base_style: Style, style: Style) -> Text:
+        """The root (labelled with its folder's name, also by a reload) in bold, ending in ``/``."""
+        label = super().render_label(node, base_style, style)
+        if node is self.root:
+            label.append("/")
+            label.stylize("bold")
+        return label
 
 
 def source_row(parsed: Any) -> tuple[str, ...]:
@@ -75,6 +85,7 @@ with their file and line and left out.
         self.errors: list[str] = []
         self.skipped: list[str] = []
         self.ingest_after_preview = False
+        self.shown_before = False
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="ingest-main", classes="split"):
@@ -84,20 +95,27 @@ with their file and line and left out.
             with Vertical(id="ingest-side"):
                 yield Static("", id="ingest-selection")
                 yield DataTable(id="ingest-preview", cursor_type="row")
-                yield RichLog(id="ingest-log", wrap=True, markup=False, auto_scroll=True)
+                # min_width: RichLog renders at least 78 cells wide, cutting lines in a narrower pane
+                yield RichLog(id="ingest-log", wrap=True, markup=False, auto_scroll=True, min_width=20)
                 yield Static("LLM: checking…", id="llm-status")
 
     def on_mount(self) -> None:
-        super().on_mount()
         tree = self.query_one(FileTree)
-        tree.root.set_label(Text(self.app.browse_root.name + "/", style="bold"))
+        tree.root.set_label(self.app.browse_root.name)
         table = self.query_one("#ingest-preview", DataTable)
-        set_columns(table, (("source", "source", None), ("kind", "kind", 12), ("format", "format", 10),
-                            ("items", "items", 6), ("speakers", "speakers", 16), ("sessions", "sessions", 8)),
-                    self.pane_width(3 / 5))
+        set_columns(table, (("source", "source", None), ("kind", "kind", 12), ("format", "format", 8),
+                            ("items", "items", 5), ("speakers", "speakers", 14), ("sessions", "sessions", 8)),
+                    self.pane_width(2 / 3, border=1))
         self.show_selection()
         self.action_check_llm()
         tree.focus()
+
+    @on(events.ScreenResume)
+    def _reread_folders(self) -> None:
+        """Files made or removed since the tree was read show when the screen is shown again."""
+        if self.shown_before:
+            self.query_one(FileTree).reload()  # keeps the open folders and the highlighted file
+        self.shown_before = True
 
     # -- the selection ------------------------------------------------------------------------
 

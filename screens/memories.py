@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from app.widgets import PromptDialog
+from app.widgets import PromptDialog, clip
 from screens.base import BaseScreen, set_columns
 
 ROLES = (("who", "participants"), ("what", "action"), ("when", "time"), ("where", "location"),
@@ -76,13 +76,12 @@ was built from: Enter on a turn jumps to it on the Sources screen.
                 yield DataTable(id="turns-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        super().on_mount()
         table = self.query_one("#episodes-table", DataTable)
-        set_columns(table, (("date", "date", 10), ("", "line", 1), ("source", "source", 18),
-                            ("summary", "summary", None)), self.pane_width(1 / 2))
+        self.summary_width = set_columns(table, (("date", "date", 10), ("", "line", 1), ("source", "source", 18),
+                                                 ("summary", "summary", None)), self.pane_width(1 / 2))
         turns = self.query_one("#turns-table", DataTable)
-        set_columns(turns, (("turn", "key", 6), ("speaker", "speaker", 10), ("text", "text", None)),
-                    self.pane_width(1 / 2))
+        self.turn_width = set_columns(turns, (("turn", "key", 6), ("speaker", "speaker", 10), ("text", "text", None)),
+                                      self.pane_width(1 / 2, border=1))
         table.focus()
 
     def refresh_data(self) -> None:
@@ -101,15 +100,13 @@ was built from: Enter on a turn jumps to it on the Sources screen.
         self.episodes, self.source_names = episodes, source_names
         table.clear()
         previous = object()
-        room = max(30, self.pane_width(1 / 2) - 36)
         for e in episodes:
             date = (e.time_start or "")[:10] or "undated"
             first = date != previous
             previous = date
             source = Path(source_names.get(e.source_id, "?").split("#")[0]).stem
-            summary = " ".join(e.summary.split())
             table.add_row(date if first else "", "┬" if first else "│", source[:18],
-                          summary[:room] + ("…" if len(summary) > room else ""), key=str(e.id))
+                          clip(" ".join(e.summary.split()), self.summary_width), key=str(e.id))
         if current is not None and current.id in [e.id for e in episodes]:
             table.move_cursor(row=[e.id for e in episodes].index(current.id))
         self.show_episode()
@@ -150,10 +147,8 @@ was built from: Enter on a turn jumps to it on the Sources screen.
         table = self.query_one("#turns-table", DataTable)
         table.clear()
         self.turns = sorted(items, key=lambda i: (i.source_id, i.position))
-        room = max(30, self.pane_width(1 / 2) - 20)
         for item in self.turns:
-            text = " ".join(item.text.split())
-            table.add_row(item.key, item.speaker or item.kind, text[:room] + ("…" if len(text) > room else ""),
+            table.add_row(item.key, item.speaker or item.kind, clip(" ".join(item.text.split()), self.turn_width),
                           key=str(item.id))
         table.border_title = f"source turns ({len(self.turns)}) · Enter shows one in Sources" if self.turns else ""
 

@@ -24,6 +24,8 @@ INTENTS = ["auto", "deepen", "broaden", "compare", "apply", "clarify", "neutral"
 MODES = ["lite", "pro", "max"]
 
 
+SELECT_CHROME = 3  # a compact Select's cells around its label: padding and the ▼
+
 SIGNAL_CODES = {"bm25": "B", "dense": "D", "walk": "W", "ppr": "P", "neighbour": "N"}
 
 
@@ -115,6 +117,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.strategy_chosen = False
         self.trace_pending = False
         self.score_terms: tuple[dict[str, float], float] | None = None  # (heuristic weights, λ) for fused
+        self.taught_token: str | None = None  # a recall's token teaches once: the engine forgets it after
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="query-bar"):
@@ -140,10 +143,10 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
                     yield VerticalScroll(Static("", id="knowledge-body"))
 
     def on_mount(self) -> None:
-        super().on_mount()
         table = self.query_one("#hits", DataTable)
         set_columns(table, (("#", "rank", 3), ("✓", "used", 1), ("score", "score", 7), ("found", "signals", 5),
                             ("source", "source", 16), ("snippet", "snippet", None)), self.pane_width(3 / 5))
+        self.show_selected()  # the panel says what it will show
         self.query_one("#query-input", Input).focus()
 
     def refresh_data(self) -> None:
@@ -155,6 +158,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         select = self.query_one("#query-strategy", Select)
         current = select.value if self.strategy_chosen else None
         select.set_options([(s, s) for s in strategies])
+        select.styles.width = max(map(len, strategies)) + SELECT_CHROME  # every name shown whole
         default = self.services.default_strategy()
         select.value = current if current in strategies else default if default in strategies else strategies[0]
         self.strategy_chosen = True
@@ -376,10 +380,19 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         if not self.services.has("ranker") or recall.token is None:
             self.notify("This engine does not learn from feedback yet (no ranker area).", severity="warning")
             return
+        if recall.token == self.taught_token:
+            self.notify("Feedback for these results is already sent. Run the query again to teach more.",
+                        severity="warning")
+            return
         used = [h.item.id for h in recall.hits if h.item.id in self.used]
         ignored = [h.item.id for h in recall.hits if h.item.id not in self.used]
-        self.run_task("feedback", "Sending feedback",
-                      lambda: self.services.memory.feedback(recall.token, used, ignored), progress=False)
+        memory = self.services.memory
+
+        def send() -> tuple[str, int, int]:
+            memory.feedback(recall.token, used, ignored)
+            return recall.token, len(used), len(ignored)
+
+        self.run_task("feedback", "Sending feedback", send, progress=False)
 
     @on(TaskFinished)
     def feedback_finished(self, message: TaskFinished) -> None:
@@ -389,7 +402,8 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         if message.error:
             self.notify(message.error, title="Feedback", severity="error", markup=False)
             return
-        self.notify(f"{len(self.used)} used, {len(self.recall.hits) - len(self.used)} ignored.", title="Feedback sent")
+        self.taught_token, used, ignored = message.result
+        self.notify(f"{used} used, {ignored} ignored.", title="Feedback sent")
         self.app.store_changed()
 
     def action_compare(self) -> None:

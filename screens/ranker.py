@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from app.widgets import ChoiceDialog, ColumnChart
+from app.widgets import ChoiceDialog, ColumnChart, clip
 from screens.base import BaseScreen, set_columns
 
 EVENTS_SHOWN = 200
@@ -80,10 +80,10 @@ model beats the heuristic on held-out pairs; so learning can help and never make
             yield DataTable(id="feedback-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        super().on_mount()
         table = self.query_one("#feedback-table", DataTable)
-        set_columns(table, (("#", "id", 4), ("when", "when", 9), ("query", "query", None), ("shown", "shown", 5),
-                            ("used", "used", 4), ("ignored", "ignored", 7)), self.pane_width(2 / 5))
+        self.query_width = set_columns(table, (("#", "id", 3), ("when", "when", 8), ("query", "query", None),
+                                               ("shown", "shown", 5), ("used", "used", 4), ("ignored", "ignored", 7)),
+                                       self.pane_width(1 / 2, border=1))
 
     def refresh_data(self) -> None:
         ranker = self.services.memory.ranker
@@ -106,7 +106,7 @@ model beats the heuristic on held-out pairs; so learning can help and never make
         now = time.time()
         for e in events:
             query = " ".join(e.query.split())
-            table.add_row(str(e.id), when(e.created_at, now), query[:40] + ("…" if len(query) > 40 else ""),
+            table.add_row(str(e.id), when(e.created_at, now), clip(query, self.query_width),
                           str(len(e.shown)), str(len(e.used)), str(len(e.ignored)), key=str(e.id))
         table.border_title = f"feedback events ({status.events:,})"
 

@@ -55,7 +55,6 @@ items. The panel shows the selected item in full.
                 yield Static("", id="item-body")
 
     def on_mount(self) -> None:
-        super().on_mount()
         sources = self.query_one("#sources-table", DataTable)
         set_columns(sources, (("id", "id", 4), ("kind", "kind", 12), ("source", "name", None), ("items", "items", 6)),
                     self.pane_width(3 / 5))

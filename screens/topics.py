@@ -13,6 +13,7 @@ from textual.widgets import DataTable, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
+from app.widgets import clip
 from screens.base import BaseScreen, set_columns
 
 ITEMS_SHOWN = 30
@@ -72,9 +73,9 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
                 yield DataTable(id="topic-items", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        super().on_mount()
         items = self.query_one("#topic-items", DataTable)
-        set_columns(items, (("item", "key", 7), ("text", "text", None)), self.pane_width(3 / 5))
+        self.text_width = set_columns(items, (("item", "key", 7), ("text", "text", None)),
+                                      self.pane_width(3 / 5, border=1))
         self.query_one("#topic-tree", Tree).focus()
 
     # -- the tree, lazily ---------------------------------------------------------------------
@@ -186,10 +187,9 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
         jumps.border_title = f"relations ({len(options)}) · Enter jumps"
         table = self.query_one("#topic-items", DataTable)
         table.clear()
-        room = max(30, self.pane_width(3 / 5) - 14)
         for item in items:
-            text = " ".join(item.text.split())
-            table.add_row(item.key or str(item.id), text[:room] + ("…" if len(text) > room else ""), key=str(item.id))
+            text = clip(" ".join(item.text.split()), self.text_width)
+            table.add_row(item.key or str(item.id), text, key=str(item.id))
         table.border_title = f"items (first {len(items)} of {topic.size:,})"
 
     @on(OptionList.OptionSelected, "#topic-jumps")

@@ -4,7 +4,7 @@ from .chart import ColumnChart
 from .chrome import NavTabs, StoreHeader
 from .dialogs import ChoiceDialog, FormDialog, HelpScreen, NoteDialog, PromptDialog
 from .task import TaskPanel
-from .text import highlight, query_terms, snippet
+from .text import clip, highlight, query_terms, snippet
 
 __all__ = ["ColumnChart", "NavTabs", "StoreHeader", "ChoiceDialog", "FormDialog", "HelpScreen", "NoteDialog", "PromptDialog", "TaskPanel",
-           "highlight", "query_terms", "snippet"]
+           "clip", "highlight", "query_terms", "snippet"]

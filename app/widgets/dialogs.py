@@ -141,6 +141,7 @@ GLOBAL_KEYS = """\
 | `Ctrl+O` | open another store |
 | `Esc` | cancel the running task (or close a dialog) |
 | `?` / `F1` | this help |
+| `F12` | save an SVG screenshot of the screen |
 | `Ctrl+Q` | quit |
 """
 

@@ -37,6 +37,11 @@ def highlight(text: str, terms: list[str], style: str = "bold reverse") -> Text:
     return out
 
 
+def clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, an ellipsis saying it was cut."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def snippet(text: str, terms: list[str], width: int = 160) -> str:
     """One line of ``text`` of at most ``width`` characters, centred on the first query term."""
     flat = " ".join(text.split())

@@ -160,11 +160,12 @@ class TraceView(Vertical):
         candidates = field(step, "candidates", []) or []
         if not candidates:
             return head
+        # the policy terms go on a line of their own under each candidate: as a fourth column they
+        # squeezed the candidate's name to a few letters in the narrow panel
         table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold", expand=True)
-        table.add_column("candidate", ratio=2, overflow="fold", min_width=14)
+        table.add_column("candidate · policy terms", ratio=1, overflow="fold")
         table.add_column("score", justify="right", no_wrap=True)
         table.add_column("p", justify="right", no_wrap=True)
-        table.add_column("policy terms", ratio=5, overflow="fold")
         chosen = node_id(step)
         for c in candidates:
             cid = node_id(c)
@@ -173,9 +174,10 @@ class TraceView(Vertical):
             table.add_row(
                 Text(f"{'▶ ' if cid == chosen else '  '}{node_label(c) or cid}", style="bold" if cid == chosen else ""),
                 f"{float(score):.3f}" if score is not None else "",
-                f"{float(field(c, 'probability', 0.0)):.2f}",
-                Text(" · ".join(f"{k} {float(v):+.3f}" for k, v in terms.items() if abs(float(v)) >= 0.0005),
-                     style="dim"))
+                f"{float(field(c, 'probability', 0.0)):.2f}")
+            shown = " · ".join(f"{k} {float(v):+.3f}" for k, v in terms.items() if abs(float(v)) >= 0.0005)
+            if shown:
+                table.add_row(Text("    " + shown, style="dim"), "", "")
         grid = Table.grid()
         grid.add_row(head)
         grid.add_row(table)
@@ -207,6 +209,7 @@ class TraceView(Vertical):
     def _tick(self) -> None:
         if self.step >= len(self.steps) - 1:
             self.stop()
+            self._show_step()  # the status line says the walk stopped playing
         else:
             self.step += 1
 

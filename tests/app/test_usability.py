@@ -1,0 +1,218 @@
+"""What a demanding first user ran into: clipped labels and columns, stale views, doubled loads,
+messages in the engine's words. Each test drives the real app through Textual's pilot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, RichLog, Select
+
+from app.widgets import ChoiceDialog, HelpScreen, PromptDialog
+from app.widgets.trace import TraceView
+from screens.base import BaseScreen
+from tests.app.mnemo_testing import DEMO_DIR, SIZE, build_app, settle, text_of
+
+SCREEN_SIZES = [(80, 24), (120, 36), (200, 50)]
+
+
+def screen_lines(app) -> list[str]:
+    """The screen as a person sees it, one string per terminal row."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+async def ask(pilot, text: str) -> None:
+    box = pilot.app.screen.query_one("#query-input")
+    box.focus()
+    box.value = text
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+async def test_every_choice_of_the_query_bar_shows_whole(demo_app):
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        for select_id in ("#query-intent", "#query-mode", "#query-strategy"):
+            select = screen.query_one(select_id, Select)
+            for label, value in list(select._options):
+                select.value = value
+                await pilot.pause()
+                assert label in screen_lines(app)[4], f"{select_id}: {label!r} is cut"
+
+
+@pytest.mark.parametrize("size", SCREEN_SIZES)
+async def test_no_table_needs_a_sideways_scroll(demo_app, size):
+    """Every column of every table fits its pane: none hides past the right edge."""
+    app = demo_app()
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await ask(pilot, "sourdough starter")
+        for mode in ("ingest", "sources", "topics", "facts", "memories", "query", "ranker"):
+            await app.switch_mode(mode)
+            await settle(pilot)
+            for table in app.screen.query(DataTable):
+                assert table.max_scroll_x == 0, f"{mode} #{table.id} at {size}: {table.max_scroll_x} cells hidden"
+
+
+async def test_a_screen_loads_its_data_once_when_first_shown(demo_app, monkeypatch):
+    loads: list[str] = []
+    original = BaseScreen._refresh_if_ready
+
+    def counting(self) -> None:
+        loads.append(self.NAME)
+        original(self)
+
+    monkeypatch.setattr(BaseScreen, "_refresh_if_ready", counting)
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for mode in ("facts", "memories", "sources"):
+            loads.clear()
+            await app.switch_mode(mode)
+            await settle(pilot)
+            assert loads == [mode]
+
+
+async def test_the_trace_stops_saying_playing_when_the_walk_ends(demo_app, monkeypatch):
+    monkeypatch.setattr(TraceView, "INTERVAL", 0.02)
+    app = demo_app(animate=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await ask(pilot, "tell me more about sourdough starters")
+        await pilot.press("t")
+        trace = app.screen.query_one(TraceView)
+        assert len(trace.steps) >= 2
+        for _ in range(100):
+            if not trace.playing:
+                break
+            await pilot.pause(0.02)
+        await pilot.pause()
+        status = text_of(app.screen.query_one("#trace-status"))
+        assert f"step {len(trace.steps)}/{len(trace.steps)}" in status
+        assert "playing" not in status and "paused" in status
+
+
+async def test_feedback_twice_for_the_same_results_says_what_to_do(demo_app):
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        if not app.services.has("ranker"):
+            pytest.skip("no ranker area")
+        await ask(pilot, "sourdough starter")
+        await pilot.press("u", "f")
+        await settle(pilot)
+        events = app.services.memory.ranker.status().events
+        app.clear_notifications()
+        await pilot.press("f")
+        await settle(pilot)
+        messages = [n.message for n in app._notifications]
+        assert any("already sent" in m for m in messages), messages
+        assert not any("token" in m for m in messages), "no engine jargon"
+        assert app.services.memory.ranker.status().events == events
+        await ask(pilot, "sourdough starter")  # new results can be taught again
+        await pilot.press("f")
+        await settle(pilot)
+        assert app.services.memory.ranker.status().events == events + 1
+
+
+async def test_the_why_panel_says_what_it_is_for_before_the_first_query(demo_app):
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "Run a query" in text_of(app.screen.query_one("#why-body"))
+
+
+async def test_the_ingest_log_wraps_instead_of_cutting_lines(tmp_path: Path):
+    app = build_app(tmp_path / "store.db", browse_root=DEMO_DIR)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.switch_mode("ingest")
+        await settle(pilot)
+        log = app.screen.query_one("#ingest-log", RichLog)
+        app.screen.log_line("word " * 60)
+        await pilot.pause()
+        assert log.max_scroll_x == 0 and len(log.lines) > 1
+
+
+async def test_the_file_tree_shows_files_made_since_it_was_read(tmp_path: Path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "first.md").write_text("# First\n\nA note.\n")
+    app = build_app(tmp_path / "store.db", browse_root=folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.switch_mode("ingest")
+        await settle(pilot)
+        tree = app.screen.query_one("#ingest-tree")
+        assert [n.label.plain for n in tree.root.children] == ["first.md"]
+        (folder / "second.md").write_text("# Second\n\nAnother note.\n")
+        await pilot.press("2")
+        await settle(pilot)
+        await pilot.press("1")
+        await settle(pilot)
+        await pilot.pause(0.2)  # the tree reads the folder in a worker
+        assert [n.label.plain for n in tree.root.children] == ["first.md", "second.md"]
+        assert "notes/" in screen_lines(app)[4], "the root keeps its name and slash"
+
+
+async def test_a_store_that_cannot_be_opened_offers_to_keep_the_open_one(demo_app, tmp_path: Path):
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = app.services.mem
+        app.action_open_store()
+        await settle(pilot)
+        assert isinstance(app.screen, PromptDialog)
+        app.screen.query_one("#prompt-input").value = str(tmp_path)  # a folder, not a store
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ChoiceDialog)
+        assert "demo.db is still open" in text_of(app.screen.query_one("#dialog-text"))
+        assert app.screen.query_one("#choice-keep").has_focus
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, ChoiceDialog)
+        assert app.services.mem is before and app.store_label == "demo.db"
+
+
+async def test_help_lists_every_global_key(demo_app):
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        from app.widgets.dialogs import GLOBAL_KEYS
+
+        for binding in app.BINDINGS:
+            for key in binding.key.split(","):
+                shown = {"slash": "/", "question_mark": "?", "escape": "Esc"}.get(key, key)
+                if key.startswith("ctrl+"):
+                    shown = "Ctrl+" + key[5:].upper()
+                elif key.startswith("f") and key[1:].isdigit():
+                    shown = key.upper()
+                assert shown in GLOBAL_KEYS or key in "1234567", f"{key} is not in the help"
+
+
+async def test_the_palette_offers_one_screenshot_command(demo_app):
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert sum("creenshot" in t for t in titles) == 1, titles
+
+
+async def test_facts_keys_without_an_entity_say_so(demo_app):
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("escape", "4")
+        await settle(pilot)
+        await pilot.press("ctrl+f", *"zzqxv")
+        await settle(pilot)
+        assert "No entity matches “zzqxv”" in text_of(app.screen.query_one("#graph-body"))
+        await pilot.press("enter")
+        for key in "adrm":
+            app.clear_notifications()
+            await pilot.press(key)
+            await settle(pilot)
+            assert app._notifications, f"{key} did nothing and said nothing"
