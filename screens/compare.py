@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Footer, Select, Static
 
 from app.messages import TaskFinished
 from app.widgets import StoreHeader, highlight, query_terms, snippet
-from screens.base import set_columns
+from screens.base import WIDE, set_columns
 from screens.query import INTENTS, hit_source_label
 
 SIDES = ("a", "b")
@@ -60,10 +60,12 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
         yield Footer()
 
     def on_mount(self) -> None:
+        self.source_width = 16 if self.app.size.width >= WIDE else 12  # narrow: the snippet keeps some room
         for side in SIDES:
             table = self.query_one(f"#hits-{side}", DataTable)
-            set_columns(table, (("#", "rank", 2), ("◆", "shared", 3), ("source", "source", 16),
-                                ("snippet", "snippet", None)), self.app.size.width // 2 - 2)
+            self.snippet_width = set_columns(table, (("#", "rank", 2), ("◆", "shared", 3),
+                                                     ("source", "source", self.source_width),
+                                                     ("snippet", "snippet", None)), self.app.size.width // 2 - 2)
         self.rerun()
 
     def side_options(self, side: str) -> dict[str, Any]:
@@ -99,16 +101,15 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
             recall = recalls[side]
             table = self.query_one(f"#hits-{side}", DataTable)
             table.clear()
-            room = max(20, self.app.size.width // 2 - 36)
             for hit in recall.hits:
                 mark = f"◆{ranks[other][hit.item.id]}" if hit.item.id in shared else ""
-                table.add_row(str(hit.rank), mark, hit_source_label(hit, self.source_names, 16),
-                              highlight(snippet(hit.item.text, terms, room), terms), key=str(hit.item.id))
-            intent = ""
-            if recall.intent:
-                intent = f" · intent {'auto → ' if recall.intent.get('inferred') else ''}{recall.intent.get('name')}"
+                table.add_row(str(hit.rank), mark, hit_source_label(hit, self.source_names, self.source_width),
+                              highlight(snippet(hit.item.text, terms, self.snippet_width), terms), key=str(hit.item.id))
+            # the pickers above name the strategy and a chosen intent: only an inferred intent is news
+            intent = recall.intent or {}
+            inferred = f" · intent auto → {intent.get('name')}" if intent.get("inferred") else ""
             self.query_one(f"#summary-{side}", Static).update(
-                f"{recall.strategy}{intent} · {len(recall.hits)} hits · {len(shared)} shared")
+                f"{len(recall.hits)} hits · {len(shared)} shared{inferred}")
 
 
 SCREEN = CompareScreen

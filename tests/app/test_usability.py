@@ -216,3 +216,16 @@ async def test_facts_keys_without_an_entity_say_so(demo_app):
             await pilot.press(key)
             await settle(pilot)
             assert app._notifications, f"{key} did nothing and said nothing"
+
+
+@pytest.mark.parametrize("size", [(80, 24), SIZE])
+async def test_compare_fits_both_sides_and_says_what_they_share(demo_app, size):
+    app = demo_app()
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await ask(pilot, "sourdough starter")
+        await pilot.press("c")
+        await settle(pilot)
+        for side in "ab":
+            assert app.screen.query_one(f"#hits-{side}", DataTable).max_scroll_x == 0
+            assert " shared" in screen_lines(app)[4].split("││")["ab".index(side)]
