@@ -59,11 +59,14 @@ def export_file(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def target(tmp_path: Path) -> Path:
-    """A store that already holds two sources of its own."""
+def target(tmp_path: Path, export_file: Path) -> Path:
+    """A store that holds two sources of its own and an older version of the first exported one
+    (which the import replaces: what the rollback must bring back includes a deletion)."""
     path = tmp_path / "target.db"
+    older = tmp_path / "exported" / "ex0.txt"
+    older.write_text("Ann: the older version of ex0 spoke of a lighthouse.\nBen: a lighthouse by the river.", encoding="utf-8")
     with Memory(path) as mem:
-        mem.ingest(write_chats(tmp_path / "own", 2, "own"))
+        mem.ingest([write_chats(tmp_path / "own", 2, "own"), older])
     return path
 
 
@@ -71,7 +74,7 @@ def state(path: Path) -> dict:
     """What a person sees of a store: its counts and the top hits of a few queries."""
     with Memory(path) as mem:
         return {"counts": mem.counts(), "sources": sorted(s.name for s in mem.sources()),
-                "hits": {q: [h.item.key for h in mem.recall(q, strategy="bm25").hits] for q in ("river", "ex2", "coral")}}
+                "hits": {q: [h.item.key for h in mem.recall(q, strategy="bm25").hits] for q in ("river", "lighthouse", "ex2", "coral")}}
 
 
 def test_an_import_killed_midway_leaves_exactly_the_sources_it_had(export_file, target, checksum):
@@ -83,8 +86,8 @@ def test_an_import_killed_midway_leaves_exactly_the_sources_it_had(export_file, 
     assert state(target) == before
     with Memory(target) as mem:
         assert mem.store.integrity_ok()
-        report = mem.import_(export_file)  # the same import, run again to the end, adds all five
-    assert [s.status for s in report.sources] == ["added"] * 5
+        report = mem.import_(export_file)  # the same import, run again to the end, stores all five
+    assert [s.status for s in report.sources] == ["replaced"] + ["added"] * 4
     assert len(state(target)["sources"]) == 7
 
 
@@ -131,7 +134,7 @@ def in_memory(mem: Memory) -> dict:
     graph = mem.knowledge.graph
     return {"items": mem.index.n_items, "terms": len(mem.index.vocab), "entities": len(graph.entity_ids),
             "edges": {kind: len(edges) for kind, edges in graph.edges.items()},
-            "hits": [(h.item.id, round(h.score, 6)) for h in mem.recall("ex3 river").hits]}
+            "hits": [(h.item.id, round(h.score, 6)) for h in mem.recall("ex3 river lighthouse").hits]}
 
 
 def test_an_interrupted_import_leaves_nothing_of_itself_in_memory(export_file, target, checksum, monkeypatch):
@@ -154,6 +157,7 @@ def test_an_interrupted_import_leaves_nothing_of_itself_in_memory(export_file, t
         monkeypatch.undo()
         assert in_memory(mem) == before
         assert mem.import_(export_file).items == 40  # and the same Memory then imports it whole
+        assert not mem.recall("lighthouse", strategy="bm25").hits  # the older ex0 replaced
     assert checksum(target) != rows_before
 
 
