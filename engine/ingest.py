@@ -402,62 +402,78 @@ def read_export(path: str | Path) -> ExportFile:
     path = Path(path)
     if not path.is_file():
         raise IngestError(path, "no such file")
-    out = ExportFile()
-    names: set[str] = set()
-    keys: dict[int, set[str]] = {}
-    seen_items: set[int] = set()
+    reader = _ExportReader(path)
     try:
         with open(path, encoding="utf-8") as fh:
             for lineno, line in enumerate(fh, 1):
                 if line.strip():
-                    _export_record(path, lineno, line, out, names, keys, seen_items)
+                    reader.read(lineno, line)
     except UnicodeDecodeError as exc:
         raise IngestError(path, f"not UTF-8 text (byte {exc.start} of a line)") from None
-    return out
+    return reader.out
 
 
-def _export_record(path: Path, lineno: int, line: str, out: ExportFile, names: set[str], keys: dict[int, set[str]],
-                   seen_items: set[int]) -> None:
-    def fail(message: str) -> NoReturn:
-        raise IngestError(path, f"not a Mnemoscope export record ({message})", lineno)
+class _ExportReader:
+    """The checks of :func:`read_export`, with what the lines read so far defined."""
 
-    try:
-        rec = json.loads(line)
-    except json.JSONDecodeError as exc:
-        fail(f"malformed JSON: {exc.msg}")
-    if not isinstance(rec, dict) or not isinstance(rec.get("type"), str):
-        fail('expected an object with a string field "type"')
-    kind = rec.pop("type")
-    fields = _EXPORT_FIELDS.get(kind)
-    if fields is None:
-        out.records.append((lineno, {"type": kind, **rec}))
-        return
-    for name in rec.keys() - fields.keys():
-        fail(f"a {kind} has no field {name!r}")
-    for name in _EXPORT_REQUIRED[kind]:
-        if name not in rec:
-            fail(f"a {kind} needs the field {name!r}")
-    for name, value in rec.items():
-        allowed = fields[name]
-        if not (value is None and None in allowed) and (isinstance(value, bool) or not isinstance(value, tuple(t for t in allowed if t))):
-            wanted = " or ".join("null" if t is None else t.__name__ for t in allowed)
-            fail(f"{kind} field {name!r} must be {wanted}, not {_short(value)}")
-    old_id = rec.pop("id")
-    if kind == "source":
-        if old_id in out.sources or rec["name"] in names:
-            fail(f"source {old_id} ({rec['name']!r}) appears twice")
-        names.add(rec["name"])
-        out.sources[old_id], out.item_ids[old_id], keys[old_id] = ParsedSource(Source(**rec), []), [], set()
-        return
-    source_id = rec.pop("source_id")
-    if source_id not in out.sources:
-        fail(f"item {old_id} belongs to source {source_id}, which no line before it defines")
-    key = rec.get("key", "")
-    if old_id in seen_items:
-        fail(f"item {old_id} appears twice")
-    if key in keys[source_id]:
-        fail(f"two items of source {source_id} have the key {key!r}")
-    seen_items.add(old_id)
-    keys[source_id].add(key)
-    out.item_ids[source_id].append(old_id)
-    out.sources[source_id].items.append(Item(**rec))
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.out = ExportFile()
+        self.names: set[str] = set()
+        self.keys: dict[int, set[str]] = {}  # exported source id → its items' keys
+        self.items: set[int] = set()
+        self.lineno = 0
+
+    def fail(self, message: str) -> NoReturn:
+        raise IngestError(self.path, f"not a Mnemoscope export record ({message})", self.lineno)
+
+    def read(self, lineno: int, line: str) -> None:
+        self.lineno = lineno
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            self.fail(f"malformed JSON: {exc.msg}")
+        if not isinstance(rec, dict) or not isinstance(rec.get("type"), str):
+            self.fail('expected an object with a string field "type"')
+        if rec["type"] not in _EXPORT_FIELDS:
+            self.out.records.append((lineno, rec))
+            return
+        kind = rec.pop("type")
+        self.check_fields(kind, rec)
+        (self.source if kind == "source" else self.item)(rec.pop("id"), rec)
+
+    def check_fields(self, kind: str, rec: dict[str, Any]) -> None:
+        fields = _EXPORT_FIELDS[kind]
+        for name in rec.keys() - fields.keys():
+            self.fail(f"a {kind} has no field {name!r}")
+        for name in _EXPORT_REQUIRED[kind]:
+            if name not in rec:
+                self.fail(f"a {kind} needs the field {name!r}")
+        for name, value in rec.items():
+            allowed = fields[name]
+            if value is None and None in allowed:
+                continue
+            if isinstance(value, bool) or not isinstance(value, tuple(t for t in allowed if t)):
+                wanted = " or ".join("null" if t is None else t.__name__ for t in allowed)
+                self.fail(f"{kind} field {name!r} must be {wanted}, not {_short(value)}")
+
+    def source(self, old_id: int, rec: dict[str, Any]) -> None:
+        if old_id in self.out.sources or rec["name"] in self.names:
+            self.fail(f"source {old_id} ({rec['name']!r}) appears twice")
+        self.names.add(rec["name"])
+        self.keys[old_id] = set()
+        self.out.item_ids[old_id] = []
+        self.out.sources[old_id] = ParsedSource(Source(**rec), [])
+
+    def item(self, old_id: int, rec: dict[str, Any]) -> None:
+        source_id, key = rec.pop("source_id"), rec.get("key", "")
+        if source_id not in self.out.sources:
+            self.fail(f"item {old_id} belongs to source {source_id}, which no line before it defines")
+        if old_id in self.items:
+            self.fail(f"item {old_id} appears twice")
+        if key in self.keys[source_id]:
+            self.fail(f"two items of source {source_id} have the key {key!r}")
+        self.items.add(old_id)
+        self.keys[source_id].add(key)
+        self.out.item_ids[source_id].append(old_id)
+        self.out.sources[source_id].items.append(Item(**rec))
