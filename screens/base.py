@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from textual import events, on
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Static
 
 from app.messages import TaskFinished
 from app.widgets import ChoiceDialog, NavTabs, StoreHeader, TaskPanel
@@ -20,7 +21,48 @@ if TYPE_CHECKING:
 WIDE = 110  # the app's breakpoint: from this width panes sit side by side (see MnemoscopeApp)
 
 
-class BaseScreen(Screen):
+class FittedScreen(Screen):
+    """A screen whose tables have fixed-width columns (see ``set_columns``) fitted to the terminal's
+    width when it mounts, and fitted again when the terminal is resized."""
+
+    REFIT_DELAY = 0.2  # seconds a resize must rest before the tables are fitted again
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._fitted_width = 0  # the terminal width the tables' columns were fitted to
+        self._refit_timer: Timer | None = None
+
+    def fit_columns(self) -> None:
+        """Give each table its columns for the terminal's width (with ``set_columns``)."""
+
+    def redraw(self) -> None:
+        """Fill the tables again after their columns were fitted anew."""
+
+    # Decorated handlers: Textual calls an ``on_<event>`` method of every class in the MRO, so a
+    # subclass's on_mount calling super() would run it twice.
+
+    @on(events.Mount)
+    def _first_fit(self) -> None:
+        self._fitted_width = self.app.size.width
+        self.fit_columns()
+
+    @on(events.Resize)
+    def _resized(self) -> None:
+        if self._refit_timer is not None:  # a window being dragged sends many: fit once it rests
+            self._refit_timer.stop()
+        self._refit_timer = self.set_timer(self.REFIT_DELAY, self._refit)
+
+    def _refit(self) -> None:
+        if self.app.size.width == self._fitted_width or not self._fitted_width:
+            return
+        self._fitted_width = self.app.size.width
+        for table in self.query(DataTable):
+            table.clear(columns=True)
+        self.fit_columns()
+        self.redraw()
+
+
+class BaseScreen(FittedScreen):
     """A screen of the app. Subclasses set NAME, TITLE, HELP and write ``compose_body``."""
 
     NAME = ""
@@ -60,8 +102,6 @@ class BaseScreen(Screen):
         return self.app.services
 
     # -- the store changed: refresh now if shown, else when next shown --------------------------
-    # Decorated handlers: Textual calls an ``on_<event>`` method of every class in the MRO, so a
-    # subclass's on_mount calling super() would run it twice (and load the screen's data twice).
 
     @on(events.Mount)
     def _watch_store(self) -> None:
@@ -74,7 +114,8 @@ class BaseScreen(Screen):
 
     @on(events.ScreenResume)
     def _refresh_if_stale(self) -> None:
-        """Shown (first or again): what changed meanwhile is loaded now."""
+        """Shown (first or again): the terminal's new width and what changed meanwhile apply now."""
+        self._refit()
         if self._stale and self.app.store_generation:
             self._refresh_if_ready()
 
@@ -89,6 +130,12 @@ class BaseScreen(Screen):
 
     def refresh_data(self) -> None:
         """Reload what the screen shows from the store (called on the UI thread)."""
+
+    def redraw(self) -> None:
+        """By default the tables are filled again by reloading them."""
+        self._stale = True
+        if self.is_current:
+            self._refresh_if_ready()
 
     def show_missing_area(self) -> None:
         """The engine has no such area yet: say so instead of showing anything made up."""

@@ -9,18 +9,17 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Select, Static
 
 from app.messages import TaskFinished
 from app.widgets import StoreHeader, highlight, query_terms, snippet
-from screens.base import WIDE, set_columns
+from screens.base import WIDE, FittedScreen, set_columns
 from screens.query import INTENTS, hit_source_label
 
 SIDES = ("a", "b")
 
 
-class CompareScreen(Screen):
+class CompareScreen(FittedScreen):
     """Pushed over the Query screen (key ``c``); Esc goes back."""
 
     TITLE = "Compare"
@@ -60,12 +59,17 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
         yield Footer()
 
     def on_mount(self) -> None:
+        self.rerun()
+
+    def fit_columns(self) -> None:
         self.source_width = 16 if self.app.size.width >= WIDE else 12  # narrow: the snippet keeps some room
         for side in SIDES:
+            columns = (("#", "rank", 2), ("◆", "shared", 3), ("source", "source", self.source_width),
+                       ("snippet", "snippet", None))
             table = self.query_one(f"#hits-{side}", DataTable)
-            self.snippet_width = set_columns(table, (("#", "rank", 2), ("◆", "shared", 3),
-                                                     ("source", "source", self.source_width),
-                                                     ("snippet", "snippet", None)), self.app.size.width // 2 - 2)
+            self.snippet_width = set_columns(table, columns, self.app.size.width // 2 - 2)
+
+    def redraw(self) -> None:
         self.rerun()
 
     def side_options(self, side: str) -> dict[str, Any]:

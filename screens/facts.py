@@ -103,12 +103,14 @@ Every change shows the engine's dry-run report before it is written.
                     yield Static("", id="graph-body")
 
     def on_mount(self) -> None:
-        entities = self.query_one("#entities-table", DataTable)
-        set_columns(entities, (("entity", "name", None), ("kind", "kind", 8), ("items", "items", 5),
-                               ("facts", "facts", 5)), self.pane_width(2 / 5))
-        facts = self.query_one("#facts-table", DataTable)
-        self.object_width = set_columns(facts, FACT_COLUMNS, self.pane_width(3 / 5, border=1))
-        entities.focus()
+        self.query_one("#entities-table", DataTable).focus()
+
+    def fit_columns(self) -> None:
+        set_columns(self.query_one("#entities-table", DataTable),
+                    (("entity", "name", None), ("kind", "kind", 8), ("items", "items", 5), ("facts", "facts", 5)),
+                    self.pane_width(2 / 5))
+        self.object_width = set_columns(self.query_one("#facts-table", DataTable), FACT_COLUMNS,
+                                        self.pane_width(3 / 5, border=1))
 
     # -- loading ------------------------------------------------------------------------------
 

@@ -102,13 +102,17 @@ with their file and line and left out.
     def on_mount(self) -> None:
         tree = self.query_one(FileTree)
         tree.root.set_label(self.app.browse_root.name)
-        table = self.query_one("#ingest-preview", DataTable)
-        set_columns(table, (("source", "source", None), ("kind", "kind", 12), ("format", "format", 8),
-                            ("items", "items", 5), ("speakers", "speakers", 14), ("sessions", "sessions", 8)),
-                    self.pane_width(2 / 3, border=1))
         self.show_selection()
         self.action_check_llm()
         tree.focus()
+
+    def fit_columns(self) -> None:
+        set_columns(self.query_one("#ingest-preview", DataTable),
+                    (("source", "source", None), ("kind", "kind", 12), ("format", "format", 8), ("items", "items", 5),
+                     ("speakers", "speakers", 14), ("sessions", "sessions", 8)), self.pane_width(2 / 3, border=1))
+
+    def redraw(self) -> None:
+        self.fill_preview()
 
     @on(events.ScreenResume)
     def _reread_folders(self) -> None:
@@ -171,6 +175,12 @@ with their file and line and left out.
         paths = list(self.selection)
         self.run_task("parse", "Reading files", lambda: self.services.parse(paths), progress=False)
 
+    def fill_preview(self) -> None:
+        table = self.query_one("#ingest-preview", DataTable)
+        table.clear()
+        for n, p in enumerate(self.parsed or []):
+            table.add_row(*source_row(p), key=str(n))
+
     @on(TaskFinished)
     def preview_ready(self, message: TaskFinished) -> None:
         if message.task != "parse":
@@ -183,10 +193,7 @@ with their file and line and left out.
             return
         parsed, skipped, errors = message.result
         self.parsed, self.skipped, self.errors = parsed, [str(p) for p in skipped], [str(e) for e in errors]
-        table = self.query_one("#ingest-preview", DataTable)
-        table.clear()
-        for n, p in enumerate(parsed):
-            table.add_row(*source_row(p), key=str(n))
+        self.fill_preview()
         items = sum(len(p.items) for p in parsed)
         self.log_line(f"Preview: {len(parsed)} source(s), {items:,} item(s); "
                       f"{len(self.skipped)} skipped, {len(self.errors)} error(s). Nothing written yet.")

@@ -76,13 +76,15 @@ was built from: Enter on a turn jumps to it on the Sources screen.
                 yield DataTable(id="turns-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        table = self.query_one("#episodes-table", DataTable)
-        self.summary_width = set_columns(table, (("date", "date", 10), ("", "line", 1), ("source", "source", 18),
-                                                 ("summary", "summary", None)), self.pane_width(1 / 2))
-        turns = self.query_one("#turns-table", DataTable)
-        self.turn_width = set_columns(turns, (("turn", "key", 6), ("speaker", "speaker", 10), ("text", "text", None)),
+        self.query_one("#episodes-table", DataTable).focus()
+
+    def fit_columns(self) -> None:
+        self.summary_width = set_columns(self.query_one("#episodes-table", DataTable),
+                                         (("date", "date", 10), ("", "line", 1), ("source", "source", 18),
+                                          ("summary", "summary", None)), self.pane_width(1 / 2))
+        self.turn_width = set_columns(self.query_one("#turns-table", DataTable),
+                                      (("turn", "key", 6), ("speaker", "speaker", 10), ("text", "text", None)),
                                       self.pane_width(1 / 2, border=1))
-        table.focus()
 
     def refresh_data(self) -> None:
         mem = self.services.memory

@@ -24,6 +24,7 @@ INTENTS = ["auto", "deepen", "broaden", "compare", "apply", "clarify", "neutral"
 MODES = ["lite", "pro", "max"]
 
 
+SOURCE_WIDTH = 16  # the hits' source column
 SELECT_CHROME = 3  # a compact Select's cells around its label: padding and the ▼
 
 SIGNAL_CODES = {"bm25": "B", "dense": "D", "walk": "W", "ppr": "P", "neighbour": "N"}
@@ -117,6 +118,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.strategy_chosen = False
         self.trace_pending = False
         self.score_terms: tuple[dict[str, float], float] | None = None  # (heuristic weights, λ) for fused
+        self.snippet_width = 0  # set with the columns
         self.taught_token: str | None = None  # a recall's token teaches once: the engine forgets it after
 
     def compose_body(self) -> ComposeResult:
@@ -143,11 +145,19 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
                     yield VerticalScroll(Static("", id="knowledge-body"))
 
     def on_mount(self) -> None:
-        table = self.query_one("#hits", DataTable)
-        set_columns(table, (("#", "rank", 3), ("✓", "used", 1), ("score", "score", 7), ("found", "signals", 5),
-                            ("source", "source", 16), ("snippet", "snippet", None)), self.pane_width(3 / 5))
         self.show_selected()  # the panel says what it will show
         self.query_one("#query-input", Input).focus()
+
+    def fit_columns(self) -> None:
+        self.snippet_width = set_columns(
+            self.query_one("#hits", DataTable), (("#", "rank", 3), ("✓", "used", 1), ("score", "score", 7),
+                                                 ("found", "signals", 5), ("source", "source", SOURCE_WIDTH),
+                                                 ("snippet", "snippet", None)), self.pane_width(3 / 5))
+
+    def redraw(self) -> None:
+        if self.recall is not None:
+            row = self.query_one("#hits", DataTable).cursor_row
+            self.fill_hits(self.recall).move_cursor(row=row)
 
     def refresh_data(self) -> None:
         mem = self.services.mem
@@ -221,19 +231,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
     def show_recall(self, recall: Any) -> None:
         self.recall = recall
         self.used = set()
-        terms = query_terms(recall.query)
-        table = self.query_one("#hits", DataTable)
-        table.clear()
-        rows = []
-        labels = [hit_source_label(hit, self.source_names) for hit in recall.hits]
-        fixed = 3 + 1 + 7 + 5 + max((len(x) for x in labels), default=6) + 2 * 6 + 1
-        room = max(24, self.pane_width(3 / 5) - fixed)
-        for hit in recall.hits:
-            rows.append((str(hit.rank), "", f"{hit.score:.4f}", signal_codes(hit.sources),
-                         hit_source_label(hit, self.source_names),
-                         highlight(snippet(hit.item.text, terms, room), terms)))
-        for hit, row in zip(recall.hits, rows):
-            table.add_row(*row, key=str(hit.item.id))
+        table = self.fill_hits(recall)
         self.set_status(self.describe_recall(recall), "warning" if not recall.hits else "")
         if not recall.hits and (recall.episodes or recall.facts):
             self.action_panel("knowledge")
@@ -249,6 +247,17 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         if recall.hits and self.focused is self.query_one("#query-input"):
             table.focus()
         self.call_after_refresh(self._rendered)
+
+    def fill_hits(self, recall: Any) -> DataTable:
+        """The hits as rows, the ones marked used with ✓ (also when redrawn for a new width)."""
+        terms = query_terms(recall.query)
+        table = self.query_one("#hits", DataTable)
+        table.clear()
+        for hit in recall.hits:
+            table.add_row(str(hit.rank), "✓" if hit.item.id in self.used else "", f"{hit.score:.4f}",
+                          signal_codes(hit.sources), hit_source_label(hit, self.source_names, SOURCE_WIDTH),
+                          highlight(snippet(hit.item.text, terms, self.snippet_width), terms), key=str(hit.item.id))
+        return table
 
     def _rendered(self) -> None:
         self.timeline["rendered"] = time.perf_counter()

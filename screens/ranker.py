@@ -79,10 +79,10 @@ model beats the heuristic on held-out pairs; so learning can help and never make
                     yield ColumnChart("held-out lower bound", id="curve-bound", style="green")
             yield DataTable(id="feedback-table", cursor_type="row", zebra_stripes=True)
 
-    def on_mount(self) -> None:
-        table = self.query_one("#feedback-table", DataTable)
-        self.query_width = set_columns(table, (("#", "id", 3), ("when", "when", 8), ("query", "query", None),
-                                               ("shown", "shown", 5), ("used", "used", 4), ("ignored", "ignored", 7)),
+    def fit_columns(self) -> None:
+        self.query_width = set_columns(self.query_one("#feedback-table", DataTable),
+                                       (("#", "id", 3), ("when", "when", 8), ("query", "query", None),
+                                        ("shown", "shown", 5), ("used", "used", 4), ("ignored", "ignored", 7)),
                                        self.pane_width(1 / 2, border=1))
 
     def refresh_data(self) -> None:

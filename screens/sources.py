@@ -55,13 +55,15 @@ items. The panel shows the selected item in full.
                 yield Static("", id="item-body")
 
     def on_mount(self) -> None:
-        sources = self.query_one("#sources-table", DataTable)
-        set_columns(sources, (("id", "id", 4), ("kind", "kind", 12), ("source", "name", None), ("items", "items", 6)),
+        self.query_one("#sources-table", DataTable).focus()
+
+    def fit_columns(self) -> None:
+        set_columns(self.query_one("#sources-table", DataTable),
+                    (("id", "id", 4), ("kind", "kind", 12), ("source", "name", None), ("items", "items", 6)),
                     self.pane_width(3 / 5))
-        items = self.query_one("#items-table", DataTable)
-        set_columns(items, (("key", "key", 6), ("speaker", "speaker", 10), ("date", "date", 10), ("text", "text", None)),
+        set_columns(self.query_one("#items-table", DataTable),
+                    (("key", "key", 6), ("speaker", "speaker", 10), ("date", "date", 10), ("text", "text", None)),
                     self.pane_width(3 / 5))
-        sources.focus()
 
     def refresh_data(self) -> None:
         services = self.services

@@ -73,10 +73,11 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
                 yield DataTable(id="topic-items", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        items = self.query_one("#topic-items", DataTable)
-        self.text_width = set_columns(items, (("item", "key", 7), ("text", "text", None)),
-                                      self.pane_width(3 / 5, border=1))
         self.query_one("#topic-tree", Tree).focus()
+
+    def fit_columns(self) -> None:
+        self.text_width = set_columns(self.query_one("#topic-items", DataTable),
+                                      (("item", "key", 7), ("text", "text", None)), self.pane_width(3 / 5, border=1))
 
     # -- the tree, lazily ---------------------------------------------------------------------
 

@@ -229,3 +229,36 @@ async def test_compare_fits_both_sides_and_says_what_they_share(demo_app, size):
         for side in "ab":
             assert app.screen.query_one(f"#hits-{side}", DataTable).max_scroll_x == 0
             assert " shared" in screen_lines(app)[4].split("││")["ab".index(side)]
+
+
+@pytest.mark.parametrize(("start", "end"), [((200, 50), (80, 24)), ((80, 24), (200, 50))])
+async def test_tables_fit_again_after_the_terminal_is_resized(demo_app, start, end):
+    app = demo_app()
+    async with app.run_test(size=start) as pilot:
+        await settle(pilot)
+        await ask(pilot, "sourdough starter")
+        await pilot.press("u")  # a mark survives the redraw
+        for mode in ("facts", "query"):
+            await app.switch_mode(mode)
+            await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.resize_terminal(*end)
+        await pilot.pause(0.5)  # the tables are fitted again once a resize has rested (0.2 s)
+        await settle(pilot)
+        fitted(app.screen.query(DataTable), start, end)
+        await pilot.press("escape")
+        await settle(pilot)
+        hits = app.screen.query_one("#hits", DataTable)
+        assert hits.get_row_at(0)[1] == "✓"
+        fitted([hits], start, end)
+        await app.switch_mode("facts")  # resized while hidden: fitted when shown
+        await settle(pilot)
+        fitted(app.screen.query(DataTable), start, end)
+
+
+def fitted(tables, start, end) -> None:
+    """Each table's columns fill its width, no more (the last cell: the scrollbar's)."""
+    for table in tables:
+        spare = table.region.width - table.virtual_size.width
+        assert 0 <= spare <= 2, f"#{table.id}: {spare} cells spare after {start} → {end}"
