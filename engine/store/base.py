@@ -43,14 +43,24 @@ class StoreBase:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One atomic write. Nested calls join the outer transaction."""
+        """One atomic write. A nested call joins the outer transaction as a savepoint: if it
+        fails, its own writes are undone, so a caller that catches the failure (an area's
+        optional rebuild inside an import, say) commits the rest without a half-done part."""
         with self._lock:
             if self._depth:
+                savepoint = f"nested_{self._depth}"
+                self.conn.execute(f"SAVEPOINT {savepoint}")
                 self._depth += 1
                 try:
                     yield self.conn
+                except BaseException:
+                    if self.conn.in_transaction:  # (an I/O error may already have rolled it all back)
+                        self.conn.execute(f"ROLLBACK TO {savepoint}")
+                    raise
                 finally:
                     self._depth -= 1
+                    if self.conn.in_transaction:
+                        self.conn.execute(f"RELEASE {savepoint}")
                 return
             self.conn.execute("BEGIN IMMEDIATE")
             self._depth = 1
@@ -58,7 +68,8 @@ class StoreBase:
                 yield self.conn
             except BaseException:
                 self._depth = 0
-                self.conn.execute("ROLLBACK")
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
                 raise
             self._depth = 0
             self.conn.execute("COMMIT")

@@ -80,6 +80,23 @@ def test_a_failure_inside_the_transaction_leaves_store_and_index_unchanged(core,
     assert ranked_ids(core, "starter flour water") == answer
 
 
+def test_a_nested_write_that_fails_is_undone_alone(core):
+    store = core.store
+    with store.transaction():
+        store.set_kv("outer", "kept")
+        with pytest.raises(RuntimeError):
+            with store.transaction():
+                store.set_kv("inner", "half-done")
+                raise RuntimeError("an optional step fails and its caller goes on")
+        store.set_kv("after", "kept too")
+    assert (store.get_kv("outer"), store.get_kv("inner"), store.get_kv("after")) == ("kept", None, "kept too")
+    with pytest.raises(RuntimeError), store.transaction():
+        with store.transaction():
+            store.set_kv("nested", "in a failed whole")
+        raise RuntimeError("the outer write fails")
+    assert store.get_kv("nested") is None and not store.conn.in_transaction
+
+
 def test_strict_ingest_with_one_bad_file_writes_nothing(core, corpus, checksum):
     (corpus / "broken.jsonl").write_text('{"speaker": "A", "text": "ok"}\n{broken\n', encoding="utf-8")
     before = checksum(core.path)
