@@ -19,13 +19,17 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import secrets
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import numpy as np
 
+from ..ingest import IngestError
 from ..store.ranker import FeedbackRow, TokenRow, state_checksum
 from . import distill as distillation
 from . import features as feats
@@ -43,6 +47,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 STATE_VERSION = 1
+# The numeric fields of the ranker's records in an export (``export_records``).
+RECORD_FIELDS = {"ranker_trust": ("item_id", "trust", "uses", "updated_at"), "ranker_edge": ("a", "b", "weight", "updated_at")}
 # The model's starting weights on the learned features: used before for a similar query, used
 # often, trusted, used together with the other candidates. Only the gate decides if they count.
 LEARNED_PRIOR = {"feedback_match": 0.6, "trust": 0.3, "uses": 0.05, "coaccess": 0.1, "answer_prior": 0.3}
@@ -464,6 +470,17 @@ class RankerExtension:
                 for a, b, w, at in self.mem.store.coaccess_edges()]
         return out
 
+    @contextmanager
+    def importing(self, path: Path, records: list[tuple[int, dict[str, Any]]], exported: Any) -> Iterator[None]:
+        """Frame ``Memory.import_``: check the export's trust and co-access records before
+        anything is written; a bad one raises :class:`engine.ingest.IngestError` naming its line."""
+        for line, record in records:
+            fields = RECORD_FIELDS.get(record.get("type"), ())
+            bad = [f for f in fields if not _finite_number(record.get(f))]
+            if bad:
+                raise IngestError(path, f"{record['type']} record: {', '.join(bad)} missing or not a number", line)
+        yield
+
     def import_records(self, records: list[dict[str, Any]], id_map: dict[int, int]) -> None:
         trust = [(id_map[r["item_id"]], r["trust"], r["uses"], r["updated_at"])
                  for r in records if r.get("type") == "ranker_trust" and r.get("item_id") in id_map]
@@ -499,6 +516,10 @@ def _unpack(blob: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         arrays[name] = np.frombuffer(body[offset:offset + size], dtype=np.float64).reshape(shape).copy()
         offset += size
     return meta, arrays
+
+
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _standardise(x: np.ndarray) -> np.ndarray:

@@ -1,8 +1,11 @@
 """Feedback: validation, trust, co-access edges with decay that prunes, persistence."""
 
+import json
+
 import pytest
 
-from engine import Memory
+from app.cli import main
+from engine import IngestFailed, Memory
 from engine.rank import FeedbackError
 
 DAY = 86_400.0
@@ -139,3 +142,22 @@ def test_export_and_import_carry_trust_and_coaccess_edges(mem, tmp_path):
         assert {keys[x], keys[y]} == {original[a], original[b]} and w == pytest.approx(0.3)
         assert len(copy.store.trust_rows()) == len(mem.store.trust_rows())
         assert copy.ranker.status().coaccess_edges == 1
+
+
+def test_a_corrupt_ranker_record_in_an_export_is_one_line_and_imports_nothing(mem, tmp_path, capsys):
+    rec = mem.recall("sourdough bread class", strategy="fused")
+    mem.feedback(rec.token, shown(rec)[:2])
+    mem.export(tmp_path / "export.jsonl")
+    lines = (tmp_path / "export.jsonl").read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if '"ranker_trust"' in text)
+    record = json.loads(lines[line - 1])
+    del record["uses"]
+    lines[line - 1] = json.dumps(record)
+    (tmp_path / "bad.jsonl").write_text("\n".join(lines) + "\n")
+    with Memory(tmp_path / "copy.db", fused_signals="") as copy:
+        with pytest.raises(IngestFailed, match=rf"bad.jsonl:{line}: ranker_trust record: uses missing or not a number"):
+            copy.import_(tmp_path / "bad.jsonl")
+        assert copy.sources() == [] and copy.store.trust_rows() == []
+    assert main(["--store", str(tmp_path / "cli.db"), "import", str(tmp_path / "bad.jsonl")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"bad.jsonl:{line}: ranker_trust record" in err
