@@ -108,6 +108,7 @@ class FactDraft:
     subject_key: str
     object_key: str | None
     time: str | None = None
+    subject_named: bool = True  # False for a common noun phrase ("the dough"): no entity of its own
 
 
 @dataclass
@@ -127,6 +128,7 @@ class _Subject:
     first_person: bool = False  # rewritten from "I"/"we": the verb must agree with it
     elided: str = ""  # the auxiliary the text left out: "Researching agencies" is "is researching"
     thing: bool = False  # a plain noun phrase ("the dough"), not a name or a person: "it" can mean it
+    named: bool = True  # a person, a title or a name; False for any other noun phrase or gerund
 
 
 @dataclass
@@ -294,7 +296,7 @@ class RuleExtractor:
             verb = _agreeing(verb)
         predicate, obj_text = " ".join(verb), " ".join(obj)
         obj_key = entity_key(obj_text) if len(obj) <= 4 else None
-        out.facts.append(FactDraft(subject.text, predicate, obj_text, subject.key, obj_key, ctx.when))
+        out.facts.append(FactDraft(subject.text, predicate, obj_text, subject.key, obj_key, ctx.when, subject.named))
         if not copula:
             out.events.append(_event(ctx.item, subject.text, predicate, obj_text, ctx.text, ctx.when))
 
@@ -331,6 +333,7 @@ class RuleExtractor:
                                      and end + 1 < len(words_) and words_[end + 1][:1].isupper()):
             end += 1
         known = self.known(entity_key(" ".join(words_[start:end])))
+        capitalised = end
         if end < len(words_) and words_[end].islower():  # "Coil folds are …": the name is a modifier
             end = _noun_phrase_end(words_, end)
         name = " ".join(words_[start:end])
@@ -338,7 +341,7 @@ class RuleExtractor:
             return None
         if end - start == 1 and start == 0 and not known:
             return None
-        return _Subject(name, entity_key(name), end)
+        return _Subject(name, entity_key(name), end, named=end == capitalised)
 
 
 def _previous_thing(pronoun: str, ctx: _Sentence) -> _Subject | None:
@@ -349,7 +352,7 @@ def _previous_thing(pronoun: str, ctx: _Sentence) -> _Subject | None:
         return None
     if (pronoun == "they") != before.text.endswith("s"):
         return None
-    return _Subject(before.text, before.key, 1, thing=True)
+    return _Subject(before.text, before.key, 1, thing=True, named=False)
 
 
 def _shared_subject(words_: list[str], opener: str, ctx: _Sentence, at_start: bool) -> _Subject | None:
@@ -361,16 +364,16 @@ def _shared_subject(words_: list[str], opener: str, ctx: _Sentence, at_start: bo
         obj = ctx.object
         if obj and len(obj) <= MAX_SUBJECT_WORDS and low in _AUX:
             text = " ".join(obj)
-            return _Subject(text, entity_key(text), 0)
+            return _Subject(text, entity_key(text), 0, named=False)
         return None
     shared = ctx.subject
     if shared and opener in _SHARING and first.islower() and (
             low in _AUX or low in _ADVERBS or is_verb(low) and not _is_ing(low)):
         if low in BASES and not (shared.first_person or shared.text.endswith("s")):
             return None  # "the sun has softened the surface, or take …": an imperative, not the sun
-        return _Subject(shared.text, shared.key, 0, shared.first_person, thing=shared.thing)
+        return _Subject(shared.text, shared.key, 0, shared.first_person, thing=shared.thing, named=shared.named)
     if shared and ctx.be and opener in _SHARING | {","} and _is_ing(low) and first.islower():
-        return _Subject(shared.text, shared.key, 0, shared.first_person, elided=ctx.be)
+        return _Subject(shared.text, shared.key, 0, shared.first_person, elided=ctx.be, named=shared.named)
     if at_start and ctx.speaker and (_is_ing(low) and is_verb(low) or low == "been") \
             and not any(w.lower() in _AUX for w in words_[1:]):  # the subject left out (not a gerund subject)
         return _Subject(ctx.speaker, entity_key(ctx.speaker), 0, first_person=True,
@@ -395,7 +398,7 @@ def _gerund_subject(words_: list[str], ctx: _Sentence) -> _Subject | None:
                   and nxt not in _AUX):  # "Sharing our experiences isn't": a plural, not a verb
             continue
         text = " ".join(_person(w, ctx) for w in words_[:end])
-        return _Subject(text, entity_key(text), end, thing=True)
+        return _Subject(text, entity_key(text), end, thing=True, named=False)
     return None
 
 
@@ -416,7 +419,7 @@ def _plain_subject(words_: list[str], at_start: bool) -> _Subject | None:
     if end == start or end - start > 3:
         return None
     text = " ".join(words_[start:end])  # one capitalised word may be an unknown name: no thing for "it"
-    return _Subject(text, entity_key(text), end, thing=start == 1 or end - start > 1)
+    return _Subject(text, entity_key(text), end, thing=start == 1 or end - start > 1, named=False)
 
 
 def _noun_phrase_end(words_: list[str], start: int) -> int:

@@ -1,16 +1,18 @@
 """Typed edges in sparse matrices, and Personalized PageRank over them.
 
-Nodes are the index's item slots ``[0, n_slots)`` followed by entity nodes. Edges are kept per
-type as endpoint lists that name items by id (positive) and entities by ``-id`` (negative), so
-adding an item never renumbers anything; :meth:`KnowledgeGraph.matrix` turns them into one
-symmetric CSR matrix per type over the current slots (cached until the next change).
+Nodes are the index's item slots ``[0, n_slots)``, then entity nodes, then phrase nodes. Edges
+are kept per type as endpoint lists that name items by id (positive) and entities by ``-id``
+(negative), so adding an item never renumbers anything; :meth:`KnowledgeGraph.matrix` turns them
+into one symmetric CSR matrix per type over the current slots (cached until the next change).
 
 Edge types: ``mention`` (entity–item), ``title`` (a passage and the entity it is about),
-``link`` (tags and explicit links, entity–item), ``fact``
-(subject–object entities), ``synonym`` (entity–entity), ``next`` (consecutive items of one
-session or section), ``episode`` (items of one episode), ``semantic`` (k nearest items in the
-latent space; built on demand) and ``coaccess`` (items used together; fed by the ranker through
-:meth:`KnowledgeGraph.add_edges`).
+``link`` (tags and explicit links, entity–item), ``fact`` (a fact's subject entity and the
+entities its object names), ``phrase`` (a phrase node and the items that state a fact about it:
+the head word of a fact's object or of a subject that is no name, so the turns that say "adoption
+agencies" meet without "adoption" being an entity), ``synonym`` (entity–entity), ``next``
+(consecutive items of one session or section), ``episode`` (items of one episode), ``semantic``
+(k nearest items in the latent space; built on demand) and ``coaccess`` (items used together; fed
+by the ranker through :meth:`KnowledgeGraph.add_edges`).
 
 PPR is a power iteration on the column-stochastic transpose in float32, teleporting to the
 seed vector with probability ``1 - alpha``. Fifteen iterations (or an L1 change below 1e-4)
@@ -24,7 +26,7 @@ from __future__ import annotations
 import functools
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
@@ -33,11 +35,13 @@ from ..lazy import sparse as sp
 if TYPE_CHECKING:
     from ..index import Index
 
-EDGE_TYPES = ("mention", "title", "link", "fact", "synonym", "next", "episode", "semantic", "coaccess")
-# Mixture weights of the default walk, tuned on the dev multi-hop subsets (see the report).
-DEFAULT_WEIGHTS = {"mention": 1.0, "title": 2.0, "link": 1.0, "fact": 0.5, "synonym": 1.0, "next": 0.3, "episode": 0.3,
-                   "semantic": 0.0, "coaccess": 1.0}
+EDGE_TYPES = ("mention", "title", "link", "fact", "phrase", "synonym", "next", "episode", "semantic", "coaccess")
+# Mixture weights of the default walk, tuned on the dev multi-hop subsets (see the report); phrase
+# and the object side of fact measured on LoCoMo and the multi-hop sets (dev data, see the README).
+DEFAULT_WEIGHTS = {"mention": 1.0, "title": 2.0, "link": 1.0, "fact": 0.5, "phrase": 0.5, "synonym": 1.0, "next": 0.3,
+                   "episode": 0.3, "semantic": 0.0, "coaccess": 1.0}
 SEMANTIC_K = 5
+PHRASE_MAX_ITEMS = 20  # a phrase stated by more items joins too much to say anything (and costs edges)
 PUSH_EPS = 1e-5
 
 
@@ -94,6 +98,8 @@ class KnowledgeGraph:
         self.edges: dict[str, EdgeList] = {t: EdgeList() for t in EDGE_TYPES}
         self.entity_ids = np.zeros(0, dtype=np.int64)  # entity node n ↔ entity id
         self._entity_node: dict[int, int] = {}
+        self.phrases: dict[str, set[int]] = {}  # phrase → ids of the items stating it
+        self._phrase_names: list[str] = []  # phrase node n ↔ phrase
         self._cache: dict[object, object] = {}
 
     @_locked
@@ -110,8 +116,24 @@ class KnowledgeGraph:
         """Add undirected edges of one type; items by id, entities by ``-id``."""
         if kind not in self.edges:
             raise ValueError(f"unknown edge type {kind!r}; known: {', '.join(EDGE_TYPES)}")
+        if kind == "phrase":
+            raise ValueError("phrase edges are added with add_phrases")
         self.edges[kind].add(a, b, w)
         self.changed()
+
+    @_locked
+    def add_phrases(self, pairs: Iterable[tuple[str, int]]) -> None:
+        """Link items (by id) to phrase nodes, made on first use; a pair seen before adds nothing."""
+        added = False
+        for phrase, item_id in pairs:
+            ids = self.phrases.get(phrase)
+            if ids is None:
+                ids = self.phrases[phrase] = set()
+                self._phrase_names.append(phrase)
+            added |= item_id not in ids
+            ids.add(item_id)
+        if added:
+            self.changed()
 
     def changed(self) -> None:
         self._cache.clear()
@@ -120,7 +142,15 @@ class KnowledgeGraph:
         return self._entity_node.get(entity_id)
 
     def n_nodes(self, index: "Index") -> int:
-        return index.n_slots + len(self.entity_ids)
+        return index.n_slots + len(self.entity_ids) + len(self.phrases)
+
+    def phrase_of(self, node: int, index: "Index") -> str:
+        """The phrase of a phrase node (a node number past the entities)."""
+        return self._phrase_names[node - index.n_slots - len(self.entity_ids)]
+
+    def has_edges(self, kind: str) -> bool:
+        """Whether any edge of this type exists (semantic ones are built on demand: always)."""
+        return kind == "semantic" or bool(self.phrases if kind == "phrase" else self.edges[kind])
 
     # -- matrices -----------------------------------------------------------------------------
 
@@ -151,6 +181,8 @@ class KnowledgeGraph:
         n = self.n_nodes(index)
         if kind == "semantic":
             m = semantic_knn(index, n)
+        elif kind == "phrase":
+            m = self._phrase_matrix(index, n)
         else:
             a, b, w = self.edges[kind].arrays()
             na, nb = self._nodes(a, index), self._nodes(b, index)
@@ -161,6 +193,20 @@ class KnowledgeGraph:
             m.sum_duplicates()
         self._cache[key] = m
         return m
+
+    def _phrase_matrix(self, index: "Index", n: int) -> sp.csr_matrix:
+        """Phrase node – item edges (weight 1) for the phrases stated by 2 to PHRASE_MAX_ITEMS items."""
+        first = index.n_slots + len(self.entity_ids)
+        kept = [(first + node, ids) for node, ids in enumerate(self.phrases.values())
+                if 2 <= len(ids) <= PHRASE_MAX_ITEMS]
+        if not kept:
+            return sp.csr_matrix((n, n), dtype=np.float32)
+        phrase_nodes = np.concatenate([np.full(len(ids), node, dtype=np.int64) for node, ids in kept])
+        items = self._nodes(np.fromiter((i for _node, ids in kept for i in sorted(ids)), dtype=np.int64), index)
+        ok = items >= 0
+        rows = np.concatenate([phrase_nodes[ok], items[ok]])
+        cols = np.concatenate([items[ok], phrase_nodes[ok]])
+        return sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=(n, n), dtype=np.float32)
 
     @_locked
     def transition(self, weights: dict[str, float], index: "Index") -> sp.csr_matrix:

@@ -2,8 +2,10 @@
 
 At ingest (inside the source's transaction) every item is read by the rule-based extractor:
 its entities and mentions, facts (deduplicated: normalised key, then vector similarity within
-the same subject), 5W1H events, and the episode it belongs to. After the commit the typed graph
-grows by the same rows. When an LLM endpoint is configured the items also join a durable
+the same subject), 5W1H events, and the episode it belongs to. A fact's subject becomes an
+entity only when it is a name; a common noun phrase ("the dough", "poke test helps") files the
+fact under the entity its item is about and joins the graph as a phrase node instead. After the
+commit the typed graph grows by the same rows. When an LLM endpoint is configured the items also join a durable
 queue that :meth:`KnowledgeExtension.process_queue` works through (see :mod:`.llm`).
 
 Browsing returns the dataclasses of :mod:`.records`; every curation call is one transaction
@@ -24,7 +26,7 @@ import numpy as np
 
 from ..lexical import top_k as top_k_of
 from ..records import Item, Source
-from ..text import lexical_tokens, normalize
+from ..text import STOPWORDS, lexical_tokens, normalize
 from .entities import EntityRegistry, entity_key, name_vector
 from .episodes import group_items, session_of, summarize
 from .extract import Extraction, FactDraft, RuleExtractor, capitalised_spans
@@ -69,6 +71,8 @@ class _Batch:
     entities: list[int] = field(default_factory=list)
     kinds: dict[int, str] = field(default_factory=dict)  # known entities seen in a stronger role
     facts: dict[str, int] = field(default_factory=dict)  # key → fact id
+    provenance: list[tuple[int, int]] = field(default_factory=list)  # (fact id, item id) stated in this batch
+    phrases: list[tuple[str, int]] = field(default_factory=list)  # (phrase, item id) for the graph
     edges: dict[str, tuple[list[int], list[int], list[float]]] = field(
         default_factory=lambda: {t: ([], [], []) for t in EDGE_TYPES})
 
@@ -170,11 +174,15 @@ class KnowledgeExtension:
         g.clear()
         g.add_entities([r[0] for r in rows])
         batch = _Batch()
-        for item_id, entity_id, _surface, role in store.mention_rows():
+        mentions = store.mention_rows()
+        for item_id, entity_id, _surface, role in mentions:
             batch.edge(_edge_type(role), item_id, -entity_id)
-        for fid, _s, _p, _o, sid, oid, *_ in store.fact_rows():
+        facts = store.fact_rows()
+        for fid, _s, _p, _o, sid, oid, *_ in facts:
             if sid is not None and oid is not None and sid != oid:
                 batch.edge("fact", -sid, -oid)
+        sources = store.fact_sources_of([r[0] for r in facts])
+        self._link_statements(facts, [(f, i) for f, items in sources.items() for i in items], mentions, batch)
         for a, b, w in store.synonym_rows():
             batch.edge("synonym", -a, -b, w)
         members: dict[int, list[int]] = defaultdict(list)
@@ -194,6 +202,36 @@ class KnowledgeExtension:
         for kind, (a, b, w) in batch.edges.items():
             if a:
                 self.graph.add_edges(kind, a, b, w)
+        self.graph.add_phrases(batch.phrases)
+
+    def _link_statements(self, facts: list[tuple], provenance: list[tuple[int, int]],
+                         mentions: list[tuple[int, int, str, str]], batch: _Batch) -> None:
+        """What stating a fact adds to the graph, per (fact, item) pair: its subject entity meets
+        the other entities its object names (those the item mentions: "Gandhi —[founded]→ the
+        Navajivan weekly" joins Gandhi and Navajivan), and the item joins the phrase nodes of the
+        fact's object and of a subject that is no name (their head words: "adoption agencies" →
+        "agencies"). Read from stored rows, so ingest and a reload build the same edges."""
+        keys = {eid: key for key, eid in self.registry.ids.items()}
+        named: dict[int, list[int]] = defaultdict(list)
+        for item_id, entity_id, _surface, _role in mentions:
+            named[item_id].append(entity_id)
+        read = {}
+        for fid, subject, _p, obj, sid, oid, *_ in facts:
+            obj_key = entity_key(obj)
+            read[fid] = (sid, oid, f" {obj_key} ", [h for h in (_head(obj_key), self._phrase_head(subject, sid)) if h])
+        for fid, item_id in provenance:
+            sid, oid, words, heads = read[fid]
+            batch.phrases += [(h, item_id) for h in heads]
+            if sid is not None:
+                for eid in named[item_id]:
+                    if eid not in (sid, oid) and f" {keys.get(eid)} " in words:
+                        batch.edge("fact", -sid, -eid)
+
+    def _phrase_head(self, subject: str, subject_id: int | None) -> str:
+        """The head word of a subject that is a phrase filed under an entity ("dough" under a
+        section); "" for the entity's own name."""
+        key = entity_key(subject)
+        return _head(key) if subject_id is not None and self.registry.lookup(key) != subject_id else ""
 
     def on_ingest(self, source: Source, items: list[Item]) -> None:
         self.registry.rollback()
@@ -227,6 +265,10 @@ class KnowledgeExtension:
             self.registry.kinds[eid] = kind
         self._fact_ids.update(batch.facts)
         self.graph.add_entities(batch.entities)
+        if batch.provenance:
+            items = sorted({i for _f, i in batch.provenance})
+            self._link_statements(self.store.fact_rows(sorted({f for f, _i in batch.provenance})), batch.provenance,
+                                  self.store.mentions_of_items(items), batch)
         self._apply_edges(batch)
 
     def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
@@ -272,7 +314,8 @@ class KnowledgeExtension:
         """Ids for every key the items name (new entities inserted and linked by synonymy)."""
         wanted: dict[str, tuple[str, str]] = {}
         for ex in extractions:
-            named = [(s, k, kind) for s, k, kind, _role in ex.mentions] + [(f.subject, f.subject_key, "name") for f in ex.facts]
+            named = [(s, k, kind) for s, k, kind, _role in ex.mentions] + \
+                [(f.subject, f.subject_key, "name") for f in ex.facts if f.subject_named]
             for surface, key, kind in named:
                 if key and (key not in wanted or KIND_RANK[kind] > KIND_RANK[wanted[key][1]]):
                     wanted[key] = (surface, kind)  # "Maya" named by Daniel first, then speaking: a speaker
@@ -331,19 +374,25 @@ class KnowledgeExtension:
 
     def _store_facts(self, items: list[Item], extractions: list[Extraction], ids: dict[str, int], batch: _Batch,
                      origin: str) -> None:
-        drafts = [(item, d) for item, ex in zip(items, extractions) for d in ex.facts]
-        vectors = self._fact_vectors([(d.subject, d.predicate, d.object) for _, d in drafts])
+        drafts = [(item, _home(ex, ids), d) for item, ex in zip(items, extractions) for d in ex.facts]
+        vectors = self._fact_vectors([(d.subject, d.predicate, d.object) for _, _, d in drafts])
         provenance = []
-        for (item, draft), vec in zip(drafts, vectors):
-            provenance.append((self._dedup_or_insert(draft, vec, ids, batch, origin), item.id))
+        for (item, home, draft), vec in zip(drafts, vectors):
+            provenance.append((self._dedup_or_insert(draft, vec, ids, batch, origin, home), item.id))
         self.store.insert_fact_sources(provenance)
+        batch.provenance += provenance
 
-    def _dedup_or_insert(self, draft: FactDraft, vec: np.ndarray, ids: dict[str, int], batch: _Batch, origin: str) -> int:
+    def _dedup_or_insert(self, draft: FactDraft, vec: np.ndarray, ids: dict[str, int], batch: _Batch, origin: str,
+                         home: int | None = None) -> int:
         """The id of the fact ``draft`` states: an existing one (exact key, then similar within
-        the same subject), else a new row. A duplicate only ever adds provenance."""
+        the same subject), else a new row. A duplicate only ever adds provenance. A subject that
+        is no name and no known entity ("the dough") files the fact under ``home``, the entity
+        its item is about (the speaker of a turn, the section of a document)."""
         key = fact_key(draft.subject, draft.predicate, draft.object)
         hit = self._fact_ids.get(key) or batch.facts.get(key)
         subject_id = ids.get(draft.subject_key) or self.registry.lookup(draft.subject_key)
+        if subject_id is None and not draft.subject_named:
+            subject_id = home
         rows = self._vectors_of_subject(subject_id) if subject_id is not None else None
         if hit is None and rows is not None:
             near, sim = rows.nearest(vec)
@@ -450,7 +499,7 @@ class KnowledgeExtension:
         """Per-slot PPR score under each edge type alone (and the mix), for a learned ranker."""
         out = {"ppr": self.graph_scores(text, first_stage).item_scores[slots]}
         for kind in EDGE_TYPES:
-            if self.graph.edges[kind] or kind == "semantic":
+            if self.graph.has_edges(kind):
                 only = {t: (1.0 if t == kind else 0.0) for t in EDGE_TYPES}
                 out[f"ppr_{kind}"] = self.graph_scores(text, first_stage, only).item_scores[slots]
             else:
@@ -463,10 +512,13 @@ class KnowledgeExtension:
         for node in top_k_of(scores, top)[0].tolist():
             if node < index.n_slots:
                 out.append({"node": f"item:{int(index.item_ids[node])}", "kind": "item", "score": float(scores[node])})
-            else:
+            elif node < index.n_slots + len(self.graph.entity_ids):
                 eid = int(self.graph.entity_ids[node - index.n_slots])
                 out.append({"node": f"entity:{eid}", "kind": "entity", "name": self.registry.names.get(eid, ""),
                             "score": float(scores[node])})
+            else:
+                phrase = self.graph.phrase_of(node, index)
+                out.append({"node": f"phrase:{phrase}", "kind": "phrase", "name": phrase, "score": float(scores[node])})
         return out
 
     # -- recall support -----------------------------------------------------------------------
@@ -613,7 +665,7 @@ class KnowledgeExtension:
         other = self.store.fact_id_by_key(key)
         if other is not None and other != fact_id:
             raise KnowledgeError(f"fact {fact_id}: the edit would duplicate fact {other}; delete one of them instead")
-        subject_id = self.registry.lookup(entity_key(s))
+        subject_id = old.subject_id if s == old.subject else self.registry.lookup(entity_key(s))
         object_id = self.registry.lookup(entity_key(o))
         if subject_id is None:
             raise KnowledgeError(f"fact {fact_id}: no entity is named {s!r}; rename or create the entity first")
@@ -813,6 +865,7 @@ class KnowledgeExtension:
         fid = self._dedup_or_insert(draft, self._fact_vectors([(draft.subject, draft.predicate, draft.object)])[0], ids,
                                     batch, r.get("origin", "user"))
         self.store.insert_fact_sources((fid, i) for i in items)
+        batch.provenance += [(fid, i) for i in items]
 
     def _import_episode(self, r: dict[str, Any], id_map: dict[Any, int]) -> None:
         events = [(id_map[e["item_id"]], "llm", {k: e.get(k) for k in EVENT_ROLES}) for e in r.get("events", [])
@@ -884,6 +937,7 @@ class KnowledgeExtension:
                     batch.edge("fact", -sid, -oid)
             provenance += [(fid, id_map[i]) for i in f.provenance if i in id_map]
         self.store.insert_fact_sources(provenance)
+        batch.provenance += provenance
 
     # -- the LLM queue ------------------------------------------------------------------------
 
@@ -933,6 +987,20 @@ class KnowledgeExtension:
             raise KnowledgeError("no LLM endpoint is configured (set MNEMOSCOPE_LLM_BASE_URL and MNEMOSCOPE_LLM_MODEL)")
 
         return run_queue(self, retry_failed=retry_failed, limit=limit, progress=progress)
+
+
+def _head(key: str) -> str:
+    """The head word of a phrase's key: its last content word ("adoption agencies" → "agencies")."""
+    return next((w for w in reversed(key.split()) if w.isalpha() and w not in STOPWORDS), "")
+
+
+def _home(ex: Extraction, ids: dict[str, int]) -> int | None:
+    """The entity an item is about: its speaker, else its title (None when it has neither)."""
+    for role in ("speaker", "title"):
+        key = next((k for _s, k, _kind, r in ex.mentions if r == role), None)
+        if key is not None:
+            return ids.get(key)
+    return None
 
 
 def _edge_type(role: str) -> str:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -67,3 +69,13 @@ def store_checksum(path: Path) -> str:
             digest.update(repr(row).encode())
     conn.close()
     return digest.hexdigest()
+
+
+@contextmanager
+def ingested(tmp_path: Path, name: str, text: str) -> Iterator[Memory]:
+    """A fresh store holding one file ``name`` with ``text``, closed afterwards."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with Memory(tmp_path / f"{path.stem}.db") as m:
+        m.ingest(path)
+        yield m

@@ -1,0 +1,61 @@
+"""Which fact subjects become entities: names do; a common noun phrase files its fact under the
+entity its item is about (a document's section, a turn's speaker) instead of becoming one."""
+
+from pathlib import Path
+
+import pytest
+
+from engine import Memory
+
+from .conftest import ingested
+
+NOTE = """# Bread
+
+## Proofing
+
+The poke test helps judge readiness. The dough becomes airy after a long rest.
+The Swiss Alpine Club runs many huts.
+"""
+
+CHAT = "Maya: My kitchen is cold this week.\nDaniel: The dough needs a warmer spot then.\n"
+
+
+@pytest.fixture
+def note_mem(tmp_path: Path) -> Memory:
+    with ingested(tmp_path, "note.md", NOTE) as m:
+        yield m
+
+
+def test_phrase_subjects_are_not_entities_but_names_are(note_mem):
+    k = note_mem.knowledge
+    names = {e.name for e in k.entities()}
+    assert "Swiss Alpine Club" in names
+    assert not names & {"poke test helps", "dough"}
+    by_subject = {f.subject: f for f in k.facts()}
+    assert by_subject["Swiss Alpine Club"].subject_id == k.registry.lookup("swiss alpine club")
+
+
+def test_a_phrase_subject_files_its_fact_under_the_items_section(note_mem):
+    k = note_mem.knowledge
+    section = k.registry.lookup("proofing")
+    dough = next(f for f in k.facts() if f.subject == "dough")
+    assert dough.subject_id == section
+    assert dough.id in {f.id for f in k.facts(entity=section)}
+
+
+def test_a_phrase_subject_in_a_turn_files_under_the_speaker(tmp_path):
+    with ingested(tmp_path, "chat.txt", CHAT) as m:
+        k = m.knowledge
+        assert "dough" not in {e.name for e in k.entities()}
+        dough = next(f for f in k.facts() if f.subject == "dough")
+        assert dough.subject_id == k.registry.lookup("daniel")
+        kitchen = next(f for f in k.facts() if f.subject.startswith("Maya's"))
+        assert kitchen.subject_id == k.registry.lookup("maya")
+
+
+def test_a_phrase_subject_fact_can_be_edited_without_renaming_its_subject(note_mem):
+    k = note_mem.knowledge
+    dough = next(f for f in k.facts() if f.subject == "dough")
+    k.edit_fact(dough.id, object="light and airy")
+    edited = k.fact(dough.id)
+    assert (edited.subject, edited.object, edited.subject_id) == ("dough", "light and airy", dough.subject_id)
