@@ -116,10 +116,10 @@ Every change shows the engine's dry-run report before it is written.
 
     def refresh_data(self) -> None:
         text = self.query_one("#entity-filter", Input).value.strip().lower()
-        knowledge = self.services.memory.knowledge
+        memory = self.services.memory
 
         def load() -> list[Any]:
-            found = knowledge.entities()
+            found = memory.knowledge.entities()  # in the worker: the first use loads the area
             if text:
                 found = [e for e in found if text in e.name.lower() or text in e.key]
             return found[:ENTITY_ROWS]

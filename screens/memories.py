@@ -16,6 +16,8 @@ from textual.widgets import DataTable, Static
 from app.widgets import PromptDialog, clip
 from screens.base import BaseScreen, set_columns
 
+EPISODE_ROWS = 1000  # the timeline's first episodes: a table of thousands froze the screen for a second or two
+
 ROLES = (("who", "participants"), ("what", "action"), ("when", "time"), ("where", "location"),
          ("why", "reason"), ("how", "method"))
 
@@ -46,7 +48,7 @@ class MemoriesScreen(BaseScreen):
 ### Memories
 
 Episodic memories on a timeline (by session date; document sections, which have none, come
-last). The panel shows the selected episode's summary, its 5W1H events and the source turns it
+last; the first 1,000 when there are more). The panel shows the selected episode's summary, its 5W1H events and the source turns it
 was built from: Enter on a turn jumps to it on the Sources screen.
 
 | key | does |
@@ -99,18 +101,22 @@ was built from: Enter on a turn jumps to it on the Sources screen.
     def show_episodes(self, episodes: list[Any], source_names: dict[int, str]) -> None:
         table = self.query_one("#episodes-table", DataTable)
         current = self.current_episode()
-        self.episodes, self.source_names = episodes, source_names
+        self.episodes, self.source_names = episodes[:EPISODE_ROWS], source_names
         table.clear()
+        more = len(episodes) > len(self.episodes)
+        table.columns["summary"].label = Text(f"summary ({len(self.episodes):,}/{len(episodes):,})" if more
+                                              else "summary")  # the timeline's first ones
         previous = object()
-        for e in episodes:
+        for e in self.episodes:
             date = (e.time_start or "")[:10] or "undated"
             first = date != previous
             previous = date
             source = Path(source_names.get(e.source_id, "?").split("#")[0]).stem
             table.add_row(date if first else "", "┬" if first else "│", source[:18],
                           clip(" ".join(e.summary.split()), self.summary_width), key=str(e.id))
-        if current is not None and current.id in [e.id for e in episodes]:
-            table.move_cursor(row=[e.id for e in episodes].index(current.id))
+        ids = [e.id for e in self.episodes]
+        if current is not None and current.id in ids:
+            table.move_cursor(row=ids.index(current.id))
         self.show_episode()
 
     def current_episode(self) -> Any:

@@ -86,8 +86,9 @@ model beats the heuristic on held-out pairs; so learning can help and never make
                                        self.pane_width(1 / 2, border=1))
 
     def refresh_data(self) -> None:
-        ranker = self.services.memory.ranker
-        self.run_task("ranker", "Loading the ranker", lambda: (ranker.status(), ranker.feedback_log(EVENTS_SHOWN)),
+        memory = self.services.memory  # its ranker is loaded in the worker, on first use
+        self.run_task("ranker", "Loading the ranker",
+                      lambda: (memory.ranker.status(), memory.ranker.feedback_log(EVENTS_SHOWN)),
                       progress=False, show=False, replace=True)
 
     RESULTS = {"ranker": "show_status", "ranker-reset": "reset_done"}

@@ -138,7 +138,7 @@ items. The panel shows the selected item in full.
             table.move_cursor(row=[i.id for i in self.items].index(wanted))
             table.focus()
         more = len(items) - len(self.items)
-        table.border_subtitle = f"first {len(self.items):,} of {len(items):,}" if more > 0 else ""
+        table.border_title = f"the first {len(self.items):,} of {len(items):,} items" if more > 0 else ""
         self.show_item()
 
     @on(DataTable.RowHighlighted, "#items-table")

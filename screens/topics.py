@@ -82,10 +82,13 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
     # -- the tree, lazily ---------------------------------------------------------------------
 
     def refresh_data(self) -> None:
-        topics = self.services.memory.topics
-        self.run_task("topic-roots", "Loading topics",
-                      lambda: ([t for t in topics.tree() if t.parent is None], topics.message), progress=False,
-                      show=False, replace=True)
+        memory = self.services.memory
+
+        def roots() -> tuple[list[Any], str]:
+            topics = memory.topics  # in the worker: the first use loads the area
+            return [t for t in topics.tree() if t.parent is None], topics.message
+
+        self.run_task("topic-roots", "Loading topics", roots, progress=False, show=False, replace=True)
 
     RESULTS = {"topic-roots": "show_roots", "topic-children": "show_children", "topic-detail": "show_detail",
                "topics-rebuild": "rebuilt"}

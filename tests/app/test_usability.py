@@ -262,3 +262,49 @@ def fitted(tables, start, end) -> None:
     for table in tables:
         spare = table.region.width - table.virtual_size.width
         assert 0 <= spare <= 2, f"#{table.id}: {spare} cells spare after {start} → {end}"
+
+
+async def test_the_engine_areas_load_in_workers_not_on_the_ui_thread(demo_app, monkeypatch):
+    import threading
+
+    from app.services import Services
+
+    monkeypatch.setattr(Services, "warm_up", lambda self: None)  # the screens are the first to need the areas
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        mem = app.services.mem
+        loaded_on: dict[str, str] = {}
+        for name, area in mem._areas.items():
+            def load(original=area.load, name=name) -> None:
+                loaded_on[name] = threading.current_thread().name
+                original()
+
+            monkeypatch.setattr(area, "load", load)
+        for mode in ("topics", "facts", "ranker"):
+            await app.switch_mode(mode)
+            await settle(pilot)
+        assert loaded_on and threading.main_thread().name not in loaded_on.values(), loaded_on
+
+
+async def test_long_lists_say_how_much_they_show(demo_app, monkeypatch):
+    import screens.memories
+    import screens.sources
+
+    monkeypatch.setattr(screens.memories, "EPISODE_ROWS", 10)
+    monkeypatch.setattr(screens.sources, "ITEM_ROWS_SHOWN", 50)
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await app.switch_mode("memories")
+        await settle(pilot)
+        episodes = app.screen.query_one("#episodes-table", DataTable)
+        total = app.store_stats["episodes"]
+        assert episodes.row_count == 10
+        assert f"summary (10/{total})" in "\n".join(screen_lines(app))
+        await app.switch_mode("sources")
+        await settle(pilot)
+        conversation = next(s for s in app.screen.sources if s.kind == "conversation")
+        app.screen.select_source(conversation.id)
+        await settle(pilot)
+        assert "the first 50 of 206 items" in "\n".join(screen_lines(app))
