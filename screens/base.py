@@ -6,9 +6,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from textual import events, on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Footer, Input, Static
 
 from app.messages import TaskFinished
 from app.widgets import ChoiceDialog, NavTabs, StoreHeader, TaskPanel
@@ -70,6 +71,7 @@ class BaseScreen(FittedScreen):
     HELP = ""
     AREA: str | None = None  # the engine area the screen needs (knowledge, topics, ranker)
     RESULTS: dict[str, str] = {}  # task name → the method that shows its result (a tuple is spread)
+    BINDINGS = [Binding("escape", "escape", "Cancel task / leave the box", id="screen-escape", show=False)]
 
     app: "MnemoscopeApp"
 
@@ -130,6 +132,16 @@ class BaseScreen(FittedScreen):
 
     def refresh_data(self) -> None:
         """Reload what the screen shows from the store (called on the UI thread)."""
+
+    def action_escape(self) -> None:
+        """Esc leaves a text box (where digits are typed, not screens switched); else it cancels a task."""
+        if isinstance(self.focused, Input) and not any(state.show for state in self.app.tasks.values()):
+            self.leave_box()
+        else:
+            self.app.action_cancel_task()
+
+    def leave_box(self) -> None:
+        self.focus_next()
 
     def redraw(self) -> None:
         """By default the tables are filled again by reloading them."""

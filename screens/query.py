@@ -101,7 +101,6 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         Binding("x", "panel('text')", "Text", id="query-text", show=False),
         Binding("t", "panel('trace')", "Trace", id="query-trace"),
         Binding("k", "panel('knowledge')", "Knowledge", id="query-knowledge", show=False),
-        Binding("escape", "leave_box", "Leave the box", id="query-leave", show=False),
         Binding("space", "trace('toggle')", "Play/pause trace", id="trace-toggle", show=False),
         Binding("full_stop", "trace('single_step')", "Step trace", id="trace-step", show=False),
         Binding("r", "trace('replay')", "Replay trace", id="trace-replay", show=False),
@@ -357,12 +356,8 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
             self.trace_pending = False
             self.query_one(TraceView).load(self.recall, animate=self.app.animate_trace)
 
-    def action_leave_box(self) -> None:
-        """Esc: cancel a running task; else leave the query box for the hits (number keys switch screens)."""
-        if any(state.show for state in self.app.tasks.values()):
-            self.app.action_cancel_task()
-        elif self.focused is self.query_one("#query-input"):
-            self.query_one("#hits", DataTable).focus()
+    def leave_box(self) -> None:
+        self.query_one("#hits", DataTable).focus()
 
     def action_trace(self, what: str) -> None:
         self.action_panel("trace")

@@ -139,7 +139,7 @@ GLOBAL_KEYS = """\
 | `/` | jump to the query box |
 | `Ctrl+P` | command palette: every action (ingest, open store, export, theme, …) |
 | `Ctrl+O` | open another store |
-| `Esc` | cancel the running task (or close a dialog) |
+| `Esc` | cancel the running task, leave a text box, or close a dialog |
 | `?` / `F1` | this help |
 | `F12` | save an SVG screenshot of the screen |
 | `Ctrl+Q` | quit |

@@ -308,3 +308,18 @@ async def test_long_lists_say_how_much_they_show(demo_app, monkeypatch):
         app.screen.select_source(conversation.id)
         await settle(pilot)
         assert "the first 50 of 206 items" in "\n".join(screen_lines(app))
+
+
+@pytest.mark.parametrize(("mode", "box"), [("facts", "#entity-filter"), ("ingest", "#ingest-path")])
+async def test_escape_leaves_any_text_box_so_number_keys_switch_screens(demo_app, mode, box):
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await app.switch_mode(mode)
+        await settle(pilot)
+        app.screen.query_one(box).focus()
+        await pilot.press("escape", "6")
+        await settle(pilot)
+        assert app.current_mode == "query"
+        await app.switch_mode(mode)
+        assert "6" not in app.screen.query_one(box).value
