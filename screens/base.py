@@ -230,12 +230,31 @@ def set_columns(table: Any, specs: tuple[tuple[str, str, int | None], ...], widt
     return rest
 
 
+REPORT_LABELS = {"items": "items deleted", "sources": "sources deleted",
+                 "coaccess_edges": "co-access edges of the ranker", "trust_rows": "trust records of the ranker"}
+
+
+def singular_phrase(label: str) -> str:
+    """``topic assignments`` → ``topic assignment``, ``entities deleted`` → ``entity deleted``: the
+    first plural word of a report's label made singular."""
+    words = label.split(" ")
+    for n, word in enumerate(words):
+        if word.endswith("s") and not word.endswith("ss"):
+            words[n] = word[:-3] + "y" if word.endswith("ies") else word[:-1]
+            break
+    return " ".join(words)
+
+
 def describe_report(report: dict[str, Any]) -> str:
-    """A curation report (dry run or done) as lines a person reads."""
+    """A curation report (dry run or done) as lines a person reads: what changes, in words; what
+    does not (a count of 0) is left out."""
     lines = []
     for key, value in report.items():
-        if value is None or value == [] or key in ("fact", "entity", "episodes"):
+        if value in (None, [], 0) or isinstance(value, bool) or key in ("fact", "entity", "episodes"):
             continue
-        label = key.replace("_", " ")
-        lines.append(f"• {value:,} {label}" if isinstance(value, int) else f"• {label}: {value}")
+        label = REPORT_LABELS.get(key, key.replace("_", " "))
+        if isinstance(value, int):
+            lines.append(f"• {value:,} {singular_phrase(label) if value == 1 else label}")
+        else:
+            lines.append(f"• {label}: {value}")
     return "\n".join(lines) or "• nothing else changes"

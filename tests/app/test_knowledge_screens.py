@@ -57,7 +57,7 @@ async def test_open_an_entity_and_its_facts_then_delete_one_after_the_dry_run(de
         await pilot.press("d")
         await settle(pilot)
         assert isinstance(app.screen, ChoiceDialog)
-        assert "facts deleted" in text_of(app.screen.query_one("#dialog-text"))
+        assert "1 fact deleted" in text_of(app.screen.query_one("#dialog-text"))
         assert app.store_stats["facts"] == before, "a dry run writes nothing"
         await pilot.click("#choice-apply")
         await settle(pilot)
@@ -96,7 +96,7 @@ async def test_add_a_fact_by_hand_after_the_dry_run(demo_app):
         await pilot.click("#form-ok")
         await settle(pilot)
         assert isinstance(app.screen, ChoiceDialog)
-        assert "facts added" in text_of(app.screen.query_one("#dialog-text"))
+        assert "1 fact added" in text_of(app.screen.query_one("#dialog-text"))
         await pilot.click("#choice-apply")
         await settle(pilot)
         assert app.store_stats["facts"] == before + 1
@@ -150,7 +150,7 @@ async def test_merge_two_episodes_then_split_them(demo_app):
         assert isinstance(app.screen, PromptDialog)
         await pilot.press("enter")  # the next episode of the same source is suggested
         await settle(pilot)
-        assert "episodes merged" in text_of(app.screen.query_one("#dialog-text"))
+        assert "1 episode merged" in text_of(app.screen.query_one("#dialog-text"))
         await pilot.click("#choice-apply")
         await settle(pilot)
         assert app.store_stats["episodes"] == before - 1

@@ -323,3 +323,19 @@ async def test_escape_leaves_any_text_box_so_number_keys_switch_screens(demo_app
         assert app.current_mode == "query"
         await app.switch_mode(mode)
         assert "6" not in app.screen.query_one(box).value
+
+
+async def test_a_dry_run_report_reads_as_sentences(demo_app):
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await app.switch_mode("sources")
+        await settle(pilot)
+        app.screen.query_one("#sources-table").focus()
+        await pilot.press("d")
+        await settle(pilot)
+        assert isinstance(app.screen, ChoiceDialog)
+        report = text_of(app.screen.query_one("#dialog-text"))
+        assert "• 1 source deleted" in report and " items deleted" in report
+        assert "• 0 " not in report and "1 sources" not in report, report
+        await pilot.press("escape")
