@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
+from app.widgets import clip
 from screens.base import BaseScreen, set_columns
 
 ITEM_ROWS_SHOWN = 2000  # a source with more items shows the first ones (DataTable slows past that)
@@ -45,6 +46,7 @@ items. The panel shows the selected item in full.
         self.items: list[Any] = []
         self.pending_source: int | None = None
         self.pending_item: int | None = None
+        self.text_width = 0  # set with the columns
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="sources-main", classes="split"):
@@ -61,9 +63,9 @@ items. The panel shows the selected item in full.
         set_columns(self.query_one("#sources-table", DataTable),
                     (("id", "id", 4), ("kind", "kind", 12), ("source", "name", None), ("items", "items", 6)),
                     self.pane_width(3 / 5))
-        set_columns(self.query_one("#items-table", DataTable),
-                    (("key", "key", 6), ("speaker", "speaker", 10), ("date", "date", 10), ("text", "text", None)),
-                    self.pane_width(3 / 5))
+        self.text_width = set_columns(self.query_one("#items-table", DataTable),
+                                      (("key", "key", 6), ("speaker", "speaker", 10), ("date", "date", 10),
+                                       ("text", "text", None)), self.pane_width(3 / 5))
 
     def refresh_data(self) -> None:
         services = self.services
@@ -79,7 +81,7 @@ items. The panel shows the selected item in full.
 
     def show_sources(self, rows: list[tuple[Any, int | None]]) -> None:
         table = self.query_one("#sources-table", DataTable)
-        previous = self.current_source()
+        previous, previous_row = self.current_source(), table.cursor_row
         table.clear()
         self.sources = [s for s, _ in rows]
         for source, count in rows:
@@ -87,10 +89,12 @@ items. The panel shows the selected item in full.
             table.add_row(str(source.id), source.kind, name, "" if count is None else f"{count:,}", key=str(source.id))
         wanted = self.pending_source or (previous.id if previous else None)
         self.pending_source = None
-        if wanted is not None:
+        if wanted in [s.id for s in self.sources]:
             self.select_source(wanted)
-        elif self.sources:
-            self.load_items(self.sources[0].id)
+        elif self.sources:  # the source shown before is gone (deleted): the one now in its row
+            row = min(max(previous_row, 0), len(self.sources) - 1)
+            table.move_cursor(row=row)
+            self.load_items(self.sources[row].id)
         else:
             self.show_items(None, [])
 
@@ -126,17 +130,21 @@ items. The panel shows the selected item in full.
                       progress=False, show=False, replace=True)
 
     def show_items(self, source_id: int | None, items: list[Any]) -> None:
-        self.items = items[:ITEM_ROWS_SHOWN]
         table = self.query_one("#items-table", DataTable)
+        # the same source again (an item of it deleted): the cursor stays where it was
+        kept_row = table.cursor_row if self.items and self.items[0].source_id == source_id else None
+        self.items = items[:ITEM_ROWS_SHOWN]
         table.clear()
         for item in self.items:
-            text = " ".join(item.text.split())
-            table.add_row(item.key, item.speaker or "", (item.timestamp or "")[:10], text[:120], key=str(item.id))
+            table.add_row(item.key, item.speaker or "", (item.timestamp or "")[:10],
+                          clip(" ".join(item.text.split()), self.text_width), key=str(item.id))
         wanted = self.pending_item
         if wanted is not None and source_id is not None and any(i.id == wanted for i in self.items):
             self.pending_item = None
             table.move_cursor(row=[i.id for i in self.items].index(wanted))
             table.focus()
+        elif kept_row is not None and self.items:
+            table.move_cursor(row=min(kept_row, len(self.items) - 1))
         more = len(items) - len(self.items)
         table.border_title = f"the first {len(self.items):,} of {len(items):,} items" if more > 0 else ""
         self.show_item()

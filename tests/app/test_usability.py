@@ -339,3 +339,29 @@ async def test_a_dry_run_report_reads_as_sentences(demo_app):
         assert "• 1 source deleted" in report and " items deleted" in report
         assert "• 0 " not in report and "1 sources" not in report, report
         await pilot.press("escape")
+
+
+async def test_after_a_delete_the_lists_stay_where_they_were(demo_app):
+    app = demo_app(start_mode="sources")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        sources, items = (screen.query_one(f"#{name}-table", DataTable) for name in ("sources", "items"))
+        await pilot.press("down", "down", "enter", "down", "down", "d")  # the conversation's third turn
+        await settle(pilot)
+        await pilot.click("#choice-apply")
+        await settle(pilot)
+        assert items.cursor_row == 2 and items.get_row_at(2)[0] == "D1:4", "the turn after the deleted one"
+        sources.focus()
+        await pilot.press("d")  # the conversation itself
+        await settle(pilot)
+        await pilot.click("#choice-apply")
+        await settle(pilot)
+        assert sources.cursor_row == 2
+        shown = screen.current_source()
+        assert shown.kind != "conversation" and {i.source_id for i in screen.items} == {shown.id}
+        await app.switch_mode("query")  # a later refresh keeps the new place too
+        app.store_changed()
+        await app.switch_mode("sources")
+        await settle(pilot)
+        assert screen.current_source().id == shown.id
