@@ -59,6 +59,7 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
         super().__init__()
         self.nodes: dict[str, TreeNode] = {}
         self.pending: str | None = None
+        self.tree_note = ""
 
     def compose_body(self) -> ComposeResult:
         yield self.missing_area_note()
@@ -105,7 +106,7 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
         for topic in roots:
             self.nodes[topic.id] = tree.root.add(topic_label(topic), data=topic.id, allow_expand=bool(topic.children))
         tree.root.expand()
-        tree.border_title = note or ""
+        self.tree_note = note  # why the tree is flat, shown above the selected topic (the tree has no border)
         if not roots:
             self.query_one("#topic-body", Static).update(Text(note or "No topics yet.", style="dim"))
             return
@@ -169,7 +170,7 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
 
     def show_detail(self, topic: Any, parent: Any, children: list[Any], siblings: list[Any],
                     neighbours: list[Any], items: list[Any]) -> None:
-        body = Text()
+        body = Text(self.tree_note + "\n" if self.tree_note else "", style="dim italic")
         body.append(topic.label or topic.id, style="bold")
         body.append(f"  {topic.id} · depth {topic.depth} · {topic.size:,} items\n", style="dim")
         body.append("terms: ", style="dim")

@@ -365,3 +365,25 @@ async def test_after_a_delete_the_lists_stay_where_they_were(demo_app):
         await app.switch_mode("sources")
         await settle(pilot)
         assert screen.current_source().id == shown.id
+
+
+async def test_panel_titles_and_notes_are_visible(demo_app, tmp_path: Path):
+    app = demo_app()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await app.switch_mode("facts")
+        await settle(pilot)
+        entity = app.screen.entity
+        assert f"{entity.name}: {len(app.screen.facts)} fact(s)" in "\n".join(screen_lines(app))
+        await app.switch_mode("ranker")
+        await settle(pilot)
+        assert "feedback events (0)" in "\n".join(screen_lines(app))
+    app = build_app(tmp_path / "two-notes.db")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for title, text in (("bees", "Bees make honey in hives."), ("cheese", "Cheddar is an aged cheese.")):
+            app.services.memory.add_note(text, title=title)
+        app.store_changed()
+        await app.switch_mode("topics")
+        await settle(pilot)
+        assert "too few for a topic hierarchy" in text_of(app.screen.query_one("#topic-body"))
