@@ -171,12 +171,17 @@ Every change shows the engine's dry-run report before it is written.
                       show=False, replace=True)
 
     def show_facts(self, entity: Any, facts: list[Any]) -> None:
-        self.entity, self.facts = entity, facts
         table = self.query_one("#facts-table", DataTable)
+        # the same entity again (one of its facts edited or deleted): the cursor stays where it was
+        kept_row = table.cursor_row if entity is not None and self.entity is not None and entity.id == self.entity.id \
+            else None
+        self.entity, self.facts = entity, facts
         table.clear()
         for f in facts:
             table.add_row(clip(f.subject, SUBJECT_WIDTH), clip(f.predicate, PREDICATE_WIDTH),
                           clip(f.object, self.object_width), f.time or "", str(len(f.provenance)), key=str(f.id))
+        if kept_row is not None and facts:
+            table.move_cursor(row=min(kept_row, len(facts) - 1))
         table.border_title = f"{entity.name}: {len(facts)} fact(s)" if entity else ""
         graph = self.query_one("#graph-body", Static)
         if entity is None:

@@ -387,3 +387,18 @@ async def test_panel_titles_and_notes_are_visible(demo_app, tmp_path: Path):
         await app.switch_mode("topics")
         await settle(pilot)
         assert "too few for a topic hierarchy" in text_of(app.screen.query_one("#topic-body"))
+
+
+async def test_after_deleting_a_fact_the_cursor_stays_in_its_row(demo_app):
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        facts = app.screen.query_one("#facts-table", DataTable)
+        facts.focus()
+        await pilot.press("down", "down")
+        following = app.screen.facts[3].id
+        await pilot.press("d")
+        await settle(pilot)
+        await pilot.click("#choice-apply")
+        await settle(pilot)
+        assert facts.cursor_row == 2 and app.screen.selected_fact().id == following
