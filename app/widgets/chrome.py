@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
+from textual.content import Content
+from textual.markup import escape
 from textual.reactive import reactive
 from textual.widgets import Static, Tab, Tabs
 
@@ -43,11 +47,17 @@ class StoreHeader(Static):
         self.watch(app, "busy", lambda v: setattr(self, "busy", v))
 
     def render(self) -> str:
-        text = f"[b]◆ Mnemoscope[/b]  [dim]store[/dim] {self.label}"
-        if self.counts:
-            text += f"  [dim]│[/dim] {self.counts}"
-        if self.busy:
-            text += f"  [dim]│[/dim] [$warning]⟳ {self.busy}[/]"
+        """Everything when it fits; else the brand goes, then the word "store", then the store's
+        folder, so that the counts are cut (with an ellipsis) only when nothing else can give way.
+        What runs comes first."""
+        busy = f"[$warning]⟳ {escape(self.busy)}[/]  [dim]│[/dim] " if self.busy else ""
+        counts = f"  [dim]│[/dim] {self.counts}" if self.counts else ""
+        label, name = escape(self.label), escape(PurePath(self.label).name)
+        room = self.content_size.width
+        for head in ("[b]◆ Mnemoscope[/b]  [dim]store[/dim] " + label, "[dim]store[/dim] " + label, label, name):
+            text = f"{busy}{head}{counts}"
+            if Content.from_markup(text).cell_length <= room:
+                break
         return text
 
 

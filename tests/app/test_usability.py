@@ -402,3 +402,21 @@ async def test_after_deleting_a_fact_the_cursor_stays_in_its_row(demo_app):
         await pilot.click("#choice-apply")
         await settle(pilot)
         assert facts.cursor_row == 2 and app.screen.selected_fact().id == following
+
+
+async def test_the_header_gives_way_so_the_counts_show(tmp_path: Path, demo_copy: Path):
+    from app.services import Services
+    from app.tui import make_app
+
+    store = tmp_path / "a folder with a long name" / "my [old] store.db"  # brackets: not markup
+    store.parent.mkdir()
+    demo_copy.rename(store)
+    for width, head in ((120, " my [old] store.db  │"), (240, " ◆ Mnemoscope  store ")):
+        app = make_app(Services(store), offer_demo=False, browse_root=DEMO_DIR, animate=False, show_timings=False)
+        async with app.run_test(size=(width, 32)) as pilot:
+            await settle(pilot)
+            header = screen_lines(app)[0]
+            assert header.startswith(head) and "0 feedback" in header, header
+            app.busy = "Ingesting"
+            await pilot.pause()
+            assert screen_lines(app)[0].startswith(" ⟳ Ingesting")
