@@ -24,6 +24,8 @@ from .widgets.chrome import SCREENS
 
 log = logging.getLogger(__name__)
 
+UNTIED_TASKS = ("llm",)  # tasks that do not use the open store: another may be opened meanwhile
+
 
 @dataclass
 class TaskState:
@@ -94,6 +96,12 @@ class MnemoscopeApp(App[None]):
         self.call_after_refresh(self.open_store, None)
 
     def open_store(self, path: str | Path | None) -> None:
+        running = [state.title for task, state in self.tasks.items() if task not in UNTIED_TASKS]
+        if running:  # opening closes the store they work on
+            self.notify(f"{running[-1]} is still running: wait for it (or press Esc to cancel it), then open "
+                        "the store.", title="Open store", severity="warning", markup=False)
+            return
+
         def open_and_fill(progress, cancelled) -> dict[str, Any]:
             started = time.perf_counter()
             mem = self.services.open(path)

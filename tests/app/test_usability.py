@@ -420,3 +420,28 @@ async def test_the_header_gives_way_so_the_counts_show(tmp_path: Path, demo_copy
             app.busy = "Ingesting"
             await pilot.pause()
             assert screen_lines(app)[0].startswith(" ⟳ Ingesting")
+
+
+async def test_another_store_waits_until_the_ingest_is_done(demo_app, tmp_path: Path):
+    import threading
+
+    from tests.app.test_app import hold_each_source, note_folder
+
+    folder = note_folder(tmp_path, 4, "Words about lanterns")
+    app = demo_app(start_mode="ingest")
+    release = threading.Event()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        store = app.services.mem
+        hold_each_source(store, release)
+        parsed, _, _ = app.services.parse([folder])
+        app.screen.start_ingest(parsed)
+        await pilot.pause(0.2)
+        app.open_store(tmp_path / "other.db")
+        await pilot.pause(0.2)
+        assert app.services.mem is store, "the store being written to stays open"
+        assert any("still running" in n.message for n in app._notifications)
+        release.set()
+        await settle(pilot)
+        assert app.store_stats["sources"] == 6 + 4
+        assert not any(n.severity == "error" for n in app._notifications)
