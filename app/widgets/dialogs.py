@@ -82,12 +82,17 @@ class FormDialog(ModalScreen[dict[str, str] | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog-box") as box:
             box.border_title = self.title_text
-            for key, label, value in self.fields:
-                yield Label(label, markup=False)
-                yield Input(value, id=f"form-{key}")
+            with VerticalScroll(id="dialog-body", can_focus=False):  # scrolls in a short terminal; OK stays
+                for key, label, value in self.fields:
+                    yield Label(label, markup=False)
+                    yield Input(value, id=f"form-{key}")
             with Horizontal(id="dialog-buttons"):
                 yield Button("OK", id="form-ok", variant="primary")
                 yield Button("Cancel", id="form-cancel")
+
+    def on_mount(self) -> None:
+        # focusing the first field scrolled its label out of view
+        self.call_after_refresh(self.query_one("#dialog-body").scroll_home, animate=False)
 
     @on(Input.Submitted)
     @on(Button.Pressed, "#form-ok")

@@ -445,3 +445,19 @@ async def test_another_store_waits_until_the_ingest_is_done(demo_app, tmp_path: 
         await settle(pilot)
         assert app.store_stats["sources"] == 6 + 4
         assert not any(n.severity == "error" for n in app._notifications)
+
+
+async def test_a_form_fits_a_small_terminal(demo_app):
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        screen = app.screen
+        assert "Subject" in "\n".join(screen_lines(app)), "the first field's label is shown"
+        for button in ("#form-ok", "#form-cancel"):
+            assert screen.query_one(button).region.bottom <= 24, f"{button} is off the screen"
+        await pilot.press("tab", "tab", "tab", "tab")
+        await settle(pilot)
+        assert app.focused.id == "form-time"
+        assert app.focused.region.bottom <= screen.query_one("#dialog-body").region.bottom
