@@ -40,6 +40,16 @@ def node_label(obj: Any) -> str:
     return label or field(obj, "label", "") or ""
 
 
+def graph_node(node: Any) -> str:
+    """A node of the graph expansion as a person reads it: an entity by its name, an item by its
+    id (``item:37``), with its score."""
+    if isinstance(node, (str, int)):
+        return str(node)
+    name = field(node, "label") or field(node, "name") or field(node, "node", "?")
+    score = field(node, "score")
+    return f"{name} {float(score):.2f}" if score is not None else str(name)
+
+
 def parent_id(topic: str) -> str | None:
     """``t:0.1.2`` → ``t:0.1``; the root ``t:0`` (or ``t:``) has none."""
     prefix, _, path = topic.partition(":")
@@ -191,9 +201,9 @@ class TraceView(Vertical):
         reached = field(graph, "nodes", field(graph, "reached", [])) or []
         text = Text("\nGraph expansion\n", style="bold")
         text.append(f"seeds ({len(seeds)}): ", style="dim")
-        text.append(", ".join(str(field(s, "label", s)) for s in seeds[:12]) + ("…" if len(seeds) > 12 else "") + "\n")
+        text.append(", ".join(map(graph_node, seeds[:12])) + ("…" if len(seeds) > 12 else "") + "\n")
         text.append(f"reached ({len(reached)}): ", style="dim")
-        text.append(", ".join(str(field(n, "label", n)) for n in reached[:20]) + ("…" if len(reached) > 20 else ""))
+        text.append(", ".join(map(graph_node, reached[:20])) + ("…" if len(reached) > 20 else ""))
         return text
 
     # -- playback -----------------------------------------------------------------------------

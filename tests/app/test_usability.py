@@ -461,3 +461,16 @@ async def test_a_form_fits_a_small_terminal(demo_app):
         await settle(pilot)
         assert app.focused.id == "form-time"
         assert app.focused.region.bottom <= screen.query_one("#dialog-body").region.bottom
+
+
+async def test_the_graph_expansion_names_its_nodes(demo_app):
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#query-strategy", Select).value = "fused"
+        await ask(pilot, "tell me more about sourdough starters")
+        await pilot.press("t")
+        await settle(pilot)
+        graph = text_of(app.screen.query_one("#trace-graph"))
+        assert "seeds (" in graph and "item:" in graph, graph
+        assert "{" not in graph and "'node'" not in graph, "no raw dicts"
