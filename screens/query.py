@@ -53,8 +53,9 @@ def knowledge_text(episodes: list[Any], facts: list[Any]) -> Text:
     text = Text()
     text.append(f"Episodes ({len(episodes)})\n", style="bold")
     for e in episodes:
-        when = (e.time_start or "")[:10]
-        text.append(f"• {when} ", style="cyan")
+        text.append("• ")
+        if e.time_start:
+            text.append(f"{e.time_start[:10]} ", style="cyan")
         text.append(f"{e.summary}\n")
     text.append(f"\nFacts ({len(facts)})\n", style="bold")
     for f in facts:
@@ -234,6 +235,9 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.set_status(self.describe_recall(recall), "warning" if not recall.hits else "")
         if not recall.hits and (recall.episodes or recall.facts):
             self.action_panel("knowledge")
+        elif not recall.hits and not self.app.store_stats.get("items"):
+            self.notify("The store is empty: ingest files on the Ingest screen (key 1), or load the demo content "
+                        "(Ctrl+P → Load demo content).", title="No results", severity="warning")
         elif not recall.hits:
             self.notify(f"Nothing found for “{recall.query}”. Try other words or another strategy.",
                         title="No results", severity="warning", markup=False)

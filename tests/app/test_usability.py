@@ -474,3 +474,22 @@ async def test_the_graph_expansion_names_its_nodes(demo_app):
         graph = text_of(app.screen.query_one("#trace-graph"))
         assert "seeds (" in graph and "item:" in graph, graph
         assert "{" not in graph and "'node'" not in graph, "no raw dicts"
+
+
+async def test_a_query_on_an_empty_store_says_how_to_fill_it(tmp_path: Path):
+    app = build_app(tmp_path / "empty.db")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await ask(pilot, "anything at all")
+        assert any("The store is empty" in n.message for n in app._notifications)
+
+
+def test_an_undated_episode_is_listed_without_a_gap():
+    from types import SimpleNamespace
+
+    from screens.query import knowledge_text
+
+    episodes = [SimpleNamespace(time_start=None, summary="Shaping"),
+                SimpleNamespace(time_start="2023-04-03T18:42", summary="Daniel and Maya")]
+    lines = knowledge_text(episodes, []).plain.splitlines()
+    assert lines[1:3] == ["• Shaping", "• 2023-04-03 Daniel and Maya"]
