@@ -90,7 +90,7 @@ with their file and line and left out.
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="ingest-main", classes="split"):
             with Vertical(id="ingest-pick"):
-                yield Input(placeholder="Path of a file or folder (Enter adds it)", id="ingest-path", compact=True)
+                yield Input(placeholder="File or folder path (Enter adds it)", id="ingest-path", compact=True)
                 yield FileTree(self.app.browse_root, id="ingest-tree")
             with Vertical(id="ingest-side"):
                 yield Static("", id="ingest-selection")

@@ -493,3 +493,12 @@ def test_an_undated_episode_is_listed_without_a_gap():
                 SimpleNamespace(time_start="2023-04-03T18:42", summary="Daniel and Maya")]
     lines = knowledge_text(episodes, []).plain.splitlines()
     assert lines[1:3] == ["• Shaping", "• 2023-04-03 Daniel and Maya"]
+
+
+@pytest.mark.parametrize("size", SCREEN_SIZES)
+async def test_the_path_box_says_what_it_takes_in_full(demo_app, size):
+    app = demo_app(start_mode="ingest")
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        box = app.screen.query_one("#ingest-path")
+        assert box.region.width - 2 >= len(box.placeholder), f"the placeholder is cut at {size}"
