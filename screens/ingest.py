@@ -170,6 +170,7 @@ with their file and line and left out.
 
     def action_preview(self) -> None:
         if not self.selection:
+            self.ingest_after_preview = False  # an ingest asked for with nothing selected is not pending
             self.notify("Select a file or folder first (a adds the highlighted one).", severity="warning")
             return
         paths = list(self.selection)

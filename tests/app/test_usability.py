@@ -502,3 +502,16 @@ async def test_the_path_box_says_what_it_takes_in_full(demo_app, size):
         await settle(pilot)
         box = app.screen.query_one("#ingest-path")
         assert box.region.width - 2 >= len(box.placeholder), f"the placeholder is cut at {size}"
+
+
+async def test_ingest_with_nothing_selected_does_not_linger(demo_app):
+    app = demo_app(start_mode="ingest")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("i")  # nothing selected: a warning, nothing pending
+        await settle(pilot)
+        app.screen.toggle(DEMO_DIR / "alpine-hiking.md")
+        await pilot.press("p")  # a preview only
+        await settle(pilot)
+        assert not isinstance(app.screen, ChoiceDialog), "a preview does not ask to ingest"
+        assert app.screen.query_one("#ingest-preview", DataTable).row_count == 1
