@@ -174,7 +174,7 @@ with their file and line and left out.
             self.notify("Select a file or folder first (a adds the highlighted one).", severity="warning")
             return
         paths = list(self.selection)
-        self.run_task("parse", "Reading files", lambda: self.services.parse(paths), progress=False)
+        self.run_task("parse", "Reading files", lambda: (paths, *self.services.parse(paths)), progress=False)
 
     def fill_preview(self) -> None:
         table = self.query_one("#ingest-preview", DataTable)
@@ -192,7 +192,12 @@ with their file and line and left out.
             self.log_line(f"✗ {message.error}", "red")
             self.notify(message.error, title="Cannot read", severity="error", markup=False)
             return
-        parsed, skipped, errors = message.result
+        paths, parsed, skipped, errors = message.result
+        if paths != self.selection:  # changed while the files were read: this preview is not of it
+            self.ingest_after_preview = False
+            self.notify("The selection changed while its files were read: p previews it, i ingests it.",
+                        severity="warning")
+            return
         self.parsed, self.skipped, self.errors = parsed, [str(p) for p in skipped], [str(e) for e in errors]
         self.fill_preview()
         items = sum(len(p.items) for p in parsed)

@@ -515,3 +515,34 @@ async def test_ingest_with_nothing_selected_does_not_linger(demo_app):
         await settle(pilot)
         assert not isinstance(app.screen, ChoiceDialog), "a preview does not ask to ingest"
         assert app.screen.query_one("#ingest-preview", DataTable).row_count == 1
+
+
+async def test_a_preview_of_an_older_selection_is_not_ingested(demo_app, monkeypatch):
+    import threading
+
+    from app.services import Services
+
+    reading = threading.Event()
+    original = Services.parse
+
+    def slow_parse(self, paths):
+        reading.wait(5)
+        return original(self, paths)
+
+    monkeypatch.setattr(Services, "parse", slow_parse)
+    app = demo_app(start_mode="ingest")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        screen.toggle(DEMO_DIR / "alpine-hiking.md")
+        await pilot.press("i")  # reads the files first
+        await pilot.pause(0.1)
+        screen.toggle(DEMO_DIR / "sourdough-baking.md")  # the selection changes meanwhile
+        reading.set()
+        await settle(pilot)
+        assert not isinstance(app.screen, ChoiceDialog), "no confirmation for what is no longer selected"
+        assert screen.parsed is None
+        await pilot.press("i")
+        await settle(pilot)
+        assert isinstance(app.screen, ChoiceDialog)
+        assert "2 source(s)" in text_of(app.screen.query_one("#dialog-text"))
