@@ -400,6 +400,8 @@ def read_export(path: str | Path) -> ExportFile:
     that a bad one is refused as ``file:line`` before the import writes anything. The areas'
     lines (``knowledge.*``, ``ranker_*``) are kept for the areas to check."""
     path = Path(path)
+    if path.is_dir():
+        raise IngestError(path, "is a folder; import reads one export file (mnemoscope export writes one)")
     if not path.is_file():
         raise IngestError(path, "no such file")
     reader = _ExportReader(path)
@@ -410,6 +412,8 @@ def read_export(path: str | Path) -> ExportFile:
                     reader.read(lineno, line)
     except UnicodeDecodeError as exc:
         raise IngestError(path, f"not UTF-8 text (byte {exc.start} of a line)") from None
+    if not reader.lineno:
+        raise IngestError(path, "is empty: not a Mnemoscope export")
     return reader.out
 
 

@@ -66,6 +66,7 @@ def test_stats_export_import_delete_clear_reindex(store, tmp_path):
 
 def bad_inputs(tmp_path, corpus):
     (tmp_path / "bin.txt").write_bytes(b"\x00\x01binary")
+    (tmp_path / "empty.jsonl").write_text("\n", encoding="utf-8")
     (tmp_path / "latin.md").write_bytes(b"# T\ncaf\xe9\n")
     (tmp_path / "bad.json").write_text('[{"conversation": {"session_1": [\n{"speaker": "A"\n]}}]', encoding="utf-8")
     (tmp_path / "missing.json").write_text(json.dumps(
@@ -90,13 +91,15 @@ def bad_inputs(tmp_path, corpus):
         "clear without yes": (["clear"], "run it again with --yes"),
         "bad import": (["import", str(tmp_path / "bad.json")], "not a Mnemoscope export record"),
         "missing import": (["import", str(tmp_path / "none.jsonl")], "no such file"),
+        "empty import": (["import", str(tmp_path / "empty.jsonl")], "empty.jsonl: is empty"),
+        "folder import": (["import", str(mixed)], "mixed: is a folder"),
         "bad setting": (["eval", "locomo", str(tmp_path / "none.json"), "--set", "bm25_k1=abc"], "expected float"),
     }
 
 
 CASES = ["missing file", "binary", "non-utf8", "malformed json", "missing fields", "mixed folder", "empty query",
          "1 MB query", "unknown strategy", "image strategy, no model", "unknown item", "bad id", "clear without yes", "bad import",
-         "missing import", "bad setting"]
+         "missing import", "empty import", "folder import", "bad setting"]
 
 
 @pytest.mark.parametrize("case", CASES)
