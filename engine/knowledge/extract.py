@@ -81,6 +81,11 @@ _NOT_NAMES = frozenset(
     his her their we they he she you me just really absolutely congrats congratulations sounds love glad sorry""".split()
 ) | _MONTHS_WEEKDAYS
 _NAME_JOINERS = ("of", "the", "de", "&")
+# Capitalised only because they open a sentence: never the first word of a name.
+_OPENERS = frozenset("""although though meanwhile yesterday today tomorrow tonight now next last anyway besides however
+plus maybe perhaps actually honestly luckily sadly finally speaking""".split())
+_TITLES = frozenset("mr mrs ms dr prof st".split())  # alone, a title names nobody
+_NUMBER = re.compile(r"\d+(?:st|nd|rd|th)?")  # "11th" of "June 11th" is no name
 
 _TOKEN = re.compile(r"\d+(?:[.:,–]\d+)*(?: ?%)?|[^\W_][\w'’\-&]*|[.,;:!?()\"]")
 _CONTRACTION = re.compile(r"\b(I|i|we|We|you|You|they|They|he|He|she|She|it|It|that|That)['’](m|re|ve|ll|d|s)\b")
@@ -159,20 +164,24 @@ def _expand(text: str) -> str:
 
 
 def capitalised_spans(sentence: str, known: Callable[[str], bool] = lambda key: False) -> list[str]:
-    """Names written with capitals; a sentence's first word alone counts only if ``known``."""
+    """Names written with capitals; a sentence's first word alone counts only if ``known``.
+
+    Words that merely open a sentence ("Although Pepper", "Yesterday I") or a date ("June 11th")
+    are not part of a name, nor is the pronoun "I" that follows them."""
     out = []
     for m in _CAPITAL_SPAN.finditer(sentence):
         span = m.group(0).rstrip(".")
         parts = span.split()
-        while parts and (parts[0].lower() in _NOT_NAMES or parts[0].lower() in STOPWORDS or parts[0].isdigit()):
+        while parts and (parts[0].lower() in _NOT_NAMES or parts[0].lower() in STOPWORDS or parts[0].lower() in _OPENERS
+                         or _NUMBER.fullmatch(parts[0])):
             parts = parts[1:]
-        while parts and (parts[-1].lower() in ("of", "the", "for", "&") or parts[-1].isdigit()):
+        while parts and (parts[-1].lower() in ("of", "the", "for", "&") or parts[-1] == "I" or _NUMBER.fullmatch(parts[-1])):
             parts = parts[:-1]
         if not parts:
             continue
-        at_start = not sentence[: m.start()].strip(_LEADING_MARKS)
-        if len(parts) == 1 and (at_start and len(span.split()) == 1 and not known(entity_key(parts[0]))
-                                or parts[0].lower() in STOPWORDS):
+        first_word = not sentence[: m.start()].strip(_LEADING_MARKS) and span.startswith(parts[0])
+        if len(parts) == 1 and (first_word and not known(entity_key(parts[0])) or parts[0].lower() in STOPWORDS
+                                or parts[0].lower() in _TITLES):
             continue
         if len(parts) == 1 and parts[0].lower() in _MONTHS_WEEKDAYS:
             continue

@@ -40,6 +40,10 @@ def test_sentence_initial_common_words_are_not_names():
     assert capitalised_spans("Often the bread rises slowly.") == []
     assert capitalised_spans("The Journal of Psychotherapy Integration is published by the American Psychological Association.") == [
         "Journal of Psychotherapy Integration", "American Psychological Association"]
+    assert capitalised_spans("Now I know. Yesterday I ran. Meanwhile I baked.") == []
+    assert capitalised_spans("Although Pepper barked, Mr. Greg came on June 11th, next to Mr. Abbott.") == [
+        "Pepper", "Greg", "Abbott"]
+    assert capitalised_spans("Next Thursday works.") == []
 
 
 def test_a_shared_photo_is_an_event_with_its_caption():
