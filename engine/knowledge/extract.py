@@ -179,7 +179,8 @@ def capitalised_spans(sentence: str, known: Callable[[str], bool] = lambda key: 
             parts = parts[:-1]
         if not parts:
             continue
-        first_word = not sentence[: m.start()].strip(_LEADING_MARKS) and span.startswith(parts[0])
+        cell = sentence[: m.start()].rsplit("|", 1)[-1]  # a table cell opens like a sentence
+        first_word = not cell.strip(_LEADING_MARKS) and span.startswith(parts[0])
         if len(parts) == 1 and (first_word and not known(entity_key(parts[0])) or parts[0].lower() in STOPWORDS
                                 or parts[0].lower() in _TITLES):
             continue
