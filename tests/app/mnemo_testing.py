@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -69,3 +70,26 @@ def text_of(widget) -> str:
     with console.capture() as capture:
         console.print(content)
     return capture.get()
+
+
+def hold_each_source(mem, event: threading.Event) -> None:
+    """Make ``mem``'s ingest wait on ``event`` after each source (at most 5 s)."""
+    original = mem.ingest_parsed
+
+    def slow_ingest(parsed, progress=None, cancelled=None):
+        def each(done, total, what):
+            progress(done, total, what)
+            event.wait(5)
+
+        return original(parsed, progress=each, cancelled=cancelled)
+
+    mem.ingest_parsed = slow_ingest
+
+
+def note_folder(tmp_path: Path, n: int, words: str) -> Path:
+    """A folder of ``n`` small Markdown notes: a multi-source ingest that takes a while."""
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for k in range(n):
+        (folder / f"note{k:02}.md").write_text(f"# Note {k}\n\n{words}, number {k}.\n")
+    return folder

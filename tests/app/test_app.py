@@ -13,7 +13,7 @@ from app.tui import make_app
 from app.widgets import ChoiceDialog, HelpScreen
 from screens.query import QueryScreen
 
-from tests.app.mnemo_testing import DEMO_DIR, SIZE, build_app, settle, text_of
+from tests.app.mnemo_testing import DEMO_DIR, SIZE, build_app, hold_each_source, note_folder, settle, text_of
 
 
 async def test_opens_on_query_with_counts_in_header(demo_app):
@@ -95,29 +95,6 @@ async def test_corrupt_store_shows_a_dialog_and_the_app_stays_usable(tmp_path: P
         await settle(pilot)
         assert app.services.mem is not None
         assert app.store_stats["items"] == 0
-
-
-def hold_each_source(mem, event: threading.Event) -> None:
-    """Make ``mem``'s ingest wait on ``event`` after each source (at most 5 s)."""
-    original = mem.ingest_parsed
-
-    def slow_ingest(parsed, progress=None, cancelled=None):
-        def each(done, total, what):
-            progress(done, total, what)
-            event.wait(5)
-
-        return original(parsed, progress=each, cancelled=cancelled)
-
-    mem.ingest_parsed = slow_ingest
-
-
-def note_folder(tmp_path: Path, n: int, words: str) -> Path:
-    """A folder of ``n`` small Markdown notes: a multi-source ingest that takes a while."""
-    folder = tmp_path / "many"
-    folder.mkdir()
-    for k in range(n):
-        (folder / f"note{k:02}.md").write_text(f"# Note {k}\n\n{words}, number {k}.\n")
-    return folder
 
 
 async def test_ingest_in_a_worker_does_not_block_a_query(demo_app, tmp_path: Path):

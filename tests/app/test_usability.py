@@ -11,7 +11,7 @@ from textual.widgets import DataTable, RichLog, Select
 from app.widgets import ChoiceDialog, HelpScreen, PromptDialog
 from app.widgets.trace import TraceView
 from screens.base import BaseScreen
-from tests.app.mnemo_testing import DEMO_DIR, SIZE, build_app, settle, text_of
+from tests.app.mnemo_testing import DEMO_DIR, SIZE, build_app, hold_each_source, note_folder, settle, text_of
 
 SCREEN_SIZES = [(80, 24), (120, 36), (200, 50)]
 
@@ -424,8 +424,6 @@ async def test_the_header_gives_way_so_the_counts_show(tmp_path: Path, demo_copy
 
 async def test_another_store_waits_until_the_ingest_is_done(demo_app, tmp_path: Path):
     import threading
-
-    from tests.app.test_app import hold_each_source, note_folder
 
     folder = note_folder(tmp_path, 4, "Words about lanterns")
     app = demo_app(start_mode="ingest")
