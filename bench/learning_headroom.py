@@ -39,6 +39,7 @@ from engine.rank import features as feats
 from engine.rank.heuristic import WEIGHTS
 from engine.rank.heuristic import score as heuristic_score
 from engine.rank.heuristic import weights_for
+from engine.rank.service import PairBuffer
 from engine.recall import Signals, prepare_query
 
 DATA = Path("/work/shared/data/locomo/locomo10_dev.json")
@@ -126,7 +127,7 @@ def forecast(mem: Memory) -> tuple[int, int]:
     held-out pairs, no pair here shares an event with anything the model was trained on."""
     ranker = mem.ranker
     model, h = ranker._fresh_model(), weights_for(ranker.names)
-    better, worse = np.zeros((0, len(ranker.names))), np.zeros((0, len(ranker.names)))
+    buffer = PairBuffer(len(ranker.names), ranker.mlp_params.buffer)
     model_wins = heuristic_wins = 0
     for event in mem.store.feedback_events():
         (tb, tw), (hb, hw) = ranker._pairs(event.id, event.shown, set(event.used), event.features)
@@ -135,8 +136,8 @@ def forecast(mem: Memory) -> tuple[int, int]:
         model_wins += int(np.sum(model_right & ~heuristic_right))
         heuristic_wins += int(np.sum(heuristic_right & ~model_right))
         model.norm.update(event.features)
-        model.train(tb, tw, np.random.default_rng([mem.settings.ranker_seed, event.id]), better, worse)
-        better, worse = np.concatenate([better, tb])[-ranker.mlp_params.buffer:], np.concatenate([worse, tw])[-ranker.mlp_params.buffer:]
+        model.train(tb, tw, np.random.default_rng([mem.settings.ranker_seed, event.id]), buffer.better, buffer.worse)
+        buffer = buffer.with_added(tb, tw)
     return model_wins, heuristic_wins
 
 
