@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 if TYPE_CHECKING:  # the engine (numpy, scipy) is imported on first use, in a worker: the UI paints first
-    from engine import Memory, Settings
+    from mnemoscope.engine import Memory, Settings
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "assets" / "demo"
 
@@ -79,7 +79,7 @@ class Services:
     def target_path(self) -> Path:
         if self.store_path:
             return self.store_path
-        from engine.config import default_store_path
+        from mnemoscope.engine.config import default_store_path
 
         return default_store_path()
 
@@ -117,7 +117,7 @@ class Services:
         return mem
 
     def _memory(self, path: Path) -> "Memory":
-        from engine import Memory
+        from mnemoscope.engine import Memory
 
         return Memory(path, settings=self.settings.replace() if self.settings else None)
 
@@ -197,7 +197,7 @@ class Services:
 
     def llm_status(self, timeout: float = 2.0) -> LLMStatus:
         """Whether an LLM endpoint is configured, and whether ``GET {base}/models`` answers."""
-        from engine import Settings
+        from mnemoscope.engine import Settings
 
         settings = self.mem.settings if self.mem is not None else (self.settings or Settings.load())
         base = (settings.llm_base_url or "").rstrip("/")
@@ -223,8 +223,8 @@ class Services:
 
 def describe_error(exc: BaseException) -> str:
     """One line a person can act on. Engine errors already are; others get their type named."""
-    from engine import IngestFailed, RecallError, RequestError
-    from engine.store import StoreError
+    from mnemoscope.engine import IngestFailed, RecallError, RequestError
+    from mnemoscope.engine.store import StoreError
 
     if isinstance(exc, (IngestFailed, RecallError, RequestError, StoreError, NoStore)):
         return str(exc)

@@ -43,7 +43,7 @@ def _screen(mode: str) -> Callable[[], Screen]:
     def build() -> Screen:
         import importlib
 
-        module = importlib.import_module(f"screens.{mode}")
+        module = importlib.import_module(f"mnemoscope.screens.{mode}")
         return module.SCREEN()
 
     return build

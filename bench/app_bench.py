@@ -43,9 +43,9 @@ CHILD = r"""
 import sys, time, asyncio
 t_start = time.time()
 sys.path.insert(0, {root!r})
-from app.services import Services
-from app.tui import make_app
-from app.widgets.chrome import StoreHeader
+from mnemoscope.app.services import Services
+from mnemoscope.app.tui import make_app
+from mnemoscope.app.widgets.chrome import StoreHeader
 
 async def main():
     app = make_app(Services({store!r}, label="bench"), offer_demo=False, show_timings=False, animate=False)
@@ -73,8 +73,8 @@ asyncio.run(main())
 
 
 def build_store(path: Path, n_items: int) -> float:
-    from engine import Memory
-    from engine.eval.bench import DEFAULT_DATA, synthetic_corpus
+    from mnemoscope.engine import Memory
+    from mnemoscope.engine.eval.bench import DEFAULT_DATA, synthetic_corpus
 
     started = time.perf_counter()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -104,8 +104,8 @@ def cold_start(store: Path) -> dict[str, float]:
 async def query_latencies(store: Path, n: int, strategies: list[str], mode: str) -> dict[str, dict[str, float]]:
     from textual.widgets import DataTable, Select
 
-    from app.services import Services
-    from app.tui import make_app
+    from mnemoscope.app.services import Services
+    from mnemoscope.app.tui import make_app
 
     app = make_app(Services(store, label="bench"), offer_demo=False, show_timings=False, animate=False)
     results: dict[str, dict[str, float]] = {}
@@ -167,7 +167,7 @@ def main() -> None:
 
     starts = [cold_start(store) for _ in range(args.runs)]
     totals = sorted(s["total_s"] for s in starts)
-    from engine.recall import STRATEGIES
+    from mnemoscope.engine.recall import STRATEGIES
 
     strategies = [s for s in args.strategies.split(",") if s in STRATEGIES]
     queries = asyncio.run(query_latencies(store, args.queries, strategies, args.mode))

@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine import Memory  # noqa: E402
-from engine.images import ImagesExtension  # noqa: E402
+from mnemoscope.engine import Memory  # noqa: E402
+from mnemoscope.engine.images import ImagesExtension  # noqa: E402
 from tests.support.openai_server import OpenAIServer  # noqa: E402
 
 

@@ -31,16 +31,16 @@ from pathlib import Path
 
 import numpy as np
 
-from engine import Memory
-from engine.eval.learning import split_questions
-from engine.eval.locomo import load as load_locomo
-from engine.eval.metrics import ndcg_at, recall_at
-from engine.rank import features as feats
-from engine.rank.heuristic import WEIGHTS
-from engine.rank.heuristic import score as heuristic_score
-from engine.rank.heuristic import weights_for
-from engine.rank.service import PairBuffer
-from engine.recall import Signals, prepare_query
+from mnemoscope.engine import Memory
+from mnemoscope.engine.eval.learning import split_questions
+from mnemoscope.engine.eval.locomo import load as load_locomo
+from mnemoscope.engine.eval.metrics import ndcg_at, recall_at
+from mnemoscope.engine.rank import features as feats
+from mnemoscope.engine.rank.heuristic import WEIGHTS
+from mnemoscope.engine.rank.heuristic import score as heuristic_score
+from mnemoscope.engine.rank.heuristic import weights_for
+from mnemoscope.engine.rank.service import PairBuffer
+from mnemoscope.engine.recall import Signals, prepare_query
 
 DATA = Path("/work/shared/data/locomo/locomo10_dev.json")
 GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 2.0)

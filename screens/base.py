@@ -11,12 +11,12 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 
-from app.messages import TaskFinished
-from app.widgets import ChoiceDialog, NavTabs, StoreHeader, TaskPanel
+from mnemoscope.app.messages import TaskFinished
+from mnemoscope.app.widgets import ChoiceDialog, NavTabs, StoreHeader, TaskPanel
 
 if TYPE_CHECKING:
-    from app.services import Services
-    from app.tui import MnemoscopeApp
+    from mnemoscope.app.services import Services
+    from mnemoscope.app.tui import MnemoscopeApp
 
 
 WIDE = 110  # the app's breakpoint: from this width panes sit side by side (see MnemoscopeApp)

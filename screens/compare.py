@@ -11,10 +11,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Select, Static
 
-from app.messages import TaskFinished
-from app.widgets import StoreHeader, highlight, query_terms, snippet
-from screens.base import WIDE, FittedScreen, set_columns
-from screens.query import INTENTS, hit_source_label
+from mnemoscope.app.messages import TaskFinished
+from mnemoscope.app.widgets import StoreHeader, highlight, query_terms, snippet
+from mnemoscope.screens.base import WIDE, FittedScreen, set_columns
+from mnemoscope.screens.query import INTENTS, hit_source_label
 
 SIDES = ("a", "b")
 

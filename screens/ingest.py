@@ -14,9 +14,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, DirectoryTree, Input, RichLog, Static
 from textual.widgets.tree import TreeNode
 
-from app.messages import SourceDone, TaskFinished
-from app.widgets import ChoiceDialog, NoteDialog
-from screens.base import BaseScreen, set_columns
+from mnemoscope.app.messages import SourceDone, TaskFinished
+from mnemoscope.app.widgets import ChoiceDialog, NoteDialog
+from mnemoscope.screens.base import BaseScreen, set_columns
 
 COUNTED = ("items", "episodes", "facts", "entities", "topics")
 

@@ -13,8 +13,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from app.widgets import PromptDialog, clip
-from screens.base import BaseScreen, set_columns
+from mnemoscope.app.widgets import PromptDialog, clip
+from mnemoscope.screens.base import BaseScreen, set_columns
 
 EPISODE_ROWS = 1000  # the timeline's first episodes: a table of thousands froze the screen for a second or two
 

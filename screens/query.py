@@ -15,10 +15,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Select, Static, TabbedContent, TabPane
 
-from app.messages import TaskFinished
-from app.widgets import highlight, query_terms, snippet
-from app.widgets.trace import TraceView
-from screens.base import BaseScreen, set_columns
+from mnemoscope.app.messages import TaskFinished
+from mnemoscope.app.widgets import highlight, query_terms, snippet
+from mnemoscope.app.widgets.trace import TraceView
+from mnemoscope.screens.base import BaseScreen, set_columns
 
 INTENTS = ["auto", "deepen", "broaden", "compare", "apply", "clarify", "neutral"]
 MODES = ["lite", "pro", "max"]
@@ -419,7 +419,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         if not text.strip():
             self.notify("Type a query to compare.", severity="warning")
             return
-        from screens.compare import CompareScreen
+        from mnemoscope.screens.compare import CompareScreen
 
         options = self.query_options()
         self.app.push_screen(CompareScreen(text, options, self.services.strategies(), self.source_names))

@@ -12,8 +12,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from app.widgets import ChoiceDialog, ColumnChart, clip
-from screens.base import BaseScreen, set_columns
+from mnemoscope.app.widgets import ChoiceDialog, ColumnChart, clip
+from mnemoscope.screens.base import BaseScreen, set_columns
 
 EVENTS_SHOWN = 200
 

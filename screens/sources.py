@@ -13,8 +13,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from app.widgets import clip
-from screens.base import BaseScreen, set_columns
+from mnemoscope.app.widgets import clip
+from mnemoscope.screens.base import BaseScreen, set_columns
 
 ITEM_ROWS_SHOWN = 2000  # a source with more items shows the first ones (DataTable slows past that)
 

@@ -13,8 +13,8 @@ from textual.widgets import DataTable, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
-from app.widgets import clip
-from screens.base import BaseScreen, set_columns
+from mnemoscope.app.widgets import clip
+from mnemoscope.screens.base import BaseScreen, set_columns
 
 ITEMS_SHOWN = 30
 

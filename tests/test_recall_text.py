@@ -3,7 +3,7 @@
 import io
 from pathlib import Path
 
-from app.cli import main
+from mnemoscope.app.cli import main
 
 DEMO = Path(__file__).resolve().parents[1] / "assets" / "demo" / "conversation.json"
 
@@ -24,7 +24,7 @@ def test_lite_recall_prints_episodes_facts_walk_and_token(tmp_path):
 
 
 def test_a_fused_recall_shows_the_graph_its_pagerank_signal_walked(tmp_path):
-    from engine import Memory
+    from mnemoscope.engine import Memory
 
     with Memory(tmp_path / "g.db") as mem:
         mem.ingest(DEMO)

@@ -13,11 +13,11 @@ import os
 import sys
 from typing import Any, Callable, TextIO
 
-from engine import IngestFailed, RecallError, RequestError
-from engine.config import ConfigError
-from engine.dense import EmbeddingUnavailable
-from engine.eval.harness import DataMissing
-from engine.store import StoreError
+from mnemoscope.engine import IngestFailed, RecallError, RequestError
+from mnemoscope.engine.config import ConfigError
+from mnemoscope.engine.dense import EmbeddingUnavailable
+from mnemoscope.engine.eval.harness import DataMissing
+from mnemoscope.engine.store import StoreError
 
 from . import core, evaluate, images, knowledge, ranker, topics
 
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        from app.tui import run
+        from mnemoscope.app.tui import run
 
         run(store_path(args), demo=args.demo)
         return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from engine import Memory, Recall
+from mnemoscope.engine import Memory, Recall
 
 
 def open_memory(args: argparse.Namespace) -> Memory:

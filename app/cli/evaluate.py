@@ -69,13 +69,13 @@ def engine_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _strategy(args: argparse.Namespace) -> str:
-    from engine.config import Settings
+    from mnemoscope.engine.config import Settings
 
     return args.strategy or Settings.load(**settings_of(args.set)).default_strategy
 
 
 def eval_locomo(args: argparse.Namespace, out: TextIO) -> int:
-    from engine.eval import locomo
+    from mnemoscope.engine.eval import locomo
 
     result = locomo.evaluate(args.file, _strategy(args), args.baseline, **engine_options(args))
     _print(out, result, args.json)
@@ -83,7 +83,7 @@ def eval_locomo(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def eval_miracl(args: argparse.Namespace, out: TextIO) -> int:
-    from engine.eval import miracl
+    from mnemoscope.engine.eval import miracl
 
     result = miracl.evaluate(args.dir, _strategy(args), args.baseline, **engine_options(args))
     _print(out, result, args.json)
@@ -91,7 +91,7 @@ def eval_miracl(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def eval_multihop(args: argparse.Namespace, out: TextIO) -> int:
-    from engine.eval import multihop
+    from mnemoscope.engine.eval import multihop
 
     questions = args.questions or args.corpus.replace("_corpus", "_questions")
     result = multihop.evaluate(args.corpus, questions, _strategy(args), args.baseline, **engine_options(args))
@@ -100,7 +100,7 @@ def eval_multihop(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def bench(args: argparse.Namespace, out: TextIO) -> int:
-    from engine.eval import bench as bench_mod
+    from mnemoscope.engine.eval import bench as bench_mod
 
     result = bench_mod.run(args.items, [s for s in args.strategies.split(",") if s], args.queries,
                            extensions=not args.core, **settings_of(args.set))

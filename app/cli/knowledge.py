@@ -217,7 +217,7 @@ def split_episode(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def eval_extraction(args: argparse.Namespace, out: TextIO) -> int:
-    from engine.eval import extraction
+    from mnemoscope.engine.eval import extraction
 
     from . import emit
 

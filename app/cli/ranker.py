@@ -113,7 +113,7 @@ def feedback(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def eval_learning(args: argparse.Namespace, out: TextIO) -> int:
-    from engine.eval import learning
+    from mnemoscope.engine.eval import learning
 
     from .evaluate import settings_of
 
@@ -124,7 +124,7 @@ def eval_learning(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def tune_heuristic(args: argparse.Namespace, out: TextIO) -> int:
-    from engine.eval import tuning
+    from mnemoscope.engine.eval import tuning
 
     from .evaluate import settings_of
 

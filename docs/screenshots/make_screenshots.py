@@ -15,8 +15,8 @@ sys.path.insert(0, str(ROOT))
 
 from textual.widgets import Input, Select  # noqa: E402
 
-from app.services import DEMO_DIR, Services  # noqa: E402
-from app.tui import make_app  # noqa: E402
+from mnemoscope.app.services import DEMO_DIR, Services  # noqa: E402
+from mnemoscope.app.tui import make_app  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 SIZE = (120, 36)
@@ -58,7 +58,7 @@ async def main() -> None:
     Input.cursor_blink = False
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "demo.db"
-        from engine import Memory
+        from mnemoscope.engine import Memory
 
         with Memory(store) as mem:
             mem.ingest([DEMO_DIR])

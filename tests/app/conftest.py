@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, TextArea
 
-from engine import Memory
+from mnemoscope.engine import Memory
 from tests.app.mnemo_testing import DEMO_DIR, build_app
 
 

@@ -6,8 +6,8 @@ import threading
 import time
 from pathlib import Path
 
-from app.services import Services
-from app.tui import MnemoscopeApp, make_app
+from mnemoscope.app.services import Services
+from mnemoscope.app.tui import MnemoscopeApp, make_app
 
 DEMO_DIR = Path(__file__).parents[2] / "assets" / "demo"
 SIZE = (100, 32)

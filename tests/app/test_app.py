@@ -8,10 +8,10 @@ from pathlib import Path
 
 from textual.command import CommandPalette
 
-from app.services import Services
-from app.tui import make_app
-from app.widgets import ChoiceDialog, HelpScreen
-from screens.query import QueryScreen
+from mnemoscope.app.services import Services
+from mnemoscope.app.tui import make_app
+from mnemoscope.app.widgets import ChoiceDialog, HelpScreen
+from mnemoscope.screens.query import QueryScreen
 
 from tests.app.mnemo_testing import DEMO_DIR, SIZE, build_app, hold_each_source, note_folder, settle, text_of
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from textual.widgets import DataTable, OptionList, Tree
 
-from app.widgets import ChoiceDialog, FormDialog, PromptDialog
-from app.widgets.trace import TraceView
+from mnemoscope.app.widgets import ChoiceDialog, FormDialog, PromptDialog
+from mnemoscope.app.widgets.trace import TraceView
 from tests.app.mnemo_testing import SIZE, settle, text_of
 
 
@@ -229,8 +229,8 @@ async def test_rebuild_the_topic_tree_in_a_worker(demo_app):
 
 def test_the_drawing_names_a_phrase_about_the_entity_as_the_subject():
     """'Maya's kitchen is cold' is linked to Maya, but Maya is not cold."""
-    from engine.knowledge.records import Entity, Fact
-    from screens.facts import neighbourhood
+    from mnemoscope.engine.knowledge.records import Entity, Fact
+    from mnemoscope.screens.facts import neighbourhood
 
     maya = Entity(id=1, key="maya", name="Maya", kind="speaker")
     facts = [Fact(1, "Maya", "adopted", "dog named Pepper", subject_id=1),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import DataTable, Select
 
-from screens.compare import CompareScreen
+from mnemoscope.screens.compare import CompareScreen
 from tests.app.mnemo_testing import SIZE, settle, text_of
 
 

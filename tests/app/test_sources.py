@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import DataTable
 
-from app.widgets import ChoiceDialog
+from mnemoscope.app.widgets import ChoiceDialog
 from tests.app.mnemo_testing import SIZE, settle, text_of
 
 

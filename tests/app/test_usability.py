@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, RichLog, Select
 
-from app.widgets import ChoiceDialog, HelpScreen, PromptDialog
-from app.widgets.trace import TraceView
-from screens.base import BaseScreen
+from mnemoscope.app.widgets import ChoiceDialog, HelpScreen, PromptDialog
+from mnemoscope.app.widgets.trace import TraceView
+from mnemoscope.screens.base import BaseScreen
 from tests.app.mnemo_testing import DEMO_DIR, SIZE, build_app, hold_each_source, note_folder, settle, text_of
 
 SCREEN_SIZES = [(80, 24), (120, 36), (200, 50)]
@@ -181,7 +181,7 @@ async def test_help_lists_every_global_key(demo_app):
         await settle(pilot)
         await pilot.press("f1")
         assert isinstance(app.screen, HelpScreen)
-        from app.widgets.dialogs import GLOBAL_KEYS
+        from mnemoscope.app.widgets.dialogs import GLOBAL_KEYS
 
         for binding in app.BINDINGS:
             for key in binding.key.split(","):
@@ -267,7 +267,7 @@ def fitted(tables, start, end) -> None:
 async def test_the_engine_areas_load_in_workers_not_on_the_ui_thread(demo_app, monkeypatch):
     import threading
 
-    from app.services import Services
+    from mnemoscope.app.services import Services
 
     monkeypatch.setattr(Services, "warm_up", lambda self: None)  # the screens are the first to need the areas
     app = demo_app()
@@ -288,11 +288,10 @@ async def test_the_engine_areas_load_in_workers_not_on_the_ui_thread(demo_app, m
 
 
 async def test_long_lists_say_how_much_they_show(demo_app, monkeypatch):
-    import screens.memories
-    import screens.sources
+    from mnemoscope.screens import memories, sources
 
-    monkeypatch.setattr(screens.memories, "EPISODE_ROWS", 10)
-    monkeypatch.setattr(screens.sources, "ITEM_ROWS_SHOWN", 50)
+    monkeypatch.setattr(memories, "EPISODE_ROWS", 10)
+    monkeypatch.setattr(sources, "ITEM_ROWS_SHOWN", 50)
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -405,8 +404,8 @@ async def test_after_deleting_a_fact_the_cursor_stays_in_its_row(demo_app):
 
 
 async def test_the_header_gives_way_so_the_counts_show(tmp_path: Path, demo_copy: Path):
-    from app.services import Services
-    from app.tui import make_app
+    from mnemoscope.app.services import Services
+    from mnemoscope.app.tui import make_app
 
     store = tmp_path / "a folder with a long name" / "my [old] store.db"  # brackets: not markup
     store.parent.mkdir()
@@ -485,7 +484,7 @@ async def test_a_query_on_an_empty_store_says_how_to_fill_it(tmp_path: Path):
 def test_an_undated_episode_is_listed_without_a_gap():
     from types import SimpleNamespace
 
-    from screens.query import knowledge_text
+    from mnemoscope.screens.query import knowledge_text
 
     episodes = [SimpleNamespace(time_start=None, summary="Shaping"),
                 SimpleNamespace(time_start="2023-04-03T18:42", summary="Daniel and Maya")]
@@ -518,7 +517,7 @@ async def test_ingest_with_nothing_selected_does_not_linger(demo_app):
 async def test_a_preview_of_an_older_selection_is_not_ingested(demo_app, monkeypatch):
     import threading
 
-    from app.services import Services
+    from mnemoscope.app.services import Services
 
     reading = threading.Event()
     original = Services.parse

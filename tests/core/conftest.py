@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import Memory
+from mnemoscope.engine import Memory
 
 GUIDE = """# Sourdough
 A starter is flour and water that wild yeast and lactic bacteria ferment.

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from engine.eval.bench import DEFAULT_DATA
-from engine.eval.metrics import mrr_at, ndcg_at, percentile, recall_at
+from mnemoscope.app.cli import main
+from mnemoscope.engine.eval.bench import DEFAULT_DATA
+from mnemoscope.engine.eval.metrics import mrr_at, ndcg_at, percentile, recall_at
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMING = {"index_ms_per_item", "query_ms_p50", "query_ms_p95"}

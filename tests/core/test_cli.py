@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from app.cli import main
+from mnemoscope.app.cli import main
 
 
 def run(store, *argv):

@@ -3,7 +3,7 @@
 import numpy as np
 import scipy.sparse as sp
 
-from engine.dense import HashEmbedder, LatentSemanticModel, VectorIndex, randomized_svd_components
+from mnemoscope.engine.dense import HashEmbedder, LatentSemanticModel, VectorIndex, randomized_svd_components
 
 
 def test_hash_embedder_is_deterministic_normalised_and_lexical():

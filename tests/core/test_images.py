@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from engine import Memory
-from engine.images import ImagesExtension, ImageUnreadable, read_image
-from engine.recall import RecallError
+from mnemoscope.app.cli import main
+from mnemoscope.engine import Memory
+from mnemoscope.engine.images import ImagesExtension, ImageUnreadable, read_image
+from mnemoscope.engine.recall import RecallError
 from tests.support.openai_server import Fail, Slow
 
 KAYAK_URL = "data:image/png;base64," + base64.b64encode(b"mountain lake").decode()

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from engine import Memory
+from mnemoscope.app.cli import main
+from mnemoscope.engine import Memory
 from tests.support.openai_server import hashed_vector
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ WORDS = ("river mountain harbour violin garden lantern meadow comet pepper tulip
 # Import an export, dying (SIGKILL) as the third source's items are written.
 KILLED_IMPORT = """
 import os, signal, sys
-from engine import Memory
+from mnemoscope.engine import Memory
 mem = Memory(sys.argv[1])
 insert_items = mem.store.insert_items
 calls = []

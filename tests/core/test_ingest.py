@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from engine.ingest import IngestError, discover, parse_session_date, read_path
+from mnemoscope.engine.ingest import IngestError, discover, parse_session_date, read_path
 
 
 def write(path, text):

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from engine import IngestFailed, Memory
-from engine.images import ImagesExtension
-from engine.ingest import read_path
+from mnemoscope.app.cli import main
+from mnemoscope.engine import IngestFailed, Memory
+from mnemoscope.engine.images import ImagesExtension
+from mnemoscope.engine.ingest import read_path
 
 TURNS = [
     {"speaker": "Maya", "text": "We spent the whole Saturday outdoors.", "timestamp": "2023-05-08T13:56:00"},

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from engine.lexical import BM25Index, BM25Params, top_k
+from mnemoscope.engine.lexical import BM25Index, BM25Params, top_k
 
 
 def random_corpus(seed: int, n_docs: int, vocab: int = 60) -> list[list[int]]:

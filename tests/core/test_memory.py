@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import IngestFailed, Memory, RecallError, RequestError
+from mnemoscope.engine import IngestFailed, Memory, RecallError, RequestError
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
 
@@ -118,7 +118,7 @@ def test_store_is_wal_with_schema_version_and_migrations(tmp_path):
 def test_migrations_apply_once_and_new_ones_later(tmp_path):
     path = tmp_path / "m.db"
     migrations = [("a-1", "CREATE TABLE a (x INTEGER);")]
-    from engine.store.base import StoreBase
+    from mnemoscope.engine.store.base import StoreBase
 
     StoreBase(path, migrations).close()
     StoreBase(path, migrations).close()  # a second open applies nothing
@@ -130,7 +130,7 @@ def test_migrations_apply_once_and_new_ones_later(tmp_path):
 
 
 def test_not_a_store_is_a_clear_error(tmp_path):
-    from engine.store import StoreError
+    from mnemoscope.engine.store import StoreError
 
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not sqlite" * 100)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from engine import Memory
-from engine.dense import EmbeddingUnavailable
+from mnemoscope.app.cli import main
+from mnemoscope.engine import Memory
+from mnemoscope.engine.dense import EmbeddingUnavailable
 from tests.support.openai_server import Fail, Garbage, Slow
 
 GUIDE = Path(__file__).resolve().parents[2] / "assets" / "demo" / "sourdough-baking.md"
@@ -89,7 +89,7 @@ def test_the_cli_reports_an_unreachable_endpoint_in_one_line(tmp_path, openai_se
 
 
 def test_vectors_paid_for_survive_an_ingest_that_fails(tmp_path, openai_server):
-    from engine.records import Item, ParsedSource, Source
+    from mnemoscope.engine.records import Item, ParsedSource, Source
 
     mem = openai_memory(tmp_path / "o.db", openai_server)
     items = [Item(text=f"turn number {n} about rye flour", kind="turn", key="same") for n in range(3)]

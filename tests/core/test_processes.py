@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from engine import Memory
+from mnemoscope.engine import Memory
 
 ROOT = Path(__file__).resolve().parents[2]
 
 # Ingest every file of a folder, one transaction per source, printing each source once committed.
 WRITER = """
 import sys
-from engine import Memory
+from mnemoscope.engine import Memory
 mem = Memory(sys.argv[1], extensions=False)
 mem.ingest(sys.argv[2], progress=lambda done, total, name: print(name, flush=True))
 """

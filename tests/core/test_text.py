@@ -1,7 +1,7 @@
 """Tokenisation, particle stripping, sentence splitting and chunking."""
 
-from engine.ingest import chunk_text
-from engine.text import STOPWORDS, lexical_tokens, sentences, stem, strip_particle, token_count, words
+from mnemoscope.engine.ingest import chunk_text
+from mnemoscope.engine.text import STOPWORDS, lexical_tokens, sentences, stem, strip_particle, token_count, words
 
 
 def test_english_words_are_stemmed_and_stop_words_dropped():

@@ -11,7 +11,7 @@ from typing import Iterator
 
 import pytest
 
-from engine import Memory
+from mnemoscope.engine import Memory
 
 CONVERSATION = {
     "sample_id": "t1",

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from app.cli import main
+from mnemoscope.app.cli import main
 
 from .conftest import CONVERSATION
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from engine import IngestFailed, Memory
-from engine.knowledge.entities import entity_key
+from mnemoscope.app.cli import main
+from mnemoscope.engine import IngestFailed, Memory
+from mnemoscope.engine.knowledge.entities import entity_key
 
 from .conftest import store_checksum
 
@@ -189,7 +189,7 @@ def test_a_version_1_export_still_imports(tmp_path, conversation_file):
 
 
 def test_add_fact_is_refused_when_it_duplicates_or_names_no_item(tmp_path, conversation_file):
-    from engine.knowledge.service import KnowledgeError
+    from mnemoscope.engine.knowledge.service import KnowledgeError
 
     with Memory(tmp_path / "k.db") as mem:
         mem.ingest(conversation_file)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import Memory
+from mnemoscope.engine import Memory
 
 from .conftest import ingested
 

@@ -1,8 +1,8 @@
 """The rule-based extractor: speakers, names, first person, facts with time, events, captions."""
 
-from engine.knowledge.entities import EntityRegistry, entity_key
-from engine.knowledge.extract import RuleExtractor, capitalised_spans
-from engine.records import Item
+from mnemoscope.engine.knowledge.entities import EntityRegistry, entity_key
+from mnemoscope.engine.knowledge.extract import RuleExtractor, capitalised_spans
+from mnemoscope.engine.records import Item
 
 
 def turn(text, speaker="Caroline", **meta):

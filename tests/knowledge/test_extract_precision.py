@@ -2,8 +2,8 @@
 
 import json
 
-from app.cli import main
-from engine.eval.extraction import JUDGEMENTS, evaluate, judged_precision, sampled_facts
+from mnemoscope.app.cli import main
+from mnemoscope.engine.eval.extraction import JUDGEMENTS, evaluate, judged_precision, sampled_facts
 
 from .conftest import CONVERSATION
 

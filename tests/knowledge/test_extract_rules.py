@@ -3,10 +3,10 @@ LoCoMo (the bad facts the issue lists included): facts must read like facts."""
 
 import pytest
 
-from engine.knowledge.entities import EntityRegistry
-from engine.knowledge.extract import RuleExtractor
-from engine.knowledge.verbs import agree, is_verb
-from engine.records import Item
+from mnemoscope.engine.knowledge.entities import EntityRegistry
+from mnemoscope.engine.knowledge.extract import RuleExtractor
+from mnemoscope.engine.knowledge.verbs import agree, is_verb
+from mnemoscope.engine.records import Item
 
 
 def said(text, speaker="Maya", addressee="Daniel"):

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import Memory
-from engine.knowledge.graph import EDGE_TYPES, PHRASE_MAX_ITEMS, personalized_pagerank
+from mnemoscope.engine import Memory
+from mnemoscope.engine.knowledge.graph import EDGE_TYPES, PHRASE_MAX_ITEMS, personalized_pagerank
 
 from .conftest import ingested
 

@@ -4,10 +4,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from engine.index import Index
-from engine.knowledge.graph import KnowledgeGraph, personalized_pagerank
-from engine.lexical import BM25Params
-from engine.records import Item
+from mnemoscope.engine.index import Index
+from mnemoscope.engine.knowledge.graph import KnowledgeGraph, personalized_pagerank
+from mnemoscope.engine.lexical import BM25Params
+from mnemoscope.engine.records import Item
 
 
 def small_index(n_items: int) -> Index:
@@ -69,7 +69,7 @@ def test_unknown_edge_type_is_refused():
 
 
 def test_graph_features_per_edge_type(tmp_path):
-    from engine import Memory
+    from mnemoscope.engine import Memory
 
     with Memory(tmp_path / "f.db") as mem:
         mem.add_note("Maya adopted Biscuit, a beagle from the Portland shelter.", name="n1")
@@ -83,7 +83,7 @@ def test_graph_features_per_edge_type(tmp_path):
 
 
 def test_local_push_approximates_the_power_iteration(graph):
-    from engine.knowledge.graph import local_pagerank
+    from mnemoscope.engine.knowledge.graph import local_pagerank
 
     g, index = graph
     weights = {"mention": 1.0, "next": 1.0, "fact": 1.0}
@@ -96,7 +96,7 @@ def test_local_push_approximates_the_power_iteration(graph):
 
 
 def test_large_graphs_switch_to_local_push(tmp_path):
-    from engine import Memory
+    from mnemoscope.engine import Memory
 
     with Memory(tmp_path / "p.db", ppr_local_above=0) as mem:
         mem.add_note("Maya adopted Biscuit, a beagle from the Portland shelter.", name="n1")

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from engine import Memory
-from engine.knowledge import llm
+from mnemoscope.engine import Memory
+from mnemoscope.engine.knowledge import llm
 from tests.support.openai_server import Fail, Garbage, Reply, Slow
 
 from .conftest import store_checksum
@@ -116,7 +116,7 @@ def test_an_unreachable_endpoint_loses_nothing(tmp_path, conversation_file):
 
 
 def test_cli_extract_resume(tmp_path, conversation_file, openai_server, monkeypatch, capsys):
-    from app.cli import main
+    from mnemoscope.app.cli import main
 
     openai_server.on_chat = good_reply
     store = str(tmp_path / "c.db")
@@ -131,7 +131,7 @@ def test_cli_extract_resume(tmp_path, conversation_file, openai_server, monkeypa
 
 
 def test_the_episode_judge_merges_on_strong_and_keeps_weak_apart(tmp_path, openai_server):
-    from engine.records import Item, ParsedSource, Source
+    from mnemoscope.engine.records import Item, ParsedSource, Source
 
     def reply(body):
         prompt = body["messages"][1]["content"]

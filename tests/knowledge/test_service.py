@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from engine import Memory
-from engine.knowledge.service import KnowledgeError
-from engine.recall import RecallError
+from mnemoscope.engine import Memory
+from mnemoscope.engine.knowledge.service import KnowledgeError
+from mnemoscope.engine.recall import RecallError
 
 from .conftest import PASSAGES, store_checksum
 
@@ -65,7 +65,7 @@ def test_unknown_mode_is_refused(mem):
 
 
 def test_ppr_reaches_the_second_hop_through_a_shared_entity(tmp_path: Path):
-    from engine.records import Item, ParsedSource, Source
+    from mnemoscope.engine.records import Item, ParsedSource, Source
 
     items = [Item(text=p["text"], kind="chunk", key=str(n), position=n, title=p["title"]) for n, p in enumerate(PASSAGES)]
     with Memory(tmp_path / "w.db") as m:

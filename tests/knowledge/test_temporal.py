@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.knowledge.temporal import find_times, resolve
+from mnemoscope.engine.knowledge.temporal import find_times, resolve
 
 SESSION = "2023-05-25T13:56:00"  # a Thursday
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import Memory
+from mnemoscope.engine import Memory
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo" / "conversation.json"
 SETTINGS = {"fused_signals": ""}  # the core signals only: other areas' signals are tested by them

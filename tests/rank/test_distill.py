@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from engine import Memory
-from engine.rank import FeedbackError
-from engine.rank.distill import DistillError
+from mnemoscope.engine import Memory
+from mnemoscope.engine.rank import FeedbackError
+from mnemoscope.engine.rank.distill import DistillError
 
 
 def learnable_teachers(mem, dim: int = 32, seed: int = 0) -> dict[int, np.ndarray]:

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from app.cli import main
-from engine import IngestFailed, Memory
-from engine.rank import FeedbackError
+from mnemoscope.app.cli import main
+from mnemoscope.engine import IngestFailed, Memory
+from mnemoscope.engine.rank import FeedbackError
 
 DAY = 86_400.0
 

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from engine.rank import features as feats
-from engine.rank.heuristic import weights_for
+from mnemoscope.engine.rank import features as feats
+from mnemoscope.engine.rank.heuristic import weights_for
 
 
 def test_fused_ranks_by_the_heuristic_before_any_feedback(mem):

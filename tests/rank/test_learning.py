@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from engine import Memory
-from engine.rank.gate import GateParams, is_held_out, referee, wilson_lower
-from engine.rank.mlp import PairwiseMLP
+from mnemoscope.engine import Memory
+from mnemoscope.engine.rank.gate import GateParams, is_held_out, referee, wilson_lower
+from mnemoscope.engine.rank.mlp import PairwiseMLP
 
 
 def test_pairwise_sgd_learns_a_separable_preference():

@@ -4,8 +4,8 @@ exported, reset, and forgets deleted items."""
 import numpy as np
 import scipy.sparse as sp
 
-from engine import Memory
-from engine.rank.prior import BUCKETS, STYLE, AnswerPrior, descriptors
+from mnemoscope.engine import Memory
+from mnemoscope.engine.rank.prior import BUCKETS, STYLE, AnswerPrior, descriptors
 
 QUERIES = ["sourdough starter", "border collie", "night shift at the hospital", "hiking trip", "birthday present",
            "moving to a new apartment", "learning to cook", "weekend plans", "bread", "dog"]

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from engine.eval.tuning import Case, metrics, objective, tune
-from engine.rank.features import feature_names
+from mnemoscope.engine.eval.tuning import Case, metrics, objective, tune
+from mnemoscope.engine.rank.features import feature_names
 
 
 def test_tuning_raises_the_objective_and_never_touches_learned_weights():

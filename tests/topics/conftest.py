@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import Memory
+from mnemoscope.engine import Memory
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
 

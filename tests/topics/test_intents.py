@@ -3,8 +3,8 @@ the phrasings BetterMem's substring rules got wrong."""
 
 import pytest
 
-from engine.topics.intents import INTENTS, UnknownIntent, check_intent, classifier, resolve_intent
-from engine.topics.intents_data import PHRASINGS
+from mnemoscope.engine.topics.intents import INTENTS, UnknownIntent, check_intent, classifier, resolve_intent
+from mnemoscope.engine.topics.intents_data import PHRASINGS
 
 # BetterMem's misfires (reference notes, defect 14): substring rules answered broaden, deepen,
 # deepen and neutral here.

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from engine import Memory
-from engine.dense import l2_normalize
-from engine.topics import RebuildCancelled
-from engine.topics.graph import PARENT, CHILD, TopicGraph
-from engine.topics.tree import TopicTree, dag_parents, fit_tree, shape_for, softmax
+from mnemoscope.engine import Memory
+from mnemoscope.engine.dense import l2_normalize
+from mnemoscope.engine.topics import RebuildCancelled
+from mnemoscope.engine.topics.graph import PARENT, CHILD, TopicGraph
+from mnemoscope.engine.topics.tree import TopicTree, dag_parents, fit_tree, shape_for, softmax
 
 
 def clustered(n_clusters=6, per=40, dim=16, seed=3):

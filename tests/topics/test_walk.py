@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from app.cli import main
-from engine import Memory, RecallError
-from engine.topics.intents import INTENTS
+from mnemoscope.app.cli import main
+from mnemoscope.engine import Memory, RecallError
+from mnemoscope.engine.topics.intents import INTENTS
 
 # Questions a reader of the demo content might ask (the guides and the Maya & Daniel conversation).
 QUESTIONS = [

@@ -1,0 +1,24 @@
+"""Mnemoscope: explore, curate and teach an LLM agent's memory store.
+
+The installed package maps the repository's top-level folders to subpackages
+(``mnemoscope.engine``, ``mnemoscope.app``, ``mnemoscope.screens``, ``mnemoscope.assets``; see
+``pyproject.toml``), so that nothing of ours lands in site-packages under a common name like ``app``.
+The engine's public names are importable from here; they load on first use, so that a command
+that never touches the engine (``mnemoscope --help``) does not pay for numpy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mnemoscope.engine import Hit, IngestFailed, IngestReport, Memory, Recall, RecallError, RequestError, Settings
+
+__all__ = ["Memory", "Settings", "Recall", "Hit", "RecallError", "IngestFailed", "IngestReport", "RequestError"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        return getattr(importlib.import_module("mnemoscope.engine"), name)
+    raise AttributeError(f"module 'mnemoscope' has no attribute {name!r}")
