@@ -10,7 +10,15 @@ that never touches the engine (``mnemoscope --help``) does not pay for numpy.
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+# In a checkout the subpackages are the repository's top-level folders, beside this one: Python
+# finds them through this package's path, so the checkout it runs from is the code that runs (an
+# editable install and a git worktree alike). An installed wheel has them inside this folder.
+_checkout = Path(__file__).resolve().parent.parent
+if not (Path(__file__).parent / "engine").is_dir() and (_checkout / "engine" / "__init__.py").is_file():
+    __path__.append(str(_checkout))
 
 if TYPE_CHECKING:
     from mnemoscope.engine import Hit, IngestFailed, IngestReport, Memory, Recall, RecallError, RequestError, Settings
