@@ -19,6 +19,8 @@ from .dense import HashEmbedder, LatentSemanticModel, VectorIndex
 from .lazy import sparse as sp
 from .lexical import BM25Index, BM25Params
 from .records import Item
+from .query import english_lexicon
+from .query import plan as query_plan
 from .text import lexical_tokens
 
 LSA_KEY = "dense.lsa_model"
@@ -44,6 +46,7 @@ class Index:
     def __init__(self, bm25: BM25Params, lsa_dim: int = 128, hash_dim: int = 256, char_ngrams: bool = False) -> None:
         self.bm25 = BM25Index(bm25)
         self.char_ngrams = char_ngrams  # one setting for documents and queries alike
+        self.expand = True  # queries bring in related words from the bundled lexicon
         self.lsa_dim = lsa_dim
         self.hash = HashEmbedder(hash_dim)
         self.vocab: dict[str, int] = {}
@@ -90,10 +93,11 @@ class Index:
         return ids, np.fromiter(counts.values(), dtype=np.float32, count=len(counts)), new_terms
 
     def query_terms(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """(term ids, weights) of a query: known terms only, weight 1 + ln(query tf)."""
-        counts = Counter(t for t in lexical_tokens(text, self.char_ngrams) if t in self.vocab)
-        ids = np.fromiter((self.vocab[t] for t in counts), dtype=np.int64, count=len(counts))
-        weights = 1.0 + np.log(np.fromiter(counts.values(), dtype=np.float64, count=len(counts)))
+        """(term ids, weights) of a query's known terms (engine/query.py: framing words weigh
+        little, related words the store holds join at a fraction of their word's weight)."""
+        terms = query_plan(text, self.vocab, english_lexicon() if self.expand else None, self.char_ngrams).terms
+        ids = np.fromiter((self.vocab[t] for t in terms), dtype=np.int64, count=len(terms))
+        weights = np.fromiter(terms.values(), dtype=np.float64, count=len(terms))
         return ids, weights
 
     def merge_vocab(self, terms: dict[str, int]) -> None:

@@ -174,12 +174,21 @@ def image_signal(mem: "Memory", q: Query) -> np.ndarray:
     return mem.images.scores(q)
 
 
+def answer_signal(mem: "Memory", q: Query) -> np.ndarray:
+    """BM25 of the items holding an answer of the kind the question asks for ("when": a time), 0
+    elsewhere (engine/query.py)."""
+    from .query import answer_signal as answer_of
+
+    return answer_of(q.text, mem.index.vocab, mem.index.bm25.scores, bm25_signal(mem, q))
+
+
 SIGNALS: dict[str, Callable[["Memory", Query], np.ndarray]] = {
     "bm25": bm25_signal,
     "dense": dense_signal,
     "walk": walk_signal,
     "ppr": ppr_signal,
     "image": image_signal,
+    "answer": answer_signal,
 }
 
 # Signals that can speak on some stores only (name → whether this memory can compute it); every
