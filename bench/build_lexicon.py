@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from mnemoscope.engine.text import _latin_token  # noqa: E402
+from mnemoscope.engine.text import latin_token  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "engine" / "data" / "lexicon_en.tsv.gz"
 POS_FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
@@ -47,7 +47,7 @@ def token(word: str) -> str | None:
     word = word.split("(")[0].lower()
     if "_" in word or "-" in word or not word.isalpha():
         return None
-    return _latin_token(word)
+    return latin_token(word)
 
 
 def wordnet(folder: Path) -> dict[str, dict[str, float]]:

@@ -15,6 +15,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from .calibration import Calibration
 from .dense import HashEmbedder, LatentSemanticModel, VectorIndex
 from .lazy import sparse as sp
 from .lexical import BM25Index, BM25Params
@@ -63,6 +64,7 @@ class Index:
         self._projecting = threading.Lock()
         self.lsa_fitted_on = 0
         self.vectors: dict[str, VectorIndex] = {}  # stored vectors by embedder signature
+        self.calibration: Calibration | None = None  # what an external embedder earns in fusion (engine/calibration.py)
 
     # -- size ---------------------------------------------------------------------------------
 
@@ -92,10 +94,12 @@ class Index:
             ids[n] = tid
         return ids, np.fromiter(counts.values(), dtype=np.float32, count=len(counts)), new_terms
 
-    def query_terms(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+    def query_terms(self, text: str, related: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(term ids, weights) of a query's known terms (engine/query.py: framing words weigh
-        little, related words the store holds join at a fraction of their word's weight)."""
-        terms = query_plan(text, self.vocab, english_lexicon() if self.expand else None, self.char_ngrams).terms
+        little; with ``related``, related words the store holds join at a fraction of their
+        word's weight)."""
+        lexicon = english_lexicon() if related and self.expand else None
+        terms = query_plan(text, self.vocab, lexicon, self.char_ngrams).terms
         ids = np.fromiter((self.vocab[t] for t in terms), dtype=np.int64, count=len(terms))
         weights = np.fromiter(terms.values(), dtype=np.float64, count=len(terms))
         return ids, weights

@@ -24,6 +24,8 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 
 import numpy as np
 
+from .calibration import CALIBRATION_KEY, Calibration, calibrate
+from .calibration import SAMPLE as CALIBRATION_SAMPLE
 from .config import Settings
 from .extensions import extension_factories
 from .dense import HashEmbedder, OpenAIEmbedder, VectorIndex
@@ -169,6 +171,8 @@ class Memory:
         blob = self.store.get_kv(LSA_KEY)
         if blob:
             index.load_lsa(blob)
+        calibration = self.store.get_kv(CALIBRATION_KEY)
+        index.calibration = Calibration.from_json(calibration) if calibration else None
         self.index = index
         for ext in self._loaded_areas():
             ext.load()
@@ -336,6 +340,7 @@ class Memory:
                 gc.enable()
         if self.index.needs_lsa_fit():
             self._refit_lsa()
+        self._calibrate_dense()
         report.seconds = time.perf_counter() - started
         return report
 
@@ -396,6 +401,36 @@ class Memory:
                 self.store.set_kv(LSA_KEY, blob)
             self._data_version = self._current_data_version()
 
+    def _calibrate_dense(self) -> None:
+        """Measure what an external embedder earns in fusion on this store's own items, when it
+        was never measured or the store has grown by half since (engine/calibration.py)."""
+        embedder = self._stored_embedder()
+        current = self.index.calibration
+        if not isinstance(embedder, OpenAIEmbedder) or not self.settings.dense_calibrate or (
+                current is not None and current.signature == embedder.signature
+                and self.index.n_items < 1.5 * current.items):
+            return
+        live = self.index.item_ids[self.index.alive]
+        sample = np.random.default_rng(0).permutation(live)[: 4 * CALIBRATION_SAMPLE].tolist()
+        found = self.store.items(sample)
+        result = calibrate(self.index, [found[i] for i in sample if i in found], embedder.signature,
+                           lambda texts: embedder.embed(texts, remember=False))
+        if result is not None:
+            with self.store.transaction():
+                self.store.set_kv(CALIBRATION_KEY, result.to_json())
+            self.index.calibration = result
+            self._data_version = self._current_data_version()
+
+    def dense_weight(self) -> float:
+        """The dense signal's weight in hybrid fusion: an external embedder's calibrated weight
+        when it has one (and ``dense_calibrate`` is on), else the ``dense_weight`` setting."""
+        embedder = self._stored_embedder()
+        calibrated = self.index.calibration
+        if (self.settings.dense_calibrate and isinstance(embedder, OpenAIEmbedder) and calibrated is not None
+                and calibrated.signature == embedder.signature):
+            return calibrated.weight
+        return self.settings.dense_weight
+
     # -- recall -------------------------------------------------------------------------------
 
     @property
@@ -446,7 +481,9 @@ class Memory:
         """Counts and every area's figures (drift, λ, ...): loads the areas that are not yet loaded."""
         out: dict[str, Any] = {"store": str(self.path), **self.store.counts(), "terms": len(self.index.vocab),
                                "schema_version": self.store.schema_version, "embedder": self.settings.embedder,
-                               "lsa_dim": self.index.lsa.dim if self.index.lsa else 0}
+                               "lsa_dim": self.index.lsa.dim if self.index.lsa else 0,
+                               "dense_weight": self.dense_weight(),
+                               "dense_calibration": asdict(self.index.calibration) if self.index.calibration else None}
         for ext in self.extensions:
             out.update(ext.stats())
         return out
@@ -499,6 +536,7 @@ class Memory:
             self.store.clear_item_terms()
             self.store.delete_vectors()
             self.store.set_kv(LSA_KEY, None)
+            self.store.set_kv(CALIBRATION_KEY, None)
         self._load()
 
     # -- maintenance --------------------------------------------------------------------------

@@ -9,13 +9,14 @@ things help, each measured on the reworded LoCoMo questions (docs/benchmarks.md)
 * **bridging** — each content word brings in its related words from a lexicon (synonyms,
   broader and narrower words, derived forms) that the store actually holds, at a fraction of its
   weight, so "crash" also finds "accident" and "jogging" finds "running";
-* **answer type** — "when" asks for a time, "where" for a place, "who" for a person: rankers may
-  favour items that hold an answer of that kind.
+* **answer type** — "when" asks for a time, "where" for a place, "who" for a person; the
+  ``answer`` signal lets ``fused`` favour items that hold a time when a time is asked for.
 """
 
 from __future__ import annotations
 
 import gzip
+import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -24,7 +25,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .text import _latin_token, lexical_tokens, normalize, words
+from .text import latin_token, lexical_tokens, normalize, words
 
 # Words that shape a question rather than say what it is about (before stemming).
 FRAMING_WORDS = frozenset(
@@ -41,21 +42,14 @@ EXPANSION_LIMIT = 8  # related words kept per query word, the strongest first
 KNOWN_WORD_EXPANSION = 0.5  # a word the store itself holds brings its related words in at half that
 
 ANSWER_TYPES = {"when": "time", "where": "place", "who": "person", "whom": "person", "whose": "person"}
-# Words an item holding an answer of each kind tends to use (before stemming); years are added
-# from the store's own vocabulary. Names are not here: a two-person conversation names its
-# speakers everywhere, so a name says little about holding the answer.
+# Words an item holding an answer of a kind tends to use (before stemming); years are added from
+# the store's own vocabulary. Only "time" has them: lists of place and person words were measured
+# too, and gained nothing on LoCoMo while costing MuSiQue (docs/benchmarks.md).
 ANSWER_WORDS = {
     "time": """yesterday today tonight tomorrow ago last next week weeks weekend month months year years morning
         afternoon evening night monday tuesday wednesday thursday friday saturday sunday january february march
         april may june july august september october november december summer winter spring autumn
         recently earlier later since date birthday anniversary""",
-    "place": """place city town village country state home house park beach lake river mountain mountains trail
-        street road downtown museum gallery school university college church store shop restaurant cafe bar
-        hospital office studio library center centre hotel airport station abroad overseas trip travel visited
-        moved""",
-    "person": """friend friends mom mother dad father parent parents sister brother son daughter husband wife
-        partner kid kids child children family grandma grandpa aunt uncle cousin neighbor neighbour mentor coach
-        teacher boss colleague coworker team group someone""",
 }
 _WHEN_SHAPES = re.compile(r"\b(what|which)\s+(date|day|month|year|time|week|weekend)\b|\bhow\s+long\s+ago\b")
 
@@ -82,7 +76,7 @@ def answer_type(text: str) -> str | None:
 
 def answer_tokens(kind: str, vocabulary: Mapping[str, int]) -> list[str]:
     """The lexical tokens of :data:`ANSWER_WORDS` ``kind`` that the store holds (years too, for time)."""
-    tokens = {t for w in ANSWER_WORDS[kind].split() if (t := _latin_token(w))}
+    tokens = {t for w in ANSWER_WORDS[kind].split() if (t := latin_token(w))}
     if kind == "time":
         tokens |= {str(y) for y in range(1900, 2100)}
     return sorted(t for t in tokens if t in vocabulary)
@@ -100,14 +94,14 @@ def answer_signal(text: str, vocabulary: Mapping[str, int], postings: "Callable[
     """The lexical score of the items that hold an answer of the kind the question asks for, 0
     for the others and for every item when the question asks for no particular kind."""
     kind = answer_type(text)
-    if kind is None:
+    if kind not in ANSWER_WORDS:
         return np.zeros_like(lexical)
     return np.where(holds_answer(kind, vocabulary, postings)[: len(lexical)], lexical, 0.0)
 
 
 @lru_cache(maxsize=1)
 def _framing_tokens() -> frozenset[str]:
-    return frozenset(t for w in FRAMING_WORDS if (t := _latin_token(w)))
+    return frozenset(t for w in FRAMING_WORDS if (t := latin_token(w)))
 
 
 def plan(text: str, vocabulary: Mapping[str, int], lexicon: "Lexicon | None" = None, char_ngrams: bool = False) -> QueryPlan:
@@ -118,8 +112,6 @@ def plan(text: str, vocabulary: Mapping[str, int], lexicon: "Lexicon | None" = N
         counts[token] = counts.get(token, 0) + 1
     framing = _framing_tokens()
     out = QueryPlan(answer_type=answer_type(text))
-    import math
-
     for token, n in counts.items():
         weight = 1.0 + math.log(n)
         if token in framing:
@@ -144,35 +136,34 @@ def plan(text: str, vocabulary: Mapping[str, int], lexicon: "Lexicon | None" = N
 def _name_tokens(text: str) -> set[str]:
     """Tokens of capitalised words past the first: names, which need no related words."""
     found = re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w']+", text.strip())
-    return {t for w in found if (t := _latin_token(normalize(w).removesuffix("'s")))}
+    return {t for w in found if (t := latin_token(normalize(w).removesuffix("'s")))}
 
 
 class Lexicon:
-    """Related words by lexical token (Porter stems), each with a strength in (0, 1]."""
+    """Related words by lexical token (Porter stems), each with a strength in (0, 1].
 
-    def __init__(self, table: dict[str, tuple[tuple[str, float], ...]]) -> None:
-        self._table = table
+    Lines are split into pairs only when their token is first looked up: a query needs a few of
+    the tens of thousands, and parsing them all would cost a second on the first query."""
+
+    def __init__(self, lines: dict[str, str]) -> None:
+        self._lines = lines
+        self._parsed: dict[str, tuple[tuple[str, float], ...]] = {}
 
     def __len__(self) -> int:
-        return len(self._table)
+        return len(self._lines)
 
     def related(self, token: str) -> tuple[tuple[str, float], ...]:
-        return self._table.get(token, ())
+        found = self._parsed.get(token)
+        if found is None:
+            pairs = (pair.rpartition(":") for pair in self._lines.get(token, "").split())
+            found = self._parsed[token] = tuple((word, float(strength)) for word, _, strength in pairs)
+        return found
 
     @classmethod
     def parse(cls, text: str) -> "Lexicon":
         """One line per token: ``token<TAB>related:strength related:strength …``."""
-        table: dict[str, tuple[tuple[str, float], ...]] = {}
-        for line in text.splitlines():
-            token, _, rest = line.partition("\t")
-            if not rest:
-                continue
-            pairs = []
-            for pair in rest.split():
-                word, _, strength = pair.rpartition(":")
-                pairs.append((word, float(strength)))
-            table[token] = tuple(pairs)
-        return cls(table)
+        lines = (line.partition("\t") for line in text.splitlines())
+        return cls({token: rest for token, _, rest in lines if rest})
 
 
 @lru_cache(maxsize=1)

@@ -124,6 +124,15 @@ def bm25_signal(mem: "Memory", q: Query) -> np.ndarray:
     return q.notes["bm25"]
 
 
+def literal_bm25(mem: "Memory", q: Query) -> np.ndarray:
+    """BM25 of the query's own words, without the related words the lexicon adds (engine/query.py):
+    the ``ppr`` strategy ranks by it, its settings being tuned on the multi-hop questions, which
+    use the corpus's own words (docs/benchmarks.md)."""
+    if "bm25_literal" not in q.notes:
+        q.notes["bm25_literal"] = mem.index.bm25.scores(*mem.index.query_terms(q.text, related=False))
+    return q.notes["bm25_literal"]
+
+
 def dense_signal(mem: "Memory", q: Query) -> np.ndarray:
     """Cosine to the query under the configured dense embedder (0 where it cannot score)."""
     index = mem.index
@@ -296,28 +305,32 @@ def _found_by(slots: np.ndarray, lists: dict[str, np.ndarray]) -> dict[int, list
     return {slot: found[slot] for slot in slots.tolist()}
 
 
+DENSE_PROPOSES = 0.2  # a dense signal that earned at least this weight brings its own candidates too
+
+
 def hybrid(mem: "Memory", q: Query, signals: Signals) -> Ranking:
     """BM25 and dense candidates fused by score (``fusion = "linear"``) or by rank (``"rrf"``).
 
     The dense side is weighted by ``dense_weight``; docs/benchmarks.md shows why it is small.
-    With linear fusion and at least ``top_k`` BM25 candidates, the dense signal only re-scores
-    those candidates (a row gather): on every benchmark that ranks exactly as adding the dense
-    scan's own candidates, which at 100k items costs 10–20 ms.
+    With linear fusion and at least ``top_k`` BM25 candidates, a weak dense signal (the store's
+    LSA) only re-scores those candidates (a row gather): on every benchmark that ranks exactly as
+    adding the dense scan's own candidates, which at 100k items costs 10–20 ms. A dense signal
+    that earned a larger weight (a calibrated embedding model) also proposes its own.
     """
     s = mem.settings
     if s.fusion not in ("linear", "rrf"):
         raise RecallError(f"unknown fusion {s.fusion!r}; choose linear or rrf")
     depth = max(q.top_k, s.candidate_k)
     lists = {"bm25": signals.top("bm25", depth)}
-    if s.fusion == "rrf" or len(lists["bm25"]) < q.top_k:
+    if s.fusion == "rrf" or len(lists["bm25"]) < q.top_k or mem.dense_weight() >= DENSE_PROPOSES:
         lists["dense"] = signals.top("dense", depth)
     if s.fusion == "rrf":
-        slots, scores, found, _ = rrf_fuse(lists, {"bm25": 1.0, "dense": s.dense_weight}, s.rrf_k)
+        slots, scores, found, _ = rrf_fuse(lists, {"bm25": 1.0, "dense": mem.dense_weight()}, s.rrf_k)
         dense = dense_at(mem, q, slots)
     else:
         union = np.unique(np.concatenate(list(lists.values())))
         dense_of_union = dense_at(mem, q, union)
-        slots, scores = linear_fuse(union, signals["bm25"][union], dense_of_union, s.dense_weight)
+        slots, scores = linear_fuse(union, signals["bm25"][union], dense_of_union, mem.dense_weight())
         dense = dense_of_union[np.searchsorted(union, slots)]
         found = _found_by(slots, lists)
     features = {"bm25": signals["bm25"][slots], "dense": dense, "fused": scores}

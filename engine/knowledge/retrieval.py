@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..lexical import top_k as top_k_of
-from ..recall import Hit, Query, Ranking, Recall, Signals
+from ..recall import Hit, Query, Ranking, Recall, Signals, literal_bm25
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -28,8 +28,9 @@ def _normalised(scores: np.ndarray) -> np.ndarray:
 
 
 def ppr_ranking(mem: "Memory", q: Query, signals: Signals) -> Ranking:
-    """Rank by ``blend · BM25 + (1 − blend) · PPR``, both scaled to [0, 1] over the store."""
-    first = signals["bm25"]
+    """Rank by ``blend · BM25 + (1 − blend) · PPR``, both scaled to [0, 1] over the store; BM25 of
+    the query's own words (``literal_bm25``)."""
+    first = literal_bm25(mem, q)
     graph = mem.knowledge.graph_scores(q.text, first)
     lexical, walk = _normalised(first), _normalised(graph.item_scores)
     blend = mem.settings.ppr_blend
