@@ -2,8 +2,8 @@
 
 Formats: plain text, Markdown (heading-aware chunks that keep the heading path), LoCoMo-style
 conversation JSON (one source per conversation, one item per turn), JSON-lines chat and
-``Speaker: text`` transcripts; and :func:`read_export`, which reads back what ``Memory.export``
-wrote. A bad record raises :class:`IngestError` naming the file and line.
+``Speaker: text`` transcripts, and the chat formats of :mod:`.conversations` (picked by shape);
+and :func:`read_export`, which reads back what ``Memory.export`` wrote. A bad record raises :class:`IngestError` naming the file and line.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, NoReturn
 
+from . import conversations
+from .conversations import ChatFormatError
 from .records import Item, ParsedSource, Source
 from .text import sentences, token_count
 
@@ -58,8 +60,16 @@ def read_path(path: str | Path, chunk_tokens: int = 200) -> list[ParsedSource]:
     text = _decode(path, data)
     digest = hashlib.sha256(data).hexdigest()
     suffix = path.suffix.lower()
-    if suffix in {".json"}:
-        return read_conversation_json(path, text, digest)
+    try:
+        if suffix in {".json"}:
+            data = _parse_json(path, text)
+            if conversations.chat_shape(data):
+                return conversations.read_chat_json(str(path), data, text, digest)
+            return read_conversation_json(path, text, digest, data)
+        if suffix in {".jsonl", ".ndjson"} and conversations.is_openai_line(text):
+            return [conversations.read_openai_jsonl(str(path), text, digest)]
+    except ChatFormatError as exc:
+        raise IngestError(path, exc.message, exc.line) from None
     if suffix in {".jsonl", ".ndjson"}:
         return [read_jsonl_chat(path, text, digest)]
     if suffix in {".md", ".markdown"}:
@@ -218,12 +228,18 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def read_conversation_json(path: Path, text: str, digest: str) -> list[ParsedSource]:
-    """A LoCoMo file: a list of samples (or one sample) with ``conversation.session_N`` turns."""
+def _parse_json(path: Path, text: str) -> Any:
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise IngestError(path, f"malformed JSON: {exc.msg}", exc.lineno) from None
+
+
+def read_conversation_json(path: Path, text: str, digest: str, data: Any = None) -> list[ParsedSource]:
+    """A LoCoMo file: a list of samples (or one sample) with ``conversation.session_N`` turns
+    (``data``: the file already parsed)."""
+    if data is None:
+        data = _parse_json(path, text)
     samples = data if isinstance(data, list) else [data]
     if not samples:
         raise IngestError(path, "the JSON holds no conversation")
