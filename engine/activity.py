@@ -30,7 +30,8 @@ CLIENTS = ("cli", "app", "python")  # and "mcp:<client name>"
 SOURCE_ADDED, SOURCE_REPLACED, SOURCE_DELETED, ITEM_DELETED = "source.added", "source.replaced", "source.deleted", "item.deleted"
 FACTS_EXTRACTED = "facts.extracted"
 EFFECTS: dict[str, tuple[str, ...]] = {
-    SOURCE_ADDED: ("items",), SOURCE_REPLACED: ("items",), SOURCE_DELETED: ("items",), ITEM_DELETED: ("items",),
+    SOURCE_ADDED: ("items",), SOURCE_REPLACED: ("items", "knowledge", "ranker"),  # a deletion cascades in both
+    SOURCE_DELETED: ("items", "knowledge", "ranker"), ITEM_DELETED: ("items", "knowledge", "ranker"),
     FACTS_EXTRACTED: (),  # said by the knowledge area inside the ingest that the source's line covers
     "fact.added": ("knowledge",), "fact.edited": ("knowledge",), "fact.deleted": ("knowledge",),
     "entity.renamed": ("knowledge",), "entity.merged": ("knowledge",), "entity.split": ("knowledge",),
@@ -103,7 +104,7 @@ def changes_since(cursor: int, events: list[ActivityEvent], own: set[int]) -> Ch
     """Fold the lines after ``cursor`` (in id order) into one change, skipping the lines this
     memory wrote itself (``own``): its state already holds them."""
     out = Changes()
-    if events and events[0].id != cursor + 1:  # ids are contiguous: the lines in between were pruned
+    if cursor < 0 or events and events[0].id != cursor + 1:  # unknown, or the lines in between were pruned
         out.everything = True
         return out
     added: dict[int, None] = {}
@@ -154,9 +155,9 @@ class Activity:
 
     def changes(self, cursor: int) -> tuple[Changes, int]:
         """What others committed after ``cursor``, and the new cursor."""
-        events = self.store.activity_after(cursor)
+        events = self.store.activity_after(max(cursor, 0))
         if not events:
-            return Changes(), cursor
+            return Changes(everything=cursor < 0), max(cursor, 0)
         with self._lock:
             change = changes_since(cursor, events, self._own)
             self._own = {i for i in self._own if i > events[-1].id}
