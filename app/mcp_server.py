@@ -83,7 +83,25 @@ class HitOut(BaseModel):
     timestamp: str | None = None
     source_id: int
     source: str = Field(description="the name of the conversation or document it comes from")
-    features: dict[str, float] = Field(default_factory=dict, description="the signals that ranked it")
+    features: dict[str, float] = Field(default_factory=dict, description="the signals that ranked it (those not zero)")
+
+
+class EpisodeOut(BaseModel):
+    id: int
+    summary: str
+    participants: list[str]
+    time_start: str | None = None
+    time_end: str | None = None
+    items: list[int] = Field(description="the items it was made of")
+
+
+class FactOut(BaseModel):
+    id: int
+    subject: str
+    predicate: str
+    object: str
+    time: str | None = None
+    provenance: list[int] = Field(description="the items that state it")
 
 
 class RecallOut(BaseModel):
@@ -92,8 +110,8 @@ class RecallOut(BaseModel):
     mode: str
     intent: str | None = None
     hits: list[HitOut]
-    episodes: list[dict[str, Any]] = Field(default_factory=list, description="episodic memories (summary, events, provenance)")
-    facts: list[dict[str, Any]] = Field(default_factory=list, description="subject-predicate-object facts with provenance")
+    episodes: list[EpisodeOut] = Field(default_factory=list, description="episodic memories the hits belong to")
+    facts: list[FactOut] = Field(default_factory=list, description="subject-predicate-object facts the hits state")
     token: str | None = Field(default=None, description="pass to feedback with the ids you used")
 
 
@@ -340,11 +358,14 @@ def _recall(mem: "Memory", query: str, strategy: str | None, mode: str, intent: 
     names = {s.id: s.name for s in mem.sources()}
     hits = [HitOut(id=h.item.id, rank=h.rank, score=round(float(h.score), 6), text=h.item.text, speaker=h.item.speaker,
                    timestamp=h.item.timestamp, source_id=h.item.source_id, source=names.get(h.item.source_id, "?"),
-                   features={k: round(float(v), 6) for k, v in h.features.items()}) for h in result.hits]
-    plain = result.to_dict()
+                   features={k: round(float(v), 4) for k, v in h.features.items() if v}) for h in result.hits]
+    episodes = [EpisodeOut(id=e.id, summary=e.summary, participants=e.participants, time_start=e.time_start,
+                           time_end=e.time_end, items=e.items) for e in result.episodes]
+    facts = [FactOut(id=f.id, subject=f.subject, predicate=f.predicate, object=f.object, time=f.time,
+                     provenance=f.provenance) for f in result.facts]
     return RecallOut(query=result.query, strategy=result.strategy, mode=result.mode,
-                     intent=(result.intent or {}).get("name"), hits=hits, episodes=plain["episodes"],
-                     facts=plain["facts"], token=result.token)
+                     intent=(result.intent or {}).get("name"), hits=hits, episodes=episodes, facts=facts,
+                     token=result.token)
 
 
 def _feedback(mem: "Memory", token: str, used: list[int], ignored: list[int]) -> FeedbackOut:
