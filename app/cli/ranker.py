@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -23,8 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("file")
     q.set_defaults(handler=export)
 
-    p = sub.add_parser("feedback", help="tell the ranker which hits of a recall were used")
-    p.add_argument("token", help="the token a recall printed (recall --json shows it)")
+    p = sub.add_parser("feedback", help="tell the ranker which hits of a recall were used; list or undo feedback",
+                       usage="mnemoscope feedback TOKEN --used IDS [--ignored IDS] | feedback list | feedback undo EVENT")
+    p.add_argument("token", help="the token a recall printed (recall --json shows it); or 'list', or 'undo'")
+    p.add_argument("event", nargs="?", help="with 'undo': the feedback event to withdraw")
     p.add_argument("--used", default="", help="comma-separated item ids that were used")
     p.add_argument("--ignored", default="", help="comma-separated item ids that were not (default: every other shown hit)")
     p.add_argument("--json", action="store_true")
@@ -76,7 +79,9 @@ def _status_text(s: Any) -> str:
     lines = [f"state {s.state}; λ {s.lam:.3f}; {s.events} feedback event(s), {s.train_pairs} training pair(s), "
              f"{s.held_out_pairs} held-out pair(s), {s.model_steps} SGD step(s)",
              f"gate: model wins {g.model_wins} vs heuristic {g.heuristic_wins} discordant held-out pairs, "
-             f"Wilson lower bound {g.lower_bound:.3f}",
+             f"Wilson lower bound {g.lower_bound:.3f}, permutation p {g.p_value:.3f}, {g.queries} held-out query(ies)",
+             "λ " + ("open" if s.lam > 0 else "closed") + ": " + "; ".join(g.reasons),
+             f"feedback memory: {s.marks} event(s) consulted at every recall",
              f"co-access edges {s.coaccess_edges}; items with trust {s.trusted_items}",
              "heuristic: " + ", ".join(f"{k} {v:+.2f}" for k, v in s.heuristic.items())]
     if s.curve:
@@ -104,12 +109,54 @@ def export(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def feedback(args: argparse.Namespace, out: TextIO) -> int:
+    from . import UsageError
+
+    if args.token == "undo":
+        return undo(args, out)
+    if args.token == "list":
+        return feedback_list(args, out)
+    if args.event is not None:
+        raise UsageError(f"unexpected argument {args.event!r}: feedback TOKEN --used IDS, feedback list, feedback undo EVENT")
     with core.open_memory(args) as mem:
         r = mem.feedback(args.token, _ids(args.used, "used"), _ids(args.ignored, "ignored"))
     payload = {"event_id": r.event_id, "used": r.used, "ignored": r.ignored, "lambda": r.gate.lam,
                "pairs_trained": r.pairs_trained, "pairs_held_out": r.pairs_held_out, "ms": round(r.ms, 3)}
     emit(out, payload, args.json, f"feedback event {r.event_id}: {len(r.used)} used, {len(r.ignored)} ignored; λ {r.gate.lam:.3f}")
     return 0
+
+
+def undo(args: argparse.Namespace, out: TextIO) -> int:
+    """``feedback undo EVENT``: withdraw one event; its effect is gone at the next recall."""
+    event = _event_id(args.event)
+    with core.open_memory(args) as mem:
+        r = mem.ranker.undo(event)
+    text = (f"feedback event {r.event_id} withdrawn ({r.query!r}); λ {r.gate.lam:.3f}" if r.changed else
+            f"feedback event {r.event_id} was already withdrawn; nothing changed")
+    emit(out, {"event_id": r.event_id, "changed": r.changed, "query": r.query, "withdrawn_at": r.withdrawn_at,
+               "lambda": r.gate.lam}, args.json, text)
+    return 0
+
+
+def feedback_list(args: argparse.Namespace, out: TextIO) -> int:
+    with core.open_memory(args) as mem:
+        events = mem.ranker.feedback_log(50)
+    rows = [{"event_id": e.id, "created_at": e.created_at, "query": e.query, "used": e.used, "ignored": e.ignored,
+             "withdrawn_at": e.withdrawn_at} for e in events]
+    emit(out, rows, args.json, lambda: "\n".join(
+        [f"{e.id:>5}  {time.strftime('%Y-%m-%d %H:%M', time.localtime(e.created_at))}  {e.query[:50]!r}  used "
+         f"{','.join(map(str, e.used)) or '-'}" + ("  (withdrawn)" if e.withdrawn_at else "") for e in events]
+        or ["no feedback yet"]))
+    return 0
+
+
+def _event_id(text: str | None) -> int:
+    from . import UsageError
+
+    if text is None:
+        raise UsageError("feedback undo needs the event's id (`mnemoscope feedback list` shows them)")
+    if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 2 ** 63:
+        raise UsageError(f"feedback undo: {text!r} is not an event id (a positive whole number)")
+    return int(text)
 
 
 def eval_learning(args: argparse.Namespace, out: TextIO) -> int:
