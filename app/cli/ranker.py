@@ -45,7 +45,9 @@ def add_eval_parsers(evsub: argparse._SubParsersAction, data: Path) -> None:
     p.add_argument("file", nargs="?", default=str(data / "locomo" / "locomo10_dev.json"))
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--curve-every", type=int, default=10, help="measure held-out quality every N feedback events")
-    p.add_argument("--repeats", type=int, default=50, help="feedback events in the repeated-query scenario")
+    p.add_argument("--repeats", type=int, default=3, help="feedback events in the repeated-query scenario")
+    p.add_argument("--paraphrases", metavar="FILE", help="people's rewordings of dev questions (e.g. "
+                   "../shared/data/locomo/paraphrases_dev.json): recall@10 of a taught question's rewording")
     p.add_argument("--latency-items", type=int, default=10_000, help="synthetic store size for feedback latency (0: skip)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="an engine setting for this run")
     p.add_argument("--json", action="store_true")
@@ -165,7 +167,8 @@ def eval_learning(args: argparse.Namespace, out: TextIO) -> int:
     from .evaluate import settings_of
 
     result = learning.evaluate(args.file, seed=args.seed, curve_every=args.curve_every,
-                               latency_items=args.latency_items, repeats=args.repeats, **settings_of(args.set))
+                               latency_items=args.latency_items, repeats=args.repeats, paraphrases=args.paraphrases,
+                               **settings_of(args.set))
     emit(out, result, args.json, lambda: _learning_text(result))
     return 0
 
@@ -197,11 +200,14 @@ def _learning_text(r: dict[str, Any]) -> str:
              f"used items' mean rank, taught questions asked again {r['taught_questions_mean_rank']['before']:.2f} → "
              f"{r['taught_questions_mean_rank']['after']:.2f}; paraphrased (n={r['paraphrased_query_mean_rank']['n']}) "
              f"{r['paraphrased_query_mean_rank']['before']:.2f} → {r['paraphrased_query_mean_rank']['after']:.2f}",
+             f"reworded taught questions (n={r['reworded_recall@10']['n']}): recall@10 "
+             f"{r['reworded_recall@10']['before']:.4f} → {r['reworded_recall@10']['after']:.4f}",
              "curve (events: λ, held-out ndcg@10 change): " + ", ".join(
                  f"{c['events']}: {c['lambda']:.2f}, {c['ndcg@10_gain']:+.4f}" for c in r["curve"])]
     fm = r["feedback_ms"]
     lines.append(f"feedback latency: LoCoMo p50 {fm['locomo_p50']:.2f} ms" + (
         f"; {fm['synthetic']['items']} items p50 {fm['synthetic']['p50_ms']:.2f} ms, p95 {fm['synthetic']['p95_ms']:.2f} ms"
-        f" (CPU p50 {fm['synthetic']['cpu_p50_ms']:.2f} ms)"
+        f" (CPU p50 {fm['synthetic']['cpu_p50_ms']:.2f} ms); fused recall p50 {fm['synthetic']['recall_p50_ms']:.2f} ms"
+        f" → {fm['synthetic']['recall_p50_ms_with_feedback']:.2f} ms with {fm['synthetic']['events']} feedback events"
         if "synthetic" in fm else ""))
     return "\n".join(lines)

@@ -44,6 +44,7 @@ DAY = 86_400.0
 class MarkParams:
     threshold: float = 0.3  # query similarity at which marks start to count
     full: float = 0.9  # … and from which they count fully (a near duplicate)
+    power: float = 1.0  # how steeply they count in between
     ignored_share: float = 0.25  # an ignored hit sinks by this share of what a use lifts
     half_life_days: float = 90.0  # a mark's weight halves in this long
     margin: float = 0.05  # a lift of 1 lands this share of the range above the best
@@ -153,7 +154,7 @@ class FeedbackMemory:
     def strength(self, sims: np.ndarray) -> np.ndarray:
         """How much each mark counts for a query this alike: 0 below the threshold, 1 from ``full``."""
         p = self.params
-        return np.clip((sims - p.threshold) / (p.full - p.threshold), 0.0, 1.0)
+        return np.clip((sims - p.threshold) / (p.full - p.threshold), 0.0, 1.0) ** p.power
 
     # -- the stage ----------------------------------------------------------------------------
 
