@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import functools
 import gc
-import json
 import logging
 import threading
 import time
-from contextlib import ExitStack
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
@@ -29,7 +27,7 @@ from .extensions import extension_factories
 from .dense import HashEmbedder, OpenAIEmbedder, VectorIndex
 from .images import SIGNATURE_PREFIX as IMAGE_SIGNATURE_PREFIX
 from .index import LSA_KEY, Index
-from .ingest import ExportFile, IngestError, discover, note, read_export, read_path
+from .ingest import IngestError, discover, note, read_path
 from .lexical import BM25Params
 from .recall import SIGNALS, STRATEGIES, Query, Recall, recall, signal_available
 from .records import Item, ParsedSource, Source
@@ -532,73 +530,17 @@ class Memory:
         self._load()
         return {"items": len(items), "terms": len(self.index.vocab), "seconds": time.perf_counter() - started}
 
-    # -- export / import ----------------------------------------------------------------------
+    # -- export / import (engine/transfer.py) ------------------------------------------------
 
     def export(self, path: str | Path) -> int:
-        """Write every record as JSON lines (sources, then their items); returns the line count."""
-        n = 0
-        with open(path, "w", encoding="utf-8") as fh:
-            for source in self.store.sources():
-                fh.write(json.dumps({"type": "source", **asdict(source)}, ensure_ascii=False) + "\n")
-                n += 1
-                for item in self.store.items_of_source(source.id):
-                    fh.write(json.dumps({"type": "item", **asdict(item)}, ensure_ascii=False) + "\n")
-                    n += 1
-            for ext in self.extensions:
-                for record in getattr(ext, "export_records", lambda: [])():
-                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-                    n += 1
-        return n
+        """Write every record as JSON lines; returns the line count (:func:`engine.transfer.export`)."""
+        from .transfer import export
+
+        return export(self, path)
 
     @_one_writer
     def import_(self, path: str | Path) -> IngestReport:
-        """Read an export and store all of it or none of it; sources already present with the
-        same content are left alone.
+        """Read an export and store all of it or none of it (:func:`engine.transfer.import_`)."""
+        from .transfer import import_
 
-        Every core record is checked first (:func:`engine.ingest.read_export`), then each area
-        with an ``importing(path, records, by_name)`` context manager checks its own records and
-        may restore its state as each source is ingested (the knowledge snapshot does), and
-        ``import_records`` runs after the sources. All of that is one transaction: a crash, an
-        interrupt or a failure halfway leaves the store as it was, and the in-memory index and
-        areas, which followed the sources as they went in, are reloaded from it."""
-        try:
-            export = read_export(path)
-        except IngestError as exc:
-            raise IngestFailed([exc]) from None
-        self.refresh()
-        self._load_areas()
-        with ExitStack() as importing:
-            try:
-                for ext in self.extensions:
-                    if hasattr(ext, "importing"):
-                        importing.enter_context(ext.importing(Path(path), export.records, export.by_name()))
-            except IngestError as exc:
-                raise IngestFailed([exc]) from None
-            self._embed_ahead(export.sources.values())
-            try:
-                with self.store.transaction():
-                    report = self.ingest_parsed(list(export.sources.values()))
-                    id_map = self._imported_ids(export, report)
-                    for ext in self.extensions:
-                        importer = getattr(ext, "import_records", None)
-                        if importer:
-                            importer([r for _, r in export.records], id_map)
-            except BaseException:
-                self._load()  # forget what the rolled-back transaction had put in memory
-                raise
-        return report
-
-    def _embed_ahead(self, parsed: Iterable[ParsedSource]) -> None:
-        """Fill the embedding cache before a long transaction, so that the network calls of an
-        external embedder happen with no write lock held (inside, every text is a cache hit)."""
-        if self.settings.embedder == "openai" and self.external_embedder is not None:
-            self.external_embedder.embed([i.search_text() for p in parsed for i in p.items])
-
-    def _imported_ids(self, export: ExportFile, report: IngestReport) -> dict[int, int]:
-        """Exported → stored item ids, matched by key within each source (unchanged sources too)."""
-        id_map: dict[int, int] = {}
-        for (old_id, parsed), stored in zip(export.sources.items(), report.sources):
-            by_key = {i.key: i.id for i in self.store.items_of_source(stored.source_id)}
-            id_map.update((exported, by_key[item.key]) for exported, item in zip(export.item_ids[old_id], parsed.items))
-        return id_map
-
+        return import_(self, path)
