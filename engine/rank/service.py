@@ -172,6 +172,11 @@ class RankerExtension:
         if self.distilled is not None:
             self.distilled.embed_items(self.mem, self.mem.index.slots(i.id for i in items))
 
+    def on_changed_elsewhere(self, added: list["Item"], removed: list[int]) -> None:
+        """Items another process added: their features, as after an ingest here (its deletions
+        and its feedback reload this area)."""
+        self.on_indexed(added)
+
     def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
         """Edges and trust rows go with their items (foreign-key cascade); the answer prior is
         retrained from the feedback log as if the deleted items had never been shown."""
@@ -416,6 +421,7 @@ class RankerExtension:
                 store.upsert_edges(changes.edges)
                 store.delete_edges(changes.pruned)
                 store.set_ranker_state(learned.blob(self.names), now)
+                self.mem.activity.record("feedback", row.query, count=len(used))
                 generation = store.bump_ranker_generation()
         except sqlite3.IntegrityError:  # the unique index, should the check above ever be skipped
             raise FeedbackError("this recall token was already used; recall again") from None
@@ -456,6 +462,7 @@ class RankerExtension:
                 raise FeedbackError(str(exc)) from None
             store.replace_learned_rows(state.trust_rows(), state.edge_rows())
             store.set_ranker_state(learned.blob(self.names), now)
+            self.mem.activity.record("feedback.withdrawn", event.query, count=1)
             generation = store.bump_ranker_generation()
         self.feedback_state, self.learned, self.generation = state, learned, generation
         self.marks.remove(event_id)
@@ -504,6 +511,7 @@ class RankerExtension:
             raise FeedbackError(f"teacher vectors must share one dimension; got {sorted(dims)}")
         with self.mem.store.transaction():
             self.mem.store.set_teacher_vectors(model, ((i, np.asarray(v, dtype=np.float32)) for i, v in vectors.items()))
+            self.mem.activity.record("ranker.distilled", f"teacher vectors of {model}", count=len(vectors))
         return len(vectors)
 
     def distill(self) -> distillation.DistillReport:
@@ -535,6 +543,7 @@ class RankerExtension:
         with self.mem.store.transaction():
             self.mem.store.clear_feedback()
             self.mem.store.bump_ranker_generation()
+            self.mem.activity.record("ranker.reset")
         self.load()
 
     def export(self) -> dict[str, Any]:
