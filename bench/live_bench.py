@@ -122,10 +122,10 @@ def mcp_round_trip(store: Path, n: int, strategy: str) -> dict[str, Any]:
     mem = Memory(store)
     mem.warm_up()
 
-    async def run() -> tuple[list[float], list[float]]:
+    async def run() -> tuple[list[float], list[float], list[float]]:
         params = StdioServerParameters(command=sys.executable, args=["-m", "mnemoscope", "mcp", "--store", str(store)],
                                        cwd=str(ROOT))
-        engine, server = [], []
+        engine, server, ping = [], [], []
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             for k in range(3):  # both sides load their areas and caches first
@@ -138,12 +138,15 @@ def mcp_round_trip(store: Path, n: int, strategy: str) -> dict[str, Any]:
                 server.append((time.perf_counter() - started) * 1000)
                 if result.is_error:
                     raise SystemExit(result.content[0].text)
-        return engine, server
+                started = time.perf_counter()
+                await session.send_ping()  # the transport alone: two processes, a pipe each way
+                ping.append((time.perf_counter() - started) * 1000)
+        return engine, server, ping
 
-    engine, server = asyncio.run(run())
+    engine, server, ping = asyncio.run(run())
     mem.close()
     return {"strategy": strategy, "engine_ms": percentiles(engine), "mcp_ms": percentiles(server),
-            "added_p50_ms": statistics.median(server) - statistics.median(engine)}
+            "ping_ms": percentiles(ping), "added_p50_ms": statistics.median(server) - statistics.median(engine)}
 
 
 def contention(store: Path, n: int, strategy: str) -> dict[str, Any]:
@@ -249,7 +252,7 @@ def text(report: dict[str, Any]) -> str:
     if "mcp" in report:
         m = report["mcp"]
         lines.append(f"  MCP recall round trip over stdio ({m['strategy']}): {ms(m['mcp_ms'])}; engine recall {ms(m['engine_ms'])}; "
-                     f"added at p50 {m['added_p50_ms']:.1f} ms")
+                     f"added at p50 {m['added_p50_ms']:.1f} ms (a ping's round trip: p50 {m['ping_ms']['p50']:.1f} ms)")
     if "contention" in report:
         c = report["contention"]
         lines.append(f"  recall ({c['strategy']}) while another process ingests: {ms(c['ingesting_ms'])}; idle {ms(c['idle_ms'])}; "
