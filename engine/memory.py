@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import functools
 import gc
-import json
 import logging
 import threading
 import time
-from contextlib import ExitStack
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
 import numpy as np
 
+from . import activity as log_actions
+from .activity import Activity, Changes
 from .calibration import CALIBRATION_KEY, Calibration, calibrate
 from .calibration import SAMPLE as CALIBRATION_SAMPLE
 from .config import Settings
@@ -31,7 +31,7 @@ from .extensions import extension_factories
 from .dense import HashEmbedder, OpenAIEmbedder, VectorIndex
 from .images import SIGNATURE_PREFIX as IMAGE_SIGNATURE_PREFIX
 from .index import LSA_KEY, Index
-from .ingest import ExportFile, IngestError, discover, note, read_export, read_path
+from .ingest import IngestError, discover, note, read_path
 from .lexical import BM25Params
 from .recall import SIGNALS, STRATEGIES, Query, Recall, recall, signal_available
 from .records import Item, ParsedSource, Source
@@ -130,22 +130,26 @@ class Memory:
     """An agent memory in one SQLite file."""
 
     def __init__(self, path: str | Path | None = None, settings: Settings | None = None, *, extensions: bool = True,
-                 **overrides: Any) -> None:
+                 client: str = "python", **overrides: Any) -> None:
         """Open (or create) a store. ``extensions=False`` opens the core alone (lexical and dense
         recall, no knowledge, topics or ranker), for benchmarks of the core and scripts.
 
         Opening loads the core index only; each area builds its in-memory state on first use
         (``mem.knowledge``, a recall, an ingest) or in :meth:`warm_up`, so a store opens, and its
-        :meth:`counts` show, before the graph, the topic tree and the ranker are read."""
+        :meth:`counts` show, before the graph, the topic tree and the ranker are read.
+
+        ``client`` names who writes through this memory in the store's activity log: ``cli``,
+        ``app``, ``python`` or ``mcp:<client name>`` (:mod:`engine.activity`)."""
         self.settings = settings or Settings.load(**overrides)
         if path is not None:
             self.settings.store = str(path)
         self.path = self.settings.store_path
         self.store = Store(self.path)
+        self.activity = Activity(self.store, client)
         self._areas: dict[str, Extension] = {}  # by name, in load order; loaded ones are also attributes
         self._area_lock = threading.RLock()  # one thread loads an area while others wait for it
         self._write_lock = threading.RLock()  # see _one_writer
-        self._data_version = -1
+        self._cursor = 0  # the last activity-log line this memory's state includes
         self._external: OpenAIEmbedder | None = None
         self._load()
         for factory in extension_factories() if extensions else []:
@@ -158,7 +162,12 @@ class Memory:
         return Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim, char_ngrams=s.char_ngrams)
 
     def _load(self) -> None:
-        """(Re)build the in-memory index from the store."""
+        """(Re)build the in-memory index from the store, as of one moment (see :meth:`refresh`)."""
+        with self.store.snapshot():
+            self._cursor = self.activity.last_id()
+            self._load_index()
+
+    def _load_index(self) -> None:
         index = self._new_index()
         index.vocab = self.store.vocabulary()
         ids, source_ids, positions, timestamps, _ = list(zip(*self.store.item_index_rows())) or [()] * 5
@@ -176,17 +185,52 @@ class Memory:
         self.index = index
         for ext in self._loaded_areas():
             ext.load()
-        self._data_version = self._current_data_version()
-
-    def _current_data_version(self) -> int:
-        return self.store.data_version()
 
     def refresh(self) -> bool:
-        """Reload the index if another process committed to the store since we last looked."""
-        if self._current_data_version() != self._data_version:
-            self._load()
-            return True
-        return False
+        """Take in what other processes committed since this memory last looked: the items they
+        added or deleted, and the areas they changed, as the activity log tells (the whole store
+        is read again only when the log cannot tell). Returns whether anything changed.
+
+        A write running in another thread of this process is not waited for: it refreshed before
+        it began, and the next call takes in the rest."""
+        if self.activity.last_id() == self._cursor or not self._write_lock.acquire(blocking=False):
+            return False
+        try:
+            with self.store.snapshot():
+                changes, cursor = self.activity.changes(self._cursor)
+                if changes.everything:
+                    self._load()
+                elif changes:
+                    self._apply(changes)
+                self._cursor = cursor
+        finally:
+            self._write_lock.release()
+        return bool(changes)
+
+    def _apply(self, changes: Changes) -> None:
+        """Another process's commits, in the index and in every loaded area."""
+        store, index = self.store, self.index
+        index.remove(changes.removed)
+        fresh = [i for i in changes.added if i not in index.slot_of]
+        items = [it for _, it in sorted(store.items(fresh).items())]
+        if items:
+            if store.vocab_size() > len(index.vocab):
+                index.merge_vocab(store.terms_from(len(index.vocab)))
+            terms = store.item_terms([i.id for i in items])
+            empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
+            index.add(items, [terms.get(i.id, empty) for i in items])
+            for signature in store.vector_signatures():
+                ids, matrix = store.vectors(signature, [i.id for i in items])
+                if len(ids):
+                    index.set_vectors(signature, ids.tolist(), matrix)
+        if "lsa" in changes.reload and (blob := store.get_kv(LSA_KEY)):
+            index.load_lsa(blob)
+        for ext in self._loaded_areas():
+            if ext.name in changes.reload:
+                ext.load()
+            elif items or changes.removed:
+                follow = getattr(ext, "on_changed_elsewhere", None)
+                follow(items, changes.removed) if follow else ext.load()
 
     def close(self) -> None:
         self.store.close()
@@ -214,7 +258,11 @@ class Memory:
         with self._area_lock:
             ext = self._areas[name]
             if name not in self.__dict__:
-                ext.load()
+                self.refresh()  # the area reads the store as it is now: the core must not lag behind it
+                with self.store.snapshot():
+                    if self.activity.last_id() != self._cursor:  # a commit came in between (or a write is running)
+                        self._cursor = -1  # the next refresh reads everything again, the area included
+                    ext.load()
                 setattr(self, name, ext)  # from now on a plain attribute: no lock, no __getattr__
             return ext
 
@@ -379,6 +427,9 @@ class Memory:
                 store.insert_item_terms((item.id, t, c) for item, (t, c) in zip(p.items, rows))
                 if vectors is not None:
                     store.insert_vectors(embedder.signature, zip((i.id for i in p.items), vectors))
+                self.activity.record(log_actions.SOURCE_REPLACED if existing else log_actions.SOURCE_ADDED, p.source.name,
+                                     count=len(p.items), source_id=source_id, added=log_actions.ranges(i.id for i in p.items),
+                                     removed=log_actions.ranges(removed))
                 for ext in self.extensions:
                     ext.on_ingest(p.source, p.items)
         except BaseException:
@@ -391,7 +442,6 @@ class Memory:
             index.set_vectors(embedder.signature, [i.id for i in p.items], vectors)
         for ext in self.extensions:
             ext.on_indexed(p.items)
-        self._data_version = self._current_data_version()
         return SourceReport(p.source.name, "replaced" if existing else "added", len(p.items), source_id, warnings)
 
     def _refit_lsa(self) -> None:
@@ -399,7 +449,7 @@ class Memory:
         if blob is not None:
             with self.store.transaction():
                 self.store.set_kv(LSA_KEY, blob)
-            self._data_version = self._current_data_version()
+                self.activity.record("index.refit", count=self.index.n_items)
 
     def _calibrate_dense(self) -> None:
         """Measure what an external embedder earns in fusion on this store's own items, when it
@@ -503,16 +553,19 @@ class Memory:
         self._load_areas()
         if dry_run:
             return self._cascade([item_id], dry_run=True)
+        source = self.store.source(self.item(item_id).source_id)
         with self.store.transaction():
             report = self._cascade([item_id], dry_run=False)
             self.store.delete_item_row(item_id)
+            self.activity.record(log_actions.ITEM_DELETED, f"item {item_id} of {source.name if source else '?'}", count=1,
+                                 source_id=source.id if source else None, removed=[[item_id, item_id]])
         self.index.remove([item_id])
-        self._data_version = self._current_data_version()
         return report
 
     @_one_writer
     def delete_source(self, source_id: int, dry_run: bool = False) -> dict[str, Any]:
-        if self.store.source(source_id) is None:
+        source = self.store.source(source_id)
+        if source is None:
             raise RequestError(f"no source with id {source_id}")
         ids = self.store.item_ids_of_source(source_id)
         self._load_areas()
@@ -521,8 +574,9 @@ class Memory:
         with self.store.transaction():
             report = self._cascade(ids, dry_run=False)
             self.store.delete_source_row(source_id)
+            self.activity.record(log_actions.SOURCE_DELETED, source.name, count=len(ids), source_id=source_id,
+                                 removed=log_actions.ranges(ids))
         self.index.remove(ids)
-        self._data_version = self._current_data_version()
         return {"sources": 1, **report}
 
     @_one_writer
@@ -537,6 +591,7 @@ class Memory:
             self.store.delete_vectors()
             self.store.set_kv(LSA_KEY, None)
             self.store.set_kv(CALIBRATION_KEY, None)
+            self.activity.record("store.cleared")
         self._load()
 
     # -- maintenance --------------------------------------------------------------------------
@@ -567,76 +622,21 @@ class Memory:
             index.add(items, rows)
             blob = index.fit_lsa()
             self.store.set_kv(LSA_KEY, blob)
+            self.activity.record("store.reindexed", count=len(items))
         self._load()
         return {"items": len(items), "terms": len(self.index.vocab), "seconds": time.perf_counter() - started}
 
-    # -- export / import ----------------------------------------------------------------------
+    # -- export / import (engine/transfer.py) ------------------------------------------------
 
     def export(self, path: str | Path) -> int:
-        """Write every record as JSON lines (sources, then their items); returns the line count."""
-        n = 0
-        with open(path, "w", encoding="utf-8") as fh:
-            for source in self.store.sources():
-                fh.write(json.dumps({"type": "source", **asdict(source)}, ensure_ascii=False) + "\n")
-                n += 1
-                for item in self.store.items_of_source(source.id):
-                    fh.write(json.dumps({"type": "item", **asdict(item)}, ensure_ascii=False) + "\n")
-                    n += 1
-            for ext in self.extensions:
-                for record in getattr(ext, "export_records", lambda: [])():
-                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-                    n += 1
-        return n
+        """Write every record as JSON lines; returns the line count (:func:`engine.transfer.export`)."""
+        from .transfer import export
+
+        return export(self, path)
 
     @_one_writer
     def import_(self, path: str | Path) -> IngestReport:
-        """Read an export and store all of it or none of it; sources already present with the
-        same content are left alone.
+        """Read an export and store all of it or none of it (:func:`engine.transfer.import_`)."""
+        from .transfer import import_
 
-        Every core record is checked first (:func:`engine.ingest.read_export`), then each area
-        with an ``importing(path, records, by_name)`` context manager checks its own records and
-        may restore its state as each source is ingested (the knowledge snapshot does), and
-        ``import_records`` runs after the sources. All of that is one transaction: a crash, an
-        interrupt or a failure halfway leaves the store as it was, and the in-memory index and
-        areas, which followed the sources as they went in, are reloaded from it."""
-        try:
-            export = read_export(path)
-        except IngestError as exc:
-            raise IngestFailed([exc]) from None
-        self.refresh()
-        self._load_areas()
-        with ExitStack() as importing:
-            try:
-                for ext in self.extensions:
-                    if hasattr(ext, "importing"):
-                        importing.enter_context(ext.importing(Path(path), export.records, export.by_name()))
-            except IngestError as exc:
-                raise IngestFailed([exc]) from None
-            self._embed_ahead(export.sources.values())
-            try:
-                with self.store.transaction():
-                    report = self.ingest_parsed(list(export.sources.values()))
-                    id_map = self._imported_ids(export, report)
-                    for ext in self.extensions:
-                        importer = getattr(ext, "import_records", None)
-                        if importer:
-                            importer([r for _, r in export.records], id_map)
-            except BaseException:
-                self._load()  # forget what the rolled-back transaction had put in memory
-                raise
-        return report
-
-    def _embed_ahead(self, parsed: Iterable[ParsedSource]) -> None:
-        """Fill the embedding cache before a long transaction, so that the network calls of an
-        external embedder happen with no write lock held (inside, every text is a cache hit)."""
-        if self.settings.embedder == "openai" and self.external_embedder is not None:
-            self.external_embedder.embed([i.search_text() for p in parsed for i in p.items])
-
-    def _imported_ids(self, export: ExportFile, report: IngestReport) -> dict[int, int]:
-        """Exported → stored item ids, matched by key within each source (unchanged sources too)."""
-        id_map: dict[int, int] = {}
-        for (old_id, parsed), stored in zip(export.sources.items(), report.sources):
-            by_key = {i.key: i.id for i in self.store.items_of_source(stored.source_id)}
-            id_map.update((exported, by_key[item.key]) for exported, item in zip(export.item_ids[old_id], parsed.items))
-        return id_map
-
+        return import_(self, path)
