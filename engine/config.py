@@ -35,6 +35,7 @@ class Settings:
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
     char_ngrams: bool = False  # also index character trigrams of longer words (typos match); run reindex after a change
+    related_words: bool = True  # queries also search related words from the bundled lexicon (engine/query.py)
     # dense
     embedder: str = "lsa"  # lsa | hash | openai: which dense signal hybrid fuses
     hash_dim: int = 256

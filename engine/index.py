@@ -44,10 +44,11 @@ def _epoch(ts: str | None) -> float:
 class Index:
     """Slots, vocabulary and the lexical and dense indexes over them."""
 
-    def __init__(self, bm25: BM25Params, lsa_dim: int = 128, hash_dim: int = 256, char_ngrams: bool = False) -> None:
+    def __init__(self, bm25: BM25Params, lsa_dim: int = 128, hash_dim: int = 256, char_ngrams: bool = False,
+                 related_words: bool = True) -> None:
         self.bm25 = BM25Index(bm25)
         self.char_ngrams = char_ngrams  # one setting for documents and queries alike
-        self.expand = True  # queries bring in related words from the bundled lexicon
+        self.related_words = related_words  # queries bring in related words from the bundled lexicon
         self.lsa_dim = lsa_dim
         self.hash = HashEmbedder(hash_dim)
         self.vocab: dict[str, int] = {}
@@ -98,7 +99,7 @@ class Index:
         """(term ids, weights) of a query's known terms (engine/query.py: framing words weigh
         little; with ``related``, related words the store holds join at a fraction of their
         word's weight)."""
-        lexicon = english_lexicon() if related and self.expand else None
+        lexicon = english_lexicon() if related and self.related_words else None
         terms = query_plan(text, self.vocab, lexicon, self.char_ngrams).terms
         ids = np.fromiter((self.vocab[t] for t in terms), dtype=np.int64, count=len(terms))
         weights = np.fromiter(terms.values(), dtype=np.float64, count=len(terms))

@@ -159,7 +159,8 @@ class Memory:
 
     def _new_index(self) -> Index:
         s = self.settings
-        return Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim, char_ngrams=s.char_ngrams)
+        return Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim, char_ngrams=s.char_ngrams,
+                     related_words=s.related_words)
 
     def _load(self) -> None:
         """(Re)build the in-memory index from the store, as of one moment (see :meth:`refresh`)."""
