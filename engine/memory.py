@@ -283,7 +283,7 @@ class Memory:
         errors: list[IngestError] = []
         for f in files:
             try:
-                parsed.extend(read_path(f, self.settings.chunk_tokens))
+                parsed.extend(read_path(f.path, self.settings.chunk_tokens, root=f.root))
             except IngestError as exc:
                 errors.append(exc)
         return parsed, skipped, errors
