@@ -2,8 +2,9 @@
 
 Formats: plain text, Markdown (heading-aware chunks that keep the heading path), LoCoMo-style
 conversation JSON (one source per conversation, one item per turn), JSON-lines chat and
-``Speaker: text`` transcripts. A bad record raises :class:`IngestError` naming the file and line.
-(An export is read back by :mod:`engine.transfer`.)
+``Speaker: text`` transcripts, and the chat formats of :mod:`.conversations` (picked by shape).
+A bad record raises :class:`IngestError` naming the file and line. (An export is read back by
+:mod:`engine.transfer`.)
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
+from . import conversations
+from .conversations import ChatFormatError
 from .files import FileRefused, kind_of, read_regular
 from .records import Item, ParsedSource, Source
 from .text import sentences, token_count
@@ -104,8 +107,16 @@ def read_path(path: str | Path, chunk_tokens: int = 200, root: Path | None = Non
 
 def _parse(path: Path, text: str, digest: str, chunk_tokens: int) -> list[ParsedSource]:
     suffix = path.suffix.lower()
-    if suffix in {".json"}:
-        return read_conversation_json(path, text, digest)
+    try:
+        if suffix in {".json"}:
+            data = load_json(path, text)
+            if conversations.chat_shape(data):
+                return conversations.read_chat_json(str(path), data, text, digest)
+            return read_conversation_json(path, text, digest, data)
+        if suffix in {".jsonl", ".ndjson"} and conversations.is_openai_line(text):
+            return [conversations.read_openai_jsonl(str(path), text, digest)]
+    except ChatFormatError as exc:
+        raise IngestError(path, exc.message, exc.line) from None
     if suffix in {".jsonl", ".ndjson"}:
         return [read_jsonl_chat(path, text, digest)]
     if suffix in {".md", ".markdown"}:
@@ -276,14 +287,16 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def read_conversation_json(path: Path, text: str, digest: str) -> list[ParsedSource]:
-    """A LoCoMo file: a list of samples (or one sample) with ``conversation.session_N`` turns.
+def read_conversation_json(path: Path, text: str, digest: str, data: Any = None) -> list[ParsedSource]:
+    """A LoCoMo file: a list of samples (or one sample) with ``conversation.session_N`` turns
+    (``data``: the file already parsed).
 
     Each conversation is a source of its own, named ``file#sample_id``, whose content hash covers
     that conversation alone: editing one conversation of a file re-ingests that one and leaves
     the others (their ids, curation, feedback and trust) as they are. ``digest`` (the file's)
     is not used: the hash is of what each conversation holds."""
-    data = load_json(path, text)
+    if data is None:
+        data = load_json(path, text)
     samples = data if isinstance(data, list) else [data]
     if not samples:
         raise IngestError(path, "the JSON holds no conversation")
