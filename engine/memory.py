@@ -137,13 +137,15 @@ class Memory:
         if path is not None:
             self.settings.store = str(path)
         self.path = self.settings.store_path
-        self.store = Store(self.path)
+        self.store = Store(self.path, lock_timeout=self.settings.lock_timeout)
         self._areas: dict[str, Extension] = {}  # by name, in load order; loaded ones are also attributes
         self._area_lock = threading.RLock()  # one thread loads an area while others wait for it
         self._write_lock = threading.RLock()  # see _one_writer
         self._data_version = -1
+        self._loading = False
         self._external: OpenAIEmbedder | None = None
         self._load()
+        self.store.on_write = self._sync_with_store
         for factory in extension_factories() if extensions else []:
             self.add_extension(factory(self), lazy=True)
 
@@ -155,6 +157,21 @@ class Memory:
 
     def _load(self) -> None:
         """(Re)build the in-memory index from the store."""
+        self._loading, version = True, self._current_data_version()  # a commit from now on is seen next time
+        try:
+            self._load_from_store()
+        finally:
+            self._loading = False
+        self._data_version = version
+
+    def _sync_with_store(self) -> None:
+        """Called as each write transaction begins, with the write lock held: what was loaded
+        before another process committed is loaded again, so that a write checks and builds on
+        the store as it is (two processes ingesting one file, crossed merges), not as it was."""
+        if not self._loading and self._current_data_version() != self._data_version:
+            self._load()
+
+    def _load_from_store(self) -> None:
         index = self._new_index()
         index.vocab = self.store.vocabulary()
         ids, source_ids, positions, timestamps, _ = list(zip(*self.store.item_index_rows())) or [()] * 5
@@ -170,7 +187,6 @@ class Memory:
         self.index = index
         for ext in self._loaded_areas():
             ext.load()
-        self._data_version = self._current_data_version()
 
     def _current_data_version(self) -> int:
         return self.store.data_version()
@@ -338,7 +354,7 @@ class Memory:
         return report
 
     def _ingest_source(self, p: ParsedSource) -> SourceReport:
-        store, index = self.store, self.index
+        store = self.store
         existing = store.source_by_name(p.source.name)
         if existing and existing.content_hash == p.source.content_hash:
             return SourceReport(p.source.name, "unchanged", len(p.items), existing.id)
@@ -347,12 +363,16 @@ class Memory:
         embedder = self._stored_embedder()
         vectors = embedder.embed([i.search_text() for i in p.items]) if embedder else None
         warnings = [w for ext in self.extensions if hasattr(ext, "prepare") for w in ext.prepare(p)]  # e.g. images
-        vocab_before = len(index.vocab)
         removed: list[int] = []
+        index = self.index
+        vocab_before = len(index.vocab)
         try:
-            with store.transaction():
-                if store.vocab_size() > vocab_before:  # another process added terms meanwhile
-                    index.merge_vocab(store.vocabulary())
+            with store.transaction():  # (the index is reloaded here if another process committed meanwhile)
+                index = self.index
+                vocab_before = len(index.vocab)
+                existing = store.source_by_name(p.source.name)  # again, under the write lock
+                if existing and existing.content_hash == p.source.content_hash:  # another process stored it
+                    return SourceReport(p.source.name, "unchanged", len(p.items), existing.id)
                 first_new_term = len(index.vocab)
                 if existing:
                     removed = store.item_ids_of_source(existing.id)

@@ -24,7 +24,7 @@ import time
 import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 APPLICATION_ID = 0x4D4E454D  # "MNEM", in the SQLite header: this file is a Mnemoscope store
 HEADER_MAGIC = b"SQLite format 3\x00"
@@ -98,6 +98,7 @@ class StoreBase:
         self._lock = threading.RLock()
         self._depth = 0
         self._activity: tuple[str, float] | None = None  # what this process is doing, and since when
+        self.on_write: Callable[[], None] | None = None  # called as each write transaction begins (Memory syncs)
         self.lock_timeout = lock_timeout
         in_memory = str(path) == ":memory:"
         if not in_memory:
@@ -198,6 +199,8 @@ class StoreBase:
             self._depth = 1
             self._announce()
             try:
+                if self.on_write is not None:
+                    self.on_write()
                 yield self.conn
             except BaseException:
                 self._depth = 0
