@@ -96,6 +96,11 @@ class Index:
         weights = 1.0 + np.log(np.fromiter(counts.values(), dtype=np.float64, count=len(counts)))
         return ids, weights
 
+    def merge_vocab(self, terms: dict[str, int]) -> None:
+        """Adopt terms another process added to the store's vocabulary."""
+        for term, tid in terms.items():
+            self.vocab.setdefault(term, tid)
+
     # -- writes -------------------------------------------------------------------------------
 
     def add(self, items: Sequence[Item], term_rows: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
