@@ -1,4 +1,4 @@
-"""``RankerExtension`` (``mem.ranker``): the fused strategy's scorer, recall tokens, feedback,
+"""``RankerArea`` (``mem.ranker``): the fused strategy's scorer, recall tokens, feedback,
 and the ranker's status, reset and export.
 
 Recall tokens. Every recall gets a token; its row (query, shown item ids, their feature vectors)
@@ -29,7 +29,10 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import numpy as np
 
+from ..area import Area
+from ..errors import FeedbackError
 from ..ingest import IngestError
+from ..pipeline import Hit, Query, Ranking, Recall, Signals, Strategy
 from ..store.ranker import FeedbackRow, TokenRow, state_checksum
 from . import distill as distillation
 from . import features as feats
@@ -41,8 +44,8 @@ from .mlp import MLPParams, PairwiseMLP
 from .prior import STYLE, AnswerPrior, descriptors
 
 if TYPE_CHECKING:
-    from ..memory import Memory
-    from ..recall import Query, Ranking, Signals
+    from ..area import Engine
+    from ..dense import VectorIndex
     from ..records import Item, Source
 
 log = logging.getLogger(__name__)
@@ -52,10 +55,6 @@ RECORD_FIELDS = {"ranker_trust": ("item_id", "trust", "uses", "updated_at"), "ra
 # The model's starting weights on the learned features: used before for a similar query, used
 # often, trusted, used together with the other candidates. Only the gate decides if they count.
 LEARNED_PRIOR = {"feedback_match": 0.6, "trust": 0.3, "uses": 0.05, "coaccess": 0.1, "answer_prior": 0.3}
-
-
-class FeedbackError(ValueError):
-    """Feedback the ranker refuses (unknown or expired token, ids that were not shown)."""
 
 
 @dataclass
@@ -118,11 +117,11 @@ class PairBuffer:
         return out
 
 
-class RankerExtension:
+class RankerArea(Area):
     name = "ranker"
 
-    def __init__(self, mem: "Memory") -> None:
-        self.mem = mem
+    def __init__(self, mem: Engine) -> None:
+        super().__init__(mem)
         s = mem.settings
         self.mlp_params = MLPParams()
         self.gate_params = GateParams()
@@ -134,7 +133,7 @@ class RankerExtension:
         self.state_problem = ""
         self._distilled: distillation.Distilled | None = None
 
-    # -- the extension protocol ---------------------------------------------------------------
+    # -- the area's hooks ----------------------------------------------------------------------
 
     def load(self) -> None:
         store = self.mem.store
@@ -182,10 +181,8 @@ class RankerExtension:
     # -- state --------------------------------------------------------------------------------
 
     def extra_signals(self) -> tuple[str, ...]:
-        from ..recall import SIGNALS, signal_available
-
         wanted = self.mem.settings.fused_signals
-        names = [n for n in SIGNALS if n not in feats.CORE_SIGNALS and signal_available(self.mem, n)]
+        names = [n for n in self.mem.signals() if n not in feats.CORE_SIGNALS]
         if wanted != "auto":
             names = [n for n in names if n in {w.strip() for w in wanted.split(",")}]
         return tuple(names)
@@ -287,10 +284,12 @@ class RankerExtension:
     def lam(self) -> float:
         return self.reading.lam
 
-    def rank(self, q: "Query", signals: "Signals") -> "Ranking":
-        """The fused strategy: candidates from every signal, heuristic floor, gated model blend."""
-        from ..recall import Ranking
+    def strategies(self) -> dict[str, Strategy]:
+        return {"fused": self.rank}
 
+    def rank(self, q: Query, signals: Signals) -> Ranking:
+        """Every signal's candidates, one feature vector each, scored by the ranker (engine.rank):
+        the heuristic floor, blended with the learned model once its gate opens."""
         s = self.mem.settings
         cf = feats.build(self.mem, q, signals, self.meta, self._learned_columns,
                          max(q.top_k, s.candidate_k), self.extra_signals(), s.rrf_k)
@@ -302,7 +301,7 @@ class RankerExtension:
         found = {int(k): v for k, v in cf.found_by.items()}
         return Ranking(cf.slots[order], scores[order], found, cf.as_dict(order), {"lambda": lam})
 
-    def _learned_columns(self, slots: np.ndarray, q: "Query", rrf: np.ndarray) -> dict[str, np.ndarray]:
+    def _learned_columns(self, slots: np.ndarray, q: Query, rrf: np.ndarray) -> dict[str, np.ndarray]:
         index = self.mem.index
         ids = index.item_ids[slots]
         trust, uses = self.feedback_state.trust_and_uses(ids)
@@ -315,7 +314,14 @@ class RankerExtension:
 
     # -- tokens and feedback ------------------------------------------------------------------
 
-    def issue_token(self, q: "Query", ranking: "Ranking", hits: list) -> str:
+    def complete(self, q: Query, ranking: Ranking, hits: list[Hit], result: Recall) -> None:
+        """A token for feedback on these hits (its row is one nobody ranks from), and how a fused
+        score is made: the heuristic's weights and λ, the learned model's share."""
+        result.token = self.issue_token(q, ranking, hits)
+        result.lam = self.reading.lam
+        result.weights = {n: float(w) for n, w in zip(self.names, weights_for(self.names)) if w}
+
+    def issue_token(self, q: Query, ranking: Ranking, hits: list[Hit]) -> str:
         """Persist what this recall showed, for feedback later (possibly from another process)."""
         shown = [h.item.id for h in hits]
         names = [n for n in self.names if n in ranking.features]
@@ -393,6 +399,13 @@ class RankerExtension:
                        self.gate_params)
 
     # -- distillation -------------------------------------------------------------------------
+
+    def dense_space(self, q: Query) -> tuple[np.ndarray | None, VectorIndex | None] | None:
+        """The distilled local embedding in place of the latent space, once one is fitted."""
+        distilled = self.distilled
+        if distilled is None:
+            return None
+        return distilled.query(self.mem, q.term_ids, q.term_weights), distilled.vectors
 
     @property
     def distilled(self) -> distillation.Distilled | None:
