@@ -2,8 +2,9 @@
 
 Formats: plain text, Markdown (heading-aware chunks that keep the heading path), LoCoMo-style
 conversation JSON (one source per conversation, one item per turn), JSON-lines chat and
-``Speaker: text`` transcripts; and :func:`read_export`, which reads back what ``Memory.export``
-wrote. A bad record raises :class:`IngestError` naming the file and line.
+``Speaker: text`` transcripts, and the chat formats of :mod:`.conversations` (picked by shape).
+A bad record raises :class:`IngestError` naming the file and line. (An export is read back by
+:mod:`engine.transfer`.)
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, NoReturn
+from typing import Any, Iterable
 
+from . import conversations
+from .conversations import ChatFormatError
 from .errors import IngestError
 from .records import Item, ParsedSource, Source
 from .text import sentences, token_count
@@ -50,8 +52,16 @@ def read_path(path: str | Path, chunk_tokens: int = 200) -> list[ParsedSource]:
     text = _decode(path, data)
     digest = hashlib.sha256(data).hexdigest()
     suffix = path.suffix.lower()
-    if suffix in {".json"}:
-        return read_conversation_json(path, text, digest)
+    try:
+        if suffix in {".json"}:
+            data = _parse_json(path, text)
+            if conversations.chat_shape(data):
+                return conversations.read_chat_json(str(path), data, text, digest)
+            return read_conversation_json(path, text, digest, data)
+        if suffix in {".jsonl", ".ndjson"} and conversations.is_openai_line(text):
+            return [conversations.read_openai_jsonl(str(path), text, digest)]
+    except ChatFormatError as exc:
+        raise IngestError(path, exc.message, exc.line) from None
     if suffix in {".jsonl", ".ndjson"}:
         return [read_jsonl_chat(path, text, digest)]
     if suffix in {".md", ".markdown"}:
@@ -210,12 +220,18 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def read_conversation_json(path: Path, text: str, digest: str) -> list[ParsedSource]:
-    """A LoCoMo file: a list of samples (or one sample) with ``conversation.session_N`` turns."""
+def _parse_json(path: Path, text: str) -> Any:
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise IngestError(path, f"malformed JSON: {exc.msg}", exc.lineno) from None
+
+
+def read_conversation_json(path: Path, text: str, digest: str, data: Any = None) -> list[ParsedSource]:
+    """A LoCoMo file: a list of samples (or one sample) with ``conversation.session_N`` turns
+    (``data``: the file already parsed)."""
+    if data is None:
+        data = _parse_json(path, text)
     samples = data if isinstance(data, list) else [data]
     if not samples:
         raise IngestError(path, "the JSON holds no conversation")
@@ -360,116 +376,3 @@ def read_transcript(name: str, text: str, digest: str) -> ParsedSource:
             raise IngestError(name, "transcript starts without a 'Speaker:' prefix", lineno)
     speakers = sorted({i.speaker for i in items if i.speaker})
     return ParsedSource(Source(name=name, kind="conversation", content_hash=digest, meta={"format": "transcript", "speakers": speakers}), items)
-
-
-# -- exports ----------------------------------------------------------------------------------
-
-# The fields of an export's core records, with the types each may hold (``None``: may be null).
-_EXPORT_FIELDS: dict[str, dict[str, tuple[type | None, ...]]] = {
-    "source": {"id": (int,), "name": (str,), "kind": (str,), "content_hash": (str,), "meta": (dict,)},
-    "item": {"id": (int,), "source_id": (int,), "text": (str,), "kind": (str,), "key": (str,), "position": (int,),
-             "speaker": (str, None), "timestamp": (str, None), "title": (str,), "tags": (list,), "links": (list,),
-             "meta": (dict,)},
-}
-_EXPORT_REQUIRED = {"source": ("id", "name", "kind"), "item": ("id", "source_id", "text")}
-
-
-@dataclass
-class ExportFile:
-    """An export read and checked, nothing written yet."""
-
-    sources: dict[int, ParsedSource] = field(default_factory=dict)  # by exported source id, in file order
-    item_ids: dict[int, list[int]] = field(default_factory=dict)  # exported source id → its items' exported ids
-    records: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (line, record) of the areas' lines
-
-    def by_name(self) -> dict[str, tuple[int, list[int]]]:
-        """Source name → (exported source id, its items' exported ids)."""
-        return {p.source.name: (old_id, self.item_ids[old_id]) for old_id, p in self.sources.items()}
-
-
-def read_export(path: str | Path) -> ExportFile:
-    """Read an export line by line and check every core record (a source, then its items), so
-    that a bad one is refused as ``file:line`` before the import writes anything. The areas'
-    lines (``knowledge.*``, ``ranker_*``) are kept for the areas to check."""
-    path = Path(path)
-    if path.is_dir():
-        raise IngestError(path, "is a folder; import reads one export file (mnemoscope export writes one)")
-    if not path.is_file():
-        raise IngestError(path, "no such file")
-    reader = _ExportReader(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if line.strip():
-                    reader.read(lineno, line)
-    except UnicodeDecodeError as exc:
-        raise IngestError(path, f"not UTF-8 text (byte {exc.start} of a line)") from None
-    if not reader.lineno:
-        raise IngestError(path, "is empty: not a Mnemoscope export")
-    return reader.out
-
-
-class _ExportReader:
-    """The checks of :func:`read_export`, with what the lines read so far defined."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.out = ExportFile()
-        self.names: set[str] = set()
-        self.keys: dict[int, set[str]] = {}  # exported source id → its items' keys
-        self.items: set[int] = set()
-        self.lineno = 0
-
-    def fail(self, message: str) -> NoReturn:
-        raise IngestError(self.path, f"not a Mnemoscope export record ({message})", self.lineno)
-
-    def read(self, lineno: int, line: str) -> None:
-        self.lineno = lineno
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            self.fail(f"malformed JSON: {exc.msg}")
-        if not isinstance(rec, dict) or not isinstance(rec.get("type"), str):
-            self.fail('expected an object with a string field "type"')
-        if rec["type"] not in _EXPORT_FIELDS:
-            self.out.records.append((lineno, rec))
-            return
-        kind = rec.pop("type")
-        self.check_fields(kind, rec)
-        (self.source if kind == "source" else self.item)(rec.pop("id"), rec)
-
-    def check_fields(self, kind: str, rec: dict[str, Any]) -> None:
-        fields = _EXPORT_FIELDS[kind]
-        for name in rec.keys() - fields.keys():
-            self.fail(f"a {kind} has no field {name!r}")
-        for name in _EXPORT_REQUIRED[kind]:
-            if name not in rec:
-                self.fail(f"a {kind} needs the field {name!r}")
-        for name, value in rec.items():
-            allowed = fields[name]
-            if value is None and None in allowed:
-                continue
-            if isinstance(value, bool) or not isinstance(value, tuple(t for t in allowed if t)):
-                wanted = " or ".join("null" if t is None else t.__name__ for t in allowed)
-                self.fail(f"{kind} field {name!r} must be {wanted}, not {_short(value)}")
-
-    def source(self, old_id: int, rec: dict[str, Any]) -> None:
-        if old_id in self.out.sources or rec["name"] in self.names:
-            self.fail(f"source {old_id} ({rec['name']!r}) appears twice")
-        self.names.add(rec["name"])
-        self.keys[old_id] = set()
-        self.out.item_ids[old_id] = []
-        self.out.sources[old_id] = ParsedSource(Source(**rec), [])
-
-    def item(self, old_id: int, rec: dict[str, Any]) -> None:
-        source_id, key = rec.pop("source_id"), rec.get("key", "")
-        if source_id not in self.out.sources:
-            self.fail(f"item {old_id} belongs to source {source_id}, which no line before it defines")
-        if old_id in self.items:
-            self.fail(f"item {old_id} appears twice")
-        if key in self.keys[source_id]:
-            self.fail(f"two items of source {source_id} have the key {key!r}")
-        self.items.add(old_id)
-        self.keys[source_id].add(key)
-        self.out.item_ids[source_id].append(old_id)
-        self.out.sources[source_id].items.append(Item(**rec))

@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import functools
 import gc
-import json
 import logging
 import threading
 import time
-from contextlib import ExitStack
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
@@ -34,13 +31,13 @@ from .errors import AreaMissing, IngestFailed, RequestError
 from .extensions import area_factories
 from .images import ImagesArea
 from .index import LSA_KEY, Index
-from .ingest import ExportFile, IngestError, discover, note, read_export, read_path
+from .ingest import IngestError, discover, note, read_path
 from .knowledge.service import KnowledgeArea
 from .lexical import BM25Params
 from .pipeline import Query, Recall, Signal, Signals
 from .rank import FeedbackResult, RankerArea
 from .recall import describe, prepare_query, recall, signals, strategies
-from .records import Item, ParsedSource, Source
+from .records import IngestReport, Item, ParsedSource, Source, SourceReport
 from .store import Store
 from .topics import TopicsArea
 
@@ -51,43 +48,6 @@ A = TypeVar("A", bound=Area)
 # Signature prefixes of the vectors the core derives from text (the embedders of engine.dense):
 # a reindex rebuilds these and leaves every other kind.
 TEXT_VECTORS = ("hash-", "openai:")
-
-
-@dataclass
-class SourceReport:
-    name: str
-    status: str  # added | replaced | unchanged
-    items: int
-    source_id: int
-    warnings: list[str] = field(default_factory=list)  # stored, but something derived is missing (e.g. an image vector)
-
-
-@dataclass
-class IngestReport:
-    sources: list[SourceReport] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def items(self) -> int:
-        return sum(s.items for s in self.sources if s.status != "unchanged")
-
-    @property
-    def warnings(self) -> list[str]:
-        return [w for s in self.sources for w in s.warnings]
-
-    def summary(self) -> str:
-        counts = {k: sum(1 for s in self.sources if s.status == k) for k in ("added", "replaced", "unchanged")}
-        parts = [f"{counts['added']} added", f"{counts['replaced']} replaced", f"{counts['unchanged']} unchanged"]
-        text = f"{len(self.sources)} source(s): {', '.join(parts)}; {self.items} item(s) indexed in {self.seconds:.2f}s"
-        if self.skipped:
-            text += f"; {len(self.skipped)} file(s) skipped (unsupported type)"
-        if self.errors:
-            text += f"; {len(self.errors)} error(s)"
-        if self.warnings:
-            text += f"; {len(self.warnings)} warning(s)"
-        return text
 
 
 def _one_writer(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -151,6 +111,10 @@ class Memory:
         for area in self._loaded_areas():
             area.load()
         self._data_version = self._current_data_version()
+
+    def reload(self) -> None:
+        """Rebuild the in-memory index, and the areas loaded so far, from the store."""
+        self._load()
 
     def _current_data_version(self) -> int:
         return self.store.data_version()
@@ -557,70 +521,17 @@ class Memory:
         self._load()
         return {"items": len(items), "terms": len(self.index.vocab), "seconds": time.perf_counter() - started}
 
-    # -- export / import ----------------------------------------------------------------------
+    # -- export / import (engine/transfer.py) ------------------------------------------------
 
     def export(self, path: str | Path) -> int:
-        """Write every record as JSON lines (sources, then their items); returns the line count."""
-        n = 0
-        with open(path, "w", encoding="utf-8") as fh:
-            for source in self.store.sources():
-                fh.write(json.dumps({"type": "source", **asdict(source)}, ensure_ascii=False) + "\n")
-                n += 1
-                for item in self.store.items_of_source(source.id):
-                    fh.write(json.dumps({"type": "item", **asdict(item)}, ensure_ascii=False) + "\n")
-                    n += 1
-            for area in self.areas:
-                for record in area.export_records():
-                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-                    n += 1
-        return n
+        """Write every record as JSON lines; returns the line count (:func:`engine.transfer.export`)."""
+        from .transfer import export
+
+        return export(self, path)
 
     @_one_writer
     def import_(self, path: str | Path) -> IngestReport:
-        """Read an export and store all of it or none of it; sources already present with the
-        same content are left alone.
+        """Read an export and store all of it or none of it (:func:`engine.transfer.import_`)."""
+        from .transfer import import_
 
-        Every core record is checked first (:func:`engine.ingest.read_export`), then each area
-        with an ``importing(path, records, by_name)`` context manager checks its own records and
-        may restore its state as each source is ingested (the knowledge snapshot does), and
-        ``import_records`` runs after the sources. All of that is one transaction: a crash, an
-        interrupt or a failure halfway leaves the store as it was, and the in-memory index and
-        areas, which followed the sources as they went in, are reloaded from it."""
-        try:
-            export = read_export(path)
-        except IngestError as exc:
-            raise IngestFailed([exc]) from None
-        self.refresh()
-        self._load_areas()
-        with ExitStack() as importing:
-            try:
-                for area in self.areas:
-                    importing.enter_context(area.importing(Path(path), export.records, export.by_name()))
-            except IngestError as exc:
-                raise IngestFailed([exc]) from None
-            self._embed_ahead(export.sources.values())
-            try:
-                with self.store.transaction():
-                    report = self.ingest_parsed(list(export.sources.values()))
-                    id_map = self._imported_ids(export, report)
-                    for area in self.areas:
-                        area.import_records([r for _, r in export.records], id_map)
-            except BaseException:
-                self._load()  # forget what the rolled-back transaction had put in memory
-                raise
-        return report
-
-    def _embed_ahead(self, parsed: Iterable[ParsedSource]) -> None:
-        """Fill the embedding cache before a long transaction, so that the network calls of an
-        external embedder happen with no write lock held (inside, every text is a cache hit)."""
-        if self.settings.embedder == "openai" and self.external_embedder is not None:
-            self.external_embedder.embed([i.search_text() for p in parsed for i in p.items])
-
-    def _imported_ids(self, export: ExportFile, report: IngestReport) -> dict[int, int]:
-        """Exported → stored item ids, matched by key within each source (unchanged sources too)."""
-        id_map: dict[int, int] = {}
-        for (old_id, parsed), stored in zip(export.sources.items(), report.sources):
-            by_key = {i.key: i.id for i in self.store.items_of_source(stored.source_id)}
-            id_map.update((exported, by_key[item.key]) for exported, item in zip(export.item_ids[old_id], parsed.items))
-        return id_map
-
+        return import_(self, path)

@@ -1,0 +1,27 @@
+"""``mnemoscope mcp``: serve the store to agent hosts over MCP (app/mcp_server.py)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("mcp", help="serve the store to an agent host over MCP (stdio; --http PORT for HTTP)")
+    p.add_argument("--store", dest="mcp_store", metavar="PATH", help="store file (default: as for every command)")
+    p.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio")
+    p.set_defaults(handler=mcp)
+
+
+def mcp(args: argparse.Namespace, out: TextIO) -> int:
+    """Open the store first, so that a store that cannot be opened is one line and exit 2, then serve."""
+    from mnemoscope.engine import Memory
+
+    from . import UsageError, store_path
+    from ..mcp_server import serve
+
+    if args.http is not None and not 1 <= args.http <= 65535:
+        raise UsageError(f"--http expects a port number from 1 to 65535, got {args.http}")
+    mem = Memory(args.mcp_store or store_path(args))
+    serve(mem, args.http)
+    return 0

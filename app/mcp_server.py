@@ -1,0 +1,381 @@
+"""``mnemoscope mcp``: the store as an MCP server, so that an agent host (Claude Code, Claude
+Desktop, Cursor, …) remembers and recalls through it while a person watches in the app.
+
+Built on the official SDK (``mcp`` 2.x, :class:`MCPServer`). Over stdio by default (the host
+spawns the command and speaks on stdin/stdout, so nothing else may write to stdout), or
+streamable HTTP on 127.0.0.1. Every tool reaches the engine through :class:`Memory`'s public
+calls, one at a time in a worker thread (the event loop keeps answering), and reads or writes
+nothing but the store: ``remember`` takes text, never a path.
+
+A refusal (a bad argument, an unknown id, an expired token) comes back as a tool error of one
+line that says what to change; the server never sends a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from contextlib import asynccontextmanager
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Annotated, Any, AsyncIterator, Callable, Literal, TypeVar
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
+
+if TYPE_CHECKING:
+    from mnemoscope.engine import Memory
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+Role = Literal["user", "assistant", "system", "developer", "tool"]
+Mode = Literal["lite", "pro", "max"]
+Intent = Literal["deepen", "broaden", "compare", "apply", "clarify", "neutral"]
+INSTRUCTIONS = """Mnemoscope is a long-term memory: a store of conversations and documents with the
+facts, entities and episodes extracted from them. Call `remember` with what is worth keeping (the
+conversation so far, or a document's text), `recall` before answering a question that earlier
+sessions may answer, and `feedback` with the ids of the hits you actually used, so that the
+ranking learns. `facts`, `entities` and `episodes` list what the store knows; `forget` deletes
+(try it with dry_run first). A person may be watching and curating the same store in the
+Mnemoscope app."""
+
+
+# -- arguments ---------------------------------------------------------------------------------
+
+
+class ContentPart(BaseModel, extra="allow"):
+    """One part of a message's content; only text parts are stored."""
+
+    type: str = Field(description="'text' (stored); image, audio and file parts are left out")
+    text: str | None = Field(default=None, description="the text of a 'text' part")
+
+
+class ChatMessage(BaseModel):
+    """One chat message in the OpenAI shape."""
+
+    role: Role = Field(description="user and assistant messages are stored; system, developer and tool messages are skipped")
+    content: str | list[ContentPart] | None = Field(description="the text, or a list of content parts")
+    name: str | None = Field(default=None, description="who spoke; stored as the speaker instead of the role")
+    timestamp: str | float | None = Field(default=None, description="when: ISO 8601, or seconds since 1970 (default: now)")
+
+
+# -- results -----------------------------------------------------------------------------------
+
+
+class Remembered(BaseModel):
+    source_id: int
+    source: str = Field(description="the source's name; remember again under it to replace the conversation")
+    status: str = Field(description="added | replaced | unchanged (the same content was already stored)")
+    item_ids: list[int] = Field(description="the stored items (turns or chunks), in order")
+    skipped: dict[str, int] = Field(default_factory=dict, description="messages not stored, by role")
+
+
+class HitOut(BaseModel):
+    id: int = Field(description="the item id: pass it to feedback (used) or forget")
+    rank: int
+    score: float
+    text: str
+    speaker: str | None = None
+    timestamp: str | None = None
+    source_id: int
+    source: str = Field(description="the name of the conversation or document it comes from")
+    features: dict[str, float] = Field(default_factory=dict, description="the signals that ranked it")
+
+
+class RecallOut(BaseModel):
+    query: str
+    strategy: str
+    mode: str
+    intent: str | None = None
+    hits: list[HitOut]
+    episodes: list[dict[str, Any]] = Field(default_factory=list, description="episodic memories (summary, events, provenance)")
+    facts: list[dict[str, Any]] = Field(default_factory=list, description="subject-predicate-object facts with provenance")
+    token: str | None = Field(default=None, description="pass to feedback with the ids you used")
+
+
+class FeedbackOut(BaseModel):
+    event_id: int
+    used: list[int]
+    ignored: list[int]
+    lam: float = Field(description="how much the learned ranker now counts (0: the heuristic alone)")
+
+
+class Forgotten(BaseModel):
+    dry_run: bool
+    changes: dict[str, Any] = Field(description="what was (or would be) deleted, by kind")
+
+
+# -- the server --------------------------------------------------------------------------------
+
+
+class Engine:
+    """The open store, used by one tool call at a time, and the name of the client calling."""
+
+    def __init__(self, mem: "Memory") -> None:
+        self.mem = mem
+        self.lock = threading.Lock()
+
+    async def call(self, ctx: Context | None, fn: Callable[["Memory"], T]) -> T:
+        """Run ``fn(mem)`` in a worker thread, as the calling client; an engine refusal becomes a
+        one-line tool error."""
+        client = client_label(ctx)
+
+        def run() -> T:
+            with self.lock:
+                self.mem.client = client
+                return fn(self.mem)
+
+        try:
+            return await anyio.to_thread.run_sync(run)
+        except ToolError:
+            raise
+        except Exception as exc:
+            message = user_message(exc)
+            if message is None:
+                raise
+            raise ToolError(message) from None
+
+
+def client_label(ctx: Context | None) -> str:
+    """``mcp:<client name>`` as the client introduced itself (``mcp:unknown`` if it did not)."""
+    try:
+        info = ctx.session.client_params.client_info if ctx is not None else None
+    except (AttributeError, ValueError):
+        info = None
+    name = " ".join(str(getattr(info, "name", "") or "").split())[:60]
+    return f"mcp:{name or 'unknown'}"
+
+
+def user_message(exc: BaseException) -> str | None:
+    """The one line a refusal says, or None for a crash (the SDK logs it and tells the client
+    only that the tool failed)."""
+    from mnemoscope.engine import RequestError
+    from mnemoscope.engine.store import StoreError
+
+    if isinstance(exc, (ValueError, RequestError, StoreError)) and str(exc).strip():
+        return str(exc).strip().splitlines()[0]
+    return None
+
+
+class Server(MCPServer):
+    """MCPServer whose tool errors are one line naming the tool: ``recall: top_k: input should be
+    greater than or equal to 1 (got 0)``, ``forget: no item with id 9; nothing was deleted``."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                text = "; ".join(_problem(e) for e in cause.errors()[:3])
+            elif isinstance(cause, ToolError):
+                text = str(cause)
+            else:
+                raise
+            return CallToolResult(content=[TextContent(type="text", text=f"{name}: {text}")], is_error=True)
+
+
+def _problem(error: Any) -> str:
+    where = ".".join(str(p) for p in error.get("loc", ()) if p != "function-after") or "arguments"
+    given = error.get("input")
+    shown = json.dumps(given, default=str)[:40] if error.get("type") != "missing" else ""
+    return f"{where}: {error.get('msg', 'invalid').lower()}" + (f" (got {shown})" if shown else "")
+
+
+def build_server(mem: "Memory") -> MCPServer:
+    """An MCP server on an open store; the server closes it when it stops."""
+    engine = Engine(mem)
+
+    @asynccontextmanager
+    async def lifespan(_server: MCPServer) -> AsyncIterator[Engine]:
+        try:
+            yield engine
+        finally:
+            mem.close()
+
+    server = Server("mnemoscope", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING")
+    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
+    reads = ToolAnnotations(read_only_hint=True)
+
+    @server.tool(annotations=writes)
+    async def remember(ctx: Context, messages: list[ChatMessage] | None = None, text: str | None = None,
+                       title: str = "", source: str | None = None) -> Remembered:
+        """Store a conversation or a document in long-term memory, so that later recalls find it.
+
+        Give either `messages` (a conversation in the OpenAI chat shape: role, content, optional
+        name and timestamp) or `text` (a document, Markdown welcome, with an optional `title`).
+        User and assistant messages become turns; system, developer and tool messages are
+        skipped. Facts, entities and episodes are extracted at once. Everything is stored in one
+        transaction, or nothing.
+
+        `source` names what you store: remembering again under the same name replaces it (send the
+        whole conversation each time to keep one growing conversation up to date). Without it,
+        the name comes from the content, so remembering the same content twice stores it once.
+        Returns the source id and the stored item ids."""
+        if (messages is None) == (text is None):
+            raise ToolError("give either messages (a conversation) or text (a document), not both or neither")
+        raw = [m.model_dump(exclude_none=True) for m in messages] if messages is not None else None
+        return await engine.call(ctx, lambda m: _remember(m, raw, text, title, source))
+
+    @server.tool(annotations=reads)
+    async def recall(ctx: Context, query: str, strategy: str | None = None, mode: Mode = "pro",
+                     intent: Intent | None = None, top_k: Annotated[int, Field(ge=1, le=100)] = 10) -> RecallOut:
+        """Search the memory: the items (turns, document chunks) that best answer `query`, with
+        the episodes and facts they belong to.
+
+        `strategy`: bm25, dense, hybrid, ppr (knowledge-graph PageRank, good for multi-hop
+        questions), walk, hybrid_walk or fused (default: the store's default, usually fused).
+        `mode`: lite (episodes and facts only), pro (+ the hits), max (+ neighbouring turns of
+        the same episodes). `intent` steers the topic walk (default: inferred from the wording).
+        Each hit names its source. Afterwards, call `feedback` with the returned `token` and the
+        ids of the hits you used."""
+        return await engine.call(ctx, lambda m: _recall(m, query, strategy, mode, intent, top_k))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
+    async def feedback(ctx: Context, token: str, used: list[int], ignored: list[int] | None = None) -> FeedbackOut:
+        """Tell the ranker which hits of a recall you used (by item id), so that it learns what
+        answers questions like it. `token` is the one `recall` returned; each token takes one
+        feedback, within a day. Shown hits not listed as used count as ignored."""
+        return await engine.call(ctx, lambda m: _feedback(m, token, used, ignored or []))
+
+    @server.tool(annotations=reads)
+    async def facts(ctx: Context, entity: str | None = None, limit: Annotated[int, Field(ge=1, le=1000)] = 50) -> list[dict[str, Any]]:
+        """List facts (subject, predicate, object, time, provenance item ids): all of them, or those
+        naming `entity` (an entity id, or a name: exact, else a part of it)."""
+        return await engine.call(ctx, lambda m: [f.to_dict() for f in _area(m, "knowledge").facts(entity, limit)])
+
+    @server.tool(annotations=reads)
+    async def entities(ctx: Context, kind: Literal["speaker", "title", "name", "tag"] | None = None,
+                       limit: Annotated[int, Field(ge=1, le=1000)] = 50) -> list[dict[str, Any]]:
+        """List entities (people, places, titles, names), most mentioned first, with how many items
+        and facts name each; `kind` narrows the list."""
+        return await engine.call(ctx, lambda m: [e.to_dict() for e in _area(m, "knowledge").entities(kind, limit)])
+
+    @server.tool(annotations=reads)
+    async def episodes(ctx: Context, source_id: int | None = None,
+                       limit: Annotated[int, Field(ge=1, le=500)] = 20) -> list[dict[str, Any]]:
+        """List episodic memories (a summary, 5W1H events, participants, time span and the items
+        they were made of): all of them, or those of one source."""
+        return await engine.call(ctx, lambda m: [e.to_dict() for e in _area(m, "knowledge").episodes(source_id)[:limit]])
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
+    async def forget(ctx: Context, item_ids: list[int] | None = None, source_id: int | None = None,
+                     dry_run: bool = False) -> Forgotten:
+        """Delete items (by id) or a whole source (by id), with the facts and episodes that only
+        they supported. With `dry_run` nothing changes and the answer says what would be deleted;
+        use it first when unsure. Give item_ids or source_id, not both."""
+        if (not item_ids) == (source_id is None):
+            raise ToolError("give either item_ids or source_id, not both or neither")
+        return await engine.call(ctx, lambda m: _forget(m, item_ids or [], source_id, dry_run))
+
+    @server.resource("mnemoscope://stats", mime_type="application/json")
+    async def stats() -> str:
+        """What the store holds: counts of sources, items, facts, entities, episodes, topics."""
+        return json.dumps(await engine.call(None, lambda m: {"store": str(m.path), **m.counts()}), default=str)
+
+    @server.resource("mnemoscope://sources", mime_type="application/json")
+    async def sources() -> str:
+        """Every source (conversation or document) with its id, name and kind."""
+        return json.dumps(await engine.call(None, lambda m: [
+            {"id": s.id, "name": s.name, "kind": s.kind, "meta": s.meta} for s in m.sources()]), default=str)
+
+    @server.resource("mnemoscope://sources/{source_id}", mime_type="application/json")
+    async def source_items(source_id: int) -> str:
+        """One source's items (turns or chunks) in order."""
+        try:
+            items = await engine.call(None, lambda m: _source_items(m, source_id))
+        except ToolError as exc:
+            raise ResourceError(str(exc)) from None
+        return json.dumps(items, default=str)
+
+    return server
+
+
+# -- what each tool does, in the worker thread ---------------------------------------------------
+
+
+def _area(mem: "Memory", name: str) -> Any:
+    if not mem.has_area(name):
+        raise ToolError(f"this store was opened without its {name} area")
+    return getattr(mem, name)
+
+
+def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | None, title: str,
+              source: str | None) -> Remembered:
+    from mnemoscope.engine.conversations import messages_source
+    from mnemoscope.engine.ingest import read_markdown
+
+    client = mem.client.removeprefix("mcp:")
+    if messages is not None:
+        parsed = messages_source(source or "", messages, meta={"title": title} if title else None)
+        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        for item in parsed.items:
+            item.timestamp = item.timestamp or now
+    else:
+        if not (text or "").strip():
+            raise ToolError("the text is empty")
+        import hashlib
+
+        digest = hashlib.sha256(f"{title}\n{text}".encode()).hexdigest()
+        parsed = read_markdown(source or "", text or "", digest, mem.settings.chunk_tokens)
+        if title:
+            parsed.source.meta["title"] = title
+            for item in parsed.items:
+                item.title = " › ".join(p for p in (title, item.title) if p)
+    kind = "conversation" if messages is not None else "document"
+    parsed.source.name = source or f"mcp:{client}/{kind}/{parsed.source.content_hash[:12]}"
+    report = mem.ingest_parsed([parsed]).sources[0]
+    ids = [i.id for i in mem.source_items(report.source_id)]
+    return Remembered(source_id=report.source_id, source=report.name, status=report.status, item_ids=ids,
+                      skipped=parsed.source.meta.get("skipped", {}))
+
+
+def _recall(mem: "Memory", query: str, strategy: str | None, mode: str, intent: str | None, top_k: int) -> RecallOut:
+    result = mem.recall(query, top_k=top_k, strategy=strategy, mode=mode, intent=intent)
+    names = {s.id: s.name for s in mem.sources()}
+    hits = [HitOut(id=h.item.id, rank=h.rank, score=round(float(h.score), 6), text=h.item.text, speaker=h.item.speaker,
+                   timestamp=h.item.timestamp, source_id=h.item.source_id, source=names.get(h.item.source_id, "?"),
+                   features={k: round(float(v), 6) for k, v in h.features.items()}) for h in result.hits]
+    plain = result.to_dict()
+    return RecallOut(query=result.query, strategy=result.strategy, mode=result.mode,
+                     intent=(result.intent or {}).get("name"), hits=hits, episodes=plain["episodes"],
+                     facts=plain["facts"], token=result.token)
+
+
+def _feedback(mem: "Memory", token: str, used: list[int], ignored: list[int]) -> FeedbackOut:
+    result = mem.feedback(token, used, ignored)
+    return FeedbackOut(event_id=result.event_id, used=result.used, ignored=result.ignored,
+                       lam=float(mem.ranker.status().lam))
+
+
+def _forget(mem: "Memory", item_ids: list[int], source_id: int | None, dry_run: bool) -> Forgotten:
+    if source_id is not None:
+        return Forgotten(dry_run=dry_run, changes=mem.delete_source(source_id, dry_run=dry_run))
+    missing = sorted(set(item_ids) - set(mem.items(item_ids)))
+    if missing:
+        raise ToolError(f"no item with id {', '.join(map(str, missing))}; nothing was deleted")
+    total: dict[str, Any] = {}
+    for item_id in dict.fromkeys(item_ids):
+        for key, value in mem.delete_item(item_id, dry_run=dry_run).items():
+            total[key] = total.get(key, 0) + value if isinstance(value, (int, float)) else value
+    return Forgotten(dry_run=dry_run, changes=total)
+
+
+def _source_items(mem: "Memory", source_id: int) -> list[dict[str, Any]]:
+    if not any(s.id == source_id for s in mem.sources()):
+        raise ToolError(f"no source with id {source_id}")
+    return [{"id": i.id, "key": i.key, "kind": i.kind, "speaker": i.speaker, "timestamp": i.timestamp,
+             "title": i.title, "text": i.text} for i in mem.source_items(source_id)]
+
+
+def serve(mem: "Memory", http_port: int | None = None) -> None:
+    """Serve until the host closes stdin (stdio) or the process is interrupted (HTTP)."""
+    server = build_server(mem)
+    if http_port is None:
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=http_port)

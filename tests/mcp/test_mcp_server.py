@@ -1,0 +1,130 @@
+"""The MCP server through the SDK's own clients: ``mnemoscope mcp`` spawned over stdio on a
+temporary store, and once over streamable HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import Implementation
+
+from mnemoscope.engine import Memory
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENT = Implementation(name="test-agent", version="1.0")
+CONVERSATION = [
+    {"role": "system", "content": "You are a helpful assistant."},
+    {"role": "user", "content": "I adopted a beagle called Biscuit last weekend.", "timestamp": "2024-05-06T09:00:00Z"},
+    {"role": "assistant", "content": [{"type": "text", "text": "Congratulations! How is Biscuit settling in?"}]},
+    {"role": "user", "name": "Maya", "content": "He loves the long walks along the Tagus river."},
+]
+
+
+def server_command(store: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "mnemoscope", "mcp", "--store", str(store), *extra]
+
+
+def text_of(result) -> str:
+    return result.content[0].text
+
+
+async def test_an_agent_remembers_recalls_teaches_and_forgets_over_stdio(tmp_path):
+    store = tmp_path / "agent.db"
+    command, *args = server_command(store)
+    params = StdioServerParameters(command=command, args=args, cwd=str(ROOT))
+    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=AGENT) as session:
+        await session.initialize()
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert set(tools) == {"remember", "recall", "feedback", "facts", "entities", "episodes", "forget"}
+        assert all(t.description and len(t.description) > 80 for t in tools.values())  # docstrings an agent can act on
+        assert tools["recall"].input_schema["properties"]["mode"]["enum"] == ["lite", "pro", "max"]
+
+        remembered = await session.call_tool("remember", {"messages": CONVERSATION, "title": "Biscuit"})
+        assert not remembered.is_error, text_of(remembered)
+        stored = remembered.structured_content
+        assert stored["status"] == "added" and len(stored["item_ids"]) == 3 and stored["skipped"] == {"system": 1}
+        again = await session.call_tool("remember", {"messages": CONVERSATION})
+        assert again.structured_content["status"] == "unchanged"  # the same content is stored once
+
+        recalled = (await session.call_tool("recall", {"query": "what is the name of the beagle", "top_k": 3})).structured_content
+        top = recalled["hits"][0]
+        assert top["id"] == stored["item_ids"][0] and "Biscuit" in top["text"] and top["speaker"] == "User"
+        assert top["source"] == stored["source"] and top["features"]
+        assert recalled["token"]
+
+        taught = await session.call_tool("feedback", {"token": recalled["token"], "used": [top["id"]]})
+        assert not taught.is_error, text_of(taught)
+        assert taught.structured_content["used"] == [top["id"]]
+        replay = await session.call_tool("feedback", {"token": recalled["token"], "used": [top["id"]]})
+        assert replay.is_error and text_of(replay).startswith("feedback: ")
+
+        facts = (await session.call_tool("facts", {"entity": "User"})).structured_content["result"]
+        assert any("Biscuit" in f["object"] for f in facts)
+        stats = json.loads((await session.read_resource("mnemoscope://stats")).contents[0].text)
+        assert stats["sources"] == 1 and stats["items"] == 3
+        items = json.loads((await session.read_resource(f"mnemoscope://sources/{stored['source_id']}")).contents[0].text)
+        assert [i["speaker"] for i in items] == ["User", "Assistant", "Maya"]
+
+        preview = (await session.call_tool("forget", {"source_id": stored["source_id"], "dry_run": True})).structured_content
+        assert preview["dry_run"] and preview["changes"]["items"] == 3
+        assert json.loads((await session.read_resource("mnemoscope://stats")).contents[0].text)["items"] == 3
+        gone = await session.call_tool("forget", {"source_id": stored["source_id"]})
+        assert not gone.is_error and gone.structured_content["changes"]["items"] == 3
+        after = (await session.call_tool("recall", {"query": "beagle Biscuit"})).structured_content
+        assert after["hits"] == []
+
+        for tool, arguments, expected in [
+            ("recall", {"query": "x", "top_k": 0}, "recall: top_k: input should be greater than or equal to 1 (got 0)"),
+            ("recall", {"query": "x", "strategy": "nope"}, "recall: unknown strategy 'nope'"),
+            ("recall", {"query": "   "}, "recall: the query is empty"),
+            ("remember", {"messages": [{"role": "user", "content": 5}]}, "remember: messages.0.content"),
+            ("remember", {"messages": [{"role": "system", "content": "x"}]}, "remember: no user or assistant message"),
+            ("remember", {}, "remember: give either messages"),
+            ("forget", {"item_ids": [987654]}, "forget: no item with id 987654; nothing was deleted"),
+            ("feedback", {"token": "forged", "used": [1]}, "feedback: unknown recall token"),
+        ]:
+            result = await session.call_tool(tool, arguments)
+            assert result.is_error and text_of(result).startswith(expected), text_of(result)
+            assert "\n" not in text_of(result) and "Traceback" not in text_of(result)
+
+    with Memory(store) as mem:  # the server closed the store cleanly; what it acknowledged is there
+        assert mem.counts()["items"] == 0 and mem.store.integrity_ok()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def test_streamable_http_on_loopback(tmp_path):
+    port = free_port()
+    server = subprocess.Popen(server_command(tmp_path / "http.db", "--http", str(port)), cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        deadline = time.monotonic() + 60
+        while True:  # the SDK's import takes seconds on a busy machine
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, server.stderr.read().decode()
+                time.sleep(0.2)
+        async with streamable_http_client(url) as (read, write), ClientSession(read, write, client_info=AGENT) as session:
+            await session.initialize()
+            stored = (await session.call_tool("remember", {"text": "# Alps\nWe hiked the Eiger trail in June.",
+                                                           "title": "Trip"})).structured_content
+            hits = (await session.call_tool("recall", {"query": "Eiger hike", "strategy": "bm25"})).structured_content["hits"]
+            assert hits and hits[0]["id"] in stored["item_ids"] and hits[0]["source"] == stored["source"]
+    finally:
+        server.terminate()
+        out, _ = server.communicate(timeout=30)
+    assert out == b""  # nothing but the protocol, and over HTTP not even that, goes to stdout
