@@ -122,11 +122,12 @@ class Engine:
     async def call(self, ctx: Context | None, fn: Callable[["Memory"], T]) -> T:
         """Run ``fn(mem)`` in a worker thread, as the calling client; an engine refusal becomes a
         one-line tool error."""
-        client = client_label(ctx)
+        client = client_label(ctx) if ctx is not None else None
 
         def run() -> T:
             with self.lock:
-                self.mem.client = client
+                if client is not None:
+                    self.mem.activity.client = client
                 return fn(self.mem)
 
         try:
@@ -140,10 +141,10 @@ class Engine:
             raise ToolError(message) from None
 
 
-def client_label(ctx: Context | None) -> str:
+def client_label(ctx: Context) -> str:
     """``mcp:<client name>`` as the client introduced itself (``mcp:unknown`` if it did not)."""
     try:
-        info = ctx.session.client_params.client_info if ctx is not None else None
+        info = ctx.session.client_params.client_info
     except (AttributeError, ValueError):
         info = None
     name = " ".join(str(getattr(info, "name", "") or "").split())[:60]
@@ -309,7 +310,7 @@ def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | 
     from mnemoscope.engine.conversations import messages_source
     from mnemoscope.engine.ingest import read_markdown
 
-    client = mem.client.removeprefix("mcp:")
+    client = mem.activity.client.removeprefix("mcp:")
     if messages is not None:
         parsed = messages_source(source or "", messages, meta={"title": title} if title else None)
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")

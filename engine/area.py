@@ -12,6 +12,7 @@ Hooks, in the order a memory calls them:
 * ingest: ``prepare`` (before the transaction: network work, returns warnings), ``on_ingest``
   (inside it: derive and store this area's rows), ``on_indexed`` (after the commit: update memory);
 * ``on_delete`` cascades inside the delete transaction (or a dry run) and reports what changes;
+  ``on_changed_elsewhere`` follows what another process added or deleted (:mod:`engine.activity`);
 * export and import: ``export_records``, ``importing`` (checks this area's records first and
   frames the import), ``import_records`` (after the sources are in);
 * recall: ``signals`` and ``strategies`` this area contributes (``unavailable`` names those it
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Protocol
 import numpy as np
 
 if TYPE_CHECKING:
+    from .activity import Activity
     from .config import Settings
     from .dense import VectorIndex
     from .index import Index
@@ -39,12 +41,13 @@ if TYPE_CHECKING:
 
 
 class Engine(Protocol):
-    """The part of a memory an area may use: its settings, store and index, and a few reads."""
+    """The part of a memory an area may use: its settings, store, index and activity log, and a few reads."""
 
     settings: Settings
     store: Store
     index: Index
     path: Path
+    activity: Activity
 
     def items(self, ids: Iterable[int]) -> dict[int, Item]: ...
 
@@ -93,6 +96,11 @@ class Area:
     def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
         """Inside the delete transaction (or a dry run): cascade, and report what changes."""
         return {}
+
+    def on_changed_elsewhere(self, added: list[Item], removed: list[int]) -> None:
+        """Another process added or deleted these items (the activity log told): follow them.
+        By default the area loads again from the store."""
+        self.load()
 
     # -- export and import --------------------------------------------------------------------
 

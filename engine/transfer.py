@@ -96,6 +96,7 @@ def import_(mem: Transferring, path: str | Path) -> IngestReport:
                 id_map = _imported_ids(mem, exported, report)
                 for area in areas:
                     area.import_records([r for _, r in exported.records], id_map)
+                mem.activity.record("store.imported", Path(path).name, count=report.items)
         except BaseException:
             mem.reload()  # forget what the rolled-back transaction had put in memory
             raise

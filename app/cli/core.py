@@ -11,7 +11,7 @@ from mnemoscope.engine import Memory, Recall
 def open_memory(args: argparse.Namespace) -> Memory:
     from . import store_path
 
-    return Memory(store_path(args))
+    return Memory(store_path(args), client="cli")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -159,6 +159,11 @@ class RankerArea(Area):
         if self.distilled is not None:
             self.distilled.embed_items(self.mem, self.mem.index.slots(i.id for i in items))
 
+    def on_changed_elsewhere(self, added: list["Item"], removed: list[int]) -> None:
+        """Items another process added: their features, as after an ingest here (its deletions
+        and its feedback reload this area)."""
+        self.on_indexed(added)
+
     def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
         """Edges and trust rows go with their items (foreign-key cascade); the answer prior is
         retrained from the feedback log as if the deleted items had never been shown."""
@@ -354,6 +359,7 @@ class RankerArea(Area):
             self.mem.store.upsert_trust(changes.trust)
             self.mem.store.upsert_edges(changes.edges)
             self.mem.store.delete_edges(changes.pruned)
+            self.mem.activity.record("feedback", row.query, count=len(used))
             n_train = n_held = 0
             if row.features is not None and tuple(row.names) == self.names:
                 (tb, tw), (hb, hw) = self._pairs(event_id, row.shown, set(used), row.features)
@@ -425,6 +431,7 @@ class RankerArea(Area):
             raise FeedbackError(f"teacher vectors must share one dimension; got {sorted(dims)}")
         with self.mem.store.transaction():
             self.mem.store.set_teacher_vectors(model, ((i, np.asarray(v, dtype=np.float32)) for i, v in vectors.items()))
+            self.mem.activity.record("ranker.distilled", f"teacher vectors of {model}", count=len(vectors))
         return len(vectors)
 
     def distill(self) -> distillation.DistillReport:
@@ -455,6 +462,7 @@ class RankerArea(Area):
         """Forget all learning (state, log, edges, trust, tokens); ranking returns to the heuristic."""
         with self.mem.store.transaction():
             self.mem.store.clear_feedback()
+            self.mem.activity.record("ranker.reset")
         self.load()
 
     def export(self) -> dict[str, Any]:

@@ -40,9 +40,9 @@ def test_a_missing_area_is_a_clear_error_and_probing_loads_nothing(core, tmp_pat
         assert isinstance(mem.knowledge, KnowledgeArea) and mem.loaded_areas() == ["knowledge"]
 
 
-def test_reading_an_area_never_waits_for_another_areas_load(tmp_path, monkeypatch):
+def test_reading_a_loaded_area_never_waits_for_another_areas_load(tmp_path, monkeypatch):
     with Memory(tmp_path / "locks.db") as mem:
-        mem.topics  # loaded before knowledge starts its slow load
+        mem.topics, mem.ranker  # loaded before knowledge starts its slow load
         loading, release = threading.Event(), threading.Event()
         original = KnowledgeArea.load
 
