@@ -16,7 +16,7 @@ Hooks, in the order a memory calls them:
 * export and import: ``export_records``, ``importing`` (checks this area's records first and
   frames the import), ``import_records`` (after the sources are in);
 * recall: ``signals`` and ``strategies`` this area contributes (``unavailable`` names those it
-  offers only when configured), ``check_query`` (the query options
+  offers only when configured), ``rerank`` (moves a strategy's ranking), ``check_query`` (the query options
   it reads), ``dense_space`` (an area may replace the core's latent dense space) and ``complete``
   (adds to the finished recall: facts, the walk's trace, a feedback token);
 * ``counts`` (read from the store alone, before ``load``) and ``stats``.
@@ -131,6 +131,10 @@ class Area:
     def unavailable(self) -> dict[str, str]:
         """Strategies this area offers only when configured, by name: what each needs (one line)."""
         return {}
+
+    def rerank(self, q: Query, ranking: Ranking) -> Ranking:
+        """Move the strategy's ranking before hits are made of it (by default it stays as it is)."""
+        return ranking
 
     def check_query(self, q: Query) -> None:
         """Refuse (:class:`engine.errors.RecallError`) or normalise the query options this area reads."""

@@ -77,17 +77,38 @@ Strategy = Callable[[Query, Signals], Ranking]
 
 
 @dataclass
+class MarkNote:
+    """Why a hit moved: the most alike query it was marked for, and how."""
+
+    query: str  # the marked query most like this one
+    similarity: float
+    marks: int  # events that marked the item used (or ignored, when ``lift`` < 0) for queries like this one
+    lift: float  # the shift, in units of the list's score range (negative: sank)
+    used: bool  # marked used (True) or shown and ignored (False)
+
+    def describe(self) -> str:
+        what = "marked used" if self.used else "shown and ignored"
+        query = self.query if len(self.query) <= 40 else self.query[:39].rstrip() + "…"
+        return f"{what} for {query!r} (similarity {self.similarity:.2f}, {self.marks} mark{'s' * (self.marks != 1)})"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"query": self.query, "similarity": round(self.similarity, 4), "marks": self.marks,
+                "lift": round(self.lift, 4), "used": self.used}
+
+
+@dataclass
 class Hit:
     item: Item
     score: float
     rank: int
     sources: list[str]  # the signals that found this item among their candidates
     features: dict[str, float] = field(default_factory=dict)
+    taught: MarkNote | None = None  # marked for this query or one like it (engine.rank.marks)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self.item)
         return {"id": self.item.id, "rank": self.rank, "score": self.score, "sources": self.sources,
-                "features": self.features, "item": d}
+                "features": self.features, "item": d, "taught": self.taught.to_dict() if self.taught else None}
 
 
 @dataclass

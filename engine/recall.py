@@ -6,7 +6,9 @@
                     area adds (:meth:`engine.area.Area.signals`).
 3. strategies     — a strategy turns signals into a :class:`Ranking` of candidate slots with the
                     per-signal features that explain each one: the core's ``bm25``, ``dense`` and
-                    ``hybrid``, and what each area adds (:meth:`engine.area.Area.strategies`).
+                    ``hybrid``, and what each area adds (:meth:`engine.area.Area.strategies`);
+                    then an area may move that ranking (:meth:`engine.area.Area.rerank`: the
+                    ranker's feedback memory moves what people marked for this query or one like it).
 4. ``assemble``   — the top slots become hits with their items.
 5. completion     — each area adds what it knows to the result (facts, the walk, a feedback token).
 
@@ -211,6 +213,7 @@ def assemble(mem: Engine, q: Query, ranking: Ranking) -> list[Hit]:
     chosen = ranking.slots[: q.top_k]
     ids = [int(i) for i in mem.index.item_ids[chosen]]
     items = mem.store.items(ids)
+    taught = ranking.extras.get("taught", {})
     hits = []
     for n, (slot, item_id) in enumerate(zip(chosen.tolist(), ids)):
         item = items.get(item_id)
@@ -218,7 +221,7 @@ def assemble(mem: Engine, q: Query, ranking: Ranking) -> list[Hit]:
             continue
         features = {name: float(values[n]) for name, values in ranking.features.items()}
         hits.append(Hit(item=item, score=float(ranking.scores[n]), rank=len(hits) + 1,
-                        sources=ranking.found_by.get(slot, []), features=features))
+                        sources=ranking.found_by.get(slot, []), features=features, taught=taught.get(slot)))
     return hits
 
 
@@ -231,6 +234,8 @@ def recall(mem: Engine, areas: Sequence[Area], text: str, *, top_k: int = 10, st
     q = prepare_query(mem, areas, text, top_k, strategy, mode, **options)
     scored = Signals(q, signals(mem, areas))
     ranking = strategies(mem, areas)[strategy](q, scored)
+    for area in areas:  # e.g. what people marked for this query or one like it (engine.rank.marks)
+        ranking = area.rerank(q, ranking)
     ranked = time.perf_counter()
     hits = assemble(mem, q, ranking)
     result = Recall(query=text, strategy=strategy, mode=mode, top_k=top_k, hits=hits)

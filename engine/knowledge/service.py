@@ -287,14 +287,15 @@ class KnowledgeArea(Area):
         known_facts, known_entities = set(self._fact_ids.values()), set(self.registry.names)
         rows = store.entity_rows()
         self.registry.load(rows)
-        self._fact_ids = {key: fid for fid, key, _subject in store.fact_keys()}
+        provenance = store.facts_of_items(ids)
+        stated = sorted({f for f, _i in provenance})
+        self._fact_ids.update((key, fid) for fid, key, _subject in store.fact_keys(stated))
         self._subject_vectors.clear()
         batch = _Batch(entities=[r[0] for r in rows if r[0] not in known_entities])
         mentions = store.mentions_of_items(ids)
         for item_id, entity_id, _surface, role in mentions:
             batch.edge(_edge_type(role), item_id, -entity_id)
-        provenance = store.facts_of_items(ids)
-        facts = store.fact_rows(sorted({f for f, _i in provenance}))
+        facts = store.fact_rows(stated)
         for fid, _s, _p, _o, sid, oid, *_ in facts:
             if fid not in known_facts and sid is not None and oid is not None and sid != oid:
                 batch.edge("fact", -sid, -oid)

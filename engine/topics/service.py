@@ -197,7 +197,10 @@ class TopicsArea(Area):
             vecs = st.space.transform(index.counts_matrix(slots))
             st.vectors.set(slots, vecs)
         self._add_assignments(slots, *self._assign(vecs, len(slots)))
-        st.markov = TransitionModel(self.mem.store.topic_transitions())
+        if removed:  # a replaced source's old transitions are gone from the store
+            st.markov = TransitionModel(self.mem.store.topic_transitions())
+        else:
+            st.markov.add(self.mem.store.topic_transitions(sorted({int(i.source_id) for i in added})))
 
     def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
         """Assignments go with their items (foreign-key cascade); the walk skips deleted items."""

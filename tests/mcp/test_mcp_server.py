@@ -88,7 +88,7 @@ async def test_an_agent_remembers_recalls_teaches_and_forgets_over_stdio(tmp_pat
             ("remember", {"messages": [{"role": "system", "content": "x"}]}, "remember: no user or assistant message"),
             ("remember", {}, "remember: give either messages"),
             ("forget", {"item_ids": [987654]}, "forget: no item with id 987654; nothing was deleted"),
-            ("feedback", {"token": "forged", "used": [1]}, "feedback: unknown recall token"),
+            ("feedback", {"token": "forged", "used": [1]}, "feedback: 'forged' is not a recall token"),
         ]:
             result = await session.call_tool(tool, arguments)
             assert result.is_error and text_of(result).startswith(expected), text_of(result)
