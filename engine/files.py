@@ -16,12 +16,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from .errors import FileRefused
+
 
 _WRITE_ERRORS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EACCES, errno.EPERM}
-
-
-class FileRefused(ValueError):
-    """A path that is not to be read or written as asked; ``str()`` is the one-line reason."""
 
 
 def kind_of(mode: int) -> str:

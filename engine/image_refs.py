@@ -23,7 +23,8 @@ import hashlib
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from .files import FileRefused, read_regular
+from .errors import FileRefused
+from .files import read_regular
 
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"),

@@ -30,37 +30,8 @@ APPLICATION_ID = 0x4D4E454D  # "MNEM", in the SQLite header: this file is a Mnem
 HEADER_MAGIC = b"SQLite format 3\x00"
 SQLITE_MAX_INT = 2**63 - 1
 
-
-class StoreError(RuntimeError):
-    """The store file cannot be opened or used (locked, corrupt, not a store); ``str()`` is one line."""
-
-
-class NotAStore(StoreError):
-    """The file is not a Mnemoscope store (another application's database, or no database)."""
-
-
-class NewerStore(StoreError):
-    """The store was written by a newer Mnemoscope (migrations this one does not know)."""
-
-
-class StoreBusy(StoreError):
-    """Another process held the store's write lock for longer than the lock timeout."""
-
-
-class StoreReadOnly(StoreError):
-    """A write was asked of a store opened read-only."""
-
-
-class StoreDamaged(StoreError):
-    """SQLite found the file corrupt."""
-
-
-class StoreDiskError(StoreError):
-    """The disk refused a write (full, or failing)."""
-
-
-class OutOfRange(StoreError):
-    """A number (an id, a count) beyond what the store can hold (2^63 - 1)."""
+from ..errors import (NewerStore, NotAStore, OutOfRange, StoreBusy, StoreDamaged, StoreDiskError, StoreError,
+                      StoreReadOnly)
 
 
 Migration = tuple[str, str]  # (unique name, SQL script)

@@ -245,7 +245,10 @@ class KnowledgeSQL:
             return rows[::-1]
         return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts ORDER BY id").fetchall()
 
-    def fact_keys(self) -> list[tuple[int, str, int | None]]:
+    def fact_keys(self, ids: Sequence[int] | None = None) -> list[tuple[int, str, int | None]]:
+        """(id, key, subject id) of every fact, or of these."""
+        if ids is not None:
+            return self._in("SELECT id, key, subject_id FROM facts WHERE id IN ({marks})", ids)
         return self.conn.execute("SELECT id, key, subject_id FROM facts").fetchall()
 
     def fact_sources_of(self, fact_ids: Sequence[int]) -> dict[int, list[int]]:

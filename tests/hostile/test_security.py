@@ -14,7 +14,7 @@ import pytest
 from mnemoscope.app.services import Services
 from mnemoscope.engine import Memory, Settings
 from mnemoscope.engine.dense import EmbeddingUnavailable, OpenAIEmbedder
-from mnemoscope.engine.images import ImagesExtension
+from mnemoscope.engine.images import ImagesArea
 from tests.support.openai_server import OpenAIServer, png
 
 from .conftest import cli
@@ -43,7 +43,7 @@ def hostile_chat(folder: Path, server: OpenAIServer, outside: Path) -> Path:
 def image_memory(path: Path, server: OpenAIServer, **settings) -> Memory:
     mem = Memory(path, extensions=False, embed_base_url=server.base_url, image_embed_model="clip", max_retries=0,
                  request_timeout=5.0, **settings)
-    mem.add_extension(ImagesExtension(mem))
+    mem.add_extension(ImagesArea(mem))
     return mem
 
 
