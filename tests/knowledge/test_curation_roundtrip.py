@@ -14,10 +14,8 @@ import pytest
 from mnemoscope.app.cli import main
 from mnemoscope.engine import IngestFailed, Memory
 from mnemoscope.engine.knowledge.entities import entity_key
+from tests.support.stores import DEMO_DIR as DEMO, store_checksum
 
-from .conftest import store_checksum
-
-DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
 SOURCES = [DEMO / "conversation.json", DEMO / "sourdough-baking.md"]
 NEW_NAME_SUFFIX = "Quillfeather"
 
