@@ -83,7 +83,25 @@ class HitOut(BaseModel):
     timestamp: str | None = None
     source_id: int
     source: str = Field(description="the name of the conversation or document it comes from")
-    features: dict[str, float] = Field(default_factory=dict, description="the signals that ranked it")
+    features: dict[str, float] = Field(default_factory=dict, description="the signals that ranked it (those not zero)")
+
+
+class EpisodeOut(BaseModel):
+    id: int
+    summary: str
+    participants: list[str]
+    time_start: str | None = None
+    time_end: str | None = None
+    items: list[int] = Field(description="the items it was made of")
+
+
+class FactOut(BaseModel):
+    id: int
+    subject: str
+    predicate: str
+    object: str
+    time: str | None = None
+    provenance: list[int] = Field(description="the items that state it")
 
 
 class RecallOut(BaseModel):
@@ -92,8 +110,8 @@ class RecallOut(BaseModel):
     mode: str
     intent: str | None = None
     hits: list[HitOut]
-    episodes: list[dict[str, Any]] = Field(default_factory=list, description="episodic memories (summary, events, provenance)")
-    facts: list[dict[str, Any]] = Field(default_factory=list, description="subject-predicate-object facts with provenance")
+    episodes: list[EpisodeOut] = Field(default_factory=list, description="episodic memories the hits belong to")
+    facts: list[FactOut] = Field(default_factory=list, description="subject-predicate-object facts the hits state")
     token: str | None = Field(default=None, description="pass to feedback with the ids you used")
 
 
@@ -118,15 +136,24 @@ class Engine:
     def __init__(self, mem: "Memory") -> None:
         self.mem = mem
         self.lock = threading.Lock()
+        self.source_names: dict[int, str] = {}  # read again after any write (a deleted source's id comes back)
 
-    async def call(self, ctx: Context | None, fn: Callable[["Memory"], T]) -> T:
+    def source_name(self, source_id: int) -> str:
+        if source_id not in self.source_names:
+            self.source_names = {s.id: s.name for s in self.mem.sources()}
+        return self.source_names.get(source_id, "?")
+
+    async def call(self, ctx: Context | None, fn: Callable[["Memory"], T], *, writes: bool = False) -> T:
         """Run ``fn(mem)`` in a worker thread, as the calling client; an engine refusal becomes a
-        one-line tool error."""
-        client = client_label(ctx)
+        one-line tool error. After a write here or elsewhere, source names are read again."""
+        client = client_label(ctx) if ctx is not None else None
 
         def run() -> T:
             with self.lock:
-                self.mem.client = client
+                if client is not None:
+                    self.mem.activity.client = client
+                if self.mem.refresh() or writes:
+                    self.source_names = {}
                 return fn(self.mem)
 
         try:
@@ -140,10 +167,10 @@ class Engine:
             raise ToolError(message) from None
 
 
-def client_label(ctx: Context | None) -> str:
+def client_label(ctx: Context) -> str:
     """``mcp:<client name>`` as the client introduced itself (``mcp:unknown`` if it did not)."""
     try:
-        info = ctx.session.client_params.client_info if ctx is not None else None
+        info = ctx.session.client_params.client_info
     except (AttributeError, ValueError):
         info = None
     name = " ".join(str(getattr(info, "name", "") or "").split())[:60]
@@ -219,7 +246,7 @@ def build_server(mem: "Memory") -> MCPServer:
         if (messages is None) == (text is None):
             raise ToolError("give either messages (a conversation) or text (a document), not both or neither")
         raw = [m.model_dump(exclude_none=True) for m in messages] if messages is not None else None
-        return await engine.call(ctx, lambda m: _remember(m, raw, text, title, source))
+        return await engine.call(ctx, lambda m: _remember(m, raw, text, title, source), writes=True)
 
     @server.tool(annotations=reads)
     async def recall(ctx: Context, query: str, strategy: str | None = None, mode: Mode = "pro",
@@ -233,7 +260,7 @@ def build_server(mem: "Memory") -> MCPServer:
         the same episodes). `intent` steers the topic walk (default: inferred from the wording).
         Each hit names its source. Afterwards, call `feedback` with the returned `token` and the
         ids of the hits you used."""
-        return await engine.call(ctx, lambda m: _recall(m, query, strategy, mode, intent, top_k))
+        return await engine.call(ctx, lambda m: _recall(m, engine.source_name, query, strategy, mode, intent, top_k))
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
     async def feedback(ctx: Context, token: str, used: list[int], ignored: list[int] | None = None) -> FeedbackOut:
@@ -270,7 +297,7 @@ def build_server(mem: "Memory") -> MCPServer:
         use it first when unsure. Give item_ids or source_id, not both."""
         if (not item_ids) == (source_id is None):
             raise ToolError("give either item_ids or source_id, not both or neither")
-        return await engine.call(ctx, lambda m: _forget(m, item_ids or [], source_id, dry_run))
+        return await engine.call(ctx, lambda m: _forget(m, item_ids or [], source_id, dry_run), writes=True)
 
     @server.resource("mnemoscope://stats", mime_type="application/json")
     async def stats() -> str:
@@ -309,7 +336,7 @@ def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | 
     from mnemoscope.engine.conversations import messages_source
     from mnemoscope.engine.ingest import read_markdown
 
-    client = mem.client.removeprefix("mcp:")
+    client = mem.activity.client.removeprefix("mcp:")
     if messages is not None:
         parsed = messages_source(source or "", messages, meta={"title": title} if title else None)
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -334,16 +361,19 @@ def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | 
                       skipped=parsed.source.meta.get("skipped", {}))
 
 
-def _recall(mem: "Memory", query: str, strategy: str | None, mode: str, intent: str | None, top_k: int) -> RecallOut:
+def _recall(mem: "Memory", source_name: Callable[[int], str], query: str, strategy: str | None, mode: str,
+            intent: str | None, top_k: int) -> RecallOut:
     result = mem.recall(query, top_k=top_k, strategy=strategy, mode=mode, intent=intent)
-    names = {s.id: s.name for s in mem.sources()}
     hits = [HitOut(id=h.item.id, rank=h.rank, score=round(float(h.score), 6), text=h.item.text, speaker=h.item.speaker,
-                   timestamp=h.item.timestamp, source_id=h.item.source_id, source=names.get(h.item.source_id, "?"),
-                   features={k: round(float(v), 6) for k, v in h.features.items()}) for h in result.hits]
-    plain = result.to_dict()
+                   timestamp=h.item.timestamp, source_id=h.item.source_id, source=source_name(h.item.source_id),
+                   features={k: round(float(v), 4) for k, v in h.features.items() if v}) for h in result.hits]
+    episodes = [EpisodeOut(id=e.id, summary=e.summary, participants=e.participants, time_start=e.time_start,
+                           time_end=e.time_end, items=e.items) for e in result.episodes]
+    facts = [FactOut(id=f.id, subject=f.subject, predicate=f.predicate, object=f.object, time=f.time,
+                     provenance=f.provenance) for f in result.facts]
     return RecallOut(query=result.query, strategy=result.strategy, mode=result.mode,
-                     intent=(result.intent or {}).get("name"), hits=hits, episodes=plain["episodes"],
-                     facts=plain["facts"], token=result.token)
+                     intent=(result.intent or {}).get("name"), hits=hits, episodes=episodes, facts=facts,
+                     token=result.token)
 
 
 def _feedback(mem: "Memory", token: str, used: list[int], ignored: list[int]) -> FeedbackOut:

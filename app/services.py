@@ -119,7 +119,7 @@ class Services:
     def _memory(self, path: Path) -> "Memory":
         from mnemoscope.engine import Memory
 
-        return Memory(path, settings=self.settings.replace() if self.settings else None)
+        return Memory(path, settings=self.settings.replace() if self.settings else None, client="app")
 
     def close(self) -> None:
         if self.mem is not None:

@@ -39,7 +39,7 @@ from mnemoscope.engine.rank import features as feats
 from mnemoscope.engine.rank.heuristic import WEIGHTS
 from mnemoscope.engine.rank.heuristic import score as heuristic_score
 from mnemoscope.engine.rank.heuristic import weights_for
-from mnemoscope.engine.rank.service import PairBuffer
+from mnemoscope.engine.rank.state import PairBuffer
 from mnemoscope.engine.recall import Signals, prepare_query
 
 DATA = Path("/work/shared/data/locomo/locomo10_dev.json")
@@ -130,14 +130,13 @@ def forecast(mem: Memory) -> tuple[int, int]:
     buffer = PairBuffer(len(ranker.names), ranker.mlp_params.buffer)
     model_wins = heuristic_wins = 0
     for event in mem.store.feedback_events():
-        (tb, tw), (hb, hw) = ranker._pairs(event.id, event.shown, set(event.used), event.features)
-        pb, pw = np.concatenate([tb, hb]), np.concatenate([tw, hw])
+        pb, pw, _, _ = ranker._pairs(event.query, event.shown, set(event.used), event.features)
         model_right, heuristic_right = model.score(pb) > model.score(pw), (pb - pw) @ h > 0
         model_wins += int(np.sum(model_right & ~heuristic_right))
         heuristic_wins += int(np.sum(heuristic_right & ~model_right))
         model.norm.update(event.features)
-        model.train(tb, tw, np.random.default_rng([mem.settings.ranker_seed, event.id]), buffer.better, buffer.worse)
-        buffer = buffer.with_added(tb, tw)
+        model.train(pb, pw, np.random.default_rng([mem.settings.ranker_seed, event.id]), buffer.better, buffer.worse)
+        buffer = buffer.with_added(pb, pw)
     return model_wins, heuristic_wins
 
 

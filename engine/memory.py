@@ -22,6 +22,8 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 
 import numpy as np
 
+from . import activity as log_actions
+from .activity import Activity, Changes
 from .config import Settings
 from .extensions import extension_factories
 from .dense import HashEmbedder, OpenAIEmbedder, VectorIndex
@@ -126,22 +128,26 @@ class Memory:
     """An agent memory in one SQLite file."""
 
     def __init__(self, path: str | Path | None = None, settings: Settings | None = None, *, extensions: bool = True,
-                 **overrides: Any) -> None:
+                 client: str = "python", **overrides: Any) -> None:
         """Open (or create) a store. ``extensions=False`` opens the core alone (lexical and dense
         recall, no knowledge, topics or ranker), for benchmarks of the core and scripts.
 
         Opening loads the core index only; each area builds its in-memory state on first use
         (``mem.knowledge``, a recall, an ingest) or in :meth:`warm_up`, so a store opens, and its
-        :meth:`counts` show, before the graph, the topic tree and the ranker are read."""
+        :meth:`counts` show, before the graph, the topic tree and the ranker are read.
+
+        ``client`` names who writes through this memory in the store's activity log: ``cli``,
+        ``app``, ``python`` or ``mcp:<client name>`` (:mod:`engine.activity`)."""
         self.settings = settings or Settings.load(**overrides)
         if path is not None:
             self.settings.store = str(path)
         self.path = self.settings.store_path
         self.store = Store(self.path)
+        self.activity = Activity(self.store, client)
         self._areas: dict[str, Extension] = {}  # by name, in load order; loaded ones are also attributes
         self._area_lock = threading.RLock()  # one thread loads an area while others wait for it
         self._write_lock = threading.RLock()  # see _one_writer
-        self._data_version = -1
+        self._cursor = 0  # the last activity-log line this memory's state includes
         self._external: OpenAIEmbedder | None = None
         self._load()
         for factory in extension_factories() if extensions else []:
@@ -154,7 +160,12 @@ class Memory:
         return Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim, char_ngrams=s.char_ngrams)
 
     def _load(self) -> None:
-        """(Re)build the in-memory index from the store."""
+        """(Re)build the in-memory index from the store, as of one moment (see :meth:`refresh`)."""
+        with self.store.snapshot():
+            self._cursor = self.activity.last_id()
+            self._load_index()
+
+    def _load_index(self) -> None:
         index = self._new_index()
         index.vocab = self.store.vocabulary()
         ids, source_ids, positions, timestamps, _ = list(zip(*self.store.item_index_rows())) or [()] * 5
@@ -170,17 +181,52 @@ class Memory:
         self.index = index
         for ext in self._loaded_areas():
             ext.load()
-        self._data_version = self._current_data_version()
-
-    def _current_data_version(self) -> int:
-        return self.store.data_version()
 
     def refresh(self) -> bool:
-        """Reload the index if another process committed to the store since we last looked."""
-        if self._current_data_version() != self._data_version:
-            self._load()
-            return True
-        return False
+        """Take in what other processes committed since this memory last looked: the items they
+        added or deleted, and the areas they changed, as the activity log tells (the whole store
+        is read again only when the log cannot tell). Returns whether anything changed.
+
+        A write running in another thread of this process is not waited for: it refreshed before
+        it began, and the next call takes in the rest."""
+        if self.activity.last_id() == self._cursor or not self._write_lock.acquire(blocking=False):
+            return False
+        try:
+            with self.store.snapshot():
+                changes, cursor = self.activity.changes(self._cursor)
+                if changes.everything:
+                    self._load()
+                elif changes:
+                    self._apply(changes)
+                self._cursor = cursor
+        finally:
+            self._write_lock.release()
+        return bool(changes)
+
+    def _apply(self, changes: Changes) -> None:
+        """Another process's commits, in the index and in every loaded area."""
+        store, index = self.store, self.index
+        index.remove(changes.removed)
+        fresh = [i for i in changes.added if i not in index.slot_of]
+        items = [it for _, it in sorted(store.items(fresh).items())]
+        if items:
+            if store.vocab_size() > len(index.vocab):
+                index.merge_vocab(store.terms_from(len(index.vocab)))
+            terms = store.item_terms([i.id for i in items])
+            empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
+            index.add(items, [terms.get(i.id, empty) for i in items])
+            for signature in store.vector_signatures():
+                ids, matrix = store.vectors(signature, [i.id for i in items])
+                if len(ids):
+                    index.set_vectors(signature, ids.tolist(), matrix)
+        if "lsa" in changes.reload and (blob := store.get_kv(LSA_KEY)):
+            index.load_lsa(blob)
+        for ext in self._loaded_areas():
+            if ext.name in changes.reload:
+                ext.load()
+            elif items or changes.removed:
+                follow = getattr(ext, "on_changed_elsewhere", None)
+                follow(items, changes.removed) if follow else ext.load()
 
     def close(self) -> None:
         self.store.close()
@@ -208,7 +254,11 @@ class Memory:
         with self._area_lock:
             ext = self._areas[name]
             if name not in self.__dict__:
-                ext.load()
+                self.refresh()  # the area reads the store as it is now: the core must not lag behind it
+                with self.store.snapshot():
+                    if self.activity.last_id() != self._cursor:  # a commit came in between (or a write is running)
+                        self._cursor = -1  # the next refresh reads everything again, the area included
+                    ext.load()
                 setattr(self, name, ext)  # from now on a plain attribute: no lock, no __getattr__
             return ext
 
@@ -372,6 +422,9 @@ class Memory:
                 store.insert_item_terms((item.id, t, c) for item, (t, c) in zip(p.items, rows))
                 if vectors is not None:
                     store.insert_vectors(embedder.signature, zip((i.id for i in p.items), vectors))
+                self.activity.record(log_actions.SOURCE_REPLACED if existing else log_actions.SOURCE_ADDED, p.source.name,
+                                     count=len(p.items), source_id=source_id, added=log_actions.ranges(i.id for i in p.items),
+                                     removed=log_actions.ranges(removed))
                 for ext in self.extensions:
                     ext.on_ingest(p.source, p.items)
         except BaseException:
@@ -384,7 +437,6 @@ class Memory:
             index.set_vectors(embedder.signature, [i.id for i in p.items], vectors)
         for ext in self.extensions:
             ext.on_indexed(p.items)
-        self._data_version = self._current_data_version()
         return SourceReport(p.source.name, "replaced" if existing else "added", len(p.items), source_id, warnings)
 
     def _refit_lsa(self) -> None:
@@ -392,7 +444,7 @@ class Memory:
         if blob is not None:
             with self.store.transaction():
                 self.store.set_kv(LSA_KEY, blob)
-            self._data_version = self._current_data_version()
+                self.activity.record("index.refit", count=self.index.n_items)
 
     # -- recall -------------------------------------------------------------------------------
 
@@ -464,16 +516,19 @@ class Memory:
         self._load_areas()
         if dry_run:
             return self._cascade([item_id], dry_run=True)
+        source = self.store.source(self.item(item_id).source_id)
         with self.store.transaction():
             report = self._cascade([item_id], dry_run=False)
             self.store.delete_item_row(item_id)
+            self.activity.record(log_actions.ITEM_DELETED, f"item {item_id} of {source.name if source else '?'}", count=1,
+                                 source_id=source.id if source else None, removed=[[item_id, item_id]])
         self.index.remove([item_id])
-        self._data_version = self._current_data_version()
         return report
 
     @_one_writer
     def delete_source(self, source_id: int, dry_run: bool = False) -> dict[str, Any]:
-        if self.store.source(source_id) is None:
+        source = self.store.source(source_id)
+        if source is None:
             raise RequestError(f"no source with id {source_id}")
         ids = self.store.item_ids_of_source(source_id)
         self._load_areas()
@@ -482,8 +537,9 @@ class Memory:
         with self.store.transaction():
             report = self._cascade(ids, dry_run=False)
             self.store.delete_source_row(source_id)
+            self.activity.record(log_actions.SOURCE_DELETED, source.name, count=len(ids), source_id=source_id,
+                                 removed=log_actions.ranges(ids))
         self.index.remove(ids)
-        self._data_version = self._current_data_version()
         return {"sources": 1, **report}
 
     @_one_writer
@@ -497,6 +553,7 @@ class Memory:
             self.store.clear_item_terms()
             self.store.delete_vectors()
             self.store.set_kv(LSA_KEY, None)
+            self.activity.record("store.cleared")
         self._load()
 
     # -- maintenance --------------------------------------------------------------------------
@@ -527,6 +584,7 @@ class Memory:
             index.add(items, rows)
             blob = index.fit_lsa()
             self.store.set_kv(LSA_KEY, blob)
+            self.activity.record("store.reindexed", count=len(items))
         self._load()
         return {"items": len(items), "terms": len(self.index.vocab), "seconds": time.perf_counter() - started}
 

@@ -5,6 +5,8 @@
                      and at most once per query.
 3. ``STRATEGIES``  — a strategy turns signals into a ranking of candidate slots, with the
                      per-signal features that explain each one.
+   feedback memory — what people marked for this query or one like it moves its items
+                     (``mem.ranker.remembered``; engine.rank.marks).
 4. ``assemble``    — the top slots become hits with their items.
 
 Recall is read-only: nothing here writes to the store or changes what the next recall returns.
@@ -40,11 +42,12 @@ class Hit:
     rank: int
     sources: list[str]  # the signals that found this item among their candidates
     features: dict[str, float] = field(default_factory=dict)
+    taught: Any = None  # engine.rank.marks.MarkNote: marked for this query or one like it
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self.item)
         return {"id": self.item.id, "rank": self.rank, "score": self.score, "sources": self.sources,
-                "features": self.features, "item": d}
+                "features": self.features, "item": d, "taught": self.taught.to_dict() if self.taught else None}
 
 
 @dataclass
@@ -367,6 +370,7 @@ def assemble(mem: "Memory", q: Query, ranking: Ranking) -> list[Hit]:
     chosen = ranking.slots[: q.top_k]
     ids = [int(i) for i in mem.index.item_ids[chosen]]
     items = mem.store.items(ids)
+    taught = ranking.extras.get("taught", {})
     hits = []
     for n, (slot, item_id) in enumerate(zip(chosen.tolist(), ids)):
         item = items.get(item_id)
@@ -374,7 +378,7 @@ def assemble(mem: "Memory", q: Query, ranking: Ranking) -> list[Hit]:
             continue
         features = {name: float(values[n]) for name, values in ranking.features.items()}
         hits.append(Hit(item=item, score=float(ranking.scores[n]), rank=len(hits) + 1,
-                        sources=ranking.found_by.get(slot, []), features=features))
+                        sources=ranking.found_by.get(slot, []), features=features, taught=taught.get(slot)))
     return hits
 
 
@@ -383,6 +387,8 @@ def recall(mem: "Memory", text: str, *, top_k: int = 10, strategy: str = "hybrid
     q = prepare_query(mem, text, top_k, strategy, mode, **options)
     signals = Signals(mem, q)
     ranking = STRATEGIES[strategy](mem, q, signals)
+    if hasattr(mem, "ranker"):  # what people marked for this query or one like it (engine.rank.marks)
+        ranking = mem.ranker.remembered(q, ranking)
     ranked = time.perf_counter()
     hits = assemble(mem, q, ranking)
     result = Recall(query=text, strategy=strategy, mode=mode, top_k=top_k, hits=hits)
@@ -392,7 +398,7 @@ def recall(mem: "Memory", text: str, *, top_k: int = 10, strategy: str = "hybrid
         from .knowledge.retrieval import assemble_mode
 
         assemble_mode(mem, q, result, ranking)
-    if hasattr(mem, "ranker"):  # a token for feedback; its row is one nobody ranks from
+    if hasattr(mem, "ranker"):  # a signed token for feedback (nothing is written)
         result.token = mem.ranker.issue_token(q, ranking, hits)
     result.timings = {**signals.timings, "rank_ms": (ranked - started) * 1000,
                       "fetch_ms": (time.perf_counter() - ranked) * 1000,

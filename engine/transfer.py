@@ -77,6 +77,7 @@ def import_(mem: "Memory", path: str | Path) -> IngestReport:
                     importer = getattr(ext, "import_records", None)
                     if importer:
                         importer([r for _, r in exported.records], id_map)
+                mem.activity.record("store.imported", Path(path).name, count=report.items)
         except BaseException:
             mem._load()  # forget what the rolled-back transaction had put in memory
             raise

@@ -11,7 +11,7 @@ from mnemoscope.engine import Memory, Recall
 def open_memory(args: argparse.Namespace) -> Memory:
     from . import store_path
 
-    return Memory(store_path(args))
+    return Memory(store_path(args), client="cli")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -91,6 +91,8 @@ def recall_text(result: Recall) -> str:
         who = f"{h.item.speaker}: " if h.item.speaker else ""
         snippet = " ".join((who + h.item.text).split())[:110]
         lines.append(f"{h.rank:>3}. {h.score:8.4f}  #{h.item.id:<6} {snippet}")
+        if h.taught:
+            lines.append(f"{'':>16}{h.taught.describe()}")
     if result.episodes:
         lines.append(f"episodes ({len(result.episodes)}):")
         for e in result.episodes:

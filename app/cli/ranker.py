@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -23,8 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("file")
     q.set_defaults(handler=export)
 
-    p = sub.add_parser("feedback", help="tell the ranker which hits of a recall were used")
-    p.add_argument("token", help="the token a recall printed (recall --json shows it)")
+    p = sub.add_parser("feedback", help="tell the ranker which hits of a recall were used; list or undo feedback",
+                       usage="mnemoscope feedback TOKEN --used IDS [--ignored IDS] | feedback list | feedback undo EVENT")
+    p.add_argument("token", help="the token a recall printed (recall --json shows it); or 'list', or 'undo'")
+    p.add_argument("event", nargs="?", help="with 'undo': the feedback event to withdraw")
     p.add_argument("--used", default="", help="comma-separated item ids that were used")
     p.add_argument("--ignored", default="", help="comma-separated item ids that were not (default: every other shown hit)")
     p.add_argument("--json", action="store_true")
@@ -42,7 +45,9 @@ def add_eval_parsers(evsub: argparse._SubParsersAction, data: Path) -> None:
     p.add_argument("file", nargs="?", default=str(data / "locomo" / "locomo10_dev.json"))
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--curve-every", type=int, default=10, help="measure held-out quality every N feedback events")
-    p.add_argument("--repeats", type=int, default=50, help="feedback events in the repeated-query scenario")
+    p.add_argument("--repeats", type=int, default=3, help="feedback events in the repeated-query scenario")
+    p.add_argument("--paraphrases", metavar="FILE", help="people's rewordings of dev questions (e.g. "
+                   "../shared/data/locomo/paraphrases_dev.json): recall@10 of a taught question's rewording")
     p.add_argument("--latency-items", type=int, default=10_000, help="synthetic store size for feedback latency (0: skip)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="an engine setting for this run")
     p.add_argument("--json", action="store_true")
@@ -76,7 +81,9 @@ def _status_text(s: Any) -> str:
     lines = [f"state {s.state}; λ {s.lam:.3f}; {s.events} feedback event(s), {s.train_pairs} training pair(s), "
              f"{s.held_out_pairs} held-out pair(s), {s.model_steps} SGD step(s)",
              f"gate: model wins {g.model_wins} vs heuristic {g.heuristic_wins} discordant held-out pairs, "
-             f"Wilson lower bound {g.lower_bound:.3f}",
+             f"Wilson lower bound {g.lower_bound:.3f}, permutation p {g.p_value:.3f}, {g.queries} held-out query(ies)",
+             "λ " + ("open" if s.lam > 0 else "closed") + ": " + "; ".join(g.reasons),
+             f"feedback memory: {s.marks} event(s) consulted at every recall",
              f"co-access edges {s.coaccess_edges}; items with trust {s.trusted_items}",
              "heuristic: " + ", ".join(f"{k} {v:+.2f}" for k, v in s.heuristic.items())]
     if s.curve:
@@ -104,6 +111,14 @@ def export(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def feedback(args: argparse.Namespace, out: TextIO) -> int:
+    from . import UsageError
+
+    if args.token == "undo":
+        return undo(args, out)
+    if args.token == "list":
+        return feedback_list(args, out)
+    if args.event is not None:
+        raise UsageError(f"unexpected argument {args.event!r}: feedback TOKEN --used IDS, feedback list, feedback undo EVENT")
     with core.open_memory(args) as mem:
         r = mem.feedback(args.token, _ids(args.used, "used"), _ids(args.ignored, "ignored"))
     payload = {"event_id": r.event_id, "used": r.used, "ignored": r.ignored, "lambda": r.gate.lam,
@@ -112,13 +127,48 @@ def feedback(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def undo(args: argparse.Namespace, out: TextIO) -> int:
+    """``feedback undo EVENT``: withdraw one event; its effect is gone at the next recall."""
+    event = _event_id(args.event)
+    with core.open_memory(args) as mem:
+        r = mem.ranker.undo(event)
+    text = (f"feedback event {r.event_id} withdrawn ({r.query!r}); λ {r.gate.lam:.3f}" if r.changed else
+            f"feedback event {r.event_id} was already withdrawn; nothing changed")
+    emit(out, {"event_id": r.event_id, "changed": r.changed, "query": r.query, "withdrawn_at": r.withdrawn_at,
+               "lambda": r.gate.lam}, args.json, text)
+    return 0
+
+
+def feedback_list(args: argparse.Namespace, out: TextIO) -> int:
+    with core.open_memory(args) as mem:
+        events = mem.ranker.feedback_log(50)
+    rows = [{"event_id": e.id, "created_at": e.created_at, "query": e.query, "used": e.used, "ignored": e.ignored,
+             "withdrawn_at": e.withdrawn_at} for e in events]
+    emit(out, rows, args.json, lambda: "\n".join(
+        [f"{e.id:>5}  {time.strftime('%Y-%m-%d %H:%M', time.localtime(e.created_at))}  {e.query[:50]!r}  used "
+         f"{','.join(map(str, e.used)) or '-'}" + ("  (withdrawn)" if e.withdrawn_at else "") for e in events]
+        or ["no feedback yet"]))
+    return 0
+
+
+def _event_id(text: str | None) -> int:
+    from . import UsageError
+
+    if text is None:
+        raise UsageError("feedback undo needs the event's id (`mnemoscope feedback list` shows them)")
+    if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 2 ** 63:
+        raise UsageError(f"feedback undo: {text!r} is not an event id (a positive whole number)")
+    return int(text)
+
+
 def eval_learning(args: argparse.Namespace, out: TextIO) -> int:
     from mnemoscope.engine.eval import learning
 
     from .evaluate import settings_of
 
     result = learning.evaluate(args.file, seed=args.seed, curve_every=args.curve_every,
-                               latency_items=args.latency_items, repeats=args.repeats, **settings_of(args.set))
+                               latency_items=args.latency_items, repeats=args.repeats, paraphrases=args.paraphrases,
+                               **settings_of(args.set))
     emit(out, result, args.json, lambda: _learning_text(result))
     return 0
 
@@ -150,11 +200,14 @@ def _learning_text(r: dict[str, Any]) -> str:
              f"used items' mean rank, taught questions asked again {r['taught_questions_mean_rank']['before']:.2f} → "
              f"{r['taught_questions_mean_rank']['after']:.2f}; paraphrased (n={r['paraphrased_query_mean_rank']['n']}) "
              f"{r['paraphrased_query_mean_rank']['before']:.2f} → {r['paraphrased_query_mean_rank']['after']:.2f}",
+             f"reworded taught questions (n={r['reworded_recall@10']['n']}): recall@10 "
+             f"{r['reworded_recall@10']['before']:.4f} → {r['reworded_recall@10']['after']:.4f}",
              "curve (events: λ, held-out ndcg@10 change): " + ", ".join(
                  f"{c['events']}: {c['lambda']:.2f}, {c['ndcg@10_gain']:+.4f}" for c in r["curve"])]
     fm = r["feedback_ms"]
     lines.append(f"feedback latency: LoCoMo p50 {fm['locomo_p50']:.2f} ms" + (
         f"; {fm['synthetic']['items']} items p50 {fm['synthetic']['p50_ms']:.2f} ms, p95 {fm['synthetic']['p95_ms']:.2f} ms"
-        f" (CPU p50 {fm['synthetic']['cpu_p50_ms']:.2f} ms)"
+        f" (CPU p50 {fm['synthetic']['cpu_p50_ms']:.2f} ms); fused recall p50 {fm['synthetic']['recall_p50_ms']:.2f} ms"
+        f" → {fm['synthetic']['recall_p50_ms_with_feedback']:.2f} ms with {fm['synthetic']['events']} feedback events"
         if "synthetic" in fm else ""))
     return "\n".join(lines)

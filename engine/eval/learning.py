@@ -9,13 +9,16 @@ among the shown hits are "used", every other shown hit is ignored. Measured:
 * *repeated query* (the reference's ambiguous-query demo, on a fresh store): one question whose
   evidence turn is shown at rank 5–10 is asked ``repeats`` times, that turn marked used each time;
   its rank before and after;
-* the rank of the used items when all the feedback questions are asked again (*taught*) and when
-  a held-out question shares an evidence turn with a feedback question (*paraphrased*); an item's
-  rank counts only the items above it that were not themselves used for that question, so a
-  perfect ranking scores 1.0 whatever the number of evidence turns;
+* the rank of the used items when all the feedback questions are asked again after one mark each
+  (*taught*) and when a held-out question shares an evidence turn with a feedback question
+  (*paraphrased*); an item's rank counts only the items above it that were not themselves used
+  for that question, so a perfect ranking scores 1.0 whatever the number of evidence turns;
+* with ``paraphrases`` (a file of people's rewordings of dev questions), *reworded*: recall@10
+  of a taught question's evidence when its rewording is asked, before and after the feedback;
 * a *control* run on a fresh store where the "used" hits are drawn at random among those shown:
   its held-out ranking must not fall below the heuristic's;
-* feedback latency on a synthetic store of ``latency_items`` items.
+* feedback latency on a synthetic store of ``latency_items`` items, and what the feedback memory
+  adds to a fused recall's p50 there.
 
 The heuristic floor was tuned on these same dev conversations (the only data there is); the
 benchmark measures what feedback adds on top of it.
@@ -23,7 +26,9 @@ benchmark measures what feedback adds on top of it.
 
 from __future__ import annotations
 
+import json
 import random
+import shutil
 import statistics
 import tempfile
 import time
@@ -95,9 +100,26 @@ def split_questions(questions: list[Question], seed: int, n: int) -> tuple[list[
     return [questions[i] for i in order[:half]], [questions[i] for i in order[half:]]
 
 
+def load_paraphrases(path: str | Path, data: Path) -> list[dict[str, str]]:
+    """Per conversation of the LoCoMo file ``data``: question text → its rewording."""
+    samples = [s.get("sample_id") for s in json.loads(data.read_text(encoding="utf-8"))]
+    out: list[dict[str, str]] = [{} for _ in samples]
+    for row in json.loads(require(path).read_text(encoding="utf-8")):
+        if row.get("sample_id") in samples:
+            out[samples.index(row["sample_id"])][str(row["question"])] = str(row["paraphrase"])
+    return out
+
+
+def _reworded_recall(mem: Memory, pairs: list[tuple[str, set[str]]], key_of: dict[int, str]) -> list[float]:
+    """recall@10 of each (rewording, evidence keys)."""
+    return [score([key_of[h.item.id] for h in mem.recall(text, top_k=10, strategy="fused").hits], relevant,
+                  ("recall@10",))["recall@10"] for text, relevant in pairs]
+
+
 def _conversation(parsed, questions: list[Question], seed: int, curve_every: int, repeats: int, tmp: Path, n: int,
-                  settings: dict[str, Any]) -> dict[str, Any]:
+                  settings: dict[str, Any], rewordings: dict[str, str]) -> dict[str, Any]:
     teach, held = split_questions(questions, seed, n)
+    reworded = [(rewordings[q.text], set(q.relevant)) for q in teach if q.text in rewordings]
     out: dict[str, Any] = {}
     for run in ("feedback", "control"):
         mem = Memory(tmp / f"{run}-{n}.db", **settings)
@@ -107,6 +129,7 @@ def _conversation(parsed, questions: list[Question], seed: int, curve_every: int
             id_of = {k: i for i, k in key_of.items()}
             before = _metrics(mem, held, key_of) if run == "feedback" else out["before"]
             held_ranks = [_used_ranks(mem, q.text, {id_of[k] for k in q.relevant}) for q in held] if run == "feedback" else []
+            reworded_before = _reworded_recall(mem, reworded, key_of) if run == "feedback" else []
             curve: list[dict[str, float]] = []
 
             def on_event(events: int) -> None:
@@ -130,7 +153,8 @@ def _conversation(parsed, questions: list[Question], seed: int, curve_every: int
                 para_before = [held_ranks[k][i] for k, ids in shared for i in ids]
                 para_after = [r for k, ids in shared for r in _used_ranks(mem, held[k].text, ids).values()]
                 result.update(curve=curve, held=len(held), repeated=(ranks_at_feedback, repeated_after),
-                              paraphrased=(para_before, para_after))
+                              paraphrased=(para_before, para_after),
+                              reworded=(reworded_before, _reworded_recall(mem, reworded, key_of)))
                 out.update(result)
             else:
                 out["control"] = {"before": before, "after": after, "lambda": mem.ranker.lam}
@@ -182,32 +206,56 @@ def _mean(values: list[float]) -> float:
 
 def feedback_latency(data: Path, n_items: int, events: int = 50, **settings: Any) -> dict[str, float]:
     """Median and p95 wall ms, and median CPU ms, of ``Memory.feedback`` on a synthetic store of
-    ``n_items`` items (CPU time is the fair figure on a shared machine)."""
+    ``n_items`` items (CPU time is the fair figure on a shared machine); and a fused recall's p50
+    over the same questions before any feedback and after it, alternated round by round, so the
+    feedback memory's cost is measured against a baseline taken in the same run."""
     parsed, questions = synthetic_corpus(n_items, data)
+    asked = questions[:events]
     with tempfile.TemporaryDirectory(prefix="mnemoscope-learn-") as tmp:
-        mem = Memory(Path(tmp) / "latency.db", **settings)
-        try:
+        with Memory(Path(tmp) / "latency.db", **settings) as mem:
             mem.ingest_parsed(parsed)
+            mem.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        shutil.copy(Path(tmp) / "latency.db", Path(tmp) / "taught.db")
+        mem, taught = Memory(Path(tmp) / "latency.db", **settings), Memory(Path(tmp) / "taught.db", **settings)
+        try:
             wall, cpu = [], []
-            for text in questions[:events]:
-                rec = mem.recall(text, top_k=10, strategy="fused")
+            for text in asked:
+                rec = taught.recall(text, top_k=10, strategy="fused")
                 used = [h.item.id for h in rec.hits[:2]]
                 t0, c0 = time.perf_counter(), time.process_time()
-                mem.feedback(rec.token, used)
+                taught.feedback(rec.token, used)
                 wall.append((time.perf_counter() - t0) * 1000)
                 cpu.append((time.process_time() - c0) * 1000)
+            plain, remembered = [], []
+            for _ in range(3):  # alternate, so both sides see the same machine load
+                plain += _recall_ms(mem, asked)
+                remembered += _recall_ms(taught, asked)
         finally:
             mem.close()
+            taught.close()
     wall.sort()
     return {"items": n_items, "events": len(wall), "p50_ms": round(statistics.median(wall), 3),
-            "p95_ms": round(wall[int(0.95 * (len(wall) - 1))], 3), "cpu_p50_ms": round(statistics.median(cpu), 3)}
+            "p95_ms": round(wall[int(0.95 * (len(wall) - 1))], 3), "cpu_p50_ms": round(statistics.median(cpu), 3),
+            "recall_p50_ms": round(statistics.median(plain), 3),
+            "recall_p50_ms_with_feedback": round(statistics.median(remembered), 3),
+            "recall_added_ms": round(statistics.median(remembered) - statistics.median(plain), 3)}
 
 
-def evaluate(path: str | Path, seed: int = 7, curve_every: int = 10, latency_items: int = 10_000, repeats: int = 50,
-             **settings: Any) -> dict[str, Any]:
+def _recall_ms(mem: Memory, questions: list[str]) -> list[float]:
+    out = []
+    for text in questions:
+        t0 = time.perf_counter()
+        mem.recall(text, top_k=10, strategy="fused")
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def evaluate(path: str | Path, seed: int = 7, curve_every: int = 10, latency_items: int = 10_000, repeats: int = 3,
+             paraphrases: str | Path | None = None, **settings: Any) -> dict[str, Any]:
     conversations = load_locomo(require(path))
+    rewordings = load_paraphrases(paraphrases, Path(path)) if paraphrases else [{} for _ in conversations]
     with tempfile.TemporaryDirectory(prefix="mnemoscope-learn-") as tmp:
-        runs = [_conversation(parsed, qs, seed, curve_every, repeats, Path(tmp), n, settings)
+        runs = [_conversation(parsed, qs, seed, curve_every, repeats, Path(tmp), n, settings, rewordings[n])
                 for n, (parsed, qs) in enumerate(conversations)]
 
     def side(run_key: str, which: str) -> dict[str, float]:
@@ -233,6 +281,9 @@ def evaluate(path: str | Path, seed: int = 7, curve_every: int = 10, latency_ite
                                      "events": repeats, "queries": [r["single_query"] for r in singles]},
         "taught_questions_mean_rank": {"before": _mean([x for r in runs for x in r["repeated"][0]]),
                                        "after": _mean([x for r in runs for x in r["repeated"][1]])},
+        "reworded_recall@10": {"n": sum(len(r["reworded"][0]) for r in runs),
+                               "before": _mean([x for r in runs for x in r["reworded"][0]]),
+                               "after": _mean([x for r in runs for x in r["reworded"][1]])},
         "paraphrased_query_mean_rank": {"n": sum(len(r["paraphrased"][0]) for r in runs),
                                         "before": _mean([x for r in runs for x in r["paraphrased"][0]]),
                                         "after": _mean([x for r in runs for x in r["paraphrased"][1]])},

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from ..activity import FACTS_EXTRACTED
 from ..lexical import top_k as top_k_of
 from ..records import Item, Source
 from ..text import STOPWORDS, lexical_tokens, normalize
@@ -253,6 +254,8 @@ class KnowledgeExtension:
         self.store.insert_mentions(mentions)
         self._store_facts(items, extractions, ids, batch, origin="rule")
         self._store_episodes(source, items, extractions, batch)
+        if batch.facts:
+            self.mem.activity.record(FACTS_EXTRACTED, source.name, count=len(batch.facts), source_id=source.id)
         if self.llm_configured:
             self.store.enqueue_extraction([i.id for i in items])
 
@@ -270,6 +273,40 @@ class KnowledgeExtension:
             self._link_statements(self.store.fact_rows(sorted({f for f, _i in batch.provenance})), batch.provenance,
                                   self.store.mentions_of_items(items), batch)
         self._apply_edges(batch)
+
+    def on_changed_elsewhere(self, added: list[Item], removed: list[int]) -> None:
+        """Items another process stored (its deletions reload this area): what
+        :meth:`on_indexed` applied in that process, read back from the rows it wrote."""
+        if removed:
+            self.load()
+            return
+        store, ids = self.store, [i.id for i in added]
+        known_facts, known_entities = set(self._fact_ids.values()), set(self.registry.names)
+        rows = store.entity_rows()
+        self.registry.load(rows)
+        provenance = store.facts_of_items(ids)
+        stated = sorted({f for f, _i in provenance})
+        self._fact_ids.update((key, fid) for fid, key, _subject in store.fact_keys(stated))
+        self._subject_vectors.clear()
+        batch = _Batch(entities=[r[0] for r in rows if r[0] not in known_entities])
+        mentions = store.mentions_of_items(ids)
+        for item_id, entity_id, _surface, role in mentions:
+            batch.edge(_edge_type(role), item_id, -entity_id)
+        facts = store.fact_rows(stated)
+        for fid, _s, _p, _o, sid, oid, *_ in facts:
+            if fid not in known_facts and sid is not None and oid is not None and sid != oid:
+                batch.edge("fact", -sid, -oid)
+        self._link_statements(facts, provenance, mentions, batch)
+        for members in store.items_of_episodes(sorted(set(store.episodes_of_items(ids).values()))).values():
+            _clique(batch, sorted(members))
+        by_source: dict[int | None, list[Item]] = defaultdict(list)
+        for item in added:
+            by_source[item.source_id].append(item)
+        for items in by_source.values():
+            _link_next(items, batch)
+        with self.graph.lock:
+            self.graph.add_entities(batch.entities)
+            self._apply_edges(batch)
 
     def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
         """Facts and episodes that lose their last provenance go; the rest lose that pointer."""
@@ -296,6 +333,14 @@ class KnowledgeExtension:
 
     def _writing(self, dry_run: bool) -> AbstractContextManager:
         return self.store.dry_run() if dry_run else self.store.transaction()
+
+    @contextmanager
+    def _curating(self, dry_run: bool, action: str, subject: str) -> Iterator[None]:
+        """A curation's one transaction (or dry run), with its line in the activity log."""
+        with self._writing(dry_run):
+            yield
+            if not dry_run:
+                self.mem.activity.record(action, subject)
 
     def counts(self) -> dict[str, Any]:
         """What the store holds (the same as :meth:`stats`: every figure is read from the store)."""
@@ -675,7 +720,7 @@ class KnowledgeExtension:
                 raise KnowledgeError(f"fact {fact_id}: the edit would orphan entity {name!r} (nothing else names it);"
                                      " delete the fact instead")
         when = old.time if time is None else _typed_time(time)
-        with self._writing(dry_run):
+        with self._curating(dry_run, "fact.edited", f"fact {fact_id}: {s} —{p}→ {o}"):
             self.store.update_fact(fact_id, key, s, p, o, subject_id, object_id, when)
         if not dry_run:
             self.load()
@@ -698,7 +743,7 @@ class KnowledgeExtension:
         draft = FactDraft(subject, predicate, object, entity_key(subject), entity_key(object), time)
         self.registry.rollback()
         batch = _Batch()
-        with self._writing(dry_run):
+        with self._curating(dry_run, "fact.added", f"{subject} —{predicate}→ {object}"):
             ids = self._register_entities([Extraction(facts=[draft])], batch)
             fid = self.store.insert_fact(key, subject, predicate, object, ids.get(draft.subject_key),
                                          self.registry.lookup(draft.object_key), time, "user")
@@ -709,7 +754,7 @@ class KnowledgeExtension:
     def delete_fact(self, fact_id: int, dry_run: bool = False) -> dict[str, Any]:
         """Delete a fact; entities that nothing else names go with it."""
         self.fact(fact_id)
-        with self._writing(dry_run):
+        with self._curating(dry_run, "fact.deleted", f"fact {fact_id}"):
             self.store.delete_facts([fact_id])
             orphans = self.store.orphan_entities()
             self.store.delete_entities(orphans)
@@ -726,7 +771,7 @@ class KnowledgeExtension:
         other = self.store.entity_id_by_key(key)
         if other is not None and other != entity_id:
             raise KnowledgeError(f"entity {entity_id}: {name!r} is already entity {other}; merge them instead")
-        with self._writing(dry_run):
+        with self._curating(dry_run, "entity.renamed", f"{old.name} → {name}"):
             self.store.rename_entity_row(entity_id, key, name)
             n = self.store.rename_in_facts(entity_id, old.name, name)
         if not dry_run:
@@ -739,7 +784,7 @@ class KnowledgeExtension:
         if keep_id == other_id:
             raise KnowledgeError("an entity cannot be merged with itself")
         keep, other = self.entity(keep_id), self.entity(other_id)
-        with self._writing(dry_run):
+        with self._curating(dry_run, "entity.merged", f"{other.name} into {keep.name}"):
             moved = self.store.move_mentions(other_id, keep_id)
             facts = self.store.repoint_facts(other_id, keep_id)
             self.store.move_synonyms(other_id, keep_id)
@@ -765,7 +810,7 @@ class KnowledgeExtension:
         if self.store.entity_id_by_key(key) is not None:
             raise KnowledgeError(f"{new_name!r} is already an entity; choose another name")
         keys = {entity_key(s) for s in chosen}
-        with self._writing(dry_run):
+        with self._curating(dry_run, "entity.split", f"{new_name} from entity {entity_id}"):
             new_id = self.store.upsert_entities([(key, new_name, self.registry.kinds.get(entity_id, "name"))])[key]
             moved = self.store.move_mentions(entity_id, new_id, chosen)
             spelled = [fid for fid, s, _p, o, *_ in self.store.fact_rows(entity_id=entity_id)
@@ -782,7 +827,7 @@ class KnowledgeExtension:
             raise KnowledgeError("an episode cannot be merged with itself")
         if keep.source_id != other.source_id:
             raise KnowledgeError(f"episodes {keep_id} and {other_id} come from different sources")
-        with self._writing(dry_run):
+        with self._curating(dry_run, "episode.merged", f"episode {other_id} into {keep_id}"):
             self.store.merge_episode_rows(keep_id, other_id)
             self._resummarize(keep_id)
         if not dry_run:
@@ -794,7 +839,7 @@ class KnowledgeExtension:
         ep = self.episode(episode_id)
         if not ep.merged_from:
             raise KnowledgeError(f"episode {episode_id} holds no merged episode to split off")
-        with self._writing(dry_run):
+        with self._curating(dry_run, "episode.split", f"episode {episode_id}"):
             restored = self.store.split_episode_rows(episode_id)
             for eid in [episode_id, *restored]:
                 self._resummarize(eid)
@@ -970,6 +1015,7 @@ class KnowledgeExtension:
                 if episode_id is not None and result.summary:
                     self.store.set_episode_summary(episode_id, result.summary, "llm")
                 self.store.mark_extraction(item_ids, "done")
+                self.mem.activity.record("facts.llm", f"{len(items)} item(s) read by the LLM", count=len(batch.facts))
         except BaseException:
             self.registry.rollback()
             self._batch = None

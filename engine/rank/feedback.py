@@ -168,6 +168,14 @@ class FeedbackState:
             self._edge_at = self.edges.position()
         self.invalidate()
 
+    def trust_rows(self) -> list[tuple[int, float, int, float]]:
+        """The store's rows for what is held (after a replay of the log)."""
+        return [(i, t, u, at) for i, (t, u, at) in self.trust.items()]
+
+    def edge_rows(self) -> list[tuple[int, int, float, float]]:
+        e = self.edges
+        return list(zip(e.a.tolist(), e.b.tolist(), e.weight.tolist(), e.updated.tolist()))
+
     # -- features -----------------------------------------------------------------------------
 
     def trust_and_uses(self, item_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

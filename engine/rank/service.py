@@ -1,44 +1,51 @@
-"""``RankerExtension`` (``mem.ranker``): the fused strategy's scorer, recall tokens, feedback,
-and the ranker's status, reset and export.
+"""``RankerExtension`` (``mem.ranker``): the fused strategy's scorer, the feedback memory,
+recall tokens, feedback and its undo, and the ranker's status, reset and export.
 
-Recall tokens. Every recall gets a token; its row (query, shown item ids, their feature vectors)
-is written to ``recall_tokens`` at recall time. Nothing ranks from that table, so recall stays
-read-only in the sense that matters: the next recall returns the same thing. The row makes
-feedback work across processes and restarts (the CLI recalls in one process and sends feedback
-from the next; the app may restart between the two). Tokens expire after
-``Settings.token_ttl_hours``, and one token takes one feedback.
+Recall writes nothing. Its token is signed and carries what feedback needs (:mod:`.tokens`); the
+feedback memory (:mod:`.marks`) and the learned state (:mod:`.state`) are read from the store
+when the ranker loads and change only on feedback, undo or reset.
 
-Feedback is one transaction: the event (with the shown features, so the learner's buffers can be
-rebuilt from the log), trust, co-access edges, pruning, and the ranker state blob with its
-checksum. The in-memory state changes only after the commit. A state blob that fails its checksum
-or cannot be read is reported by :meth:`status` and replaced by the heuristic; records are never
-touched.
+Feedback is one write transaction that checks and writes: the token must not be in the log yet
+(a unique index backs that up), and if another process taught the ranker since this one loaded
+(the store's ranker generation moved), the learned state is reloaded from the store, inside the
+transaction, before this event's update is computed from it. So two processes never both accept
+one token, and never lose each other's SGD steps. The transaction holds the event (with the
+shown features, so everything learned can be rebuilt from the log), trust, co-access edges,
+pruning, the state blob with its checksum, and the new generation; memory changes only after the
+commit. An undo marks its event withdrawn and rebuilds trust, edges, model, prior and gate from
+the rest of the log, in one transaction.
+
+A state blob that fails its checksum, or a feedback log that cannot be read, is reported by
+:meth:`status`, and recall falls back to the heuristic (and, for a bad log, to no feedback
+memory); records are never touched.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import secrets
+import sqlite3
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import numpy as np
 
 from ..ingest import IngestError
-from ..store.ranker import FeedbackRow, TokenRow, state_checksum
+from ..store.ranker import CorruptFeedback, FeedbackRow
 from . import distill as distillation
 from . import features as feats
+from . import tokens
 from .feedback import FeedbackParams, FeedbackState
-from .gate import GateParams, GateReading, is_held_out, referee
+from .gate import GateParams, GateReading, is_held_out, query_key, referee
 from .heuristic import score as heuristic_score
 from .heuristic import weights_for
+from .marks import FeedbackMemory
 from .mlp import MLPParams, PairwiseMLP
 from .prior import STYLE, AnswerPrior, descriptors
+from .state import CurvePoint, LearnedState, PairBuffer, StateMismatch, unblob
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -46,7 +53,6 @@ if TYPE_CHECKING:
     from ..records import Item, Source
 
 log = logging.getLogger(__name__)
-STATE_VERSION = 1
 # The numeric fields of the ranker's records in an export (``export_records``).
 RECORD_FIELDS = {"ranker_trust": ("item_id", "trust", "uses", "updated_at"), "ranker_edge": ("a", "b", "weight", "updated_at")}
 # The model's starting weights on the learned features: used before for a similar query, used
@@ -55,15 +61,8 @@ LEARNED_PRIOR = {"feedback_match": 0.6, "trust": 0.3, "uses": 0.05, "coaccess": 
 
 
 class FeedbackError(ValueError):
-    """Feedback the ranker refuses (unknown or expired token, ids that were not shown)."""
-
-
-@dataclass
-class CurvePoint:
-    event: int
-    lam: float
-    lower_bound: float
-    loss: float
+    """Feedback the ranker refuses (unknown, altered, expired or used token; ids not shown;
+    an unknown event to undo)."""
 
 
 @dataclass
@@ -80,6 +79,15 @@ class FeedbackResult:
 
 
 @dataclass
+class UndoResult:
+    event_id: int
+    changed: bool  # False: the event was already withdrawn, and nothing changed
+    query: str
+    withdrawn_at: float
+    gate: GateReading
+
+
+@dataclass
 class RankerStatus:
     lam: float
     events: int
@@ -91,31 +99,14 @@ class RankerStatus:
     trusted_items: int
     features: list[str]
     heuristic: dict[str, float]
-    state: str  # "heuristic" | "learning" | "blended" | "reset: <why>"
+    state: str  # "heuristic" | "learning" | "blended" | "reset: <why>" | "no feedback: <why>"
+    marks: int = 0  # feedback events the feedback memory consults at recall
     curve: list[CurvePoint] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["gate"] = self.gate.to_dict()
         return d
-
-
-class PairBuffer:
-    """(better, worse) feature rows, most recent ``cap`` kept."""
-
-    def __init__(self, n_features: int, cap: int) -> None:
-        self.cap = cap
-        self.better = np.zeros((0, n_features))
-        self.worse = np.zeros((0, n_features))
-
-    def __len__(self) -> int:
-        return len(self.better)
-
-    def with_added(self, better: np.ndarray, worse: np.ndarray) -> "PairBuffer":
-        out = PairBuffer(self.better.shape[1], self.cap)
-        out.better = np.concatenate([self.better, better])[-self.cap:]
-        out.worse = np.concatenate([self.worse, worse])[-self.cap:]
-        return out
 
 
 class RankerExtension:
@@ -129,9 +120,11 @@ class RankerExtension:
         self.feedback_state = FeedbackState(FeedbackParams(
             trust_half_life_days=s.trust_half_life_days, edge_half_life_days=s.coaccess_half_life_days))
         self.meta = feats.SlotMeta()
-        self.prior = AnswerPrior()
+        self.marks = FeedbackMemory()
         self._punctuated = False  # SlotMeta's punctuation flags cover every stored item
         self.state_problem = ""
+        self.log_corrupt = False
+        self.generation = -1  # the store's ranker generation this process's learned state is from
         self._distilled: distillation.Distilled | None = None
 
     # -- the extension protocol ---------------------------------------------------------------
@@ -141,15 +134,34 @@ class RankerExtension:
         self.meta = feats.SlotMeta()
         self._punctuated = False
         self._add_meta(store.item_meta_rows())
-        events = store.feedback_events()
-        clock = events[-1].created_at if events else 0.0
-        self.feedback_state.load(store.trust_rows(), store.coaccess_edges(), clock)
+        self.names = feats.feature_names(self.extra_signals())
+        self.key = tokens.TokenKey(store.token_key(), self.mem.settings.token_ttl_hours * 3600)
+        self._load_learning()
+        self._distilled = distillation.load(self.mem)
+
+    def _load_learning(self) -> None:
+        """Trust, edges, the feedback memory and the learned state, as the store holds them now."""
+        store = self.mem.store
+        self.generation = store.ranker_generation()
+        self.marks = FeedbackMemory()
+        self.log_corrupt = False
+        try:
+            events = store.feedback_events()
+        except CorruptFeedback as exc:
+            self.log_corrupt = True
+            self.feedback_state.load([], [], 0.0)
+            self.learned = self._fresh_state()
+            self.state_problem = (f"no feedback: the feedback log is corrupt ({exc}); recall uses no feedback, "
+                                  "records are untouched; `mnemoscope ranker reset` starts learning again")
+            log.warning("%s: %s", self.mem.path, self.state_problem)
+            return
+        self.feedback_state.load(store.trust_rows(), store.coaccess_edges(), events[-1].created_at if events else 0.0)
         for event in events:
             self.feedback_state.add_query(event.used, self.mem.index.query_terms(event.query)[0])
-        self.names = feats.feature_names(self.extra_signals())
-        self.model, self.reading, self.curve, self.prior = self._load_state()
-        self.train, self.held_out = self._buffers(events[-self.mlp_params.buffer:])
-        self._distilled = distillation.load(self.mem)
+            self.marks.add(event.id, event.query, event.created_at, event.used, event.ignored)
+        model, reading, curve, prior = self._load_state()
+        train, held = self._buffers(events[-self.mlp_params.buffer:])
+        self.learned = LearnedState(model, reading, prior, train, held, curve)
 
     def on_ingest(self, source: "Source", items: list["Item"]) -> None:
         """Nothing to derive at ingest: the ranker learns from feedback."""
@@ -160,16 +172,22 @@ class RankerExtension:
         if self.distilled is not None:
             self.distilled.embed_items(self.mem, self.mem.index.slots(i.id for i in items))
 
+    def on_changed_elsewhere(self, added: list["Item"], removed: list[int]) -> None:
+        """Items another process added: their features, as after an ingest here (its deletions
+        and its feedback reload this area)."""
+        self.on_indexed(added)
+
     def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
         """Edges and trust rows go with their items (foreign-key cascade); the answer prior is
         retrained from the feedback log as if the deleted items had never been shown."""
         report = self.mem.store.count_ranker_rows(item_ids) if item_ids else {"coaccess_edges": 0, "trust_rows": 0}
-        if not dry_run:
+        if not dry_run and item_ids:
             self.feedback_state.forget(item_ids)
-            if self.prior.trained and item_ids:
-                self.prior = self._replayed_prior(set(item_ids))
-                self.mem.store.set_ranker_state(self._state_blob(self.model, self.reading, self.curve, self.prior),
-                                                time.time())
+            self.marks.forget_items(set(item_ids))
+            if self.learned.prior.trained:
+                self.learned = replace(self.learned, prior=self._replayed_prior(set(item_ids)))
+                self.mem.store.set_ranker_state(self.learned.blob(self.names), time.time())
+            self.generation = self.mem.store.bump_ranker_generation()
         return report
 
     def counts(self) -> dict[str, Any]:
@@ -177,7 +195,7 @@ class RankerExtension:
         return {"feedback_events": self.mem.store.count_feedback()}
 
     def stats(self) -> dict[str, Any]:
-        return {**self.counts(), "ranker_lambda": round(self.reading.lam, 4)}
+        return {**self.counts(), "ranker_lambda": round(self.lam, 4)}
 
     # -- state --------------------------------------------------------------------------------
 
@@ -230,62 +248,81 @@ class RankerExtension:
         return PairwiseMLP(len(self.names), weights_for(self.names), anchored, prior, self.mlp_params,
                            seed=self.mem.settings.ranker_seed)
 
+    def _fresh_state(self) -> LearnedState:
+        n = len(self.names)
+        return LearnedState(self._fresh_model(), GateReading(), AnswerPrior(), PairBuffer(n, self.mlp_params.buffer),
+                            PairBuffer(n, self.gate_params.window))
+
     def _load_state(self) -> tuple[PairwiseMLP, GateReading, list[CurvePoint], AnswerPrior]:
         """The stored model and prior, or fresh ones at the heuristic if the blob is missing or bad."""
         self.state_problem = ""
         stored = self.mem.store.ranker_state()
+        fresh = (self._fresh_model(), GateReading(), [], AnswerPrior())
         if stored is None:
-            return self._fresh_model(), GateReading(), [], AnswerPrior()
-        blob, checksum = stored
+            return fresh
         try:
-            if state_checksum(blob) != checksum:
-                raise ValueError("checksum mismatch")
-            meta, arrays = _unpack(blob)
-            if meta["version"] != STATE_VERSION:
-                raise ValueError(f"state version {meta['version']}")
-            if tuple(meta["features"]) != self.names:
-                self.state_problem = "reset: the feature set changed (new signals); learning starts again"
-                return self._fresh_model(), GateReading(), [], AnswerPrior()
-            curve = [CurvePoint(*row) for row in meta["curve"]]
-            prior = AnswerPrior(arrays.pop("answer_prior"))
-            return PairwiseMLP.from_arrays(arrays, self.mlp_params), GateReading(**meta["gate"]), curve, prior
+            return unblob(*stored, self.names, self.mlp_params)
+        except StateMismatch as exc:
+            self.state_problem = f"reset: {exc}"
         except (ValueError, KeyError, TypeError) as exc:
             self.state_problem = f"reset: stored ranker state is corrupt ({exc}); using the heuristic"
             log.warning("ranker state in %s is corrupt (%s); reset to the heuristic", self.mem.path, exc)
-            return self._fresh_model(), GateReading(), [], AnswerPrior()
+        return fresh
 
-    def _state_blob(self, model: PairwiseMLP, reading: GateReading, curve: list[CurvePoint], prior: AnswerPrior) -> bytes:
-        meta = {"version": STATE_VERSION, "features": list(self.names), "gate": asdict(reading),
-                "curve": [[c.event, c.lam, c.lower_bound, c.loss] for c in curve]}
-        return _pack(meta, {**model.arrays(), "answer_prior": prior.weights})
-
-    def _pairs(self, event_id: int, shown: list[int], used: set[int], matrix: np.ndarray) -> tuple[tuple, tuple]:
-        """(train better, train worse), (held-out better, held-out worse) of one event."""
+    def _pairs(self, query: str, shown: list[int], used: set[int],
+               matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool, int]:
+        """(better, worse) rows of one event, whether its query is held out for the referee, and
+        the query's key (held out are whole queries, see :mod:`.gate`)."""
         good = [n for n, i in enumerate(shown) if i in used]
         bad = [n for n, i in enumerate(shown) if i not in used]
-        pairs = [(g, b) for g in good for b in bad]
-        held = np.array([is_held_out(event_id, k, self.gate_params.holdout_every, self.mem.settings.ranker_seed)
-                         for k in range(len(pairs))], dtype=bool)
-        idx = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-        train, test = idx[~held], idx[held]
-        return (matrix[train[:, 0]], matrix[train[:, 1]]), (matrix[test[:, 0]], matrix[test[:, 1]])
+        idx = np.array([(g, b) for g in good for b in bad], dtype=np.int64).reshape(-1, 2)
+        group = query_key(query)
+        held = is_held_out(group, self.gate_params.holdout_every, self.mem.settings.ranker_seed)
+        return matrix[idx[:, 0]], matrix[idx[:, 1]], held, group
 
     def _buffers(self, events: list[FeedbackRow]) -> tuple[PairBuffer, PairBuffer]:
         """The learner's buffers rebuilt from the feedback log (same split as when the events came)."""
-        parts: list[tuple[tuple, tuple]] = [self._pairs(e.id, e.shown, set(e.used), e.features) for e in events
-                                            if e.features is not None and tuple(e.names) == self.names]
-        empty = np.zeros((0, len(self.names)))
-        train = PairBuffer(len(self.names), self.mlp_params.buffer).with_added(
-            np.concatenate([empty] + [t[0] for t, _ in parts]), np.concatenate([empty] + [t[1] for t, _ in parts]))
-        held = PairBuffer(len(self.names), self.gate_params.window).with_added(
-            np.concatenate([empty] + [h[0] for _, h in parts]), np.concatenate([empty] + [h[1] for _, h in parts]))
+        train = PairBuffer(len(self.names), self.mlp_params.buffer)
+        held = PairBuffer(len(self.names), self.gate_params.window)
+        for e in events:
+            if e.features is not None and tuple(e.names) == self.names:
+                better, worse, is_held, group = self._pairs(e.query, e.shown, set(e.used), e.features)
+                if is_held:
+                    held = held.with_added(better, worse, group)
+                else:
+                    train = train.with_added(better, worse, group)
         return train, held
+
+    def _learned_after(self, state: LearnedState, event_id: int, query: str, shown: list[int], used: set[int],
+                       features: np.ndarray | None, names: list[str]) -> tuple[LearnedState, int, int]:
+        """The learned state after one event (``state`` is unchanged), and its (trained, held-out) pair counts."""
+        prior = self._trained_prior(state.prior, shown, used)
+        if features is None or tuple(names) != self.names:
+            return replace(state, prior=prior), 0, 0
+        better, worse, held, group = self._pairs(query, shown, used, features)
+        model = PairwiseMLP.from_arrays({k: v.copy() for k, v in state.model.arrays().items()}, self.mlp_params)
+        model.norm.update(features)
+        train, held_out, loss = state.train, state.held_out, 0.0
+        if held:
+            held_out = held_out.with_added(better, worse, group)
+        else:
+            rng = np.random.default_rng([self.mem.settings.ranker_seed, event_id])
+            loss = model.train(better, worse, rng, train.better, train.worse)
+            train = train.with_added(better, worse, group)
+        reading = self._referee(model, held_out)
+        curve = [*state.curve, CurvePoint(event_id, reading.lam, reading.lower_bound, loss)][-1000:]
+        trained = 0 if held else len(better)
+        return LearnedState(model, reading, prior, train, held_out, curve), trained, len(better) - trained
 
     # -- ranking ------------------------------------------------------------------------------
 
     @property
     def lam(self) -> float:
-        return self.reading.lam
+        return self.learned.reading.lam
+
+    @property
+    def prior(self) -> AnswerPrior:
+        return self.learned.prior
 
     def rank(self, q: "Query", signals: "Signals") -> "Ranking":
         """The fused strategy: candidates from every signal, heuristic floor, gated model blend."""
@@ -295,9 +332,9 @@ class RankerExtension:
         cf = feats.build(self.mem, q, signals, self.meta, self._learned_columns,
                          max(q.top_k, s.candidate_k), self.extra_signals(), s.rrf_k)
         scores = heuristic_score(cf.matrix, cf.names)
-        lam = self.reading.lam if cf.names == self.names else 0.0
+        lam = self.lam if cf.names == self.names else 0.0
         if lam > 0 and len(scores):
-            scores = (1 - lam) * _standardise(scores) + lam * _standardise(self.model.score(cf.matrix))
+            scores = (1 - lam) * _standardise(scores) + lam * _standardise(self.learned.model.score(cf.matrix))
         order = np.lexsort((cf.slots, -scores))
         found = {int(k): v for k, v in cf.found_by.items()}
         return Ranking(cf.slots[order], scores[order], found, cf.as_dict(order), {"lambda": lam})
@@ -313,67 +350,90 @@ class RankerExtension:
         return {"trust": trust, "uses": uses, "feedback_match": match, "coaccess": co / best if best > 0 else co,
                 "answer_prior": prior}
 
-    # -- tokens and feedback ------------------------------------------------------------------
+    # -- the feedback memory, tokens and feedback ----------------------------------------------
 
-    def issue_token(self, q: "Query", ranking: "Ranking", hits: list) -> str:
-        """Persist what this recall showed, for feedback later (possibly from another process)."""
+    def remembered(self, q: "Query", ranking: "Ranking") -> "Ranking":
+        """``ranking`` with what people marked for this query, or one like it, moved (:mod:`.marks`)."""
+        if not len(self.marks):
+            return ranking
+        return self.marks.apply(q.text, ranking, self.mem.index.slot_of, self._token_idf, self.mem.index.n_items)
+
+    def _token_idf(self, words: list[str]) -> np.ndarray:
+        """IDF in the store of lexical tokens; a token the store has never seen counts as the rarest."""
+        index = self.mem.index
+        n = float(index.bm25.n_docs)
+        out = np.full(len(words), math.log1p((n + 0.5) / 0.5))
+        ids = np.array([index.vocab.get(w, -1) for w in words], dtype=np.int64)
+        known = np.flatnonzero(ids >= 0)
+        if len(known):
+            try:
+                out[known] = index.bm25.idf(ids[known])
+            except IndexError:  # a term another process added, not yet in this index
+                pass
+        return out
+
+    def issue_token(self, q: "Query", ranking: "Ranking", hits: list) -> str | None:
+        """A signed token of what this recall showed; writes nothing (see :mod:`.tokens`). It
+        carries the shown features only when every shown hit is a candidate the strategy scored."""
+        if not self.key.key:
+            return None
         shown = [h.item.id for h in hits]
         names = [n for n in self.names if n in ranking.features]
+        row_of = {int(s): n for n, s in enumerate(ranking.slots.tolist())}
+        rows = [row_of[self.mem.index.slot_of[i]] for i in shown]
         matrix = None
-        if len(names) == len(self.names) and shown:
-            row_of = {int(s): n for n, s in enumerate(ranking.slots.tolist())}
-            rows = [row_of[self.mem.index.slot_of[i]] for i in shown]
+        if len(names) == len(self.names) and shown and not ranking.extras.get("added", set()) & set(ranking.slots[rows].tolist()):
             matrix = np.column_stack([ranking.features[n] for n in names])[rows]
-        token = TokenRow(secrets.token_urlsafe(12), time.time(), q.text, shown, names if matrix is not None else [], matrix)
-        with self.mem.store.transaction():
-            self.mem.store.insert_token(token)
-            self.mem.store.expire_tokens(token.created_at - self.mem.settings.token_ttl_hours * 3600)
-        return token.token
+        return tokens.issue(self.key, q.text, shown, self.names, matrix, time.time())
+
+    def read_token(self, token: str, now: float | None = None) -> FeedbackRow:
+        """What a token's recall showed (FeedbackError if it is not this store's, altered or expired)."""
+        try:
+            row = tokens.read(self.key, token, self.names, time.time() if now is None else now)
+        except tokens.TokenError as exc:
+            raise FeedbackError(str(exc)) from None
+        return FeedbackRow(0, row.token, row.created_at, row.query, row.shown, [], [], row.names, row.features)
 
     def feedback(self, token: str, used_ids: list[int], ignored_ids: list[int] | None = None,
                  now: float | None = None) -> FeedbackResult:
         """Learn from one recall: ``used_ids`` helped; every other shown hit counts as ignored."""
         started = time.perf_counter()
         now = time.time() if now is None else now
-        row = self._check(token, used_ids, ignored_ids or [], now)
+        if self.log_corrupt:
+            raise FeedbackError(self.state_problem)
+        row = self.read_token(token, now)
+        self._check_ids(row, used_ids, ignored_ids or [])
         used = [i for i in row.shown if i in set(used_ids)]
         ignored = [i for i in row.shown if i not in set(used_ids)]
-        changes = self.feedback_state.changes(used, ignored, now)
-        prior = self._trained_prior(self.prior, row.shown, set(used))
-        model, reading, curve = self.model, self.reading, self.curve
-        train, held = self.train, self.held_out
-        with self.mem.store.transaction():
-            event_id = self.mem.store.insert_feedback(row, now, used, ignored)
-            self.mem.store.delete_token(token)
-            self.mem.store.upsert_trust(changes.trust)
-            self.mem.store.upsert_edges(changes.edges)
-            self.mem.store.delete_edges(changes.pruned)
-            n_train = n_held = 0
-            if row.features is not None and tuple(row.names) == self.names:
-                (tb, tw), (hb, hw) = self._pairs(event_id, row.shown, set(used), row.features)
-                n_train, n_held = len(tb), len(hb)
-                model = PairwiseMLP.from_arrays({k: v.copy() for k, v in self.model.arrays().items()}, self.mlp_params)
-                model.norm.update(row.features)
-                rng = np.random.default_rng([self.mem.settings.ranker_seed, event_id])
-                loss = model.train(tb, tw, rng, train.better, train.worse)
-                train, held = train.with_added(tb, tw), held.with_added(hb, hw)
-                reading = self._referee(model, held)
-                curve = [*curve, CurvePoint(event_id, reading.lam, reading.lower_bound, loss)][-1000:]
-            self.mem.store.set_ranker_state(self._state_blob(model, reading, curve, prior), now)
+        store = self.mem.store
+        try:
+            with store.transaction():
+                taken = store.event_of_token(row.token)
+                if taken is not None:
+                    raise FeedbackError(f"this recall token was already used (feedback event {taken}); recall again")
+                if store.ranker_generation() != self.generation:
+                    self._load_learning()  # another process taught the ranker since: build on what it stored
+                changes = self.feedback_state.changes(used, ignored, now)
+                event_id = store.insert_feedback(row, now, used, ignored)
+                learned, n_train, n_held = self._learned_after(self.learned, event_id, row.query, row.shown, set(used),
+                                                               row.features, row.names)
+                store.upsert_trust(changes.trust)
+                store.upsert_edges(changes.edges)
+                store.delete_edges(changes.pruned)
+                store.set_ranker_state(learned.blob(self.names), now)
+                self.mem.activity.record("feedback", row.query, count=len(used))
+                generation = store.bump_ranker_generation()
+        except sqlite3.IntegrityError:  # the unique index, should the check above ever be skipped
+            raise FeedbackError("this recall token was already used; recall again") from None
         self.feedback_state.apply(changes, now)
         self.feedback_state.add_query(used, self.mem.index.query_terms(row.query)[0])
-        self.model, self.reading, self.curve, self.train, self.held_out = model, reading, curve, train, held
-        self.prior = prior
+        self.marks.add(event_id, row.query, now, used, ignored)
+        self.learned, self.generation = learned, generation
         self.state_problem = "" if n_train or n_held else self.state_problem
-        return FeedbackResult(event_id, used, ignored, n_train, n_held, reading, len(changes.edges),
+        return FeedbackResult(event_id, used, ignored, n_train, n_held, learned.reading, len(changes.edges),
                               len(changes.pruned), (time.perf_counter() - started) * 1000)
 
-    def _check(self, token: str, used_ids: list[int], ignored_ids: list[int], now: float) -> TokenRow:
-        row = self.mem.store.token(token) if isinstance(token, str) and token else None
-        if row is None:
-            raise FeedbackError(f"unknown recall token {token!r} (already used, expired, or never issued)")
-        if row.created_at < now - self.mem.settings.token_ttl_hours * 3600:
-            raise FeedbackError(f"recall token {token!r} has expired; recall again")
+    def _check_ids(self, row: FeedbackRow, used_ids: list[int], ignored_ids: list[int]) -> None:
         for name, ids in (("used", used_ids), ("ignored", ignored_ids)):
             if not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in ids):
                 raise FeedbackError(f"{name} ids must be integers")
@@ -383,14 +443,53 @@ class RankerExtension:
         both = sorted(set(used_ids) & set(ignored_ids))
         if both:
             raise FeedbackError(f"id(s) {', '.join(map(str, both[:5]))} are both used and ignored")
-        return row
+
+    def undo(self, event_id: int, now: float | None = None) -> UndoResult:
+        """Withdraw a feedback event: it stays in the log, marked, and everything learned is
+        rebuilt from the other events (one transaction). Undoing it again changes nothing."""
+        now = time.time() if now is None else now
+        store = self.mem.store
+        with store.transaction():
+            try:
+                event = store.feedback_event(event_id)
+                if event is None:
+                    raise FeedbackError(f"no feedback event {event_id} (`mnemoscope feedback list` shows them)")
+                if event.withdrawn_at is not None:
+                    return UndoResult(event_id, False, event.query, event.withdrawn_at, self.learned.reading)
+                store.withdraw_feedback(event_id, now)
+                state, learned = self._replayed(store.feedback_events())
+            except CorruptFeedback as exc:
+                raise FeedbackError(str(exc)) from None
+            store.replace_learned_rows(state.trust_rows(), state.edge_rows())
+            store.set_ranker_state(learned.blob(self.names), now)
+            self.mem.activity.record("feedback.withdrawn", event.query, count=1)
+            generation = store.bump_ranker_generation()
+        self.feedback_state, self.learned, self.generation = state, learned, generation
+        self.marks.remove(event_id)
+        return UndoResult(event_id, True, event.query, now, learned.reading)
+
+    def _replayed(self, events: list[FeedbackRow]) -> tuple[FeedbackState, LearnedState]:
+        """Trust, edges and the learned state as if only ``events`` had been given (deleted items left out)."""
+        state = FeedbackState(self.feedback_state.params)
+        state.load([], [], 0.0)
+        learned = self._fresh_state()
+        live = self.mem.index.slot_of
+        for e in events:
+            used = [i for i in e.used if i in live]
+            changes = state.changes(used, [i for i in e.ignored if i in live], e.created_at)
+            state.apply(changes, e.created_at)
+            state.add_query(used, self.mem.index.query_terms(e.query)[0])
+            shown = [i for i in e.shown if i in live]
+            features = e.features if shown == e.shown else None
+            learned = self._learned_after(learned, e.id, e.query, shown, set(used), features, e.names)[0]
+        return state, learned
 
     def _referee(self, model: PairwiseMLP, held: PairBuffer) -> GateReading:
         if not len(held):
             return GateReading()
         h = weights_for(self.names)
         return referee(model.score(held.better) - model.score(held.worse), (held.better - held.worse) @ h,
-                       self.gate_params)
+                       self.gate_params, held.groups, self.mem.settings.ranker_seed)
 
     # -- distillation -------------------------------------------------------------------------
 
@@ -412,6 +511,7 @@ class RankerExtension:
             raise FeedbackError(f"teacher vectors must share one dimension; got {sorted(dims)}")
         with self.mem.store.transaction():
             self.mem.store.set_teacher_vectors(model, ((i, np.asarray(v, dtype=np.float32)) for i, v in vectors.items()))
+            self.mem.activity.record("ranker.distilled", f"teacher vectors of {model}", count=len(vectors))
         return len(vectors)
 
     def distill(self) -> distillation.DistillReport:
@@ -419,36 +519,38 @@ class RankerExtension:
         report, self._distilled = distillation.distill(self.mem, self.distilled, self.mem.settings.ranker_seed)
         return report
 
-    # -- the app's and the CLI's view -----------------------------------------------------------
-
     def status(self) -> RankerStatus:
-        lam = self.reading.lam
-        state = self.state_problem or ("blended" if lam > 0 else "learning" if len(self.train) else "heuristic")
+        learned = self.learned
+        lam = learned.reading.lam
+        state = self.state_problem or ("blended" if lam > 0 else "learning" if len(self.marks) else "heuristic")
         return RankerStatus(
-            lam=lam, events=self.mem.store.count_feedback(), train_pairs=len(self.train),
-            held_out_pairs=len(self.held_out), gate=self.reading, model_steps=self.model.steps,
+            lam=lam, events=self.mem.store.count_feedback(), train_pairs=len(learned.train),
+            held_out_pairs=len(learned.held_out), gate=learned.reading, model_steps=learned.model.steps,
             coaccess_edges=len(self.feedback_state.edges), trusted_items=len(self.feedback_state.trust),
             features=list(self.names), heuristic={n: float(w) for n, w in zip(self.names, weights_for(self.names)) if w},
-            state=state, curve=list(self.curve))
+            state=state, marks=len(self.marks), curve=list(learned.curve))
 
     def feedback_log(self, limit: int = 100) -> list[FeedbackRow]:
-        """The most recent feedback events, newest first."""
-        return self.mem.store.feedback_events(limit, newest_first=True)
-
-    def learning_curve(self) -> list[CurvePoint]:
-        return list(self.curve)
+        """The most recent feedback events, newest first, withdrawn ones included (marked);
+        empty when the log cannot be read (``status`` says why)."""
+        try:
+            return self.mem.store.feedback_events(limit, newest_first=True, withdrawn=True)
+        except CorruptFeedback:
+            return []
 
     def reset(self) -> None:
-        """Forget all learning (state, log, edges, trust, tokens); ranking returns to the heuristic."""
+        """Forget all learning (state, log, edges, trust); ranking returns to the heuristic."""
         with self.mem.store.transaction():
             self.mem.store.clear_feedback()
+            self.mem.store.bump_ranker_generation()
+            self.mem.activity.record("ranker.reset")
         self.load()
 
     def export(self) -> dict[str, Any]:
         """Everything the ranker knows, as plain JSON-ready data."""
         return {
             "status": self.status().to_dict(),
-            "model": {k: v.tolist() for k, v in self.model.arrays().items()},
+            "model": {k: v.tolist() for k, v in self.learned.model.arrays().items()},
             "feedback": [{k: v for k, v in asdict(e).items() if k != "features"} for e in self.feedback_log(10**9)],
             "coaccess_edges": [list(map(float, r)) for r in self.mem.store.coaccess_edges()],
             "trust": [list(map(float, r)) for r in self.mem.store.trust_rows()],
@@ -493,29 +595,9 @@ class RankerExtension:
             with self.mem.store.transaction():
                 self.mem.store.upsert_trust(trust)
                 self.mem.store.upsert_edges(edges)
+                self.mem.store.bump_ranker_generation()
             self.load()
 
-
-def _pack(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
-    """A JSON header line (meta, array names and shapes) and the arrays' float64 bytes.
-
-    Written on every feedback event, so it must be cheap: a zip archive (np.savez) cost ~10 ms."""
-    header = {**meta, "arrays": [[name, list(a.shape)] for name, a in arrays.items()]}
-    body = b"".join(np.ascontiguousarray(a, dtype=np.float64).tobytes() for a in arrays.values())
-    return json.dumps(header).encode() + b"\n" + body
-
-
-def _unpack(blob: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    head, _, body = blob.partition(b"\n")
-    meta = json.loads(head.decode())
-    arrays, offset = {}, 0
-    for name, shape in meta.pop("arrays"):
-        size = int(np.prod(shape)) * 8
-        if offset + size > len(body):
-            raise ValueError("truncated state")
-        arrays[name] = np.frombuffer(body[offset:offset + size], dtype=np.float64).reshape(shape).copy()
-        offset += size
-    return meta, arrays
 
 
 def _finite_number(value: Any) -> bool:

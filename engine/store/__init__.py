@@ -8,17 +8,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import knowledge, ranker, records, topics
+from . import activity, knowledge, ranker, records, topics
+from .activity import ActivitySQL
 from .base import StoreBase, StoreError
 from .knowledge import KnowledgeSQL
 from .ranker import RankerSQL
 from .records import RecordsSQL
 from .topics import TopicsSQL
 
-MIGRATIONS = [*records.MIGRATIONS, *knowledge.MIGRATIONS, *topics.MIGRATIONS, *ranker.MIGRATIONS]
+MIGRATIONS = [*records.MIGRATIONS, *knowledge.MIGRATIONS, *topics.MIGRATIONS, *ranker.MIGRATIONS, *activity.MIGRATIONS]
 
 
-class Store(RecordsSQL, KnowledgeSQL, TopicsSQL, RankerSQL, StoreBase):
+class Store(RecordsSQL, KnowledgeSQL, TopicsSQL, RankerSQL, ActivitySQL, StoreBase):
     """One SQLite file holding every record and the derived rows that make start-up fast."""
 
     def __init__(self, path: str | Path) -> None:

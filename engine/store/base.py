@@ -74,6 +74,15 @@ class StoreBase:
             self._depth = 0
             self.conn.execute("COMMIT")
 
+    def _in(self, sql: str, ids: Sequence[int], extra: Sequence = ()) -> list[tuple]:
+        """Run ``sql`` (with one ``{marks}`` placeholder for the id list) over ``ids`` in chunks
+        SQLite accepts; ``extra`` parameters go before the ids."""
+        ids, out = list(ids), []
+        for start in range(0, len(ids), 900):
+            chunk = ids[start:start + 900]
+            out.extend(self.conn.execute(sql.format(marks=",".join("?" * len(chunk))), [*extra, *chunk]).fetchall())
+        return out
+
     def query(self, sql: str, params: Sequence = ()) -> list[sqlite3.Row]:
         with self._lock:
             cur = self.conn.execute(sql, params)

@@ -12,7 +12,7 @@ import json
 import sqlite3
 import time
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 MIGRATIONS = [
     (
@@ -107,14 +107,9 @@ def _chunks(ids: Sequence[int], size: int = 900) -> Iterable[list[int]]:
 class KnowledgeSQL:
     """Mixin of :class:`engine.store.Store`: the knowledge layer's rows."""
 
-    conn: sqlite3.Connection
+    _in: Callable[..., list[tuple]]  # StoreBase._in
 
-    def _in(self, sql: str, ids: Sequence[int], extra: Sequence[Any] = ()) -> list[tuple]:
-        """Run ``sql`` (with one ``{marks}`` placeholder) over ``ids`` in chunks."""
-        out: list[tuple] = []
-        for chunk in _chunks(list(ids)):
-            out.extend(self.conn.execute(sql.format(marks=_marks(len(chunk))), [*extra, *chunk]).fetchall())
-        return out
+    conn: sqlite3.Connection
 
     # -- entities -----------------------------------------------------------------------------
 
@@ -250,7 +245,10 @@ class KnowledgeSQL:
             return rows[::-1]
         return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts ORDER BY id").fetchall()
 
-    def fact_keys(self) -> list[tuple[int, str, int | None]]:
+    def fact_keys(self, ids: Sequence[int] | None = None) -> list[tuple[int, str, int | None]]:
+        """(id, key, subject id) of every fact, or of these."""
+        if ids is not None:
+            return self._in("SELECT id, key, subject_id FROM facts WHERE id IN ({marks})", ids)
         return self.conn.execute("SELECT id, key, subject_id FROM facts").fetchall()
 
     def fact_sources_of(self, fact_ids: Sequence[int]) -> dict[int, list[int]]:

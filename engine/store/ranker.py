@@ -1,9 +1,13 @@
-"""SQL of the ranker: recall tokens, the feedback log, ranker state, co-access edges, trust,
-teacher vectors.
+"""SQL of the ranker: the feedback log, ranker state, co-access edges, trust, teacher vectors.
 
-Tokens are written when a recall is made (nothing ranks from them, so recall stays
-read-only) and live until feedback uses them or they expire; the feedback log keeps, per event,
-the feature vectors of what was shown, so the learner's buffers can be rebuilt from it.
+A recall writes nothing: its feedback token is signed and carries what feedback needs
+(:mod:`engine.rank.tokens`), with the key the store was given when its ranker tables were made.
+The feedback log keeps, per event, the token's id (so a token is accepted once, even by two
+processes at once: a unique index), the query, what was shown and used, and the shown feature
+vectors, so the learner's state can be rebuilt from it. An event withdrawn by undo stays in the
+log with its ``withdrawn_at`` time and counts for nothing. Every write of learned state bumps a
+generation counter, so a process can tell, inside its own write transaction, whether another
+process taught the ranker since it last loaded.
 """
 
 from __future__ import annotations
@@ -67,18 +71,33 @@ MIGRATIONS = [
             vec BLOB NOT NULL
         );
         """,
-    )
+    ),
+    (
+        "ranker-2",
+        """
+        DROP TABLE recall_tokens;
+        ALTER TABLE feedback_events ADD COLUMN withdrawn_at REAL;
+        CREATE UNIQUE INDEX feedback_events_token ON feedback_events(token);
+        INSERT OR IGNORE INTO kv (key, value) VALUES ('rank.token_key', randomblob(32));
+        INSERT OR IGNORE INTO kv (key, value) VALUES ('rank.generation', 0);
+        """,
+    ),
 ]
+
+TOKEN_KEY = "rank.token_key"
+GENERATION = "rank.generation"
 
 
 @dataclass
 class TokenRow:
-    token: str
+    """What a recall's token carries (decoded and checked by :mod:`engine.rank.tokens`)."""
+
+    token: str  # the token's id: what the feedback log keeps, unique
     created_at: float
     query: str
     shown: list[int]
     names: list[str]
-    features: np.ndarray | None  # (len(shown), len(names)) float32, None when not ranked by fused
+    features: np.ndarray | None  # (len(shown), len(names)), None when not ranked by fused
 
 
 @dataclass
@@ -92,12 +111,36 @@ class FeedbackRow:
     ignored: list[int]
     names: list[str]
     features: np.ndarray | None
+    withdrawn_at: float | None = None
+
+
+class CorruptFeedback(ValueError):
+    """A feedback event whose stored row cannot be read."""
 
 
 def _matrix(blob: bytes | None, rows: int) -> np.ndarray | None:
     if blob is None:
         return None
     return np.frombuffer(blob, dtype=np.float32).reshape(rows, -1).astype(np.float64)
+
+
+def _ids(text: str) -> list[int]:
+    ids = json.loads(text)
+    if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        raise ValueError("not a list of item ids")
+    return ids
+
+
+def _feedback_row(r: Sequence) -> FeedbackRow:
+    try:
+        shown = _ids(r[4])
+        names = json.loads(r[7])
+        if not isinstance(r[3], str) or not isinstance(names, list):
+            raise ValueError("query or feature names of the wrong type")
+        return FeedbackRow(r[0], r[1], float(r[2]), r[3], shown, _ids(r[5]), _ids(r[6]), names,
+                           _matrix(r[8], len(shown)), r[9])
+    except (ValueError, TypeError) as exc:  # json.JSONDecodeError is a ValueError
+        raise CorruptFeedback(f"feedback event {r[0]} cannot be read ({exc})") from None
 
 
 def state_checksum(blob: bytes) -> str:
@@ -109,36 +152,26 @@ class RankerSQL:
 
     conn: sqlite3.Connection
 
-    # -- recall tokens ------------------------------------------------------------------------
+    # -- the token key and the generation --------------------------------------------------
 
-    def insert_token(self, token: TokenRow) -> None:
-        blob = None if token.features is None else token.features.astype(np.float32).tobytes()
-        self.conn.execute(
-            "INSERT INTO recall_tokens (token, created_at, query, shown, names, features) VALUES (?,?,?,?,?,?)",
-            (token.token, token.created_at, token.query, json.dumps(token.shown), json.dumps(token.names), blob),
-        )
+    def token_key(self) -> bytes:
+        row = self.conn.execute("SELECT value FROM kv WHERE key = ?", (TOKEN_KEY,)).fetchone()
+        return bytes(row[0]) if row and row[0] else b""
 
-    def token(self, token: str) -> TokenRow | None:
-        row = self.conn.execute(
-            "SELECT token, created_at, query, shown, names, features FROM recall_tokens WHERE token = ?", (token,)
-        ).fetchone()
-        if row is None:
-            return None
-        shown = json.loads(row[3])
-        return TokenRow(row[0], row[1], row[2], shown, json.loads(row[4]), _matrix(row[5], len(shown)))
+    def ranker_generation(self) -> int:
+        row = self.conn.execute("SELECT value FROM kv WHERE key = ?", (GENERATION,)).fetchone()
+        return int(row[0]) if row else 0
 
-    def delete_token(self, token: str) -> None:
-        self.conn.execute("DELETE FROM recall_tokens WHERE token = ?", (token,))
-
-    def expire_tokens(self, older_than: float) -> int:
-        return self.conn.execute("DELETE FROM recall_tokens WHERE created_at < ?", (older_than,)).rowcount
-
-    def count_tokens(self) -> int:
-        return self.conn.execute("SELECT COUNT(*) FROM recall_tokens").fetchone()[0]
+    def bump_ranker_generation(self) -> int:
+        """Inside a write transaction: the learned state changed; returns the new generation."""
+        generation = self.ranker_generation() + 1
+        self.conn.execute("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", (GENERATION, generation))
+        return generation
 
     # -- feedback log -------------------------------------------------------------------------
 
     def insert_feedback(self, token: TokenRow, created_at: float, used: Sequence[int], ignored: Sequence[int]) -> int:
+        """Log one event; a token already used raises ``sqlite3.IntegrityError`` (the unique index)."""
         blob = None if token.features is None else token.features.astype(np.float32).tobytes()
         cur = self.conn.execute(
             "INSERT INTO feedback_events (token, created_at, query, shown, used, ignored, names, features)"
@@ -148,23 +181,45 @@ class RankerSQL:
         )
         return int(cur.lastrowid)
 
-    def feedback_events(self, limit: int | None = None, newest_first: bool = False) -> list[FeedbackRow]:
+    def event_of_token(self, token: str) -> int | None:
+        """The feedback event a token was already used for, if any."""
+        row = self.conn.execute("SELECT id FROM feedback_events WHERE token = ?", (token,)).fetchone()
+        return row[0] if row else None
+
+    def feedback_events(self, limit: int | None = None, newest_first: bool = False, *,
+                        withdrawn: bool = False) -> list[FeedbackRow]:
+        """The feedback log (without withdrawn events unless asked). A row whose JSON or
+        features cannot be read raises :class:`CorruptFeedback` naming the event."""
         order = "DESC" if newest_first else "ASC"
-        sql = f"SELECT id, token, created_at, query, shown, used, ignored, names, features FROM feedback_events ORDER BY id {order}"
+        where = "" if withdrawn else " WHERE withdrawn_at IS NULL"
+        sql = (f"SELECT id, token, created_at, query, shown, used, ignored, names, features, withdrawn_at"
+               f" FROM feedback_events{where} ORDER BY id {order}")
         rows = self.conn.execute(sql + (" LIMIT ?" if limit else ""), (limit,) if limit else ()).fetchall()
-        out = []
-        for r in rows:
-            shown = json.loads(r[4])
-            out.append(FeedbackRow(r[0], r[1], r[2], r[3], shown, json.loads(r[5]), json.loads(r[6]),
-                                   json.loads(r[7]), _matrix(r[8], len(shown))))
-        return out
+        return [_feedback_row(r) for r in rows]
+
+    def feedback_event(self, event_id: int) -> FeedbackRow | None:
+        row = self.conn.execute("SELECT id, token, created_at, query, shown, used, ignored, names, features, withdrawn_at"
+                                " FROM feedback_events WHERE id = ?", (event_id,)).fetchone()
+        return _feedback_row(row) if row else None
+
+    def withdraw_feedback(self, event_id: int, at: float) -> None:
+        self.conn.execute("UPDATE feedback_events SET withdrawn_at = ? WHERE id = ?", (at, event_id))
 
     def count_feedback(self) -> int:
-        return self.conn.execute("SELECT COUNT(*) FROM feedback_events").fetchone()[0]
+        """Feedback events that count (withdrawn ones do not)."""
+        return self.conn.execute("SELECT COUNT(*) FROM feedback_events WHERE withdrawn_at IS NULL").fetchone()[0]
 
     def clear_feedback(self) -> None:
-        for table in ("feedback_events", "recall_tokens", "coaccess_edges", "item_trust", "ranker_state"):
+        for table in ("feedback_events", "coaccess_edges", "item_trust", "ranker_state"):
             self.conn.execute(f"DELETE FROM {table}")
+
+    def replace_learned_rows(self, trust: Iterable[tuple[int, float, int, float]],
+                             edges: Iterable[tuple[int, int, float, float]]) -> None:
+        """Trust and co-access rows rebuilt from the log (after an undo)."""
+        self.conn.execute("DELETE FROM item_trust")
+        self.conn.execute("DELETE FROM coaccess_edges")
+        self.upsert_trust(trust)
+        self.upsert_edges(edges)
 
     # -- ranker state -------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -82,6 +82,7 @@ class RecordsSQL:
     """Mixin of :class:`engine.store.Store`: sources, items, terms, vectors, cache, settings."""
 
     conn: sqlite3.Connection
+    _in: Callable[..., list[tuple]]  # StoreBase._in
 
     # -- sources ------------------------------------------------------------------------------
 
@@ -195,6 +196,15 @@ class RecordsSQL:
             ((iid, tids.astype(np.int32).tobytes(), cnt.astype(np.float32).tobytes()) for iid, tids, cnt in rows),
         )
 
+    def item_terms(self, ids: Sequence[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Term ids and counts of some items (those another process just added)."""
+        rows = self._in("SELECT item_id, term_ids, counts FROM item_terms WHERE item_id IN ({marks})", ids)
+        return {r[0]: (np.frombuffer(r[1], dtype=np.int32), np.frombuffer(r[2], dtype=np.float32)) for r in rows}
+
+    def terms_from(self, first_id: int) -> dict[str, int]:
+        """The vocabulary's terms from id ``first_id`` on (those added since a memory loaded it)."""
+        return {term: tid for tid, term in self.conn.execute("SELECT id, term FROM vocab WHERE id >= ?", (first_id,))}
+
     def all_item_terms(self) -> list[tuple[int, np.ndarray, np.ndarray]]:
         rows = self.conn.execute("SELECT item_id, term_ids, counts FROM item_terms ORDER BY item_id").fetchall()
         return [(r[0], np.frombuffer(r[1], dtype=np.int32), np.frombuffer(r[2], dtype=np.float32)) for r in rows]
@@ -211,16 +221,20 @@ class RecordsSQL:
             ((iid, signature, vec.astype(np.float16).tobytes()) for iid, vec in rows),
         )
 
-    def vectors(self, signature: str) -> tuple[np.ndarray, np.ndarray]:
-        """(item ids, float32 matrix) of every stored vector with this signature."""
-        rows = self.conn.execute(
-            "SELECT item_id, vec FROM item_vectors WHERE signature = ? ORDER BY item_id", (signature,)
-        ).fetchall()
+    def vectors(self, signature: str, ids: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(item ids, float32 matrix) of the stored vectors with this signature: every one, or
+        those of ``ids``, in id order."""
+        if ids is None:
+            rows = self.conn.execute("SELECT item_id, vec FROM item_vectors WHERE signature = ? ORDER BY item_id",
+                                     (signature,)).fetchall()
+        else:
+            rows = sorted(self._in("SELECT item_id, vec FROM item_vectors WHERE signature = ? AND item_id IN ({marks})",
+                                   ids, [signature]))
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        found = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16).reshape(len(rows), -1)
-        return ids, mat.astype(np.float32)
+        return found, mat.astype(np.float32)
 
     def delete_vectors(self, signature: str | None = None, *, keep_prefix: str = "") -> None:
         """Delete the vectors of one signature, or of all (but those whose signature starts with

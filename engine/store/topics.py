@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -82,6 +82,7 @@ class TopicsSQL:
     """Mixin of :class:`engine.store.Store`: the topic tree's rows."""
 
     conn: sqlite3.Connection
+    _in: Callable[..., list[tuple]]  # StoreBase._in
 
     def topic_tree(self) -> TopicTreeRow | None:
         row = self.conn.execute(
@@ -104,9 +105,13 @@ class TopicsSQL:
         arr = np.array(rows, dtype=np.float64)
         return arr[:, 0].astype(np.int64), arr[:, 1].astype(np.int64), arr[:, 2]
 
-    def topic_transitions(self) -> list[Transition]:
-        """Every source's (prev2, prev1, next, weight) rows; the same transition in several sources
-        comes once per source (the model sums them: cheaper than a GROUP BY at every open)."""
+    def topic_transitions(self, source_ids: Sequence[int] | None = None) -> list[Transition]:
+        """Every source's (or these sources') (prev2, prev1, next, weight) rows; the same
+        transition in several sources comes once per source (the model sums them: cheaper than a
+        GROUP BY at every open)."""
+        if source_ids is not None:
+            return self._in("SELECT prev2, prev1, next, weight FROM topic_transitions WHERE source_id IN ({marks})",
+                            source_ids)
         return self.conn.execute("SELECT prev2, prev1, next, weight FROM topic_transitions").fetchall()
 
     def count_topic_assignments(self, item_ids: Sequence[int]) -> int:

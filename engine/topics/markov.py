@@ -44,6 +44,10 @@ class TransitionModel:
     def __init__(self, rows: Sequence[Transition]) -> None:
         self.first: dict[int, dict[int, float]] = defaultdict(dict)
         self.second: dict[tuple[int, int], dict[int, float]] = defaultdict(dict)
+        self.add(rows)
+
+    def add(self, rows: Sequence[Transition]) -> None:
+        """Count more transitions (a new source's)."""
         for prev2, prev1, nxt, w in rows:
             table = self.first[prev1] if prev2 < 0 else self.second[(prev2, prev1)]
             table[nxt] = table.get(nxt, 0.0) + float(w)

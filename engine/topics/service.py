@@ -184,6 +184,26 @@ class TopicsExtension:
             except Exception as exc:  # noqa: BLE001 - reported, never fatal to the ingest
                 log.warning("topic tree not rebuilt after ingest (%s: %s); the previous tree stays", type(exc).__name__, exc)
 
+    def on_changed_elsewhere(self, added: list[Item], removed: list[int]) -> None:
+        """Items another process stored: their vectors and leaves, as :meth:`load` gives items
+        without a stored assignment (the same tree assigns them the same leaves); deleted items
+        are skipped by the walk. A tree built elsewhere reloads this area (``topics.rebuilt``)."""
+        st = self.state
+        if st is None or not added:
+            return
+        index = self.mem.index
+        slots = index.slots(i.id for i in added)
+        vecs = None
+        if st.space is not None:
+            st.space.bind(index.vocab)
+            vecs = st.space.transform(index.counts_matrix(slots))
+            st.vectors.set(slots, vecs)
+        self._add_assignments(slots, *self._assign(vecs, len(slots)))
+        if removed:  # a replaced source's old transitions are gone from the store
+            st.markov = TransitionModel(self.mem.store.topic_transitions())
+        else:
+            st.markov.add(self.mem.store.topic_transitions(sorted({int(i.source_id) for i in added})))
+
     def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
         """Assignments go with their items (foreign-key cascade); the walk skips deleted items."""
         n = self.mem.store.count_topic_assignments(item_ids) if self.state is not None else 0
@@ -278,6 +298,7 @@ class TopicsExtension:
                 members_of.sort(key=lambda n: ordered[n].position)
                 store.replace_topic_transitions(source_id, source_transitions(
                     best[members_of], [group_of(ordered[n]) for n in members_of], tree))
+            self.mem.activity.record("topics.rebuilt", f"{len(tree)} topics", count=len(live))
         self.load()
         return BuildReport(len(tree), len(tree.leaves), int(tree.depth.max()) if len(tree) else 0, len(live),
                            time.perf_counter() - started, tree.message)

@@ -1,5 +1,6 @@
 """Real processes: a store survives SIGKILL mid-ingest, and a reader queries while another process ingests."""
 
+import json
 import os
 import signal
 import sqlite3
@@ -95,3 +96,74 @@ def test_a_reader_queries_while_another_process_ingests(tmp_path):
     assert reader.recall("token199x19", strategy="bm25").hits[0].item.text.endswith("token199x19.")
     assert sorted(latencies)[len(latencies) // 2] < 5.0  # never blocked behind the writer
     reader.close()
+
+
+# Ingest a folder with every area on, announcing the start (the store exists by then).
+AREA_WRITER = """
+import sys
+from mnemoscope.engine import Memory
+mem = Memory(sys.argv[1])
+mem.warm_up()
+print("ready", flush=True)
+sys.stdin.readline()
+mem.ingest(sys.argv[2])
+"""
+
+# Recall in a loop (fused, every area) until the stop file appears, following the writers; then
+# compare with a memory opened afresh on the final store.
+READER = """
+import json, os, sys
+from mnemoscope.engine import Memory
+mem = Memory(sys.argv[1])
+mem.warm_up()
+print("ready", flush=True)
+errors, seen = [], []
+while True:
+    try:
+        mem.recall("the river near the harbour", strategy="fused", top_k=5)
+        seen.append(mem.index.n_items)
+    except Exception as exc:
+        errors.append(repr(exc))
+    if os.path.exists(sys.argv[2]):
+        break
+mem.refresh()
+fresh = Memory(sys.argv[1])
+queries = ["river mountain", "violin lantern token3x4", "falcon saffron quartz", "who talked about the comet"]
+same = {s: all([h.item.id for h in mem.recall(q, strategy=s).hits] == [h.item.id for h in fresh.recall(q, strategy=s).hits]
+               for q in queries) for s in ("bm25", "hybrid", "ppr", "walk", "fused")}
+print(json.dumps({"errors": errors, "recalls": len(seen), "followed": seen == sorted(seen) and seen[-1] > seen[0],
+                  "items": mem.index.n_items, "facts": len(mem.knowledge.facts()) == len(fresh.knowledge.facts()), "same": same}))
+"""
+
+
+def spawn(script: str, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", script, *args], cwd=ROOT, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_two_writers_and_a_reader_lose_nothing_and_the_reader_follows_exactly(tmp_path):
+    store = tmp_path / "shared.db"
+    Memory(store).close()  # the store exists before three processes open it
+    expected = {**make_sources(tmp_path / "a", n_files=12, lines=10), **make_sources(tmp_path / "b", n_files=12, lines=10)}
+    stop = tmp_path / "stop"
+    reader = spawn(READER, str(store), str(stop))
+    writers = [spawn(AREA_WRITER, str(store), str(tmp_path / folder)) for folder in ("a", "b")]
+    try:
+        for process in (reader, *writers):
+            assert process.stdout.readline().strip() == "ready", process.stderr.read()
+        for writer in writers:  # both start at once, and queue for the write lock
+            writer.stdin.write("go\n")
+            writer.stdin.flush()
+        for writer in writers:
+            writer.wait(timeout=180)
+            assert writer.returncode == 0, writer.stderr.read()
+        stop.touch()
+        report = json.loads(reader.stdout.readline())
+    finally:
+        for process in (reader, *writers):
+            process.kill()
+            process.wait()
+    assert items_per_source(store) == expected  # nothing lost, nothing doubled
+    assert report["errors"] == [] and report["recalls"] >= 20 and report["followed"]
+    assert report["items"] == len(expected) * 10 and report["facts"]
+    assert report["same"] == dict.fromkeys(("bm25", "hybrid", "ppr", "walk", "fused"), True)  # as if opened afresh

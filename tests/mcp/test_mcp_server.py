@@ -88,7 +88,7 @@ async def test_an_agent_remembers_recalls_teaches_and_forgets_over_stdio(tmp_pat
             ("remember", {"messages": [{"role": "system", "content": "x"}]}, "remember: no user or assistant message"),
             ("remember", {}, "remember: give either messages"),
             ("forget", {"item_ids": [987654]}, "forget: no item with id 987654; nothing was deleted"),
-            ("feedback", {"token": "forged", "used": [1]}, "feedback: unknown recall token"),
+            ("feedback", {"token": "forged", "used": [1]}, "feedback: 'forged' is not a recall token"),
         ]:
             result = await session.call_tool(tool, arguments)
             assert result.is_error and text_of(result).startswith(expected), text_of(result)
@@ -96,6 +96,9 @@ async def test_an_agent_remembers_recalls_teaches_and_forgets_over_stdio(tmp_pat
 
     with Memory(store) as mem:  # the server closed the store cleanly; what it acknowledged is there
         assert mem.counts()["items"] == 0 and mem.store.integrity_ok()
+        logged = [(e.client, e.action) for e in reversed(mem.activity.recent())]
+    assert logged[:2] == [("mcp:test-agent", "source.added"), ("mcp:test-agent", "facts.extracted")]
+    assert ("mcp:test-agent", "feedback") in logged and logged[-1] == ("mcp:test-agent", "source.deleted")
 
 
 def free_port() -> int:

@@ -49,7 +49,7 @@ def test_feedback_across_processes_then_status_and_export(store, tmp_path):
 def test_bad_feedback_exits_2_with_one_line(store, capsys):
     rec = recall(store)
     assert run(store, "feedback", "nope", "--used", "1")[0] == 2
-    assert "unknown recall token" in capsys.readouterr().err
+    assert "is not a recall token" in capsys.readouterr().err
     assert run(store, "feedback", rec["token"], "--used", "x,y")[0] == 2
     assert "comma-separated item ids" in capsys.readouterr().err
     assert run(store, "feedback", rec["token"], "--used", "999999")[0] == 2

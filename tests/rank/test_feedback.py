@@ -19,9 +19,17 @@ def events(mem):
     return mem.store.count_feedback()
 
 
-def test_unknown_token_is_rejected_and_nothing_is_written(mem):
-    with pytest.raises(FeedbackError, match="unknown recall token"):
+def test_a_token_that_is_not_this_stores_is_rejected_and_nothing_is_written(mem, tmp_path):
+    with pytest.raises(FeedbackError, match="is not a recall token"):
         mem.feedback("no-such-token", [1])
+    rec = mem.recall("border collie dog", strategy="fused")
+    head, body, signature = rec.token.split(".")
+    altered = f"{head}.{body[:-2]}{'A' if body[-2] != 'A' else 'B'}{body[-1]}.{signature}"
+    with pytest.raises(FeedbackError, match="not made by this store, or was altered"):
+        mem.feedback(altered, shown(rec)[:1])
+    with Memory(tmp_path / "other.db", fused_signals="") as other:  # another store has another key
+        with pytest.raises(FeedbackError, match="not made by this store"):
+            other.ranker.feedback(rec.token, shown(rec)[:1])
     assert events(mem) == 0
 
 
@@ -39,13 +47,26 @@ def test_ids_that_were_not_shown_are_rejected(mem):
 
 def test_a_token_takes_one_feedback_and_expires(mem):
     rec = mem.recall("border collie dog", strategy="fused")
-    mem.feedback(rec.token, shown(rec)[:1])
-    with pytest.raises(FeedbackError, match="unknown"):
+    first = mem.feedback(rec.token, shown(rec)[:1])
+    with pytest.raises(FeedbackError, match=f"already used \\(feedback event {first.event_id}\\)"):
         mem.feedback(rec.token, shown(rec)[:1])
     old = mem.recall("border collie dog", strategy="fused")
     ttl = mem.settings.token_ttl_hours * 3600
     with pytest.raises(FeedbackError, match="expired"):
-        mem.ranker.feedback(old.token, shown(old)[:1], now=mem.store.token(old.token).created_at + ttl + 1)
+        mem.ranker.feedback(old.token, shown(old)[:1], now=mem.ranker.read_token(old.token).created_at + ttl + 1)
+    assert events(mem) == 1
+
+
+def test_a_token_carries_the_shown_features_and_recall_writes_nothing(mem):
+    before = mem.store.data_version(), mem.store.ranker_generation()
+    rec = mem.recall("sourdough bread class", strategy="fused")
+    carried = mem.ranker.read_token(rec.token)
+    assert (mem.store.data_version(), mem.store.ranker_generation()) == before
+    assert carried.query == "sourdough bread class" and carried.shown == shown(rec)
+    assert carried.features is not None and carried.features.shape == (len(rec.hits), len(mem.ranker.names))
+    bm25 = mem.ranker.names.index("bm25")
+    assert carried.features[:, bm25] == pytest.approx([h.features["bm25"] for h in rec.hits], abs=1e-3)
+    assert mem.ranker.read_token(mem.recall("sourdough", strategy="bm25").token).features is None
 
 
 def test_shown_but_unused_counts_as_ignored_and_moves_trust(mem):

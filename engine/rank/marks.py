@@ -1,0 +1,220 @@
+"""Feedback memory: what a person marked used (and shown but ignored) for which query, consulted at
+every recall, whatever the strategy.
+
+A stage after the strategy (:func:`engine.recall.recall` calls :meth:`FeedbackMemory.apply`) moves
+the items marked for queries like the one asked:
+
+* a marked item rises for the same query at once: one mark lifts it above the whole list;
+* it rises for a query that means the same — a near duplicate, a rewording that keeps the
+  distinctive words, the same names and dates — by less, as the queries are less alike;
+* the lift grows with the number of marks and fades with the marks' age;
+* a query that shares nothing distinctive with any marked one (below ``threshold``) is
+  untouched;
+* an item shown but ignored sinks, by ``ignored_share`` of what a use would lift it.
+
+Query similarity is the cosine of the queries' lexical tokens (stemmed, stop words out), each
+weighted by its IDF in the store (a word the store has never seen counts as the rarest), so a
+shared name that is in every question weighs little and a shared rare word much. A shift is
+measured in the list's own score range (best − worst candidate): a lift of 1 puts an item above
+the list's best, so it works the same for every strategy's score scale.
+
+Recall stays read-only: the memory is built from the feedback log when the ranker loads and
+changes only when feedback is given or withdrawn.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+
+from ..lazy import sparse as sp
+from ..text import lexical_tokens
+
+if TYPE_CHECKING:
+    from ..recall import Ranking
+
+DAY = 86_400.0
+
+
+@dataclass
+class MarkParams:
+    # Chosen on LoCoMo dev (the only data; optimistic), the lowest threshold at which marks cost the
+    # held-out questions and the random control no more than 0.005 nDCG@10 (docs/benchmarks.md).
+    threshold: float = 0.6  # query similarity at which marks start to count
+    full: float = 1.0  # … and from which they count fully (the same query)
+    power: float = 2.0  # how steeply they count in between
+    ignored_share: float = 0.25  # an ignored hit sinks by this share of what a use lifts
+    half_life_days: float = 90.0  # a mark's weight halves in this long
+    margin: float = 0.05  # a lift of 1 lands this share of the range above the best
+
+
+@dataclass
+class Mark:
+    """One feedback event as the memory keeps it."""
+
+    event_id: int
+    query: str
+    at: float
+    used: list[int]
+    ignored: list[int]
+    tokens: frozenset[str] = frozenset()
+
+
+@dataclass
+class MarkNote:
+    """Why a hit moved: the most alike query it was marked for, and how."""
+
+    query: str  # the marked query most like this one
+    similarity: float
+    marks: int  # events that marked the item used (or ignored, when ``lift`` < 0) for queries like this one
+    lift: float  # the shift, in units of the list's score range (negative: sank)
+    used: bool  # marked used (True) or shown and ignored (False)
+
+    def describe(self) -> str:
+        what = "marked used" if self.used else "shown and ignored"
+        query = self.query if len(self.query) <= 40 else self.query[:39].rstrip() + "…"
+        return f"{what} for {query!r} (similarity {self.similarity:.2f}, {self.marks} mark{'s' * (self.marks != 1)})"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"query": self.query, "similarity": round(self.similarity, 4), "marks": self.marks,
+                "lift": round(self.lift, 4), "used": self.used}
+
+
+@dataclass
+class _Index:
+    """Marks × tokens, IDF-weighted, rows of unit length (rebuilt when marks or the store change)."""
+
+    matrix: sp.csr_matrix
+    column: dict[str, int]
+    weight: np.ndarray
+    key: tuple[int, int]
+
+
+@dataclass
+class FeedbackMemory:
+    params: MarkParams = field(default_factory=MarkParams)
+    marks: dict[int, Mark] = field(default_factory=dict)
+    _index: _Index | None = None
+
+    def __len__(self) -> int:
+        return len(self.marks)
+
+    # -- what it holds ------------------------------------------------------------------------
+
+    def add(self, event_id: int, query: str, at: float, used: list[int], ignored: list[int]) -> None:
+        self.marks[event_id] = Mark(event_id, query, at, list(used), list(ignored), frozenset(lexical_tokens(query)))
+        self._index = None
+
+    def remove(self, event_id: int) -> None:
+        if self.marks.pop(event_id, None) is not None:
+            self._index = None
+
+    def clear(self) -> None:
+        self.marks.clear()
+        self._index = None
+
+    def forget_items(self, item_ids: set[int]) -> None:
+        for mark in self.marks.values():
+            mark.used = [i for i in mark.used if i not in item_ids]
+            mark.ignored = [i for i in mark.ignored if i not in item_ids]
+
+    # -- similarity ---------------------------------------------------------------------------
+
+    def similarities(self, query: str, idf: Callable[[list[str]], np.ndarray], store_size: int) -> np.ndarray:
+        """Cosine of ``query`` to every mark's query (in ``self.marks`` order), IDF-weighted."""
+        if not self.marks:
+            return np.zeros(0)
+        index = self._indexed(idf, store_size)
+        tokens = set(lexical_tokens(query))
+        cols = np.array([index.column[t] for t in tokens if t in index.column], dtype=np.int64)
+        unseen = [t for t in tokens if t not in index.column]
+        norm = math.sqrt(float(np.sum(index.weight[cols] ** 2) + np.sum(idf(unseen) ** 2)))
+        if not len(cols) or norm == 0:
+            return np.zeros(len(self.marks))
+        sims = index.matrix[:, cols] @ index.weight[cols] / norm
+        return np.clip(np.asarray(sims).ravel(), 0.0, 1.0)
+
+    def _indexed(self, idf: Callable[[list[str]], np.ndarray], store_size: int) -> _Index:
+        key = (len(self.marks), store_size)
+        if self._index is None or self._index.key != key:
+            column: dict[str, int] = {}
+            rows, cols = [], []
+            for r, mark in enumerate(self.marks.values()):
+                for t in mark.tokens:
+                    rows.append(r)
+                    cols.append(column.setdefault(t, len(column)))
+            weight = idf(list(column)) if column else np.zeros(0)
+            m = sp.csr_matrix((weight[cols] if cols else np.zeros(0), (rows, cols)), shape=(len(self.marks), len(column)))
+            norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+            self._index = _Index((sp.diags(1.0 / np.maximum(norms, 1e-12)) @ m).tocsr(), column, weight, key)
+        return self._index
+
+    def strength(self, sims: np.ndarray) -> np.ndarray:
+        """How much each mark counts for a query this alike: 0 below the threshold, 1 from ``full``."""
+        p = self.params
+        return np.clip((sims - p.threshold) / (p.full - p.threshold), 0.0, 1.0) ** p.power
+
+    # -- the stage ----------------------------------------------------------------------------
+
+    def apply(self, query: str, ranking: "Ranking", slot_of: dict[int, int], idf: Callable[[list[str]], np.ndarray],
+              store_size: int, now: float | None = None) -> "Ranking":
+        """``ranking`` with marked items moved (and marked items not among its candidates added);
+        unchanged when no mark is like ``query``. Notes per moved slot go to ``extras["taught"]``."""
+        if not self.marks:
+            return ranking
+        sims = self.similarities(query, idf, store_size)
+        strength = self.strength(sims)
+        if not strength.any():
+            return ranking
+        now = time.time() if now is None else now
+        marks = list(self.marks.values())
+        used: dict[int, list[tuple[float, int]]] = {}
+        ignored: dict[int, list[tuple[float, int]]] = {}
+        for n in np.flatnonzero(strength).tolist():
+            mark = marks[n]
+            weight = float(strength[n]) * 0.5 ** (max(0.0, now - mark.at) // DAY / self.params.half_life_days)
+            for item in mark.used:
+                used.setdefault(item, []).append((weight, n))
+            for item in mark.ignored:
+                ignored.setdefault(item, []).append((weight, n))
+        shifts: dict[int, tuple[float, MarkNote]] = {}
+        for item in set(used) | set(ignored):
+            if item not in slot_of:
+                continue  # deleted since it was marked
+            up = math.log2(1 + sum(w for w, _ in used.get(item, [])))
+            down = self.params.ignored_share * math.log2(1 + sum(w for w, _ in ignored.get(item, [])))
+            lift = up - down
+            if lift == 0:
+                continue
+            votes = used.get(item) if lift > 0 else ignored.get(item)
+            best = max(votes, key=lambda v: (v[0], v[1]))[1]
+            shifts[slot_of[item]] = (lift, MarkNote(marks[best].query, float(sims[best]), len(votes), lift, lift > 0))
+        return _shifted(ranking, shifts, self.params.margin) if shifts else ranking
+
+
+def _shifted(ranking: "Ranking", shifts: dict[int, tuple[float, MarkNote]], margin: float) -> "Ranking":
+    """A new ranking with each shifted slot moved by lift × (score range + margin), re-sorted."""
+    from ..recall import Ranking
+
+    slots, scores = ranking.slots, ranking.scores.astype(np.float64)
+    fresh = np.array([s for s in shifts if s not in set(slots.tolist())], dtype=np.int64)
+    floor = float(scores.min()) if len(scores) else 0.0
+    span = (float(scores.max()) - floor if len(scores) else 0.0) or 1.0
+    slots = np.concatenate([slots, fresh])
+    scores = np.concatenate([scores, np.full(len(fresh), floor)])
+    lift = np.array([shifts[s][0] if s in shifts else 0.0 for s in slots.tolist()])
+    scores = scores + lift * span * (1 + margin)
+    order = np.lexsort((slots, -scores))
+    pad = np.zeros(len(fresh))
+    features = {name: np.concatenate([values, pad])[order] for name, values in ranking.features.items()}
+    features["feedback"] = lift[order]
+    found = dict(ranking.found_by)
+    for s in fresh.tolist():
+        found[s] = ["feedback"]
+    extras = {**ranking.extras, "taught": {s: note for s, (_, note) in shifts.items()},
+              "added": set(fresh.tolist())}
+    return Ranking(slots[order], scores[order], found, features, extras)

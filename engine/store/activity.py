@@ -1,0 +1,85 @@
+"""SQL for the activity log (:mod:`engine.activity`): a bounded table of what changed, by whom."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from contextlib import contextmanager
+from typing import Iterator, Sequence
+
+from ..activity import ActivityEvent, encode
+
+MIGRATIONS = [
+    (
+        "activity-1",
+        """
+        CREATE TABLE activity (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at REAL NOT NULL,
+            client TEXT NOT NULL,
+            action TEXT NOT NULL,
+            subject TEXT NOT NULL DEFAULT '',
+            count INTEGER NOT NULL DEFAULT 0,
+            source_id INTEGER,
+            detail TEXT NOT NULL DEFAULT '{}'
+        );
+        """,
+    )
+]
+
+_COLUMNS = "id, at, client, action, subject, count, source_id, detail"
+
+
+def _event(row: Sequence) -> ActivityEvent:
+    return ActivityEvent(id=row[0], at=row[1], client=row[2], action=row[3], subject=row[4], count=row[5],
+                         source_id=row[6], detail=json.loads(row[7]))
+
+
+class ActivitySQL:
+    """Mixin of :class:`engine.store.Store`: the activity log, and a read snapshot to follow it by."""
+
+    conn: sqlite3.Connection
+    _lock: threading.RLock
+
+    def insert_activity(self, event: ActivityEvent, keep: int) -> int:
+        """One line (inside the caller's transaction); lines beyond the newest ``keep`` go."""
+        cur = self.conn.execute(
+            "INSERT INTO activity (at, client, action, subject, count, source_id, detail) VALUES (?,?,?,?,?,?,?)",
+            (event.at, event.client, event.action, event.subject, event.count, event.source_id, encode(event.detail)))
+        event_id = int(cur.lastrowid)
+        self.conn.execute("DELETE FROM activity WHERE id <= ?", (event_id - keep,))
+        return event_id
+
+    def last_activity_id(self) -> int:
+        """The newest line's id (0 for none): a cursor that moves with every logged commit."""
+        with self._lock:
+            row = self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'activity'").fetchone()
+        return int(row[0]) if row else 0
+
+    def activity_after(self, cursor: int) -> list[ActivityEvent]:
+        with self._lock:
+            rows = self.conn.execute(f"SELECT {_COLUMNS} FROM activity WHERE id > ? ORDER BY id", (cursor,)).fetchall()
+        return [_event(r) for r in rows]
+
+    def activity_lines(self, limit: int, before: int | None = None) -> list[ActivityEvent]:
+        """The newest ``limit`` lines (older than id ``before``), newest first."""
+        with self._lock:
+            rows = self.conn.execute(f"SELECT {_COLUMNS} FROM activity WHERE id < ? ORDER BY id DESC LIMIT ?",
+                                     (before if before is not None else 2**62, limit)).fetchall()
+        return [_event(r) for r in rows]
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Read as of one moment: the reads inside see one committed state (WAL keeps it while
+        other processes go on writing), so a memory's state and its cursor in the log agree.
+        Nothing may write inside."""
+        with self._lock:
+            if self.conn.in_transaction:  # inside a write transaction: its own view is the one
+                yield
+                return
+            self.conn.execute("BEGIN")
+            try:
+                yield
+            finally:
+                self.conn.execute("COMMIT")

@@ -1,0 +1,112 @@
+"""The feedback memory: a mark moves the hit at once, for the query and queries like it, in every
+strategy; it can be withdrawn; a corrupt log falls back to no feedback."""
+
+import io
+
+import pytest
+
+from mnemoscope.app.cli import main
+from mnemoscope.engine import Memory
+from mnemoscope.engine.rank import FeedbackError
+
+QUERY = "what does Maya bake"
+
+
+def ids(rec):
+    return [h.item.id for h in rec.hits]
+
+
+@pytest.mark.parametrize("strategy", ["fused", "bm25", "hybrid"])
+def test_one_mark_lifts_the_item_at_once_and_names_why(mem, strategy):
+    first = mem.recall(QUERY, strategy=strategy)
+    target = ids(first)[5]
+    mem.feedback(first.token, [target])
+    again = mem.recall(QUERY, strategy=strategy)
+    assert ids(again)[0] == target
+    note = again.hits[0].taught
+    assert note.used and note.similarity == pytest.approx(1.0) and note.marks == 1
+    assert note.describe() == f"marked used for {QUERY!r} (similarity 1.00, 1 mark)"
+    sunk = [h for h in mem.recall(QUERY, strategy=strategy, top_k=100).hits if h.taught and not h.taught.used]
+    assert sunk and all(-1 < h.taught.lift < 0 for h in sunk)  # ignored: down, by less than a use lifts
+
+
+def test_the_lift_reaches_alike_queries_grows_with_marks_and_spares_unrelated_ones(mem):
+    unrelated = ids(mem.recall("marathon training plan", strategy="fused"))
+    first = mem.recall(QUERY, strategy="fused")
+    target = ids(first)[8]
+    mem.feedback(first.token, [target])
+    alike = "what did Maya bake?"
+    one = mem.recall(alike, strategy="fused")
+    note = next(h.taught for h in one.hits if h.item.id == target)
+    assert 0.3 < note.similarity <= 1.0 and ids(one).index(target) < 8
+    rec = mem.recall(QUERY, strategy="fused")
+    mem.feedback(rec.token, [target])
+    two = next(h.taught for h in mem.recall(alike, strategy="fused").hits if h.item.id == target)
+    assert two.marks == 2 and two.lift > note.lift
+    assert ids(mem.recall("marathon training plan", strategy="fused")) == unrelated
+
+
+def test_marks_fade_with_time(mem):
+    rec = mem.recall(QUERY, strategy="fused")
+    target = ids(rec)[6]
+    mem.feedback(rec.token, [target])
+    fresh = mem.recall("what did Maya bake?", strategy="fused")
+    for mark in mem.ranker.marks.marks.values():
+        mark.at -= 365 * 86_400  # a year ago
+    aged = mem.recall("what did Maya bake?", strategy="fused")
+    lifts = [next((h.taught.lift for h in r.hits if h.item.id == target), 0.0) for r in (fresh, aged)]
+    assert lifts[0] > lifts[1]
+
+
+def test_undo_takes_the_effect_away_and_a_second_undo_changes_nothing(mem):
+    before = mem.recall(QUERY, strategy="fused")
+    event = mem.feedback(before.token, [ids(before)[5]]).event_id
+    assert ids(mem.recall(QUERY, strategy="fused")) != ids(before)
+    assert mem.ranker.undo(event).changed
+    assert ids(mem.recall(QUERY, strategy="fused")) == ids(before)
+    status = mem.ranker.status()
+    assert (status.events, status.trusted_items, status.marks) == (0, 0, 0)
+    generation = mem.store.ranker_generation()
+    again = mem.ranker.undo(event)
+    assert not again.changed and mem.store.ranker_generation() == generation
+    with pytest.raises(FeedbackError, match="no feedback event 999"):
+        mem.ranker.undo(999)
+
+
+def test_undo_in_one_process_is_gone_at_the_next_recall_in_another(mem):
+    rec = mem.recall(QUERY, strategy="fused")
+    event = mem.feedback(rec.token, [ids(rec)[5]]).event_id
+    with Memory(mem.path, fused_signals="") as other:
+        assert other.recall(QUERY, strategy="fused").hits[0].taught is not None
+        out = io.StringIO()
+        assert main(["--store", str(mem.path), "feedback", "undo", str(event)], out) == 0
+        assert "withdrawn" in out.getvalue()
+        assert other.recall(QUERY, strategy="fused").hits[0].taught is None
+
+
+def test_undo_of_an_unknown_or_malformed_event_is_one_line_and_exit_2(mem, capsys):
+    path = str(mem.path)
+    for bad in ("42", "x", "-1", str(2 ** 64)):
+        assert main(["--store", path, "feedback", "undo", bad], io.StringIO()) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("mnemoscope: error:")
+
+
+def test_a_corrupt_feedback_log_is_reported_and_recall_falls_back_to_no_feedback(mem):
+    plain = ids(mem.recall(QUERY, strategy="fused"))
+    rec = mem.recall(QUERY, strategy="fused")
+    mem.feedback(rec.token, [ids(rec)[5]])
+    items = mem.store.counts()["items"]
+    with mem.store.transaction():
+        mem.store.conn.execute("UPDATE feedback_events SET used = 'not json'")
+    path = mem.path
+    mem.close()
+    with Memory(path, fused_signals="") as again:
+        status = again.ranker.status()
+        assert status.state.startswith("no feedback") and "feedback event 1 cannot be read" in status.state
+        assert ids(again.recall(QUERY, strategy="fused")) == plain
+        assert again.store.counts()["items"] == items
+        with pytest.raises(FeedbackError, match="corrupt"):
+            again.feedback(again.recall(QUERY, strategy="fused").token, [plain[0]])
+        again.ranker.reset()
+        assert again.ranker.status().state == "heuristic"
