@@ -93,7 +93,7 @@ async def test_every_table_fits_at_either_layout_and_again_after_a_resize(demo_a
 
 
 async def test_a_screen_loads_once_when_first_shown_and_the_areas_load_in_workers(demo_app, monkeypatch):
-    from mnemoscope.engine.extensions import extension_factories
+    from mnemoscope.engine.extensions import area_factories
 
     loads: list[str] = []
     original = BaseScreen._refresh_if_ready
@@ -105,7 +105,7 @@ async def test_a_screen_loads_once_when_first_shown_and_the_areas_load_in_worker
     monkeypatch.setattr(BaseScreen, "_refresh_if_ready", counting)
     monkeypatch.setattr(Services, "warm_up", lambda self: None)  # the screens are the first to need the areas
     loaded_on: dict[str, str] = {}
-    for area in extension_factories():
+    for area in area_factories():
         def load(self, original=area.load, name=area.__name__) -> None:
             loaded_on[name] = threading.current_thread().name
             original(self)
