@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from mnemoscope.engine import Memory
-from mnemoscope.engine.knowledge.service import KnowledgeError
+from mnemoscope.engine.errors import KnowledgeError
 from mnemoscope.engine.recall import RecallError
 
 from tests.support.stores import store_checksum
