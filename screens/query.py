@@ -163,7 +163,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         mem = self.services.mem
         if mem is None:
             return
-        self.source_names = {s.id: s.name for s in mem.sources()}
+        self.source_names = self.services.source_names()
         strategies = self.services.strategies()
         select = self.query_one("#query-strategy", Select)
         current = select.value if self.strategy_chosen else None
@@ -210,6 +210,8 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
             timeline["worker"] = time.perf_counter()
             result = services.recall(text, **options)
             timeline["engine_done"] = time.perf_counter()
+            if any(h.item.source_id not in self.source_names for h in result.hits):  # a source another process added
+                self.source_names = services.source_names()
             self.score_terms = services.score_terms() if result.strategy == "fused" else None
             return result
 

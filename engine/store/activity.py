@@ -6,6 +6,7 @@ import json
 import sqlite3
 import threading
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..activity import ActivityEvent, encode
@@ -83,3 +84,28 @@ class ActivitySQL:
                 yield
             finally:
                 self.conn.execute("COMMIT")
+
+
+class ChangeWatch:
+    """Whether anyone committed to a store since the last look: SQLite's ``PRAGMA data_version``
+    on a connection of its own (read-only, never in a transaction), so that a tick costs the same
+    at any size and never waits for the store's main connection, which a long write may hold."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
+                                    check_same_thread=False)
+        self.version = self._read()
+
+    def _read(self) -> int:
+        return self.conn.execute("PRAGMA data_version").fetchone()[0]
+
+    def changed(self) -> bool:
+        """True once for each look after another connection (of any process) committed."""
+        version = self._read()
+        if version == self.version:
+            return False
+        self.version = version
+        return True
+
+    def close(self) -> None:
+        self.conn.close()
