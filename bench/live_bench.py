@@ -159,25 +159,39 @@ def mcp_round_trip(store: Path, n: int, strategy: str) -> dict[str, Any]:
             "ping_ms": percentiles(ping), "added_p50_ms": statistics.median(server) - statistics.median(engine)}
 
 
-def contention(store: Path, n: int, strategy: str) -> dict[str, Any]:
-    """Recall idle, while another process remembers conversations non-stop, and idle again."""
+def contention(store: Path, n: int, strategy: str, refresh_interval: float | None = None) -> dict[str, Any]:
+    """Recall idle; while another process remembers conversations non-stop into *another* store
+    (the same CPU taken, nothing to follow: on a shared machine this separates the cost of
+    following a writer from the cost of sharing the CPU); while it does so into this store; and
+    idle again. With ``refresh_interval`` 0 the reader takes in every commit before its next recall."""
     from mnemoscope.engine import Memory
 
-    mem = Memory(store)
+    other = store.with_name(store.stem + "-other.db")
+    shutil.copy(store, other)
+    mem = Memory(store, **({} if refresh_interval is None else {"refresh_interval": refresh_interval}))
     mem.warm_up()
     for k in range(3):
         mem.recall(query(k), strategy=strategy)
-    idle = [timed(lambda: mem.recall(query(k), strategy=strategy)) for k in range(n)]
+
+    def recalls() -> list[float]:
+        return [timed(lambda: mem.recall(query(k), strategy=strategy)) for k in range(n)]
+
+    idle = recalls()
+    elsewhere = Background(WRITER, other, pause=0.0)
+    control = recalls()
+    elsewhere.lines()
     writer = Background(WRITER, store, pause=0.0)
-    busy = [timed(lambda: mem.recall(query(k), strategy=strategy)) for k in range(n)]
+    busy = recalls()
     commits = sum(line.startswith("committed") for line in writer.lines())
     mem.refresh()
     followed = mem.index.n_items
-    idle += [timed(lambda: mem.recall(query(k), strategy=strategy)) for k in range(n)]
+    idle += recalls()
     mem.close()
-    return {"strategy": strategy, "idle_ms": percentiles(idle), "ingesting_ms": percentiles(busy),
+    return {"strategy": strategy, "refresh_interval_s": mem.settings.refresh_interval, "idle_ms": percentiles(idle),
+            "other_store_ms": percentiles(control), "ingesting_ms": percentiles(busy),
             "sources_committed_meanwhile": commits, "items_followed": followed,
-            "p95_ratio": percentiles(busy)["p95"] / percentiles(idle)["p95"]}
+            "p95_ratio": percentiles(busy)["p95"] / percentiles(idle)["p95"],
+            "p95_ratio_to_other_store": percentiles(busy)["p95"] / percentiles(control)["p95"]}
 
 
 def locked(store: Path, n: int, strategies: list[str], hold: float = 3.0) -> dict[str, Any]:
@@ -241,7 +255,8 @@ def main() -> None:
             elif section == "mcp":
                 report["mcp"] = mcp_round_trip(store, args.queries, args.strategy)
             elif section == "contention":
-                report["contention"] = contention(store, args.queries, args.strategy)
+                report["contention"] = [contention(store, args.queries, args.strategy),
+                                        contention(store, args.queries, args.strategy, refresh_interval=0.0)]
             else:
                 report["locked"] = locked(store, max(10, args.queries // 2), [args.strategy, "hybrid"])
     report["load_average_after"] = os.getloadavg()
@@ -264,10 +279,11 @@ def text(report: dict[str, Any]) -> str:
         m = report["mcp"]
         lines.append(f"  MCP recall round trip over stdio ({m['strategy']}): {ms(m['mcp_ms'])}; engine recall {ms(m['engine_ms'])}; "
                      f"added at p50 {m['added_p50_ms']:.1f} ms (a ping's round trip: p50 {m['ping_ms']['p50']:.1f} ms)")
-    if "contention" in report:
-        c = report["contention"]
-        lines.append(f"  recall ({c['strategy']}) while another process ingests: {ms(c['ingesting_ms'])}; idle {ms(c['idle_ms'])}; "
-                     f"p95 ratio {c['p95_ratio']:.2f} ({c['sources_committed_meanwhile']} sources committed meanwhile, "
+    for c in report.get("contention", []):
+        lines.append(f"  recall ({c['strategy']}, following at most every {c['refresh_interval_s']:g} s) while another "
+                     f"process ingests into this store: {ms(c['ingesting_ms'])}; into another store {ms(c['other_store_ms'])}; "
+                     f"idle {ms(c['idle_ms'])}; p95 ratio {c['p95_ratio']:.2f} to idle, {c['p95_ratio_to_other_store']:.2f} "
+                     f"to another store ({c['sources_committed_meanwhile']} sources committed meanwhile, "
                      f"{c['items_followed']:,} items followed)")
     if "locked" in report:
         for strategy, r in report["locked"].items():

@@ -148,6 +148,7 @@ class Memory:
         self._area_lock = threading.RLock()  # one thread loads an area while others wait for it
         self._write_lock = threading.RLock()  # see _one_writer
         self._cursor = 0  # the last activity-log line this memory's state includes
+        self._looked = 0.0  # when refresh last looked at the log (time.monotonic)
         self._external: OpenAIEmbedder | None = None
         self._load()
         for factory in extension_factories() if extensions else []:
@@ -189,6 +190,7 @@ class Memory:
 
         A write running in another thread of this process is not waited for: it refreshed before
         it began, and the next call takes in the rest."""
+        self._looked = time.monotonic()
         if self.activity.last_id() == self._cursor or not self._write_lock.acquire(blocking=False):
             return False
         try:
@@ -458,8 +460,13 @@ class Memory:
                 if name not in SIGNALS or signal_available(self, name)}
 
     def recall(self, query: str, top_k: int = 10, strategy: str | None = None, mode: str = "pro", **options: Any) -> Recall:
-        """Rank items for ``query``. Read-only: the next recall is not affected."""
-        self.refresh()
+        """Rank items for ``query``. Read-only: the next recall is not affected.
+
+        What other processes commit is taken in at most every ``Settings.refresh_interval``
+        seconds (each change costs its first recall some work; a reader following a busy writer
+        pays it once per interval, not once per commit); call :meth:`refresh` to look at once."""
+        if time.monotonic() - self._looked >= self.settings.refresh_interval:
+            self.refresh()
         return recall(self, query, top_k=top_k, strategy=strategy or self.default_strategy, mode=mode, **options)
 
     def feedback(self, token: str, used_ids: Sequence[int], ignored_ids: Sequence[int] = ()) -> Any:
