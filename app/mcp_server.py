@@ -180,10 +180,9 @@ def client_label(ctx: Context) -> str:
 def user_message(exc: BaseException) -> str | None:
     """The one line a refusal says, or None for a crash (the SDK logs it and tells the client
     only that the tool failed)."""
-    from mnemoscope.engine import RequestError
-    from mnemoscope.engine.store import StoreError
+    from mnemoscope.engine.errors import MnemoscopeError
 
-    if isinstance(exc, (ValueError, RequestError, StoreError)) and str(exc).strip():
+    if isinstance(exc, MnemoscopeError) and str(exc).strip():
         return str(exc).strip().splitlines()[0]
     return None
 
