@@ -441,9 +441,9 @@ class Memory:
     def recall(self, query: str, top_k: int = 10, strategy: str | None = None, mode: str = "pro", **options: Any) -> Recall:
         """Rank items for ``query``. Read-only: the next recall is not affected.
 
-        What other processes commit is taken in at most every ``Settings.refresh_interval``
-        seconds (each change costs its first recall some work; a reader following a busy writer
-        pays it once per interval, not once per commit); call :meth:`refresh` to look at once."""
+        What other processes committed is taken in first (each change costs its first recall some
+        work); with ``Settings.refresh_interval`` set, at most that often, so that a reader
+        following a busy writer pays it once per interval, not once per commit."""
         if time.monotonic() - self._looked >= self.settings.refresh_interval:
             self.refresh()
         return recall(self, self.areas, query, top_k=top_k, strategy=strategy or self.default_strategy, mode=mode,
