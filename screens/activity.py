@@ -15,7 +15,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from mnemoscope.app.widgets import clip
-from mnemoscope.screens.base import BaseScreen, set_columns
+from mnemoscope.screens.base import WIDE, BaseScreen, set_columns
 
 if TYPE_CHECKING:
     from mnemoscope.engine.activity import ActivityEvent
@@ -59,7 +59,7 @@ the newest 10,000 changes.
     def __init__(self) -> None:
         super().__init__()
         self.events: list[ActivityEvent] = []
-        self.subject_width = 0
+        self.subject_width = self.client_width = 0
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="activity-main"):
@@ -70,9 +70,11 @@ the newest 10,000 changes.
         self.query_one("#activity-table", DataTable).focus()
 
     def fit_columns(self) -> None:
+        self.client_width = 18 if self.app.size.width >= WIDE else 14
         self.subject_width = set_columns(self.query_one("#activity-table", DataTable),
-                                         (("when", "when", 11), ("client", "client", 14), ("change", "action", 15),
-                                          ("n", "count", 5), ("what", "subject", None)), self.app.size.width)
+                                         (("when", "when", 11), ("client", "client", self.client_width),
+                                          ("change", "action", 15), ("n", "count", 5), ("what", "subject", None)),
+                                         self.app.size.width)
 
     def refresh_data(self) -> None:
         services = self.services
@@ -88,7 +90,7 @@ the newest 10,000 changes.
         table.clear()
         now = time.time()
         for event in events:
-            table.add_row(clock(event.at, now), clip(event.client, 14), event.action.replace(".", " "),
+            table.add_row(clock(event.at, now), clip(event.client, self.client_width), event.action.replace(".", " "),
                           f"{event.count:,}" if event.count else "",
                           clip(short_subject(event.subject), self.subject_width), key=str(event.id))
         if selected is not None and any(e.id == selected.id for e in events):  # the same line stays selected
