@@ -240,8 +240,8 @@ def build_server(mem: "Memory") -> MCPServer:
 
         `source` names what you store: remembering again under the same name replaces it (send the
         whole conversation each time to keep one growing conversation up to date). Without it,
-        the name is made of the title (or the first words) and a hash of the content, so
-        remembering the same content twice stores it once.
+        the name is made of the first words and a hash of the content, so remembering the same
+        content twice stores it once.
         Returns the source id and the stored item ids."""
         if (messages is None) == (text is None):
             raise ToolError("give either messages (a conversation) or text (a document), not both or neither")
@@ -353,7 +353,7 @@ def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | 
             parsed.source.meta["title"] = title
             for item in parsed.items:
                 item.title = " › ".join(p for p in (title, item.title) if p)
-    label = title or " ".join(parsed.items[0].text.split()[:6])
+    label = " ".join(parsed.items[0].text.split()[:6])  # from the content alone: the same content, the same name
     label = (label if len(label) <= 48 else label[:47] + "…").replace("/", "-")
     parsed.source.name = source or f"mcp:{client}/{label} ({parsed.source.content_hash[:8]})"
     report = mem.ingest_parsed([parsed]).sources[0]
