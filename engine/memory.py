@@ -103,7 +103,7 @@ class Memory:
 
     def _load(self) -> None:
         """(Re)build the in-memory index from the store, as of one moment (see :meth:`refresh`)."""
-        with self.store.snapshot():
+        with self.store.reading():
             self._cursor = self.activity.last_id()
             self._load_index()
 
@@ -139,7 +139,7 @@ class Memory:
         if self.activity.last_id() == self._cursor or not self._write_lock.acquire(blocking=False):
             return False
         try:
-            with self.store.snapshot():
+            with self.store.reading():
                 changes, cursor = self.activity.changes(self._cursor)
                 if changes.everything:
                     self._load()
@@ -244,7 +244,7 @@ class Memory:
             with self._area_locks[name]:
                 if name not in self._loaded:
                     self.refresh()  # the area reads the store as it is now: the core must not lag behind it
-                    with self.store.snapshot():
+                    with self.store.reading():
                         if self.activity.last_id() != self._cursor:  # a commit came in between (or a write is running)
                             self._cursor = -1  # the next refresh reads everything again, the area included
                         area.load()

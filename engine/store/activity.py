@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Sequence
 
 from ..activity import ActivityEvent, encode
 
@@ -38,7 +37,7 @@ def _event(row: Sequence) -> ActivityEvent:
 
 
 class ActivitySQL:
-    """Mixin of :class:`engine.store.Store`: the activity log, and a read snapshot to follow it by."""
+    """Mixin of :class:`engine.store.Store`: the activity log."""
 
     conn: sqlite3.Connection
     _lock: threading.RLock
@@ -69,21 +68,6 @@ class ActivitySQL:
             rows = self.conn.execute(f"SELECT {_COLUMNS} FROM activity WHERE id < ? ORDER BY id DESC LIMIT ?",
                                      (before if before is not None else 2**62, limit)).fetchall()
         return [_event(r) for r in rows]
-
-    @contextmanager
-    def snapshot(self) -> Iterator[None]:
-        """Read as of one moment: the reads inside see one committed state (WAL keeps it while
-        other processes go on writing), so a memory's state and its cursor in the log agree.
-        Nothing may write inside."""
-        with self._lock:
-            if self.conn.in_transaction:  # inside a write transaction: its own view is the one
-                yield
-                return
-            self.conn.execute("BEGIN")
-            try:
-                yield
-            finally:
-                self.conn.execute("COMMIT")
 
 
 class ChangeWatch:
