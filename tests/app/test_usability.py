@@ -190,7 +190,7 @@ async def test_help_lists_every_global_key(demo_app):
                     shown = "Ctrl+" + key[5:].upper()
                 elif key.startswith("f") and key[1:].isdigit():
                     shown = key.upper()
-                assert shown in GLOBAL_KEYS or key in "1234567", f"{key} is not in the help"
+                assert shown in GLOBAL_KEYS or key in "12345678", f"{key} is not in the help"
 
 
 async def test_the_palette_offers_one_screenshot_command(demo_app):
