@@ -12,7 +12,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from mnemoscope.app.cli import main
-from tests.core.conftest import store_checksum
+from tests.support.stores import store_checksum
 
 ROOT = Path(__file__).resolve().parents[2]
 
