@@ -14,11 +14,9 @@ from typing import Any
 
 import platformdirs
 
+from .errors import ConfigError
+
 ENV_PREFIX = "MNEMOSCOPE_"
-
-
-class ConfigError(ValueError):
-    """A setting has an unknown name or a value of the wrong kind."""
 
 
 def default_store_path() -> Path:
@@ -53,6 +51,7 @@ class Settings:
     # ranker (engine/rank): the fused strategy, recall tokens, feedback
     fused_signals: str = "auto"  # extra signals fused besides bm25 and dense: "auto" (every registered one) or a comma list
     token_ttl_hours: float = 168.0  # a recall token accepts feedback this long (one week)
+    refresh_interval: float = 0.0  # seconds a recall may lag behind other processes' commits (0: none; see Memory.recall)
     trust_half_life_days: float = 45.0  # per-item trust decays toward neutral with this half-life
     coaccess_half_life_days: float = 30.0  # co-access edge weights halve in this long; weak edges are pruned
     ranker_seed: int = 7  # seeds the model's initial weights, replay sampling and the held-out split
@@ -116,7 +115,9 @@ class Settings:
     image_embed_model: str = ""  # e.g. jina-clip-v2: shared photos are embedded at ingest and searched by text
     image_embed_base_url: str = ""
     image_batch_size: int = 8  # images per /embeddings request (each travels base64-encoded)
+    image_allow_hosts: str = ""  # hosts a document's image URL may name although not public (comma list: "nas.local,10.0.0.5")
     request_timeout: float = 30.0
+    lock_timeout: float = 30.0  # seconds a write waits for another process's write lock before saying who holds it
     max_retries: int = 3
     # limits
     max_query_chars: int = 20_000

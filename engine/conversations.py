@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterable, Sequence
 
+from .errors import MnemoscopeError
 from .records import Item, ParsedSource, Source
 
 KEPT_ROLES = ("user", "assistant")
@@ -35,7 +36,7 @@ ROLES = KEPT_ROLES + SKIPPED_ROLES
 TEXT_PARTS = ("text", "input_text", "output_text")  # the content part types whose "text" is kept
 
 
-class ChatFormatError(ValueError):
+class ChatFormatError(MnemoscopeError, ValueError):
     """A conversation that breaks its format; ``line`` is where the bad message starts, if known."""
 
     def __init__(self, message: str, line: int | None = None) -> None:
@@ -152,7 +153,7 @@ def conversation(name: str, messages: Sequence[Message], *, fmt: str, meta: dict
 
 def is_openai_line(text: str) -> bool:
     """Whether a JSON-lines file holds OpenAI messages (its first object has a ``role``)."""
-    for line in text.splitlines():
+    for line in text.split("\n"):  # JSON Lines ends a line at \n only (a string may hold U+2028)
         if line.strip():
             try:
                 first = json.loads(line)
@@ -165,7 +166,7 @@ def is_openai_line(text: str) -> bool:
 def read_openai_jsonl(name: str, text: str, digest: str) -> ParsedSource:
     """One message per line; blank lines are skipped; the whole file is one conversation."""
     messages = []
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:

@@ -27,9 +27,11 @@ def test_an_embedder_that_knows_nothing_earns_no_weight(tmp_path, openai_server)
 def test_an_embedder_that_carries_meaning_earns_its_weight_and_keeps_it(tmp_path, openai_server):
     lexical = HashEmbedder(64)
     openai_server.on_embeddings = lambda texts: lexical.embed(texts).tolist()
-    with embedding_memory(tmp_path / "h.db", openai_server) as mem:
+    with embedding_memory(tmp_path / "h.db", openai_server) as mem, \
+            embedding_memory(tmp_path / "h.db", openai_server) as follower:  # open before anything was measured
         mem.ingest(CONVERSATION)
         earned = mem.dense_weight()
+        assert follower.refresh() and follower.dense_weight() == earned  # the activity log tells it
         curve = mem.stats()["dense_calibration"]["mrr"]
         assert earned > 0.0 and curve[f"{earned:.1f}"] > curve["0.0"]
         asked = openai_server.count("embeddings")
