@@ -74,11 +74,13 @@ class Services:
         return short_path(self.mem.path)
 
     def target_path(self) -> Path:
+        """The store to open: the one given, else the configured one (environment, env file,
+        config file), else the default."""
         if self.store_path:
             return self.store_path
-        from mnemoscope.engine.config import default_store_path
+        from mnemoscope.engine.config import Settings
 
-        return default_store_path()
+        return (self.settings or Settings.load()).store_path
 
     def open(self, path: str | Path | None = None) -> "Memory":
         """Open ``path`` (or the configured store); the previous store is closed only on success."""
