@@ -180,9 +180,6 @@ class Services:
     def recall(self, query: str, **options: Any):
         return self.memory.recall(query, **options)
 
-    def is_empty(self) -> bool:
-        return self.mem is not None and not self.mem.counts().get("items", 0)
-
     # -- writing ------------------------------------------------------------------------------
 
     def load_demo(self, progress: Progress | None = None, cancelled: Cancelled | None = None):
