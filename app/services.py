@@ -158,14 +158,11 @@ class Services:
             if mem is self.mem:  # a store closed meanwhile (another was opened) needs no warming
                 raise
 
-    def strategies(self) -> list[str]:
-        """The recall strategies the open engine offers (fused first when it exists)."""
-        names = sorted(self.memory.strategies())
-        return sorted(names, key=lambda n: (n != "fused", n != "hybrid", n))
-
-    def strategy_doc(self, name: str) -> str:
-        """What a strategy does, in the engine's own words."""
-        return self.memory.strategies().get(name, "")
+    def strategies(self) -> dict[str, str]:
+        """The recall strategies the open engine can run (fused first when it exists), each with
+        what it does in the engine's own words."""
+        docs = self.memory.strategies()
+        return {name: docs[name] for name in sorted(docs, key=lambda n: (n != "fused", n != "hybrid", n))}
 
     def score_terms(self) -> tuple[dict[str, float], float] | None:
         """The ranker's heuristic weights and λ (how a fused score is made), when there is a ranker."""

@@ -52,12 +52,20 @@ A = TypeVar("A", bound=Area)
 TEXT_VECTORS = ("hash-", "openai:")
 
 
+# What each write is called while it runs, for a process that waits for its lock (StoreBusy).
+_ACTIVITIES = {"ingest_parsed": "ingesting", "import_": "importing", "reindex": "reindexing", "clear": "clearing the store",
+               "delete_item": "deleting", "delete_source": "deleting"}
+
+
 def _one_writer(method: Callable[..., Any]) -> Callable[..., Any]:
     """A write that may span several transactions (an ingest of many sources, an import) runs
-    alone: another thread's write waits for it instead of interleaving with it."""
+    alone: another thread's write waits for it instead of interleaving with it. While it runs,
+    the store names it to other processes (``StoreBase.activity``)."""
+    label = _ACTIVITIES.get(method.__name__, "writing")
+
     @functools.wraps(method)
     def exclusive(self: "Memory", *args: Any, **kwargs: Any) -> Any:
-        with self._write_lock:
+        with self._write_lock, self.store.activity(label):
             return method(self, *args, **kwargs)
 
     return exclusive
