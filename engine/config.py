@@ -331,14 +331,15 @@ _env_file = _EnvFile()
 def env_file(path: str | Path | None) -> Iterator[list[str]]:
     """Within the block, every :meth:`Settings.load` in this process also reads ``path``, a file of
     ``NAME=value`` lines (``#`` comments, optional quotes, an optional ``export``), under the
-    environment; yields the variables it set, so that the caller can say it was read. With
-    ``None`` nothing is read (a ``.env`` is never read unless named)."""
+    environment; yields the names of the settings it holds (``MNEMOSCOPE_*`` and ``OPENAI_API_KEY``:
+    other lines are left alone), so that the caller can say it was read. With ``None`` nothing is
+    read (a ``.env`` is never read unless named)."""
     variables = _read_env_file(Path(path)) if path is not None else {}
     with _env_file.lock:
         previous = _env_file.variables, _env_file.label
         _env_file.variables, _env_file.label = variables, f"{path}: " if path is not None else ""
     try:
-        yield sorted(variables)
+        yield sorted(v for v in variables if v.startswith(ENV_PREFIX) or v == "OPENAI_API_KEY")
     finally:
         with _env_file.lock:
             _env_file.variables, _env_file.label = previous

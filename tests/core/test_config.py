@@ -78,7 +78,7 @@ def test_a_dotenv_in_the_working_folder_changes_nothing(tmp_path, monkeypatch, o
 def test_an_env_file_is_read_when_named_and_says_so(tmp_path, capsys, user_config):
     named = tmp_path / "named.db"
     settings = tmp_path / "work.env"
-    settings.write_text(f"# for this project\nexport MNEMOSCOPE_STORE='{named}'\nMNEMOSCOPE_CANDIDATE_K=50\n")
+    settings.write_text(f"# for this project\nexport MNEMOSCOPE_STORE='{named}'\nMNEMOSCOPE_CANDIDATE_K=50\nDEBUG=1\n")
     code, out = cli("--env-file", settings, "stats", "--json")
     assert code == 0 and json.loads(out)["store"] == str(named)
     assert capsys.readouterr().err == (f"mnemoscope: settings read from {settings}: "
