@@ -30,7 +30,7 @@ from .conftest import ROOT, damage, file_digest, run_python, store_checksum
 RUNNER = r'''
 import contextlib, io, json, os, sys, traceback
 from mnemoscope.app.cli import main
-from tests.core.conftest import store_checksum
+from tests.support.stores import store_checksum
 
 cases = json.load(open(sys.argv[1]))
 recording, events = [False], []
