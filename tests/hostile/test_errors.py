@@ -80,11 +80,12 @@ if os.geteuid() == 0:  # root writes anything: become a user who may only read
     os.setgid(65534)
     os.setuid(65534)
 runs = []
-for argv in (["recall", "harbour lanterns", "--json"], ["ingest", folder]):
+for argv in (["stats"], ["recall", "harbour lanterns", "--json"], ["ingest", folder]):
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["--store", store, *argv], out=out)
     runs.append([code, out.getvalue(), err.getvalue()])
+    os.environ["XDG_CONFIG_HOME"] = os.path.dirname(store)  # the first run: a config folder it may not enter
 print(json.dumps(runs))
 """
 
@@ -100,7 +101,8 @@ def test_a_read_only_store_answers_recall_and_refuses_changes_in_one_line(store,
         before = store_checksum(path)
         run = run_python(READ_ONLY, tmp_path / "scratch.db", folder / "new.txt", path)
         assert run.returncode == 0, run.stderr
-        (code, out, err), (refused, _, why) = json.loads(run.stdout.splitlines()[-1])
+        (unconfigured, _, config), (code, out, err), (refused, _, why) = json.loads(run.stdout.splitlines()[-1])
+        assert unconfigured == 2 and config.count("\n") == 1 and "config.toml: not a readable TOML config file" in config
         assert code == 0 and '"hits": [{' in out.splitlines()[-1], err
         assert refused == 2 and why.count("\n") == 1
         assert "is read-only: recall and browsing work, changes do not; nothing was changed" in why
