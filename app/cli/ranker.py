@@ -9,6 +9,8 @@ from pathlib import Path
 from argparse import ArgumentTypeError
 from typing import Any, TextIO
 
+from mnemoscope.engine.files import atomic_writer
+
 from . import core
 from .parsing import plain_int
 
@@ -107,7 +109,8 @@ def reset(args: argparse.Namespace, out: TextIO) -> int:
 def export(args: argparse.Namespace, out: TextIO) -> int:
     with core.open_memory(args) as mem:
         data = mem.ranker.export()
-    Path(args.file).write_text(json.dumps(data, ensure_ascii=False, default=str), encoding="utf-8")
+    with atomic_writer(args.file) as fh:  # private, whole or not at all, and only onto a file
+        fh.write(json.dumps(data, ensure_ascii=False, default=str).encode("utf-8"))
     out.write(f"ranker exported to {args.file} ({len(data['feedback'])} feedback event(s))\n")
     return 0
 
