@@ -30,7 +30,9 @@ def written(text, heading="Hut Etiquette"):
     "Quiet hours start around 22:00 and boots stay in the boot room.",
 ])
 def test_a_predicate_is_a_verb_group_never_a_conjunction_noun_or_adjective(text):
-    for _subject, predicate, _object in written(text):
+    facts = written(text)
+    assert facts, f"no fact read from {text!r}"
+    for _subject, predicate, _object in facts:
         assert predicate.split()[0] not in ("and", "pulmonary", "cerebral", "hours", "colleagues")
         assert any(is_verb(w) for w in predicate.split()), predicate
 
