@@ -9,17 +9,19 @@ user can act on (a ``MnemoscopeError``) print one line and exit 2; what the comm
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from typing import TextIO
 
-from . import core, evaluate, images, knowledge, mcp, ranker, topics
+from . import check, core, evaluate, images, knowledge, mcp, ranker, topics
 from .common import store_path
+from .parsing import Parser
 
-COMMAND_MODULES = [core, evaluate, knowledge, ranker, topics, images, mcp]
+COMMAND_MODULES = [core, evaluate, knowledge, ranker, topics, images, mcp, check]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mnemoscope", description="Explore, curate and teach an agent memory store.")
+    parser = Parser(prog="mnemoscope", description="Explore, curate and teach an agent memory store.")
     parser.add_argument("--store", help="store file (default: $MNEMOSCOPE_STORE or the user data directory)")
     parser.add_argument("--demo", action="store_true", help="open the app on a temporary store with the demo content")
     sub = parser.add_subparsers(dest="command", metavar="command")
@@ -31,7 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed in one line
+        return int(exc.code or 0)
     if args.command is None:
         from mnemoscope.app.tui import run
 
@@ -44,6 +49,9 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     except MnemoscopeError as exc:  # meant for the person: one line; anything else is a bug, with its traceback
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"mnemoscope: error: {message}", file=sys.stderr)
+        return 2
+    except sqlite3.DatabaseError as exc:  # met while reading rows (the store translates what its statements raise)
+        print(f"mnemoscope: error: the store failed ({exc}); `mnemoscope check` checks it", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("mnemoscope: interrupted", file=sys.stderr)

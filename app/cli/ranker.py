@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from argparse import ArgumentTypeError
 from pathlib import Path
 from typing import Any, TextIO
 
 from .common import UsageError, emit, open_memory
+from .parsing import plain_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,8 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _ids(text: str, what: str) -> list[int]:
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
+        return [plain_int(x.strip()) for x in text.split(",") if x.strip()]
+    except ArgumentTypeError:
         raise UsageError(f"--{what} expects comma-separated item ids, got {text!r}") from None
 
 
