@@ -97,7 +97,6 @@ _REASON = re.compile(r"\b(?:because|since|so that|in order to|to help|as a way t
 _METHOD = re.compile(r"\b(?:by|using|through|via)\s+([^.,;!?]+)", re.I)
 _NEXT_WORD = re.compile(r"\s+(\w+)")
 _DASH = re.compile(r"\s[-–—]\s|—|(?<!\d)–|–(?!\d)")  # a dash between clauses, not a range ("12–14%")
-_ASIDE = re.compile(r"\s*\([^()]*\)")  # "(HAPE)", "(2023)": an aside inside a clause, not a break in it
 _MARKS = frozenset(",;:.!?()\"")
 _LEADING_MARKS = " \"'(-*•#>0123456789.)"
 _EXPAND = {"m": "am", "re": "are", "ve": "have", "ll": "will", "d": "would", "s": "is"}
@@ -264,7 +263,7 @@ class RuleExtractor:
         times = find_times(sentence, item.timestamp)
         ctx = _Sentence(item, sentence, speaker, self._you if speaker else "", referent, times,
                         times[0].value if times else None)
-        tokens = _join_adjective_lists(_TOKEN.findall(_DASH.sub(", ", _ASIDE.sub("", sentence)))) + ["."]
+        tokens = _join_adjective_lists(_TOKEN.findall(_DASH.sub(", ", sentence))) + ["."]
         clause: list[str] = []
         opener = ""  # the word or mark before the clause; "" at the sentence start
         for n, tok in enumerate(tokens):
@@ -424,8 +423,8 @@ def _plain_subject(words_: list[str], at_start: bool) -> _Subject | None:
         return None
     if first in FORMS and first not in BASES:
         return None  # "Reminds me it's …", "Went to …": a verb, the subject left out; "-ing" is a gerund's
-    if start == 0 and first in BASES and not (start + 1 < len(words_) and _opens_copula(words_[start + 1])):
-        return None  # "Book ahead", "Add electrolytes": an imperative (but "Snow can fall", "The work builds" are subjects)
+    if first in BASES and not (start + 1 < len(words_) and _opens_copula(words_[start + 1])):
+        return None  # "Book ahead", "Add electrolytes": an imperative (but "Snow can fall" is a subject)
     end = _noun_phrase_end(words_, start)
     if end == start or end - start > 3:
         return None
@@ -436,8 +435,8 @@ def _plain_subject(words_: list[str], at_start: bool) -> _Subject | None:
 def _noun_phrase_end(words_: list[str], start: int) -> int:
     """Where the verb group begins after a noun phrase starting at ``start`` (a word that can be
     a verb but is followed by an auxiliary, as in "Coil folds are", is still the noun)."""
-    end = conjunct = start  # "pulmonary oedema and cerebral oedema": each conjunct as long as a noun phrase
-    while end < len(words_) and end - conjunct < MAX_SUBJECT_WORDS:
+    end = start
+    while end < len(words_) and end - start < MAX_SUBJECT_WORDS:
         low = words_[end].lower()
         if not words_[end][:1].isalnum() or low in _DETERMINERS or low in _PARTICLES or low in _POSSESSIVES \
                 or low in _PERSONAL:
@@ -452,8 +451,6 @@ def _noun_phrase_end(words_: list[str], start: int) -> int:
                 and not (end > 0 and (low in BASES and not words_[end - 1].endswith("s")  # "air rescue service"
                                           or words_[end - 1].lower() in _QUANTITIES)):  # "Five turns share"
             break
-        if low in ("and", "or"):
-            conjunct = end + 1
         end += 1
     return end
 
