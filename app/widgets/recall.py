@@ -27,15 +27,20 @@ def signal_codes(sources: list[str]) -> str:
 
 
 def hit_source_label(hit: "Hit", source_names: dict[int, str], width: int = 22) -> str:
-    """Where a hit comes from, short: ``D3:12 Maya`` for a turn, the file's stem for a chunk."""
+    """Where a hit comes from, short: ``D3:12 Maya`` for a turn with a dialogue id, the
+    conversation and the speaker for a turn numbered by its place in a chat (``trip Maya``: an
+    agent's conversations are told apart by name, not by "0 User"), the file's stem for a chunk."""
     item = hit.item
-    if item.kind == "turn" and item.key:
-        label = f"{item.key} {item.speaker or ''}".strip()
-    elif item.kind == "note":
+    if item.kind == "note":
         label = "note " + (item.title or str(item.id))
+    elif item.kind == "turn" and item.key and not item.key.isdigit():
+        label = f"{item.key} {item.speaker or ''}".strip()
     else:
         name = source_names.get(item.source_id, "?")
         label = Path(name.split("#")[0]).stem
+        if item.kind == "turn" and item.speaker:
+            room = max(width - len(item.speaker) - 1, 4)
+            label = f"{label if len(label) <= room else label[: room - 1] + '…'} {item.speaker}"
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
