@@ -6,7 +6,6 @@ import argparse
 import json
 import time
 from argparse import ArgumentTypeError
-from pathlib import Path
 from typing import Any, TextIO
 
 from mnemoscope.engine.files import atomic_writer
