@@ -531,8 +531,8 @@ class Memory:
         self._load_areas()
         if dry_run:
             return self._cascade([item_id], dry_run=True)
-        source = self.store.source(self.item(item_id).source_id)
-        with self.store.transaction():
+        with self.store.transaction():  # checked again with the write lock held: another process may have deleted it
+            source = self.store.source(self.item(item_id).source_id)
             report = self._cascade([item_id], dry_run=False)
             self.store.delete_item_row(item_id)
             self.activity.record(log_actions.ITEM_DELETED, f"item {item_id} of {source.name if source else '?'}", count=1,
@@ -542,20 +542,24 @@ class Memory:
 
     @_one_writer
     def delete_source(self, source_id: int, dry_run: bool = False) -> dict[str, Any]:
-        source = self.store.source(source_id)
-        if source is None:
-            raise RequestError(f"no source with id {source_id}")
-        ids = self.store.item_ids_of_source(source_id)
+        source, ids = self._source_and_items(source_id)
         self._load_areas()
         if dry_run:
             return {"sources": 1, **self._cascade(ids, dry_run=True)}
-        with self.store.transaction():
+        with self.store.transaction():  # checked again with the write lock held: another process may have changed it
+            source, ids = self._source_and_items(source_id)
             report = self._cascade(ids, dry_run=False)
             self.store.delete_source_row(source_id)
             self.activity.record(log_actions.SOURCE_DELETED, source.name, count=len(ids), source_id=source_id,
                                  removed=log_actions.ranges(ids))
         self.index.remove(ids)
         return {"sources": 1, **report}
+
+    def _source_and_items(self, source_id: int) -> tuple[Source, list[int]]:
+        source = self.store.source(source_id)
+        if source is None:
+            raise RequestError(f"no source with id {source_id}")
+        return source, self.store.item_ids_of_source(source_id)
 
     @_one_writer
     def clear(self) -> None:
