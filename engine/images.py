@@ -174,7 +174,7 @@ class ImagesArea(Area):
             self.mem.index.set_vectors(self.signature, [items[n].id for n in vectors], np.stack(list(vectors.values())))
         self._prepared = None
 
-    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
+    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
         """Image vectors go with their items (foreign-key cascade); the cache keeps what was paid."""
         return {}
 

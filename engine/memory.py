@@ -518,14 +518,14 @@ class Memory:
 
     # -- delete -------------------------------------------------------------------------------
 
-    def _cascade(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
-        report: dict[str, Any] = {"items": len(item_ids)}
+    def _cascade(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
+        report: dict[str, int] = {"items": len(item_ids)}
         for area in self.areas:
             report.update(area.on_delete(item_ids, dry_run))
         return report
 
     @_one_writer
-    def delete_item(self, item_id: int, dry_run: bool = False) -> dict[str, Any]:
+    def delete_item(self, item_id: int, dry_run: bool = False) -> dict[str, int]:
         """Delete one item; facts and episodes that lose their last provenance go with it."""
         self.item(item_id)
         self._load_areas()
@@ -541,7 +541,7 @@ class Memory:
         return report
 
     @_one_writer
-    def delete_source(self, source_id: int, dry_run: bool = False) -> dict[str, Any]:
+    def delete_source(self, source_id: int, dry_run: bool = False) -> dict[str, int]:
         source = self.store.source(source_id)
         if source is None:
             raise RequestError(f"no source with id {source_id}")

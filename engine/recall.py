@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Concatenate, ParamSpec, Sequence, TypeVar
 
 import numpy as np
 
@@ -31,6 +31,10 @@ from .pipeline import MODES, Hit, Query, Ranking, Recall, Signal, Signals, Strat
 
 if TYPE_CHECKING:
     from .area import Area, Engine
+    from .dense import VectorIndex
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 # -- 1. the query -----------------------------------------------------------------------------
@@ -90,7 +94,7 @@ def dense_at(mem: Engine, q: Query, slots: np.ndarray) -> np.ndarray:
     return matrix.scores_at(slots, vec).astype(np.float64)
 
 
-def _dense_query(mem: Engine, q: Query) -> tuple[Any, Any]:
+def _dense_query(mem: Engine, q: Query) -> tuple[np.ndarray | None, VectorIndex | None]:
     """The query vector and its matrix, made once per query (an endpoint is paid once)."""
     if "dense_query" not in q.notes:
         q.notes["dense_query"] = mem.dense_query(q)
@@ -173,8 +177,6 @@ def hybrid(mem: Engine, q: Query, signals: Signals) -> Ranking:
     scan's own candidates, at a fraction of its cost (docs/benchmarks.md).
     """
     s = mem.settings
-    if s.fusion not in ("linear", "rrf"):
-        raise RecallError(f"unknown fusion {s.fusion!r}; choose linear or rrf")
     depth = max(q.top_k, s.candidate_k)
     lists = {"bm25": signals.top("bm25", depth)}
     if s.fusion == "rrf" or len(lists["bm25"]) < q.top_k:
@@ -247,6 +249,6 @@ def recall(mem: Engine, areas: Sequence[Area], text: str, *, top_k: int = 10, st
     return result
 
 
-def _bound(function: Callable[..., Any], mem: Engine) -> Any:
+def _bound(function: Callable[Concatenate[Engine, P], R], mem: Engine) -> Callable[P, R]:
     """``function`` with the memory bound as its first argument, keeping its name and docstring."""
     return functools.update_wrapper(functools.partial(function, mem), function)

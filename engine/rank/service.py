@@ -175,7 +175,7 @@ class RankerArea(Area):
         and its feedback reload this area)."""
         self.on_indexed(added)
 
-    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
+    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
         """Edges and trust rows go with their items (foreign-key cascade); the answer prior is
         retrained from the feedback log as if the deleted items had never been shown."""
         report = self.mem.store.count_ranker_rows(item_ids) if item_ids else {"coaccess_edges": 0, "trust_rows": 0}
