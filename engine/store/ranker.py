@@ -20,6 +20,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from ..errors import FeedbackError
+
 MIGRATIONS = [
     (
         "ranker-1",
@@ -171,14 +173,18 @@ class RankerSQL:
     # -- feedback log -------------------------------------------------------------------------
 
     def insert_feedback(self, token: TokenRow, created_at: float, used: Sequence[int], ignored: Sequence[int]) -> int:
-        """Log one event; a token already used raises ``sqlite3.IntegrityError`` (the unique index)."""
+        """Log one event; a token already used is a :class:`FeedbackError` (the unique index holds
+        even if a caller skipped :meth:`event_of_token`)."""
         blob = None if token.features is None else token.features.astype(np.float32).tobytes()
-        cur = self.conn.execute(
-            "INSERT INTO feedback_events (token, created_at, query, shown, used, ignored, names, features)"
-            " VALUES (?,?,?,?,?,?,?,?)",
-            (token.token, created_at, token.query, json.dumps(token.shown), json.dumps(list(used)),
-             json.dumps(list(ignored)), json.dumps(token.names), blob),
-        )
+        try:
+            cur = self.conn.execute(
+                "INSERT INTO feedback_events (token, created_at, query, shown, used, ignored, names, features)"
+                " VALUES (?,?,?,?,?,?,?,?)",
+                (token.token, created_at, token.query, json.dumps(token.shown), json.dumps(list(used)),
+                 json.dumps(list(ignored)), json.dumps(token.names), blob),
+            )
+        except sqlite3.IntegrityError:
+            raise FeedbackError("this recall token was already used; recall again") from None
         return int(cur.lastrowid)
 
     def event_of_token(self, token: str) -> int | None:
