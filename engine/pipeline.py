@@ -25,6 +25,18 @@ if TYPE_CHECKING:  # the areas' records, named in annotations only: the pipeline
 MODES = ("lite", "pro", "max")  # lite: episodes + facts; pro: + the hits; max: + backfill from their episodes
 
 
+class QueryOptions(TypedDict, total=False):
+    """What a recall may ask beyond its text, strategy and mode (the topic walk reads them; a
+    memory without topics accepts and ignores them)."""
+
+    intent: str | None  # steer the walk by this intent (engine.topics.intents); None: infer it
+    seed: int | None  # sample the walk with this seed instead of walking greedily (same seed, same walk)
+    trace: bool  # report the walk's steps and intent even when the strategy does not walk
+
+
+QUERY_OPTIONS = frozenset(QueryOptions.__annotations__)
+
+
 @dataclass
 class Query:
     text: str
@@ -33,7 +45,7 @@ class Query:
     top_k: int
     strategy: str
     mode: str = "pro"
-    options: dict[str, Any] = field(default_factory=dict)
+    options: QueryOptions = field(default_factory=QueryOptions)
     notes: dict[str, Any] = field(default_factory=dict)  # per-query results areas share (e.g. the topic walk)
 
 

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import TYPE_CHECKING, Any, Callable, Concatenate, ParamSpec, Sequence, TypeVar
+from typing import TYPE_CHECKING, Callable, Concatenate, ParamSpec, Sequence, TypeVar, Unpack
 
 import numpy as np
 
 from .errors import RecallError
 from .lexical import top_k as top_k_of
-from .pipeline import MODES, Hit, Query, Ranking, Recall, Signal, Signals, Strategy
+from .pipeline import MODES, QUERY_OPTIONS, Hit, Query, QueryOptions, Ranking, Recall, Signal, Signals, Strategy
 
 if TYPE_CHECKING:
     from .area import Area, Engine
@@ -41,7 +41,7 @@ R = TypeVar("R")
 
 
 def prepare_query(mem: Engine, areas: Sequence[Area], text: str, top_k: int, strategy: str, mode: str,
-                  **options: Any) -> Query:
+                  **options: Unpack[QueryOptions]) -> Query:
     if not isinstance(text, str) or not text.strip():
         raise RecallError("the query is empty")
     limit = mem.settings.max_query_chars
@@ -57,6 +57,8 @@ def prepare_query(mem: Engine, areas: Sequence[Area], text: str, top_k: int, str
         raise RecallError("top_k must be at least 1")
     if mode not in MODES:
         raise RecallError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
+    if unknown := sorted(set(options) - QUERY_OPTIONS):
+        raise RecallError(f"unknown recall option {unknown[0]!r}; choose from: {', '.join(sorted(QUERY_OPTIONS))}")
     term_ids, weights = mem.index.query_terms(text)
     q = Query(text=text, term_ids=term_ids, term_weights=weights, top_k=top_k, strategy=strategy, mode=mode,
               options=options)
@@ -231,7 +233,7 @@ def assemble(mem: Engine, q: Query, ranking: Ranking) -> list[Hit]:
 
 
 def recall(mem: Engine, areas: Sequence[Area], text: str, *, top_k: int = 10, strategy: str = "hybrid",
-           mode: str = "pro", **options: Any) -> Recall:
+           mode: str = "pro", **options: Unpack[QueryOptions]) -> Recall:
     started = time.perf_counter()
     q = prepare_query(mem, areas, text, top_k, strategy, mode, **options)
     scored = Signals(q, signals(mem, areas))
