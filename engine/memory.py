@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable, Sequence, TypeVar, Unpack
 import numpy as np
 
 from . import activity as log_actions
+from . import transfer
 from .activity import Activity, Changes
 from .area import Area
 from .config import Settings
@@ -617,13 +618,9 @@ class Memory:
 
     def export(self, path: str | Path) -> int:
         """Write every record as JSON lines; returns the line count (:func:`engine.transfer.export`)."""
-        from .transfer import export
-
-        return export(self, path)
+        return transfer.export(self, path)
 
     @_one_writer
     def import_(self, path: str | Path) -> IngestReport:
         """Read an export and store all of it or none of it (:func:`engine.transfer.import_`)."""
-        from .transfer import import_
-
-        return import_(self, path)
+        return transfer.import_(self, path)
