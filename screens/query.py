@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.table import Table
@@ -19,6 +19,9 @@ from mnemoscope.app.messages import TaskFinished
 from mnemoscope.app.widgets import highlight, query_terms, snippet
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.screens.base import BaseScreen, set_columns
+
+if TYPE_CHECKING:
+    from mnemoscope.engine.pipeline import MarkNote
 
 INTENTS = ["auto", "deepen", "broaden", "compare", "apply", "clarify", "neutral"]
 MODES = ["lite", "pro", "max"]
@@ -67,6 +70,15 @@ def knowledge_text(episodes: list[Any], facts: list[Any]) -> Text:
             text.append(f"  {f.time}", style="cyan")
         text.append(f"  ({len(f.provenance)} source{'s' if len(f.provenance) != 1 else ''})\n", style="dim")
     return text
+
+
+def taught_line(note: MarkNote) -> Text:
+    """What feedback did to a hit, and where to undo it."""
+    line = Text("\n")
+    line.append(("▲ raised: " if note.used else "▼ lowered: ") + note.describe(),
+                style="bold green" if note.used else "bold yellow")
+    line.append(f" · feedback event {note.event}; withdraw it on the Ranker screen (7)", style="dim")
+    return line
 
 
 class QueryScreen(BaseScreen):
@@ -349,6 +361,8 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         head.append(f" · score {hit.score:.4f} · found by ")
         head.append(", ".join(hit.sources) or "–", style="bold")
         parts: list[Any] = [head, Text(""), table]
+        if hit.taught is not None:
+            parts.append(taught_line(hit.taught))
         if weights:
             parts.append(Text(f"\nheuristic floor Σ w × value = {floor:+.3f}; λ = {lam:.2f}: the learned model "
                               f"carries {lam:.0%} of the score" + (" (the floor alone ranks)" if not lam else ""),
