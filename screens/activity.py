@@ -15,7 +15,8 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from mnemoscope.app.widgets import clip
-from mnemoscope.screens.base import WIDE, BaseScreen, set_columns
+from mnemoscope.app.widgets.tables import set_columns
+from mnemoscope.screens.base import WIDE, BaseScreen
 
 if TYPE_CHECKING:
     from mnemoscope.engine.activity import ActivityEvent

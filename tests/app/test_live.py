@@ -61,7 +61,7 @@ def test_hits_and_changes_name_an_agents_conversation():
     from types import SimpleNamespace
 
     from mnemoscope.screens.activity import short_subject
-    from mnemoscope.screens.query import hit_source_label
+    from mnemoscope.app.widgets.recall import hit_source_label
 
     names = {1: "mcp:claude-code/Lisbon trip (1e0b7c54)", 2: "/home/me/chats/trip.jsonl", 3: "conversation.json#demo-1"}
 
