@@ -108,10 +108,8 @@ class Memory:
     def _load_index(self) -> None:
         index = self._new_index()
         index.vocab = self.store.vocabulary()
-        ids, source_ids, positions, timestamps, _ = list(zip(*self.store.item_index_rows())) or [()] * 5
-        terms = {iid: (t, c) for iid, t, c in self.store.all_item_terms()}
-        empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
-        index.add_rows(ids, source_ids, positions, timestamps, [terms.get(i, empty) for i in ids])
+        for b in self.store.iter_index_batches():
+            index.add_rows(b.ids, b.source_ids, b.positions, b.timestamps, b.lengths, b.terms, b.counts)
         for signature in self.store.vector_signatures():
             ids, matrix = self.store.vectors(signature)
             index.set_vectors(signature, ids.tolist(), matrix)
@@ -156,9 +154,8 @@ class Memory:
         if items:
             if store.vocab_size() > len(index.vocab):
                 index.merge_vocab(store.terms_from(len(index.vocab)))
-            terms = store.item_terms([i.id for i in items])
-            empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
-            index.add(items, [terms.get(i.id, empty) for i in items])
+            for b in store.iter_index_batches(ids=[i.id for i in items]):
+                index.add_rows(b.ids, b.source_ids, b.positions, b.timestamps, b.lengths, b.terms, b.counts)
             for signature in store.vector_signatures():
                 ids, matrix = store.vectors(signature, [i.id for i in items])
                 if len(ids):
@@ -347,19 +344,23 @@ class Memory:
         done = 0
         gc_was_enabled = gc.isenabled()
         gc.disable()  # per-token allocations make the collector a third of bulk-ingest time
+        refitted = False
         try:
             for p in parsed:
                 if cancelled and cancelled():
                     break
                 report.sources.append(self._ingest_source(p))
+                if self.index.needs_lsa_fit():  # a long ingest keeps the dense signal usable as it grows
+                    self._refit_lsa()
+                    refitted = True
                 done += len(p.items)
                 if progress:
                     progress(done, total, p.source.name)
         finally:
             if gc_was_enabled:
                 gc.enable()
-        if self.index.needs_lsa_fit():
-            self._refit_lsa()
+        if self.index.needs_lsa_fit() or (refitted and self.index.lsa_fitted_on < self.index.n_items):
+            self._refit_lsa()  # the model an ingest leaves is fitted on everything it ingested
         report.seconds = time.perf_counter() - started
         return report
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from . import activity, knowledge, ranker, records, topics
 from .activity import ActivitySQL
 from .base import StoreBase, StoreError
+from .index import IndexSQL
 from .knowledge import KnowledgeSQL
 from .ranker import RankerSQL
 from .records import RecordsSQL
@@ -19,7 +20,7 @@ from .topics import TopicsSQL
 MIGRATIONS = [*records.MIGRATIONS, *knowledge.MIGRATIONS, *topics.MIGRATIONS, *ranker.MIGRATIONS, *activity.MIGRATIONS]
 
 
-class Store(RecordsSQL, KnowledgeSQL, TopicsSQL, RankerSQL, ActivitySQL, StoreBase):
+class Store(RecordsSQL, IndexSQL, KnowledgeSQL, TopicsSQL, RankerSQL, ActivitySQL, StoreBase):
     """One SQLite file holding every record and the derived rows that make start-up fast."""
 
     def __init__(self, path: str | Path) -> None:
