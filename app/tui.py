@@ -52,7 +52,7 @@ def _screen(mode: str) -> Callable[[], Screen]:
 class MnemoscopeApp(App[None]):
     """Explore, curate and teach a memory store."""
 
-    CSS_PATH = "../assets/app.tcss"
+    CSS_PATH = Path(__file__).resolve().parents[1] / "assets" / "app.tcss"  # absolute: a subclass may live anywhere
     TITLE = "Mnemoscope"
     COMMANDS = App.COMMANDS | {MnemoscopeCommands}
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # screens.base.WIDE
