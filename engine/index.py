@@ -12,16 +12,17 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from datetime import datetime
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from .arrays import Column, SlotMap
-from .dense import HashEmbedder, LatentSemanticModel, VectorIndex
+from .dense import HashEmbedder, LatentSemanticModel
 from .lazy import sparse as sp
 from .lexical import BM25Index, BM25Params
 from .records import Item
 from .text import lexical_tokens
+from .vectors import VectorIndex
 
 LSA_KEY = "dense.lsa_model"
 # The latent model is fitted on at most this many items, evenly spread over the store, so that
@@ -55,11 +56,13 @@ class Index:
         self._times = Column(np.float64)
         self.slot_of = SlotMap()  # live items only
         self.lsa: LatentSemanticModel | None = None
-        self._lsa_vectors = VectorIndex()
+        self._lsa_vectors = VectorIndex(exact=self._latent_rows)
         self._unprojected: list[np.ndarray] = []  # slots whose LSA vectors are not computed yet
         self._projecting = threading.Lock()
         self.lsa_fitted_on = 0
         self.vectors: dict[str, VectorIndex] = {}  # stored vectors by embedder signature
+        # the store's float32 rows of stored vectors, (signature, item ids) → rows, for exact re-scoring
+        self.stored_rows: Callable[[str, np.ndarray], np.ndarray] | None = None
 
     # -- per-slot columns (views: valid until the next add) -------------------------------------
 
@@ -158,8 +161,16 @@ class Index:
         return slots
 
     def set_vectors(self, signature: str, item_ids: Sequence[int], vectors: np.ndarray) -> None:
-        index = self.vectors.setdefault(signature, VectorIndex())
+        index = self.vectors.get(signature)
+        if index is None:
+            index = self.vectors[signature] = VectorIndex(exact=self._stored(signature))
         index.set(self.slots(item_ids), vectors)
+
+    def _stored(self, signature: str) -> Callable[[np.ndarray], np.ndarray] | None:
+        if self.stored_rows is None:
+            return None
+        read = self.stored_rows
+        return lambda slots: read(signature, self.item_ids[slots])
 
     def remove(self, item_ids: Iterable[int]) -> None:
         slots = self.slots(item_ids)
@@ -199,7 +210,7 @@ class Index:
     def use_lsa(self, model: LatentSemanticModel, fitted_on: int) -> None:
         with self._projecting:
             self.lsa, self.lsa_fitted_on = model, fitted_on
-            self._lsa_vectors = VectorIndex()
+            self._lsa_vectors = VectorIndex(exact=self._latent_rows)
             self._unprojected = [np.flatnonzero(self.alive)]
 
     @property
@@ -215,6 +226,10 @@ class Index:
                         self._lsa_vectors.set(slots, self.lsa.transform(self.counts_matrix(slots)))
                     self._unprojected = []
         return self._lsa_vectors
+
+    def _latent_rows(self, slots: np.ndarray) -> np.ndarray:
+        """Items' latent vectors computed again from their terms (exact float32)."""
+        return self.lsa.transform(self.counts_matrix(slots))
 
     def load_lsa(self, blob: bytes) -> None:
         body, _, n = blob.rpartition(b"|n=")

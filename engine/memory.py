@@ -28,7 +28,7 @@ from . import activity as log_actions
 from .activity import Activity, Changes
 from .area import Area
 from .config import Settings
-from .dense import HashEmbedder, OpenAIEmbedder, VectorIndex
+from .dense import HashEmbedder, OpenAIEmbedder
 from .errors import AreaMissing, IngestFailed, RequestError
 from .extensions import area_factories
 from .images import ImagesArea
@@ -41,6 +41,7 @@ from .rank import FeedbackResult, RankerArea
 from .recall import describe, prepare_query, recall, signals, strategies
 from .records import IngestReport, Item, ParsedSource, Source, SourceReport
 from .store import Store
+from .vectors import VectorIndex
 from .topics import TopicsArea
 
 log = logging.getLogger(__name__)
@@ -98,7 +99,20 @@ class Memory:
 
     def _new_index(self) -> Index:
         s = self.settings
-        return Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim, char_ngrams=s.char_ngrams)
+        index = Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim, char_ngrams=s.char_ngrams)
+        index.stored_rows = self._stored_rows
+        return index
+
+    def _stored_rows(self, signature: str, item_ids: np.ndarray) -> np.ndarray:
+        """Stored vectors of items, in the order asked (zeros for an item without one)."""
+        found, matrix = self.store.vectors(signature, item_ids.tolist())
+        out = np.zeros((len(item_ids), matrix.shape[1] if len(found) else 0), dtype=np.float32)
+        if len(found):
+            at = np.searchsorted(found, item_ids)
+            hit = at < len(found)
+            hit[hit] = found[at[hit]] == item_ids[hit]
+            out[hit] = matrix[at[hit]]
+        return out
 
     def _load(self) -> None:
         """(Re)build the in-memory index from the store, as of one moment (see :meth:`refresh`)."""

@@ -23,12 +23,13 @@ import numpy as np
 
 from ..area import Area
 from ..arrays import Column
-from ..dense import VectorIndex, one_blas_thread
+from ..dense import one_blas_thread
 from ..errors import RebuildCancelled, RequestError
 from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
 from ..recall import hybrid, single_signal
 from ..lazy import sparse as sp
 from ..records import Item, Source
+from ..vectors import VectorIndex
 from ..store.topics import TopicNodeRow, TopicTreeRow
 from ..text import lexical_tokens
 from .graph import TopicGraph, projection
@@ -175,7 +176,7 @@ class TopicsArea(Area):
         self.state = state
         missing = np.setdiff1d(live, slots)
         if len(missing):  # items that arrived while no assignment could be stored: assign in memory
-            self._add_assignments(missing, *self._assign(vectors.matrix[missing] if space else None, len(missing)))
+            self._add_assignments(missing, *self._assign(vectors.rows(missing) if space else None, len(missing)))
 
     def on_ingest(self, source: Source, items: list[Item]) -> None:
         """Assign the new items to leaves and store them with the source's transitions."""
@@ -552,10 +553,9 @@ class TopicsArea(Area):
         rng = np.random.default_rng(int(seed)) if seed is not None else None
         result = run_walk(st.tree, st.graph, st.markov, q_vec, intent, policy, rng, s.topic_temperature)
         proj = self._projection()
-        vectors = st.vectors.matrix
-        scores = item_scores(result.visits, proj, q_vec, vectors, policy.rerank)
+        scores = item_scores(result.visits, proj, q_vec, st.vectors, policy.rerank)
         leaf_order = st.tree.leaves[np.argsort(-(st.tree.centroids[st.tree.leaves] @ q_vec), kind="stable")]
-        result.scores = backfill(scores, proj, leaf_order, q_vec, vectors, q.top_k)
+        result.scores = backfill(scores, proj, leaf_order, q_vec, st.vectors, q.top_k)
         return result
 
     def windows(self, hits: Sequence[tuple[int, float]], radius: int = 1, per_source: int | None = None,
