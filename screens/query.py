@@ -166,7 +166,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
 
         def load() -> tuple[dict[int, str], dict[str, str], str]:
             # in the worker: which strategies can run may load an engine area
-            names = {s.id: s.name for s in services.memory.sources()}
+            names = services.source_names()
             return names, services.strategies(), services.default_strategy()
 
         self.run_task("strategies", "Loading strategies", load, progress=False, show=False, replace=True)
@@ -220,6 +220,8 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
             timeline["worker"] = time.perf_counter()
             result = services.recall(text, **options)
             timeline["engine_done"] = time.perf_counter()
+            if any(h.item.source_id not in self.source_names for h in result.hits):  # a source another process added
+                self.source_names = services.source_names()
             self.score_terms = services.score_terms() if result.strategy == "fused" else None
             return result
 

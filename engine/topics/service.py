@@ -337,7 +337,7 @@ class TopicsArea(Area):
             store.insert_topic_assignments(zip(index.item_ids[slots].tolist(), leaves.tolist(), weights.tolist()))
             for source_id, rows in transitions.items():
                 store.replace_topic_transitions(source_id, rows)
-            self.mem.activity.record("topics.rebuilt", f"{len(tree)} topics", count=len(live))
+            self.mem.activity.record("topics.rebuilt", f"{len(tree)} topic{'s' if len(tree) != 1 else ''}", count=len(live))
         markov = TransitionModel([t for rows in transitions.values() for t in rows])
         state = TopicState(tree, TopicGraph(tree, s.topic_neighbors, s.topic_neighbor_min_cos), space, markov, vectors,
                            row.n_items, row.max_item_id, row.built_at)

@@ -43,7 +43,7 @@ async def test_start_header_palette_keys_and_help(demo_app):
                     shown = "Ctrl+" + key[5:].upper()
                 elif key.startswith("f") and key[1:].isdigit():
                     shown = key.upper()
-                assert shown in GLOBAL_KEYS or key in "1234567", f"{key} is not in the help"
+                assert shown in GLOBAL_KEYS or key in "12345678", f"{key} is not in the help"
         await pilot.press("escape")
 
         # the palette jumps to a source by name
