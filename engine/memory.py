@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar, Unpack
 
 import numpy as np
 
@@ -36,7 +36,7 @@ from .index import LSA_KEY, Index
 from .ingest import IngestError, discover, note, read_path
 from .knowledge.service import KnowledgeArea
 from .lexical import BM25Params
-from .pipeline import Query, Recall, Signal, Signals
+from .pipeline import Query, QueryOptions, Recall, Signal, Signals
 from .rank import FeedbackResult, RankerArea
 from .recall import describe, prepare_query, recall, signals, strategies
 from .records import IngestReport, Item, ParsedSource, Source, SourceReport
@@ -463,7 +463,10 @@ class Memory:
 
     @property
     def default_strategy(self) -> str:
-        return self.settings.default_strategy
+        """The configured default strategy; ``hybrid`` (the core's best) on a memory that cannot
+        run it (``extensions=False``), so that a recall without a strategy always runs."""
+        configured = self.settings.default_strategy
+        return configured if configured in strategies(self, list(self._areas.values())) else "hybrid"
 
     def strategies(self) -> dict[str, str]:
         """Every recall strategy this memory can run, with what it does (its docstring's first paragraph)."""
@@ -473,7 +476,8 @@ class Memory:
         """Every scorer recall may use, by name: the core's (bm25, dense), then each area's."""
         return signals(self, list(self._areas.values()))
 
-    def recall(self, query: str, top_k: int = 10, strategy: str | None = None, mode: str = "pro", **options: Any) -> Recall:
+    def recall(self, query: str, top_k: int = 10, strategy: str | None = None, mode: str = "pro",
+               **options: Unpack[QueryOptions]) -> Recall:
         """Rank items for ``query``. Read-only: the next recall is not affected.
 
         What other processes committed is taken in first (each change costs its first recall some
@@ -485,7 +489,7 @@ class Memory:
                       **options)
 
     def query(self, text: str, top_k: int = 10, strategy: str | None = None, mode: str = "pro",
-              **options: Any) -> tuple[Query, Signals]:
+              **options: Unpack[QueryOptions]) -> tuple[Query, Signals]:
         """What a recall ranks from: the query checked and analysed, and its signals (computed
         lazily). For benchmarks and tools that read the features; :meth:`recall` is the way to ask."""
         areas = self.areas
@@ -533,14 +537,14 @@ class Memory:
 
     # -- delete -------------------------------------------------------------------------------
 
-    def _cascade(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
-        report: dict[str, Any] = {"items": len(item_ids)}
+    def _cascade(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
+        report: dict[str, int] = {"items": len(item_ids)}
         for area in self.areas:
             report.update(area.on_delete(item_ids, dry_run))
         return report
 
     @_one_writer
-    def delete_item(self, item_id: int, dry_run: bool = False) -> dict[str, Any]:
+    def delete_item(self, item_id: int, dry_run: bool = False) -> dict[str, int]:
         """Delete one item; facts and episodes that lose their last provenance go with it."""
         self.item(item_id)
         self._load_areas()
@@ -556,7 +560,7 @@ class Memory:
         return report
 
     @_one_writer
-    def delete_source(self, source_id: int, dry_run: bool = False) -> dict[str, Any]:
+    def delete_source(self, source_id: int, dry_run: bool = False) -> dict[str, int]:
         source = self.store.source(source_id)
         if source is None:
             raise RequestError(f"no source with id {source_id}")

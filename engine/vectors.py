@@ -100,9 +100,6 @@ class VectorIndex:
             out[inside] = rows
         return out
 
-    def vector(self, slot: int) -> np.ndarray:
-        return self.rows(np.array([slot]))[0]
-
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Cosine of every row to ``query`` (rows are L2-normalised); once quantised, the best
         :data:`RESCORE` rows are exact and the others within a code step."""

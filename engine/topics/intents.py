@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TypedDict
 
 import numpy as np
 
@@ -31,13 +31,22 @@ def check_intent(name: Any) -> str | None:
     return key
 
 
+class IntentReport(TypedDict):
+    """The intent a recall's topic walk followed: given by the person (``inferred`` false) or
+    inferred from the query, with the classifier's probability."""
+
+    name: str
+    inferred: bool
+    probability: float
+
+
 @dataclass
 class IntentGuess:
     name: str
     probability: float
     inferred: bool = True
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> IntentReport:
         return {"name": self.name, "inferred": self.inferred, "probability": round(self.probability, 4)}
 
 

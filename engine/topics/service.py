@@ -33,7 +33,7 @@ from ..vectors import VectorIndex
 from ..store.topics import TopicNodeRow, TopicTreeRow
 from ..text import lexical_tokens
 from .graph import TopicGraph, projection
-from .intents import check_intent, classifier, resolve_intent
+from .intents import IntentReport, check_intent, classifier, resolve_intent
 from .markov import Transition, TransitionModel, group_codes, source_transitions
 from .navigate import ContextWindow, Policy, Walk, WalkStep, backfill, context_windows, item_scores, run_walk
 from .tree import (TopicSpace, TopicTree, dag_parents, distinctive_terms, fit_tree, label_of, shape_for, surface_forms,
@@ -165,18 +165,10 @@ class TopicsArea(Area):
         if space is not None and len(live):
             space.bind(index.vocab)
             vectors.set(live, space.transform(index.counts_matrix(live)))
-        ids, leaves, weights = store.topic_assignments()
-        slots = index.slot_of.slots_of(ids)
-        known = slots >= 0
-        slots = slots[known]
-        state = TopicState(tree, TopicGraph(tree, self.settings.topic_neighbors, self.settings.topic_neighbor_min_cos),
-                           space, TransitionModel(store.topic_transitions()), vectors, row.n_items, row.max_item_id,
-                           row.built_at)
-        state.assign(slots, leaves[known], weights[known])
-        self.state = state
-        missing = np.setdiff1d(live, slots)
-        if len(missing):  # items that arrived while no assignment could be stored: assign in memory
-            self._add_assignments(missing, *self._assign(vectors.rows(missing) if space else None, len(missing)))
+        self.state = TopicState(tree, TopicGraph(tree, self.settings.topic_neighbors, self.settings.topic_neighbor_min_cos),
+                                space, TransitionModel(store.topic_transitions()), vectors, row.n_items, row.max_item_id,
+                                row.built_at)
+        self._add_stored_assignments(store.topic_assignments(), live)
 
     def on_ingest(self, source: Source, items: list[Item]) -> None:
         """Assign the new items to leaves and store them with the source's transitions."""
@@ -216,26 +208,26 @@ class TopicsArea(Area):
                 log.warning("topic tree not rebuilt after ingest (%s: %s); the previous tree stays", type(exc).__name__, exc)
 
     def on_changed_elsewhere(self, added: list[Item], removed: list[int]) -> None:
-        """Items another process stored: their vectors and leaves, as :meth:`load` gives items
-        without a stored assignment (the same tree assigns them the same leaves); deleted items
-        are skipped by the walk. A tree built elsewhere reloads this area (``topics.rebuilt``)."""
+        """Items another process stored: their vectors, and the leaves that process stored for
+        them (read back, as :meth:`load` does: assigning them again here would give the same
+        leaves but weights a few ulps apart, and a walk that ranks ties apart from a fresh open);
+        deleted items are skipped by the walk. A tree built elsewhere reloads this area
+        (``topics.rebuilt``)."""
         st = self.state
         if st is None or not added:
             return
         index = self.mem.index
         slots = index.slots(i.id for i in added)
-        vecs = None
         if st.space is not None:
             st.space.bind(index.vocab)
-            vecs = st.space.transform(index.counts_matrix(slots))
-            st.vectors.set(slots, vecs)
-        self._add_assignments(slots, *self._assign(vecs, len(slots)))
+            st.vectors.set(slots, st.space.transform(index.counts_matrix(slots)))
+        self._add_stored_assignments(self.mem.store.topic_assignments([i.id for i in added]), slots)
         if removed:  # a replaced source's old transitions are gone from the store
             st.markov = TransitionModel(self.mem.store.topic_transitions())
         else:
             st.markov.add(self.mem.store.topic_transitions(sorted({int(i.source_id) for i in added})))
 
-    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
+    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
         """Assignments go with their items (foreign-key cascade); the walk skips deleted items."""
         n = self.mem.store.count_topic_assignments(item_ids) if self.state is not None else 0
         if not dry_run and self.state is not None:
@@ -317,22 +309,15 @@ class TopicsArea(Area):
                         set(space.terms) if space else set(id_terms))
         stage(4, "assigning items")
         vectors = VectorIndex()
-        parts = []
-        for lo in range(0, len(live), ASSIGN_BLOCK):
-            block = live[lo:lo + ASSIGN_BLOCK]
-            vecs = space.transform(index.counts_matrix(block)) if space is not None else None
-            if vecs is not None:
-                vectors.set(block, vecs)
-            rows, leaves, weights = self._assign_with(tree, vecs, len(block))
-            parts.append((block[rows], leaves, weights))
-        slots, leaves, weights = (np.concatenate(x) for x in zip(*parts)) if parts else (np.zeros(0, dtype=np.int64),) * 3
-        transitions = self._transitions(tree, slots, leaves)
-        stage(5, "storing")
-        row = TopicTreeRow(time.time(), len(live), int(index.item_ids[live].max()) if len(live) else 0,
-                           space.to_bytes() if space else None, space.terms if space else [], tree.message)
+        assigned = self._assign_all(tree, space, live, vectors)
         nodes = [TopicNodeRow(t, tree.paths[t], int(tree.parent[t]), tree.extra_parents.get(t, []), tree.labels[t],
                               tree.terms[t], tree.centroids[t] if not tree.flat else None) for t in range(len(tree))]
-        with store.transaction():
+        with store.transaction():  # it begins by taking in what other processes committed meanwhile
+            live, (slots, leaves, weights) = self._caught_up(tree, space, live, vectors, assigned)
+            transitions = self._transitions(tree, slots, leaves)
+            stage(5, "storing")
+            row = TopicTreeRow(time.time(), len(live), int(index.item_ids[live].max()) if len(live) else 0,
+                               space.to_bytes() if space else None, space.terms if space else [], tree.message)
             store.replace_topic_tree(row, nodes)
             store.insert_topic_assignments(zip(index.item_ids[slots].tolist(), leaves.tolist(), weights.tolist()))
             for source_id, rows in transitions.items():
@@ -368,6 +353,36 @@ class TopicsArea(Area):
             chosen = order[lo:hi]
             out[int(sources[lo])] = source_transitions(best[chosen], item_codes[chosen], tree)
         return out
+
+    def _assign_all(self, tree: TopicTree, space: TopicSpace | None, slots: np.ndarray,
+                    vectors: VectorIndex) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(slots, leaves, weights) of these items under ``tree``, each item's best leaf first,
+        in blocks of ``ASSIGN_BLOCK``; their topic-space vectors go to ``vectors``."""
+        parts = []
+        for lo in range(0, len(slots), ASSIGN_BLOCK):
+            block = slots[lo:lo + ASSIGN_BLOCK]
+            vecs = space.transform(self.mem.index.counts_matrix(block)) if space is not None else None
+            if vecs is not None:
+                vectors.set(block, vecs)
+            rows, leaves, weights = self._assign_with(tree, vecs, len(block))
+            parts.append((block[rows], leaves, weights))
+        if not parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+        return tuple(np.concatenate(x) for x in zip(*parts))  # type: ignore[return-value]
+
+    def _caught_up(self, tree: TopicTree, space: TopicSpace | None, live: np.ndarray, vectors: VectorIndex,
+                   assigned: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The live items and their assignments as the write transaction sees them: other
+        processes may have added or deleted items while the tree was fitted. The new tree
+        replaces every assignment and transition, so it must assign those items too, or they
+        would keep no stored leaf and their sources no transitions."""
+        now = np.flatnonzero(self.mem.index.alive)
+        if np.array_equal(now, live):
+            return live, assigned
+        kept = np.isin(assigned[0], now)
+        new = self._assign_all(tree, space, np.setdiff1d(now, live), vectors)
+        return np.concatenate([live[np.isin(live, now)], np.setdiff1d(now, live)]), \
+            tuple(np.concatenate([a[kept], b]) for a, b in zip(assigned, new))  # type: ignore[return-value]
 
     def _fit(self, vectors: np.ndarray | None, n: int, message: str) -> tuple[TopicTree, list[np.ndarray]]:
         s = self.settings
@@ -422,6 +437,20 @@ class TopicsArea(Area):
         first = np.concatenate([[True], rows[1:] != rows[:-1]]) if len(rows) else np.zeros(0, dtype=bool)
         best[rows[first]] = leaves[first]
         return best
+
+    def _add_stored_assignments(self, stored: tuple[np.ndarray, np.ndarray, np.ndarray], slots: np.ndarray) -> None:
+        """The stored assignment rows (item ids, leaves, weights) of the items at ``slots``; those
+        the store has none for (stored before any tree existed) are assigned in memory."""
+        ids, leaves, weights = stored
+        index = self.mem.index
+        found = index.slot_of.slots_of(ids)
+        known = found >= 0
+        found = found[known]
+        self.state.assign(found, leaves[known], weights[known])
+        missing = np.setdiff1d(slots, found)
+        if len(missing):
+            st = self.state
+            self._add_assignments(missing, *self._assign(st.vectors.rows(missing) if st.space else None, len(missing)))
 
     def _add_assignments(self, slots: np.ndarray, rows: np.ndarray, leaves: np.ndarray, weights: np.ndarray) -> None:
         self.state.assign(slots[rows], leaves, weights)
@@ -565,7 +594,7 @@ class TopicsArea(Area):
         return context_windows(hits, index.source_ids, index.positions, index.alive, index.slot_of, index.item_ids,
                                radius, per_source, limit)
 
-    def navigation(self, q: Query) -> tuple[dict[str, Any] | None, list[WalkStep]]:
+    def navigation(self, q: Query) -> tuple[IntentReport | None, list[WalkStep]]:
         """What recall reports: (intent used, walk steps) when a walk ran, or was asked for with
         an explicit intent or ``trace``; (None, []) otherwise."""
         walk = q.notes.get("walk")
