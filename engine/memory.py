@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable, Sequence, TypeVar, Unpack
 import numpy as np
 
 from . import activity as log_actions
+from . import transfer
 from .activity import Activity, Changes
 from .area import Area
 from .config import Settings
@@ -550,8 +551,8 @@ class Memory:
         self._load_areas()
         if dry_run:
             return self._cascade([item_id], dry_run=True)
-        source = self.store.source(self.item(item_id).source_id)
-        with self.store.transaction():
+        with self.store.transaction():  # checked again with the write lock held: another process may have deleted it
+            source = self.store.source(self.item(item_id).source_id)
             report = self._cascade([item_id], dry_run=False)
             self.store.delete_item_row(item_id)
             self.activity.record(log_actions.ITEM_DELETED, f"item {item_id} of {source.name if source else '?'}", count=1,
@@ -561,20 +562,24 @@ class Memory:
 
     @_one_writer
     def delete_source(self, source_id: int, dry_run: bool = False) -> dict[str, int]:
-        source = self.store.source(source_id)
-        if source is None:
-            raise RequestError(f"no source with id {source_id}")
-        ids = self.store.item_ids_of_source(source_id)
+        source, ids = self._source_and_items(source_id)
         self._load_areas()
         if dry_run:
             return {"sources": 1, **self._cascade(ids, dry_run=True)}
-        with self.store.transaction():
+        with self.store.transaction():  # checked again with the write lock held: another process may have changed it
+            source, ids = self._source_and_items(source_id)
             report = self._cascade(ids, dry_run=False)
             self.store.delete_source_row(source_id)
             self.activity.record(log_actions.SOURCE_DELETED, source.name, count=len(ids), source_id=source_id,
                                  removed=log_actions.ranges(ids))
         self.index.remove(ids)
         return {"sources": 1, **report}
+
+    def _source_and_items(self, source_id: int) -> tuple[Source, list[int]]:
+        source = self.store.source(source_id)
+        if source is None:
+            raise RequestError(f"no source with id {source_id}")
+        return source, self.store.item_ids_of_source(source_id)
 
     @_one_writer
     def clear(self) -> None:
@@ -628,13 +633,9 @@ class Memory:
 
     def export(self, path: str | Path) -> int:
         """Write every record as JSON lines; returns the line count (:func:`engine.transfer.export`)."""
-        from .transfer import export
-
-        return export(self, path)
+        return transfer.export(self, path)
 
     @_one_writer
     def import_(self, path: str | Path) -> IngestReport:
         """Read an export and store all of it or none of it (:func:`engine.transfer.import_`)."""
-        from .transfer import import_
-
-        return import_(self, path)
+        return transfer.import_(self, path)

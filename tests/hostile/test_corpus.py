@@ -115,6 +115,11 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "a folder as the store": ("{d}/mixed", ["stats"]),
     "a FIFO as the store": ("{d}/pipe.jsonl", ["stats"]),
     "a store path under a file": ("{d}/ok.md/m.db", ["stats"]),
+    "an env file that is a FIFO": ("base", ["--env-file", "{d}/pipe.jsonl", "stats"]),
+    "an env file that is a device": ("base", ["--env-file", "/dev/zero", "stats"]),
+    "an env file that is a folder": ("base", ["--env-file", "{d}/mixed", "stats"]),
+    "a missing env file": ("base", ["--env-file", "{d}/missing.env", "stats"]),
+    "an env file that is no NAME=value": ("base", ["--env-file", "{d}/binary.txt", "stats"]),
 }
 PHOTOS = "a chat whose photos point everywhere"
 
