@@ -75,6 +75,10 @@ class Area:
     def load(self) -> None:
         """Build in-memory state from the store (at first use, and after a reindex or import)."""
 
+    def warm_up(self) -> None:
+        """Build now what the next recall would otherwise build first (matrices derived from the
+        state, dropped when it changes): after a load, and after following another process."""
+
     def counts(self) -> dict[str, Any]:
         """A few figures read from the store alone: callable before :meth:`load`."""
         return {}

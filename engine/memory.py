@@ -281,10 +281,12 @@ class Memory:
 
     def warm_up(self) -> None:
         """Load every area and build the search matrices now, so that the first query need not
-        (the app calls this behind its usable screen)."""
+        (the app calls this behind its usable screen, and again after following another process)."""
         self._load_areas()
         self.index.bm25.prepare()
         self.index.lsa_vectors  # items projected into the latent space
+        for area in self._loaded_areas():
+            area.warm_up()
 
     def _load_areas(self) -> None:
         """Every write calls this before its transaction opens: an area loaded inside one would

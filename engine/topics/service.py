@@ -227,6 +227,11 @@ class TopicsArea(Area):
         else:
             st.markov.add(self.mem.store.topic_transitions(sorted({int(i.source_id) for i in added})))
 
+    def warm_up(self) -> None:
+        """The topic → item projection the walk scores with (dropped when assignments change)."""
+        if self.state is not None:
+            self._projection()
+
     def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
         """Assignments go with their items (foreign-key cascade); the walk skips deleted items."""
         n = self.mem.store.count_topic_assignments(item_ids) if self.state is not None else 0
