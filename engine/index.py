@@ -16,13 +16,9 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-<<<<<<< HEAD
-from .calibration import Calibration
-from .dense import HashEmbedder, LatentSemanticModel, VectorIndex
-=======
 from .arrays import Column, SlotMap
+from .calibration import Calibration
 from .dense import HashEmbedder, LatentSemanticModel
->>>>>>> main
 from .lazy import sparse as sp
 from .lexical import BM25Index, BM25Params
 from .records import Item
@@ -70,9 +66,7 @@ class Index:
         self._projecting = threading.Lock()
         self.lsa_fitted_on = 0
         self.vectors: dict[str, VectorIndex] = {}  # stored vectors by embedder signature
-<<<<<<< HEAD
         self.calibration: Calibration | None = None  # what an external embedder earns in fusion (engine/calibration.py)
-=======
         # the store's float32 rows of stored vectors, (signature, item ids) → rows, for exact re-scoring
         self.stored_rows: Callable[[str, np.ndarray], np.ndarray] | None = None
 
@@ -97,7 +91,6 @@ class Index:
     @property
     def times(self) -> np.ndarray:
         return self._times.view
->>>>>>> main
 
     # -- size ---------------------------------------------------------------------------------
 

@@ -112,11 +112,8 @@ class Memory:
 
     def _new_index(self) -> Index:
         s = self.settings
-<<<<<<< HEAD
-        return Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim, char_ngrams=s.char_ngrams,
-                     related_words=s.related_words)
-=======
-        index = Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim, char_ngrams=s.char_ngrams)
+        index = Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim, char_ngrams=s.char_ngrams,
+                      related_words=s.related_words)
         index.stored_rows = self._stored_rows
         return index
 
@@ -130,7 +127,6 @@ class Memory:
             hit[hit] = found[at[hit]] == item_ids[hit]
             out[hit] = matrix[at[hit]]
         return out
->>>>>>> main
 
     def _load(self) -> None:
         """(Re)build the in-memory index from the store, as of one moment (see :meth:`refresh`)."""
@@ -405,14 +401,9 @@ class Memory:
         finally:
             if gc_was_enabled:
                 gc.enable()
-<<<<<<< HEAD
-        if self.index.needs_lsa_fit():
-            self._refit_lsa()
-        self._calibrate_dense()
-=======
         if self.index.needs_lsa_fit() or (refitted and self.index.lsa_fitted_on < self.index.n_items):
             self._refit_lsa()  # the model an ingest leaves is fitted on everything it ingested
->>>>>>> main
+        self._calibrate_dense()
         report.seconds = time.perf_counter() - started
         return report
 
