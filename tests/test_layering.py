@@ -5,6 +5,8 @@ checkout keeps the folders at the top; so the check runs on a copy of the source
 wheel installs them.
 """
 
+import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -41,3 +43,17 @@ def test_engine_imports_no_textual_and_no_app():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+SQL = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER|PRAGMA|BEGIN|COMMIT|ROLLBACK|SAVEPOINT|WITH)\s+[A-Za-z_*(]")
+
+
+def test_sql_lives_only_in_the_store():
+    """Every SQL statement is in engine/store/: the rest of the code asks the store."""
+    files = [p for folder in ("engine", "app", "screens") for p in (ROOT / folder).rglob("*.py")
+             if (ROOT / "engine" / "store") not in p.parents]
+    assert len(files) > 50
+    found = [f"{path.relative_to(ROOT)}:{node.lineno}: {node.value.strip()[:60]}"
+             for path in files for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL.match(node.value)]
+    assert found == []
