@@ -1,4 +1,4 @@
-"""Dependencies point one way: the import-linter contracts in pyproject.toml hold.
+"""Dependencies point one way (the import-linter contracts in pyproject.toml hold), and SQL stays in engine/store/.
 
 The contracts name the installed layout (``mnemoscope.engine``, ``mnemoscope.app``, …), while the
 checkout keeps the folders at the top; so the check runs on a copy of the sources laid out as the
