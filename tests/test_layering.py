@@ -57,3 +57,14 @@ def test_sql_lives_only_in_the_store():
              for path in files for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
              if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL.match(node.value)]
     assert found == []
+
+
+def test_the_engines_light_modules_import_without_numpy():
+    """``engine/__init__`` loads its public names on first use: the CLI and the app import the
+    errors and the settings at start without paying for numpy, scipy or the memory."""
+    code = ("import sys, mnemoscope.engine.errors, mnemoscope.engine.config\n"
+            "heavy = sorted(n for n in ('numpy', 'scipy', 'mnemoscope.engine.memory') if n in sys.modules)\n"
+            "from mnemoscope.engine import Memory, MnemoscopeError\n"
+            "print(','.join(heavy), Memory.__module__, MnemoscopeError.__module__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["mnemoscope.engine.memory", "mnemoscope.engine.errors"]
