@@ -4,6 +4,7 @@ checks, then lets them race: the check and the write must be one transaction."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -22,6 +23,20 @@ mem = Memory(sys.argv[1])
 parsed, _, _ = mem.parse([sys.argv[2]])
 print("ready", flush=True)
 print(mem.ingest_parsed(parsed).summary())
+"""
+
+DELETE = """
+import sys
+from mnemoscope.engine import Memory
+from mnemoscope.engine.errors import MnemoscopeError
+mem = Memory(sys.argv[1])
+mem.knowledge.entities()
+print("ready", flush=True)
+what, n = sys.argv[2:]
+try:
+    print(getattr(mem, "delete_" + what)(int(n)))
+except MnemoscopeError as exc:
+    print("refused:", exc)
 """
 
 CURATE = """
@@ -126,4 +141,48 @@ def test_crossed_renames_to_one_name_make_one_rename_and_one_clear_refusal(tmp_p
     outs = sorted(out.strip() for _, out, _ in results)  # "refused…" sorts before "{…"
     assert [code for code, _, _ in results] == [0, 0] and "'entities_renamed': 1" in outs[1], results
     assert outs[0].startswith("refused: entity") and "'Zed' is already entity" in outs[0]
+    healthy(store)
+
+
+def test_crossed_deletes_of_one_source_or_item_make_one_deletion_and_one_clear_refusal(tmp_path):
+    store = tmp_path / "m.db"
+    with Memory(store) as mem:
+        mem.ingest([transcript(tmp_path / "a.txt", ("Maya", "Dan"), 40), transcript(tmp_path / "b.txt", ("Ann", "Bo"), 40)])
+        first, second = mem.sources()
+        item = mem.source_items(second.id)[3].id
+    runs = [("source", str(first.id))] * 2 + [("item", str(item))] * 2
+    results = race(store, DELETE, *runs)
+    assert [code for code, _, _ in results] == [0] * 4 and all(err == "" for _, _, err in results), results
+    sources, items = (sorted(out.strip() for _, out, _ in results[n:n + 2]) for n in (0, 2))
+    assert sources[0] == f"refused: no source with id {first.id}" and sources[1].startswith("{'sources': 1, 'items': 40")
+    assert items[0] == f"refused: no item with id {item}" and items[1].startswith("{'items': 1")
+    with Memory(store, extensions=False) as mem:
+        assert mem.counts() == {"sources": 1, "items": 39}
+        deletions = [e.action for e in mem.activity.recent() if "deleted" in e.action]
+    assert sorted(deletions) == ["item.deleted", "source.deleted"]
+    healthy(store)
+
+
+def test_an_llm_reply_for_items_deleted_meanwhile_is_dropped_not_a_crash(tmp_path, openai_server):
+    from tests.knowledge.conftest import CONVERSATION
+    from tests.knowledge.test_llm import good_reply
+
+    store, chat = tmp_path / "m.db", tmp_path / "chat.json"
+    chat.write_text(json.dumps([CONVERSATION]), encoding="utf-8")
+    mem = Memory(store, llm_base_url=openai_server.base_url, llm_model="m", request_timeout=5.0, max_retries=0)
+    mem.ingest(chat)
+    deleted = []
+
+    def reply(body):  # while the LLM answers, another connection (as another process would) deletes the source
+        if not deleted:
+            with Memory(store) as other:
+                deleted.append(other.delete_source(other.sources()[0].id))
+        return good_reply(body)
+
+    openai_server.on_chat = reply
+    try:
+        assert mem.knowledge.process_queue() == {"items": 7, "done": 0, "failed": 0, "requests": 1}
+        assert mem.counts()["items"] == 0 and mem.knowledge.facts() == [] and mem.knowledge.queue_status() == {}
+    finally:
+        mem.close()
     healthy(store)
