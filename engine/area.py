@@ -55,6 +55,8 @@ class Engine(Protocol):
 
     def signals(self) -> dict[str, Signal]: ...
 
+    def dense_query(self, q: Query) -> tuple[np.ndarray | None, VectorIndex | None]: ...
+
 
 class Area:
     """An area of the engine beside the core; every hook is a no-op until a subclass overrides it."""
@@ -72,6 +74,10 @@ class Area:
 
     def load(self) -> None:
         """Build in-memory state from the store (at first use, and after a reindex or import)."""
+
+    def warm_up(self) -> None:
+        """Build now what the next recall would otherwise build first (matrices derived from the
+        state, dropped when it changes): after a load, and after following another process."""
 
     def counts(self) -> dict[str, Any]:
         """A few figures read from the store alone: callable before :meth:`load`."""
@@ -93,7 +99,7 @@ class Area:
     def on_indexed(self, items: list[Item]) -> None:
         """After the commit: update in-memory state (slots are assigned by now)."""
 
-    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
+    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
         """Inside the delete transaction (or a dry run): cascade, and report what changes."""
         return {}
 

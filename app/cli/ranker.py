@@ -6,8 +6,9 @@ import argparse
 import json
 import time
 from argparse import ArgumentTypeError
-from pathlib import Path
 from typing import Any, TextIO
+
+from mnemoscope.engine.files import atomic_writer
 
 from .common import UsageError, emit, open_memory
 from .parsing import plain_int
@@ -77,7 +78,8 @@ def reset(args: argparse.Namespace, out: TextIO) -> int:
 def export(args: argparse.Namespace, out: TextIO) -> int:
     with open_memory(args) as mem:
         data = mem.ranker.export()
-    Path(args.file).write_text(json.dumps(data, ensure_ascii=False, default=str), encoding="utf-8")
+    with atomic_writer(args.file) as fh:  # private, whole or not at all, and only onto a file
+        fh.write(json.dumps(data, ensure_ascii=False, default=str).encode("utf-8"))
     out.write(f"ranker exported to {args.file} ({len(data['feedback'])} feedback event(s))\n")
     return 0
 

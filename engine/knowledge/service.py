@@ -33,6 +33,7 @@ from .entities import entity_key
 from .extract import capitalised_spans
 from .graph import DEFAULT_WEIGHTS
 from .queue import ExtractionQueue
+from .records import GraphNode, GraphReport
 from .transfer import KnowledgeTransfer
 
 
@@ -41,8 +42,11 @@ class GraphResult:
     """A PPR run for a query: item scores by slot, the seeds, and the nodes reached."""
 
     item_scores: np.ndarray
-    seeds: list[dict[str, Any]]
-    reached: list[dict[str, Any]]
+    seeds: list[GraphNode]
+    reached: list[GraphNode]
+
+    def report(self) -> GraphReport:
+        return {"seeds": self.seeds, "reached": self.reached}
 
 
 class KnowledgeArea(ExtractionQueue, KnowledgeTransfer):
@@ -50,7 +54,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer):
 
     # -- delete and figures ---------------------------------------------------------------------
 
-    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
+    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
         """Facts and episodes that lose their last provenance go; the rest lose that pointer."""
         with self._writing(dry_run):
             report = self._cascade(item_ids)
@@ -58,7 +62,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer):
             self.load()
         return report
 
-    def _cascade(self, item_ids: list[int]) -> dict[str, Any]:
+    def _cascade(self, item_ids: list[int]) -> dict[str, int]:
         store = self.store
         facts_gone = store.facts_losing_all(item_ids)
         facts_touched = {f for f, _ in store.facts_of_items(item_ids)} - set(facts_gone)
@@ -90,6 +94,14 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer):
         weights = dict(DEFAULT_WEIGHTS)
         weights.update(overrides or {})
         return weights
+
+    def warm_up(self) -> None:
+        """The PPR matrices of the default edge weights (rebuilt whole after any change to the graph
+        or the items: the first recall after an ingest, here or elsewhere, would pay for it)."""
+        index, weights = self.mem.index, self.edge_weights()
+        self.graph.degrees(index, weights)
+        if self.graph.n_nodes(index) > self.settings.ppr_local_above:
+            self.graph.forward(weights, index)
 
     def query_entities(self, text: str) -> list[int]:
         """Entities the query names (known names in it, and its capitalised spans)."""
@@ -136,9 +148,9 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer):
         items[~index.alive] = 0.0
         return GraphResult(items, self._describe(seeds, top=20), self._describe(visits, top=reached))
 
-    def _describe(self, scores: np.ndarray, top: int) -> list[dict[str, Any]]:
+    def _describe(self, scores: np.ndarray, top: int) -> list[GraphNode]:
         index = self.mem.index
-        out = []
+        out: list[GraphNode] = []
         for node in top_k_of(scores, top)[0].tolist():
             if node < index.n_slots:
                 out.append({"node": f"item:{int(index.item_ids[node])}", "kind": "item", "score": float(scores[node])})
@@ -162,7 +174,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer):
     def ppr_signal(self, q: Query, signals: Signals) -> np.ndarray:
         """Personalized PageRank over the knowledge graph, seeded by the query's entities and top BM25 items."""
         graph = self.graph_scores(q.text, signals["bm25"])
-        q.notes["graph"] = {"seeds": graph.seeds, "reached": graph.reached}  # shown by any strategy that used it
+        q.notes["graph"] = graph.report()  # shown by any strategy that used it
         return graph.item_scores
 
     def ppr_strategy(self, q: Query, signals: Signals) -> Ranking:
@@ -176,7 +188,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer):
         slots, scores = top_k_of(combined, max(q.top_k, self.settings.candidate_k))
         found = {int(s): [name for name, v in (("bm25", first[s]), ("ppr", walk[s])) if v > 0] for s in slots}
         features = {"bm25": first[slots], "ppr": graph.item_scores[slots], "fused": scores}
-        return Ranking(slots, scores, found, features, {"graph": {"seeds": graph.seeds, "reached": graph.reached}})
+        return Ranking(slots, scores, found, features, {"graph": graph.report()})
 
     def complete(self, q: Query, ranking: Ranking, hits: list[Hit], result: Recall) -> None:
         """Add facts, episodes and graph to ``result``; drop or backfill hits as the mode asks."""

@@ -40,8 +40,8 @@ DAY = 86_400.0
 
 @dataclass
 class MarkParams:
-    # Chosen on LoCoMo dev (the only data; optimistic), the lowest threshold at which marks cost the
-    # held-out questions and the random control no more than 0.005 nDCG@10 (docs/benchmarks.md).
+    # Chosen on LoCoMo dev (the only data; optimistic): the lowest threshold at which marks cost the
+    # held-out questions and the random control nothing that counts (docs/benchmarks.md).
     threshold: float = 0.6  # query similarity at which marks start to count
     full: float = 1.0  # … and from which they count fully (the same query)
     power: float = 2.0  # how steeply they count in between
@@ -170,7 +170,8 @@ class FeedbackMemory:
                 continue
             votes = used.get(item) if lift > 0 else ignored.get(item)
             best = max(votes, key=lambda v: (v[0], v[1]))[1]
-            shifts[slot_of[item]] = (lift, MarkNote(marks[best].query, float(sims[best]), len(votes), lift, lift > 0))
+            shifts[slot_of[item]] = (lift, MarkNote(marks[best].query, float(sims[best]), len(votes), lift, lift > 0,
+                                                  marks[best].event_id))
         return _shifted(ranking, shifts, self.params.margin) if shifts else ranking
 
 
@@ -178,12 +179,14 @@ def _shifted(ranking: Ranking, shifts: dict[int, tuple[float, MarkNote]], margin
     """A new ranking with each shifted slot moved by lift × (score range + margin), re-sorted."""
 
     slots, scores = ranking.slots, ranking.scores.astype(np.float64)
-    fresh = np.array([s for s in shifts if s not in set(slots.tolist())], dtype=np.int64)
+    moved = np.array(sorted(shifts), dtype=np.int64)
+    fresh = np.setdiff1d(moved, slots)
     floor = float(scores.min()) if len(scores) else 0.0
     span = (float(scores.max()) - floor if len(scores) else 0.0) or 1.0
     slots = np.concatenate([slots, fresh])
     scores = np.concatenate([scores, np.full(len(fresh), floor)])
-    lift = np.array([shifts[s][0] if s in shifts else 0.0 for s in slots.tolist()])
+    at = np.minimum(np.searchsorted(moved, slots), len(moved) - 1)
+    lift = np.where(moved[at] == slots, np.array([shifts[s][0] for s in moved.tolist()])[at], 0.0)
     scores = scores + lift * span * (1 + margin)
     order = np.lexsort((slots, -scores))
     pad = np.zeros(len(fresh))
