@@ -33,7 +33,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .activity import Activity
     from .config import Settings
-    from .dense import VectorIndex
+    from .vectors import VectorIndex
     from .index import Index
     from .pipeline import Hit, Query, Ranking, Recall, Signal, Strategy
     from .records import Item, ParsedSource, Source
