@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, TypeVar, Unpack
+from typing import Any, Callable, Concatenate, Iterable, ParamSpec, Sequence, TypeVar, Unpack
 
 import numpy as np
 
@@ -49,6 +49,8 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]  # (done, total, what)
 A = TypeVar("A", bound=Area)
+P = ParamSpec("P")
+R = TypeVar("R")
 # Signature prefixes of the vectors the core derives from text (the embedders of engine.dense):
 # a reindex rebuilds these and leaves every other kind.
 TEXT_VECTORS = ("hash-", "openai:")
@@ -59,14 +61,14 @@ _ACTIVITIES = {"ingest_parsed": "ingesting", "import_": "importing", "reindex": 
                "delete_item": "deleting", "delete_source": "deleting"}
 
 
-def _one_writer(method: Callable[..., Any]) -> Callable[..., Any]:
+def _one_writer(method: Callable[Concatenate[Memory, P], R]) -> Callable[Concatenate[Memory, P], R]:
     """A write that may span several transactions (an ingest of many sources, an import) runs
     alone: another thread's write waits for it instead of interleaving with it. While it runs,
     the store names it to other processes (``StoreBase.activity``)."""
     label = _ACTIVITIES.get(method.__name__, "writing")
 
     @functools.wraps(method)
-    def exclusive(self: "Memory", *args: Any, **kwargs: Any) -> Any:
+    def exclusive(self: Memory, *args: P.args, **kwargs: P.kwargs) -> R:
         with self._write_lock, self.store.activity(label):
             return method(self, *args, **kwargs)
 
