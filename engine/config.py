@@ -72,6 +72,9 @@ class Settings:
     embedder: Embedder = "lsa"  # which dense signal hybrid fuses
     hash_dim: int = 256
     lsa_dim: int = 128
+    # ingest: an ingest of at least this many items stores and indexes them first and leaves the
+    # areas' work (extraction, episodes, topics) to a durable queue (Memory.catch_up); 0: never
+    defer_above: int = 5000
     # recall
     default_strategy: str = "fused"  # the best on every benchmark (docs/benchmarks.md)
     # hybrid fusion (docs/benchmarks.md has the comparison these defaults come from):
