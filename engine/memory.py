@@ -397,6 +397,7 @@ class Memory:
         total = sum(len(p.items) for p in parsed)
         if defer is None:
             defer = 0 < self.settings.defer_above <= total
+        defer = defer and any(area.deferred for area in self.areas)  # (the core alone has nothing to defer)
         done = 0
         gc_was_enabled = gc.isenabled()
         gc.disable()  # per-token allocations make the collector a third of bulk-ingest time
