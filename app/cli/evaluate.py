@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import json
 from pathlib import Path
 from typing import Any, TextIO
@@ -141,7 +142,8 @@ def bench(args: argparse.Namespace, out: TextIO) -> int:
     from mnemoscope.engine.eval import bench as bench_mod
 
     result = bench_mod.run(args.items, [s for s in args.strategies.split(",") if s], args.queries,
-                           extensions=not args.core, baseline=not args.no_baseline, **settings_of(args.set))
+                           extensions=not args.core, baseline=not args.no_baseline,
+                           say=lambda line: print(line, file=sys.stderr, flush=True), **settings_of(args.set))
     if args.json:
         out.write(json.dumps(result) + "\n")
         return 0

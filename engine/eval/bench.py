@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -70,13 +70,14 @@ def peak_rss_mb() -> float:
 
 def run(n_items: int, strategies: Sequence[str] = ("bm25", "dense", "hybrid"), n_queries: int = 200,
         data: Path = DEFAULT_DATA, baseline_queries: int = 20, extensions: bool = True, baseline: bool = True,
-        **settings: Any) -> dict[str, Any]:
+        say: Callable[[str], None] | None = None, **settings: Any) -> dict[str, Any]:
     """Ingest ``n_items`` synthetic turns and time recall per strategy (``extensions=False``: the
     core alone). The ingest streams: sources are made and stored ``CHUNK_ITEMS`` at a time, the
     core first (stored and indexed, recall works), then the areas read the queue (``catch_up``),
     timed apart; a hybrid recall every 2% of that phase shows that recall stays usable. The open
     store is measured in a fresh process (open time, first recall, RSS after a recall of every
-    strategy). ``baseline``: rank_bm25 on the same items and queries, in the same run."""
+    strategy). ``baseline``: rank_bm25 on the same items and queries, in the same run. ``say``
+    hears how far a long run has got (a line per chunk stored, per 10% the areas read)."""
     data = require(data)
     rng = random.Random(11)
     questions = synthetic_questions(data)
@@ -86,8 +87,13 @@ def run(n_items: int, strategies: Sequence[str] = ("bm25", "dense", "hybrid"), n
         path = Path(tmp) / "bench.db"
         mem = Memory(path, extensions=extensions, **settings)
         started, cpu = time.perf_counter(), time.process_time()
+        stored = 0
         for chunk in _chunks(synthetic_sources(n_items, data), CHUNK_ITEMS):
             mem.ingest_parsed(chunk, defer=True, catch_up=False)
+            stored += sum(len(p.items) for p in chunk)
+            if say:
+                say(f"stored {stored:,}/{n_items:,} items: {time.perf_counter() - started:.0f} s, "
+                    f"CPU {time.process_time() - cpu:.0f} s, RSS {peak_rss_mb():.0f} MB")
         core_s, core_cpu = time.perf_counter() - started, time.process_time() - cpu
         during: list[float] = []
         every = max(1, n_items // 50)
@@ -97,6 +103,9 @@ def run(n_items: int, strategies: Sequence[str] = ("bm25", "dense", "hybrid"), n
                 t0 = time.perf_counter()
                 mem.recall(queries[len(during) % len(queries)], top_k=10, strategy="hybrid")
                 during.append((time.perf_counter() - t0) * 1000)
+                if say and len(during) % 5 == 0:
+                    say(f"areas read {done:,}/{n_items:,} items: {time.perf_counter() - started:.0f} s, "
+                        f"CPU {time.process_time() - cpu:.0f} s, RSS {peak_rss_mb():.0f} MB; hybrid recall {during[-1]:.1f} ms")
 
         probed = time.perf_counter()
         mem.catch_up(progress=probe)
