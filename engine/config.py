@@ -68,10 +68,14 @@ class Settings:
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
     char_ngrams: bool = False  # also index character trigrams of longer words (typos match); run reindex after a change
+    related_words: bool = True  # queries also search related words from the bundled lexicon (engine/query.py)
     # dense
     embedder: Embedder = "lsa"  # which dense signal hybrid fuses
     hash_dim: int = 256
     lsa_dim: int = 128
+    # ingest: an ingest of at least this many items stores and indexes them first and leaves the
+    # areas' work (extraction, episodes, topics) to a durable queue (Memory.catch_up); 0: never
+    defer_above: int = 5000
     # recall
     default_strategy: str = "fused"  # the best on every benchmark (docs/benchmarks.md)
     # hybrid fusion (docs/benchmarks.md has the comparison these defaults come from):
@@ -80,6 +84,7 @@ class Settings:
     fusion: Fusion = "linear"
     rrf_k: float = 60.0
     dense_weight: float = 0.1  # LSA earns only a small weight: more lowers LoCoMo and MuSiQue
+    dense_calibrate: bool = True  # an external embedder's weight is measured on the store (engine/calibration.py) instead
     candidate_k: int = 100
     # ranker (engine/rank): the fused strategy, recall tokens, feedback
     fused_signals: str = "auto"  # extra signals fused besides bm25 and dense: "auto" (every registered one) or a comma list
