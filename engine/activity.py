@@ -43,7 +43,7 @@ EFFECTS: dict[str, tuple[str, ...]] = {
     "feedback": ("ranker",), "feedback.withdrawn": ("ranker",), "ranker.reset": ("ranker",),
     "ranker.distilled": ("ranker",),
     "topics.rebuilt": ("topics",),
-    "index.refit": ("lsa",),
+    "index.refit": ("lsa",), "index.calibrated": ("calibration",),
     "store.cleared": ("all",), "store.imported": ("all",), "store.reindexed": ("all",),
 }
 

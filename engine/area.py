@@ -57,6 +57,8 @@ class Engine(Protocol):
 
     def dense_query(self, q: Query) -> tuple[np.ndarray | None, VectorIndex | None]: ...
 
+    def dense_weight(self) -> float: ...
+
 
 class Area:
     """An area of the engine beside the core; every hook is a no-op until a subclass overrides it."""

@@ -17,10 +17,13 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .arrays import Column, SlotMap
+from .calibration import Calibration
 from .dense import HashEmbedder, LatentSemanticModel
 from .lazy import sparse as sp
 from .lexical import BM25Index, BM25Params
 from .records import Item
+from .query import english_lexicon
+from .query import plan as query_plan
 from .text import lexical_tokens
 from .vectors import VectorIndex
 
@@ -44,9 +47,11 @@ def _epoch(ts: str | None) -> float:
 class Index:
     """Slots, vocabulary and the lexical and dense indexes over them."""
 
-    def __init__(self, bm25: BM25Params, lsa_dim: int = 128, hash_dim: int = 256, char_ngrams: bool = False) -> None:
+    def __init__(self, bm25: BM25Params, lsa_dim: int = 128, hash_dim: int = 256, char_ngrams: bool = False,
+                 related_words: bool = True) -> None:
         self.bm25 = BM25Index(bm25)
         self.char_ngrams = char_ngrams  # one setting for documents and queries alike
+        self.related_words = related_words  # queries bring in related words from the bundled lexicon
         self.lsa_dim = lsa_dim
         self.hash = HashEmbedder(hash_dim)
         self.vocab: dict[str, int] = {}
@@ -62,6 +67,7 @@ class Index:
         self._projecting = threading.Lock()
         self.lsa_fitted_on = 0
         self.vectors: dict[str, VectorIndex] = {}  # stored vectors by embedder signature
+        self.calibration: Calibration | None = None  # what an external embedder earns in fusion (engine/calibration.py)
         # the store's float32 rows of stored vectors, (signature, item ids) → rows, for exact re-scoring
         self.stored_rows: Callable[[str, np.ndarray], np.ndarray] | None = None
 
@@ -127,11 +133,14 @@ class Index:
             ids[n] = tid
         return ids, np.fromiter(counts.values(), dtype=np.float32, count=len(counts)), new_terms
 
-    def query_terms(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """(term ids, weights) of a query: known terms only, weight 1 + ln(query tf)."""
-        counts = Counter(t for t in lexical_tokens(text, self.char_ngrams) if t in self.vocab)
-        ids = np.fromiter((self.vocab[t] for t in counts), dtype=np.int64, count=len(counts))
-        weights = 1.0 + np.log(np.fromiter(counts.values(), dtype=np.float64, count=len(counts)))
+    def query_terms(self, text: str, related: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """(term ids, weights) of a query's known terms (engine/query.py: framing words weigh
+        little; with ``related``, related words the store holds join at a fraction of their
+        word's weight)."""
+        lexicon = english_lexicon() if related and self.related_words else None
+        terms = query_plan(text, self.vocab, lexicon, self.char_ngrams).terms
+        ids = np.fromiter((self.vocab[t] for t in terms), dtype=np.int64, count=len(terms))
+        weights = np.fromiter(terms.values(), dtype=np.float64, count=len(terms))
         return ids, weights
 
     def merge_vocab(self, terms: dict[str, int]) -> None:

@@ -19,6 +19,7 @@ import gc
 import logging
 import threading
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Concatenate, Iterable, ParamSpec, Sequence, TypeVar, Unpack
 
@@ -28,6 +29,8 @@ from . import activity as log_actions
 from . import transfer
 from .activity import Activity, Changes
 from .area import Area
+from .calibration import CALIBRATION_KEY, Calibration, calibrate
+from .calibration import SAMPLE as CALIBRATION_SAMPLE
 from .config import Settings
 from .dense import HashEmbedder, OpenAIEmbedder
 from .errors import AreaMissing, IngestFailed, RequestError
@@ -111,7 +114,8 @@ class Memory:
 
     def _new_index(self) -> Index:
         s = self.settings
-        index = Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim, char_ngrams=s.char_ngrams)
+        index = Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim, char_ngrams=s.char_ngrams,
+                      related_words=s.related_words)
         index.stored_rows = self._stored_rows
         return index
 
@@ -144,6 +148,7 @@ class Memory:
         blob = self.store.get_kv(LSA_KEY)
         if blob:
             index.load_lsa(blob)
+        index.calibration = self._stored_calibration()
         self.index = index
         for area in self._loaded_areas():
             area.load()
@@ -202,6 +207,8 @@ class Memory:
         ready = [i for i in items if i.id not in changes.deferred] + read
         if "lsa" in changes.reload and (blob := store.get_kv(LSA_KEY)):
             index.load_lsa(blob)
+        if "calibration" in changes.reload:
+            index.calibration = self._stored_calibration()
         for area in self._loaded_areas():
             told = ready if area.deferred else items
             if area.name in changes.reload:
@@ -418,6 +425,7 @@ class Memory:
                 gc.enable()
         if self.index.needs_lsa_fit() or (refitted and self.index.lsa_fitted_on < self.index.n_items):
             self._refit_lsa()  # the model an ingest leaves is fitted on everything it ingested
+        self._calibrate_dense()
         if catch_up and (defer or self.index.pending.any()) and not (cancelled and cancelled()):
             self.catch_up(progress=progress, cancelled=cancelled)  # (and what an interrupted ingest left queued)
         report.seconds = time.perf_counter() - started
@@ -533,6 +541,40 @@ class Memory:
                 self.store.set_kv(LSA_KEY, blob)
                 self.activity.record("index.refit", count=self.index.n_items)
 
+    def _calibrate_dense(self) -> None:
+        """Measure what an external embedder earns in fusion on this store's own items, when it
+        was never measured or the store has grown by half since (engine/calibration.py)."""
+        embedder = self._stored_embedder()
+        current = self.index.calibration
+        if not isinstance(embedder, OpenAIEmbedder) or not self.settings.dense_calibrate or (
+                current is not None and current.signature == embedder.signature
+                and self.index.n_items < 1.5 * current.items):
+            return
+        live = self.index.item_ids[self.index.alive]
+        sample = np.random.default_rng(0).permutation(live)[: 4 * CALIBRATION_SAMPLE].tolist()
+        found = self.store.items(sample)
+        result = calibrate(self.index, [found[i] for i in sample if i in found], embedder.signature,
+                           lambda texts: embedder.embed(texts, remember=False))
+        if result is not None:
+            with self.store.transaction():
+                self.store.set_kv(CALIBRATION_KEY, result.to_json())
+                self.activity.record("index.calibrated", count=result.items, weight=result.weight)
+            self.index.calibration = result
+
+    def _stored_calibration(self) -> Calibration | None:
+        blob = self.store.get_kv(CALIBRATION_KEY)
+        return Calibration.from_json(blob) if blob else None
+
+    def dense_weight(self) -> float:
+        """The dense signal's weight in hybrid fusion: an external embedder's calibrated weight
+        when it has one (and ``dense_calibrate`` is on), else the ``dense_weight`` setting."""
+        embedder = self._stored_embedder()
+        calibrated = self.index.calibration
+        if (self.settings.dense_calibrate and isinstance(embedder, OpenAIEmbedder) and calibrated is not None
+                and calibrated.signature == embedder.signature):
+            return calibrated.weight
+        return self.settings.dense_weight
+
     # -- recall -------------------------------------------------------------------------------
 
     @property
@@ -604,7 +646,9 @@ class Memory:
         """Counts and every area's figures (drift, λ, ...): loads the areas that are not yet loaded."""
         out: dict[str, Any] = {"store": str(self.path), **self.store.counts(), "terms": len(self.index.vocab),
                                "schema_version": self.store.schema_version, "embedder": self.settings.embedder,
-                               "lsa_dim": self.index.lsa.dim if self.index.lsa else 0}
+                               "lsa_dim": self.index.lsa.dim if self.index.lsa else 0,
+                               "dense_weight": self.dense_weight(),
+                               "dense_calibration": asdict(self.index.calibration) if self.index.calibration else None}
         for area in self.areas:
             out.update(area.stats())
         return out
@@ -665,6 +709,7 @@ class Memory:
             self.store.clear_item_terms()
             self.store.delete_vectors()
             self.store.set_kv(LSA_KEY, None)
+            self.store.set_kv(CALIBRATION_KEY, None)
             self.activity.record("store.cleared")
         self._load()
 
