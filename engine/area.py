@@ -33,7 +33,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .activity import Activity
     from .config import Settings
-    from .dense import VectorIndex
+    from .vectors import VectorIndex
     from .index import Index
     from .pipeline import Hit, Query, Ranking, Recall, Signal, Strategy
     from .records import Item, ParsedSource, Source
@@ -57,11 +57,17 @@ class Engine(Protocol):
 
     def dense_query(self, q: Query) -> tuple[np.ndarray | None, VectorIndex | None]: ...
 
+    def dense_weight(self) -> float: ...
+
 
 class Area:
     """An area of the engine beside the core; every hook is a no-op until a subclass overrides it."""
 
     name: ClassVar[str]
+    # Whether this area's ingest work (``on_ingest``/``on_indexed``) may run after the core's: a
+    # large ingest stores and indexes the items first and queues them (durably) for the deferred
+    # areas, which read them later, a source at a time (:meth:`engine.memory.Memory.catch_up`).
+    deferred: ClassVar[bool] = False
 
     def __init__(self, mem: Engine) -> None:
         self.mem = mem
@@ -74,6 +80,10 @@ class Area:
 
     def load(self) -> None:
         """Build in-memory state from the store (at first use, and after a reindex or import)."""
+
+    def warm_up(self) -> None:
+        """Build now what the next recall would otherwise build first (matrices derived from the
+        state, dropped when it changes): after a load, and after following another process."""
 
     def counts(self) -> dict[str, Any]:
         """A few figures read from the store alone: callable before :meth:`load`."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -125,7 +126,8 @@ Every change shows the engine's dry-run report before it is written.
                 found = [e for e in found if text in e.name.lower() or text in e.key]
             return found[:ENTITY_ROWS]
 
-        self.run_task("entities", "Loading entities", load, progress=False, show=False, replace=True)
+        self.run_task("entities", "Loading entities", load, progress=False, show=False, replace=True,
+                      done=self.show_entities)
 
     @on(Input.Changed, "#entity-filter")
     def filter_changed(self) -> None:
@@ -138,8 +140,6 @@ Every change shows the engine's dry-run report before it is written.
 
     def action_filter(self) -> None:
         self.query_one("#entity-filter", Input).focus()
-
-    RESULTS = {"entities": "show_entities", "facts": "show_facts"}
 
     def show_entities(self, entities: list[Any]) -> None:
         table = self.query_one("#entities-table", DataTable)
@@ -168,8 +168,8 @@ Every change shows the engine's dry-run report before it is written.
 
     def load_facts(self, entity: Any) -> None:
         knowledge = self.services.memory.knowledge
-        self.run_task("facts", "Loading facts", lambda: (entity, knowledge.facts(entity.id)), progress=False,
-                      show=False, replace=True)
+        self.run_task("facts", "Loading facts", lambda: knowledge.facts(entity.id), progress=False,
+                      show=False, replace=True, done=partial(self.show_facts, entity))
 
     def show_facts(self, entity: Any, facts: list[Any]) -> None:
         table = self.query_one("#facts-table", DataTable)

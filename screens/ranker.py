@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
@@ -18,19 +18,20 @@ from mnemoscope.app.widgets.tables import set_columns
 from mnemoscope.screens.base import WIDE, BaseScreen
 
 if TYPE_CHECKING:
-    from mnemoscope.engine.rank.service import EventEffect
+    from mnemoscope.engine.rank.gate import GateReading
+    from mnemoscope.engine.rank.service import EventEffect, RankerStatus, UndoResult
     from mnemoscope.engine.records import Item
 
 EVENTS_SHOWN = 200
 ITEMS_NAMED = 3  # items of each kind the event panel names
 
 
-def win_rate(gate: Any) -> float | None:
+def win_rate(gate: GateReading) -> float | None:
     decided = gate.model_wins + gate.heuristic_wins
     return gate.model_wins / decided if decided else None
 
 
-def status_table(status: Any) -> Table:
+def status_table(status: RankerStatus) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
@@ -145,15 +146,13 @@ and never makes ranking worse.
         memory = self.services.memory  # its ranker is loaded in the worker, on first use
         self.run_task("ranker", "Loading the ranker",
                       lambda: (memory.ranker.status(), memory.ranker.feedback_effects(EVENTS_SHOWN)),
-                      progress=False, show=False, replace=True)
-
-    RESULTS = {"ranker": "show_status", "ranker-reset": "reset_done", "ranker-withdraw": "withdrawn"}
+                      progress=False, show=False, replace=True, done=lambda loaded: self.show_status(*loaded))
 
     def reset_done(self, _result: None) -> None:
         self.notify("Learning forgotten: ranking is the heuristic again.", title="Ranker reset")
         self.app.store_changed()
 
-    def show_status(self, status: Any, effects: list[EventEffect]) -> None:
+    def show_status(self, status: RankerStatus, effects: list[EventEffect]) -> None:
         self.query_one("#ranker-body", Static).update(status_table(status))
         curve = status.curve
         self.query_one("#curve-lambda", ColumnChart).values = [p.lam for p in curve]
@@ -203,9 +202,9 @@ and never makes ranking worse.
                          "counting at the next recall, and the ranker relearns from the other events.",
                          [("cancel", "Keep it"), ("withdraw", "Withdraw")], danger="withdraw"),
             lambda choice: self.run_task("ranker-withdraw", "Withdrawing feedback", lambda: ranker.undo(event.id),
-                                         progress=False) if choice == "withdraw" else None)
+                                         progress=False, done=self.withdrawn) if choice == "withdraw" else None)
 
-    def withdrawn(self, result: Any) -> None:
+    def withdrawn(self, result: UndoResult) -> None:
         self.notify(f"Feedback event {result.event_id} withdrawn: its marks no longer count.", title="Feedback withdrawn")
         self.app.store_changed()
 
@@ -217,8 +216,8 @@ and never makes ranking worse.
             ChoiceDialog("Reset the ranker", "Forget every feedback event, the learned model, co-access edges and "
                          "trust? Ranking returns to the heuristic. This cannot be undone.",
                          [("cancel", "Keep learning"), ("reset", "Reset")], danger="reset"),
-            lambda choice: self.run_task("ranker-reset", "Resetting the ranker", ranker.reset, progress=False)
-            if choice == "reset" else None)
+            lambda choice: self.run_task("ranker-reset", "Resetting the ranker", ranker.reset, progress=False,
+                                         done=self.reset_done) if choice == "reset" else None)
 
 
 SCREEN = RankerScreen

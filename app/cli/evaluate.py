@@ -24,6 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = evsub.add_parser("locomo", help="LoCoMo evidence retrieval")
     p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"))
+    p.add_argument("--paraphrases", metavar="FILE", default=None,
+                   help="reworded questions (e.g. ../shared/data/locomo/paraphrases_dev.json): "
+                        "original and reworded figures side by side")
+    p.add_argument("--samples", default="", metavar="IDS", help="only these conversations (comma-separated sample ids)")
     retrieval(p)
     p.set_defaults(handler=eval_locomo)
 
@@ -85,8 +89,13 @@ def _strategy(args: argparse.Namespace) -> str:
 def eval_locomo(args: argparse.Namespace, out: TextIO) -> int:
     from mnemoscope.engine.eval import locomo
 
-    result = locomo.evaluate(args.file, _strategy(args), args.baseline, **engine_options(args))
-    _print(out, result, args.json)
+    samples = [s.strip() for s in args.samples.split(",") if s.strip()]
+    result = locomo.evaluate(args.file, _strategy(args), args.baseline, paraphrases=args.paraphrases, samples=samples,
+                             **engine_options(args))
+    if args.paraphrases and not args.json:
+        _print_reworded(out, result)
+    else:
+        _print(out, result, args.json)
     return 0
 
 
@@ -169,6 +178,22 @@ def _print(out: TextIO, result: dict[str, Any], as_json: bool) -> None:
     for axis, p in result.get("perturbations", {}).items():
         out.write(f"  {axis:<10} n={p['n']:<4} hit@5 {p['metrics']['hit@5']:.4f} (Δ {p['delta']['hit@5']:+.4f})"
                   f"  ndcg@10 {p['metrics']['ndcg@10']:.4f} (Δ {p['delta']['ndcg@10']:+.4f})\n")
+
+
+def _print_reworded(out: TextIO, result: dict[str, Any]) -> None:
+    """Each system's figures on the original and the reworded questions, side by side, then by category."""
+    rows = [(result["strategy"], result)] + list(result.get("baselines", {}).items())
+    names = list(result["metrics"])
+    out.write(f"{result['dataset']}: {result['n_questions']} questions, original → reworded\n")
+    out.write(f"{'system':<14}" + "".join(f"{n:>20}" for n in names) + f"{'q p50 ms':>10}\n")
+    for name, r in rows:
+        pairs = "".join(f"{r['metrics'][n]:>11.4f} →{r['reworded']['metrics'][n]:>7.4f}" for n in names)
+        out.write(f"{name:<14}{pairs}{r['timing']['query_ms_p50']:>10.2f}\n")
+    for name, r in rows:
+        for cat, m in r["by_category"].items():
+            moved = r["reworded"]["by_category"][cat]
+            out.write(f"  {name} category {cat} (n={m['n']}): "
+                      + ", ".join(f"{n} {m[n]:.4f} → {moved[n]:.4f}" for n in names) + "\n")
 
 
 def _learning_text(r: dict[str, Any]) -> str:

@@ -29,6 +29,7 @@ import numpy as np
 from ..lexical import top_k as top_k_of
 from ..pagerank import local_pagerank, personalized_pagerank
 from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
+from ..recall import literal_bm25
 from .entities import entity_key
 from .extract import capitalised_spans
 from .graph import DEFAULT_WEIGHTS
@@ -94,6 +95,14 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer):
         weights = dict(DEFAULT_WEIGHTS)
         weights.update(overrides or {})
         return weights
+
+    def warm_up(self) -> None:
+        """The PPR matrices of the default edge weights (rebuilt whole after any change to the graph
+        or the items: the first recall after an ingest, here or elsewhere, would pay for it)."""
+        index, weights = self.mem.index, self.edge_weights()
+        self.graph.degrees(index, weights)
+        if self.graph.n_nodes(index) > self.settings.ppr_local_above:
+            self.graph.forward(weights, index)
 
     def query_entities(self, text: str) -> list[int]:
         """Entities the query names (known names in it, and its capitalised spans)."""
@@ -171,8 +180,8 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer):
 
     def ppr_strategy(self, q: Query, signals: Signals) -> Ranking:
         """BM25 blended with PPR over the knowledge graph: ``ppr_blend`` · BM25 + (1 − ``ppr_blend``)
-        · PPR, both scaled to [0, 1] over the store."""
-        first = signals["bm25"]
+        · PPR, both scaled to [0, 1] over the store; BM25 of the query's own words (``literal_bm25``)."""
+        first = literal_bm25(self.mem, q)
         graph = self.graph_scores(q.text, first)
         lexical, walk = _normalised(first), _normalised(graph.item_scores)
         blend = self.settings.ppr_blend
