@@ -351,11 +351,14 @@ def env_file(path: str | Path | None) -> Iterator[list[str]]:
     ``NAME=value`` lines (``#`` comments, optional quotes, an optional ``export``), under the
     environment; yields the names of the settings it holds (``MNEMOSCOPE_*`` and ``OPENAI_API_KEY``:
     other lines are left alone), so that the caller can say it was read. With ``None`` nothing is
-    read (a ``.env`` is never read unless named)."""
+    read (a ``.env`` is never read unless named). Its settings are checked here, before anything
+    says the file was read: a bad value is the one line (:class:`ConfigError`)."""
     variables = _read_env_file(Path(path)) if path is not None else {}
+    label = f"{path}: " if path is not None else ""
+    _take(_settings_of(variables, label), {}, {}, lambda name: label + _variable(name))
     with _env_file.lock:
         previous = _env_file.variables, _env_file.label
-        _env_file.variables, _env_file.label = variables, f"{path}: " if path is not None else ""
+        _env_file.variables, _env_file.label = variables, label
     try:
         yield sorted(v for v in variables if v.startswith(ENV_PREFIX) or v == "OPENAI_API_KEY")
     finally:
