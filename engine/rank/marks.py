@@ -131,6 +131,18 @@ class FeedbackMemory:
             self._index = _Index((sp.diags(1.0 / np.maximum(norms, 1e-12)) @ m).tocsr(), column, weight, key)
         return self._index
 
+    def alike(self, query: str, idf: Callable[[list[str]], np.ndarray], store_size: int,
+              limit: int = 3) -> list[tuple[str, float]]:
+        """The other marked queries alike enough to ``query`` that marks of one count for the
+        other (most alike first, each worded query once)."""
+        own = " ".join(query.lower().split())
+        found: dict[str, tuple[str, float]] = {}
+        for mark, sim in zip(self.marks.values(), self.similarities(query, idf, store_size).tolist()):
+            key = " ".join(mark.query.lower().split())
+            if sim >= self.params.threshold and key != own and sim > found.get(key, (None, -1.0))[1]:
+                found[key] = (mark.query, sim)
+        return sorted(found.values(), key=lambda qs: -qs[1])[:limit]
+
     def strength(self, sims: np.ndarray) -> np.ndarray:
         """How much each mark counts for a query this alike: 0 below the threshold, 1 from ``full``."""
         p = self.params
