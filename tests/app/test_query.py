@@ -175,6 +175,11 @@ async def test_compare_two_strategies_side_by_side(demo_app, size):
             assert " shared" in screen_lines(app)[4].split("││")["ab".index(side)]
         await pilot.press("escape")
         assert not isinstance(app.screen, CompareScreen)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("slash")  # "/" from the compare view: back to the query box (it crashed the app)
+        await settle(pilot)
+        assert not isinstance(app.screen, CompareScreen) and app.focused is app.screen.query_one("#query-input")
 
 
 async def test_the_trace_plays_steps_pauses_and_names_its_graph(demo_app):
