@@ -723,8 +723,9 @@ class Memory:
     # -- maintenance --------------------------------------------------------------------------
 
     @_one_writer
-    def reindex(self, progress: Progress | None = None) -> dict[str, Any]:
-        """Rebuild every derived row (terms, vectors, latent model) from the records."""
+    def reindex(self, progress: Progress | None = None) -> dict[str, float]:
+        """Rebuild every derived row (terms, vectors, latent model) from the records; the items and
+        terms it indexed and the seconds it took."""
         started = time.perf_counter()
         self._load_areas()
         index = self._new_index()
