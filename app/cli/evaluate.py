@@ -37,6 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     common(p)
     p.set_defaults(handler=eval_multihop)
 
+    p = evsub.add_parser("updates", help="knowledge updates: evidence current at each question's time")
+    p.add_argument("file", nargs="?", default=None, help="default: the team's bench/data/knowledge_updates.json")
+    p.add_argument("--no-as-of", action="store_true", help="ask without the questions' reference times")
+    common(p)
+    p.set_defaults(handler=eval_updates)
+
     from .ranker import add_eval_parsers  # the learning benchmark and heuristic tuning live with the ranker
 
     add_eval_parsers(evsub, DATA)
@@ -97,6 +103,32 @@ def eval_multihop(args: argparse.Namespace, out: TextIO) -> int:
     result = multihop.evaluate(args.corpus, questions, _strategy(args), args.baseline, **engine_options(args))
     _print(out, result, args.json)
     return 0
+
+
+def eval_updates(args: argparse.Namespace, out: TextIO) -> int:
+    from mnemoscope.engine.eval import updates
+
+    result = updates.evaluate(args.file or updates.DATA, _strategy(args), args.baseline, as_of=not args.no_as_of,
+                              **engine_options(args))
+    if args.json:
+        out.write(json.dumps(result) + "\n")
+        return 0
+    rows = [(result["strategy"], result)] + list(result.get("baselines", {}).items())
+    out.write(f"{result['dataset']}: {result['n_questions']} questions, "
+              f"{'as of each question' if result['as_of'] else 'no reference time'}\n")
+    out.write(f"{'system':<12}{'recall@5':>10}{'recall@10':>11}{'stale above':>16}{'q p50 ms':>10}\n")
+    for name, r in rows:
+        m = r["metrics"]
+        out.write(f"{name:<12}{m['recall@5']:>10.4f}{m['recall@10']:>11.4f}"
+                  f"{_share(m['stale_above'], m['n_stale']):>16}{r['query_ms_p50']:>10.2f}\n")
+        for cat, c in r["by_category"].items():
+            out.write(f"  {cat:<13} n={c['n']:<4} recall@5 {c['recall@5']:.4f}"
+                      + (f"  stale above {_share(c['stale_above'], c['n_stale'])}" if c["n_stale"] else "") + "\n")
+    return 0
+
+
+def _share(rate: float | None, n: int) -> str:
+    return "-" if rate is None else f"{rate:.3f} ({round(rate * n)}/{n})"
 
 
 def bench(args: argparse.Namespace, out: TextIO) -> int:

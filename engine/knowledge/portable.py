@@ -130,7 +130,7 @@ def snapshot_records(store: "Store") -> list[dict[str, Any]]:
             for a, b, w in store.synonym_rows() if a in named and b in named]
     out += [{"type": FACT, **v, "subject": s, "predicate": p, "object": o, "subject_entity": sid, "object_entity": oid,
              "time": t, "origin": origin, "provenance": provenance.get(fid, [])}
-            for fid, s, p, o, sid, oid, t, origin in facts]
+            for fid, s, p, o, sid, oid, t, origin, *_times in facts]
     current: dict[int, list[int]] = defaultdict(list)
     home: dict[int, list[int]] = defaultdict(list)
     for item, episode, home_episode in sorted(store.episode_item_rows()):

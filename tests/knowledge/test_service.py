@@ -109,7 +109,7 @@ def test_a_fact_with_two_sources_survives_losing_one(mem):
 def test_deleting_a_source_removes_all_its_knowledge(mem):
     report = mem.delete_source(mem.sources()[0].id)
     assert report["episodes_deleted"] == 2
-    assert mem.knowledge.stats() == {"entities": 0, "facts": 0, "episodes": 0, "events": 0}
+    assert not any(mem.knowledge.stats().values())
 
 
 def test_edit_fact_and_refusals_leave_the_store_unchanged(mem):
