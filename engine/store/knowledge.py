@@ -211,8 +211,8 @@ class KnowledgeSQL:
     def delete_entities(self, ids: Sequence[int]) -> None:
         for chunk in _chunks(list(ids)):
             marks = _marks(len(chunk))
-            self.conn.execute(f"DELETE FROM conflicts WHERE kind = 'duplicate' AND (a IN ({marks}) OR b IN ({marks}))",
-                              chunk + chunk)
+            self.conn.execute(f"DELETE FROM conflicts WHERE kind = 'duplicate' AND status = 'open'"
+                              f" AND (a IN ({marks}) OR b IN ({marks}))", chunk + chunk)
             self.conn.execute(f"DELETE FROM entities WHERE id IN ({marks})", chunk)
 
     def orphan_entities(self) -> list[int]:
@@ -417,9 +417,13 @@ class KnowledgeSQL:
             marks = _marks(len(chunk))
             self.conn.execute(f"UPDATE facts SET valid_to = NULL, superseded_by = NULL WHERE superseded_by IN ({marks})"
                               f" AND id NOT IN ({marks})", chunk + chunk)
-            self.conn.execute(f"DELETE FROM conflicts WHERE kind != 'duplicate' AND (a IN ({marks}) OR b IN ({marks}))",
-                              chunk + chunk)
+            self.conn.execute(f"DELETE FROM conflicts WHERE kind != 'duplicate' AND status = 'open'"
+                              f" AND (a IN ({marks}) OR b IN ({marks}))", chunk + chunk)
             self.conn.execute(f"DELETE FROM facts WHERE id IN ({marks})", chunk)
+
+    def superseded_by(self, fact_id: int) -> list[int]:
+        """The facts ``fact_id`` superseded or ended."""
+        return [r[0] for r in self.conn.execute("SELECT id FROM facts WHERE superseded_by = ? ORDER BY id", (fact_id,))]
 
     def chained_facts(self, ids: Sequence[int]) -> list[int]:
         """Those of ``ids`` that supersede, or are superseded by, another fact."""
@@ -700,6 +704,10 @@ class KnowledgeSQL:
         cur = self.conn.execute(f"SELECT * FROM {table} WHERE {where}", key)
         row = cur.fetchone()
         return None if row is None else dict(zip([d[0] for d in cur.description], row))
+
+    def source_times(self, source_ids: Sequence[int]) -> dict[int, float]:
+        """source id → when it was first stored (epoch seconds): the time of its undated items."""
+        return dict(self._in("SELECT id, created_at FROM sources WHERE id IN ({marks})", source_ids))
 
     # -- structure and dry runs ---------------------------------------------------------------
 
