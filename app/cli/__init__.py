@@ -19,9 +19,9 @@ from mnemoscope.engine.dense import EmbeddingUnavailable
 from mnemoscope.engine.eval.harness import DataMissing
 from mnemoscope.engine.store import StoreError
 
-from . import core, evaluate, images, knowledge, mcp, ranker, topics
+from . import conflicts, core, evaluate, images, knowledge, mcp, ranker, topics
 
-COMMAND_MODULES = [core, evaluate, knowledge, ranker, topics, images, mcp]
+COMMAND_MODULES = [core, evaluate, knowledge, conflicts, ranker, topics, images, mcp]
 USER_ERRORS = (IngestFailed, RecallError, RequestError, ConfigError, StoreError, DataMissing, EmbeddingUnavailable,
                ValueError, FileNotFoundError)
 

@@ -124,6 +124,10 @@ def eval_updates(args: argparse.Namespace, out: TextIO) -> int:
         for cat, c in r["by_category"].items():
             out.write(f"  {cat:<13} n={c['n']:<4} recall@5 {c['recall@5']:.4f}"
                       + (f"  stale above {_share(c['stale_above'], c['n_stale'])}" if c["n_stale"] else "") + "\n")
+    known = result["changes_recognised"]
+    out.write(f"changes the supersession rules recognised (update questions): {_share(known['share'], known['n'])};"
+              f" stale above among them ({result['strategy']}): "
+              f"{_share(result['metrics']['recognised_above'], result['metrics']['n_recognised'])}\n")
     return 0
 
 

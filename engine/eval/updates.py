@@ -15,6 +15,9 @@ multi-valued ones ("visited", "likes") beside them. Each question carries, besid
 Two measures per strategy: recall@5 of the evidence current at the reference time, and the
 share of questions with stale evidence where a stale turn ranks above every current one
 (``stale_above``; a current turn missing from the top ``depth`` ranks below any stale one found).
+And one of the store, whatever the strategy: the share of ``update`` questions whose change the
+supersession rules recognised (a fact of a stale turn is superseded, through its chain of
+successors, by a fact of a current turn): what recall in time can use.
 """
 
 from __future__ import annotations
@@ -90,9 +93,11 @@ class _Run:
     def summary(self) -> dict[str, Any]:
         def part(rows: list[dict[str, float]]) -> dict[str, Any]:
             judged = [r["stale_above"] for r in rows if "stale_above" in r]
-            metrics = mean_metrics([{k: v for k, v in r.items() if k != "stale_above"} for r in rows])
+            known = [r["recognised_above"] for r in rows if "recognised_above" in r]
+            metrics = mean_metrics([{k: r[k] for k in ("recall@5", "recall@10")} for r in rows])
             return {**metrics, "stale_above": round(sum(judged) / len(judged), 4) if judged else None,
-                    "n_stale": len(judged), "n": len(rows)}
+                    "n_stale": len(judged), "n": len(rows),
+                    "recognised_above": round(sum(known) / len(known), 4) if known else None, "n_recognised": len(known)}
 
         by_category = {c: part([r for r, rc in zip(self.rows, self.categories) if rc == c])
                        for c in CATEGORIES if c in self.categories}
@@ -107,25 +112,56 @@ def evaluate(path: str | Path = DATA, strategy: str = "fused", baselines: Sequen
     ``as_of=False`` asks without the reference time (what a recall that ignores time finds)."""
     names = list(dict.fromkeys([strategy, *baselines]))
     runs = {name: _Run() for name in names}
+    recognised: list[bool] = []
     conversations = load(path)
     with tempfile.TemporaryDirectory(prefix="mnemoscope-eval-updates-") as tmp:
         for n, (parsed, questions) in enumerate(conversations):
             mem = Memory(Path(tmp) / f"updates-{n}.db", **settings)
             try:
                 mem.ingest_parsed([parsed])
+                changed = [q for q in questions if q.category == "update" and q.stale]
+                known = _recognised(mem, changed)
+                recognised += known
                 for name in names:
-                    _ask(mem, questions, name, as_of, depth, runs[name])
+                    _ask(mem, questions, name, as_of, depth, runs[name], {id(q) for q, k in zip(changed, known) if k})
             finally:
                 mem.close()
     main = runs.pop(strategy)
     out = {"dataset": "knowledge-updates", "strategy": strategy, "as_of": as_of,
-           "n_questions": len(main.rows), **main.summary(), "misses": main.misses}
+           "n_questions": len(main.rows), **main.summary(),
+           "changes_recognised": {"share": round(sum(recognised) / len(recognised), 4) if recognised else None,
+                                  "n": len(recognised)},
+           "misses": main.misses}
     if runs:
         out["baselines"] = {name: r.summary() for name, r in runs.items()}
     return out
 
 
-def _ask(mem: Memory, questions: list[UpdateQuestion], strategy: str, as_of: bool, depth: int, run: _Run) -> None:
+def _recognised(mem: Memory, questions: list[UpdateQuestion]) -> list[bool]:
+    """For each question, whether a fact stated by a stale turn is superseded, through its
+    chain of successors, by a fact stated by a current turn."""
+    source = mem.sources()[-1]
+    by_key = {i.key: i.id for i in mem.store.items_of_source(source.id)}
+    facts_of: dict[int, set[int]] = {}
+    for fid, item in mem.store.facts_of_items(list(by_key.values())):
+        facts_of.setdefault(item, set()).add(fid)
+    successor = {r[0]: r[12] for r in mem.store.fact_rows(retired=True)}
+    out = []
+    for q in questions:
+        current = set().union(*(facts_of.get(by_key[k], set()) for k in q.evidence))
+        found = False
+        for fid in set().union(*(facts_of.get(by_key[k], set()) for k in q.stale)):
+            seen = set()
+            while fid is not None and fid not in seen and not found:
+                seen.add(fid)
+                fid = successor.get(fid)
+                found = fid in current
+        out.append(found)
+    return out
+
+
+def _ask(mem: Memory, questions: list[UpdateQuestion], strategy: str, as_of: bool, depth: int, run: _Run,
+         recognised: set[int]) -> None:
     for q in questions:
         options = {"as_of": q.reference_time} if as_of else {}
         started = time.perf_counter()
@@ -135,6 +171,8 @@ def _ask(mem: Memory, questions: list[UpdateQuestion], strategy: str, as_of: boo
         row = {"recall@5": recall_at(ranked, q.evidence, 5), "recall@10": recall_at(ranked, q.evidence, 10)}
         if q.stale:
             row["stale_above"] = float(stale_above(ranked, q.evidence, q.stale))
+        if id(q) in recognised:
+            row["recognised_above"] = row["stale_above"]
         run.rows.append(row)
         run.categories.append(q.category)
         if row.get("stale_above") or row["recall@5"] == 0.0:

@@ -4,10 +4,10 @@ A recall asks at a *reference time*: ``as_of`` (a date) or now. Three things fol
 
 * items said (their own timestamp; an undated item, when its source was stored) after the
   reference time are no candidates: the store had not heard them yet;
-* an item that states a fact superseded by then, where the fact shares words with the query,
-  sinks (its score times ``superseded_weight``), and the items stating the fact that holds
-  instead take its place just above it (joining the candidates if they were not among them),
-  so a question about where someone lives finds the move before the old address;
+* above an item that states a fact superseded by then, where the fact shares words with the
+  query, come the items stating the fact that holds instead (joining the candidates if they
+  were not among them): a question about where someone lives finds the move before the old
+  address, and the old address stays findable, just below;
 * the recall's facts are those known by then, each marked with its state (``current`` or
   ``superseded``), current ones first.
 """
@@ -30,6 +30,7 @@ from .timeline import fact_of_row
 if TYPE_CHECKING:
     from ..index import Index
     from ..store import Store
+    from .supersession import Rules
 
 _DATE = re.compile(r"\d{4}(?:-\d{2}(?:-\d{2})?)?")
 
@@ -85,8 +86,14 @@ def said_on_items(store: "Store", index: "Index", item_ids: Sequence[int]) -> di
     return dict(zip(ids, said_on(store, index, index.slots(ids)))) if ids else {}
 
 
-def _content(text: str, drop: set[str]) -> set[str]:
-    return set(lexical_tokens(text)) - drop
+def _about(fact: Fact, rules: "Rules") -> set[str]:
+    """The words a question about ``fact`` may use: its own, less its subject's name, and its
+    slot's ``asks``."""
+    words = set(lexical_tokens(fact.triple())) - set(lexical_tokens(entity_key(fact.subject)))
+    found = rules.slot_of(fact.subject, fact.predicate, fact.object)
+    if found is not None:
+        words |= set(lexical_tokens(" ".join(found[0].asks)))
+    return words
 
 
 @dataclasses.dataclass
@@ -97,8 +104,7 @@ class _Stale:
     successors: list[int]  # item ids stating the facts that hold instead
 
 
-def rerank_in_time(store: "Store", index: "Index", query: str, ranking: Any, as_of: str | None,
-                   superseded_weight: float) -> Any:
+def rerank_in_time(store: "Store", index: "Index", rules: "Rules", query: str, ranking: Any, as_of: str | None) -> Any:
     """The ranking at the reference time (see the module docstring); ``ranking`` is an
     :class:`engine.pipeline.Ranking` (slots best first, scores, found_by, features, extras)."""
     slots = ranking.slots
@@ -109,8 +115,8 @@ def rerank_in_time(store: "Store", index: "Index", query: str, ranking: Any, as_
         said = said_on(store, index, slots)
         keep = np.array([not _later(d, as_of) for d in said], dtype=bool)
     ranking = _select(ranking, keep)
-    stale = _stale(store, index, query, ranking.slots, as_of)
-    return _lift(ranking, stale, index, superseded_weight, as_of, store) if stale else ranking
+    stale = _stale(store, index, rules, query, ranking.slots, as_of)
+    return _lift(ranking, stale, index, as_of, store) if stale else ranking
 
 
 def _select(ranking: Any, keep: np.ndarray) -> Any:
@@ -122,7 +128,7 @@ def _select(ranking: Any, keep: np.ndarray) -> Any:
                                found_by={s: ranking.found_by.get(s, []) for s in slots.tolist()})
 
 
-def _stale(store: "Store", index: "Index", query: str, slots: np.ndarray, as_of: str | None) -> list[_Stale]:
+def _stale(store: "Store", index: "Index", rules: "Rules", query: str, slots: np.ndarray, as_of: str | None) -> list[_Stale]:
     """Candidates stating a fact superseded at the reference time that the query is about."""
     ids = [int(i) for i in index.item_ids[slots]]
     provenance = store.facts_of_items(ids)
@@ -133,10 +139,10 @@ def _stale(store: "Store", index: "Index", query: str, slots: np.ndarray, as_of:
     if not ended:
         return []
     terms = set(lexical_tokens(query))
+    about = {fid: _about(f, rules) for fid, f in ended.items()}
     by_item: dict[int, list[int]] = defaultdict(list)
     for fid, item in provenance:
-        f = ended.get(fid)
-        if f is not None and _content(f.triple(), set(lexical_tokens(entity_key(f.subject)))) & terms:
+        if fid in about and about[fid] & terms:
             by_item[item].append(fid)
     out = []
     for slot, item in zip(slots.tolist(), ids):
@@ -162,8 +168,8 @@ def _successor_items(store: "Store", fact_id: int, as_of: str | None) -> list[in
     return []
 
 
-def _lift(ranking: Any, stale: list[_Stale], index: "Index", weight: float, as_of: str | None, store: "Store") -> Any:
-    """Sink each stale candidate, and put the items of what replaced it just above it."""
+def _lift(ranking: Any, stale: list[_Stale], index: "Index", as_of: str | None, store: "Store") -> Any:
+    """Put the items of what replaced each stale candidate just above it."""
     scores = {int(s): float(v) for s, v in zip(ranking.slots.tolist(), ranking.scores.tolist())}
     found = {s: list(ranking.found_by.get(s, [])) for s in scores}
     for st in stale:
@@ -178,7 +184,6 @@ def _lift(ranking: Any, stale: list[_Stale], index: "Index", weight: float, as_o
                 found.setdefault(s, [])
                 if "successor" not in found[s]:
                     found[s].append("successor")
-        scores[st.slot] = old * weight
     order = sorted(scores, key=lambda s: (-scores[s], s))
     position = {int(s): n for n, s in enumerate(ranking.slots.tolist())}
     features = {}

@@ -49,6 +49,7 @@ class Fact:
     retired_at: str | None = None
     superseded_by: int | None = None
     version_of: int | None = None
+    seen_at: str | None = None  # the reference time it was recalled at (None: now), for its state
 
     def triple(self) -> str:
         return f"{self.subject} {self.predicate} {self.object}"
@@ -65,16 +66,21 @@ class Fact:
                 return "superseded"
         return "current"
 
-    def validity(self) -> str:
-        """The validity as a person reads it: "2023-04-01 → 2023-06", "since 2023-04-01", "–"."""
-        if self.valid_to:
+    def validity(self, at: str | None = None) -> str:
+        """The validity as a person reads it ("2023-04-01 → 2023-06", "since 2023-04-01", "–"),
+        as known at ``at`` (default: when it was recalled; an end after that is not shown)."""
+        at = at or self.seen_at
+        ended = self.valid_to is not None and (at is None or self.valid_to[: len(at)] <= at[: len(self.valid_to)])
+        if ended:
             return f"{self.valid_from or '?'} → {self.valid_to}"
-        if self.superseded_by is not None:
+        if self.superseded_by is not None and at is None:
             return f"{self.valid_from or '?'} → ?"
         return f"since {self.valid_from}" if self.valid_from else "–"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        d["state"] = self.state(self.seen_at)
+        return d
 
 
 @dataclass

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from .entities import EntityRegistry
 
 
+_CURRENT = frozenset("new current latest present now".split())  # "my new manager" is my manager
+
+
 class TimelineError(ValueError):
     """A decision the engine refuses (an unknown one, or one that cannot be undone now)."""
 
@@ -88,12 +91,20 @@ class Timeline:
     # -- the rules ----------------------------------------------------------------------------
 
     def _subject(self, fact: Fact) -> tuple[str, Any]:
-        """Who a fact is about: the entity when the subject is its name ("Lena"), else the
-        subject's own words ("Omar's sister Hana" is not Omar)."""
+        """Who a fact is about: the entity when the subject is its name ("Lena") or ends with a
+        known name ("Greg's daughter Fiona" is Fiona), else the subject's own words, less those
+        that only say it is the current one ("Sofia's new manager" is "Sofia's manager")."""
         key = entity_key(fact.subject)
         if fact.subject_id is not None and self.registry.lookup(key) == fact.subject_id:
             return "entity", fact.subject_id
-        return "words", key
+        tail = fact.subject.rsplit("'s ", 1)[-1].split()
+        for n in (2, 1):
+            named = tail[-n:]
+            if len(tail) > n and all(w[:1].isupper() for w in named):
+                eid = self.registry.lookup(entity_key(" ".join(named)))
+                if eid is not None:
+                    return "entity", eid
+        return "words", " ".join(w for w in key.split() if w not in _CURRENT)
 
     def apply_rules(self, fact_ids: Sequence[int], actor: str = "rules") -> RuleReport:
         """Compare each of these facts with the known facts of its subject and slot: supersede
@@ -114,17 +125,20 @@ class Timeline:
         return fact_of_row(self.store.fact_rows([fact.id])[0])
 
     def _slot_mates(self, fact: Fact, slot: Slot) -> list[Fact]:
-        """The believed facts of the same subject that state a value of the same slot."""
+        """The believed facts about the same subject that state a value of the same slot."""
         who = self._subject(fact)
-        out = []
-        for row in self.store.fact_rows(entity_id=fact.subject_id):
-            other = fact_of_row(row)
-            if other.id == fact.id or other.subject_id != fact.subject_id or self._subject(other) != who:
-                continue
-            found = self.rules.slot_of(other.subject, other.predicate, other.object)
-            if found is not None and found[0].name == slot.name and not found[1]:
-                out.append(other)
-        return out
+        filed_under = {fact.subject_id} | ({who[1]} if who[0] == "entity" else set())
+        out: dict[int, Fact] = {}
+        for entity in filed_under:
+            for row in self.store.fact_rows(entity_id=entity):
+                other = fact_of_row(row)
+                if other.id == fact.id or other.id in out or other.subject_id not in filed_under \
+                        or self._subject(other) != who:
+                    continue
+                found = self.rules.slot_of(other.subject, other.predicate, other.object)
+                if found is not None and found[0].name == slot.name and not found[1]:
+                    out[other.id] = other
+        return list(out.values())
 
     def _judge(self, slot: Slot, known: Fact, new: Fact, ends: bool, actor: str, report: RuleReport) -> None:
         v = verdict(slot, (known.object, known.valid_from), (new.object, new.valid_from), ends)
