@@ -167,9 +167,11 @@ def main() -> None:
 
     starts = [cold_start(store) for _ in range(args.runs)]
     totals = sorted(s["total_s"] for s in starts)
-    from mnemoscope.engine.recall import STRATEGIES
+    from mnemoscope.engine import Memory
 
-    strategies = [s for s in args.strategies.split(",") if s in STRATEGIES]
+    with Memory(store) as mem:
+        offered = mem.strategies()
+    strategies = [s for s in args.strategies.split(",") if s in offered]
     queries = asyncio.run(query_latencies(store, args.queries, strategies, args.mode))
 
     report = {

@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mnemoscope.engine import Memory  # noqa: E402
-from mnemoscope.engine.images import ImagesExtension  # noqa: E402
+from mnemoscope.engine.images import ImagesArea  # noqa: E402
 from tests.support.openai_server import OpenAIServer  # noqa: E402
 
 
@@ -52,7 +52,7 @@ def write_conversation(folder: Path, n: int, kb: int, text: str) -> Path:
 
 def open_memory(path: Path, server: OpenAIServer, model: str) -> Memory:
     mem = Memory(path, extensions=False, embed_base_url=server.base_url, image_embed_model=model, max_retries=0)
-    mem.add_extension(ImagesExtension(mem))
+    mem.add_extension(ImagesArea(mem))
     return mem
 
 

@@ -40,7 +40,6 @@ from mnemoscope.engine.rank.heuristic import WEIGHTS
 from mnemoscope.engine.rank.heuristic import score as heuristic_score
 from mnemoscope.engine.rank.heuristic import weights_for
 from mnemoscope.engine.rank.state import PairBuffer
-from mnemoscope.engine.recall import Signals, prepare_query
 
 DATA = Path("/work/shared/data/locomo/locomo10_dev.json")
 GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 2.0)
@@ -109,8 +108,8 @@ def collect(seed: int, inner: bool) -> tuple[list[Conversation], list[Case]]:
                 assert mem.ranker.lam == 0, "the gate opened: the headroom below assumes the heuristic's shown lists"
                 ranker = mem.ranker
                 for q in held:
-                    query = prepare_query(mem, q.text, 10, "fused", "pro")
-                    cf = feats.build(mem, query, Signals(mem, query), ranker.meta, ranker._learned_columns,
+                    query, signals = mem.query(q.text, 10, "fused")
+                    cf = feats.build(mem, query, signals, ranker.meta, ranker._learned_columns,
                                      max(10, mem.settings.candidate_k), ranker.extra_signals(), mem.settings.rrf_k)
                     ids = mem.index.item_ids[cf.slots]
                     cases.append(Case(n, q.text, ids, query.term_ids, [key_of[int(i)] for i in ids], set(q.relevant),

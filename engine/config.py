@@ -14,11 +14,9 @@ from typing import Any
 
 import platformdirs
 
+from .errors import ConfigError
+
 ENV_PREFIX = "MNEMOSCOPE_"
-
-
-class ConfigError(ValueError):
-    """A setting has an unknown name or a value of the wrong kind."""
 
 
 def default_store_path() -> Path:

@@ -22,6 +22,7 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from .errors import EmbeddingUnavailable
 from .lazy import sparse as sp
 from .text import feature_tokens
 

@@ -1,21 +1,20 @@
-"""The areas that plug into ``Memory`` (see :class:`engine.memory.Extension`), in load order.
+"""The areas that plug into ``Memory`` (each an :class:`engine.area.Area`), in load order.
 
-Order matters: later areas may read what earlier ones built (the ranker uses graph and topic
-features), so knowledge comes before topics, and both before the ranker.
+Order matters: the ranker reads the signals of the areas before it and fuses them as features in
+this order (topics' ``walk``, then knowledge's ``ppr``, then images' ``image``), so its stored
+model stays valid only while the order does.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
-if TYPE_CHECKING:
-    from .memory import Extension, Memory
+from .area import Area, Engine
+from .images import ImagesArea
+from .knowledge.service import KnowledgeArea
+from .rank import RankerArea
+from .topics import TopicsArea
 
 
-def extension_factories() -> list[Callable[["Memory"], "Extension"]]:
-    from .images import ImagesExtension
-    from .knowledge.service import KnowledgeExtension
-    from .rank import RankerExtension
-    from .topics import TopicsExtension
-
-    return [KnowledgeExtension, TopicsExtension, RankerExtension, ImagesExtension]
+def area_factories() -> list[Callable[[Engine], Area]]:
+    return [TopicsArea, KnowledgeArea, RankerArea, ImagesArea]

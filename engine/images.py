@@ -23,7 +23,7 @@ retried) or a ``data:`` URL, at most ``MAX_IMAGE_BYTES``.
 **Failures lose nothing.** Images are read and embedded before the ingest transaction (no write
 lock across network calls). An unreadable image or a failing endpoint leaves the turn stored with
 its caption and no image vector; the ingest report carries one line per source saying why, and
-:meth:`ImagesExtension.resume` (``mnemoscope images --resume``) embeds what is missing later.
+:meth:`ImagesArea.resume` (``mnemoscope images --resume``) embeds what is missing later.
 What is missing is derived from the store (an image reference without a vector of the model's
 signature), so there is no queue to get out of step. At query time the endpoint gets one short
 try (``QUERY_TIMEOUT``); if it fails, recall goes on without the image signal.
@@ -46,18 +46,20 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from .area import Area
 from .config import ConfigError
 from .dense import EmbeddingUnavailable, OpenAIEmbedder
 from .ingest import _line_of
+from .pipeline import Query, Signal, Signals, Strategy
+from .recall import single_signal
 from .records import Item, ParsedSource, Source
 
 if TYPE_CHECKING:
-    from .memory import Memory
-    from .recall import Query
+    from .area import Engine
 
 log = logging.getLogger(__name__)
 
-SIGNATURE_PREFIX = "image:"  # item_vectors rows of image models; reindex keeps them (they need no text)
+SIGNATURE_PREFIX = "image:"  # item_vectors rows of image models (a reindex keeps them: they need no text)
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
 DOWNLOAD_THREADS = 8
 QUERY_TIMEOUT = 5.0  # seconds a recall waits for the query's image-model embedding (no retry)
@@ -197,7 +199,7 @@ class ImageStatus:
 
 @dataclass
 class ResumeReport:
-    """The outcome of :meth:`ImagesExtension.resume`."""
+    """The outcome of :meth:`ImagesArea.resume`."""
 
     embedded: int
     failures: list[ImageFailure] = field(default_factory=list)
@@ -211,13 +213,13 @@ class ResumeReport:
 # -- the area ---------------------------------------------------------------------------------
 
 
-class ImagesExtension:
+class ImagesArea(Area):
     """``mem.images``: image vectors at ingest, completion later, and the recall signal."""
 
     name = "images"
 
-    def __init__(self, mem: "Memory") -> None:
-        self.mem = mem
+    def __init__(self, mem: Engine) -> None:
+        super().__init__(mem)
         self._embedders: dict[bool, OpenAIEmbedder] = {}  # by for_query
         self._prepared: tuple[list[Item], dict[int, np.ndarray]] | None = None  # (items, vectors by position)
 
@@ -249,7 +251,7 @@ class ImagesExtension:
         with self.mem.store.transaction():
             self.mem.store.cache_embeddings(signature, rows)
 
-    # -- the extension protocol ---------------------------------------------------------------
+    # -- the area's hooks ----------------------------------------------------------------------
 
     def load(self) -> None:
         """Nothing to build: image vectors are loaded with the core index (``index.vectors``)."""
@@ -325,7 +327,16 @@ class ImagesExtension:
 
     # -- recall -------------------------------------------------------------------------------
 
-    def scores(self, q: "Query") -> np.ndarray:
+    def signals(self) -> dict[str, Signal]:
+        return {"image": self.image_signal} if self.enabled else {}
+
+    def strategies(self) -> dict[str, Strategy]:
+        return {"image": single_signal(self.mem, "image")} if self.enabled else {}
+
+    def unavailable(self) -> dict[str, str]:
+        return {} if self.enabled else {"image": "it needs an image embedding model (set MNEMOSCOPE_IMAGE_EMBED_MODEL)"}
+
+    def image_signal(self, q: Query, signals: Signals) -> np.ndarray:
         """Cosine of the query (embedded as text by the image model) to each item's image vector:
         0 for items without one. No image vectors, no request; an endpoint that fails at query
         time gives zeros and a note in the query (``q.notes["image_error"]``), never an error."""

@@ -18,20 +18,12 @@ from typing import Any, Iterable
 
 from . import conversations
 from .conversations import ChatFormatError
+from .errors import IngestError
 from .records import Item, ParsedSource, Source
 from .text import sentences, token_count
 
 SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".json", ".jsonl", ".ndjson"}
 MAX_FILE_BYTES = 200 * 1024 * 1024
-
-
-class IngestError(ValueError):
-    """A file that cannot be read as any supported format; ``str()`` is one line for the user."""
-
-    def __init__(self, path: str | Path, message: str, line: int | None = None) -> None:
-        self.path, self.line, self.message = str(path), line, message
-        where = f"{path}:{line}" if line else str(path)
-        super().__init__(f"{where}: {message}")
 
 
 # -- entry points -----------------------------------------------------------------------------

@@ -4,9 +4,12 @@ It owns the store (records, on disk) and the index (search state, in memory, der
 store). Each write is one transaction per source (an import, one for the whole file); the
 in-memory index changes only after the commit, so a failed write leaves both exactly as they were.
 
-Areas that grow the engine (knowledge, topics, ranking) plug in as *extensions*: objects that
-build their state from the store, take part in the ingest and delete transactions, and answer
-their own browsing and curation calls (``mem.knowledge``, ``mem.topics``, ``mem.ranker``).
+Areas that grow the engine (knowledge, topics, ranking, images) plug in as :class:`engine.area.Area`
+subclasses: they build their state from the store, take part in the ingest and delete
+transactions, add signals and strategies to recall, and answer their own browsing and curation
+calls through typed properties (``mem.knowledge``, ``mem.topics``, ``mem.ranker``, ``mem.images``),
+each loaded on first use. ``Memory(extensions=False)`` opens the core alone: no area, and only
+the core's strategies.
 """
 
 from __future__ import annotations
@@ -16,101 +19,37 @@ import gc
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
 from . import activity as log_actions
 from .activity import Activity, Changes
+from .area import Area
 from .config import Settings
-from .extensions import extension_factories
 from .dense import HashEmbedder, OpenAIEmbedder, VectorIndex
-from .images import SIGNATURE_PREFIX as IMAGE_SIGNATURE_PREFIX
+from .errors import AreaMissing, IngestFailed, RequestError
+from .extensions import area_factories
+from .images import ImagesArea
 from .index import LSA_KEY, Index
 from .ingest import IngestError, discover, note, read_path
+from .knowledge.service import KnowledgeArea
 from .lexical import BM25Params
-from .recall import SIGNALS, STRATEGIES, Query, Recall, recall, signal_available
-from .records import Item, ParsedSource, Source
+from .pipeline import Query, Recall, Signal, Signals
+from .rank import FeedbackResult, RankerArea
+from .recall import describe, prepare_query, recall, signals, strategies
+from .records import IngestReport, Item, ParsedSource, Source, SourceReport
 from .store import Store
+from .topics import TopicsArea
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]  # (done, total, what)
-
-
-class RequestError(RuntimeError):
-    """A request the engine refuses (unknown id, bad import file); str() is one line."""
-
-
-class Extension(Protocol):
-    """An area of the engine living beside the core (knowledge, topics, ranker)."""
-
-    name: str
-
-    def load(self) -> None:
-        """Build in-memory state from the store (at open and after reindex or import)."""
-
-    def on_ingest(self, source: Source, items: list[Item]) -> None:
-        """Inside the ingest transaction: derive and store this area's rows for new items."""
-
-    def on_indexed(self, items: list[Item]) -> None:
-        """After the commit: update in-memory state (slots are assigned by now)."""
-
-    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
-        """Inside the delete transaction (or a dry run): cascade, and report what changes."""
-
-    def stats(self) -> dict[str, Any]: ...
-
-    def counts(self) -> dict[str, Any]:
-        """A few figures read from the store alone: callable before :meth:`load`."""
-
-
-@dataclass
-class SourceReport:
-    name: str
-    status: str  # added | replaced | unchanged
-    items: int
-    source_id: int
-    warnings: list[str] = field(default_factory=list)  # stored, but something derived is missing (e.g. an image vector)
-
-
-@dataclass
-class IngestReport:
-    sources: list[SourceReport] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def items(self) -> int:
-        return sum(s.items for s in self.sources if s.status != "unchanged")
-
-    @property
-    def warnings(self) -> list[str]:
-        return [w for s in self.sources for w in s.warnings]
-
-    def summary(self) -> str:
-        counts = {k: sum(1 for s in self.sources if s.status == k) for k in ("added", "replaced", "unchanged")}
-        parts = [f"{counts['added']} added", f"{counts['replaced']} replaced", f"{counts['unchanged']} unchanged"]
-        text = f"{len(self.sources)} source(s): {', '.join(parts)}; {self.items} item(s) indexed in {self.seconds:.2f}s"
-        if self.skipped:
-            text += f"; {len(self.skipped)} file(s) skipped (unsupported type)"
-        if self.errors:
-            text += f"; {len(self.errors)} error(s)"
-        if self.warnings:
-            text += f"; {len(self.warnings)} warning(s)"
-        return text
-
-
-class IngestFailed(ValueError):
-    """One or more files could not be read; nothing was written."""
-
-    def __init__(self, errors: list[IngestError]) -> None:
-        self.errors = errors
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        super().__init__(f"{errors[0]}{more}")
+A = TypeVar("A", bound=Area)
+# Signature prefixes of the vectors the core derives from text (the embedders of engine.dense):
+# a reindex rebuilds these and leaves every other kind.
+TEXT_VECTORS = ("hash-", "openai:")
 
 
 def _one_writer(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -130,7 +69,7 @@ class Memory:
     def __init__(self, path: str | Path | None = None, settings: Settings | None = None, *, extensions: bool = True,
                  client: str = "python", **overrides: Any) -> None:
         """Open (or create) a store. ``extensions=False`` opens the core alone (lexical and dense
-        recall, no knowledge, topics or ranker), for benchmarks of the core and scripts.
+        recall, no knowledge, topics, ranker or images), for benchmarks of the core and scripts.
 
         Opening loads the core index only; each area builds its in-memory state on first use
         (``mem.knowledge``, a recall, an ingest) or in :meth:`warm_up`, so a store opens, and its
@@ -144,13 +83,14 @@ class Memory:
         self.path = self.settings.store_path
         self.store = Store(self.path)
         self.activity = Activity(self.store, client)
-        self._areas: dict[str, Extension] = {}  # by name, in load order; loaded ones are also attributes
-        self._area_lock = threading.RLock()  # one thread loads an area while others wait for it
+        self._areas: dict[str, Area] = {}  # by name, in load order
+        self._loaded: set[str] = set()  # the areas whose load() has finished
+        self._area_locks: dict[str, threading.RLock] = {}  # one per area: loading one never holds up another
         self._write_lock = threading.RLock()  # see _one_writer
         self._cursor = 0  # the last activity-log line this memory's state includes
         self._external: OpenAIEmbedder | None = None
         self._load()
-        for factory in extension_factories() if extensions else []:
+        for factory in area_factories() if extensions else []:
             self.add_extension(factory(self), lazy=True)
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -179,8 +119,12 @@ class Memory:
         if blob:
             index.load_lsa(blob)
         self.index = index
-        for ext in self._loaded_areas():
-            ext.load()
+        for area in self._loaded_areas():
+            area.load()
+
+    def reload(self) -> None:
+        """Rebuild the in-memory index, and the areas loaded so far, from the store."""
+        self._load()
 
     def refresh(self) -> bool:
         """Take in what other processes committed since this memory last looked: the items they
@@ -221,12 +165,11 @@ class Memory:
                     index.set_vectors(signature, ids.tolist(), matrix)
         if "lsa" in changes.reload and (blob := store.get_kv(LSA_KEY)):
             index.load_lsa(blob)
-        for ext in self._loaded_areas():
-            if ext.name in changes.reload:
-                ext.load()
+        for area in self._loaded_areas():
+            if area.name in changes.reload:
+                area.load()
             elif items or changes.removed:
-                follow = getattr(ext, "on_changed_elsewhere", None)
-                follow(items, changes.removed) if follow else ext.load()
+                area.on_changed_elsewhere(items, changes.removed)
 
     def close(self) -> None:
         self.store.close()
@@ -237,42 +180,74 @@ class Memory:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def add_extension(self, ext: Extension, *, lazy: bool = False) -> None:
-        """Plug an area in as ``mem.<name>``; loaded now, or on first use when ``lazy``."""
-        self._areas[ext.name] = ext
+    def add_extension(self, area: Area, *, lazy: bool = False) -> None:
+        """Plug an area in (reached as ``mem.<name>``); loaded now, or on first use when ``lazy``."""
+        self._areas[area.name] = area
+        self._area_locks[area.name] = threading.RLock()
         if not lazy:
-            self._area(ext.name)
+            self._area(area.name)
 
-    def __getattr__(self, name: str) -> Any:
-        """``mem.knowledge`` and the other areas: an area not yet loaded is loaded here, once."""
-        areas = self.__dict__.get("_areas")
-        if areas is None or name not in areas:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        return self._area(name)
-
-    def _area(self, name: str) -> Extension:
-        with self._area_lock:
-            ext = self._areas[name]
-            if name not in self.__dict__:
-                self.refresh()  # the area reads the store as it is now: the core must not lag behind it
-                with self.store.snapshot():
-                    if self.activity.last_id() != self._cursor:  # a commit came in between (or a write is running)
-                        self._cursor = -1  # the next refresh reads everything again, the area included
-                    ext.load()
-                setattr(self, name, ext)  # from now on a plain attribute: no lock, no __getattr__
-            return ext
-
-    def _loaded_areas(self) -> list[Extension]:
-        return [ext for name, ext in self._areas.items() if name in self.__dict__]
+    # -- the areas ----------------------------------------------------------------------------
 
     @property
-    def extensions(self) -> list[Extension]:
-        """Every area, loaded (the ingest and delete hooks need their state), in load order."""
-        return [self._area(name) for name in self._areas]
+    def knowledge(self) -> KnowledgeArea:
+        """Episodes, facts, entities and the typed graph (:mod:`engine.knowledge`)."""
+        return self._typed(KnowledgeArea)
+
+    @property
+    def topics(self) -> TopicsArea:
+        """The topic tree, intents and the intent-steered walk (:mod:`engine.topics`)."""
+        return self._typed(TopicsArea)
+
+    @property
+    def ranker(self) -> RankerArea:
+        """The fused strategy's ranker, recall tokens and feedback (:mod:`engine.rank`)."""
+        return self._typed(RankerArea)
+
+    @property
+    def images(self) -> ImagesArea:
+        """Image vectors of shared photos and their recall signal (:mod:`engine.images`)."""
+        return self._typed(ImagesArea)
 
     def has_area(self, name: str) -> bool:
-        """Whether the engine has an area, without loading it."""
+        """Whether this memory has an area (``knowledge``, ``topics``, ``ranker``, ``images``),
+        without loading it. Reading a missing area raises :class:`engine.errors.AreaMissing`."""
         return name in self._areas
+
+    def loaded_areas(self) -> list[str]:
+        """The areas whose in-memory state is built, in load order."""
+        return [name for name in self._areas if name in self._loaded]
+
+    def _typed(self, kind: type[A]) -> A:
+        area = self._area(kind.name)
+        if not isinstance(area, kind):
+            raise AreaMissing(kind.name)
+        return area
+
+    def _area(self, name: str) -> Area:
+        """An area, loaded on first use. Once loaded it is returned without taking a lock; while
+        one thread loads it, another asking for the same area waits (never for another area)."""
+        area = self._areas.get(name)
+        if area is None:
+            raise AreaMissing(name)
+        if name not in self._loaded:
+            with self._area_locks[name]:
+                if name not in self._loaded:
+                    self.refresh()  # the area reads the store as it is now: the core must not lag behind it
+                    with self.store.snapshot():
+                        if self.activity.last_id() != self._cursor:  # a commit came in between (or a write is running)
+                            self._cursor = -1  # the next refresh reads everything again, the area included
+                        area.load()
+                    self._loaded.add(name)
+        return area
+
+    def _loaded_areas(self) -> list[Area]:
+        return [self._areas[name] for name in self.loaded_areas()]
+
+    @property
+    def areas(self) -> list[Area]:
+        """Every area, loaded (the ingest and delete hooks need their state), in load order."""
+        return [self._area(name) for name in self._areas]
 
     def warm_up(self) -> None:
         """Load every area and build the search matrices now, so that the first query need not
@@ -284,7 +259,7 @@ class Memory:
     def _load_areas(self) -> None:
         """Every write calls this before its transaction opens: an area loaded inside one would
         read the half-written rows and then be told of them again."""
-        self.extensions
+        self.areas
 
     # -- dense --------------------------------------------------------------------------------
 
@@ -315,9 +290,10 @@ class Memory:
     def dense_query(self, q: Query) -> tuple[np.ndarray | None, VectorIndex | None]:
         """The query vector and the matrix it is compared with, under the configured embedder."""
         if self.settings.embedder == "lsa":
-            distilled = getattr(self, "ranker", None) and self.ranker.distilled  # fitted to teacher vectors
-            if distilled:
-                return distilled.query(self, q.term_ids, q.term_weights), distilled.vectors
+            for area in self.areas:  # an area may replace the latent space (the ranker's distilled one)
+                space = area.dense_space(q)
+                if space is not None:
+                    return space
             return self.index.lsa_query(q.term_ids, q.term_weights), self.index.lsa_vectors
         embedder = self._stored_embedder()
         if embedder is None:
@@ -396,7 +372,7 @@ class Memory:
         # already paid for stay in the embedding cache even if this ingest fails.
         embedder = self._stored_embedder()
         vectors = embedder.embed([i.search_text() for i in p.items]) if embedder else None
-        warnings = [w for ext in self.extensions if hasattr(ext, "prepare") for w in ext.prepare(p)]  # e.g. images
+        warnings = [w for area in self.areas for w in area.prepare(p)]  # e.g. images
         vocab_before = len(index.vocab)
         removed: list[int] = []
         try:
@@ -425,8 +401,8 @@ class Memory:
                 self.activity.record(log_actions.SOURCE_REPLACED if existing else log_actions.SOURCE_ADDED, p.source.name,
                                      count=len(p.items), source_id=source_id, added=log_actions.ranges(i.id for i in p.items),
                                      removed=log_actions.ranges(removed))
-                for ext in self.extensions:
-                    ext.on_ingest(p.source, p.items)
+                for area in self.areas:
+                    area.on_ingest(p.source, p.items)
         except BaseException:
             for term in [t for t, i in index.vocab.items() if i >= vocab_before]:
                 del index.vocab[term]
@@ -435,8 +411,8 @@ class Memory:
         index.add(p.items, rows)
         if vectors is not None:
             index.set_vectors(embedder.signature, [i.id for i in p.items], vectors)
-        for ext in self.extensions:
-            ext.on_indexed(p.items)
+        for area in self.areas:
+            area.on_indexed(p.items)
         return SourceReport(p.source.name, "replaced" if existing else "added", len(p.items), source_id, warnings)
 
     def _refit_lsa(self) -> None:
@@ -453,16 +429,28 @@ class Memory:
         return self.settings.default_strategy
 
     def strategies(self) -> dict[str, str]:
-        """Every recall strategy this engine offers, with what it does (its docstring's first paragraph)."""
-        return {name: " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split()) for name, fn in STRATEGIES.items()
-                if name not in SIGNALS or signal_available(self, name)}
+        """Every recall strategy this memory can run, with what it does (its docstring's first paragraph)."""
+        return {name: describe(strategy) for name, strategy in strategies(self, list(self._areas.values())).items()}
+
+    def signals(self) -> dict[str, Signal]:
+        """Every scorer recall may use, by name: the core's (bm25, dense), then each area's."""
+        return signals(self, list(self._areas.values()))
 
     def recall(self, query: str, top_k: int = 10, strategy: str | None = None, mode: str = "pro", **options: Any) -> Recall:
         """Rank items for ``query``. Read-only: the next recall is not affected."""
         self.refresh()
-        return recall(self, query, top_k=top_k, strategy=strategy or self.default_strategy, mode=mode, **options)
+        return recall(self, self.areas, query, top_k=top_k, strategy=strategy or self.default_strategy, mode=mode,
+                      **options)
 
-    def feedback(self, token: str, used_ids: Sequence[int], ignored_ids: Sequence[int] = ()) -> Any:
+    def query(self, text: str, top_k: int = 10, strategy: str | None = None, mode: str = "pro",
+              **options: Any) -> tuple[Query, Signals]:
+        """What a recall ranks from: the query checked and analysed, and its signals (computed
+        lazily). For benchmarks and tools that read the features; :meth:`recall` is the way to ask."""
+        areas = self.areas
+        q = prepare_query(self, areas, text, top_k, strategy or self.default_strategy, mode, **options)
+        return q, Signals(q, signals(self, areas))
+
+    def feedback(self, token: str, used_ids: Sequence[int], ignored_ids: Sequence[int] = ()) -> FeedbackResult:
         """Tell the ranker which hits of the recall behind ``token`` were used; every other hit
         it showed counts as ignored. Returns the ranker's :class:`engine.rank.FeedbackResult`."""
         self.refresh()
@@ -488,8 +476,8 @@ class Memory:
     def counts(self) -> dict[str, Any]:
         """How many sources, items, facts, topics, ... the store holds; cheap (no area is loaded)."""
         out: dict[str, Any] = dict(self.store.counts())
-        for ext in self._areas.values():
-            out.update(ext.counts())
+        for area in self._areas.values():
+            out.update(area.counts())
         return out
 
     def stats(self) -> dict[str, Any]:
@@ -497,16 +485,16 @@ class Memory:
         out: dict[str, Any] = {"store": str(self.path), **self.store.counts(), "terms": len(self.index.vocab),
                                "schema_version": self.store.schema_version, "embedder": self.settings.embedder,
                                "lsa_dim": self.index.lsa.dim if self.index.lsa else 0}
-        for ext in self.extensions:
-            out.update(ext.stats())
+        for area in self.areas:
+            out.update(area.stats())
         return out
 
     # -- delete -------------------------------------------------------------------------------
 
     def _cascade(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
         report: dict[str, Any] = {"items": len(item_ids)}
-        for ext in self.extensions:
-            report.update(ext.on_delete(item_ids, dry_run))
+        for area in self.areas:
+            report.update(area.on_delete(item_ids, dry_run))
         return report
 
     @_one_writer
@@ -566,7 +554,9 @@ class Memory:
         index = self._new_index()
         with self.store.transaction():
             self.store.clear_item_terms()
-            self.store.delete_vectors(keep_prefix=IMAGE_SIGNATURE_PREFIX)  # image vectors need no text; a re-download may fail
+            for signature in self.store.vector_signatures():
+                if signature.startswith(TEXT_VECTORS):  # the others (an image model's) need no text
+                    self.store.delete_vectors(signature)
             items = list(self.store.iter_items())
             rows, new_terms = [], []
             for n, item in enumerate(items):

@@ -1,4 +1,4 @@
-"""The records the engine stores, as plain dataclasses shared by every module."""
+"""The records the engine stores and reports, as plain dataclasses shared by every module."""
 
 from __future__ import annotations
 
@@ -54,3 +54,40 @@ class ParsedSource:
 
     source: Source
     items: list[Item]
+
+
+@dataclass
+class SourceReport:
+    name: str
+    status: str  # added | replaced | unchanged
+    items: int
+    source_id: int
+    warnings: list[str] = field(default_factory=list)  # stored, but something derived is missing (e.g. an image vector)
+
+
+@dataclass
+class IngestReport:
+    sources: list[SourceReport] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def items(self) -> int:
+        return sum(s.items for s in self.sources if s.status != "unchanged")
+
+    @property
+    def warnings(self) -> list[str]:
+        return [w for s in self.sources for w in s.warnings]
+
+    def summary(self) -> str:
+        counts = {k: sum(1 for s in self.sources if s.status == k) for k in ("added", "replaced", "unchanged")}
+        parts = [f"{counts['added']} added", f"{counts['replaced']} replaced", f"{counts['unchanged']} unchanged"]
+        text = f"{len(self.sources)} source(s): {', '.join(parts)}; {self.items} item(s) indexed in {self.seconds:.2f}s"
+        if self.skipped:
+            text += f"; {len(self.skipped)} file(s) skipped (unsupported type)"
+        if self.errors:
+            text += f"; {len(self.errors)} error(s)"
+        if self.warnings:
+            text += f"; {len(self.warnings)} warning(s)"
+        return text

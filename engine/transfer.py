@@ -12,20 +12,42 @@ import json
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, NoReturn
+from typing import TYPE_CHECKING, Any, Iterable, NoReturn, Protocol, Sequence
 
+from .errors import IngestFailed
 from .ingest import IngestError, _short
-from .memory import IngestFailed, IngestReport
-from .records import Item, ParsedSource, Source
+from .records import IngestReport, Item, ParsedSource, Source
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .area import Area
+    from .config import Settings
+    from .dense import OpenAIEmbedder
+    from .store import Store
+
+
+class Transferring(Protocol):
+    """What export and import use of a memory (:class:`engine.memory.Memory` is one)."""
+
+    settings: Settings
+    store: Store
+
+    @property
+    def areas(self) -> list[Area]: ...
+
+    @property
+    def external_embedder(self) -> OpenAIEmbedder | None: ...
+
+    def refresh(self) -> bool: ...
+
+    def reload(self) -> None: ...
+
+    def ingest_parsed(self, parsed: Sequence[ParsedSource]) -> IngestReport: ...
 
 
 # -- export -----------------------------------------------------------------------------------
 
 
-def export(mem: "Memory", path: str | Path) -> int:
+def export(mem: Transferring, path: str | Path) -> int:
     """Write every record as JSON lines (sources, then their items); returns the line count."""
     n = 0
     with open(path, "w", encoding="utf-8") as fh:
@@ -35,8 +57,8 @@ def export(mem: "Memory", path: str | Path) -> int:
             for item in mem.store.items_of_source(source.id):
                 fh.write(json.dumps({"type": "item", **asdict(item)}, ensure_ascii=False) + "\n")
                 n += 1
-        for ext in mem.extensions:
-            for record in getattr(ext, "export_records", lambda: [])():
+        for area in mem.areas:
+            for record in area.export_records():
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
                 n += 1
     return n
@@ -45,7 +67,7 @@ def export(mem: "Memory", path: str | Path) -> int:
 # -- import -----------------------------------------------------------------------------------
 
 
-def import_(mem: "Memory", path: str | Path) -> IngestReport:
+def import_(mem: Transferring, path: str | Path) -> IngestReport:
     """Read an export and store all of it or none of it; sources already present with the
     same content are left alone. The caller holds the memory's write lock (``Memory.import_``).
 
@@ -60,12 +82,11 @@ def import_(mem: "Memory", path: str | Path) -> IngestReport:
     except IngestError as exc:
         raise IngestFailed([exc]) from None
     mem.refresh()
-    extensions = mem.extensions  # every area loaded before the transaction opens
+    areas = mem.areas  # every area loaded before the transaction opens
     with ExitStack() as importing:
         try:
-            for ext in extensions:
-                if hasattr(ext, "importing"):
-                    importing.enter_context(ext.importing(Path(path), exported.records, exported.by_name()))
+            for area in areas:
+                importing.enter_context(area.importing(Path(path), exported.records, exported.by_name()))
         except IngestError as exc:
             raise IngestFailed([exc]) from None
         _embed_ahead(mem, exported.sources.values())
@@ -73,25 +94,23 @@ def import_(mem: "Memory", path: str | Path) -> IngestReport:
             with mem.store.transaction():
                 report = mem.ingest_parsed(list(exported.sources.values()))
                 id_map = _imported_ids(mem, exported, report)
-                for ext in extensions:
-                    importer = getattr(ext, "import_records", None)
-                    if importer:
-                        importer([r for _, r in exported.records], id_map)
+                for area in areas:
+                    area.import_records([r for _, r in exported.records], id_map)
                 mem.activity.record("store.imported", Path(path).name, count=report.items)
         except BaseException:
-            mem._load()  # forget what the rolled-back transaction had put in memory
+            mem.reload()  # forget what the rolled-back transaction had put in memory
             raise
     return report
 
 
-def _embed_ahead(mem: "Memory", parsed: Iterable[ParsedSource]) -> None:
+def _embed_ahead(mem: Transferring, parsed: Iterable[ParsedSource]) -> None:
     """Fill the embedding cache before a long transaction, so that the network calls of an
     external embedder happen with no write lock held (inside, every text is a cache hit)."""
     if mem.settings.embedder == "openai" and mem.external_embedder is not None:
         mem.external_embedder.embed([i.search_text() for p in parsed for i in p.items])
 
 
-def _imported_ids(mem: "Memory", exported: "ExportFile", report: IngestReport) -> dict[int, int]:
+def _imported_ids(mem: Transferring, exported: "ExportFile", report: IngestReport) -> dict[int, int]:
     """Exported → stored item ids, matched by key within each source (unchanged sources too)."""
     id_map: dict[int, int] = {}
     for (old_id, parsed), stored in zip(exported.sources.items(), report.sources):

@@ -21,9 +21,11 @@ if not (Path(__file__).parent / "engine").is_dir() and (_checkout / "engine" / "
     __path__.append(str(_checkout))
 
 if TYPE_CHECKING:
-    from mnemoscope.engine import Hit, IngestFailed, IngestReport, Memory, Recall, RecallError, RequestError, Settings
+    from mnemoscope.engine import (Hit, IngestFailed, IngestReport, Memory, MnemoscopeError, Recall, RecallError,
+                                   RequestError, Settings)
 
-__all__ = ["Memory", "Settings", "Recall", "Hit", "RecallError", "IngestFailed", "IngestReport", "RequestError"]
+__all__ = ["Memory", "Settings", "Recall", "Hit", "MnemoscopeError", "RecallError", "IngestFailed", "IngestReport",
+           "RequestError"]
 
 
 def __getattr__(name: str) -> Any:

@@ -11,13 +11,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..errors import DataMissing
 from ..memory import Memory
 from ..records import ParsedSource
 from .metrics import mean_metrics, percentile, score
-
-
-class DataMissing(FileNotFoundError):
-    """A benchmark file is not where it was asked for."""
 
 
 def require(path: str | Path) -> Path:

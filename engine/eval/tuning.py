@@ -20,7 +20,6 @@ import numpy as np
 from ..memory import Memory
 from ..rank import features as feats
 from ..rank.heuristic import WEIGHTS
-from ..recall import Signals, prepare_query
 from . import locomo, miracl, multihop
 from .harness import Question
 from .metrics import ndcg_at, recall_at
@@ -44,8 +43,8 @@ def _cases(name: str, parsed, questions: list, key_of: Callable, tmp: Path, sett
         key = {mem.index.slot_of[i.id]: key_of(i) for p in parsed for i in p.items}
         out = []
         for question in questions:
-            q = prepare_query(mem, question.text, 10, "bm25", "pro")
-            cf = feats.build(mem, q, Signals(mem, q), mem.ranker.meta, lambda *_: {}, mem.settings.candidate_k,
+            q, signals = mem.query(question.text, 10, "bm25")
+            cf = feats.build(mem, q, signals, mem.ranker.meta, lambda *_: {}, mem.settings.candidate_k,
                              mem.ranker.extra_signals(), mem.settings.rrf_k)
             out.append(Case(name, cf.matrix, [key[int(s)] for s in cf.slots], question.relevant))
         return out, cf.names

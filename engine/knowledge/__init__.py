@@ -8,6 +8,6 @@ queue, ``retrieval`` is strategy ``ppr`` and the assembly by mode, and ``service
 """
 
 from .records import Entity, Episode, Event, Fact
-from .service import GraphResult, KnowledgeError, KnowledgeExtension
+from .service import GraphResult, KnowledgeError, KnowledgeArea
 
-__all__ = ["Entity", "Episode", "Event", "Fact", "GraphResult", "KnowledgeError", "KnowledgeExtension"]
+__all__ = ["Entity", "Episode", "Event", "Fact", "GraphResult", "KnowledgeError", "KnowledgeArea"]

@@ -4,7 +4,7 @@ The default integration is a rule, not a judge: consecutive turns of the same se
 speakers overlap join one episode until it holds ``window`` items; document chunks join while
 they stay under the same heading. The LLM judge (STRONG / MODERATE / WEAK), when configured,
 can merge further (:mod:`engine.knowledge.llm`). A merge only regroups items: every item keeps
-its vectors, terms, edges and provenance, and :meth:`KnowledgeExtension.split_episode` undoes it.
+its vectors, terms, edges and provenance, and :meth:`KnowledgeArea.split_episode` undoes it.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..errors import LLMFailure
 from ..records import Item
 from .entities import entity_key
 from .extract import Extraction, FactDraft
@@ -26,7 +27,7 @@ from .records import EVENT_ROLES, Event
 from .temporal import find_times
 
 if TYPE_CHECKING:
-    from .service import KnowledgeExtension
+    from .service import KnowledgeArea
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +50,6 @@ MERGING = ("STRONG", "MODERATE")
 
 BACKOFF_SECONDS = 0.5
 BACKOFF_CAP = 8.0
-
-
-class LLMFailure(RuntimeError):
-    """The endpoint could not give a usable answer for this request; ``str()`` is one line."""
 
 
 @dataclass
@@ -197,7 +194,7 @@ def prompt_for(items: list[Item]) -> str:
     return "\n".join(lines)
 
 
-def run_queue(ext: "KnowledgeExtension", *, retry_failed: bool = True, limit: int | None = None,
+def run_queue(ext: "KnowledgeArea", *, retry_failed: bool = True, limit: int | None = None,
               progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
     """Work through the queue an episode at a time; returns counts of done and failed items."""
     s = ext.settings
@@ -232,7 +229,7 @@ def run_queue(ext: "KnowledgeExtension", *, retry_failed: bool = True, limit: in
     return report
 
 
-def judge_neighbours(ext: "KnowledgeExtension", client: LLMClient, episode_ids: list[int]) -> int:
+def judge_neighbours(ext: "KnowledgeArea", client: LLMClient, episode_ids: list[int]) -> int:
     """Ask the judge about each episode and the one before it in the same session; merge on
     STRONG or MODERATE (reversibly). A failed judgement merges nothing. Returns the merges."""
     merged = 0

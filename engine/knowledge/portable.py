@@ -29,7 +29,7 @@ carry no knowledge and are not exported.
 Version 1 (records without ``version``, written before curation travelled) held only what
 extraction cannot rebuild: ``knowledge.fact`` lines of LLM or user facts and ``knowledge.episode``
 lines of LLM events and summaries. Such an export still imports: its sources are extracted
-and those records laid over them (:meth:`KnowledgeExtension.import_records`).
+and those records laid over them (:meth:`KnowledgeArea.import_records`).
 
 Everything is checked before the first write: a bad record is refused as
 ``file:line: knowledge record: …`` and the store is left as it was.

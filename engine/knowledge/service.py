@@ -1,4 +1,4 @@
-"""``mem.knowledge``: the knowledge layer as an extension of :class:`engine.memory.Memory`.
+"""``mem.knowledge``: the knowledge layer as an area of the engine (:class:`engine.area.Area`).
 
 At ingest (inside the source's transaction) every item is read by the rule-based extractor:
 its entities and mentions, facts (deduplicated: normalised key, then vector similarity within
@@ -6,10 +6,18 @@ the same subject), 5W1H events, and the episode it belongs to. A fact's subject 
 entity only when it is a name; a common noun phrase ("the dough", "poke test helps") files the
 fact under the entity its item is about and joins the graph as a phrase node instead. After the
 commit the typed graph grows by the same rows. When an LLM endpoint is configured the items also join a durable
-queue that :meth:`KnowledgeExtension.process_queue` works through (see :mod:`.llm`).
+queue that :meth:`KnowledgeArea.process_queue` works through (see :mod:`.llm`).
 
 Browsing returns the dataclasses of :mod:`.records`; every curation call is one transaction
 and takes ``dry_run`` (the same writes inside a rolled-back savepoint, so the report is exact).
+
+Recall: the area adds the ``ppr`` signal (Personalized PageRank seeded by the query's entities and
+the top BM25 items) and the strategy ``ppr``, which ranks by a blend of the normalised BM25 and PPR
+scores, so a passage reached only through an entity named in the first hop (the second hop of a
+multi-hop question) can rise. It completes each recall with facts and episodes as the mode asks:
+``lite`` episodes and facts only; ``pro`` those plus the hits; ``max`` plus the other items of the
+same episodes, at most ``2 × top_k`` hits, in a fixed order (episode of the best hit first, then
+item position).
 """
 
 from __future__ import annotations
@@ -25,7 +33,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 import numpy as np
 
 from ..activity import FACTS_EXTRACTED
+from ..area import Area
+from ..errors import KnowledgeError
 from ..lexical import top_k as top_k_of
+from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
 from ..records import Item, Source
 from ..text import STOPWORDS, lexical_tokens, normalize
 from .entities import EntityRegistry, entity_key, name_vector
@@ -36,16 +47,12 @@ from .portable import ImportRecords, SourcePart, read_records, snapshot_records
 from .records import EVENT_ROLES, Entity, Episode, Event, Fact
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..area import Engine
     from .llm import LLMExtraction
 
 NICKNAME_WEIGHT = 0.9
 KIND_RANK = {"speaker": 3, "title": 2, "name": 1, "tag": 0}  # one name seen in two roles keeps the stronger
 FACTS_PER_ENTITY = 50  # a query's entity contributes its latest facts as candidates
-
-
-class KnowledgeError(ValueError):
-    """A curation request the engine refuses; ``str()`` is one line for the user."""
 
 
 def _typed_time(time: str | None) -> str | None:
@@ -132,13 +139,13 @@ class GraphResult:
     reached: list[dict[str, Any]]
 
 
-class KnowledgeExtension:
+class KnowledgeArea(Area):
     """Episodes, facts, entities and the typed graph of one store."""
 
     name = "knowledge"
 
-    def __init__(self, mem: "Memory") -> None:
-        self.mem = mem
+    def __init__(self, mem: Engine) -> None:
+        super().__init__(mem)
         self.store = mem.store
         self.registry = EntityRegistry()
         self.extractor = RuleExtractor(self.registry)
@@ -149,10 +156,6 @@ class KnowledgeExtension:
         self._name_vectors: dict[int, np.ndarray] = {}
         self._batch: _Batch | None = None
         self._import: _Import | None = None  # set while Memory.import_ runs (see importing())
-
-    @property
-    def settings(self):
-        return self.mem.settings
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -564,6 +567,60 @@ class KnowledgeExtension:
             else:
                 phrase = self.graph.phrase_of(node, index)
                 out.append({"node": f"phrase:{phrase}", "kind": "phrase", "name": phrase, "score": float(scores[node])})
+        return out
+
+    # -- recall -------------------------------------------------------------------------------
+
+    def signals(self) -> dict[str, Signal]:
+        return {"ppr": self.ppr_signal}
+
+    def strategies(self) -> dict[str, Strategy]:
+        return {"ppr": self.ppr_strategy}
+
+    def ppr_signal(self, q: Query, signals: Signals) -> np.ndarray:
+        """Personalized PageRank over the knowledge graph, seeded by the query's entities and top BM25 items."""
+        graph = self.graph_scores(q.text, signals["bm25"])
+        q.notes["graph"] = {"seeds": graph.seeds, "reached": graph.reached}  # shown by any strategy that used it
+        return graph.item_scores
+
+    def ppr_strategy(self, q: Query, signals: Signals) -> Ranking:
+        """BM25 blended with PPR over the knowledge graph: ``ppr_blend`` · BM25 + (1 − ``ppr_blend``)
+        · PPR, both scaled to [0, 1] over the store."""
+        first = signals["bm25"]
+        graph = self.graph_scores(q.text, first)
+        lexical, walk = _normalised(first), _normalised(graph.item_scores)
+        blend = self.settings.ppr_blend
+        combined = blend * lexical + (1.0 - blend) * walk
+        slots, scores = top_k_of(combined, max(q.top_k, self.settings.candidate_k))
+        found = {int(s): [name for name, v in (("bm25", first[s]), ("ppr", walk[s])) if v > 0] for s in slots}
+        features = {"bm25": first[slots], "ppr": graph.item_scores[slots], "fused": scores}
+        return Ranking(slots, scores, found, features, {"graph": {"seeds": graph.seeds, "reached": graph.reached}})
+
+    def complete(self, q: Query, ranking: Ranking, hits: list[Hit], result: Recall) -> None:
+        """Add facts, episodes and graph to ``result``; drop or backfill hits as the mode asks."""
+        graph = ranking.extras.get("graph") or q.notes.get("graph")
+        if graph:
+            result.graph = graph
+        scores = {h.item.id: h.score for h in result.hits}
+        result.facts = self.facts_for(q.text, scores, self.settings.facts_top_k)
+        episode_of = self.episodes_of_items([h.item.id for h in result.hits])
+        order = list(dict.fromkeys(episode_of[h.item.id] for h in result.hits if h.item.id in episode_of))
+        by_id = {e.id: e for e in self.episodes(ids=order)}
+        result.episodes = [by_id[e] for e in order if e in by_id]
+        if q.mode == "lite":
+            result.hits = []
+        elif q.mode == "max":
+            result.hits = result.hits + self._backfill(result, limit=2 * q.top_k)
+
+    def _backfill(self, result: Recall, limit: int) -> list[Hit]:
+        """Other items of the hits' episodes, episode by episode, in item order, up to ``limit``."""
+        have = {h.item.id for h in result.hits}
+        wanted = [i for e in result.episodes for i in e.items if i not in have][: max(0, limit - len(result.hits))]
+        items = self.mem.items(wanted)
+        out = []
+        for item_id in wanted:
+            if item_id in items:
+                out.append(Hit(item=items[item_id], score=0.0, rank=len(result.hits) + len(out) + 1, sources=["episode"]))
         return out
 
     # -- recall support -----------------------------------------------------------------------
@@ -1033,6 +1090,11 @@ class KnowledgeExtension:
             raise KnowledgeError("no LLM endpoint is configured (set MNEMOSCOPE_LLM_BASE_URL and MNEMOSCOPE_LLM_MODEL)")
 
         return run_queue(self, retry_failed=retry_failed, limit=limit, progress=progress)
+
+
+def _normalised(scores: np.ndarray) -> np.ndarray:
+    top = float(scores.max()) if len(scores) else 0.0
+    return scores / top if top > 0 else np.zeros_like(scores)
 
 
 def _head(key: str) -> str:

@@ -1,8 +1,8 @@
 """Ranking: features per candidate, the heuristic floor, the gated learned model, feedback.
 
-``RankerExtension`` (``mem.ranker``) is the entry point; see :mod:`engine.rank.service`.
+``RankerArea`` (``mem.ranker``) is the entry point; see :mod:`engine.rank.service`.
 """
 
-from .service import FeedbackError, FeedbackResult, RankerExtension, RankerStatus
+from .service import FeedbackError, FeedbackResult, RankerArea, RankerStatus
 
-__all__ = ["FeedbackError", "FeedbackResult", "RankerExtension", "RankerStatus"]
+__all__ = ["FeedbackError", "FeedbackResult", "RankerArea", "RankerStatus"]

@@ -23,16 +23,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..dense import VectorIndex
+from ..errors import DistillError
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..area import Engine
 
 KV_KEY = "rank.distilled_projection"
 MIN_TEACHERS = 24
-
-
-class DistillError(ValueError):
-    """Distillation cannot run (too few teacher vectors, no latent model)."""
 
 
 @dataclass
@@ -77,14 +74,14 @@ class Distilled:
         self.fit_id = fit_id
         self.vectors = VectorIndex()
 
-    def embed_items(self, mem: "Memory", slots: np.ndarray | None = None) -> int:
+    def embed_items(self, mem: "Engine", slots: np.ndarray | None = None) -> int:
         """(Re-)embed these slots (default: every live item) from their latent vectors."""
         slots = np.flatnonzero(mem.index.alive) if slots is None else slots
         if len(slots):
             self.vectors.set(slots, mem.index.lsa_vectors.matrix[slots] @ self.projection)
         return len(slots)
 
-    def query(self, mem: "Memory", term_ids: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
+    def query(self, mem: "Engine", term_ids: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
         vec = mem.index.lsa_query(term_ids, weights)
         return None if vec is None else vec @ self.projection
 
@@ -99,7 +96,7 @@ class Distilled:
         return cls(arrays["projection"], bytes(arrays["fit_id"]).decode())
 
 
-def load(mem: "Memory") -> Distilled | None:
+def load(mem: "Engine") -> Distilled | None:
     """The stored projection if it still matches the store's latent model."""
     blob = mem.store.get_kv(KV_KEY)
     lsa = mem.index.lsa
@@ -112,7 +109,7 @@ def load(mem: "Memory") -> Distilled | None:
     return distilled
 
 
-def distill(mem: "Memory", current: Distilled | None, seed: int, ridge: float = 1.0,
+def distill(mem: "Engine", current: Distilled | None, seed: int, ridge: float = 1.0,
             min_gain: float = 0.01) -> tuple[DistillReport, Distilled | None]:
     """Fit, referee on held-out teachers, and swap in (one transaction) only if geometry improves."""
     lsa = mem.index.lsa

@@ -1,7 +1,7 @@
 """One feature vector per candidate, and a normaliser noise cannot swing.
 
-Candidates come from every registered signal (BM25, dense, and whatever graph or topic signals
-other areas add to :data:`engine.recall.SIGNALS`), plus the conversational neighbours of the
+Candidates come from every signal of the memory (BM25, dense, and whatever graph or topic signals
+other areas add: :meth:`engine.area.Area.signals`), plus the conversational neighbours of the
 strongest lexical hits. Each candidate then gets a fixed-order vector of features:
 
 * *static* features depend only on the store and the query (scores relative to the query's
@@ -26,8 +26,8 @@ import numpy as np
 from ..text import words
 
 if TYPE_CHECKING:
-    from ..memory import Memory
-    from ..recall import Query, Signals
+    from ..area import Engine
+    from ..pipeline import Query, Signals
 
 CORE_SIGNALS = ("bm25", "dense")
 STATIC = ("bm25", "bm25_rank", "dense", "dense_rank", "rrf", "neighbour_bm25", "neighbour_dense",
@@ -134,7 +134,7 @@ def _rank_discount(pos: np.ndarray) -> np.ndarray:
     return np.where(pos >= 0, 1.0 / np.log2(2 + np.maximum(pos, 0)), 0.0)
 
 
-def neighbours(mem: "Memory", meta: SlotMeta, slots: np.ndarray, reach: int = 1) -> np.ndarray:
+def neighbours(mem: "Engine", meta: SlotMeta, slots: np.ndarray, reach: int = 1) -> np.ndarray:
     """(len(slots), 2·reach) neighbour slots, -1 where none: adjacent items of the same source,
     session (time) and title — turns of one session, chunks of one section, never two
     unrelated passages that merely sit side by side in a corpus file."""
@@ -157,7 +157,7 @@ def _neighbour_max(values: np.ndarray, nb: np.ndarray) -> np.ndarray:
     return padded[np.where(nb >= 0, nb, len(values))].max(axis=1) if nb.shape[1] else np.zeros(len(nb))
 
 
-def candidates(mem: "Memory", meta: SlotMeta, q: "Query", signals: "Signals", depth: int,
+def candidates(mem: "Engine", meta: SlotMeta, q: "Query", signals: "Signals", depth: int,
                extra_signals: tuple[str, ...]) -> tuple[np.ndarray, dict[int, list[str]], dict[str, np.ndarray]]:
     """Candidate slots (every signal's top ``depth`` ∪ neighbours of the best lexical hits)."""
     found: dict[int, list[str]] = {}
@@ -174,7 +174,7 @@ def candidates(mem: "Memory", meta: SlotMeta, q: "Query", signals: "Signals", de
     return np.sort(slots), found, ranked
 
 
-def build(mem: "Memory", q: "Query", signals: "Signals", meta: SlotMeta, learned: LearnedColumns,
+def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned: LearnedColumns,
           depth: int, extra_signals: tuple[str, ...], rrf_k: float) -> CandidateFeatures:
     """Candidates of ``q`` with their feature matrix, in :func:`feature_names` order."""
     slots, found, ranked = candidates(mem, meta, q, signals, depth, extra_signals)
@@ -216,7 +216,7 @@ def build(mem: "Memory", q: "Query", signals: "Signals", meta: SlotMeta, learned
     return CandidateFeatures(slots, names, out, found)
 
 
-def _recency(mem: "Memory", slots: np.ndarray) -> np.ndarray:
+def _recency(mem: "Engine", slots: np.ndarray) -> np.ndarray:
     """Position of each item's time between the store's oldest and newest (0.5 when unknown).
 
     The clock is the store's own newest item, never the wall clock, so a recall is repeatable.

@@ -27,15 +27,13 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import numpy as np
 
 from ..lazy import sparse as sp
+from ..pipeline import MarkNote, Ranking
 from ..text import lexical_tokens
-
-if TYPE_CHECKING:
-    from ..recall import Ranking
 
 DAY = 86_400.0
 
@@ -62,26 +60,6 @@ class Mark:
     used: list[int]
     ignored: list[int]
     tokens: frozenset[str] = frozenset()
-
-
-@dataclass
-class MarkNote:
-    """Why a hit moved: the most alike query it was marked for, and how."""
-
-    query: str  # the marked query most like this one
-    similarity: float
-    marks: int  # events that marked the item used (or ignored, when ``lift`` < 0) for queries like this one
-    lift: float  # the shift, in units of the list's score range (negative: sank)
-    used: bool  # marked used (True) or shown and ignored (False)
-
-    def describe(self) -> str:
-        what = "marked used" if self.used else "shown and ignored"
-        query = self.query if len(self.query) <= 40 else self.query[:39].rstrip() + "…"
-        return f"{what} for {query!r} (similarity {self.similarity:.2f}, {self.marks} mark{'s' * (self.marks != 1)})"
-
-    def to_dict(self) -> dict[str, object]:
-        return {"query": self.query, "similarity": round(self.similarity, 4), "marks": self.marks,
-                "lift": round(self.lift, 4), "used": self.used}
 
 
 @dataclass
@@ -160,8 +138,8 @@ class FeedbackMemory:
 
     # -- the stage ----------------------------------------------------------------------------
 
-    def apply(self, query: str, ranking: "Ranking", slot_of: dict[int, int], idf: Callable[[list[str]], np.ndarray],
-              store_size: int, now: float | None = None) -> "Ranking":
+    def apply(self, query: str, ranking: Ranking, slot_of: dict[int, int], idf: Callable[[list[str]], np.ndarray],
+              store_size: int, now: float | None = None) -> Ranking:
         """``ranking`` with marked items moved (and marked items not among its candidates added);
         unchanged when no mark is like ``query``. Notes per moved slot go to ``extras["taught"]``."""
         if not self.marks:
@@ -196,9 +174,8 @@ class FeedbackMemory:
         return _shifted(ranking, shifts, self.params.margin) if shifts else ranking
 
 
-def _shifted(ranking: "Ranking", shifts: dict[int, tuple[float, MarkNote]], margin: float) -> "Ranking":
+def _shifted(ranking: Ranking, shifts: dict[int, tuple[float, MarkNote]], margin: float) -> Ranking:
     """A new ranking with each shifted slot moved by lift × (score range + margin), re-sorted."""
-    from ..recall import Ranking
 
     slots, scores = ranking.slots, ranking.scores.astype(np.float64)
     fresh = np.array([s for s in shifts if s not in set(slots.tolist())], dtype=np.int64)

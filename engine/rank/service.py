@@ -1,4 +1,4 @@
-"""``RankerExtension`` (``mem.ranker``): the fused strategy's scorer, the feedback memory,
+"""``RankerArea`` (``mem.ranker``): the fused strategy's scorer, the feedback memory,
 recall tokens, feedback and its undo, and the ranker's status, reset and export.
 
 Recall writes nothing. Its token is signed and carries what feedback needs (:mod:`.tokens`); the
@@ -33,7 +33,10 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import numpy as np
 
+from ..area import Area
+from ..errors import FeedbackError
 from ..ingest import IngestError
+from ..pipeline import Hit, Query, Ranking, Recall, Signals, Strategy
 from ..store.ranker import CorruptFeedback, FeedbackRow
 from . import distill as distillation
 from . import features as feats
@@ -48,8 +51,8 @@ from .prior import STYLE, AnswerPrior, descriptors
 from .state import CurvePoint, LearnedState, PairBuffer, StateMismatch, unblob
 
 if TYPE_CHECKING:
-    from ..memory import Memory
-    from ..recall import Query, Ranking, Signals
+    from ..area import Engine
+    from ..dense import VectorIndex
     from ..records import Item, Source
 
 log = logging.getLogger(__name__)
@@ -58,11 +61,6 @@ RECORD_FIELDS = {"ranker_trust": ("item_id", "trust", "uses", "updated_at"), "ra
 # The model's starting weights on the learned features: used before for a similar query, used
 # often, trusted, used together with the other candidates. Only the gate decides if they count.
 LEARNED_PRIOR = {"feedback_match": 0.6, "trust": 0.3, "uses": 0.05, "coaccess": 0.1, "answer_prior": 0.3}
-
-
-class FeedbackError(ValueError):
-    """Feedback the ranker refuses (unknown, altered, expired or used token; ids not shown;
-    an unknown event to undo)."""
 
 
 @dataclass
@@ -109,11 +107,11 @@ class RankerStatus:
         return d
 
 
-class RankerExtension:
+class RankerArea(Area):
     name = "ranker"
 
-    def __init__(self, mem: "Memory") -> None:
-        self.mem = mem
+    def __init__(self, mem: Engine) -> None:
+        super().__init__(mem)
         s = mem.settings
         self.mlp_params = MLPParams()
         self.gate_params = GateParams()
@@ -127,7 +125,7 @@ class RankerExtension:
         self.generation = -1  # the store's ranker generation this process's learned state is from
         self._distilled: distillation.Distilled | None = None
 
-    # -- the extension protocol ---------------------------------------------------------------
+    # -- the area's hooks ----------------------------------------------------------------------
 
     def load(self) -> None:
         store = self.mem.store
@@ -200,10 +198,8 @@ class RankerExtension:
     # -- state --------------------------------------------------------------------------------
 
     def extra_signals(self) -> tuple[str, ...]:
-        from ..recall import SIGNALS, signal_available
-
         wanted = self.mem.settings.fused_signals
-        names = [n for n in SIGNALS if n not in feats.CORE_SIGNALS and signal_available(self.mem, n)]
+        names = [n for n in self.mem.signals() if n not in feats.CORE_SIGNALS]
         if wanted != "auto":
             names = [n for n in names if n in {w.strip() for w in wanted.split(",")}]
         return tuple(names)
@@ -324,10 +320,12 @@ class RankerExtension:
     def prior(self) -> AnswerPrior:
         return self.learned.prior
 
-    def rank(self, q: "Query", signals: "Signals") -> "Ranking":
-        """The fused strategy: candidates from every signal, heuristic floor, gated model blend."""
-        from ..recall import Ranking
+    def strategies(self) -> dict[str, Strategy]:
+        return {"fused": self.rank}
 
+    def rank(self, q: Query, signals: Signals) -> Ranking:
+        """Every signal's candidates, one feature vector each, scored by the ranker (engine.rank):
+        the heuristic floor, blended with the learned model once its gate opens."""
         s = self.mem.settings
         cf = feats.build(self.mem, q, signals, self.meta, self._learned_columns,
                          max(q.top_k, s.candidate_k), self.extra_signals(), s.rrf_k)
@@ -339,7 +337,7 @@ class RankerExtension:
         found = {int(k): v for k, v in cf.found_by.items()}
         return Ranking(cf.slots[order], scores[order], found, cf.as_dict(order), {"lambda": lam})
 
-    def _learned_columns(self, slots: np.ndarray, q: "Query", rrf: np.ndarray) -> dict[str, np.ndarray]:
+    def _learned_columns(self, slots: np.ndarray, q: Query, rrf: np.ndarray) -> dict[str, np.ndarray]:
         index = self.mem.index
         ids = index.item_ids[slots]
         trust, uses = self.feedback_state.trust_and_uses(ids)
@@ -352,7 +350,17 @@ class RankerExtension:
 
     # -- the feedback memory, tokens and feedback ----------------------------------------------
 
-    def remembered(self, q: "Query", ranking: "Ranking") -> "Ranking":
+    def rerank(self, q: Query, ranking: Ranking) -> Ranking:
+        return self.remembered(q, ranking)
+
+    def complete(self, q: Query, ranking: Ranking, hits: list[Hit], result: Recall) -> None:
+        """A signed token for feedback on these hits (nothing is written), and how a fused score
+        is made: the heuristic's weights and λ, the learned model's share."""
+        result.token = self.issue_token(q, ranking, hits)
+        result.lam = self.lam
+        result.weights = {n: float(w) for n, w in zip(self.names, weights_for(self.names)) if w}
+
+    def remembered(self, q: Query, ranking: Ranking) -> Ranking:
         """``ranking`` with what people marked for this query, or one like it, moved (:mod:`.marks`)."""
         if not len(self.marks):
             return ranking
@@ -372,7 +380,7 @@ class RankerExtension:
                 pass
         return out
 
-    def issue_token(self, q: "Query", ranking: "Ranking", hits: list) -> str | None:
+    def issue_token(self, q: Query, ranking: Ranking, hits: list[Hit]) -> str | None:
         """A signed token of what this recall showed; writes nothing (see :mod:`.tokens`). It
         carries the shown features only when every shown hit is a candidate the strategy scored."""
         if not self.key.key:
@@ -492,6 +500,13 @@ class RankerExtension:
                        self.gate_params, held.groups, self.mem.settings.ranker_seed)
 
     # -- distillation -------------------------------------------------------------------------
+
+    def dense_space(self, q: Query) -> tuple[np.ndarray | None, VectorIndex | None] | None:
+        """The distilled local embedding in place of the latent space, once one is fitted."""
+        distilled = self.distilled
+        if distilled is None:
+            return None
+        return distilled.query(self.mem, q.term_ids, q.term_weights), distilled.vectors
 
     @property
     def distilled(self) -> distillation.Distilled | None:

@@ -8,9 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
 
-
-class StoreError(RuntimeError):
-    """The store file cannot be opened or used (locked, corrupt, not a store)."""
+from ..errors import StoreError
 
 
 Migration = tuple[str, str]  # (unique name, SQL script)

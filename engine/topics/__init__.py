@@ -6,6 +6,6 @@ is the ``mem.topics`` extension the app, the CLI and recall use.
 """
 
 from .intents import INTENTS, UnknownIntent, check_intent
-from .service import BuildReport, RebuildCancelled, TopicInfo, TopicsExtension
+from .service import BuildReport, RebuildCancelled, TopicInfo, TopicsArea
 
-__all__ = ["INTENTS", "UnknownIntent", "check_intent", "BuildReport", "RebuildCancelled", "TopicInfo", "TopicsExtension"]
+__all__ = ["INTENTS", "UnknownIntent", "check_intent", "BuildReport", "RebuildCancelled", "TopicInfo", "TopicsArea"]

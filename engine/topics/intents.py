@@ -15,13 +15,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..errors import UnknownIntent
 from ..lazy import sparse as sp
 
 INTENTS = ("deepen", "broaden", "compare", "apply", "clarify", "neutral")
-
-
-class UnknownIntent(ValueError):
-    """An intent name outside :data:`INTENTS`."""
 
 
 def check_intent(name: Any) -> str | None:

@@ -1,4 +1,4 @@
-"""``mem.topics``: the topic tree as an engine extension, with its browse and walk API.
+"""``mem.topics``: the topic tree as an area of the engine, with its browse and walk API.
 
 Build: live items → the tree's own latent space → recursive spherical k-means → labels → leaf
 assignments and transitions, written in one transaction (a killed rebuild leaves the old tree).
@@ -6,6 +6,9 @@ Ingest: new items are assigned to leaves inside the ingest transaction; once the
 added and removed since the build, relative to the build) reaches ``topic_rebuild_drift`` the
 tree is rebuilt after the commit. Everything a query needs is stored, so a reopened store walks
 exactly like the live one.
+
+Recall: the area adds the ``walk`` signal and the strategies ``walk`` and ``hybrid_walk``, reads
+the query options ``intent``, ``seed`` and ``trace``, and reports the intent and the walk's steps.
 """
 
 from __future__ import annotations
@@ -18,28 +21,27 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
+from ..area import Area
 from ..dense import VectorIndex, one_blas_thread
+from ..errors import RebuildCancelled, RequestError
+from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
+from ..recall import hybrid, single_signal
 from ..lazy import sparse as sp
 from ..records import Item, Source
 from ..store.topics import TopicNodeRow, TopicTreeRow
 from ..text import lexical_tokens
 from .graph import TopicGraph, projection
-from .intents import classifier, resolve_intent
+from .intents import check_intent, classifier, resolve_intent
 from .markov import TransitionModel, source_transitions
 from .navigate import ContextWindow, Policy, Walk, WalkStep, backfill, context_windows, item_scores, run_walk
 from .tree import (TopicSpace, TopicTree, dag_parents, distinctive_terms, fit_tree, label_of, shape_for, surface_forms,
                    top_leaves)
 
 if TYPE_CHECKING:
-    from ..memory import Memory
-    from ..recall import Query
+    from ..area import Engine
 
 Progress = Callable[[int, int, str], None]
 log = logging.getLogger(__name__)
-
-
-class RebuildCancelled(RuntimeError):
-    """The rebuild was cancelled before it wrote anything; the previous tree is in place."""
 
 
 @dataclass
@@ -104,17 +106,13 @@ def group_of(item: Item) -> object:
     return item.meta.get("session") or (heading[0] if heading else None)
 
 
-class TopicsExtension:
+class TopicsArea(Area):
     name = "topics"
 
-    def __init__(self, mem: "Memory") -> None:
-        self.mem = mem
+    def __init__(self, mem: Engine) -> None:
+        super().__init__(mem)
         self.state: TopicState | None = None
         self._pending: tuple[list[int], np.ndarray | None, np.ndarray, np.ndarray, np.ndarray] | None = None
-
-    @property
-    def settings(self):
-        return self.mem.settings
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -395,8 +393,6 @@ class TopicsExtension:
                          [tree.paths[e] for e in tree.extra_parents.get(t, [])])
 
     def _index_of(self, topic_id: str) -> int:
-        from ..memory import RequestError
-
         if self.state is None or topic_id not in self.state.tree.index:
             raise RequestError(f"no topic {topic_id!r}")
         return self.state.tree.index[topic_id]
@@ -458,14 +454,14 @@ class TopicsExtension:
 
     # -- the walk -----------------------------------------------------------------------------
 
-    def query_vector(self, q: "Query") -> np.ndarray | None:
+    def query_vector(self, q: Query) -> np.ndarray | None:
         st = self.state
         if st is None or st.space is None or not len(q.term_ids):
             return None
         st.space.bind(self.mem.index.vocab)
         return st.space.embed_query(q.term_ids, q.term_weights)
 
-    def walk(self, q: "Query") -> Walk:
+    def walk(self, q: Query) -> Walk:
         """The intent-steered walk for a query (computed once per query; kept on ``q.notes``)."""
         cached = q.notes.get("walk")
         if cached is None:
@@ -473,7 +469,7 @@ class TopicsExtension:
                 cached = q.notes["walk"] = self._walk(q)
         return cached
 
-    def _walk(self, q: "Query") -> Walk:
+    def _walk(self, q: Query) -> Walk:
         s = self.settings
         intent = resolve_intent(q.text, q.options.get("intent"), s.intent_min_confidence)
         st = self.state
@@ -507,7 +503,7 @@ class TopicsExtension:
         return context_windows(hits, index.source_ids, index.positions, index.alive, index.slot_of, index.item_ids,
                                radius, per_source, limit)
 
-    def navigation(self, q: "Query") -> tuple[dict[str, Any] | None, list[Any]]:
+    def navigation(self, q: Query) -> tuple[dict[str, Any] | None, list[WalkStep]]:
         """What recall reports: (intent used, walk steps) when a walk ran, or was asked for with
         an explicit intent or ``trace``; (None, []) otherwise."""
         walk = q.notes.get("walk")
@@ -516,3 +512,40 @@ class TopicsExtension:
         if walk is None:
             return None, []
         return walk.intent.to_dict(), walk.steps
+
+    # -- recall -------------------------------------------------------------------------------
+
+    def signals(self) -> dict[str, Signal]:
+        return {"walk": self.walk_signal}
+
+    def strategies(self) -> dict[str, Strategy]:
+        return {"walk": single_signal(self.mem, "walk"), "hybrid_walk": self.hybrid_walk}
+
+    def check_query(self, q: Query) -> None:
+        q.options["intent"] = check_intent(q.options.get("intent"))
+
+    def complete(self, q: Query, ranking: Ranking, hits: list[Hit], result: Recall) -> None:
+        result.intent, result.trace = self.navigation(q)
+
+    def walk_signal(self, q: Query, signals: Signals) -> np.ndarray:
+        """Item scores from the intent-steered walk over the topic tree (engine.topics.navigate)."""
+        return self.walk(q).scores
+
+    def hybrid_walk(self, q: Query, signals: Signals) -> Ranking:
+        """Hybrid's scores (scaled to a maximum of 1) plus ``walk_fusion_weight`` × the walk's item
+        score: the walk acts as a topical prior over hybrid's candidates and the walk's own best."""
+        s = self.settings
+        base = hybrid(self.mem, q, signals)
+        walk = signals["walk"]
+        slots = np.union1d(base.slots, signals.top("walk", max(q.top_k, s.candidate_k)))
+        lexical = np.zeros(len(slots))
+        top = base.scores.max() if len(base.scores) else 0.0
+        if top > 0:
+            lexical[np.searchsorted(slots, base.slots)] = base.scores / top
+        scores = lexical + s.walk_fusion_weight * walk[slots]
+        order = np.lexsort((slots, -scores))
+        slots, scores = slots[order], scores[order]
+        found = {int(x): base.found_by.get(int(x), []) + (["walk"] if walk[x] > 0 else []) for x in slots}
+        features = {name: signals[name][slots] for name in ("bm25", "dense", "walk")}
+        features["fused"] = scores
+        return Ranking(slots, scores, found, features)

@@ -14,7 +14,7 @@ import pytest
 
 from mnemoscope.app.cli import main
 from mnemoscope.engine import Memory
-from mnemoscope.engine.images import ImagesExtension, ImageUnreadable, read_image
+from mnemoscope.engine.images import ImagesArea, ImageUnreadable, read_image
 from mnemoscope.engine.recall import RecallError
 from tests.support.openai_server import Fail, Slow
 
@@ -46,7 +46,7 @@ def conversation(folder: Path, text: str = "Look what I did on Saturday!") -> Pa
 def image_memory(path: Path, server, **settings) -> Memory:
     options = dict(embed_base_url=server.base_url, image_embed_model="clip", request_timeout=5.0, max_retries=0)
     mem = Memory(path, extensions=False, **{**options, **settings})
-    mem.add_extension(ImagesExtension(mem))
+    mem.add_extension(ImagesArea(mem))
     return mem
 
 
@@ -151,7 +151,7 @@ def test_without_an_image_model_there_is_no_image_work(tmp_path, openai_server):
     path = conversation(folder)
     (folder / "photos" / "kayak.png").unlink()  # a missing file is not even looked for
     mem = Memory(tmp_path / "m.db", extensions=False, embed_base_url=openai_server.base_url)
-    mem.add_extension(ImagesExtension(mem))
+    mem.add_extension(ImagesArea(mem))
     report = mem.ingest(path)
     assert report.warnings == [] and openai_server.requests == []
     with pytest.raises(RecallError, match="needs an image embedding model"):

@@ -12,7 +12,7 @@ import pytest
 
 from mnemoscope.app.cli import main
 from mnemoscope.engine import IngestFailed, Memory
-from mnemoscope.engine.images import ImagesExtension
+from mnemoscope.engine.images import ImagesArea
 from mnemoscope.engine.ingest import read_path
 
 TURNS = [
@@ -62,7 +62,7 @@ def test_a_line_reads_its_photo_as_the_same_turn_of_a_locomo_file_does(tmp_path)
 def test_with_an_image_model_the_photo_is_embedded_and_found_by_what_it_shows(tmp_path, openai_server):
     mem = Memory(tmp_path / "m.db", extensions=False, embed_base_url=openai_server.base_url, image_embed_model="clip",
                  request_timeout=5.0, max_retries=0)
-    mem.add_extension(ImagesExtension(mem))
+    mem.add_extension(ImagesArea(mem))
     assert mem.ingest(chat(tmp_path)).warnings == []
     with sqlite3.connect(mem.path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM item_vectors WHERE signature = 'image:clip'").fetchone()[0] == 2
@@ -77,7 +77,7 @@ def test_a_missing_photo_is_reported_at_its_line(tmp_path, openai_server):
     (tmp_path / "photos" / "cake.png").unlink()
     mem = Memory(tmp_path / "m.db", extensions=False, embed_base_url=openai_server.base_url, image_embed_model="clip",
                  request_timeout=5.0, max_retries=0)
-    mem.add_extension(ImagesExtension(mem))
+    mem.add_extension(ImagesArea(mem))
     [warning] = mem.ingest(path).warnings
     assert warning.startswith(f"{path}:3: image 'photos/cake.png' of 2 not embedded: no such file")
     mem.close()

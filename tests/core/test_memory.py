@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from mnemoscope.engine import IngestFailed, Memory, RecallError, RequestError
+from mnemoscope.engine.area import Area
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
 
@@ -53,17 +54,12 @@ def test_changed_source_is_replaced_whole(core, corpus):
     assert core.recall("Lisbon trams", strategy="bm25").hits
 
 
-class Exploding:
-    """An extension that fails inside the ingest transaction, as a real area's bug would."""
+class Exploding(Area):
+    """An area that fails inside the ingest transaction, as a real area's bug would."""
 
     name = "exploding"
 
-    def load(self): pass
     def on_ingest(self, source, items): raise RuntimeError("boom")
-    def on_indexed(self, items): pass
-    def on_delete(self, item_ids, dry_run): return {}
-    def stats(self): return {}
-    def counts(self): return {}
 
 
 def test_a_failure_inside_the_transaction_leaves_store_and_index_unchanged(core, corpus, checksum):
@@ -71,7 +67,7 @@ def test_a_failure_inside_the_transaction_leaves_store_and_index_unchanged(core,
     before = checksum(core.path)
     answer = ranked_ids(core, "starter flour water")
     vocab = dict(core.index.vocab)
-    core.add_extension(Exploding())
+    core.add_extension(Exploding(core))
     (corpus / "sourdough.md").write_text("# New\nCompletely different zebra text.", encoding="utf-8")
     with pytest.raises(RuntimeError, match="boom"):
         core.ingest(corpus)
@@ -322,7 +318,7 @@ def test_opening_a_store_leaves_sparse_matrices_and_areas_for_later(tmp_path, co
         "from engine import Memory\n"
         f"mem = Memory({str(path)!r})\n"
         "counts = mem.counts()\n"
-        "cold = {'sparse': 'scipy.sparse' in sys.modules, 'areas': sorted(n for n in ('knowledge', 'topics', 'ranker') if n in vars(mem))}\n"
+        "cold = {'sparse': 'scipy.sparse' in sys.modules, 'areas': mem.loaded_areas()}\n"
         "hits = [h.item.id for h in mem.recall('starter flour water', strategy='hybrid').hits]\n"
         "print(json.dumps({'cold': cold, 'items': counts['items'], 'hits': hits}))\n"
     )

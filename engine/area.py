@@ -1,0 +1,148 @@
+"""What an area of the engine is: the :class:`Area` base class, and :class:`Engine`, what an area
+may use of the memory it plugs into.
+
+The core (store, index, recall pipeline) knows areas only through this module. Knowledge, topics,
+the ranker and images each subclass :class:`Area`, override the hooks they need, and reach the
+core through ``self.mem`` (an :class:`Engine`), never through ``engine.memory``: dependencies
+point one way, core ← areas ← the ``Memory`` facade ← the app.
+
+Hooks, in the order a memory calls them:
+
+* ``load`` builds in-memory state from the store (at first use, and after a reindex or import);
+* ingest: ``prepare`` (before the transaction: network work, returns warnings), ``on_ingest``
+  (inside it: derive and store this area's rows), ``on_indexed`` (after the commit: update memory);
+* ``on_delete`` cascades inside the delete transaction (or a dry run) and reports what changes;
+  ``on_changed_elsewhere`` follows what another process added or deleted (:mod:`engine.activity`);
+* export and import: ``export_records``, ``importing`` (checks this area's records first and
+  frames the import), ``import_records`` (after the sources are in);
+* recall: ``signals`` and ``strategies`` this area contributes (``unavailable`` names those it
+  offers only when configured), ``rerank`` (moves a strategy's ranking), ``check_query`` (the query options
+  it reads), ``dense_space`` (an area may replace the core's latent dense space) and ``complete``
+  (adds to the finished recall: facts, the walk's trace, a feedback token);
+* ``counts`` (read from the store alone, before ``load``) and ``stats``.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .activity import Activity
+    from .config import Settings
+    from .dense import VectorIndex
+    from .index import Index
+    from .pipeline import Hit, Query, Ranking, Recall, Signal, Strategy
+    from .records import Item, ParsedSource, Source
+    from .store import Store
+
+
+class Engine(Protocol):
+    """The part of a memory an area may use: its settings, store, index and activity log, and a few reads."""
+
+    settings: Settings
+    store: Store
+    index: Index
+    path: Path
+    activity: Activity
+
+    def items(self, ids: Iterable[int]) -> dict[int, Item]: ...
+
+    def refresh(self) -> bool: ...
+
+    def signals(self) -> dict[str, Signal]: ...
+
+
+class Area:
+    """An area of the engine beside the core; every hook is a no-op until a subclass overrides it."""
+
+    name: ClassVar[str]
+
+    def __init__(self, mem: Engine) -> None:
+        self.mem = mem
+
+    @property
+    def settings(self) -> Settings:
+        return self.mem.settings
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Build in-memory state from the store (at first use, and after a reindex or import)."""
+
+    def counts(self) -> dict[str, Any]:
+        """A few figures read from the store alone: callable before :meth:`load`."""
+        return {}
+
+    def stats(self) -> dict[str, Any]:
+        """Every figure this area shows (drift, λ, …); by default its counts."""
+        return self.counts()
+
+    # -- ingest and delete --------------------------------------------------------------------
+
+    def prepare(self, parsed: ParsedSource) -> list[str]:
+        """Before the ingest transaction (no write lock held): slow or network work; warnings."""
+        return []
+
+    def on_ingest(self, source: Source, items: list[Item]) -> None:
+        """Inside the ingest transaction: derive and store this area's rows for new items."""
+
+    def on_indexed(self, items: list[Item]) -> None:
+        """After the commit: update in-memory state (slots are assigned by now)."""
+
+    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
+        """Inside the delete transaction (or a dry run): cascade, and report what changes."""
+        return {}
+
+    def on_changed_elsewhere(self, added: list[Item], removed: list[int]) -> None:
+        """Another process added or deleted these items (the activity log told): follow them.
+        By default the area loads again from the store."""
+        self.load()
+
+    # -- export and import --------------------------------------------------------------------
+
+    def export_records(self) -> list[dict[str, Any]]:
+        """This area's records for an export (JSON-ready, keyed by exported ids)."""
+        return []
+
+    def importing(self, path: Path, records: list[tuple[int, dict[str, Any]]],
+                  exported: dict[str, tuple[int, list[int]]]) -> AbstractContextManager[None]:
+        """Frame an import: check this area's ``(line, record)`` pairs before anything is written
+        (a bad one raises :class:`engine.errors.IngestError` naming its line)."""
+        return nullcontext()
+
+    def import_records(self, records: list[dict[str, Any]], id_map: dict[int, int]) -> None:
+        """After the import's sources are stored (same transaction): lay this area's records over
+        them; ``id_map`` maps exported to stored item ids."""
+
+    # -- recall -------------------------------------------------------------------------------
+
+    def signals(self) -> dict[str, Signal]:
+        """The scorers this area adds to recall, by name (they may be fused by the ranker)."""
+        return {}
+
+    def strategies(self) -> dict[str, Strategy]:
+        """The recall strategies this area adds, by name."""
+        return {}
+
+    def unavailable(self) -> dict[str, str]:
+        """Strategies this area offers only when configured, by name: what each needs (one line)."""
+        return {}
+
+    def rerank(self, q: Query, ranking: Ranking) -> Ranking:
+        """Move the strategy's ranking before hits are made of it (by default it stays as it is)."""
+        return ranking
+
+    def check_query(self, q: Query) -> None:
+        """Refuse (:class:`engine.errors.RecallError`) or normalise the query options this area reads."""
+
+    def dense_space(self, q: Query) -> tuple[np.ndarray | None, VectorIndex | None] | None:
+        """The query vector and item matrix to use in place of the core's latent space, or None."""
+        return None
+
+    def complete(self, q: Query, ranking: Ranking, hits: list[Hit], result: Recall) -> None:
+        """Add what this area knows to a finished recall (``hits`` as ranked, before any area
+        changed ``result.hits``)."""

@@ -1,0 +1,94 @@
+"""Every error a person using Mnemoscope may see, under one base: :class:`MnemoscopeError`.
+
+The CLI and the app catch ``MnemoscopeError`` and nothing broader: its ``str()`` is one line a
+person can act on (a file and line where there is one), so it is shown as it is, and anything
+else is a bug that deserves its traceback. Raise a subclass of it for every refusal of bad input,
+bad settings or an unusable store; add a new subclass here, beside the others, when none fits.
+
+Each error also keeps the built-in base it had before the hierarchy existed (``ValueError``,
+``RuntimeError``, ``FileNotFoundError``), so that Python callers who caught those still do.
+This module imports nothing from the engine: the app imports it without paying for numpy.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+
+class MnemoscopeError(Exception):
+    """An error meant for the person using Mnemoscope; ``str()`` is one line they can act on."""
+
+
+class ConfigError(MnemoscopeError, ValueError):
+    """A setting has an unknown name or a value of the wrong kind."""
+
+
+class StoreError(MnemoscopeError, RuntimeError):
+    """The store file cannot be opened or used (locked, corrupt, not a store)."""
+
+
+class RequestError(MnemoscopeError, RuntimeError):
+    """A request the engine refuses (unknown id, bad import file); str() is one line."""
+
+
+class AreaMissing(RequestError):
+    """A call needs an area (knowledge, topics, ranker, images) this memory was opened without."""
+
+    def __init__(self, area: str) -> None:
+        self.area = area
+        super().__init__(f"this memory has no {area} area (it was opened with the core alone, e.g. --core)")
+
+
+class RecallError(MnemoscopeError, ValueError):
+    """A query the engine refuses (empty, too long, unknown strategy)."""
+
+
+class UnknownIntent(RecallError):
+    """An intent name outside the known intents (see :data:`engine.topics.intents.INTENTS`)."""
+
+
+class IngestError(MnemoscopeError, ValueError):
+    """A file that cannot be read as any supported format; ``str()`` is one line for the user."""
+
+    def __init__(self, path: str | Path, message: str, line: int | None = None) -> None:
+        self.path, self.line, self.message = str(path), line, message
+        where = f"{path}:{line}" if line else str(path)
+        super().__init__(f"{where}: {message}")
+
+
+class IngestFailed(MnemoscopeError, ValueError):
+    """One or more files could not be read; nothing was written."""
+
+    def __init__(self, errors: Sequence[IngestError]) -> None:
+        self.errors = list(errors)
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        super().__init__(f"{errors[0]}{more}")
+
+
+class KnowledgeError(MnemoscopeError, ValueError):
+    """A curation request the engine refuses; ``str()`` is one line for the user."""
+
+
+class RebuildCancelled(MnemoscopeError, RuntimeError):
+    """The rebuild was cancelled before it wrote anything; the previous tree is in place."""
+
+
+class FeedbackError(MnemoscopeError, ValueError):
+    """Feedback the ranker refuses (unknown or expired token, ids that were not shown)."""
+
+
+class DistillError(MnemoscopeError, ValueError):
+    """Distillation cannot run (too few teacher vectors, no latent model)."""
+
+
+class EmbeddingUnavailable(MnemoscopeError, RuntimeError):
+    """The embedding endpoint could not be reached or answered wrongly."""
+
+
+class LLMFailure(MnemoscopeError, RuntimeError):
+    """The endpoint could not give a usable answer for this request; ``str()`` is one line."""
+
+
+class DataMissing(MnemoscopeError, FileNotFoundError):
+    """A benchmark file is not where it was asked for."""

@@ -1,0 +1,141 @@
+"""The records of the query pipeline (see :mod:`engine.recall`), in a module of their own so that
+the areas, the facade and the app can name them without importing the pipeline itself.
+
+``Query`` (the text analysed once) → ``Signals`` (one score per slot from each scorer, computed
+lazily, at most once) → a strategy's ``Ranking`` (candidate slots, best first, with features) →
+``Hit``\\ s in a ``Recall``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+import numpy as np
+
+from .lexical import top_k as top_k_of
+from .records import Item
+
+if TYPE_CHECKING:  # the areas' records, named in annotations only: the pipeline imports no area
+    from .knowledge.records import Episode, Fact
+    from .topics.navigate import WalkStep
+
+MODES = ("lite", "pro", "max")  # lite: episodes + facts; pro: + the hits; max: + backfill from their episodes
+
+
+@dataclass
+class Query:
+    text: str
+    term_ids: np.ndarray
+    term_weights: np.ndarray
+    top_k: int
+    strategy: str
+    mode: str = "pro"
+    options: dict[str, Any] = field(default_factory=dict)
+    notes: dict[str, Any] = field(default_factory=dict)  # per-query results areas share (e.g. the topic walk)
+
+
+Signal = Callable[[Query, "Signals"], np.ndarray]
+"""A scorer: one score per slot for a query; it may read other signals through ``Signals``."""
+
+
+class Signals:
+    """Per-query cache: each signal is computed at most once, and only if asked for."""
+
+    def __init__(self, q: Query, scorers: Mapping[str, Signal]) -> None:
+        self.q = q
+        self.scorers = scorers
+        self._values: dict[str, np.ndarray] = {}
+        self.timings: dict[str, float] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._values:
+            started = time.perf_counter()
+            self._values[name] = self.scorers[name](self.q, self)
+            self.timings[name + "_ms"] = (time.perf_counter() - started) * 1000
+        return self._values[name]
+
+    def top(self, name: str, k: int) -> np.ndarray:
+        """Slots of the ``k`` best positive scores of a signal, best first."""
+        return top_k_of(self[name], k)[0]
+
+
+@dataclass
+class Ranking:
+    """Candidate slots, best first, with their scores and per-signal features."""
+
+    slots: np.ndarray
+    scores: np.ndarray
+    found_by: dict[int, list[str]] = field(default_factory=dict)
+    features: dict[str, np.ndarray] = field(default_factory=dict)  # each aligned with ``slots``
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+Strategy = Callable[[Query, Signals], Ranking]
+"""Turns signals into a ranking; its docstring's first paragraph is what ``strategies()`` shows."""
+
+
+@dataclass
+class MarkNote:
+    """Why a hit moved: the most alike query it was marked for, and how."""
+
+    query: str  # the marked query most like this one
+    similarity: float
+    marks: int  # events that marked the item used (or ignored, when ``lift`` < 0) for queries like this one
+    lift: float  # the shift, in units of the list's score range (negative: sank)
+    used: bool  # marked used (True) or shown and ignored (False)
+
+    def describe(self) -> str:
+        what = "marked used" if self.used else "shown and ignored"
+        query = self.query if len(self.query) <= 40 else self.query[:39].rstrip() + "…"
+        return f"{what} for {query!r} (similarity {self.similarity:.2f}, {self.marks} mark{'s' * (self.marks != 1)})"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"query": self.query, "similarity": round(self.similarity, 4), "marks": self.marks,
+                "lift": round(self.lift, 4), "used": self.used}
+
+
+@dataclass
+class Hit:
+    item: Item
+    score: float
+    rank: int
+    sources: list[str]  # the signals that found this item among their candidates
+    features: dict[str, float] = field(default_factory=dict)
+    taught: MarkNote | None = None  # marked for this query or one like it (engine.rank.marks)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self.item)
+        return {"id": self.item.id, "rank": self.rank, "score": self.score, "sources": self.sources,
+                "features": self.features, "item": d, "taught": self.taught.to_dict() if self.taught else None}
+
+
+@dataclass
+class Recall:
+    query: str
+    strategy: str
+    top_k: int
+    hits: list[Hit]
+    mode: str = "pro"
+    facts: list[Fact] = field(default_factory=list)
+    episodes: list[Episode] = field(default_factory=list)
+    intent: dict[str, Any] | None = None
+    trace: list[WalkStep] = field(default_factory=list)
+    graph: dict[str, Any] | None = None  # for graph expansion: seeds and nodes reached
+    token: str | None = None
+    lam: float | None = None  # the ranker's λ: the learned model's share of a fused score (None: no ranker)
+    weights: dict[str, float] = field(default_factory=dict)  # the ranker's heuristic weight of each feature
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        def plain(x: Any) -> Any:
+            return x.to_dict() if hasattr(x, "to_dict") else asdict(x) if hasattr(x, "__dataclass_fields__") else x
+
+        return {
+            "query": self.query, "strategy": self.strategy, "mode": self.mode, "top_k": self.top_k,
+            "hits": [h.to_dict() for h in self.hits], "facts": [plain(f) for f in self.facts],
+            "episodes": [plain(e) for e in self.episodes], "intent": self.intent,
+            "trace": [plain(s) for s in self.trace], "graph": self.graph, "token": self.token,
+            "timings": self.timings,
+        }
