@@ -43,6 +43,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     common(p)
     p.set_defaults(handler=eval_updates)
 
+    p = evsub.add_parser("supersession", help="precision of the supersession rules against hand judgements")
+    p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"), help="LoCoMo dev")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=eval_supersession)
+
     from .ranker import add_eval_parsers  # the learning benchmark and heuristic tuning live with the ranker
 
     add_eval_parsers(evsub, DATA)
@@ -128,6 +133,24 @@ def eval_updates(args: argparse.Namespace, out: TextIO) -> int:
     out.write(f"changes the supersession rules recognised (update questions): {_share(known['share'], known['n'])};"
               f" stale above among them ({result['strategy']}): "
               f"{_share(result['metrics']['recognised_above'], result['metrics']['n_recognised'])}\n")
+    return 0
+
+
+def eval_supersession(args: argparse.Namespace, out: TextIO) -> int:
+    from mnemoscope.engine.eval import supersession
+
+    result = supersession.evaluate(args.file)
+    if args.json:
+        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+        return 0
+    out.write(f"judgements: {result['judgements']}\n")
+    for name, r in result["corpora"].items():
+        precision = "-" if r["precision"] is None else f"{r['precision']:.3f}"
+        out.write(f"{name:<8} supersessions {r['supersessions']:>3} (sampled {r['sampled']}): right {r['right']}, "
+                  f"wrong {r['wrong']}, precision {precision}; conflicts {r['conflicts']} "
+                  f"({r['conflicts_sensible']} judged sensible); unjudged {len(r['unjudged'])}\n")
+        for pair in r["unjudged"]:
+            out.write(f"  unjudged: {supersession.identity(pair)}\n")
     return 0
 
 

@@ -5,8 +5,8 @@ Three kinds of conflict, each with the facts or entities involved and the items 
 * ``clash``: two facts of one subject and single-valued slot with different objects whose
   order the rules could not tell (:mod:`.timeline`);
 * ``duplicate``: two entities that may be one ("Priya", "Priya Raman"): one name is the other
-  plus one capitalised word, and the short one is used as a name of its own somewhere (not
-  only as a modifier, as "Swiss" in "Swiss bread");
+  plus one capitalised word that names nothing of its own, and the short one is used as a name
+  of its own somewhere (not only as a modifier, as "Swiss" in "Swiss bread");
 * ``orphaned``: a fact whose every evidence item was deleted, kept because something depends
   on it (a supersession, a curated version) or a person stated it.
 
@@ -22,11 +22,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from ..errors import KnowledgeError
 from ..records import Item
 from ..text import STOPWORDS
+from .entities import entity_key
 from .records import Conflict, Decision, Entity, Fact
 from .supersession import before
-from .timeline import Timeline, TimelineError, fact_of_row
+from .timeline import Timeline, fact_of_row
 from .verbs import is_verb
 
 if TYPE_CHECKING:
@@ -64,8 +66,9 @@ class Inbox:
                 continue
             extra = name.split()[-1]
             short = by_key.get(" ".join(words[:-1]))
-            if short is None or short[2] == "title" or not (extra[:1].isupper() and extra.isalpha()):
-                continue
+            if short is None or short[2] == "title" or not (extra[:1].isupper() and extra.isalpha()) \
+                    or not name.startswith(short[1] + " ") or entity_key(extra) in by_key:
+                continue  # "Go Jon" is not "GO" plus a surname: Jon is someone of his own
             if {eid, short[0]} & wanted and self._named_alone(short[0], short[1]):
                 conflict = self.store.open_conflict("duplicate", f"duplicate:{short[0]}:{eid}", short[0], eid,
                                                     f"{name!r} is {short[1]!r} with one more word")
@@ -84,6 +87,18 @@ class Inbox:
                 if not after or after in STOPWORDS or is_verb(after) or not after.isalpha():
                     return True
         return False
+
+    def keep_for_review(self, fact_ids: Sequence[int]) -> list[int]:
+        """Of facts about to lose their last evidence, those to keep and ask about: a person
+        stated them, or they supersede or were superseded by another (their history would
+        break). Opens an ``orphaned`` conflict for each; returns them. Inside the transaction."""
+        rows = self.store.fact_rows(list(fact_ids))
+        chained = set(self.store.chained_facts(list(fact_ids)))
+        kept = [r[0] for r in rows if r[11] is None and (r[0] in chained or r[7] == "user")]
+        for fid in kept:
+            self.store.open_conflict("orphaned", f"orphaned:{fid}", fid, None,
+                                     "its evidence was deleted; keep it, or retire it (what it superseded holds again)")
+        return kept
 
     # -- listing ------------------------------------------------------------------------------
 
@@ -115,7 +130,7 @@ class Inbox:
     def conflict(self, conflict_id: int) -> Conflict:
         found = self.conflicts(status=None, ids=[conflict_id])
         if not found:
-            raise TimelineError(f"no conflict with id {conflict_id}")
+            raise KnowledgeError(f"no conflict with id {conflict_id}")
         return found[0]
 
     # -- deciding -----------------------------------------------------------------------------
@@ -125,15 +140,15 @@ class Inbox:
         Inside a transaction."""
         c = self.conflict(conflict_id)
         if c.status != "open":
-            raise TimelineError(f"conflict {conflict_id} is already decided ({c.status}); undo that decision first")
+            raise KnowledgeError(f"conflict {conflict_id} is already decided ({c.status}); undo that decision first")
         if choice not in c.choices:
-            raise TimelineError(f"conflict {conflict_id} ({c.kind}) takes {', '.join(c.choices)}, not {choice!r}")
+            raise KnowledgeError(f"conflict {conflict_id} ({c.kind}) takes {', '.join(c.choices)}, not {choice!r}")
         if c.kind == "duplicate":
             if len(c.entities) < 2:
-                raise TimelineError(f"conflict {conflict_id}: one of its entities is gone")
+                raise KnowledgeError(f"conflict {conflict_id}: one of its entities is gone")
             return self._decide_duplicate(c, choice, actor)
         if not c.facts or (c.kind == "clash" and len(c.facts) < 2):
-            raise TimelineError(f"conflict {conflict_id}: one of its facts is gone")
+            raise KnowledgeError(f"conflict {conflict_id}: one of its facts is gone")
         facts = [f.id for f in c.facts]
         summary = f"{choice} conflict {c.id}: {c.summary()}"
         with self.timeline.decision(actor, STATUS[choice], summary, facts=facts, conflict_id=c.id):

@@ -156,6 +156,10 @@ class KnowledgeArea(Area):
         self._name_vectors: dict[int, np.ndarray] = {}
         self._batch: _Batch | None = None
         self._import: _Import | None = None  # set while Memory.import_ runs (see importing())
+        from .timeline import Timeline
+        from .inbox import Inbox
+        self.timeline = Timeline(self.store, self.registry)
+        self.inbox = Inbox(self.store, self.timeline, mem.items)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -256,6 +260,8 @@ class KnowledgeArea(Area):
                 batch.edge(_edge_type(role), item.id, -ids[key])
         self.store.insert_mentions(mentions)
         self._store_facts(items, extractions, ids, batch, origin="rule")
+        self.timeline.apply_rules(sorted(batch.facts.values()))
+        self.inbox.find_duplicates(batch.entities)
         self._store_episodes(source, items, extractions, batch)
         if batch.facts:
             self.mem.activity.record(FACTS_EXTRACTED, source.name, count=len(batch.facts), source_id=source.id)
@@ -426,12 +432,12 @@ class KnowledgeArea(Area):
         vectors = self._fact_vectors([(d.subject, d.predicate, d.object) for _, _, d in drafts])
         provenance = []
         for (item, home, draft), vec in zip(drafts, vectors):
-            provenance.append((self._dedup_or_insert(draft, vec, ids, batch, origin, home), item.id))
+            provenance.append((self._dedup_or_insert(draft, vec, ids, batch, origin, home, item.timestamp), item.id))
         self.store.insert_fact_sources(provenance)
         batch.provenance += provenance
 
     def _dedup_or_insert(self, draft: FactDraft, vec: np.ndarray, ids: dict[str, int], batch: _Batch, origin: str,
-                         home: int | None = None) -> int:
+                         home: int | None = None, said: str | None = None) -> int:
         """The id of the fact ``draft`` states: an existing one (exact key, then similar within
         the same subject), else a new row. A duplicate only ever adds provenance. A subject that
         is no name and no known entity ("the dough") files the fact under ``home``, the entity
@@ -445,15 +451,19 @@ class KnowledgeArea(Area):
         if hit is None and rows is not None:
             near, sim = rows.nearest(vec)
             hit = near if sim >= self.settings.fact_dedup_threshold else None
+        from .timeline import statement_valid_from
+        valid_from = statement_valid_from(draft.time, said)
         if hit is not None:
             if draft.time:
                 self.store.fill_fact_time(hit, draft.time)
+            if valid_from:
+                self.store.widen_validity(hit, valid_from)
             return hit
         object_id = None
         if draft.object_key:
             object_id = ids.get(draft.object_key) or self.registry.lookup(draft.object_key)
         fid = self.store.insert_fact(key, draft.subject, draft.predicate, draft.object, subject_id, object_id,
-                                     draft.time, origin)
+                                     draft.time, origin, valid_from)
         batch.facts[key] = fid
         if rows is not None:
             rows.add(fid, vec)
@@ -625,14 +635,16 @@ class KnowledgeArea(Area):
 
     # -- recall support -----------------------------------------------------------------------
 
-    def facts_for(self, text: str, item_scores: dict[int, float], k: int) -> list[Fact]:
+    def facts_for(self, text: str, item_scores: dict[int, float], k: int, as_of: str | None = None) -> list[Fact]:
         """Facts ranked for a query: those stated by the hits or naming the query's entities,
         scored by word overlap with the query plus the best score of the items stating them."""
         entity_ids = self.query_entities(text)
         fids = {f for f, _ in self.store.facts_of_items(list(item_scores))}
         for e in entity_ids:
             fids |= {r[0] for r in self.store.fact_rows(entity_id=e, latest=FACTS_PER_ENTITY)}
+        from .in_time import facts_in_time, said_on_items
         facts = self._facts(sorted(fids))
+        facts = facts_in_time(facts, said_on_items(self.store, self.mem.index, sorted({i for f in facts for i in f.provenance})), as_of)
         if not facts:
             return []
         query_terms = set(lexical_tokens(text))
@@ -645,7 +657,9 @@ class KnowledgeArea(Area):
             stated = max((item_scores.get(i, 0.0) for i in f.provenance), default=0.0) / top_item
             named = 0.5 if {f.subject_id, f.object_id} & set(entity_ids) else 0.0
             f.score = round(overlap + stated + named, 6)
-        facts.sort(key=lambda f: (-f.score, f.id))
+        for f in facts:
+            f.seen_at = as_of
+        facts.sort(key=lambda f: (f.state(as_of) != "current", -f.score, f.id))
         return facts[:k]
 
     def episodes_of_items(self, item_ids: Sequence[int]) -> dict[int, int]:
@@ -654,13 +668,25 @@ class KnowledgeArea(Area):
     # -- browse -------------------------------------------------------------------------------
 
     def _facts(self, ids: Sequence[int] | None = None, entity_id: int | None = None) -> list[Fact]:
+        from .timeline import fact_of_row
         rows = self.store.fact_rows(ids, entity_id) if ids is not None or entity_id is not None else self.store.fact_rows()
         sources = self.store.fact_sources_of([r[0] for r in rows])
-        return [Fact(id=r[0], subject=r[1], predicate=r[2], object=r[3], subject_id=r[4], object_id=r[5], time=r[6],
-                     origin=r[7], provenance=sources.get(r[0], [])) for r in rows]
+        return [fact_of_row(r, sources.get(r[0], [])) for r in rows]
 
-    def facts(self, entity: str | int | None = None, limit: int | None = None) -> list[Fact]:
-        """Every fact, or those naming an entity (by id, or by name: exact key, else substring)."""
+    def facts(self, entity: str | int | None = None, limit: int | None = None, as_of: Any = None) -> list[Fact]:
+        """Every fact the store believes, or those naming an entity (by id, or by name: exact
+        key, else substring); with ``as_of``, only those that held and were said by then."""
+        from .in_time import facts_in_time, parse_as_of, said_on_items
+        out = self._believed(entity)
+        when = parse_as_of(as_of)
+        if when is not None:
+            out = sorted(facts_in_time(out, said_on_items(self.store, self.mem.index, sorted({i for f in out for i in f.provenance})), when),
+                         key=lambda f: f.id)
+            for f in out:
+                f.seen_at = when
+        return out[:limit] if limit else out
+
+    def _believed(self, entity: str | int | None) -> list[Fact]:
         if entity is None:
             out = self._facts()
         else:
@@ -670,7 +696,7 @@ class KnowledgeArea(Area):
                 for f in self._facts(entity_id=eid):
                     seen[f.id] = f
             out = sorted(seen.values(), key=lambda f: f.id)
-        return out[:limit] if limit else out
+        return out
 
     def fact(self, fact_id: int) -> Fact:
         found = self._facts([fact_id])
@@ -913,6 +939,41 @@ class KnowledgeArea(Area):
         items = sorted(self.mem.items(ids).values(), key=lambda i: i.position)
         events = self.store.events_of_items(ids)
         self.store.set_episode_summary(episode_id, summarize(items, _events_for(items, events)))
+
+    # -- facts through time -------------------------------------------------------------------
+
+    def conflicts(self, status: str | None = "open") -> list:
+        return self.inbox.conflicts(status)
+
+    def conflict(self, conflict_id: int):
+        return self.inbox.conflict(conflict_id)
+
+    def decide(self, conflict_id: int, choice: str, dry_run: bool = False):
+        with self._curating(dry_run, f"conflict.{choice}", f"conflict {conflict_id}"):
+            decision = self.inbox.decide(conflict_id, choice)
+        self.load()
+        return decision
+
+    def undo(self, decision_id: int, dry_run: bool = False):
+        with self._curating(dry_run, "decision.undone", f"decision {decision_id}"):
+            decision = self.timeline.undo(decision_id)
+        self.load()
+        return decision
+
+    def decisions(self, limit: int | None = 50, fact_id: int | None = None) -> list:
+        return self.timeline.decisions(limit, fact_id)
+
+    def fact_history(self, fact_id: int) -> list[Fact]:
+        self.fact(fact_id)
+        return self.timeline.history(fact_id)
+
+    def rescan(self, dry_run: bool = False) -> dict[str, Any]:
+        with self._curating(dry_run, "facts.rescanned", "supersession rules"):
+            rules = self.timeline.reload_rules()
+            report = self.timeline.rescan()
+            report.conflicts += self.inbox.find_duplicates([r[0] for r in self.store.entity_rows()])
+        self.load()
+        return {**report.to_dict(), "rules": [str(p) for p in rules.files]}
 
     # -- export / import ----------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import platformdirs
 
+from ..errors import RulesError
 from ..text import STOPWORDS, normalize
 from .extract import capitalised_spans
 
@@ -28,10 +29,6 @@ USER_RULES_NAME = "supersession.toml"
 _ADVERBS = frozenset("""just now finally recently actually officially also still already really currently newly
 eventually since then ever""".split())
 _SLOT_KEYS = {"predicates", "ends", "subjects", "objects", "free_objects", "asks"}
-
-
-class RulesError(ValueError):
-    """A rules file the engine cannot read; ``str()`` names the file and what is wrong."""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
+from ..as_of import later
+from ..errors import KnowledgeError
 from ..store.knowledge import StaleUndo
 from .entities import entity_key
 from .records import Decision, Fact
@@ -30,10 +32,6 @@ if TYPE_CHECKING:
 
 
 _CURRENT = frozenset("new current latest present now".split())  # "my new manager" is my manager
-
-
-class TimelineError(ValueError):
-    """A decision the engine refuses (an unknown one, or one that cannot be undone now)."""
 
 
 def statement_valid_from(stated: str | None, said: str | None) -> str | None:
@@ -147,6 +145,8 @@ class Timeline:
         elif v.kind == "superseded":
             older, newer = new, self._fresh(known)
         elif v.kind in ("unordered", "undecided") and not ends:
+            if _ended_before(known, new) or _ended_before(new, known):
+                return  # one held only before the other began: no clash
             a, b = sorted((known.id, new.id))
             conflict = self.store.open_conflict("clash", f"clash:{a}:{b}", a, b, f"{slot.name}: {v.reason}")
             if conflict is not None:
@@ -188,16 +188,16 @@ class Timeline:
         whose rows changed since (undo the later decision first)."""
         rows = self.store.decision_rows(ids=[decision_id])
         if not rows:
-            raise TimelineError(f"no decision with id {decision_id}")
+            raise KnowledgeError(f"no decision with id {decision_id}")
         _id, _at, _actor, action, conflict_id, summary, changes, undoes, undone_by = rows[0]
         if undoes is not None:
-            raise TimelineError(f"decision {decision_id} is an undo; take the decision again instead")
+            raise KnowledgeError(f"decision {decision_id} is an undo; take the decision again instead")
         if undone_by is not None:
-            raise TimelineError(f"decision {decision_id} was already undone (by decision {undone_by})")
+            raise KnowledgeError(f"decision {decision_id} was already undone (by decision {undone_by})")
         try:
             self.store.undo_changes(changes)
         except StaleUndo as exc:
-            raise TimelineError(f"decision {decision_id} cannot be undone: {exc}; undo the later decision first") from None
+            raise KnowledgeError(f"decision {decision_id} cannot be undone: {exc}; undo the later decision first") from None
         reverse = [{**c, "before": c["after"], "after": c["before"]} for c in changes]
         new = self.store.insert_decision(actor, "undone", f"undo of {decision_id}: {summary}", reverse, conflict_id,
                                          undoes=decision_id)
@@ -212,6 +212,11 @@ class Timeline:
         sources = self.store.fact_sources_of([r[0] for r in rows])
         facts = [fact_of_row(r, sources.get(r[0], [])) for r in rows]
         return sorted(facts, key=lambda f: (f.valid_from or "", f.recorded_at or "", f.id))
+
+
+def _ended_before(a: Fact, b: Fact) -> bool:
+    """Whether fact ``a``'s validity ended by the time ``b``'s began."""
+    return a.valid_to is not None and b.valid_from is not None and not later(a.valid_to, b.valid_from)
 
 
 def _starts_before(a: str | None, b: str | None) -> bool:

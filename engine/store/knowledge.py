@@ -673,6 +673,11 @@ class KnowledgeSQL:
         changes: list[dict[str, Any]] = []
         yield changes
         after = self._images(scope)
+        for table, rows in before.items():  # a row may leave the scope (no longer superseded by the fact)
+            for key in set(rows) - set(after.get(table, {})):
+                row = self._row(table, list(key))
+                if row is not None:
+                    after.setdefault(table, {})[key] = row
         for table in AUDITED:
             old, new = before.get(table, {}), after.get(table, {})
             changes += [{"table": table, "key": list(key), "before": old.get(key), "after": new.get(key)}
@@ -704,10 +709,6 @@ class KnowledgeSQL:
         cur = self.conn.execute(f"SELECT * FROM {table} WHERE {where}", key)
         row = cur.fetchone()
         return None if row is None else dict(zip([d[0] for d in cur.description], row))
-
-    def source_times(self, source_ids: Sequence[int]) -> dict[int, float]:
-        """source id → when it was first stored (epoch seconds): the time of its undated items."""
-        return dict(self._in("SELECT id, created_at FROM sources WHERE id IN ({marks})", source_ids))
 
     # -- structure and dry runs ---------------------------------------------------------------
 

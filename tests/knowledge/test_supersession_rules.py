@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mnemoscope.engine.knowledge.supersession import RulesError, before, load_rules, same_value, verdict
+from mnemoscope.engine.errors import RulesError
+from mnemoscope.engine.knowledge.supersession import before, load_rules, same_value, verdict
 from mnemoscope.engine.knowledge.timeline import statement_valid_from
 
 

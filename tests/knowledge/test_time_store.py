@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from mnemoscope.engine.knowledge.entities import EntityRegistry
-from mnemoscope.engine.knowledge.timeline import Timeline, TimelineError, fact_of_row
+from mnemoscope.engine.errors import KnowledgeError
+from mnemoscope.engine.knowledge.timeline import Timeline, fact_of_row
 from mnemoscope.engine.store import MIGRATIONS, Store
 from mnemoscope.engine.store.base import StoreBase
 
@@ -72,9 +73,9 @@ def test_the_rules_supersede_and_every_decision_undoes(migrated):
     with migrated.transaction():
         undo = tl.undo(decision.id)
     assert undo.undoes == decision.id and fact_of_row(migrated.fact_rows([1])[0]).state() == "current"
-    with pytest.raises(TimelineError, match="already undone"), migrated.transaction():
+    with pytest.raises(KnowledgeError, match="already undone"), migrated.transaction():
         tl.undo(decision.id)
-    with pytest.raises(TimelineError, match="is an undo"), migrated.transaction():
+    with pytest.raises(KnowledgeError, match="is an undo"), migrated.transaction():
         tl.undo(undo.id)
 
 
@@ -85,7 +86,7 @@ def test_an_undo_is_refused_when_a_later_decision_changed_the_same_rows(migrated
         with tl.decision("user", "retired", "Lyon was never true", facts=[1]):
             migrated.retire_facts([1])
     first, _later = sorted(d.id for d in tl.decisions())
-    with pytest.raises(TimelineError, match="undo the later decision first"), migrated.transaction():
+    with pytest.raises(KnowledgeError, match="undo the later decision first"), migrated.transaction():
         tl.undo(first)
     lyon = fact_of_row(migrated.fact_rows([1])[0])
     assert (lyon.superseded_by, lyon.state()) == (2, "retired")  # nothing changed
