@@ -327,7 +327,9 @@ class KnowledgeArea(Area):
 
     def _cascade(self, item_ids: list[int]) -> dict[str, Any]:
         store = self.store
-        facts_gone = store.facts_losing_all(item_ids)
+        losing = store.facts_losing_all(item_ids)
+        kept = self.inbox.keep_for_review(losing)  # a chain or a person depends on them: the inbox asks
+        facts_gone = sorted(set(losing) - set(kept))
         facts_touched = {f for f, _ in store.facts_of_items(item_ids)} - set(facts_gone)
         episodes_gone = store.episodes_losing_all(item_ids)
         episodes_touched = set(store.episodes_of_items(item_ids).values()) - set(episodes_gone)
@@ -337,6 +339,7 @@ class KnowledgeArea(Area):
         orphans = store.orphan_entities()
         store.delete_entities(orphans)
         return {"facts_deleted": len(facts_gone), "facts_losing_provenance": len(facts_touched),
+                "facts_kept_for_review": len(kept),
                 "episodes_deleted": len(episodes_gone), "episodes_losing_items": len(episodes_touched),
                 "entities_deleted": len(orphans)}
 
@@ -606,13 +609,19 @@ class KnowledgeArea(Area):
         features = {"bm25": first[slots], "ppr": graph.item_scores[slots], "fused": scores}
         return Ranking(slots, scores, found, features, {"graph": {"seeds": graph.seeds, "reached": graph.reached}})
 
+    def rerank(self, q: Query, ranking: Ranking) -> Ranking:
+        """Above an item stating a fact superseded at the recall's reference time (``as_of``,
+        default now) come the items stating what holds instead (:mod:`.in_time`)."""
+        from .in_time import rerank_in_time
+        return rerank_in_time(self.store, self.mem.index, self.timeline.rules, q.text, ranking, q.options.get("as_of"))
+
     def complete(self, q: Query, ranking: Ranking, hits: list[Hit], result: Recall) -> None:
         """Add facts, episodes and graph to ``result``; drop or backfill hits as the mode asks."""
         graph = ranking.extras.get("graph") or q.notes.get("graph")
         if graph:
             result.graph = graph
         scores = {h.item.id: h.score for h in result.hits}
-        result.facts = self.facts_for(q.text, scores, self.settings.facts_top_k)
+        result.facts = self.facts_for(q.text, scores, self.settings.facts_top_k, q.options.get("as_of"))
         episode_of = self.episodes_of_items([h.item.id for h in result.hits])
         order = list(dict.fromkeys(episode_of[h.item.id] for h in result.hits if h.item.id in episode_of))
         by_id = {e.id: e for e in self.episodes(ids=order)}
@@ -642,7 +651,8 @@ class KnowledgeArea(Area):
         fids = {f for f, _ in self.store.facts_of_items(list(item_scores))}
         for e in entity_ids:
             fids |= {r[0] for r in self.store.fact_rows(entity_id=e, latest=FACTS_PER_ENTITY)}
-        from .in_time import facts_in_time, said_on_items
+        from ..as_of import said_on_items
+        from .in_time import facts_in_time
         facts = self._facts(sorted(fids))
         facts = facts_in_time(facts, said_on_items(self.store, self.mem.index, sorted({i for f in facts for i in f.provenance})), as_of)
         if not facts:
@@ -676,7 +686,8 @@ class KnowledgeArea(Area):
     def facts(self, entity: str | int | None = None, limit: int | None = None, as_of: Any = None) -> list[Fact]:
         """Every fact the store believes, or those naming an entity (by id, or by name: exact
         key, else substring); with ``as_of``, only those that held and were said by then."""
-        from .in_time import facts_in_time, parse_as_of, said_on_items
+        from ..as_of import parse_as_of, said_on_items
+        from .in_time import facts_in_time
         out = self._believed(entity)
         when = parse_as_of(as_of)
         if when is not None:
