@@ -158,7 +158,7 @@ class KnowledgeArea(Area):
         self._import: _Import | None = None  # set while Memory.import_ runs (see importing())
         from .timeline import Timeline
         from .inbox import Inbox
-        self.timeline = Timeline(self.store, self.registry)
+        self.timeline = Timeline(self.store, self.registry, lambda: self.settings.supersession_rules)
         self.inbox = Inbox(self.store, self.timeline, mem.items)
 
     # -- lifecycle ----------------------------------------------------------------------------

@@ -394,6 +394,12 @@ class KnowledgeSQL:
         """(fact id, item id) provenance rows of these items."""
         return self._in("SELECT fact_id, item_id FROM fact_sources WHERE item_id IN ({marks})", item_ids)
 
+    def ended_facts_of_items(self, item_ids: Sequence[int]) -> list[tuple[int, int]]:
+        """(fact id, item id) of the believed facts these items state whose validity ended."""
+        return self._in("SELECT fs.fact_id, fs.item_id FROM fact_sources fs JOIN facts f ON f.id = fs.fact_id"
+                        " WHERE fs.item_id IN ({marks}) AND f.retired_at IS NULL"
+                        " AND (f.valid_to IS NOT NULL OR f.superseded_by IS NOT NULL)", item_ids)
+
     def facts_losing_all(self, item_ids: Sequence[int]) -> list[int]:
         """Facts whose every provenance item is among ``item_ids``."""
         fids = sorted({f for f, _ in self.facts_of_items(item_ids)})
