@@ -7,12 +7,9 @@ build the app with their own ``Services`` (a temporary store) or a subclass that
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 import threading
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -196,28 +193,30 @@ class Services:
     # -- LLM endpoint -------------------------------------------------------------------------
 
     def llm_status(self, timeout: float = 2.0) -> LLMStatus:
-        """Whether an LLM endpoint is configured, and whether ``GET {base}/models`` answers."""
+        """Whether an LLM endpoint is configured, and whether ``GET {base}/models`` answers: through
+        the same client as every other request to it, so the key never leaves its origin."""
+        from openai import APIConnectionError, APIStatusError, OpenAIError
+
         from mnemoscope.engine import Settings
+        from mnemoscope.engine.net import endpoint_client
 
         settings = self.mem.settings if self.mem is not None else (self.settings or Settings.load())
         base = (settings.llm_base_url or "").rstrip("/")
         if not base:
             return LLMStatus(False, None, "no LLM endpoint configured (rule-based extraction; set MNEMOSCOPE_LLM_BASE_URL)")
         model = settings.llm_model or "(no model set)"
-        request = urllib.request.Request(base + "/models")
-        key = settings.llm_api_key
-        if key:
-            request.add_header("Authorization", f"Bearer {key}")
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                json.loads(response.read(65536) or b"{}")
-        except urllib.error.HTTPError as exc:
-            if exc.code in (401, 403):
-                return LLMStatus(True, False, f"{base} refused the key (HTTP {exc.code}); model {model}")
-            return LLMStatus(True, True, f"{base} answers (HTTP {exc.code} on /models); model {model}")
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", exc)
+            with endpoint_client(base, settings.llm_api_key, timeout=timeout, max_retries=0) as client:
+                client.models.list()
+        except APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                return LLMStatus(True, False, f"{base} refused the key (HTTP {exc.status_code}); model {model}")
+            return LLMStatus(True, True, f"{base} answers (HTTP {exc.status_code} on /models); model {model}")
+        except APIConnectionError as exc:
+            reason = exc.__cause__ or exc
             return LLMStatus(True, False, f"{base} unreachable ({reason}); model {model}")
+        except (OpenAIError, ValueError) as exc:
+            return LLMStatus(True, False, f"{base}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}; model {model}")
         return LLMStatus(True, True, f"{base} reachable; model {model}")
 
 

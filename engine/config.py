@@ -113,7 +113,9 @@ class Settings:
     image_embed_model: str = ""  # e.g. jina-clip-v2: shared photos are embedded at ingest and searched by text
     image_embed_base_url: str = ""
     image_batch_size: int = 8  # images per /embeddings request (each travels base64-encoded)
+    image_allow_hosts: str = ""  # hosts a document's image URL may name although not public (comma list: "nas.local,10.0.0.5")
     request_timeout: float = 30.0
+    lock_timeout: float = 30.0  # seconds a write waits for another process's write lock before saying who holds it
     max_retries: int = 3
     # limits
     max_query_chars: int = 20_000

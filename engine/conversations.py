@@ -152,7 +152,7 @@ def conversation(name: str, messages: Sequence[Message], *, fmt: str, meta: dict
 
 def is_openai_line(text: str) -> bool:
     """Whether a JSON-lines file holds OpenAI messages (its first object has a ``role``)."""
-    for line in text.splitlines():
+    for line in text.split("\n"):  # JSON Lines ends a line at \n only (a string may hold U+2028)
         if line.strip():
             try:
                 first = json.loads(line)
@@ -165,7 +165,7 @@ def is_openai_line(text: str) -> bool:
 def read_openai_jsonl(name: str, text: str, digest: str) -> ParsedSource:
     """One message per line; blank lines are skipped; the whole file is one conversation."""
     messages = []
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:

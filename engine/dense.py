@@ -193,13 +193,13 @@ class OpenAIEmbedder:
         cache_put: Callable[[str, list[tuple[str, np.ndarray]]], None] | None = None,
         signature: str = "",
     ) -> None:
-        from openai import OpenAI
+        from .net import endpoint_client
 
         self.model = model
         self.signature = signature or f"openai:{model}"
         self.dim = 0
         self.batch_size = batch_size
-        self._client = OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=max_retries)
+        self._client = endpoint_client(base_url, api_key, timeout=timeout, max_retries=max_retries)
         self._cache_get, self._cache_put = cache_get, cache_put
 
     @staticmethod

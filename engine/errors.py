@@ -28,8 +28,36 @@ class StoreError(MnemoscopeError, RuntimeError):
     """The store file cannot be opened or used (locked, corrupt, not a store)."""
 
 
+class NotAStore(StoreError):
+    """The file is not a Mnemoscope store (another application's database, or no database)."""
+
+
+class NewerStore(StoreError):
+    """The store was written by a newer Mnemoscope (migrations this one does not know)."""
+
+
+class StoreBusy(StoreError):
+    """Another process held the store's write lock for longer than the lock timeout."""
+
+
+class StoreReadOnly(StoreError):
+    """A write was asked of a store opened read-only."""
+
+
+class StoreDamaged(StoreError):
+    """SQLite found the file corrupt (``mnemoscope check`` says more and salvages)."""
+
+
+class StoreDiskError(StoreError):
+    """The disk refused a write (full, or failing)."""
+
+
 class RequestError(MnemoscopeError, RuntimeError):
     """A request the engine refuses (unknown id, bad import file); str() is one line."""
+
+
+class OutOfRange(RequestError):
+    """A number (an id, a count) beyond what the store can hold (2^63 - 1)."""
 
 
 class AreaMissing(RequestError):
@@ -55,6 +83,14 @@ class IngestError(MnemoscopeError, ValueError):
         self.path, self.line, self.message = str(path), line, message
         where = f"{path}:{line}" if line else str(path)
         super().__init__(f"{where}: {message}")
+
+
+class FileRefused(MnemoscopeError, ValueError):
+    """A path that is not to be read or written as asked (a FIFO, a device, a full disk)."""
+
+
+class ExportFailed(MnemoscopeError, ValueError):
+    """An export could not be written; the previous file at the target is as it was."""
 
 
 class IngestFailed(MnemoscopeError, ValueError):

@@ -16,9 +16,11 @@ or a gateway that exposes such a model this way). The image is read or downloade
 the endpoint, so the cache key is the hash of the image's bytes and the endpoint needs no access
 to the image's host.
 
-**References.** A local path (relative to the file the turn came from), ``file://``, ``http(s)://``
-(downloaded in parallel with the request timeout; only 429, 5xx and dropped connections are
-retried) or a ``data:`` URL, at most ``MAX_IMAGE_BYTES``.
+**References** are read by :mod:`engine.image_refs`: a ``data:`` URL, an ``http(s)://`` URL of a
+public host (downloaded in parallel with the request timeout; only 429, 5xx and dropped
+connections are retried), or a file inside the folder the person ingested; only image bytes
+(by their magic numbers) of at most ``image_refs.MAX_IMAGE_BYTES`` are sent. A reference refused is a
+failure like any other: a warning naming ``file:line``, the turn kept with its caption.
 
 **Failures lose nothing.** Images are read and embedded before the ingest transaction (no write
 lock across network calls). An unreadable image or a failing endpoint leaves the turn stored with
@@ -31,14 +33,9 @@ try (``QUERY_TIMEOUT``); if it fails, recall goes on without the image signal.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 import json
 import logging
-import mimetypes
 import time
-import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +46,10 @@ import numpy as np
 from .area import Area
 from .config import ConfigError
 from .dense import EmbeddingUnavailable, OpenAIEmbedder
-from .ingest import _line_of
+from .errors import FileRefused
+from .files import read_regular
+from .image_refs import Fetching, ImageData, ImageUnreadable, Place, read_image
+from .ingest import MAX_FILE_BYTES, _line_of
 from .pipeline import Query, Signal, Signals, Strategy
 from .recall import single_signal
 from .records import Item, ParsedSource, Source
@@ -60,111 +60,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SIGNATURE_PREFIX = "image:"  # item_vectors rows of image models (a reindex keeps them: they need no text)
-MAX_IMAGE_BYTES = 20 * 1024 * 1024
 DOWNLOAD_THREADS = 8
 QUERY_TIMEOUT = 5.0  # seconds a recall waits for the query's image-model embedding (no retry)
 RESUME_HINT = "kept with its caption; `mnemoscope images --resume` embeds it later"
-_MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"),
-          (b"BM", "image/bmp"))
-
-
-class ImageUnreadable(ValueError):
-    """An image reference that cannot be turned into bytes; ``str()`` is the one-line reason."""
-
-
-# -- reading images ---------------------------------------------------------------------------
-
-
-@dataclass
-class ImageData:
-    data: bytes
-    mime: str
-
-    @property
-    def digest(self) -> str:
-        """The embedding cache key: the same bytes are never embedded twice, whatever their name."""
-        return "img-" + hashlib.sha256(self.data).hexdigest()
-
-    def as_input(self) -> dict[str, str]:
-        """The ``input`` item sent to the endpoint (see the module docstring)."""
-        return {"image": f"data:{self.mime};base64,{base64.b64encode(self.data).decode('ascii')}"}
-
-
-def read_image(ref: str, base_dir: Path | None, timeout: float = 30.0, retries: int = 3) -> ImageData:
-    """The bytes behind an image reference; raises :class:`ImageUnreadable` with the reason."""
-    ref = ref.strip()
-    if ref.startswith("data:"):
-        return _from_data_url(ref)
-    if ref.startswith(("http://", "https://")):
-        return _download(ref, timeout, retries)
-    path = Path(urllib.parse.unquote(urllib.parse.urlparse(ref).path)) if ref.startswith("file://") else Path(ref).expanduser()
-    if not path.is_absolute() and base_dir is not None:
-        path = base_dir / path
-    if not path.is_file():
-        raise ImageUnreadable(f"no such file {path}")
-    if path.stat().st_size > MAX_IMAGE_BYTES:
-        raise ImageUnreadable(f"{path} is larger than {MAX_IMAGE_BYTES // 2**20} MB")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ImageUnreadable(f"cannot read {path}: {exc.strerror or exc}") from None
-    return ImageData(data, _mime(data, path.name))
-
-
-def _from_data_url(ref: str) -> ImageData:
-    header, comma, payload = ref.partition(",")
-    if not comma or not header.endswith(";base64"):
-        raise ImageUnreadable("a data: URL must be base64-encoded (data:<type>;base64,...)")
-    try:
-        data = base64.b64decode(payload, validate=True)
-    except (binascii.Error, ValueError):
-        raise ImageUnreadable("the data: URL is not valid base64") from None
-    return ImageData(data, header[len("data:"):-len(";base64")] or _mime(data, ""))
-
-
-def _download(url: str, timeout: float, retries: int) -> ImageData:
-    """GET with a timeout. Only what may pass is retried, with backoff (429, 5xx, a dropped
-    connection); an unknown host, a refused connection or a timeout is final, so a conversation
-    full of dead links (LoCoMo's are, offline) costs one attempt per image."""
-    import http.client
-    import urllib.error
-    import urllib.request
-
-    problem = ""
-    for attempt in range(retries + 1):
-        if attempt:
-            time.sleep(min(0.5 * 2 ** (attempt - 1), 4.0))
-        try:
-            with urllib.request.urlopen(urllib.request.Request(url, headers={"User-Agent": "mnemoscope"}),
-                                        timeout=timeout) as reply:
-                data = reply.read(MAX_IMAGE_BYTES + 1)
-                kind = reply.headers.get_content_type()
-        except urllib.error.HTTPError as exc:
-            problem = f"HTTP {exc.code}"
-            if exc.code != 429 and exc.code < 500:
-                break
-            continue
-        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-            reason = getattr(exc, "reason", None) or exc
-            problem = str(reason)
-            if not isinstance(reason, ConnectionResetError):
-                break
-            continue
-        if len(data) > MAX_IMAGE_BYTES:
-            raise ImageUnreadable(f"{url} is larger than {MAX_IMAGE_BYTES // 2**20} MB")
-        return ImageData(data, kind if kind.startswith("image/") else _mime(data, urllib.parse.urlparse(url).path))
-    raise ImageUnreadable(f"cannot download {url}: {problem}")
-
-
-def _mime(data: bytes, name: str) -> str:
-    """The image type from its first bytes, else from its file name."""
-    for magic, kind in _MAGIC:
-        if data.startswith(magic):
-            return kind
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return mimetypes.guess_type(name)[0] or "application/octet-stream"
-
 
 # -- results ----------------------------------------------------------------------------------
 
@@ -377,7 +275,7 @@ class ImagesArea(Area):
                 failures.extend(origin.failure(item, ref, endpoint_down) for _, item, ref in batch)
                 continue
             read: list[tuple[int, Item, str, ImageData]] = []
-            for (n, item, ref), got in zip(batch, _read_batch([ref for _, _, ref in batch], origin.folder, s)):
+            for (n, item, ref), got in zip(batch, _read_batch([ref for _, _, ref in batch], origin.place, s)):
                 if isinstance(got, ImageData):
                     read.append((n, item, ref, got))
                 else:
@@ -395,16 +293,18 @@ class ImagesArea(Area):
         return vectors, failures
 
 
-def _read_batch(refs: list[str], folder: Path | None, s: Any) -> list[ImageData | ImageUnreadable]:
+def _read_batch(refs: list[str], place: Place, s: Any) -> list[ImageData | ImageUnreadable]:
     """The images behind ``refs``, or why not; downloads run in parallel (a slow host then
     delays its own images, not the whole batch)."""
+    fetching = Fetching.from_list(s.request_timeout, s.max_retries, s.image_allow_hosts)
+
     def read(ref: str) -> ImageData | ImageUnreadable:
         try:
-            return read_image(ref, folder, s.request_timeout, s.max_retries)
+            return read_image(ref, place, fetching)
         except ImageUnreadable as exc:
             return exc
 
-    if sum(ref.startswith(("http://", "https://")) for ref in refs) < 2:
+    if sum(ref.strip().lower().startswith(("http://", "https://")) for ref in refs) < 2:
         return [read(ref) for ref in refs]
     with ThreadPoolExecutor(max_workers=min(DOWNLOAD_THREADS, len(refs))) as pool:
         return list(pool.map(read, refs))
@@ -424,12 +324,15 @@ class _Inputs:
 
 
 class _SourceFile:
-    """The file a source was read from: relative image paths start there, failures point into it."""
+    """The file a source was read from: relative image paths start there, failures point into
+    it. Only a source ingested from a folder (``meta["root"]``, which import never carries) has
+    one: an imported source's name is not trusted as a path, so nothing of it is read."""
 
     def __init__(self, source: Source | None) -> None:
         self.name = source.name if source else "?"
-        self.path = _source_path(self.name)
-        self.folder = self.path.parent if self.path else None
+        root = source.meta.get("root") if source else None
+        self.path = _source_path(self.name, Path(root)) if isinstance(root, str) else None
+        self.place = Place(Path(root), self.path.parent) if self.path else Place()
         self._text: str | None = None
 
     def failure(self, item: Item, ref: str, reason: str) -> ImageFailure:
@@ -444,16 +347,17 @@ class _SourceFile:
             return None
         if self._text is None:
             try:
-                self._text = self.path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
+                self._text = read_regular(self.path, MAX_FILE_BYTES).decode("utf-8", errors="replace")
+            except FileRefused:
                 self._text = ""
         return _line_of(self._text, ref) or (_line_of(self._text, json.dumps(key)) if key else None)
 
 
-def _source_path(name: str) -> Path | None:
-    """A source's file: its name, or its name before ``#`` (one conversation of a LoCoMo file)."""
+def _source_path(name: str, root: Path) -> Path | None:
+    """A source's file, inside ``root``: its name, or its name before ``#`` (one conversation
+    of a LoCoMo file)."""
     for candidate in (name, name.rpartition("#")[0]):
-        if candidate and Path(candidate).is_file():
+        if candidate and root in Path(candidate).parents and Path(candidate).is_file():
             return Path(candidate)
     return None
 

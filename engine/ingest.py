@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from . import conversations
 from .conversations import ChatFormatError
-from .errors import IngestError
+from .errors import FileRefused, IngestError
+from .files import kind_of, read_regular
 from .records import Item, ParsedSource, Source
 from .text import sentences, token_count
 
@@ -29,32 +32,76 @@ MAX_FILE_BYTES = 200 * 1024 * 1024
 # -- entry points -----------------------------------------------------------------------------
 
 
-def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[Path]]:
-    """Expand files and folders into (readable files, skipped files), in a stable order."""
-    files: list[Path] = []
+class Found(NamedTuple):
+    """A file to read, and the folder the person named for it (where its references may point)."""
+
+    path: Path  # resolved: one file has one name however it was typed
+    root: Path
+
+
+def discover(paths: Iterable[str | Path]) -> tuple[list[Found], list[Path]]:
+    """Expand files and folders into (readable files, skipped files), in a stable order.
+
+    A folder is walked the way ripgrep walks one: hidden files and folders and symbolic links
+    inside it are left out, as is anything that is not a regular file. A file named directly is
+    read (through a link, if it is one) when it is a regular file; a FIFO, a socket or a device
+    is refused. A file named twice (by absolute and by relative path) is read once."""
+    found: dict[Path, Found] = {}
     skipped: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        if not path.exists():
-            raise IngestError(path, "no such file or directory")
-        if path.is_dir():
-            for child in sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")):
-                (files if child.suffix.lower() in SUPPORTED_SUFFIXES else skipped).append(child)
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            raise IngestError(path, "no such file or directory") from None
+        except OSError as exc:
+            raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
+        resolved = path.resolve()
+        if stat.S_ISDIR(mode):
+            for child in _walk(resolved):
+                if child.suffix.lower() in SUPPORTED_SUFFIXES:
+                    found.setdefault(child, Found(child, resolved))
+                else:
+                    skipped.append(child)
+        elif stat.S_ISREG(mode):
+            found.setdefault(resolved, Found(resolved, resolved.parent))
         else:
-            files.append(path)
-    return files, skipped
+            raise IngestError(path, f"is {kind_of(mode)}; Mnemoscope reads files and folders")
+    return list(found.values()), skipped
 
 
-def read_path(path: str | Path, chunk_tokens: int = 200) -> list[ParsedSource]:
-    """Parse one file into one or more sources (a LoCoMo file holds several conversations)."""
-    path = Path(path)
+def _walk(folder: Path) -> list[Path]:
+    """The regular files under ``folder``, sorted; hidden entries and links are not followed."""
+    out: list[Path] = []
+    for top, dirs, files in os.walk(folder, followlinks=False):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            child = Path(top) / name
+            if not name.startswith(".") and stat.S_ISREG(os.lstat(child).st_mode):
+                out.append(child)
+    return sorted(out)
+
+
+def read_path(path: str | Path, chunk_tokens: int = 200, root: Path | None = None) -> list[ParsedSource]:
+    """Parse one file into one or more sources (a LoCoMo file holds several conversations).
+    Sources are named by the file's resolved path; ``root`` (default: the file's folder) is the
+    folder the person named, kept in each source's meta as ``root``: the only place a
+    document's local references (a shared photo's path) may point into."""
+    path = Path(path).resolve()
     data = _read_bytes(path)
     text = _decode(path, data)
     digest = hashlib.sha256(data).hexdigest()
+    parsed = _parse(path, text, digest, chunk_tokens)
+    for p in parsed:
+        p.source.meta["root"] = str(root or path.parent)
+    return parsed
+
+
+def _parse(path: Path, text: str, digest: str, chunk_tokens: int) -> list[ParsedSource]:
     suffix = path.suffix.lower()
     try:
         if suffix in {".json"}:
-            data = _parse_json(path, text)
+            data = load_json(path, text)
             if conversations.chat_shape(data):
                 return conversations.read_chat_json(str(path), data, text, digest)
             return read_conversation_json(path, text, digest, data)
@@ -86,17 +133,10 @@ def note(text: str, name: str, title: str = "", tags: list[str] | None = None) -
 
 
 def _read_bytes(path: Path) -> bytes:
-    if not path.exists():
-        raise IngestError(path, "no such file")
-    if path.is_dir():
-        raise IngestError(path, "is a directory")
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise IngestError(path, f"file too large ({size // 2**20} MiB; the limit is {MAX_FILE_BYTES // 2**20} MiB)")
     try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise IngestError(path, f"cannot read: {exc.strerror}") from None
+        return read_regular(path, MAX_FILE_BYTES)
+    except FileRefused as exc:
+        raise IngestError(path, str(exc)) from None
 
 
 def _decode(path: Path, data: bytes) -> str:
@@ -107,6 +147,25 @@ def _decode(path: Path, data: bytes) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise IngestError(path, f"not UTF-8 text (byte {exc.start})", line) from None
+
+
+def text_lines(text: str) -> list[str]:
+    """A text's lines, split where a file's lines end (``\\n``, ``\\r\\n``, ``\\r``) and nowhere
+    else: U+2028, U+2029, form feeds and the other breaks :meth:`str.splitlines` knows are text."""
+    return _LINE_END.split(text[:-1] if text.endswith("\n") else text) if text else []
+
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def load_json(path: str | Path, text: str, line: int | None = None) -> Any:
+    """``json.loads`` with every failure as one :class:`IngestError` naming the line."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise IngestError(path, f"malformed JSON: {exc.msg}", (line or 1) + exc.lineno - 1) from None
+    except RecursionError:
+        raise IngestError(path, "JSON nested too deeply to read", line) from None
 
 
 # -- chunking ---------------------------------------------------------------------------------
@@ -152,7 +211,7 @@ def read_markdown(name: str, text: str, digest: str, chunk_tokens: int = 200) ->
     lines: list[str] = []
     start = 1
     in_fence = False
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(text_lines(text), 1):
         if _FENCE.match(line):
             in_fence = not in_fence
         m = None if in_fence else _HEADING.match(line)
@@ -220,37 +279,52 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _parse_json(path: Path, text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise IngestError(path, f"malformed JSON: {exc.msg}", exc.lineno) from None
-
-
 def read_conversation_json(path: Path, text: str, digest: str, data: Any = None) -> list[ParsedSource]:
     """A LoCoMo file: a list of samples (or one sample) with ``conversation.session_N`` turns
-    (``data``: the file already parsed)."""
+    (``data``: the file already parsed).
+
+    Each conversation is a source of its own, named ``file#sample_id``, whose content hash covers
+    that conversation alone: editing one conversation of a file re-ingests that one and leaves
+    the others (their ids, curation, feedback and trust) as they are. ``digest`` (the file's)
+    is not used: the hash is of what each conversation holds."""
     if data is None:
-        data = _parse_json(path, text)
+        data = load_json(path, text)
     samples = data if isinstance(data, list) else [data]
     if not samples:
         raise IngestError(path, "the JSON holds no conversation")
-    out = []
+    out: list[ParsedSource] = []
+    names: dict[str, int] = {}
     for index, sample in enumerate(samples):
         if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
             raise IngestError(path, f"sample {index}: expected an object with a 'conversation' object")
-        out.append(_locomo_sample(path, text, sample, index, digest))
+        parsed = _locomo_sample(path, text, sample, index)
+        sample_id = parsed.source.meta["sample_id"]
+        if sample_id in names:
+            raise IngestError(path, f"sample {index}: the sample_id {sample_id!r} is also sample {names[sample_id]}'s;"
+                              " each conversation needs its own", _line_of(text, json.dumps(sample_id)))
+        names[sample_id] = index
+        out.append(parsed)
     return out
 
 
-def _locomo_sample(path: Path, text: str, sample: dict[str, Any], index: int, digest: str) -> ParsedSource:
+def _typed(path: Path, text: str, where: str, name: str, value: Any, kinds: tuple[type, ...], needle: str = "") -> Any:
+    """``value`` if it is one of ``kinds`` (a bool is no int), else a refusal naming the line."""
+    if isinstance(value, kinds) and not isinstance(value, bool):
+        return value
+    wanted = " or ".join({"str": "a string", "int": "an integer"}.get(k.__name__, k.__name__) for k in kinds)
+    raise IngestError(path, f"{where}: {name!r} must be {wanted}, not {_short(value)}",
+                      _line_of(text, needle or f'"{name}"'))
+
+
+def _locomo_sample(path: Path, text: str, sample: dict[str, Any], index: int) -> ParsedSource:
     conv = sample["conversation"]
-    sample_id = str(sample.get("sample_id", index))
-    session_keys = sorted(
-        (k for k in conv if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])
-    )
+    where = f"sample {index}"
+    sample_id = str(_typed(path, text, where, "sample_id", sample.get("sample_id", index), (str, int)))
+    session_keys = sorted((k for k in conv if re.fullmatch(r"session_[0-9]+", k)), key=lambda k: int(k.split("_")[1]))
     if not session_keys:
         raise IngestError(path, f"conversation {sample_id}: no session_N lists of turns")
+    speakers = [_typed(path, text, f"conversation {sample_id}", k, conv[k], (str,)) for k in ("speaker_a", "speaker_b")
+                if conv.get(k) is not None]
     items: list[Item] = []
     seen: set[str] = set()
     for key in session_keys:
@@ -258,17 +332,23 @@ def _locomo_sample(path: Path, text: str, sample: dict[str, Any], index: int, di
         turns = conv[key]
         if not isinstance(turns, list):
             raise IngestError(path, f"conversation {sample_id}: {key} is not a list", _line_of(text, f'"{key}"'))
-        date_raw = conv.get(f"{key}_date_time", "")
-        timestamp = parse_session_date(date_raw) if date_raw else None
+        date_raw = _typed(path, text, f"conversation {sample_id}", f"{key}_date_time", conv.get(f"{key}_date_time") or "", (str,))
+        timestamp = parse_session_date(date_raw) if date_raw.strip() else None
+        if date_raw.strip() and timestamp is None:
+            raise IngestError(path, f"conversation {sample_id}: {key}_date_time {date_raw!r} is not a date",
+                              _line_of(text, f'"{key}_date_time"'))
         for n, turn in enumerate(turns):
             where = f"conversation {sample_id}, {key} turn {n + 1}"
             if not isinstance(turn, dict):
                 raise IngestError(path, f"{where}: expected an object")
+            raw_id = turn.get("dia_id")
+            needle = json.dumps(raw_id) if isinstance(raw_id, (str, int)) else '"dia_id"'
             missing = [f for f in ("speaker", "text") if not isinstance(turn.get(f), str)]
             if missing:
-                line = _line_of(text, f'"{turn.get("dia_id")}"') if turn.get("dia_id") else None
+                line = _line_of(text, needle) if raw_id is not None else None
                 raise IngestError(path, f"{where}: missing field(s) {', '.join(missing)}", line)
-            dia_id = str(turn.get("dia_id") or f"D{session_no}:{n + 1}")
+            dia_id = str(_typed(path, text, where, "dia_id", raw_id, (str, int), needle) if raw_id not in (None, "") else
+                         f"D{session_no}:{n + 1}")
             if dia_id in seen:
                 raise IngestError(path, f"{where}: duplicate dia_id {dia_id!r}", _line_of(text, f'"{dia_id}"'))
             seen.add(dia_id)
@@ -283,11 +363,10 @@ def _locomo_sample(path: Path, text: str, sample: dict[str, Any], index: int, di
                     timestamp=timestamp, tags=[f"session:{session_no}"], meta=meta,
                 )
             )
-    speakers = [conv.get("speaker_a"), conv.get("speaker_b")]
     meta = {"format": "locomo", "sample_id": sample_id, "speakers": [s for s in speakers if s], "sessions": len(session_keys)}
-    name = f"{path}#{sample_id}"
-    sample_digest = hashlib.sha256((digest + sample_id).encode()).hexdigest()
-    return ParsedSource(Source(name=name, kind="conversation", content_hash=sample_digest, meta=meta), items)
+    content = json.dumps(sample, sort_keys=True, ensure_ascii=False)
+    digest = hashlib.sha256(f"locomo:{sample_id}:{content}".encode("utf-8")).hexdigest()
+    return ParsedSource(Source(name=f"{path}#{sample_id}", kind="conversation", content_hash=digest, meta=meta), items)
 
 
 class BadPhoto(ValueError):
@@ -320,20 +399,22 @@ def read_jsonl_chat(path: Path, text: str, digest: str) -> ParsedSource:
     The line format is described in docs/formats.md."""
     items: list[Item] = []
     keys: set[str] = set()
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(text.split("\n"), 1):  # JSON Lines ends a line at \n only
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise IngestError(path, f"malformed JSON: {exc.msg}", lineno) from None
+        obj = load_json(path, line, lineno)
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str) or not isinstance(obj.get("speaker"), str):
             raise IngestError(path, "expected an object with string fields 'speaker' and 'text'", lineno)
         timestamp = obj.get("timestamp")
-        iso = parse_session_date(str(timestamp)) if timestamp else None
+        if timestamp is not None and not isinstance(timestamp, str):
+            raise IngestError(path, f"'timestamp' must be a string (ISO 8601 or a LoCoMo date), not {_short(timestamp)}", lineno)
+        iso = parse_session_date(timestamp) if timestamp else None
         if timestamp and iso is None:
             raise IngestError(path, f"unreadable timestamp {timestamp!r}", lineno)
-        key = str(obj.get("id", len(items)))
+        raw_id = obj.get("id", len(items))
+        if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)):
+            raise IngestError(path, f"'id' must be a string or an integer, not {_short(raw_id)}", lineno)
+        key = str(raw_id)
         if key in keys:
             raise IngestError(path, f"the id {key!r} is used by an earlier line", lineno)
         keys.add(key)
@@ -353,17 +434,17 @@ _SPEAKER_LINE = re.compile(r"^\s*([A-Z][\w .'\-]{0,40}?)\s*:\s+(\S.*)$")
 
 
 def looks_like_transcript(text: str) -> bool:
-    lines = [l for l in text.splitlines() if l.strip()]
-    if len(lines) < 2:
+    filled = [line for line in text_lines(text) if line.strip()]
+    if len(filled) < 2:
         return False
-    hits = sum(1 for l in lines if _SPEAKER_LINE.match(l))
-    return hits / len(lines) >= 0.6
+    hits = sum(1 for line in filled if _SPEAKER_LINE.match(line))
+    return hits / len(filled) >= 0.6
 
 
 def read_transcript(name: str, text: str, digest: str) -> ParsedSource:
     """``Speaker: text`` lines; a line without a speaker continues the previous turn."""
     items: list[Item] = []
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(text_lines(text), 1):
         if not line.strip():
             continue
         m = _SPEAKER_LINE.match(line)

@@ -81,7 +81,7 @@ class Memory:
         if path is not None:
             self.settings.store = str(path)
         self.path = self.settings.store_path
-        self.store = Store(self.path)
+        self.store = Store(self.path, lock_timeout=self.settings.lock_timeout)
         self.activity = Activity(self.store, client)
         self._areas: dict[str, Area] = {}  # by name, in load order
         self._loaded: set[str] = set()  # the areas whose load() has finished
@@ -90,6 +90,7 @@ class Memory:
         self._cursor = 0  # the last activity-log line this memory's state includes
         self._external: OpenAIEmbedder | None = None
         self._load()
+        self.store.on_write = self._sync_with_store
         for factory in area_factories() if extensions else []:
             self.add_extension(factory(self), lazy=True)
 
@@ -146,6 +147,13 @@ class Memory:
         finally:
             self._write_lock.release()
         return bool(changes)
+
+    def _sync_with_store(self) -> None:
+        """Called as each write transaction begins, with the write lock held: what other
+        processes committed since this memory last looked is taken in first, so that a write
+        checks and builds on the store as it is (two processes ingesting one file, crossed
+        merges), not as it was."""
+        self.refresh()
 
     def _apply(self, changes: Changes) -> None:
         """Another process's commits, in the index and in every loaded area."""
@@ -309,7 +317,7 @@ class Memory:
         errors: list[IngestError] = []
         for f in files:
             try:
-                parsed.extend(read_path(f, self.settings.chunk_tokens))
+                parsed.extend(read_path(f.path, self.settings.chunk_tokens, root=f.root))
             except IngestError as exc:
                 errors.append(exc)
         return parsed, skipped, errors
@@ -376,7 +384,11 @@ class Memory:
         vocab_before = len(index.vocab)
         removed: list[int] = []
         try:
-            with store.transaction():
+            with store.transaction():  # (which takes in what other processes committed meanwhile)
+                index, vocab_before = self.index, len(self.index.vocab)
+                existing = store.source_by_name(p.source.name)  # again, under the write lock
+                if existing and existing.content_hash == p.source.content_hash:  # another process stored it
+                    return SourceReport(p.source.name, "unchanged", len(p.items), existing.id)
                 if store.vocab_size() > vocab_before:  # another process added terms meanwhile
                     index.merge_vocab(store.vocabulary())
                 first_new_term = len(index.vocab)

@@ -1,20 +1,30 @@
 """Export and import: a store's records as JSON lines, and back again, all or nothing.
 
 :func:`export` writes every source, then its items, then each area's records
-(``export_records``: the knowledge snapshot, the ranker's trust); :func:`import_` reads such a
-file (:func:`read_export` checks every core record first, naming ``file:line``) and stores all of
-it or none of it.
+(``export_records``: the knowledge snapshot, the ranker's trust), read in one snapshot of the
+store, and ends the file with a trailer::
+
+    {"type": "trailer", "format": "mnemoscope-export", "version": 1,
+     "records": N, "sources": S, "items": I, "sha256": "<hex digest of every byte before this line>"}
+
+The file is written beside the target and renamed over it only when complete (fsynced, 0600): an
+export that fails or is killed leaves the previous file as it was. :func:`import_` reads the
+trailer first and refuses a file without a valid one (an export cut short, or changed since),
+then checks every core record (:func:`read_export`, naming ``file:line``) and stores all of it
+or none of it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, NoReturn, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Iterator, NoReturn, Protocol, Sequence
 
-from .errors import IngestFailed
+from .errors import ExportFailed, FileRefused, IngestFailed
+from .files import atomic_writer, open_regular
 from .ingest import IngestError, _short
 from .records import IngestReport, Item, ParsedSource, Source
 
@@ -23,6 +33,11 @@ if TYPE_CHECKING:
     from .config import Settings
     from .dense import OpenAIEmbedder
     from .store import Store
+
+TRAILER = "trailer"
+FORMAT = "mnemoscope-export"
+FORMAT_VERSION = 1
+LOCAL_META = ("root",)  # source meta that names this machine's folders: never exported, never imported
 
 
 class Transferring(Protocol):
@@ -48,20 +63,45 @@ class Transferring(Protocol):
 
 
 def export(mem: Transferring, path: str | Path) -> int:
-    """Write every record as JSON lines (sources, then their items); returns the line count."""
-    n = 0
-    with open(path, "w", encoding="utf-8") as fh:
-        for source in mem.store.sources():
-            fh.write(json.dumps({"type": "source", **asdict(source)}, ensure_ascii=False) + "\n")
-            n += 1
-            for item in mem.store.items_of_source(source.id):
-                fh.write(json.dumps({"type": "item", **asdict(item)}, ensure_ascii=False) + "\n")
-                n += 1
-        for area in mem.areas:
-            for record in area.export_records():
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-                n += 1
-    return n
+    """Write every record as JSON lines, and the trailer; returns the record count."""
+    with mem.store.reading():
+        return write_records(path, _records(mem))
+
+
+def _records(mem: Transferring) -> Iterator[dict[str, Any]]:
+    for source in mem.store.sources():
+        record = asdict(source)
+        record["meta"] = {k: v for k, v in source.meta.items() if k not in LOCAL_META}
+        yield {"type": "source", **record}
+        for item in mem.store.items_of_source(source.id):
+            yield {"type": "item", **asdict(item)}
+    for area in mem.areas:
+        yield from area.export_records()
+
+
+def write_records(path: str | Path, records: Iterable[Any]) -> int:
+    """Write ``records`` as an export file (atomically, with the trailer); returns their count."""
+    counts = {"records": 0, "source": 0, "item": 0}
+    digest = hashlib.sha256()
+    try:
+        with atomic_writer(path) as fh:
+            for record in records:
+                line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+                digest.update(line)
+                fh.write(line)
+                counts["records"] += 1
+                kind = record.get("type") if isinstance(record, dict) else None
+                counts[kind] = counts.get(kind, 0) + 1
+            fh.write((json.dumps(_trailer(counts["records"], counts["source"], counts["item"], digest.hexdigest()))
+                      + "\n").encode("utf-8"))
+    except FileRefused as exc:
+        raise ExportFailed(str(exc)) from None
+    return counts["records"]
+
+
+def _trailer(records: int, sources: int, items: int, sha256: str) -> dict[str, Any]:
+    return {"type": TRAILER, "format": FORMAT, "version": FORMAT_VERSION, "records": records, "sources": sources,
+            "items": items, "sha256": sha256}
 
 
 # -- import -----------------------------------------------------------------------------------
@@ -145,32 +185,79 @@ class ExportFile:
 
 
 def read_export(path: str | Path) -> ExportFile:
-    """Read an export line by line and check every core record (a source, then its items), so
-    that a bad one is refused as ``file:line`` before the import writes anything. The areas'
-    lines (``knowledge.*``, ``ranker_*``) are kept for the areas to check."""
+    """Read an export and check it: the trailer first (a file cut short or changed since its
+    export is refused as a whole), then every core record (a source, then its items), so that a
+    bad one is refused as ``file:line`` before the import writes anything. The areas' lines
+    (``knowledge.*``, ``ranker_*``) are kept for the areas to check."""
     path = Path(path)
-    if path.is_dir():
-        raise IngestError(path, "is a folder; import reads one export file (mnemoscope export writes one)")
-    if not path.is_file():
-        raise IngestError(path, "no such file")
-    reader = _ExportReader(path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if line.strip():
-                    reader.read(lineno, line)
-    except UnicodeDecodeError as exc:
-        raise IngestError(path, f"not UTF-8 text (byte {exc.start} of a line)") from None
-    if not reader.lineno:
-        raise IngestError(path, "is empty: not a Mnemoscope export")
+        with open_regular(path) as fh:
+            end = _check_trailer(path, fh)
+            fh.seek(0)
+            reader = _ExportReader(path, end)
+            for lineno, raw in enumerate(fh, 1):
+                if raw.strip():
+                    reader.read(lineno, raw)
+    except FileRefused as exc:
+        raise IngestError(path, f"{exc}{'; import reads one export file' if 'folder' in str(exc) else ''}") from None
     return reader.out
+
+
+def _check_trailer(path: Path, fh: BinaryIO) -> int:
+    """Refuse a file whose last line is not a trailer matching what precedes it; returns the
+    trailer's line number."""
+    digest = hashlib.sha256()
+    counts = {"source": 0, "item": 0}
+    records, last, last_line = 0, b"", 0
+    for lineno, raw in enumerate(fh, 1):
+        if not raw.strip():
+            continue
+        if last:
+            digest.update(last)
+            records += 1
+            kind = _kind_of(last)
+            if kind in counts:
+                counts[kind] += 1
+        last, last_line = raw, lineno
+    if not last:
+        raise IngestError(path, "is empty: not a Mnemoscope export")
+    try:
+        trailer = json.loads(last)
+    except (ValueError, RecursionError):
+        trailer = None
+    if not isinstance(trailer, dict) or trailer.get("type") != TRAILER or trailer.get("format") != FORMAT:
+        raise IngestError(path, "has no export trailer at its end: the export was cut short (interrupted?) or this is not"
+                          " a Mnemoscope export; nothing was imported", last_line)
+    if trailer.get("version") != FORMAT_VERSION:
+        raise IngestError(path, f"export format version {trailer.get('version')!r} is not one this Mnemoscope reads",
+                          last_line)
+    expected = _trailer(records, counts["source"], counts["item"], digest.hexdigest())
+    if trailer != expected:
+        raise IngestError(path, f"the trailer does not match the records ({_difference(trailer, expected)}): the file was"
+                          " changed or damaged after its export; nothing was imported", last_line)
+    return last_line
+
+
+def _kind_of(line: bytes) -> str:
+    """The type of a record line, read cheaply (the full check comes later)."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return ""
+    return str(record.get("type", "")) if isinstance(record, dict) else ""
+
+
+def _difference(found: dict[str, Any], expected: dict[str, Any]) -> str:
+    name = next(k for k in expected if found.get(k) != expected[k])
+    return "checksum" if name == "sha256" else f"{name}: the trailer says {found.get(name)!r}, the file holds {expected[name]!r}"
 
 
 class _ExportReader:
     """The checks of :func:`read_export`, with what the lines read so far defined."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, end: int) -> None:
         self.path = path
+        self.end = end  # the trailer's line
         self.out = ExportFile()
         self.names: set[str] = set()
         self.keys: dict[int, set[str]] = {}  # exported source id → its items' keys
@@ -180,14 +267,22 @@ class _ExportReader:
     def fail(self, message: str) -> NoReturn:
         raise IngestError(self.path, f"not a Mnemoscope export record ({message})", self.lineno)
 
-    def read(self, lineno: int, line: str) -> None:
+    def read(self, lineno: int, raw: bytes) -> None:
         self.lineno = lineno
         try:
-            rec = json.loads(line)
+            rec = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            self.fail(f"not UTF-8 text (byte {exc.start} of the line)")
         except json.JSONDecodeError as exc:
             self.fail(f"malformed JSON: {exc.msg}")
+        except RecursionError:
+            self.fail("JSON nested too deeply to read")
         if not isinstance(rec, dict) or not isinstance(rec.get("type"), str):
             self.fail('expected an object with a string field "type"')
+        if rec["type"] == TRAILER:
+            if lineno != self.end:
+                self.fail("a trailer before the end of the file (two exports joined?)")
+            return  # checked before the records (_check_trailer)
         if rec["type"] not in _EXPORT_FIELDS:
             self.out.records.append((lineno, rec))
             return
@@ -209,6 +304,10 @@ class _ExportReader:
             if isinstance(value, bool) or not isinstance(value, tuple(t for t in allowed if t)):
                 wanted = " or ".join("null" if t is None else t.__name__ for t in allowed)
                 self.fail(f"{kind} field {name!r} must be {wanted}, not {_short(value)}")
+            if isinstance(value, int) and not -2**63 <= value < 2**63:
+                self.fail(f"{kind} field {name!r} is out of range ({_short(value)})")
+        if kind == "source":
+            rec["meta"] = {k: v for k, v in rec.get("meta", {}).items() if k not in LOCAL_META}
 
     def source(self, old_id: int, rec: dict[str, Any]) -> None:
         if old_id in self.out.sources or rec["name"] in self.names:

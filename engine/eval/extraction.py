@@ -70,7 +70,7 @@ def evaluate(path: str | Path, judgements: str | Path | None = JUDGEMENTS) -> di
     coverage_sum = 0.0
     started = time.perf_counter()
     for n, sample in enumerate(samples):
-        parsed = _locomo_sample(path, text, sample, n, "")
+        parsed = _locomo_sample(path, text, sample, n)
         extractor = RuleExtractor(EntityRegistry())
         by_key: dict[str, Extraction] = {}
         for number, item in enumerate(parsed.items):
@@ -107,13 +107,13 @@ def fact_text(fact: FactDraft) -> str:
 def _sources(locomo: Path) -> Iterator[tuple[str, str, list[Item]]]:
     """(corpus, source name, items) for the demo content and the judged LoCoMo conversation."""
     files, _ = discover([DEMO])
-    for path in files:
-        for parsed in read_path(path):
+    for found in files:
+        for parsed in read_path(found.path):
             yield "demo", Path(parsed.source.name).name, parsed.items
     text = locomo.read_text(encoding="utf-8")
     for n, sample in enumerate(json.loads(text)):
         if sample.get("sample_id") == JUDGED_CONVERSATION:
-            yield "locomo", JUDGED_CONVERSATION, _locomo_sample(locomo, text, sample, n, "").items
+            yield "locomo", JUDGED_CONVERSATION, _locomo_sample(locomo, text, sample, n).items
 
 
 def sampled_facts(locomo: str | Path) -> list[dict[str, str]]:

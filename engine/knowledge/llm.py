@@ -143,10 +143,10 @@ class LLMClient:
 
     def __init__(self, base_url: str, model: str, api_key: str, timeout: float, retries: int,
                  sleep: Callable[[float], None] = time.sleep) -> None:
-        from openai import OpenAI
+        from ..net import endpoint_client
 
         self.model, self.retries, self.sleep = model, retries, sleep
-        self.client = OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0)
+        self.client = endpoint_client(base_url, api_key, timeout=timeout, max_retries=0)
 
     def extract(self, prompt: str, turns: dict[str, Item]) -> LLMExtraction:
         """The episode, events and facts of these turns (validated; see :func:`parse_reply`)."""

@@ -22,6 +22,8 @@ item position).
 
 from __future__ import annotations
 
+import functools
+import inspect
 import re
 from collections import defaultdict
 from contextlib import AbstractContextManager, contextmanager
@@ -53,6 +55,22 @@ if TYPE_CHECKING:
 NICKNAME_WEIGHT = 0.9
 KIND_RANK = {"speaker": 3, "title": 2, "name": 1, "tag": 0}  # one name seen in two roles keeps the stronger
 FACTS_PER_ENTITY = 50  # a query's entity contributes its latest facts as candidates
+
+
+def _atomic(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A curation call's checks and its writes in one transaction: what it checked (an entity
+    exists, a name is free) cannot change before it writes, when another process merges or
+    renames at the same moment. A dry run writes nothing and needs no lock."""
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def run(self: "KnowledgeArea", *args: Any, **kwargs: Any) -> Any:
+        if signature.bind(self, *args, **kwargs).arguments.get("dry_run"):
+            return method(self, *args, **kwargs)
+        with self.store.transaction():
+            return method(self, *args, **kwargs)
+
+    return run
 
 
 def _typed_time(time: str | None) -> str | None:
@@ -791,6 +809,7 @@ class KnowledgeArea(Area):
         items, facts = self.store.entity_counts().get(entity_id, (0, 0))
         return items == 0 and facts <= 1
 
+    @_atomic
     def edit_fact(self, fact_id: int, *, subject: str | None = None, predicate: str | None = None,
                   object: str | None = None, time: str | None = None, dry_run: bool = False) -> dict[str, Any]:
         """Change a fact's words or time. Refused when it would duplicate another fact or leave
@@ -814,12 +833,15 @@ class KnowledgeArea(Area):
                 raise KnowledgeError(f"fact {fact_id}: the edit would orphan entity {name!r} (nothing else names it);"
                                      " delete the fact instead")
         when = old.time if time is None else _typed_time(time)
+        if (s, p, o, when) == (old.subject, old.predicate, old.object, old.time):
+            return {"facts_changed": 0, "fact": fact_id}  # nothing to change: not even who stated it
         with self._curating(dry_run, "fact.edited", f"fact {fact_id}: {s} —{p}→ {o}"):
             self.store.update_fact(fact_id, key, s, p, o, subject_id, object_id, when)
         if not dry_run:
             self.load()
         return {"facts_changed": 1, "fact": fact_id}
 
+    @_atomic
     def add_fact(self, subject: str, predicate: str, object: str, provenance: Sequence[int], *, time: str | None = None,
                  dry_run: bool = False) -> dict[str, Any]:
         """State a fact by hand (origin ``user``), supported by stored items; its subject
@@ -845,6 +867,7 @@ class KnowledgeArea(Area):
         self.load()  # also drops what a dry run staged
         return {"facts_added": 1, "fact": None if dry_run else fid}
 
+    @_atomic
     def delete_fact(self, fact_id: int, dry_run: bool = False) -> dict[str, Any]:
         """Delete a fact; entities that nothing else names go with it."""
         self.fact(fact_id)
@@ -856,6 +879,7 @@ class KnowledgeArea(Area):
             self.load()
         return {"facts_deleted": 1, "entities_deleted": len(orphans)}
 
+    @_atomic
     def rename_entity(self, entity_id: int, name: str, dry_run: bool = False) -> dict[str, Any]:
         """Give an entity a new name; facts that spelled the old name follow."""
         old = self.entity(entity_id)
@@ -872,6 +896,7 @@ class KnowledgeArea(Area):
             self.load()
         return {"entities_renamed": 1, "facts_changed": n}
 
+    @_atomic
     def merge_entities(self, keep_id: int, other_id: int, dry_run: bool = False) -> dict[str, Any]:
         """Fold ``other_id`` into ``keep_id``: mentions, facts and synonyms move; the mentions keep
         their surface forms, so :meth:`split_entity` can separate them again."""
@@ -887,6 +912,7 @@ class KnowledgeArea(Area):
             self.load()
         return {"entities_merged": 1, "kept": keep.name, "removed": other.name, "mentions_moved": moved, "facts_moved": facts}
 
+    @_atomic
     def split_entity(self, entity_id: int, surfaces: Sequence[str], name: str | None = None,
                      dry_run: bool = False) -> dict[str, Any]:
         """Move the mentions written as ``surfaces`` (and the facts whose subject or object is
@@ -914,6 +940,7 @@ class KnowledgeArea(Area):
             self.load()
         return {"entities_created": 1, "entity": new_id if not dry_run else None, "mentions_moved": moved, "facts_moved": facts}
 
+    @_atomic
     def merge_episodes(self, keep_id: int, other_id: int, dry_run: bool = False) -> dict[str, Any]:
         """Join two episodes of one source; every item keeps its own rows, and split undoes it."""
         keep, other = self.episode(keep_id), self.episode(other_id)
@@ -928,6 +955,7 @@ class KnowledgeArea(Area):
             self.load()
         return {"episodes_merged": 1, "items_moved": len(other.items)}
 
+    @_atomic
     def split_episode(self, episode_id: int, dry_run: bool = False) -> dict[str, Any]:
         """Undo the merges into an episode: items go back to the episodes they were built in."""
         ep = self.episode(episode_id)

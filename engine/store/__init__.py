@@ -10,7 +10,8 @@ from pathlib import Path
 
 from . import activity, knowledge, ranker, records, topics
 from .activity import ActivitySQL
-from .base import StoreBase, StoreError
+from .base import (NewerStore, NotAStore, OutOfRange, StoreBase, StoreBusy, StoreDamaged, StoreDiskError, StoreError,
+                   StoreReadOnly)
 from .knowledge import KnowledgeSQL
 from .ranker import RankerSQL
 from .records import RecordsSQL
@@ -22,8 +23,9 @@ MIGRATIONS = [*records.MIGRATIONS, *knowledge.MIGRATIONS, *topics.MIGRATIONS, *r
 class Store(RecordsSQL, KnowledgeSQL, TopicsSQL, RankerSQL, ActivitySQL, StoreBase):
     """One SQLite file holding every record and the derived rows that make start-up fast."""
 
-    def __init__(self, path: str | Path) -> None:
-        super().__init__(path, MIGRATIONS)
+    def __init__(self, path: str | Path, *, lock_timeout: float = 30.0, read_only: bool = False) -> None:
+        super().__init__(path, MIGRATIONS, lock_timeout=lock_timeout, read_only=read_only)
 
 
-__all__ = ["Store", "StoreError"]
+__all__ = ["Store", "StoreError", "NotAStore", "NewerStore", "StoreBusy", "StoreReadOnly", "StoreDamaged", "StoreDiskError",
+           "OutOfRange"]

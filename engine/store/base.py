@@ -1,17 +1,59 @@
-"""The connection, transactions and migrations every part of the store shares."""
+"""The connection, transactions and migrations every part of the store shares.
+
+A store is recognised before anything is written to it: its ``application_id`` (or, for a
+store made before the id existed, its own migration table) says it is Mnemoscope's, and its
+applied migrations say it is not from a newer Mnemoscope. Anything else is refused with one
+line and left exactly as it was (no WAL switch, no table).
+
+A new store is created private (the file 0600, folders made for it 0700); SQLite gives its
+``-wal`` and ``-shm`` files the permissions of the store. A store that cannot be written (the
+file or its folder is read-only) opens read-only: recall and browsing work, a write is refused
+with one line. SQLite's own failures reach the caller as :class:`StoreError` subclasses whose
+text says what happened and what to do (a lock held by another process names that process's
+activity; a damaged file points to ``mnemoscope check``).
+"""
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
+import stat
 import threading
+import time
+import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
-from ..errors import StoreError
+APPLICATION_ID = 0x4D4E454D  # "MNEM", in the SQLite header: this file is a Mnemoscope store
+HEADER_MAGIC = b"SQLite format 3\x00"
+SQLITE_MAX_INT = 2**63 - 1
+
+from ..errors import (NewerStore, NotAStore, OutOfRange, StoreBusy, StoreDamaged, StoreDiskError, StoreError,
+                      StoreReadOnly)
 
 
 Migration = tuple[str, str]  # (unique name, SQL script)
+
+
+class _Connection(sqlite3.Connection):
+    """A connection whose statements fail with :class:`StoreError` subclasses that explain
+    themselves, instead of SQLite's bare codes ("database is locked")."""
+
+    store: "StoreBase"
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except (sqlite3.DatabaseError, OverflowError) as exc:
+            raise self.store.explain(exc) from None
+
+    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+        try:
+            return super().executemany(sql, parameters)
+        except (sqlite3.DatabaseError, OverflowError) as exc:
+            raise self.store.explain(exc) from None
 
 
 class StoreBase:
@@ -21,21 +63,82 @@ class StoreBase:
     app's worker threads. Other processes may read while this one writes (WAL).
     """
 
-    def __init__(self, path: str | Path, migrations: Sequence[Migration]) -> None:
+    def __init__(self, path: str | Path, migrations: Sequence[Migration], *, lock_timeout: float = 30.0,
+                 read_only: bool = False) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
         self._depth = 0
-        if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._activity: tuple[str, float] | None = None  # what this process is doing, and since when
+        self.on_write: Callable[[], None] | None = None  # called as each write transaction begins (Memory syncs)
+        self.lock_timeout = lock_timeout
+        in_memory = str(path) == ":memory:"
+        if not in_memory:
+            _prepare_file(self.path)
+        self.read_only = read_only or (not in_memory and not _writable(self.path))
+        self.conn = self._connect(in_memory)
         try:
-            self.conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30.0)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
+            pending, marked = self._recognise(migrations)
+            if not self.read_only:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
-            self.conn.execute("PRAGMA busy_timeout=30000")
-            self._migrate(migrations)
+            if pending or not (marked or self.read_only):
+                self._migrate(pending, len(migrations))
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _connect(self, in_memory: bool) -> _Connection:
+        if in_memory:
+            return self._connection(":memory:", uri=False)
+        uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode={'ro' if self.read_only else 'rw'}"
+        conn = self._connection(uri)
+        if self.read_only:
+            try:
+                conn.execute("SELECT 1 FROM sqlite_master LIMIT 1")
+            except StoreError:  # a WAL store in a read-only folder without its -shm file: read the file as it is
+                conn.close()
+                conn = self._connection(uri + "&immutable=1")
+        return conn
+
+    def _connection(self, target: str, uri: bool = True) -> _Connection:
+        try:
+            conn = sqlite3.connect(target, uri=uri, check_same_thread=False, isolation_level=None,
+                                   timeout=self.lock_timeout, factory=_Connection)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{path}: not a usable Mnemoscope store ({exc})") from None
+            raise StoreError(f"{self.path}: cannot open ({exc})") from None
+        conn.store = self
+        return conn
+
+    # -- recognising a store ------------------------------------------------------------------
+
+    def _recognise(self, migrations: Sequence[Migration]) -> tuple[list[Migration], bool]:
+        """(the migrations this store still needs, whether it carries our application id);
+        refuses a file that is not ours or is newer, before anything is written to it."""
+        try:
+            app_id = self.conn.execute("PRAGMA application_id").fetchone()[0]
+            tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            applied = ({r[0] for r in self.conn.execute("SELECT name FROM schema_migrations")}
+                       if "schema_migrations" in tables else set())
+        except StoreDamaged as exc:
+            if "not a database" in str(exc):
+                raise NotAStore(f"{self.path}: not a Mnemoscope store (not an SQLite database); nothing was changed") from None
+            raise
+        known = [name for name, _ in migrations]
+        ours = app_id == APPLICATION_ID or (app_id == 0 and known and known[0] in applied)
+        if not ours and (app_id != 0 or tables):
+            what = f"application_id {app_id:#x}" if app_id else f"tables {', '.join(sorted(tables)[:4])}{'…' if len(tables) > 4 else ''}"
+            raise NotAStore(f"{self.path}: not a Mnemoscope store (an SQLite database of another application: {what});"
+                            " nothing was changed")
+        unknown = sorted(applied - set(known))
+        if unknown:
+            raise NewerStore(f"{self.path}: written by a newer Mnemoscope (schema change {unknown[0]!r} is unknown to"
+                             " this one); upgrade Mnemoscope to open it; nothing was changed")
+        pending = [(name, sql) for name, sql in migrations if name not in applied]
+        if pending and self.read_only:
+            raise StoreReadOnly(f"{self.path}: {'is not a store yet' if not applied else 'needs a schema upgrade'} and"
+                                " is read-only; open it once with write access")
+        return pending, app_id == APPLICATION_ID
 
     # -- transactions -------------------------------------------------------------------------
 
@@ -60,17 +163,46 @@ class StoreBase:
                     if self.conn.in_transaction:
                         self.conn.execute(f"RELEASE {savepoint}")
                 return
+            if self.read_only:
+                raise StoreReadOnly(f"{self.path} is read-only: recall and browsing work, changes do not;"
+                                    " nothing was changed")
             self.conn.execute("BEGIN IMMEDIATE")
             self._depth = 1
+            self._announce()
             try:
+                if self.on_write is not None:
+                    self.on_write()
                 yield self.conn
             except BaseException:
                 self._depth = 0
+                self._withdraw()
                 if self.conn.in_transaction:
                     self.conn.execute("ROLLBACK")
                 raise
             self._depth = 0
-            self.conn.execute("COMMIT")
+            try:
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+            finally:
+                self._withdraw()
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A consistent snapshot for a read of many statements (an export): writes other
+        processes commit meanwhile are not seen half-way. Inside a transaction, that one."""
+        with self._lock:
+            if self._depth or self.conn.in_transaction:
+                yield self.conn
+                return
+            self.conn.execute("BEGIN")
+            try:
+                yield self.conn
+            finally:
+                if self.conn.in_transaction:
+                    self.conn.execute("COMMIT")
 
     def _in(self, sql: str, ids: Sequence[int], extra: Sequence = ()) -> list[tuple]:
         """Run ``sql`` (with one ``{marks}`` placeholder for the id list) over ``ids`` in chunks
@@ -90,20 +222,87 @@ class StoreBase:
         with self._lock:
             self.conn.close()
 
+    # -- who holds the lock -------------------------------------------------------------------
+
+    @property
+    def activity_path(self) -> Path:
+        """Beside the store while a write transaction is open: which process, doing what."""
+        return self.path.with_name(self.path.name + "-activity")
+
+    @contextmanager
+    def activity(self, label: str) -> Iterator[None]:
+        """Name what this process is doing (``ingesting``, ``importing``) for as long as the
+        block runs: a process that waits too long for the lock says who holds it."""
+        outer = self._activity
+        self._activity = outer or (label, time.time())
+        try:
+            yield
+        finally:
+            self._activity = outer
+
+    def _announce(self) -> None:
+        if str(self.path) == ":memory:":
+            return
+        label, since = self._activity or ("writing", time.time())
+        try:
+            fd = os.open(self.activity_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                json.dump({"pid": os.getpid(), "activity": label, "since": since}, fh)
+        except OSError:
+            pass  # only a courtesy to a process that may wait; never a reason to fail a write
+
+    def _withdraw(self) -> None:
+        try:
+            os.unlink(self.activity_path)
+        except OSError:
+            pass
+
+    def holder(self) -> str:
+        """Who holds the write lock, as far as the activity file tells."""
+        try:
+            info = json.loads(self.activity_path.read_text(encoding="utf-8"))
+            pid, label, since = int(info["pid"]), str(info["activity"]), float(info["since"])
+            os.kill(pid, 0)  # still running?
+        except (OSError, ValueError, KeyError, TypeError):
+            return "another program holds its write lock (no Mnemoscope process says it is writing)"
+        return f"Mnemoscope process {pid} has been {label} for {max(0, time.time() - since):.0f} s"
+
+    # -- errors -------------------------------------------------------------------------------
+
+    def explain(self, exc: BaseException) -> BaseException:
+        """SQLite's failure as a :class:`StoreError` a person can act on (or ``exc`` itself
+        when it is none of the kinds a person can act on, such as a constraint)."""
+        if isinstance(exc, OverflowError):
+            return OutOfRange(f"a number in this request is out of range (at most {SQLITE_MAX_INT})")
+        if isinstance(exc, sqlite3.IntegrityError):
+            return exc
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        text = str(exc)
+        if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text:
+            return StoreBusy(f"{self.path} is busy: {self.holder()}; waited {self.lock_timeout:g} s. Let it finish"
+                             " (or stop it) and run this again; nothing was changed")
+        if name.startswith("SQLITE_READONLY") or "readonly" in text:
+            return StoreReadOnly(f"{self.path} is read-only: recall and browsing work, changes do not; nothing was changed")
+        if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text or "not a database" in text:
+            return StoreDamaged(f"{self.path} is damaged ({text}): `mnemoscope --store {self.path} check` checks it,"
+                                " and `check --salvage FILE` exports what can still be read")
+        if name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
+            return StoreError(f"cannot open {self.path}: {text}")
+        if name.startswith(("SQLITE_FULL", "SQLITE_IOERR")) or "disk" in text:
+            return StoreDiskError(f"cannot write {self.path}: {text} (is the disk full?); this step changed nothing")
+        return exc
+
     # -- migrations ---------------------------------------------------------------------------
 
-    def _migrate(self, migrations: Sequence[Migration]) -> None:
-        self.conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)")
-        done = {row[0] for row in self.conn.execute("SELECT name FROM schema_migrations")}
-        pending = [(name, sql) for name, sql in migrations if name not in done]
-        if not pending:
-            return
+    def _migrate(self, pending: Sequence[Migration], total: int) -> None:
         with self.transaction() as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)")
             for name, sql in pending:
                 for statement in _statements(sql):
                     conn.execute(statement)
                 conn.execute("INSERT INTO schema_migrations VALUES (?, julianday('now'))", (name,))
-            conn.execute(f"PRAGMA user_version = {len(done) + len(pending)}")
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {total}")
 
     def data_version(self) -> int:
         """Changes whenever another connection commits (PRAGMA data_version)."""
@@ -116,6 +315,48 @@ class StoreBase:
 
     def integrity_ok(self) -> bool:
         return self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+# -- the file ---------------------------------------------------------------------------------
+
+
+def _prepare_file(path: Path) -> None:
+    """Check the store's path, and create the file (0600, its new folders 0700) if missing.
+    Refuses a path under a file, and anything but a regular file."""
+    missing: list[Path] = []
+    folder = path.parent
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    if not folder.is_dir():
+        raise StoreError(f"cannot create the store {path}: {folder} is a file, not a folder")
+    try:
+        for new in reversed(missing):
+            new.mkdir(mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except FileExistsError:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as exc:
+            raise StoreError(f"cannot open the store {path}: {exc.strerror or exc} (a broken link?)") from None
+        if stat.S_ISDIR(mode):
+            raise NotAStore(f"{path} is a folder, not a store file") from None
+        if not stat.S_ISREG(mode):
+            raise NotAStore(f"{path} is not a regular file (a FIFO, a socket or a device), not a store") from None
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}") from None
+    os.close(fd)
+
+
+def _writable(path: Path) -> bool:
+    """Whether a write may succeed: the file is writable, and its folder is (SQLite makes the
+    ``-wal`` and ``-shm`` files there) or both already exist writable."""
+    if not os.access(path, os.W_OK):
+        return False
+    if os.access(path.parent, os.W_OK | os.X_OK):
+        return True
+    return all(os.access(path.with_name(path.name + suffix), os.W_OK) for suffix in ("-wal", "-shm"))
 
 
 def _statements(script: str) -> list[str]:

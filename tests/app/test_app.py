@@ -90,7 +90,7 @@ async def test_corrupt_store_shows_a_dialog_and_the_app_stays_usable(tmp_path: P
         await settle(pilot)
         assert isinstance(app.screen, ChoiceDialog)
         body = text_of(app.screen.query_one("#dialog-text"))
-        assert "not a usable Mnemoscope store" in body
+        assert "not a Mnemoscope store" in body
         await pilot.click("#choice-temp")
         await settle(pilot)
         assert app.services.mem is not None

@@ -50,7 +50,7 @@ def test_stats_export_import_delete_clear_reindex(store, tmp_path):
     assert code == 0 and stats["sources"] == 2 and stats["items"] > 0
     export = tmp_path / "e.jsonl"
     code, out = run(store, "export", str(export))
-    assert code == 0 and out.startswith(f"wrote {len(export.read_text().splitlines())} record(s)")
+    assert code == 0 and out.startswith(f"wrote {len(export.read_text().splitlines()) - 1} record(s)")  # and a trailer
     code, out = run(tmp_path / "copy.db", "import", str(export))
     assert code == 0 and "2 added" in out
     code, out = run(store, "reindex")
@@ -89,7 +89,7 @@ def bad_inputs(tmp_path, corpus):
         "unknown item": (["delete", "99999"], "no item with id 99999"),
         "bad id": (["delete", "abc"], "is not an item id"),
         "clear without yes": (["clear"], "run it again with --yes"),
-        "bad import": (["import", str(tmp_path / "bad.json")], "not a Mnemoscope export record"),
+        "bad import": (["import", str(tmp_path / "bad.json")], "has no export trailer"),
         "missing import": (["import", str(tmp_path / "none.jsonl")], "no such file"),
         "empty import": (["import", str(tmp_path / "empty.jsonl")], "empty.jsonl: is empty"),
         "folder import": (["import", str(mixed)], "mixed: is a folder"),

@@ -1,6 +1,6 @@
 """Shared photos embedded by a multimodal endpoint (engine/images.py), against the real loopback
 server: stored at ingest, cached by bytes, searchable by what they show, and never lost to a
-failure. The server embeds an image like the text its bytes spell, so ``b"kayak"`` "shows" a kayak."""
+failure. The server embeds an image like the text its bytes spell, so ``png("kayak")`` "shows" a kayak."""
 
 import base64
 import json
@@ -14,19 +14,20 @@ import pytest
 
 from mnemoscope.app.cli import main
 from mnemoscope.engine import Memory
-from mnemoscope.engine.images import ImagesArea, ImageUnreadable, read_image
+from mnemoscope.engine.image_refs import Fetching, ImageUnreadable, Place, read_image
+from mnemoscope.engine.images import ImagesArea
 from mnemoscope.engine.recall import RecallError
-from tests.support.openai_server import Fail, Slow
+from tests.support.openai_server import Fail, Slow, png
 
-KAYAK_URL = "data:image/png;base64," + base64.b64encode(b"mountain lake").decode()
+KAYAK_URL = "data:image/png;base64," + base64.b64encode(png("mountain lake")).decode()
 
 
 def conversation(folder: Path, text: str = "Look what I did on Saturday!") -> Path:
     """A LoCoMo-style file: photos as a relative path, a file:// URL and a data: URL."""
     photos = folder / "photos"
     photos.mkdir(exist_ok=True)
-    (photos / "kayak.png").write_bytes(b"kayak")
-    (photos / "cake.png").write_bytes(b"birthday cake")
+    (photos / "kayak.png").write_bytes(png("kayak"))
+    (photos / "cake.png").write_bytes(png("birthday cake"))
     turns = [
         {"speaker": "Maya", "dia_id": "D1:1", "text": text, "img_url": ["photos/kayak.png"],
          "blip_caption": "a photo of a boat on the water"},
@@ -167,7 +168,8 @@ def test_a_missing_image_file_is_one_line_with_file_and_line(tmp_path, openai_se
     mem = image_memory(tmp_path / "m.db", openai_server)
     [warning] = mem.ingest(path).warnings
     line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "photos/kayak.png" in text)
-    assert warning.startswith(f"{path}:{line}: image 'photos/kayak.png' of D1:1 not embedded: no such file ")
+    assert warning.startswith(f"{path}:{line}: image 'photos/kayak.png' of D1:1 not embedded: {tmp_path}/photos/kayak.png:"
+                              " no such file")
     assert str(tmp_path / "photos" / "kayak.png") in warning and "(and" not in warning
     assert vector_rows(mem) == 2  # the others are embedded
     mem.close()
@@ -195,19 +197,21 @@ def test_the_cli_reports_and_resumes(tmp_path, openai_server, monkeypatch, capsy
 
 def test_image_references_of_every_kind_are_read(tmp_path):
     (tmp_path / "a b.png").write_bytes(b"\x89PNG\r\n\x1a\nrest")
-    assert read_image("a b.png", tmp_path).mime == "image/png"
-    assert read_image((tmp_path / "a b.png").as_uri(), None).data.endswith(b"rest")
-    assert read_image(KAYAK_URL, None).data == b"mountain lake"
+    inside = Place(tmp_path, tmp_path)
+    assert read_image("a b.png", inside).mime == "image/png"
+    assert read_image((tmp_path / "a b.png").as_uri(), inside).data.endswith(b"rest")
+    assert read_image(KAYAK_URL, Place()).data == png("mountain lake")
     with pytest.raises(ImageUnreadable, match="must be base64-encoded"):
-        read_image("data:image/png,raw", None)
+        read_image("data:image/png,raw", Place())
     with pytest.raises(ImageUnreadable, match="not valid base64"):
-        read_image("data:image/png;base64,@@@", None)
+        read_image("data:image/png;base64,@@@", Place())
     handler = partial(SimpleHTTPRequestHandler, directory=str(tmp_path))
     handler.log_message = lambda *a: None
     with ThreadingHTTPServer(("127.0.0.1", 0), handler) as httpd:
         threading.Thread(target=httpd.serve_forever, daemon=True).start()
         base = f"http://127.0.0.1:{httpd.server_address[1]}"
-        assert read_image(f"{base}/a%20b.png", None, timeout=5, retries=0).data.endswith(b"rest")
+        loopback = Fetching(timeout=5, retries=0, allow_hosts=("127.0.0.1",))
+        assert read_image(f"{base}/a%20b.png", Place(), loopback).data.endswith(b"rest")
         with pytest.raises(ImageUnreadable, match="cannot download .*HTTP 404"):
-            read_image(f"{base}/missing.png", None, timeout=5, retries=0)
+            read_image(f"{base}/missing.png", Place(), loopback)
         httpd.shutdown()

@@ -14,6 +14,7 @@ import pytest
 
 from mnemoscope.app.cli import main
 from mnemoscope.engine import Memory
+from mnemoscope.engine.transfer import write_records
 from tests.support.openai_server import hashed_vector
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,7 +97,7 @@ def test_an_export_whose_last_source_is_corrupt_is_refused_whole_by_the_cli(expo
     last = max(n for n, line in enumerate(lines) if json.loads(line)["type"] == "item")
     record = json.loads(lines[last])
     lines[last] = json.dumps({**record, "text": 5})
-    export_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_records(export_file, [json.loads(line) for line in lines[:-1]])  # sealed again: the record check speaks
     before, rows_before = state(target), checksum(target)
     err = io.StringIO()
     with redirect_stderr(err):
@@ -120,7 +121,7 @@ def test_an_export_whose_last_source_is_corrupt_is_refused_whole_by_the_cli(expo
 ])
 def test_every_core_record_is_checked_before_the_first_write(target, tmp_path, checksum, line, message):
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(line + "\n", encoding="utf-8")
+    write_records(bad, [json.loads(part) for part in line.split("\n")])
     rows_before = checksum(target)
     err = io.StringIO()
     with redirect_stderr(err):

@@ -88,7 +88,7 @@ def test_discover_expands_folders_and_skips_unsupported(tmp_path):
     (tmp_path / "img.png").write_bytes(b"\x89PNG")
     write(tmp_path / ".hidden.md", "x")
     files, skipped = discover([tmp_path])
-    assert [f.name for f in files] == ["a.md", "b.txt"]
+    assert [f.path.name for f in files] == ["a.md", "b.txt"]
     assert [f.name for f in skipped] == ["img.png"]
 
 

@@ -14,6 +14,7 @@ from mnemoscope.app.cli import main
 from mnemoscope.engine import IngestFailed, Memory
 from mnemoscope.engine.images import ImagesArea
 from mnemoscope.engine.ingest import read_path
+from tests.support.openai_server import png
 
 TURNS = [
     {"speaker": "Maya", "text": "We spent the whole Saturday outdoors.", "timestamp": "2023-05-08T13:56:00"},
@@ -29,8 +30,8 @@ def chat(folder: Path, turns: list[dict] = TURNS) -> Path:
     """A JSON-lines chat next to the photos it names (each image's bytes spell what it shows)."""
     photos = folder / "photos"
     photos.mkdir(exist_ok=True)
-    (photos / "boat.png").write_bytes(b"kayak")
-    (photos / "cake.png").write_bytes(b"birthday cake")
+    (photos / "boat.png").write_bytes(png("kayak"))
+    (photos / "cake.png").write_bytes(png("birthday cake"))
     path = folder / "chat.jsonl"
     path.write_text("".join(json.dumps(t) + "\n" for t in turns), encoding="utf-8")
     return path
@@ -79,7 +80,7 @@ def test_a_missing_photo_is_reported_at_its_line(tmp_path, openai_server):
                  request_timeout=5.0, max_retries=0)
     mem.add_extension(ImagesArea(mem))
     [warning] = mem.ingest(path).warnings
-    assert warning.startswith(f"{path}:3: image 'photos/cake.png' of 2 not embedded: no such file")
+    assert warning.startswith(f"{path}:3: image 'photos/cake.png' of 2 not embedded: {path.parent}/photos/cake.png: no such file")
     mem.close()
 
 

@@ -14,6 +14,7 @@ import pytest
 from mnemoscope.app.cli import main
 from mnemoscope.engine import IngestFailed, Memory
 from mnemoscope.engine.knowledge.entities import entity_key
+from mnemoscope.engine.transfer import write_records
 
 from .conftest import store_checksum
 
@@ -137,7 +138,7 @@ def corrupt(export: Path, tmp_path: Path, record_type: str, change) -> tuple[Pat
     change(record)
     lines[n] = json.dumps(record)
     bad = tmp_path / "bad.jsonl"
-    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_records(bad, [json.loads(line) for line in lines[:-1]])  # sealed again, without the old trailer
     return bad, n + 1
 
 
@@ -173,12 +174,12 @@ def test_a_version_1_export_still_imports(tmp_path, conversation_file):
     with Memory(tmp_path / "old.db") as old:
         old.ingest(conversation_file)
         old.export(tmp_path / "full.jsonl")
-    core = [line for line in (tmp_path / "full.jsonl").read_text(encoding="utf-8").splitlines()
+    core = [line for line in (tmp_path / "full.jsonl").read_text(encoding="utf-8").splitlines()[:-1]
             if not json.loads(line)["type"].startswith("knowledge.")]
     item_ids = [json.loads(line)["id"] for line in core if json.loads(line)["type"] == "item"]
     legacy = {"type": "knowledge.fact", "subject": "Caroline", "predicate": "plans", "object": "a trip to Lisbon",
               "time": "2023-07-01", "origin": "user", "provenance": item_ids[:2]}
-    (tmp_path / "v1.jsonl").write_text("\n".join(core + [json.dumps(legacy)]) + "\n", encoding="utf-8")
+    write_records(tmp_path / "v1.jsonl", [json.loads(line) for line in core] + [legacy])
     with Memory(tmp_path / "copy.db") as copy:
         copy.import_(tmp_path / "v1.jsonl")
         facts = copy.knowledge.facts()
@@ -228,7 +229,7 @@ def test_with_an_llm_configured_import_queues_only_items_the_llm_has_not_read(cu
     for event in episode["events"]:
         event["origin"] = "llm" if event["item_id"] == read else event["origin"]
     lines[n] = json.dumps(episode)
-    (tmp_path / "llm.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_records(tmp_path / "llm.jsonl", [json.loads(line) for line in lines[:-1]])
     with Memory(tmp_path / "copy.db", llm_base_url="http://127.0.0.1:9/v1", llm_model="unused") as copy:
         copy.import_(tmp_path / "llm.jsonl")
         assert copy.knowledge.queue_status() == {"pending": copy.stats()["items"] - 1}

@@ -7,6 +7,7 @@ import pytest
 from mnemoscope.app.cli import main
 from mnemoscope.engine import IngestFailed, Memory
 from mnemoscope.engine.rank import FeedbackError
+from mnemoscope.engine.transfer import write_records
 
 DAY = 86_400.0
 
@@ -174,7 +175,7 @@ def test_a_corrupt_ranker_record_in_an_export_is_one_line_and_imports_nothing(me
     record = json.loads(lines[line - 1])
     del record["uses"]
     lines[line - 1] = json.dumps(record)
-    (tmp_path / "bad.jsonl").write_text("\n".join(lines) + "\n")
+    write_records(tmp_path / "bad.jsonl", [json.loads(text) for text in lines[:-1]])  # sealed again
     with Memory(tmp_path / "copy.db", fused_signals="") as copy:
         with pytest.raises(IngestFailed, match=rf"bad.jsonl:{line}: ranker_trust record: uses missing or not a number"):
             copy.import_(tmp_path / "bad.jsonl")

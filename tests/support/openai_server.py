@@ -14,14 +14,18 @@ Usage (the ``openai_server`` fixture in ``tests/conftest.py`` starts and stops o
     server.push("chat", Garbage())       # … then a body that is not JSON at all
     server.push("chat", Reply("not json"))  # … then a well-formed completion whose content is this
     server.requests                      # [(path, parsed JSON body), …] in arrival order
+    server.headers                       # [(method, path, {lower-case header: value}), …] of every request
+    server.files["/photos/a.png"] = png("kayak")     # served to GET (an image that "shows" kayak)
+    server.redirects["/v1/embeddings"] = "http://elsewhere/…"  # any method there gets 307 to it
 
 Scripted steps are used once each, in order, per endpoint ("chat" or "embeddings"); when none
 is left the default handler answers.
 
 Embedding inputs may be strings (text) or Jina-style objects, ``{"text": …}`` or
 ``{"image": "data:<type>;base64,…"}`` (engine/images.py). By default an image embeds exactly like
-the text its bytes spell (latin-1), so a test can make a photo "show" a word; an image that is not
-a base64 data URL gets HTTP 400, as a strict server would answer.
+the text its bytes spell after the image signature (latin-1), so a test can make a photo "show" a
+word with ``png("kayak")``; an image that is not a base64 data URL gets HTTP 400, as a strict
+server would answer. ``GET /v1/models`` answers an empty model list.
 """
 
 from __future__ import annotations
@@ -67,6 +71,14 @@ class Garbage:
     body: bytes = b"<html>not json</html>"
 
 
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png(word: str) -> bytes:
+    """Bytes that are a PNG by their signature and "show" ``word`` to this server."""
+    return PNG_SIGNATURE + word.encode("latin-1")
+
+
 def hashed_vector(text: str, dim: int = 16) -> list[float]:
     """A deterministic unit vector per text (equal texts, equal vectors)."""
     digest = hashlib.sha256(text.encode("utf-8")).digest()
@@ -83,7 +95,10 @@ class OpenAIServer:
         self.on_chat: Callable[[dict[str, Any]], str] = lambda body: "{}"
         self.on_embeddings: Callable[[list[str]], list[list[float]]] = lambda texts: [hashed_vector(t) for t in texts]
         self.on_image_embeddings: Callable[[list[bytes]], list[list[float]]] = lambda blobs: [
-            hashed_vector(b.decode("latin-1")) for b in blobs]
+            hashed_vector(b.removeprefix(PNG_SIGNATURE).decode("latin-1")) for b in blobs]
+        self.headers: list[tuple[str, str, dict[str, str]]] = []
+        self.files: dict[str, bytes] = {}
+        self.redirects: dict[str, str] = {}
         self._steps: dict[str, list[Any]] = {"chat": [], "embeddings": []}
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -94,6 +109,10 @@ class OpenAIServer:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
     def push(self, endpoint: str, *steps: Any) -> None:
         """Script the next requests to ``endpoint`` ("chat" or "embeddings")."""
@@ -165,7 +184,30 @@ class OpenAIServer:
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
 
+            def _redirected(self) -> bool:
+                server.headers.append((self.command, self.path, {k.lower(): v for k, v in self.headers.items()}))
+                location = server.redirects.get(self.path)
+                if location is None:
+                    return False
+                self.send_response(307)
+                self.send_header("Location", location)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return True
+
+            def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+                if self._redirected():
+                    return
+                if self.path.endswith("/models"):
+                    self._send(200, b'{"object": "list", "data": []}')
+                elif self.path in server.files:
+                    self._send(200, server.files[self.path], "application/octet-stream")
+                else:
+                    self._send(404, b'{"error": {"message": "no such file"}}')
+
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                if self._redirected():
+                    return
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 try:
@@ -183,10 +225,10 @@ class OpenAIServer:
                 status, payload = server._answer(endpoint, body, server._next_step(endpoint))
                 self._send(status, payload)
 
-            def _send(self, status: int, payload: bytes) -> None:
+            def _send(self, status: int, payload: bytes, kind: str = "application/json") -> None:
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", kind)
                     self.send_header("Content-Length", str(len(payload)))
                     self.end_headers()
                     self.wfile.write(payload)

@@ -1,0 +1,123 @@
+"""Files the person names: read only when regular, written atomically and privately.
+
+Reading opens first and checks what was opened (no window between a check and the open), without
+blocking: a FIFO, a socket or a device is refused, never read (a FIFO would wait forever, a
+device never ends). Writing goes to a temporary file beside the target, created 0600, which is
+fsynced and renamed over the target only when complete: a crash, a full disk or an interrupt
+leaves the old file as it was.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+from .errors import FileRefused
+
+
+_WRITE_ERRORS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def kind_of(mode: int) -> str:
+    """What a file is, as a person says it."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """A regular file opened for reading (binary); raises :class:`FileRefused` for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise FileRefused("no such file") from None
+    except OSError as exc:
+        raise FileRefused(f"cannot read: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise FileRefused(f"is {kind_of(mode)}, not a file Mnemoscope reads")
+    return os.fdopen(fd, "rb")
+
+
+def read_regular(path: str | Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes``; raises :class:`FileRefused`."""
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > max_bytes:
+            raise FileRefused(f"file too large ({size // 2**20} MiB; the limit is {max_bytes // 2**20} MiB)")
+        try:
+            data = fh.read(max_bytes + 1)
+        except OSError as exc:
+            raise FileRefused(f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:
+        raise FileRefused(f"file too large (the limit is {max_bytes // 2**20} MiB)")
+    return data
+
+
+def check_target(path: str | Path) -> Path:
+    """A path a file may be written to: missing, or a regular file, in an existing folder."""
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise FileRefused(f"{path}: {exc.strerror or exc}") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise FileRefused(f"{path} is {kind_of(mode)}; write to a file")
+    if not path.parent.is_dir():
+        raise FileRefused(f"{path}: the folder {path.parent} does not exist")
+    return path
+
+
+@contextmanager
+def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
+    """Write ``path`` all at once: the block writes to a private temporary file beside it,
+    which replaces ``path`` (fsynced, then renamed) only if the block ends without an error."""
+    target = check_target(path)
+    temp = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError as exc:
+        raise FileRefused(f"cannot write in {target.parent}: {exc.strerror or exc}; nothing was written") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(temp, target)
+    except BaseException as exc:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError) and exc.errno in _WRITE_ERRORS:
+            kept = f"{target} is as it was" if target.exists() else "nothing was written"
+            raise FileRefused(f"cannot write {target}: {exc.strerror or exc}; {kept}") from None
+        raise
+    _sync_folder(target.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename durable (the folder's entry), where the system allows it."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

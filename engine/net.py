@@ -1,0 +1,168 @@
+"""Every HTTP request Mnemoscope makes goes through here, on the ``openai`` client's HTTP
+library (httpx2): one path, two kinds of destination.
+
+**Endpoints the person configured** (embeddings, an LLM, an image model; :func:`endpoint_client`):
+the ``openai`` client, whose requests never leave the configured origin. A redirect to another
+scheme, host or port is refused before it is followed, so neither the key nor the texts go
+there (httpx2 alone would drop the key but still send the texts).
+
+**URLs a document names** (a shared photo's ``img_url``; :func:`download`): fetched only from
+public hosts. The host is resolved here and every address it resolves to is checked (no
+loopback, private, link-local, cloud-metadata, shared, multicast or reserved address); the
+connection goes to the address checked (so a second lookup cannot rebind it), TLS still checks
+the certificate against the host name, and every redirect is checked the same way. Hosts the
+person lists in ``image_allow_hosts`` (a NAS on the home network, a test server) are exempt.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import time
+import urllib.parse
+from dataclasses import dataclass
+from typing import Iterable
+
+import httpx2
+from openai import DefaultHttpxClient, OpenAI, OpenAIError
+
+USER_AGENT = "mnemoscope"
+MAX_REDIRECTS = 5
+# Not global although Python's ipaddress may say so: IANA's special-purpose IPv4 block (where some
+# clouds put their metadata service) and the NAT64 prefix, whose addresses stand for IPv4 ones.
+_ALSO_BLOCKED = [ipaddress.ip_network("192.0.0.0/24")]
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+class OffOrigin(OpenAIError):
+    """An endpoint tried to send a request to another origin (a redirect); nothing was sent there."""
+
+
+class Refused(ValueError):
+    """A URL a document named that Mnemoscope will not fetch; ``str()`` says why, in one line."""
+
+
+class DownloadFailed(ValueError):
+    """A permitted download that failed (HTTP status, timeout, connection); ``retry`` when it may pass."""
+
+    def __init__(self, message: str, retry: bool = False) -> None:
+        super().__init__(message)
+        self.retry = retry
+
+
+# -- configured endpoints ---------------------------------------------------------------------
+
+
+def origin(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) of a URL, the port made explicit."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or (443 if scheme == "https" else 80)
+
+
+def endpoint_client(base_url: str, api_key: str, *, timeout: float, max_retries: int) -> OpenAI:
+    """The ``openai`` client for an endpoint the person configured; its requests (and with them
+    the key and the texts) go to ``base_url``'s origin only."""
+    home = origin(base_url)
+
+    def same_origin(request: httpx2.Request) -> None:
+        if origin(str(request.url)) != home:
+            raise OffOrigin(f"the endpoint {base_url} redirected to {request.url.scheme}://{request.url.host}, another"
+                            " origin; nothing was sent there (set its base URL to where it points)")
+
+    http = DefaultHttpxClient(timeout=timeout, event_hooks={"request": [same_origin]})
+    return OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=max_retries,
+                  http_client=http)
+
+
+# -- URLs a document names --------------------------------------------------------------------
+
+
+@dataclass
+class Downloaded:
+    data: bytes
+    content_type: str
+    url: str  # after redirects
+
+
+def download(url: str, *, timeout: float, max_bytes: int, retries: int = 0, allow_hosts: Iterable[str] = ()) -> Downloaded:
+    """GET a URL a document named: public hosts only (see the module docstring), at most
+    ``max_bytes``. Only what may pass is retried, with backoff (429, 5xx, a dropped connection).
+    Raises :class:`Refused` for a URL that is not to be fetched, :class:`DownloadFailed` else."""
+    allowed = {h.strip().lower() for h in allow_hosts if h.strip()}
+    for attempt in range(retries + 1):
+        if attempt:
+            time.sleep(min(0.5 * 2 ** (attempt - 1), 4.0))
+        try:
+            return _follow(url, timeout, max_bytes, allowed)
+        except DownloadFailed as exc:
+            if not exc.retry or attempt == retries:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _follow(url: str, timeout: float, max_bytes: int, allowed: set[str]) -> Downloaded:
+    with DefaultHttpxClient(timeout=timeout, follow_redirects=False) as client:
+        for _ in range(MAX_REDIRECTS + 1):
+            scheme, host, port = origin(url)
+            if scheme not in ("http", "https") or not host:
+                raise Refused(f"only http(s) URLs are fetched, not {url[:80]!r}")
+            address = public_address(host, port, allowed)
+            parts = urllib.parse.urlsplit(url)
+            literal = f"[{address}]" if ":" in address else address
+            pinned = parts._replace(netloc=f"{literal}:{port}").geturl()
+            headers = {"Host": parts.netloc.rpartition("@")[2], "User-Agent": USER_AGENT}
+            extensions = {"sni_hostname": host} if scheme == "https" else {}
+            try:
+                with client.stream("GET", pinned, headers=headers, extensions=extensions) as reply:
+                    if reply.is_redirect and reply.headers.get("location"):
+                        url = urllib.parse.urljoin(url, reply.headers["location"])
+                        continue
+                    if reply.status_code >= 400:
+                        code = reply.status_code
+                        raise DownloadFailed(f"HTTP {code}", retry=code == 429 or code >= 500)
+                    data = bytearray()
+                    for chunk in reply.iter_bytes():
+                        data += chunk
+                        if len(data) > max_bytes:
+                            raise Refused(f"larger than {max_bytes // 2**20} MB")
+                    return Downloaded(bytes(data), reply.headers.get("content-type", ""), url)
+            except httpx2.TimeoutException:
+                raise DownloadFailed("timed out") from None
+            except (httpx2.RemoteProtocolError, httpx2.ReadError) as exc:
+                raise DownloadFailed(f"connection dropped ({exc})", retry=True) from None
+            except httpx2.HTTPError as exc:
+                raise DownloadFailed(str(exc) or type(exc).__name__) from None
+    raise Refused(f"more than {MAX_REDIRECTS} redirects")
+
+
+def public_address(host: str, port: int, allowed: set[str] = frozenset()) -> str:
+    """The address to connect to for ``host``: every address it resolves to must be public
+    (unless the host, as the URL writes it, is in ``allowed``)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise DownloadFailed(f"cannot resolve {host}: {getattr(exc, 'strerror', None) or exc}") from None
+    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    if not addresses:
+        raise DownloadFailed(f"cannot resolve {host}")
+    if host in allowed:  # as written in the URL: a name allowed does not allow what else resolves there
+        return addresses[0]
+    for address in addresses:
+        if not is_public(address):
+            raise Refused(f"{host} is a {'loopback, private, link-local or reserved' if host != address else 'non-public'}"
+                          f" address ({address}); only public hosts are fetched (image_allow_hosts lists exceptions)")
+    return addresses[0]
+
+
+def is_public(address: str) -> bool:
+    """Whether an address is on the public internet (an IPv4 address inside IPv6 is judged as IPv4)."""
+    ip = ipaddress.ip_address(address.split("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        elif ip in _NAT64:
+            ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip.is_multicast or ip.is_reserved or ip.is_unspecified or ip.is_loopback or ip.is_link_local or ip.is_private:
+        return False
+    return ip.is_global and not any(ip in net for net in _ALSO_BLOCKED if net.version == ip.version)

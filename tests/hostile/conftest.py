@@ -1,0 +1,45 @@
+"""Shared helpers of the hostile suite (issue 11): hostile files, stores and arguments, each
+refused with one line, exit 2 and an unchanged store, and nothing read or contacted that the
+person did not name."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+from mnemoscope.app.cli import main
+from tests.core.conftest import store_checksum
+
+ROOT = Path(__file__).resolve().parents[2]
+
+__all__ = ["ROOT", "cli", "run_python", "store_checksum", "file_digest"]
+
+
+def cli(*argv: str | Path) -> tuple[int, str, str]:
+    """The CLI in this process: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main([str(a) for a in argv], out=out)
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_python(code: str, *args: str | Path, env: dict[str, str] | None = None, timeout: float = 60,
+               user: int | None = None) -> subprocess.CompletedProcess:
+    """``python -c code args…`` in a real process from the repository's root (as ``user``, a
+    uid, when given: root passes every permission check, another user does not)."""
+    def drop() -> None:
+        os.setgid(user)
+        os.setuid(user)
+
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})}, preexec_fn=drop if user is not None else None)
+
+
+def file_digest(path: Path) -> bytes:
+    """The bytes of a file (and whether a WAL or SHM file appeared beside it)."""
+    extra = [path.with_name(path.name + s).exists() for s in ("-wal", "-shm")]
+    return path.read_bytes() + repr(extra).encode()

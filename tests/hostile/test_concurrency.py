@@ -1,0 +1,129 @@
+"""Issue 11 item 7 (the store side): two processes writing at once never lose an update and never
+die of a constraint. Each test holds the store's write lock while two real processes make their
+checks, then lets them race: the check and the write must be one transaction."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from mnemoscope.engine import Memory
+
+from .conftest import ROOT
+
+INGEST = """
+import sys
+from mnemoscope.engine import Memory
+mem = Memory(sys.argv[1])
+parsed, _, _ = mem.parse([sys.argv[2]])
+print("ready", flush=True)
+print(mem.ingest_parsed(parsed).summary())
+"""
+
+CURATE = """
+import sys
+from mnemoscope.app.cli import main
+from mnemoscope.engine import Memory
+mem = Memory(sys.argv[1])
+mem.knowledge.entities()
+print("ready", flush=True)
+action, a, b = sys.argv[2:]
+try:
+    if action == "merge":
+        print(mem.knowledge.merge_entities(int(a), int(b)))
+    else:
+        print(mem.knowledge.rename_entity(int(a), b))
+except ValueError as exc:
+    print("refused:", exc)
+"""
+
+
+@contextmanager
+def write_lock(store: Path):
+    """Hold the store's write lock (as another process mid-transaction would)."""
+    conn = sqlite3.connect(store, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        conn.execute("ROLLBACK")
+        conn.close()
+
+
+def race(store: Path, script: str, *runs: tuple[str, ...]) -> list[tuple[int, str, str]]:
+    """Start one process per ``runs`` entry, let each reach its write while the lock is held,
+    release it, and return (exit code, stdout, stderr) of each."""
+    with write_lock(store):
+        procs = [subprocess.Popen([sys.executable, "-c", script, str(store), *args], cwd=ROOT, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for args in runs]
+        for proc in procs:
+            assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+        time.sleep(0.5)  # each has checked and now waits for the lock
+    return [(proc.wait(timeout=60), proc.stdout.read(), proc.stderr.read()) for proc in procs]
+
+
+def transcript(path: Path, names: tuple[str, str], n: int = 120) -> Path:
+    path.write_text("\n".join(f"{names[i % 2]}: turn {i} about the harbour and the {i % 7} lanterns of {names[0]}."
+                              for i in range(n)), encoding="utf-8")
+    return path
+
+
+def healthy(store: Path) -> None:
+    with sqlite3.connect(store) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_two_processes_ingesting_one_file_store_it_once(tmp_path):
+    store, chat = tmp_path / "m.db", transcript(tmp_path / "chat.txt", ("Maya", "Dan"))
+    Memory(store).close()
+    results = race(store, INGEST, (str(chat),), (str(chat),))
+    assert [code for code, _, _ in results] == [0, 0], results
+    assert sorted(out.split(": ")[1].split(";")[0] for _, out, _ in results) == [
+        "0 added, 0 replaced, 1 unchanged", "1 added, 0 replaced, 0 unchanged"]
+    with Memory(store, extensions=False) as mem:
+        assert mem.counts() == {"sources": 1, "items": 120}
+    healthy(store)
+
+
+def test_two_processes_ingesting_files_that_share_names_both_land(tmp_path):
+    store = tmp_path / "m.db"
+    first, second = transcript(tmp_path / "a.txt", ("Maya", "Dan")), transcript(tmp_path / "b.txt", ("Dan", "Maya"))
+    Memory(store).close()
+    results = race(store, INGEST, (str(first),), (str(second),))
+    assert [code for code, _, _ in results] == [0, 0], results
+    with Memory(store) as mem:
+        assert mem.counts()["items"] == 240
+        assert sorted(e.name for e in mem.knowledge.entities(kind="speaker")) == ["Dan", "Maya"]
+    healthy(store)
+
+
+def entities(store: Path, chat: Path) -> tuple[int, int]:
+    with Memory(store) as mem:
+        mem.ingest(chat)
+        ids = {e.name: e.id for e in mem.knowledge.entities(kind="speaker")}
+    return ids["Maya"], ids["Dan"]
+
+
+def test_crossed_merges_make_one_merge_and_one_clear_refusal(tmp_path):
+    store = tmp_path / "m.db"
+    maya, dan = entities(store, transcript(tmp_path / "chat.txt", ("Maya", "Dan")))
+    results = race(store, CURATE, ("merge", str(maya), str(dan)), ("merge", str(dan), str(maya)))
+    assert [code for code, _, _ in results] == [0, 0] and all(err == "" for _, _, err in results), results
+    outs = sorted(out.strip() for _, out, _ in results)  # "refused…" sorts before "{…"
+    assert outs[0].startswith("refused: no entity with id") and "'entities_merged': 1" in outs[1]
+    healthy(store)
+
+
+def test_crossed_renames_to_one_name_make_one_rename_and_one_clear_refusal(tmp_path):
+    store = tmp_path / "m.db"
+    maya, dan = entities(store, transcript(tmp_path / "chat.txt", ("Maya", "Dan")))
+    results = race(store, CURATE, ("rename", str(maya), "Zed"), ("rename", str(dan), "Zed"))
+    outs = sorted(out.strip() for _, out, _ in results)  # "refused…" sorts before "{…"
+    assert [code for code, _, _ in results] == [0, 0] and "'entities_renamed': 1" in outs[1], results
+    assert outs[0].startswith("refused: entity") and "'Zed' is already entity" in outs[0]
+    healthy(store)

@@ -1,0 +1,150 @@
+"""Issue 11 items 1, 3 and 4: content does not decide what is read or contacted, keys stay
+with their origin, stores and exports are private."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from mnemoscope.app.services import Services
+from mnemoscope.engine import Memory, Settings
+from mnemoscope.engine.dense import EmbeddingUnavailable, OpenAIEmbedder
+from mnemoscope.engine.images import ImagesArea
+from tests.support.openai_server import OpenAIServer, png
+
+from .conftest import cli
+
+
+def hostile_chat(folder: Path, server: OpenAIServer, outside: Path) -> Path:
+    """A JSON-lines chat whose photos point everywhere a document must not lead."""
+    folder.mkdir()
+    (folder / "ok.png").write_bytes(png("kayak"))
+    (folder / "notes.txt").write_text("not an image", encoding="utf-8")
+    (folder / "link.png").symlink_to(outside)
+    server.files["/admin"] = png("admin panel")
+    refs = [
+        "ok.png",  # the one photo that may be read
+        "file:///etc/passwd", "/proc/self/environ", "~/secret.png", "../outside.png", str(outside), outside.as_uri(),
+        "link.png", "notes.txt", f"{server.origin}/admin", f"http://localhost:{server.origin.rsplit(':', 1)[1]}/admin",
+        "http://169.254.169.254/latest/meta-data/", "http://[::1]/x.png", "http://0x7f000001/x.png", "gopher://x/y",
+        "data:image/png;base64," + base64.b64encode(b"plain text, no image").decode(),
+    ]
+    lines = [json.dumps({"speaker": "Ann", "text": f"photo {n}", "img_url": ref}) for n, ref in enumerate(refs)]
+    path = folder / "chat.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def image_memory(path: Path, server: OpenAIServer, **settings) -> Memory:
+    mem = Memory(path, extensions=False, embed_base_url=server.base_url, image_embed_model="clip", max_retries=0,
+                 request_timeout=5.0, **settings)
+    mem.add_extension(ImagesArea(mem))
+    return mem
+
+
+def sent_images(server: OpenAIServer) -> list[bytes]:
+    return [base64.b64decode(x["image"].partition(",")[2]) for path, body in server.requests
+            if path.endswith("/embeddings") for x in body["input"] if isinstance(x, dict)]
+
+
+def test_a_document_reads_only_its_folder_and_contacts_only_public_hosts(tmp_path, openai_server):
+    outside = tmp_path / "outside.png"
+    outside.write_bytes(png("private photo"))
+    chat = hostile_chat(tmp_path / "docs", openai_server, outside)
+    with image_memory(tmp_path / "m.db", openai_server) as mem:
+        report = mem.ingest(chat)
+        assert mem.counts()["items"] == 16  # every turn kept
+        [warning] = report.warnings
+        assert warning.startswith(f"{chat}:2: image 'file:///etc/passwd' of 1 not embedded: ")
+        assert "(and 14 more image(s)" in warning
+        failures = mem.images.resume().failures  # the same refusals, one per photo, each at its line
+    assert sent_images(openai_server) == [png("kayak")]
+    assert [(m, p) for m, p, _ in openai_server.headers if m == "GET"] == []  # /admin never asked for
+    reasons = {f.ref: f.reason for f in failures}
+    assert len(failures) == 15 and all(f.where == f"{chat}:{n + 2}" for n, f in enumerate(failures))
+    assert "outside the ingested folder" in reasons["../outside.png"] and "outside" in reasons["link.png"]
+    assert "outside the ingested folder" in reasons["/proc/self/environ"]
+    assert "is not an image" in reasons["notes.txt"] and "is not an image" in reasons[next(r for r in reasons if r.startswith("data:"))]
+    assert all("only public hosts" in reasons[r] for r in reasons if r.startswith("http://"))
+    assert "not read" in reasons["gopher://x/y"]
+
+
+def test_an_imported_store_reads_no_local_file_and_a_private_host_needs_naming(tmp_path, openai_server):
+    outside = tmp_path / "outside.png"
+    outside.write_bytes(png("private photo"))
+    chat = hostile_chat(tmp_path / "docs", openai_server, outside)
+    with Memory(tmp_path / "plain.db", extensions=False) as plain:
+        plain.ingest(chat)
+        plain.export(tmp_path / "export.jsonl")
+    openai_server.files["/ok.png"] = png("kayak")
+    with image_memory(tmp_path / "copy.db", openai_server, image_allow_hosts="127.0.0.1") as copy:
+        copy.import_(tmp_path / "export.jsonl")
+        reasons = {f.ref: f.reason for f in copy.images.resume().failures}
+    assert sent_images(openai_server) == [png("admin panel")]  # only the host the person allowed, by name
+    assert "read only while the folder holding them is ingested" in reasons["ok.png"]
+    assert "only public hosts" in reasons[f"http://localhost:{openai_server.origin.rsplit(':', 1)[1]}/admin"]
+
+
+def test_a_redirect_to_a_private_host_is_refused_at_the_redirect(tmp_path, openai_server):
+    port = openai_server.origin.rsplit(":", 1)[1]
+    openai_server.redirects["/photo.png"] = f"http://localhost:{port}/admin"
+    openai_server.files["/admin"] = png("admin panel")
+    (tmp_path / "docs").mkdir()
+    chat = tmp_path / "docs" / "chat.jsonl"
+    chat.write_text(json.dumps({"speaker": "Ann", "text": "look", "img_url": f"{openai_server.origin}/photo.png"}) + "\n")
+    with image_memory(tmp_path / "m.db", openai_server, image_allow_hosts="127.0.0.1") as mem:
+        [warning] = mem.ingest(chat).warnings
+    assert "localhost is a loopback, private, link-local or reserved address" in warning
+    assert [p for m, p, _ in openai_server.headers if m == "GET"] == ["/photo.png"]
+
+
+@pytest.fixture
+def other_server():
+    with OpenAIServer() as server:
+        yield server
+
+
+def test_the_llm_status_check_keeps_the_key_at_its_origin(openai_server, other_server, monkeypatch):
+    monkeypatch.setenv("MNEMOSCOPE_LLM_API_KEY", "sk-secret")
+    openai_server.redirects["/v1/models"] = other_server.base_url.replace("127.0.0.1", "localhost") + "/models"
+    status = Services(settings=Settings.load(llm_base_url=openai_server.base_url, llm_model="m")).llm_status()
+    assert status.reachable is False and "another origin" in status.detail
+    assert [h.get("authorization") for m, p, h in openai_server.headers] == ["Bearer sk-secret"]
+    assert other_server.headers == []  # neither the key nor the request went there
+    openai_server.redirects.clear()
+    assert Services(settings=Settings.load(llm_base_url=openai_server.base_url, llm_model="m")).llm_status().reachable
+
+
+def test_an_embedding_endpoint_that_redirects_elsewhere_gets_no_texts(openai_server, other_server):
+    openai_server.redirects["/v1/embeddings"] = other_server.base_url + "/embeddings"
+    other = other_server.base_url.replace("127.0.0.1", "localhost")
+    openai_server.redirects["/v1/embeddings"] = other + "/embeddings"
+    embedder = OpenAIEmbedder(openai_server.base_url, "e", "sk-secret", timeout=5, max_retries=2)
+    with pytest.raises(EmbeddingUnavailable, match="another origin"):
+        embedder.embed(["a private note"])
+    assert other_server.headers == [] and len(openai_server.headers) == 1  # refused, not retried
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_stores_their_folders_and_exports_are_private(tmp_path):
+    os.umask(0o022)
+    store = tmp_path / "new" / "deeper" / "memory.db"
+    export = tmp_path / "backup.jsonl"
+    export.write_text("an older backup, world-readable\n")
+    os.chmod(export, 0o644)
+    with Memory(store, extensions=False) as mem:
+        mem.add_note("a private thought")
+        assert {mode(store.with_name(store.name + s)) for s in ("", "-wal", "-shm")} == {0o600}
+        mem.export(export)
+    assert mode(tmp_path / "new") == mode(tmp_path / "new" / "deeper") == 0o700
+    assert mode(export) == 0o600
+    assert cli("--store", tmp_path / "cli" / "m.db", "export", tmp_path / "cli.jsonl")[0] == 0
+    assert mode(tmp_path / "cli" / "m.db") == mode(tmp_path / "cli.jsonl") == 0o600 and mode(tmp_path / "cli") == 0o700

@@ -1,0 +1,86 @@
+"""Issue 11 item 8 and the store classes of item 9: only our own stores are opened, and a store
+that cannot be used is refused with one line and left exactly as it was."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import pytest
+
+from mnemoscope.engine import Memory
+from mnemoscope.engine.store import NewerStore, NotAStore, StoreError
+from mnemoscope.engine.store.base import APPLICATION_ID
+
+from .conftest import cli, file_digest
+
+
+def one_line_refusal(store, *argv) -> str:
+    code, out, err = cli("--store", store, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+def foreign(path):
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        conn.execute("INSERT INTO notes (body) VALUES ('theirs')")
+    return path
+
+
+def test_another_applications_database_is_refused_and_untouched(tmp_path):
+    path = foreign(tmp_path / "other.sqlite")
+    before = file_digest(path)
+    with pytest.raises(NotAStore, match="another application: tables notes"):
+        Memory(path)
+    assert "not a Mnemoscope store" in one_line_refusal(path, "stats")
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA application_id = 1234")
+    before = file_digest(path)
+    assert "application_id 0x4d2" in one_line_refusal(path, "ingest", tmp_path)
+    assert file_digest(path) == before  # no table, no WAL, no header change
+
+
+def test_a_store_of_a_newer_mnemoscope_is_refused_and_untouched(tmp_path):
+    path = tmp_path / "m.db"
+    Memory(path, extensions=False).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO schema_migrations VALUES ('records-99', 0)")
+    before = file_digest(path)
+    with pytest.raises(NewerStore, match="'records-99' is unknown"):
+        Memory(path)
+    assert "upgrade Mnemoscope" in one_line_refusal(path, "recall", "anything")
+    assert file_digest(path) == before
+
+
+def test_a_store_is_marked_and_one_from_before_the_mark_is_recognised(tmp_path):
+    path = tmp_path / "m.db"
+    with Memory(path, extensions=False) as mem:
+        mem.add_note("kept across the upgrade")
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+        conn.execute("PRAGMA application_id = 0")  # as stores were written before the mark
+    with Memory(path, extensions=False) as mem:
+        assert mem.counts()["items"] == 1
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p.write_bytes(b"not sqlite at all" * 64), "not an SQLite database"),
+    (lambda p: p.mkdir(), "is a folder"),
+    (lambda p: os.mkfifo(p), "not a regular file"),
+])
+def test_a_path_that_is_no_store_file_is_refused(tmp_path, make, message):
+    path = tmp_path / "store.db"
+    make(path)
+    with pytest.raises(StoreError, match=message):
+        Memory(path)
+    assert message in one_line_refusal(path, "stats")
+
+
+def test_a_store_path_under_a_file_is_refused(tmp_path):
+    (tmp_path / "file").write_text("a file")
+    err = one_line_refusal(tmp_path / "file" / "sub" / "m.db", "stats")
+    assert f"{tmp_path / 'file'} is a file, not a folder" in err
+    assert (tmp_path / "file").read_text() == "a file"
