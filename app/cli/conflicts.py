@@ -154,7 +154,7 @@ def show_rules(args: argparse.Namespace, out: TextIO) -> int:
     from . import emit
 
     with open_memory(args) as mem:
-        rules = mem.knowledge.timeline.reload_rules()
+        rules = mem.knowledge.supersession_rules()
     payload = {"files": [str(p) for p in rules.files], "user_file": str(user_rules_path()),
                "slots": {name: {"predicates": sorted(s.predicates), "ends": sorted(s.ends), "subjects": list(s.subjects),
                                 "objects": sorted(s.objects), "free_objects": s.free_objects, "asks": sorted(s.asks)}

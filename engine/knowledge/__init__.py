@@ -2,12 +2,14 @@
 
 ``extract`` reads items by rule (``temporal`` resolves their times, ``entities`` links names),
 ``episodes`` groups items into episodic memories, ``graph`` keeps typed edges and computes
-Personalized PageRank, ``llm`` is the optional LLM extractor and episode judge behind a durable
-queue, ``retrieval`` is strategy ``ppr`` and the assembly by mode, and ``service`` is the
-``mem.knowledge`` extension the app, the CLI and recall use.
+Personalized PageRank, ``llm`` is the optional LLM extractor, ``portable`` the export format.
+``service`` is the ``mem.knowledge`` area the app, the CLI and recall use, built up from
+``building`` (ingest-time knowledge), ``reading`` (browse), ``curation``, ``transfer`` (export and
+import) and ``queue`` (the LLM extraction queue).
 """
 
+from ..errors import KnowledgeError
 from .records import Entity, Episode, Event, Fact
-from .service import GraphResult, KnowledgeError, KnowledgeArea
+from .service import GraphResult, KnowledgeArea
 
 __all__ = ["Entity", "Episode", "Event", "Fact", "GraphResult", "KnowledgeError", "KnowledgeArea"]

@@ -1,11 +1,9 @@
 """The LLM extractor: episodes, events and facts from an OpenAI-compatible chat endpoint.
 
-Work comes from the durable queue in the store (``extraction_queue``): ingest enqueues every
-item, :func:`run_queue` takes them an episode at a time, asks for JSON, validates it against
-:data:`REPLY_SCHEMA` and the turns actually sent, and writes the result in one transaction per
-request. A failure of any kind (timeout, HTTP error, invalid JSON, wrong schema, a turn that
-does not exist) is logged, marks those items ``failed`` and leaves the rule-based extraction
-in place; nothing is lost, and ``mnemoscope extract --resume`` tries them again.
+:class:`LLMClient` asks for JSON about a stretch of turns and validates the reply against
+:data:`REPLY_SCHEMA` and the turns actually sent; a failure of any kind (timeout, HTTP error,
+invalid JSON, wrong schema, a turn that does not exist) is an :class:`engine.errors.LLMFailure`.
+The durable queue that feeds it, and what is stored of a reply, are :mod:`.queue`'s.
 
 The request has its own timeout (``request_timeout``) and retries with exponential backoff
 (``max_retries``); the SDK's own retries are off, so the count is ours.
@@ -17,17 +15,14 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ..errors import LLMFailure
 from ..records import Item
 from .entities import entity_key
-from .extract import Extraction, FactDraft
+from .extract import FactDraft
 from .records import EVENT_ROLES, Event
 from .temporal import find_times
-
-if TYPE_CHECKING:
-    from .service import KnowledgeArea
 
 log = logging.getLogger(__name__)
 
@@ -192,71 +187,3 @@ def prompt_for(items: list[Item]) -> str:
         caption = f" [image: {item.meta['image_caption']}]" if item.meta.get("image_caption") else ""
         lines.append(f"[{item.key}]{when} {who}{item.text}{caption}")
     return "\n".join(lines)
-
-
-def run_queue(ext: "KnowledgeArea", *, retry_failed: bool = True, limit: int | None = None,
-              progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
-    """Work through the queue an episode at a time; returns counts of done and failed items."""
-    s = ext.settings
-    client = LLMClient(s.llm_base_url, s.llm_model, s.llm_api_key, s.request_timeout, s.max_retries)
-    store = ext.store
-    ids = store.queued_items(["pending", "failed"] if retry_failed else ["pending"], limit)
-    episode_of = store.episodes_of_items(ids)
-    groups: dict[int, list[int]] = {}  # episode id (or -item id for an item without one) → items
-    for item_id in ids:
-        groups.setdefault(episode_of.get(item_id, -item_id), []).append(item_id)
-    report = {"items": len(ids), "done": 0, "failed": 0, "requests": 0}
-    for episode_id, members in groups.items():
-        for start in range(0, len(members), max(1, s.llm_batch_items)):
-            chunk = members[start:start + s.llm_batch_items]
-            report["requests"] += 1
-            items = sorted(ext.mem.items(chunk).values(), key=lambda i: i.position)
-            turns = {i.key: i for i in items}
-            try:
-                result = client.extract(prompt_for(items), turns)
-            except LLMFailure as exc:
-                log.warning("LLM extraction failed for items %s: %s (rule-based result kept)", chunk, exc)
-                with store.transaction():
-                    store.mark_extraction(chunk, "failed", str(exc))
-                report["failed"] += len(chunk)
-            else:
-                ext.apply_llm(episode_id if episode_id > 0 else None, items, result)
-                report["done"] += len(chunk)
-            if progress:
-                progress(report["done"] + report["failed"], len(ids), "extract")
-    if s.episode_judge:
-        report["merged"] = judge_neighbours(ext, client, sorted(e for e in groups if e > 0))
-    return report
-
-
-def judge_neighbours(ext: "KnowledgeArea", client: LLMClient, episode_ids: list[int]) -> int:
-    """Ask the judge about each episode and the one before it in the same session; merge on
-    STRONG or MODERATE (reversibly). A failed judgement merges nothing. Returns the merges."""
-    merged = 0
-    for episode_id in episode_ids:
-        try:
-            current = ext.episode(episode_id)
-        except ValueError:  # merged away by an earlier judgement in this run
-            continue
-        before = [e for e in ext.episodes(source_id=current.source_id) if e.session == current.session and e.id < episode_id]
-        if not before:
-            continue
-        try:
-            level = client.judge(_describe(before[-1]), _describe(current))
-        except LLMFailure as exc:
-            log.warning("episode judge failed for episodes %d and %d: %s (not merged)", before[-1].id, episode_id, exc)
-            continue
-        if level in MERGING:
-            ext.merge_episodes(before[-1].id, episode_id)
-            merged += 1
-    return merged
-
-
-def _describe(episode: Any) -> str:
-    events = "; ".join(e.action for e in episode.events[:10])
-    return f"Summary: {episode.summary}\nEvents: {events or 'none'}"
-
-
-def as_extractions(items: list[Item], result: LLMExtraction) -> list[Extraction]:
-    """The reply as one :class:`Extraction` per item, for the ingest code paths to store."""
-    return [Extraction(facts=result.facts.get(i.key, []), events=result.events.get(i.key, [])) for i in items]

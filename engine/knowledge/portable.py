@@ -175,9 +175,11 @@ def snapshot_records(store: "Store") -> list[dict[str, Any]]:
              "origin": origin, "merged_into": into, "items": current[eid], "home": home[eid],
              "events": [e for item in home[eid] for e in events[item]]}
             for eid, source, session, summary, origin, into in store.episode_rows(include_merged=True)]
+    exported = {"facts": {r[0] for r in facts}, "entities": {e for e, *_ in store.entity_rows() if e in named}}
     out += [{"type": CONFLICT, **v, "kind": kind, "a": a, "b": b, "reason": reason, "status": status,
              "created_at": created, "decided_at": decided}
-            for _id, kind, _key, a, b, reason, status, created, decided in store.conflict_rows(status=None)]
+            for _id, kind, _key, a, b, reason, status, created, decided in store.conflict_rows(status=None)
+            if {a, b} - {None} <= exported["entities" if kind == "duplicate" else "facts"]]  # a merged entity is gone
     return out
 
 

@@ -291,12 +291,6 @@ class KnowledgeSQL:
             (key, subject, predicate, obj, subject_id, object_id, when, origin, valid_from, recorded_at or now_iso()))
         return int(cur.lastrowid)
 
-    def update_fact(self, fact_id: int, key: str, subject: str, predicate: str, obj: str, subject_id: int | None,
-                    object_id: int | None, when: str | None) -> None:
-        self.conn.execute(
-            "UPDATE facts SET key = ?, subject = ?, predicate = ?, object = ?, subject_id = ?, object_id = ?, time = ?,"
-            " origin = 'user' WHERE id = ?", (key, subject, predicate, obj, subject_id, object_id, when, fact_id))
-
     def new_fact_version(self, old_id: int, key: str, subject: str, predicate: str, obj: str, subject_id: int | None,
                          object_id: int | None, when: str | None, valid_from: str | None) -> int:
         """A curated version of fact ``old_id`` (origin ``user``): a new row that takes over the
@@ -315,6 +309,17 @@ class KnowledgeSQL:
         self.conn.execute("UPDATE conflicts SET a = ? WHERE a = ? AND kind != 'duplicate'", (new_id, old_id))
         self.conn.execute("UPDATE conflicts SET b = ? WHERE b = ? AND kind != 'duplicate'", (new_id, old_id))
         return new_id
+
+    def restore_fact_times(self, fact_id: int, valid_to: str | None, retired_at: str | None) -> None:
+        """Times an import brings for a fact it inserted (a retired one's key is archived)."""
+        self.conn.execute("UPDATE facts SET valid_to = ?, retired_at = ? WHERE id = ?", (valid_to, retired_at, fact_id))
+        if retired_at:
+            self.conn.execute("UPDATE facts SET key = key || '#' || id WHERE id = ? AND key NOT LIKE '%#%'", (fact_id,))
+
+    def link_fact(self, fact_id: int, superseded_by: int | None, version_of: int | None) -> None:
+        """The history links an import brings for a fact it inserted."""
+        self.conn.execute("UPDATE facts SET superseded_by = ?, version_of = ? WHERE id = ?",
+                          (superseded_by, version_of, fact_id))
 
     def set_validity(self, fact_id: int, valid_to: str | None, superseded_by: int | None) -> None:
         """End a fact's validity at ``valid_to`` with its successor (both None: it holds again)."""
@@ -596,6 +601,12 @@ class KnowledgeSQL:
         cur = self.conn.execute("INSERT OR IGNORE INTO conflicts (kind, key, a, b, reason, created_at) VALUES (?,?,?,?,?,?)",
                                 (kind, key, a, b, reason, now_iso()))
         return int(cur.lastrowid) if cur.rowcount else None
+
+    def restore_conflict(self, kind: str, key: str, a: int, b: int | None, reason: str, status: str,
+                         created_at: str, decided_at: str | None) -> None:
+        """A conflict as an import brings it (one this store already has by key stays as it is)."""
+        self.conn.execute("INSERT OR IGNORE INTO conflicts (kind, key, a, b, reason, status, created_at, decided_at)"
+                          " VALUES (?,?,?,?,?,?,?,?)", (kind, key, a, b, reason, status, created_at, decided_at))
 
     def conflict_rows(self, status: str | None = "open", ids: Sequence[int] | None = None) -> list[tuple]:
         """Conflicts (see ``_CONFLICT_COLUMNS``), by id or by status (None: every one)."""

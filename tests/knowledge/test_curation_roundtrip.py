@@ -190,7 +190,7 @@ def test_a_version_1_export_still_imports(tmp_path, conversation_file):
 
 
 def test_add_fact_is_refused_when_it_duplicates_or_names_no_item(tmp_path, conversation_file):
-    from mnemoscope.engine.knowledge.service import KnowledgeError
+    from mnemoscope.engine.errors import KnowledgeError
 
     with Memory(tmp_path / "k.db") as mem:
         mem.ingest(conversation_file)

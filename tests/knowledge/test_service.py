@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from mnemoscope.engine import Memory
-from mnemoscope.engine.knowledge.service import KnowledgeError
+from mnemoscope.engine.errors import KnowledgeError
 from mnemoscope.engine.recall import RecallError
 
 from .conftest import PASSAGES, store_checksum
@@ -124,10 +124,12 @@ def test_edit_fact_and_refusals_leave_the_store_unchanged(mem):
         mem.knowledge.edit_fact(fact.id, subject=other.subject, predicate=other.predicate, object=other.object)
     mem.knowledge.edit_fact(fact.id, object="marathon", dry_run=True)
     assert store_checksum(mem.path) == checksum
-    mem.knowledge.edit_fact(fact.id, object="marathon", time="2023-05-21")
-    edited = mem.knowledge.fact(fact.id)
-    assert (edited.object, edited.time, edited.origin) == ("marathon", "2023-05-21", "user")
+    report = mem.knowledge.edit_fact(fact.id, object="marathon", time="2023-05-21")
+    edited = mem.knowledge.fact(report["fact"])
+    assert (edited.object, edited.time, edited.origin, edited.version_of) == ("marathon", "2023-05-21", "user", fact.id)
     assert edited.provenance == fact.provenance
+    assert mem.knowledge.fact(fact.id).state() == "retired"  # the old version stays, retired
+    assert [f.id for f in mem.knowledge.fact_history(edited.id)] == [fact.id, edited.id]
 
 
 def test_rename_merge_and_split_entities(mem):

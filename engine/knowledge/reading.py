@@ -1,0 +1,166 @@
+"""Reading the knowledge area: facts, entities and episodes as the app, the CLI and recall see them.
+
+Every call returns the dataclasses of :mod:`.records`, read from the store (entity names and
+synonymy through the loaded registry).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Sequence
+
+from ..as_of import parse_as_of, said_on_items
+from ..errors import KnowledgeError
+from ..records import Item
+from ..text import lexical_tokens
+from .building import KnowledgeBuilding
+from .entities import entity_key
+from .in_time import facts_in_time
+from .records import Entity, Episode, Event, Fact
+from .timeline import fact_of_row
+
+FACTS_PER_ENTITY = 50  # a query's entity contributes its latest facts as candidates
+
+
+class KnowledgeReading(KnowledgeBuilding):
+    """Browse the knowledge of one store."""
+
+    def _facts(self, ids: Sequence[int] | None = None, entity_id: int | None = None) -> list[Fact]:
+        rows = self.store.fact_rows(ids, entity_id) if ids is not None or entity_id is not None else self.store.fact_rows()
+        sources = self.store.fact_sources_of([r[0] for r in rows])
+        return [fact_of_row(r, sources.get(r[0], [])) for r in rows]
+
+    def facts(self, entity: str | int | None = None, limit: int | None = None, as_of: Any = None) -> list[Fact]:
+        """Every fact the store believes, or those naming an entity (by id, or by name: exact
+        key, else substring); with ``as_of`` (a date), only those said by then that held then."""
+        if entity is None:
+            out = self._facts()
+        else:
+            ids = self._entity_ids_for(entity)
+            seen: dict[int, Fact] = {}
+            for eid in ids:
+                for f in self._facts(entity_id=eid):
+                    seen[f.id] = f
+            out = sorted(seen.values(), key=lambda f: f.id)
+        when = parse_as_of(as_of)
+        if when is not None:
+            out = sorted(self._in_time(out, when), key=lambda f: f.id)
+        return out[:limit] if limit else out
+
+    def _in_time(self, facts: list[Fact], as_of: str | None) -> list[Fact]:
+        """The facts known and not retired at the reference time, each seen at it."""
+        said = said_on_items(self.store, self.mem.index, sorted({i for f in facts for i in f.provenance}))
+        out = facts_in_time(facts, said, as_of)
+        for f in out:
+            f.seen_at = as_of
+        return out
+
+    def fact(self, fact_id: int) -> Fact:
+        found = self._facts([fact_id])
+        if not found:
+            raise KnowledgeError(f"no fact with id {fact_id}")
+        return found[0]
+
+    def _entity_ids_for(self, entity: str | int) -> list[int]:
+        if isinstance(entity, int) or str(entity).isdigit():
+            return [int(entity)]
+        key = entity_key(str(entity))
+        exact = self.registry.lookup(key)
+        if exact is not None:
+            return [exact]
+        return [eid for k, eid in self.registry.ids.items() if key and key in k]
+
+    def item_entities(self, item_id: int) -> list[Entity]:
+        """The entities one item mentions (as speaker, title, name, tag or link)."""
+        ids = list(dict.fromkeys(eid for _item, eid, _surface, _role in self.store.mentions_of_items([item_id])))
+        return [self.entity(eid) for eid in ids]
+
+    def entities(self, kind: str | None = None, limit: int | None = None) -> list[Entity]:
+        """Entities, most mentioned first (ties by id), with their counts and synonyms."""
+        counts = self.store.entity_counts()
+        synonyms: dict[int, list[int]] = defaultdict(list)
+        for a, b, _w in self.store.synonym_rows():
+            synonyms[a].append(b)
+            synonyms[b].append(a)
+        out = [Entity(id=eid, name=name, key=key, kind=k, items=counts.get(eid, (0, 0))[0],
+                      facts=counts.get(eid, (0, 0))[1], synonyms=sorted(synonyms.get(eid, [])))
+               for eid, key, name, k in self.store.entity_rows() if kind is None or k == kind]
+        out.sort(key=lambda e: (-(e.items + e.facts), e.id))
+        return out[:limit] if limit else out
+
+    def entity(self, entity_id: int) -> Entity:
+        row = self.store.entity_row(entity_id)
+        if row is None:
+            raise KnowledgeError(f"no entity with id {entity_id}")
+        items, facts = self.store.entity_counts().get(entity_id, (0, 0))
+        syn = sorted({b if a == entity_id else a for a, b, _ in self.store.synonym_rows() if entity_id in (a, b)})
+        return Entity(id=row[0], key=row[1], name=row[2], kind=row[3], items=items, facts=facts, synonyms=syn)
+
+    def episodes(self, source_id: int | None = None, ids: Sequence[int] | None = None) -> list[Episode]:
+        """Live episodes (all, of one source, or by id) with items, events and images."""
+        rows = self.store.episode_rows(ids=ids, source_id=source_id)
+        if not rows:
+            return []
+        members = self.store.items_of_episodes([r[0] for r in rows])
+        all_items = self.mem.items([i for ids_ in members.values() for i in ids_])
+        events = self.store.events_of_items(list(all_items))
+        merged: dict[int, list[int]] = defaultdict(list)
+        for gone, into in self.store.merged_into([r[0] for r in rows]):
+            merged[into].append(gone)
+        out = []
+        for eid, source, session, summary, origin, _m in rows:
+            items = sorted((all_items[i] for i in members.get(eid, []) if i in all_items), key=lambda i: (i.source_id, i.position))
+            ev = events_for(items, events)
+            times = sorted(i.timestamp for i in items if i.timestamp)
+            out.append(Episode(
+                id=eid, source_id=source, session=session, summary=summary, items=[i.id for i in items], events=ev,
+                participants=list(dict.fromkeys(p for e in ev for p in e.participants)) or
+                list(dict.fromkeys(i.speaker for i in items if i.speaker)),
+                time_start=times[0] if times else None, time_end=times[-1] if times else None,
+                images=[{"item_id": i.id, "url": i.meta.get("image_url", ""), "caption": i.meta["image_caption"]}
+                        for i in items if i.meta.get("image_caption")],
+                merged_from=sorted(merged.get(eid, [])), origin=origin))
+        return out
+
+    def episode(self, episode_id: int) -> Episode:
+        found = self.episodes(ids=[episode_id])
+        if not found:
+            raise KnowledgeError(f"no episode with id {episode_id}")
+        return found[0]
+
+    def episodes_of_items(self, item_ids: Sequence[int]) -> dict[int, int]:
+        return self.store.episodes_of_items(list(item_ids))
+
+    def facts_for(self, text: str, item_scores: dict[int, float], k: int, as_of: str | None = None) -> list[Fact]:
+        """Facts ranked for a query: those stated by the hits or naming the query's entities,
+        known at the reference time (``as_of``, default now), scored by word overlap with the
+        query plus the best score of the items stating them; those that hold then come first."""
+        entity_ids = self.query_entities(text)
+        fids = {f for f, _ in self.store.facts_of_items(list(item_scores))}
+        for e in entity_ids:
+            fids |= {r[0] for r in self.store.fact_rows(entity_id=e, latest=FACTS_PER_ENTITY)}
+        facts = self._in_time(self._facts(sorted(fids)), as_of)
+        if not facts:
+            return []
+        query_terms = set(lexical_tokens(text))
+        top_item = max(item_scores.values(), default=0.0) or 1.0
+        for f in facts:
+            terms = self._fact_terms.get(f.id)
+            if terms is None:
+                terms = self._fact_terms[f.id] = frozenset(lexical_tokens(f.triple()))
+            overlap = len(terms & query_terms) / max(len(query_terms), 1)
+            stated = max((item_scores.get(i, 0.0) for i in f.provenance), default=0.0) / top_item
+            named = 0.5 if {f.subject_id, f.object_id} & set(entity_ids) else 0.0
+            f.score = round(overlap + stated + named, 6)
+        facts.sort(key=lambda f: (f.state(as_of) != "current", -f.score, f.id))
+        return facts[:k]
+
+
+def events_for(items: list[Item], events: dict[int, list[tuple[str, dict[str, Any]]]]) -> list[Event]:
+    """Events of these items; where the LLM has described an item, its events replace the rule's."""
+    out = []
+    for item in items:
+        rows = events.get(item.id, [])
+        best = [r for r in rows if r[0] == "llm"] or rows
+        out += [Event(item_id=item.id, origin=origin, **body) for origin, body in best]
+    return out
