@@ -141,3 +141,59 @@ def test_deleted_evidence_of_a_successor_goes_to_the_inbox(moves):
     assert fact(moves, "lives in", "Lyon").state() == "current"  # what it superseded holds again
     moves.knowledge.undo(decision.id)
     assert fact(moves, "lives in", "Lyon").superseded_by == berlin.id
+
+
+def test_export_and_import_keep_every_time_and_the_history(moves, tmp_path):
+    k = moves.knowledge
+    edit = k.edit_fact(fact(moves, "still works at", "Le Fournil").id, object="Le Fournil bakery")
+    k.decide(next(c.id for c in k.conflicts() if c.kind == "clash"), "both")
+    moves.export(tmp_path / "moves.jsonl")
+    with Memory(tmp_path / "copy.db") as copy:
+        copy.import_(tmp_path / "moves.jsonl")
+
+        def history(mem: Memory) -> list[tuple]:
+            facts = {f.id: f for f in mem.knowledge.facts(entity="Lena")}
+            every = {f.id: f for fid in facts for f in mem.knowledge.fact_history(fid)}
+            word = {fid: f.triple() for fid, f in every.items()}
+            return sorted((f.triple(), f.valid_from, f.valid_to, f.recorded_at, f.retired_at, f.state(),
+                           word.get(f.superseded_by), word.get(f.version_of)) for f in every.values())
+
+        assert history(copy) == history(moves)
+        assert any(row[4] for row in history(copy))  # the retired version came along
+        assert [(c.kind, c.status) for c in copy.knowledge.conflicts(status=None)] == \
+            [(c.kind, c.status) for c in k.conflicts(status=None)]
+        assert copy.knowledge.fact(copy.knowledge.facts(entity="Lena")[0].id)  # and the copy reads as usual
+    assert edit["version_of"] != edit["fact"]
+
+
+def test_a_store_from_before_the_time_model_migrates_and_rescans(tmp_path, capsys):
+    from mnemoscope.app.cli import main
+
+    from .test_time_store import old_store
+
+    path = tmp_path / "old.db"
+    old_store(path)
+    assert main(["--store", str(path), "conflicts", "rescan", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["superseded"] == 1
+    assert main(["--store", str(path), "facts", "--history", "2", "--json"]) == 0
+    chain = json.loads(capsys.readouterr().out)
+    assert [(f["object"], f["state"]) for f in chain] == [("Lyon", "superseded"), ("Berlin", "current")]
+
+
+def test_the_conflicts_command_lists_decides_and_undoes(moves, capsys):
+    from mnemoscope.app.cli import main
+
+    store = str(moves.path)
+    moves.close()
+    assert main(["--store", store, "conflicts", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    clash = next(c for c in listed if c["kind"] == "clash")
+    assert clash["items"] and clash["choices"] == ["accept", "both", "merge", "retire"]
+    assert main(["--store", store, "conflicts", "accept", str(clash["id"]), "--dry-run", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["dry_run"] is True
+    assert main(["--store", store, "conflicts", "accept", str(clash["id"]), "--json"]) == 0
+    decision = json.loads(capsys.readouterr().out)["id"]
+    assert main(["--store", store, "conflicts", "undo", str(decision)]) == 0
+    assert f"undo of {decision}" in capsys.readouterr().out
+    assert main(["--store", store, "conflicts", "retire", "999"]) == 2
+    assert "no conflict with id 999" in capsys.readouterr().err
