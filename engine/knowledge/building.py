@@ -60,6 +60,7 @@ class Batch:
     facts: dict[str, int] = field(default_factory=dict)  # key → fact id
     provenance: list[tuple[int, int]] = field(default_factory=list)  # (fact id, item id) stated in this batch
     phrases: list[tuple[str, int]] = field(default_factory=list)  # (phrase, item id) for the graph
+    gone: set[int] = field(default_factory=set)  # facts deleted by this write: no dedup lands on them
     edges: dict[str, tuple[list[int], list[int], list[float]]] = field(
         default_factory=lambda: {t: ([], [], []) for t in EDGE_TYPES})
 
@@ -342,14 +343,17 @@ class KnowledgeBuilding(Area):
         return {eid: key.split()[0] for eid, key in speakers.items() if key}
 
     def _store_facts(self, items: list[Item], extractions: list[Extraction], ids: dict[str, int], batch: Batch,
-                     origin: str) -> None:
+                     origin: str) -> dict[int, int]:
+        """Store the drafts' facts with their items as provenance; returns ``id(draft)`` → fact id."""
         drafts = [(item, _home(ex, ids), d) for item, ex in zip(items, extractions) for d in ex.facts]
         vectors = self._fact_vectors([(d.subject, d.predicate, d.object) for _, _, d in drafts])
-        provenance = []
+        provenance, stored = [], {}
         for (item, home, draft), vec in zip(drafts, vectors):
-            provenance.append((self._dedup_or_insert(draft, vec, ids, batch, origin, home, item.timestamp), item.id))
+            fid = stored[id(draft)] = self._dedup_or_insert(draft, vec, ids, batch, origin, home, item.timestamp)
+            provenance.append((fid, item.id))
         self.store.insert_fact_sources(provenance)
         batch.provenance += provenance
+        return stored
 
     def _dedup_or_insert(self, draft: FactDraft, vec: np.ndarray, ids: dict[str, int], batch: Batch, origin: str,
                          home: int | None = None, said: str | None = None) -> int:
@@ -359,14 +363,16 @@ class KnowledgeBuilding(Area):
         the fact under ``home``, the entity its item is about (the speaker of a turn, the
         section of a document). ``said``: when the item was said, for the fact's validity."""
         key = fact_key(draft.subject, draft.predicate, draft.object)
-        hit = self._fact_ids.get(key) or batch.facts.get(key)
+        known = self._fact_ids.get(key)  # (a fact this write deleted may still be here; its id may be reused)
+        hit = batch.facts.get(key) or (known if known not in batch.gone else None)
         subject_id = ids.get(draft.subject_key) or self.registry.lookup(draft.subject_key)
         if subject_id is None and not draft.subject_named:
             subject_id = home
         rows = self._vectors_of_subject(subject_id) if subject_id is not None else None
         if hit is None and rows is not None:
             near, sim = rows.nearest(vec)
-            hit = near if sim >= self.settings.fact_dedup_threshold else None
+            hit = near if sim >= self.settings.fact_dedup_threshold and (near not in batch.gone
+                                                                          or near in batch.facts.values()) else None
         valid_from = statement_valid_from(draft.time, said)
         if hit is not None:
             if draft.time:

@@ -24,7 +24,7 @@ from ..errors import KnowledgeError
 from ..store.knowledge import StaleUndo
 from .entities import entity_key
 from .records import Decision, Fact
-from .supersession import Rules, Slot, load_rules, span, verdict
+from .supersession import Rules, Slot, before, load_rules, span, verdict
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -161,6 +161,25 @@ class Timeline:
         with self.decision(actor, action, summary, facts=[older.id, newer.id]):
             self.store.set_validity(older.id, newer.valid_from, newer.id)
         report.superseded.append((older.id, newer.id))
+
+    def replaced(self, older_id: int, newer_id: int, actor: str) -> bool:
+        """A judge (the LLM) says fact ``newer_id`` makes ``older_id`` no longer true: supersede
+        it, unless the dates say the newer one held first (then a conflict asks); returns
+        whether it was superseded. Inside a transaction."""
+        rows = {r[0]: fact_of_row(r) for r in self.store.fact_rows([older_id, newer_id])}
+        older, newer = rows.get(older_id), rows.get(newer_id)
+        if older is None or newer is None or older_id == newer_id or older.retired_at or newer.retired_at \
+                or older.superseded_by is not None:
+            return False
+        if before(older.valid_from, newer.valid_from) is False:
+            a, b = sorted((older_id, newer_id))
+            self.store.open_conflict("clash", f"clash:{a}:{b}", a, b, f"{actor}: it replaces the other, which holds later")
+            return False
+        with self.decision(actor, "superseded", f"{older.triple()} superseded by {newer.triple()} "
+                                                f"({newer.valid_from or 'no date'}; judged by the {actor})",
+                           facts=[older_id, newer_id]):
+            self.store.set_validity(older_id, newer.valid_from, newer_id)
+        return True
 
     def rescan(self) -> RuleReport:
         """Apply the rules to every believed fact (after the rules changed, or on a store

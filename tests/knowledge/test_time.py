@@ -197,3 +197,31 @@ def test_the_conflicts_command_lists_decides_and_undoes(moves, capsys):
     assert f"undo of {decision}" in capsys.readouterr().out
     assert main(["--store", store, "conflicts", "retire", "999"]) == 2
     assert "no conflict with id 999" in capsys.readouterr().err
+
+
+def test_the_llm_may_judge_that_a_new_fact_replaces_a_known_one(tmp_path, openai_server):
+    import re
+
+    def reply(body):
+        prompt = body["messages"][1]["content"]
+        keys = re.findall(r"^\[([^\]]+)\]", prompt, re.M)
+        known = dict(re.findall(r"^F(\d+): (.*)$", prompt, re.M))
+        if "D1:2" in keys:
+            return {"summary": "Lena in Lyon.", "events": [],
+                    "facts": [{"subject": "Lena", "predicate": "calls", "object": "Lyon home", "time": None, "turns": ["D1:2"]}]}
+        lyon = next(f for f, text in known.items() if text.startswith("Lena —calls→ Lyon home"))  # no rule knows "calls"
+        return {"summary": "Lena in Berlin.", "events": [],
+                "facts": [{"subject": "Lena", "predicate": "has settled in", "object": "Berlin", "time": None,
+                           "turns": ["D2:1"]}],
+                "replaces": [{"fact": 0, "known": f"F{lyon}"}]}
+
+    openai_server.on_chat = reply
+    path = tmp_path / "moves.json"
+    path.write_text(json.dumps([MOVES]), encoding="utf-8")
+    with Memory(tmp_path / "llm.db", llm_base_url=openai_server.base_url, llm_model="m", max_retries=0) as m:
+        m.ingest(path)
+        assert m.knowledge.process_queue()["failed"] == 0
+        lyon = next(f for f in m.knowledge.facts() if f.origin == "llm" and f.object == "Lyon home")
+        berlin = m.knowledge.fact(lyon.superseded_by)
+        assert (berlin.predicate, berlin.origin, lyon.state()) == ("has settled in", "llm", "superseded")
+        assert "llm" in {d.actor for d in m.knowledge.decisions()}
