@@ -9,9 +9,11 @@ merges keep what a split needs to undo them.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import KnowledgeError
 from .building import Batch, fact_key
@@ -19,6 +21,22 @@ from .entities import entity_key
 from .episodes import summarize
 from .extract import Extraction, FactDraft
 from .reading import KnowledgeReading, events_for
+
+
+def _atomic(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A curation call's checks and its writes in one transaction: what it checked (an entity
+    exists, a name is free) cannot change before it writes, when another process merges or
+    renames at the same moment. A dry run writes nothing and needs no lock."""
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def run(self: "KnowledgeCuration", *args: Any, **kwargs: Any) -> Any:
+        if signature.bind(self, *args, **kwargs).arguments.get("dry_run"):
+            return method(self, *args, **kwargs)
+        with self.store.transaction():
+            return method(self, *args, **kwargs)
+
+    return run
 
 
 def _typed_time(time: str | None) -> str | None:
@@ -51,6 +69,7 @@ class KnowledgeCuration(KnowledgeReading):
         items, facts = self.store.entity_counts().get(entity_id, (0, 0))
         return items == 0 and facts <= 1
 
+    @_atomic
     def edit_fact(self, fact_id: int, *, subject: str | None = None, predicate: str | None = None,
                   object: str | None = None, time: str | None = None, dry_run: bool = False) -> dict[str, Any]:
         """Change a fact's words or time: a new version (origin ``user``) takes its place, the
@@ -78,6 +97,8 @@ class KnowledgeCuration(KnowledgeReading):
                 raise KnowledgeError(f"fact {fact_id}: the edit would orphan entity {name!r} (nothing else names it);"
                                      " delete the fact instead")
         when = old.time if time is None else _typed_time(time)
+        if (s, p, o, when) == (old.subject, old.predicate, old.object, old.time):
+            return {"facts_changed": 0, "fact": fact_id}  # nothing to change: not even who stated it
         valid_from = old.valid_from if time is None else when
         summary = f"fact {fact_id}: {s} —{p}→ {o}"
         with self._curating(dry_run, "fact.edited", summary):
@@ -88,6 +109,7 @@ class KnowledgeCuration(KnowledgeReading):
             self.load()
         return {"facts_changed": 1, "fact": None if dry_run else new_id, "version_of": fact_id}
 
+    @_atomic
     def add_fact(self, subject: str, predicate: str, object: str, provenance: Sequence[int], *, time: str | None = None,
                  dry_run: bool = False) -> dict[str, Any]:
         """State a fact by hand (origin ``user``), supported by stored items; its subject
@@ -113,6 +135,7 @@ class KnowledgeCuration(KnowledgeReading):
         self.load()  # also drops what a dry run staged
         return {"facts_added": 1, "fact": None if dry_run else fid}
 
+    @_atomic
     def delete_fact(self, fact_id: int, dry_run: bool = False) -> dict[str, Any]:
         """Delete a fact; entities that nothing else names go with it."""
         self.fact(fact_id)
@@ -124,6 +147,7 @@ class KnowledgeCuration(KnowledgeReading):
             self.load()
         return {"facts_deleted": 1, "entities_deleted": len(orphans)}
 
+    @_atomic
     def rename_entity(self, entity_id: int, name: str, dry_run: bool = False) -> dict[str, Any]:
         """Give an entity a new name; facts that spelled the old name follow."""
         old = self.entity(entity_id)
@@ -140,6 +164,7 @@ class KnowledgeCuration(KnowledgeReading):
             self.load()
         return {"entities_renamed": 1, "facts_changed": n}
 
+    @_atomic
     def merge_entities(self, keep_id: int, other_id: int, dry_run: bool = False) -> dict[str, Any]:
         """Fold ``other_id`` into ``keep_id``: mentions, facts and synonyms move; the mentions keep
         their surface forms, so :meth:`split_entity` can separate them again."""
@@ -155,6 +180,7 @@ class KnowledgeCuration(KnowledgeReading):
             self.load()
         return {"entities_merged": 1, "kept": keep.name, "removed": other.name, "mentions_moved": moved, "facts_moved": facts}
 
+    @_atomic
     def split_entity(self, entity_id: int, surfaces: Sequence[str], name: str | None = None,
                      dry_run: bool = False) -> dict[str, Any]:
         """Move the mentions written as ``surfaces`` (and the facts whose subject or object is
@@ -182,6 +208,7 @@ class KnowledgeCuration(KnowledgeReading):
             self.load()
         return {"entities_created": 1, "entity": new_id if not dry_run else None, "mentions_moved": moved, "facts_moved": facts}
 
+    @_atomic
     def merge_episodes(self, keep_id: int, other_id: int, dry_run: bool = False) -> dict[str, Any]:
         """Join two episodes of one source; every item keeps its own rows, and split undoes it."""
         keep, other = self.episode(keep_id), self.episode(other_id)
@@ -196,6 +223,7 @@ class KnowledgeCuration(KnowledgeReading):
             self.load()
         return {"episodes_merged": 1, "items_moved": len(other.items)}
 
+    @_atomic
     def split_episode(self, episode_id: int, dry_run: bool = False) -> dict[str, Any]:
         """Undo the merges into an episode: items go back to the episodes they were built in."""
         ep = self.episode(episode_id)
