@@ -184,10 +184,9 @@ def client_label(ctx: Context) -> str:
 def user_message(exc: BaseException) -> str | None:
     """The one line a refusal says, or None for a crash (the SDK logs it and tells the client
     only that the tool failed)."""
-    from mnemoscope.engine import RequestError
-    from mnemoscope.engine.store import StoreError
+    from mnemoscope.engine.errors import MnemoscopeError
 
-    if isinstance(exc, (ValueError, RequestError, StoreError)) and str(exc).strip():
+    if isinstance(exc, MnemoscopeError) and str(exc).strip():
         return str(exc).strip().splitlines()[0]
     return None
 
@@ -245,7 +244,8 @@ def build_server(mem: "Memory") -> MCPServer:
 
         `source` names what you store: remembering again under the same name replaces it (send the
         whole conversation each time to keep one growing conversation up to date). Without it,
-        the name comes from the content, so remembering the same content twice stores it once.
+        the name is made of the first words and a hash of the content, so remembering the same
+        content twice stores it once.
         Returns the source id and the stored item ids."""
         if (messages is None) == (text is None):
             raise ToolError("give either messages (a conversation) or text (a document), not both or neither")
@@ -360,8 +360,9 @@ def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | 
             parsed.source.meta["title"] = title
             for item in parsed.items:
                 item.title = " › ".join(p for p in (title, item.title) if p)
-    kind = "conversation" if messages is not None else "document"
-    parsed.source.name = source or f"mcp:{client}/{kind}/{parsed.source.content_hash[:12]}"
+    label = " ".join(parsed.items[0].text.split()[:6])  # from the content alone: the same content, the same name
+    label = (label if len(label) <= 48 else label[:47] + "…").replace("/", "-")
+    parsed.source.name = source or f"mcp:{client}/{label} ({parsed.source.content_hash[:8]})"
     report = mem.ingest_parsed([parsed]).sources[0]
     ids = [i.id for i in mem.source_items(report.source_id)]
     return Remembered(source_id=report.source_id, source=report.name, status=report.status, item_ids=ids,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 if TYPE_CHECKING:  # the engine (numpy, scipy) is imported on first use, in a worker: the UI paints first
     from mnemoscope.engine import Memory, Settings
+    from mnemoscope.engine.store.activity import ChangeWatch
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "assets" / "demo"
 
@@ -57,6 +58,7 @@ class Services:
         self.fixed_label = label
         self.settings = settings
         self.mem: Memory | None = None
+        self.watch: "ChangeWatch | None" = None  # asks SQLite whether anyone committed (see follow)
         self._tempdir: str | None = None
         self._lock = threading.Lock()
 
@@ -115,10 +117,32 @@ class Services:
 
     def _memory(self, path: Path) -> "Memory":
         from mnemoscope.engine import Memory
+        from mnemoscope.engine.store.activity import ChangeWatch
 
-        return Memory(path, settings=self.settings.replace() if self.settings else None, client="app")
+        mem = Memory(path, settings=self.settings.replace() if self.settings else None, client="app")
+        old, self.watch = self.watch, ChangeWatch(mem.path)
+        if old is not None:
+            old.close()
+        return mem
+
+    def changed_elsewhere(self) -> bool:
+        """Whether any connection committed since the last look (one PRAGMA on a connection of its
+        own: cheap enough for the UI thread, and never waiting for a write that holds the store)."""
+        watch = self.watch
+        return watch is not None and self.mem is not None and watch.changed()
+
+    def follow(self) -> dict[str, Any] | None:
+        """Take in what other processes committed (a worker calls this); the store's new counts,
+        or None when nothing came from elsewhere (this app's own writes are shown already)."""
+        mem = self.mem
+        if mem is None or not mem.refresh():
+            return None
+        return mem.counts()
 
     def close(self) -> None:
+        if self.watch is not None:
+            self.watch.close()
+            self.watch = None
         if self.mem is not None:
             self.mem.close()
             self.mem = None
@@ -156,14 +180,11 @@ class Services:
             if mem is self.mem:  # a store closed meanwhile (another was opened) needs no warming
                 raise
 
-    def strategies(self) -> list[str]:
-        """The recall strategies the open engine offers (fused first when it exists)."""
-        names = sorted(self.memory.strategies())
-        return sorted(names, key=lambda n: (n != "fused", n != "hybrid", n))
-
-    def strategy_doc(self, name: str) -> str:
-        """What a strategy does, in the engine's own words."""
-        return self.memory.strategies().get(name, "")
+    def strategies(self) -> dict[str, str]:
+        """The recall strategies the open engine can run (fused first when it exists), each with
+        what it does in the engine's own words."""
+        docs = self.memory.strategies()
+        return {name: docs[name] for name in sorted(docs, key=lambda n: (n != "fused", n != "hybrid", n))}
 
     def score_terms(self) -> tuple[dict[str, float], float] | None:
         """The ranker's heuristic weights and λ (how a fused score is made), when there is a ranker."""
@@ -174,6 +195,10 @@ class Services:
 
     def default_strategy(self) -> str:
         return getattr(self.mem, "default_strategy", None) or "hybrid"
+
+    def source_names(self) -> dict[int, str]:
+        """Every source's name by id (a hit names its source with it)."""
+        return {s.id: s.name for s in self.memory.sources()}
 
     def recall(self, query: str, **options: Any):
         return self.memory.recall(query, **options)

@@ -52,7 +52,7 @@ def _screen(mode: str) -> Callable[[], Screen]:
 class MnemoscopeApp(App[None]):
     """Explore, curate and teach a memory store."""
 
-    CSS_PATH = "../assets/app.tcss"
+    CSS_PATH = Path(__file__).resolve().parents[1] / "assets" / "app.tcss"  # absolute: a subclass may live anywhere
     TITLE = "Mnemoscope"
     COMMANDS = App.COMMANDS | {MnemoscopeCommands}
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # screens.base.WIDE
@@ -91,9 +91,12 @@ class MnemoscopeApp(App[None]):
 
     # -- start-up -----------------------------------------------------------------------------
 
+    FOLLOW_INTERVAL = 0.25  # seconds between two looks at whether another process committed
+
     def on_mount(self) -> None:
         # open the store once the first screen is painted: importing the engine competes for the GIL
         self.call_after_refresh(self.open_store, None)
+        self.set_interval(self.FOLLOW_INTERVAL, self._look_for_changes, name="follow")
 
     def open_store(self, path: str | Path | None) -> None:
         running = [state.title for task, state in self.tasks.items() if task not in UNTIED_TASKS]
@@ -172,10 +175,23 @@ class MnemoscopeApp(App[None]):
     def store_changed(self, stats: dict | None = None) -> None:
         """After any write: new counts in the header, and screens refresh what they show."""
         if stats is None:
+            self._follow()  # what another process committed while this app wrote, too
             self._refresh_stats()
             return
         self.store_stats = stats
         self.store_generation += 1
+
+    def _look_for_changes(self) -> None:
+        """Another process (the CLI, an agent through MCP, a script) may have committed: if so, take
+        it in behind the screen, and refresh what the screens show."""
+        if self.services.changed_elsewhere():
+            self._follow()
+
+    @work(thread=True, exclusive=True, group="follow", exit_on_error=False)
+    def _follow(self) -> None:
+        stats = self.services.follow()
+        if stats is not None:
+            self.call_from_thread(self.store_changed, stats)
 
     @work(thread=True, exclusive=True, group="warm-up", exit_on_error=False)
     def _warm_up(self) -> None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterable, Sequence
 
+from .errors import MnemoscopeError
 from .records import Item, ParsedSource, Source
 
 KEPT_ROLES = ("user", "assistant")
@@ -35,7 +36,7 @@ ROLES = KEPT_ROLES + SKIPPED_ROLES
 TEXT_PARTS = ("text", "input_text", "output_text")  # the content part types whose "text" is kept
 
 
-class ChatFormatError(ValueError):
+class ChatFormatError(MnemoscopeError, ValueError):
     """A conversation that breaks its format; ``line`` is where the bad message starts, if known."""
 
     def __init__(self, message: str, line: int | None = None) -> None:

@@ -52,12 +52,20 @@ A = TypeVar("A", bound=Area)
 TEXT_VECTORS = ("hash-", "openai:")
 
 
+# What each write is called while it runs, for a process that waits for its lock (StoreBusy).
+_ACTIVITIES = {"ingest_parsed": "ingesting", "import_": "importing", "reindex": "reindexing", "clear": "clearing the store",
+               "delete_item": "deleting", "delete_source": "deleting"}
+
+
 def _one_writer(method: Callable[..., Any]) -> Callable[..., Any]:
     """A write that may span several transactions (an ingest of many sources, an import) runs
-    alone: another thread's write waits for it instead of interleaving with it."""
+    alone: another thread's write waits for it instead of interleaving with it. While it runs,
+    the store names it to other processes (``StoreBase.activity``)."""
+    label = _ACTIVITIES.get(method.__name__, "writing")
+
     @functools.wraps(method)
     def exclusive(self: "Memory", *args: Any, **kwargs: Any) -> Any:
-        with self._write_lock:
+        with self._write_lock, self.store.activity(label):
             return method(self, *args, **kwargs)
 
     return exclusive
@@ -88,6 +96,7 @@ class Memory:
         self._area_locks: dict[str, threading.RLock] = {}  # one per area: loading one never holds up another
         self._write_lock = threading.RLock()  # see _one_writer
         self._cursor = 0  # the last activity-log line this memory's state includes
+        self._looked = 0.0  # when refresh last looked at the log (time.monotonic)
         self._external: OpenAIEmbedder | None = None
         self._load()
         self.store.on_write = self._sync_with_store
@@ -102,7 +111,7 @@ class Memory:
 
     def _load(self) -> None:
         """(Re)build the in-memory index from the store, as of one moment (see :meth:`refresh`)."""
-        with self.store.snapshot():
+        with self.store.reading():
             self._cursor = self.activity.last_id()
             self._load_index()
 
@@ -134,10 +143,11 @@ class Memory:
 
         A write running in another thread of this process is not waited for: it refreshed before
         it began, and the next call takes in the rest."""
+        self._looked = time.monotonic()
         if self.activity.last_id() == self._cursor or not self._write_lock.acquire(blocking=False):
             return False
         try:
-            with self.store.snapshot():
+            with self.store.reading():
                 changes, cursor = self.activity.changes(self._cursor)
                 if changes.everything:
                     self._load()
@@ -242,7 +252,7 @@ class Memory:
             with self._area_locks[name]:
                 if name not in self._loaded:
                     self.refresh()  # the area reads the store as it is now: the core must not lag behind it
-                    with self.store.snapshot():
+                    with self.store.reading():
                         if self.activity.last_id() != self._cursor:  # a commit came in between (or a write is running)
                             self._cursor = -1  # the next refresh reads everything again, the area included
                         area.load()
@@ -449,8 +459,13 @@ class Memory:
         return signals(self, list(self._areas.values()))
 
     def recall(self, query: str, top_k: int = 10, strategy: str | None = None, mode: str = "pro", **options: Any) -> Recall:
-        """Rank items for ``query``. Read-only: the next recall is not affected."""
-        self.refresh()
+        """Rank items for ``query``. Read-only: the next recall is not affected.
+
+        What other processes committed is taken in first (each change costs its first recall some
+        work); with ``Settings.refresh_interval`` set, at most that often, so that a reader
+        following a busy writer pays it once per interval, not once per commit."""
+        if time.monotonic() - self._looked >= self.settings.refresh_interval:
+            self.refresh()
         return recall(self, self.areas, query, top_k=top_k, strategy=strategy or self.default_strategy, mode=mode,
                       **options)
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .config import Settings
     from .dense import OpenAIEmbedder
     from .store import Store
+    from .store.check import Salvaged
 
 TRAILER = "trailer"
 FORMAT = "mnemoscope-export"
@@ -329,3 +330,19 @@ class _ExportReader:
         self.keys[source_id].add(key)
         self.out.item_ids[source_id].append(old_id)
         self.out.sources[source_id].items.append(Item(**rec))
+
+
+# -- salvage ----------------------------------------------------------------------------------
+
+
+def salvage(store_path: str | Path, path: str | Path) -> "Salvaged":
+    """Write every source and item of a (damaged) store that can still be read as an export
+    (:func:`engine.store.check.readable_records`); the store is only read. Knowledge and trust
+    are not carried: import extracts the knowledge again."""
+    from .store.check import Salvaged, readable_records
+
+    salvaged = Salvaged()
+    records = ({**r, "meta": {k: v for k, v in r["meta"].items() if k not in LOCAL_META}} if r["type"] == "source" else r
+               for r in readable_records(store_path, salvaged))
+    write_records(path, records)
+    return salvaged

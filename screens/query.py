@@ -120,6 +120,8 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.score_terms: tuple[dict[str, float], float] | None = None  # (heuristic weights, λ) for fused
         self.snippet_width = 0  # set with the columns
         self.taught_token: str | None = None  # a recall's token teaches once: the engine forgets it after
+        self.strategies: list[str] = []  # what the engine can run, fused first
+        self.strategy_docs: dict[str, str] = {}  # what each strategy does, in the engine's words
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="query-bar"):
@@ -160,16 +162,24 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
             self.fill_hits(self.recall).move_cursor(row=row)
 
     def refresh_data(self) -> None:
-        mem = self.services.mem
-        if mem is None:
-            return
-        self.source_names = {s.id: s.name for s in mem.sources()}
-        strategies = self.services.strategies()
+        services = self.services
+
+        def load() -> tuple[dict[int, str], dict[str, str], str]:
+            # in the worker: which strategies can run may load an engine area
+            names = services.source_names()
+            return names, services.strategies(), services.default_strategy()
+
+        self.run_task("strategies", "Loading strategies", load, progress=False, show=False, replace=True)
+
+    RESULTS = {"strategies": "show_strategies"}
+
+    def show_strategies(self, source_names: dict[int, str], docs: dict[str, str], default: str) -> None:
+        strategies = list(docs)
+        self.source_names, self.strategies, self.strategy_docs = source_names, strategies, docs
         select = self.query_one("#query-strategy", Select)
         current = select.value if self.strategy_chosen else None
         select.set_options([(s, s) for s in strategies])
         select.styles.width = max(map(len, strategies)) + SELECT_CHROME  # every name shown whole
-        default = self.services.default_strategy()
         select.value = current if current in strategies else default if default in strategies else strategies[0]
         self.strategy_chosen = True
 
@@ -210,6 +220,8 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
             timeline["worker"] = time.perf_counter()
             result = services.recall(text, **options)
             timeline["engine_done"] = time.perf_counter()
+            if any(h.item.source_id not in self.source_names for h in result.hits):  # a source another process added
+                self.source_names = services.source_names()
             self.score_terms = services.score_terms() if result.strategy == "fused" else None
             return result
 
@@ -341,7 +353,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
             parts.append(Text(f"\nheuristic floor Σ w × value = {floor:+.3f}; λ = {lam:.2f}: the learned model "
                               f"carries {lam:.0%} of the score" + (" (the floor alone ranks)" if not lam else ""),
                               style="italic"))
-        note = self.services.strategy_doc(self.recall.strategy)
+        note = self.strategy_docs.get(self.recall.strategy, "")
         if note:
             parts.append(Text(f"\n{self.recall.strategy}: {note}", style="dim"))
         return Group(*parts)
@@ -422,7 +434,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         from mnemoscope.screens.compare import CompareScreen
 
         options = self.query_options()
-        self.app.push_screen(CompareScreen(text, options, self.services.strategies(), self.source_names))
+        self.app.push_screen(CompareScreen(text, options, self.strategies or [options["strategy"]], self.source_names))
 
 
 SCREEN = QueryScreen

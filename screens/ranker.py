@@ -103,12 +103,15 @@ model beats the heuristic on held-out pairs; so learning can help and never make
         self.query_one("#curve-lambda", ColumnChart).values = [p.lam for p in curve]
         self.query_one("#curve-bound", ColumnChart).values = [p.lower_bound for p in curve]
         table = self.query_one("#feedback-table", DataTable)
+        selected = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value if table.row_count else None
         table.clear()
         now = time.time()
         for e in events:
             query = " ".join(e.query.split())
             table.add_row(str(e.id), when(e.created_at, now), clip(query, self.query_width),
                           str(len(e.shown)), str(len(e.used)), str(len(e.ignored)), key=str(e.id))
+        if selected in {str(e.id) for e in events}:  # new events come in above: the cursor stays on its own
+            table.move_cursor(row=table.get_row_index(selected), animate=False)
         table.border_title = f"feedback events ({status.events:,})"
 
     def action_reset(self) -> None:

@@ -43,6 +43,7 @@ items. The panel shows the selected item in full.
     def __init__(self) -> None:
         super().__init__()
         self.sources: list[Any] = []
+        self.counts: dict[int, int | None] = {}  # items per source, as shown
         self.items: list[Any] = []
         self.pending_source: int | None = None
         self.pending_item: int | None = None
@@ -80,10 +81,12 @@ items. The panel shows the selected item in full.
     RESULTS = {"sources": "show_sources", "items": "show_items"}
 
     def show_sources(self, rows: list[tuple[Any, int | None]]) -> None:
+        if self.grow_sources(rows):
+            return
         table = self.query_one("#sources-table", DataTable)
         previous, previous_row = self.current_source(), table.cursor_row
         table.clear()
-        self.sources = [s for s, _ in rows]
+        self.sources, self.counts = [s for s, _ in rows], {s.id: count for s, count in rows}
         for source, count in rows:
             name = Path(source.name).name
             table.add_row(str(source.id), source.kind, name, "" if count is None else f"{count:,}", key=str(source.id))
@@ -97,6 +100,27 @@ items. The panel shows the selected item in full.
             self.load_items(self.sources[row].id)
         else:
             self.show_items(None, [])
+
+    def grow_sources(self, rows: list[tuple[Any, int | None]]) -> bool:
+        """Sources only added, or their counts changed (another process ingesting): update the
+        rows in place, so the cursor, the items shown and the scroll stay as they were, and the
+        selected source's items are read again only if they changed. False: rebuild the list."""
+        table = self.query_one("#sources-table", DataTable)
+        before = [s.id for s in self.sources]
+        if not before or [s.id for s, _ in rows][:len(before)] != before or table.row_count != len(before):
+            return False
+        selected = self.current_source()
+        for source, count in rows[len(before):]:
+            table.add_row(str(source.id), source.kind, Path(source.name).name, "" if count is None else f"{count:,}",
+                          key=str(source.id))
+        changed = {s.id for s, count in rows[:len(before)] if self.counts.get(s.id) != count}
+        for source, count in rows[:len(before)]:
+            if source.id in changed:
+                table.update_cell(str(source.id), "items", "" if count is None else f"{count:,}")
+        self.sources, self.counts = [s for s, _ in rows], {s.id: count for s, count in rows}
+        if selected is not None and selected.id in changed:
+            self.load_items(selected.id)
+        return True
 
     def current_source(self) -> Any:
         table = self.query_one("#sources-table", DataTable)

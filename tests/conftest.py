@@ -1,12 +1,16 @@
-"""Fixtures every test folder may use."""
+"""Fixtures every test folder may use: the demo store (built once per run), a store checksum and
+a real OpenAI-compatible server."""
 
 from __future__ import annotations
 
-from typing import Iterator
+import shutil
+from pathlib import Path
+from typing import Callable, Iterator
 
 import pytest
 
 from tests.support.openai_server import OpenAIServer
+from tests.support.stores import DEMO_DIR, shared_store, store_checksum
 
 
 @pytest.fixture
@@ -14,3 +18,31 @@ def openai_server() -> Iterator[OpenAIServer]:
     """A real OpenAI-compatible HTTP server on 127.0.0.1 (see tests/support/openai_server.py)."""
     with OpenAIServer() as server:
         yield server
+
+
+def _ingest_demo(path: Path) -> None:
+    from mnemoscope.engine import Memory
+
+    with Memory(path) as mem:
+        mem.ingest([DEMO_DIR])
+
+
+@pytest.fixture(scope="session")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store with the demo content ingested, default settings: built once per run. Read it in
+    place; a test that writes copies it first (``demo_copy``)."""
+    return shared_store(tmp_path_factory, "demo", _ingest_demo)
+
+
+@pytest.fixture
+def demo_copy(demo_store: Path, tmp_path: Path) -> Path:
+    """A private copy of the demo store (the test may write to it)."""
+    copy = tmp_path / "demo.db"
+    shutil.copy(demo_store, copy)
+    return copy
+
+
+@pytest.fixture
+def checksum() -> Callable[..., str]:
+    """``checksum(path, skip=())``: a digest of every row of every table of a store."""
+    return store_checksum

@@ -1,16 +1,12 @@
 """The human output of ``mnemoscope recall``: lite shows the mode's episodes and facts."""
 
 import io
-from pathlib import Path
 
 from mnemoscope.app.cli import main
 
-DEMO = Path(__file__).resolve().parents[1] / "assets" / "demo" / "conversation.json"
 
-
-def test_lite_recall_prints_episodes_facts_walk_and_token(tmp_path):
-    store = str(tmp_path / "s.db")
-    assert main(["--store", store, "ingest", str(DEMO)], io.StringIO()) == 0
+def test_lite_recall_prints_episodes_facts_walk_and_token(demo_store):
+    store = str(demo_store)
     out = io.StringIO()
     code = main(["--store", store, "recall", "When did Maya run the half marathon?", "--mode", "lite",
                  "--strategy", "fused", "--trace", "--top-k", "3"], out)
@@ -23,11 +19,10 @@ def test_lite_recall_prints_episodes_facts_walk_and_token(tmp_path):
     assert "feedback token: " in text
 
 
-def test_a_fused_recall_shows_the_graph_its_pagerank_signal_walked(tmp_path):
+def test_a_fused_recall_shows_the_graph_its_pagerank_signal_walked(demo_store):
     from mnemoscope.engine import Memory
 
-    with Memory(tmp_path / "g.db") as mem:
-        mem.ingest(DEMO)
+    with Memory(demo_store) as mem:
         fused = mem.recall("what did Maya adopt", strategy="fused")
         hybrid = mem.recall("what did Maya adopt", strategy="hybrid")
     assert fused.graph and fused.graph["seeds"] and fused.graph["reached"]

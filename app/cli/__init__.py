@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 from typing import Any, Callable, TextIO
 
@@ -19,9 +20,10 @@ from mnemoscope.engine.dense import EmbeddingUnavailable
 from mnemoscope.engine.eval.harness import DataMissing
 from mnemoscope.engine.store import StoreError
 
-from . import conflicts, core, evaluate, images, knowledge, mcp, ranker, topics
+from . import check, conflicts, core, evaluate, images, knowledge, mcp, ranker, topics
+from .parsing import Parser
 
-COMMAND_MODULES = [core, evaluate, knowledge, conflicts, ranker, topics, images, mcp]
+COMMAND_MODULES = [core, evaluate, knowledge, conflicts, ranker, topics, images, mcp, check]
 USER_ERRORS = (IngestFailed, RecallError, RequestError, ConfigError, StoreError, DataMissing, EmbeddingUnavailable,
                ValueError, FileNotFoundError)
 
@@ -31,7 +33,7 @@ class UsageError(ValueError):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mnemoscope", description="Explore, curate and teach an agent memory store.")
+    parser = Parser(prog="mnemoscope", description="Explore, curate and teach an agent memory store.")
     parser.add_argument("--store", help="store file (default: $MNEMOSCOPE_STORE or the user data directory)")
     parser.add_argument("--demo", action="store_true", help="open the app on a temporary store with the demo content")
     sub = parser.add_subparsers(dest="command", metavar="command")
@@ -55,7 +57,10 @@ def emit(out: TextIO, payload: Any, as_json: bool, text: Callable[[], str] | str
 def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed in one line
+        return int(exc.code or 0)
     if args.command is None:
         from mnemoscope.app.tui import run
 
@@ -66,6 +71,9 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     except USER_ERRORS as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"mnemoscope: error: {message}", file=sys.stderr)
+        return 2
+    except sqlite3.DatabaseError as exc:  # met while reading rows (the store translates what its statements raise)
+        print(f"mnemoscope: error: the store failed ({exc}); `mnemoscope check` checks it", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("mnemoscope: interrupted", file=sys.stderr)

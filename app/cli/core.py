@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from argparse import ArgumentTypeError
 from typing import TextIO
 
 from mnemoscope.engine import Memory, Recall
+
+from .parsing import plain_int
 
 
 def open_memory(args: argparse.Namespace) -> Memory:
@@ -148,13 +151,17 @@ def delete(args: argparse.Namespace, out: TextIO) -> int:
     from . import UsageError, emit
 
     kind, _, raw = args.id.rpartition(":")
-    if not raw.isdigit() or kind not in ("", "item", "source"):
+    try:
+        number = plain_int(raw)
+    except ArgumentTypeError:
+        number = None
+    if number is None or kind not in ("", "item", "source"):
         raise UsageError(f"{args.id!r} is not an item id (123) or a source id (source:12)")
     with open_memory(args) as mem:
         if kind == "source":
-            report = mem.delete_source(int(raw), dry_run=args.dry_run)
+            report = mem.delete_source(number, dry_run=args.dry_run)
         else:
-            report = mem.delete_item(int(raw), dry_run=args.dry_run)
+            report = mem.delete_item(number, dry_run=args.dry_run)
     verb = "would delete" if args.dry_run else "deleted"
     emit(out, report, args.json, lambda: f"{verb}: " + ", ".join(f"{v} {k}" for k, v in report.items()))
     return 0

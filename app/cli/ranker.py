@@ -6,9 +6,11 @@ import argparse
 import json
 import time
 from pathlib import Path
+from argparse import ArgumentTypeError
 from typing import Any, TextIO
 
 from . import core
+from .parsing import plain_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,8 +66,8 @@ def _ids(text: str, what: str) -> list[int]:
     from . import UsageError
 
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
+        return [plain_int(x.strip()) for x in text.split(",") if x.strip()]
+    except ArgumentTypeError:
         raise UsageError(f"--{what} expects comma-separated item ids, got {text!r}") from None
 
 

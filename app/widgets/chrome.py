@@ -18,6 +18,7 @@ SCREENS = [
     ("memories", "5", "Memories"),
     ("query", "6", "Query"),
     ("ranker", "7", "Ranker"),
+    ("activity", "8", "Activity"),
 ]
 
 COUNTS = [("sources", "sources"), ("items", "items"), ("episodes", "episodes"), ("facts", "facts"),

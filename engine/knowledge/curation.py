@@ -138,8 +138,8 @@ class KnowledgeCuration(KnowledgeReading):
     @_atomic
     def delete_fact(self, fact_id: int, dry_run: bool = False) -> dict[str, Any]:
         """Delete a fact; entities that nothing else names go with it."""
-        self.fact(fact_id)
-        with self._curating(dry_run, "fact.deleted", f"fact {fact_id}"):
+        fact = self.fact(fact_id)
+        with self._curating(dry_run, "fact.deleted", f"fact {fact_id}: {fact.subject} —{fact.predicate}→ {fact.object}"):
             self.store.delete_facts([fact_id])
             orphans = self.store.orphan_entities()
             self.store.delete_entities(orphans)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from contextlib import contextmanager
-from typing import Iterator, Sequence
+from pathlib import Path
+from typing import Sequence
 
 from ..activity import ActivityEvent, encode
 
@@ -37,7 +37,7 @@ def _event(row: Sequence) -> ActivityEvent:
 
 
 class ActivitySQL:
-    """Mixin of :class:`engine.store.Store`: the activity log, and a read snapshot to follow it by."""
+    """Mixin of :class:`engine.store.Store`: the activity log."""
 
     conn: sqlite3.Connection
     _lock: threading.RLock
@@ -69,17 +69,27 @@ class ActivitySQL:
                                      (before if before is not None else 2**62, limit)).fetchall()
         return [_event(r) for r in rows]
 
-    @contextmanager
-    def snapshot(self) -> Iterator[None]:
-        """Read as of one moment: the reads inside see one committed state (WAL keeps it while
-        other processes go on writing), so a memory's state and its cursor in the log agree.
-        Nothing may write inside."""
-        with self._lock:
-            if self.conn.in_transaction:  # inside a write transaction: its own view is the one
-                yield
-                return
-            self.conn.execute("BEGIN")
-            try:
-                yield
-            finally:
-                self.conn.execute("COMMIT")
+
+class ChangeWatch:
+    """Whether anyone committed to a store since the last look: SQLite's ``PRAGMA data_version``
+    on a connection of its own (read-only, never in a transaction), so that a tick costs the same
+    at any size and never waits for the store's main connection, which a long write may hold."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
+                                    check_same_thread=False)
+        self.version = self._read()
+
+    def _read(self) -> int:
+        return self.conn.execute("PRAGMA data_version").fetchone()[0]
+
+    def changed(self) -> bool:
+        """True once for each look after another connection (of any process) committed."""
+        version = self._read()
+        if version == self.version:
+            return False
+        self.version = version
+        return True
+
+    def close(self) -> None:
+        self.conn.close()

@@ -75,9 +75,11 @@ class StoreBase:
         if not in_memory:
             _prepare_file(self.path)
         self.read_only = read_only or (not in_memory and not _writable(self.path))
+        if not (in_memory or self.read_only):
+            recognised = self._recognise_read_only(migrations)  # a refused file is left unwritten, not even checkpointed
         self.conn = self._connect(in_memory)
         try:
-            pending, marked = self._recognise(migrations)
+            pending, marked = recognised if not (in_memory or self.read_only) else self._recognise(self.conn, migrations)
             if not self.read_only:
                 self.conn.execute("PRAGMA journal_mode=WAL")
                 self.conn.execute("PRAGMA synchronous=NORMAL")
@@ -112,13 +114,25 @@ class StoreBase:
 
     # -- recognising a store ------------------------------------------------------------------
 
-    def _recognise(self, migrations: Sequence[Migration]) -> tuple[list[Migration], bool]:
+    def _recognise_read_only(self, migrations: Sequence[Migration]) -> tuple[list[Migration], bool]:
+        """:meth:`_recognise` through a connection that cannot write: closing a read-write one
+        would checkpoint another application's write-ahead log into its file, and opening one
+        leaves -wal and -shm files beside it."""
+        in_use = self.path.with_name(self.path.name + "-wal").exists()  # else the file holds it all: read it as it is,
+        reader = self._connection(f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"  # making no -wal or -shm
+                                  + ("" if in_use else "&immutable=1"))
+        try:
+            return self._recognise(reader, migrations)
+        finally:
+            reader.close()
+
+    def _recognise(self, conn: sqlite3.Connection, migrations: Sequence[Migration]) -> tuple[list[Migration], bool]:
         """(the migrations this store still needs, whether it carries our application id);
         refuses a file that is not ours or is newer, before anything is written to it."""
         try:
-            app_id = self.conn.execute("PRAGMA application_id").fetchone()[0]
-            tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            applied = ({r[0] for r in self.conn.execute("SELECT name FROM schema_migrations")}
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            applied = ({r[0] for r in conn.execute("SELECT name FROM schema_migrations")}
                        if "schema_migrations" in tables else set())
         except StoreDamaged as exc:
             if "not a database" in str(exc):

@@ -296,7 +296,7 @@ class TopicsArea(Area):
                 members_of.sort(key=lambda n: ordered[n].position)
                 store.replace_topic_transitions(source_id, source_transitions(
                     best[members_of], [group_of(ordered[n]) for n in members_of], tree))
-            self.mem.activity.record("topics.rebuilt", f"{len(tree)} topics", count=len(live))
+            self.mem.activity.record("topics.rebuilt", f"{len(tree)} topic{'s' if len(tree) != 1 else ''}", count=len(live))
         self.load()
         return BuildReport(len(tree), len(tree.leaves), int(tree.depth.max()) if len(tree) else 0, len(live),
                            time.perf_counter() - started, tree.message)

@@ -1,24 +1,14 @@
-"""Fixtures for the app's Pilot and snapshot tests: a demo store built once per session."""
+"""Fixtures for the app's Pilot and snapshot tests (the demo store itself is in tests/conftest.py)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from textual.widgets import Input, TextArea
 
-from mnemoscope.engine import Memory
-from tests.app.mnemo_testing import DEMO_DIR, build_app
-
-
-@pytest.fixture(scope="session")
-def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store with the demo content ingested (built once; tests copy it)."""
-    path = tmp_path_factory.mktemp("demo-store") / "demo.db"
-    with Memory(path) as mem:
-        mem.ingest([DEMO_DIR])
-    return path
+from tests.app.mnemo_testing import PilotApp, build_app
 
 
 @pytest.fixture(autouse=True)
@@ -28,19 +18,11 @@ def no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(TextArea, "cursor_blink", False)
 
 
-
 @pytest.fixture
-def demo_copy(demo_store: Path, tmp_path: Path) -> Path:
-    """A private copy of the demo store (tests may write to it)."""
-    copy = tmp_path / "demo.db"
-    shutil.copy(demo_store, copy)
-    return copy
+def demo_app(demo_copy: Path) -> Callable[..., PilotApp]:
+    """``demo_app(**options)``: the app on a private copy of the demo store."""
 
-
-@pytest.fixture
-def demo_app(demo_copy: Path):
-    def build(**options) -> MnemoscopeApp:
+    def build(**options) -> PilotApp:
         return build_app(demo_copy, **options)
 
     return build
-

@@ -1,52 +1,102 @@
-"""Helpers shared by the app tests (imported as a top-level module: tests/app is on sys.path)."""
+"""Helpers shared by the app tests: the app as tests drive it, waiting for it, reading the screen."""
 
 from __future__ import annotations
 
+import asyncio
+import html
+import re
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from mnemoscope.app.services import Services
-from mnemoscope.app.tui import MnemoscopeApp, make_app
+from textual.screen import ModalScreen
 
-DEMO_DIR = Path(__file__).parents[2] / "assets" / "demo"
+from mnemoscope.app.services import Services
+from mnemoscope.app.tui import MnemoscopeApp
+from tests.support.stores import DEMO_DIR
+
+__all__ = ["DEMO_DIR", "SIZE", "Notice", "PilotApp", "ask", "build_app", "hold_each_source", "note_folder",
+           "screen_lines", "settle", "text_of"]
+
 SIZE = (100, 32)
 
 
-def build_app(store: Path, **options) -> MnemoscopeApp:
-    """The app on ``store`` as the tests see it: deterministic labels, no animation, no timings."""
+@dataclass(frozen=True)
+class Notice:
+    """A notification the app showed."""
+
+    message: str
+    title: str
+    severity: str
+
+
+class PilotApp(MnemoscopeApp):
+    """The app as the tests drive it: it keeps every notification it showed, in ``notices``."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.notices: list[Notice] = []
+
+    def notify(self, message: str, *, title: str = "", severity: str = "information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        self.notices.append(Notice(str(message), title, severity))
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def titled(self, title: str) -> list[Notice]:
+        return [n for n in self.notices if n.title == title]
+
+
+def build_app(store: Path | Services, **options) -> PilotApp:
+    """The app on ``store`` as the tests see it: deterministic labels, no animation, no timings.
+    Pass ``Services`` to choose its label (the store's file name otherwise)."""
+    services = store if isinstance(store, Services) else Services(store, label=store.name)
     defaults = dict(offer_demo=False, browse_root=DEMO_DIR, animate=False, show_timings=False)
     defaults.update(options)
-    return make_app(Services(store, label=store.name), **defaults)
+    return PilotApp(services, **defaults)
 
 
 async def settle(pilot, timeout: float = 30.0) -> None:
     """Wait until the app's tasks are done and their results shown.
 
     Not ``workers.wait_for_complete()``: the directory tree keeps a loader worker alive forever.
+    A result may start the next task (a topic's children, then its detail), directly or after
+    the next repaint: so the app must be seen without a task twice in a row, then again after
+    the pending messages were handled and the screen repainted. The polling sleeps (no
+    ``pilot.pause``, which repaints the screen each time: most of an app test's time).
     """
     app = pilot.app
     deadline = time.monotonic() + timeout
-    quiet = 0
-    from textual.screen import ModalScreen
 
-    while quiet < 4:
-        await pilot.pause(0.03)
-        opening = not app.store_generation and not isinstance(app.screen, ModalScreen)  # the store opens after the first paint
-        quiet = 0 if app.tasks or opening else quiet + 1
+    def busy() -> bool:
+        opening = not app.store_generation and not isinstance(app.screen, ModalScreen)  # opens after the first paint
         if time.monotonic() > deadline:
             raise TimeoutError(f"tasks still running: {list(app.tasks)}")
-    await pilot.wait_for_scheduled_animations()
-    await pilot.pause()
-    # A DataTable sizes its columns when it next goes idle: wait for that, or snapshots race it.
-    from textual.widgets import DataTable
+        return bool(app.tasks) or opening
 
-    for _ in range(200):
-        if not any(t._require_update_dimensions for s in app.screen_stack for t in s.query(DataTable)):
-            break
-        await pilot.pause(0.02)
-    await pilot.pause(0.05)  # and for the repaint with the new column widths
-    await pilot.pause()
+    while True:
+        quiet = 0
+        while quiet < 2:
+            await asyncio.sleep(0.01)
+            quiet = 0 if busy() else quiet + 1
+        await pilot.wait_for_scheduled_animations()  # the pending messages handled, the screen repainted
+        await pilot.pause()  # and what that repaint set off (a cursor moved once the lines exist)
+        if not busy():
+            return
+
+
+async def ask(pilot, text: str, strategy: str | None = None) -> None:
+    """Run a query from the query box (``strategy``: pick one first, else the screen's choice)."""
+    from textual.widgets import Select
+
+    screen = pilot.app.screen
+    if strategy is not None:
+        screen.query_one("#query-strategy", Select).value = strategy
+    box = screen.query_one("#query-input")
+    box.value = text
+    box.focus()
+    await pilot.press("enter")
+    await settle(pilot)
 
 
 def text_of(widget) -> str:
@@ -70,6 +120,23 @@ def text_of(widget) -> str:
     with console.capture() as capture:
         console.print(content)
     return capture.get()
+
+
+_SVG_TEXT = re.compile(r'<text [^>]*?x="([\d.]+)"[^>]*?clip-path="url\(#[\w-]+?-line-(\d+)\)">([^<]*)</text>')
+_CELL_WIDTH = 12.2  # the width of one cell in Rich's SVG export (0.61 × its 20 px font)
+
+
+def screen_lines(app) -> list[str]:
+    """The screen as a person sees it, one string per terminal row (read from the app's SVG
+    screenshot: the public way to what the terminal shows, dialogs and clipping included)."""
+    width, height = app.size
+    rows = [[" "] * width for _ in range(height)]
+    for x, line, text in _SVG_TEXT.findall(app.export_screenshot()):
+        row, col = rows[int(line)], round(float(x) / _CELL_WIDTH)
+        for n, char in enumerate(html.unescape(text).replace("\xa0", " ")):
+            if col + n < width:
+                row[col + n] = char
+    return ["".join(row) for row in rows]
 
 
 def hold_each_source(mem, event: threading.Event) -> None:

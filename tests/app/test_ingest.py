@@ -1,13 +1,19 @@
-"""Ingest: pick a file, preview, confirm, and see the summary; bad files show file and line."""
+"""Ingest: pick files, preview, confirm, see the summary; bad files show file and line; slow
+ingests run in a worker that a query, a cancel or another store has to live with."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, RichLog
 
+from mnemoscope.app.services import Services
 from mnemoscope.app.widgets import ChoiceDialog, NoteDialog
-from tests.app.mnemo_testing import DEMO_DIR, SIZE, build_app, settle, text_of
+from tests.app.mnemo_testing import (DEMO_DIR, SIZE, ask, build_app, hold_each_source, note_folder, screen_lines,
+                                     settle, text_of)
 
 
 def log_text(app) -> str:
@@ -15,52 +21,78 @@ def log_text(app) -> str:
     return "\n".join(line.text for line in screen.query_one("#ingest-log", RichLog).lines)
 
 
-async def test_ingest_a_file(tmp_path: Path):
-    app = build_app(tmp_path / "store.db", start_mode="ingest")
-    async with app.run_test(size=SIZE) as pilot:
+@pytest.mark.slow
+async def test_an_empty_store_fills_from_files_and_notes(tmp_path: Path):
+    """From an empty store: a query says how to fill it; the tree shows what is in the folder,
+    also files made later; previews write nothing; a bad file is named with its line and left
+    out; a file typed as a path and a pasted note are stored."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "first.md").write_text("# First\n\nA note.\n")
+    app = build_app(tmp_path / "store.db", browse_root=folder)
+    async with app.run_test(size=(120, 36)) as pilot:  # wide: the log shares the width with the tree
         await settle(pilot)
-        await pilot.click("#ingest-path")
-        await pilot.press(*str(DEMO_DIR / "sourdough-baking.md"), "enter")
-        assert [p.name for p in app.screen.selection] == ["sourdough-baking.md"]
-        app.screen.query_one("#ingest-tree").focus()
+        await ask(pilot, "anything at all")
+        assert any("The store is empty" in n.message for n in app.notices)
+
+        await app.switch_mode("ingest")
+        await settle(pilot)
+        screen = app.screen
+        tree = screen.query_one("#ingest-tree")
+        assert [n.label.plain for n in tree.root.children] == ["first.md"]
+        (folder / "second.md").write_text("# Second\n\nAnother note.\n")
+        await pilot.press("2")
+        await settle(pilot)
+        await pilot.press("1")
+        await settle(pilot)
+        await pilot.pause(0.2)  # the tree reads the folder in a worker
+        assert [n.label.plain for n in tree.root.children] == ["first.md", "second.md"]
+        assert "notes/" in screen_lines(app)[4], "the root keeps its name and slash"
+
+        # the log wraps long lines instead of cutting them
+        log = screen.query_one("#ingest-log", RichLog)
+        screen.log_line("word " * 60)
+        await pilot.pause()
+        assert log.max_scroll_x == 0 and len(log.lines) > 1
+
+        # a conversation's preview shows its speakers, sessions and turns, and writes nothing
+        screen.toggle(DEMO_DIR / "conversation.json")
+        await pilot.press("p")
+        await settle(pilot)
+        row = screen.query_one("#ingest-preview", DataTable).get_row_at(0)
+        _source, kind, fmt, turns, speakers, sessions = row
+        assert (kind, fmt) == ("conversation", "locomo")
+        assert int(turns) > 100 and int(sessions) >= 2
+        assert "Maya" in speakers and "Daniel" in speakers
+        assert app.store_stats["items"] == 0, "a preview writes nothing"
+        await pilot.press("backspace")  # clear the selection
+        assert not screen.selection
+
+        # a file typed as a path: previewed, confirmed, ingested
+        screen.query_one("#ingest-path").focus()
+        screen.query_one("#ingest-path").value = str(DEMO_DIR / "sourdough-baking.md")
+        await pilot.press("enter")
+        assert [p.name for p in screen.selection] == ["sourdough-baking.md"]
+        screen.query_one("#ingest-tree").focus()
         await pilot.press("i")  # previews first, then asks
         await settle(pilot)
-        preview = app.screen_stack[0].query_one("#ingest-preview", DataTable)
+        preview = screen.query_one("#ingest-preview", DataTable)
         assert preview.row_count == 1
         assert preview.get_row_at(0)[:3] == ["sourdough-baking.md", "document", "markdown"]
         assert isinstance(app.screen, ChoiceDialog)
         await pilot.press("enter")  # "Ingest" has focus
         await settle(pilot)
         assert app.store_stats["sources"] == 1 and app.store_stats["items"] > 10
-        text = log_text(app)
-        assert "✓ sourdough-baking.md" in text and "1 added" in text
+        assert "✓ sourdough-baking.md" in log_text(app) and "1 added" in log_text(app)
 
-
-async def test_conversation_preview_shows_speakers_sessions_and_turns(tmp_path: Path):
-    app = build_app(tmp_path / "store.db", start_mode="ingest")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        app.screen.toggle(DEMO_DIR / "conversation.json")
-        await pilot.press("p")
-        await settle(pilot)
-        row = app.screen.query_one("#ingest-preview", DataTable).get_row_at(0)
-        source, kind, fmt, turns, speakers, sessions = row
-        assert (kind, fmt) == ("conversation", "locomo")
-        assert int(turns) > 100 and int(sessions) >= 2
-        assert "Maya" in speakers and "Daniel" in speakers
-        assert app.store_stats["items"] == 0, "a preview writes nothing"
-
-
-async def test_a_file_the_readers_cannot_parse_shows_file_and_line(tmp_path: Path):
-    bad = tmp_path / "broken.json"
-    bad.write_text('[\n  {"sample_id": "x",\n   "conversation": {\n  }\n  oops\n]\n')
-    good = tmp_path / "fine.md"
-    good.write_text("# Fine\n\nA perfectly readable note about kettles.\n")
-    app = build_app(tmp_path / "store.db", start_mode="ingest")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        app.screen.toggle(bad)
-        app.screen.toggle(good)
+        # a file the readers cannot parse shows its file and line, and is left out
+        bad = tmp_path / "broken.json"
+        bad.write_text('[\n  {"sample_id": "x",\n   "conversation": {\n  }\n  oops\n]\n')
+        good = tmp_path / "fine.md"
+        good.write_text("# Fine\n\nA perfectly readable note about kettles.\n")
+        await pilot.press("backspace")
+        screen.toggle(bad)
+        screen.toggle(good)
         await pilot.press("i")
         await settle(pilot)
         assert "broken.json:5" in log_text(app).replace("\n", "")  # the log wraps long paths
@@ -68,19 +100,16 @@ async def test_a_file_the_readers_cannot_parse_shows_file_and_line(tmp_path: Pat
         assert "left out" in text_of(app.screen.query_one("#dialog-text"))
         await pilot.press("enter")
         await settle(pilot)
-        assert app.store_stats["sources"] == 1
+        assert app.store_stats["sources"] == 2
 
-
-async def test_paste_a_note(tmp_path: Path):
-    app = build_app(tmp_path / "store.db", start_mode="ingest")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        # a pasted note
+        items = app.store_stats["items"]
         await pilot.press("n")
         assert isinstance(app.screen, NoteDialog)
         await pilot.press(*"Remember the blue kettle")
         await pilot.press("ctrl+s")
         await settle(pilot)
-        assert app.store_stats["items"] == 1
+        assert app.store_stats["items"] == items + 1
         assert "Note stored" in log_text(app)
 
 
@@ -92,3 +121,109 @@ async def test_unreachable_llm_endpoint_is_shown(tmp_path: Path, monkeypatch):
         await settle(pilot)
         status = text_of(app.screen.query_one("#llm-status"))
         assert "unreachable" in status and "127.0.0.1:9" in status
+
+
+async def test_a_selection_is_what_gets_previewed_and_ingested(demo_app, monkeypatch):
+    """Nothing selected: a warning, nothing pending; a preview only previews; a preview of a
+    selection that changed meanwhile is not ingested; Esc leaves the path box."""
+    reading = threading.Event()
+    reading.set()
+    original = Services.parse
+
+    def slow_parse(self, paths):
+        reading.wait(5)
+        return original(self, paths)
+
+    monkeypatch.setattr(Services, "parse", slow_parse)
+    app = demo_app(start_mode="ingest")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("i")  # nothing selected: a warning, nothing pending
+        await settle(pilot)
+        screen.toggle(DEMO_DIR / "alpine-hiking.md")
+        await pilot.press("p")  # a preview only
+        await settle(pilot)
+        assert not isinstance(app.screen, ChoiceDialog), "a preview does not ask to ingest"
+        assert screen.query_one("#ingest-preview", DataTable).row_count == 1
+
+        await pilot.press("backspace")  # a new selection: the same file again
+        screen.toggle(DEMO_DIR / "alpine-hiking.md")
+        reading.clear()
+        await pilot.press("i")  # reads the files first
+        await pilot.pause(0.1)
+        screen.toggle(DEMO_DIR / "sourdough-baking.md")  # the selection changes meanwhile
+        reading.set()
+        await settle(pilot)
+        assert not isinstance(app.screen, ChoiceDialog), "no confirmation for what is no longer selected"
+        assert screen.parsed is None
+        await pilot.press("i")
+        await settle(pilot)
+        assert isinstance(app.screen, ChoiceDialog)
+        assert "2 source(s)" in text_of(app.screen.query_one("#dialog-text"))
+        await pilot.press("escape")
+        await settle(pilot)
+
+        # Esc leaves the path box, so that number keys switch screens again
+        screen.query_one("#ingest-path").focus()
+        await pilot.press("escape", "6")
+        await settle(pilot)
+        assert app.current_mode == "query"
+        await app.switch_mode("ingest")
+        assert "6" not in app.screen.query_one("#ingest-path").value
+
+
+@pytest.mark.slow
+async def test_a_slow_ingest_lets_queries_run_stops_on_escape_and_keeps_its_store_open(demo_app, tmp_path: Path):
+    folder = note_folder(tmp_path, 12, "Plain words about kettles and bicycles")
+    app = demo_app(start_mode="ingest")
+    release = threading.Event()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.services.recall("warm up the intent classifier", top_k=1)  # the engine fits it on first use
+        store = app.services.mem
+        hold_each_source(store, release)  # the ingest stays open until the query is answered
+        screen = app.screen
+        parsed, _, _ = app.services.parse([folder])
+        screen.start_ingest(parsed)
+        await pilot.pause(0.2)
+        assert "ingest" in app.tasks
+        assert screen.query_one("#task-panel").display, "the progress bar shows"
+
+        # another store waits until the ingest is done: the store being written to stays open
+        app.open_store(tmp_path / "other.db")
+        await pilot.pause(0.2)
+        assert app.services.mem is store
+        assert any("still running" in n.message for n in app.notices)
+
+        # a query is answered while the ingest runs
+        await app.switch_mode("query")
+        await pilot.pause()
+        query = app.screen
+        started = time.perf_counter()
+        query.run_query("sourdough starter")
+        while query.recall is None and time.perf_counter() - started < 20:
+            await pilot.pause(0.05)
+        assert query.recall is not None and query.recall.hits, text_of(query.query_one("#query-status"))
+        assert "ingest" in app.tasks, "the query had to wait for the ingest"
+        release.set()
+        await settle(pilot)
+        assert "ingest" not in app.tasks
+        assert app.store_stats["sources"] == 6 + 12
+        assert not any(n.severity == "error" for n in app.notices)
+
+        # Esc cancels a running ingest between sources; what was stored stays whole
+        (tmp_path / "more").mkdir()
+        more = note_folder(tmp_path / "more", 8, "Words about teapots")
+        release.clear()
+        await app.switch_mode("ingest")
+        parsed, _, _ = app.services.parse([more])
+        screen.start_ingest(parsed)
+        await pilot.pause(0.2)
+        assert screen.query_one("#task-panel").display, "the progress bar shows"
+        await pilot.press("escape")
+        release.set()
+        await settle(pilot)
+        assert "ingest" not in app.tasks
+        assert 18 < app.store_stats["sources"] < 18 + 8, "stopped between sources; what was stored stays whole"
+        assert "Cancelled after" in log_text(app)

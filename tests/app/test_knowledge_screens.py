@@ -1,15 +1,16 @@
-"""Topics, Facts, Memories and Ranker: browse, jump, curate with a dry run, see learning."""
+"""Topics, Facts and Memories: browse, jump, curate with a dry run first (the Ranker screen is
+in test_query, where the feedback it shows is sent)."""
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import DataTable, OptionList, Tree
 
 from mnemoscope.app.widgets import ChoiceDialog, FormDialog, PromptDialog
-from mnemoscope.app.widgets.trace import TraceView
 from tests.app.mnemo_testing import SIZE, settle, text_of
 
 
-async def test_browse_the_topic_tree_and_jump(demo_app):
+async def test_browse_the_topic_tree_jump_and_rebuild_it(demo_app):
     app = demo_app(start_mode="topics")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -38,54 +39,46 @@ async def test_browse_the_topic_tree_and_jump(demo_app):
         assert tree.cursor_node is not None and tree.cursor_node.data == target
         assert target in text_of(screen.query_one("#topic-body"))
 
+        # the tree is rebuilt in a worker
+        await pilot.press("b")
+        await settle(pilot)
+        assert app.titled("Topics rebuilt")
+        assert tree.root.children
 
-async def test_open_an_entity_and_its_facts_then_delete_one_after_the_dry_run(demo_app):
+
+@pytest.mark.slow
+async def test_curate_facts_and_entities_after_the_dry_run(demo_app):
     app = demo_app(start_mode="facts")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = app.screen
         entities = screen.query_one("#entities-table", DataTable)
-        assert entities.row_count > 10
-        screen.query_one("#entity-filter").value = "maya"
-        await settle(pilot)
-        assert entities.get_row_at(0)[0] == "Maya"
         facts = screen.query_one("#facts-table", DataTable)
-        assert facts.row_count > 5
-        assert "[ Maya ]" in text_of(screen.query_one("#graph-body"))
-        before = app.store_stats["facts"]
+        assert entities.row_count > 10
+
+        # after deleting a fact, the cursor stays in its row, now on the next fact
         facts.focus()
+        await pilot.press("down", "down")
+        following = screen.facts[3].id
         await pilot.press("d")
         await settle(pilot)
-        assert isinstance(app.screen, ChoiceDialog)
-        assert "1 fact deleted" in text_of(app.screen.query_one("#dialog-text"))
-        assert app.store_stats["facts"] == before, "a dry run writes nothing"
         await pilot.click("#choice-apply")
         await settle(pilot)
-        assert app.store_stats["facts"] == before - 1
+        assert facts.cursor_row == 2 and screen.selected_fact().id == following
 
-
-async def test_a_refused_edit_is_a_message(demo_app):
-    app = demo_app(start_mode="facts")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        screen.query_one("#facts-table", DataTable).focus()
+        # a refused edit is a message, and the screen stays
+        facts.focus()
         await pilot.press("e")
         assert isinstance(app.screen, FormDialog)
         app.screen.query_one("#form-subject").value = "Nobody Anybody Knows"
         await pilot.click("#form-ok")
         await settle(pilot)
-        assert any("refused" in (n.title or "") for n in app._notifications)
+        assert any("refused" in n.title for n in app.notices)
         assert app.screen is screen
 
-
-async def test_add_a_fact_by_hand_after_the_dry_run(demo_app):
-    app = demo_app(start_mode="facts")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = app.screen
+        # a fact added by hand, after the dry run
         before = app.store_stats["facts"]
-        screen.query_one("#facts-table", DataTable).focus()
+        facts.focus()
         await pilot.press("a")
         assert isinstance(app.screen, FormDialog)
         form = app.screen
@@ -102,12 +95,24 @@ async def test_add_a_fact_by_hand_after_the_dry_run(demo_app):
         assert app.store_stats["facts"] == before + 1
         assert any(f.predicate == "teaches" and f.origin == "user" for f in screen.facts)
 
-
-async def test_rename_an_entity(demo_app):
-    app = demo_app(start_mode="facts")
-    async with app.run_test(size=SIZE) as pilot:
+        # an entity found by the filter; one of its facts deleted after the dry run
+        screen.query_one("#entity-filter").value = "maya"
         await settle(pilot)
-        screen = app.screen
+        assert entities.get_row_at(0)[0] == "Maya"
+        assert facts.row_count > 5
+        assert "[ Maya ]" in text_of(screen.query_one("#graph-body"))
+        before = app.store_stats["facts"]
+        facts.focus()
+        await pilot.press("d")
+        await settle(pilot)
+        assert isinstance(app.screen, ChoiceDialog)
+        assert "1 fact deleted" in text_of(app.screen.query_one("#dialog-text"))
+        assert app.store_stats["facts"] == before, "a dry run writes nothing"
+        await pilot.click("#choice-apply")
+        await settle(pilot)
+        assert app.store_stats["facts"] == before - 1
+
+        # the entity renamed
         name = screen.entity.name
         await pilot.press("r")
         assert isinstance(app.screen, PromptDialog)
@@ -118,8 +123,28 @@ async def test_rename_an_entity(demo_app):
         await settle(pilot)
         assert any(e.name == name + " Renamed" for e in screen.entities)
 
+        # with no entity matching the filter, each key says why it does nothing
+        screen.query_one("#entity-filter").value = ""
+        await pilot.press("ctrl+f", *"zzqxv")
+        await settle(pilot)
+        assert "No entity matches “zzqxv”" in text_of(screen.query_one("#graph-body"))
+        await pilot.press("enter")
+        for key in "adrm":
+            app.notices.clear()
+            await pilot.press(key)
+            await settle(pilot)
+            assert app.notices, f"{key} did nothing and said nothing"
 
-async def test_memories_timeline_events_and_jump_to_a_turn(demo_app):
+        # Esc leaves the filter box, so that number keys switch screens again
+        screen.query_one("#entity-filter").focus()
+        await pilot.press("escape", "6")
+        await settle(pilot)
+        assert app.current_mode == "query"
+        await app.switch_mode("facts")
+        assert "6" not in screen.query_one("#entity-filter").value
+
+
+async def test_memories_timeline_jump_to_a_turn_merge_and_split(demo_app):
     app = demo_app(start_mode="memories")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -139,12 +164,9 @@ async def test_memories_timeline_events_and_jump_to_a_turn(demo_app):
         assert app.current_mode == "sources"
         assert app.screen.current_item().id == item_id
 
-
-async def test_merge_two_episodes_then_split_them(demo_app):
-    app = demo_app(start_mode="memories")
-    async with app.run_test(size=SIZE) as pilot:
+        # two episodes merged, then split again, each after its dry run
+        await pilot.press("5")
         await settle(pilot)
-        screen = app.screen
         before = app.store_stats["episodes"]
         await pilot.press("m")
         assert isinstance(app.screen, PromptDialog)
@@ -160,71 +182,6 @@ async def test_merge_two_episodes_then_split_them(demo_app):
         await pilot.click("#choice-apply")
         await settle(pilot)
         assert app.store_stats["episodes"] == before
-
-
-async def test_the_trace_advances_step_by_step(demo_app):
-    app = demo_app(animate=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        screen.query_one("#query-input").value = "tell me more about sourdough starters"
-        await pilot.press("enter")
-        await settle(pilot)
-        trace = screen.query_one(TraceView)
-        assert not trace.steps, "the trace is built when its tab is first shown"
-        await pilot.press("t")
-        assert len(trace.steps) >= 2, "the walk has steps"
-        first = trace.step
-        await pilot.pause(TraceView.INTERVAL * 2.5)
-        assert trace.step > first, "the animation moves on"
-        await pilot.press("space")  # pause
-        assert not trace.playing
-        await pilot.press("r")  # replay from the start
-        assert trace.step == 0 and trace.playing
-        await pilot.press("full_stop")  # single step pauses and advances
-        assert trace.step == 1 and not trace.playing
-        assert "step 2/" in text_of(screen.query_one("#trace-status"))
-        tree = screen.query_one("#trace-tree", Tree)
-        assert tree.cursor_node is not None and tree.cursor_node.data == trace.steps[1].node
-        assert "candidate" in text_of(screen.query_one("#trace-step"))
-
-
-async def test_feedback_reaches_the_ranker_screen(demo_app):
-    app = demo_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        query = app.screen
-        for text in ("sourdough starter", "what did Maya adopt"):
-            query.query_one("#query-input").value = text
-            query.query_one("#query-input").focus()
-            await pilot.press("enter")
-            await settle(pilot)
-            await pilot.press("u", "f")
-            await settle(pilot)
-        assert sum(n.title == "Feedback sent" for n in app._notifications) == 2
-        await pilot.press("7")
-        await settle(pilot)
-        ranker = app.screen
-        assert ranker.query_one("#feedback-table", DataTable).row_count == 2
-        assert "feedback events  2" in " ".join(text_of(ranker.query_one("#ranker-body")).split("  ")[:3]) \
-            or "2" in text_of(ranker.query_one("#ranker-body"))
-        status = app.services.mem.ranker.status()
-        assert status.events == 2
-        assert ranker.query_one("#curve-lambda").values == [p.lam for p in status.curve]
-        await pilot.press("R")
-        await pilot.click("#choice-reset")
-        await settle(pilot)
-        assert ranker.query_one("#feedback-table", DataTable).row_count == 0
-
-
-async def test_rebuild_the_topic_tree_in_a_worker(demo_app):
-    app = demo_app(start_mode="topics")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("b")
-        await settle(pilot)
-        assert any(n.title == "Topics rebuilt" for n in app._notifications)
-        assert app.screen.query_one("#topic-tree", Tree).root.children
 
 
 def test_the_drawing_names_a_phrase_about_the_entity_as_the_subject():

@@ -1,104 +1,137 @@
-"""Query: run a query in each mode, see why, mark hits used, send feedback, compare."""
+"""Query: run a query in each mode, see why, mark hits used, teach the ranker, compare, follow the
+trace. Each test is one app run through several steps, as a person would take them."""
 
 from __future__ import annotations
 
 import pytest
-from textual.widgets import DataTable, Select
+from textual.widgets import DataTable, Select, Tree
 
+from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.screens.compare import CompareScreen
-from tests.app.mnemo_testing import SIZE, settle, text_of
+from mnemoscope.screens.query import INTENTS, MODES
+from tests.app.mnemo_testing import SIZE, ask, screen_lines, settle, text_of
 
 
-async def ask(pilot, text: str) -> None:
-    app = pilot.app
-    box = app.screen.query_one("#query-input")
-    box.focus()
-    box.value = ""
-    await pilot.press(*text, "enter")
-    await settle(pilot)
-
-
-@pytest.mark.parametrize("mode", ["lite", "pro", "max"])
-async def test_query_in_each_mode(demo_app, mode: str):
+async def test_query_in_each_mode_and_what_the_screen_says(demo_app):
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = app.screen
-        screen.query_one("#query-mode", Select).value = mode
-        await ask(pilot, "what did Maya adopt")
-        recall = screen.recall
-        assert recall is not None and recall.mode == mode
-        table = screen.query_one("#hits", DataTable)
-        assert f"mode {mode}" in text_of(screen.query_one("#query-status"))
-        knowledge = text_of(screen.query_one("#knowledge-body"))
-        if app.services.has("knowledge"):
-            assert recall.episodes and recall.facts and "Maya" in knowledge
-        if mode == "lite" and app.services.has("knowledge"):
-            assert not recall.hits  # Lite answers with episodes and facts alone
-            assert screen.query_one("#query-detail").active == "knowledge"
-            return
-        assert table.row_count == len(recall.hits) > 0
-        assert app.focused is table
-        assert "found by" in text_of(screen.query_one("#why-body"))
+        # before the first query, the Why panel says what it is for
+        assert "Run a query" in text_of(screen.query_one("#why-body"))
 
-
-async def test_hits_highlight_the_query_terms(demo_app):
-    app = demo_app()
-    async with app.run_test(size=SIZE) as pilot:
+        # digits typed in the query box stay there; Esc leaves the box, and then they switch screens
+        assert app.focused.id == "query-input"
+        await pilot.press("4")
+        assert app.current_mode == "query" and app.focused.value == "4"
+        await pilot.press("escape", "4")
         await settle(pilot)
+        assert app.current_mode == "facts"
+        await app.switch_mode("query")
+        await settle(pilot)
+
+        # every choice of the query bar shows whole
+        choices = {"#query-intent": [(f"intent {i}", i) for i in INTENTS],
+                   "#query-mode": [(f"mode {m}", m) for m in MODES],
+                   "#query-strategy": [(s, s) for s in screen.strategies]}
+        for select_id, options in choices.items():
+            select = screen.query_one(select_id, Select)
+            assert options
+            for label, value in options:
+                select.value = value
+                await pilot.pause()
+                assert label in screen_lines(app)[4], f"{select_id}: {label!r} is cut"
+        screen.query_one("#query-intent", Select).value = "auto"
+        screen.query_one("#query-strategy", Select).value = app.services.default_strategy()
+
+        for mode in ("lite", "pro", "max"):
+            screen.query_one("#query-mode", Select).value = mode
+            await ask(pilot, "what did Maya adopt")
+            recall = screen.recall
+            assert recall is not None and recall.mode == mode
+            table = screen.query_one("#hits", DataTable)
+            assert f"mode {mode}" in text_of(screen.query_one("#query-status"))
+            knowledge = text_of(screen.query_one("#knowledge-body"))
+            assert recall.episodes and recall.facts and "Maya" in knowledge
+            if mode == "lite":
+                assert not recall.hits  # Lite answers with episodes and facts alone
+                assert screen.query_one("#query-detail").active == "knowledge"
+                continue
+            assert table.row_count == len(recall.hits) > 0
+            assert app.focused is table
+            assert "found by" in text_of(screen.query_one("#why-body"))
+
+        # the hits highlight the query's terms
         await ask(pilot, "starter")
-        snippet = app.screen.query_one("#hits", DataTable).get_row_at(0)[-1]
+        snippet = screen.query_one("#hits", DataTable).get_row_at(0)[-1]
         assert any("starter" in snippet.plain[s.start:s.end].lower() for s in snippet.spans)
 
-
-async def test_a_query_that_returns_nothing_says_so(demo_app):
-    app = demo_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        # a query that finds nothing says so
         await ask(pilot, "zzqxv")
-        screen = app.screen
         assert screen.query_one("#hits", DataTable).row_count == 0
         assert "0 items" in text_of(screen.query_one("#query-status"))
-        assert any(n.title == "No results" for n in app._notifications)
+        assert app.titled("No results")
 
-
-async def test_a_refused_query_is_a_message_not_a_traceback(demo_app):
-    app = demo_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = app.screen
+        # a refused query is a message, not a traceback, and the next query runs
         screen.run_query("x" * 30_000)  # longer than the engine accepts
         await settle(pilot)
         assert "limit" in text_of(screen.query_one("#query-status"))
-        assert any(n.severity == "error" for n in app._notifications)
+        assert any(n.severity == "error" for n in app.notices)
         await ask(pilot, "starter")
         assert screen.recall is not None and screen.recall.hits
 
 
-async def test_mark_hits_used_and_send_feedback(demo_app):
+async def test_mark_hits_used_teach_the_ranker_and_see_it_learn(demo_app):
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
+        query = app.screen
         await ask(pilot, "sourdough starter")
-        screen = app.screen
-        table = screen.query_one("#hits", DataTable)
+        table = query.query_one("#hits", DataTable)
         await pilot.press("u")
         await pilot.press("down", "down", "u")
         assert table.get_row_at(0)[1] == "✓" and table.get_row_at(2)[1] == "✓"
-        assert len(screen.used) == 2
+        assert len(query.used) == 2
         await pilot.press("up", "up", "u")  # toggles off
-        assert table.get_row_at(0)[1] == "" and len(screen.used) == 1
+        assert table.get_row_at(0)[1] == "" and len(query.used) == 1
         await pilot.press("f")
         await settle(pilot)
-        if app.services.has("ranker"):
-            assert any(n.title == "Feedback sent" for n in app._notifications)
-        else:
-            assert any("does not learn from feedback" in n.message for n in app._notifications)
+        assert len(app.titled("Feedback sent")) == 1
+        events = app.services.memory.ranker.status().events
+
+        # feedback twice for the same results says what to do, in the person's words
+        app.notices.clear()
+        await pilot.press("f")
+        await settle(pilot)
+        messages = [n.message for n in app.notices]
+        assert any("already sent" in m for m in messages), messages
+        assert not any("token" in m for m in messages), "no engine jargon"
+        assert app.services.memory.ranker.status().events == events
+
+        await ask(pilot, "what did Maya adopt")  # new results can be taught again
+        await pilot.press("u", "f")
+        await settle(pilot)
+        assert len(app.titled("Feedback sent")) == 1
+        assert app.services.memory.ranker.status().events == events + 1 == 2
+
+        # the Ranker screen shows both events and the learning curve
+        await pilot.press("7")
+        await settle(pilot)
+        ranker = app.screen
+        assert ranker.query_one("#feedback-table", DataTable).row_count == 2
+        assert "2" in text_of(ranker.query_one("#ranker-body"))
+        status = app.services.mem.ranker.status()
+        assert ranker.query_one("#curve-lambda").values == [p.lam for p in status.curve]
+        await pilot.press("R")
+        await pilot.click("#choice-reset")
+        await settle(pilot)
+        assert ranker.query_one("#feedback-table", DataTable).row_count == 0
 
 
-async def test_compare_two_strategies(demo_app):
+@pytest.mark.parametrize("size", [(80, 24), SIZE])
+async def test_compare_two_strategies_side_by_side(demo_app, size):
     app = demo_app()
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await settle(pilot)
         await ask(pilot, "sourdough starter")
         await pilot.press("c")
@@ -110,17 +143,62 @@ async def test_compare_two_strategies(demo_app):
         assert screen.query_one("#strategy-a", Select).value != screen.query_one("#strategy-b", Select).value
         marks = [a.get_row_at(r)[1] for r in range(a.row_count)]
         assert any(m.startswith("◆") for m in marks), "the two strategies share some hits"
+        for side in "ab":  # both sides fit, and say what they share
+            assert screen.query_one(f"#hits-{side}", DataTable).max_scroll_x == 0
+            assert " shared" in screen_lines(app)[4].split("││")["ab".index(side)]
         await pilot.press("escape")
         assert not isinstance(app.screen, CompareScreen)
 
 
-async def test_escape_leaves_the_query_box_so_number_keys_switch_screens(demo_app):
-    app = demo_app()
+async def test_the_trace_plays_steps_pauses_and_names_its_graph(demo_app):
+    app = demo_app(animate=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert app.focused.id == "query-input"
-        await pilot.press("4")
-        assert app.current_mode == "query" and app.focused.value == "4"
-        await pilot.press("escape", "4")
-        await settle(pilot)
-        assert app.current_mode == "facts"
+        screen = app.screen
+        await ask(pilot, "tell me more about sourdough starters")
+        trace = screen.query_one(TraceView)
+        assert not trace.steps, "the trace is built when its tab is first shown"
+        await pilot.press("t")
+        assert len(trace.steps) >= 2, "the walk has steps"
+        first = trace.step
+        await pilot.pause(TraceView.INTERVAL * 2.5)
+        assert trace.step > first, "the animation moves on"
+        await pilot.press("space")  # pause
+        assert not trace.playing
+        await pilot.press("r")  # replay from the start
+        assert trace.step == 0 and trace.playing
+        await pilot.press("full_stop")  # single step pauses and advances
+        assert trace.step == 1 and not trace.playing
+        assert "step 2/" in text_of(screen.query_one("#trace-status"))
+        tree = screen.query_one("#trace-tree", Tree)
+        assert tree.cursor_node is not None and tree.cursor_node.data == trace.steps[1].node
+        assert "candidate" in text_of(screen.query_one("#trace-step"))
+
+        # played to its end, the trace stops saying "playing"
+        trace.INTERVAL = 0.02
+        await pilot.press("r")
+        for _ in range(100):
+            if not trace.playing:
+                break
+            await pilot.pause(0.02)
+        await pilot.pause()
+        status = text_of(screen.query_one("#trace-status"))
+        assert f"step {len(trace.steps)}/{len(trace.steps)}" in status
+        assert "playing" not in status and "paused" in status
+
+        # a fused recall's graph expansion names its nodes
+        await ask(pilot, "tell me more about sourdough starters", strategy="fused")
+        graph = text_of(screen.query_one("#trace-graph"))
+        assert "seeds (" in graph and "item:" in graph, graph
+        assert "{" not in graph and "'node'" not in graph, "no raw dicts"
+
+
+def test_an_undated_episode_is_listed_without_a_gap():
+    from types import SimpleNamespace
+
+    from mnemoscope.screens.query import knowledge_text
+
+    episodes = [SimpleNamespace(time_start=None, summary="Shaping"),
+                SimpleNamespace(time_start="2023-04-03T18:42", summary="Daniel and Maya")]
+    lines = knowledge_text(episodes, []).plain.splitlines()
+    assert lines[1:3] == ["• Shaping", "• 2023-04-03 Daniel and Maya"]

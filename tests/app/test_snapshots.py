@@ -1,4 +1,5 @@
-"""Snapshots of every screen on the demo store at 100x32 (cursor blink off, no timings).
+"""Snapshots of every screen on the demo store at 100x32 (cursor blink off, no timings); queries
+pin the fused strategy, so that the snapshots do not follow the engine's default.
 
 Regenerate after an intended change: ``pytest tests/app --snapshot-update``.
 """
@@ -7,25 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.mnemo_testing import DEMO_DIR, SIZE, build_app, settle
+from tests.app.mnemo_testing import DEMO_DIR, SIZE, ask, build_app, settle
 
 
 @pytest.fixture(autouse=True)
 def no_llm_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("MNEMOSCOPE_LLM_BASE_URL", "MNEMOSCOPE_LLM_MODEL"):
         monkeypatch.delenv(name, raising=False)
-
-
-async def ask(pilot, text: str) -> None:
-    """Run a query with the fused strategy (pinned: the snapshots must not follow the engine's default)."""
-    from textual.widgets import Select
-
-    pilot.app.screen.query_one("#query-strategy", Select).value = "fused"
-    box = pilot.app.screen.query_one("#query-input")
-    box.value = text
-    box.focus()
-    await pilot.press("enter")
-    await settle(pilot)
 
 
 def snapshot(snap_compare, store, mode: str | None = None, steps=None) -> bool:
@@ -72,7 +61,7 @@ def test_memories_screen(snap_compare, demo_copy):
 
 def test_query_screen(snap_compare, demo_copy):
     async def mark_used(pilot) -> None:
-        await ask(pilot, "what did Maya adopt")
+        await ask(pilot, "what did Maya adopt", strategy="fused")
         await pilot.press("u")
 
     assert snapshot(snap_compare, demo_copy, steps=mark_used)
@@ -80,7 +69,7 @@ def test_query_screen(snap_compare, demo_copy):
 
 def test_query_trace(snap_compare, demo_copy):
     async def trace(pilot) -> None:
-        await ask(pilot, "tell me more about sourdough starters")
+        await ask(pilot, "tell me more about sourdough starters", strategy="fused")
         await pilot.press("t")
         await pilot.pause()
 
@@ -89,7 +78,7 @@ def test_query_trace(snap_compare, demo_copy):
 
 def test_compare_view(snap_compare, demo_copy):
     async def compare(pilot) -> None:
-        await ask(pilot, "sourdough starter")
+        await ask(pilot, "sourdough starter", strategy="fused")
         await pressing("c")(pilot)
 
     assert snapshot(snap_compare, demo_copy, steps=compare)
@@ -98,7 +87,7 @@ def test_compare_view(snap_compare, demo_copy):
 def test_ranker_screen(snap_compare, demo_copy):
     async def teach(pilot) -> None:
         for text in ("sourdough starter", "what did Maya adopt", "alpine weather"):
-            await ask(pilot, text)
+            await ask(pilot, text, strategy="fused")
             await pressing("u", "down", "u", "f")(pilot)
         await pressing("7")(pilot)
         pilot.app.clear_notifications()

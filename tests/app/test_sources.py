@@ -1,37 +1,84 @@
-"""Sources: browse sources and items; deleting shows the dry run first."""
+"""Sources: browse sources and items; long lists say how much they show; deleting shows the dry
+run first, and the lists stay where they were."""
 
 from __future__ import annotations
 
 from textual.widgets import DataTable
 
 from mnemoscope.app.widgets import ChoiceDialog
-from tests.app.mnemo_testing import SIZE, settle, text_of
+from tests.app.mnemo_testing import SIZE, screen_lines, settle, text_of
 
 
-async def test_browse_sources_and_delete_with_dry_run(demo_app):
-    app = demo_app(start_mode="sources")
+async def test_browse_sources_long_lists_and_delete_with_dry_run(demo_app, monkeypatch):
+    from mnemoscope.screens import memories, sources
+
+    monkeypatch.setattr(memories, "EPISODE_ROWS", 10)
+    monkeypatch.setattr(sources, "ITEM_ROWS_SHOWN", 50)
+    app = demo_app(start_mode="memories")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
+        # a long list says how much of it shows
+        episodes = app.screen.query_one("#episodes-table", DataTable)
+        total = app.store_stats["episodes"]
+        assert episodes.row_count == 10
+        assert f"summary (10/{total})" in "\n".join(screen_lines(app))
+
+        await app.switch_mode("sources")
+        await settle(pilot)
         screen = app.screen
-        sources = screen.query_one("#sources-table", DataTable)
+        sources_table = screen.query_one("#sources-table", DataTable)
         items = screen.query_one("#items-table", DataTable)
-        assert sources.row_count == 6
+        assert sources_table.row_count == 6
         assert items.row_count > 0
         await pilot.press("down", "down")
         await settle(pilot)
         assert screen.current_source().kind == "conversation"
+        assert "the first 50 of 206 items" in "\n".join(screen_lines(app))
         assert items.get_row_at(0)[0] == "D1:1"
         assert "D1:1" in text_of(screen.query_one("#item-body"))
+
+        # the dry run of deleting the source, in sentences; cancelled, nothing changes
         await pilot.press("d")  # the sources list has focus: delete the source
         await settle(pilot)
         assert isinstance(app.screen, ChoiceDialog)
-        assert "would change" in text_of(app.screen.query_one("#dialog-text"))
+        report = text_of(app.screen.query_one("#dialog-text"))
+        assert "would change" in report
+        assert "• 1 source deleted" in report and " items deleted" in report
+        assert "• 0 " not in report and "1 sources" not in report, report
         await pilot.press("enter")  # "Cancel" has focus
         await settle(pilot)
         assert app.store_stats["sources"] == 6
+
+        # an item deleted
         await pilot.press("enter")  # into the items
         await pilot.press("d")
         await settle(pilot)
         await pilot.click("#choice-apply")
         await settle(pilot)
         assert app.store_stats["items"] == 313
+
+
+async def test_after_a_delete_the_lists_stay_where_they_were(demo_app):
+    app = demo_app(start_mode="sources")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        sources, items = (screen.query_one(f"#{name}-table", DataTable) for name in ("sources", "items"))
+        await pilot.press("down", "down", "enter", "down", "down", "d")  # the conversation's third turn
+        await settle(pilot)
+        await pilot.click("#choice-apply")
+        await settle(pilot)
+        assert items.cursor_row == 2 and items.get_row_at(2)[0] == "D1:4", "the turn after the deleted one"
+        sources.focus()
+        await pilot.press("d")  # the conversation itself
+        await settle(pilot)
+        await pilot.click("#choice-apply")
+        await settle(pilot)
+        assert sources.cursor_row == 2
+        shown = screen.current_source()
+        assert shown.kind != "conversation" and {i.source_id for i in screen.items} == {shown.id}
+        await app.switch_mode("query")  # a later refresh keeps the new place too
+        app.store_changed()
+        await app.switch_mode("sources")
+        await settle(pilot)
+        assert screen.current_source().id == shown.id

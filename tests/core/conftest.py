@@ -1,7 +1,5 @@
-"""Shared helpers for the core tests: small corpora and a checksum of everything a store holds."""
+"""Shared helpers for the core tests: small corpora and a core-only store (the checksum is in tests/conftest.py)."""
 
-import hashlib
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -43,21 +41,3 @@ def core(tmp_path: Path):
     mem = Memory(tmp_path / "core.db", extensions=False)
     yield mem
     mem.close()
-
-
-@pytest.fixture
-def checksum():
-    """``checksum(path)``: a digest of every row of every table of a store."""
-    return store_checksum
-
-
-def store_checksum(path: Path, skip: tuple[str, ...] = ()) -> str:
-    """A digest of every row of every table but ``skip``, read through a separate connection."""
-    digest = hashlib.sha256()
-    with sqlite3.connect(path) as conn:
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-        for table in (t for t in tables if t not in skip):
-            digest.update(table.encode())
-            for row in conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2" if table != "sqlite_sequence" else f"SELECT * FROM {table}"):
-                digest.update(repr(row).encode())
-    return digest.hexdigest()

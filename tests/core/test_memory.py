@@ -11,7 +11,6 @@ from mnemoscope.engine import IngestFailed, Memory, RecallError, RequestError
 from mnemoscope.engine.area import Area
 from mnemoscope.engine.transfer import write_records
 
-DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
 
 
 def ranked_ids(mem, query, strategy="hybrid", k=5):
@@ -28,10 +27,10 @@ def test_ingest_then_recall_finds_the_right_item(core, corpus):
     assert top.item.speaker == "Maya" and "beagle" in top.item.text
 
 
-def test_dense_recall_on_the_demo_guides(core):
-    core.ingest(DEMO)
-    assert core.stats()["lsa_dim"] > 0
-    titles = [h.item.title for h in core.recall("what is attention in a transformer", strategy="dense", top_k=3).hits]
+def test_dense_recall_on_the_demo_guides(demo_store):
+    with Memory(demo_store, extensions=False) as core:
+        assert core.stats()["lsa_dim"] > 0
+        titles = [h.item.title for h in core.recall("what is attention in a transformer", strategy="dense", top_k=3).hits]
     assert any(t.startswith("How Transformers Work") for t in titles)
 
 

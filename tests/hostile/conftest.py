@@ -12,11 +12,11 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from mnemoscope.app.cli import main
-from tests.core.conftest import store_checksum
+from tests.support.stores import store_checksum
 
 ROOT = Path(__file__).resolve().parents[2]
 
-__all__ = ["ROOT", "cli", "run_python", "store_checksum", "file_digest"]
+__all__ = ["ROOT", "cli", "damage", "run_python", "store_checksum", "file_digest"]
 
 
 def cli(*argv: str | Path) -> tuple[int, str, str]:
@@ -43,3 +43,18 @@ def file_digest(path: Path) -> bytes:
     """The bytes of a file (and whether a WAL or SHM file appeared beside it)."""
     extra = [path.with_name(path.name + s).exists() for s in ("-wal", "-shm")]
     return path.read_bytes() + repr(extra).encode()
+
+
+def damage(store: Path, needle: bytes) -> None:
+    """Overwrite the header of the page holding ``needle`` (a corrupt page, as a failing disk
+    leaves one); the store is checkpointed first so that the page is in the main file."""
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(store)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    data = bytearray(store.read_bytes())
+    start = data.index(needle) // page_size * page_size
+    data[start:start + 100] = b"\xff" * 100
+    store.write_bytes(bytes(data))

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -57,18 +55,6 @@ def mem(tmp_path: Path, conversation_file: Path) -> Memory:
     m.ingest(conversation_file)
     yield m
     m.close()
-
-
-def store_checksum(path: Path) -> str:
-    """A digest of every knowledge row, to show that a refused or dry-run action changed nothing."""
-    conn = sqlite3.connect(path)
-    digest = hashlib.sha256()
-    for table in ("entities", "mentions", "synonyms", "facts", "fact_sources", "episodes", "episode_items", "events",
-                  "extraction_queue", "items"):
-        for row in conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2"):
-            digest.update(repr(row).encode())
-    conn.close()
-    return digest.hexdigest()
 
 
 @contextmanager

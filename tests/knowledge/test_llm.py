@@ -8,8 +8,7 @@ import pytest
 from mnemoscope.engine import Memory
 from mnemoscope.engine.knowledge import llm
 from tests.support.openai_server import Fail, Garbage, Reply, Slow
-
-from .conftest import store_checksum
+from tests.support.stores import store_checksum
 
 
 def good_reply(body):

@@ -9,7 +9,9 @@ from mnemoscope.engine import Memory
 from mnemoscope.engine.errors import KnowledgeError
 from mnemoscope.engine.recall import RecallError
 
-from .conftest import PASSAGES, store_checksum
+from tests.support.stores import store_checksum
+
+from .conftest import PASSAGES
 
 
 def test_every_turn_belongs_to_one_episode_with_events_and_images(mem):

@@ -1,4 +1,4 @@
-"""A small conversation store for the ranker tests, built once and copied per test."""
+"""A small conversation store for the ranker tests, built once per run and copied per test."""
 
 import shutil
 from pathlib import Path
@@ -6,18 +6,20 @@ from pathlib import Path
 import pytest
 
 from mnemoscope.engine import Memory
+from tests.support.stores import DEMO_DIR, shared_store
 
-DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo" / "conversation.json"
+DEMO = DEMO_DIR / "conversation.json"
 SETTINGS = {"fused_signals": ""}  # the core signals only: other areas' signals are tested by them
+
+
+def _ingest_conversation(path: Path) -> None:
+    with Memory(path, **SETTINGS) as mem:
+        mem.ingest(DEMO)
 
 
 @pytest.fixture(scope="session")
 def built_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("rank") / "demo.db"
-    with Memory(path, **SETTINGS) as mem:
-        mem.ingest(DEMO)
-        mem.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return path
+    return shared_store(tmp_path_factory, "rank-conversation", _ingest_conversation)
 
 
 @pytest.fixture

@@ -1,24 +1,26 @@
-"""Shared stores for the topic tests: the demo content, built once per session."""
+"""The demo content with its topic tree rebuilt from scratch, built once per run from the shared
+demo store; tests read it in place (a test that writes copies it)."""
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from mnemoscope.engine import Memory
-
-DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
+from tests.support.stores import shared_store
 
 
 @pytest.fixture(scope="session")
-def demo_store(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("topics-demo") / "demo.db"
-    with Memory(path) as mem:
-        mem.ingest(DEMO)
-        mem.topics.rebuild()
-    return path
+def topic_store(tmp_path_factory: pytest.TempPathFactory, demo_store: Path) -> Path:
+    def rebuild(path: Path) -> None:
+        shutil.copy(demo_store, path)
+        with Memory(path) as mem:
+            mem.topics.rebuild()
+
+    return shared_store(tmp_path_factory, "demo-topics", rebuild)
 
 
 @pytest.fixture()
-def demo(demo_store):
-    with Memory(demo_store) as mem:
+def demo(topic_store: Path):
+    with Memory(topic_store) as mem:
         yield mem

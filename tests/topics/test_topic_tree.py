@@ -8,6 +8,7 @@ from mnemoscope.engine.dense import l2_normalize
 from mnemoscope.engine.topics import RebuildCancelled
 from mnemoscope.engine.topics.graph import PARENT, CHILD, TopicGraph
 from mnemoscope.engine.topics.tree import TopicTree, dag_parents, fit_tree, shape_for, softmax
+from tests.support.stores import DEMO_DIR
 
 
 def clustered(n_clusters=6, per=40, dim=16, seed=3):
@@ -110,11 +111,9 @@ def test_demo_tree_is_a_labelled_hierarchy(demo):
 
 
 def test_a_reopened_store_walks_exactly_like_the_live_one(tmp_path):
-    from tests.topics.conftest import DEMO
-
     path = tmp_path / "r.db"
     with Memory(path) as live:
-        live.ingest(DEMO)
+        live.ingest(DEMO_DIR)
         before = {intent: live.recall("how do I feed a sourdough starter", strategy="walk", intent=intent).to_dict()
                   for intent in ("neutral", "deepen", "broaden")}
         tree = [t.to_dict() for t in live.topics.tree()]
@@ -127,11 +126,11 @@ def test_a_reopened_store_walks_exactly_like_the_live_one(tmp_path):
         assert after[intent]["trace"] == before[intent]["trace"]
 
 
-def test_new_items_are_assigned_at_ingest_without_a_rebuild(demo_store, tmp_path):
+def test_new_items_are_assigned_at_ingest_without_a_rebuild(topic_store, tmp_path):
     import shutil
 
     path = tmp_path / "copy.db"
-    shutil.copy(demo_store, path)
+    shutil.copy(topic_store, path)
     with Memory(path) as mem:
         built = mem.stats()["topics"]
         item = mem.add_note("Feed the sourdough starter with equal flour and water; the levain doubles in six hours.", name="tip")
@@ -142,11 +141,11 @@ def test_new_items_are_assigned_at_ingest_without_a_rebuild(demo_store, tmp_path
         assert [t.id for t, _ in again.topics.topic_of(item.id)] == [t.id for t, _ in leaves]
 
 
-def test_a_cancelled_or_failed_rebuild_leaves_the_previous_tree(demo_store, tmp_path, monkeypatch):
+def test_a_cancelled_or_failed_rebuild_leaves_the_previous_tree(topic_store, tmp_path, monkeypatch):
     import shutil
 
     path = tmp_path / "copy.db"
-    shutil.copy(demo_store, path)
+    shutil.copy(topic_store, path)
     with Memory(path) as mem:
         before = [t.to_dict() for t in mem.topics.tree()]
         with pytest.raises(RebuildCancelled):
@@ -163,13 +162,13 @@ def test_a_cancelled_or_failed_rebuild_leaves_the_previous_tree(demo_store, tmp_
         assert [t.to_dict() for t in reopened.topics.tree()] == before
 
 
-def test_a_rebuild_killed_inside_its_transaction_leaves_the_previous_tree(demo_store, tmp_path):
+def test_a_rebuild_killed_inside_its_transaction_leaves_the_previous_tree(topic_store, tmp_path):
     import shutil
     import subprocess
     import sys
 
     path = tmp_path / "killed.db"
-    shutil.copy(demo_store, path)
+    shutil.copy(topic_store, path)
     with Memory(path) as mem:
         before = [t.to_dict() for t in mem.topics.tree()]
     script = (

@@ -41,8 +41,8 @@ def test_intents_move_in_their_direction_on_at_least_90_percent_of_queries(demo)
 
 
 @pytest.mark.parametrize("intent", ["deepen", "broaden"])
-def test_deepen_never_climbs_and_broaden_never_descends_even_under_the_markov_blend(demo_store, intent):
-    with Memory(demo_store, walk_markov_weight=1.0, walk_greedy=False, walk_steps=10) as mem:
+def test_deepen_never_climbs_and_broaden_never_descends_even_under_the_markov_blend(topic_store, intent):
+    with Memory(topic_store, walk_markov_weight=1.0, walk_greedy=False, walk_steps=10) as mem:
         for seed in range(4):
             for q in QUESTIONS[::3]:
                 trace = walk_of(mem, q, intent, seed=seed).trace
@@ -52,8 +52,8 @@ def test_deepen_never_climbs_and_broaden_never_descends_even_under_the_markov_bl
                     assert (steps >= 0).all() if intent == "deepen" else (steps <= 0).all(), (q, depths)
 
 
-def test_the_same_seed_gives_the_same_walk(demo_store):
-    with Memory(demo_store, walk_greedy=False) as mem:
+def test_the_same_seed_gives_the_same_walk(topic_store):
+    with Memory(topic_store, walk_greedy=False) as mem:
         paths = {seed: [s.node for s in walk_of(mem, "shaping the loaf", "neutral", seed=seed).trace] for seed in (1, 1, 2, 3, 4)}
         again = [s.node for s in walk_of(mem, "shaping the loaf", "neutral", seed=1).trace]
         assert again == paths[1]
@@ -69,8 +69,8 @@ def test_a_walk_never_revisits_its_own_path(demo):
                 assert len(nodes) == len(set(nodes))
 
 
-def test_top_k_is_honoured_by_backfill(demo_store):
-    with Memory(demo_store, walk_steps=0, walk_max_starts=1) as mem:
+def test_top_k_is_honoured_by_backfill(topic_store):
+    with Memory(topic_store, walk_steps=0, walk_max_starts=1) as mem:
         result = mem.recall("flour and water for the starter", strategy="walk", top_k=60, intent="neutral")
         assert len(result.hits) == 60 and len({h.item.id for h in result.hits}) == 60
 
@@ -131,15 +131,15 @@ def cli(*args):
     return code, out.getvalue()
 
 
-def test_cli_topics_json_and_recall_trace(demo_store, capsys):
-    code, out = cli("--store", str(demo_store), "topics", "--json")
+def test_cli_topics_json_and_recall_trace(topic_store, capsys):
+    code, out = cli("--store", str(topic_store), "topics", "--json")
     topics = json.loads(out)
     assert code == 0 and {"id", "parent", "depth", "label", "terms", "size"} <= set(topics[0])
-    code, out = cli("--store", str(demo_store), "topics", "--tree")
+    code, out = cli("--store", str(topic_store), "topics", "--tree")
     assert code == 0 and "\n  t:0." in out
-    code, out = cli("--store", str(demo_store), "recall", "shaping the loaf", "--strategy", "walk", "--intent", "deepen", "--trace", "--json")
+    code, out = cli("--store", str(topic_store), "recall", "shaping the loaf", "--strategy", "walk", "--intent", "deepen", "--trace", "--json")
     d = json.loads(out)
     assert d["intent"]["name"] == "deepen" and d["intent"]["inferred"] is False
     assert all({"node", "depth", "relation", "candidates"} <= set(s) for s in d["trace"])
-    code, _ = cli("--store", str(demo_store), "recall", "bread", "--intent", "sideways")
+    code, _ = cli("--store", str(topic_store), "recall", "bread", "--intent", "sideways")
     assert code == 2 and "choose one of: deepen" in capsys.readouterr().err

@@ -1,0 +1,39 @@
+"""The command line's parser: every mistake is one line and exit 2, and a number is a number.
+
+``type=int`` anywhere in the commands reads a plain ASCII integer in range (0 to 2^63 - 1):
+Python's ``int`` would also take ``" 12"``, ``"1_000"``, ``"+5"`` and digits of other scripts
+(``"١٢"``), and an id past 2^63 reached SQLite as an OverflowError.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from typing import NoReturn
+
+MAX_INTEGER = 2**63 - 1
+_PLAIN = re.compile(r"[0-9]{1,19}")
+
+
+def plain_int(text: str) -> int:
+    """A plain ASCII integer from 0 to 2^63 - 1 (argparse shows the message with the option)."""
+    if not _PLAIN.fullmatch(text) or int(text) > MAX_INTEGER:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to {MAX_INTEGER}, not {text[:40]!r}")
+    return int(text)
+
+
+class Parser(argparse.ArgumentParser):
+    """``argparse`` with one-line errors, and :func:`plain_int` for ``type=int``."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("type", int, plain_int)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            sys.stderr.write(message)
+        raise SystemExit(status)

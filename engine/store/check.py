@@ -1,0 +1,168 @@
+"""``mnemoscope check``: what state a store file is in, and what of it can still be read.
+
+Both open the file read-only, straight through SQLite (not :class:`engine.store.Store`, which
+refuses a damaged or foreign file before it is of any use here), and change nothing.
+
+:func:`check_file` reports the header (is it a Mnemoscope store, of which schema), SQLite's own
+integrity and foreign-key checks, and the file's permissions. :func:`readable_records` reads every
+source and item that can still be read, range by range and, where a range fails, row by row, so
+that a damaged page costs the rows on it and nothing else; :func:`engine.transfer.salvage`
+writes them as an export that ``mnemoscope import`` takes into a new store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from .base import APPLICATION_ID, HEADER_MAGIC
+
+MAX_PROBLEMS = 20  # lines of SQLite's integrity report that are kept
+_SOURCE_COLUMNS = ("id", "name", "kind", "content_hash", "meta")
+_ITEM_COLUMNS = ("id", "source_id", "key", "position", "kind", "speaker", "timestamp", "title", "text", "tags", "links",
+                 "meta")
+_JSON_COLUMNS = {"meta": dict, "tags": list, "links": list}
+
+
+@dataclass
+class CheckReport:
+    path: Path
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what is fine, for the report
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class Salvaged:
+    """What :func:`readable_records` could and could not read."""
+
+    sources: int = 0
+    items: int = 0
+    lost: list[str] = field(default_factory=list)  # "items 1201–1700" that could not be read
+
+
+def open_read_only(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro", uri=True, isolation_level=None)
+
+
+def check_file(path: str | Path) -> CheckReport:
+    path = Path(path)
+    report = CheckReport(path)
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        report.problems.append(f"cannot read {path}: {exc.strerror or exc}")
+        return report
+    if not stat.S_ISREG(info.st_mode):
+        report.problems.append(f"{path} is not a regular file")
+        return report
+    with open(path, "rb") as fh:
+        header = fh.read(100)
+    if len(header) < 100 or not header.startswith(HEADER_MAGIC):
+        report.problems.append("not an SQLite database (the header is missing or damaged)")
+        return report
+    app_id = int.from_bytes(header[68:72], "big")
+    if app_id not in (0, APPLICATION_ID):
+        report.problems.append(f"not a Mnemoscope store (application_id {app_id:#x})")
+        return report
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        report.problems.append(f"readable by others (mode {stat.S_IMODE(info.st_mode):o}): chmod 600 {path}")
+    try:
+        conn = open_read_only(path)
+    except sqlite3.Error as exc:
+        report.problems.append(f"cannot open: {exc}")
+        return report
+    try:
+        _check_schema(conn, report)
+        integrity = [r[0] for r in conn.execute("PRAGMA integrity_check(100)")]
+        if integrity != ["ok"]:
+            report.problems.extend(f"integrity: {line}" for line in integrity[:MAX_PROBLEMS])
+        else:
+            report.notes.append("SQLite integrity check: ok")
+            broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                report.problems.append(f"{len(broken)} row(s) point to rows that are gone (first in table {broken[0][0]})")
+    except sqlite3.DatabaseError as exc:
+        report.problems.append(f"damaged: {exc}")
+    finally:
+        conn.close()
+    return report
+
+
+def _check_schema(conn: sqlite3.Connection, report: CheckReport) -> None:
+    try:
+        applied = [r[0] for r in conn.execute("SELECT name FROM schema_migrations ORDER BY applied_at")]
+        counts = {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("sources", "items")}
+    except sqlite3.DatabaseError as exc:
+        report.problems.append(f"the store's own tables cannot be read: {exc}")
+        return
+    report.notes.append(f"{len(applied)} schema change(s) applied; {counts['sources']} source(s), {counts['items']} item(s)")
+
+
+def readable_records(path: str | Path, salvaged: Salvaged, batch: int = 500) -> Iterator[dict[str, Any]]:
+    """Every source and item of the store at ``path`` that can be read, as export records
+    (sources before their items). An item whose source row is lost gets a stand-in source."""
+    conn = open_read_only(Path(path))
+    try:
+        sources = {row[0]: row for row in _rows(conn, "sources", _SOURCE_COLUMNS, batch, salvaged)}
+        items: dict[int, list[tuple]] = {}
+        for row in _rows(conn, "items", _ITEM_COLUMNS, batch, salvaged):
+            items.setdefault(row[1], []).append(row)
+    finally:
+        conn.close()
+    for source_id in sorted(set(sources) | set(items)):
+        row = sources.get(source_id) or (source_id, f"salvaged source {source_id}", "document", "", "{}")
+        salvaged.sources += 1
+        yield {"type": "source", **_record(_SOURCE_COLUMNS, row)}
+        for item in sorted(items.get(source_id, []), key=lambda r: (r[3], r[0])):
+            salvaged.items += 1
+            yield {"type": "item", **_record(_ITEM_COLUMNS, item)}
+
+
+def _rows(conn: sqlite3.Connection, table: str, columns: tuple[str, ...], batch: int, salvaged: Salvaged) -> Iterator[tuple]:
+    """The readable rows of ``table`` in rowid order: by ranges, and row by row in a range that fails."""
+    select = f"SELECT {', '.join(columns)} FROM {table}"
+    try:
+        top = conn.execute(f"SELECT MAX(rowid) FROM {table}").fetchone()[0] or 0
+    except sqlite3.DatabaseError as exc:
+        salvaged.lost.append(f"{table}: none could be read ({exc})")
+        return
+    for start in range(1, top + 1, batch):
+        end = min(top, start + batch - 1)
+        try:
+            yield from conn.execute(f"{select} WHERE rowid BETWEEN ? AND ?", (start, end)).fetchall()
+            continue
+        except sqlite3.DatabaseError:
+            pass
+        lost = 0
+        for rowid in range(start, end + 1):
+            try:
+                yield from conn.execute(f"{select} WHERE rowid = ?", (rowid,)).fetchall()
+            except sqlite3.DatabaseError:
+                lost += 1
+        if lost:
+            salvaged.lost.append(f"{table} {start}–{end}: {lost} row id(s) unreadable")
+
+
+def _record(columns: tuple[str, ...], row: tuple) -> dict[str, Any]:
+    out = dict(zip(columns, row))
+    for name, kind in _JSON_COLUMNS.items():
+        if name in out:
+            try:
+                value = json.loads(out[name]) if isinstance(out[name], str) else None
+            except ValueError:
+                value = None
+            out[name] = value if isinstance(value, kind) else kind()
+    for name in ("name", "kind", "content_hash", "key", "title", "text"):
+        if name in out and not isinstance(out[name], str):
+            out[name] = "" if out[name] is None else str(out[name])
+    return out

@@ -1,0 +1,54 @@
+"""The live view: the app open while another process writes follows it within the deadline —
+header counts, Sources (the cursor kept), the Activity view — and the query names new sources."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from textual.widgets import DataTable
+
+from mnemoscope.app.widgets import StoreHeader
+from mnemoscope.engine import Memory
+from tests.app.mnemo_testing import DEMO_DIR, SIZE, build_app, settle
+
+ROOT = Path(__file__).resolve().parents[2]
+DEADLINE = 5.0  # seconds: the target is 1 s; a loaded test machine gets slack, not a different path
+
+
+async def wait_for(pilot, condition, deadline: float = DEADLINE) -> float:
+    """Seconds until ``condition()`` holds (pausing the app between looks), or fail at the deadline."""
+    started = time.monotonic()
+    while not condition():
+        assert time.monotonic() - started < deadline, "the app did not follow within the deadline"
+        await pilot.pause(0.05)
+    return time.monotonic() - started
+
+
+async def test_the_app_follows_another_process(tmp_path):
+    store = tmp_path / "live.db"
+    with Memory(store) as mem:
+        mem.ingest([DEMO_DIR / "sourdough-baking.md"])
+    app = build_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await app.switch_mode("sources")  # the cursor on the first source
+        await settle(pilot)
+        sources = app.screen.query_one("#sources-table", DataTable)
+        assert sources.row_count == 1 and "1 sources" in app.screen.query_one(StoreHeader).counts
+
+        subprocess.run([sys.executable, "-m", "mnemoscope", "--store", str(store), "ingest",
+                        str(DEMO_DIR / "alpine-hiking.md")], cwd=ROOT, check=True, capture_output=True)
+        await wait_for(pilot, lambda: "2 sources" in app.screen.query_one(StoreHeader).counts)
+        await wait_for(pilot, lambda: sources.row_count == 2)
+        assert sources.cursor_row == 0  # the cursor stays where it was
+
+        await pilot.press("8")  # the Activity view
+        await settle(pilot)
+        log = app.screen.query_one("#activity-table", DataTable)
+        newest = [str(cell) for cell in log.get_row_at(0)]
+        rows = [[str(cell) for cell in log.get_row_at(n)] for n in range(log.row_count)]
+        assert any(r[1] == "cli" and r[2] == "source added" and "alpine-hiking.md" in r[4] for r in rows), rows
+        assert newest[1] == "cli"

@@ -1,0 +1,113 @@
+"""Issue 11 item 5: an export is atomic (an interrupted or failed export leaves the previous file
+as it was) and self-checking (import refuses a file without a valid trailer)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from mnemoscope.engine import IngestFailed, Memory
+from mnemoscope.engine.transfer import write_records
+
+from .conftest import cli, damage, run_python, store_checksum
+
+BACKUP = "an older backup the person relies on\n"
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("export")
+    (folder / "docs").mkdir()
+    for n in range(12):
+        (folder / "docs" / f"t{n}.txt").write_text("\n".join(
+            f"Ann: turn {i} of file {n} about the harbour lanterns, number {i * n}." for i in range(30)))
+    with Memory(folder / "m.db") as mem:
+        mem.ingest(folder / "docs")
+        mem.export(folder / "good.jsonl")
+    return folder
+
+
+def test_a_killed_export_leaves_the_previous_file_and_nothing_importable(filled, tmp_path):
+    target = tmp_path / "backup.jsonl"
+    target.write_text(BACKUP)
+    killed = run_python("""
+import os, signal, sys
+from mnemoscope.engine import Memory
+from mnemoscope.engine.transfer import write_records, _records
+mem = Memory(sys.argv[1])
+def dying(records):
+    for n, record in enumerate(records):
+        if n == 200:
+            os.kill(os.getpid(), signal.SIGKILL)
+        yield record
+write_records(sys.argv[2], dying(_records(mem)))
+""", filled / "m.db", target)
+    assert killed.returncode == -9
+    assert target.read_text() == BACKUP
+    [partial] = [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+    assert partial.stat().st_size > 0 and oct(partial.stat().st_mode & 0o777) == "0o600"
+    with Memory(tmp_path / "copy.db", extensions=False) as copy, pytest.raises(IngestFailed, match="no export trailer"):
+        copy.import_(partial)
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda lines: lines[: len(lines) // 2], "no export trailer at its end"),
+    (lambda lines: lines[:-1], "no export trailer at its end"),
+    (lambda lines: [line.replace("harbour", "harb0ur", 1) for line in lines], "does not match the records (checksum)"),
+    (lambda lines: lines[:5] + lines[6:], "does not match the records"),
+    (lambda lines: lines[:3] + [lines[-1]] + lines[3:], "does not match the records"),  # two exports joined
+])
+def test_import_refuses_a_file_cut_short_or_changed(filled, tmp_path, change, message):
+    lines = (filled / "good.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(change(lines)), encoding="utf-8")
+    store = tmp_path / "target.db"
+    Memory(store, extensions=False).close()
+    before = store_checksum(store)
+    code, out, err = cli("--store", store, "import", bad)
+    assert code == 2 and err.count("\n") == 1 and message in err and store_checksum(store) == before
+
+
+def test_an_export_of_a_damaged_store_keeps_the_old_backup(filled, tmp_path):
+    store = tmp_path / "m.db"
+    shutil.copy(filled / "m.db", store)
+    damage(store, b"of file 7 about the harbour")
+    target = tmp_path / "backup.jsonl"
+    target.write_text(BACKUP)
+    code, _, err = cli("--store", store, "export", target)
+    assert code == 2 and "is damaged" in err and "mnemoscope --store" in err and "check" in err
+    assert target.read_text() == BACKUP and [p.name for p in tmp_path.iterdir() if p.name.endswith(".partial")] == []
+
+
+def test_a_full_disk_or_an_unwritable_target_keeps_the_old_backup(filled, tmp_path):
+    target = tmp_path / "backup.jsonl"
+    target.write_text(BACKUP)
+    limit = (filled / "good.jsonl").stat().st_size // 2  # the export outgrows what the disk allows
+    full = run_python("""
+import resource, signal, sys
+from mnemoscope.app.cli import main
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[3]), int(sys.argv[3])))
+sys.exit(main(["--store", sys.argv[1], "export", sys.argv[2]]))
+""", filled / "m.db", target, limit)
+    assert full.returncode == 2 and full.stderr.count("\n") == 1, full.stderr
+    assert f"cannot write {target}: File too large; {target} is as it was" in full.stderr
+    assert target.read_text() == BACKUP and not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+    for where, message in ((tmp_path / "no" / "such" / "x.jsonl", "does not exist"), (tmp_path, "is a folder")):
+        code, _, err = cli("--store", filled / "m.db", "export", where)
+        assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_an_export_is_one_consistent_snapshot_with_a_valid_trailer(filled, tmp_path):
+    lines = (filled / "good.jsonl").read_text(encoding="utf-8").splitlines()
+    trailer = json.loads(lines[-1])
+    assert trailer["type"] == "trailer" and trailer["records"] == len(lines) - 1
+    assert trailer["sources"] == 12 and trailer["items"] == 360
+    write_records(tmp_path / "resealed.jsonl", [json.loads(line) for line in lines[:-1]])
+    assert (tmp_path / "resealed.jsonl").read_text(encoding="utf-8").splitlines() == lines
+    with Memory(tmp_path / "copy.db") as copy:
+        assert copy.import_(filled / "good.jsonl").items == 360
+    assert os.stat(tmp_path / "resealed.jsonl").st_mode & 0o077 == 0

@@ -1,0 +1,106 @@
+"""Issue 11 item 10 and the input classes of item 9: a reader follows its format's spec (a JSON
+string may hold U+2028), loosely typed fields are refused with file:line rather than coerced,
+deep JSON is one line, a FIFO or a device is refused without being read, and an edit that
+changes nothing writes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from mnemoscope.engine import IngestFailed, Memory
+
+from .conftest import cli, store_checksum
+
+ODD = "one\u2028two\u2029three\x0cfour\x85five"  # breaks str.splitlines knows, and JSON strings may hold
+
+
+def locomo(**conversation) -> list[dict]:
+    turns = [{"speaker": "Maya", "dia_id": "D1:1", "text": "hello"}, {"speaker": "Dan", "dia_id": "D1:2", "text": "hi"}]
+    return [{"sample_id": "s1", "conversation": {"speaker_a": "Maya", "session_1": turns,
+                                                 "session_1_date_time": "1:56 pm on 8 May, 2023", **conversation}}]
+
+
+def test_json_strings_may_hold_every_line_break_unicode_knows(tmp_path):
+    lines = [json.dumps({"speaker": "Ann", "text": ODD}, ensure_ascii=False), json.dumps({"speaker": "Ben", "text": "ok"})]
+    (tmp_path / "chat.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    sample = locomo()
+    sample[0]["conversation"]["session_1"][0]["text"] = ODD
+    (tmp_path / "conv.json").write_text(json.dumps(sample, ensure_ascii=False), encoding="utf-8")
+    with Memory(tmp_path / "m.db", extensions=False) as mem:
+        report = mem.ingest([tmp_path / "chat.jsonl", tmp_path / "conv.json"])
+        assert [len(mem.source_items(s.source_id)) for s in report.sources] == [2, 2]
+        texts = {i.text for s in report.sources for i in mem.source_items(s.source_id)}
+        assert ODD in texts
+        mem.export(tmp_path / "e.jsonl")
+    with Memory(tmp_path / "copy.db", extensions=False) as copy:
+        assert copy.import_(tmp_path / "e.jsonl").items == 4
+        assert ODD in {i.text for s in copy.sources() for i in copy.source_items(s.id)}
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("id.jsonl", '{"speaker": "A", "text": "x", "id": {"n": 1}}\n', ":1: 'id' must be a string or an integer, not {'n': 1}"),
+    ("bool-id.jsonl", '{"speaker": "A", "text": "x"}\n{"speaker": "A", "text": "y", "id": true}\n', ":2: 'id' must be"),
+    ("when.jsonl", '{"speaker": "A", "text": "x", "timestamp": false}\n', ":1: 'timestamp' must be a string"),
+    ("num.jsonl", '{"speaker": "A", "text": "x", "timestamp": 1683550560}\n', ":1: 'timestamp' must be a string"),
+    ("feb.jsonl", '{"speaker": "A", "text": "x", "timestamp": "2023-02-30"}\n', ":1: unreadable timestamp '2023-02-30'"),
+    ("date.json", json.dumps(locomo(session_1_date_time=20230508), indent=1), "'session_1_date_time' must be a string"),
+    ("feb.json", json.dumps(locomo(session_1_date_time="1:56 pm on 31 February, 2023"), indent=1),
+     "session_1_date_time '1:56 pm on 31 February, 2023' is not a date"),
+    ("sample.json", json.dumps([{**locomo()[0], "sample_id": {"x": 1}}], indent=1), "'sample_id' must be a string or an integer"),
+    ("speaker.json", json.dumps(locomo(speaker_a=["Maya"]), indent=1), "'speaker_a' must be a string"),
+    ("deep.json", "[" * 100_000 + "]" * 100_000, "JSON nested too deeply"),
+    ("deep.jsonl", '{"speaker": "A", "text": "x"}\n' + "[" * 100_000 + "]" * 100_000 + "\n", ":2: JSON nested too deeply"),
+])
+def test_loosely_typed_or_impossible_fields_are_refused_at_their_line(tmp_path, name, content, message):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    store = tmp_path / "m.db"
+    Memory(store, extensions=False).close()
+    before = store_checksum(store)
+    code, out, err = cli("--store", store, "ingest", path)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"{path}:" in err and message in err, err
+    if name.endswith(".json") and "deep" not in name:
+        assert f"{path}:{content.splitlines().index(next(l for l in content.splitlines() if message.split(chr(39))[1] in l)) + 1}:" in err
+    assert store_checksum(store) == before
+
+
+def test_a_deep_export_is_one_line(tmp_path):
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"type": "source", "id": 1, "name": "a", "kind": "note"}\n' + "[" * 100_000 + "]" * 100_000 + "\n")
+    with Memory(tmp_path / "m.db", extensions=False) as mem, pytest.raises(IngestFailed, match="no export trailer"):
+        mem.import_(path)
+
+
+@pytest.mark.parametrize("make", [lambda p: os.mkfifo(p), None], ids=["fifo", "device"])
+def test_fifos_and_devices_are_refused_never_read(tmp_path, make):
+    if make is None:
+        special = "/dev/zero"
+    else:
+        special = tmp_path / "pipe.jsonl"
+        make(special)  # opening it for reading would wait for a writer forever
+    store = tmp_path / "m.db"
+    Memory(store, extensions=False).close()
+    before = store_checksum(store)
+    for argv in (["ingest", special], ["import", special]):
+        code, out, err = cli("--store", store, *argv)
+        assert code == 2 and err.count("\n") == 1 and ("a named pipe (FIFO)" in err or "a device" in err), err
+    if make is not None:
+        code, _, err = cli("--store", store, "export", special)
+        assert code == 2 and "a named pipe (FIFO); write to a file" in err
+    assert store_checksum(store) == before
+
+
+def test_a_fact_edit_that_changes_nothing_writes_nothing(tmp_path):
+    (tmp_path / "chat.txt").write_text("Maya: I adopted a beagle called Biscuit.\nDan: Biscuit is a lovely name.")
+    with Memory(tmp_path / "m.db") as mem:
+        mem.ingest(tmp_path / "chat.txt")
+        fact = mem.knowledge.facts()[0]
+        before = store_checksum(mem.path)
+        report = mem.knowledge.edit_fact(fact.id, subject=fact.subject, predicate=fact.predicate, object=fact.object)
+        assert report["facts_changed"] == 0
+        assert mem.knowledge.fact(fact.id).origin == fact.origin == "rule"
+        assert store_checksum(mem.path) == before
