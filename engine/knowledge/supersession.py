@@ -89,12 +89,23 @@ def load_rules(user_file: str | Path | None = None) -> Rules:
     ``supersession.toml``, when it exists). Raises :class:`RulesError` for a bad file."""
     rules = Rules({})
     _merge(rules, DEFAULT_RULES)
-    path = Path(user_file).expanduser() if user_file else user_rules_path()
-    if user_file and not path.is_file():
-        raise RulesError(f"{path}: no such rules file")
-    if path.is_file():
+    if user_file:
+        path = Path(user_file).expanduser()
+        if not path.is_file():
+            raise RulesError(f"{path}: no such rules file")
+        _merge(rules, path)
+    elif _visible(path := user_rules_path()):
         _merge(rules, path)
     return rules
+
+
+def _visible(path: Path) -> bool:
+    """Whether the default rules file is there; a config folder this user may not look into
+    (another user's home, a store read under a lesser account) holds none."""
+    try:
+        return path.is_file()
+    except PermissionError:
+        return False
 
 
 def _merge(rules: Rules, path: Path) -> None:
