@@ -76,11 +76,13 @@ class Services:
         return short_path(self.mem.path)
 
     def target_path(self) -> Path:
+        """The store to open: the one given, else the configured one (environment, env file,
+        config file), else the default."""
         if self.store_path:
             return self.store_path
-        from mnemoscope.engine.config import default_store_path
+        from mnemoscope.engine.config import Settings
 
-        return default_store_path()
+        return (self.settings or Settings.load()).store_path
 
     def open(self, path: str | Path | None = None) -> "Memory":
         """Open ``path`` (or the configured store); the previous store is closed only on success."""
@@ -202,9 +204,6 @@ class Services:
 
     def recall(self, query: str, **options: Any):
         return self.memory.recall(query, **options)
-
-    def is_empty(self) -> bool:
-        return self.mem is not None and not self.mem.counts().get("items", 0)
 
     # -- writing ------------------------------------------------------------------------------
 

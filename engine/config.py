@@ -1,27 +1,59 @@
-"""One settings object for the whole engine.
+"""One settings object for the whole engine, checked when it is loaded.
 
-Precedence: explicit arguments > environment (``MNEMOSCOPE_*``) > a ``.env`` file > defaults.
-API keys are read from the environment only and are never written to the store or to logs.
+Where settings come from, strongest first: explicit arguments (``Settings.load(name=value)``, the
+CLI's ``--set``), the environment (``MNEMOSCOPE_<NAME>``), an env file the person named
+(``--env-file PATH``: :func:`env_file`), the user's config file (``config.toml`` in the user
+config directory: :func:`config_path`), then the defaults. Nothing else: a ``.env`` in whatever
+folder Mnemoscope runs from is not read unless it is named, because content found on disk must not
+decide which store is opened or where texts and keys are sent.
+
+Every value is checked as it is read: a choice must be one of its choices (``embedder="lsaa"`` is
+refused, not a silent zero of dense hits), a boolean one of true/false/yes/no/on/off/1/0, a number
+a finite number; a bad one is one line naming where it came from (:class:`engine.errors.ConfigError`).
+An ``MNEMOSCOPE_*`` variable that names no setting is warned about, once, in one line.
+
+API keys (``MNEMOSCOPE_LLM_API_KEY``, ``…_EMBED_API_KEY``, ``…_IMAGE_EMBED_API_KEY``, and
+``OPENAI_API_KEY``) come from the same places but the defaults, are never written to the store or
+to logs, and each goes only to the origin it was configured for (:meth:`Settings.api_key`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import logging
+import math
 import os
+import threading
+import tomllib
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator, Literal, Mapping, get_args, get_origin, get_type_hints
 
 import platformdirs
 
 from .errors import ConfigError
 
+log = logging.getLogger(__name__)
+
 ENV_PREFIX = "MNEMOSCOPE_"
+Embedder = Literal["lsa", "hash", "openai"]
+Fusion = Literal["linear", "rrf"]
+Endpoint = Literal["llm", "embed", "image_embed"]
+ENDPOINTS: tuple[Endpoint, ...] = ("llm", "embed", "image_embed")
+OPENAI_ORIGIN = "https://api.openai.com"  # where OPENAI_API_KEY may go (it names no endpoint of its own)
+TRUE, FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
 
 def default_store_path() -> Path:
     """The store used when neither ``--store`` nor ``MNEMOSCOPE_STORE`` names one."""
     return platformdirs.user_data_path("mnemoscope") / "memory.db"
+
+
+def config_path() -> Path:
+    """The user's config file: ``config.toml`` in the user config directory (platformdirs)."""
+    return platformdirs.user_config_path("mnemoscope") / "config.toml"
 
 
 @dataclass
@@ -34,15 +66,15 @@ class Settings:
     bm25_b: float = 0.75
     char_ngrams: bool = False  # also index character trigrams of longer words (typos match); run reindex after a change
     # dense
-    embedder: str = "lsa"  # lsa | hash | openai: which dense signal hybrid fuses
+    embedder: Embedder = "lsa"  # which dense signal hybrid fuses
     hash_dim: int = 256
     lsa_dim: int = 128
     # recall
-    default_strategy: str = "fused"  # LoCoMo dev recall@10 0.756 vs hybrid 0.616 (engine/rank/heuristic.py)
+    default_strategy: str = "fused"  # the best on every benchmark (docs/benchmarks.md)
     # hybrid fusion (docs/benchmarks.md has the comparison these defaults come from):
     # "linear" = (1 − dense_weight) · BM25 / max BM25 + dense_weight · cosine over the union of
     # both candidate lists; "rrf" = Σ weight / (rrf_k + rank) with weight dense_weight for dense.
-    fusion: str = "linear"
+    fusion: Fusion = "linear"
     rrf_k: float = 60.0
     dense_weight: float = 0.1  # LSA earns only a small weight: more lowers LoCoMo and MuSiQue
     candidate_k: int = 100
@@ -104,7 +136,7 @@ class Settings:
     walk_rerank: float = 0.5  # blend of query–item cosine into the visit scores (0: visits only)
     walk_fusion_weight: float = 0.1  # hybrid_walk: hybrid's score (max 1) + this × the walk's item score
     intent_min_confidence: float = 0.4  # an inferred intent below this probability falls back to neutral
-    # LLM / embedding endpoints (OpenAI-compatible); keys only from the environment
+    # LLM / embedding endpoints (OpenAI-compatible); their keys are in ``api_keys`` (see api_key())
     llm_base_url: str = ""
     llm_model: str = ""
     embed_base_url: str = ""
@@ -121,67 +153,215 @@ class Settings:
     # limits
     max_query_chars: int = 20_000
     chunk_tokens: int = 200
-    extra: dict[str, Any] = field(default_factory=dict)
+    # API keys by endpoint (``llm``, ``embed``, ``image_embed``) and ``openai``; read them with api_key()
+    api_keys: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            setattr(self, f.name, _checked(f.name, getattr(self, f.name), f.name))
+
+    def api_key(self, endpoint: Endpoint) -> str:
+        """The key to send to ``endpoint``: its own key; else a key configured for another endpoint
+        at the same origin (scheme, host and port); else ``OPENAI_API_KEY`` when the endpoint is
+        OpenAI's. A key never goes to an origin nobody configured it for."""
+        own = self.api_keys.get(endpoint, "")
+        url = self.base_url(endpoint)
+        if own or not url:
+            return own
+        from .net import origin
+
+        here = origin(url)
+        for other in ENDPOINTS:
+            key, other_url = self.api_keys.get(other, ""), self.base_url(other)
+            if key and other_url and origin(other_url) == here:
+                return key
+        openai_key = self.api_keys.get("openai", "")
+        return openai_key if openai_key and here == origin(OPENAI_ORIGIN) else ""
+
+    def base_url(self, endpoint: Endpoint) -> str:
+        """The endpoint's URL as configured (the image model's defaults to the embedding endpoint)."""
+        if endpoint == "image_embed":
+            return self.image_embed_base_url or self.embed_base_url
+        return self.llm_base_url if endpoint == "llm" else self.embed_base_url
 
     @property
     def llm_api_key(self) -> str:
-        return os.environ.get(ENV_PREFIX + "LLM_API_KEY", "") or os.environ.get("OPENAI_API_KEY", "")
+        return self.api_key("llm")
 
     @property
     def embed_api_key(self) -> str:
-        return os.environ.get(ENV_PREFIX + "EMBED_API_KEY", "") or self.llm_api_key
+        return self.api_key("embed")
 
     @property
     def image_embed_api_key(self) -> str:
-        return os.environ.get(ENV_PREFIX + "IMAGE_EMBED_API_KEY", "") or self.embed_api_key
+        return self.api_key("image_embed")
 
     @property
     def store_path(self) -> Path:
         return Path(self.store).expanduser() if self.store else default_store_path()
 
     @classmethod
-    def load(cls, dotenv: str | Path | None = ".env", **overrides: Any) -> "Settings":
-        """Build settings from defaults, a ``.env`` file, the environment and ``overrides``."""
+    def load(cls, *, config_file: str | Path | None = None, **overrides: Any) -> "Settings":
+        """Settings from the defaults, the user's config file (``config_file``, default
+        :func:`config_path`; read when it exists), the env file named with :func:`env_file`, the
+        environment, then ``overrides``, each value checked (:class:`ConfigError` if one is bad)."""
         values: dict[str, Any] = {}
-        if dotenv and Path(dotenv).is_file():
-            values.update(_read_dotenv(Path(dotenv)))
-        values.update({k[len(ENV_PREFIX):].lower(): v for k, v in os.environ.items() if k.startswith(ENV_PREFIX)})
-        known = {f.name: f for f in fields(cls)}
-        settings = cls()
-        for name, raw in values.items():
-            if name in known and name != "extra":
-                setattr(settings, name, _coerce(known[name], raw, f"{ENV_PREFIX}{name.upper()}"))
-        for name, value in overrides.items():
-            if name not in known:
-                raise ConfigError(f"unknown setting {name!r}")
-            if value is not None:
-                setattr(settings, name, _coerce(known[name], value, name))
-        return settings
+        keys: dict[str, str] = {}
+        path = Path(config_file) if config_file is not None else config_path()
+        if path.is_file():
+            _take(_read_config(path), values, keys, lambda name: f"{path}: {name}")
+        for variables, where in ((_env_file.variables, _env_file.label), (os.environ, "")):
+            _take(_settings_of(variables, where), values, keys, lambda name, where=where: where + _variable(name))
+        _take(overrides, values, keys, lambda name: name, strict=True)
+        return cls(**values, api_keys=keys)
 
     def replace(self, **changes: Any) -> "Settings":
         return dataclasses.replace(self, **changes)
 
 
-def _coerce(f: dataclasses.Field, raw: Any, where: str) -> Any:
-    kind = type(f.default) if f.default is not dataclasses.MISSING else None
-    if kind is None or isinstance(raw, kind) and not (kind is int and isinstance(raw, bool)):
-        return raw
-    try:
-        if kind is bool:
-            return str(raw).strip().lower() in {"1", "true", "yes", "on"}
-        return kind(raw)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{where}: expected {kind.__name__}, got {raw!r}") from None
+# -- reading and checking values --------------------------------------------------------------
+
+_KEY_SETTINGS = {f"{e}_api_key": e for e in ENDPOINTS}
+_warned: set[str] = set()
 
 
-def _read_dotenv(path: Path) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
+def _take(raw: Mapping[str, Any], values: dict[str, Any], keys: dict[str, str], where: Any, strict: bool = False) -> None:
+    """Check ``raw`` settings (by lower-case name) into ``values`` and API keys into ``keys``."""
+    known = _hints()
+    for name, value in raw.items():
+        if value is None and strict:
             continue
-        key, _, value = line.partition("=")
-        key = key.strip()
-        if key.startswith(ENV_PREFIX) and not key.endswith("API_KEY"):
-            out[key[len(ENV_PREFIX):].lower()] = value.strip().strip("'\"")
+        if name in _KEY_SETTINGS or name == "openai_api_key":
+            keys[_KEY_SETTINGS.get(name, "openai")] = _checked(name, value, where(name), str)
+        elif name in known and name != "api_keys":
+            values[name] = _checked(name, value, where(name))
+        else:
+            raise ConfigError(f"{where(name)}: unknown setting{_did_you_mean(name)}")
+
+
+def _settings_of(variables: Mapping[str, str], where: str) -> dict[str, str]:
+    """The settings named by environment variables (``MNEMOSCOPE_<NAME>``, and ``OPENAI_API_KEY``);
+    a ``MNEMOSCOPE_`` variable that names no setting is warned about once and left out."""
+    known = set(_hints()) - {"api_keys"} | set(_KEY_SETTINGS)
+    out = {"openai_api_key": variables["OPENAI_API_KEY"]} if variables.get("OPENAI_API_KEY") else {}
+    for variable, value in variables.items():
+        if not variable.startswith(ENV_PREFIX):
+            continue
+        name = variable[len(ENV_PREFIX):].lower()
+        if name in known:
+            out[name] = value
+        elif variable not in _warned:
+            _warned.add(variable)
+            log.warning("mnemoscope: %s%s is not a setting (ignored)%s", where, variable, _did_you_mean(name))
+    return out
+
+
+def _variable(name: str) -> str:
+    return "OPENAI_API_KEY" if name == "openai_api_key" else ENV_PREFIX + name.upper()
+
+
+def _did_you_mean(name: str) -> str:
+    close = difflib.get_close_matches(name, [n for n in _hints() if n != "api_keys"], n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _hints() -> dict[str, Any]:
+    global _HINTS
+    if _HINTS is None:
+        _HINTS = get_type_hints(Settings)
+    return _HINTS
+
+
+_HINTS: dict[str, Any] | None = None
+
+
+def _checked(name: str, value: Any, where: str, kind: Any = None) -> Any:
+    """``value`` as the type setting ``name`` is declared with, or :class:`ConfigError` naming ``where``."""
+    kind = kind or _hints()[name]
+    if get_origin(kind) is Literal:
+        choices = get_args(kind)
+        if value not in choices:
+            raise ConfigError(f"{where}: {value!r} is not one of {', '.join(choices)}")
+        return value
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower() if isinstance(value, (str, int)) else None
+        if text in TRUE | FALSE:
+            return text in TRUE
+        raise ConfigError(f"{where}: {value!r} is not a boolean (true or false)")
+    if kind in (int, float):
+        try:
+            number = kind(value.strip()) if isinstance(value, str) else value
+        except ValueError:
+            number = None
+        if (isinstance(number, bool) or not isinstance(number, (int, float)) or (kind is int and not isinstance(number, int))
+                or not math.isfinite(number)):
+            raise ConfigError(f"{where}: {value!r} is not {'an integer' if kind is int else 'a number'}")
+        return kind(number)
+    if kind is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: {value!r} is not text")
+        return value
+    return value
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: not a readable TOML config file ({exc})") from None
+
+
+# -- an env file the person named ---------------------------------------------------------------
+
+
+class _EnvFile:
+    """The env file this process reads settings from (``--env-file``), if any."""
+
+    def __init__(self) -> None:
+        self.variables: dict[str, str] = {}
+        self.label = ""
+        self.lock = threading.Lock()
+
+
+_env_file = _EnvFile()
+
+
+@contextmanager
+def env_file(path: str | Path | None) -> Iterator[list[str]]:
+    """Within the block, every :meth:`Settings.load` in this process also reads ``path``, a file of
+    ``NAME=value`` lines (``#`` comments, optional quotes, an optional ``export``), under the
+    environment; yields the names of the settings it holds (``MNEMOSCOPE_*`` and ``OPENAI_API_KEY``:
+    other lines are left alone), so that the caller can say it was read. With ``None`` nothing is
+    read (a ``.env`` is never read unless named)."""
+    variables = _read_env_file(Path(path)) if path is not None else {}
+    with _env_file.lock:
+        previous = _env_file.variables, _env_file.label
+        _env_file.variables, _env_file.label = variables, f"{path}: " if path is not None else ""
+    try:
+        yield sorted(v for v in variables if v.startswith(ENV_PREFIX) or v == "OPENAI_API_KEY")
+    finally:
+        with _env_file.lock:
+            _env_file.variables, _env_file.label = previous
+
+
+def _read_env_file(path: Path) -> dict[str, str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the env file ({getattr(exc, 'strerror', None) or exc})") from None
+    out: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, sep, value = line.removeprefix("export ").partition("=")
+        if not sep or not name.strip().replace("_", "").isalnum():
+            raise ConfigError(f"{path}:{number}: expected NAME=value")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        out[name.strip()] = value
     return out

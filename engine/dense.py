@@ -17,7 +17,7 @@ import hashlib
 import io
 import logging
 import zlib
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -32,17 +32,6 @@ log = logging.getLogger(__name__)
 def l2_normalize(m: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(m, axis=-1, keepdims=True)
     return (m / np.where(norms == 0, 1.0, norms)).astype(np.float32)
-
-
-class TextEmbedder(Protocol):
-    signature: str
-    dim: int
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """One query's vector; never writes anything (recall is read-only)."""
-        ...
 
 
 # -- feature hashing ----------------------------------------------------------------------------
@@ -90,10 +79,10 @@ class HashEmbedder:
 def randomized_svd_components(x: sp.csr_matrix, k: int, seed: int = 0, n_iter: int = 5, oversample: int = 10) -> np.ndarray:
     """The top ``k`` right singular vectors of ``x`` (k × columns), by randomized subspace
     iteration (Halko, Martinsson & Tropp 2011). The same algorithm as scikit-learn's
-    TruncatedSVD, without the 2–3 s it takes to import scikit-learn in a fresh process."""
+    TruncatedSVD, without the seconds it takes to import scikit-learn in a fresh process."""
     from scipy.linalg import lu
 
-    def normalised(m: np.ndarray) -> np.ndarray:  # LU between power steps: as stable here, 6× cheaper than QR
+    def normalised(m: np.ndarray) -> np.ndarray:  # LU between power steps: as stable here, cheaper than QR
         return lu(m, permute_l=True, check_finite=False)[0]
 
     rng = np.random.default_rng(seed)
@@ -124,7 +113,7 @@ class LatentSemanticModel:
             return None
         df = np.bincount(counts.indices, minlength=n_terms).astype(np.float64)
         idf = np.log((1.0 + n_docs) / (1.0 + df)) + 1.0
-        with one_blas_thread():  # 3× faster on a busy 2-core machine, 20% slower on an idle one
+        with one_blas_thread():  # faster on a busy 2-core machine, a little slower on an idle one
             components = randomized_svd_components(cls._weight(counts, idf), dim, seed)
         digest = hashlib.sha1(components[:2].tobytes()).hexdigest()[:10]
         return cls(idf, components, digest)
@@ -147,7 +136,7 @@ class LatentSemanticModel:
 
     def query_vector(self, term_ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """``transform`` of one sparse row, done with a column gather instead of sparse matrices
-        (about 100× cheaper: the sparse route weights a row as wide as the vocabulary)."""
+        (far cheaper: the sparse route weights a row as wide as the vocabulary)."""
         inside = term_ids < self.components.shape[1]
         term_ids, counts = term_ids[inside], counts[inside]
         x = (1.0 + np.log(np.maximum(counts, 1.0))).astype(np.float32) * self.idf[term_ids]
@@ -312,6 +301,3 @@ class VectorIndex:
             inside = slots < self._n
             out[inside] = self._m[slots[inside]] @ query.astype(np.float32)
         return out
-
-    def vector(self, slot: int) -> np.ndarray:
-        return self._m[slot]

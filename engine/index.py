@@ -23,9 +23,9 @@ from .text import lexical_tokens
 
 LSA_KEY = "dense.lsa_model"
 # The latent model is fitted on at most this many items, evenly spread over the store, so that
-# refits stay affordable in large stores. A sample loses the rare terms it lacks (MuSiQue: fitting
-# on 900 of its 1,890 passages lowered dense recall@10 from 0.49 to 0.37), so it is generous; every
-# benchmark corpus is smaller, and 10k-item ingest (half of it the fit) is unaffected.
+# refits stay affordable in large stores. A sample loses the rare terms it lacks (a half-sized fit
+# costs MuSiQue dense recall: docs/benchmarks.md), so it is generous; every benchmark corpus is
+# smaller, and 10k-item ingest (half of it the fit) is unaffected.
 LSA_FIT_ITEMS = 20_000
 
 

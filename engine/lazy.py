@@ -1,8 +1,8 @@
 """``scipy.sparse``, imported on first use.
 
-Importing scipy.sparse costs about 0.2 s (its array-API layer imports the whole of numpy, f2py and
-the test helpers included): a seventh of the app's cold-start budget, while opening a store needs
-numpy alone. The modules that build sparse matrices use :data:`sparse` in its place; the first
+Importing scipy.sparse is slow (its array-API layer imports the whole of numpy, f2py and the test
+helpers included: a large share of the app's cold-start budget, docs/benchmarks.md), while opening
+a store needs numpy alone. The modules that build sparse matrices use :data:`sparse` in its place; the first
 attribute read imports the real module, once, under a lock (the app's threads may race to it).
 """
 

@@ -92,8 +92,8 @@ def _hangul_tokens(word: str) -> tuple[str, ...]:
     """The particle-stripped stem and its syllable bigrams (marked ``~``), two-syllable stems too.
 
     Bigrams are what make spacing and particle changes match: "수도는" and "몽골의수도는" share
-    ``~수도``. Measured on MIRACL-ko dev: keeping the unstripped word as well, or taking bigrams
-    of the unstripped word, lowers nDCG@10 by 0.03.
+    ``~수도``. Keeping the unstripped word as well, or taking bigrams of the unstripped word,
+    lowers MIRACL-ko dev quality (docs/benchmarks.md, "Measurements behind the code").
     """
     stem_ = strip_particle(word)
     return (stem_, *("~" + stem_[i : i + 2] for i in range(len(stem_) - 1)))

@@ -1,7 +1,34 @@
-"""The engine is a library: importing all of it must not pull in Textual or the app."""
+"""Dependencies point one way: the import-linter contracts in pyproject.toml hold.
 
+The contracts name the installed layout (``mnemoscope.engine``, ``mnemoscope.app``, …), while the
+checkout keeps the folders at the top; so the check runs on a copy of the sources laid out as the
+wheel installs them.
+"""
+
+import shutil
 import subprocess
 import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def installed_layout(target: Path) -> Path:
+    package = target / "mnemoscope"
+    shutil.copytree(ROOT / "mnemoscope", package, ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("engine", "app", "screens"):
+        shutil.copytree(ROOT / folder, package / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
+def test_the_import_contracts_hold(tmp_path):
+    site = installed_layout(tmp_path / "site")
+    lint = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
+    done = subprocess.run([sys.executable, "-c", lint, str(ROOT / "pyproject.toml"), "--no-cache"],
+                          cwd=site, env={"PYTHONPATH": str(site), "PATH": ""}, capture_output=True, text=True, timeout=120)
+    report = done.stdout + done.stderr
+    assert "Analyzed" in report and "BROKEN" not in report, report
+    assert done.returncode == 0, report
 
 
 def test_engine_imports_no_textual_and_no_app():

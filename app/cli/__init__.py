@@ -15,7 +15,7 @@ import sys
 from typing import Any, Callable, TextIO
 
 from mnemoscope.engine import IngestFailed, RecallError, RequestError
-from mnemoscope.engine.config import ConfigError
+from mnemoscope.engine.config import ConfigError, env_file
 from mnemoscope.engine.dense import EmbeddingUnavailable
 from mnemoscope.engine.eval.harness import DataMissing
 from mnemoscope.engine.store import StoreError
@@ -36,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="mnemoscope", description="Explore, curate and teach an agent memory store.")
     parser.add_argument("--store", help="store file (default: $MNEMOSCOPE_STORE or the user data directory)")
     parser.add_argument("--demo", action="store_true", help="open the app on a temporary store with the demo content")
+    parser.add_argument("--env-file", metavar="PATH",
+                        help="also read MNEMOSCOPE_* settings from this file of NAME=value lines (a .env is never read unless named)")
     sub = parser.add_subparsers(dest="command", metavar="command")
     for module in COMMAND_MODULES:
         module.register(sub)
@@ -61,13 +63,16 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, or a usage error already printed in one line
         return int(exc.code or 0)
-    if args.command is None:
-        from mnemoscope.app.tui import run
-
-        run(store_path(args), demo=args.demo)
-        return 0
     try:
-        return int(args.handler(args, out) or 0)
+        with env_file(args.env_file) as names:
+            if args.env_file:
+                print(f"mnemoscope: settings read from {args.env_file}: {', '.join(names) or 'none'}", file=sys.stderr)
+            if args.command is None:
+                from mnemoscope.app.tui import run
+
+                run(store_path(args), demo=args.demo)
+                return 0
+            return int(args.handler(args, out) or 0)
     except USER_ERRORS as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"mnemoscope: error: {message}", file=sys.stderr)

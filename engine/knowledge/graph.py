@@ -14,11 +14,7 @@ agencies" meet without "adoption" being an entity), ``synonym`` (entity–entity
 (k nearest items in the latent space; built on demand) and ``coaccess`` (items used together; fed
 by the ranker through :meth:`KnowledgeGraph.add_edges`).
 
-PPR is a power iteration on the column-stochastic transpose in float32, teleporting to the
-seed vector with probability ``1 - alpha``. Fifteen iterations (or an L1 change below 1e-4)
-rank exactly as thirty do on the dev multi-hop sets, at half the cost. Past ``ppr_local_above``
-nodes, :func:`local_pagerank` pushes mass out from the seeds instead, at a cost that does not
-grow with the graph.
+The walks over these matrices are :mod:`engine.pagerank`'s.
 """
 
 from __future__ import annotations
@@ -42,7 +38,6 @@ DEFAULT_WEIGHTS = {"mention": 1.0, "title": 2.0, "link": 1.0, "fact": 0.5, "phra
                    "episode": 0.3, "semantic": 0.0, "coaccess": 1.0}
 SEMANTIC_K = 5
 PHRASE_MAX_ITEMS = 20  # a phrase stated by more items joins too much to say anything (and costs edges)
-PUSH_EPS = 1e-5
 
 
 @dataclass
@@ -281,54 +276,3 @@ def semantic_knn(index: "Index", n_nodes: int, k: int = SEMANTIC_K, min_cos: flo
                         shape=(n_nodes, n_nodes), dtype=np.float32)
     out.data = np.minimum(out.data, 1.0)
     return out
-
-
-def personalized_pagerank(transition: sp.csr_matrix, seeds: np.ndarray, alpha: float = 0.5, iterations: int = 15,
-                          tol: float = 1e-4) -> np.ndarray:
-    """Stationary visit probabilities of a walk that follows an edge with probability ``alpha``
-    and otherwise jumps back to the seeds; mass reaching a dead end also returns to the seeds."""
-    total = float(seeds.sum())
-    if total <= 0:
-        return np.zeros(transition.shape[0], dtype=np.float32)
-    s = (seeds / total).astype(np.float32)
-    p = s.copy()
-    a = np.float32(alpha)
-    for _ in range(iterations):
-        moved = transition @ p
-        nxt = a * moved + (np.float32(1.0) - a * np.float32(moved.sum())) * s
-        if float(np.abs(nxt - p).sum()) < tol:
-            p = nxt
-            break
-        p = nxt
-    return p
-
-
-def local_pagerank(forward: sp.csr_matrix, seeds: np.ndarray, alpha: float = 0.5, eps: float = PUSH_EPS,
-                   max_rounds: int = 200) -> np.ndarray:
-    """Approximate PPR by pushing residual mass out from the seeds (Andersen, Chung and Lang),
-    all nodes over the threshold at once per round: only nodes holding more than ``eps`` residual
-    per neighbour are expanded, so the work depends on ``eps`` and ``alpha``, not on the size of
-    the graph. Underestimates every score by at most the residual left behind."""
-    n = forward.shape[0]
-    total = float(seeds.sum())
-    if total <= 0:
-        return np.zeros(n, dtype=np.float32)
-    s = (seeds / total).astype(np.float32)
-    p = np.zeros(n, dtype=np.float32)
-    r = s.copy()
-    threshold = np.float32(eps) * np.maximum(np.diff(forward.indptr), 1).astype(np.float32)
-    for _ in range(max_rounds):
-        active = np.flatnonzero(r > threshold)
-        if not len(active):
-            break
-        mass = r[active]
-        r[active] = 0.0
-        p[active] += np.float32(1.0 - alpha) * mass
-        sub = forward[active]
-        counts = np.diff(sub.indptr)
-        moved = np.repeat(np.float32(alpha) * mass, counts) * sub.data
-        r += np.bincount(sub.indices, weights=moved, minlength=n).astype(np.float32)
-        stuck = float(mass[counts == 0].sum())
-        if stuck:  # a dead end sends its walkers back to the seeds, as in the power iteration
-            r += np.float32(alpha * stuck) * s
-    return p

@@ -27,10 +27,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..lexical import top_k as top_k_of
+from ..pagerank import local_pagerank, personalized_pagerank
 from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
-from .extract import capitalised_spans
 from .entities import entity_key
-from .graph import DEFAULT_WEIGHTS, EDGE_TYPES, local_pagerank, personalized_pagerank
+from .extract import capitalised_spans
+from .graph import DEFAULT_WEIGHTS
 from .queue import ExtractionQueue
 from .through_time import KnowledgeThroughTime
 from .transfer import KnowledgeTransfer
@@ -139,17 +140,6 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         items[:] = visits[: index.n_slots]
         items[~index.alive] = 0.0
         return GraphResult(items, self._describe(seeds, top=20), self._describe(visits, top=reached))
-
-    def graph_features(self, text: str, first_stage: np.ndarray, slots: np.ndarray) -> dict[str, np.ndarray]:
-        """Per-slot PPR score under each edge type alone (and the mix), for a learned ranker."""
-        out = {"ppr": self.graph_scores(text, first_stage).item_scores[slots]}
-        for kind in EDGE_TYPES:
-            if self.graph.has_edges(kind):
-                only = {t: (1.0 if t == kind else 0.0) for t in EDGE_TYPES}
-                out[f"ppr_{kind}"] = self.graph_scores(text, first_stage, only).item_scores[slots]
-            else:
-                out[f"ppr_{kind}"] = np.zeros(len(slots))
-        return out
 
     def _describe(self, scores: np.ndarray, top: int) -> list[dict[str, Any]]:
         index = self.mem.index

@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..knowledge.graph import personalized_pagerank
+from ..pagerank import personalized_pagerank
 from ..lazy import sparse as sp
 
 DAY = 86_400.0

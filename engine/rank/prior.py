@@ -71,7 +71,7 @@ def descriptors(term_rows: sp.csr_matrix, length: np.ndarray, opening: np.ndarra
     entries = np.sort(np.concatenate(rows).astype(np.int64) * WIDTH + np.concatenate(cols))
     first = np.ones(len(entries), dtype=bool)
     first[1:] = entries[1:] != entries[:-1]
-    entries = entries[first]  # np.unique, without its 10× overhead at this size
+    entries = entries[first]  # np.unique, without its overhead at this size
     r, c = entries // WIDTH, entries % WIDTH
     return Descriptors(r, c, 1.0 / np.sqrt(np.maximum(np.bincount(r, minlength=n), 1)))
 

@@ -146,10 +146,6 @@ class RecordsSQL:
                 out[row[0]] = _item_from_row(row)
         return out
 
-    def item_by_key(self, source_id: int, key: str) -> Item | None:
-        row = self.conn.execute(f"SELECT {_ITEM_COLUMNS} FROM items WHERE source_id = ? AND key = ?", (source_id, key)).fetchone()
-        return _item_from_row(row) if row else None
-
     def items_of_source(self, source_id: int) -> list[Item]:
         rows = self.conn.execute(f"SELECT {_ITEM_COLUMNS} FROM items WHERE source_id = ? ORDER BY position", (source_id,))
         return [_item_from_row(r) for r in rows]
@@ -169,9 +165,6 @@ class RecordsSQL:
 
     def delete_item_row(self, item_id: int) -> None:
         self.conn.execute("DELETE FROM items WHERE id = ?", (item_id,))
-
-    def update_item_text(self, item_id: int, text: str) -> None:
-        self.conn.execute("UPDATE items SET text = ? WHERE id = ?", (text, item_id))
 
     def item_index_rows(self) -> list[tuple]:
         """(id, source_id, position, timestamp, kind) of every item, in id order, for the indexes."""

@@ -2,7 +2,7 @@
 
 ``tree`` fits and labels the tree, ``graph`` relates its topics, ``markov`` learns topic
 transitions, ``intents`` infers what the user wants, ``navigate`` walks and scores, ``service``
-is the ``mem.topics`` extension the app, the CLI and recall use.
+is the ``mem.topics`` area the app, the CLI and recall use.
 """
 
 from .intents import INTENTS, UnknownIntent, check_intent

@@ -93,7 +93,7 @@ def bad_inputs(tmp_path, corpus):
         "missing import": (["import", str(tmp_path / "none.jsonl")], "no such file"),
         "empty import": (["import", str(tmp_path / "empty.jsonl")], "empty.jsonl: is empty"),
         "folder import": (["import", str(mixed)], "mixed: is a folder"),
-        "bad setting": (["eval", "locomo", str(tmp_path / "none.json"), "--set", "bm25_k1=abc"], "expected float"),
+        "bad setting": (["eval", "locomo", str(tmp_path / "none.json"), "--set", "bm25_k1=abc"], "bm25_k1: 'abc' is not a number"),
     }
 
 

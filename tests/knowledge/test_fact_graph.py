@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from mnemoscope.engine import Memory
-from mnemoscope.engine.knowledge.graph import EDGE_TYPES, PHRASE_MAX_ITEMS, personalized_pagerank
+from mnemoscope.engine.knowledge.graph import EDGE_TYPES, PHRASE_MAX_ITEMS
+from mnemoscope.engine.pagerank import personalized_pagerank
 
 from .conftest import ingested
 

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from mnemoscope.engine.index import Index
-from mnemoscope.engine.knowledge.graph import KnowledgeGraph, personalized_pagerank
+from mnemoscope.engine.knowledge.graph import KnowledgeGraph
+from mnemoscope.engine.pagerank import personalized_pagerank
 from mnemoscope.engine.lexical import BM25Params
 from mnemoscope.engine.records import Item
 
@@ -68,22 +69,24 @@ def test_unknown_edge_type_is_refused():
         KnowledgeGraph().add_edges("telepathy", [1], [2])
 
 
-def test_graph_features_per_edge_type(tmp_path):
+def test_ppr_under_one_edge_type_alone(tmp_path):
     from mnemoscope.engine import Memory
+    from mnemoscope.engine.knowledge.graph import EDGE_TYPES
 
     with Memory(tmp_path / "f.db") as mem:
         mem.add_note("Maya adopted Biscuit, a beagle from the Portland shelter.", name="n1")
         mem.add_note("Biscuit loves the Portland dog park.", name="n2")
         first = mem.index.bm25.scores(*mem.index.query_terms("beagle"))
-        slots = np.arange(mem.index.n_slots)
-        features = mem.knowledge.graph_features("Where does Biscuit play?", first, slots)
-        assert {"ppr", "ppr_mention", "ppr_next"} <= set(features)
-        assert all(len(v) == len(slots) for v in features.values())
-        assert features["ppr_mention"][1] > 0  # n2 is reached from n1 through Biscuit / Portland
+        only = {kind: {t: float(t == kind) for t in EDGE_TYPES} for kind in ("mention", "episode")}
+        reached = {kind: mem.knowledge.graph_scores("Where does Biscuit play?", first, w).item_scores
+                   for kind, w in only.items()}
+        assert len(reached["mention"]) == mem.index.n_slots
+        assert reached["mention"][1] > 0  # n2 is reached from n1 through Biscuit / Portland
+        assert reached["episode"][1] == 0  # two notes share no episode
 
 
 def test_local_push_approximates_the_power_iteration(graph):
-    from mnemoscope.engine.knowledge.graph import local_pagerank
+    from mnemoscope.engine.pagerank import local_pagerank
 
     g, index = graph
     weights = {"mention": 1.0, "next": 1.0, "fact": 1.0}
