@@ -595,6 +595,8 @@ class KnowledgeSQL:
     # -- the conflict inbox and the audit log ---------------------------------------------------
 
     _CONFLICT_COLUMNS = "id, kind, key, a, b, reason, status, created_at, decided_at"
+    # clashes first (a fact that may no longer hold), then orphans, then names that may be one
+    _CONFLICT_ORDER = "CASE kind WHEN 'clash' THEN 0 WHEN 'orphaned' THEN 1 ELSE 2 END, id"
 
     def open_conflict(self, kind: str, key: str, a: int, b: int | None, reason: str) -> int | None:
         """A new conflict (None when one with this key was ever opened: a decided one stays decided)."""
@@ -613,9 +615,9 @@ class KnowledgeSQL:
         if ids is not None:
             return self._in(f"SELECT {self._CONFLICT_COLUMNS} FROM conflicts WHERE id IN ({{marks}}) ORDER BY id", ids)
         if status is None:
-            return self.conn.execute(f"SELECT {self._CONFLICT_COLUMNS} FROM conflicts ORDER BY id").fetchall()
-        return self.conn.execute(f"SELECT {self._CONFLICT_COLUMNS} FROM conflicts WHERE status = ? ORDER BY id",
-                                 (status,)).fetchall()
+            return self.conn.execute(f"SELECT {self._CONFLICT_COLUMNS} FROM conflicts ORDER BY {self._CONFLICT_ORDER}").fetchall()
+        return self.conn.execute(f"SELECT {self._CONFLICT_COLUMNS} FROM conflicts WHERE status = ?"
+                                 f" ORDER BY {self._CONFLICT_ORDER}", (status,)).fetchall()
 
     def set_conflict_status(self, conflict_id: int, status: str) -> None:
         decided = None if status == "open" else now_iso()
