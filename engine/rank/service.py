@@ -40,7 +40,7 @@ from ..pipeline import Hit, Query, Ranking, Recall, Signals, Strategy
 from ..store.ranker import CorruptFeedback, FeedbackRow
 from . import distill as distillation
 from . import features as feats
-from . import tokens
+from . import portable, tokens
 from .feedback import FeedbackParams, FeedbackState
 from .gate import GateParams, GateReading, is_held_out, query_key, referee
 from .heuristic import score as heuristic_score
@@ -56,8 +56,6 @@ if TYPE_CHECKING:
     from ..records import Item, Source
 
 log = logging.getLogger(__name__)
-# The numeric fields of the ranker's records in an export (``export_records``).
-RECORD_FIELDS = {"ranker_trust": ("item_id", "trust", "uses", "updated_at"), "ranker_edge": ("a", "b", "weight", "updated_at")}
 # The model's starting weights on the learned features: used before for a similar query, used
 # often, trusted, used together with the other candidates. Only the gate decides if they count.
 LEARNED_PRIOR = {"feedback_match": 0.6, "trust": 0.3, "uses": 0.05, "coaccess": 0.1, "answer_prior": 0.3}
@@ -580,43 +578,44 @@ class RankerArea(Area):
                 "term_buckets": {int(b): float(terms[b]) for b in np.flatnonzero(terms)}}
 
     def export_records(self) -> list[dict[str, Any]]:
-        """Trust and co-access rows for ``Memory.export`` (keyed by item ids)."""
-        out = [{"type": "ranker_trust", "item_id": i, "trust": t, "uses": u, "updated_at": at}
-               for i, t, u, at in self.mem.store.trust_rows()]
-        out += [{"type": "ranker_edge", "a": a, "b": b, "weight": w, "updated_at": at}
-                for a, b, w, at in self.mem.store.coaccess_edges()]
-        return out
+        """Trust, co-access rows and the feedback log for an export (:mod:`.portable`)."""
+        store = self.mem.store
+        return [*portable.trust_records(store.trust_rows()), *portable.edge_records(store.coaccess_edges()),
+                *map(portable.feedback_record, store.feedback_events(withdrawn=True))]
 
     @contextmanager
     def importing(self, path: Path, records: list[tuple[int, dict[str, Any]]], exported: Any) -> Iterator[None]:
-        """Frame ``Memory.import_``: check the export's trust and co-access records before
-        anything is written; a bad one raises :class:`engine.ingest.IngestError` naming its line."""
+        """Frame an import: check the export's ranker records before anything is written; a bad
+        one raises :class:`engine.ingest.IngestError` naming its line."""
         for line, record in records:
-            fields = RECORD_FIELDS.get(record.get("type"), ())
-            bad = [f for f in fields if not _finite_number(record.get(f))]
-            if bad:
-                raise IngestError(path, f"{record['type']} record: {', '.join(bad)} missing or not a number", line)
+            problem = portable.problem(record)
+            if problem:
+                raise IngestError(path, f"{record['type']} record: {problem}", line)
         yield
 
     def import_records(self, records: list[dict[str, Any]], id_map: dict[int, int]) -> None:
+        """Store the export's trust and edges, and its feedback events; when events came, trust,
+        edges, model, prior and gate are rebuilt from the whole log, as after an undo."""
         trust = [(id_map[r["item_id"]], r["trust"], r["uses"], r["updated_at"])
-                 for r in records if r.get("type") == "ranker_trust" and r.get("item_id") in id_map]
+                 for r in records if r.get("type") == portable.TRUST and r.get("item_id") in id_map]
         edges = []
         for r in records:
-            if r.get("type") == "ranker_edge" and r.get("a") in id_map and r.get("b") in id_map:
+            if r.get("type") == portable.EDGE and r.get("a") in id_map and r.get("b") in id_map:
                 a, b = sorted((id_map[r["a"]], id_map[r["b"]]))
                 edges.append((a, b, r["weight"], r["updated_at"]))
-        if trust or edges:
-            with self.mem.store.transaction():
-                self.mem.store.upsert_trust(trust)
-                self.mem.store.upsert_edges(edges)
-                self.mem.store.bump_ranker_generation()
-            self.load()
-
-
-
-def _finite_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        events = [portable.feedback_row(r, id_map) for r in records if r.get("type") == portable.FEEDBACK]
+        if not (trust or edges or events):
+            return
+        store = self.mem.store
+        with store.transaction():
+            store.upsert_trust(trust)
+            store.upsert_edges(edges)
+            if store.import_feedback(events):
+                state, learned = self._replayed(store.feedback_events())
+                store.replace_learned_rows(state.trust_rows(), state.edge_rows())
+                store.set_ranker_state(learned.blob(self.names), time.time())
+            store.bump_ranker_generation()
+        self.load()
 
 
 def _standardise(x: np.ndarray) -> np.ndarray:

@@ -172,14 +172,22 @@ class RankerSQL:
 
     def insert_feedback(self, token: TokenRow, created_at: float, used: Sequence[int], ignored: Sequence[int]) -> int:
         """Log one event; a token already used raises ``sqlite3.IntegrityError`` (the unique index)."""
-        blob = None if token.features is None else token.features.astype(np.float32).tobytes()
-        cur = self.conn.execute(
-            "INSERT INTO feedback_events (token, created_at, query, shown, used, ignored, names, features)"
-            " VALUES (?,?,?,?,?,?,?,?)",
-            (token.token, created_at, token.query, json.dumps(token.shown), json.dumps(list(used)),
-             json.dumps(list(ignored)), json.dumps(token.names), blob),
-        )
-        return int(cur.lastrowid)
+        row = FeedbackRow(0, token.token, created_at, token.query, token.shown, list(used), list(ignored), token.names,
+                          token.features)
+        return int(self._log_event(row, "INSERT").lastrowid)
+
+    def import_feedback(self, rows: Iterable[FeedbackRow]) -> int:
+        """Log imported events as they were (times, withdrawal, features), skipping any whose
+        token is already in the log; returns how many were added."""
+        return sum(self._log_event(row, "INSERT OR IGNORE").rowcount for row in rows)
+
+    def _log_event(self, row: FeedbackRow, verb: str) -> sqlite3.Cursor:
+        blob = None if row.features is None else row.features.astype(np.float32).tobytes()
+        return self.conn.execute(
+            f"{verb} INTO feedback_events (token, created_at, query, shown, used, ignored, names, features, withdrawn_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?)",
+            (row.token, row.created_at, row.query, json.dumps(row.shown), json.dumps(row.used), json.dumps(row.ignored),
+             json.dumps(row.names), blob, row.withdrawn_at))
 
     def event_of_token(self, token: str) -> int | None:
         """The feedback event a token was already used for, if any."""

@@ -97,9 +97,14 @@ class TopicsSQL:
         return [TopicNodeRow(r[0], r[1], -1 if r[2] is None else r[2], json.loads(r[3]), r[4], json.loads(r[5]),
                              None if r[6] is None else np.frombuffer(r[6], dtype=np.float32)) for r in rows]
 
-    def topic_assignments(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(item ids, leaf topic indices, weights) of every stored assignment, each item's best leaf first."""
-        rows = self.conn.execute("SELECT item_id, leaf, weight FROM topic_items ORDER BY item_id, weight DESC, leaf").fetchall()
+    def topic_assignments(self, item_ids: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(item ids, leaf topic indices, weights) of every stored assignment (or these items'),
+        each item's best leaf first."""
+        if item_ids is None:
+            rows = self.conn.execute("SELECT item_id, leaf, weight FROM topic_items ORDER BY item_id, weight DESC, leaf").fetchall()
+        else:
+            rows = sorted(self._in("SELECT item_id, leaf, weight FROM topic_items WHERE item_id IN ({marks})", item_ids),
+                          key=lambda r: (r[0], -r[2], r[1]))
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
         arr = np.array(rows, dtype=np.float64)

@@ -137,16 +137,11 @@ class TopicsArea(Area):
         if space is not None and len(live):
             space.bind(index.vocab)
             vectors.set(live, space.transform(index.counts_matrix(live)))
-        ids, leaves, weights = store.topic_assignments()
-        known = np.array([i in index.slot_of for i in ids.tolist()], dtype=bool)
-        slots = index.slots(ids[known].tolist())
-        state = TopicState(tree, TopicGraph(tree, self.settings.topic_neighbors, self.settings.topic_neighbor_min_cos),
-                           space, TransitionModel(store.topic_transitions()), vectors, slots, leaves[known], weights[known],
-                           row.n_items, row.max_item_id, row.built_at)
-        self.state = state
-        missing = np.setdiff1d(live, slots)
-        if len(missing):  # items that arrived while no assignment could be stored: assign in memory
-            self._add_assignments(missing, *self._assign(vectors.matrix[missing] if space else None, len(missing)))
+        none = np.zeros(0, dtype=np.int64)
+        self.state = TopicState(tree, TopicGraph(tree, self.settings.topic_neighbors, self.settings.topic_neighbor_min_cos),
+                                space, TransitionModel(store.topic_transitions()), vectors, none, none, np.zeros(0),
+                                row.n_items, row.max_item_id, row.built_at)
+        self._add_stored_assignments(store.topic_assignments(), live)
 
     def on_ingest(self, source: Source, items: list[Item]) -> None:
         """Assign the new items to leaves and store them with the source's transitions."""
@@ -183,20 +178,20 @@ class TopicsArea(Area):
                 log.warning("topic tree not rebuilt after ingest (%s: %s); the previous tree stays", type(exc).__name__, exc)
 
     def on_changed_elsewhere(self, added: list[Item], removed: list[int]) -> None:
-        """Items another process stored: their vectors and leaves, as :meth:`load` gives items
-        without a stored assignment (the same tree assigns them the same leaves); deleted items
-        are skipped by the walk. A tree built elsewhere reloads this area (``topics.rebuilt``)."""
+        """Items another process stored: their vectors, and the leaves that process stored for
+        them (read back, as :meth:`load` does: assigning them again here would give the same
+        leaves but weights a few ulps apart, and a walk that ranks ties apart from a fresh open);
+        deleted items are skipped by the walk. A tree built elsewhere reloads this area
+        (``topics.rebuilt``)."""
         st = self.state
         if st is None or not added:
             return
         index = self.mem.index
         slots = index.slots(i.id for i in added)
-        vecs = None
         if st.space is not None:
             st.space.bind(index.vocab)
-            vecs = st.space.transform(index.counts_matrix(slots))
-            st.vectors.set(slots, vecs)
-        self._add_assignments(slots, *self._assign(vecs, len(slots)))
+            st.vectors.set(slots, st.space.transform(index.counts_matrix(slots)))
+        self._add_stored_assignments(self.mem.store.topic_assignments([i.id for i in added]), slots)
         if removed:  # a replaced source's old transitions are gone from the store
             st.markov = TransitionModel(self.mem.store.topic_transitions())
         else:
@@ -278,17 +273,18 @@ class TopicsArea(Area):
         if members:
             self._label(tree, members, counts, id_terms, ordered, set(space.terms) if space else set(id_terms))
         stage(4, "assigning items")
-        rows, leaves, weights = self._assign_with(tree, vectors, len(live))
-        best = self._best_leaves(rows, leaves, len(live))
-        stage(5, "storing")
         row = TopicTreeRow(time.time(), len(live), int(index.item_ids[live].max()) if len(live) else 0,
                            space.to_bytes() if space else None, space.terms if space else [], tree.message)
         nodes = [TopicNodeRow(t, tree.paths[t], int(tree.parent[t]), tree.extra_parents.get(t, []), tree.labels[t],
                               tree.terms[t], tree.centroids[t] if not tree.flat else None) for t in range(len(tree))]
-        by_source: dict[int, list[int]] = {}
-        for n, item in enumerate(ordered):
-            by_source.setdefault(int(item.source_id), []).append(n)
-        with store.transaction():
+        with store.transaction():  # it begins by taking in what other processes committed meanwhile
+            live, ordered, vectors = self._caught_up(live, ordered, vectors, space)
+            rows, leaves, weights = self._assign_with(tree, vectors, len(live))
+            best = self._best_leaves(rows, leaves, len(live))
+            stage(5, "storing")
+            by_source: dict[int, list[int]] = {}
+            for n, item in enumerate(ordered):
+                by_source.setdefault(int(item.source_id), []).append(n)
             store.replace_topic_tree(row, nodes)
             store.insert_topic_assignments(
                 (int(index.item_ids[live[r]]), int(t), float(w)) for r, t, w in zip(rows.tolist(), leaves.tolist(), weights.tolist()))
@@ -300,6 +296,25 @@ class TopicsArea(Area):
         self.load()
         return BuildReport(len(tree), len(tree.leaves), int(tree.depth.max()) if len(tree) else 0, len(live),
                            time.perf_counter() - started, tree.message)
+
+    def _caught_up(self, live: np.ndarray, ordered: list[Item], vectors: np.ndarray | None,
+                   space: TopicSpace | None) -> tuple[np.ndarray, list[Item], np.ndarray | None]:
+        """The live items (slots, items, vectors) as the write transaction sees them: other
+        processes may have added or deleted items while the tree was fitted. The new tree
+        replaces every assignment and transition, so it must assign those items too, or they
+        would keep no stored leaf and their sources no transitions."""
+        index = self.mem.index
+        now = np.flatnonzero(index.alive)
+        if np.array_equal(now, live):
+            return live, ordered, vectors
+        kept = np.isin(live, now)
+        new = np.setdiff1d(now, live)
+        found = self.mem.store.items(index.item_ids[new].tolist())
+        ordered = [item for item, k in zip(ordered, kept.tolist()) if k] + [found[int(i)] for i in index.item_ids[new]]
+        if vectors is not None and space is not None:
+            space.bind(index.vocab)
+            vectors = np.vstack([vectors[kept], space.transform(index.counts_matrix(new))])
+        return np.concatenate([live[kept], new]), ordered, vectors
 
     def _fit(self, vectors: np.ndarray | None, n: int, message: str) -> tuple[TopicTree, list[np.ndarray]]:
         s = self.settings
@@ -355,6 +370,19 @@ class TopicsArea(Area):
         first = np.concatenate([[True], rows[1:] != rows[:-1]]) if len(rows) else np.zeros(0, dtype=bool)
         best[rows[first]] = leaves[first]
         return best
+
+    def _add_stored_assignments(self, stored: tuple[np.ndarray, np.ndarray, np.ndarray], slots: np.ndarray) -> None:
+        """The stored assignment rows (item ids, leaves, weights) of the items at ``slots``; those
+        the store has none for (stored before any tree existed) are assigned in memory."""
+        ids, leaves, weights = stored
+        index = self.mem.index
+        known = np.array([i in index.slot_of for i in ids.tolist()], dtype=bool)
+        found = index.slots(ids[known].tolist())
+        self._add_assignments(found, np.arange(len(found)), leaves[known], weights[known])
+        missing = np.setdiff1d(slots, found)
+        if len(missing):
+            st = self.state
+            self._add_assignments(missing, *self._assign(st.vectors.matrix[missing] if st.space else None, len(missing)))
 
     def _add_assignments(self, slots: np.ndarray, rows: np.ndarray, leaves: np.ndarray, weights: np.ndarray) -> None:
         st = self.state

@@ -166,6 +166,48 @@ def test_export_and_import_carry_trust_and_coaccess_edges(mem, tmp_path):
         assert copy.ranker.status().coaccess_edges == 1
 
 
+def test_export_and_import_carry_the_feedback_log_and_what_it_taught(mem, tmp_path):
+    rec = mem.recall("sourdough bread class", strategy="fused")
+    marked = shown(rec)[-1]
+    mem.feedback(rec.token, [marked])
+    other = mem.recall("border collie dog", strategy="fused")
+    withdrawn = mem.feedback(other.token, shown(other)[-1:]).event_id
+    mem.ranker.undo(withdrawn)
+    mem.export(tmp_path / "export.jsonl")
+    with Memory(tmp_path / "copy.db", fused_signals="") as copy:
+        copy.import_(tmp_path / "export.jsonl")
+        log = copy.ranker.feedback_log()
+        assert [(e.query, e.withdrawn_at is not None) for e in log] == [("border collie dog", True),
+                                                                        ("sourdough bread class", False)]
+        assert [e.features is not None for e in log] == [True, True]
+        top = copy.recall("sourdough bread class", strategy="fused").hits[0]
+        assert top.item.text == mem.items([marked])[marked].text and top.taught is not None
+        assert copy.ranker.status().model_steps == mem.ranker.status().model_steps
+        assert copy.store.trust_rows() and len(copy.store.trust_rows()) == len(mem.store.trust_rows())
+        copy.import_(tmp_path / "export.jsonl")  # the same export again adds no event
+        assert len(copy.ranker.feedback_log()) == 2
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("used", [10**9], "used and ignored ids must be among the shown ones"),
+    ("features", "not base64!", "features are not base64"),
+    ("features", "AAAA", "features hold 3 bytes"),
+    ("created_at", None, "created_at missing or not a number"),
+])
+def test_a_bad_feedback_record_in_an_export_is_one_line_and_imports_nothing(mem, tmp_path, field, value, says):
+    rec = mem.recall("sourdough bread class", strategy="fused")
+    mem.feedback(rec.token, shown(rec)[:1])
+    mem.export(tmp_path / "export.jsonl")
+    records = [json.loads(text) for text in (tmp_path / "export.jsonl").read_text().splitlines()[:-1]]
+    line = next(n for n, r in enumerate(records, 1) if r["type"] == "ranker_feedback")
+    records[line - 1][field] = value
+    write_records(tmp_path / "bad.jsonl", records)
+    with Memory(tmp_path / "copy.db", fused_signals="") as copy:
+        with pytest.raises(IngestFailed, match=rf"bad.jsonl:{line}: ranker_feedback record: {says}"):
+            copy.import_(tmp_path / "bad.jsonl")
+        assert copy.sources() == [] and copy.ranker.feedback_log() == []
+
+
 def test_a_corrupt_ranker_record_in_an_export_is_one_line_and_imports_nothing(mem, tmp_path, capsys):
     rec = mem.recall("sourdough bread class", strategy="fused")
     mem.feedback(rec.token, shown(rec)[:2])
