@@ -13,7 +13,6 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
 from mnemoscope.app.widgets import ChoiceDialog, FormDialog, PromptDialog, clip, highlight, query_terms, snippet
-from mnemoscope.engine.errors import KnowledgeError
 from mnemoscope.screens.base import BaseScreen, set_columns
 
 ENTITY_ROWS = 500  # the most mentioned entities; the filter searches them all
@@ -299,12 +298,9 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
 
     @on(Input.Submitted, "#as-of-date")
     def as_of_typed(self, event: Input.Submitted) -> None:
-        from mnemoscope.engine.as_of import parse_as_of
-        from mnemoscope.engine.errors import RecallError
-
         try:
-            self.set_as_of(parse_as_of(event.value.strip()))
-        except RecallError as exc:
+            self.set_as_of(self.services.as_of_date(event.value.strip()))
+        except ValueError as exc:
             self.notify(str(exc), title="As of", severity="error", markup=False)
             return
         self.query_one("#facts-table", DataTable).focus()
@@ -454,15 +450,7 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
 
     def action_undo(self) -> None:
         knowledge = self.services.memory.knowledge
-
-        def undo_last() -> Any:
-            last = next((d for d in knowledge.decisions(limit=None) if d.actor == "user" and d.undoes is None
-                         and d.undone_by is None), None)
-            if last is None:
-                raise KnowledgeError("there is no decision of yours to undo")
-            return knowledge.undo(last.id)
-
-        self.run_task("decide", "Undo the last decision", undo_last, progress=False)
+        self.run_task("decide", "Undo the last decision", knowledge.undo_last, progress=False)
 
     def decided(self, decision: Any) -> None:
         self.notify(f"Decision #{decision.id}: {decision.summary}", title="Inbox", markup=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import KnowledgeError
 from ..pipeline import Query, Ranking
 from .curation import KnowledgeCuration
 from .in_time import rerank_in_time
@@ -41,6 +42,14 @@ class KnowledgeThroughTime(KnowledgeCuration):
             decision = self.timeline.undo(decision_id)
         self.load()
         return decision
+
+    def undo_last(self, dry_run: bool = False) -> Decision:
+        """Undo the last decision of a person that is not undone yet (the app's one key press)."""
+        last = next((d for d in self.decisions(limit=None) if d.actor == "user" and d.undoes is None
+                     and d.undone_by is None), None)
+        if last is None:
+            raise KnowledgeError("there is no decision of yours to undo")
+        return self.undo(last.id, dry_run)
 
     def decisions(self, limit: int | None = 50, fact_id: int | None = None) -> list[Decision]:
         """The audit log, newest first (all, or those that changed one fact)."""
