@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from textual import on, work
 from textual.app import App, SystemCommand
@@ -16,7 +17,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from .commands import MnemoscopeCommands, app_commands
+from .commands import Command, MnemoscopeCommands
 from .messages import StoreOpened, TaskEnded, TaskFinished, TaskProgress
 from .services import Services, describe_error
 from .widgets import ChoiceDialog, HelpScreen, PromptDialog
@@ -340,8 +341,36 @@ class MnemoscopeApp(App[None]):
         for command in super().get_system_commands(screen):
             if command.title != "Screenshot":  # Textual's own, saved elsewhere than our "Save screenshot" (F12)
                 yield command
-        for title, help_text, callback in app_commands(self, screen):
+        for title, help_text, callback in self.app_commands(screen):
             yield SystemCommand(title, help_text, callback)
+
+    def app_commands(self, screen: Screen) -> Iterator[Command]:
+        """The app's actions for the palette; screens add their own with ``commands()``."""
+        for mode, key, title in SCREENS:
+            yield f"Go to {title}", f"Show the {title} screen (key {key})", partial(self.action_goto, mode)
+        yield "Ingest files or folders", "Pick files and folders to add to the store", partial(self.action_goto, "ingest")
+        yield "Paste a note", "Type or paste text and store it as a note", partial(self.screen_action, "ingest", "note")
+        yield "Load demo content", "Ingest the demo guides and conversation into this store", self.load_demo
+        yield "Open store", "Open another store file (Ctrl+O)", self.action_open_store
+        yield "Export store", "Write every record to a JSON-lines file", self.action_export
+        yield "Import export file", "Read records from a Mnemoscope export", self.action_import
+        yield "Rebuild the index", "Recompute terms and vectors from the records (reindex)", self.action_reindex
+        if self.services.has("topics"):
+            yield "Rebuild topics", "Refit the topic tree", partial(self.screen_action, "topics", "rebuild")
+        yield "Save screenshot", "Write an SVG of the screen to the current folder (F12)", self.action_screenshot
+        yield "Help", "The keys of this screen (?)", self.action_help
+        extra = getattr(screen, "commands", None)
+        if extra is not None:
+            yield from extra()
+
+    def screen_action(self, mode: str, action: str) -> None:
+        """Switch to ``mode`` and run one of its actions once it is shown."""
+
+        async def go() -> None:
+            await self.switch_mode(mode)
+            await self.screen.run_action(action)
+
+        self.call_later(go)
 
     def on_unmount(self) -> None:
         for state in list(self.tasks.values()):

@@ -22,7 +22,8 @@ __version__ = "0.1.0"
 _HOMES = {"Memory": "memory", "Settings": "config", "Recall": "pipeline", "Hit": "pipeline",
           "MnemoscopeError": "errors", "RecallError": "errors", "IngestFailed": "errors", "RequestError": "errors",
           "IngestReport": "records"}
-__all__ = [*_HOMES, "__version__"]
+__all__ = ["Memory", "Settings", "Recall", "Hit", "MnemoscopeError", "RecallError", "IngestFailed", "IngestReport",
+           "RequestError", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

@@ -55,6 +55,8 @@ class Engine(Protocol):
 
     def signals(self) -> dict[str, Signal]: ...
 
+    def dense_query(self, q: Query) -> tuple[np.ndarray | None, VectorIndex | None]: ...
+
 
 class Area:
     """An area of the engine beside the core; every hook is a no-op until a subclass overrides it."""
@@ -93,7 +95,7 @@ class Area:
     def on_indexed(self, items: list[Item]) -> None:
         """After the commit: update in-memory state (slots are assigned by now)."""
 
-    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
+    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
         """Inside the delete transaction (or a dry run): cascade, and report what changes."""
         return {}
 

@@ -208,7 +208,7 @@ class Settings:
         values: dict[str, Any] = {}
         keys: dict[str, str] = {}
         path = Path(config_file) if config_file is not None else config_path()
-        if path.is_file():
+        if _is_file(path):
             _take(_read_config(path), values, keys, lambda name: f"{path}: {name}")
         for variables, where in ((_env_file.variables, _env_file.label), (os.environ, "")):
             _take(_settings_of(variables, where), values, keys, lambda name, where=where: where + _variable(name))
@@ -304,6 +304,15 @@ def _checked(name: str, value: Any, where: str, kind: Any = None) -> Any:
             raise ConfigError(f"{where}: {value!r} is not text")
         return value
     return value
+
+
+def _is_file(path: Path) -> bool:
+    """Whether the config file is there; a folder on its way that this user may not enter
+    (another user's config directory) is a clear refusal, not a traceback."""
+    try:
+        return path.is_file()
+    except OSError as exc:
+        raise ConfigError(f"{path}: not a readable TOML config file ({exc.strerror})") from None
 
 
 def _read_config(path: Path) -> dict[str, Any]:

@@ -159,10 +159,6 @@ class LatentSemanticModel:
 # -- OpenAI-compatible endpoint -------------------------------------------------------------------
 
 
-class EmbeddingUnavailable(RuntimeError):
-    """The embedding endpoint could not be reached or answered wrongly."""
-
-
 class OpenAIEmbedder:
     """Batched calls to an OpenAI-compatible ``/embeddings`` endpoint with a content-hash cache.
 

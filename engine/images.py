@@ -135,7 +135,7 @@ class ImagesArea(Area):
         once, so that recall goes on without the image signal rather than stall on a dead endpoint."""
         if for_query not in self._embedders:
             s = self.mem.settings
-            base_url = s.image_embed_base_url or s.embed_base_url
+            base_url = s.base_url("image_embed")
             if not base_url:
                 raise ConfigError("image_embed_model is set but neither image_embed_base_url nor embed_base_url is")
             self._embedders[for_query] = OpenAIEmbedder(
@@ -174,7 +174,7 @@ class ImagesArea(Area):
             self.mem.index.set_vectors(self.signature, [items[n].id for n in vectors], np.stack(list(vectors.values())))
         self._prepared = None
 
-    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
+    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
         """Image vectors go with their items (foreign-key cascade); the cache keeps what was paid."""
         return {}
 

@@ -20,11 +20,12 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar, Unpack
 
 import numpy as np
 
 from . import activity as log_actions
+from . import transfer
 from .activity import Activity, Changes
 from .area import Area
 from .config import Settings
@@ -36,7 +37,7 @@ from .index import LSA_KEY, Index
 from .ingest import IngestError, discover, note, read_path
 from .knowledge.service import KnowledgeArea
 from .lexical import BM25Params
-from .pipeline import Query, Recall, Signal, Signals
+from .pipeline import Query, QueryOptions, Recall, Signal, Signals
 from .rank import FeedbackResult, RankerArea
 from .recall import describe, prepare_query, recall, signals, strategies
 from .records import IngestReport, Item, ParsedSource, Source, SourceReport
@@ -448,7 +449,10 @@ class Memory:
 
     @property
     def default_strategy(self) -> str:
-        return self.settings.default_strategy
+        """The configured default strategy; ``hybrid`` (the core's best) on a memory that cannot
+        run it (``extensions=False``), so that a recall without a strategy always runs."""
+        configured = self.settings.default_strategy
+        return configured if configured in strategies(self, list(self._areas.values())) else "hybrid"
 
     def strategies(self) -> dict[str, str]:
         """Every recall strategy this memory can run, with what it does (its docstring's first paragraph)."""
@@ -458,7 +462,8 @@ class Memory:
         """Every scorer recall may use, by name: the core's (bm25, dense), then each area's."""
         return signals(self, list(self._areas.values()))
 
-    def recall(self, query: str, top_k: int = 10, strategy: str | None = None, mode: str = "pro", **options: Any) -> Recall:
+    def recall(self, query: str, top_k: int = 10, strategy: str | None = None, mode: str = "pro",
+               **options: Unpack[QueryOptions]) -> Recall:
         """Rank items for ``query``. Read-only: the next recall is not affected.
 
         What other processes committed is taken in first (each change costs its first recall some
@@ -470,7 +475,7 @@ class Memory:
                       **options)
 
     def query(self, text: str, top_k: int = 10, strategy: str | None = None, mode: str = "pro",
-              **options: Any) -> tuple[Query, Signals]:
+              **options: Unpack[QueryOptions]) -> tuple[Query, Signals]:
         """What a recall ranks from: the query checked and analysed, and its signals (computed
         lazily). For benchmarks and tools that read the features; :meth:`recall` is the way to ask."""
         areas = self.areas
@@ -518,21 +523,21 @@ class Memory:
 
     # -- delete -------------------------------------------------------------------------------
 
-    def _cascade(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
-        report: dict[str, Any] = {"items": len(item_ids)}
+    def _cascade(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
+        report: dict[str, int] = {"items": len(item_ids)}
         for area in self.areas:
             report.update(area.on_delete(item_ids, dry_run))
         return report
 
     @_one_writer
-    def delete_item(self, item_id: int, dry_run: bool = False) -> dict[str, Any]:
+    def delete_item(self, item_id: int, dry_run: bool = False) -> dict[str, int]:
         """Delete one item; facts and episodes that lose their last provenance go with it."""
         self.item(item_id)
         self._load_areas()
         if dry_run:
             return self._cascade([item_id], dry_run=True)
-        source = self.store.source(self.item(item_id).source_id)
-        with self.store.transaction():
+        with self.store.transaction():  # checked again with the write lock held: another process may have deleted it
+            source = self.store.source(self.item(item_id).source_id)
             report = self._cascade([item_id], dry_run=False)
             self.store.delete_item_row(item_id)
             self.activity.record(log_actions.ITEM_DELETED, f"item {item_id} of {source.name if source else '?'}", count=1,
@@ -541,21 +546,25 @@ class Memory:
         return report
 
     @_one_writer
-    def delete_source(self, source_id: int, dry_run: bool = False) -> dict[str, Any]:
-        source = self.store.source(source_id)
-        if source is None:
-            raise RequestError(f"no source with id {source_id}")
-        ids = self.store.item_ids_of_source(source_id)
+    def delete_source(self, source_id: int, dry_run: bool = False) -> dict[str, int]:
+        source, ids = self._source_and_items(source_id)
         self._load_areas()
         if dry_run:
             return {"sources": 1, **self._cascade(ids, dry_run=True)}
-        with self.store.transaction():
+        with self.store.transaction():  # checked again with the write lock held: another process may have changed it
+            source, ids = self._source_and_items(source_id)
             report = self._cascade(ids, dry_run=False)
             self.store.delete_source_row(source_id)
             self.activity.record(log_actions.SOURCE_DELETED, source.name, count=len(ids), source_id=source_id,
                                  removed=log_actions.ranges(ids))
         self.index.remove(ids)
         return {"sources": 1, **report}
+
+    def _source_and_items(self, source_id: int) -> tuple[Source, list[int]]:
+        source = self.store.source(source_id)
+        if source is None:
+            raise RequestError(f"no source with id {source_id}")
+        return source, self.store.item_ids_of_source(source_id)
 
     @_one_writer
     def clear(self) -> None:
@@ -609,13 +618,9 @@ class Memory:
 
     def export(self, path: str | Path) -> int:
         """Write every record as JSON lines; returns the line count (:func:`engine.transfer.export`)."""
-        from .transfer import export
-
-        return export(self, path)
+        return transfer.export(self, path)
 
     @_one_writer
     def import_(self, path: str | Path) -> IngestReport:
         """Read an export and store all of it or none of it (:func:`engine.transfer.import_`)."""
-        from .transfer import import_
-
-        return import_(self, path)
+        return transfer.import_(self, path)

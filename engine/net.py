@@ -16,8 +16,10 @@ person lists in ``image_allow_hosts`` (a NAS on the home network, a test server)
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
+import ssl
 import time
 import urllib.parse
 from dataclasses import dataclass
@@ -70,7 +72,7 @@ def endpoint_client(base_url: str, api_key: str, *, timeout: float, max_retries:
             raise OffOrigin(f"the endpoint {base_url} redirected to {request.url.scheme}://{request.url.host}, another"
                             " origin; nothing was sent there (set its base URL to where it points)")
 
-    http = DefaultHttpxClient(timeout=timeout, event_hooks={"request": [same_origin]})
+    http = DefaultHttpxClient(timeout=timeout, verify=_tls(), event_hooks={"request": [same_origin]})
     return OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=max_retries,
                   http_client=http)
 
@@ -102,12 +104,14 @@ def download(url: str, *, timeout: float, max_bytes: int, retries: int = 0, allo
 
 
 def _follow(url: str, timeout: float, max_bytes: int, allowed: set[str]) -> Downloaded:
-    with DefaultHttpxClient(timeout=timeout, follow_redirects=False) as client:
+    client: httpx2.Client | None = None  # made after the first check passes: a refusal costs no TLS setup
+    try:
         for _ in range(MAX_REDIRECTS + 1):
             scheme, host, port = origin(url)
             if scheme not in ("http", "https") or not host:
                 raise Refused(f"only http(s) URLs are fetched, not {url[:80]!r}")
             address = public_address(host, port, allowed)
+            client = client or DefaultHttpxClient(timeout=timeout, follow_redirects=False, verify=_tls())
             parts = urllib.parse.urlsplit(url)
             literal = f"[{address}]" if ":" in address else address
             pinned = parts._replace(netloc=f"{literal}:{port}").geturl()
@@ -133,7 +137,17 @@ def _follow(url: str, timeout: float, max_bytes: int, allowed: set[str]) -> Down
                 raise DownloadFailed(f"connection dropped ({exc})", retry=True) from None
             except httpx2.HTTPError as exc:
                 raise DownloadFailed(str(exc) or type(exc).__name__) from None
+    finally:
+        if client is not None:
+            client.close()
     raise Refused(f"more than {MAX_REDIRECTS} redirects")
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context (the system's trusted certificates) for every download: building one
+    reads the whole certificate bundle, which each photo of a chat and each client would pay."""
+    return httpx2.create_ssl_context()
 
 
 def public_address(host: str, port: int, allowed: set[str] = frozenset()) -> str:

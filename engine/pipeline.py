@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypedDict
 
 import numpy as np
 
@@ -18,10 +18,24 @@ from .lexical import top_k as top_k_of
 from .records import Item
 
 if TYPE_CHECKING:  # the areas' records, named in annotations only: the pipeline imports no area
-    from .knowledge.records import Episode, Fact
+    from .knowledge.records import Episode, Fact, GraphReport
+    from .topics.intents import IntentReport
     from .topics.navigate import WalkStep
 
 MODES = ("lite", "pro", "max")  # lite: episodes + facts; pro: + the hits; max: + backfill from their episodes
+
+
+class QueryOptions(TypedDict, total=False):
+    """What a recall may ask beyond its text, strategy and mode (the topic walk reads the first
+    three; a memory without topics accepts and ignores them)."""
+
+    intent: str | None  # steer the walk by this intent (engine.topics.intents); None: infer it
+    seed: int | None  # sample the walk with this seed instead of walking greedily (same seed, same walk)
+    trace: bool  # report the walk's steps and intent even when the strategy does not walk
+    as_of: str | None  # answer as of this date (engine.as_of): what was said by then, the facts that held then
+
+
+QUERY_OPTIONS = frozenset(QueryOptions.__annotations__)
 
 
 @dataclass
@@ -32,7 +46,7 @@ class Query:
     top_k: int
     strategy: str
     mode: str = "pro"
-    options: dict[str, Any] = field(default_factory=dict)
+    options: QueryOptions = field(default_factory=QueryOptions)
     notes: dict[str, Any] = field(default_factory=dict)  # per-query results areas share (e.g. the topic walk)
 
 
@@ -61,6 +75,14 @@ class Signals:
         return top_k_of(self[name], k)[0]
 
 
+class RankingExtras(TypedDict, total=False):
+    """What a strategy or a rerank passes on beside the ranking itself."""
+
+    graph: GraphReport  # the strategy walked the knowledge graph (shown with the recall)
+    taught: dict[int, MarkNote]  # by slot: why the feedback memory moved it
+    added: set[int]  # slots the feedback memory brought in (no strategy scored them)
+
+
 @dataclass
 class Ranking:
     """Candidate slots, best first, with their scores and per-signal features."""
@@ -69,7 +91,7 @@ class Ranking:
     scores: np.ndarray
     found_by: dict[int, list[str]] = field(default_factory=dict)
     features: dict[str, np.ndarray] = field(default_factory=dict)  # each aligned with ``slots``
-    extras: dict[str, Any] = field(default_factory=dict)
+    extras: RankingExtras = field(default_factory=RankingExtras)
 
 
 Strategy = Callable[[Query, Signals], Ranking]
@@ -120,9 +142,9 @@ class Recall:
     mode: str = "pro"
     facts: list[Fact] = field(default_factory=list)
     episodes: list[Episode] = field(default_factory=list)
-    intent: dict[str, Any] | None = None
+    intent: IntentReport | None = None
     trace: list[WalkStep] = field(default_factory=list)
-    graph: dict[str, Any] | None = None  # for graph expansion: seeds and nodes reached
+    graph: GraphReport | None = None  # the knowledge graph's seeds and the nodes reached, when a strategy walked it
     token: str | None = None
     lam: float | None = None  # the ranker's λ: the learned model's share of a fused score (None: no ranker)
     weights: dict[str, float] = field(default_factory=dict)  # the ranker's heuristic weight of each feature

@@ -22,24 +22,28 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Concatenate, ParamSpec, Sequence, TypeVar, Unpack
 
 import numpy as np
 
 from .as_of import parse_as_of, said_by
 from .errors import RecallError
 from .lexical import top_k as top_k_of
-from .pipeline import MODES, Hit, Query, Ranking, Recall, Signal, Signals, Strategy
+from .pipeline import MODES, QUERY_OPTIONS, Hit, Query, QueryOptions, Ranking, Recall, Signal, Signals, Strategy
 
 if TYPE_CHECKING:
     from .area import Area, Engine
+    from .dense import VectorIndex
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 # -- 1. the query -----------------------------------------------------------------------------
 
 
 def prepare_query(mem: Engine, areas: Sequence[Area], text: str, top_k: int, strategy: str, mode: str,
-                  **options: Any) -> Query:
+                  **options: Unpack[QueryOptions]) -> Query:
     if not isinstance(text, str) or not text.strip():
         raise RecallError("the query is empty")
     limit = mem.settings.max_query_chars
@@ -55,6 +59,8 @@ def prepare_query(mem: Engine, areas: Sequence[Area], text: str, top_k: int, str
         raise RecallError("top_k must be at least 1")
     if mode not in MODES:
         raise RecallError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
+    if unknown := sorted(set(options) - QUERY_OPTIONS):
+        raise RecallError(f"unknown recall option {unknown[0]!r}; choose from: {', '.join(sorted(QUERY_OPTIONS))}")
     options["as_of"] = parse_as_of(options.get("as_of"))
     term_ids, weights = mem.index.query_terms(text)
     q = Query(text=text, term_ids=term_ids, term_weights=weights, top_k=top_k, strategy=strategy, mode=mode,
@@ -93,7 +99,7 @@ def dense_at(mem: Engine, q: Query, slots: np.ndarray) -> np.ndarray:
     return matrix.scores_at(slots, vec).astype(np.float64)
 
 
-def _dense_query(mem: Engine, q: Query) -> tuple[Any, Any]:
+def _dense_query(mem: Engine, q: Query) -> tuple[np.ndarray | None, VectorIndex | None]:
     """The query vector and its matrix, made once per query (an endpoint is paid once)."""
     if "dense_query" not in q.notes:
         q.notes["dense_query"] = mem.dense_query(q)
@@ -176,8 +182,6 @@ def hybrid(mem: Engine, q: Query, signals: Signals) -> Ranking:
     scan's own candidates, at a fraction of its cost (docs/benchmarks.md).
     """
     s = mem.settings
-    if s.fusion not in ("linear", "rrf"):
-        raise RecallError(f"unknown fusion {s.fusion!r}; choose linear or rrf")
     depth = max(q.top_k, s.candidate_k)
     lists = {"bm25": signals.top("bm25", depth)}
     if s.fusion == "rrf" or len(lists["bm25"]) < q.top_k:
@@ -232,7 +236,7 @@ def assemble(mem: Engine, q: Query, ranking: Ranking) -> list[Hit]:
 
 
 def recall(mem: Engine, areas: Sequence[Area], text: str, *, top_k: int = 10, strategy: str = "hybrid",
-           mode: str = "pro", **options: Any) -> Recall:
+           mode: str = "pro", **options: Unpack[QueryOptions]) -> Recall:
     started = time.perf_counter()
     q = prepare_query(mem, areas, text, top_k, strategy, mode, **options)
     scored = Signals(q, signals(mem, areas))
@@ -251,6 +255,6 @@ def recall(mem: Engine, areas: Sequence[Area], text: str, *, top_k: int = 10, st
     return result
 
 
-def _bound(function: Callable[..., Any], mem: Engine) -> Any:
+def _bound(function: Callable[Concatenate[Engine, P], R], mem: Engine) -> Callable[P, R]:
     """``function`` with the memory bound as its first argument, keeping its name and docstring."""
     return functools.update_wrapper(functools.partial(function, mem), function)

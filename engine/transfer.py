@@ -27,13 +27,13 @@ from .errors import ExportFailed, FileRefused, IngestFailed
 from .files import atomic_writer, open_regular
 from .ingest import IngestError, _short
 from .records import IngestReport, Item, ParsedSource, Source
+from .store.check import Salvaged, readable_records
 
 if TYPE_CHECKING:
     from .area import Area
     from .config import Settings
     from .dense import OpenAIEmbedder
     from .store import Store
-    from .store.check import Salvaged
 
 TRAILER = "trailer"
 FORMAT = "mnemoscope-export"
@@ -335,12 +335,10 @@ class _ExportReader:
 # -- salvage ----------------------------------------------------------------------------------
 
 
-def salvage(store_path: str | Path, path: str | Path) -> "Salvaged":
+def salvage(store_path: str | Path, path: str | Path) -> Salvaged:
     """Write every source and item of a (damaged) store that can still be read as an export
     (:func:`engine.store.check.readable_records`); the store is only read. Knowledge and trust
     are not carried: import extracts the knowledge again."""
-    from .store.check import Salvaged, readable_records
-
     salvaged = Salvaged()
     records = ({**r, "meta": {k: v for k, v in r["meta"].items() if k not in LOCAL_META}} if r["type"] == "source" else r
                for r in readable_records(store_path, salvaged))

@@ -15,7 +15,8 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from mnemoscope.app.widgets import clip
-from mnemoscope.screens.base import WIDE, BaseScreen, set_columns
+from mnemoscope.app.widgets.tables import set_columns
+from mnemoscope.screens.base import WIDE, BaseScreen
 
 if TYPE_CHECKING:
     from mnemoscope.engine.activity import ActivityEvent
@@ -23,11 +24,14 @@ if TYPE_CHECKING:
 LINES_SHOWN = 500
 
 
-def short_subject(subject: str) -> str:
+def short_subject(subject: str, client: str = "") -> str:
     """A file path as its name (``…/notes/alpine-hiking.md`` → ``alpine-hiking.md``; a
-    conversation of an export keeps its ``#id``); a name such as ``mcp:agent/conversation/…`` or
-    ``fact 12: …`` as it is."""
+    conversation of an export keeps its ``#id``); a source an agent named after itself without
+    that prefix, which the client column shows (``mcp:claude-code/trip plans`` → ``trip plans``);
+    a name such as ``fact 12: …`` as it is."""
     flat = " ".join(subject.split())
+    if client.startswith("mcp:") and flat.startswith(client + "/"):
+        return flat[len(client) + 1:]
     head = flat.split("/", 1)[0]
     return PurePath(flat).name if "/" in flat and ":" not in head and " " not in head else flat
 
@@ -92,7 +96,7 @@ the newest 10,000 changes.
         for event in events:
             table.add_row(clock(event.at, now), clip(event.client, self.client_width), event.action.replace(".", " "),
                           f"{event.count:,}" if event.count else "",
-                          clip(short_subject(event.subject), self.subject_width), key=str(event.id))
+                          clip(short_subject(event.subject, event.client), self.subject_width), key=str(event.id))
         if selected is not None and any(e.id == selected.id for e in events):  # the same line stays selected
             table.move_cursor(row=[e.id for e in events].index(selected.id), animate=False)
         clients = Counter(e.client for e in events)

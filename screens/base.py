@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 
+from mnemoscope.app.commands import Command
 from mnemoscope.app.messages import TaskFinished
 from mnemoscope.app.widgets import ChoiceDialog, NavTabs, StoreHeader, TaskPanel
 
@@ -23,7 +24,7 @@ WIDE = 110  # the app's breakpoint: from this width panes sit side by side (see 
 
 
 class FittedScreen(Screen):
-    """A screen whose tables have fixed-width columns (see ``set_columns``) fitted to the terminal's
+    """A screen whose tables have fixed-width columns (``app.widgets.tables.set_columns``) fitted to the terminal's
     width when it mounts, and fitted again when the terminal is resized."""
 
     REFIT_DELAY = 0.2  # seconds a resize must rest before the tables are fitted again
@@ -212,22 +213,9 @@ class BaseScreen(FittedScreen):
             lambda choice: self.run_task("curate", title, lambda: call(False), progress=False)
             if choice == "apply" else None)
 
-    def commands(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
+    def commands(self) -> Iterator[Command]:
         """Palette commands of this screen (title, help, callback)."""
         yield from ()
-
-
-def set_columns(table: Any, specs: tuple[tuple[str, str, int | None], ...], width: int) -> int:
-    """Fixed-width columns (label, key, width); the one with width None takes what ``width`` leaves.
-
-    Fixed, because a DataTable sizes automatic columns when it next goes idle: a screen painted
-    before that shows clipped columns, and snapshots would race it. Returns the flexible width.
-    """
-    fixed = sum(w for _label, _key, w in specs if w) + 2 * len(specs) + 1  # cell padding, scrollbar
-    rest = max(12, width - fixed)
-    for label, key, w in specs:
-        table.add_column(label, key=key, width=w or rest)
-    return rest
 
 
 REPORT_LABELS = {"items": "items deleted", "sources": "sources deleted",

@@ -9,12 +9,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Select, Static
+from textual.widgets import Footer, Select, Static
 
 from mnemoscope.app.messages import TaskFinished
-from mnemoscope.app.widgets import StoreHeader, highlight, query_terms, snippet
-from mnemoscope.screens.base import WIDE, FittedScreen, set_columns
-from mnemoscope.screens.query import INTENTS, hit_source_label
+from mnemoscope.app.widgets import StoreHeader
+from mnemoscope.app.widgets.recall import INTENTS, SOURCE_WIDTH, HitsTable
+from mnemoscope.screens.base import WIDE, FittedScreen
 
 SIDES = ("a", "b")
 
@@ -55,19 +55,16 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
                                      value=self.options.get("intent", "auto"), allow_blank=False, compact=True,
                                      id=f"intent-{side}")
                     yield Static("", id=f"summary-{side}", classes="compare-summary")
-                    yield DataTable(id=f"hits-{side}", cursor_type="row", zebra_stripes=True)
+                    yield HitsTable(mark="◆", mark_width=3, rank_width=2, details=False, id=f"hits-{side}")
         yield Footer()
 
     def on_mount(self) -> None:
         self.rerun()
 
     def fit_columns(self) -> None:
-        self.source_width = 16 if self.app.size.width >= WIDE else 12  # narrow: the snippet keeps some room
+        source_width = SOURCE_WIDTH if self.app.size.width >= WIDE else 12  # narrow: the snippet keeps some room
         for side in SIDES:
-            columns = (("#", "rank", 2), ("◆", "shared", 3), ("source", "source", self.source_width),
-                       ("snippet", "snippet", None))
-            table = self.query_one(f"#hits-{side}", DataTable)
-            self.snippet_width = set_columns(table, columns, self.app.size.width // 2 - 2)
+            self.query_one(f"#hits-{side}", HitsTable).fit(self.app.size.width // 2 - 2, source_width)
 
     def redraw(self) -> None:
         self.rerun()
@@ -100,15 +97,11 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
         recalls = dict(zip(SIDES, message.result))
         ranks = {side: {h.item.id: h.rank for h in r.hits} for side, r in recalls.items()}
         shared = set(ranks["a"]) & set(ranks["b"])
-        terms = query_terms(self.query_text)
         for side, other in (("a", "b"), ("b", "a")):
             recall = recalls[side]
-            table = self.query_one(f"#hits-{side}", DataTable)
-            table.clear()
-            for hit in recall.hits:
-                mark = f"◆{ranks[other][hit.item.id]}" if hit.item.id in shared else ""
-                table.add_row(str(hit.rank), mark, hit_source_label(hit, self.source_names, self.source_width),
-                              highlight(snippet(hit.item.text, terms, self.snippet_width), terms), key=str(hit.item.id))
+            self.query_one(f"#hits-{side}", HitsTable).show(
+                recall, self.source_names,
+                lambda hit, other=other: f"◆{ranks[other][hit.item.id]}" if hit.item.id in shared else "")
             # the pickers above name the strategy and a chosen intent: only an inferred intent is news
             intent = recall.intent or {}
             inferred = f" · intent auto → {intent.get('name')}" if intent.get("inferred") else ""

@@ -13,7 +13,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
 from mnemoscope.app.widgets import ChoiceDialog, FormDialog, PromptDialog, clip, highlight, query_terms, snippet
-from mnemoscope.screens.base import BaseScreen, set_columns
+from mnemoscope.app.widgets.tables import set_columns
+from mnemoscope.screens.base import BaseScreen
 
 ENTITY_ROWS = 500  # the most mentioned entities; the filter searches them all
 SUBJECT_WIDTH, PREDICATE_WIDTH = 14, 13

@@ -16,7 +16,8 @@ from textual.widgets.tree import TreeNode
 
 from mnemoscope.app.messages import SourceDone, TaskFinished
 from mnemoscope.app.widgets import ChoiceDialog, NoteDialog
-from mnemoscope.screens.base import BaseScreen, set_columns
+from mnemoscope.app.widgets.tables import set_columns
+from mnemoscope.screens.base import BaseScreen
 
 COUNTED = ("items", "episodes", "facts", "entities", "topics")
 

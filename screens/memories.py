@@ -14,7 +14,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from mnemoscope.app.widgets import PromptDialog, clip
-from mnemoscope.screens.base import BaseScreen, set_columns
+from mnemoscope.app.widgets.tables import set_columns
+from mnemoscope.screens.base import BaseScreen
 
 EPISODE_ROWS = 1000  # the timeline's first episodes: a table of thousands froze the screen for a second or two
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 from rich.console import Group
@@ -12,40 +11,16 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Input, Select, Static, TabbedContent, TabPane
 
 from mnemoscope.app.messages import TaskFinished
-from mnemoscope.app.widgets import highlight, query_terms, snippet
+from mnemoscope.app.widgets import highlight, query_terms
+from mnemoscope.app.widgets.recall import INTENTS, MODES, HitsTable, hit_source_label
 from mnemoscope.app.widgets.trace import TraceView
-from mnemoscope.screens.base import BaseScreen, set_columns
+from mnemoscope.screens.base import BaseScreen
 
-INTENTS = ["auto", "deepen", "broaden", "compare", "apply", "clarify", "neutral"]
-MODES = ["lite", "pro", "max"]
-
-
-SOURCE_WIDTH = 16  # the hits' source column
 SELECT_CHROME = 3  # a compact Select's cells around its label: padding and the ▼
-
-SIGNAL_CODES = {"bm25": "B", "dense": "D", "walk": "W", "ppr": "P", "neighbour": "N"}
-
-
-def signal_codes(sources: list[str]) -> str:
-    """The signals that found a hit, one letter each (the Why panel names them in full)."""
-    return "".join(SIGNAL_CODES.get(s, s[:1].upper()) for s in sources)
-
-
-def hit_source_label(hit: Any, source_names: dict[int, str], width: int = 22) -> str:
-    """Where a hit comes from, short: ``D3:12 Maya`` for a turn, the file's stem for a chunk."""
-    item = hit.item
-    if item.kind == "turn" and item.key:
-        label = f"{item.key} {item.speaker or ''}".strip()
-    elif item.kind == "note":
-        label = "note " + (item.title or str(item.id))
-    else:
-        name = source_names.get(item.source_id, "?")
-        label = Path(name.split("#")[0]).stem
-    return label if len(label) <= width else label[: width - 1] + "…"
 
 
 def knowledge_text(episodes: list[Any], facts: list[Any]) -> Text:
@@ -118,7 +93,6 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.strategy_chosen = False
         self.trace_pending = False
         self.score_terms: tuple[dict[str, float], float] | None = None  # (heuristic weights, λ) for fused
-        self.snippet_width = 0  # set with the columns
         self.taught_token: str | None = None  # a recall's token teaches once: the engine forgets it after
         self.strategies: list[str] = []  # what the engine can run, fused first
         self.strategy_docs: dict[str, str] = {}  # what each strategy does, in the engine's words
@@ -135,7 +109,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
             yield Input("10", type="integer", compact=True, id="query-topk", tooltip="top k", max_length=3)
         yield Static("Type a query and press Enter.", id="query-status")
         with Horizontal(id="query-results", classes="split"):
-            yield DataTable(id="hits", cursor_type="row", zebra_stripes=True)
+            yield HitsTable(mark="✓", mark_width=1, rank_width=3, details=True, id="hits")
             with TabbedContent(id="query-detail", initial="why"):
                 with TabPane("Why", id="why"):
                     yield VerticalScroll(Static("", id="why-body"))
@@ -151,10 +125,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.query_one("#query-input", Input).focus()
 
     def fit_columns(self) -> None:
-        self.snippet_width = set_columns(
-            self.query_one("#hits", DataTable), (("#", "rank", 3), ("✓", "used", 1), ("score", "score", 7),
-                                                 ("found", "signals", 5), ("source", "source", SOURCE_WIDTH),
-                                                 ("snippet", "snippet", None)), self.pane_width(3 / 5))
+        self.query_one("#hits", HitsTable).fit(self.pane_width(3 / 5))
 
     def redraw(self) -> None:
         if self.recall is not None:
@@ -263,15 +234,10 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
             table.focus()
         self.call_after_refresh(self._rendered)
 
-    def fill_hits(self, recall: Any) -> DataTable:
+    def fill_hits(self, recall: Any) -> HitsTable:
         """The hits as rows, the ones marked used with ✓ (also when redrawn for a new width)."""
-        terms = query_terms(recall.query)
-        table = self.query_one("#hits", DataTable)
-        table.clear()
-        for hit in recall.hits:
-            table.add_row(str(hit.rank), "✓" if hit.item.id in self.used else "", f"{hit.score:.4f}",
-                          signal_codes(hit.sources), hit_source_label(hit, self.source_names, SOURCE_WIDTH),
-                          highlight(snippet(hit.item.text, terms, self.snippet_width), terms), key=str(hit.item.id))
+        table = self.query_one("#hits", HitsTable)
+        table.show(recall, self.source_names, lambda hit: "✓" if hit.item.id in self.used else "")
         return table
 
     def _rendered(self) -> None:
@@ -389,8 +355,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         if hit is None:
             return
         self.used ^= {hit.item.id}
-        table = self.query_one("#hits", DataTable)
-        table.update_cell(str(hit.item.id), "used", "✓" if hit.item.id in self.used else "")
+        self.query_one("#hits", HitsTable).set_mark(hit, "✓" if hit.item.id in self.used else "")
 
     def action_feedback(self) -> None:
         recall = self.recall

@@ -6,14 +6,14 @@ import time
 from typing import Any
 
 from rich.table import Table
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from mnemoscope.app.widgets import ChoiceDialog, ColumnChart, clip
-from mnemoscope.screens.base import BaseScreen, set_columns
+from mnemoscope.app.widgets.tables import set_columns
+from mnemoscope.screens.base import BaseScreen
 
 EVENTS_SHOWN = 200
 

@@ -14,7 +14,8 @@ from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
 from mnemoscope.app.widgets import clip
-from mnemoscope.screens.base import BaseScreen, set_columns
+from mnemoscope.app.widgets.tables import set_columns
+from mnemoscope.screens.base import BaseScreen
 
 ITEMS_SHOWN = 30
 

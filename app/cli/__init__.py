@@ -2,34 +2,25 @@
 
 Commands are grouped by area, one module each (``core``, ``evaluate``, …); every module has a
 ``register(subparsers)`` that adds its commands with a ``handler(args, out) -> int``. Errors the
-user can act on print one line and exit 2; nothing prints a traceback.
+user can act on (a ``MnemoscopeError``) print one line and exit 2; what the commands share is in
+``common``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sqlite3
 import sys
-from typing import Any, Callable, TextIO
+from typing import TextIO
 
-from mnemoscope.engine import IngestFailed, RecallError, RequestError
-from mnemoscope.engine.config import ConfigError, env_file
-from mnemoscope.engine.dense import EmbeddingUnavailable
-from mnemoscope.engine.eval.harness import DataMissing
-from mnemoscope.engine.store import StoreError
+from mnemoscope.engine.config import env_file
+from mnemoscope.engine.errors import MnemoscopeError
 
 from . import check, conflicts, core, evaluate, images, knowledge, mcp, ranker, topics
+from .common import store_path
 from .parsing import Parser
 
 COMMAND_MODULES = [core, evaluate, knowledge, conflicts, ranker, topics, images, mcp, check]
-USER_ERRORS = (IngestFailed, RecallError, RequestError, ConfigError, StoreError, DataMissing, EmbeddingUnavailable,
-               ValueError, FileNotFoundError)
-
-
-class UsageError(ValueError):
-    """A command-line mistake the user can fix."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,18 +33,6 @@ def build_parser() -> argparse.ArgumentParser:
     for module in COMMAND_MODULES:
         module.register(sub)
     return parser
-
-
-def store_path(args: argparse.Namespace) -> str | None:
-    return args.store or os.environ.get("MNEMOSCOPE_STORE") or None
-
-
-def emit(out: TextIO, payload: Any, as_json: bool, text: Callable[[], str] | str | None = None) -> None:
-    """Print JSON (one object or list) or the human text."""
-    if as_json:
-        out.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
-    else:
-        out.write((text() if callable(text) else text or str(payload)) + "\n")
 
 
 def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
@@ -73,8 +52,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
                 run(store_path(args), demo=args.demo)
                 return 0
             return int(args.handler(args, out) or 0)
-    except USER_ERRORS as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    except MnemoscopeError as exc:  # meant for the person: one line; anything else is a bug, with its traceback
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"mnemoscope: error: {message}", file=sys.stderr)
         return 2
     except sqlite3.DatabaseError as exc:  # met while reading rows (the store translates what its statements raise)

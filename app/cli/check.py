@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
+from .common import store_path
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="check the store file (integrity, schema, permissions); --salvage FILE exports"
@@ -19,8 +21,6 @@ def check(args: argparse.Namespace, out: TextIO) -> int:
     from mnemoscope.engine.errors import StoreError
     from mnemoscope.engine.store.check import check_file
     from mnemoscope.engine.transfer import salvage
-
-    from . import store_path
 
     path = Path(store_path(args) or default_store_path()).expanduser()
     if not path.exists():

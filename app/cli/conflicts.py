@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from .core import open_memory
+from .common import emit, open_memory
 
 CHOICES = ("accept", "both", "merge", "retire")
 SNIPPET = 100
@@ -58,8 +58,6 @@ def _writes(p: argparse.ArgumentParser) -> None:
 
 
 def list_conflicts(args: argparse.Namespace, out: TextIO) -> int:
-    from . import emit
-
     with open_memory(args) as mem:
         found = mem.knowledge.conflicts(status=None if args.all else "open")
         items = mem.items({i for c in found for ids in c.evidence.values() for i in ids})
@@ -113,16 +111,12 @@ def undo(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _decided(out: TextIO, decision: Any, args: argparse.Namespace) -> None:
-    from . import emit
-
     prefix = "would record" if args.dry_run else "recorded"
     emit(out, {**decision.to_dict(), "dry_run": args.dry_run}, args.json,
          f"{prefix} decision #{decision.id}: {decision.summary} ({decision.changes} row(s))")
 
 
 def decision_log(args: argparse.Namespace, out: TextIO) -> int:
-    from . import emit
-
     with open_memory(args) as mem:
         found = mem.knowledge.decisions(limit=args.limit, fact_id=args.fact)
 
@@ -138,8 +132,6 @@ def decision_log(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def rescan(args: argparse.Namespace, out: TextIO) -> int:
-    from . import emit
-
     with open_memory(args) as mem:
         report = mem.knowledge.rescan(dry_run=args.dry_run)
     prefix = "would supersede" if args.dry_run else "superseded"
@@ -150,8 +142,6 @@ def rescan(args: argparse.Namespace, out: TextIO) -> int:
 
 def show_rules(args: argparse.Namespace, out: TextIO) -> int:
     from mnemoscope.engine.knowledge.supersession import user_rules_path
-
-    from . import emit
 
     with open_memory(args) as mem:
         rules = mem.knowledge.supersession_rules()

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import argparse
 from argparse import ArgumentTypeError
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from mnemoscope.engine import Memory, Recall
-
+from .common import UsageError, emit, open_memory
 from .parsing import plain_int
 
-
-def open_memory(args: argparse.Namespace) -> Memory:
-    from . import store_path
-
-    return Memory(store_path(args), client="cli")
+if TYPE_CHECKING:
+    from mnemoscope.engine import Recall
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,8 +59,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def ingest(args: argparse.Namespace, out: TextIO) -> int:
-    from . import emit
-
     with open_memory(args) as mem:
         report = mem.ingest(args.paths)
         payload = {"sources": [vars(s) for s in report.sources], "items": report.items,
@@ -74,8 +68,6 @@ def ingest(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def recall(args: argparse.Namespace, out: TextIO) -> int:
-    from . import emit
-
     with open_memory(args) as mem:
         options = {k: v for k, v in vars(args).items() if k in RECALL_OPTIONS and v is not None}
         strategy = args.strategy or mem.default_strategy
@@ -125,8 +117,6 @@ RECALL_OPTIONS = {"intent", "trace", "seed", "as_of"}
 
 
 def stats(args: argparse.Namespace, out: TextIO) -> int:
-    from . import emit
-
     with open_memory(args) as mem:
         s = mem.stats()
         emit(out, s, args.json, lambda: "\n".join(f"{k:>16}: {v}" for k, v in s.items()))
@@ -148,8 +138,6 @@ def import_(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def delete(args: argparse.Namespace, out: TextIO) -> int:
-    from . import UsageError, emit
-
     kind, _, raw = args.id.rpartition(":")
     try:
         number = plain_int(raw)
@@ -168,8 +156,6 @@ def delete(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def clear(args: argparse.Namespace, out: TextIO) -> int:
-    from . import UsageError
-
     if not args.yes:
         raise UsageError("clear deletes everything in the store; run it again with --yes")
     with open_memory(args) as mem:

@@ -1,4 +1,6 @@
-"""Benchmarks: ``eval locomo|miracl|multihop`` (quality) and ``bench`` (speed)."""
+"""Benchmarks, every one of them: ``eval locomo|miracl|multihop`` (retrieval quality), ``eval updates``
+and ``eval supersession`` (facts through time), ``eval extraction`` (the rule extractor), ``eval learning``
+and ``eval tune-heuristic`` (the ranker), and ``bench`` (speed)."""
 
 from __future__ import annotations
 
@@ -7,14 +9,14 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+from .common import DATA, emit, settings_of
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     ev = sub.add_parser("eval", help="measure retrieval quality on a benchmark")
     evsub = ev.add_subparsers(dest="dataset", metavar="dataset", required=True)
 
-    def common(p: argparse.ArgumentParser) -> None:
+    def retrieval(p: argparse.ArgumentParser) -> None:
         p.add_argument("--strategy", default=None)
         p.add_argument("--baseline", action="append", default=[], help="another strategy, or rank_bm25 (repeatable)")
         p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="an engine setting for this run")
@@ -23,24 +25,24 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = evsub.add_parser("locomo", help="LoCoMo evidence retrieval")
     p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"))
-    common(p)
+    retrieval(p)
     p.set_defaults(handler=eval_locomo)
 
     p = evsub.add_parser("miracl", help="MIRACL-ko passage retrieval (+ perturbations)")
     p.add_argument("dir", nargs="?", default=str(DATA / "miracl_ko"))
-    common(p)
+    retrieval(p)
     p.set_defaults(handler=eval_miracl)
 
     p = evsub.add_parser("multihop", help="MuSiQue / HotpotQA supporting-passage recall")
     p.add_argument("corpus", nargs="?", default=str(DATA / "multihop" / "musique_corpus.json"))
     p.add_argument("questions", nargs="?", default=None)
-    common(p)
+    retrieval(p)
     p.set_defaults(handler=eval_multihop)
 
     p = evsub.add_parser("updates", help="knowledge updates: evidence current at each question's time")
     p.add_argument("file", nargs="?", default=None, help="default: the team's bench/data/knowledge_updates.json")
     p.add_argument("--no-as-of", action="store_true", help="ask without the questions' reference times")
-    common(p)
+    retrieval(p)
     p.set_defaults(handler=eval_updates)
 
     p = evsub.add_parser("supersession", help="precision of the supersession rules against hand judgements")
@@ -48,9 +50,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=eval_supersession)
 
-    from .ranker import add_eval_parsers  # the learning benchmark and heuristic tuning live with the ranker
+    p = evsub.add_parser("extraction", help="rule extractor vs LoCoMo's observation and event annotations")
+    p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"))
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=eval_extraction)
 
-    add_eval_parsers(evsub, DATA)
+    p = evsub.add_parser("tune-heuristic", help="re-tune the fused heuristic's weights on the dev benchmarks (prints them)")
+    p.add_argument("data", nargs="?", default=str(DATA), help="the shared data folder")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="an engine setting for this run")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=tune_heuristic)
+
+    p = evsub.add_parser("learning", help="simulated feedback on LoCoMo dev: held-out gain, λ, random control")
+    p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"))
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--curve-every", type=int, default=10, help="measure held-out quality every N feedback events")
+    p.add_argument("--repeats", type=int, default=3, help="feedback events in the repeated-query scenario")
+    p.add_argument("--paraphrases", metavar="FILE", help="people's rewordings of dev questions (e.g. "
+                   "../shared/data/locomo/paraphrases_dev.json): recall@10 of a taught question's rewording")
+    p.add_argument("--latency-items", type=int, default=10_000, help="synthetic store size for feedback latency (0: skip)")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="an engine setting for this run")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=eval_learning)
 
     p = sub.add_parser("bench", help="synthetic scale benchmark (ingest, latency, memory)")
     p.add_argument("--items", type=int, default=10_000)
@@ -60,18 +81,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=bench)
-
-
-def settings_of(pairs: list[str]) -> dict[str, Any]:
-    from . import UsageError
-
-    out = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep:
-            raise UsageError(f"--set expects NAME=VALUE, got {pair!r}")
-        out[name.strip()] = value.strip()
-    return out
 
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -115,47 +124,75 @@ def eval_updates(args: argparse.Namespace, out: TextIO) -> int:
 
     result = updates.evaluate(args.file or updates.DATA, _strategy(args), args.baseline, as_of=not args.no_as_of,
                               **engine_options(args))
-    if args.json:
-        out.write(json.dumps(result) + "\n")
-        return 0
+    emit(out, result, args.json, lambda: _updates_text(result))
+    return 0
+
+
+def _updates_text(result: dict[str, Any]) -> str:
     rows = [(result["strategy"], result)] + list(result.get("baselines", {}).items())
-    out.write(f"{result['dataset']}: {result['n_questions']} questions, "
-              f"{'as of each question' if result['as_of'] else 'no reference time'}\n")
-    out.write(f"{'system':<12}{'recall@5':>10}{'recall@10':>11}{'stale above':>16}{'q p50 ms':>10}\n")
+    lines = [f"{result['dataset']}: {result['n_questions']} questions, "
+             f"{'as of each question' if result['as_of'] else 'no reference time'}",
+             f"{'system':<12}{'recall@5':>10}{'recall@10':>11}{'stale above':>16}{'q p50 ms':>10}"]
     for name, r in rows:
         m = r["metrics"]
-        out.write(f"{name:<12}{m['recall@5']:>10.4f}{m['recall@10']:>11.4f}"
-                  f"{_share(m['stale_above'], m['n_stale']):>16}{r['query_ms_p50']:>10.2f}\n")
+        lines.append(f"{name:<12}{m['recall@5']:>10.4f}{m['recall@10']:>11.4f}"
+                     f"{_share(m['stale_above'], m['n_stale']):>16}{r['query_ms_p50']:>10.2f}")
         for cat, c in r["by_category"].items():
-            out.write(f"  {cat:<13} n={c['n']:<4} recall@5 {c['recall@5']:.4f}"
-                      + (f"  stale above {_share(c['stale_above'], c['n_stale'])}" if c["n_stale"] else "") + "\n")
+            lines.append(f"  {cat:<13} n={c['n']:<4} recall@5 {c['recall@5']:.4f}"
+                         + (f"  stale above {_share(c['stale_above'], c['n_stale'])}" if c["n_stale"] else ""))
     known = result["changes_recognised"]
-    out.write(f"changes the supersession rules recognised (update questions): {_share(known['share'], known['n'])};"
-              f" stale above among them ({result['strategy']}): "
-              f"{_share(result['metrics']['recognised_above'], result['metrics']['n_recognised'])}\n")
-    return 0
+    lines.append(f"changes the supersession rules recognised (update questions): {_share(known['share'], known['n'])};"
+                 f" stale above among them ({result['strategy']}): "
+                 f"{_share(result['metrics']['recognised_above'], result['metrics']['n_recognised'])}")
+    return "\n".join(lines)
 
 
 def eval_supersession(args: argparse.Namespace, out: TextIO) -> int:
     from mnemoscope.engine.eval import supersession
 
     result = supersession.evaluate(args.file)
-    if args.json:
-        out.write(json.dumps(result, ensure_ascii=False) + "\n")
-        return 0
-    out.write(f"judgements: {result['judgements']}\n")
+    lines = [f"judgements: {result['judgements']}"]
     for name, r in result["corpora"].items():
         precision = "-" if r["precision"] is None else f"{r['precision']:.3f}"
-        out.write(f"{name:<8} supersessions {r['supersessions']:>3} (sampled {r['sampled']}): right {r['right']}, "
-                  f"wrong {r['wrong']}, precision {precision}; conflicts {r['conflicts']} "
-                  f"({r['conflicts_sensible']} judged sensible); unjudged {len(r['unjudged'])}\n")
-        for pair in r["unjudged"]:
-            out.write(f"  unjudged: {supersession.identity(pair)}\n")
+        lines.append(f"{name:<8} supersessions {r['supersessions']:>3} (sampled {r['sampled']}): right {r['right']}, "
+                     f"wrong {r['wrong']}, precision {precision}; conflicts {r['conflicts']} "
+                     f"({r['conflicts_sensible']} judged sensible); unjudged {len(r['unjudged'])}")
+        lines += [f"  unjudged: {supersession.identity(pair)}" for pair in r["unjudged"]]
+    emit(out, result, args.json, lambda: "\n".join(lines))
     return 0
 
 
 def _share(rate: float | None, n: int) -> str:
     return "-" if rate is None else f"{rate:.3f} ({round(rate * n)}/{n})"
+
+
+def eval_extraction(args: argparse.Namespace, out: TextIO) -> int:
+    from mnemoscope.engine.eval import extraction
+
+    result = extraction.evaluate(args.file)
+    emit(out, result, args.json, lambda: extraction.describe(result))
+    return 0
+
+
+def eval_learning(args: argparse.Namespace, out: TextIO) -> int:
+    from mnemoscope.engine.eval import learning
+
+    result = learning.evaluate(args.file, seed=args.seed, curve_every=args.curve_every,
+                               latency_items=args.latency_items, repeats=args.repeats, paraphrases=args.paraphrases,
+                               **settings_of(args.set))
+    emit(out, result, args.json, lambda: _learning_text(result))
+    return 0
+
+
+def tune_heuristic(args: argparse.Namespace, out: TextIO) -> int:
+    from mnemoscope.engine.eval import tuning
+
+    cases, names = tuning.collect(Path(args.data), **settings_of(args.set))
+    result = tuning.tune(cases, names)
+    emit(out, result, args.json, lambda: "\n".join(
+        [f"{ds:<8} before {result['before'][ds]}  after {result['after'][ds]}" for ds in result["before"]]
+        + ["weights: " + ", ".join(f"{k} {v:+.2f}" for k, v in result["weights"].items())]))
+    return 0
 
 
 def bench(args: argparse.Namespace, out: TextIO) -> int:
@@ -191,3 +228,30 @@ def _print(out: TextIO, result: dict[str, Any], as_json: bool) -> None:
     for axis, p in result.get("perturbations", {}).items():
         out.write(f"  {axis:<10} n={p['n']:<4} hit@5 {p['metrics']['hit@5']:.4f} (Δ {p['delta']['hit@5']:+.4f})"
                   f"  ndcg@10 {p['metrics']['ndcg@10']:.4f} (Δ {p['delta']['ndcg@10']:+.4f})\n")
+
+
+def _learning_text(r: dict[str, Any]) -> str:
+    b, a = r["before"]["metrics"], r["after"]["metrics"]
+    cb, ca = r["control"]["before"], r["control"]["after"]
+    lines = [f"learning on {r['dataset']}: {r['conversations']} conversations, {r['feedback_events']} feedback events, "
+             f"{r['held_out_questions']} held-out questions",
+             f"held-out          recall@10 {b['recall@10']:.4f} → {a['recall@10']:.4f}   ndcg@10 {b['ndcg@10']:.4f} → {a['ndcg@10']:.4f}",
+             f"random control    recall@10 {cb['recall@10']:.4f} → {ca['recall@10']:.4f}   ndcg@10 {cb['ndcg@10']:.4f} → {ca['ndcg@10']:.4f}"
+             f"   (λ {r['control']['lambda']:.3f})",
+             f"λ {r['lambda']:.3f} (per conversation {r['lambda_per_conversation']})",
+             f"repeated query ({r['repeated_query_mean_rank']['events']} feedback events): used item's mean rank "
+             f"{r['repeated_query_mean_rank']['before']:.2f} → {r['repeated_query_mean_rank']['after']:.2f}",
+             f"used items' mean rank, taught questions asked again {r['taught_questions_mean_rank']['before']:.2f} → "
+             f"{r['taught_questions_mean_rank']['after']:.2f}; paraphrased (n={r['paraphrased_query_mean_rank']['n']}) "
+             f"{r['paraphrased_query_mean_rank']['before']:.2f} → {r['paraphrased_query_mean_rank']['after']:.2f}",
+             f"reworded taught questions (n={r['reworded_recall@10']['n']}): recall@10 "
+             f"{r['reworded_recall@10']['before']:.4f} → {r['reworded_recall@10']['after']:.4f}",
+             "curve (events: λ, held-out ndcg@10 change): " + ", ".join(
+                 f"{c['events']}: {c['lambda']:.2f}, {c['ndcg@10_gain']:+.4f}" for c in r["curve"])]
+    fm = r["feedback_ms"]
+    lines.append(f"feedback latency: LoCoMo p50 {fm['locomo_p50']:.2f} ms" + (
+        f"; {fm['synthetic']['items']} items p50 {fm['synthetic']['p50_ms']:.2f} ms, p95 {fm['synthetic']['p95_ms']:.2f} ms"
+        f" (CPU p50 {fm['synthetic']['cpu_p50_ms']:.2f} ms); fused recall p50 {fm['synthetic']['recall_p50_ms']:.2f} ms"
+        f" → {fm['synthetic']['recall_p50_ms_with_feedback']:.2f} ms with {fm['synthetic']['events']} feedback events"
+        if "synthetic" in fm else ""))
+    return "\n".join(lines)

@@ -6,7 +6,7 @@ import argparse
 from dataclasses import asdict
 from typing import TextIO
 
-from . import core
+from .common import emit, open_memory
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,9 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def images(args: argparse.Namespace, out: TextIO) -> int:
-    from . import emit
-
-    with core.open_memory(args) as mem:
+    with open_memory(args) as mem:
         if args.resume:
             report = mem.images.resume()
             lines = [report.summary(), *(f.line() for f in report.failures)]

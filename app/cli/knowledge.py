@@ -1,4 +1,4 @@
-"""Knowledge commands: facts, entities, episodes, extract, their curation, and ``eval extraction``.
+"""Knowledge commands: facts, entities, episodes, extract, and their curation.
 
 Listings print text, or with ``--json`` one JSON list; every curation command takes
 ``--dry-run`` and prints what would change (or what changed).
@@ -7,12 +7,9 @@ Listings print text, or with ``--json`` one JSON list; every curation command ta
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any, TextIO
 
-from .core import open_memory
-
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+from .common import emit, open_memory
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -80,14 +77,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("id", type=int)
     _curation(s, split_episode)
 
-    ev = sub.choices.get("eval")
-    if ev is not None:
-        evsub = next(a for a in ev._actions if isinstance(a, argparse._SubParsersAction))
-        p = evsub.add_parser("extraction", help="rule extractor vs LoCoMo's observation and event annotations")
-        p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"))
-        p.add_argument("--json", action="store_true")
-        p.set_defaults(handler=eval_extraction)
-
 
 def _merge_parser(sub: argparse._SubParsersAction, help_text: str, handler) -> None:
     p = sub.add_parser("merge", help=help_text)
@@ -106,8 +95,6 @@ def _curation(p: argparse.ArgumentParser, handler) -> None:
 
 
 def facts(args: argparse.Namespace, out: TextIO) -> int:
-    from . import emit
-
     with open_memory(args) as mem:
         if args.history is not None:
             found = mem.knowledge.fact_history(args.history)
@@ -130,8 +117,6 @@ def facts(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def entities(args: argparse.Namespace, out: TextIO) -> int:
-    from . import emit
-
     with open_memory(args) as mem:
         found = mem.knowledge.entities(kind=args.kind, limit=args.limit)
     emit(out, [e.to_dict() for e in found], args.json, lambda: "\n".join(
@@ -142,8 +127,6 @@ def entities(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def episodes(args: argparse.Namespace, out: TextIO) -> int:
-    from . import emit
-
     with open_memory(args) as mem:
         found = mem.knowledge.episodes(source_id=args.source)
 
@@ -159,8 +142,6 @@ def episodes(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def extract(args: argparse.Namespace, out: TextIO) -> int:
-    from . import emit
-
     with open_memory(args) as mem:
         report = mem.knowledge.process_queue(retry_failed=args.resume, limit=args.limit)
     emit(out, report, args.json, lambda: ", ".join(f"{k} {v}" for k, v in report.items()))
@@ -171,8 +152,6 @@ def extract(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _report(args: argparse.Namespace, out: TextIO, report: dict[str, Any]) -> int:
-    from . import emit
-
     verb = "would change" if args.dry_run else "changed"
     emit(out, report, args.json, lambda: f"{verb}: " + ", ".join(f"{k} {v}" for k, v in report.items()))
     return 0
@@ -220,16 +199,3 @@ def merge_episodes(args: argparse.Namespace, out: TextIO) -> int:
 def split_episode(args: argparse.Namespace, out: TextIO) -> int:
     with open_memory(args) as mem:
         return _report(args, out, mem.knowledge.split_episode(args.id, dry_run=args.dry_run))
-
-
-# -- evaluation -------------------------------------------------------------------------------
-
-
-def eval_extraction(args: argparse.Namespace, out: TextIO) -> int:
-    from mnemoscope.engine.eval import extraction
-
-    from . import emit
-
-    result = extraction.evaluate(args.file)
-    emit(out, result, args.json, lambda: extraction.describe(result))
-    return 0

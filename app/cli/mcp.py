@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from .common import UsageError, store_path
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mcp", help="serve the store to an agent host over MCP (stdio; --http PORT for HTTP)")
@@ -17,7 +19,6 @@ def mcp(args: argparse.Namespace, out: TextIO) -> int:
     """Open the store first, so that a store that cannot be opened is one line and exit 2, then serve."""
     from mnemoscope.engine import Memory
 
-    from . import UsageError, store_path
     from ..mcp_server import serve
 
     if args.http is not None and not 1 <= args.http <= 65535:

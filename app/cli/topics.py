@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from .common import emit, open_memory
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("topics", help="the topic tree: list it, draw it, rebuild it")
@@ -15,9 +17,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def topics(args: argparse.Namespace, out: TextIO) -> int:
-    from . import emit
-    from .core import open_memory
-
     with open_memory(args) as mem:
         area = mem.topics
         report = area.rebuild() if args.rebuild else None

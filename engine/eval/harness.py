@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 import tempfile
 import time
@@ -129,8 +130,6 @@ def run_rank_bm25(parsed: Sequence[ParsedSource], questions: Sequence[Question],
 
 
 def _plain_words(text: str) -> list[str]:
-    import re
-
     return re.findall(r"\w+", text.lower())
 
 

@@ -214,7 +214,7 @@ def feedback_latency(data: Path, n_items: int, events: int = 50, **settings: Any
     with tempfile.TemporaryDirectory(prefix="mnemoscope-learn-") as tmp:
         with Memory(Path(tmp) / "latency.db", **settings) as mem:
             mem.ingest_parsed(parsed)
-            mem.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            mem.store.checkpoint()
         shutil.copy(Path(tmp) / "latency.db", Path(tmp) / "taught.db")
         mem, taught = Memory(Path(tmp) / "latency.db", **settings), Memory(Path(tmp) / "taught.db", **settings)
         try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 EVENT_ROLES = ("participants", "action", "time", "location", "reason", "method")
 
@@ -175,3 +175,19 @@ class Episode:
         d = asdict(self)
         d["provenance"] = list(self.items)
         return d
+
+
+class GraphNode(TypedDict):
+    """One node of the knowledge graph in a recall's graph expansion."""
+
+    node: str  # "item:<id>", "entity:<id>" or "phrase:<text>"
+    kind: Literal["item", "entity", "phrase"]
+    score: float
+    name: NotRequired[str]  # an entity's or a phrase's name
+
+
+class GraphReport(TypedDict):
+    """A recall's graph expansion (Personalized PageRank): the seeds and the nodes reached, best first."""
+
+    seeds: list[GraphNode]
+    reached: list[GraphNode]

@@ -33,6 +33,7 @@ from .entities import entity_key
 from .extract import capitalised_spans
 from .graph import DEFAULT_WEIGHTS
 from .queue import ExtractionQueue
+from .records import GraphNode, GraphReport
 from .through_time import KnowledgeThroughTime
 from .transfer import KnowledgeTransfer
 
@@ -42,8 +43,11 @@ class GraphResult:
     """A PPR run for a query: item scores by slot, the seeds, and the nodes reached."""
 
     item_scores: np.ndarray
-    seeds: list[dict[str, Any]]
-    reached: list[dict[str, Any]]
+    seeds: list[GraphNode]
+    reached: list[GraphNode]
+
+    def report(self) -> GraphReport:
+        return {"seeds": self.seeds, "reached": self.reached}
 
 
 class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
@@ -51,7 +55,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
 
     # -- delete and figures ---------------------------------------------------------------------
 
-    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
+    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
         """Facts and episodes that lose their last provenance go (a fact in a supersession
         chain or stated by a person stays, for the inbox); the rest lose that pointer."""
         with self._writing(dry_run):
@@ -60,7 +64,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
             self.load()
         return report
 
-    def _cascade(self, item_ids: list[int]) -> dict[str, Any]:
+    def _cascade(self, item_ids: list[int]) -> dict[str, int]:
         store = self.store
         losing = store.facts_losing_all(item_ids)
         kept = self.inbox.keep_for_review(losing)
@@ -141,9 +145,9 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         items[~index.alive] = 0.0
         return GraphResult(items, self._describe(seeds, top=20), self._describe(visits, top=reached))
 
-    def _describe(self, scores: np.ndarray, top: int) -> list[dict[str, Any]]:
+    def _describe(self, scores: np.ndarray, top: int) -> list[GraphNode]:
         index = self.mem.index
-        out = []
+        out: list[GraphNode] = []
         for node in top_k_of(scores, top)[0].tolist():
             if node < index.n_slots:
                 out.append({"node": f"item:{int(index.item_ids[node])}", "kind": "item", "score": float(scores[node])})
@@ -167,7 +171,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
     def ppr_signal(self, q: Query, signals: Signals) -> np.ndarray:
         """Personalized PageRank over the knowledge graph, seeded by the query's entities and top BM25 items."""
         graph = self.graph_scores(q.text, signals["bm25"])
-        q.notes["graph"] = {"seeds": graph.seeds, "reached": graph.reached}  # shown by any strategy that used it
+        q.notes["graph"] = graph.report()  # shown by any strategy that used it
         return graph.item_scores
 
     def ppr_strategy(self, q: Query, signals: Signals) -> Ranking:
@@ -181,7 +185,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         slots, scores = top_k_of(combined, max(q.top_k, self.settings.candidate_k))
         found = {int(s): [name for name, v in (("bm25", first[s]), ("ppr", walk[s])) if v > 0] for s in slots}
         features = {"bm25": first[slots], "ppr": graph.item_scores[slots], "fused": scores}
-        return Ranking(slots, scores, found, features, {"graph": {"seeds": graph.seeds, "reached": graph.reached}})
+        return Ranking(slots, scores, found, features, {"graph": graph.report()})
 
     def complete(self, q: Query, ranking: Ranking, hits: list[Hit], result: Recall) -> None:
         """Add facts, episodes and graph to ``result``; drop or backfill hits as the mode asks."""

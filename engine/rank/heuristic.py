@@ -3,10 +3,8 @@
 It is what ``fused`` returns before any learning, and what the learned ranker must beat on
 held-out feedback before it gets any say. The weights were tuned by coordinate ascent on the dev
 data (the only data there is): recall@10 + nDCG@10 on the five LoCoMo dev conversations,
-recall@5 + recall@10 (× 0.5) on the MuSiQue and HotpotQA subsets, nDCG@10 (× 2) on MIRACL-ko.
-Checks that held out: tuned on four LoCoMo conversations, the fifth gets 0.743 recall@10 (BM25
-alone 0.626); tuned on LoCoMo and one multi-hop set, the other gains over the LoCoMo-only weights
-(MuSiQue recall@5 0.598 → 0.637, HotpotQA 0.74 → 0.82). What they say: the knowledge graph's
+recall@5 + recall@10 (× 0.5) on the MuSiQue and HotpotQA subsets, nDCG@10 (× 2) on MIRACL-ko;
+the checks that held out are in docs/benchmarks.md ("Measurements behind the code"). What they say: the knowledge graph's
 PageRank (seeded by the query's entities and BM25 hits) carries the most; the neighbours of a
 strong turn often hold the evidence; turns by a speaker the question names, and longer items, are
 likelier answers. Without the PageRank signal (``fused_signals=""``) these weights lean too little

@@ -40,8 +40,8 @@ DAY = 86_400.0
 
 @dataclass
 class MarkParams:
-    # Chosen on LoCoMo dev (the only data; optimistic), the lowest threshold at which marks cost the
-    # held-out questions and the random control no more than 0.005 nDCG@10 (docs/benchmarks.md).
+    # Chosen on LoCoMo dev (the only data; optimistic): the lowest threshold at which marks cost the
+    # held-out questions and the random control nothing that counts (docs/benchmarks.md).
     threshold: float = 0.6  # query similarity at which marks start to count
     full: float = 1.0  # … and from which they count fully (the same query)
     power: float = 2.0  # how steeply they count in between

@@ -13,9 +13,8 @@ Its value is ``tanh(w · x / 2)`` without the intercept: zero for every item whi
 given feedback, so a store nobody taught ranks exactly as the heuristic. Only the gated model
 reads it (the heuristic floor weighs it 0).
 
-Measured (``bench/learning_headroom.py``; LoCoMo dev, a fixed weight on top of the heuristic):
-held-out nDCG@10 +0.004 to +0.011 depending on the weight — the only feedback-derived feature
-with more headroom than noise there; see docs/benchmarks.md.
+It is kept because ``bench/learning_headroom.py`` found it the only feedback-derived feature with
+more headroom than noise on LoCoMo dev (docs/benchmarks.md, "Measurements behind the code").
 """
 
 from __future__ import annotations

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import math
-import sqlite3
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
@@ -173,7 +172,7 @@ class RankerArea(Area):
         and its feedback reload this area)."""
         self.on_indexed(added)
 
-    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
+    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
         """Edges and trust rows go with their items (foreign-key cascade); the answer prior is
         retrained from the feedback log as if the deleted items had never been shown."""
         report = self.mem.store.count_ranker_rows(item_ids) if item_ids else {"coaccess_edges": 0, "trust_rows": 0}
@@ -412,25 +411,22 @@ class RankerArea(Area):
         used = [i for i in row.shown if i in set(used_ids)]
         ignored = [i for i in row.shown if i not in set(used_ids)]
         store = self.mem.store
-        try:
-            with store.transaction():
-                taken = store.event_of_token(row.token)
-                if taken is not None:
-                    raise FeedbackError(f"this recall token was already used (feedback event {taken}); recall again")
-                if store.ranker_generation() != self.generation:
-                    self._load_learning()  # another process taught the ranker since: build on what it stored
-                changes = self.feedback_state.changes(used, ignored, now)
-                event_id = store.insert_feedback(row, now, used, ignored)
-                learned, n_train, n_held = self._learned_after(self.learned, event_id, row.query, row.shown, set(used),
-                                                               row.features, row.names)
-                store.upsert_trust(changes.trust)
-                store.upsert_edges(changes.edges)
-                store.delete_edges(changes.pruned)
-                store.set_ranker_state(learned.blob(self.names), now)
-                self.mem.activity.record("feedback", row.query, count=len(used))
-                generation = store.bump_ranker_generation()
-        except sqlite3.IntegrityError:  # the unique index, should the check above ever be skipped
-            raise FeedbackError("this recall token was already used; recall again") from None
+        with store.transaction():
+            taken = store.event_of_token(row.token)
+            if taken is not None:
+                raise FeedbackError(f"this recall token was already used (feedback event {taken}); recall again")
+            if store.ranker_generation() != self.generation:
+                self._load_learning()  # another process taught the ranker since: build on what it stored
+            changes = self.feedback_state.changes(used, ignored, now)
+            event_id = store.insert_feedback(row, now, used, ignored)
+            learned, n_train, n_held = self._learned_after(self.learned, event_id, row.query, row.shown, set(used),
+                                                           row.features, row.names)
+            store.upsert_trust(changes.trust)
+            store.upsert_edges(changes.edges)
+            store.delete_edges(changes.pruned)
+            store.set_ranker_state(learned.blob(self.names), now)
+            self.mem.activity.record("feedback", row.query, count=len(used))
+            generation = store.bump_ranker_generation()
         self.feedback_state.apply(changes, now)
         self.feedback_state.add_query(used, self.mem.index.query_terms(row.query)[0])
         self.marks.add(event_id, row.query, now, used, ignored)

@@ -330,6 +330,11 @@ class StoreBase:
     def integrity_ok(self) -> bool:
         return self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the file, so that a copy of the file alone is the whole store."""
+        with self._lock:
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
 
 # -- the file ---------------------------------------------------------------------------------
 

@@ -20,6 +20,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from ..errors import FeedbackError
+
 MIGRATIONS = [
     (
         "ranker-1",
@@ -171,10 +173,14 @@ class RankerSQL:
     # -- feedback log -------------------------------------------------------------------------
 
     def insert_feedback(self, token: TokenRow, created_at: float, used: Sequence[int], ignored: Sequence[int]) -> int:
-        """Log one event; a token already used raises ``sqlite3.IntegrityError`` (the unique index)."""
+        """Log one event; a token already used is a :class:`FeedbackError` (the unique index holds
+        even if a caller skipped :meth:`event_of_token`)."""
         row = FeedbackRow(0, token.token, created_at, token.query, token.shown, list(used), list(ignored), token.names,
                           token.features)
-        return int(self._log_event(row, "INSERT").lastrowid)
+        try:
+            return int(self._log_event(row, "INSERT").lastrowid)
+        except sqlite3.IntegrityError:
+            raise FeedbackError("this recall token was already used; recall again") from None
 
     def import_feedback(self, rows: Iterable[FeedbackRow]) -> int:
         """Log imported events as they were (times, withdrawal, features), skipping any whose

@@ -8,12 +8,14 @@ it answers ``neutral``. Training takes a fraction of a second and happens once p
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TypedDict
 
 import numpy as np
+import platformdirs
 
 from ..errors import UnknownIntent
 from ..lazy import sparse as sp
@@ -31,13 +33,22 @@ def check_intent(name: Any) -> str | None:
     return key
 
 
+class IntentReport(TypedDict):
+    """The intent a recall's topic walk followed: given by the person (``inferred`` false) or
+    inferred from the query, with the classifier's probability."""
+
+    name: str
+    inferred: bool
+    probability: float
+
+
 @dataclass
 class IntentGuess:
     name: str
     probability: float
     inferred: bool = True
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> IntentReport:
         return {"name": self.name, "inferred": self.inferred, "probability": round(self.probability, 4)}
 
 
@@ -164,10 +175,6 @@ def _cached_fit(x: sp.csr_matrix, y: np.ndarray, n_classes: int, l2_c: float) ->
     The weights are a pure function of the shipped phrasings, so a later process loads them in
     a millisecond instead of fitting again; a missing or unreadable cache file is simply refitted.
     """
-    import hashlib
-
-    import platformdirs
-
     digest = hashlib.sha1(x.data.tobytes() + x.indices.tobytes() + y.tobytes() + repr(l2_c).encode()).hexdigest()[:16]
     path = platformdirs.user_cache_path("mnemoscope") / f"intents-{digest}.npz"
     try:

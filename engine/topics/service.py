@@ -31,7 +31,7 @@ from ..records import Item, Source
 from ..store.topics import TopicNodeRow, TopicTreeRow
 from ..text import lexical_tokens
 from .graph import TopicGraph, projection
-from .intents import check_intent, classifier, resolve_intent
+from .intents import IntentReport, check_intent, classifier, resolve_intent
 from .markov import TransitionModel, source_transitions
 from .navigate import ContextWindow, Policy, Walk, WalkStep, backfill, context_windows, item_scores, run_walk
 from .tree import (TopicSpace, TopicTree, dag_parents, distinctive_terms, fit_tree, label_of, shape_for, surface_forms,
@@ -197,7 +197,7 @@ class TopicsArea(Area):
         else:
             st.markov.add(self.mem.store.topic_transitions(sorted({int(i.source_id) for i in added})))
 
-    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, Any]:
+    def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
         """Assignments go with their items (foreign-key cascade); the walk skips deleted items."""
         n = self.mem.store.count_topic_assignments(item_ids) if self.state is not None else 0
         if not dry_run and self.state is not None:
@@ -531,7 +531,7 @@ class TopicsArea(Area):
         return context_windows(hits, index.source_ids, index.positions, index.alive, index.slot_of, index.item_ids,
                                radius, per_source, limit)
 
-    def navigation(self, q: Query) -> tuple[dict[str, Any] | None, list[WalkStep]]:
+    def navigation(self, q: Query) -> tuple[IntentReport | None, list[WalkStep]]:
         """What recall reports: (intent used, walk steps) when a walk ran, or was asked for with
         an explicit intent or ``trace``; (None, []) otherwise."""
         walk = q.notes.get("walk")

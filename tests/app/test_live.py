@@ -52,3 +52,25 @@ async def test_the_app_follows_another_process(tmp_path):
         rows = [[str(cell) for cell in log.get_row_at(n)] for n in range(log.row_count)]
         assert any(r[1] == "cli" and r[2] == "source added" and "alpine-hiking.md" in r[4] for r in rows), rows
         assert newest[1] == "cli"
+
+
+def test_hits_and_changes_name_an_agents_conversation():
+    """A chat's turns are numbered by their place (keys "0", "1", …): the hit's source column
+    names the conversation and the speaker; the Activity view leaves out the agent's prefix that
+    its client column already shows."""
+    from types import SimpleNamespace
+
+    from mnemoscope.screens.activity import short_subject
+    from mnemoscope.app.widgets.recall import hit_source_label
+
+    names = {1: "mcp:claude-code/Lisbon trip (1e0b7c54)", 2: "/home/me/chats/trip.jsonl", 3: "conversation.json#demo-1"}
+
+    def label(source_id: int, key: str, speaker: str, kind: str = "turn") -> str:
+        item = SimpleNamespace(kind=kind, key=key, speaker=speaker, source_id=source_id, title="", id=7)
+        return hit_source_label(SimpleNamespace(item=item), names, 16)
+
+    assert label(1, "0", "User") == "Lisbon tri… User"  # not "0 User"; the speaker kept, the name cut
+    assert label(2, "3", "Maya") == "trip Maya"
+    assert label(3, "D1:3", "Maya") == "D1:3 Maya"  # a dialogue id says where it is
+    assert short_subject("mcp:claude-code/Lisbon trip (1e0b7c54)", "mcp:claude-code") == "Lisbon trip (1e0b7c54)"
+    assert short_subject("/home/me/notes/alpine-hiking.md", "cli") == "alpine-hiking.md"

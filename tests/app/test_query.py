@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from textual.widgets import DataTable, Select, Tree
 
+from mnemoscope.app.widgets.recall import INTENTS, MODES
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.screens.compare import CompareScreen
-from mnemoscope.screens.query import INTENTS, MODES
 from tests.app.mnemo_testing import SIZE, ask, screen_lines, settle, text_of
 
 

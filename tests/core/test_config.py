@@ -8,8 +8,10 @@ import os
 import pytest
 
 from mnemoscope.app.cli import main
+from mnemoscope.app.services import Services
 from mnemoscope.engine import Memory
-from mnemoscope.engine.config import ConfigError, Settings, env_file
+from mnemoscope.engine.config import ConfigError, Settings, default_store_path, env_file
+from tests.support.openai_server import OpenAIServer
 
 
 @pytest.fixture
@@ -140,3 +142,36 @@ def test_the_openai_key_is_not_sent_to_another_embedding_endpoint(tmp_path, monk
     sent = [h.get("authorization", "") for _m, _p, h in openai_server.headers]
     assert sent and not any("sk-secret" in value for value in sent)
     assert os.environ["OPENAI_API_KEY"] == "sk-secret"
+
+
+def test_the_app_opens_the_configured_store_not_the_one_a_dotenv_names(tmp_path, monkeypatch, user_config):
+    (tmp_path / ".env").write_text(f"MNEMOSCOPE_STORE={tmp_path / 'dotenv.db'}\n")
+    monkeypatch.chdir(tmp_path)
+    assert Services().target_path() == default_store_path()
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text(f'store = "{tmp_path / "configured.db"}"\n')
+    assert Services().target_path() == tmp_path / "configured.db"
+    (tmp_path / "named.env").write_text(f"MNEMOSCOPE_STORE={tmp_path / 'named.db'}\n")
+    with env_file(tmp_path / "named.env"):
+        assert Services().target_path() == tmp_path / "named.db"
+    assert Services(tmp_path / "given.db").target_path() == tmp_path / "given.db"
+
+
+def test_each_endpoint_is_sent_only_its_own_key(tmp_path, monkeypatch, openai_server, user_config):
+    """The LLM endpoint (config file, with its key) and an embedding endpoint at another origin (an
+    env file, no key): each request carries the key configured for its origin, or none."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text(f'llm_base_url = "{openai_server.base_url}"\nllm_model = "m"\nllm_api_key = "sk-llm"\n')
+    with OpenAIServer() as embeddings:
+        (tmp_path / "work.env").write_text(f"MNEMOSCOPE_EMBEDDER=openai\nMNEMOSCOPE_EMBED_BASE_URL={embeddings.base_url}\n"
+                                           "MNEMOSCOPE_EMBED_MODEL=toy\nMNEMOSCOPE_MAX_RETRIES=0\n")
+        with env_file(tmp_path / "work.env"):
+            assert Services().llm_status().reachable
+            with Memory(tmp_path / "m.db", extensions=False) as mem:
+                mem.add_note("the harbour at dawn")
+                assert mem.recall("harbour", strategy="dense").hits
+        to_embeddings = [h.get("authorization", "") for _m, _p, h in embeddings.headers]
+    to_llm = [h.get("authorization", "") for _m, _p, h in openai_server.headers]
+    assert to_llm and set(to_llm) == {"Bearer sk-llm"}
+    assert to_embeddings and not any("sk-" in value for value in to_embeddings)

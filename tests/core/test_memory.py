@@ -3,12 +3,12 @@
 import json
 import sqlite3
 import threading
-from pathlib import Path
 
 import pytest
 
 from mnemoscope.engine import IngestFailed, Memory, RecallError, RequestError
 from mnemoscope.engine.area import Area
+from mnemoscope.engine.errors import ConfigError
 from mnemoscope.engine.transfer import write_records
 
 
@@ -247,11 +247,13 @@ def test_unknown_strategy_and_fusion(core, corpus):
     core.ingest(corpus)
     with pytest.raises(RecallError, match="unknown strategy"):
         core.recall("starter", strategy="magic")
+    with pytest.raises(RecallError, match="unknown recall option 'itent'; choose from: intent, seed, trace"):
+        core.recall("starter", itent="plan", strategy="bm25")
+    assert core.default_strategy == "hybrid" and core.recall("starter").strategy == "hybrid"  # fused needs the ranker
     core.settings.fusion = "rrf"
     assert core.recall("starter", strategy="hybrid").hits
-    core.settings.fusion = "bogus"
-    with pytest.raises(RecallError, match="unknown fusion"):
-        core.recall("starter", strategy="hybrid")
+    with pytest.raises(ConfigError, match="'bogus' is not one of linear, rrf"):  # refused when the settings are made
+        core.settings.replace(fusion="bogus")
 
 
 def test_query_of_unknown_words_returns_no_hits(core, corpus):

@@ -167,3 +167,34 @@ def test_two_writers_and_a_reader_lose_nothing_and_the_reader_follows_exactly(tm
     assert report["errors"] == [] and report["recalls"] >= 20 and report["followed"]
     assert report["items"] == len(expected) * 10 and report["facts"]
     assert report["same"] == dict.fromkeys(("bm25", "hybrid", "ppr", "walk", "fused"), True)  # as if opened afresh
+
+
+# Hold the store's write lock (a write transaction left open) until told to let go.
+HOLDER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("INSERT OR REPLACE INTO kv (key, value) VALUES ('held', 'yes')")
+print("held", flush=True)
+sys.stdin.readline()
+conn.execute("ROLLBACK")
+"""
+
+
+def test_recall_never_waits_for_a_write_lock_another_process_holds(demo_copy):
+    from mnemoscope.engine.errors import StoreBusy
+
+    with Memory(demo_copy, lock_timeout=0.3) as mem:  # a recall that wrote would fail after 0.3 s
+        mem.warm_up()
+        holder = spawn(HOLDER, str(demo_copy))
+        try:
+            assert holder.stdout.readline().strip() == "held", holder.stderr.read()
+            for strategy in ("fused", "ppr", "walk", "hybrid_walk"):
+                rec = mem.recall("when did Maya adopt Pepper", strategy=strategy, mode="max")
+                assert rec.hits and rec.token  # the feedback token is issued without writing
+            with pytest.raises(StoreBusy, match=r"busy: .*nothing was changed"):  # a write waits, then says so
+                mem.delete_item(rec.hits[0].item.id)
+        finally:
+            holder.communicate("go\n", timeout=30)
+        assert holder.returncode == 0
+        mem.feedback(rec.token, [rec.hits[0].item.id])  # the token recall issued is good once the lock is free

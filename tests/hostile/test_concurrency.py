@@ -24,6 +24,20 @@ print("ready", flush=True)
 print(mem.ingest_parsed(parsed).summary())
 """
 
+DELETE = """
+import sys
+from mnemoscope.engine import Memory
+from mnemoscope.engine.errors import MnemoscopeError
+mem = Memory(sys.argv[1])
+mem.knowledge.entities()
+print("ready", flush=True)
+what, n = sys.argv[2:]
+try:
+    print(getattr(mem, "delete_" + what)(int(n)))
+except MnemoscopeError as exc:
+    print("refused:", exc)
+"""
+
 CURATE = """
 import sys
 from mnemoscope.app.cli import main
@@ -126,4 +140,23 @@ def test_crossed_renames_to_one_name_make_one_rename_and_one_clear_refusal(tmp_p
     outs = sorted(out.strip() for _, out, _ in results)  # "refused…" sorts before "{…"
     assert [code for code, _, _ in results] == [0, 0] and "'entities_renamed': 1" in outs[1], results
     assert outs[0].startswith("refused: entity") and "'Zed' is already entity" in outs[0]
+    healthy(store)
+
+
+def test_crossed_deletes_of_one_source_or_item_make_one_deletion_and_one_clear_refusal(tmp_path):
+    store = tmp_path / "m.db"
+    with Memory(store) as mem:
+        mem.ingest([transcript(tmp_path / "a.txt", ("Maya", "Dan"), 40), transcript(tmp_path / "b.txt", ("Ann", "Bo"), 40)])
+        first, second = mem.sources()
+        item = mem.source_items(second.id)[3].id
+    runs = [("source", str(first.id))] * 2 + [("item", str(item))] * 2
+    results = race(store, DELETE, *runs)
+    assert [code for code, _, _ in results] == [0] * 4 and all(err == "" for _, _, err in results), results
+    sources, items = (sorted(out.strip() for _, out, _ in results[n:n + 2]) for n in (0, 2))
+    assert sources[0] == f"refused: no source with id {first.id}" and sources[1].startswith("{'sources': 1, 'items': 40")
+    assert items[0] == f"refused: no item with id {item}" and items[1].startswith("{'items': 1")
+    with Memory(store, extensions=False) as mem:
+        assert mem.counts() == {"sources": 1, "items": 39}
+        deletions = [e.action for e in mem.activity.recent() if "deleted" in e.action]
+    assert sorted(deletions) == ["item.deleted", "source.deleted"]
     healthy(store)

@@ -10,6 +10,7 @@ contacts only the configured endpoint."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import sqlite3
@@ -24,6 +25,7 @@ import pytest
 from mnemoscope.engine import Memory
 from mnemoscope.engine.transfer import write_records
 from tests.support.openai_server import OpenAIServer, png
+from tests.support.stores import shared_folder
 
 from .conftest import ROOT, damage, file_digest, run_python, store_checksum
 
@@ -182,10 +184,9 @@ def make_photos(d: Path, endpoint: OpenAIServer, victim: OpenAIServer) -> Path:
     return photos
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    """Build the corpus, run every case in one audited process, and return (folder, results)."""
-    d = tmp_path_factory.mktemp("corpus")
+def run_corpus(d: Path) -> None:
+    """Build the corpus in ``d``, run every case in one audited process, and write what the
+    tests check to ``d/summary.json`` (once per test run: every xdist worker reads it)."""
     running_elsewhere = make_corpus(d)
     base = d / "base.db"
     with Memory(base, extensions=False) as mem:
@@ -195,7 +196,7 @@ def corpus(tmp_path_factory):
     for case_id, (store, argv) in CASES.items():
         store_path = str(base) if store == "base" else store.format(d=d)
         if store != "base" and Path(store_path).is_file():
-            before[case_id] = file_digest(Path(store_path))
+            before[case_id] = digest(Path(store_path))
         cases.append({"id": case_id, "argv": ["--store", store_path, *(a.format(d=d) for a in argv)], "env": {},
                       "checksum": str(base) if store == "base" else "", "warm": str(d / "source.db")})
     with OpenAIServer() as endpoint, OpenAIServer() as victim:
@@ -208,12 +209,23 @@ def corpus(tmp_path_factory):
         run = run_python(RUNNER, d / "cases.json", d / "results.json", timeout=120, env={"HOME": str(d / "home")})
         assert run.returncode == 0, run.stderr[-3000:]
         victim_requests, endpoint_port = list(victim.headers), endpoint.origin.rsplit(":", 1)[1]
-    after = {case_id: file_digest(Path(corpus_case["argv"][1])) for corpus_case in cases
+    after = {case_id: digest(Path(corpus_case["argv"][1])) for corpus_case in cases
              if (case_id := corpus_case["id"]) in before and case_id != "base"}
     running_elsewhere.close()
     results = {r["id"]: r for r in json.loads((d / "results.json").read_text())}
-    return {"d": d, "results": results, "before": before, "after": after, "base": base, "cases": {c["id"]: c for c in cases},
-            "victim": victim_requests, "endpoint_port": endpoint_port}
+    (d / "summary.json").write_text(json.dumps({
+        "d": str(d), "results": results, "before": before, "after": after, "cases": {c["id"]: c for c in cases},
+        "victim": victim_requests, "endpoint_port": endpoint_port}))
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(file_digest(path)).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> dict:
+    """What the corpus run found (see :func:`run_corpus`), built by the first worker that asks."""
+    return json.loads((shared_folder(tmp_path_factory, "hostile-corpus", run_corpus) / "summary.json").read_text())
 
 
 IGNORED = (sys.prefix, sys.base_prefix, sys.exec_prefix, str(ROOT / "engine"), str(ROOT / "app"), str(ROOT / "mnemoscope"),

@@ -4,6 +4,7 @@ beyond what SQLite holds. Each is one line, exit 2, and the store as it was."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -70,15 +71,22 @@ def test_a_lock_held_too_long_names_the_holder_and_what_to_do(store, tmp_path, m
 
 
 READ_ONLY = """
-import os, sys
+import contextlib, io, json, os, sys
 from mnemoscope.app.cli import main
-scratch, folder, store, *argv = sys.argv[1:]
+scratch, folder, store = sys.argv[1:]
 main(["--store", scratch, "ingest", folder])  # every lazy import, before the privileges go
 main(["--store", scratch, "recall", "harbour lanterns"])
 if os.geteuid() == 0:  # root writes anything: become a user who may only read
     os.setgid(65534)
     os.setuid(65534)
-sys.exit(main(["--store", store, *argv]))
+runs = []
+for argv in (["stats"], ["recall", "harbour lanterns", "--json"], ["ingest", folder]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["--store", store, *argv], out=out)
+    runs.append([code, out.getvalue(), err.getvalue()])
+    os.environ["XDG_CONFIG_HOME"] = os.path.dirname(store)  # the first run: a config folder it may not enter
+print(json.dumps(runs))
 """
 
 
@@ -91,12 +99,13 @@ def test_a_read_only_store_answers_recall_and_refuses_changes_in_one_line(store,
         (folder / "new.txt").write_text("Cy: a new line about the harbour.\nDi: and another.")
         os.chmod(folder / "new.txt", 0o644)
         before = store_checksum(path)
-        run = [tmp_path / "scratch.db", folder / "new.txt", path]
-        recall = run_python(READ_ONLY, *run, "recall", "harbour lanterns", "--json")
-        assert recall.returncode == 0 and '"hits": [{' in recall.stdout.splitlines()[-1], recall.stderr
-        refused = run_python(READ_ONLY, *run, "ingest", folder / "new.txt")
-        assert refused.returncode == 2 and refused.stderr.count("\n") == 1
-        assert "is read-only: recall and browsing work, changes do not; nothing was changed" in refused.stderr
+        run = run_python(READ_ONLY, tmp_path / "scratch.db", folder / "new.txt", path)
+        assert run.returncode == 0, run.stderr
+        (unconfigured, _, config), (code, out, err), (refused, _, why) = json.loads(run.stdout.splitlines()[-1])
+        assert unconfigured == 2 and config.count("\n") == 1 and "config.toml: not a readable TOML config file" in config
+        assert code == 0 and '"hits": [{' in out.splitlines()[-1], err
+        assert refused == 2 and why.count("\n") == 1
+        assert "is read-only: recall and browsing work, changes do not; nothing was changed" in why
         assert store_checksum(path) == before
     finally:
         shutil.rmtree(folder)
@@ -106,7 +115,7 @@ def test_a_full_disk_during_a_write_changes_nothing(store, tmp_path):
     path = copy_of(store, tmp_path)
     before = store_checksum(path)
     (tmp_path / "big.md").write_text("# Big\n" + "\n\n".join(f"Paragraph {n}: " + "harbour lantern ferry " * 200
-                                                            for n in range(300)))
+                                                            for n in range(80)))
     full = run_python("""
 import resource, signal, sys
 from mnemoscope.app.cli import main

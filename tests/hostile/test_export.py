@@ -111,3 +111,23 @@ def test_an_export_is_one_consistent_snapshot_with_a_valid_trailer(filled, tmp_p
     with Memory(tmp_path / "copy.db") as copy:
         assert copy.import_(filled / "good.jsonl").items == 360
     assert os.stat(tmp_path / "resealed.jsonl").st_mode & 0o077 == 0
+
+
+WRITERS = {"export": ["export"], "salvage": ["check", "--salvage"], "ranker export": ["ranker", "export"]}
+
+
+@pytest.mark.parametrize("command", list(WRITERS))
+def test_every_file_a_command_writes_is_private_whole_and_a_file(filled, tmp_path, command):
+    os.umask(0o022)
+    target = tmp_path / "out.jsonl"
+    target.write_text(BACKUP)
+    os.chmod(target, 0o644)
+    code, _, err = cli("--store", filled / "m.db", *WRITERS[command], target)
+    assert code == 0, err
+    assert oct(target.stat().st_mode & 0o777) == "0o600" and target.read_text() != BACKUP
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]  # written beside it, then renamed over it
+    os.mkfifo(tmp_path / "pipe")
+    for where, message in ((tmp_path / "pipe", "a named pipe (FIFO); write to a file"), (tmp_path, "is a folder"),
+                           (tmp_path / "no" / "x.jsonl", "does not exist")):
+        code, out, err = cli("--store", filled / "m.db", *WRITERS[command], where)
+        assert code == 2 and err.count("\n") == 1 and message in err and "Traceback" not in err, (where, err)

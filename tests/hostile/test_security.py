@@ -14,6 +14,7 @@ import pytest
 from mnemoscope.app.services import Services
 from mnemoscope.engine import Memory, Settings
 from mnemoscope.engine.dense import EmbeddingUnavailable, OpenAIEmbedder
+from mnemoscope.engine import image_refs
 from mnemoscope.engine.images import ImagesArea
 from tests.support.openai_server import OpenAIServer, png
 
@@ -148,3 +149,64 @@ def test_stores_their_folders_and_exports_are_private(tmp_path):
     assert mode(export) == 0o600
     assert cli("--store", tmp_path / "cli" / "m.db", "export", tmp_path / "cli.jsonl")[0] == 0
     assert mode(tmp_path / "cli" / "m.db") == mode(tmp_path / "cli.jsonl") == 0o600 and mode(tmp_path / "cli") == 0o700
+
+
+def test_an_image_over_the_size_cap_is_not_read_whole_nor_sent(tmp_path, openai_server, monkeypatch):
+    monkeypatch.setattr(image_refs, "MAX_IMAGE_BYTES", 4096)  # the cap, small enough for a test
+    big = png("huge") + b"\0" * 5000
+    openai_server.files["/big.png"] = big
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "big.png").write_bytes(big)
+    (tmp_path / "docs" / "small.png").write_bytes(png("small"))
+    refs = ["big.png", f"{openai_server.origin}/big.png", "data:image/png;base64," + base64.b64encode(big).decode(), "small.png"]
+    chat = tmp_path / "docs" / "chat.jsonl"
+    chat.write_text("".join(json.dumps({"speaker": "Ann", "text": f"photo {n}", "img_url": r}) + "\n" for n, r in enumerate(refs)))
+    with image_memory(tmp_path / "m.db", openai_server, image_allow_hosts="127.0.0.1") as mem:
+        mem.ingest(chat)
+        reasons = [f.reason for f in mem.images.resume().failures]
+    assert sent_images(openai_server) == [png("small")]
+    assert len(reasons) == 3 and all("too large" in r or "larger than" in r for r in reasons), reasons
+
+
+def test_a_folder_is_read_without_its_links_or_hidden_files(tmp_path):
+    (tmp_path / "outside.md").write_text("# Secret\nThe outside passphrase zebra-17.")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "key.md").write_text("# Key\nThe other passphrase zebra-18.")
+    docs = tmp_path / "docs"
+    (docs / ".git").mkdir(parents=True)
+    (docs / "notes.md").write_text("# Notes\nThe harbour opens at dawn.")
+    (docs / "secret.md").symlink_to(tmp_path / "outside.md")
+    (docs / "linked").symlink_to(tmp_path / "elsewhere")
+    (docs / ".hidden.md").write_text("# Hidden\nA hidden zebra-19.")
+    (docs / ".git" / "notes.md").write_text("# Git\nA git zebra-20.")
+    with Memory(tmp_path / "m.db", extensions=False) as mem:
+        mem.ingest(docs)
+        assert [s.name for s in mem.sources()] == [str(docs / "notes.md")]
+    assert b"zebra" not in b"".join(p.read_bytes() for p in tmp_path.glob("m.db*"))
+
+
+HTTP_MODULES = ("httpx", "httpx2", "urllib.request", "http.client", "requests", "socket", "aiohttp", "urllib3", "ssl")
+
+
+def test_every_http_request_goes_through_one_module():
+    """engine/net.py alone makes connections (its checks: the origin of a configured endpoint, the
+    public address of a document's URL); elsewhere the openai package lends its errors only."""
+    import ast
+
+    from .conftest import ROOT
+
+    files = [p for folder in ("engine", "app", "screens", "mnemoscope") for p in (ROOT / folder).rglob("*.py")]
+    assert len(files) > 50
+    reaching = []
+    for path in files:
+        if path == ROOT / "engine" / "net.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                reaching += [f"{path.relative_to(ROOT)}: import {a.name}" for a in node.names
+                             if a.name.startswith((*HTTP_MODULES, "openai"))]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                if node.module.startswith(HTTP_MODULES) or node.module.startswith("openai") and any(
+                        not a.name.endswith("Error") for a in node.names):
+                    reaching.append(f"{path.relative_to(ROOT)}: from {node.module} import {', '.join(a.name for a in node.names)}")
+    assert reaching == []

@@ -24,13 +24,20 @@ def written(text, heading="Hut Etiquette"):
     return [(f.subject, f.predicate, f.object) for f in RuleExtractor(EntityRegistry()).extract(item).facts]
 
 
+NO_FACT_YET = pytest.mark.xfail(strict=True, reason="the rule extractor reads no fact from this sentence yet "
+                                                    "(an aside in parentheses, a conjoined subject)")
+
+
 @pytest.mark.parametrize("text", [
-    "The work builds on Park and colleagues (2023) and Packer and colleagues (2023).",
-    "High-altitude pulmonary oedema (HAPE) and high-altitude cerebral oedema (HACE) are rarer.",
+    pytest.param("The work builds on Park and colleagues (2023) and Packer and colleagues (2023).", marks=NO_FACT_YET),
+    pytest.param("High-altitude pulmonary oedema (HAPE) and high-altitude cerebral oedema (HACE) are rarer.",
+                 marks=NO_FACT_YET),
     "Quiet hours start around 22:00 and boots stay in the boot room.",
 ])
 def test_a_predicate_is_a_verb_group_never_a_conjunction_noun_or_adjective(text):
-    for _subject, predicate, _object in written(text):
+    facts = written(text)
+    assert facts, f"no fact read from {text!r}"
+    for _subject, predicate, _object in facts:
         assert predicate.split()[0] not in ("and", "pulmonary", "cerebral", "hours", "colleagues")
         assert any(is_verb(w) for w in predicate.split()), predicate
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import shutil
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,6 +37,24 @@ def shared_store(factory: pytest.TempPathFactory, name: str, build: Callable[[Pa
             _checkpoint(partial)
             partial.replace(path)  # whole or absent: a worker never sees a half-built store
     return path
+
+
+def shared_folder(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder ``name``, filled by ``build(folder)`` once per run, as :func:`shared_store`
+    makes a store: for what is costly to make and only read afterwards (files whose paths the
+    results name, so the folder is built in place; a build that failed is started over)."""
+    base = factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = shared / "shared-folders" / name
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(folder.parent / f"{name}.lock"):
+        done = folder.parent / f"{name}.done"
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder
 
 
 @contextmanager

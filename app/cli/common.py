@@ -1,0 +1,50 @@
+"""What every command module shares: the store a command opens, printing, ``--set``, the one
+error a command raises for a mistake on its command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, TextIO
+
+from mnemoscope.engine.errors import MnemoscopeError
+
+if TYPE_CHECKING:
+    from mnemoscope.engine import Memory
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"  # the benchmarks' default data folder
+
+
+class UsageError(MnemoscopeError, ValueError):
+    """A command-line mistake the user can fix."""
+
+
+def store_path(args: argparse.Namespace) -> str | None:
+    return args.store or os.environ.get("MNEMOSCOPE_STORE") or None
+
+
+def open_memory(args: argparse.Namespace) -> "Memory":
+    from mnemoscope.engine import Memory
+
+    return Memory(store_path(args), client="cli")
+
+
+def emit(out: TextIO, payload: Any, as_json: bool, text: Callable[[], str] | str | None = None) -> None:
+    """Print JSON (one object or list) or the human text."""
+    if as_json:
+        out.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
+    else:
+        out.write((text() if callable(text) else text or str(payload)) + "\n")
+
+
+def settings_of(pairs: list[str]) -> dict[str, Any]:
+    """``--set NAME=VALUE`` options as engine settings."""
+    out = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise UsageError(f"--set expects NAME=VALUE, got {pair!r}")
+        out[name.strip()] = value.strip()
+    return out
