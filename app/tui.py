@@ -193,6 +193,7 @@ class MnemoscopeApp(App[None]):
         stats = self.services.follow()
         if stats is not None:
             self.call_from_thread(self.store_changed, stats)
+            self.services.warm_up()  # the matrices the change dropped, built here, not by the next query
 
     @work(thread=True, exclusive=True, group="warm-up", exit_on_error=False)
     def _warm_up(self) -> None:

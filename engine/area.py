@@ -33,7 +33,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .activity import Activity
     from .config import Settings
-    from .dense import VectorIndex
+    from .vectors import VectorIndex
     from .index import Index
     from .pipeline import Hit, Query, Ranking, Recall, Signal, Strategy
     from .records import Item, ParsedSource, Source
@@ -74,6 +74,10 @@ class Area:
 
     def load(self) -> None:
         """Build in-memory state from the store (at first use, and after a reindex or import)."""
+
+    def warm_up(self) -> None:
+        """Build now what the next recall would otherwise build first (matrices derived from the
+        state, dropped when it changes): after a load, and after following another process."""
 
     def counts(self) -> dict[str, Any]:
         """A few figures read from the store alone: callable before :meth:`load`."""

@@ -33,11 +33,13 @@ from typing import Any, Iterator, Literal, Mapping, get_args, get_origin, get_ty
 
 import platformdirs
 
-from .errors import ConfigError
+from .errors import ConfigError, FileRefused
+from .files import read_regular
 
 log = logging.getLogger(__name__)
 
 ENV_PREFIX = "MNEMOSCOPE_"
+MAX_ENV_FILE_BYTES = 1024 * 1024  # a config or env file larger than this is not one
 Embedder = Literal["lsa", "hash", "openai"]
 Fusion = Literal["linear", "rrf"]
 Endpoint = Literal["llm", "embed", "image_embed"]
@@ -317,9 +319,8 @@ def _is_file(path: Path) -> bool:
 
 def _read_config(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        return tomllib.loads(read_regular(path, MAX_ENV_FILE_BYTES).decode("utf-8"))
+    except (FileRefused, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: not a readable TOML config file ({exc})") from None
 
 
@@ -357,12 +358,12 @@ def env_file(path: str | Path | None) -> Iterator[list[str]]:
 
 
 def _read_env_file(path: Path) -> dict[str, str]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the env file ({getattr(exc, 'strerror', None) or exc})") from None
+    try:  # a regular file only: a FIFO would wait for a writer forever, /dev/zero never ends
+        text = read_regular(path, MAX_ENV_FILE_BYTES).decode("utf-8")
+    except (FileRefused, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the env file ({exc})") from None
     out: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):  # lines end at \n (not at U+2028, as str.splitlines has it)
         line = line.strip()
         if not line or line.startswith("#"):
             continue

@@ -284,10 +284,21 @@ def _branch(mapping: dict[str, Any], current: Any) -> list[str]:
     for node_id, node in mapping.items():
         if not isinstance(node, dict):
             raise ValueError(f"node {node_id!r} must be an object, not {_short(node)}")
+        parent, children = node.get("parent"), node.get("children")
+        if parent is not None and not isinstance(parent, str):
+            raise ValueError(f"node {node_id!r}: 'parent' must be a node id (a string), not {_short(parent)}")
+        if children is not None and not (isinstance(children, list) and all(isinstance(c, str) for c in children)):
+            raise ValueError(f"node {node_id!r}: 'children' must be a list of node ids, not {_short(children)}")
+    if current is not None and not isinstance(current, str):
+        raise ValueError(f"'current_node' must be a node id (a string), not {_short(current)}")
     if current is None:
         roots = [k for k, v in mapping.items() if v.get("parent") is None]
         current = roots[0] if roots else None
+        below: set[str] = set()
         while current is not None and mapping[current].get("children"):
+            if current in below:
+                raise ValueError(f"node {current!r} is its own descendant")
+            below.add(current)
             current = mapping[current]["children"][-1]
             if current not in mapping:
                 raise ValueError(f"node {current!r} is named as a child but is not in the mapping")

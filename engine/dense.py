@@ -234,7 +234,7 @@ class OpenAIEmbedder:
             raise EmbeddingUnavailable(f"embedding endpoint answered in an unexpected shape: {exc}") from None
 
 
-# -- the matrix index -----------------------------------------------------------------------------
+# -- BLAS threads --------------------------------------------------------------------------------
 
 _controller: ThreadpoolController | None = None
 
@@ -246,54 +246,3 @@ def one_blas_thread() -> Any:
     if _controller is None:
         _controller = ThreadpoolController()
     return _controller.limit(limits=1, user_api="blas")
-
-
-
-class VectorIndex:
-    """Rows addressed by slot; cosine top-k in one matrix-vector product."""
-
-    def __init__(self, dim: int = 0) -> None:
-        self.dim = dim
-        self._m = np.zeros((0, dim), dtype=np.float32)
-        self._n = 0
-        self._alive = np.zeros(0, dtype=bool)
-
-    @property
-    def matrix(self) -> np.ndarray:
-        return self._m[: self._n]
-
-    def set(self, slots: np.ndarray, vectors: np.ndarray) -> None:
-        if not len(slots):
-            return
-        if not self.dim:
-            self.dim = vectors.shape[1]
-            self._m = np.zeros((0, self.dim), dtype=np.float32)
-        need = int(np.max(slots)) + 1
-        if need > len(self._m):
-            cap = max(need, int(len(self._m) * 1.5) + 64)
-            grown = np.zeros((cap, self.dim), dtype=np.float32)
-            grown[: len(self._m)] = self._m
-            self._m = grown
-            self._alive = np.concatenate([self._alive, np.zeros(cap - len(self._alive), dtype=bool)])
-        self._m[slots] = vectors
-        self._alive[slots] = True
-        self._n = max(self._n, need)
-
-    def remove(self, slots: np.ndarray) -> None:
-        slots = np.asarray([s for s in slots if s < len(self._alive)], dtype=np.int64)
-        self._alive[slots] = False
-        self._m[slots] = 0.0
-
-    def scores(self, query: np.ndarray) -> np.ndarray:
-        if not self._n or not self.dim:
-            return np.zeros(self._n, dtype=np.float32)
-        with one_blas_thread():
-            return self._m[: self._n] @ query.astype(np.float32)
-
-    def scores_at(self, slots: np.ndarray, query: np.ndarray) -> np.ndarray:
-        """Scores of ``slots`` only (0 for slots past the matrix): a row gather, no scan."""
-        out = np.zeros(len(slots), dtype=np.float32)
-        if self._n and self.dim:
-            inside = slots < self._n
-            out[inside] = self._m[slots[inside]] @ query.astype(np.float32)
-        return out

@@ -2,7 +2,8 @@
 
 Every item gets a *slot*, a dense row number used by every matrix (BM25 postings, vectors,
 graph adjacency). Slots are allocated in item-id order and never reused while the process runs;
-a deleted item's slot is masked. Everything here is derived from the store and rebuilt by
+a deleted item's slot is masked. Per-slot columns live in growable numpy arrays
+(:mod:`engine.arrays`), so appending a batch costs O(batch), not O(store). Everything here is derived from the store and rebuilt by
 :meth:`Index.load`, so a reopened store answers exactly like the live one.
 """
 
@@ -11,15 +12,17 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from datetime import datetime
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from .dense import HashEmbedder, LatentSemanticModel, VectorIndex
+from .arrays import Column, SlotMap
+from .dense import HashEmbedder, LatentSemanticModel
 from .lazy import sparse as sp
 from .lexical import BM25Index, BM25Params
 from .records import Item
 from .text import lexical_tokens
+from .vectors import VectorIndex
 
 LSA_KEY = "dense.lsa_model"
 # The latent model is fitted on at most this many items, evenly spread over the store, so that
@@ -47,32 +50,56 @@ class Index:
         self.lsa_dim = lsa_dim
         self.hash = HashEmbedder(hash_dim)
         self.vocab: dict[str, int] = {}
-        self.item_ids = np.zeros(0, dtype=np.int64)
-        self.alive = np.zeros(0, dtype=bool)
-        self.source_ids = np.zeros(0, dtype=np.int64)
-        self.positions = np.zeros(0, dtype=np.int64)
-        self.times = np.zeros(0, dtype=np.float64)
-        self.slot_of: dict[int, int] = {}
-        self._terms: list[tuple[np.ndarray, np.ndarray]] = []
+        self._item_ids = Column(np.int64)
+        self._source_ids = Column(np.int64)
+        self._positions = Column(np.int64)
+        self._times = Column(np.float64)
+        self.slot_of = SlotMap()  # live items only
         self.lsa: LatentSemanticModel | None = None
-        self._lsa_vectors = VectorIndex()
+        self._lsa_vectors = VectorIndex(exact=self._latent_rows)
         self._unprojected: list[np.ndarray] = []  # slots whose LSA vectors are not computed yet
         self._projecting = threading.Lock()
         self.lsa_fitted_on = 0
         self.vectors: dict[str, VectorIndex] = {}  # stored vectors by embedder signature
+        # the store's float32 rows of stored vectors, (signature, item ids) → rows, for exact re-scoring
+        self.stored_rows: Callable[[str, np.ndarray], np.ndarray] | None = None
+
+    # -- per-slot columns (views: valid until the next add) -------------------------------------
+
+    @property
+    def item_ids(self) -> np.ndarray:
+        return self._item_ids.view
+
+    @property
+    def alive(self) -> np.ndarray:
+        return self.bm25.alive
+
+    @property
+    def source_ids(self) -> np.ndarray:
+        return self._source_ids.view
+
+    @property
+    def positions(self) -> np.ndarray:
+        return self._positions.view
+
+    @property
+    def times(self) -> np.ndarray:
+        return self._times.view
 
     # -- size ---------------------------------------------------------------------------------
 
     @property
     def n_slots(self) -> int:
-        return len(self.item_ids)
+        return len(self._item_ids)
 
     @property
     def n_items(self) -> int:
-        return int(self.alive.sum())
+        return self.bm25.n_docs
 
     def slots(self, item_ids: Iterable[int]) -> np.ndarray:
-        return np.array([self.slot_of[i] for i in item_ids if i in self.slot_of], dtype=np.int64)
+        """The slots of the live items among ``item_ids``, in the given order."""
+        found = self.slot_of.slots_of(item_ids)
+        return found[found >= 0]
 
     # -- vocabulary ---------------------------------------------------------------------------
 
@@ -105,54 +132,64 @@ class Index:
 
     def add(self, items: Sequence[Item], term_rows: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
         """Give each stored item a slot and index its terms; returns the new slots."""
+        lengths = np.fromiter((len(t) for t, _ in term_rows), dtype=np.int64, count=len(term_rows))
+        terms = np.concatenate([t for t, _ in term_rows]) if term_rows else np.zeros(0, dtype=np.int64)
+        counts = np.concatenate([c for _, c in term_rows]) if term_rows else np.zeros(0, dtype=np.float32)
         return self.add_rows([i.id for i in items], [i.source_id for i in items], [i.position for i in items],
-                             [i.timestamp for i in items], term_rows)
+                             [i.timestamp for i in items], lengths, terms, counts)
 
-    def add_rows(self, item_ids: Sequence[int], source_ids: Sequence[int], positions: Sequence[int],
-                 timestamps: Sequence[str | None], term_rows: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-        """:meth:`add` from columns, so that loading a large store builds no Item objects."""
+    def add_rows(self, item_ids: Sequence[int] | np.ndarray, source_ids: Sequence[int] | np.ndarray,
+                 positions: Sequence[int] | np.ndarray, timestamps: Sequence[str | None] | np.ndarray,
+                 lengths: np.ndarray, terms: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """:meth:`add` from columns (``timestamps`` as ISO strings or epoch floats) and the term
+        rows concatenated (``lengths[i]`` terms of the i-th item), so that loading a large store
+        builds no Python object per item."""
         n, first = len(item_ids), self.n_slots
         slots = np.arange(first, first + n, dtype=np.int64)
-        self.item_ids = np.concatenate([self.item_ids, np.asarray(item_ids, dtype=np.int64).reshape(n)])
-        self.alive = np.concatenate([self.alive, np.ones(n, dtype=bool)])
-        self.source_ids = np.concatenate([self.source_ids, np.asarray(source_ids, dtype=np.int64).reshape(n)])
-        self.positions = np.concatenate([self.positions, np.asarray(positions, dtype=np.int64).reshape(n)])
-        self.times = np.concatenate([self.times, np.fromiter(map(_epoch, timestamps), dtype=np.float64, count=n)])
-        self.slot_of.update(zip(self.item_ids[first:].tolist(), slots.tolist()))
-        self._terms.extend(term_rows)
-        self.bm25.add(slots, [t for t, _ in term_rows], [c for _, c in term_rows])
+        ids = np.asarray(item_ids, dtype=np.int64).reshape(n)
+        self._item_ids.extend(ids)
+        self._source_ids.extend(np.asarray(source_ids, dtype=np.int64).reshape(n))
+        self._positions.extend(np.asarray(positions, dtype=np.int64).reshape(n))
+        times = timestamps if isinstance(timestamps, np.ndarray) and timestamps.dtype.kind == "f" else \
+            np.fromiter(map(_epoch, timestamps), dtype=np.float64, count=n)
+        self._times.extend(times)
+        self.slot_of.assign(ids, slots)
+        self.bm25.add_flat(slots, lengths, terms, counts)
         if self.lsa is not None:
             with self._projecting:  # a query thread may be projecting the earlier ones
                 self._unprojected.append(slots)
         return slots
 
     def set_vectors(self, signature: str, item_ids: Sequence[int], vectors: np.ndarray) -> None:
-        index = self.vectors.setdefault(signature, VectorIndex())
+        index = self.vectors.get(signature)
+        if index is None:
+            index = self.vectors[signature] = VectorIndex(exact=self._stored(signature))
         index.set(self.slots(item_ids), vectors)
+
+    def _stored(self, signature: str) -> Callable[[np.ndarray], np.ndarray] | None:
+        if self.stored_rows is None:
+            return None
+        read = self.stored_rows
+        return lambda slots: read(signature, self.item_ids[slots])
 
     def remove(self, item_ids: Iterable[int]) -> None:
         slots = self.slots(item_ids)
         if not len(slots):
             return
-        self.alive[slots] = False
         self.bm25.remove(slots)
         self._lsa_vectors.remove(slots)  # slots still unprojected are skipped as dead
         for index in self.vectors.values():
             index.remove(slots)
-        for item_id in self.item_ids[slots]:
-            self.slot_of.pop(int(item_id), None)
+        self.slot_of.drop(self.item_ids[slots])
 
     # -- latent semantic model -----------------------------------------------------------------
 
     def counts_matrix(self, slots: np.ndarray | None = None) -> sp.csr_matrix:
         """Documents × terms count matrix of the given slots (default: every slot)."""
-        slots = np.arange(self.n_slots) if slots is None else slots
-        rows = [self._terms[s] for s in slots]
-        lengths = np.fromiter((len(t) for t, _ in rows), dtype=np.int64, count=len(rows))
+        slots = np.arange(self.n_slots) if slots is None else np.asarray(slots, dtype=np.int64)
+        lengths, indices, data = self.bm25.docs.gather(slots)
         indptr = np.concatenate([[0], np.cumsum(lengths)])
-        indices = np.concatenate([t for t, _ in rows]) if rows else np.zeros(0, dtype=np.int64)
-        data = np.concatenate([c for _, c in rows]) if rows else np.zeros(0, dtype=np.float32)
-        return sp.csr_matrix((data, indices, indptr), shape=(len(rows), max(len(self.vocab), 1)))
+        return sp.csr_matrix((data, indices, indptr), shape=(len(slots), max(len(self.vocab), 1)))
 
     def needs_lsa_fit(self) -> bool:
         """Refit when the corpus has grown by half since the last fit (or was never fitted)."""
@@ -173,7 +210,7 @@ class Index:
     def use_lsa(self, model: LatentSemanticModel, fitted_on: int) -> None:
         with self._projecting:
             self.lsa, self.lsa_fitted_on = model, fitted_on
-            self._lsa_vectors = VectorIndex()
+            self._lsa_vectors = VectorIndex(exact=self._latent_rows)
             self._unprojected = [np.flatnonzero(self.alive)]
 
     @property
@@ -189,6 +226,10 @@ class Index:
                         self._lsa_vectors.set(slots, self.lsa.transform(self.counts_matrix(slots)))
                     self._unprojected = []
         return self._lsa_vectors
+
+    def _latent_rows(self, slots: np.ndarray) -> np.ndarray:
+        """Items' latent vectors computed again from their terms (exact float32)."""
+        return self.lsa.transform(self.counts_matrix(slots))
 
     def load_lsa(self, blob: bytes) -> None:
         body, _, n = blob.rpartition(b"|n=")

@@ -3,7 +3,9 @@
 Postings live in a term × document CSR matrix of raw term frequencies, so a query reads only the
 rows of its own terms and scores every document with one ``np.bincount``. New documents go to a
 small delta segment that is folded into the main matrix once it grows past a fraction of it;
-deleted documents are masked at once and dropped at the next fold.
+deleted documents are masked at once and dropped at the next fold. The documents' own term counts
+are kept once, document-major, in compact growable arrays (:class:`engine.arrays.Rows`): they
+rebuild the postings at a fold and give the latent models their count rows.
 """
 
 from __future__ import annotations
@@ -12,7 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .arrays import Column, Rows, ranges
 from .lazy import sparse as sp
+
+# The delta segment is folded into the main postings once it holds this fraction of them: a fold
+# rebuilds the main matrix (O(postings)), so folds must grow geometrically, and a query scans both.
+FOLD_FRACTION = 0.2
 
 
 @dataclass
@@ -27,38 +34,37 @@ class BM25Params:
 
 
 class BM25Index:
-    """Documents are addressed by *slot*: a dense row number the caller allocates."""
+    """Documents are addressed by *slot*: a row number the caller allocates in increasing order
+    (never reused; a skipped slot is an empty document)."""
 
     def __init__(self, params: BM25Params | None = None) -> None:
         self.params = params or BM25Params()
-        self._main: sp.csr_matrix | None = None  # built by the first _refresh: opening a store
-        self._pending: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # needs no sparse matrix
-        self._delta: sp.csr_matrix | None = None
+        self.docs = Rows(np.int32, np.float32)  # document-major term counts, one row per slot
+        self._alive = Column(bool)
+        self._lengths = Column(np.float64)
+        self._df = Column(np.float64)
+        self._n_docs = 0
+        self._total_length = 0.0  # of live documents (integer counts: exact in float64)
+        self._main: sp.csr_matrix | None = None  # term-major postings of slots [0, _folded)
+        self._folded = 0
+        self._delta: sp.csr_matrix | None = None  # term-major postings of slots [_folded, n_slots)
         self._delta_dirty = True
-        self._lengths = np.zeros(0, dtype=np.float64)
-        self._alive = np.zeros(0, dtype=bool)
-        self._df = np.zeros(0, dtype=np.float64)
-        self._doc_terms: dict[int, np.ndarray] = {}
-        self._main_nnz = 0
         self._dead_in_main = 0
 
     # -- size ---------------------------------------------------------------------------------
 
     @property
     def n_docs(self) -> int:
-        return int(self._alive.sum())
+        return self._n_docs
 
     @property
     def n_slots(self) -> int:
         return len(self._alive)
 
-    def _grow(self, n_slots: int, n_terms: int) -> None:
-        if n_slots > len(self._alive):
-            extra = n_slots - len(self._alive)
-            self._alive = np.concatenate([self._alive, np.zeros(extra, dtype=bool)])
-            self._lengths = np.concatenate([self._lengths, np.zeros(extra)])
-        if n_terms > len(self._df):
-            self._df = np.concatenate([self._df, np.zeros(n_terms - len(self._df))])
+    @property
+    def alive(self) -> np.ndarray:
+        """Whether each slot holds a live document (a view: valid until the next add)."""
+        return self._alive.view
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -66,40 +72,56 @@ class BM25Index:
         """Index documents; ``term_ids[i]`` are unique term ids of slot ``slots[i]``."""
         if not len(slots):
             return
+        lengths = np.fromiter((len(t) for t in term_ids), dtype=np.int64, count=len(term_ids))
+        empty_i, empty_c = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        self.add_flat(slots, lengths, np.concatenate([np.asarray(t, dtype=np.int64) for t in term_ids] or [empty_i]),
+                      np.concatenate([np.asarray(c, dtype=np.float32) for c in counts] or [empty_c]))
+
+    def add_flat(self, slots: np.ndarray | list[int], lengths: np.ndarray, term_ids: np.ndarray, counts: np.ndarray) -> None:
+        """:meth:`add` with the rows concatenated: ``lengths[i]`` terms of slot ``slots[i]``."""
         slots = np.asarray(slots, dtype=np.int64)
-        term_ids = [np.asarray(t, dtype=np.int64) for t in term_ids]
-        counts = [np.asarray(c, dtype=np.float32) for c in counts]
-        all_terms = np.concatenate(term_ids)
-        self._grow(int(slots.max()) + 1, int(all_terms.max()) + 1 if len(all_terms) else 0)
-        if self._alive[slots].any() or self._lengths[slots].any() or len(np.unique(slots)) < len(slots):
+        if not len(slots):
+            return
+        first = self.n_slots
+        if slots.min() < first or len(np.unique(slots)) < len(slots):
             raise ValueError("a slot is already used; slots are never reused")
-        self._pending.update(zip(slots.tolist(), zip(term_ids, counts)))
-        self._doc_terms.update(zip(slots.tolist(), term_ids))
-        self._alive[slots] = True
-        doc_of_entry = np.repeat(np.arange(len(slots)), [len(t) for t in term_ids])
-        self._lengths[slots] = np.bincount(doc_of_entry, weights=np.concatenate(counts), minlength=len(slots))
-        self._df += np.bincount(all_terms, minlength=len(self._df))
+        if np.any(np.diff(slots) < 0):  # rows go in slot order
+            order = np.argsort(slots, kind="stable")
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+            positions = ranges(starts[order], lengths[order])
+            slots, lengths, term_ids, counts = slots[order], lengths[order], term_ids[positions], counts[positions]
+        n_slots = int(slots[-1]) + 1
+        row_lengths = np.zeros(n_slots - first, dtype=np.int64)
+        row_lengths[slots - first] = lengths
+        self.docs.extend_flat(row_lengths, term_ids, counts)
+        self._alive.resize(n_slots)
+        self._lengths.resize(n_slots)
+        self._alive.view[slots] = True
+        doc_of_entry = np.repeat(np.arange(len(slots)), lengths)
+        doc_lengths = np.bincount(doc_of_entry, weights=counts, minlength=len(slots))
+        self._lengths.view[slots] = doc_lengths
+        self._n_docs += len(slots)
+        self._total_length += float(doc_lengths.sum())
+        if len(term_ids):
+            self._df.resize(int(term_ids.max()) + 1)
+            self._df.view[:] += np.bincount(term_ids, minlength=len(self._df))
         self._delta_dirty = True
 
     def remove(self, slots: np.ndarray | list[int]) -> None:
-        for slot in slots:
-            slot = int(slot)
-            if slot >= len(self._alive) or not self._alive[slot]:
-                continue
-            self._alive[slot] = False
-            np.add.at(self._df, self._doc_terms.pop(slot), -1.0)
-            if self._pending.pop(slot, None) is not None:
-                self._delta_dirty = True
-            else:
-                self._dead_in_main += 1
-
-    def _matrix_of(self, docs: dict[int, tuple[np.ndarray, np.ndarray]], n_terms: int, n_slots: int) -> sp.csr_matrix:
-        if not docs:
-            return sp.csr_matrix((n_terms, n_slots), dtype=np.float32)
-        slots = np.concatenate([np.full(len(t), s, dtype=np.int64) for s, (t, _) in docs.items()])
-        terms = np.concatenate([t for t, _ in docs.values()])
-        data = np.concatenate([c for _, c in docs.values()])
-        return sp.csr_matrix((data, (terms, slots)), shape=(n_terms, n_slots), dtype=np.float32)
+        slots = np.unique(np.asarray(slots, dtype=np.int64))
+        slots = slots[(slots >= 0) & (slots < self.n_slots)]
+        slots = slots[self._alive.view[slots]]
+        if not len(slots):
+            return
+        self._alive.view[slots] = False
+        _, terms, _ = self.docs.gather(slots)
+        self._df.view[:] -= np.bincount(terms, minlength=len(self._df))
+        self._n_docs -= len(slots)
+        self._total_length -= float(self._lengths.view[slots].sum())
+        in_main = int(np.count_nonzero(slots < self._folded))
+        self._dead_in_main += in_main
+        if in_main < len(slots):
+            self._delta_dirty = True
 
     def prepare(self) -> None:
         """Build the matrices now (after a load every document is pending) rather than in the
@@ -110,78 +132,75 @@ class BM25Index:
         """Rebuild the delta segment, folding it into the main matrix when it has grown."""
         if not self._delta_dirty and not self._needs_compaction():
             return
-        n_terms, n_slots = len(self._df), len(self._alive)
-        if self._main is None:
-            self._main = sp.csr_matrix((0, 0), dtype=np.float32)
-        pending_nnz = sum(len(t) for t, _ in self._pending.values())
-        if pending_nnz > 0.1 * max(self._main_nnz, 20_000) or self._needs_compaction():
-            main = self._resize(self._main, n_terms, n_slots)
-            merged = main + self._matrix_of(self._pending, n_terms, n_slots)
-            if self._dead_in_main:
-                merged = merged @ sp.diags(self._alive.astype(np.float32))
-                merged.eliminate_zeros()
-                self._dead_in_main = 0
-            self._main = merged.tocsr()
-            self._main_nnz = self._main.nnz
-            self._pending = {}
-            self._delta = sp.csr_matrix((n_terms, n_slots), dtype=np.float32)
+        ptr = self.docs.indptr.view
+        pending = int(ptr[-1] - ptr[self._folded])
+        main_nnz = self._main.nnz if self._main is not None else 0
+        if self._main is None or pending > FOLD_FRACTION * max(main_nnz, 20_000) or self._needs_compaction():
+            self._main, self._folded, self._dead_in_main = self._postings(0, self.n_slots), self.n_slots, 0
+            self._delta = None
         else:
-            self._delta = self._matrix_of(self._pending, n_terms, n_slots)
+            self._delta = self._postings(self._folded, self.n_slots)
         self._delta_dirty = False
+
+    def _postings(self, lo: int, hi: int) -> sp.csr_matrix:
+        """Term-major postings (terms × slots ``lo``…``hi``) of the live documents in that range."""
+        ptr = self.docs.indptr.view
+        lengths = np.diff(ptr[lo : hi + 1]) * self._alive.view[lo:hi]
+        keep = np.repeat(self._alive.view[lo:hi], np.diff(ptr[lo : hi + 1]))
+        a, b = ptr[lo], ptr[hi]
+        rows = sp.csr_matrix((self.docs.values.view[a:b][keep], self.docs.indices.view[a:b][keep],
+                              np.concatenate([[0], np.cumsum(lengths)])), shape=(hi - lo, max(len(self._df), 1)))
+        return rows.T.tocsr()
 
     def _needs_compaction(self) -> bool:
         return self._dead_in_main > 0.2 * max(1, self.n_docs)
-
-    @staticmethod
-    def _resize(m: sp.csr_matrix, n_terms: int, n_slots: int) -> sp.csr_matrix:
-        if m.shape == (n_terms, n_slots):
-            return m
-        m = m.copy()
-        m.resize((n_terms, n_slots))
-        return m
 
     # -- reads --------------------------------------------------------------------------------
 
     def idf(self, term_ids: np.ndarray) -> np.ndarray:
         n = float(self.n_docs)
-        df = self._df[term_ids]
+        df_all = self._df.view
+        df = df_all[term_ids]
         if self.params.idf == "okapi":
             raw = np.log(n - df + 0.5) - np.log(df + 0.5)
-            present = self._df > 0
-            all_idf = np.log(n - self._df[present] + 0.5) - np.log(self._df[present] + 0.5)
+            present = df_all > 0
+            all_idf = np.log(n - df_all[present] + 0.5) - np.log(df_all[present] + 0.5)
             floor = self.params.epsilon * (all_idf.mean() if len(all_idf) else 0.0)
             return np.where(raw < 0, floor, raw)
         return np.log1p((n - df + 0.5) / (df + 0.5))
 
     def scores(self, term_ids: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         """BM25 of every slot for a query of term ids (unknown terms already dropped)."""
-        n_slots = len(self._alive)
+        n_slots = self.n_slots
         out = np.zeros(n_slots, dtype=np.float64)
         term_ids = np.asarray(term_ids, dtype=np.int64)
-        term_ids = term_ids[term_ids < len(self._df)]
+        weights = np.ones(len(term_ids)) if weights is None else np.asarray(weights, dtype=np.float64)[: len(term_ids)]
+        known = term_ids < len(self._df)
+        term_ids, weights = term_ids[known], weights[known]
         if not len(term_ids) or not self.n_docs:
             return out
-        weights = np.ones(len(term_ids)) if weights is None else np.asarray(weights, dtype=np.float64)[: len(term_ids)]
         self._refresh()
         k1, b = self.params.k1, self.params.b
-        avgdl = self._lengths[self._alive].mean()
+        avgdl = self._total_length / self.n_docs
+        doc_lengths = self._lengths.view
         term_weight = self.idf(term_ids) * weights
-        for matrix in (self._main, self._delta):
-            if matrix.shape[0] == 0 or matrix.nnz == 0:
+        for matrix, offset in ((self._main, 0), (self._delta, self._folded)):
+            if matrix is None or matrix.nnz == 0:
                 continue
-            inside = term_ids < matrix.shape[0]
+            inside = term_ids < matrix.shape[0]  # terms new since this segment was built have no row
             rows, tw = term_ids[inside], term_weight[inside]
-            starts, ends = matrix.indptr[rows], matrix.indptr[rows + 1]
-            lengths = ends - starts
+            starts = matrix.indptr[rows]
+            lengths = matrix.indptr[rows + 1] - starts
             if not lengths.sum():
                 continue
-            idx = np.concatenate([np.arange(s, e) for s, e in zip(starts, ends)])
-            docs = matrix.indices[idx]
+            idx = ranges(starts, lengths)
+            docs = matrix.indices[idx] + offset
             tf = matrix.data[idx].astype(np.float64)
             w = np.repeat(tw, lengths)
-            norm = k1 * (1.0 - b + b * self._lengths[docs] / avgdl)
+            norm = k1 * (1.0 - b + b * doc_lengths[docs] / avgdl)
             out += np.bincount(docs, weights=w * tf * (k1 + 1.0) / (tf + norm), minlength=n_slots)[:n_slots]
-        out[~self._alive] = 0.0
+        if self._dead_in_main:
+            out[~self._alive.view] = 0.0
         return out
 
     def top(self, term_ids: np.ndarray, weights: np.ndarray | None, k: int) -> tuple[np.ndarray, np.ndarray]:

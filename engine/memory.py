@@ -29,7 +29,7 @@ from . import transfer
 from .activity import Activity, Changes
 from .area import Area
 from .config import Settings
-from .dense import HashEmbedder, OpenAIEmbedder, VectorIndex
+from .dense import HashEmbedder, OpenAIEmbedder
 from .errors import AreaMissing, IngestFailed, RequestError
 from .extensions import area_factories
 from .images import ImagesArea
@@ -42,6 +42,7 @@ from .rank import FeedbackResult, RankerArea
 from .recall import describe, prepare_query, recall, signals, strategies
 from .records import IngestReport, Item, ParsedSource, Source, SourceReport
 from .store import Store
+from .vectors import VectorIndex
 from .topics import TopicsArea
 
 log = logging.getLogger(__name__)
@@ -108,7 +109,20 @@ class Memory:
 
     def _new_index(self) -> Index:
         s = self.settings
-        return Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim, char_ngrams=s.char_ngrams)
+        index = Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim, char_ngrams=s.char_ngrams)
+        index.stored_rows = self._stored_rows
+        return index
+
+    def _stored_rows(self, signature: str, item_ids: np.ndarray) -> np.ndarray:
+        """Stored vectors of items, in the order asked (zeros for an item without one)."""
+        found, matrix = self.store.vectors(signature, item_ids.tolist())
+        out = np.zeros((len(item_ids), matrix.shape[1] if len(found) else 0), dtype=np.float32)
+        if len(found):
+            at = np.searchsorted(found, item_ids)
+            hit = at < len(found)
+            hit[hit] = found[at[hit]] == item_ids[hit]
+            out[hit] = matrix[at[hit]]
+        return out
 
     def _load(self) -> None:
         """(Re)build the in-memory index from the store, as of one moment (see :meth:`refresh`)."""
@@ -119,10 +133,8 @@ class Memory:
     def _load_index(self) -> None:
         index = self._new_index()
         index.vocab = self.store.vocabulary()
-        ids, source_ids, positions, timestamps, _ = list(zip(*self.store.item_index_rows())) or [()] * 5
-        terms = {iid: (t, c) for iid, t, c in self.store.all_item_terms()}
-        empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
-        index.add_rows(ids, source_ids, positions, timestamps, [terms.get(i, empty) for i in ids])
+        for b in self.store.iter_index_batches():
+            index.add_rows(b.ids, b.source_ids, b.positions, b.timestamps, b.lengths, b.terms, b.counts)
         for signature in self.store.vector_signatures():
             ids, matrix = self.store.vectors(signature)
             index.set_vectors(signature, ids.tolist(), matrix)
@@ -175,9 +187,8 @@ class Memory:
         if items:
             if store.vocab_size() > len(index.vocab):
                 index.merge_vocab(store.terms_from(len(index.vocab)))
-            terms = store.item_terms([i.id for i in items])
-            empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
-            index.add(items, [terms.get(i.id, empty) for i in items])
+            for b in store.iter_index_batches(ids=[i.id for i in items]):
+                index.add_rows(b.ids, b.source_ids, b.positions, b.timestamps, b.lengths, b.terms, b.counts)
             for signature in store.vector_signatures():
                 ids, matrix = store.vectors(signature, [i.id for i in items])
                 if len(ids):
@@ -270,10 +281,12 @@ class Memory:
 
     def warm_up(self) -> None:
         """Load every area and build the search matrices now, so that the first query need not
-        (the app calls this behind its usable screen)."""
+        (the app calls this behind its usable screen, and again after following another process)."""
         self._load_areas()
         self.index.bm25.prepare()
         self.index.lsa_vectors  # items projected into the latent space
+        for area in self._loaded_areas():
+            area.warm_up()
 
     def _load_areas(self) -> None:
         """Every write calls this before its transaction opens: an area loaded inside one would
@@ -366,19 +379,23 @@ class Memory:
         done = 0
         gc_was_enabled = gc.isenabled()
         gc.disable()  # per-token allocations make the collector a third of bulk-ingest time
+        refitted = False
         try:
             for p in parsed:
                 if cancelled and cancelled():
                     break
                 report.sources.append(self._ingest_source(p))
+                if self.index.needs_lsa_fit():  # a long ingest keeps the dense signal usable as it grows
+                    self._refit_lsa()
+                    refitted = True
                 done += len(p.items)
                 if progress:
                     progress(done, total, p.source.name)
         finally:
             if gc_was_enabled:
                 gc.enable()
-        if self.index.needs_lsa_fit():
-            self._refit_lsa()
+        if self.index.needs_lsa_fit() or (refitted and self.index.lsa_fitted_on < self.index.n_items):
+            self._refit_lsa()  # the model an ingest leaves is fitted on everything it ingested
         report.seconds = time.perf_counter() - started
         return report
 

@@ -107,6 +107,7 @@ class MarkNote:
     marks: int  # events that marked the item used (or ignored, when ``lift`` < 0) for queries like this one
     lift: float  # the shift, in units of the list's score range (negative: sank)
     used: bool  # marked used (True) or shown and ignored (False)
+    event: int = 0  # the feedback event of that query: withdrawing it undoes the strongest mark
 
     def describe(self) -> str:
         what = "marked used" if self.used else "shown and ignored"
@@ -115,7 +116,7 @@ class MarkNote:
 
     def to_dict(self) -> dict[str, object]:
         return {"query": self.query, "similarity": round(self.similarity, 4), "marks": self.marks,
-                "lift": round(self.lift, 4), "used": self.used}
+                "lift": round(self.lift, 4), "used": self.used, "event": self.event}
 
 
 @dataclass

@@ -33,7 +33,7 @@ from .pipeline import MODES, QUERY_OPTIONS, Hit, Query, QueryOptions, Ranking, R
 
 if TYPE_CHECKING:
     from .area import Area, Engine
-    from .dense import VectorIndex
+    from .vectors import VectorIndex
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.table import Table
@@ -19,6 +19,9 @@ from mnemoscope.app.widgets import highlight, query_terms
 from mnemoscope.app.widgets.recall import INTENTS, MODES, HitsTable, hit_source_label
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.screens.base import BaseScreen
+
+if TYPE_CHECKING:
+    from mnemoscope.engine.pipeline import MarkNote
 
 SELECT_CHROME = 3  # a compact Select's cells around its label: padding and the ▼
 
@@ -42,6 +45,15 @@ def knowledge_text(episodes: list[Any], facts: list[Any]) -> Text:
             text.append(f"  {f.time}", style="cyan")
         text.append(f"  ({len(f.provenance)} source{'s' if len(f.provenance) != 1 else ''})\n", style="dim")
     return text
+
+
+def taught_line(note: MarkNote) -> Text:
+    """What feedback did to a hit, and where to undo it."""
+    line = Text("\n")
+    line.append(("▲ raised: " if note.used else "▼ lowered: ") + note.describe(),
+                style="bold green" if note.used else "bold yellow")
+    line.append(f" · feedback event {note.event}; withdraw it on the Ranker screen (7)", style="dim")
+    return line
 
 
 class QueryScreen(BaseScreen):
@@ -315,6 +327,8 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         head.append(f" · score {hit.score:.4f} · found by ")
         head.append(", ".join(hit.sources) or "–", style="bold")
         parts: list[Any] = [head, Text(""), table]
+        if hit.taught is not None:
+            parts.append(taught_line(hit.taught))
         if weights:
             parts.append(Text(f"\nheuristic floor Σ w × value = {floor:+.3f}; λ = {lam:.2f}: the learned model "
                               f"carries {lam:.0%} of the score" + (" (the floor alone ranks)" if not lam else ""),

@@ -21,6 +21,7 @@ graph, the fact keys and the caches the dedup reads) and builds it from the stor
 from __future__ import annotations
 
 import re
+from array import array
 from collections import defaultdict
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ import numpy as np
 from ..activity import FACTS_EXTRACTED
 from ..area import Area
 from ..records import Item, Source
-from ..text import STOPWORDS, normalize
+from ..text import STOPWORDS, normalize, words
 from .entities import EntityRegistry, entity_key, name_vector
 from .episodes import group_items, session_of, summarize
 from .extract import Extraction, FactDraft, RuleExtractor
@@ -70,24 +71,51 @@ class Batch:
 
 
 class RowMatrix:
-    """Vectors appended one at a time into a matrix that doubles its capacity."""
+    """A subject's fact vectors, appended one at a time into a matrix that doubles its capacity.
+
+    Up to :data:`SCAN_ALL` rows a lookup compares with every row. Past that it compares only with
+    the rows that share one of the fact's :data:`RAREST` rarest words (an inverted index over the
+    rows' words): a speaker of a year-long conversation states tens of thousands of facts, and a
+    scan of them all for every new fact made ingest quadratic. A near duplicate shares almost
+    every word, so it shares a rare one."""
 
     def __init__(self, dim: int) -> None:
         self.ids: list[int] = []
         self.matrix = np.zeros((8, dim), dtype=np.float32)
+        self._rows_of: dict[str, array] = {}  # word → rows stating it
 
-    def add(self, row_id: int, vec: np.ndarray) -> None:
+    def add(self, row_id: int, vec: np.ndarray, words: set[str]) -> None:
         if len(self.ids) == len(self.matrix):
             self.matrix = np.concatenate([self.matrix, np.zeros_like(self.matrix)])
-        self.matrix[len(self.ids)] = vec
+        row = len(self.ids)
+        self.matrix[row] = vec
         self.ids.append(row_id)
+        for w in words:
+            self._rows_of.setdefault(w, array("l")).append(row)
 
-    def nearest(self, vec: np.ndarray) -> tuple[int | None, float]:
+    def nearest(self, vec: np.ndarray, words: set[str]) -> tuple[int | None, float]:
         if not self.ids:
             return None, 0.0
-        sims = self.matrix[: len(self.ids)] @ vec
+        if len(self.ids) <= SCAN_ALL:
+            sims = self.matrix[: len(self.ids)] @ vec
+            best = int(np.argmax(sims))
+            return self.ids[best], float(sims[best])
+        lists = sorted((self._rows_of[w] for w in words if w in self._rows_of), key=len)[:RAREST]
+        if not lists:
+            return None, 0.0
+        rows = np.unique(np.concatenate([np.frombuffer(rows, dtype=np.int64) for rows in lists]))
+        sims = self.matrix[rows] @ vec
         best = int(np.argmax(sims))
-        return self.ids[best], float(sims[best])
+        return self.ids[int(rows[best])], float(sims[best])
+
+
+SCAN_ALL = 4096
+RAREST = 3
+
+
+def fact_words(subject: str, predicate: str, obj: str) -> set[str]:
+    """The content words of a fact, as its dedup index keys them."""
+    return {w for w in words(f"{subject} {predicate} {obj}") if w not in STOPWORDS}
 
 
 class KnowledgeBuilding(Area):
@@ -167,7 +195,7 @@ class KnowledgeBuilding(Area):
         Navajivan weekly" joins Gandhi and Navajivan), and the item joins the phrase nodes of the
         fact's object and of a subject that is no name (their head words: "adoption agencies" →
         "agencies"). Read from stored rows, so ingest and a reload build the same edges."""
-        keys = {eid: key for key, eid in self.registry.ids.items()}
+        keys = self.registry.keys
         named: dict[int, list[int]] = defaultdict(list)
         for item_id, entity_id, _surface, _role in mentions:
             named[item_id].append(entity_id)
@@ -315,7 +343,8 @@ class KnowledgeBuilding(Area):
         """Synonymy edges from each new entity to known ones: name similarity ≥ the link
         threshold, or a short name that starts a person's name ("Mel" → "Melanie")."""
         threshold = self.settings.entity_link_threshold
-        names = {v: k for k, v in self.registry.ids.items()}
+        names = self.registry.keys
+        first_names: dict[int, str] | None = None  # read once, when a new name needs them
         rows: list[tuple[int, int, float]] = []
         for eid, key, kind in new:
             cands = [c for c in self.registry.candidates(key) if c != eid]
@@ -329,7 +358,8 @@ class KnowledgeBuilding(Area):
                     if short is not None and short != eid:
                         rows.append((eid, short, NICKNAME_WEIGHT))
             elif " " not in key and len(key) >= 3:  # … and a new short form of a known person
-                rows += [(eid, p, NICKNAME_WEIGHT) for p, first in self._first_names().items()
+                first_names = self._first_names() if first_names is None else first_names
+                rows += [(eid, p, NICKNAME_WEIGHT) for p, first in first_names.items()
                          if first != key and first.startswith(key)]
         pairs = {(min(a, b), max(a, b)): w for a, b, w in rows}  # both sides may be new: one edge
         self.store.insert_synonyms((a, b, w) for (a, b), w in pairs.items())
@@ -369,8 +399,9 @@ class KnowledgeBuilding(Area):
         if subject_id is None and not draft.subject_named:
             subject_id = home
         rows = self._vectors_of_subject(subject_id) if subject_id is not None else None
+        triple_words = fact_words(draft.subject, draft.predicate, draft.object)
         if hit is None and rows is not None:
-            near, sim = rows.nearest(vec)
+            near, sim = rows.nearest(vec, triple_words)
             hit = near if sim >= self.settings.fact_dedup_threshold and (near not in batch.gone
                                                                           or near in batch.facts.values()) else None
         valid_from = statement_valid_from(draft.time, said)
@@ -387,7 +418,7 @@ class KnowledgeBuilding(Area):
                                      draft.time, origin, valid_from)
         batch.facts[key] = fid
         if rows is not None:
-            rows.add(fid, vec)
+            rows.add(fid, vec, triple_words)
         if subject_id is not None and object_id is not None and subject_id != object_id:
             batch.edge("fact", -subject_id, -object_id)
         return fid
@@ -406,7 +437,7 @@ class KnowledgeBuilding(Area):
             rows = self._subject_vectors[subject_id] = RowMatrix(self.mem.index.hash.dim)
             stored = [r for r in self.store.fact_rows(entity_id=subject_id) if r[4] == subject_id]
             for r, vec in zip(stored, self._fact_vectors([(r[1], r[2], r[3]) for r in stored])):
-                rows.add(r[0], vec)
+                rows.add(r[0], vec, fact_words(r[1], r[2], r[3]))
         return rows
 
     def _store_episodes(self, source: Source, items: list[Item], extractions: list[Extraction], batch: Batch) -> None:

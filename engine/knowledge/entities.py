@@ -57,6 +57,7 @@ class EntityRegistry:
 
     ids: dict[str, int] = field(default_factory=dict)
     names: dict[int, str] = field(default_factory=dict)
+    keys: dict[int, str] = field(default_factory=dict)  # id → key (the inverse of ``ids``)
     kinds: dict[int, str] = field(default_factory=dict)
     gazetteer: set[str] = field(default_factory=set)
     by_word: dict[str, set[int]] = field(default_factory=dict)  # candidate generation for linking
@@ -65,14 +66,14 @@ class EntityRegistry:
     first_words: set[str] = field(default_factory=set)  # a cheap filter before joining n-grams
 
     def load(self, rows: list[tuple[int, str, str, str]]) -> None:
-        for table in (self.ids, self.names, self.kinds, self.gazetteer, self.by_word, self.first_words):
+        for table in (self.ids, self.names, self.keys, self.kinds, self.gazetteer, self.by_word, self.first_words):
             table.clear()
         self.rollback()
         for eid, key, name, kind in rows:
             self._add(eid, key, name, kind)
 
     def _add(self, eid: int, key: str, name: str, kind: str) -> None:
-        self.ids[key], self.names[eid], self.kinds[eid] = eid, name, kind
+        self.ids[key], self.names[eid], self.keys[eid], self.kinds[eid] = eid, name, key, kind
         if gazetteer_worthy(key, kind):
             self.gazetteer.add(key)
             self.first_words.add(key.split(" ", 1)[0])

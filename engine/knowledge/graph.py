@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
+from ..arrays import Column
 from ..lazy import sparse as sp
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ class KnowledgeGraph:
     @_locked
     def clear(self) -> None:
         self.edges: dict[str, EdgeList] = {t: EdgeList() for t in EDGE_TYPES}
-        self.entity_ids = np.zeros(0, dtype=np.int64)  # entity node n ↔ entity id
+        self._entity_ids = Column(np.int64)  # entity node n ↔ entity id
         self._entity_node: dict[int, int] = {}
         self.phrases: dict[str, set[int]] = {}  # phrase → ids of the items stating it
         self._phrase_names: list[str] = []  # phrase node n ↔ phrase
@@ -103,7 +104,7 @@ class KnowledgeGraph:
         for i in fresh:
             self._entity_node[i] = len(self._entity_node)
         if fresh:
-            self.entity_ids = np.concatenate([self.entity_ids, np.asarray(fresh, dtype=np.int64)])
+            self._entity_ids.extend(fresh)
             self.changed()
 
     @_locked
@@ -129,6 +130,10 @@ class KnowledgeGraph:
             ids.add(item_id)
         if added:
             self.changed()
+
+    @property
+    def entity_ids(self) -> np.ndarray:
+        return self._entity_ids.view
 
     def changed(self) -> None:
         self._cache.clear()
@@ -243,7 +248,7 @@ class KnowledgeGraph:
 
 def _state(index: "Index") -> tuple[int, int, int]:
     """What the cached matrices depend on besides the edges: slots, live items, the latent fit."""
-    return index.n_slots, int(index.alive.sum()), index.lsa_fitted_on
+    return index.n_slots, index.n_items, index.lsa_fitted_on
 
 
 def _lookup_table(ids: np.ndarray, max_ref: int) -> np.ndarray:
@@ -256,11 +261,11 @@ def _lookup_table(ids: np.ndarray, max_ref: int) -> np.ndarray:
 
 def semantic_knn(index: "Index", n_nodes: int, k: int = SEMANTIC_K, min_cos: float = 0.3) -> sp.csr_matrix:
     """Each live item linked to its ``k`` nearest live items in the latent space (cosine weights)."""
-    m = index.lsa_vectors.matrix
-    live = np.flatnonzero(index.alive[: len(m)]) if len(m) else np.zeros(0, dtype=np.int64)
+    vectors = index.lsa_vectors
+    live = np.flatnonzero(index.alive[: len(vectors)])
     if len(live) <= k:
         return sp.csr_matrix((n_nodes, n_nodes), dtype=np.float32)
-    vecs = m[live]
+    vecs = vectors.rows(live)
     rows, cols, vals = [], [], []
     for start in range(0, len(live), 2048):
         block = vecs[start:start + 2048] @ vecs.T

@@ -100,6 +100,14 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         weights.update(overrides or {})
         return weights
 
+    def warm_up(self) -> None:
+        """The PPR matrices of the default edge weights (rebuilt whole after any change to the graph
+        or the items: the first recall after an ingest, here or elsewhere, would pay for it)."""
+        index, weights = self.mem.index, self.edge_weights()
+        self.graph.degrees(index, weights)
+        if self.graph.n_nodes(index) > self.settings.ppr_local_above:
+            self.graph.forward(weights, index)
+
     def query_entities(self, text: str) -> list[int]:
         """Entities the query names (known names in it, and its capitalised spans)."""
         spans = [entity_key(s) for s in capitalised_spans(text, lambda key: self.registry.lookup(key) is not None)]

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..dense import VectorIndex
+from ..vectors import VectorIndex
 from ..errors import DistillError
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class Distilled:
         """(Re-)embed these slots (default: every live item) from their latent vectors."""
         slots = np.flatnonzero(mem.index.alive) if slots is None else slots
         if len(slots):
-            self.vectors.set(slots, mem.index.lsa_vectors.matrix[slots] @ self.projection)
+            self.vectors.set(slots, mem.index.lsa_vectors.rows(slots) @ self.projection)
         return len(slots)
 
     def query(self, mem: "Engine", term_ids: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
@@ -121,7 +121,7 @@ def distill(mem: "Engine", current: Distilled | None, seed: int, ridge: float = 
     if len(ids) < MIN_TEACHERS:
         raise DistillError(f"distill needs at least {MIN_TEACHERS} items with teacher vectors; the store has {len(ids)}")
     slots = mem.index.slots(ids.tolist())
-    local = mem.index.lsa_vectors.matrix[slots].astype(np.float64)
+    local = mem.index.lsa_vectors.rows(slots).astype(np.float64)
     order = np.random.default_rng(seed).permutation(len(ids))
     n_held = max(len(ids) // 5, 8)
     held, train = order[:n_held], order[n_held:]

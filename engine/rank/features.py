@@ -79,8 +79,8 @@ class SlotMeta:
         if not len(slots):
             return
         need = int(slots.max()) + 1
-        if need > len(self.speaker):
-            grow = need - len(self.speaker)
+        if need > len(self.speaker):  # room for twice as many: growing per batch would cost O(store) each time
+            grow = max(need, 2 * len(self.speaker)) - len(self.speaker)
             self.speaker = np.concatenate([self.speaker, np.full(grow, -1, dtype=np.int64)])
             self.length = np.concatenate([self.length, np.zeros(grow)])
             self.is_turn = np.concatenate([self.is_turn, np.zeros(grow, dtype=bool)])

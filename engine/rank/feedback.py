@@ -79,7 +79,8 @@ class FeedbackState:
         self._edge_at: dict[tuple[int, int], int] = {}
         self.query_bags: dict[int, dict[int, float]] = {}  # item id -> {term id: weight}
         self._bag_matrix: tuple[sp.csr_matrix, np.ndarray] | None = None
-        self._coaccess: sp.csr_matrix | None = None
+        self._coaccess: tuple[tuple[int, float], np.ndarray, sp.coo_matrix] | None = None  # at (slots, clock)
+        self._trust_columns: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None  # at a clock
 
     # -- loading ------------------------------------------------------------------------------
 
@@ -99,6 +100,7 @@ class FeedbackState:
     def invalidate(self) -> None:
         self._bag_matrix = None
         self._coaccess = None
+        self._trust_columns = None
 
     def add_query(self, item_ids: list[int], term_ids: np.ndarray) -> None:
         """Remember that these items were used for a query with these terms."""
@@ -181,17 +183,22 @@ class FeedbackState:
     def trust_and_uses(self, item_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Trust relative to neutral (scaled so one use moves it by 0.2, clipped to ±1) and
         log-scaled use counts of these items."""
-        trust = np.zeros(len(item_ids))
-        uses = np.zeros(len(item_ids))
         if not self.trust:
-            return trust, uses
-        for n, item_id in enumerate(item_ids.tolist()):
-            row = self.trust.get(item_id)
-            if row:
-                value = decayed(np.array(row[0]), 0.5, np.array(row[2]), self.clock, self.params.trust_half_life_days)
-                trust[n] = float(np.clip((value - 0.5) * 4, -1.0, 1.0))
-                uses[n] = min(1.0, np.log1p(row[1]) / np.log1p(20))
-        return trust, uses
+            return np.zeros(len(item_ids)), np.zeros(len(item_ids))
+        ids, trust, uses = self._trusted()
+        rows = np.clip(np.searchsorted(ids, item_ids), 0, len(ids) - 1)
+        present = ids[rows] == item_ids
+        return np.where(present, trust[rows], 0.0), np.where(present, uses[rows], 0.0)
+
+    def _trusted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Trusted item ids (sorted) with their trust and use features at the feedback clock."""
+        if self._trust_columns is None or self._trust_columns[0] != self.clock:
+            ids = np.array(sorted(self.trust), dtype=np.int64)
+            rows = np.array([self.trust[i] for i in ids.tolist()], dtype=np.float64).reshape(-1, 3)
+            value = decayed(rows[:, 0], 0.5, rows[:, 2], self.clock, self.params.trust_half_life_days)
+            self._trust_columns = (self.clock, ids, np.clip((value - 0.5) * 4, -1.0, 1.0),
+                                   np.minimum(1.0, np.log1p(rows[:, 1]) / np.log1p(20)))
+        return self._trust_columns[1:]
 
     def feedback_match(self, item_ids: np.ndarray, term_ids: np.ndarray, idf: Callable[[np.ndarray], np.ndarray],
                        n_terms: int) -> np.ndarray:
@@ -230,27 +237,38 @@ class FeedbackState:
         return self._bag_matrix
 
     def coaccess(self, slot_of: dict[int, int], n_slots: int, seeds: np.ndarray, restart: np.ndarray) -> np.ndarray:
-        """PageRank mass reaching every slot over co-access edges from the seeds (restart excluded)."""
+        """PageRank mass reaching every slot over co-access edges from the seeds (restart excluded).
+
+        Only the items with edges and the seeds can hold mass, so the walk runs on those alone:
+        the same result as on every slot, at a cost that does not grow with the store."""
         if not len(self.edges) or not len(seeds) or restart.sum() <= 0:
             return np.zeros(n_slots)
-        matrix = self._coaccess_matrix(slot_of, n_slots)
+        linked, transition = self._coaccess_matrix(slot_of, n_slots)
+        nodes = np.union1d(linked, seeds)
+        at = np.searchsorted(nodes, linked)
+        walk = sp.csr_matrix((transition.data, (at[transition.row], at[transition.col])), shape=(len(nodes), len(nodes)))
         p = self.params
-        r = np.zeros(n_slots)
-        r[seeds] = restart / restart.sum()
+        r = np.zeros(len(nodes))
+        r[np.searchsorted(nodes, seeds)] = restart / restart.sum()
         # ppr_alpha is the restart probability here; the shared PageRank takes the follow probability
-        rank = personalized_pagerank(matrix.T.tocsr(), r, alpha=1.0 - p.ppr_alpha, iterations=p.ppr_iterations, tol=0.0)
-        return np.maximum(rank - p.ppr_alpha * r, 0.0)
+        rank = personalized_pagerank(walk, r, alpha=1.0 - p.ppr_alpha, iterations=p.ppr_iterations, tol=0.0)
+        out = np.zeros(n_slots)
+        out[nodes] = np.maximum(rank - p.ppr_alpha * r, 0.0)
+        return out
 
-    def _coaccess_matrix(self, slot_of: dict[int, int], n_slots: int) -> sp.csr_matrix:
-        if self._coaccess is None or self._coaccess.shape[0] != n_slots:
+    def _coaccess_matrix(self, slot_of: dict[int, int], n_slots: int) -> tuple[np.ndarray, sp.coo_matrix]:
+        """The slots that have edges (sorted), and the walk's transition among them: column-stochastic
+        (each row of the edge matrix divided by max(row sum, 1)), transposed for the power iteration."""
+        if self._coaccess is None or self._coaccess[0] != (n_slots, self.clock):
             e = self.edges
             w = decayed(e.weight, 0.0, e.updated, self.clock, self.params.edge_half_life_days)
-            pairs = [(slot_of.get(int(x)), slot_of.get(int(y)), v) for x, y, v in zip(e.a, e.b, w)]
-            pairs = [(x, y, v) for x, y, v in pairs if x is not None and y is not None]
-            xs = np.array([x for x, _, _ in pairs] + [y for _, y, _ in pairs], dtype=np.int64)
-            ys = np.array([y for _, y, _ in pairs] + [x for x, _, _ in pairs], dtype=np.int64)
-            vs = np.array([v for _, _, v in pairs] * 2)
-            m = sp.csr_matrix((vs, (xs, ys)), shape=(n_slots, n_slots))
+            x = np.array([slot_of.get(int(i), -1) for i in e.a.tolist()], dtype=np.int64)
+            y = np.array([slot_of.get(int(i), -1) for i in e.b.tolist()], dtype=np.int64)
+            live = (x >= 0) & (y >= 0)
+            x, y, w = x[live], y[live], w[live]
+            linked = np.union1d(x, y)
+            xs, ys = np.searchsorted(linked, np.concatenate([x, y])), np.searchsorted(linked, np.concatenate([y, x]))
+            m = sp.csr_matrix((np.concatenate([w, w]), (xs, ys)), shape=(len(linked), len(linked)))
             out = np.maximum(np.asarray(m.sum(axis=1)).ravel(), 1.0)
-            self._coaccess = (sp.diags(1.0 / out) @ m).tocsr()
-        return self._coaccess
+            self._coaccess = ((n_slots, self.clock), linked, (sp.diags(1.0 / out) @ m).T.tocoo())
+        return self._coaccess[1], self._coaccess[2]

@@ -170,7 +170,8 @@ class FeedbackMemory:
                 continue
             votes = used.get(item) if lift > 0 else ignored.get(item)
             best = max(votes, key=lambda v: (v[0], v[1]))[1]
-            shifts[slot_of[item]] = (lift, MarkNote(marks[best].query, float(sims[best]), len(votes), lift, lift > 0))
+            shifts[slot_of[item]] = (lift, MarkNote(marks[best].query, float(sims[best]), len(votes), lift, lift > 0,
+                                                  marks[best].event_id))
         return _shifted(ranking, shifts, self.params.margin) if shifts else ranking
 
 
@@ -178,12 +179,14 @@ def _shifted(ranking: Ranking, shifts: dict[int, tuple[float, MarkNote]], margin
     """A new ranking with each shifted slot moved by lift × (score range + margin), re-sorted."""
 
     slots, scores = ranking.slots, ranking.scores.astype(np.float64)
-    fresh = np.array([s for s in shifts if s not in set(slots.tolist())], dtype=np.int64)
+    moved = np.array(sorted(shifts), dtype=np.int64)
+    fresh = np.setdiff1d(moved, slots)
     floor = float(scores.min()) if len(scores) else 0.0
     span = (float(scores.max()) - floor if len(scores) else 0.0) or 1.0
     slots = np.concatenate([slots, fresh])
     scores = np.concatenate([scores, np.full(len(fresh), floor)])
-    lift = np.array([shifts[s][0] if s in shifts else 0.0 for s in slots.tolist()])
+    at = np.minimum(np.searchsorted(moved, slots), len(moved) - 1)
+    lift = np.where(moved[at] == slots, np.array([shifts[s][0] for s in moved.tolist()])[at], 0.0)
     scores = scores + lift * span * (1 + margin)
     order = np.lexsort((slots, -scores))
     pad = np.zeros(len(fresh))

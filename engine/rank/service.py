@@ -51,7 +51,7 @@ from .state import CurvePoint, LearnedState, PairBuffer, StateMismatch, unblob
 
 if TYPE_CHECKING:
     from ..area import Engine
-    from ..dense import VectorIndex
+    from ..vectors import VectorIndex
     from ..records import Item, Source
 
 log = logging.getLogger(__name__)

@@ -12,6 +12,7 @@ from . import activity, knowledge, ranker, records, topics
 from .activity import ActivitySQL
 from .base import (NewerStore, NotAStore, OutOfRange, StoreBase, StoreBusy, StoreDamaged, StoreDiskError, StoreError,
                    StoreReadOnly)
+from .index import IndexSQL
 from .knowledge import KnowledgeSQL
 from .ranker import RankerSQL
 from .records import RecordsSQL
@@ -20,7 +21,7 @@ from .topics import TopicsSQL
 MIGRATIONS = [*records.MIGRATIONS, *knowledge.MIGRATIONS, *topics.MIGRATIONS, *ranker.MIGRATIONS, *activity.MIGRATIONS]
 
 
-class Store(RecordsSQL, KnowledgeSQL, TopicsSQL, RankerSQL, ActivitySQL, StoreBase):
+class Store(RecordsSQL, IndexSQL, KnowledgeSQL, TopicsSQL, RankerSQL, ActivitySQL, StoreBase):
     """One SQLite file holding every record and the derived rows that make start-up fast."""
 
     def __init__(self, path: str | Path, *, lock_timeout: float = 30.0, read_only: bool = False) -> None:

@@ -166,10 +166,6 @@ class RecordsSQL:
     def delete_item_row(self, item_id: int) -> None:
         self.conn.execute("DELETE FROM items WHERE id = ?", (item_id,))
 
-    def item_index_rows(self) -> list[tuple]:
-        """(id, source_id, position, timestamp, kind) of every item, in id order, for the indexes."""
-        return self.conn.execute("SELECT id, source_id, position, timestamp, kind FROM items ORDER BY id").fetchall()
-
     def counts(self) -> dict[str, int]:
         out = {}
         for table in ("sources", "items"):
@@ -193,18 +189,9 @@ class RecordsSQL:
             ((iid, tids.astype(np.int32).tobytes(), cnt.astype(np.float32).tobytes()) for iid, tids, cnt in rows),
         )
 
-    def item_terms(self, ids: Sequence[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-        """Term ids and counts of some items (those another process just added)."""
-        rows = self._in("SELECT item_id, term_ids, counts FROM item_terms WHERE item_id IN ({marks})", ids)
-        return {r[0]: (np.frombuffer(r[1], dtype=np.int32), np.frombuffer(r[2], dtype=np.float32)) for r in rows}
-
     def terms_from(self, first_id: int) -> dict[str, int]:
         """The vocabulary's terms from id ``first_id`` on (those added since a memory loaded it)."""
         return {term: tid for tid, term in self.conn.execute("SELECT id, term FROM vocab WHERE id >= ?", (first_id,))}
-
-    def all_item_terms(self) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        rows = self.conn.execute("SELECT item_id, term_ids, counts FROM item_terms ORDER BY item_id").fetchall()
-        return [(r[0], np.frombuffer(r[1], dtype=np.int32), np.frombuffer(r[2], dtype=np.float32)) for r in rows]
 
     def clear_item_terms(self) -> None:
         self.conn.execute("DELETE FROM item_terms")

@@ -119,6 +119,17 @@ class TopicsSQL:
                             source_ids)
         return self.conn.execute("SELECT prev2, prev1, next, weight FROM topic_transitions").fetchall()
 
+    def item_groups(self) -> tuple[np.ndarray, list[object]]:
+        """(item ids, group keys) of every item in id order: its session, else its top heading
+        (:func:`engine.topics.service.group_of`, read without building items)."""
+        rows = self.conn.execute("SELECT id, json_extract(meta, '$.session'), json_extract(meta, '$.heading_path[0]')"
+                                 " FROM items ORDER BY id").fetchall()
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), [r[1] or r[2] for r in rows]
+
+    def speakers(self) -> list[str]:
+        """Every distinct speaker of an item."""
+        return [r[0] for r in self.conn.execute("SELECT DISTINCT speaker FROM items WHERE speaker IS NOT NULL AND speaker != ''")]
+
     def count_topic_assignments(self, item_ids: Sequence[int]) -> int:
         n = 0
         for start in range(0, len(item_ids), 900):

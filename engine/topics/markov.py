@@ -17,25 +17,41 @@ from .tree import TopicTree
 Transition = tuple[int, int, int, float]  # (prev2 or -1 for first order, prev1, next, weight)
 
 
-def source_transitions(leaves: np.ndarray, groups: Sequence[object], tree: TopicTree, cross_weight: float = 0.5) -> list[Transition]:
-    """Transitions of one source, given its items' best leaves and group keys in position order."""
+def group_codes(groups: Sequence[object]) -> np.ndarray:
+    """Group keys (a session number, a section title, None …) as small integers, equal where equal."""
+    seen: dict[object, int] = {}
+    return np.fromiter((seen.setdefault(g, len(seen)) for g in groups), dtype=np.int64, count=len(groups))
+
+
+def source_transitions(leaves: np.ndarray, groups: Sequence[object] | np.ndarray, tree: TopicTree,
+                       cross_weight: float = 0.5) -> list[Transition]:
+    """Transitions of one source, given its items' best leaves and group keys (or their
+    :func:`group_codes`) in position order."""
     if len(leaves) < 2 or tree.flat:
         return []
+    codes = groups if isinstance(groups, np.ndarray) else group_codes(groups)
     boundary = np.ones(len(leaves))
-    boundary[1:] = [1.0 if a == b else cross_weight for a, b in zip(groups[:-1], groups[1:])]
+    boundary[1:] = np.where(codes[1:] == codes[:-1], 1.0, cross_weight)
     ancestors = tree.ancestor_matrix[tree.leaf_pos[leaves]]
-    counts: dict[tuple[int, int, int], float] = defaultdict(float)
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     for d in range(ancestors.shape[1]):
         valid = np.flatnonzero(tree.depth[leaves] > d)
         seq = ancestors[valid, d]
+        if len(seq) < 2:
+            continue
         change = np.flatnonzero(seq[1:] != seq[:-1]) + 1
-        steps = seq[np.concatenate([[0], change])] if len(seq) else seq
-        weights = np.concatenate([[1.0], boundary[valid[change]]]) if len(seq) else seq
-        for n in range(1, len(steps)):
-            counts[(-1, int(steps[n - 1]), int(steps[n]))] += float(weights[n])
-            if n >= 2:
-                counts[(int(steps[n - 2]), int(steps[n - 1]), int(steps[n]))] += float(weights[n])
-    return [(a, b, c, w) for (a, b, c), w in counts.items()]
+        steps = seq[np.concatenate([[0], change])]
+        weights = np.concatenate([[1.0], boundary[valid[change]]])
+        parts.append((np.full(len(steps) - 1, -1), steps[:-1], steps[1:], weights[1:]))  # first order
+        parts.append((steps[:-2], steps[1:-1], steps[2:], weights[2:]))  # second order
+    if not parts:
+        return []
+    a, b, c, w = (np.concatenate(x) for x in zip(*parts))
+    size = len(tree) + 1
+    keys, inverse = np.unique(((a + 1) * size + b) * size + c, return_inverse=True)
+    sums = np.bincount(inverse, weights=w)  # adds in sequence order, as counting one by one does
+    return list(zip((keys // (size * size) - 1).tolist(), (keys // size % size).tolist(), (keys % size).tolist(),
+                    sums.tolist()))
 
 
 class TransitionModel:
@@ -51,6 +67,17 @@ class TransitionModel:
         for prev2, prev1, nxt, w in rows:
             table = self.first[prev1] if prev2 < 0 else self.second[(prev2, prev1)]
             table[nxt] = table.get(nxt, 0.0) + float(w)
+
+    def remove(self, rows: Sequence[Transition]) -> None:
+        """Count transitions out again (a replaced source's old ones)."""
+        for prev2, prev1, nxt, w in rows:
+            table = self.first.get(prev1) if prev2 < 0 else self.second.get((prev2, prev1))
+            if table is not None and nxt in table:
+                left = table[nxt] - float(w)
+                if left > 1e-9:
+                    table[nxt] = left
+                else:
+                    del table[nxt]
 
     def probabilities(self, prev: int, current: int, candidates: np.ndarray, lam: float, smoothing: float) -> np.ndarray | None:
         """Move probabilities restricted to ``candidates``; None when no transition is known."""

@@ -18,11 +18,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..arrays import ranges
 from ..config import Settings
 from ..lazy import sparse as sp
 from .graph import CHILD, PARENT, RELATIONS, SEMANTIC, SIBLING, Neighbourhood, TopicGraph
 from .intents import IntentGuess
 from .markov import TransitionModel
+from ..vectors import VectorIndex
 from .tree import TopicTree, rollup, softmax
 
 TERMS = ("alpha_cos_query", "beta_cos_prev", "gamma_intent", "novelty", "prior", "repetition", "backtrack")
@@ -233,13 +235,13 @@ def _step(tree: TopicTree, graph: TopicGraph, markov: TransitionModel | None, pa
 # -- visits → item scores ---------------------------------------------------------------------------
 
 
-def item_scores(visits: np.ndarray, projection: sp.csr_matrix, q_vec: np.ndarray, item_vectors: np.ndarray,
+def item_scores(visits: np.ndarray, projection: sp.csr_matrix, q_vec: np.ndarray, item_vectors: VectorIndex,
                 rerank: float) -> np.ndarray:
     """Each visited topic spends its visits over its items (a fixed budget per topic); with
     ``rerank`` > 0 the scores are blended with the items' cosine to the query."""
     visited = np.flatnonzero(visits)
     starts, ends = projection.indptr[visited], projection.indptr[visited + 1]
-    take = np.concatenate([np.arange(a, b) for a, b in zip(starts.tolist(), ends.tolist())])
+    take = ranges(starts, ends - starts)
     spend = np.repeat(visits[visited], ends - starts) * projection.data[take]
     scores = np.bincount(projection.indices[take], weights=spend, minlength=projection.shape[1])
     hit = np.flatnonzero(scores > 0)
@@ -247,16 +249,16 @@ def item_scores(visits: np.ndarray, projection: sp.csr_matrix, q_vec: np.ndarray
         return scores
     out = np.zeros_like(scores)
     out[hit] = scores[hit] / scores[hit].max()
-    if rerank > 0 and item_vectors.shape[0]:
+    if rerank > 0 and len(item_vectors):
         usable = hit[hit < len(item_vectors)]
-        cos = np.maximum(item_vectors[usable] @ q_vec, 0.0)
+        cos = np.maximum(item_vectors.rows(usable) @ q_vec, 0.0)
         out[hit] *= 1 - rerank
         out[usable] += rerank * cos
     return out
 
 
 def backfill(scores: np.ndarray, projection: sp.csr_matrix, leaf_order: np.ndarray, q_vec: np.ndarray,
-             item_vectors: np.ndarray, top_k: int) -> np.ndarray:
+             item_vectors: VectorIndex, top_k: int) -> np.ndarray:
     """Honour ``top_k`` when the walk reached too few items: add the items of the best leaves
     by prior, ranked by cosine to the query, below every item the walk reached."""
     have = int((scores > 0).sum())
@@ -270,7 +272,7 @@ def backfill(scores: np.ndarray, projection: sp.csr_matrix, leaf_order: np.ndarr
         if len(fresh):
             usable = fresh[fresh < len(item_vectors)]
             cos = np.zeros(len(fresh))
-            cos[: len(usable)] = item_vectors[usable] @ q_vec if len(usable) else 0.0
+            cos[: len(usable)] = item_vectors.rows(usable) @ q_vec if len(usable) else 0.0
             out[fresh] = floor * 0.5 * (1.0 + np.clip(cos, -1.0, 1.0)) / 2.0 + 1e-9
             floor = out[fresh].min()
             have += len(fresh)

@@ -22,17 +22,19 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from ..area import Area
-from ..dense import VectorIndex, one_blas_thread
+from ..arrays import Column
+from ..dense import one_blas_thread
 from ..errors import RebuildCancelled, RequestError
 from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
 from ..recall import hybrid, single_signal
 from ..lazy import sparse as sp
 from ..records import Item, Source
+from ..vectors import VectorIndex
 from ..store.topics import TopicNodeRow, TopicTreeRow
 from ..text import lexical_tokens
 from .graph import TopicGraph, projection
 from .intents import IntentReport, check_intent, classifier, resolve_intent
-from .markov import TransitionModel, source_transitions
+from .markov import Transition, TransitionModel, group_codes, source_transitions
 from .navigate import ContextWindow, Policy, Walk, WalkStep, backfill, context_windows, item_scores, run_walk
 from .tree import (TopicSpace, TopicTree, dag_parents, distinctive_terms, fit_tree, label_of, shape_for, surface_forms,
                    top_leaves)
@@ -42,6 +44,11 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int, str], None]
 log = logging.getLogger(__name__)
+# A rebuild fits the space, the clusters and the labels on an even sample of at most this many
+# live items (every benchmark corpus is smaller), then assigns every item to the leaves.
+TOPIC_FIT_ITEMS = 20_000
+LABEL_TEXTS = 3000  # items whose words give the labels their written forms
+ASSIGN_BLOCK = 50_000
 
 
 @dataclass
@@ -91,13 +98,32 @@ class TopicState:
     space: TopicSpace | None
     markov: TransitionModel
     vectors: VectorIndex
-    slots: np.ndarray  # assignments: item slot, leaf topic, weight
-    leaves: np.ndarray
-    weights: np.ndarray
     n_at_build: int
     max_item_id: int
     built_at: float
     projection: sp.csr_matrix | None = None  # topic → item weights; rebuilt when items change
+    # assignments (item slot, leaf topic, weight), each item's best leaf first; appended per batch
+    _slots: Column = field(default_factory=lambda: Column(np.int64))
+    _leaves: Column = field(default_factory=lambda: Column(np.int64))
+    _weights: Column = field(default_factory=lambda: Column(np.float64))
+
+    @property
+    def slots(self) -> np.ndarray:
+        return self._slots.view
+
+    @property
+    def leaves(self) -> np.ndarray:
+        return self._leaves.view
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self._weights.view
+
+    def assign(self, slots: np.ndarray, leaves: np.ndarray, weights: np.ndarray) -> None:
+        self._slots.extend(slots)
+        self._leaves.extend(leaves)
+        self._weights.extend(weights)
+        self.projection = None
 
 
 def group_of(item: Item) -> object:
@@ -112,7 +138,9 @@ class TopicsArea(Area):
     def __init__(self, mem: Engine) -> None:
         super().__init__(mem)
         self.state: TopicState | None = None
-        self._pending: tuple[list[int], np.ndarray | None, np.ndarray, np.ndarray, np.ndarray] | None = None
+        # one ingest's leaves and moves, from on_ingest (in the transaction) to on_indexed (after it)
+        self._pending: tuple[list[int], np.ndarray | None, np.ndarray, np.ndarray, np.ndarray, list[Transition],
+                             list[Transition]] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -137,10 +165,9 @@ class TopicsArea(Area):
         if space is not None and len(live):
             space.bind(index.vocab)
             vectors.set(live, space.transform(index.counts_matrix(live)))
-        none = np.zeros(0, dtype=np.int64)
         self.state = TopicState(tree, TopicGraph(tree, self.settings.topic_neighbors, self.settings.topic_neighbor_min_cos),
-                                space, TransitionModel(store.topic_transitions()), vectors, none, none, np.zeros(0),
-                                row.n_items, row.max_item_id, row.built_at)
+                                space, TransitionModel(store.topic_transitions()), vectors, row.n_items, row.max_item_id,
+                                row.built_at)
         self._add_stored_assignments(store.topic_assignments(), live)
 
     def on_ingest(self, source: Source, items: list[Item]) -> None:
@@ -158,19 +185,22 @@ class TopicsArea(Area):
             (items[r].id, int(t), float(w)) for r, t, w in zip(rows.tolist(), leaves.tolist(), weights.tolist()))
         order = sorted(range(len(items)), key=lambda i: items[i].position)
         best = self._best_leaves(rows, leaves, len(items))
-        self.mem.store.replace_topic_transitions(source.id, source_transitions(best[order], [group_of(items[i]) for i in order], st.tree))
-        self._pending = ([i.id for i in items], vecs, rows, leaves, weights)
+        replaced = self.mem.store.topic_transitions([source.id])  # a source ingested again: its old moves go
+        added = source_transitions(best[order], [group_of(items[i]) for i in order], st.tree)
+        self.mem.store.replace_topic_transitions(source.id, added)
+        self._pending = ([i.id for i in items], vecs, rows, leaves, weights, replaced, added)
 
     def on_indexed(self, items: list[Item]) -> None:
         pending, self._pending = self._pending, None
         st = self.state
         if st is not None and pending is not None:
-            ids, vecs, rows, leaves, weights = pending
+            ids, vecs, rows, leaves, weights, replaced, added = pending
             slots = self.mem.index.slots(ids)
             if vecs is not None:
                 st.vectors.set(slots, vecs)
             self._add_assignments(slots, rows, leaves, weights)
-            st.markov = TransitionModel(self.mem.store.topic_transitions())
+            st.markov.remove(replaced)  # O(source): the model follows this source's moves only
+            st.markov.add(added)
         if self.settings.topic_auto_build and self.needs_rebuild():
             try:  # the items are committed; a failed rebuild only leaves the previous tree
                 self.rebuild()
@@ -196,6 +226,11 @@ class TopicsArea(Area):
             st.markov = TransitionModel(self.mem.store.topic_transitions())
         else:
             st.markov.add(self.mem.store.topic_transitions(sorted({int(i.source_id) for i in added})))
+
+    def warm_up(self) -> None:
+        """The topic → item projection the walk scores with (dropped when assignments change)."""
+        if self.state is not None:
+            self._projection()
 
     def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
         """Assignments go with their items (foreign-key cascade); the walk skips deleted items."""
@@ -223,9 +258,8 @@ class TopicsArea(Area):
         st, index = self.state, self.mem.index
         if st is None:
             return float("inf")
-        ids = index.item_ids[index.alive]
-        kept = int((ids <= st.max_item_id).sum())
-        return (len(ids) - kept + st.n_at_build - kept) / max(st.n_at_build, 1)
+        kept = int(np.count_nonzero(index.alive & (index.item_ids <= st.max_item_id)))
+        return (index.n_items - kept + st.n_at_build - kept) / max(st.n_at_build, 1)
 
     def needs_rebuild(self) -> bool:
         n = self.mem.index.n_items
@@ -239,6 +273,10 @@ class TopicsArea(Area):
             return self._rebuild(progress, cancelled)
 
     def _rebuild(self, progress: Progress | None, cancelled: Callable[[], bool] | None) -> BuildReport:
+        """The space, the clusters and the labels are fitted on an even sample of at most
+        ``TOPIC_FIT_ITEMS`` live items; every live item is then assigned to the new leaves in
+        blocks. Nothing here builds a Python object per item, so a rebuild at a million items
+        costs seconds of numpy, not an hour of dictionaries."""
         started = time.perf_counter()
         s, index, store = self.settings, self.mem.index, self.mem.store
 
@@ -250,71 +288,106 @@ class TopicsArea(Area):
 
         stage(0, "reading items")
         live = np.flatnonzero(index.alive)
-        items = store.items(index.item_ids[live].tolist())
-        ordered = [items[int(i)] for i in index.item_ids[live]]
-        counts = index.counts_matrix(live)
+        sample = live[np.linspace(0, len(live) - 1, TOPIC_FIT_ITEMS).astype(np.int64)] if len(live) > TOPIC_FIT_ITEMS else live
+        counts = index.counts_matrix(sample)
         stage(1, "fitting the topic space")
-        space, vectors, message = None, None, ""
+        space, fitted, message = None, None, ""
         id_terms = [""] * len(index.vocab)
         for term, tid in index.vocab.items():
             id_terms[tid] = term
         if len(live) >= s.topic_min_items:
-            speakers = {t for sp_ in {i.speaker for i in ordered if i.speaker} for t in lexical_tokens(sp_)}
+            speakers = {t for name in store.speakers() for t in lexical_tokens(name)}
             space = TopicSpace.fit(counts, id_terms, s.topic_dim, [index.vocab[t] for t in speakers if t in index.vocab])
         if space is None:
             message = (f"{len(live)} item(s): too few for a topic hierarchy (at least {s.topic_min_items} with enough "
                        "distinct words are needed); showing one flat topic" if len(live) else "no items yet: the tree is empty")
         else:
             space.bind(index.vocab)
-            vectors = space.transform(counts)
+            fitted = space.transform(counts)
         stage(2, "clustering")
-        tree, members = self._fit(vectors, len(live), message)
+        tree, members = self._fit(fitted, len(sample), message)
         stage(3, "labelling")
         if members:
-            self._label(tree, members, counts, id_terms, ordered, set(space.terms) if space else set(id_terms))
+            step = max(1, len(sample) // LABEL_TEXTS)
+            texts = store.items(index.item_ids[sample[::step]].tolist())
+            self._label(tree, members, counts, id_terms, [texts[i] for i in index.item_ids[sample[::step]].tolist() if i in texts],
+                        set(space.terms) if space else set(id_terms))
         stage(4, "assigning items")
-        row = TopicTreeRow(time.time(), len(live), int(index.item_ids[live].max()) if len(live) else 0,
-                           space.to_bytes() if space else None, space.terms if space else [], tree.message)
+        vectors = VectorIndex()
+        assigned = self._assign_all(tree, space, live, vectors)
         nodes = [TopicNodeRow(t, tree.paths[t], int(tree.parent[t]), tree.extra_parents.get(t, []), tree.labels[t],
                               tree.terms[t], tree.centroids[t] if not tree.flat else None) for t in range(len(tree))]
         with store.transaction():  # it begins by taking in what other processes committed meanwhile
-            live, ordered, vectors = self._caught_up(live, ordered, vectors, space)
-            rows, leaves, weights = self._assign_with(tree, vectors, len(live))
-            best = self._best_leaves(rows, leaves, len(live))
+            live, (slots, leaves, weights) = self._caught_up(tree, space, live, vectors, assigned)
+            transitions = self._transitions(tree, slots, leaves)
             stage(5, "storing")
-            by_source: dict[int, list[int]] = {}
-            for n, item in enumerate(ordered):
-                by_source.setdefault(int(item.source_id), []).append(n)
+            row = TopicTreeRow(time.time(), len(live), int(index.item_ids[live].max()) if len(live) else 0,
+                               space.to_bytes() if space else None, space.terms if space else [], tree.message)
             store.replace_topic_tree(row, nodes)
-            store.insert_topic_assignments(
-                (int(index.item_ids[live[r]]), int(t), float(w)) for r, t, w in zip(rows.tolist(), leaves.tolist(), weights.tolist()))
-            for source_id, members_of in by_source.items():
-                members_of.sort(key=lambda n: ordered[n].position)
-                store.replace_topic_transitions(source_id, source_transitions(
-                    best[members_of], [group_of(ordered[n]) for n in members_of], tree))
+            store.insert_topic_assignments(zip(index.item_ids[slots].tolist(), leaves.tolist(), weights.tolist()))
+            for source_id, rows in transitions.items():
+                store.replace_topic_transitions(source_id, rows)
             self.mem.activity.record("topics.rebuilt", f"{len(tree)} topic{'s' if len(tree) != 1 else ''}", count=len(live))
-        self.load()
+        markov = TransitionModel([t for rows in transitions.values() for t in rows])
+        state = TopicState(tree, TopicGraph(tree, s.topic_neighbors, s.topic_neighbor_min_cos), space, markov, vectors,
+                           row.n_items, row.max_item_id, row.built_at)
+        state.assign(slots, leaves, weights)
+        self.state = state
         return BuildReport(len(tree), len(tree.leaves), int(tree.depth.max()) if len(tree) else 0, len(live),
                            time.perf_counter() - started, tree.message)
 
-    def _caught_up(self, live: np.ndarray, ordered: list[Item], vectors: np.ndarray | None,
-                   space: TopicSpace | None) -> tuple[np.ndarray, list[Item], np.ndarray | None]:
-        """The live items (slots, items, vectors) as the write transaction sees them: other
+    def _transitions(self, tree: TopicTree, slots: np.ndarray, leaves: np.ndarray) -> dict[int, list[Transition]]:
+        """Every source's transitions, from its live items' best leaves in position order."""
+        index = self.mem.index
+        if not len(slots):
+            return {}
+        first = np.concatenate([[True], slots[1:] != slots[:-1]])
+        items, best = slots[first], leaves[first]
+        ids, groups = self.mem.store.item_groups()
+        codes = np.append(group_codes(groups), -1)  # -1: an item the store no longer holds
+        item_ids = index.item_ids[items]
+        at = np.searchsorted(ids, item_ids)
+        found = at < len(ids)
+        found[found] = ids[at[found]] == item_ids[found]
+        item_codes = codes[np.where(found, at, len(ids))]
+        order = np.lexsort((index.positions[items], index.source_ids[items]))
+        sources = index.source_ids[items][order]
+        bounds = np.flatnonzero(np.concatenate([[True], sources[1:] != sources[:-1], [True]]))
+        out: dict[int, list[Transition]] = {}
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            chosen = order[lo:hi]
+            out[int(sources[lo])] = source_transitions(best[chosen], item_codes[chosen], tree)
+        return out
+
+    def _assign_all(self, tree: TopicTree, space: TopicSpace | None, slots: np.ndarray,
+                    vectors: VectorIndex) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(slots, leaves, weights) of these items under ``tree``, each item's best leaf first,
+        in blocks of ``ASSIGN_BLOCK``; their topic-space vectors go to ``vectors``."""
+        parts = []
+        for lo in range(0, len(slots), ASSIGN_BLOCK):
+            block = slots[lo:lo + ASSIGN_BLOCK]
+            vecs = space.transform(self.mem.index.counts_matrix(block)) if space is not None else None
+            if vecs is not None:
+                vectors.set(block, vecs)
+            rows, leaves, weights = self._assign_with(tree, vecs, len(block))
+            parts.append((block[rows], leaves, weights))
+        if not parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+        return tuple(np.concatenate(x) for x in zip(*parts))  # type: ignore[return-value]
+
+    def _caught_up(self, tree: TopicTree, space: TopicSpace | None, live: np.ndarray, vectors: VectorIndex,
+                   assigned: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The live items and their assignments as the write transaction sees them: other
         processes may have added or deleted items while the tree was fitted. The new tree
         replaces every assignment and transition, so it must assign those items too, or they
         would keep no stored leaf and their sources no transitions."""
-        index = self.mem.index
-        now = np.flatnonzero(index.alive)
+        now = np.flatnonzero(self.mem.index.alive)
         if np.array_equal(now, live):
-            return live, ordered, vectors
-        kept = np.isin(live, now)
-        new = np.setdiff1d(now, live)
-        found = self.mem.store.items(index.item_ids[new].tolist())
-        ordered = [item for item, k in zip(ordered, kept.tolist()) if k] + [found[int(i)] for i in index.item_ids[new]]
-        if vectors is not None and space is not None:
-            space.bind(index.vocab)
-            vectors = np.vstack([vectors[kept], space.transform(index.counts_matrix(new))])
-        return np.concatenate([live[kept], new]), ordered, vectors
+            return live, assigned
+        kept = np.isin(assigned[0], now)
+        new = self._assign_all(tree, space, np.setdiff1d(now, live), vectors)
+        return np.concatenate([live[np.isin(live, now)], np.setdiff1d(now, live)]), \
+            tuple(np.concatenate([a[kept], b]) for a, b in zip(assigned, new))  # type: ignore[return-value]
 
     def _fit(self, vectors: np.ndarray | None, n: int, message: str) -> tuple[TopicTree, list[np.ndarray]]:
         s = self.settings
@@ -334,8 +407,7 @@ class TopicsArea(Area):
     def _label(tree: TopicTree, members: list[np.ndarray], counts: sp.csr_matrix, id_terms: list[str], items: list[Item],
                allowed: set[str]) -> None:
         terms = distinctive_terms(counts, members, tree.parent, id_terms, allowed)
-        step = max(1, len(items) // 3000)
-        forms = surface_forms({t for ts in terms for t in ts}, (i.search_text() for i in items[::step]))
+        forms = surface_forms({t for ts in terms for t in ts}, (i.search_text() for i in items))
         tree.terms = [[forms.get(t, t) for t in ts] for ts in terms]
         tree.labels = [label_of(ts, forms, tree.paths[n]) for n, ts in enumerate(terms)]
 
@@ -376,20 +448,17 @@ class TopicsArea(Area):
         the store has none for (stored before any tree existed) are assigned in memory."""
         ids, leaves, weights = stored
         index = self.mem.index
-        known = np.array([i in index.slot_of for i in ids.tolist()], dtype=bool)
-        found = index.slots(ids[known].tolist())
-        self._add_assignments(found, np.arange(len(found)), leaves[known], weights[known])
+        found = index.slot_of.slots_of(ids)
+        known = found >= 0
+        found = found[known]
+        self.state.assign(found, leaves[known], weights[known])
         missing = np.setdiff1d(slots, found)
         if len(missing):
             st = self.state
-            self._add_assignments(missing, *self._assign(st.vectors.matrix[missing] if st.space else None, len(missing)))
+            self._add_assignments(missing, *self._assign(st.vectors.rows(missing) if st.space else None, len(missing)))
 
     def _add_assignments(self, slots: np.ndarray, rows: np.ndarray, leaves: np.ndarray, weights: np.ndarray) -> None:
-        st = self.state
-        st.slots = np.concatenate([st.slots, slots[rows]])
-        st.leaves = np.concatenate([st.leaves, leaves])
-        st.weights = np.concatenate([st.weights, weights])
-        st.projection = None
+        self.state.assign(slots[rows], leaves, weights)
 
     def _projection(self) -> sp.csr_matrix:
         st, index = self.state, self.mem.index
@@ -518,10 +587,9 @@ class TopicsArea(Area):
         rng = np.random.default_rng(int(seed)) if seed is not None else None
         result = run_walk(st.tree, st.graph, st.markov, q_vec, intent, policy, rng, s.topic_temperature)
         proj = self._projection()
-        vectors = st.vectors.matrix
-        scores = item_scores(result.visits, proj, q_vec, vectors, policy.rerank)
+        scores = item_scores(result.visits, proj, q_vec, st.vectors, policy.rerank)
         leaf_order = st.tree.leaves[np.argsort(-(st.tree.centroids[st.tree.leaves] @ q_vec), kind="stable")]
-        result.scores = backfill(scores, proj, leaf_order, q_vec, vectors, q.top_k)
+        result.scores = backfill(scores, proj, leaf_order, q_vec, st.vectors, q.top_k)
         return result
 
     def windows(self, hits: Sequence[tuple[int, float]], radius: int = 1, per_source: int | None = None,

@@ -108,6 +108,14 @@ async def test_mark_hits_used_teach_the_ranker_and_see_it_learn(demo_app):
         assert not any("token" in m for m in messages), "no engine jargon"
         assert app.services.memory.ranker.status().events == events
 
+        # asked again, the marked hit comes first, and the Why panel says what the feedback did
+        marked = query.recall.hits[2].item.id
+        await ask(pilot, "sourdough starter")
+        assert query.recall.hits[0].item.id == marked
+        why = text_of(query.query_one("#why-body"))
+        assert "raised: marked used for 'sourdough starter' (similarity 1.00, 1 mark)" in why, why
+        assert f"feedback event {query.recall.hits[0].taught.event}" in why
+
         await ask(pilot, "what did Maya adopt")  # new results can be taught again
         await pilot.press("u", "f")
         await settle(pilot)

@@ -3,7 +3,8 @@
 import numpy as np
 import scipy.sparse as sp
 
-from mnemoscope.engine.dense import HashEmbedder, LatentSemanticModel, VectorIndex, randomized_svd_components
+from mnemoscope.engine.dense import HashEmbedder, LatentSemanticModel, randomized_svd_components
+from mnemoscope.engine.vectors import VectorIndex
 
 
 def test_hash_embedder_is_deterministic_normalised_and_lexical():
@@ -59,3 +60,25 @@ def test_vector_index_scores_grow_and_remove():
     assert len(scores) == 201 and np.isclose(scores[200], q @ q)
     index.remove(np.array([200, 9999]))
     assert index.scores(q)[200] == 0.0
+
+
+def test_a_quantised_index_ranks_as_the_exact_one_and_scores_exactly_where_asked():
+    rng = np.random.default_rng(3)
+    rows = rng.normal(size=(3000, 32)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    exact = VectorIndex()
+    small = VectorIndex(exact=lambda slots: rows[slots], quantize_above=1000)
+    for lo in range(0, 3000, 700):  # grows past the threshold: the float rows become codes
+        exact.set(np.arange(lo, min(lo + 700, 3000)), rows[lo:lo + 700])
+        small.set(np.arange(lo, min(lo + 700, 3000)), rows[lo:lo + 700])
+    assert small.quantized and not exact.quantized
+    assert small.nbytes < exact.nbytes / 3
+    for _ in range(20):
+        query = rng.normal(size=32).astype(np.float32)
+        query /= np.linalg.norm(query)
+        want, got = exact.scores(query), small.scores(query)
+        assert np.array_equal(np.argsort(-want)[:50], np.argsort(-got)[:50])
+        assert np.abs(want - got).max() < 0.02
+        some = rng.choice(3000, 40, replace=False)
+        assert np.allclose(small.scores_at(some, query), want[some], atol=1e-6)
+    assert np.allclose(small.rows(np.array([5])), rows[5], atol=0.01)

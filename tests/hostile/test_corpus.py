@@ -76,6 +76,10 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "an impossible date": ("base", ["ingest", "{d}/february.jsonl"]),
     "an id that is an object": ("base", ["ingest", "{d}/object-id.jsonl"]),
     "two conversations, one sample_id": ("base", ["ingest", "{d}/twins.json"]),
+    "a ChatGPT export whose branch loops": ("base", ["ingest", "{d}/chatgpt-loop.json"]),
+    "a ChatGPT node whose children are no list": ("base", ["ingest", "{d}/chatgpt-children.json"]),
+    "a ChatGPT node whose parent is a list": ("base", ["ingest", "{d}/chatgpt-parent.json"]),
+    "a ChatGPT current_node that is a list": ("base", ["ingest", "{d}/chatgpt-current.json"]),
     "a binary file": ("base", ["ingest", "{d}/binary.txt"]),
     "not UTF-8": ("base", ["ingest", "{d}/latin1.md"]),
     "an empty file": ("base", ["ingest", "{d}/empty.md"]),
@@ -115,6 +119,11 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "a folder as the store": ("{d}/mixed", ["stats"]),
     "a FIFO as the store": ("{d}/pipe.jsonl", ["stats"]),
     "a store path under a file": ("{d}/ok.md/m.db", ["stats"]),
+    "an env file that is a FIFO": ("base", ["--env-file", "{d}/pipe.jsonl", "stats"]),
+    "an env file that is a device": ("base", ["--env-file", "/dev/zero", "stats"]),
+    "an env file that is a folder": ("base", ["--env-file", "{d}/mixed", "stats"]),
+    "a missing env file": ("base", ["--env-file", "{d}/missing.env", "stats"]),
+    "an env file that is no NAME=value": ("base", ["--env-file", "{d}/binary.txt", "stats"]),
 }
 PHOTOS = "a chat whose photos point everywhere"
 
@@ -133,6 +142,13 @@ def make_corpus(d: Path) -> sqlite3.Connection:
     (d / "object-id.jsonl").write_text('{"speaker": "A", "text": "x", "id": {"$oid": "1"}}\n')
     twin = {"sample_id": "s1", "conversation": {"session_1": turns}}
     (d / "twins.json").write_text(json.dumps([twin, twin], indent=1))
+    said = {"author": {"role": "user"}, "content": {"content_type": "text", "parts": ["hello"]}}
+    for name, mapping, current in (
+            ("loop", {"a": {"parent": None, "children": ["b"], "message": said}, "b": {"parent": "a", "children": ["a"]}}, None),
+            ("children", {"a": {"parent": None, "children": {"-1": "a"}, "message": said}}, None),
+            ("parent", {"a": {"parent": ["b"], "children": [], "message": said}}, None),
+            ("current", {"a": {"parent": None, "children": [], "message": said}}, ["a"])):
+        (d / f"chatgpt-{name}.json").write_text(json.dumps([{"id": "c1", "mapping": mapping, "current_node": current}], indent=1))
     (d / "binary.txt").write_bytes(b"\x00\x01\x02binary")
     (d / "latin1.md").write_bytes(b"# T\ncaf\xe9\n")
     (d / "empty.md").write_text("  \n")

@@ -192,3 +192,19 @@ def test_a_name_that_later_speaks_is_a_speaker(tmp_path):
         m.ingest(chat)
         kinds = {e.name: e.kind for e in m.knowledge.entities()}
         assert kinds["Maya"] == "speaker" and kinds["Daniel"] == "speaker" and kinds["Pepper"] == "name"
+
+
+def test_fact_dedup_past_a_full_scan_finds_near_duplicates_through_rare_words(monkeypatch):
+    from mnemoscope.engine.dense import HashEmbedder
+    from mnemoscope.engine.knowledge import building
+
+    monkeypatch.setattr(building, "SCAN_ALL", 50)
+    hasher = HashEmbedder(256)
+    facts = [("Maya", "likes", f"the {colour} kite number {n}") for n, colour in
+             enumerate(["red", "blue", "green", "amber", "violet"] * 40)]
+    rows = building.RowMatrix(256)
+    for fid, (vec, fact) in enumerate(zip(hasher.embed([" ".join(f) for f in facts]), facts)):
+        rows.add(fid, vec, building.fact_words(*fact))
+    probe = ("Maya", "likes", "the violet kite number 104")
+    near, sim = rows.nearest(hasher.embed([" ".join(probe)])[0], building.fact_words(*probe))
+    assert near == 104 and sim > 0.99

@@ -107,6 +107,24 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def refused_from_a_web_page(port: int) -> list[tuple[int, bytes]]:
+    """(status, body) of an initialize request sent with another site's Host, then Origin."""
+    import http.client
+    import json
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "page", "version": "1"}}})
+    out = []
+    for headers in ({"Host": f"evil.example:{port}"}, {"Host": f"127.0.0.1:{port}", "Origin": "http://evil.example"}):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("POST", "/mcp", body, {"Content-Type": "application/json",
+                                            "Accept": "application/json, text/event-stream", **headers})
+        reply = conn.getresponse()
+        out.append((reply.status, reply.read()))
+        conn.close()
+    return out
+
+
 async def test_streamable_http_on_loopback(tmp_path):
     port = free_port()
     server = subprocess.Popen(server_command(tmp_path / "http.db", "--http", str(port)), cwd=ROOT,
@@ -127,6 +145,8 @@ async def test_streamable_http_on_loopback(tmp_path):
                                                            "title": "Trip"})).structured_content
             hits = (await session.call_tool("recall", {"query": "Eiger hike", "strategy": "bm25"})).structured_content["hits"]
             assert hits and hits[0]["id"] in stored["item_ids"] and hits[0]["source"] == stored["source"]
+        # a web page that rebinds its name to 127.0.0.1 reaches the port but not the memory
+        assert refused_from_a_web_page(port) == [(421, b"Invalid Host header"), (403, b"Invalid Origin header")]
     finally:
         server.terminate()
         out, _ = server.communicate(timeout=30)

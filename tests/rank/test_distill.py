@@ -15,7 +15,7 @@ def learnable_teachers(mem, dim: int = 32, seed: int = 0) -> dict[int, np.ndarra
     rng = np.random.default_rng(seed)
     index = mem.index
     slots = np.flatnonzero(index.alive)
-    latent = index.lsa_vectors.matrix[slots]
+    latent = index.lsa_vectors.rows(slots)
     stress = np.ones(latent.shape[1])
     stress[:8] = 6.0
     vectors = (latent * stress) @ rng.normal(size=(latent.shape[1], dim)) + rng.normal(0, 0.05, (len(slots), dim))

@@ -20,11 +20,11 @@ def ids(rec):
 def test_one_mark_lifts_the_item_at_once_and_names_why(mem, strategy):
     first = mem.recall(QUERY, strategy=strategy)
     target = ids(first)[5]
-    mem.feedback(first.token, [target])
+    event = mem.feedback(first.token, [target]).event_id
     again = mem.recall(QUERY, strategy=strategy)
     assert ids(again)[0] == target
     note = again.hits[0].taught
-    assert note.used and note.similarity == pytest.approx(1.0) and note.marks == 1
+    assert note.used and note.similarity == pytest.approx(1.0) and note.marks == 1 and note.event == event
     assert note.describe() == f"marked used for {QUERY!r} (similarity 1.00, 1 mark)"
     sunk = [h for h in mem.recall(QUERY, strategy=strategy, top_k=100).hits if h.taught and not h.taught.used]
     assert sunk and all(-1 < h.taught.lift < 0 for h in sunk)  # ignored: down, by less than a use lifts

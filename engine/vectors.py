@@ -1,0 +1,145 @@
+"""Item vectors addressed by slot, scored against a query with matrix products.
+
+A small index keeps float32 rows: exact, and at 50k rows only 25 MB at 128 dimensions. Past
+``quantize_above`` rows it keeps each row as int8 codes with one float32 scale (a quarter of the
+memory: 128 MB instead of 512 MB for a million 128-dimension rows) and scores in two steps: the
+codes rank every row, then the best ``RESCORE`` rows are scored again exactly from float32 rows
+that the owner gives back on demand (:attr:`VectorIndex.exact`: the latent model projects an
+item's terms again; stored vectors are read back). A row's code error is at most half a step of
+its own scale, so the exact top rows are among the best codes' (measured in docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .arrays import Column
+from .dense import one_blas_thread
+
+QUANTIZE_ABOVE = 50_000
+RESCORE = 512  # rows of a scan scored again exactly
+BLOCK = 65_536  # rows decoded at a time in a scan (a 32 MB float32 block at 128 dimensions)
+
+ExactRows = Callable[[np.ndarray], np.ndarray]  # slots → their float32 rows, exactly
+
+
+class VectorIndex:
+    """Rows addressed by slot; cosine scores in one matrix-vector product per block."""
+
+    def __init__(self, dim: int = 0, exact: ExactRows | None = None, quantize_above: int = QUANTIZE_ABOVE) -> None:
+        self.dim = dim
+        self.exact = exact
+        self.quantize_above = quantize_above
+        self._m = np.zeros((0, dim), dtype=np.float32)  # float32 rows, or int8 codes once quantised
+        self._scale = Column(np.float32)  # per-row scale of the codes
+        self._n = 0
+        self._alive = np.zeros(0, dtype=bool)
+
+    @property
+    def quantized(self) -> bool:
+        return self._m.dtype == np.int8
+
+    def __len__(self) -> int:
+        return self._n
+
+    @property
+    def nbytes(self) -> int:
+        return self._m.nbytes + self._scale.nbytes + self._alive.nbytes
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def set(self, slots: np.ndarray, vectors: np.ndarray) -> None:
+        slots = np.asarray(slots, dtype=np.int64)
+        if not len(slots):
+            return
+        if not self.dim:
+            self.dim = vectors.shape[1]
+            self._m = np.zeros((0, self.dim), dtype=np.float32)
+        need = int(np.max(slots)) + 1
+        if need > len(self._m):
+            cap = max(need, int(len(self._m) * 1.5) + 64)
+            if not self.quantized and cap > self.quantize_above:
+                self._quantize_all()
+            grown = np.zeros((cap, self.dim), dtype=self._m.dtype)
+            grown[: len(self._m)] = self._m
+            self._m = grown
+            self._alive = np.concatenate([self._alive, np.zeros(cap - len(self._alive), dtype=bool)])
+            self._scale.resize(cap if self.quantized else 0)
+        if self.quantized:
+            codes, scale = quantize(np.asarray(vectors, dtype=np.float32))
+            self._m[slots] = codes
+            self._scale.view[slots] = scale
+        else:
+            self._m[slots] = vectors
+        self._alive[slots] = True
+        self._n = max(self._n, need)
+
+    def _quantize_all(self) -> None:
+        codes, scale = quantize(self._m)
+        self._m = codes
+        self._scale = Column(np.float32, values=scale)
+
+    def remove(self, slots: np.ndarray) -> None:
+        slots = np.asarray([s for s in slots if s < len(self._alive)], dtype=np.int64)
+        self._alive[slots] = False
+        self._m[slots] = 0
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def rows(self, slots: np.ndarray) -> np.ndarray:
+        """float32 rows of ``slots`` (decoded codes once quantised; zeros past the index)."""
+        slots = np.asarray(slots, dtype=np.int64)
+        out = np.zeros((len(slots), self.dim), dtype=np.float32)
+        inside = slots < self._n
+        if inside.any():
+            rows = self._m[slots[inside]].astype(np.float32)
+            if self.quantized:
+                rows *= self._scale.view[slots[inside], None]
+            out[inside] = rows
+        return out
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        """Cosine of every row to ``query`` (rows are L2-normalised); once quantised, the best
+        :data:`RESCORE` rows are exact and the others within a code step."""
+        if not self._n or not self.dim:
+            return np.zeros(self._n, dtype=np.float32)
+        query = query.astype(np.float32)
+        if not self.quantized:
+            with one_blas_thread():
+                return self._m[: self._n] @ query
+        out = np.empty(self._n, dtype=np.float32)
+        with one_blas_thread():
+            for lo in range(0, self._n, BLOCK):
+                hi = min(lo + BLOCK, self._n)
+                out[lo:hi] = self._m[lo:hi].astype(np.float32) @ query
+        out *= self._scale.view[: self._n]
+        if self.exact is not None:
+            best = np.argpartition(-out, min(RESCORE, self._n) - 1)[:RESCORE]
+            best = best[self._alive[best]]
+            out[best] = self.scores_at(best, query)
+        return out
+
+    def scores_at(self, slots: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Scores of ``slots`` only (0 for slots past the index): a row gather, no scan; exact."""
+        slots = np.asarray(slots, dtype=np.int64)
+        out = np.zeros(len(slots), dtype=np.float32)
+        if not self._n or not self.dim:
+            return out
+        inside = slots < self._n
+        if self.quantized and self.exact is not None:
+            live = inside & self._alive[np.where(inside, slots, 0)]
+            if live.any():
+                out[live] = self.exact(slots[live]) @ query.astype(np.float32)
+            return out
+        out[inside] = self.rows(slots[inside]) @ query.astype(np.float32)
+        return out
+
+
+def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int8 codes and per-row scales with rows ≈ codes × scale (zero rows: scale 0)."""
+    peak = np.abs(rows).max(axis=1) if rows.size else np.zeros(len(rows), dtype=np.float32)
+    scale = (peak / 127.0).astype(np.float32)
+    codes = np.rint(rows / np.where(scale > 0, scale, 1.0)[:, None]).astype(np.int8)
+    return codes, scale
