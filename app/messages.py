@@ -1,8 +1,6 @@
-"""Messages the app's workers post when a slow task moves on or ends."""
+"""Messages the app's workers post while a slow task moves on (its end calls the task's ``done``)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from textual.message import Message
 
@@ -13,18 +11,6 @@ class StoreOpened(Message):
     def __init__(self, label: str, empty: bool) -> None:
         super().__init__()
         self.label, self.empty = label, empty
-
-
-class StoreFailed(Message):
-    """The store could not be opened (locked, corrupt, not a store)."""
-
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
-
-
-class StoreChanged(Message):
-    """Something was written: screens that show store data refresh."""
 
 
 class TaskProgress(Message):
@@ -38,25 +24,9 @@ class TaskProgress(Message):
         return isinstance(message, TaskProgress) and message.task == self.task
 
 
-class TaskFinished(Message):
-    """A slow task ended: ``result`` on success, ``error`` (one line) otherwise."""
-
-    def __init__(self, task: str, result: Any = None, error: str | None = None, cancelled: bool = False) -> None:
-        super().__init__()
-        self.task, self.result, self.error, self.cancelled = task, result, error, cancelled
-
-
 class SourceDone(Message):
     """One source of an ingest is stored (``done`` of ``total`` items so far)."""
 
     def __init__(self, name: str, done: int, total: int) -> None:
         super().__init__()
         self.name, self.done, self.total = name, done, total
-
-
-class TaskEnded(Message):
-    """To the app: a task's worker is done (its entry leaves the running tasks)."""
-
-    def __init__(self, task: str, worker: object) -> None:
-        super().__init__()
-        self.task, self.worker = task, worker

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from mnemoscope.engine.errors import MnemoscopeError  # a leaf: importing it loads no numpy
+
 if TYPE_CHECKING:  # the engine (numpy, scipy) is imported on first use, in a worker: the UI paints first
     from mnemoscope.engine import Memory, Settings
     from mnemoscope.engine.store.activity import ChangeWatch
@@ -27,7 +29,7 @@ Cancelled = Callable[[], bool]
 AREAS = ("knowledge", "topics", "ranker")
 
 
-class NoStore(RuntimeError):
+class NoStore(MnemoscopeError, RuntimeError):
     """A call needs an open store and none is open."""
 
     def __init__(self) -> None:
@@ -196,13 +198,6 @@ class Services:
         docs = self.memory.strategies()
         return {name: docs[name] for name in sorted(docs, key=lambda n: (n != "fused", n != "hybrid", n))}
 
-    def score_terms(self) -> tuple[dict[str, float], float] | None:
-        """The ranker's heuristic weights and λ (how a fused score is made), when there is a ranker."""
-        if not self.has("ranker"):
-            return None
-        status = self.memory.ranker.status()
-        return dict(status.heuristic), float(status.lam)
-
     def default_strategy(self) -> str:
         return getattr(self.mem, "default_strategy", None) or "hybrid"
 
@@ -253,16 +248,9 @@ class Services:
 
 
 def describe_error(exc: BaseException) -> str:
-    """One line a person can act on. Engine errors already are; others get their type named."""
-    from mnemoscope.engine import IngestFailed, RecallError, RequestError
-    from mnemoscope.engine.store import StoreError
-
-    if isinstance(exc, (IngestFailed, RecallError, RequestError, StoreError, NoStore)):
-        return str(exc)
-    if type(exc).__module__.split(".")[0] == "engine" and str(exc).strip():
-        return str(exc).strip().splitlines()[0]  # the engine's own refusals are one line for the user
-    if isinstance(exc, OSError):
-        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        return f"{where}{exc.strerror or exc}"
+    """One line for the person. A ``MnemoscopeError`` is written for them; anything else is a bug,
+    named by its type (the app logs its traceback)."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if isinstance(exc, MnemoscopeError):
+        return text or type(exc).__name__
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

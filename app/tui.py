@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar
 
 from textual import on, work
 from textual.app import App, SystemCommand
@@ -18,14 +18,27 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from .commands import Command, MnemoscopeCommands
-from .messages import StoreOpened, TaskEnded, TaskFinished, TaskProgress
-from .services import Services, describe_error
+from .messages import StoreOpened, TaskProgress
+from .services import Cancelled, MnemoscopeError, Progress, Services, describe_error
 from .widgets import ChoiceDialog, HelpScreen, PromptDialog
 from .widgets.chrome import SCREENS
 
+if TYPE_CHECKING:
+    from mnemoscope.engine.records import IngestReport
+
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")  # what a task's function returns, and its ``done`` callback takes
+
 UNTIED_TASKS = ("llm",)  # tasks that do not use the open store: another may be opened meanwhile
+
+
+@dataclass(frozen=True)
+class StoreLoaded:
+    """A store opened, or the demo content loaded: the header's counts, and the demo's report."""
+
+    stats: dict[str, Any]
+    report: "IngestReport | None" = None
 
 
 @dataclass
@@ -93,6 +106,7 @@ class MnemoscopeApp(App[None]):
     # -- start-up -----------------------------------------------------------------------------
 
     FOLLOW_INTERVAL = 0.25  # seconds between two looks at whether another process committed
+    WARM_AFTER_FOLLOW = 0.5  # seconds after following a change before its matrices are built again
 
     def on_mount(self) -> None:
         # open the store once the first screen is painted: importing the engine competes for the GIL
@@ -106,48 +120,37 @@ class MnemoscopeApp(App[None]):
                         "the store.", title="Open store", severity="warning", markup=False)
             return
 
-        def open_and_fill(progress, cancelled) -> dict[str, Any]:
+        def open_and_fill(progress: Progress, cancelled: Cancelled) -> StoreLoaded:
             started = time.perf_counter()
             mem = self.services.open(path)
             self.open_seconds = time.perf_counter() - started
             loaded = None
             if path is None and self.services.demo and not mem.counts().get("items"):
                 loaded = self.services.load_demo(progress=progress, cancelled=cancelled)
-            return {"stats": self.services.counts(), "demo": loaded}
+            return StoreLoaded(self.services.counts(), loaded)
 
-        self.run_task(self, "store", "Opening store", open_and_fill)
+        self.run_task(self, "store", "Opening store", open_and_fill, done=self.store_opened,
+                      failed=self.store_failed, keep_cancelled=True)
 
-    @on(TaskFinished)
-    def _store_task_finished(self, message: TaskFinished) -> None:
-        if message.task not in ("store", "demo"):
-            return
-        if message.error:
-            self.store_label = self.services.label
-            if message.task == "store":
-                self.store_failed(message.error)
-            else:
-                self.notify(message.error, title="Demo content", severity="error", markup=False)
-            return
+    def store_opened(self, loaded: StoreLoaded) -> None:
         self.store_label = self.services.label
-        self.store_changed(message.result["stats"])
-        if message.task == "store":
-            self.ready_seconds = time.perf_counter() - self.started
-            self.call_after_refresh(self._warm_up)  # after the counts are painted
-            empty = not message.result["stats"].get("items")
-            self.post_message(StoreOpened(self.store_label, empty))
-            if empty and self.offer_demo:
-                self.offer_demo_content()
-        elif message.result.get("report") is not None:
-            self.notify(message.result["report"].summary(), title="Demo content loaded", markup=False)
+        self.store_changed(loaded.stats)
+        self.ready_seconds = time.perf_counter() - self.started
+        self.call_after_refresh(self._warm_up)  # after the counts are painted
+        empty = not loaded.stats.get("items")
+        self.post_message(StoreOpened(self.store_label, empty))
+        if empty and self.offer_demo:
+            self.offer_demo_content()
 
     def store_failed(self, error: str) -> None:
+        self.store_label = self.services.label
+
         def chosen(choice: str | None) -> None:
             if choice == "open":
                 self.action_open_store()
             elif choice == "temp":
-                self.run_task(self, "store", "Opening a temporary store",
-                              lambda progress, cancelled: (self.services.open_temporary(),
-                                                           {"stats": self.services.stats(), "demo": None})[1])
+                self.run_task(self, "store", "Opening a temporary store", self.open_temporary, done=self.store_opened,
+                              failed=self.store_failed, progress=False)
             elif choice == "quit":
                 self.exit()
 
@@ -164,12 +167,24 @@ class MnemoscopeApp(App[None]):
         self.push_screen(ChoiceDialog("An empty store", body, [("load", "Load demo content"), ("no", "Not now")]),
                          lambda choice: self.load_demo() if choice == "load" else None)
 
-    def load_demo(self) -> None:
-        def job(progress, cancelled) -> dict[str, Any]:
-            report = self.services.load_demo(progress=progress, cancelled=cancelled)
-            return {"stats": self.services.stats(), "report": report}
+    def open_temporary(self) -> StoreLoaded:
+        self.services.open_temporary()
+        return StoreLoaded(self.services.stats())
 
-        self.run_task(self, "demo", "Loading demo content", job)
+    def load_demo(self) -> None:
+        def job(progress: Progress, cancelled: Cancelled) -> StoreLoaded:
+            report = self.services.load_demo(progress=progress, cancelled=cancelled)
+            return StoreLoaded(self.services.stats(), report)
+
+        self.run_task(self, "demo", "Loading demo content", job, done=self.demo_loaded,
+                      failed=self.refused("Demo content"),
+                      keep_cancelled=True)
+
+    def demo_loaded(self, loaded: StoreLoaded) -> None:
+        self.store_label = self.services.label
+        self.store_changed(loaded.stats)
+        if loaded.report is not None:
+            self.notify(loaded.report.summary(), title="Demo content loaded", markup=False)
 
     # -- the store changed --------------------------------------------------------------------
 
@@ -193,11 +208,14 @@ class MnemoscopeApp(App[None]):
         stats = self.services.follow()
         if stats is not None:
             self.call_from_thread(self.store_changed, stats)
-            self.services.warm_up()  # the matrices the change dropped, built here, not by the next query
+            # the matrices the change dropped, built behind the screen rather than by the next
+            # query; a moment later, so that the screens' own refresh comes first
+            self.call_from_thread(self.set_timer, self.WARM_AFTER_FOLLOW, self._warm_up, name="warm after follow")
 
     @work(thread=True, exclusive=True, group="warm-up", exit_on_error=False)
     def _warm_up(self) -> None:
-        """Load the engine's areas behind the usable screen; a query sent meanwhile waits for them."""
+        """Load the engine's areas behind the usable screen (a query sent meanwhile waits for them),
+        and build again what following another process dropped."""
         self.services.warm_up()
 
     @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
@@ -207,13 +225,18 @@ class MnemoscopeApp(App[None]):
 
     # -- tasks --------------------------------------------------------------------------------
 
-    def run_task(self, owner: MessagePump, task: str, title: str, fn: Callable[..., Any], *,
-                 progress: bool = True, replace: bool = False, show: bool = True) -> Worker | None:
-        """Run ``fn(progress=, cancelled=)`` (or ``fn()``) in a thread; post ``TaskFinished`` to ``owner``
-        (it bubbles up to the app).
+    def run_task(self, owner: MessagePump, task: str, title: str, fn: Callable[..., T], *,
+                 done: Callable[[T], object] | None = None, failed: Callable[[str], object] | None = None,
+                 progress: bool = True, replace: bool = False, show: bool = True,
+                 keep_cancelled: bool = False) -> Worker | None:
+        """Run ``fn(progress=, cancelled=)`` (or ``fn()``) in a thread, then on the UI thread call
+        ``done(result)``, typed by ``fn``'s result, or ``failed(one line)`` (by default a notification
+        titled by ``owner``). Nothing is called if ``owner`` has left the screen meanwhile, nor for a
+        cancelled task unless ``keep_cancelled`` (an ingest stopped partway reports what it stored).
 
         A task of the same name already running is cancelled when ``replace`` (a new query
-        supersedes the old one); otherwise the new one is refused with a notice.
+        supersedes the old one); otherwise the new one is refused with a notice. The task leaves
+        ``tasks`` once its result is shown, so that "no task runs" means "every result is on screen".
         """
         running = self.tasks.get(task)
         if running is not None and not replace:
@@ -221,6 +244,7 @@ class MnemoscopeApp(App[None]):
             return None
         state = TaskState(title, show=show)
         self.tasks[task] = state
+        heading = getattr(owner, "TITLE", "") or title
 
         def job() -> None:
             worker = get_current_worker()
@@ -230,25 +254,38 @@ class MnemoscopeApp(App[None]):
 
             try:
                 result = fn(progress=report, cancelled=lambda: worker.is_cancelled) if progress else fn()
-            except Exception as exc:  # every failure becomes one line for the person, never a traceback
-                log.debug("task %s failed", task, exc_info=True)
-                finished = dict(error=describe_error(exc))
+            except MnemoscopeError as exc:  # meant for the person: one line
+                error = describe_error(exc)
+                if worker.is_cancelled:  # replaced by a newer request, or cancelled with Esc
+                    deliver = partial(self.notify, error, title=heading, severity="warning", markup=False)
+                else:
+                    deliver = partial(failed, error) if failed is not None else partial(
+                        self.notify, error, title=heading, severity="error", markup=False)
+            except Exception as exc:  # a bug: logged with its traceback, one line on screen all the same
+                log.exception("task %s failed", task)
+                deliver = partial(self.notify, describe_error(exc), title="Something went wrong", severity="error",
+                                  markup=False)
             else:
-                finished = dict(result=result)
-            owner.post_message(TaskFinished(task, cancelled=worker.is_cancelled, **finished))
-            self.post_message(TaskEnded(task, worker))
+                dropped = done is None or (worker.is_cancelled and not keep_cancelled)
+                deliver = None if dropped else partial(done, result)
+            self.call_later(self._finish_task, task, worker, owner, deliver)
 
         state.worker = self.run_worker(job, name=task, group=task, description=title, thread=True,
                                        exclusive=replace, exit_on_error=False)
         self._show_tasks()
         return state.worker
 
-    def on_task_ended(self, message: TaskEnded) -> None:
-        task, worker = message.task, message.worker
-        state = self.tasks.get(task)
-        if state is not None and state.worker is worker:
-            del self.tasks[task]
-            self._show_tasks()
+    def _finish_task(self, task: str, worker: Worker, owner: MessagePump,
+                     deliver: Callable[[], object] | None) -> None:
+        """On the UI thread: show a task's outcome to its owner, then let the task go."""
+        try:
+            if deliver is not None and owner.is_attached:
+                deliver()
+        finally:
+            state = self.tasks.get(task)
+            if state is not None and state.worker is worker:
+                del self.tasks[task]
+                self._show_tasks()
 
     def on_task_progress(self, message: TaskProgress) -> None:
         state = self.tasks.get(message.task)
@@ -260,10 +297,6 @@ class MnemoscopeApp(App[None]):
         shown = [s for s in self.tasks.values() if s.show]
         self.busy = shown[-1].title if shown else ""
         self.task_tick += 1
-
-    @property
-    def visible_tasks(self) -> dict[str, TaskState]:
-        return {k: s for k, s in self.tasks.items() if s.show}
 
     def action_cancel_task(self) -> None:
         shown = [s for s in self.tasks.values() if s.worker is not None]
@@ -301,38 +334,42 @@ class MnemoscopeApp(App[None]):
                          lambda path: self.open_store(Path(path).expanduser()) if path else None)
 
     def action_export(self) -> None:
+        def exported(records: int) -> None:
+            self.notify(f"{records:,} records written.", title="Export")
+            self.store_changed()
+
         def export(path: str | None) -> None:
             if path:
-                self.run_task(self, "export", "Exporting", lambda: self.services.memory.export(path), progress=False)
+                self.run_task(self, "export", "Exporting", lambda: self.services.memory.export(path), progress=False,
+                              done=exported, failed=self.refused("Export"))
 
         self.push_screen(PromptDialog("Export", "Write every record as JSON lines to:", "mnemoscope-export.jsonl"),
                          export)
 
     def action_import(self) -> None:
+        def imported(report: "IngestReport") -> None:
+            self.notify(report.summary(), title="Import", markup=False)
+            self.store_changed()
+
         def do_import(path: str | None) -> None:
             if path:
-                self.run_task(self, "import", "Importing", lambda: self.services.memory.import_(path), progress=False)
+                self.run_task(self, "import", "Importing", lambda: self.services.memory.import_(path), progress=False,
+                              done=imported, failed=self.refused("Import"))
 
         self.push_screen(PromptDialog("Import", "Read a Mnemoscope export (JSON lines) from:", ""), do_import)
 
     def action_reindex(self) -> None:
-        self.run_task(self, "reindex", "Rebuilding the index",
-                      lambda progress, cancelled: self.services.memory.reindex(progress=progress))
+        def reindexed(counts: dict[str, Any]) -> None:
+            self.notify(f"{counts['items']:,} items, {counts['terms']:,} terms.", title="Reindex")
+            self.store_changed()
 
-    @on(TaskFinished)
-    def _maintenance_finished(self, message: TaskFinished) -> None:
-        if message.task not in ("export", "import", "reindex"):
-            return
-        if message.error:
-            self.notify(message.error, title=message.task.capitalize(), severity="error", markup=False)
-            return
-        if message.task == "export":
-            self.notify(f"{message.result:,} records written.", title="Export")
-        elif message.task == "import":
-            self.notify(message.result.summary(), title="Import", markup=False)
-        else:
-            self.notify(f"{message.result['items']:,} items, {message.result['terms']:,} terms.", title="Reindex")
-        self.store_changed()
+        self.run_task(self, "reindex", "Rebuilding the index",
+                      lambda progress, cancelled: self.services.memory.reindex(progress=progress),
+                      done=reindexed, failed=self.refused("Reindex"), keep_cancelled=True)
+
+    def refused(self, title: str) -> Callable[[str], None]:
+        """A task's ``failed``: its one line as an error notification titled ``title``."""
+        return lambda error: self.notify(error, title=title, severity="error", markup=False)
 
     def action_screenshot(self) -> None:
         path = self.save_screenshot(path=str(Path.cwd()))

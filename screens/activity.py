@@ -83,9 +83,7 @@ the newest 10,000 changes.
     def refresh_data(self) -> None:
         services = self.services
         self.run_task("activity", "Loading the activity log", lambda: services.memory.activity.recent(LINES_SHOWN),
-                      progress=False, show=False, replace=True)
-
-    RESULTS = {"activity": "show_activity"}
+                      progress=False, show=False, replace=True, done=self.show_activity)
 
     def show_activity(self, events: list["ActivityEvent"]) -> None:
         table = self.query_one("#activity-table", DataTable)

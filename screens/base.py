@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -12,12 +12,15 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 
 from mnemoscope.app.commands import Command
-from mnemoscope.app.messages import TaskFinished
 from mnemoscope.app.widgets import ChoiceDialog, NavTabs, StoreHeader, TaskPanel
 
 if TYPE_CHECKING:
+    from textual.worker import Worker
+
     from mnemoscope.app.services import Services
     from mnemoscope.app.tui import MnemoscopeApp
+
+T = TypeVar("T")
 
 
 WIDE = 110  # the app's breakpoint: from this width panes sit side by side (see MnemoscopeApp)
@@ -33,6 +36,11 @@ class FittedScreen(Screen):
         super().__init__(**kwargs)
         self._fitted_width = 0  # the terminal width the tables' columns were fitted to
         self._refit_timer: Timer | None = None
+
+    @property
+    def fitted_width(self) -> int:
+        """The terminal width the tables' columns are fitted to (the app's width once a resize rested)."""
+        return self._fitted_width
 
     def fit_columns(self) -> None:
         """Give each table its columns for the terminal's width (with ``set_columns``)."""
@@ -71,7 +79,6 @@ class BaseScreen(FittedScreen):
     TITLE = ""
     HELP = ""
     AREA: str | None = None  # the engine area the screen needs (knowledge, topics, ranker)
-    RESULTS: dict[str, str] = {}  # task name → the method that shows its result (a tuple is spread)
     BINDINGS = [Binding("escape", "escape", "Cancel task / leave the box", id="screen-escape", show=False)]
 
     app: "MnemoscopeApp"
@@ -164,54 +171,30 @@ class BaseScreen(FittedScreen):
 
     # -- tasks ------------------------------------------------------------------------------------
 
-    def run_task(self, task: str, title: str, fn: Callable[..., Any], **options: Any):
-        return self.app.run_task(self, task, title, fn, **options)
-
-    @on(TaskFinished)
-    def _show_result(self, message: TaskFinished) -> None:
-        """A loading task of this screen ended: show its result, or say why there is none."""
-        method = self.RESULTS.get(message.task.split(":")[0])  # "topic-children:t:0" → "topic-children"
-        if method is None:
-            return
-        message.stop()
-        if message.cancelled:  # replaced by a newer request, or cancelled with Esc
-            if message.error:
-                self.notify(message.error, title=self.TITLE, severity="warning", markup=False)
-            return
-        if message.error:
-            self.notify(message.error, title=self.TITLE, severity="error", markup=False)
-            return
-        show = getattr(self, method)
-        if isinstance(message.result, tuple):
-            show(*message.result)
-        else:
-            show(message.result)
+    def run_task(self, task: str, title: str, fn: Callable[..., T], *, done: Callable[[T], object] | None = None,
+                 **options: Any) -> "Worker | None":
+        """``app.run_task`` owned by this screen: ``done(result)`` is called only while it is shown or kept."""
+        return self.app.run_task(self, task, title, fn, done=done, **options)
 
     # -- curation: the engine's dry run first, then the write ------------------------------------
 
     def curate(self, title: str, what: str, call: Callable[[bool], dict[str, Any]]) -> None:
         """Run ``call(dry_run=True)``, show its report, and on confirmation ``call(dry_run=False)``."""
-        self._curation = (title, what, call)
-        self.run_task("dry-run", f"{title}: dry run", lambda: call(True), progress=False, show=False)
+        refused = self.app.refused(f"{title}: refused")
 
-    @on(TaskFinished)
-    def _curation_step(self, message: TaskFinished) -> None:
-        if message.task not in ("dry-run", "curate"):
-            return
-        message.stop()
-        title, what, call = self._curation
-        if message.error:
-            self.notify(message.error, title=f"{title}: refused", severity="error", markup=False)
-            return
-        if message.task == "curate":
-            self.notify(describe_report(message.result), title=f"{title}: done", markup=False)
+        def curated(report: dict[str, Any]) -> None:
+            self.notify(describe_report(report), title=f"{title}: done", markup=False)
             self.app.store_changed()
-            return
-        body = f"{what}\n\nThe dry run says this would change:\n\n{describe_report(message.result)}"
-        self.app.push_screen(
-            ChoiceDialog(title, body, [("cancel", "Cancel"), ("apply", title)], danger="apply"),
-            lambda choice: self.run_task("curate", title, lambda: call(False), progress=False)
-            if choice == "apply" else None)
+
+        def dry_run_shown(report: dict[str, Any]) -> None:
+            body = f"{what}\n\nThe dry run says this would change:\n\n{describe_report(report)}"
+            self.app.push_screen(
+                ChoiceDialog(title, body, [("cancel", "Cancel"), ("apply", title)], danger="apply"),
+                lambda choice: self.run_task("curate", title, lambda: call(False), progress=False, done=curated,
+                                             failed=refused) if choice == "apply" else None)
+
+        self.run_task("dry-run", f"{title}: dry run", lambda: call(True), progress=False, show=False,
+                      done=dry_run_shown, failed=refused)
 
     def commands(self) -> Iterator[Command]:
         """Palette commands of this screen (title, help, callback)."""

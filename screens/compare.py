@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -11,10 +11,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Select, Static
 
-from mnemoscope.app.messages import TaskFinished
 from mnemoscope.app.widgets import StoreHeader
 from mnemoscope.app.widgets.recall import INTENTS, SOURCE_WIDTH, HitsTable
 from mnemoscope.screens.base import WIDE, FittedScreen
+
+if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
+    from mnemoscope.engine.pipeline import Recall
 
 SIDES = ("a", "b")
 
@@ -84,17 +86,11 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
         text, services = self.query_text, self.app.services
         a, b = self.side_options("a"), self.side_options("b")
         self.app.run_task(self, "compare", "Comparing", lambda: (services.recall(text, **a), services.recall(text, **b)),
-                          progress=False, replace=True, show=False)
+                          progress=False, replace=True, show=False, done=self.compared,
+                          failed=self.app.refused("Compare"))
 
-    @on(TaskFinished)
-    def compared(self, message: TaskFinished) -> None:
-        if message.task != "compare" or message.cancelled:
-            return
-        message.stop()
-        if message.error:
-            self.notify(message.error, title="Compare", severity="error", markup=False)
-            return
-        recalls = dict(zip(SIDES, message.result))
+    def compared(self, both: tuple["Recall", "Recall"]) -> None:
+        recalls = dict(zip(SIDES, both))
         ranks = {side: {h.item.id: h.rank for h in r.hits} for side, r in recalls.items()}
         shared = set(ranks["a"]) & set(ranks["b"])
         for side, other in (("a", "b"), ("b", "a")):

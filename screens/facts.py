@@ -3,6 +3,7 @@ neighbourhood, as of now or of a date; curation; and the conflict inbox, a mode 
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -222,7 +223,8 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
                 found = [e for e in found if text in e.name.lower() or text in e.key]
             return found[:ENTITY_ROWS]
 
-        self.run_task("entities", "Loading entities", load, progress=False, show=False, replace=True)
+        self.run_task("entities", "Loading entities", load, progress=False, show=False, replace=True,
+                      done=self.show_entities)
 
     @on(Input.Changed, "#entity-filter")
     def filter_changed(self) -> None:
@@ -235,9 +237,6 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
 
     def action_filter(self) -> None:
         self.query_one("#entity-filter", Input).focus()
-
-    RESULTS = {"entities": "show_entities", "facts": "show_facts", "conflicts": "show_conflicts",
-               "decide": "decided", "history": "show_history", "change-dates": "step_to"}
 
     def show_entities(self, entities: list[Any]) -> None:
         table = self.query_one("#entities-table", DataTable)
@@ -266,8 +265,8 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
 
     def load_facts(self, entity: Any) -> None:
         knowledge, as_of = self.services.memory.knowledge, self.as_of
-        self.run_task("facts", "Loading facts", lambda: (entity, knowledge.facts(entity.id, as_of=as_of)),
-                      progress=False, show=False, replace=True)
+        self.run_task("facts", "Loading facts", lambda: knowledge.facts(entity.id, as_of=as_of), progress=False,
+                      show=False, replace=True, done=partial(self.show_facts, entity))
 
     def show_facts(self, entity: Any, facts: list[Any]) -> None:
         table = self.query_one("#facts-table", DataTable)
@@ -328,7 +327,8 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         def dates() -> list[str]:
             return sorted({d for f in knowledge.facts(entity.id) for d in (f.valid_from, f.valid_to) if d})
 
-        self.run_task("change-dates", "Finding dates", dates, progress=False, show=False, replace=True)
+        self.run_task("change-dates", "Finding dates", dates, progress=False, show=False, replace=True,
+                      done=self.step_to)
 
     def step_to(self, dates: list[str]) -> None:
         current = self.as_of
@@ -364,9 +364,10 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
                           for d in decisions]
             return f"History of fact {fact.id}", "\n".join(lines)
 
-        self.run_task("history", "Loading history", load, progress=False, show=False)
+        self.run_task("history", "Loading history", load, progress=False, show=False, done=self.show_history)
 
-    def show_history(self, title: str, body: str) -> None:
+    def show_history(self, history: tuple[str, str]) -> None:
+        title, body = history
         self.app.push_screen(ChoiceDialog(title, body, [("close", "Close")]))
 
     # -- the conflict inbox ---------------------------------------------------------------------
@@ -395,9 +396,11 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
             found = memory.knowledge.conflicts()
             return found, memory.items({i for c in found for ids in c.evidence.values() for i in ids})
 
-        self.run_task("conflicts", "Loading conflicts", load, progress=False, show=False, replace=True)
+        self.run_task("conflicts", "Loading conflicts", load, progress=False, show=False, replace=True,
+                      done=self.show_conflicts)
 
-    def show_conflicts(self, conflicts: list[Any], items: dict[int, Any]) -> None:
+    def show_conflicts(self, found: tuple[list[Any], dict[int, Any]]) -> None:
+        conflicts, items = found
         table = self.query_one("#conflicts-table", DataTable)
         row = table.cursor_row
         self.conflicts, self.evidence = conflicts, items
@@ -435,7 +438,7 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
             return
         knowledge = self.services.memory.knowledge
         self.run_task("decide", f"{CHOICE_WORDS[choice].capitalize()}: conflict {conflict.id}",
-                      lambda: knowledge.decide(conflict.id, choice), progress=False)
+                      lambda: knowledge.decide(conflict.id, choice), progress=False, done=self.decided)
 
     def action_accept(self) -> None:
         self._decide("accept")
@@ -451,7 +454,7 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
 
     def action_undo(self) -> None:
         knowledge = self.services.memory.knowledge
-        self.run_task("decide", "Undo the last decision", knowledge.undo_last, progress=False)
+        self.run_task("decide", "Undo the last decision", knowledge.undo_last, progress=False, done=self.decided)
 
     def decided(self, decision: Any) -> None:
         self.notify(f"Decision #{decision.id}: {decision.summary}", title="Inbox", markup=False)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from rich.style import Style
 from rich.text import Text
@@ -14,12 +16,29 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, DirectoryTree, Input, RichLog, Static
 from textual.widgets.tree import TreeNode
 
-from mnemoscope.app.messages import SourceDone, TaskFinished
+from mnemoscope.app.messages import SourceDone
 from mnemoscope.app.widgets import ChoiceDialog, NoteDialog
 from mnemoscope.app.widgets.tables import set_columns
+from mnemoscope.app.services import Cancelled, LLMStatus, Progress
 from mnemoscope.screens.base import BaseScreen
 
+if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
+    from mnemoscope.engine.errors import IngestError
+    from mnemoscope.engine.records import ParsedSource
+
+    Parsed = tuple[list[ParsedSource], list[Path], list[IngestError]]  # what reading files without writing gives
+
 COUNTED = ("items", "episodes", "facts", "entities", "topics")
+
+
+@dataclass(frozen=True)
+class Ingested:
+    """An ingest or a note stored: what it says, the counts before and after, and whether Esc stopped it."""
+
+    summary: str
+    before: dict[str, Any]
+    after: dict[str, Any]
+    cancelled: bool = False
 
 
 class FileTree(DirectoryTree):
@@ -175,7 +194,8 @@ with their file and line and left out.
             self.notify("Select a file or folder first (a adds the highlighted one).", severity="warning")
             return
         paths = list(self.selection)
-        self.run_task("parse", "Reading files", lambda: (paths, *self.services.parse(paths)), progress=False)
+        self.run_task("parse", "Reading files", lambda: self.services.parse(paths), progress=False,
+                      done=partial(self.preview_ready, paths), failed=self.unreadable)
 
     def fill_preview(self) -> None:
         table = self.query_one("#ingest-preview", DataTable)
@@ -183,17 +203,13 @@ with their file and line and left out.
         for n, p in enumerate(self.parsed or []):
             table.add_row(*source_row(p), key=str(n))
 
-    @on(TaskFinished)
-    def preview_ready(self, message: TaskFinished) -> None:
-        if message.task != "parse":
-            return
-        message.stop()
-        if message.error:
-            self.ingest_after_preview = False
-            self.log_line(f"✗ {message.error}", "red")
-            self.notify(message.error, title="Cannot read", severity="error", markup=False)
-            return
-        paths, parsed, skipped, errors = message.result
+    def unreadable(self, error: str) -> None:
+        self.ingest_after_preview = False
+        self.log_line(f"✗ {error}", "red")
+        self.notify(error, title="Cannot read", severity="error", markup=False)
+
+    def preview_ready(self, paths: list[str], read: "Parsed") -> None:
+        parsed, skipped, errors = read
         if paths != self.selection:  # changed while the files were read: this preview is not of it
             self.ingest_after_preview = False
             self.notify("The selection changed while its files were read: p previews it, i ingests it.",
@@ -237,7 +253,7 @@ with their file and line and left out.
     def start_ingest(self, parsed: list[Any]) -> None:
         services = self.services
 
-        def job(progress, cancelled) -> dict[str, Any]:
+        def job(progress: Progress, cancelled: Cancelled) -> Ingested:
             mem = services.memory
             before = mem.stats()
 
@@ -246,39 +262,33 @@ with their file and line and left out.
                 self.post_message(SourceDone(what, done, total))
 
             report = mem.ingest_parsed(parsed, progress=each, cancelled=cancelled)
-            after = mem.stats()
-            return {"report": report, "before": before, "after": after}
+            return Ingested(report.summary(), before, mem.stats(), cancelled())
 
         self.log_line(f"Ingesting {len(parsed)} source(s)…")
-        self.run_task("ingest", "Ingesting", job)
+        self.run_task("ingest", "Ingesting", job, done=partial(self.ingested, "Ingest"), failed=self.ingest_failed,
+                      keep_cancelled=True)
 
     def on_source_done(self, message: SourceDone) -> None:
         self.log_line(f"  ✓ {Path(message.name).name}  ({message.done:,}/{message.total:,} items)")
 
-    @on(TaskFinished)
-    def ingest_finished(self, message: TaskFinished) -> None:
-        if message.task not in ("ingest", "note"):
-            return
-        message.stop()
-        if message.error:
-            self.log_line(f"✗ {message.error}", "red")
-            self.notify(message.error, title="Ingest failed", severity="error", markup=False)
-            return
-        result = message.result
-        before, after, report = result["before"], result["after"], result["report"]
+    def ingest_failed(self, error: str) -> None:
+        self.log_line(f"✗ {error}", "red")
+        self.notify(error, title="Ingest failed", severity="error", markup=False)
+
+    def ingested(self, title: str, result: Ingested) -> None:
+        """An ingest or a note is stored (an ingest stopped with Esc: what it stored until then)."""
+        before, after = result.before, result.after
         touched = ", ".join(f"{after[k] - before.get(k, 0):+,} {k}" for k in COUNTED
                             if isinstance(after.get(k), int) and after[k] != before.get(k, 0))
-        summary = report.summary() if hasattr(report, "summary") else str(report)
-        if message.cancelled:
-            summary = "Cancelled after " + summary
+        summary = ("Cancelled after " if result.cancelled else "") + result.summary
         self.log_line(summary, "green" if not self.errors else "yellow")
         if touched:
             self.log_line(f"  store: {touched}")
         for e in self.errors:
             self.log_line(f"  ✗ {e}", "red")
-        self.notify(summary, title="Ingest" if message.task == "ingest" else "Note saved",
-                    severity="warning" if self.errors or message.cancelled else "information", markup=False)
-        if message.task == "ingest":
+        self.notify(summary, title=title, severity="warning" if self.errors or result.cancelled else "information",
+                    markup=False)
+        if title == "Ingest":
             self.parsed = None
         self.app.store_changed(after)
 
@@ -294,13 +304,14 @@ with their file and line and left out.
             title, text = result
             services = self.services
 
-            def job() -> dict[str, Any]:
+            def job() -> Ingested:
                 mem = services.memory
                 before = mem.stats()
                 item = mem.add_note(text, title=title)
-                return {"report": f"Note stored as item {item.id}.", "before": before, "after": mem.stats()}
+                return Ingested(f"Note stored as item {item.id}.", before, mem.stats())
 
-            self.run_task("note", "Saving note", job, progress=False)
+            self.run_task("note", "Saving note", job, progress=False, done=partial(self.ingested, "Note saved"),
+                          failed=self.ingest_failed)
 
         self.app.push_screen(NoteDialog(), save)
 
@@ -308,18 +319,13 @@ with their file and line and left out.
 
     def action_check_llm(self) -> None:
         self.run_task("llm", "Checking the LLM endpoint", self.services.llm_status, progress=False, show=False,
-                      replace=True)
+                      replace=True, done=self.llm_checked,
+                      failed=lambda error: self.query_one("#llm-status", Static).update(
+                          Text(f"LLM: check failed ({error})", style="red")))
 
-    @on(TaskFinished)
-    def llm_checked(self, message: TaskFinished) -> None:
-        if message.task != "llm":
-            return
-        message.stop()
+    def llm_checked(self, status: LLMStatus) -> None:
         line = self.query_one("#llm-status", Static)
-        status = message.result
-        if message.error or status is None:
-            line.update(Text(f"LLM: check failed ({message.error})", style="red"))
-        elif not status.configured:
+        if not status.configured:
             line.update(Text(f"LLM: {status.detail}", style="dim"))
         else:
             line.update(Text(f"LLM: {status.detail}", style="green" if status.reachable else "bold red"))

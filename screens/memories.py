@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -95,9 +96,8 @@ was built from: Enter on a turn jumps to it on the Sources screen.
         def load() -> tuple[list[Any], dict[int, str]]:
             return timeline_order(mem.knowledge.episodes()), {s.id: s.name for s in mem.sources()}
 
-        self.run_task("episodes", "Loading episodes", load, progress=False, show=False, replace=True)
-
-    RESULTS = {"episodes": "show_episodes", "turns": "show_turns"}
+        self.run_task("episodes", "Loading episodes", load, progress=False, show=False, replace=True,
+                      done=lambda loaded: self.show_episodes(*loaded))
 
     def show_episodes(self, episodes: list[Any], source_names: dict[int, str]) -> None:
         table = self.query_one("#episodes-table", DataTable)
@@ -149,8 +149,8 @@ was built from: Enter on a turn jumps to it on the Sources screen.
         body.update(Group(*parts))
         mem = self.services.memory
         ids = list(ep.items)
-        self.run_task("turns", "Loading turns", lambda: (ep, [i for i in mem.items(ids).values()]),
-                      progress=False, show=False, replace=True)
+        self.run_task("turns", "Loading turns", lambda: list(mem.items(ids).values()),
+                      progress=False, show=False, replace=True, done=partial(self.show_turns, ep))
 
     def show_turns(self, episode: Any, items: list[Any]) -> None:
         table = self.query_one("#turns-table", DataTable)

@@ -14,14 +14,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Input, Select, Static, TabbedContent, TabPane
 
-from mnemoscope.app.messages import TaskFinished
 from mnemoscope.app.widgets import highlight, query_terms
 from mnemoscope.app.widgets.recall import INTENTS, MODES, HitsTable, hit_source_label
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.screens.base import BaseScreen
 
-if TYPE_CHECKING:
-    from mnemoscope.engine.pipeline import MarkNote
+if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
+    from mnemoscope.engine.pipeline import Hit, MarkNote, Recall
 
 SELECT_CHROME = 3  # a compact Select's cells around its label: padding and the ▼
 
@@ -96,7 +95,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
 
     def __init__(self) -> None:
         super().__init__()
-        self.recall: Any = None
+        self.recall: Recall | None = None
         self.used: set[int] = set()
         self.source_names: dict[int, str] = {}
         self.submitted_at = 0.0
@@ -104,7 +103,6 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.timeline: dict[str, float] = {}  # when each stage of the last query ended (perf_counter)
         self.strategy_chosen = False
         self.trace_pending = False
-        self.score_terms: tuple[dict[str, float], float] | None = None  # (heuristic weights, λ) for fused
         self.taught_token: str | None = None  # a recall's token teaches once: the engine forgets it after
         self.strategies: list[str] = []  # what the engine can run, fused first
         self.strategy_docs: dict[str, str] = {}  # what each strategy does, in the engine's words
@@ -152,9 +150,8 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
             names = services.source_names()
             return names, services.strategies(), services.default_strategy()
 
-        self.run_task("strategies", "Loading strategies", load, progress=False, show=False, replace=True)
-
-    RESULTS = {"strategies": "show_strategies"}
+        self.run_task("strategies", "Loading strategies", load, progress=False, show=False, replace=True,
+                      done=lambda loaded: self.show_strategies(*loaded))
 
     def show_strategies(self, source_names: dict[int, str], docs: dict[str, str], default: str) -> None:
         strategies = list(docs)
@@ -199,31 +196,27 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.set_status(f"Searching for “{text}”…")
         timeline, services = self.timeline, self.services
 
-        def ask() -> Any:
+        def ask() -> "Recall":
             timeline["worker"] = time.perf_counter()
             result = services.recall(text, **options)
             timeline["engine_done"] = time.perf_counter()
             if any(h.item.source_id not in self.source_names for h in result.hits):  # a source another process added
                 self.source_names = services.source_names()
-            self.score_terms = services.score_terms() if result.strategy == "fused" else None
             return result
 
-        self.run_task("query", "Query", ask, progress=False, replace=True, show=False)
+        self.run_task("query", "Query", ask, progress=False, replace=True, show=False, done=self.answered,
+                      failed=self.query_failed)
 
-    @on(TaskFinished)
-    def query_finished(self, message: TaskFinished) -> None:
-        if message.task != "query" or message.cancelled:
-            return
-        message.stop()
-        if message.error:
-            self.set_status(message.error, "error")
-            self.notify(message.error, title="Query", severity="error", markup=False)
-            return
+    def query_failed(self, error: str) -> None:
+        self.set_status(error, "error")
+        self.notify(error, title="Query", severity="error", markup=False)
+
+    def answered(self, recall: "Recall") -> None:
         self.timeline["received"] = time.perf_counter()
-        self.show_recall(message.result)
+        self.show_recall(recall)
         self.timeline["shown"] = time.perf_counter()
 
-    def show_recall(self, recall: Any) -> None:
+    def show_recall(self, recall: "Recall") -> None:
         self.recall = recall
         self.used = set()
         table = self.fill_hits(recall)
@@ -246,7 +239,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
             table.focus()
         self.call_after_refresh(self._rendered)
 
-    def fill_hits(self, recall: Any) -> HitsTable:
+    def fill_hits(self, recall: "Recall") -> HitsTable:
         """The hits as rows, the ones marked used with ✓ (also when redrawn for a new width)."""
         table = self.query_one("#hits", HitsTable)
         table.show(recall, self.source_names, lambda hit: "✓" if hit.item.id in self.used else "")
@@ -303,9 +296,11 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         body.append_text(highlight(item.text, query_terms(self.recall.query)))
         text.update(head + body)
 
-    def explain(self, hit: Any) -> Group:
+    def explain(self, hit: "Hit") -> Group:
         """The hit's features, each with a bar against the best value among the hits."""
-        weights, lam = self.score_terms if self.score_terms else ({}, None)
+        recall = self.recall
+        fused = recall.strategy == "fused" and recall.lam is not None  # how a fused score is made, from the recall
+        weights, lam = (recall.weights, recall.lam) if fused else ({}, 0.0)
         table = Table.grid(padding=(0, 1))
         table.add_column(style="bold")
         table.add_column(justify="right")
@@ -391,17 +386,11 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
             memory.feedback(recall.token, used, ignored)
             return recall.token, len(used), len(ignored)
 
-        self.run_task("feedback", "Sending feedback", send, progress=False)
+        self.run_task("feedback", "Sending feedback", send, progress=False, done=self.feedback_sent,
+                      failed=self.app.refused("Feedback"))
 
-    @on(TaskFinished)
-    def feedback_finished(self, message: TaskFinished) -> None:
-        if message.task != "feedback":
-            return
-        message.stop()
-        if message.error:
-            self.notify(message.error, title="Feedback", severity="error", markup=False)
-            return
-        self.taught_token, used, ignored = message.result
+    def feedback_sent(self, sent: tuple[str, int, int]) -> None:
+        self.taught_token, used, ignored = sent
         self.notify(f"{used} used, {ignored} ignored.", title="Feedback sent")
         self.app.store_changed()
 

@@ -89,9 +89,7 @@ model beats the heuristic on held-out pairs; so learning can help and never make
         memory = self.services.memory  # its ranker is loaded in the worker, on first use
         self.run_task("ranker", "Loading the ranker",
                       lambda: (memory.ranker.status(), memory.ranker.feedback_log(EVENTS_SHOWN)),
-                      progress=False, show=False, replace=True)
-
-    RESULTS = {"ranker": "show_status", "ranker-reset": "reset_done"}
+                      progress=False, show=False, replace=True, done=lambda loaded: self.show_status(*loaded))
 
     def reset_done(self, _result: None) -> None:
         self.notify("Learning forgotten: ranking is the heuristic again.", title="Ranker reset")
@@ -122,8 +120,8 @@ model beats the heuristic on held-out pairs; so learning can help and never make
             ChoiceDialog("Reset the ranker", "Forget every feedback event, the learned model, co-access edges and "
                          "trust? Ranking returns to the heuristic. This cannot be undone.",
                          [("cancel", "Keep learning"), ("reset", "Reset")], danger="reset"),
-            lambda choice: self.run_task("ranker-reset", "Resetting the ranker", ranker.reset, progress=False)
-            if choice == "reset" else None)
+            lambda choice: self.run_task("ranker-reset", "Resetting the ranker", ranker.reset, progress=False,
+                                         done=self.reset_done) if choice == "reset" else None)
 
 
 SCREEN = RankerScreen

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -77,9 +78,8 @@ items. The panel shows the selected item in full.
             # Memory has no per-source item count yet; the store's id list per source is cheap.
             return [(s, len(mem.store.item_ids_of_source(s.id))) for s in mem.sources()]
 
-        self.run_task("sources", "Loading sources", load, progress=False, show=False, replace=True)
-
-    RESULTS = {"sources": "show_sources", "items": "show_items"}
+        self.run_task("sources", "Loading sources", load, progress=False, show=False, replace=True,
+                      done=self.show_sources)
 
     def show_sources(self, rows: list[tuple[Any, int | None]]) -> None:
         if self.grow_sources(rows):
@@ -151,8 +151,8 @@ items. The panel shows the selected item in full.
 
     def load_items(self, source_id: int) -> None:
         services = self.services
-        self.run_task("items", "Loading items", lambda: (source_id, services.memory.source_items(source_id)),
-                      progress=False, show=False, replace=True)
+        self.run_task("items", "Loading items", lambda: services.memory.source_items(source_id),
+                      progress=False, show=False, replace=True, done=partial(self.show_items, source_id))
 
     def show_items(self, source_id: int | None, items: list[Any]) -> None:
         table = self.query_one("#items-table", DataTable)

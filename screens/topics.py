@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -90,10 +91,8 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
             topics = memory.topics  # in the worker: the first use loads the area
             return [t for t in topics.tree() if t.parent is None], topics.message
 
-        self.run_task("topic-roots", "Loading topics", roots, progress=False, show=False, replace=True)
-
-    RESULTS = {"topic-roots": "show_roots", "topic-children": "show_children", "topic-detail": "show_detail",
-               "topics-rebuild": "rebuilt"}
+        self.run_task("topic-roots", "Loading topics", roots, progress=False, show=False, replace=True,
+                      done=lambda found: self.show_roots(*found))
 
     def rebuilt(self, report: Any) -> None:
         self.notify(report.summary(), title="Topics rebuilt", markup=False)
@@ -121,8 +120,8 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
         node.add_leaf(Text("loading…", style="dim italic"))
         topics = self.services.memory.topics
         topic_id = node.data
-        self.run_task(f"topic-children:{topic_id}", "Loading topics", lambda: (topic_id, topics.children(topic_id)),
-                      progress=False, show=False)
+        self.run_task(f"topic-children:{topic_id}", "Loading topics", lambda: topics.children(topic_id),
+                      progress=False, show=False, done=partial(self.show_children, topic_id))
 
     def show_children(self, topic_id: str, children: list[Any]) -> None:
         node = self.nodes.get(topic_id)
@@ -167,7 +166,8 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
             return (topics.topic(topic_id), topics.parent(topic_id), topics.children(topic_id),
                     topics.siblings(topic_id), topics.neighbours(topic_id), topics.items(topic_id, ITEMS_SHOWN))
 
-        self.run_task("topic-detail", "Loading topic", detail, progress=False, show=False, replace=True)
+        self.run_task("topic-detail", "Loading topic", detail, progress=False, show=False, replace=True,
+                      done=lambda found: self.show_detail(*found))
 
     def show_detail(self, topic: Any, parent: Any, children: list[Any], siblings: list[Any],
                     neighbours: list[Any], items: list[Any]) -> None:
@@ -215,7 +215,8 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
             return
         topics = self.services.memory.topics
         self.run_task("topics-rebuild", "Rebuilding topics",
-                      lambda progress, cancelled: topics.rebuild(progress=progress, cancelled=cancelled))
+                      lambda progress, cancelled: topics.rebuild(progress=progress, cancelled=cancelled),
+                      done=self.rebuilt)
 
 
 SCREEN = TopicsScreen

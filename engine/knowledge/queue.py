@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from ..errors import KnowledgeError, LLMFailure
 from ..records import Item
+from .building import Batch
 from .curation import KnowledgeCuration
 from .extract import Extraction
 from .llm import MERGING, LLMClient, LLMExtraction, prompt_for
@@ -31,37 +32,47 @@ class ExtractionQueue(KnowledgeCuration):
     def queue_status(self) -> dict[str, int]:
         return self.store.queue_counts()
 
-    def apply_llm(self, episode_id: int | None, items: list[Item], result: LLMExtraction) -> None:
+    def apply_llm(self, episode_id: int | None, items: list[Item], result: LLMExtraction) -> int:
         """Store a validated LLM reply for these items in one transaction: its events and facts
         replace what the rule extractor (or an earlier LLM run) said about these items — facts
         stated elsewhere too only lose these items — its summary replaces a rule-built one, and
         the items leave the queue. Where the reply says one of its facts replaces a known one,
-        that one is superseded (a decision by the ``llm``); the rules then judge the new facts too."""
+        that one is superseded (a decision by the ``llm``); the rules then judge the new facts too.
+        Items another process deleted while the LLM answered are left out; returns how many were
+        stored."""
         batch = self._begin_batch()
-        extractions = as_extractions(items, result)
-        item_ids = [i.id for i in items]
         try:
             with self.store.transaction():
-                ids = self._register_entities(extractions, batch)
-                batch.gone = set(self.store.drop_rule_provenance(item_ids))
-                self.store.delete_facts(sorted(batch.gone))
-                self.store.delete_events(item_ids, "llm")
-                self.store.insert_events((e.item_id, "llm", e.body()) for ex in extractions for e in ex.events)
-                stored = self._store_facts(items, extractions, ids, batch, origin="llm")
-                for draft, known in result.replaces:  # the LLM's own judgement of what no longer holds
-                    self.timeline.replaced(known, stored[id(draft)], actor="llm")
-                self.timeline.apply_rules(sorted(batch.facts.values()))
-                if episode_id is not None and result.summary:
-                    self.store.set_episode_summary(episode_id, result.summary, "llm")
-                self.store.mark_extraction(item_ids, "done")
-                self.mem.activity.record("facts.llm", f"{len(items)} item(s) read by the LLM", count=len(batch.facts))
+                alive = self.store.items([i.id for i in items])  # another process may have deleted some meanwhile
+                items = [i for i in items if i.id in alive]
+                if items:
+                    self._store_reply(episode_id, items, result, batch)
         except BaseException:
             self.registry.rollback()
-            self._batch = None
             self._subject_vectors.clear()
             raise
-        self._batch = None
+        finally:
+            self._batch = None
         self.load()  # facts may have gone: rebuild rather than patch
+        return len(items)
+
+    def _store_reply(self, episode_id: int | None, items: list[Item], result: LLMExtraction, batch: Batch) -> None:
+        extractions = as_extractions(items, result)
+        item_ids = [i.id for i in items]
+        ids = self._register_entities(extractions, batch)
+        batch.gone = set(self.store.drop_rule_provenance(item_ids))
+        self.store.delete_facts(sorted(batch.gone))
+        self.store.delete_events(item_ids, "llm")
+        self.store.insert_events((e.item_id, "llm", e.body()) for ex in extractions for e in ex.events)
+        stored = self._store_facts(items, extractions, ids, batch, origin="llm")
+        for draft, known in result.replaces:  # the LLM's own judgement of what no longer holds
+            if id(draft) in stored:  # (not when its item was deleted meanwhile)
+                self.timeline.replaced(known, stored[id(draft)], actor="llm")
+        self.timeline.apply_rules(sorted(batch.facts.values()))
+        if episode_id is not None and result.summary:
+            self.store.set_episode_summary(episode_id, result.summary, "llm")
+        self.store.mark_extraction(item_ids, "done")
+        self.mem.activity.record("facts.llm", f"{len(items)} item(s) read by the LLM", count=len(batch.facts))
 
     def process_queue(self, *, retry_failed: bool = True, limit: int | None = None,
                       progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
@@ -80,8 +91,10 @@ class ExtractionQueue(KnowledgeCuration):
         for episode_id, members in groups.items():
             for start in range(0, len(members), max(1, s.llm_batch_items)):
                 chunk = members[start:start + s.llm_batch_items]
-                report["requests"] += 1
                 items = sorted(self.mem.items(chunk).values(), key=lambda i: i.position)
+                if not items:
+                    continue  # deleted since the queue was read
+                report["requests"] += 1
                 turns = {i.key: i for i in items}
                 known = self._known_facts(items)
                 try:
@@ -92,8 +105,7 @@ class ExtractionQueue(KnowledgeCuration):
                         store.mark_extraction(chunk, "failed", str(exc))
                     report["failed"] += len(chunk)
                 else:
-                    self.apply_llm(episode_id if episode_id > 0 else None, items, result)
-                    report["done"] += len(chunk)
+                    report["done"] += self.apply_llm(episode_id if episode_id > 0 else None, items, result)
                 if progress:
                     progress(report["done"] + report["failed"], len(ids), "extract")
         if s.episode_judge:

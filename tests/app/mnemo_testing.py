@@ -17,7 +17,7 @@ from mnemoscope.app.tui import MnemoscopeApp
 from tests.support.stores import DEMO_DIR
 
 __all__ = ["DEMO_DIR", "SIZE", "Notice", "PilotApp", "ask", "build_app", "hold_each_source", "note_folder",
-           "screen_lines", "settle", "text_of"]
+           "screen_lines", "settle", "text_of", "until"]
 
 SIZE = (100, 32)
 
@@ -83,6 +83,18 @@ async def settle(pilot, timeout: float = 30.0) -> None:
         await pilot.pause()  # and what that repaint set off (a cursor moved once the lines exist)
         if not busy():
             return
+
+
+async def until(pilot, condition, what: str, timeout: float = 30.0) -> None:
+    """Wait until ``condition()`` holds (the app running meanwhile), then until what it set off is
+    on screen; fail naming ``what`` after ``timeout`` seconds. For what no task reports: a timer's
+    step, a worker of a library widget, a notification. The timeout is only a bound: a test never
+    passes or fails by how long it waited."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {timeout:.0f} s for {what}"
+        await asyncio.sleep(0.02)
+    await pilot.pause()
 
 
 async def ask(pilot, text: str, strategy: str | None = None) -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.command import CommandPalette
+from textual.command import CommandList, CommandPalette
 
 from mnemoscope.app.services import Services
 from mnemoscope.app.widgets import ChoiceDialog, HelpScreen, PromptDialog
 from mnemoscope.app.widgets.dialogs import GLOBAL_KEYS
 from mnemoscope.screens.query import QueryScreen
-from tests.app.mnemo_testing import SIZE, build_app, screen_lines, settle, text_of
+from tests.app.mnemo_testing import SIZE, build_app, screen_lines, settle, text_of, until
 
 
 async def test_start_header_palette_keys_and_help(demo_app):
@@ -50,7 +50,8 @@ async def test_start_header_palette_keys_and_help(demo_app):
         await pilot.press("ctrl+p")
         assert isinstance(app.screen, CommandPalette)
         await pilot.press(*"Source: sourdough")
-        await pilot.pause(0.5)
+        palette = app.screen
+        await until(pilot, lambda: palette.query_one(CommandList).option_count > 0, "the palette's search")
         await pilot.press("enter")
         await settle(pilot)
         assert app.current_mode == "sources"

@@ -4,7 +4,6 @@ ingests run in a worker that a query, a cancel or another store has to live with
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from textual.widgets import DataTable, RichLog
 from mnemoscope.app.services import Services
 from mnemoscope.app.widgets import ChoiceDialog, NoteDialog
 from tests.app.mnemo_testing import (DEMO_DIR, SIZE, ask, build_app, hold_each_source, note_folder, screen_lines,
-                                     settle, text_of)
+                                     settle, text_of, until)
 
 
 def log_text(app) -> str:
@@ -45,8 +44,8 @@ async def test_an_empty_store_fills_from_files_and_notes(tmp_path: Path):
         await settle(pilot)
         await pilot.press("1")
         await settle(pilot)
-        await pilot.pause(0.2)  # the tree reads the folder in a worker
-        assert [n.label.plain for n in tree.root.children] == ["first.md", "second.md"]
+        await until(pilot, lambda: [n.label.plain for n in tree.root.children] == ["first.md", "second.md"],
+                    "the tree to read the folder again (in a worker)")
         assert "notes/" in screen_lines(app)[4], "the root keeps its name and slash"
 
         # the log wraps long lines instead of cutting them
@@ -151,7 +150,7 @@ async def test_a_selection_is_what_gets_previewed_and_ingested(demo_app, monkeyp
         screen.toggle(DEMO_DIR / "alpine-hiking.md")
         reading.clear()
         await pilot.press("i")  # reads the files first
-        await pilot.pause(0.1)
+        assert "parse" in app.tasks
         screen.toggle(DEMO_DIR / "sourdough-baking.md")  # the selection changes meanwhile
         reading.set()
         await settle(pilot)
@@ -186,25 +185,21 @@ async def test_a_slow_ingest_lets_queries_run_stops_on_escape_and_keeps_its_stor
         screen = app.screen
         parsed, _, _ = app.services.parse([folder])
         screen.start_ingest(parsed)
-        await pilot.pause(0.2)
+        await until(pilot, lambda: screen.query_one("#task-panel").display, "the progress bar")
         assert "ingest" in app.tasks
-        assert screen.query_one("#task-panel").display, "the progress bar shows"
 
         # another store waits until the ingest is done: the store being written to stays open
         app.open_store(tmp_path / "other.db")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: any("still running" in n.message for n in app.notices), "the refusal")
         assert app.services.mem is store
-        assert any("still running" in n.message for n in app.notices)
 
         # a query is answered while the ingest runs
         await app.switch_mode("query")
         await pilot.pause()
         query = app.screen
-        started = time.perf_counter()
         query.run_query("sourdough starter")
-        while query.recall is None and time.perf_counter() - started < 20:
-            await pilot.pause(0.05)
-        assert query.recall is not None and query.recall.hits, text_of(query.query_one("#query-status"))
+        await until(pilot, lambda: query.recall is not None, "the query's answer", timeout=20)
+        assert query.recall.hits, text_of(query.query_one("#query-status"))
         assert "ingest" in app.tasks, "the query had to wait for the ingest"
         release.set()
         await settle(pilot)
@@ -219,8 +214,7 @@ async def test_a_slow_ingest_lets_queries_run_stops_on_escape_and_keeps_its_stor
         await app.switch_mode("ingest")
         parsed, _, _ = app.services.parse([more])
         screen.start_ingest(parsed)
-        await pilot.pause(0.2)
-        assert screen.query_one("#task-panel").display, "the progress bar shows"
+        await until(pilot, lambda: screen.query_one("#task-panel").display, "the progress bar")
         await pilot.press("escape")
         release.set()
         await settle(pilot)

@@ -9,7 +9,7 @@ from textual.widgets import DataTable, Select, Tree
 from mnemoscope.app.widgets.recall import INTENTS, MODES
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.screens.compare import CompareScreen
-from tests.app.mnemo_testing import SIZE, ask, screen_lines, settle, text_of
+from tests.app.mnemo_testing import SIZE, ask, screen_lines, settle, text_of, until
 
 
 async def test_query_in_each_mode_and_what_the_screen_says(demo_app):
@@ -169,8 +169,7 @@ async def test_the_trace_plays_steps_pauses_and_names_its_graph(demo_app):
         await pilot.press("t")
         assert len(trace.steps) >= 2, "the walk has steps"
         first = trace.step
-        await pilot.pause(TraceView.INTERVAL * 2.5)
-        assert trace.step > first, "the animation moves on"
+        await until(pilot, lambda: trace.step > first, "the animation to move on")
         await pilot.press("space")  # pause
         assert not trace.playing
         await pilot.press("r")  # replay from the start
@@ -185,11 +184,7 @@ async def test_the_trace_plays_steps_pauses_and_names_its_graph(demo_app):
         # played to its end, the trace stops saying "playing"
         trace.INTERVAL = 0.02
         await pilot.press("r")
-        for _ in range(100):
-            if not trace.playing:
-                break
-            await pilot.pause(0.02)
-        await pilot.pause()
+        await until(pilot, lambda: not trace.playing, "the trace to play to its end")
         status = text_of(screen.query_one("#trace-status"))
         assert f"step {len(trace.steps)}/{len(trace.steps)}" in status
         assert "playing" not in status and "paused" in status

@@ -12,7 +12,7 @@ from textual.widgets import DataTable
 from mnemoscope.app.services import Services
 from mnemoscope.app.widgets import FormDialog
 from mnemoscope.screens.base import BaseScreen
-from tests.app.mnemo_testing import SIZE, ask, build_app, screen_lines, settle, text_of
+from tests.app.mnemo_testing import SIZE, ask, build_app, screen_lines, settle, text_of, until
 
 MODES = ("ingest", "sources", "topics", "facts", "memories", "query", "ranker")
 
@@ -43,7 +43,7 @@ async def visit_every_screen(app, pilot, size) -> None:
 
 async def resize(pilot, size) -> None:
     await pilot.resize_terminal(*size)
-    await pilot.pause(0.5)  # the tables are fitted again once a resize has rested (0.2 s)
+    await until(pilot, lambda: pilot.app.screen.fitted_width == size[0], "the tables to be fitted again")
     await settle(pilot)
 
 

@@ -88,7 +88,7 @@ def test_an_env_file_is_read_when_named_and_says_so(tmp_path, capsys, user_confi
     assert Settings.load().store == ""  # only while the command ran
     settings.write_text("MNEMOSCOPE_WALK_GREEDY=maybe\n")
     assert cli("--env-file", settings, "stats")[0] == 2
-    assert capsys.readouterr().err.endswith(f"error: {settings}: MNEMOSCOPE_WALK_GREEDY: 'maybe' is not a boolean (true or false)\n")
+    assert capsys.readouterr().err == f"mnemoscope: error: {settings}: MNEMOSCOPE_WALK_GREEDY: 'maybe' is not a boolean (true or false)\n"
     assert cli("--env-file", tmp_path / "missing.env", "stats")[0] == 2
     assert "cannot read the env file" in capsys.readouterr().err
 

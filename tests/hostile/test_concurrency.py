@@ -4,6 +4,7 @@ checks, then lets them race: the check and the write must be one transaction."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -159,4 +160,29 @@ def test_crossed_deletes_of_one_source_or_item_make_one_deletion_and_one_clear_r
         assert mem.counts() == {"sources": 1, "items": 39}
         deletions = [e.action for e in mem.activity.recent() if "deleted" in e.action]
     assert sorted(deletions) == ["item.deleted", "source.deleted"]
+    healthy(store)
+
+
+def test_an_llm_reply_for_items_deleted_meanwhile_is_dropped_not_a_crash(tmp_path, openai_server):
+    from tests.knowledge.conftest import CONVERSATION
+    from tests.knowledge.test_llm import good_reply
+
+    store, chat = tmp_path / "m.db", tmp_path / "chat.json"
+    chat.write_text(json.dumps([CONVERSATION]), encoding="utf-8")
+    mem = Memory(store, llm_base_url=openai_server.base_url, llm_model="m", request_timeout=5.0, max_retries=0)
+    mem.ingest(chat)
+    deleted = []
+
+    def reply(body):  # while the LLM answers, another connection (as another process would) deletes the source
+        if not deleted:
+            with Memory(store) as other:
+                deleted.append(other.delete_source(other.sources()[0].id))
+        return good_reply(body)
+
+    openai_server.on_chat = reply
+    try:
+        assert mem.knowledge.process_queue() == {"items": 7, "done": 0, "failed": 0, "requests": 1}
+        assert mem.counts()["items"] == 0 and mem.knowledge.facts() == [] and mem.knowledge.queue_status() == {}
+    finally:
+        mem.close()
     healthy(store)
