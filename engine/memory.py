@@ -580,10 +580,13 @@ class Memory:
 
     @property
     def default_strategy(self) -> str:
-        """The configured default strategy; ``hybrid`` (the core's best) on a memory that cannot
-        run it (``extensions=False``), so that a recall without a strategy always runs."""
+        """The configured default strategy. When nobody chose one and this memory cannot run the
+        built-in default (``fused`` needs the ranker: ``extensions=False``), ``hybrid``, the core's
+        best; a strategy a person chose is kept, so that a misspelt one is refused at recall."""
         configured = self.settings.default_strategy
-        return configured if configured in strategies(self, list(self._areas.values())) else "hybrid"
+        if configured != Settings.default_strategy or configured in strategies(self, list(self._areas.values())):
+            return configured
+        return "hybrid"
 
     def strategies(self) -> dict[str, str]:
         """Every recall strategy this memory can run, with what it does (its docstring's first paragraph)."""
