@@ -48,10 +48,9 @@ def knowledge_text(episodes: list[Any], facts: list[Any]) -> Text:
 
 def taught_line(note: MarkNote) -> Text:
     """What feedback did to a hit, and where to undo it."""
-    line = Text("\n")
-    line.append(("▲ raised: " if note.used else "▼ lowered: ") + note.describe(),
+    line = Text(("▲ raised: " if note.used else "▼ lowered: ") + note.describe(),
                 style="bold green" if note.used else "bold yellow")
-    line.append(f" · feedback event {note.event}; withdraw it on the Ranker screen (7)", style="dim")
+    line.append(f" · feedback event {note.event} (the Ranker screen, 7, withdraws it)", style="dim")
     return line
 
 
@@ -321,9 +320,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         head.append(f"rank {hit.rank}", style="bold")
         head.append(f" · score {hit.score:.4f} · found by ")
         head.append(", ".join(hit.sources) or "–", style="bold")
-        parts: list[Any] = [head, Text(""), table]
-        if hit.taught is not None:
-            parts.append(taught_line(hit.taught))
+        parts: list[Any] = [head, *([taught_line(hit.taught)] if hit.taught is not None else []), Text(""), table]
         if weights:
             parts.append(Text(f"\nheuristic floor Σ w × value = {floor:+.3f}; λ = {lam:.2f}: the learned model "
                               f"carries {lam:.0%} of the score" + (" (the floor alone ranks)" if not lam else ""),

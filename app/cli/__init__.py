@@ -16,12 +16,12 @@ from typing import TextIO
 from mnemoscope.engine.config import env_file
 from mnemoscope.engine.errors import MnemoscopeError
 
-from . import check, core, evaluate, images, knowledge, mcp, ranker, topics
+from . import check, conflicts, core, evaluate, images, knowledge, mcp, ranker, topics
 from .common import store_path
 from .parsing import Parser
 from .terminal import VisibleText, visible
 
-COMMAND_MODULES = [core, evaluate, knowledge, ranker, topics, images, mcp, check]
+COMMAND_MODULES = [core, evaluate, knowledge, conflicts, ranker, topics, images, mcp, check]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,9 +1,11 @@
-"""Benchmarks, every one of them: ``eval locomo|miracl|multihop`` (retrieval quality), ``eval extraction``
-(the rule extractor), ``eval learning`` and ``eval tune-heuristic`` (the ranker), and ``bench`` (speed)."""
+"""Benchmarks, every one of them: ``eval locomo|miracl|multihop`` (retrieval quality), ``eval updates``
+and ``eval supersession`` (facts through time), ``eval extraction`` (the rule extractor), ``eval learning``
+and ``eval tune-heuristic`` (the ranker), and ``bench`` (speed)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 import json
 from pathlib import Path
 from typing import Any, TextIO
@@ -42,6 +44,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     retrieval(p)
     p.set_defaults(handler=eval_multihop)
 
+    p = evsub.add_parser("updates", help="knowledge updates: evidence current at each question's time")
+    p.add_argument("file", nargs="?", default=None, help="default: the team's bench/data/knowledge_updates.json")
+    p.add_argument("--no-as-of", action="store_true", help="ask without the questions' reference times")
+    retrieval(p)
+    p.set_defaults(handler=eval_updates)
+
+    p = evsub.add_parser("supersession", help="precision of the supersession rules against hand judgements")
+    p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"), help="LoCoMo dev")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=eval_supersession)
+
     p = evsub.add_parser("extraction", help="rule extractor vs LoCoMo's observation and event annotations")
     p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"))
     p.add_argument("--json", action="store_true")
@@ -70,6 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strategies", default="bm25,dense,hybrid")
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--core", action="store_true", help="the core alone: no knowledge, topics or ranker extensions")
+    p.add_argument("--no-baseline", action="store_true", help="leave out rank_bm25 (it needs hours and gigabytes at a million items)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=bench)
@@ -116,6 +130,53 @@ def eval_multihop(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def eval_updates(args: argparse.Namespace, out: TextIO) -> int:
+    from mnemoscope.engine.eval import updates
+
+    result = updates.evaluate(args.file or updates.DATA, _strategy(args), args.baseline, as_of=not args.no_as_of,
+                              **engine_options(args))
+    emit(out, result, args.json, lambda: _updates_text(result))
+    return 0
+
+
+def _updates_text(result: dict[str, Any]) -> str:
+    rows = [(result["strategy"], result)] + list(result.get("baselines", {}).items())
+    lines = [f"{result['dataset']}: {result['n_questions']} questions, "
+             f"{'as of each question' if result['as_of'] else 'no reference time'}",
+             f"{'system':<12}{'recall@5':>10}{'recall@10':>11}{'stale above':>16}{'q p50 ms':>10}"]
+    for name, r in rows:
+        m = r["metrics"]
+        lines.append(f"{name:<12}{m['recall@5']:>10.4f}{m['recall@10']:>11.4f}"
+                     f"{_share(m['stale_above'], m['n_stale']):>16}{r['query_ms_p50']:>10.2f}")
+        for cat, c in r["by_category"].items():
+            lines.append(f"  {cat:<13} n={c['n']:<4} recall@5 {c['recall@5']:.4f}"
+                         + (f"  stale above {_share(c['stale_above'], c['n_stale'])}" if c["n_stale"] else ""))
+    known = result["changes_recognised"]
+    lines.append(f"changes the supersession rules recognised (update questions): {_share(known['share'], known['n'])};"
+                 f" stale above among them ({result['strategy']}): "
+                 f"{_share(result['metrics']['recognised_above'], result['metrics']['n_recognised'])}")
+    return "\n".join(lines)
+
+
+def eval_supersession(args: argparse.Namespace, out: TextIO) -> int:
+    from mnemoscope.engine.eval import supersession
+
+    result = supersession.evaluate(args.file)
+    lines = [f"judgements: {result['judgements']}"]
+    for name, r in result["corpora"].items():
+        precision = "-" if r["precision"] is None else f"{r['precision']:.3f}"
+        lines.append(f"{name:<8} supersessions {r['supersessions']:>3} (sampled {r['sampled']}): right {r['right']}, "
+                     f"wrong {r['wrong']}, precision {precision}; conflicts {r['conflicts']} "
+                     f"({r['conflicts_sensible']} judged sensible); unjudged {len(r['unjudged'])}")
+        lines += [f"  unjudged: {supersession.identity(pair)}" for pair in r["unjudged"]]
+    emit(out, result, args.json, lambda: "\n".join(lines))
+    return 0
+
+
+def _share(rate: float | None, n: int) -> str:
+    return "-" if rate is None else f"{rate:.3f} ({round(rate * n)}/{n})"
+
+
 def eval_extraction(args: argparse.Namespace, out: TextIO) -> int:
     from mnemoscope.engine.eval import extraction
 
@@ -149,16 +210,24 @@ def bench(args: argparse.Namespace, out: TextIO) -> int:
     from mnemoscope.engine.eval import bench as bench_mod
 
     result = bench_mod.run(args.items, [s for s in args.strategies.split(",") if s], args.queries,
-                           extensions=not args.core, **settings_of(args.set))
+                           extensions=not args.core, baseline=not args.no_baseline,
+                           say=lambda line: print(line, file=sys.stderr, flush=True), **settings_of(args.set))
     if args.json:
         out.write(json.dumps(result) + "\n")
         return 0
     out.write(f"items {result['items']}: ingest {result['ingest_ms_per_item']} ms/item "
-              f"({result['ingest_cpu_ms_per_item']} ms CPU), open {result['open_s']} s, peak RSS {result['peak_rss_mb']} MB\n")
+              f"({result['ingest_cpu_ms_per_item']} ms CPU); the core's phase {result['ingest_core_ms_per_item']} ms/item "
+              f"({result['ingest_core_cpu_ms_per_item']} ms CPU), the areas' {result['ingest_areas_s']} s\n")
+    if "recall_during_areas_ms" in result:
+        d = result["recall_during_areas_ms"]
+        out.write(f"  recall while the areas read: hybrid p50 {d['p50']} ms, max {d['max']} ms ({d['n']} recalls)\n")
+    out.write(f"  peak RSS {result['peak_rss_ingest_mb']} MB ingesting; a fresh process opens the store in {result['open_s']} s "
+              f"(first recall at {result['open_first_recall_s']} s), {result['open_rss_mb']} MB after every strategy\n")
     for name, t in result["recall_ms"].items():
         out.write(f"  recall {name:<8} p50 {t['p50']:8.3f} ms   p95 {t['p95']:8.3f} ms   CPU p50 {t['cpu_p50']:8.3f} ms\n")
-    b = result["baselines"]["rank_bm25"]
-    out.write(f"  rank_bm25       index {b['index_ms_per_item']} ms/item, query p50 {b['query_ms_p50']} ms\n")
+    if "baselines" in result:
+        b = result["baselines"]["rank_bm25"]
+        out.write(f"  rank_bm25       index {b['index_ms_per_item']} ms/item, query p50 {b['query_ms_p50']} ms\n")
     return 0
 
 
