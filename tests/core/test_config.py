@@ -35,6 +35,9 @@ def cli(*argv):
     ("bm25_k1", "nan", "'nan' is not a number"),
     ("llm_model", 3, "3 is not text"),
     ("embeder", "hash", "unknown setting; did you mean 'embedder'?"),
+    ("max_retries", "-1", r"'-1' is out of range \(it must be at least 0\)"),
+    ("dense_weight", "1.5", r"'1.5' is out of range \(it must be between 0 and 1\)"),
+    ("walk_temperature", "0", r"'0' is out of range \(it must be more than 0\)"),
 ])
 def test_a_bad_value_is_refused_where_it_was_given(name, value, message, monkeypatch, user_config):
     with pytest.raises(ConfigError, match=f"^{name}: {message}"):
