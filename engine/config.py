@@ -85,7 +85,7 @@ class Settings:
     rrf_k: float = 60.0
     dense_weight: float = 0.1  # LSA earns only a small weight: more lowers LoCoMo and MuSiQue
     dense_calibrate: bool = True  # an external embedder's weight is measured on the store (engine/calibration.py) instead
-    word_vectors_weight: float = 0.5  # hybrid's weight for the bundled English word vectors (engine/wordvec.py); 0: off
+    word_vectors_weight: float = 0.5  # hybrid's weight for the bundled English word vectors (engine/wordvec.py; not with embedder "openai"); 0: off
     candidate_k: int = 100
     # ranker (engine/rank): the fused strategy, recall tokens, feedback
     fused_signals: str = "auto"  # extra signals fused besides bm25 and dense: "auto" (every registered one) or a comma list

@@ -207,14 +207,17 @@ def hybrid(mem: Engine, q: Query, signals: Signals) -> Ranking:
     a weak dense signal only re-scores those candidates (a row gather): on every benchmark that
     ranks exactly as adding the dense scan's own candidates, at a fraction of its cost
     (docs/benchmarks.md). A dense signal that earned a larger weight (a calibrated embedding
-    model) also proposes its own.
+    model) also proposes its own. Without an embedding model, the bundled word vectors
+    (engine/wordvec.py) are a second dense side with candidates of their own, weighted by
+    ``word_vectors_weight``: they know words the store never uses.
     """
     s = mem.settings
     depth = max(q.top_k, s.candidate_k)
     lists = {"bm25": signals.top("bm25", depth)}
     if s.fusion == "rrf" or len(lists["bm25"]) < q.top_k or mem.dense_weight() >= DENSE_PROPOSES:
         lists["dense"] = signals.top("dense", depth)
-    words = word_scores(mem, q) if s.fusion == "linear" and s.word_vectors_weight > 0 else None
+    offline = s.embedder != "openai"  # an embedding model knows words itself (its weight is calibrated)
+    words = word_scores(mem, q) if offline and s.fusion == "linear" and s.word_vectors_weight > 0 else None
     if words is not None:
         lists["words"] = top_k_of(words, depth)[0]
     if s.fusion == "rrf":
