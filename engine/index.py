@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .arrays import Column, SlotMap
-from .dense import HashEmbedder, LatentSemanticModel
+from .dense import HashEmbedder, LatentSemanticModel, one_blas_thread
 from .lazy import sparse as sp
 from .lexical import BM25Index, BM25Params
 from .records import Item
@@ -274,8 +274,9 @@ class Index:
                 space = self._word_space
                 if space is None or space.version != version:
                     df = self.bm25.document_frequencies(len(self.vocab))
-                    space = self._word_space = build_space(self.counts_matrix(), df, self.alive, self.vocab,
-                                                           english_vectors(), version)
+                    with one_blas_thread():
+                        space = self._word_space = build_space(self.counts_matrix(), df, self.alive, self.vocab,
+                                                               english_vectors(), version)
         return space
 
     def word_query(self, text: str) -> tuple[np.ndarray | None, WordSpace]:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable, Concatenate, ParamSpec, Sequence, Ty
 import numpy as np
 
 from .as_of import parse_as_of, said_by
+from .dense import one_blas_thread
 from .errors import RecallError
 from .lexical import top_k as top_k_of
 from .pipeline import MODES, QUERY_OPTIONS, Hit, Query, QueryOptions, Ranking, Recall, Signal, Signals, Strategy
@@ -240,7 +241,10 @@ def word_scores(mem: Engine, q: Query) -> np.ndarray | None:
     """Cosine of the query to every slot in the bundled word-vector space (engine/wordvec.py), or
     None when none of the query's words has a vector (a Korean query)."""
     vector, space = mem.index.word_query(q.text)
-    return None if vector is None else space.items @ vector
+    if vector is None:
+        return None
+    with one_blas_thread():  # a threaded matrix-vector product spins for ms on a busy machine
+        return space.items @ vector
 
 
 def strategies(mem: Engine, areas: Sequence[Area]) -> dict[str, Strategy]:
