@@ -61,7 +61,7 @@ TEXT_VECTORS = ("hash-", "openai:")
 
 # What each write is called while it runs, for a process that waits for its lock (StoreBusy).
 _ACTIVITIES = {"ingest_parsed": "ingesting", "import_": "importing", "reindex": "reindexing", "clear": "clearing the store",
-               "delete_item": "deleting", "delete_source": "deleting"}
+               "delete_item": "deleting", "delete_source": "deleting", "catch_up": "extracting facts and topics"}
 
 
 def _one_writer(method: Callable[Concatenate[Memory, P], R]) -> Callable[Concatenate[Memory, P], R]:
