@@ -51,6 +51,7 @@ from .topics import TopicsArea
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]  # (done, total, what)
+MIDWAY_FIT_AHEAD = 100_000  # items still to ingest for a refit of the latent model along the way
 A = TypeVar("A", bound=Area)
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -435,9 +436,10 @@ class Memory:
     def _refit_midway(self, ahead: int) -> bool:
         """Whether a long ingest refits the latent model now, so that the dense signal stays usable
         as the store grows: when the store has quadrupled since the last fit and at least as many
-        items as it holds are still ahead. The fits along the way then cost at most two thirds of
-        the final one (a short ingest pays for one fit, at its end, as before)."""
-        return ahead >= self.index.n_items and self.index.needs_lsa_fit(growth=4.0)
+        items as it holds, and ``MIDWAY_FIT_AHEAD`` at least, are still ahead. A fit costs about
+        the same at any size (the vocabulary sets it, and the sample is capped), so a shorter
+        ingest pays for one fit, at its end, as before."""
+        return ahead >= max(self.index.n_items, MIDWAY_FIT_AHEAD) and self.index.needs_lsa_fit(growth=4.0)
 
     def _ingest_source(self, p: ParsedSource, defer: bool = False) -> SourceReport:
         store, index = self.store, self.index
