@@ -59,7 +59,10 @@ def build_app(store: Path | Services, **options) -> PilotApp:
 async def settle(pilot, timeout: float = 30.0) -> None:
     """Wait until the app's tasks are done and their results shown.
 
-    Not ``workers.wait_for_complete()``: the directory tree keeps a loader worker alive forever.
+    Not ``workers.wait_for_complete()``: the directory tree keeps a loader worker alive forever;
+    but the app's own workers (the tasks, the engine's warm-up, a refresh of the counts) are waited
+    for: a key pressed while one computes makes Pilot wait for the process to go idle, up to a
+    second per key.
     A result may start the next task (a topic's children, then its detail), directly or after
     the next repaint: so the app must be seen without a task twice in a row, then again after
     the pending messages were handled and the screen repainted. The polling sleeps (no
@@ -72,7 +75,7 @@ async def settle(pilot, timeout: float = 30.0) -> None:
         opening = not app.store_generation and not isinstance(app.screen, ModalScreen)  # opens after the first paint
         if time.monotonic() > deadline:
             raise TimeoutError(f"tasks still running: {list(app.tasks)}")
-        return bool(app.tasks) or opening
+        return bool(app.tasks) or opening or any(not w.is_finished for w in app.workers if w.node is app)
 
     while True:
         quiet = 0
