@@ -106,6 +106,7 @@ class MnemoscopeApp(App[None]):
     # -- start-up -----------------------------------------------------------------------------
 
     FOLLOW_INTERVAL = 0.25  # seconds between two looks at whether another process committed
+    WARM_AFTER_FOLLOW = 0.5  # seconds after following a change before its matrices are built again
 
     def on_mount(self) -> None:
         # open the store once the first screen is painted: importing the engine competes for the GIL
@@ -207,11 +208,14 @@ class MnemoscopeApp(App[None]):
         stats = self.services.follow()
         if stats is not None:
             self.call_from_thread(self.store_changed, stats)
-            self.services.warm_up()  # the matrices the change dropped, built here, not by the next query
+            # the matrices the change dropped, built behind the screen rather than by the next
+            # query; a moment later, so that the screens' own refresh comes first
+            self.call_from_thread(self.set_timer, self.WARM_AFTER_FOLLOW, self._warm_up, name="warm after follow")
 
     @work(thread=True, exclusive=True, group="warm-up", exit_on_error=False)
     def _warm_up(self) -> None:
-        """Load the engine's areas behind the usable screen; a query sent meanwhile waits for them."""
+        """Load the engine's areas behind the usable screen (a query sent meanwhile waits for them),
+        and build again what following another process dropped."""
         self.services.warm_up()
 
     @work(thread=True, exclusive=True, group="stats", exit_on_error=False)

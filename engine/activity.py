@@ -29,17 +29,21 @@ CLIENTS = ("cli", "app", "python")  # and "mcp:<client name>"
 # ``added`` and ``removed`` ranges), an area whose state is reloaded, or "all".
 SOURCE_ADDED, SOURCE_REPLACED, SOURCE_DELETED, ITEM_DELETED = "source.added", "source.replaced", "source.deleted", "item.deleted"
 FACTS_EXTRACTED = "facts.extracted"
+# The deferred areas read items a deferred ingest stored (its ``source.added`` line says
+# ``deferred``): a follower's deferred areas take them in now, its index already holds them.
+AREAS_CAUGHT_UP = "areas.caught_up"
 EFFECTS: dict[str, tuple[str, ...]] = {
     SOURCE_ADDED: ("items",), SOURCE_REPLACED: ("items", "knowledge", "ranker"),  # a deletion cascades in both
     SOURCE_DELETED: ("items", "knowledge", "ranker"), ITEM_DELETED: ("items", "knowledge", "ranker"),
     FACTS_EXTRACTED: (),  # said by the knowledge area inside the ingest that the source's line covers
+    AREAS_CAUGHT_UP: ("caught_up",),
     "fact.added": ("knowledge",), "fact.edited": ("knowledge",), "fact.deleted": ("knowledge",),
     "entity.renamed": ("knowledge",), "entity.merged": ("knowledge",), "entity.split": ("knowledge",),
     "episode.merged": ("knowledge",), "episode.split": ("knowledge",), "facts.llm": ("knowledge",),
     "feedback": ("ranker",), "feedback.withdrawn": ("ranker",), "ranker.reset": ("ranker",),
     "ranker.distilled": ("ranker",),
     "topics.rebuilt": ("topics",),
-    "index.refit": ("lsa",),
+    "index.refit": ("lsa",), "index.calibrated": ("calibration",),
     "store.cleared": ("all",), "store.imported": ("all",), "store.reindexed": ("all",),
 }
 
@@ -93,11 +97,13 @@ class Changes:
 
     added: list[int] = field(default_factory=list)  # item ids to index (read from the store now)
     removed: list[int] = field(default_factory=list)  # item ids to drop
+    deferred: set[int] = field(default_factory=set)  # of ``added``: not yet read by the deferred areas
+    caught_up: list[int] = field(default_factory=list)  # item ids the deferred areas have now read
     reload: set[str] = field(default_factory=set)  # areas (or "lsa") whose state is read again
     everything: bool = False  # reload it all: the lines missed were pruned, or one is unknown
 
     def __bool__(self) -> bool:
-        return bool(self.added or self.removed or self.reload or self.everything)
+        return bool(self.added or self.removed or self.caught_up or self.reload or self.everything)
 
 
 def changes_since(cursor: int, events: list[ActivityEvent], own: set[int]) -> Changes:
@@ -123,8 +129,15 @@ def changes_since(cursor: int, events: list[ActivityEvent], own: set[int]) -> Ch
                 else:
                     removed.add(i)
             added.update(dict.fromkeys(event.added))
-        out.reload.update(e for e in effects if e != "items")
+            if event.detail.get("deferred"):
+                out.deferred.update(event.added)
+        if "caught_up" in effects:  # read now: in this window's additions, or told on its own
+            out.caught_up.extend(i for i in event.added if i not in out.deferred)
+            out.deferred -= set(event.added)
+        out.reload.update(e for e in effects if e not in ("items", "caught_up"))
     out.added, out.removed = list(added), sorted(removed)
+    out.deferred &= set(added)
+    out.caught_up = [i for i in out.caught_up if i not in removed]
     return out
 
 

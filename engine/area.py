@@ -57,11 +57,17 @@ class Engine(Protocol):
 
     def dense_query(self, q: Query) -> tuple[np.ndarray | None, VectorIndex | None]: ...
 
+    def dense_weight(self) -> float: ...
+
 
 class Area:
     """An area of the engine beside the core; every hook is a no-op until a subclass overrides it."""
 
     name: ClassVar[str]
+    # Whether this area's ingest work (``on_ingest``/``on_indexed``) may run after the core's: a
+    # large ingest stores and indexes the items first and queues them (durably) for the deferred
+    # areas, which read them later, a source at a time (:meth:`engine.memory.Memory.catch_up`).
+    deferred: ClassVar[bool] = False
 
     def __init__(self, mem: Engine) -> None:
         self.mem = mem

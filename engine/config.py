@@ -39,6 +39,7 @@ from .files import read_regular
 log = logging.getLogger(__name__)
 
 ENV_PREFIX = "MNEMOSCOPE_"
+MAX_SETTING_NUMBER = 2**63 - 1  # what SQLite and numpy hold
 MAX_ENV_FILE_BYTES = 1024 * 1024  # a config or env file larger than this is not one
 Embedder = Literal["lsa", "hash", "openai"]
 Fusion = Literal["linear", "rrf"]
@@ -67,10 +68,14 @@ class Settings:
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
     char_ngrams: bool = False  # also index character trigrams of longer words (typos match); run reindex after a change
+    related_words: bool = True  # queries also search related words from the bundled lexicon (engine/query.py)
     # dense
     embedder: Embedder = "lsa"  # which dense signal hybrid fuses
     hash_dim: int = 256
     lsa_dim: int = 128
+    # ingest: an ingest of at least this many items stores and indexes them first and leaves the
+    # areas' work (extraction, episodes, topics) to a durable queue (Memory.catch_up); 0: never
+    defer_above: int = 5000
     # recall
     default_strategy: str = "fused"  # the best on every benchmark (docs/benchmarks.md)
     # hybrid fusion (docs/benchmarks.md has the comparison these defaults come from):
@@ -79,6 +84,7 @@ class Settings:
     fusion: Fusion = "linear"
     rrf_k: float = 60.0
     dense_weight: float = 0.1  # LSA earns only a small weight: more lowers LoCoMo and MuSiQue
+    dense_calibrate: bool = True  # an external embedder's weight is measured on the store (engine/calibration.py) instead
     candidate_k: int = 100
     # ranker (engine/rank): the fused strategy, recall tokens, feedback
     fused_signals: str = "auto"  # extra signals fused besides bm25 and dense: "auto" (every registered one) or a comma list
@@ -292,12 +298,13 @@ def _checked(name: str, value: Any, where: str, kind: Any = None) -> Any:
             return text in TRUE
         raise ConfigError(f"{where}: {value!r} is not a boolean (true or false)")
     if kind in (int, float):
-        try:
-            number = kind(value.strip()) if isinstance(value, str) else value
+        text = value.strip() if isinstance(value, str) else None
+        try:  # plain ASCII: Python's int and float also read '1_000' and other scripts' digits ('١٢')
+            number = value if text is None else kind(text) if text.isascii() and "_" not in text else None
         except ValueError:
             number = None
         if (isinstance(number, bool) or not isinstance(number, (int, float)) or (kind is int and not isinstance(number, int))
-                or not math.isfinite(number)):
+                or not math.isfinite(number) or abs(number) > MAX_SETTING_NUMBER):
             raise ConfigError(f"{where}: {value!r} is not {'an integer' if kind is int else 'a number'}")
         return kind(number)
     if kind is str:

@@ -17,10 +17,13 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .arrays import Column, SlotMap
+from .calibration import Calibration
 from .dense import HashEmbedder, LatentSemanticModel
 from .lazy import sparse as sp
 from .lexical import BM25Index, BM25Params
 from .records import Item
+from .query import english_lexicon
+from .query import plan as query_plan
 from .text import lexical_tokens
 from .vectors import VectorIndex
 
@@ -44,9 +47,11 @@ def _epoch(ts: str | None) -> float:
 class Index:
     """Slots, vocabulary and the lexical and dense indexes over them."""
 
-    def __init__(self, bm25: BM25Params, lsa_dim: int = 128, hash_dim: int = 256, char_ngrams: bool = False) -> None:
+    def __init__(self, bm25: BM25Params, lsa_dim: int = 128, hash_dim: int = 256, char_ngrams: bool = False,
+                 related_words: bool = True) -> None:
         self.bm25 = BM25Index(bm25)
         self.char_ngrams = char_ngrams  # one setting for documents and queries alike
+        self.related_words = related_words  # queries bring in related words from the bundled lexicon
         self.lsa_dim = lsa_dim
         self.hash = HashEmbedder(hash_dim)
         self.vocab: dict[str, int] = {}
@@ -54,6 +59,7 @@ class Index:
         self._source_ids = Column(np.int64)
         self._positions = Column(np.int64)
         self._times = Column(np.float64)
+        self._pending = Column(bool)  # stored and indexed, not yet read by the deferred areas
         self.slot_of = SlotMap()  # live items only
         self.lsa: LatentSemanticModel | None = None
         self._lsa_vectors = VectorIndex(exact=self._latent_rows)
@@ -61,6 +67,7 @@ class Index:
         self._projecting = threading.Lock()
         self.lsa_fitted_on = 0
         self.vectors: dict[str, VectorIndex] = {}  # stored vectors by embedder signature
+        self.calibration: Calibration | None = None  # what an external embedder earns in fusion (engine/calibration.py)
         # the store's float32 rows of stored vectors, (signature, item ids) → rows, for exact re-scoring
         self.stored_rows: Callable[[str, np.ndarray], np.ndarray] | None = None
 
@@ -85,6 +92,16 @@ class Index:
     @property
     def times(self) -> np.ndarray:
         return self._times.view
+
+    @property
+    def pending(self) -> np.ndarray:
+        """Slots the deferred areas (knowledge, topics) have not read yet (see ``Area.deferred``)."""
+        return self._pending.view
+
+    @property
+    def ready(self) -> np.ndarray:
+        """Live slots the deferred areas have read: what they may hold state for."""
+        return self.alive & ~self.pending
 
     # -- size ---------------------------------------------------------------------------------
 
@@ -116,11 +133,14 @@ class Index:
             ids[n] = tid
         return ids, np.fromiter(counts.values(), dtype=np.float32, count=len(counts)), new_terms
 
-    def query_terms(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        """(term ids, weights) of a query: known terms only, weight 1 + ln(query tf)."""
-        counts = Counter(t for t in lexical_tokens(text, self.char_ngrams) if t in self.vocab)
-        ids = np.fromiter((self.vocab[t] for t in counts), dtype=np.int64, count=len(counts))
-        weights = 1.0 + np.log(np.fromiter(counts.values(), dtype=np.float64, count=len(counts)))
+    def query_terms(self, text: str, related: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """(term ids, weights) of a query's known terms (engine/query.py: framing words weigh
+        little; with ``related``, related words the store holds join at a fraction of their
+        word's weight)."""
+        lexicon = english_lexicon() if related and self.related_words else None
+        terms = query_plan(text, self.vocab, lexicon, self.char_ngrams).terms
+        ids = np.fromiter((self.vocab[t] for t in terms), dtype=np.int64, count=len(terms))
+        weights = np.fromiter(terms.values(), dtype=np.float64, count=len(terms))
         return ids, weights
 
     def merge_vocab(self, terms: dict[str, int]) -> None:
@@ -130,13 +150,16 @@ class Index:
 
     # -- writes -------------------------------------------------------------------------------
 
-    def add(self, items: Sequence[Item], term_rows: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-        """Give each stored item a slot and index its terms; returns the new slots."""
+    def add(self, items: Sequence[Item], term_rows: Sequence[tuple[np.ndarray, np.ndarray]], pending: bool = False) -> np.ndarray:
+        """Give each stored item a slot and index its terms (``pending``: the deferred areas read
+        them later); returns the new slots."""
         lengths = np.fromiter((len(t) for t, _ in term_rows), dtype=np.int64, count=len(term_rows))
         terms = np.concatenate([t for t, _ in term_rows]) if term_rows else np.zeros(0, dtype=np.int64)
         counts = np.concatenate([c for _, c in term_rows]) if term_rows else np.zeros(0, dtype=np.float32)
-        return self.add_rows([i.id for i in items], [i.source_id for i in items], [i.position for i in items],
-                             [i.timestamp for i in items], lengths, terms, counts)
+        slots = self.add_rows([i.id for i in items], [i.source_id for i in items], [i.position for i in items],
+                              [i.timestamp for i in items], lengths, terms, counts)
+        self.pending[slots] = pending
+        return slots
 
     def add_rows(self, item_ids: Sequence[int] | np.ndarray, source_ids: Sequence[int] | np.ndarray,
                  positions: Sequence[int] | np.ndarray, timestamps: Sequence[str | None] | np.ndarray,
@@ -153,12 +176,17 @@ class Index:
         times = timestamps if isinstance(timestamps, np.ndarray) and timestamps.dtype.kind == "f" else \
             np.fromiter(map(_epoch, timestamps), dtype=np.float64, count=n)
         self._times.extend(times)
+        self._pending.resize(first + n)
         self.slot_of.assign(ids, slots)
         self.bm25.add_flat(slots, lengths, terms, counts)
         if self.lsa is not None:
             with self._projecting:  # a query thread may be projecting the earlier ones
                 self._unprojected.append(slots)
         return slots
+
+    def set_pending(self, item_ids: Iterable[int], pending: bool) -> None:
+        """Mark items as waiting for the deferred areas, or as read by them."""
+        self.pending[self.slots(item_ids)] = pending
 
     def set_vectors(self, signature: str, item_ids: Sequence[int], vectors: np.ndarray) -> None:
         index = self.vectors.get(signature)
@@ -191,10 +219,10 @@ class Index:
         indptr = np.concatenate([[0], np.cumsum(lengths)])
         return sp.csr_matrix((data, indices, indptr), shape=(len(slots), max(len(self.vocab), 1)))
 
-    def needs_lsa_fit(self) -> bool:
-        """Refit when the corpus has grown by half since the last fit (or was never fitted)."""
+    def needs_lsa_fit(self, growth: float = 1.5) -> bool:
+        """Refit when the corpus has grown by ``growth`` since the last fit (or was never fitted)."""
         n = self.n_items
-        return n >= 16 and (self.lsa is None or n >= 1.5 * self.lsa_fitted_on)
+        return n >= 16 and (self.lsa is None or n >= growth * self.lsa_fitted_on)
 
     def fit_lsa(self) -> bytes | None:
         """Fit the latent model on the live items (an even sample of at most ``LSA_FIT_ITEMS``);

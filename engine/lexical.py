@@ -157,6 +157,10 @@ class BM25Index:
 
     # -- reads --------------------------------------------------------------------------------
 
+    def document_frequency(self, term_id: int) -> float:
+        """How many live documents hold the term."""
+        return float(self._df.view[term_id]) if 0 <= term_id < len(self._df) else 0.0
+
     def idf(self, term_ids: np.ndarray) -> np.ndarray:
         n = float(self.n_docs)
         df_all = self._df.view

@@ -19,8 +19,9 @@ import gc
 import logging
 import threading
 import time
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, TypeVar, Unpack
+from typing import Any, Callable, Concatenate, Iterable, ParamSpec, Sequence, TypeVar, Unpack
 
 import numpy as np
 
@@ -28,6 +29,8 @@ from . import activity as log_actions
 from . import transfer
 from .activity import Activity, Changes
 from .area import Area
+from .calibration import CALIBRATION_KEY, Calibration, calibrate
+from .calibration import SAMPLE as CALIBRATION_SAMPLE
 from .config import Settings
 from .dense import HashEmbedder, OpenAIEmbedder
 from .errors import AreaMissing, IngestFailed, RequestError
@@ -49,6 +52,8 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]  # (done, total, what)
 A = TypeVar("A", bound=Area)
+P = ParamSpec("P")
+R = TypeVar("R")
 # Signature prefixes of the vectors the core derives from text (the embedders of engine.dense):
 # a reindex rebuilds these and leaves every other kind.
 TEXT_VECTORS = ("hash-", "openai:")
@@ -59,14 +64,14 @@ _ACTIVITIES = {"ingest_parsed": "ingesting", "import_": "importing", "reindex": 
                "delete_item": "deleting", "delete_source": "deleting"}
 
 
-def _one_writer(method: Callable[..., Any]) -> Callable[..., Any]:
+def _one_writer(method: Callable[Concatenate[Memory, P], R]) -> Callable[Concatenate[Memory, P], R]:
     """A write that may span several transactions (an ingest of many sources, an import) runs
     alone: another thread's write waits for it instead of interleaving with it. While it runs,
     the store names it to other processes (``StoreBase.activity``)."""
     label = _ACTIVITIES.get(method.__name__, "writing")
 
     @functools.wraps(method)
-    def exclusive(self: "Memory", *args: Any, **kwargs: Any) -> Any:
+    def exclusive(self: Memory, *args: P.args, **kwargs: P.kwargs) -> R:
         with self._write_lock, self.store.activity(label):
             return method(self, *args, **kwargs)
 
@@ -109,7 +114,8 @@ class Memory:
 
     def _new_index(self) -> Index:
         s = self.settings
-        index = Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim, char_ngrams=s.char_ngrams)
+        index = Index(BM25Params(k1=s.bm25_k1, b=s.bm25_b), lsa_dim=s.lsa_dim, hash_dim=s.hash_dim, char_ngrams=s.char_ngrams,
+                      related_words=s.related_words)
         index.stored_rows = self._stored_rows
         return index
 
@@ -135,12 +141,14 @@ class Memory:
         index.vocab = self.store.vocabulary()
         for b in self.store.iter_index_batches():
             index.add_rows(b.ids, b.source_ids, b.positions, b.timestamps, b.lengths, b.terms, b.counts)
+        index.set_pending(self.store.queued_items(["deferred"]), True)
         for signature in self.store.vector_signatures():
             ids, matrix = self.store.vectors(signature)
             index.set_vectors(signature, ids.tolist(), matrix)
         blob = self.store.get_kv(LSA_KEY)
         if blob:
             index.load_lsa(blob)
+        index.calibration = self._stored_calibration()
         self.index = index
         for area in self._loaded_areas():
             area.load()
@@ -189,17 +197,24 @@ class Memory:
                 index.merge_vocab(store.terms_from(len(index.vocab)))
             for b in store.iter_index_batches(ids=[i.id for i in items]):
                 index.add_rows(b.ids, b.source_ids, b.positions, b.timestamps, b.lengths, b.terms, b.counts)
+            index.set_pending(changes.deferred, True)
             for signature in store.vector_signatures():
                 ids, matrix = store.vectors(signature, [i.id for i in items])
                 if len(ids):
                     index.set_vectors(signature, ids.tolist(), matrix)
+        index.set_pending(changes.caught_up, False)
+        read = [it for _, it in sorted(store.items(changes.caught_up).items())]  # by the deferred areas, elsewhere
+        ready = [i for i in items if i.id not in changes.deferred] + read
         if "lsa" in changes.reload and (blob := store.get_kv(LSA_KEY)):
             index.load_lsa(blob)
+        if "calibration" in changes.reload:
+            index.calibration = self._stored_calibration()
         for area in self._loaded_areas():
+            told = ready if area.deferred else items
             if area.name in changes.reload:
                 area.load()
-            elif items or changes.removed:
-                area.on_changed_elsewhere(items, changes.removed)
+            elif told or changes.removed:
+                area.on_changed_elsewhere(told, changes.removed)
 
     def close(self) -> None:
         self.store.close()
@@ -347,8 +362,10 @@ class Memory:
         return parsed, skipped, errors
 
     def ingest(self, paths: Iterable[str | Path] | str | Path, *, strict: bool = True, progress: Progress | None = None,
-               cancelled: Callable[[], bool] | None = None) -> IngestReport:
-        """Ingest files and folders. With ``strict`` any unreadable file aborts before a write."""
+               cancelled: Callable[[], bool] | None = None, defer: bool | None = None,
+               catch_up: bool = True) -> IngestReport:
+        """Ingest files and folders. With ``strict`` any unreadable file aborts before a write
+        (``defer``, ``catch_up``: see :meth:`ingest_parsed`)."""
         if isinstance(paths, (str, Path)):
             paths = [paths]
         try:
@@ -357,7 +374,7 @@ class Memory:
             raise IngestFailed([exc]) from None
         if errors and strict:
             raise IngestFailed(errors)
-        report = self.ingest_parsed(parsed, progress=progress, cancelled=cancelled)
+        report = self.ingest_parsed(parsed, progress=progress, cancelled=cancelled, defer=defer, catch_up=catch_up)
         report.skipped = [str(p) for p in skipped]
         report.errors = [str(e) for e in errors]
         return report
@@ -369,13 +386,25 @@ class Memory:
 
     @_one_writer
     def ingest_parsed(self, parsed: Sequence[ParsedSource], *, progress: Progress | None = None,
-                      cancelled: Callable[[], bool] | None = None) -> IngestReport:
-        """Store parsed sources, one transaction each; unchanged sources are skipped."""
+                      cancelled: Callable[[], bool] | None = None, defer: bool | None = None,
+                      catch_up: bool = True) -> IngestReport:
+        """Store parsed sources, one transaction each; unchanged sources are skipped.
+
+        With ``defer`` (by default: when the sources hold at least ``defer_above`` items) every
+        item is stored and indexed first, and the deferred areas' work (extraction, episodes,
+        topic assignment) waits in the store's durable queue: recall works as soon as the core
+        has them (another thread's, another process's), on the core's strategies and on what
+        the areas already hold. :meth:`catch_up` then works through the queue (here, unless
+        ``catch_up`` is false); an interrupted ingest is resumed by ingesting the same files
+        again (stored sources are skipped) or by :meth:`catch_up`."""
         started = time.perf_counter()
         self.refresh()  # build on what other processes committed, not on a stale index
         self._load_areas()
         report = IngestReport()
         total = sum(len(p.items) for p in parsed)
+        if defer is None:
+            defer = 0 < self.settings.defer_above <= total
+        defer = defer and any(area.deferred for area in self.areas)  # (the core alone has nothing to defer)
         done = 0
         gc_was_enabled = gc.isenabled()
         gc.disable()  # per-token allocations make the collector a third of bulk-ingest time
@@ -384,11 +413,11 @@ class Memory:
             for p in parsed:
                 if cancelled and cancelled():
                     break
-                report.sources.append(self._ingest_source(p))
-                if self.index.needs_lsa_fit():  # a long ingest keeps the dense signal usable as it grows
+                report.sources.append(self._ingest_source(p, defer))
+                done += len(p.items)
+                if self._refit_midway(total - done):
                     self._refit_lsa()
                     refitted = True
-                done += len(p.items)
                 if progress:
                     progress(done, total, p.source.name)
         finally:
@@ -396,11 +425,22 @@ class Memory:
                 gc.enable()
         if self.index.needs_lsa_fit() or (refitted and self.index.lsa_fitted_on < self.index.n_items):
             self._refit_lsa()  # the model an ingest leaves is fitted on everything it ingested
+        self._calibrate_dense()
+        if catch_up and (defer or self.index.pending.any()) and not (cancelled and cancelled()):
+            self.catch_up(progress=progress, cancelled=cancelled)  # (and what an interrupted ingest left queued)
         report.seconds = time.perf_counter() - started
         return report
 
-    def _ingest_source(self, p: ParsedSource) -> SourceReport:
+    def _refit_midway(self, ahead: int) -> bool:
+        """Whether a long ingest refits the latent model now, so that the dense signal stays usable
+        as the store grows: when the store has quadrupled since the last fit and at least as many
+        items as it holds are still ahead. The fits along the way then cost at most two thirds of
+        the final one (a short ingest pays for one fit, at its end, as before)."""
+        return ahead >= self.index.n_items and self.index.needs_lsa_fit(growth=4.0)
+
+    def _ingest_source(self, p: ParsedSource, defer: bool = False) -> SourceReport:
         store, index = self.store, self.index
+        now = [area for area in self.areas if not (defer and area.deferred)]  # the areas that read it now
         existing = store.source_by_name(p.source.name)
         if existing and existing.content_hash == p.source.content_hash:
             return SourceReport(p.source.name, "unchanged", len(p.items), existing.id)
@@ -408,7 +448,7 @@ class Memory:
         # already paid for stay in the embedding cache even if this ingest fails.
         embedder = self._stored_embedder()
         vectors = embedder.embed([i.search_text() for i in p.items]) if embedder else None
-        warnings = [w for area in self.areas for w in area.prepare(p)]  # e.g. images
+        warnings = [w for area in now for w in area.prepare(p)]  # e.g. images
         vocab_before = len(index.vocab)
         removed: list[int] = []
         try:
@@ -438,22 +478,61 @@ class Memory:
                 store.insert_item_terms((item.id, t, c) for item, (t, c) in zip(p.items, rows))
                 if vectors is not None:
                     store.insert_vectors(embedder.signature, zip((i.id for i in p.items), vectors))
+                if defer:
+                    store.defer_items([i.id for i in p.items])
                 self.activity.record(log_actions.SOURCE_REPLACED if existing else log_actions.SOURCE_ADDED, p.source.name,
                                      count=len(p.items), source_id=source_id, added=log_actions.ranges(i.id for i in p.items),
-                                     removed=log_actions.ranges(removed))
-                for area in self.areas:
+                                     removed=log_actions.ranges(removed), **({"deferred": True} if defer else {}))
+                for area in now:
                     area.on_ingest(p.source, p.items)
         except BaseException:
             for term in [t for t, i in index.vocab.items() if i >= vocab_before]:
                 del index.vocab[term]
             raise
         index.remove(removed)
-        index.add(p.items, rows)
+        index.add(p.items, rows, pending=defer)
         if vectors is not None:
             index.set_vectors(embedder.signature, [i.id for i in p.items], vectors)
-        for area in self.areas:
+        for area in now:
             area.on_indexed(p.items)
         return SourceReport(p.source.name, "replaced" if existing else "added", len(p.items), source_id, warnings)
+
+    @_one_writer
+    def catch_up(self, *, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None) -> int:
+        """Let the deferred areas (knowledge, topics) read what a deferred ingest stored: the
+        oldest queued source first, each in one transaction. Interrupting it (``cancelled``, a
+        crash) loses nothing: what is not read stays queued for the next call. Returns how many
+        items were read."""
+        self.refresh()
+        self._load_areas()
+        areas = [area for area in self.areas if area.deferred]
+        total, done = self.store.deferred_count(), 0
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            while not (cancelled and cancelled()):
+                with self.store.transaction():  # (taken under the write lock: another process may be reading the same queue)
+                    queued = self.store.next_deferred()
+                    if queued is None:
+                        break
+                    source_id, ids = queued
+                    source = self.store.source(source_id)
+                    items = [item for _, item in sorted(self.store.items(ids).items())]
+                    for area in areas:
+                        area.on_ingest(source, items)
+                    self.store.finish_deferred(ids)
+                    self.activity.record(log_actions.AREAS_CAUGHT_UP, source.name, count=len(ids), source_id=source_id,
+                                         added=log_actions.ranges(ids))
+                self.index.set_pending(ids, False)
+                for area in areas:
+                    area.on_indexed(items)
+                done += len(ids)
+                if progress:
+                    progress(done, max(total, done), source.name)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        return done
 
     def _refit_lsa(self) -> None:
         blob = self.index.fit_lsa()
@@ -461,6 +540,40 @@ class Memory:
             with self.store.transaction():
                 self.store.set_kv(LSA_KEY, blob)
                 self.activity.record("index.refit", count=self.index.n_items)
+
+    def _calibrate_dense(self) -> None:
+        """Measure what an external embedder earns in fusion on this store's own items, when it
+        was never measured or the store has grown by half since (engine/calibration.py)."""
+        embedder = self._stored_embedder()
+        current = self.index.calibration
+        if not isinstance(embedder, OpenAIEmbedder) or not self.settings.dense_calibrate or (
+                current is not None and current.signature == embedder.signature
+                and self.index.n_items < 1.5 * current.items):
+            return
+        live = self.index.item_ids[self.index.alive]
+        sample = np.random.default_rng(0).permutation(live)[: 4 * CALIBRATION_SAMPLE].tolist()
+        found = self.store.items(sample)
+        result = calibrate(self.index, [found[i] for i in sample if i in found], embedder.signature,
+                           lambda texts: embedder.embed(texts, remember=False))
+        if result is not None:
+            with self.store.transaction():
+                self.store.set_kv(CALIBRATION_KEY, result.to_json())
+                self.activity.record("index.calibrated", count=result.items, weight=result.weight)
+            self.index.calibration = result
+
+    def _stored_calibration(self) -> Calibration | None:
+        blob = self.store.get_kv(CALIBRATION_KEY)
+        return Calibration.from_json(blob) if blob else None
+
+    def dense_weight(self) -> float:
+        """The dense signal's weight in hybrid fusion: an external embedder's calibrated weight
+        when it has one (and ``dense_calibrate`` is on), else the ``dense_weight`` setting."""
+        embedder = self._stored_embedder()
+        calibrated = self.index.calibration
+        if (self.settings.dense_calibrate and isinstance(embedder, OpenAIEmbedder) and calibrated is not None
+                and calibrated.signature == embedder.signature):
+            return calibrated.weight
+        return self.settings.dense_weight
 
     # -- recall -------------------------------------------------------------------------------
 
@@ -533,7 +646,9 @@ class Memory:
         """Counts and every area's figures (drift, λ, ...): loads the areas that are not yet loaded."""
         out: dict[str, Any] = {"store": str(self.path), **self.store.counts(), "terms": len(self.index.vocab),
                                "schema_version": self.store.schema_version, "embedder": self.settings.embedder,
-                               "lsa_dim": self.index.lsa.dim if self.index.lsa else 0}
+                               "lsa_dim": self.index.lsa.dim if self.index.lsa else 0,
+                               "dense_weight": self.dense_weight(),
+                               "dense_calibration": asdict(self.index.calibration) if self.index.calibration else None}
         for area in self.areas:
             out.update(area.stats())
         return out
@@ -594,6 +709,7 @@ class Memory:
             self.store.clear_item_terms()
             self.store.delete_vectors()
             self.store.set_kv(LSA_KEY, None)
+            self.store.set_kv(CALIBRATION_KEY, None)
             self.activity.record("store.cleared")
         self._load()
 

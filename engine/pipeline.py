@@ -151,13 +151,10 @@ class Recall:
     timings: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        def plain(x: Any) -> Any:
-            return x.to_dict() if hasattr(x, "to_dict") else asdict(x) if hasattr(x, "__dataclass_fields__") else x
-
         return {
             "query": self.query, "strategy": self.strategy, "mode": self.mode, "top_k": self.top_k,
-            "hits": [h.to_dict() for h in self.hits], "facts": [plain(f) for f in self.facts],
-            "episodes": [plain(e) for e in self.episodes], "intent": self.intent,
-            "trace": [plain(s) for s in self.trace], "graph": self.graph, "token": self.token,
+            "hits": [h.to_dict() for h in self.hits], "facts": [f.to_dict() for f in self.facts],
+            "episodes": [e.to_dict() for e in self.episodes], "intent": self.intent,
+            "trace": [s.to_dict() for s in self.trace], "graph": self.graph, "token": self.token,
             "timings": self.timings,
         }

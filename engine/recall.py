@@ -75,6 +75,15 @@ def bm25_signal(mem: Engine, q: Query, signals: Signals) -> np.ndarray:
     return mem.index.bm25.scores(q.term_ids, q.term_weights)
 
 
+def literal_bm25(mem: Engine, q: Query) -> np.ndarray:
+    """BM25 of the query's own words, without the related words the lexicon adds (engine/query.py):
+    the ``ppr`` strategy ranks by it, its settings being tuned on the multi-hop questions, which
+    use the corpus's own words (docs/benchmarks.md)."""
+    if "bm25_literal" not in q.notes:
+        q.notes["bm25_literal"] = mem.index.bm25.scores(*mem.index.query_terms(q.text, related=False))
+    return q.notes["bm25_literal"]
+
+
 def dense_signal(mem: Engine, q: Query, signals: Signals) -> np.ndarray:
     """Cosine to the query under the configured dense embedder (0 where it cannot score)."""
     index = mem.index
@@ -103,11 +112,21 @@ def _dense_query(mem: Engine, q: Query) -> tuple[np.ndarray | None, VectorIndex 
     return q.notes["dense_query"]
 
 
+def answer_signal(mem: Engine, q: Query, signals: Signals) -> np.ndarray:
+    """BM25 of the items holding an answer of the kind the question asks for ("when": a time), 0
+    elsewhere (engine/query.py)."""
+    from .query import answer_signal as answer_of
+
+    return answer_of(q.text, mem.index.vocab, mem.index.bm25.scores, signals["bm25"])
+
+
 def signals(mem: Engine, areas: Sequence[Area]) -> dict[str, Signal]:
-    """Every scorer of this memory by name: the core's, then each area's."""
+    """Every scorer of this memory by name: the core's, then each area's, then ``answer`` (last, so
+    the ranker's feature order stays that of the areas' signals first)."""
     out: dict[str, Signal] = {"bm25": _bound(bm25_signal, mem), "dense": _bound(dense_signal, mem)}
     for area in areas:
         out.update(area.signals())
+    out["answer"] = _bound(answer_signal, mem)
     return out
 
 
@@ -170,26 +189,31 @@ def _found_by(slots: np.ndarray, lists: dict[str, np.ndarray]) -> dict[int, list
     return {slot: found[slot] for slot in slots.tolist()}
 
 
+DENSE_PROPOSES = 0.2  # a dense signal that earned at least this weight brings its own candidates too
+
+
 def hybrid(mem: Engine, q: Query, signals: Signals) -> Ranking:
     """BM25 and dense candidates fused by score (``fusion = "linear"``) or by rank (``"rrf"``).
 
-    The dense side is weighted by ``dense_weight``; docs/benchmarks.md shows why it is small.
-    With linear fusion and at least ``top_k`` BM25 candidates, the dense signal only re-scores
-    those candidates (a row gather): on every benchmark that ranks exactly as adding the dense
-    scan's own candidates, at a fraction of its cost (docs/benchmarks.md).
+    The dense side is weighted by ``mem.dense_weight()``; docs/benchmarks.md shows why the
+    store's own LSA earns a small one. With linear fusion and at least ``top_k`` BM25 candidates,
+    a weak dense signal only re-scores those candidates (a row gather): on every benchmark that
+    ranks exactly as adding the dense scan's own candidates, at a fraction of its cost
+    (docs/benchmarks.md). A dense signal that earned a larger weight (a calibrated embedding
+    model) also proposes its own.
     """
     s = mem.settings
     depth = max(q.top_k, s.candidate_k)
     lists = {"bm25": signals.top("bm25", depth)}
-    if s.fusion == "rrf" or len(lists["bm25"]) < q.top_k:
+    if s.fusion == "rrf" or len(lists["bm25"]) < q.top_k or mem.dense_weight() >= DENSE_PROPOSES:
         lists["dense"] = signals.top("dense", depth)
     if s.fusion == "rrf":
-        slots, scores, found, _ = rrf_fuse(lists, {"bm25": 1.0, "dense": s.dense_weight}, s.rrf_k)
+        slots, scores, found, _ = rrf_fuse(lists, {"bm25": 1.0, "dense": mem.dense_weight()}, s.rrf_k)
         dense = dense_at(mem, q, slots)
     else:
         union = np.unique(np.concatenate(list(lists.values())))
         dense_of_union = dense_at(mem, q, union)
-        slots, scores = linear_fuse(union, signals["bm25"][union], dense_of_union, s.dense_weight)
+        slots, scores = linear_fuse(union, signals["bm25"][union], dense_of_union, mem.dense_weight())
         dense = dense_of_union[np.searchsorted(union, slots)]
         found = _found_by(slots, lists)
     features = {"bm25": signals["bm25"][slots], "dense": dense, "fused": scores}

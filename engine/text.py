@@ -100,7 +100,7 @@ def _hangul_tokens(word: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=500_000)
-def _latin_token(word: str) -> str | None:
+def latin_token(word: str) -> str | None:
     """The BM25 token of a normalised non-Hangul word: possessive gone, stemmed; None if dropped."""
     if word.endswith("'s"):
         word = word[:-2]
@@ -129,7 +129,7 @@ def lexical_tokens(text: str, char_ngrams: bool = False) -> list[str]:
             previous = w
         else:
             previous = ""
-            tok = _latin_token(w)
+            tok = latin_token(w)
             if tok:
                 out.append(tok)
                 if char_ngrams and len(w) >= 5:

@@ -1,10 +1,12 @@
-"""Dependencies point one way: the import-linter contracts in pyproject.toml hold.
+"""Dependencies point one way (the import-linter contracts in pyproject.toml hold), and SQL stays in engine/store/.
 
 The contracts name the installed layout (``mnemoscope.engine``, ``mnemoscope.app``, …), while the
 checkout keeps the folders at the top; so the check runs on a copy of the sources laid out as the
 wheel installs them.
 """
 
+import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -41,3 +43,28 @@ def test_engine_imports_no_textual_and_no_app():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+SQL = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER|PRAGMA|BEGIN|COMMIT|ROLLBACK|SAVEPOINT|WITH)\s+[A-Za-z_*(]")
+
+
+def test_sql_lives_only_in_the_store():
+    """Every SQL statement is in engine/store/: the rest of the code asks the store."""
+    files = [p for folder in ("engine", "app", "screens") for p in (ROOT / folder).rglob("*.py")
+             if (ROOT / "engine" / "store") not in p.parents]
+    assert len(files) > 50
+    found = [f"{path.relative_to(ROOT)}:{node.lineno}: {node.value.strip()[:60]}"
+             for path in files for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL.match(node.value)]
+    assert found == []
+
+
+def test_the_engines_light_modules_import_without_numpy():
+    """``engine/__init__`` loads its public names on first use: the CLI and the app import the
+    errors and the settings at start without paying for numpy, scipy or the memory."""
+    code = ("import sys, mnemoscope.engine.errors, mnemoscope.engine.config\n"
+            "heavy = sorted(n for n in ('numpy', 'scipy', 'mnemoscope.engine.memory') if n in sys.modules)\n"
+            "from mnemoscope.engine import Memory, MnemoscopeError\n"
+            "print(','.join(heavy), Memory.__module__, MnemoscopeError.__module__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["mnemoscope.engine.memory", "mnemoscope.engine.errors"]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from argparse import ArgumentTypeError
 from typing import TYPE_CHECKING, TextIO
 
 from .common import UsageError, emit, open_memory
 from .parsing import plain_int
+from .progress import ProgressLine
 
 if TYPE_CHECKING:
     from mnemoscope.engine import Recall
@@ -57,8 +59,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def ingest(args: argparse.Namespace, out: TextIO) -> int:
+    """Store and index every item, then let the areas read them (a progress line on a terminal).
+    Interrupted, it keeps what it stored; the same command again resumes."""
     with open_memory(args) as mem:
-        report = mem.ingest(args.paths)
+        bar = ProgressLine() if sys.stderr.isatty() else None
+        try:
+            report = mem.ingest(args.paths, catch_up=False, progress=bar and bar.phase("storing"))
+            mem.catch_up(progress=bar and bar.phase("facts, topics"))
+        except KeyboardInterrupt:
+            if bar:
+                bar.close()
+            print("mnemoscope: interrupted; what was stored stays (run the same command again to resume)", file=sys.stderr)
+            return 130
+        if bar:
+            bar.close()
         payload = {"sources": [vars(s) for s in report.sources], "items": report.items,
                    "skipped": report.skipped, "warnings": report.warnings, "seconds": round(report.seconds, 3)}
         emit(out, payload, args.json, "\n".join([report.summary(), *report.warnings]))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import json
 from pathlib import Path
 from typing import Any, TextIO
@@ -24,6 +25,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = evsub.add_parser("locomo", help="LoCoMo evidence retrieval")
     p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"))
+    p.add_argument("--paraphrases", metavar="FILE", default=None,
+                   help="reworded questions (e.g. ../shared/data/locomo/paraphrases_dev.json): "
+                        "original and reworded figures side by side")
+    p.add_argument("--samples", default="", metavar="IDS", help="only these conversations (comma-separated sample ids)")
     retrieval(p)
     p.set_defaults(handler=eval_locomo)
 
@@ -66,6 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--strategies", default="bm25,dense,hybrid")
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--core", action="store_true", help="the core alone: no knowledge, topics or ranker extensions")
+    p.add_argument("--no-baseline", action="store_true", help="leave out rank_bm25 (it needs hours and gigabytes at a million items)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=bench)
@@ -85,8 +91,13 @@ def _strategy(args: argparse.Namespace) -> str:
 def eval_locomo(args: argparse.Namespace, out: TextIO) -> int:
     from mnemoscope.engine.eval import locomo
 
-    result = locomo.evaluate(args.file, _strategy(args), args.baseline, **engine_options(args))
-    _print(out, result, args.json)
+    samples = [s.strip() for s in args.samples.split(",") if s.strip()]
+    result = locomo.evaluate(args.file, _strategy(args), args.baseline, paraphrases=args.paraphrases, samples=samples,
+                             **engine_options(args))
+    if args.paraphrases and not args.json:
+        _print_reworded(out, result)
+    else:
+        _print(out, result, args.json)
     return 0
 
 
@@ -140,16 +151,24 @@ def bench(args: argparse.Namespace, out: TextIO) -> int:
     from mnemoscope.engine.eval import bench as bench_mod
 
     result = bench_mod.run(args.items, [s for s in args.strategies.split(",") if s], args.queries,
-                           extensions=not args.core, **settings_of(args.set))
+                           extensions=not args.core, baseline=not args.no_baseline,
+                           say=lambda line: print(line, file=sys.stderr, flush=True), **settings_of(args.set))
     if args.json:
         out.write(json.dumps(result) + "\n")
         return 0
     out.write(f"items {result['items']}: ingest {result['ingest_ms_per_item']} ms/item "
-              f"({result['ingest_cpu_ms_per_item']} ms CPU), open {result['open_s']} s, peak RSS {result['peak_rss_mb']} MB\n")
+              f"({result['ingest_cpu_ms_per_item']} ms CPU); the core's phase {result['ingest_core_ms_per_item']} ms/item "
+              f"({result['ingest_core_cpu_ms_per_item']} ms CPU), the areas' {result['ingest_areas_s']} s\n")
+    if "recall_during_areas_ms" in result:
+        d = result["recall_during_areas_ms"]
+        out.write(f"  recall while the areas read: hybrid p50 {d['p50']} ms, max {d['max']} ms ({d['n']} recalls)\n")
+    out.write(f"  peak RSS {result['peak_rss_ingest_mb']} MB ingesting; a fresh process opens the store in {result['open_s']} s "
+              f"(first recall at {result['open_first_recall_s']} s), {result['open_rss_mb']} MB after every strategy\n")
     for name, t in result["recall_ms"].items():
         out.write(f"  recall {name:<8} p50 {t['p50']:8.3f} ms   p95 {t['p95']:8.3f} ms   CPU p50 {t['cpu_p50']:8.3f} ms\n")
-    b = result["baselines"]["rank_bm25"]
-    out.write(f"  rank_bm25       index {b['index_ms_per_item']} ms/item, query p50 {b['query_ms_p50']} ms\n")
+    if "baselines" in result:
+        b = result["baselines"]["rank_bm25"]
+        out.write(f"  rank_bm25       index {b['index_ms_per_item']} ms/item, query p50 {b['query_ms_p50']} ms\n")
     return 0
 
 
@@ -169,6 +188,22 @@ def _print(out: TextIO, result: dict[str, Any], as_json: bool) -> None:
     for axis, p in result.get("perturbations", {}).items():
         out.write(f"  {axis:<10} n={p['n']:<4} hit@5 {p['metrics']['hit@5']:.4f} (Δ {p['delta']['hit@5']:+.4f})"
                   f"  ndcg@10 {p['metrics']['ndcg@10']:.4f} (Δ {p['delta']['ndcg@10']:+.4f})\n")
+
+
+def _print_reworded(out: TextIO, result: dict[str, Any]) -> None:
+    """Each system's figures on the original and the reworded questions, side by side, then by category."""
+    rows = [(result["strategy"], result)] + list(result.get("baselines", {}).items())
+    names = list(result["metrics"])
+    out.write(f"{result['dataset']}: {result['n_questions']} questions, original → reworded\n")
+    out.write(f"{'system':<14}" + "".join(f"{n:>20}" for n in names) + f"{'q p50 ms':>10}\n")
+    for name, r in rows:
+        pairs = "".join(f"{r['metrics'][n]:>11.4f} →{r['reworded']['metrics'][n]:>7.4f}" for n in names)
+        out.write(f"{name:<14}{pairs}{r['timing']['query_ms_p50']:>10.2f}\n")
+    for name, r in rows:
+        for cat, m in r["by_category"].items():
+            moved = r["reworded"]["by_category"][cat]
+            out.write(f"  {name} category {cat} (n={m['n']}): "
+                      + ", ".join(f"{n} {m[n]:.4f} → {moved[n]:.4f}" for n in names) + "\n")
 
 
 def _learning_text(r: dict[str, Any]) -> str:

@@ -148,6 +148,14 @@ def run_system(name: str, parsed, questions, metrics, key_of, depth=10, options=
     return run_engine(parsed, questions, metrics, name, key_of, depth, options, **settings)
 
 
+def run_system_sets(name: str, parsed, question_sets: dict[str, Sequence[Question]], metrics, key_of, depth=10,
+                    options=None, **settings) -> dict[str, RunResult]:
+    """:func:`run_system` for several question sets; the engine builds its store once for all."""
+    if name == "rank_bm25":
+        return {set_name: run_rank_bm25(parsed, qs, metrics, key_of, depth) for set_name, qs in question_sets.items()}
+    return run_engine_sets(parsed, question_sets, metrics, name, key_of, depth, options, **settings)
+
+
 def report(dataset: str, strategy: str, main: RunResult, baselines: dict[str, RunResult]) -> dict[str, Any]:
     out: dict[str, Any] = {"dataset": dataset, "strategy": strategy, "n_questions": len(main.rows), **main.summary()}
     if baselines:

@@ -117,6 +117,7 @@ class KnowledgeBuilding(Area):
     """The knowledge area's state, built from the store and kept current by each ingest."""
 
     name = "knowledge"
+    deferred = True
 
     def __init__(self, mem: Engine) -> None:
         super().__init__(mem)
@@ -168,7 +169,11 @@ class KnowledgeBuilding(Area):
         for ids in members.values():
             clique(batch, sorted(ids))
         previous: tuple | None = None
+        index = self.mem.index
+        waiting = set(index.item_ids[index.pending].tolist())  # a deferred ingest's: linked when this area reads them
         for item_id, source_id, _pos, kind, title, session in store.item_sequence_rows():
+            if item_id in waiting:
+                continue
             group = (source_id, f"session {session}" if kind == "turn" and session is not None else title or "")
             if previous is not None and previous[1] == group:
                 batch.edge("next", previous[0], item_id)

@@ -13,7 +13,7 @@ import functools
 import inspect
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Concatenate, Iterator, ParamSpec, Sequence, TypeVar
 
 from ..errors import KnowledgeError
 from .building import Batch, fact_key
@@ -22,15 +22,18 @@ from .episodes import summarize
 from .extract import Extraction, FactDraft
 from .reading import KnowledgeReading, events_for
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
-def _atomic(method: Callable[..., Any]) -> Callable[..., Any]:
+
+def _atomic(method: Callable[Concatenate[KnowledgeCuration, P], R]) -> Callable[Concatenate[KnowledgeCuration, P], R]:
     """A curation call's checks and its writes in one transaction: what it checked (an entity
     exists, a name is free) cannot change before it writes, when another process merges or
     renames at the same moment. A dry run writes nothing and needs no lock."""
     signature = inspect.signature(method)
 
     @functools.wraps(method)
-    def run(self: "KnowledgeCuration", *args: Any, **kwargs: Any) -> Any:
+    def run(self: KnowledgeCuration, *args: P.args, **kwargs: P.kwargs) -> R:
         if signature.bind(self, *args, **kwargs).arguments.get("dry_run"):
             return method(self, *args, **kwargs)
         with self.store.transaction():

@@ -29,6 +29,7 @@ import numpy as np
 from ..lexical import top_k as top_k_of
 from ..pagerank import local_pagerank, personalized_pagerank
 from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
+from ..recall import literal_bm25
 from .entities import entity_key
 from .extract import capitalised_spans
 from .graph import DEFAULT_WEIGHTS
@@ -179,8 +180,8 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer):
 
     def ppr_strategy(self, q: Query, signals: Signals) -> Ranking:
         """BM25 blended with PPR over the knowledge graph: ``ppr_blend`` · BM25 + (1 − ``ppr_blend``)
-        · PPR, both scaled to [0, 1] over the store."""
-        first = signals["bm25"]
+        · PPR, both scaled to [0, 1] over the store; BM25 of the query's own words (``literal_bm25``)."""
+        first = literal_bm25(self.mem, q)
         graph = self.graph_scores(q.text, first)
         lexical, walk = _normalised(first), _normalised(graph.item_scores)
         blend = self.settings.ppr_blend

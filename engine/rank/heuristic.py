@@ -27,6 +27,7 @@ WEIGHTS: dict[str, float] = {
     "neighbour_dense": 0.10,
     "speaker": 1.30,
     "length": 0.45,
+    "signal_answer": 0.15,  # BM25 of items holding the kind of answer asked for, e.g. a time for "when" (engine/query.py)
 }
 
 

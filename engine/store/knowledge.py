@@ -420,6 +420,35 @@ class KnowledgeSQL:
             "UPDATE extraction_queue SET status = ?, attempts = attempts + 1, last_error = ?, updated_at = ? WHERE item_id = ?",
             ((status, error[:500], now, i) for i in item_ids))
 
+    # -- deferred items: stored and indexed, not yet read by the areas (status 'deferred') ------
+
+    def defer_items(self, item_ids: Sequence[int]) -> None:
+        now = time.time()
+        self.conn.executemany(
+            "INSERT INTO extraction_queue (item_id, status, updated_at) VALUES (?, 'deferred', ?)"
+            " ON CONFLICT(item_id) DO UPDATE SET status = 'deferred', updated_at = excluded.updated_at",
+            ((i, now) for i in item_ids))
+
+    def next_deferred(self) -> tuple[int, list[int]] | None:
+        """(source id, its deferred item ids in id order) of the oldest deferred item's source."""
+        row = self.conn.execute("SELECT i.source_id FROM extraction_queue q JOIN items i ON i.id = q.item_id"
+                                " WHERE q.status = 'deferred' ORDER BY q.item_id LIMIT 1").fetchone()
+        if row is None:
+            return None
+        ids = [r[0] for r in self.conn.execute(
+            "SELECT q.item_id FROM extraction_queue q JOIN items i ON i.id = q.item_id"
+            " WHERE q.status = 'deferred' AND i.source_id = ? ORDER BY q.item_id", (row[0],))]
+        return row[0], ids
+
+    def finish_deferred(self, item_ids: Sequence[int]) -> None:
+        """These items leave the queue, unless the areas queued them again for the LLM."""
+        for chunk in _chunks(list(item_ids)):
+            self.conn.execute(f"DELETE FROM extraction_queue WHERE status = 'deferred' AND item_id IN ({_marks(len(chunk))})",
+                              chunk)
+
+    def deferred_count(self) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM extraction_queue WHERE status = 'deferred'").fetchone()[0]
+
     def queue_counts(self) -> dict[str, int]:
         return dict(self.conn.execute("SELECT status, COUNT(*) FROM extraction_queue GROUP BY status").fetchall())
 

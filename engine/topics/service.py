@@ -134,6 +134,7 @@ def group_of(item: Item) -> object:
 
 class TopicsArea(Area):
     name = "topics"
+    deferred = True
 
     def __init__(self, mem: Engine) -> None:
         super().__init__(mem)
@@ -161,7 +162,7 @@ class TopicsArea(Area):
         )
         space = TopicSpace.from_bytes(row.space, row.space_terms) if row.space else None
         vectors = VectorIndex()
-        live = np.flatnonzero(index.alive)
+        live = np.flatnonzero(index.ready)
         if space is not None and len(live):
             space.bind(index.vocab)
             vectors.set(live, space.transform(index.counts_matrix(live)))
@@ -258,11 +259,12 @@ class TopicsArea(Area):
         st, index = self.state, self.mem.index
         if st is None:
             return float("inf")
-        kept = int(np.count_nonzero(index.alive & (index.item_ids <= st.max_item_id)))
-        return (index.n_items - kept + st.n_at_build - kept) / max(st.n_at_build, 1)
+        ready = index.ready
+        kept = int(np.count_nonzero(ready & (index.item_ids <= st.max_item_id)))
+        return (int(np.count_nonzero(ready)) - kept + st.n_at_build - kept) / max(st.n_at_build, 1)
 
     def needs_rebuild(self) -> bool:
-        n = self.mem.index.n_items
+        n = int(np.count_nonzero(self.mem.index.ready))
         if self.state is None:
             return n > 0
         return self.drift() >= self.settings.topic_rebuild_drift
@@ -287,7 +289,7 @@ class TopicsArea(Area):
                 progress(n, 6, what)
 
         stage(0, "reading items")
-        live = np.flatnonzero(index.alive)
+        live = np.flatnonzero(index.ready)
         sample = live[np.linspace(0, len(live) - 1, TOPIC_FIT_ITEMS).astype(np.int64)] if len(live) > TOPIC_FIT_ITEMS else live
         counts = index.counts_matrix(sample)
         stage(1, "fitting the topic space")
@@ -381,7 +383,7 @@ class TopicsArea(Area):
         processes may have added or deleted items while the tree was fitted. The new tree
         replaces every assignment and transition, so it must assign those items too, or they
         would keep no stored leaf and their sources no transitions."""
-        now = np.flatnonzero(self.mem.index.alive)
+        now = np.flatnonzero(self.mem.index.ready)
         if np.array_equal(now, live):
             return live, assigned
         kept = np.isin(assigned[0], now)

@@ -82,3 +82,28 @@ def test_metrics_by_hand():
     ideal = 1 + 1 / 1.5849625007211562 + 0.5
     assert ndcg_at(ranked, relevant, 10) == pytest.approx((1 + 0.5) / ideal)
     assert percentile([1, 2, 3, 4], 0.5) == 2.5
+
+
+def test_eval_locomo_paraphrases_side_by_side(tmp_path):
+    demo = ROOT / "assets" / "demo" / "conversation.json"
+    sample = json.loads(demo.read_text(encoding="utf-8"))[0]
+    reworded = [{"sample_id": sample["sample_id"], "qa_index": 0, "paraphrase": "What is Maya's pup called?"},
+                {"sample_id": sample["sample_id"], "qa_index": 1, "paraphrase": "Which breed is Pepper?"}]
+    path = tmp_path / "paraphrases.json"
+    path.write_text(json.dumps(reworded), encoding="utf-8")
+    result = run_json("eval", "locomo", str(demo), "--paraphrases", str(path), "--strategy", "bm25",
+                      "--baseline", "rank_bm25", "--json")
+    assert result["n_questions"] == 2  # only the paraphrased questions are asked
+    for system in (result, result["baselines"]["rank_bm25"]):
+        assert set(system["reworded"]["metrics"]) == set(system["metrics"])
+        assert sum(c["n"] for c in system["reworded"]["by_category"].values()) == 2
+    assert result["metrics"]["recall@10"] > 0  # each wording is measured on its own
+    out = io.StringIO()
+    assert main(["eval", "locomo", str(demo), "--paraphrases", str(path), "--strategy", "bm25"], out) == 0
+    assert "original → reworded" in out.getvalue() and "category 4" in out.getvalue()
+
+
+def test_eval_locomo_refuses_an_unknown_conversation(capsys):
+    demo = ROOT / "assets" / "demo" / "conversation.json"
+    assert main(["eval", "locomo", str(demo), "--samples", "conv-99", "--strategy", "bm25"], io.StringIO()) == 2
+    assert "no conversation conv-99" in capsys.readouterr().err

@@ -67,7 +67,7 @@ def test_with_an_image_model_the_photo_is_embedded_and_found_by_what_it_shows(tm
     assert mem.ingest(chat(tmp_path)).warnings == []
     with sqlite3.connect(mem.path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM item_vectors WHERE signature = 'image:clip'").fetchone()[0] == 2
-    assert mem.recall("kayak", strategy="bm25").hits == []  # no text or caption says it …
+    assert "kayak" not in mem.index.vocab  # no text or caption says it (bm25 reaches the "boat" caption through a related word) …
     [hit] = mem.recall("kayak", strategy="image", top_k=1).hits  # … the photo shows it
     assert hit.item.text == "Look at this!"
     mem.close()

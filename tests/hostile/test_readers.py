@@ -104,3 +104,12 @@ def test_a_fact_edit_that_changes_nothing_writes_nothing(tmp_path):
         assert report["facts_changed"] == 0
         assert mem.knowledge.fact(fact.id).origin == fact.origin == "rule"
         assert store_checksum(mem.path) == before
+
+
+@pytest.mark.parametrize("name, value", [("MAX_RETRIES", "١٢"), ("MAX_RETRIES", "1_0"), ("MAX_RETRIES", "9" * 23),
+                                         ("REQUEST_TIMEOUT", "٣"), ("REQUEST_TIMEOUT", "1_0.5"), ("REQUEST_TIMEOUT", "1e400")])
+def test_a_numeric_setting_is_a_plain_ascii_number_in_range(tmp_path, monkeypatch, name, value):
+    monkeypatch.setenv(f"MNEMOSCOPE_{name}", value)
+    code, out, err = cli("--store", tmp_path / "m.db", "stats")
+    assert code == 2 and out == "" and err.count("\n") == 1 and f"MNEMOSCOPE_{name}: {value!r} is not" in err
+    assert not (tmp_path / "m.db").exists()

@@ -1,0 +1,173 @@
+"""Query understanding, offline: what a question is about, what kind of answer it wants, and the
+store's own words for the words it uses.
+
+A person asks in their own words, which are seldom the words the store happens to hold. Three
+things help, each measured on the reworded LoCoMo questions (docs/benchmarks.md):
+
+* **framing** — the words that only shape a question ("tell me", "do you know", "what kind of",
+  "remember") weigh little; the **focus** (content words, names, dates) keeps its full weight;
+* **bridging** — each content word brings in its related words from a lexicon (synonyms,
+  broader and narrower words, derived forms) that the store actually holds, at a fraction of its
+  weight, so "crash" also finds "accident" and "jogging" finds "running";
+* **answer type** — "when" asks for a time, "where" for a place, "who" for a person; the
+  ``answer`` signal lets ``fused`` favour items that hold a time when a time is asked for.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Callable, Mapping
+
+import numpy as np
+
+from .text import latin_token, lexical_tokens, normalize, words
+
+# Words that shape a question rather than say what it is about (before stemming).
+FRAMING_WORDS = frozenset(
+    """know knew known tell told remember remembers remembered recall recalls recalled think thought wonder wondering
+    idea ideas mention mentioned mentions say said says kind kinds sort sorts type types thing things stuff something
+    anything happen happened happens would could likely probably ever currently lately recently exactly actually
+    please curious info information detail details specific particular any some way ways
+    go goes going went gone get gets got getting make makes made take takes took taken put come came have has had
+    do does did give gave keep kept let seem seems want wanted""".split()
+)  # the second line: light verbs, which carry a question's shape more than its content
+FRAMING_WEIGHT = 0.2  # a framing word keeps this share of its weight (0 would lose "what kind of art": art stays)
+EXPANSION_WEIGHT = 0.5  # a related word from the lexicon weighs this × its relation's strength
+EXPANSION_LIMIT = 8  # related words kept per query word, the strongest first
+KNOWN_WORD_EXPANSION = 0.5  # a word the store itself holds brings its related words in at half that
+
+ANSWER_TYPES = {"when": "time", "where": "place", "who": "person", "whom": "person", "whose": "person"}
+# Words an item holding an answer of a kind tends to use (before stemming); years are added from
+# the store's own vocabulary. Only "time" has them: lists of place and person words were measured
+# too, and gained nothing on LoCoMo while costing MuSiQue (docs/benchmarks.md).
+ANSWER_WORDS = {
+    "time": """yesterday today tonight tomorrow ago last next week weeks weekend month months year years morning
+        afternoon evening night monday tuesday wednesday thursday friday saturday sunday january february march
+        april may june july august september october november december summer winter spring autumn
+        recently earlier later since date birthday anniversary""",
+}
+_WHEN_SHAPES = re.compile(r"\b(what|which)\s+(date|day|month|year|time|week|weekend)\b|\bhow\s+long\s+ago\b")
+
+
+@dataclass
+class QueryPlan:
+    """The query's lexical terms with their weights, and the kind of answer it asks for."""
+
+    terms: dict[str, float] = field(default_factory=dict)  # lexical token → weight
+    expansions: dict[str, float] = field(default_factory=dict)  # the terms the lexicon added (also in ``terms``)
+    answer_type: str | None = None  # "time" | "place" | "person" | None
+
+
+def answer_type(text: str) -> str | None:
+    """The kind of answer a question asks for, from its question word ("what date" is "when")."""
+    lowered = normalize(text)
+    if _WHEN_SHAPES.search(lowered):
+        return "time"
+    for word in words(lowered)[:4]:  # the question word opens the question, or follows a short lead-in
+        if word in ANSWER_TYPES:
+            return ANSWER_TYPES[word]
+    return None
+
+
+def answer_tokens(kind: str, vocabulary: Mapping[str, int]) -> list[str]:
+    """The lexical tokens of :data:`ANSWER_WORDS` ``kind`` that the store holds (years too, for time)."""
+    tokens = {t for w in ANSWER_WORDS[kind].split() if (t := latin_token(w))}
+    if kind == "time":
+        tokens |= {str(y) for y in range(1900, 2100)}
+    return sorted(t for t in tokens if t in vocabulary)
+
+
+def holds_answer(kind: str, vocabulary: Mapping[str, int], postings: "Callable[[np.ndarray], np.ndarray]") -> np.ndarray:
+    """Per slot, whether the item uses any of the answer words of ``kind``; ``postings`` scores
+    slots for term ids (BM25), so this reads only those words' postings."""
+    ids = np.array([vocabulary[t] for t in answer_tokens(kind, vocabulary)], dtype=np.int64)
+    return postings(ids) > 0
+
+
+def answer_signal(text: str, vocabulary: Mapping[str, int], postings: "Callable[[np.ndarray], np.ndarray]",
+                  lexical: np.ndarray) -> np.ndarray:
+    """The lexical score of the items that hold an answer of the kind the question asks for, 0
+    for the others and for every item when the question asks for no particular kind."""
+    kind = answer_type(text)
+    if kind not in ANSWER_WORDS:
+        return np.zeros_like(lexical)
+    return np.where(holds_answer(kind, vocabulary, postings)[: len(lexical)], lexical, 0.0)
+
+
+@lru_cache(maxsize=1)
+def _framing_tokens() -> frozenset[str]:
+    return frozenset(t for w in FRAMING_WORDS if (t := latin_token(w)))
+
+
+def plan(text: str, vocabulary: Mapping[str, int], lexicon: "Lexicon | None" = None, char_ngrams: bool = False) -> QueryPlan:
+    """Weights of the query's tokens that ``vocabulary`` knows: 1 + ln(tf) for focus words, a
+    small share for framing words, and related words from ``lexicon`` the store holds."""
+    counts: dict[str, int] = {}
+    for token in lexical_tokens(text, char_ngrams):
+        counts[token] = counts.get(token, 0) + 1
+    framing = _framing_tokens()
+    out = QueryPlan(answer_type=answer_type(text))
+    for token, n in counts.items():
+        weight = 1.0 + math.log(n)
+        if token in framing:
+            weight *= FRAMING_WEIGHT
+        if token in vocabulary:
+            out.terms[token] = weight
+    if lexicon is not None:
+        names = _name_tokens(text)
+        for token in counts:
+            if token in framing or token in names:
+                continue
+            related = [(t, s) for t, s in lexicon.related(token) if t in vocabulary and t not in counts]
+            share = KNOWN_WORD_EXPANSION if token in vocabulary else 1.0
+            for t, strength in sorted(related, key=lambda ts: -ts[1])[:EXPANSION_LIMIT]:
+                w = EXPANSION_WEIGHT * strength * share
+                if w > out.expansions.get(t, 0.0):
+                    out.expansions[t] = w
+        out.terms.update(out.expansions)
+    return out
+
+
+def _name_tokens(text: str) -> set[str]:
+    """Tokens of capitalised words past the first: names, which need no related words."""
+    found = re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w']+", text.strip())
+    return {t for w in found if (t := latin_token(normalize(w).removesuffix("'s")))}
+
+
+class Lexicon:
+    """Related words by lexical token (Porter stems), each with a strength in (0, 1].
+
+    Lines are split into pairs only when their token is first looked up: a query needs a few of
+    the tens of thousands, and parsing them all would cost a second on the first query."""
+
+    def __init__(self, lines: dict[str, str]) -> None:
+        self._lines = lines
+        self._parsed: dict[str, tuple[tuple[str, float], ...]] = {}
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def related(self, token: str) -> tuple[tuple[str, float], ...]:
+        found = self._parsed.get(token)
+        if found is None:
+            pairs = (pair.rpartition(":") for pair in self._lines.get(token, "").split())
+            found = self._parsed[token] = tuple((word, float(strength)) for word, _, strength in pairs)
+        return found
+
+    @classmethod
+    def parse(cls, text: str) -> "Lexicon":
+        """One line per token: ``token<TAB>related:strength related:strength …``."""
+        lines = (line.partition("\t") for line in text.splitlines())
+        return cls({token: rest for token, _, rest in lines if rest})
+
+
+@lru_cache(maxsize=1)
+def english_lexicon() -> Lexicon:
+    """The bundled English lexicon (derived from WordNet 3.0; see engine/data/README.md)."""
+    blob = resources.files(__package__).joinpath("data", "lexicon_en.tsv.gz").read_bytes()
+    return Lexicon.parse(gzip.decompress(blob).decode("utf-8"))

@@ -1,0 +1,73 @@
+"""Query understanding: framing words, related words from the lexicon, the kind of answer asked for."""
+
+from pathlib import Path
+
+import pytest
+
+from mnemoscope.engine import Memory
+from mnemoscope.engine.query import Lexicon, answer_type, english_lexicon, plan
+from mnemoscope.engine.records import Item, ParsedSource, Source
+
+DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
+VOCAB = {t: n for n, t in enumerate("know dough readi melani accid wreck son crash famili carolin".split())}
+LEXICON = Lexicon.parse("crash\taccid:1 wreck:0.8 plane:0.4\nboi\tson:0.8\nmelani\tfamili:1\nknow\tfamili:1\n")
+
+
+def test_framing_words_weigh_little_and_the_focus_keeps_its_weight():
+    terms = plan("how do I know the dough is ready", VOCAB).terms
+    assert terms["dough"] == terms["readi"] == 1.0
+    assert terms["know"] < 0.5 * terms["dough"]
+
+
+def test_related_words_join_at_a_fraction_only_when_the_store_holds_them():
+    p = plan("How did Melanie's boy cope after the crash?", VOCAB, LEXICON)
+    assert set(p.expansions) == {"accid", "wreck", "son"}  # "plane" is not in the store; a name brings nothing
+    assert all(0 < w < 1 for w in p.expansions.values())
+    assert p.expansions["accid"] > p.expansions["wreck"]
+    assert "famili" not in p.terms  # neither the name "Melanie" nor a framing word is expanded
+    unknown = plan("the crash", {t: n for t, n in VOCAB.items() if t != "crash"}, LEXICON)
+    assert p.expansions["accid"] < unknown.expansions["accid"]  # a word the store lacks leans on its relatives more
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("When did Caroline go to the LGBTQ support group?", "time"),
+    ("What date was Caroline at the queer support circle?", "time"),
+    ("Tell me when Caroline presented a talk to students", "time"),  # after a short lead-in
+    ("Where did Maya hike?", "place"),
+    ("Who supports Caroline?", "person"),
+    ("What did Maya bake?", None),
+])
+def test_the_question_word_says_what_kind_of_answer_is_wanted(question, kind):
+    assert answer_type(question) == kind
+
+
+def test_the_bundled_lexicon_bridges_everyday_rewordings():
+    lexicon = english_lexicon()
+    assert len(lexicon) > 10_000
+    for word, related in [("crash", "accid"), ("children", "kid"), ("novel", "book"), ("bloom", "flower")]:
+        assert related in dict(lexicon.related(word)), word
+
+
+def _store(tmp_path: Path, texts: list[str]) -> Memory:
+    items = [Item(text=t, kind="turn", key=f"D1:{n}", position=n, speaker="Maya") for n, t in enumerate(texts)]
+    mem = Memory(tmp_path / "q.db", extensions=False)
+    mem.ingest_parsed([ParsedSource(Source(name="chat", kind="conversation", content_hash="h"), items)])
+    return mem
+
+
+def test_a_reworded_question_finds_the_turn_that_uses_other_words(tmp_path):
+    texts = ["We had a car accident on the way home last night.", "The bakery opens at eight on Sundays.",
+             "My sister is visiting next week.", "I planted tomatoes in the garden."] * 3
+    with _store(tmp_path, texts) as mem:
+        hits = mem.recall("Was anyone hurt in the crash?", strategy="hybrid", top_k=3).hits
+    assert hits and "accident" in hits[0].item.text
+
+
+def test_the_demo_dough_question_is_about_dough_not_about_knowing(tmp_path):
+    with Memory(tmp_path / "demo.db") as mem:
+        mem.ingest([DEMO])
+        for strategy in ("fused", "hybrid"):
+            hits = mem.recall("how do I know the dough is ready", strategy=strategy, top_k=5).hits
+            assert len(hits) == 5
+            assert "poke test" in hits[0].item.text
+            assert not [h for h in hits if "know" in h.item.text.lower() and "dough" not in h.item.text.lower()]
