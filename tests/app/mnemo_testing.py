@@ -56,7 +56,7 @@ def build_app(store: Path | Services, **options) -> PilotApp:
     return PilotApp(services, **defaults)
 
 
-async def settle(pilot, timeout: float = 30.0) -> None:
+async def settle(pilot, timeout: float = 120.0) -> None:
     """Wait until the app's tasks are done and their results shown.
 
     Not ``workers.wait_for_complete()``: the directory tree keeps a loader worker alive forever;
@@ -88,7 +88,7 @@ async def settle(pilot, timeout: float = 30.0) -> None:
             return
 
 
-async def until(pilot, condition, what: str, timeout: float = 30.0) -> None:
+async def until(pilot, condition, what: str, timeout: float = 120.0) -> None:
     """Wait until ``condition()`` holds (the app running meanwhile), then until what it set off is
     on screen; fail naming ``what`` after ``timeout`` seconds. For what no task reports: a timer's
     step, a worker of a library widget, a notification. The timeout is only a bound: a test never
@@ -155,13 +155,13 @@ def screen_lines(app) -> list[str]:
 
 
 def hold_each_source(mem, event: threading.Event) -> None:
-    """Make ``mem``'s ingest wait on ``event`` after each source (at most 5 s)."""
+    """Make ``mem``'s ingest wait on ``event`` after each source (at most a minute: a bound, not a pause)."""
     original = mem.ingest_parsed
 
     def slow_ingest(parsed, progress=None, cancelled=None):
         def each(done, total, what):
             progress(done, total, what)
-            event.wait(5)
+            event.wait(60)
 
         return original(parsed, progress=each, cancelled=cancelled)
 
