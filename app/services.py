@@ -169,6 +169,14 @@ class Services:
         """The header's counts, read from the store without loading the engine's areas."""
         return self.memory.counts() if self.mem is not None else {}
 
+    @staticmethod
+    def as_of_date(text: str) -> str | None:
+        """A date typed in the app as recall reads it (YYYY-MM-DD, "now": None); a ValueError
+        of one line when it is no date."""
+        from mnemoscope.engine.as_of import parse_as_of
+
+        return parse_as_of(text)
+
     def warm_up(self) -> None:
         """Load the engine's areas (graph, topic tree, ranker) so the first query need not."""
         mem = self.mem

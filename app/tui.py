@@ -322,6 +322,8 @@ class MnemoscopeApp(App[None]):
     async def action_focus_query(self) -> None:
         if self.current_mode != "query":
             await self.switch_mode("query")
+        while not self.screen.query("#query-input") and len(self.screen_stack) > 1:
+            await self.pop_screen()  # a view over the query screen (Compare) closes: "/" means the query box
         self.screen.query_one("#query-input").focus()
 
     def action_help(self) -> None:

@@ -103,6 +103,7 @@ class Settings:
     ppr_entity_mass: float = 0.5  # share of the seed mass on the query's entities (the rest on items)
     ppr_local_above: int = 50_000  # graphs with more nodes use local push from the seeds, not whole-graph iteration
     ppr_blend: float = 0.2  # strategy ppr: weight of the normalised first-stage score against PPR (tuned on dev multi-hop)
+    supersession_rules: str = ""  # a rules file extending the default (engine/knowledge/supersession.toml); "": the user config dir's supersession.toml
     llm_batch_items: int = 12  # LLM extraction: items per request (one episode at most)
     episode_judge: bool = False  # after LLM extraction, ask the LLM whether neighbouring episodes merge
     # topics: the topic tree (engine/topics)
@@ -228,6 +229,38 @@ class Settings:
 
 # -- reading and checking values --------------------------------------------------------------
 
+# The range of each numeric setting that has one (inclusive): a count below its least, a share
+# outside [0, 1] or a temperature, timeout or half-life that is not positive would fail later, far
+# from its cause, or quietly do nothing. Weights of the walk's policy and thresholds a person may set
+# beyond reach on purpose (fact_dedup_threshold = 1.1: never merge) have none.
+_COUNT, _SOME, _SHARE, _COSINE = (1, math.inf), (0, math.inf), (0, 1), (-1, 1)
+_POSITIVE = (math.ulp(0.0), math.inf)
+RANGES: dict[str, tuple[float, float]] = {
+    "bm25_k1": _SOME, "bm25_b": _SHARE, "hash_dim": _COUNT, "lsa_dim": _COUNT, "defer_above": _SOME, "rrf_k": _SOME,
+    "dense_weight": _SHARE, "candidate_k": _COUNT, "token_ttl_hours": _POSITIVE, "refresh_interval": _SOME,
+    "trust_half_life_days": _POSITIVE, "coaccess_half_life_days": _POSITIVE, "ranker_seed": _SOME,
+    "episode_window": _COUNT, "facts_top_k": _SOME, "ppr_alpha": _SHARE, "ppr_seed_items": _SOME,
+    "ppr_entity_mass": _SHARE, "ppr_local_above": _SOME, "ppr_blend": _SHARE, "llm_batch_items": _COUNT,
+    "topic_dim": _COUNT, "topic_leaf_size": _COUNT, "topic_min_leaf": _COUNT, "topic_max_leaves": _COUNT,
+    "topic_max_branch": (2, math.inf), "topic_max_depth": _COUNT, "topic_min_items": _SOME, "topic_temperature": _POSITIVE,
+    "topic_item_leaves": _COUNT, "topic_item_min_prob": _SHARE, "topic_ancestor_decay": _SHARE, "topic_neighbors": _SOME,
+    "topic_neighbor_min_cos": _COSINE, "topic_dag_tau": _SOME, "topic_rebuild_drift": _SOME, "walk_steps": _SOME,
+    "walk_revisits": _SOME, "walk_temperature": _POSITIVE, "walk_max_starts": _COUNT, "walk_start_ratio": _SHARE,
+    "walk_clarify_min_cos": _COSINE, "walk_markov_weight": _SHARE, "walk_markov_lambda": _SHARE,
+    "walk_markov_smoothing": _SOME, "walk_rerank": _SHARE, "walk_fusion_weight": _SOME, "intent_min_confidence": _SHARE,
+    "embed_batch_size": _COUNT, "image_batch_size": _COUNT, "request_timeout": _POSITIVE, "lock_timeout": _SOME,
+    "max_retries": _SOME, "max_query_chars": _COUNT, "chunk_tokens": _COUNT,
+}
+
+
+def _out_of_range(number: float, low: float, high: float) -> str:
+    if low <= number <= high:
+        return ""
+    if high == math.inf:
+        return "more than 0" if low == _POSITIVE[0] else f"at least {low:g}"
+    return f"between {low:g} and {high:g}"
+
+
 _KEY_SETTINGS = {f"{e}_api_key": e for e in ENDPOINTS}
 _warned: set[str] = set()
 
@@ -306,6 +339,8 @@ def _checked(name: str, value: Any, where: str, kind: Any = None) -> Any:
         if (isinstance(number, bool) or not isinstance(number, (int, float)) or (kind is int and not isinstance(number, int))
                 or not math.isfinite(number) or abs(number) > MAX_SETTING_NUMBER):
             raise ConfigError(f"{where}: {value!r} is not {'an integer' if kind is int else 'a number'}")
+        if name in RANGES and (wanted := _out_of_range(number, *RANGES[name])):
+            raise ConfigError(f"{where}: {value!r} is out of range (it must be {wanted})")
         return kind(number)
     if kind is str:
         if not isinstance(value, str):
@@ -351,11 +386,14 @@ def env_file(path: str | Path | None) -> Iterator[list[str]]:
     ``NAME=value`` lines (``#`` comments, optional quotes, an optional ``export``), under the
     environment; yields the names of the settings it holds (``MNEMOSCOPE_*`` and ``OPENAI_API_KEY``:
     other lines are left alone), so that the caller can say it was read. With ``None`` nothing is
-    read (a ``.env`` is never read unless named)."""
+    read (a ``.env`` is never read unless named). Its settings are checked here, before anything
+    says the file was read: a bad value is the one line (:class:`ConfigError`)."""
     variables = _read_env_file(Path(path)) if path is not None else {}
+    label = f"{path}: " if path is not None else ""
+    _take(_settings_of(variables, label), {}, {}, lambda name: label + _variable(name))
     with _env_file.lock:
         previous = _env_file.variables, _env_file.label
-        _env_file.variables, _env_file.label = variables, f"{path}: " if path is not None else ""
+        _env_file.variables, _env_file.label = variables, label
     try:
         yield sorted(v for v in variables if v.startswith(ENV_PREFIX) or v == "OPENAI_API_KEY")
     finally:

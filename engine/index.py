@@ -17,7 +17,6 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .arrays import Column, SlotMap
-from .calibration import Calibration
 from .dense import HashEmbedder, LatentSemanticModel
 from .lazy import sparse as sp
 from .lexical import BM25Index, BM25Params
@@ -67,7 +66,6 @@ class Index:
         self._projecting = threading.Lock()
         self.lsa_fitted_on = 0
         self.vectors: dict[str, VectorIndex] = {}  # stored vectors by embedder signature
-        self.calibration: Calibration | None = None  # what an external embedder earns in fusion (engine/calibration.py)
         # the store's float32 rows of stored vectors, (signature, item ids) → rows, for exact re-scoring
         self.stored_rows: Callable[[str, np.ndarray], np.ndarray] | None = None
 

@@ -41,6 +41,7 @@ from .ingest import IngestError, discover, note, read_path
 from .knowledge.service import KnowledgeArea
 from .lexical import BM25Params
 from .pipeline import Query, QueryOptions, Recall, Signal, Signals
+from .query import english_lexicon
 from .rank import FeedbackResult, RankerArea
 from .recall import describe, prepare_query, recall, signals, strategies
 from .records import IngestReport, Item, ParsedSource, Source, SourceReport
@@ -105,6 +106,7 @@ class Memory:
         self._cursor = 0  # the last activity-log line this memory's state includes
         self._looked = 0.0  # when refresh last looked at the log (time.monotonic)
         self._external: OpenAIEmbedder | None = None
+        self.calibration: Calibration | None = None  # what an external embedder earns in fusion (engine/calibration.py)
         self._load()
         self.store.on_write = self._sync_with_store
         for factory in area_factories() if extensions else []:
@@ -148,7 +150,7 @@ class Memory:
         blob = self.store.get_kv(LSA_KEY)
         if blob:
             index.load_lsa(blob)
-        index.calibration = self._stored_calibration()
+        self.calibration = self._stored_calibration()
         self.index = index
         for area in self._loaded_areas():
             area.load()
@@ -208,7 +210,7 @@ class Memory:
         if "lsa" in changes.reload and (blob := store.get_kv(LSA_KEY)):
             index.load_lsa(blob)
         if "calibration" in changes.reload:
-            index.calibration = self._stored_calibration()
+            self.calibration = self._stored_calibration()
         for area in self._loaded_areas():
             told = ready if area.deferred else items
             if area.name in changes.reload:
@@ -300,6 +302,8 @@ class Memory:
         self._load_areas()
         self.index.bm25.prepare()
         self.index.lsa_vectors  # items projected into the latent space
+        if self.settings.related_words:
+            english_lexicon()  # the bundled lexicon (engine/query.py), read once per process
         for area in self._loaded_areas():
             area.warm_up()
 
@@ -545,7 +549,7 @@ class Memory:
         """Measure what an external embedder earns in fusion on this store's own items, when it
         was never measured or the store has grown by half since (engine/calibration.py)."""
         embedder = self._stored_embedder()
-        current = self.index.calibration
+        current = self.calibration
         if not isinstance(embedder, OpenAIEmbedder) or not self.settings.dense_calibrate or (
                 current is not None and current.signature == embedder.signature
                 and self.index.n_items < 1.5 * current.items):
@@ -559,7 +563,7 @@ class Memory:
             with self.store.transaction():
                 self.store.set_kv(CALIBRATION_KEY, result.to_json())
                 self.activity.record("index.calibrated", count=result.items, weight=result.weight)
-            self.index.calibration = result
+            self.calibration = result
 
     def _stored_calibration(self) -> Calibration | None:
         blob = self.store.get_kv(CALIBRATION_KEY)
@@ -569,7 +573,7 @@ class Memory:
         """The dense signal's weight in hybrid fusion: an external embedder's calibrated weight
         when it has one (and ``dense_calibrate`` is on), else the ``dense_weight`` setting."""
         embedder = self._stored_embedder()
-        calibrated = self.index.calibration
+        calibrated = self.calibration
         if (self.settings.dense_calibrate and isinstance(embedder, OpenAIEmbedder) and calibrated is not None
                 and calibrated.signature == embedder.signature):
             return calibrated.weight
@@ -579,10 +583,13 @@ class Memory:
 
     @property
     def default_strategy(self) -> str:
-        """The configured default strategy; ``hybrid`` (the core's best) on a memory that cannot
-        run it (``extensions=False``), so that a recall without a strategy always runs."""
+        """The configured default strategy. When nobody chose one and this memory cannot run the
+        built-in default (``fused`` needs the ranker: ``extensions=False``), ``hybrid``, the core's
+        best; a strategy a person chose is kept, so that a misspelt one is refused at recall."""
         configured = self.settings.default_strategy
-        return configured if configured in strategies(self, list(self._areas.values())) else "hybrid"
+        if configured != Settings.default_strategy or configured in strategies(self, list(self._areas.values())):
+            return configured
+        return "hybrid"
 
     def strategies(self) -> dict[str, str]:
         """Every recall strategy this memory can run, with what it does (its docstring's first paragraph)."""
@@ -648,7 +655,7 @@ class Memory:
                                "schema_version": self.store.schema_version, "embedder": self.settings.embedder,
                                "lsa_dim": self.index.lsa.dim if self.index.lsa else 0,
                                "dense_weight": self.dense_weight(),
-                               "dense_calibration": asdict(self.index.calibration) if self.index.calibration else None}
+                               "dense_calibration": asdict(self.calibration) if self.calibration else None}
         for area in self.areas:
             out.update(area.stats())
         return out
@@ -716,8 +723,9 @@ class Memory:
     # -- maintenance --------------------------------------------------------------------------
 
     @_one_writer
-    def reindex(self, progress: Progress | None = None) -> dict[str, Any]:
-        """Rebuild every derived row (terms, vectors, latent model) from the records."""
+    def reindex(self, progress: Progress | None = None) -> dict[str, float]:
+        """Rebuild every derived row (terms, vectors, latent model) from the records; the items and
+        terms it indexed and the seconds it took."""
         started = time.perf_counter()
         self._load_areas()
         index = self._new_index()

@@ -48,10 +48,9 @@ def knowledge_text(episodes: list[Any], facts: list[Any]) -> Text:
 
 def taught_line(note: MarkNote) -> Text:
     """What feedback did to a hit, and where to undo it."""
-    line = Text("\n")
-    line.append(("▲ raised: " if note.used else "▼ lowered: ") + note.describe(),
+    line = Text(("▲ raised: " if note.used else "▼ lowered: ") + note.describe(),
                 style="bold green" if note.used else "bold yellow")
-    line.append(f" · feedback event {note.event}; withdraw it on the Ranker screen (7)", style="dim")
+    line.append(f" · feedback event {note.event} (the Ranker screen, 7, withdraws it)", style="dim")
     return line
 
 
@@ -105,6 +104,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.trace_pending = False
         self.taught_token: str | None = None  # a recall's token teaches once: the engine forgets it after
         self.strategies: list[str] = []  # what the engine can run, fused first
+        self.waiting_query: str | None = None  # sent before the store was open: runs once it is
         self.strategy_docs: dict[str, str] = {}  # what each strategy does, in the engine's words
 
     def compose_body(self) -> ComposeResult:
@@ -162,6 +162,9 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         select.styles.width = max(map(len, strategies)) + SELECT_CHROME  # every name shown whole
         select.value = current if current in strategies else default if default in strategies else strategies[0]
         self.strategy_chosen = True
+        if self.waiting_query is not None:  # sent while the store was opening
+            text, self.waiting_query = self.waiting_query, None
+            self.run_query(text)
 
     # -- running a query ----------------------------------------------------------------------
 
@@ -189,6 +192,10 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
     def run_query(self, text: str) -> None:
         if not text.strip():
             self.set_status("Type a query first.", "warning")
+            return
+        if self.services.mem is None and self.app.ready_seconds is None:  # the app is still opening its store
+            self.waiting_query = text
+            self.set_status(f"Opening the store; “{text}” runs as soon as it is open…")
             return
         options = self.query_options()
         self.submitted_at = time.perf_counter()
@@ -321,9 +328,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         head.append(f"rank {hit.rank}", style="bold")
         head.append(f" · score {hit.score:.4f} · found by ")
         head.append(", ".join(hit.sources) or "–", style="bold")
-        parts: list[Any] = [head, Text(""), table]
-        if hit.taught is not None:
-            parts.append(taught_line(hit.taught))
+        parts: list[Any] = [head, *([taught_line(hit.taught)] if hit.taught is not None else []), Text(""), table]
         if weights:
             parts.append(Text(f"\nheuristic floor Σ w × value = {floor:+.3f}; λ = {lam:.2f}: the learned model "
                               f"carries {lam:.0%} of the score" + (" (the floor alone ranks)" if not lam else ""),

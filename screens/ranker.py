@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.table import Table
+from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -13,17 +15,23 @@ from textual.widgets import DataTable, Static
 
 from mnemoscope.app.widgets import ChoiceDialog, ColumnChart, clip
 from mnemoscope.app.widgets.tables import set_columns
-from mnemoscope.screens.base import BaseScreen
+from mnemoscope.screens.base import WIDE, BaseScreen
+
+if TYPE_CHECKING:
+    from mnemoscope.engine.rank.gate import GateReading
+    from mnemoscope.engine.rank.service import EventEffect, RankerStatus, UndoResult
+    from mnemoscope.engine.records import Item
 
 EVENTS_SHOWN = 200
+ITEMS_NAMED = 3  # items of each kind the event panel names
 
 
-def win_rate(gate: Any) -> float | None:
+def win_rate(gate: GateReading) -> float | None:
     decided = gate.model_wins + gate.heuristic_wins
     return gate.model_wins / decided if decided else None
 
 
-def status_table(status: Any) -> Table:
+def status_table(status: RankerStatus) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
@@ -33,7 +41,8 @@ def status_table(status: Any) -> Table:
     table.add_row("feedback events", f"{status.events:,}")
     table.add_row("pairs", f"{status.train_pairs:,} to train · {status.held_out_pairs:,} held out")
     table.add_row("held-out win rate",
-                  "no held-out pairs yet" if rate is None else
+                  ("no held-out pairs yet" if not status.held_out_pairs else
+                   "no held-out pair where model and heuristic disagree yet") if rate is None else
                   f"{rate:.0%} (model {status.gate.model_wins} vs heuristic {status.gate.heuristic_wins}; "
                   f"lower bound {status.gate.lower_bound:.2f})")
     table.add_row("model", f"{status.model_steps:,} training steps · {status.coaccess_edges:,} co-access edges · "
@@ -41,6 +50,41 @@ def status_table(status: Any) -> Table:
     weights = ", ".join(f"{k} {v:+.2f}" for k, v in status.heuristic.items())
     table.add_row("heuristic floor", weights)
     return table
+
+
+def item_line(item: Item, width: int) -> str:
+    """An item on one line: where it is from, then its text."""
+    if item.kind == "turn" and item.key:
+        where = f"{item.key} {item.speaker or ''}".strip()
+    else:  # a chunk: the last heading of its title is where it sits
+        where = item.title.split("›")[-1].strip() or f"item {item.id}"
+    return clip(f"{where}: {' '.join(item.text.split())}", width)
+
+
+def effect_text(effect: EventEffect, now: float, width: int) -> Text:
+    """What a feedback event does at recall: for which queries, which items it raises and lowers."""
+    e = effect.event
+    text = Text()
+    text.append(f"feedback event {e.id}", style="bold")
+    text.append(f" · {when(e.created_at, now)}")
+    if effect.withdrawn:
+        text.append(f"\nwithdrawn {when(e.withdrawn_at, now)}: it no longer counts at recall\n", style="yellow")
+    text.append("\nfor " if not effect.withdrawn else "\nwas for ")
+    text.append(repr(" ".join(e.query.split())), style="bold")
+    text.append(" and queries alike it")
+    for query, similarity in effect.alike:
+        text.append(f"\n  also {clip(repr(query), width - 16)} ({similarity:.2f})", style="dim")
+    kinds = (("marked used", "shown, not used") if effect.withdrawn else
+             ("raises (marked used)", "lowers (shown, not used)"))
+    for items, mark, what, style in ((effect.raised, "▲", kinds[0], "green"), (effect.lowered, "▼", kinds[1], "yellow")):
+        text.append(f"\n{what}: {len(items)}", style=f"bold {style}")
+        for item in items[:ITEMS_NAMED]:
+            text.append(f"\n{mark} {item_line(item, width - 2)}")
+        if len(items) > ITEMS_NAMED:
+            text.append(f"\n  … and {len(items) - ITEMS_NAMED} more", style="dim")
+    if not effect.withdrawn:
+        text.append("\n\nw withdraws it: its effect is gone at the next recall", style="dim")
+    return text
 
 
 def when(timestamp: float, now: float) -> str:
@@ -59,14 +103,23 @@ class RankerScreen(BaseScreen):
 ### Ranker
 
 The ranking learns from feedback (mark hits used with `u` on the Query screen, send with `f`).
-A learned model is blended with a heuristic floor by λ, which a referee raises only when the
-model beats the heuristic on held-out pairs; so learning can help and never makes ranking worse.
+A marked item rises at once for its query and for queries alike it; ignored hits sink a little.
+The feedback events are listed on the right: the highlighted one shows which items it raises and
+lowers, and for which queries. A learned model is blended with a heuristic floor by λ, which a
+referee raises only when the model beats the heuristic on held-out queries; so learning can help
+and never makes ranking worse.
 
 | key | does |
 |---|---|
+| `w` | withdraw the highlighted feedback event (its effect is gone at the next recall) |
 | `R` | reset: forget all learning (after a confirmation) |
 """
-    BINDINGS = [Binding("R", "reset", "Reset", id="ranker-reset")]
+    BINDINGS = [Binding("w", "withdraw", "Withdraw", id="ranker-withdraw"),
+                Binding("R", "reset", "Reset", id="ranker-reset")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.effects: dict[str, EventEffect] = {}
 
     def compose_body(self) -> ComposeResult:
         yield self.missing_area_note()
@@ -77,40 +130,83 @@ model beats the heuristic on held-out pairs; so learning can help and never make
                 with Horizontal(id="ranker-charts"):
                     yield ColumnChart("λ per feedback event", id="curve-lambda")
                     yield ColumnChart("held-out lower bound", id="curve-bound", style="green")
-            yield DataTable(id="feedback-table", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="ranker-events"):
+                yield DataTable(id="feedback-table", cursor_type="row", zebra_stripes=True)
+                with VerticalScroll(id="event-panel"):
+                    yield Static("", id="event-detail")
 
     def fit_columns(self) -> None:
         self.query_width = set_columns(self.query_one("#feedback-table", DataTable),
                                        (("#", "id", 3), ("when", "when", 8), ("query", "query", None),
-                                        ("shown", "shown", 5), ("used", "used", 4), ("ignored", "ignored", 7)),
-                                       self.pane_width(1 / 2, border=1))
+                                        ("used", "used", 5)),
+                                       self.pane_width(1 / 2, border=1) if self.app.size.width >= WIDE
+                                       else self.app.size.width // 2 - 1)  # narrow: beside the event panel
 
     def refresh_data(self) -> None:
         memory = self.services.memory  # its ranker is loaded in the worker, on first use
         self.run_task("ranker", "Loading the ranker",
-                      lambda: (memory.ranker.status(), memory.ranker.feedback_log(EVENTS_SHOWN)),
+                      lambda: (memory.ranker.status(), memory.ranker.feedback_effects(EVENTS_SHOWN)),
                       progress=False, show=False, replace=True, done=lambda loaded: self.show_status(*loaded))
 
     def reset_done(self, _result: None) -> None:
         self.notify("Learning forgotten: ranking is the heuristic again.", title="Ranker reset")
         self.app.store_changed()
 
-    def show_status(self, status: Any, events: list[Any]) -> None:
+    def show_status(self, status: RankerStatus, effects: list[EventEffect]) -> None:
         self.query_one("#ranker-body", Static).update(status_table(status))
         curve = status.curve
         self.query_one("#curve-lambda", ColumnChart).values = [p.lam for p in curve]
         self.query_one("#curve-bound", ColumnChart).values = [p.lower_bound for p in curve]
         table = self.query_one("#feedback-table", DataTable)
-        selected = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value if table.row_count else None
+        selected = self.selected_key()
         table.clear()
         now = time.time()
-        for e in events:
-            query = " ".join(e.query.split())
-            table.add_row(str(e.id), when(e.created_at, now), clip(query, self.query_width),
-                          str(len(e.shown)), str(len(e.used)), str(len(e.ignored)), key=str(e.id))
-        if selected in {str(e.id) for e in events}:  # new events come in above: the cursor stays on its own
+        self.effects = {str(f.event.id): f for f in effects}
+        for f in effects:
+            e = f.event
+            style = "dim strike" if f.withdrawn else ""
+            table.add_row(str(e.id), "withdrawn" if f.withdrawn else when(e.created_at, now),
+                          Text(clip(" ".join(e.query.split()), self.query_width), style=style),
+                          f"{len(e.used)}/{len(e.shown)}", key=str(e.id))
+        if selected in self.effects:  # new events come in above: the cursor stays on its own
             table.move_cursor(row=table.get_row_index(selected), animate=False)
-        table.border_title = f"feedback events ({status.events:,})"
+        table.border_title = f"feedback events ({status.events:,}" + (
+            f", {len(effects) - sum(not f.withdrawn for f in effects)} withdrawn)" if any(f.withdrawn for f in effects) else ")")
+        self.show_event()
+
+    def selected_key(self) -> str | None:
+        table = self.query_one("#feedback-table", DataTable)
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value if table.row_count else None
+
+    @on(DataTable.RowHighlighted, "#feedback-table")
+    def show_event(self) -> None:
+        effect = self.effects.get(self.selected_key() or "")
+        detail = self.query_one("#event-detail", Static)
+        if effect is None:
+            detail.update(Text("No feedback yet. On the Query screen, mark the hits that helped with u and "
+                               "send them with f: they rise at once for that question.", style="dim"))
+            return
+        detail.update(effect_text(effect, time.time(), max(20, self.query_one("#event-panel").size.width - 2)))
+
+    def action_withdraw(self) -> None:
+        effect = self.effects.get(self.selected_key() or "")
+        if effect is None or not self.services.has("ranker"):
+            self.notify("No feedback event to withdraw.", severity="warning")
+            return
+        if effect.withdrawn:
+            self.notify(f"Feedback event {effect.event.id} is already withdrawn.", severity="warning")
+            return
+        ranker, event = self.services.memory.ranker, effect.event
+        self.app.push_screen(
+            ChoiceDialog("Withdraw feedback", f"Withdraw feedback event {event.id} for {event.query!r}? Its marks stop "
+                         "counting at the next recall, and the ranker relearns from the other events.",
+                         [("cancel", "Keep it"), ("withdraw", "Withdraw")], danger="withdraw"),
+            lambda choice: self.run_task("ranker-withdraw", "Withdrawing feedback", lambda: ranker.undo(event.id),
+                                         progress=False, done=self.withdrawn) if choice == "withdraw" else None)
+
+    def withdrawn(self, result: UndoResult) -> None:
+        self.notify(f"Feedback event {result.event_id} withdrawn: its marks no longer count.", title="Feedback withdrawn")
+        self.app.store_changed()
 
     def action_reset(self) -> None:
         if not self.services.has("ranker"):

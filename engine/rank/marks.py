@@ -113,8 +113,9 @@ class FeedbackMemory:
         norm = math.sqrt(float(np.sum(index.weight[cols] ** 2) + np.sum(idf(unseen) ** 2)))
         if not len(cols) or norm == 0:
             return np.zeros(len(self.marks))
-        sims = index.matrix[:, cols] @ index.weight[cols] / norm
-        return np.clip(np.asarray(sims).ravel(), 0.0, 1.0)
+        q = np.zeros(len(index.weight))
+        q[cols] = index.weight[cols] / norm
+        return np.clip(index.matrix @ q, 0.0, 1.0)
 
     def _indexed(self, idf: Callable[[list[str]], np.ndarray], store_size: int) -> _Index:
         key = (len(self.marks), store_size)
@@ -130,6 +131,18 @@ class FeedbackMemory:
             norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
             self._index = _Index((sp.diags(1.0 / np.maximum(norms, 1e-12)) @ m).tocsr(), column, weight, key)
         return self._index
+
+    def alike(self, query: str, idf: Callable[[list[str]], np.ndarray], store_size: int,
+              limit: int = 3) -> list[tuple[str, float]]:
+        """The other marked queries alike enough to ``query`` that marks of one count for the
+        other (most alike first, each worded query once)."""
+        own = " ".join(query.lower().split())
+        found: dict[str, tuple[str, float]] = {}
+        for mark, sim in zip(self.marks.values(), self.similarities(query, idf, store_size).tolist()):
+            key = " ".join(mark.query.lower().split())
+            if sim >= self.params.threshold and key != own and sim > found.get(key, (None, -1.0))[1]:
+                found[key] = (mark.query, sim)
+        return sorted(found.values(), key=lambda qs: -qs[1])[:limit]
 
     def strength(self, sims: np.ndarray) -> np.ndarray:
         """How much each mark counts for a query this alike: 0 below the threshold, 1 from ``full``."""
@@ -180,7 +193,8 @@ def _shifted(ranking: Ranking, shifts: dict[int, tuple[float, MarkNote]], margin
 
     slots, scores = ranking.slots, ranking.scores.astype(np.float64)
     moved = np.array(sorted(shifts), dtype=np.int64)
-    fresh = np.setdiff1d(moved, slots)
+    present = set(slots.tolist())
+    fresh = np.array([s for s in moved.tolist() if s not in present], dtype=np.int64)
     floor = float(scores.min()) if len(scores) else 0.0
     span = (float(scores.max()) - floor if len(scores) else 0.0) or 1.0
     slots = np.concatenate([slots, fresh])

@@ -104,6 +104,21 @@ class RankerStatus:
         return d
 
 
+@dataclass
+class EventEffect:
+    """What one feedback event does at recall: the items it raises and lowers, for its own query
+    and for queries alike it (the taught queries it also counts for are named)."""
+
+    event: FeedbackRow
+    raised: list[Item]  # marked used, still in the store
+    lowered: list[Item]  # shown and ignored, still in the store
+    alike: list[tuple[str, float]]  # other taught queries its marks count for, with their similarity
+
+    @property
+    def withdrawn(self) -> bool:
+        return self.event.withdrawn_at is not None
+
+
 class RankerArea(Area):
     name = "ranker"
 
@@ -546,6 +561,14 @@ class RankerArea(Area):
             return self.mem.store.feedback_events(limit, newest_first=True, withdrawn=True)
         except CorruptFeedback:
             return []
+
+    def feedback_effects(self, limit: int = 100) -> list[EventEffect]:
+        """The most recent feedback events (as :meth:`feedback_log`), each with what it does."""
+        events = self.feedback_log(limit)
+        items = self.mem.items({i for e in events for i in (*e.used, *e.ignored)})
+        n = self.mem.index.n_items
+        return [EventEffect(e, [items[i] for i in e.used if i in items], [items[i] for i in e.ignored if i in items],
+                            self.marks.alike(e.query, self._token_idf, n)) for e in events]
 
     def reset(self) -> None:
         """Forget all learning (state, log, edges, trust); ranking returns to the heuristic."""

@@ -85,7 +85,7 @@ class StoreBase:
                 self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             if pending or not (marked or self.read_only):
-                self._migrate(pending, len(migrations))
+                self._migrate(migrations)
         except BaseException:
             self.conn.close()
             raise
@@ -308,15 +308,18 @@ class StoreBase:
 
     # -- migrations ---------------------------------------------------------------------------
 
-    def _migrate(self, pending: Sequence[Migration], total: int) -> None:
+    def _migrate(self, migrations: Sequence[Migration]) -> None:
+        """Apply what is pending, as read again under the write lock: another process may have
+        created or upgraded the store since this one looked (two processes opening a new store)."""
         with self.transaction() as conn:
+            pending, _ = self._recognise(conn, migrations)
             conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)")
             for name, sql in pending:
                 for statement in _statements(sql):
                     conn.execute(statement)
                 conn.execute("INSERT INTO schema_migrations VALUES (?, julianday('now'))", (name,))
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            conn.execute(f"PRAGMA user_version = {total}")
+            conn.execute(f"PRAGMA user_version = {len(migrations)}")
 
     def data_version(self) -> int:
         """Changes whenever another connection commits (PRAGMA data_version)."""

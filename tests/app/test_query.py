@@ -130,6 +130,25 @@ async def test_mark_hits_used_teach_the_ranker_and_see_it_learn(demo_app):
         assert "2" in text_of(ranker.query_one("#ranker-body"))
         status = app.services.mem.ranker.status()
         assert ranker.query_one("#curve-lambda").values == [p.lam for p in status.curve]
+
+        # the highlighted event (the newest) says what it does; w withdraws it, after a confirmation
+        detail = text_of(ranker.query_one("#event-detail"))
+        assert "for 'what did Maya adopt'" in detail and "raises (marked used): 1" in detail, detail
+        await pilot.press("w")
+        await pilot.click("#choice-withdraw")
+        await settle(pilot)
+        assert app.titled("Feedback withdrawn") and app.services.memory.ranker.status().events == 1
+        assert "withdrawn" in text_of(ranker.query_one("#event-detail"))
+        assert ranker.query_one("#feedback-table", DataTable).row_count == 2  # still listed, as withdrawn
+        await pilot.press("w")
+        assert any("already withdrawn" in n.message for n in app.notices)
+        # … and its effect is gone at the next recall
+        await pilot.press("6")
+        await ask(pilot, "what did Maya adopt")
+        assert query.recall.hits and not any(h.taught for h in query.recall.hits)
+        await pilot.press("7")
+        await settle(pilot)
+
         await pilot.press("R")
         await pilot.click("#choice-reset")
         await settle(pilot)
@@ -156,6 +175,11 @@ async def test_compare_two_strategies_side_by_side(demo_app, size):
             assert " shared" in screen_lines(app)[4].split("││")["ab".index(side)]
         await pilot.press("escape")
         assert not isinstance(app.screen, CompareScreen)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("slash")  # "/" from the compare view: back to the query box (it crashed the app)
+        await settle(pilot)
+        assert not isinstance(app.screen, CompareScreen) and app.focused is app.screen.query_one("#query-input")
 
 
 async def test_the_trace_plays_steps_pauses_and_names_its_graph(demo_app):

@@ -35,6 +35,9 @@ def cli(*argv):
     ("bm25_k1", "nan", "'nan' is not a number"),
     ("llm_model", 3, "3 is not text"),
     ("embeder", "hash", "unknown setting; did you mean 'embedder'?"),
+    ("max_retries", "-1", r"'-1' is out of range \(it must be at least 0\)"),
+    ("dense_weight", "1.5", r"'1.5' is out of range \(it must be between 0 and 1\)"),
+    ("walk_temperature", "0", r"'0' is out of range \(it must be more than 0\)"),
 ])
 def test_a_bad_value_is_refused_where_it_was_given(name, value, message, monkeypatch, user_config):
     with pytest.raises(ConfigError, match=f"^{name}: {message}"):
@@ -88,7 +91,7 @@ def test_an_env_file_is_read_when_named_and_says_so(tmp_path, capsys, user_confi
     assert Settings.load().store == ""  # only while the command ran
     settings.write_text("MNEMOSCOPE_WALK_GREEDY=maybe\n")
     assert cli("--env-file", settings, "stats")[0] == 2
-    assert capsys.readouterr().err.endswith(f"error: {settings}: MNEMOSCOPE_WALK_GREEDY: 'maybe' is not a boolean (true or false)\n")
+    assert capsys.readouterr().err == f"mnemoscope: error: {settings}: MNEMOSCOPE_WALK_GREEDY: 'maybe' is not a boolean (true or false)\n"
     assert cli("--env-file", tmp_path / "missing.env", "stats")[0] == 2
     assert "cannot read the env file" in capsys.readouterr().err
 

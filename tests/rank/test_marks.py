@@ -46,6 +46,21 @@ def test_the_lift_reaches_alike_queries_grows_with_marks_and_spares_unrelated_on
     assert ids(mem.recall("marathon training plan", strategy="fused")) == unrelated
 
 
+def test_each_event_names_the_items_it_moves_and_the_taught_queries_it_also_counts_for(mem):
+    first = mem.recall(QUERY, strategy="fused")
+    mem.feedback(first.token, ids(first)[3:4])
+    alike = mem.recall("what did Maya bake?", strategy="fused")
+    withdrawn = mem.feedback(alike.token, ids(alike)[:2]).event_id
+    mem.ranker.undo(withdrawn)
+    other = mem.recall("marathon training plan", strategy="fused")
+    mem.feedback(other.token, ids(other)[:1])
+    newest, middle, oldest = mem.ranker.feedback_effects()
+    assert [i.id for i in oldest.raised] == ids(first)[3:4] and len(oldest.lowered) == len(ids(first)) - 1
+    assert middle.withdrawn and not oldest.withdrawn and not newest.withdrawn
+    assert oldest.alike == [] and newest.alike == []  # the alike event is withdrawn: its marks count nowhere
+    assert [q for q, _ in middle.alike] == [QUERY] and middle.alike[0][1] >= 0.6
+
+
 def test_marks_fade_with_time(mem):
     rec = mem.recall(QUERY, strategy="fused")
     target = ids(rec)[6]
