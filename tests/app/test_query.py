@@ -202,6 +202,7 @@ async def test_the_trace_plays_steps_pauses_and_names_its_graph(demo_app):
         await until(pilot, lambda: trace.step > first, "the animation to move on")
         await pilot.press("space")  # pause
         assert not trace.playing
+        trace.INTERVAL = 3600  # a step of the replay must not come before the next look
         await pilot.press("r")  # replay from the start
         assert trace.step == 0 and trace.playing
         await pilot.press("full_stop")  # single step pauses and advances
