@@ -101,6 +101,10 @@ class FactOut(BaseModel):
     predicate: str
     object: str
     time: str | None = None
+    valid_from: str | None = Field(default=None, description="when it began to hold (ISO date)")
+    valid_to: str | None = Field(default=None, description="when it stopped holding; null while it holds")
+    state: str = Field(default="current", description="current, or superseded (then superseded_by names its successor)")
+    superseded_by: int | None = None
     provenance: list[int] = Field(description="the items that state it")
 
 
@@ -250,7 +254,8 @@ def build_server(mem: "Memory") -> MCPServer:
 
     @server.tool(annotations=reads)
     async def recall(ctx: Context, query: str, strategy: str | None = None, mode: Mode = "pro",
-                     intent: Intent | None = None, top_k: Annotated[int, Field(ge=1, le=100)] = 10) -> RecallOut:
+                     intent: Intent | None = None, top_k: Annotated[int, Field(ge=1, le=100)] = 10,
+                     as_of: str | None = None) -> RecallOut:
         """Search the memory: the items (turns, document chunks) that best answer `query`, with
         the episodes and facts they belong to.
 
@@ -258,9 +263,11 @@ def build_server(mem: "Memory") -> MCPServer:
         questions), walk, hybrid_walk or fused (default: the store's default, usually fused).
         `mode`: lite (episodes and facts only), pro (+ the hits), max (+ neighbouring turns of
         the same episodes). `intent` steers the topic walk (default: inferred from the wording).
-        Each hit names its source. Afterwards, call `feedback` with the returned `token` and the
+        `as_of` (a date: 2023-06-01, 2023-06 or 2023) answers with what had been said and held
+        true then; by default facts that hold now come first and replaced ones are marked
+        superseded. Each hit names its source. Afterwards, call `feedback` with the returned `token` and the
         ids of the hits you used."""
-        return await engine.call(ctx, lambda m: _recall(m, engine.source_name, query, strategy, mode, intent, top_k))
+        return await engine.call(ctx, lambda m: _recall(m, engine.source_name, query, strategy, mode, intent, top_k, as_of))
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
     async def feedback(ctx: Context, token: str, used: list[int], ignored: list[int] | None = None) -> FeedbackOut:
@@ -363,14 +370,16 @@ def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | 
 
 
 def _recall(mem: "Memory", source_name: Callable[[int], str], query: str, strategy: str | None, mode: str,
-            intent: str | None, top_k: int) -> RecallOut:
-    result = mem.recall(query, top_k=top_k, strategy=strategy, mode=mode, intent=intent)
+            intent: str | None, top_k: int, as_of: str | None = None) -> RecallOut:
+    result = mem.recall(query, top_k=top_k, strategy=strategy, mode=mode, intent=intent, as_of=as_of)
     hits = [HitOut(id=h.item.id, rank=h.rank, score=round(float(h.score), 6), text=h.item.text, speaker=h.item.speaker,
                    timestamp=h.item.timestamp, source_id=h.item.source_id, source=source_name(h.item.source_id),
                    features={k: round(float(v), 4) for k, v in h.features.items() if v}) for h in result.hits]
     episodes = [EpisodeOut(id=e.id, summary=e.summary, participants=e.participants, time_start=e.time_start,
                            time_end=e.time_end, items=e.items) for e in result.episodes]
     facts = [FactOut(id=f.id, subject=f.subject, predicate=f.predicate, object=f.object, time=f.time,
+                     valid_from=f.valid_from, valid_to=f.valid_to if f.state(f.seen_at) == "superseded" else None,
+                     state=f.state(f.seen_at), superseded_by=f.superseded_by if f.state(f.seen_at) == "superseded" else None,
                      provenance=f.provenance) for f in result.facts]
     return RecallOut(query=result.query, strategy=result.strategy, mode=result.mode,
                      intent=(result.intent or {}).get("name"), hits=hits, episodes=episodes, facts=facts,

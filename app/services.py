@@ -25,10 +25,6 @@ DEMO_DIR = Path(__file__).resolve().parents[1] / "assets" / "demo"
 Progress = Callable[[int, int, str], None]
 Cancelled = Callable[[], bool]
 
-# The engine areas that may or may not be present on a Memory (they land as extensions).
-AREAS = ("knowledge", "topics", "ranker")
-
-
 class NoStore(MnemoscopeError, RuntimeError):
     """A call needs an open store and none is open."""
 
@@ -172,6 +168,14 @@ class Services:
     def counts(self) -> dict[str, Any]:
         """The header's counts, read from the store without loading the engine's areas."""
         return self.memory.counts() if self.mem is not None else {}
+
+    @staticmethod
+    def as_of_date(text: str) -> str | None:
+        """A date typed in the app as recall reads it (YYYY-MM-DD, "now": None); a ValueError
+        of one line when it is no date."""
+        from mnemoscope.engine.as_of import parse_as_of
+
+        return parse_as_of(text)
 
     def warm_up(self) -> None:
         """Load the engine's areas (graph, topic tree, ranker) so the first query need not."""

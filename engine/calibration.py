@@ -4,9 +4,12 @@ One constant cannot fit every embedder: the store's own LSA earns a small weight
 benchmarks.md), a real sentence-embedding model much more. So for an external embedder the weight
 is calibrated on the store's own items: a seeded sample of items each gives a *pseudo-question*
 — about half of its content words, in order, without its two rarest (a person's rewording loses
-the distinctive words first) — and the weight on the grid that finds each item best (mean
-reciprocal rank, linear fusion over both signals' candidates) is kept, with the whole curve, in
-the store and in ``stats``. It is measured again when the store has grown by half.
+the distinctive words first), each said in another word where the bundled lexicon knows one that
+the sample uses and the item does not (people ask in their own words: with the item's own words
+BM25 finds nearly every item and no embedder earns a weight; docs/benchmarks.md) — and the
+weight on the grid that finds each item best (mean reciprocal rank, linear fusion over both
+signals' candidates) is kept, with the whole curve, in the store and in ``stats``. It is
+measured again when the store has grown by half.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 
 from .lexical import top_k
+from .query import Lexicon, english_lexicon
 from .text import lexical_tokens, words
 
 if TYPE_CHECKING:
@@ -48,15 +52,41 @@ class Calibration:
         return cls(**json.loads(text))
 
 
-def pseudo_question(text: str, index: "Index", rng: np.random.Generator) -> str | None:
-    """About half of the item's content words, in order, without its two rarest; None if too short."""
+def pseudo_question(text: str, index: "Index", rng: np.random.Generator, lexicon: Lexicon | None = None,
+                    surface: dict[str, str] | None = None) -> str | None:
+    """About half of the item's content words, in order, without its two rarest, each reworded
+    when ``lexicon`` knows a related word in ``surface`` (token → a word that says it) that the
+    item does not use; None if too short."""
     content = [w for w in words(text) if lexical_tokens(w)]
     if len(content) < MIN_WORDS:
         return None
     df = np.array([_df(index, w) for w in content])
     rarest = set(np.argsort(df, kind="stable")[:2].tolist())
-    kept = [w for n, w in enumerate(content) if n not in rarest and rng.random() < 0.5]
+    own = {t for w in content for t in lexical_tokens(w)}
+    kept = [_reworded(w, own, lexicon, surface or {}) for n, w in enumerate(content)
+            if n not in rarest and rng.random() < 0.5]
     return " ".join(kept) if len(kept) >= 3 else None
+
+
+def _reworded(word: str, own: set[str], lexicon: Lexicon | None, surface: dict[str, str]) -> str:
+    """The word's strongest relative that ``surface`` can say and the item does not use, else the word."""
+    if lexicon is None:
+        return word
+    for related, _ in lexicon.related(lexical_tokens(word)[0]):
+        if related in surface and related not in own:
+            return surface[related]
+    return word
+
+
+def surface_words(texts: Sequence[str]) -> dict[str, str]:
+    """Token → the first word of ``texts`` that gives it: how a pseudo-question says a related token."""
+    out: dict[str, str] = {}
+    for text in texts:
+        for word in words(text):
+            tokens = lexical_tokens(word)
+            if tokens:
+                out.setdefault(tokens[0], word)
+    return out
 
 
 def _df(index: "Index", word: str) -> float:
@@ -74,11 +104,13 @@ def calibrate(index: "Index", items: Sequence["Item"], signature: str, embed: Ca
     if vectors is None or index.n_items < MIN_ITEMS:
         return None
     rng = np.random.default_rng(seed)
+    lexicon = english_lexicon() if index.related_words else None
+    surface = surface_words([item.text for item in items])
     asked: list[tuple[str, int]] = []
     for item in items:
         if item.id not in index.slot_of:
             continue
-        question = pseudo_question(item.text, index, rng)
+        question = pseudo_question(item.text, index, rng, lexicon, surface)
         if question:
             asked.append((question, index.slot_of[item.id]))
         if len(asked) == SAMPLE:

@@ -103,6 +103,7 @@ class Settings:
     ppr_entity_mass: float = 0.5  # share of the seed mass on the query's entities (the rest on items)
     ppr_local_above: int = 50_000  # graphs with more nodes use local push from the seeds, not whole-graph iteration
     ppr_blend: float = 0.2  # strategy ppr: weight of the normalised first-stage score against PPR (tuned on dev multi-hop)
+    supersession_rules: str = ""  # a rules file extending the default (engine/knowledge/supersession.toml); "": the user config dir's supersession.toml
     llm_batch_items: int = 12  # LLM extraction: items per request (one episode at most)
     episode_judge: bool = False  # after LLM extraction, ask the LLM whether neighbouring episodes merge
     # topics: the topic tree (engine/topics)

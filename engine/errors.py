@@ -106,6 +106,10 @@ class KnowledgeError(MnemoscopeError, ValueError):
     """A curation request the engine refuses; ``str()`` is one line for the user."""
 
 
+class RulesError(ConfigError):
+    """A supersession rules file that cannot be read; ``str()`` names the file and what is wrong."""
+
+
 class RebuildCancelled(MnemoscopeError, RuntimeError):
     """The rebuild was cancelled before it wrote anything; the previous tree is in place."""
 

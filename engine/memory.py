@@ -41,6 +41,7 @@ from .ingest import IngestError, discover, note, read_path
 from .knowledge.service import KnowledgeArea
 from .lexical import BM25Params
 from .pipeline import Query, QueryOptions, Recall, Signal, Signals
+from .query import english_lexicon
 from .rank import FeedbackResult, RankerArea
 from .recall import describe, prepare_query, recall, signals, strategies
 from .records import IngestReport, Item, ParsedSource, Source, SourceReport
@@ -302,6 +303,8 @@ class Memory:
         self._load_areas()
         self.index.bm25.prepare()
         self.index.lsa_vectors  # items projected into the latent space
+        if self.settings.related_words:
+            english_lexicon()  # the bundled lexicon (engine/query.py), read once per process
         for area in self._loaded_areas():
             area.warm_up()
 
@@ -582,10 +585,13 @@ class Memory:
 
     @property
     def default_strategy(self) -> str:
-        """The configured default strategy; ``hybrid`` (the core's best) on a memory that cannot
-        run it (``extensions=False``), so that a recall without a strategy always runs."""
+        """The configured default strategy. When nobody chose one and this memory cannot run the
+        built-in default (``fused`` needs the ranker: ``extensions=False``), ``hybrid``, the core's
+        best; a strategy a person chose is kept, so that a misspelt one is refused at recall."""
         configured = self.settings.default_strategy
-        return configured if configured in strategies(self, list(self._areas.values())) else "hybrid"
+        if configured != Settings.default_strategy or configured in strategies(self, list(self._areas.values())):
+            return configured
+        return "hybrid"
 
     def strategies(self) -> dict[str, str]:
         """Every recall strategy this memory can run, with what it does (its docstring's first paragraph)."""
@@ -719,8 +725,9 @@ class Memory:
     # -- maintenance --------------------------------------------------------------------------
 
     @_one_writer
-    def reindex(self, progress: Progress | None = None) -> dict[str, Any]:
-        """Rebuild every derived row (terms, vectors, latent model) from the records."""
+    def reindex(self, progress: Progress | None = None) -> dict[str, float]:
+        """Rebuild every derived row (terms, vectors, latent model) from the records; the items and
+        terms it indexed and the seconds it took."""
         started = time.perf_counter()
         self._load_areas()
         index = self._new_index()

@@ -26,12 +26,13 @@ MODES = ("lite", "pro", "max")  # lite: episodes + facts; pro: + the hits; max: 
 
 
 class QueryOptions(TypedDict, total=False):
-    """What a recall may ask beyond its text, strategy and mode (the topic walk reads them; a
-    memory without topics accepts and ignores them)."""
+    """What a recall may ask beyond its text, strategy and mode (the topic walk reads the first
+    three; a memory without topics accepts and ignores them)."""
 
     intent: str | None  # steer the walk by this intent (engine.topics.intents); None: infer it
     seed: int | None  # sample the walk with this seed instead of walking greedily (same seed, same walk)
     trace: bool  # report the walk's steps and intent even when the strategy does not walk
+    as_of: str | None  # answer as of this date (engine.as_of): what was said by then, the facts that held then
 
 
 QUERY_OPTIONS = frozenset(QueryOptions.__annotations__)

@@ -8,7 +8,8 @@
                     per-signal features that explain each one: the core's ``bm25``, ``dense`` and
                     ``hybrid``, and what each area adds (:meth:`engine.area.Area.strategies`);
                     then an area may move that ranking (:meth:`engine.area.Area.rerank`: the
-                    ranker's feedback memory moves what people marked for this query or one like it).
+                    ranker's feedback memory moves what people marked for this query or one like it);
+                    with ``as_of``, the items said after that date leave it (:mod:`engine.as_of`).
 4. ``assemble``   — the top slots become hits with their items.
 5. completion     — each area adds what it knows to the result (facts, the walk, a feedback token).
 
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Callable, Concatenate, ParamSpec, Sequence, Ty
 
 import numpy as np
 
+from .as_of import parse_as_of, said_by
 from .errors import RecallError
 from .lexical import top_k as top_k_of
 from .pipeline import MODES, QUERY_OPTIONS, Hit, Query, QueryOptions, Ranking, Recall, Signal, Signals, Strategy
@@ -59,6 +61,7 @@ def prepare_query(mem: Engine, areas: Sequence[Area], text: str, top_k: int, str
         raise RecallError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
     if unknown := sorted(set(options) - QUERY_OPTIONS):
         raise RecallError(f"unknown recall option {unknown[0]!r}; choose from: {', '.join(sorted(QUERY_OPTIONS))}")
+    options["as_of"] = parse_as_of(options.get("as_of"))
     term_ids, weights = mem.index.query_terms(text)
     q = Query(text=text, term_ids=term_ids, term_weights=weights, top_k=top_k, strategy=strategy, mode=mode,
               options=options)
@@ -264,6 +267,7 @@ def recall(mem: Engine, areas: Sequence[Area], text: str, *, top_k: int = 10, st
     ranking = strategies(mem, areas)[strategy](q, scored)
     for area in areas:  # e.g. what people marked for this query or one like it (engine.rank.marks)
         ranking = area.rerank(q, ranking)
+    ranking = said_by(mem.store, mem.index, ranking, q.options["as_of"])  # as of a date: only what was said by then
     ranked = time.perf_counter()
     hits = assemble(mem, q, ranking)
     result = Recall(query=text, strategy=strategy, mode=mode, top_k=top_k, hits=hits)

@@ -221,7 +221,7 @@ def describe_report(report: dict[str, Any]) -> str:
     does not (a count of 0) is left out."""
     lines = []
     for key, value in report.items():
-        if value in (None, [], 0) or isinstance(value, bool) or key in ("fact", "entity", "episodes"):
+        if value in (None, [], 0) or isinstance(value, bool) or key in ("fact", "entity", "episodes", "version_of"):
             continue
         label = REPORT_LABELS.get(key, key.replace("_", " "))
         if isinstance(value, int):

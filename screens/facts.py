@@ -1,4 +1,5 @@
-"""Facts: entities with a filter, the selected entity's facts and its neighbourhood; curation."""
+"""Facts: entities with a filter, the selected entity's facts (with their validity) and its
+neighbourhood, as of now or of a date; curation; and the conflict inbox, a mode of this screen."""
 
 from __future__ import annotations
 
@@ -12,14 +13,65 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
-from mnemoscope.app.widgets import FormDialog, PromptDialog, clip
+from mnemoscope.app.widgets import ChoiceDialog, FormDialog, PromptDialog, clip, highlight, query_terms, snippet
 from mnemoscope.app.widgets.tables import set_columns
 from mnemoscope.screens.base import BaseScreen
 
 ENTITY_ROWS = 500  # the most mentioned entities; the filter searches them all
 SUBJECT_WIDTH, PREDICATE_WIDTH = 14, 13
 FACT_COLUMNS = (("subject", "subject", SUBJECT_WIDTH), ("predicate", "predicate", PREDICATE_WIDTH),
-                ("object", "object", None), ("time", "time", 10), ("src", "sources", 3))  # object: what is left
+                ("object", "object", None), ("holds", "holds", 16), ("src", "sources", 3))  # object: what is left
+CONFLICT_COLUMNS = (("kind", "kind", 9), ("conflict", "conflict", None))
+ENTITY_ACTIONS = {"filter", "add_fact", "edit_fact", "delete_fact", "rename_entity", "merge_entity", "history",
+                  "as_of", "earlier", "later"}
+INBOX_ACTIONS = {"accept", "both", "merge", "retire", "undo"}
+CHOICE_WORDS = {"accept": "accepted", "both": "kept both", "merge": "merged", "retire": "retired"}
+KEYS_OF = {  # what each key does to a conflict of each kind, as the inbox says it
+    "clash": {"accept": "a accept (the later replaces the other)", "both": "b keep both", "merge": "m merge (one value)",
+              "retire": "r retire b"},
+    "duplicate": {"accept": "a merge", "both": "b keep apart", "merge": "m merge"},
+    "orphaned": {"accept": "a keep it", "retire": "r retire it"},
+}
+
+
+def holds(fact: Any) -> Text:
+    """When a fact holds, as the table shows it ("since 2023-04-03", "until 2023-07-10"); a
+    superseded fact is dim."""
+    state = fact.state(fact.seen_at)
+    if state == "superseded":
+        return Text(f"until {fact.valid_to}" if fact.valid_to else "superseded", style="dim")
+    return Text(f"since {fact.valid_from}" if fact.valid_from else "")
+
+
+def describe_conflict(conflict: Any, items: dict[int, Any], width: int = 100) -> Text:
+    """A conflict's two sides (facts with their validity, or entities) and the items behind each,
+    one line per item (clipped to ``width``)."""
+    text = Text()
+    text.append(f"{conflict.kind}", style="bold")
+    text.append(f" · {conflict.reason}\n\n", style="dim")
+    sides = conflict.facts or conflict.entities
+    for label, side in zip("ab", sides):
+        text.append(f"{label}) ", style="bold")
+        if conflict.facts:
+            text.append(f"{side.subject} —{side.predicate}→ {side.object}\n", style="bold")
+            text.append(f"   holds {side.validity()}\n", style="cyan")
+        else:
+            text.append(f"{side.name}\n", style="bold")
+            text.append(f"   {side.kind}, {side.items} item(s), {side.facts} fact(s)\n", style="cyan")
+        for item_id in conflict.evidence.get(side.id, [])[:3]:
+            item = items.get(item_id)
+            if item is not None:
+                who = f"{item.speaker}: " if item.speaker else ""
+                head = f"   {item.key} " + (f"[{item.timestamp[:10]}] " if item.timestamp else "")
+                words = query_terms(side.object if conflict.facts else side.name)
+                line = snippet(who + item.text, words, max(10, 2 * width - len(head)))  # two lines at most
+                text.append(head, style="dim")
+                text.append_text(highlight(line, words, style="bold"))
+                text.append("\n")
+        text.append("\n")
+    keys = KEYS_OF.get(conflict.kind, KEYS_OF["clash"])
+    text.append("  ·  ".join(keys[c] for c in conflict.choices) + "  ·  u undo the last decision", style="italic")
+    return text
 
 
 def neighbourhood(entity: Any, facts: list[Any], width: int = 60) -> Text:
@@ -64,18 +116,31 @@ class FactsScreen(BaseScreen):
 ### Facts
 
 Entities (most mentioned first) with a filter; the selected entity's facts (subject, predicate,
-object, time, how many sources state it) and a drawing of its neighbourhood in the graph.
-Every change shows the engine's dry-run report before it is written.
+object, since when it holds or until when it held, how many sources state it) and a drawing of
+its neighbourhood in the graph. A superseded fact is dim; `h` shows its history. Type a date in
+the *as of* box (or step with `[` and `]` through the dates the entity's facts changed) to see
+the facts as they stood then. Every change shows the engine's dry-run report before it is written.
+
+`i` opens the **conflict inbox**: what the supersession rules could not decide (two values of
+one thing), entities that may be one, facts whose evidence was deleted; each with the items
+behind it, settled in one key press. Every decision is logged and `u` undoes the last one.
 
 | key | does |
 |---|---|
 | `ctrl+f` | filter the entities (type; Enter keeps the filter) |
 | `Enter` | on an entity: go to its facts |
+| `h` | the selected fact's history: versions, what it replaced, what replaced it |
+| `t` | type a date to see the facts as of then (empty: now) |
+| `[` / `]` | as of the previous / next date this entity's facts changed |
 | `a` | add a fact by hand (stated by the items you name) |
-| `e` | edit the selected fact |
+| `e` | edit the selected fact (a new version; the old one is kept) |
 | `d` | delete the selected fact |
 | `r` | rename the selected entity |
 | `m` | merge another entity into the selected one |
+| `i` | the conflict inbox (and back) |
+
+In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge), `b` keep both,
+`m` merge (one value in other words), `r` retire the second fact, `u` undo the last decision.
 """
     BINDINGS = [
         Binding("ctrl+f", "filter", "Filter", id="facts-filter"),
@@ -84,6 +149,16 @@ Every change shows the engine's dry-run report before it is written.
         Binding("d", "delete_fact", "Delete", id="facts-delete"),
         Binding("r", "rename_entity", "Rename", id="facts-rename"),
         Binding("m", "merge_entity", "Merge", id="facts-merge"),
+        Binding("h", "history", "History", id="facts-history"),
+        Binding("t", "as_of", "As of", id="facts-as-of"),
+        Binding("left_square_bracket", "earlier", "Earlier", id="facts-earlier", show=False),
+        Binding("right_square_bracket", "later", "Later", id="facts-later", show=False),
+        Binding("a", "accept", "Accept", id="inbox-accept"),
+        Binding("b", "both", "Keep both", id="inbox-both"),
+        Binding("m", "merge", "Merge", id="inbox-merge"),
+        Binding("r", "retire", "Retire", id="inbox-retire"),
+        Binding("u", "undo", "Undo", id="inbox-undo"),
+        Binding("i", "inbox", "Inbox", id="facts-inbox"),
     ]
 
     def __init__(self) -> None:
@@ -92,6 +167,11 @@ Every change shows the engine's dry-run report before it is written.
         self.facts: list[Any] = []
         self.entity: Any = None
         self.object_width = 0
+        self.as_of: str | None = None
+        self.inbox = False
+        self._direction = 1
+        self.conflicts: list[Any] = []
+        self.evidence: dict[int, Any] = {}
 
     def compose_body(self) -> ComposeResult:
         yield self.missing_area_note()
@@ -99,24 +179,41 @@ Every change shows the engine's dry-run report before it is written.
             with Vertical(id="facts-left"):
                 yield Input(placeholder="Filter entities (Ctrl+F)", id="entity-filter", compact=True)
                 yield DataTable(id="entities-table", cursor_type="row", zebra_stripes=True)
+                yield DataTable(id="conflicts-table", cursor_type="row", zebra_stripes=True, classes="inbox")
             with Vertical(id="facts-right"):
+                yield Input(placeholder="As of (YYYY-MM-DD, t): now", id="as-of-date", compact=True)
                 yield DataTable(id="facts-table", cursor_type="row", zebra_stripes=True)
                 with VerticalScroll(id="entity-graph"):
                     yield Static("", id="graph-body")
+                with VerticalScroll(id="conflict-view", classes="inbox"):
+                    yield Static("", id="conflict-body")
 
     def on_mount(self) -> None:
+        self._show_mode()
         self.query_one("#entities-table", DataTable).focus()
 
     def fit_columns(self) -> None:
         set_columns(self.query_one("#entities-table", DataTable),
                     (("entity", "name", None), ("kind", "kind", 8), ("items", "items", 5), ("facts", "facts", 5)),
                     self.pane_width(2 / 5))
+        set_columns(self.query_one("#conflicts-table", DataTable), CONFLICT_COLUMNS, self.pane_width(2 / 5))
         self.object_width = set_columns(self.query_one("#facts-table", DataTable), FACT_COLUMNS,
                                         self.pane_width(3 / 5, border=1))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """One key, two meanings: the entity actions outside the inbox, its choices inside it."""
+        if action in ENTITY_ACTIONS:
+            return not self.inbox
+        if action in INBOX_ACTIONS:
+            return self.inbox
+        return True
 
     # -- loading ------------------------------------------------------------------------------
 
     def refresh_data(self) -> None:
+        if self.inbox:
+            self.load_conflicts()
+            return
         text = self.query_one("#entity-filter", Input).value.strip().lower()
         memory = self.services.memory
 
@@ -167,8 +264,8 @@ Every change shows the engine's dry-run report before it is written.
         self.query_one("#facts-table", DataTable).focus()
 
     def load_facts(self, entity: Any) -> None:
-        knowledge = self.services.memory.knowledge
-        self.run_task("facts", "Loading facts", lambda: knowledge.facts(entity.id), progress=False,
+        knowledge, as_of = self.services.memory.knowledge, self.as_of
+        self.run_task("facts", "Loading facts", lambda: knowledge.facts(entity.id, as_of=as_of), progress=False,
                       show=False, replace=True, done=partial(self.show_facts, entity))
 
     def show_facts(self, entity: Any, facts: list[Any]) -> None:
@@ -179,17 +276,189 @@ Every change shows the engine's dry-run report before it is written.
         self.entity, self.facts = entity, facts
         table.clear()
         for f in facts:
-            table.add_row(clip(f.subject, SUBJECT_WIDTH), clip(f.predicate, PREDICATE_WIDTH),
-                          clip(f.object, self.object_width), f.time or "", str(len(f.provenance)), key=str(f.id))
+            dim = "dim" if f.state(f.seen_at) == "superseded" else ""
+            table.add_row(Text(clip(f.subject, SUBJECT_WIDTH), style=dim), Text(clip(f.predicate, PREDICATE_WIDTH), style=dim),
+                          Text(clip(f.object, self.object_width), style=dim), holds(f), str(len(f.provenance)),
+                          key=str(f.id))
         if kept_row is not None and facts:
             table.move_cursor(row=min(kept_row, len(facts) - 1))
-        table.border_title = f"{entity.name}: {len(facts)} fact(s)" if entity else ""
+        when = f" as of {self.as_of}" if self.as_of else ""
+        table.border_title = f"{entity.name}: {len(facts)} fact(s){when}" if entity else ""
         graph = self.query_one("#graph-body", Static)
         if entity is None:
             wanted = self.query_one("#entity-filter", Input).value.strip()
             graph.update(Text(f"No entity matches “{wanted}”." if wanted else "No entities yet.", style="dim"))
         else:
-            graph.update(neighbourhood(entity, facts))
+            graph.update(neighbourhood(entity, [f for f in facts if f.state(f.seen_at) != "superseded"]))
+
+    # -- time: as of a date, and a fact's history ----------------------------------------------
+
+    def action_as_of(self) -> None:
+        self.query_one("#as-of-date", Input).focus()
+
+    @on(Input.Submitted, "#as-of-date")
+    def as_of_typed(self, event: Input.Submitted) -> None:
+        try:
+            self.set_as_of(self.services.as_of_date(event.value.strip()))
+        except ValueError as exc:
+            self.notify(str(exc), title="As of", severity="error", markup=False)
+            return
+        self.query_one("#facts-table", DataTable).focus()
+
+    def set_as_of(self, when: str | None) -> None:
+        self.as_of = when
+        self.query_one("#as-of-date", Input).value = when or ""
+        if self.entity is not None:
+            self.load_facts(self.entity)
+
+    def action_earlier(self) -> None:
+        self._step(-1)
+
+    def action_later(self) -> None:
+        self._step(1)
+
+    def _step(self, direction: int) -> None:
+        """As of the previous or next date at which the entity's facts changed (past the last: now)."""
+        if self.entity is None:
+            return
+        entity, knowledge = self.entity, self.services.memory.knowledge
+        self._direction = direction
+
+        def dates() -> list[str]:
+            return sorted({d for f in knowledge.facts(entity.id) for d in (f.valid_from, f.valid_to) if d})
+
+        self.run_task("change-dates", "Finding dates", dates, progress=False, show=False, replace=True,
+                      done=self.step_to)
+
+    def step_to(self, dates: list[str]) -> None:
+        current = self.as_of
+        if self._direction < 0:
+            earlier = [d for d in dates if current is None or d < current]
+            self.set_as_of(earlier[-1] if earlier else (dates[0] if dates else None))
+        else:
+            later = [d for d in dates if current is not None and d > current]
+            self.set_as_of(later[0] if later else None)
+
+    def action_history(self) -> None:
+        fact = self.selected_fact()
+        if fact is None:
+            self.notify("Select a fact first.", severity="warning")
+            return
+        knowledge = self.services.memory.knowledge
+
+        def load() -> tuple[str, str]:
+            chain = knowledge.fact_history(fact.id)
+            decisions = knowledge.decisions(limit=None, fact_id=fact.id)
+            lines = []
+            for f in chain:
+                state = f.state()
+                mark = "▶ " if f.id == fact.id else "  "
+                lines.append(f"{mark}#{f.id} {f.subject} —{f.predicate}→ {f.object}")
+                lines.append(f"     holds {f.validity(at='9999')}; {state}" + (f", replaced by #{f.superseded_by}"
+                                                                          if f.superseded_by else "")
+                             + (f"; a version of #{f.version_of}" if f.version_of else ""))
+                lines.append(f"     recorded {f.recorded_at or '?'}" + (f", retired {f.retired_at}" if f.retired_at else ""))
+            if decisions:
+                lines += ["", "Decisions:"]
+                lines += [f"  #{d.id} {d.at} {d.actor}: {d.summary}" + (f" (undone by #{d.undone_by})" if d.undone_by else "")
+                          for d in decisions]
+            return f"History of fact {fact.id}", "\n".join(lines)
+
+        self.run_task("history", "Loading history", load, progress=False, show=False, done=self.show_history)
+
+    def show_history(self, history: tuple[str, str]) -> None:
+        title, body = history
+        self.app.push_screen(ChoiceDialog(title, body, [("close", "Close")]))
+
+    # -- the conflict inbox ---------------------------------------------------------------------
+
+    def action_inbox(self) -> None:
+        self.inbox = not self.inbox
+        self._show_mode()
+        self.refresh_bindings()
+        if self.inbox:
+            self.query_one("#conflicts-table", DataTable).focus()
+            self.load_conflicts()
+        else:
+            self.query_one("#entities-table", DataTable).focus()
+            self.refresh_data()
+
+    def _show_mode(self) -> None:
+        for widget in self.query(".inbox"):
+            widget.display = self.inbox
+        for selector in ("#entity-filter", "#entities-table", "#as-of-date", "#facts-table", "#entity-graph"):
+            self.query_one(selector).display = not self.inbox
+
+    def load_conflicts(self) -> None:
+        memory = self.services.memory
+
+        def load() -> tuple[list[Any], dict[int, Any]]:
+            found = memory.knowledge.conflicts()
+            return found, memory.items({i for c in found for ids in c.evidence.values() for i in ids})
+
+        self.run_task("conflicts", "Loading conflicts", load, progress=False, show=False, replace=True,
+                      done=self.show_conflicts)
+
+    def show_conflicts(self, found: tuple[list[Any], dict[int, Any]]) -> None:
+        conflicts, items = found
+        table = self.query_one("#conflicts-table", DataTable)
+        row = table.cursor_row
+        self.conflicts, self.evidence = conflicts, items
+        table.clear()
+        for c in conflicts:
+            table.add_row(c.kind, c.summary(), key=str(c.id))
+        table.border_title = f"Inbox: {len(conflicts)} open conflict(s)"
+        if conflicts:
+            table.move_cursor(row=min(max(row, 0), len(conflicts) - 1))
+        self._show_conflict()
+
+    @on(DataTable.RowHighlighted, "#conflicts-table")
+    def conflict_highlighted(self) -> None:
+        self._show_conflict()
+
+    def selected_conflict(self) -> Any:
+        row = self.query_one("#conflicts-table", DataTable).cursor_row
+        return self.conflicts[row] if self.conflicts and 0 <= row < len(self.conflicts) else None
+
+    def _show_conflict(self) -> None:
+        body = self.query_one("#conflict-body", Static)
+        conflict = self.selected_conflict()
+        if conflict is None:
+            body.update(Text("No open conflicts: nothing the rules could not decide.", style="dim"))
+        else:
+            body.update(describe_conflict(conflict, self.evidence, self.pane_width(3 / 5, border=1) - 3))
+
+    def _decide(self, choice: str) -> None:
+        conflict = self.selected_conflict()
+        if conflict is None:
+            self.notify("No conflict is selected.", severity="warning")
+            return
+        if choice not in conflict.choices:
+            self.notify(f"A {conflict.kind} takes {', '.join(conflict.choices)}.", severity="warning")
+            return
+        knowledge = self.services.memory.knowledge
+        self.run_task("decide", f"{CHOICE_WORDS[choice].capitalize()}: conflict {conflict.id}",
+                      lambda: knowledge.decide(conflict.id, choice), progress=False, done=self.decided)
+
+    def action_accept(self) -> None:
+        self._decide("accept")
+
+    def action_both(self) -> None:
+        self._decide("both")
+
+    def action_merge(self) -> None:
+        self._decide("merge")
+
+    def action_retire(self) -> None:
+        self._decide("retire")
+
+    def action_undo(self) -> None:
+        knowledge = self.services.memory.knowledge
+        self.run_task("decide", "Undo the last decision", knowledge.undo_last, progress=False, done=self.decided)
+
+    def decided(self, decision: Any) -> None:
+        self.notify(f"Decision #{decision.id}: {decision.summary}", title="Inbox", markup=False)
+        self.app.store_changed()
 
     def selected_fact(self) -> Any:
         table = self.query_one("#facts-table", DataTable)

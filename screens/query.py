@@ -104,6 +104,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.trace_pending = False
         self.taught_token: str | None = None  # a recall's token teaches once: the engine forgets it after
         self.strategies: list[str] = []  # what the engine can run, fused first
+        self.waiting_query: str | None = None  # sent before the store was open: runs once it is
         self.strategy_docs: dict[str, str] = {}  # what each strategy does, in the engine's words
 
     def compose_body(self) -> ComposeResult:
@@ -161,6 +162,9 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         select.styles.width = max(map(len, strategies)) + SELECT_CHROME  # every name shown whole
         select.value = current if current in strategies else default if default in strategies else strategies[0]
         self.strategy_chosen = True
+        if self.waiting_query is not None:  # sent while the store was opening
+            text, self.waiting_query = self.waiting_query, None
+            self.run_query(text)
 
     # -- running a query ----------------------------------------------------------------------
 
@@ -188,6 +192,10 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
     def run_query(self, text: str) -> None:
         if not text.strip():
             self.set_status("Type a query first.", "warning")
+            return
+        if self.services.mem is None and self.app.ready_seconds is None:  # the app is still opening its store
+            self.waiting_query = text
+            self.set_status(f"Opening the store; “{text}” runs as soon as it is open…")
             return
         options = self.query_options()
         self.submitted_at = time.perf_counter()

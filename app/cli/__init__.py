@@ -16,11 +16,12 @@ from typing import TextIO
 from mnemoscope.engine.config import env_file
 from mnemoscope.engine.errors import MnemoscopeError
 
-from . import check, core, evaluate, images, knowledge, mcp, ranker, topics
+from . import check, conflicts, core, evaluate, images, knowledge, mcp, ranker, topics
 from .common import store_path
 from .parsing import Parser
+from .terminal import VisibleText, visible
 
-COMMAND_MODULES = [core, evaluate, knowledge, ranker, topics, images, mcp, check]
+COMMAND_MODULES = [core, evaluate, knowledge, conflicts, ranker, topics, images, mcp, check]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
-    out = out or sys.stdout
+    out = VisibleText(out or sys.stdout)  # a document's text must not drive the terminal
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
     try:
         with env_file(args.env_file) as names:
             if args.env_file:
-                print(f"mnemoscope: settings read from {args.env_file}: {', '.join(names) or 'none'}", file=sys.stderr)
+                print(visible(f"mnemoscope: settings read from {args.env_file}: {', '.join(names) or 'none'}"), file=sys.stderr)
             if args.command is None:
                 from mnemoscope.app.tui import run
 
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
             return int(args.handler(args, out) or 0)
     except MnemoscopeError as exc:  # meant for the person: one line; anything else is a bug, with its traceback
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"mnemoscope: error: {message}", file=sys.stderr)
+        print(f"mnemoscope: error: {visible(message)}", file=sys.stderr)
         return 2
     except sqlite3.DatabaseError as exc:  # met while reading rows (the store translates what its statements raise)
         print(f"mnemoscope: error: the store failed ({exc}); `mnemoscope check` checks it", file=sys.stderr)

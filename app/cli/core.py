@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from argparse import ArgumentTypeError
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .common import UsageError, emit, open_memory
 from .parsing import plain_int
@@ -29,6 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--intent", default=None, help="deepen | broaden | compare | apply | clarify | neutral (default: inferred)")
     p.add_argument("--trace", action="store_true", default=None, help="include the walk's step-by-step trace")
     p.add_argument("--seed", type=int, default=None, help="seed for a sampled walk (same seed, same walk)")
+    p.add_argument("--as-of", default=None, metavar="DATE",
+                   help="answer with what was said and held true at this date (2023-06-01, 2023-06 or 2023)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=recall)
 
@@ -110,8 +112,10 @@ def recall_text(result: Recall) -> str:
     if result.facts:
         lines.append(f"facts ({len(result.facts)}):")
         for f in result.facts:
-            when = f" ({f.time})" if f.time else ""
-            lines.append(f"  - {f.subject} —{f.predicate}→ {f.object}{when}  [{len(f.provenance)} source(s)]")
+            state = f.state(f.seen_at)
+            mark = "" if state == "current" else f" ({state}{f' by #{f.superseded_by}' if f.superseded_by else ''})"
+            lines.append(f"  - #{f.id} {f.subject} —{f.predicate}→ {f.object}  [{f.validity()}]{mark}"
+                         f"  [{len(f.provenance)} source(s)]")
     if result.trace:
         lines.append("walk:")
         for step in result.trace:
@@ -123,14 +127,24 @@ def recall_text(result: Recall) -> str:
 
 
 # Recall options passed through to Memory.recall when given.
-RECALL_OPTIONS = {"intent", "trace", "seed"}
+RECALL_OPTIONS = {"intent", "trace", "seed", "as_of"}
 
 
 def stats(args: argparse.Namespace, out: TextIO) -> int:
     with open_memory(args) as mem:
         s = mem.stats()
-        emit(out, s, args.json, lambda: "\n".join(f"{k:>16}: {v}" for k, v in s.items()))
+        emit(out, s, args.json, lambda: "\n".join(f"{k:>16}: {_stat_text(v)}" for k, v in s.items()))
     return 0
+
+
+def _stat_text(value: Any, nested: bool = False) -> str:
+    """A figure on one line as a person reads it: – for none, a record as ``name value · …`` (a
+    record inside it as ``name:value …``, e.g. the dense calibration's MRR by weight)."""
+    if value is None:
+        return "–"
+    if isinstance(value, dict):
+        return (" " if nested else " · ").join(f"{k}{':' if nested else ' '}{_stat_text(v, True)}" for k, v in value.items())
+    return str(value)
 
 
 def export(args: argparse.Namespace, out: TextIO) -> int:

@@ -1,5 +1,6 @@
-"""Benchmarks, every one of them: ``eval locomo|miracl|multihop`` (retrieval quality), ``eval extraction``
-(the rule extractor), ``eval learning`` and ``eval tune-heuristic`` (the ranker), and ``bench`` (speed)."""
+"""Benchmarks, every one of them: ``eval locomo|miracl|multihop`` (retrieval quality), ``eval updates``
+and ``eval supersession`` (facts through time), ``eval extraction`` (the rule extractor), ``eval learning``
+and ``eval tune-heuristic`` (the ranker), and ``bench`` (speed)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("questions", nargs="?", default=None)
     retrieval(p)
     p.set_defaults(handler=eval_multihop)
+
+    p = evsub.add_parser("updates", help="knowledge updates: evidence current at each question's time")
+    p.add_argument("file", nargs="?", default=None, help="default: the team's bench/data/knowledge_updates.json")
+    p.add_argument("--no-as-of", action="store_true", help="ask without the questions' reference times")
+    retrieval(p)
+    p.set_defaults(handler=eval_updates)
+
+    p = evsub.add_parser("supersession", help="precision of the supersession rules against hand judgements")
+    p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"), help="LoCoMo dev")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=eval_supersession)
 
     p = evsub.add_parser("extraction", help="rule extractor vs LoCoMo's observation and event annotations")
     p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"))
@@ -116,6 +128,53 @@ def eval_multihop(args: argparse.Namespace, out: TextIO) -> int:
     result = multihop.evaluate(args.corpus, questions, _strategy(args), args.baseline, **engine_options(args))
     _print(out, result, args.json)
     return 0
+
+
+def eval_updates(args: argparse.Namespace, out: TextIO) -> int:
+    from mnemoscope.engine.eval import updates
+
+    result = updates.evaluate(args.file or updates.DATA, _strategy(args), args.baseline, as_of=not args.no_as_of,
+                              **engine_options(args))
+    emit(out, result, args.json, lambda: _updates_text(result))
+    return 0
+
+
+def _updates_text(result: dict[str, Any]) -> str:
+    rows = [(result["strategy"], result)] + list(result.get("baselines", {}).items())
+    lines = [f"{result['dataset']}: {result['n_questions']} questions, "
+             f"{'as of each question' if result['as_of'] else 'no reference time'}",
+             f"{'system':<12}{'recall@5':>10}{'recall@10':>11}{'stale above':>16}{'q p50 ms':>10}"]
+    for name, r in rows:
+        m = r["metrics"]
+        lines.append(f"{name:<12}{m['recall@5']:>10.4f}{m['recall@10']:>11.4f}"
+                     f"{_share(m['stale_above'], m['n_stale']):>16}{r['query_ms_p50']:>10.2f}")
+        for cat, c in r["by_category"].items():
+            lines.append(f"  {cat:<13} n={c['n']:<4} recall@5 {c['recall@5']:.4f}"
+                         + (f"  stale above {_share(c['stale_above'], c['n_stale'])}" if c["n_stale"] else ""))
+    known = result["changes_recognised"]
+    lines.append(f"changes the supersession rules recognised (update questions): {_share(known['share'], known['n'])};"
+                 f" stale above among them ({result['strategy']}): "
+                 f"{_share(result['metrics']['recognised_above'], result['metrics']['n_recognised'])}")
+    return "\n".join(lines)
+
+
+def eval_supersession(args: argparse.Namespace, out: TextIO) -> int:
+    from mnemoscope.engine.eval import supersession
+
+    result = supersession.evaluate(args.file)
+    lines = [f"judgements: {result['judgements']}"]
+    for name, r in result["corpora"].items():
+        precision = "-" if r["precision"] is None else f"{r['precision']:.3f}"
+        lines.append(f"{name:<8} supersessions {r['supersessions']:>3} (sampled {r['sampled']}): right {r['right']}, "
+                     f"wrong {r['wrong']}, precision {precision}; conflicts {r['conflicts']} "
+                     f"({r['conflicts_sensible']} judged sensible); unjudged {len(r['unjudged'])}")
+        lines += [f"  unjudged: {supersession.identity(pair)}" for pair in r["unjudged"]]
+    emit(out, result, args.json, lambda: "\n".join(lines))
+    return 0
+
+
+def _share(rate: float | None, n: int) -> str:
+    return "-" if rate is None else f"{rate:.3f} ({round(rate * n)}/{n})"
 
 
 def eval_extraction(args: argparse.Namespace, out: TextIO) -> int:

@@ -13,9 +13,12 @@ from .common import emit, open_memory
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("facts", help="list facts (subject, predicate, object, time, provenance)")
+    p = sub.add_parser("facts", help="list facts (subject, predicate, object, validity, provenance)")
     p.add_argument("--entity", default=None, help="only facts naming this entity (id or name)")
     p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--as-of", default=None, metavar="DATE", help="only facts that held and were said by this date")
+    p.add_argument("--history", type=int, default=None, metavar="ID",
+                   help="a fact's chain: the versions and facts it replaced or that replaced it")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=facts)
 
@@ -93,14 +96,20 @@ def _curation(p: argparse.ArgumentParser, handler) -> None:
 
 def facts(args: argparse.Namespace, out: TextIO) -> int:
     with open_memory(args) as mem:
-        found = mem.knowledge.facts(entity=args.entity, limit=args.limit)
+        if args.history is not None:
+            found = mem.knowledge.fact_history(args.history)
+        else:
+            found = mem.knowledge.facts(entity=args.entity, limit=args.limit, as_of=args.as_of)
     rows = [f.to_dict() for f in found]
 
     def text() -> str:
-        lines = [f"{len(found)} fact(s)"]
+        lines = [f"{len(found)} fact(s)" + (f" in the history of fact {args.history}" if args.history is not None else "")]
         for f in found:
-            when = f"  [{f.time}]" if f.time else ""
-            lines.append(f"#{f.id:<6} {f.subject} —[{f.predicate}]→ {f.object}{when}  (items {', '.join(map(str, f.provenance))})")
+            state = f.state(f.seen_at)
+            mark = "" if state == "current" else f"  {state}" + (f" by #{f.superseded_by}" if f.superseded_by else "")
+            version = f"  (version of #{f.version_of})" if f.version_of else ""
+            lines.append(f"#{f.id:<6} {f.subject} —[{f.predicate}]→ {f.object}  [{f.validity()}]{mark}{version}"
+                         f"  (items {', '.join(map(str, f.provenance))})")
         return "\n".join(lines)
 
     emit(out, rows, args.json, text)

@@ -78,6 +78,9 @@ async def main() -> None:
             await ask(pilot, "sourdough starter")
             await pilot.press("c")
 
+        async def inbox(pilot) -> None:
+            await pilot.press("i")
+
         async def topics(pilot) -> None:
             await pilot.press("down", "enter", "down")
 
@@ -100,6 +103,7 @@ async def main() -> None:
         await shoot(store, "compare", "query", compare)
         await shoot(store, "topics", "topics", topics)
         await shoot(store, "facts", "facts", nothing)
+        await shoot(store, "inbox", "facts", inbox)
         await shoot(store, "memories", "memories", nothing)
         await shoot(store, "ingest", "ingest", ingest)
         await shoot(store, "sources", "sources", nothing)

@@ -7,8 +7,10 @@ entity only when it is a name; a common noun phrase ("the dough", "poke test hel
 fact under the entity its item is about and joins the graph as a phrase node instead. The rows
 are written in the transaction; what the in-memory state gains (entities, fact keys, graph
 edges) is staged in a :class:`Batch` and applied after the commit (:meth:`on_indexed`), so a
-failed ingest leaves memory as it was. When an LLM endpoint is configured the items also join
-the extraction queue (:mod:`.queue`).
+failed ingest leaves memory as it was. Each fact holds from its statement's own date, else the
+item's; after a source's facts are stored, the supersession rules run on the new ones and the new
+entities are checked for near-duplicates (:mod:`.timeline`, :mod:`.inbox`). When an LLM endpoint
+is configured the items also join the extraction queue (:mod:`.queue`).
 
 :class:`KnowledgeBuilding` holds the area's in-memory state (the entity registry, the typed
 graph, the fact keys and the caches the dedup reads) and builds it from the store
@@ -35,6 +37,8 @@ from .entities import EntityRegistry, entity_key, name_vector
 from .episodes import group_items, session_of, summarize
 from .extract import Extraction, FactDraft, RuleExtractor
 from .graph import EDGE_TYPES, KnowledgeGraph
+from .inbox import Inbox
+from .timeline import Timeline, statement_valid_from
 
 if TYPE_CHECKING:
     from ..area import Engine
@@ -57,6 +61,7 @@ class Batch:
     facts: dict[str, int] = field(default_factory=dict)  # key → fact id
     provenance: list[tuple[int, int]] = field(default_factory=list)  # (fact id, item id) stated in this batch
     phrases: list[tuple[str, int]] = field(default_factory=list)  # (phrase, item id) for the graph
+    gone: set[int] = field(default_factory=set)  # facts deleted by this write: no dedup lands on them
     edges: dict[str, tuple[list[int], list[int], list[float]]] = field(
         default_factory=lambda: {t: ([], [], []) for t in EDGE_TYPES})
 
@@ -130,6 +135,8 @@ class KnowledgeBuilding(Area):
         self._fact_terms: dict[int, frozenset[str]] = {}
         self._name_vectors: dict[int, np.ndarray] = {}
         self._batch: Batch | None = None
+        self.timeline = Timeline(self.store, self.registry, lambda: self.settings.supersession_rules)
+        self.inbox = Inbox(self.store, self.timeline, mem.items)
 
     # -- loading ------------------------------------------------------------------------------
 
@@ -231,6 +238,8 @@ class KnowledgeBuilding(Area):
                 batch.edge(edge_type(role), item.id, -ids[key])
         self.store.insert_mentions(mentions)
         self._store_facts(items, extractions, ids, batch, origin="rule")
+        self.timeline.apply_rules(sorted(batch.facts.values()))
+        self.inbox.find_duplicates(batch.entities)
         self._store_episodes(source, items, extractions, batch)
         if batch.facts:
             self.mem.activity.record(FACTS_EXTRACTED, source.name, count=len(batch.facts), source_id=source.id)
@@ -369,23 +378,28 @@ class KnowledgeBuilding(Area):
         return {eid: key.split()[0] for eid, key in speakers.items() if key}
 
     def _store_facts(self, items: list[Item], extractions: list[Extraction], ids: dict[str, int], batch: Batch,
-                     origin: str) -> None:
+                     origin: str) -> dict[int, int]:
+        """Store the drafts' facts with their items as provenance; returns ``id(draft)`` → fact id."""
         drafts = [(item, _home(ex, ids), d) for item, ex in zip(items, extractions) for d in ex.facts]
         vectors = self._fact_vectors([(d.subject, d.predicate, d.object) for _, _, d in drafts])
-        provenance = []
+        provenance, stored = [], {}
         for (item, home, draft), vec in zip(drafts, vectors):
-            provenance.append((self._dedup_or_insert(draft, vec, ids, batch, origin, home), item.id))
+            fid = stored[id(draft)] = self._dedup_or_insert(draft, vec, ids, batch, origin, home, item.timestamp)
+            provenance.append((fid, item.id))
         self.store.insert_fact_sources(provenance)
         batch.provenance += provenance
+        return stored
 
     def _dedup_or_insert(self, draft: FactDraft, vec: np.ndarray, ids: dict[str, int], batch: Batch, origin: str,
-                         home: int | None = None) -> int:
+                         home: int | None = None, said: str | None = None) -> int:
         """The id of the fact ``draft`` states: an existing one (exact key, then similar within
-        the same subject), else a new row. A duplicate only ever adds provenance. A subject that
-        is no name and no known entity ("the dough") files the fact under ``home``, the entity
-        its item is about (the speaker of a turn, the section of a document)."""
+        the same subject), else a new row. A duplicate only ever adds provenance (and may start
+        its validity earlier). A subject that is no name and no known entity ("the dough") files
+        the fact under ``home``, the entity its item is about (the speaker of a turn, the
+        section of a document). ``said``: when the item was said, for the fact's validity."""
         key = fact_key(draft.subject, draft.predicate, draft.object)
-        hit = self._fact_ids.get(key) or batch.facts.get(key)
+        known = self._fact_ids.get(key)  # (a fact this write deleted may still be here; its id may be reused)
+        hit = batch.facts.get(key) or (known if known not in batch.gone else None)
         subject_id = ids.get(draft.subject_key) or self.registry.lookup(draft.subject_key)
         if subject_id is None and not draft.subject_named:
             subject_id = home
@@ -393,16 +407,20 @@ class KnowledgeBuilding(Area):
         triple_words = fact_words(draft.subject, draft.predicate, draft.object)
         if hit is None and rows is not None:
             near, sim = rows.nearest(vec, triple_words)
-            hit = near if sim >= self.settings.fact_dedup_threshold else None
+            hit = near if sim >= self.settings.fact_dedup_threshold and (near not in batch.gone
+                                                                          or near in batch.facts.values()) else None
+        valid_from = statement_valid_from(draft.time, said)
         if hit is not None:
             if draft.time:
                 self.store.fill_fact_time(hit, draft.time)
+            if valid_from:
+                self.store.widen_validity(hit, valid_from)
             return hit
         object_id = None
         if draft.object_key:
             object_id = ids.get(draft.object_key) or self.registry.lookup(draft.object_key)
         fid = self.store.insert_fact(key, draft.subject, draft.predicate, draft.object, subject_id, object_id,
-                                     draft.time, origin)
+                                     draft.time, origin, valid_from)
         batch.facts[key] = fid
         if rows is not None:
             rows.add(fid, vec, triple_words)

@@ -75,9 +75,13 @@ class KnowledgeCuration(KnowledgeReading):
     @_atomic
     def edit_fact(self, fact_id: int, *, subject: str | None = None, predicate: str | None = None,
                   object: str | None = None, time: str | None = None, dry_run: bool = False) -> dict[str, Any]:
-        """Change a fact's words or time. Refused when it would duplicate another fact or leave
-        an entity that nothing else names."""
+        """Change a fact's words or time: a new version (origin ``user``) takes its place, the
+        old one is retired, not overwritten (:meth:`fact_history` shows both; the decision can
+        be undone). Refused for a retired fact, and when the edit would duplicate another fact
+        or leave an entity that nothing else names."""
         old = self.fact(fact_id)
+        if old.retired_at:
+            raise KnowledgeError(f"fact {fact_id} is an earlier version (retired {old.retired_at}); edit its current one")
         s, p, o = subject if subject is not None else old.subject, predicate if predicate is not None else old.predicate, \
             object if object is not None else old.object
         if not all(x.strip() for x in (s, p, o)):
@@ -98,11 +102,15 @@ class KnowledgeCuration(KnowledgeReading):
         when = old.time if time is None else _typed_time(time)
         if (s, p, o, when) == (old.subject, old.predicate, old.object, old.time):
             return {"facts_changed": 0, "fact": fact_id}  # nothing to change: not even who stated it
-        with self._curating(dry_run, "fact.edited", f"fact {fact_id}: {s} —{p}→ {o}"):
-            self.store.update_fact(fact_id, key, s, p, o, subject_id, object_id, when)
+        valid_from = old.valid_from if time is None else when
+        summary = f"fact {fact_id}: {s} —{p}→ {o}"
+        with self._curating(dry_run, "fact.edited", summary):
+            with self.timeline.decision("user", "edited", f"edited {summary}", facts=[fact_id]):
+                new_id = self.store.new_fact_version(fact_id, key, s, p, o, subject_id, object_id, when, valid_from)
+            self.timeline.apply_rules([new_id], actor="rules")
         if not dry_run:
             self.load()
-        return {"facts_changed": 1, "fact": fact_id}
+        return {"facts_changed": 1, "fact": None if dry_run else new_id, "version_of": fact_id}
 
     @_atomic
     def add_fact(self, subject: str, predicate: str, object: str, provenance: Sequence[int], *, time: str | None = None,

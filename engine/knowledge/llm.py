@@ -15,13 +15,13 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..errors import LLMFailure
 from ..records import Item
 from .entities import entity_key
 from .extract import FactDraft
-from .records import EVENT_ROLES, Event
+from .records import EVENT_ROLES, Event, Fact
 from .temporal import find_times
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,11 @@ Reply with one JSON object and nothing else:
             "turns": ["turn id"]}]}
 Rules: use people's names, never "I" or "you"; resolve relative dates ("last Saturday") against the
 date given for the turn; invent nothing (prefer null); every event and fact names the turn ids it
-comes from, exactly as written in brackets; keep the input's language."""
+comes from, exactly as written in brackets; keep the input's language.
+When "Known facts" are listed and one of your facts makes a known fact no longer true (a move, a
+new job, a changed plan or preference), add "replaces": [{"fact": <the index of your fact in
+"facts", from 0>, "known": "<the known fact's id, such as F12>"}]. Only for a true replacement:
+a second hobby or place visited replaces nothing."""
 
 JUDGE_PROMPT = """You decide whether two episodic memories from one conversation should become one.
 Reply with one JSON object and nothing else: {"coherence": "STRONG" | "MODERATE" | "WEAK", "reason": "..."}
@@ -54,6 +58,7 @@ class LLMExtraction:
     summary: str
     events: dict[str, list[Event]] = field(default_factory=dict)
     facts: dict[str, list[FactDraft]] = field(default_factory=dict)
+    replaces: list[tuple[FactDraft, int]] = field(default_factory=list)  # (a fact of the reply, the known fact id it ends)
 
 
 REPLY_SCHEMA: dict[str, Any] = {
@@ -61,6 +66,7 @@ REPLY_SCHEMA: dict[str, Any] = {
     "events": [{"participants": [str], "action": str, "time": (str, None), "location": (str, None),
                 "reason": (str, None), "method": (str, None), "turns": [str]}],
     "facts": [{"subject": str, "predicate": str, "object": str, "time": (str, None), "turns": [str]}],
+    "replaces": ([{"fact": int, "known": str}], None),  # optional: only when known facts were offered
 }
 
 
@@ -80,14 +86,18 @@ def _check(value: Any, schema: Any, where: str) -> None:
         for n, v in enumerate(value):
             _check(v, schema[0], f"{where}[{n}]")
     elif isinstance(schema, tuple):
-        if not (value is None and None in schema) and not isinstance(value, tuple(t for t in schema if t is not None)):
+        shapes = [t for t in schema if t is not None]
+        if value is not None and len(shapes) == 1 and not isinstance(shapes[0], type):  # an optional list or object
+            _check(value, shapes[0], where)
+        elif not (value is None and None in schema) and not isinstance(value, tuple(shapes)):
             raise LLMFailure(f"{where}: expected {' or '.join('null' if t is None else t.__name__ for t in schema)}")
     elif not isinstance(value, schema):
         raise LLMFailure(f"{where}: expected {schema.__name__}")
 
 
-def parse_reply(content: str, turns: dict[str, Item]) -> LLMExtraction:
-    """Validate a reply against the schema and the turns sent; raise :class:`LLMFailure` if not."""
+def parse_reply(content: str, turns: dict[str, Item], known: Sequence[int] = ()) -> LLMExtraction:
+    """Validate a reply against the schema, the turns sent and the known facts offered (their
+    ids); raise :class:`LLMFailure` if not."""
     try:
         data = json.loads(content)
     except (TypeError, json.JSONDecodeError) as exc:
@@ -104,13 +114,20 @@ def parse_reply(content: str, turns: dict[str, Item]) -> LLMExtraction:
         body = {k: entry.get(k) for k in EVENT_ROLES}
         body["time"] = _iso(body["time"], first)
         out.events.setdefault(entry["turns"][0], []).append(Event(item_id=first.id or 0, origin="llm", **body))
-    for entry in data.get("facts", []):
+    first_draft: dict[int, FactDraft] = {}
+    for n, entry in enumerate(data.get("facts", [])):
         s, p, o = (entry[k].strip() for k in ("subject", "predicate", "object"))
         if not (s and p and o):
             continue
         for turn in entry["turns"]:
             draft = FactDraft(s, p, o, entity_key(s), entity_key(o), _iso(entry.get("time"), turns[turn]))
             out.facts.setdefault(turn, []).append(draft)
+            first_draft.setdefault(n, draft)
+    for n, entry in enumerate(data.get("replaces") or []):
+        known_id = entry["known"].strip().lstrip("Ff")
+        if entry["fact"] not in first_draft or not known_id.isdigit() or int(known_id) not in known:
+            raise LLMFailure(f"reply.replaces[{n}] names a fact that is not in the reply or was not offered: {entry}")
+        out.replaces.append((first_draft[entry["fact"]], int(known_id)))
     return out
 
 
@@ -143,9 +160,10 @@ class LLMClient:
         self.model, self.retries, self.sleep = model, retries, sleep
         self.client = endpoint_client(base_url, api_key, timeout=timeout, max_retries=0)
 
-    def extract(self, prompt: str, turns: dict[str, Item]) -> LLMExtraction:
-        """The episode, events and facts of these turns (validated; see :func:`parse_reply`)."""
-        return self._with_retries(SYSTEM_PROMPT, prompt, lambda content: parse_reply(content, turns))
+    def extract(self, prompt: str, turns: dict[str, Item], known: Sequence[int] = ()) -> LLMExtraction:
+        """The episode, events and facts of these turns, and which ``known`` facts (offered in the
+        prompt) they replace (validated; see :func:`parse_reply`)."""
+        return self._with_retries(SYSTEM_PROMPT, prompt, lambda content: parse_reply(content, turns, known))
 
     def judge(self, first: str, second: str) -> str:
         """STRONG, MODERATE or WEAK: how much two episodes belong together."""
@@ -178,12 +196,16 @@ class LLMClient:
             raise LLMFailure(f"the endpoint answered in an unexpected shape: {exc}") from None
 
 
-def prompt_for(items: list[Item]) -> str:
-    """The turns as ``[key] (date) Speaker: text [image: caption]`` lines."""
+def prompt_for(items: list[Item], known: Sequence[Fact] = ()) -> str:
+    """The turns as ``[key] (date) Speaker: text [image: caption]`` lines, then the known facts a
+    reply may say they replace (``F12: Lena —lives in→ Lyon (since 2023-01-14)``; no brackets,
+    which are turn ids)."""
     lines = []
     for item in items:
         when = f" ({item.timestamp[:10]})" if item.timestamp else ""
         who = f"{item.speaker}: " if item.speaker else (f"{item.title}: " if item.title else "")
         caption = f" [image: {item.meta['image_caption']}]" if item.meta.get("image_caption") else ""
         lines.append(f"[{item.key}]{when} {who}{item.text}{caption}")
+    if known:
+        lines += ["", "Known facts:", *(f"F{f.id}: {f.subject} —{f.predicate}→ {f.object} ({f.validity()})" for f in known)]
     return "\n".join(lines)

@@ -10,21 +10,30 @@ or not at all.
 A deletion needs no marker: nothing is re-extracted for a source the snapshot covers, so what
 the snapshot lacks stays absent.
 
-Format version 2, after the core's source and item lines (ids are the exporting store's;
-import maps items by their exported ids, entities by normalised key, episodes by exported id)::
+Format version 3, after the core's source and item lines (ids are the exporting store's;
+import maps items by their exported ids, entities by normalised key, episodes and facts by
+exported id)::
 
-    {"type": "knowledge.snapshot", "version": 2, "sources": [source ids the snapshot covers]}
-    {"type": "knowledge.entity", "version": 2, "id", "key", "name", "kind",
+    {"type": "knowledge.snapshot", "version": 3, "sources": [source ids the snapshot covers]}
+    {"type": "knowledge.entity", "version": 3, "id", "key", "name", "kind",
      "mentions": [[item id, surface, role], ...]}
-    {"type": "knowledge.synonym", "version": 2, "a", "b", "weight"}          (entity ids)
-    {"type": "knowledge.fact", "version": 2, "subject", "predicate", "object",
-     "subject_entity", "object_entity", "time", "origin", "provenance": [item ids]}
-    {"type": "knowledge.episode", "version": 2, "id", "source_id", "session", "summary",
+    {"type": "knowledge.synonym", "version": 3, "a", "b", "weight"}          (entity ids)
+    {"type": "knowledge.fact", "version": 3, "id", "subject", "predicate", "object",
+     "subject_entity", "object_entity", "time", "origin", "provenance": [item ids],
+     "valid_from", "valid_to", "recorded_at", "retired_at", "superseded_by", "version_of"}
+    {"type": "knowledge.episode", "version": 3, "id", "source_id", "session", "summary",
      "origin", "merged_into", "items": [current members], "home": [items built in it],
      "events": [{"item_id", "origin", participants, action, time, location, reason, method}]}
+    {"type": "knowledge.conflict", "version": 3, "kind", "a", "b", "reason", "status",
+     "created_at", "decided_at"}          (a, b: fact ids, or entity ids for a duplicate)
 
 An item's events travel with its home episode. Entities nothing names (no mention, no fact)
-carry no knowledge and are not exported.
+carry no knowledge and are not exported. Every fact travels, retired versions and superseded
+facts too, with its times and the links of its history (``superseded_by``, ``version_of``: fact
+ids), and so do the conflicts, decided or open; the audit log does not (its row images name the
+exporting store's rows). A fact no item states any more (kept for the inbox) is restored after
+the sources. Version 2 (no times, no history) still imports: its facts hold from their first
+item's day, as a store migrated from that version gives them.
 
 Version 1 (records without ``version``, written before curation travelled) held only what
 extraction cannot rebuild: ``knowledge.fact`` lines of LLM or user facts and ``knowledge.episode``
@@ -48,10 +57,14 @@ from .records import EVENT_ROLES
 if TYPE_CHECKING:
     from ..store import Store
 
-FORMAT_VERSION = 2
-SNAPSHOT, ENTITY, SYNONYM, FACT, EPISODE = (f"knowledge.{t}" for t in ("snapshot", "entity", "synonym", "fact", "episode"))
+FORMAT_VERSION = 3
+SNAPSHOT, ENTITY, SYNONYM, FACT, EPISODE, CONFLICT = (
+    f"knowledge.{t}" for t in ("snapshot", "entity", "synonym", "fact", "episode", "conflict"))
 ENTITY_KINDS = ("speaker", "title", "name", "tag")
 ORIGINS = ("rule", "llm", "user")
+CONFLICT_KINDS = ("clash", "duplicate", "orphaned")
+CONFLICT_STATUSES = ("open", "accepted", "both", "merged", "retired")
+TIMES = ("valid_from", "valid_to", "recorded_at", "retired_at")
 
 
 @dataclass
@@ -64,6 +77,21 @@ class FactRecord:
     time: str | None
     origin: str
     provenance: list[int]
+    id: int | None = None  # the exported fact id (None in version 2)
+    times: dict[str, str | None] = field(default_factory=dict)  # valid_from, valid_to, recorded_at, retired_at
+    superseded_by: int | None = None
+    version_of: int | None = None
+
+
+@dataclass
+class ConflictRecord:
+    kind: str
+    a: int
+    b: int | None
+    reason: str
+    status: str
+    created_at: str
+    decided_at: str | None
 
 
 @dataclass
@@ -101,6 +129,9 @@ class Snapshot:
     entities: dict[int, EntityRecord]
     synonyms: list[tuple[int, int, float]]
     parts: dict[int, SourcePart]  # by exported source id; a covered source with no knowledge has an empty part
+    loose: list[FactRecord] = field(default_factory=list)  # facts no item states (kept for the inbox)
+    facts: dict[int, FactRecord] = field(default_factory=dict)  # every fact by exported id (version 3)
+    conflicts: list[ConflictRecord] = field(default_factory=list)
 
 
 @dataclass
@@ -120,7 +151,7 @@ def snapshot_records(store: "Store") -> list[dict[str, Any]]:
     mentions: dict[int, list[list[Any]]] = defaultdict(list)
     for item, eid, surface, role in sorted(store.mention_rows()):
         mentions[eid].append([item, surface, role])
-    facts = store.fact_rows()
+    facts = store.fact_rows(retired=True)
     provenance = store.fact_sources_of([r[0] for r in facts])
     named = set(mentions) | {r[4] for r in facts} | {r[5] for r in facts}
     out: list[dict[str, Any]] = [{"type": SNAPSHOT, **v, "sources": [s.id for s in store.sources()]}]
@@ -128,9 +159,10 @@ def snapshot_records(store: "Store") -> list[dict[str, Any]]:
             for eid, key, name, kind in store.entity_rows() if eid in named]
     out += [{"type": SYNONYM, **v, "a": a, "b": b, "weight": w}
             for a, b, w in store.synonym_rows() if a in named and b in named]
-    out += [{"type": FACT, **v, "subject": s, "predicate": p, "object": o, "subject_entity": sid, "object_entity": oid,
-             "time": t, "origin": origin, "provenance": provenance.get(fid, [])}
-            for fid, s, p, o, sid, oid, t, origin in facts]
+    out += [{"type": FACT, **v, "id": fid, "subject": s, "predicate": p, "object": o, "subject_entity": sid,
+             "object_entity": oid, "time": t, "origin": origin, "provenance": provenance.get(fid, []),
+             **dict(zip(TIMES, times)), "superseded_by": successor, "version_of": version}
+            for fid, s, p, o, sid, oid, t, origin, *times, successor, version in facts]
     current: dict[int, list[int]] = defaultdict(list)
     home: dict[int, list[int]] = defaultdict(list)
     for item, episode, home_episode in sorted(store.episode_item_rows()):
@@ -143,6 +175,11 @@ def snapshot_records(store: "Store") -> list[dict[str, Any]]:
              "origin": origin, "merged_into": into, "items": current[eid], "home": home[eid],
              "events": [e for item in home[eid] for e in events[item]]}
             for eid, source, session, summary, origin, into in store.episode_rows(include_merged=True)]
+    exported = {"facts": {r[0] for r in facts}, "entities": {e for e, *_ in store.entity_rows() if e in named}}
+    out += [{"type": CONFLICT, **v, "kind": kind, "a": a, "b": b, "reason": reason, "status": status,
+             "created_at": created, "decided_at": decided}
+            for _id, kind, _key, a, b, reason, status, created, decided in store.conflict_rows(status=None)
+            if {a, b} - {None} <= exported["entities" if kind == "duplicate" else "facts"]]  # a merged entity is gone
     return out
 
 
@@ -226,7 +263,7 @@ class _Reader:
     def snapshot(self, records: list[tuple[int, dict[str, Any]]], sources: set[int]) -> Snapshot:
         by_type: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
         for line, r in records:
-            if r["type"] not in (SNAPSHOT, ENTITY, SYNONYM, FACT, EPISODE):
+            if r["type"] not in (SNAPSHOT, ENTITY, SYNONYM, FACT, EPISODE, CONFLICT):
                 self.fail(line, f"unknown record type {r['type']!r}")
             by_type[r["type"]].append((line, r))
         if len(by_type[SNAPSHOT]) != 1:
@@ -242,10 +279,13 @@ class _Reader:
         for line, r in by_type[SYNONYM]:
             a, b = self._entity(line, r, "a", entities), self._entity(line, r, "b", entities)
             synonyms.append((a, b, float(self.field(line, r, "weight", (int, float)))))
+        snapshot = Snapshot(entities, synonyms, parts)
         for line, r in by_type[FACT]:
-            self._fact(line, r, entities, parts)
+            self._fact(line, r, entities, snapshot)
+        self._history(by_type[FACT], snapshot)
         self._episodes(by_type[EPISODE], parts)
-        return Snapshot(entities, synonyms, parts)
+        snapshot.conflicts = [self._conflict(line, r, snapshot) for line, r in by_type[CONFLICT]]
+        return snapshot
 
     def _part(self, line: int, parts: dict[int, SourcePart], item: int) -> SourcePart:
         part = parts.get(self.source_of_item[item])
@@ -279,7 +319,7 @@ class _Reader:
             self.fail(line, f"{r['type']} field {name!r} names entity {eid}, which the export does not hold")
         return eid
 
-    def _fact(self, line: int, r: dict[str, Any], entities: dict[int, Any], parts: dict[int, SourcePart]) -> None:
+    def _fact(self, line: int, r: dict[str, Any], entities: dict[int, Any], snapshot: Snapshot) -> None:
         origin = self.field(line, r, "origin", str)
         if origin not in ORIGINS:
             self.fail(line, f"fact origin {origin!r} is not one of {', '.join(ORIGINS)}")
@@ -287,10 +327,42 @@ class _Reader:
         fact = FactRecord(*words,
                           self._entity(line, r, "subject_entity", entities, optional=True),
                           self._entity(line, r, "object_entity", entities, optional=True),
-                          self.field(line, r, "time", str, optional=True), origin, self.items(line, r, "provenance"))
+                          self.field(line, r, "time", str, optional=True), origin, self.items(line, r, "provenance"),
+                          self.field(line, r, "id", int, optional=r.get("version", 1) < 3),
+                          {name: self.field(line, r, name, str, optional=True) for name in TIMES})
+        if fact.id is not None:
+            if fact.id in snapshot.facts:
+                self.fail(line, f"fact {fact.id} appears twice")
+            snapshot.facts[fact.id] = fact
         one_item_per_source = {self.source_of_item[i]: i for i in fact.provenance}
         for item in one_item_per_source.values():
-            self._part(line, parts, item).facts.append(fact)
+            self._part(line, snapshot.parts, item).facts.append(fact)
+        if not fact.provenance:
+            snapshot.loose.append(fact)
+
+    def _history(self, records: list[tuple[int, dict[str, Any]]], snapshot: Snapshot) -> None:
+        """The links between facts (checked once every fact is read: a link may point forward)."""
+        for line, r in records:
+            fact = snapshot.facts.get(r.get("id"))
+            for name in ("superseded_by", "version_of"):
+                target = self.field(line, r, name, int, optional=True)
+                if target is not None and target not in snapshot.facts:
+                    self.fail(line, f"fact field {name!r} names fact {target}, which the export does not hold")
+                if fact is not None:
+                    setattr(fact, name, target)
+
+    def _conflict(self, line: int, r: dict[str, Any], snapshot: Snapshot) -> ConflictRecord:
+        kind, status = self.field(line, r, "kind", str), self.field(line, r, "status", str)
+        if kind not in CONFLICT_KINDS or status not in CONFLICT_STATUSES:
+            self.fail(line, f"a conflict's kind is one of {', '.join(CONFLICT_KINDS)} and its status one of "
+                            f"{', '.join(CONFLICT_STATUSES)}, not {kind!r} / {status!r}")
+        named = snapshot.entities if kind == "duplicate" else snapshot.facts
+        members = [self.field(line, r, "a", int), self.field(line, r, "b", int, optional=True)]
+        for m in members:
+            if m is not None and m not in named:
+                self.fail(line, f"conflict names {'entity' if kind == 'duplicate' else 'fact'} {m}, which the export does not hold")
+        return ConflictRecord(kind, members[0], members[1], self.field(line, r, "reason", str), status,
+                              self.field(line, r, "created_at", str), self.field(line, r, "decided_at", str, optional=True))
 
     def _episodes(self, records: list[tuple[int, dict[str, Any]]], parts: dict[int, SourcePart]) -> None:
         source_of: dict[int, int] = {}

@@ -19,9 +19,11 @@ from .building import Batch
 from .curation import KnowledgeCuration
 from .extract import Extraction
 from .llm import MERGING, LLMClient, LLMExtraction, prompt_for
-from .records import Episode
+from .records import Episode, Fact
+from .timeline import fact_of_row
 
 log = logging.getLogger(__name__)
+KNOWN_FACTS = 40  # facts offered to the LLM per request, to say which a new one replaces
 
 
 class ExtractionQueue(KnowledgeCuration):
@@ -34,8 +36,10 @@ class ExtractionQueue(KnowledgeCuration):
         """Store a validated LLM reply for these items in one transaction: its events and facts
         replace what the rule extractor (or an earlier LLM run) said about these items — facts
         stated elsewhere too only lose these items — its summary replaces a rule-built one, and
-        the items leave the queue. Items another process deleted while the LLM answered are left
-        out; returns how many were stored."""
+        the items leave the queue. Where the reply says one of its facts replaces a known one,
+        that one is superseded (a decision by the ``llm``); the rules then judge the new facts too.
+        Items another process deleted while the LLM answered are left out; returns how many were
+        stored."""
         batch = self._begin_batch()
         try:
             with self.store.transaction():
@@ -56,10 +60,15 @@ class ExtractionQueue(KnowledgeCuration):
         extractions = as_extractions(items, result)
         item_ids = [i.id for i in items]
         ids = self._register_entities(extractions, batch)
-        self.store.delete_facts(self.store.drop_rule_provenance(item_ids))
+        batch.gone = set(self.store.drop_rule_provenance(item_ids))
+        self.store.delete_facts(sorted(batch.gone))
         self.store.delete_events(item_ids, "llm")
         self.store.insert_events((e.item_id, "llm", e.body()) for ex in extractions for e in ex.events)
-        self._store_facts(items, extractions, ids, batch, origin="llm")
+        stored = self._store_facts(items, extractions, ids, batch, origin="llm")
+        for draft, known in result.replaces:  # the LLM's own judgement of what no longer holds
+            if id(draft) in stored:  # (not when its item was deleted meanwhile)
+                self.timeline.replaced(known, stored[id(draft)], actor="llm")
+        self.timeline.apply_rules(sorted(batch.facts.values()))
         if episode_id is not None and result.summary:
             self.store.set_episode_summary(episode_id, result.summary, "llm")
         self.store.mark_extraction(item_ids, "done")
@@ -87,8 +96,9 @@ class ExtractionQueue(KnowledgeCuration):
                     continue  # deleted since the queue was read
                 report["requests"] += 1
                 turns = {i.key: i for i in items}
+                known = self._known_facts(items)
                 try:
-                    result = client.extract(prompt_for(items), turns)
+                    result = client.extract(prompt_for(items, known), turns, [f.id for f in known])
                 except LLMFailure as exc:
                     log.warning("LLM extraction failed for items %s: %s (rule-based result kept)", chunk, exc)
                     with store.transaction():
@@ -101,6 +111,17 @@ class ExtractionQueue(KnowledgeCuration):
         if s.episode_judge:
             report["merged"] = self._judge_neighbours(client, sorted(e for e in groups if e > 0))
         return report
+
+    def _known_facts(self, items: list[Item]) -> list[Fact]:
+        """The facts that hold now about the people and things these items name, stated by other
+        items (the newest ``KNOWN_FACTS``): what the LLM may say a new fact replaces."""
+        ids = [i.id for i in items]
+        named = {eid for _item, eid, _surface, _role in self.store.mentions_of_items(ids)}
+        mine = {f for f, _item in self.store.facts_of_items(ids)}
+        rows = [r for e in sorted(named) for r in self.store.fact_rows(entity_id=e, latest=KNOWN_FACTS)
+                if r[0] not in mine and r[4] in named]
+        facts = {f.id: f for f in (fact_of_row(r) for r in rows) if f.state() == "current"}
+        return sorted(facts.values(), key=lambda f: f.id)[-KNOWN_FACTS:]
 
     def _judge_neighbours(self, client: LLMClient, episode_ids: list[int]) -> int:
         """Ask the judge about each episode and the one before it in the same session; merge on

@@ -9,12 +9,15 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Sequence
 
+from ..as_of import parse_as_of, said_on_items
 from ..errors import KnowledgeError
 from ..records import Item
 from ..text import lexical_tokens
 from .building import KnowledgeBuilding
 from .entities import entity_key
+from .in_time import facts_in_time
 from .records import Entity, Episode, Event, Fact
+from .timeline import fact_of_row
 
 FACTS_PER_ENTITY = 50  # a query's entity contributes its latest facts as candidates
 
@@ -25,11 +28,11 @@ class KnowledgeReading(KnowledgeBuilding):
     def _facts(self, ids: Sequence[int] | None = None, entity_id: int | None = None) -> list[Fact]:
         rows = self.store.fact_rows(ids, entity_id) if ids is not None or entity_id is not None else self.store.fact_rows()
         sources = self.store.fact_sources_of([r[0] for r in rows])
-        return [Fact(id=r[0], subject=r[1], predicate=r[2], object=r[3], subject_id=r[4], object_id=r[5], time=r[6],
-                     origin=r[7], provenance=sources.get(r[0], [])) for r in rows]
+        return [fact_of_row(r, sources.get(r[0], [])) for r in rows]
 
-    def facts(self, entity: str | int | None = None, limit: int | None = None) -> list[Fact]:
-        """Every fact, or those naming an entity (by id, or by name: exact key, else substring)."""
+    def facts(self, entity: str | int | None = None, limit: int | None = None, as_of: Any = None) -> list[Fact]:
+        """Every fact the store believes, or those naming an entity (by id, or by name: exact
+        key, else substring); with ``as_of`` (a date), only those said by then that held then."""
         if entity is None:
             out = self._facts()
         else:
@@ -39,7 +42,18 @@ class KnowledgeReading(KnowledgeBuilding):
                 for f in self._facts(entity_id=eid):
                     seen[f.id] = f
             out = sorted(seen.values(), key=lambda f: f.id)
+        when = parse_as_of(as_of)
+        if when is not None:
+            out = sorted(self._in_time(out, when), key=lambda f: f.id)
         return out[:limit] if limit else out
+
+    def _in_time(self, facts: list[Fact], as_of: str | None) -> list[Fact]:
+        """The facts known and not retired at the reference time, each seen at it."""
+        said = said_on_items(self.store, self.mem.index, sorted({i for f in facts for i in f.provenance}))
+        out = facts_in_time(facts, said, as_of)
+        for f in out:
+            f.seen_at = as_of
+        return out
 
     def fact(self, fact_id: int) -> Fact:
         found = self._facts([fact_id])
@@ -117,14 +131,15 @@ class KnowledgeReading(KnowledgeBuilding):
     def episodes_of_items(self, item_ids: Sequence[int]) -> dict[int, int]:
         return self.store.episodes_of_items(list(item_ids))
 
-    def facts_for(self, text: str, item_scores: dict[int, float], k: int) -> list[Fact]:
+    def facts_for(self, text: str, item_scores: dict[int, float], k: int, as_of: str | None = None) -> list[Fact]:
         """Facts ranked for a query: those stated by the hits or naming the query's entities,
-        scored by word overlap with the query plus the best score of the items stating them."""
+        known at the reference time (``as_of``, default now), scored by word overlap with the
+        query plus the best score of the items stating them; those that hold then come first."""
         entity_ids = self.query_entities(text)
         fids = {f for f, _ in self.store.facts_of_items(list(item_scores))}
         for e in entity_ids:
             fids |= {r[0] for r in self.store.fact_rows(entity_id=e, latest=FACTS_PER_ENTITY)}
-        facts = self._facts(sorted(fids))
+        facts = self._in_time(self._facts(sorted(fids)), as_of)
         if not facts:
             return []
         query_terms = set(lexical_tokens(text))
@@ -137,7 +152,7 @@ class KnowledgeReading(KnowledgeBuilding):
             stated = max((item_scores.get(i, 0.0) for i in f.provenance), default=0.0) / top_item
             named = 0.5 if {f.subject_id, f.object_id} & set(entity_ids) else 0.0
             f.score = round(overlap + stated + named, 6)
-        facts.sort(key=lambda f: (-f.score, f.id))
+        facts.sort(key=lambda f: (f.state(as_of) != "current", -f.score, f.id))
         return facts[:k]
 
 

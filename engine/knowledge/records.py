@@ -26,7 +26,12 @@ class Entity:
 
 @dataclass
 class Fact:
-    """A subject–predicate–object statement with its time (when known) and every item stating it."""
+    """A subject–predicate–object statement with its time (when known) and every item stating it.
+
+    Two kinds of time: when it held in the world (``valid_from`` … ``valid_to``; ISO dates at the
+    precision known, an open end is None) and when the store believed it (``recorded_at`` …
+    ``retired_at``, UTC). A superseded fact names its successor; a curated version names the
+    version it replaced."""
 
     id: int
     subject: str
@@ -38,12 +43,93 @@ class Fact:
     origin: str = "rule"  # rule | llm | user
     provenance: list[int] = field(default_factory=list)  # item ids
     score: float = 0.0  # relevance to a query, when retrieved for one
+    valid_from: str | None = None
+    valid_to: str | None = None
+    recorded_at: str | None = None
+    retired_at: str | None = None
+    superseded_by: int | None = None
+    version_of: int | None = None
+    seen_at: str | None = None  # the reference time it was recalled at (None: now), for its state
 
     def triple(self) -> str:
         return f"{self.subject} {self.predicate} {self.object}"
 
+    def state(self, at: str | None = None) -> str:
+        """``retired`` (no longer believed), ``superseded`` (replaced by ``at``, default now),
+        ``not yet`` (holds only after ``at``) or ``current``."""
+        if self.retired_at:
+            return "retired"
+        if at is not None and self.valid_from and self.valid_from[: len(at)] > at[: len(self.valid_from)]:
+            return "not yet"
+        if self.superseded_by is not None or self.valid_to is not None:
+            if at is None or self.valid_to is None or self.valid_to[: len(at)] <= at[: len(self.valid_to)]:
+                return "superseded"
+        return "current"
+
+    def validity(self, at: str | None = None) -> str:
+        """The validity as a person reads it ("2023-04-01 → 2023-06", "since 2023-04-01", "–"),
+        as known at ``at`` (default: when it was recalled; an end after that is not shown)."""
+        at = at or self.seen_at
+        ended = self.valid_to is not None and (at is None or self.valid_to[: len(at)] <= at[: len(self.valid_to)])
+        if ended:
+            return f"{self.valid_from or '?'} → {self.valid_to}"
+        if self.superseded_by is not None and at is None:
+            return f"{self.valid_from or '?'} → ?"
+        return f"since {self.valid_from}" if self.valid_from else "–"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["state"] = self.state(self.seen_at)
+        return d
+
+
+@dataclass
+class Decision:
+    """One entry of the audit log: what decided (``rules``, ``llm``, ``user``), what it did,
+    and whether it was undone (by which decision) or undoes another."""
+
+    id: int
+    at: str
+    actor: str
+    action: str
+    summary: str
+    conflict_id: int | None = None
+    changes: int = 0  # rows it changed
+    undoes: int | None = None
+    undone_by: int | None = None
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass
+class Conflict:
+    """An open question for a person: two facts that clash (``clash``), two entities that may be
+    one (``duplicate``), or a fact whose evidence was deleted (``orphaned``), with the facts or
+    entities and the items behind each, and the choices that apply."""
+
+    id: int
+    kind: str
+    status: str  # open | accepted | both | merged | retired
+    reason: str
+    created_at: str
+    decided_at: str | None = None
+    facts: list[Fact] = field(default_factory=list)
+    entities: list[Entity] = field(default_factory=list)
+    evidence: dict[int, list[int]] = field(default_factory=dict)  # fact or entity id → item ids
+    choices: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        if self.kind == "duplicate":
+            return " / ".join(repr(e.name) for e in self.entities) + ": one entity?"
+        if self.kind == "orphaned":
+            return f"{self.facts[0].triple()}: its evidence was deleted" if self.facts else "a fact lost its evidence"
+        return "  vs  ".join(f.triple() for f in self.facts)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["summary"] = self.summary()
+        return d
 
 
 @dataclass

@@ -35,6 +35,7 @@ from .extract import capitalised_spans
 from .graph import DEFAULT_WEIGHTS
 from .queue import ExtractionQueue
 from .records import GraphNode, GraphReport
+from .through_time import KnowledgeThroughTime
 from .transfer import KnowledgeTransfer
 
 
@@ -50,13 +51,14 @@ class GraphResult:
         return {"seeds": self.seeds, "reached": self.reached}
 
 
-class KnowledgeArea(ExtractionQueue, KnowledgeTransfer):
+class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
     """Episodes, facts, entities and the typed graph of one store."""
 
     # -- delete and figures ---------------------------------------------------------------------
 
     def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
-        """Facts and episodes that lose their last provenance go; the rest lose that pointer."""
+        """Facts and episodes that lose their last provenance go (a fact in a supersession
+        chain or stated by a person stays, for the inbox); the rest lose that pointer."""
         with self._writing(dry_run):
             report = self._cascade(item_ids)
         if not dry_run:
@@ -65,7 +67,9 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer):
 
     def _cascade(self, item_ids: list[int]) -> dict[str, int]:
         store = self.store
-        facts_gone = store.facts_losing_all(item_ids)
+        losing = store.facts_losing_all(item_ids)
+        kept = self.inbox.keep_for_review(losing)
+        facts_gone = sorted(set(losing) - set(kept))
         facts_touched = {f for f, _ in store.facts_of_items(item_ids)} - set(facts_gone)
         episodes_gone = store.episodes_losing_all(item_ids)
         episodes_touched = set(store.episodes_of_items(item_ids).values()) - set(episodes_gone)
@@ -75,6 +79,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer):
         orphans = store.orphan_entities()
         store.delete_entities(orphans)
         return {"facts_deleted": len(facts_gone), "facts_losing_provenance": len(facts_touched),
+                "facts_kept_for_review": len(kept),
                 "episodes_deleted": len(episodes_gone), "episodes_losing_items": len(episodes_touched),
                 "entities_deleted": len(orphans)}
 
@@ -197,7 +202,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer):
         if graph:
             result.graph = graph
         scores = {h.item.id: h.score for h in result.hits}
-        result.facts = self.facts_for(q.text, scores, self.settings.facts_top_k)
+        result.facts = self.facts_for(q.text, scores, self.settings.facts_top_k, q.options.get("as_of"))
         episode_of = self.episodes_of_items([h.item.id for h in result.hits])
         order = list(dict.fromkeys(episode_of[h.item.id] for h in result.hits if h.item.id in episode_of))
         by_id = {e.id: e for e in self.episodes(ids=order)}

@@ -18,8 +18,9 @@ from ..records import Item, Source
 from .building import Batch, KnowledgeBuilding, clique, edge_type, fact_key, link_next
 from .entities import entity_key
 from .extract import Extraction, FactDraft
-from .portable import ImportRecords, SourcePart, read_records, snapshot_records
+from .portable import FactRecord, ImportRecords, SourcePart, read_records, snapshot_records
 from .records import EVENT_ROLES
+from .timeline import statement_valid_from
 
 if TYPE_CHECKING:
     from ..area import Engine
@@ -32,6 +33,8 @@ class _Import:
     records: ImportRecords
     exported: dict[str, tuple[int, list[int]]]  # source name → (exported source id, its items' exported ids)
     stored: set[int] = field(default_factory=set)
+    facts: dict[int, int] = field(default_factory=dict)  # exported fact id (or id() of a version-2 record) → stored
+    created: set[int] = field(default_factory=set)  # stored fact ids this import inserted (their history is the export's)
 
     def part(self, name: str, items: list[Item]) -> tuple[SourcePart, dict[int, int]] | None:
         """The snapshot's part for a source this import is storing, with exported → new item
@@ -84,11 +87,19 @@ class KnowledgeTransfer(KnowledgeBuilding):
 
     def import_records(self, records: list[dict[str, Any]], id_map: dict[Any, int]) -> None:
         """Lay version-1 records (LLM and user facts, LLM events and summaries) over the items
-        this import stored by extraction (one transaction); a version-2 snapshot was restored
-        source by source as it was ingested. Items of sources that were already present are
+        this import stored by extraction (one transaction); a snapshot was restored source by
+        source as it was ingested, and its history (facts no item states, the links between
+        facts, the conflicts) is restored now. Items of sources that were already present are
         left alone (an import never overwrites the target's curation); records whose items did
         not come back are skipped. ``records`` were read and checked by :meth:`importing`."""
-        if self._import is None or not self._import.records.legacy:
+        if self._import is None:
+            return
+        if self._import.records.snapshot is not None:
+            batch = self._begin_batch()
+            with self.store.transaction():
+                self._restore_history(batch)
+            self.on_indexed([])
+        if not self._import.records.legacy:
             return
         stored = self._import.stored
         id_map = {old: new for old, new in id_map.items() if new in stored}
@@ -125,7 +136,8 @@ class KnowledgeTransfer(KnowledgeBuilding):
         items (``id_map``: exported → new item ids). Entities and facts the target already has
         (same key) keep their name, kind, words and time, and only gain these items."""
         entity_ids = self._restore_entities(part, id_map, batch)
-        self._restore_facts(part, id_map, entity_ids, batch)
+        said = {i.id: i.timestamp for i in items}
+        self._restore_facts(part.facts, id_map, entity_ids, batch, said)
         episode_ids = {ep.id: self.store.insert_episode(source.id, ep.session, ep.summary, ep.origin) for ep in part.episodes}
         self.store.set_merged_into((episode_ids[ep.id], episode_ids[ep.merged_into])
                                    for ep in part.episodes if ep.merged_into is not None)
@@ -166,20 +178,66 @@ class KnowledgeTransfer(KnowledgeBuilding):
             batch.edge("synonym", -a, -b, w)
         return target
 
-    def _restore_facts(self, part: SourcePart, id_map: dict[int, int], entity_ids: dict[int, int], batch: Batch) -> None:
-        """Insert this part's facts (a fact the target already has by key only gains provenance)."""
-        keyed = [(fact_key(f.subject, f.predicate, f.object), f) for f in part.facts]
-        fact_ids = self.store.fact_ids([k for k, _f in keyed])
+    def _restore_facts(self, facts: list[FactRecord], id_map: dict[int, int], entity_ids: dict[int, int], batch: Batch,
+                       said: dict[int, str | None]) -> None:
+        """Insert these facts with their times (a believed fact the target already has by key
+        only gains provenance; a retired version is always its own row). ``said``: stored item
+        id → its timestamp, for the validity of a version-2 record, which has none."""
+        imp = self._import
+        assert imp is not None
+        keyed = [(fact_key(f.subject, f.predicate, f.object), f) for f in facts]
+        fact_ids = self.store.fact_ids([k for k, f in keyed if not f.times.get("retired_at")])
         provenance = []
         for key, f in keyed:
-            fid = fact_ids.get(key)
+            handle = f.id if f.id is not None else id(f)
+            retired = f.times.get("retired_at")
+            fid = imp.facts.get(handle) or (None if retired else fact_ids.get(key))
             if fid is None:
                 sid, oid = entity_ids.get(f.subject_entity), entity_ids.get(f.object_entity)
-                fid = fact_ids[key] = batch.facts[key] = self.store.insert_fact(
-                    key, f.subject, f.predicate, f.object, sid, oid, f.time, f.origin)
+                stored = [id_map[i] for i in f.provenance if i in id_map]
+                valid_from = f.times.get("valid_from") if f.id is not None else min(
+                    (v for i in stored if (v := statement_valid_from(f.time, said.get(i)))), default=None)
+                fid = self.store.insert_fact(f"{key}#import" if retired else key, f.subject, f.predicate, f.object, sid,
+                                             oid, f.time, f.origin, valid_from, f.times.get("recorded_at"))
+                self.store.restore_fact_times(fid, f.times.get("valid_to"), retired)
+                imp.created.add(fid)
+                if not retired:
+                    fact_ids[key] = batch.facts[key] = fid
                 self._subject_vectors.pop(sid, None)  # read again from the store on next use
-                if sid is not None and oid is not None and sid != oid:
+                if sid is not None and oid is not None and sid != oid and not retired:
                     batch.edge("fact", -sid, -oid)
+            imp.facts[handle] = fid
             provenance += [(fid, id_map[i]) for i in f.provenance if i in id_map]
         self.store.insert_fact_sources(provenance)
         batch.provenance += provenance
+
+    def _restore_history(self, batch: Batch) -> None:
+        """After every source is in: the facts no item states, the links between the facts this
+        import inserted, and the conflicts (by the stored ids of what they name)."""
+        imp = self._import
+        snapshot = imp.records.snapshot if imp else None
+        if imp is None or snapshot is None or not snapshot.facts:
+            return
+        if snapshot.loose:
+            records = {e: snapshot.entities[e] for f in snapshot.loose for e in (f.subject_entity, f.object_entity)
+                       if e is not None}
+            known = self.store.entity_ids([r.key for r in records.values()])
+            fresh = self.store.upsert_entities([(r.key, r.name, r.kind) for r in records.values() if r.key not in known])
+            for r in records.values():
+                if r.key in fresh:
+                    self.registry.stage(fresh[r.key], r.key, r.name, r.kind)
+                    batch.entities.append(fresh[r.key])
+            self._restore_facts(snapshot.loose, {}, {e: known.get(r.key) or fresh[r.key] for e, r in records.items()},
+                                batch, {})
+        for exported, record in snapshot.facts.items():
+            fid = imp.facts.get(exported)
+            if fid in imp.created and (record.superseded_by is not None or record.version_of is not None):
+                self.store.link_fact(fid, imp.facts.get(record.superseded_by), imp.facts.get(record.version_of))
+        entity_of = {e: i for e, r in snapshot.entities.items() if (i := self.store.entity_id_by_key(r.key)) is not None}
+        for c in snapshot.conflicts:
+            named = entity_of if c.kind == "duplicate" else imp.facts
+            a, b = named.get(c.a), named.get(c.b) if c.b is not None else None
+            if a is None or (c.b is not None and b is None):
+                continue
+            key = f"orphaned:{a}" if b is None else f"{c.kind}:{min(a, b)}:{max(a, b)}"
+            self.store.restore_conflict(c.kind, key, a, b, c.reason, c.status, c.created_at, c.decided_at)

@@ -79,7 +79,7 @@ class FeedbackState:
         self._edge_at: dict[tuple[int, int], int] = {}
         self.query_bags: dict[int, dict[int, float]] = {}  # item id -> {term id: weight}
         self._bag_matrix: tuple[sp.csr_matrix, np.ndarray] | None = None
-        self._coaccess: tuple[tuple[int, float], np.ndarray, sp.coo_matrix] | None = None  # at (slots, clock)
+        self._coaccess: tuple[tuple[int, float], np.ndarray, sp.csr_matrix] | None = None  # at (slots, clock)
         self._trust_columns: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None  # at a clock
 
     # -- loading ------------------------------------------------------------------------------
@@ -239,26 +239,28 @@ class FeedbackState:
     def coaccess(self, slot_of: dict[int, int], n_slots: int, seeds: np.ndarray, restart: np.ndarray) -> np.ndarray:
         """PageRank mass reaching every slot over co-access edges from the seeds (restart excluded).
 
-        Only the items with edges and the seeds can hold mass, so the walk runs on those alone:
-        the same result as on every slot, at a cost that does not grow with the store."""
+        Mass moves only among the items that have edges; every other seed is a dead end, whose
+        walkers return to the seeds. So the walk runs on the linked items plus one dead-end node
+        that holds the other seeds' share, and each of those seeds gets its share of that node's
+        mass: the same result as a walk over every slot, at a cost that follows the edges."""
         if not len(self.edges) or not len(seeds) or restart.sum() <= 0:
             return np.zeros(n_slots)
         linked, transition = self._coaccess_matrix(slot_of, n_slots)
-        nodes = np.union1d(linked, seeds)
-        at = np.searchsorted(nodes, linked)
-        walk = sp.csr_matrix((transition.data, (at[transition.row], at[transition.col])), shape=(len(nodes), len(nodes)))
         p = self.params
-        r = np.zeros(len(nodes))
-        r[np.searchsorted(nodes, seeds)] = restart / restart.sum()
+        r = np.zeros(n_slots)
+        r[seeds] = restart / restart.sum()
+        rest = max(0.0, 1.0 - float(r[linked].sum()))
         # ppr_alpha is the restart probability here; the shared PageRank takes the follow probability
-        rank = personalized_pagerank(walk, r, alpha=1.0 - p.ppr_alpha, iterations=p.ppr_iterations, tol=0.0)
-        out = np.zeros(n_slots)
-        out[nodes] = np.maximum(rank - p.ppr_alpha * r, 0.0)
-        return out
+        walk = personalized_pagerank(transition, np.append(r[linked], rest), alpha=1.0 - p.ppr_alpha,
+                                     iterations=p.ppr_iterations, tol=0.0)
+        rank = r * (float(walk[-1]) / rest if rest > 0 else 0.0)
+        rank[linked] = walk[:-1]
+        return np.maximum(rank - p.ppr_alpha * r, 0.0)
 
-    def _coaccess_matrix(self, slot_of: dict[int, int], n_slots: int) -> tuple[np.ndarray, sp.coo_matrix]:
-        """The slots that have edges (sorted), and the walk's transition among them: column-stochastic
-        (each row of the edge matrix divided by max(row sum, 1)), transposed for the power iteration."""
+    def _coaccess_matrix(self, slot_of: dict[int, int], n_slots: int) -> tuple[np.ndarray, sp.csr_matrix]:
+        """The slots that have edges (sorted), and the walk's transition among them and a last,
+        dead-end node: each row of the edge matrix divided by max(row sum, 1), transposed for the
+        power iteration."""
         if self._coaccess is None or self._coaccess[0] != (n_slots, self.clock):
             e = self.edges
             w = decayed(e.weight, 0.0, e.updated, self.clock, self.params.edge_half_life_days)
@@ -268,7 +270,7 @@ class FeedbackState:
             x, y, w = x[live], y[live], w[live]
             linked = np.union1d(x, y)
             xs, ys = np.searchsorted(linked, np.concatenate([x, y])), np.searchsorted(linked, np.concatenate([y, x]))
-            m = sp.csr_matrix((np.concatenate([w, w]), (xs, ys)), shape=(len(linked), len(linked)))
+            m = sp.csr_matrix((np.concatenate([w, w]), (xs, ys)), shape=(len(linked) + 1, len(linked) + 1))
             out = np.maximum(np.asarray(m.sum(axis=1)).ravel(), 1.0)
-            self._coaccess = ((n_slots, self.clock), linked, (sp.diags(1.0 / out) @ m).T.tocoo())
+            self._coaccess = ((n_slots, self.clock), linked, (sp.diags(1.0 / out) @ m).T.tocsr())
         return self._coaccess[1], self._coaccess[2]

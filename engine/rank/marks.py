@@ -113,8 +113,9 @@ class FeedbackMemory:
         norm = math.sqrt(float(np.sum(index.weight[cols] ** 2) + np.sum(idf(unseen) ** 2)))
         if not len(cols) or norm == 0:
             return np.zeros(len(self.marks))
-        sims = index.matrix[:, cols] @ index.weight[cols] / norm
-        return np.clip(np.asarray(sims).ravel(), 0.0, 1.0)
+        q = np.zeros(len(index.weight))
+        q[cols] = index.weight[cols] / norm
+        return np.clip(index.matrix @ q, 0.0, 1.0)
 
     def _indexed(self, idf: Callable[[list[str]], np.ndarray], store_size: int) -> _Index:
         key = (len(self.marks), store_size)
@@ -192,7 +193,8 @@ def _shifted(ranking: Ranking, shifts: dict[int, tuple[float, MarkNote]], margin
 
     slots, scores = ranking.slots, ranking.scores.astype(np.float64)
     moved = np.array(sorted(shifts), dtype=np.int64)
-    fresh = np.setdiff1d(moved, slots)
+    present = set(slots.tolist())
+    fresh = np.array([s for s in moved.tolist() if s not in present], dtype=np.int64)
     floor = float(scores.min()) if len(scores) else 0.0
     span = (float(scores.max()) - floor if len(scores) else 0.0) or 1.0
     slots = np.concatenate([slots, fresh])

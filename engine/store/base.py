@@ -32,6 +32,7 @@ SQLITE_MAX_INT = 2**63 - 1
 
 from ..errors import (NewerStore, NotAStore, OutOfRange, StoreBusy, StoreDamaged, StoreDiskError, StoreError,
                       StoreReadOnly)
+from .locks import write_lock_holder
 
 
 Migration = tuple[str, str]  # (unique name, SQL script)
@@ -85,7 +86,7 @@ class StoreBase:
                 self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             if pending or not (marked or self.read_only):
-                self._migrate(pending, len(migrations))
+                self._migrate(migrations)
         except BaseException:
             self.conn.close()
             raise
@@ -278,7 +279,9 @@ class StoreBase:
             pid, label, since = int(info["pid"]), str(info["activity"]), float(info["since"])
             os.kill(pid, 0)  # still running?
         except (OSError, ValueError, KeyError, TypeError):
-            return "another program holds its write lock (no Mnemoscope process says it is writing)"
+            other = write_lock_holder(self.path)  # the kernel knows who holds SQLite's lock on the -shm file
+            named = f" ({other})" if other else ""
+            return f"another program{named} holds its write lock (no Mnemoscope process says it is writing)"
         return f"Mnemoscope process {pid} has been {label} for {max(0, time.time() - since):.0f} s"
 
     # -- errors -------------------------------------------------------------------------------
@@ -308,15 +311,18 @@ class StoreBase:
 
     # -- migrations ---------------------------------------------------------------------------
 
-    def _migrate(self, pending: Sequence[Migration], total: int) -> None:
+    def _migrate(self, migrations: Sequence[Migration]) -> None:
+        """Apply what is pending, as read again under the write lock: another process may have
+        created or upgraded the store since this one looked (two processes opening a new store)."""
         with self.transaction() as conn:
+            pending, _ = self._recognise(conn, migrations)
             conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)")
             for name, sql in pending:
                 for statement in _statements(sql):
                     conn.execute(statement)
                 conn.execute("INSERT INTO schema_migrations VALUES (?, julianday('now'))", (name,))
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            conn.execute(f"PRAGMA user_version = {total}")
+            conn.execute(f"PRAGMA user_version = {len(migrations)}")
 
     def data_version(self) -> int:
         """Changes whenever another connection commits (PRAGMA data_version)."""

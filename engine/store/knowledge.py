@@ -4,6 +4,15 @@ Provenance is kept as rows that reference ``items`` with ``ON DELETE CASCADE``: 
 episode points at every item that states it, and loses exactly that pointer when an item goes.
 Each item belongs to one current episode (``episode_items.item_id`` is the key) and remembers
 its *home* episode, so a merge of episodes can always be split back.
+
+Facts carry two kinds of time (migration ``knowledge-3``): when they held in the world
+(``valid_from`` … ``valid_to``, ISO dates at the precision known; open ends are NULL) and when
+this store believed them (``recorded_at`` … ``retired_at``, ISO UTC times). A superseded fact
+keeps its row, its ``valid_to`` set and ``superseded_by`` naming its successor; an edited fact
+is retired and its new version names it in ``version_of``. The ``key`` is unique, so a retired
+version's key is archived as ``key#id``. ``conflicts`` is the inbox of what the rules could not
+decide, and ``decisions`` the audit log: every decision keeps the before and after images of the
+rows it changed (:meth:`KnowledgeSQL.recording`), which is what undoes it.
 """
 
 from __future__ import annotations
@@ -92,7 +101,66 @@ MIGRATIONS = [
         """,
     ),
     ("knowledge-2", "CREATE INDEX episodes_merged ON episodes(merged_into);"),
+    (
+        "knowledge-3",
+        """
+        ALTER TABLE facts ADD COLUMN valid_from TEXT;
+        ALTER TABLE facts ADD COLUMN valid_to TEXT;
+        ALTER TABLE facts ADD COLUMN recorded_at TEXT;
+        ALTER TABLE facts ADD COLUMN retired_at TEXT;
+        ALTER TABLE facts ADD COLUMN superseded_by INTEGER REFERENCES facts(id) ON DELETE SET NULL;
+        ALTER TABLE facts ADD COLUMN version_of INTEGER REFERENCES facts(id) ON DELETE SET NULL;
+        CREATE INDEX facts_superseded_by ON facts(superseded_by);
+        CREATE INDEX facts_version_of ON facts(version_of);
+        UPDATE facts SET
+            recorded_at = COALESCE((SELECT strftime('%Y-%m-%dT%H:%M:%SZ', MIN(s.created_at), 'unixepoch')
+                                    FROM fact_sources fs JOIN items i ON i.id = fs.item_id
+                                    JOIN sources s ON s.id = i.source_id WHERE fs.fact_id = facts.id),
+                                   strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+            valid_from = (SELECT CASE WHEN facts.time IS NOT NULL AND (d IS NULL OR facts.time <= d)
+                                      THEN facts.time ELSE d END
+                          FROM (SELECT MIN(substr(i.timestamp, 1, 10)) AS d FROM fact_sources fs
+                                JOIN items i ON i.id = fs.item_id WHERE fs.fact_id = facts.id));
+        CREATE TABLE conflicts (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,
+            key TEXT NOT NULL UNIQUE,
+            a INTEGER NOT NULL,
+            b INTEGER,
+            reason TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL DEFAULT 'open',
+            created_at TEXT NOT NULL,
+            decided_at TEXT
+        );
+        CREATE INDEX conflicts_status ON conflicts(status);
+        CREATE TABLE decisions (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            action TEXT NOT NULL,
+            conflict_id INTEGER REFERENCES conflicts(id) ON DELETE SET NULL,
+            summary TEXT NOT NULL,
+            changes TEXT NOT NULL DEFAULT '[]',
+            undoes INTEGER REFERENCES decisions(id) ON DELETE SET NULL,
+            undone_by INTEGER REFERENCES decisions(id) ON DELETE SET NULL
+        );
+        """,
+    ),
 ]
+
+# Tables a decision may change, with their primary key: the row images of :meth:`recording`.
+AUDITED = {"entities": ("id",), "facts": ("id",), "conflicts": ("id",), "mentions": ("item_id", "entity_id", "surface"),
+           "synonyms": ("a", "b"), "fact_sources": ("fact_id", "item_id")}
+_WRITE_ORDER = ("entities", "facts", "conflicts", "mentions", "synonyms", "fact_sources")  # a row after those it names
+
+
+class StaleUndo(ValueError):
+    """A decision's rows changed after it (a later decision, an edit, a deletion): undo that first."""
+
+
+def now_iso() -> str:
+    """The store's clock for recorded_at, retired_at and decisions: UTC, to the second."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _marks(n: int) -> str:
@@ -142,7 +210,10 @@ class KnowledgeSQL:
 
     def delete_entities(self, ids: Sequence[int]) -> None:
         for chunk in _chunks(list(ids)):
-            self.conn.execute(f"DELETE FROM entities WHERE id IN ({_marks(len(chunk))})", chunk)
+            marks = _marks(len(chunk))
+            self.conn.execute(f"DELETE FROM conflicts WHERE kind = 'duplicate' AND status = 'open'"
+                              f" AND (a IN ({marks}) OR b IN ({marks}))", chunk + chunk)
+            self.conn.execute(f"DELETE FROM entities WHERE id IN ({marks})", chunk)
 
     def orphan_entities(self) -> list[int]:
         """Entities no item mentions and no fact names."""
@@ -155,8 +226,9 @@ class KnowledgeSQL:
         mentions = dict(self.conn.execute("SELECT entity_id, COUNT(DISTINCT item_id) FROM mentions GROUP BY entity_id"))
         facts: dict[int, int] = {}
         for eid, n in self.conn.execute(
-            "SELECT eid, COUNT(*) FROM (SELECT subject_id AS eid FROM facts UNION ALL SELECT object_id FROM facts"
-            " WHERE object_id IS NOT NULL AND object_id != subject_id) WHERE eid IS NOT NULL GROUP BY eid"):
+            "SELECT eid, COUNT(*) FROM (SELECT subject_id AS eid FROM facts WHERE retired_at IS NULL UNION ALL"
+            " SELECT object_id FROM facts WHERE object_id IS NOT NULL AND object_id != subject_id AND retired_at IS NULL)"
+            " WHERE eid IS NOT NULL GROUP BY eid"):
             facts[eid] = n
         return {eid: (mentions.get(eid, 0), facts.get(eid, 0)) for eid in set(mentions) | set(facts)}
 
@@ -204,20 +276,77 @@ class KnowledgeSQL:
 
     # -- facts --------------------------------------------------------------------------------
 
-    _FACT_COLUMNS = "id, subject, predicate, object, subject_id, object_id, time, origin"
+    # (id, subject, predicate, object, subject_id, object_id, time, origin, valid_from, valid_to, recorded_at,
+    #  retired_at, superseded_by, version_of)
+    _FACT_COLUMNS = ("id, subject, predicate, object, subject_id, object_id, time, origin, valid_from, valid_to,"
+                     " recorded_at, retired_at, superseded_by, version_of")
+    _LIVE = "retired_at IS NULL"
 
     def insert_fact(self, key: str, subject: str, predicate: str, obj: str, subject_id: int | None,
-                    object_id: int | None, when: str | None, origin: str) -> int:
+                    object_id: int | None, when: str | None, origin: str, valid_from: str | None = None,
+                    recorded_at: str | None = None) -> int:
         cur = self.conn.execute(
-            "INSERT INTO facts (key, subject, predicate, object, subject_id, object_id, time, origin) VALUES (?,?,?,?,?,?,?,?)",
-            (key, subject, predicate, obj, subject_id, object_id, when, origin))
+            "INSERT INTO facts (key, subject, predicate, object, subject_id, object_id, time, origin, valid_from,"
+            " recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (key, subject, predicate, obj, subject_id, object_id, when, origin, valid_from, recorded_at or now_iso()))
         return int(cur.lastrowid)
 
-    def update_fact(self, fact_id: int, key: str, subject: str, predicate: str, obj: str, subject_id: int | None,
-                    object_id: int | None, when: str | None) -> None:
-        self.conn.execute(
-            "UPDATE facts SET key = ?, subject = ?, predicate = ?, object = ?, subject_id = ?, object_id = ?, time = ?,"
-            " origin = 'user' WHERE id = ?", (key, subject, predicate, obj, subject_id, object_id, when, fact_id))
+    def new_fact_version(self, old_id: int, key: str, subject: str, predicate: str, obj: str, subject_id: int | None,
+                         object_id: int | None, when: str | None, valid_from: str | None) -> int:
+        """A curated version of fact ``old_id`` (origin ``user``): a new row that takes over the
+        old one's validity end, successor, provenance and place in others' chains; the old row
+        is retired with its key archived, nothing overwritten."""
+        at = now_iso()
+        self.conn.execute("UPDATE facts SET retired_at = ?, key = key || '#' || id WHERE id = ?", (at, old_id))
+        cur = self.conn.execute(
+            "INSERT INTO facts (key, subject, predicate, object, subject_id, object_id, time, origin, valid_from, valid_to,"
+            " recorded_at, superseded_by, version_of) SELECT ?, ?, ?, ?, ?, ?, ?, 'user', ?, valid_to, ?, superseded_by, id"
+            " FROM facts WHERE id = ?", (key, subject, predicate, obj, subject_id, object_id, when, valid_from, at, old_id))
+        new_id = int(cur.lastrowid)
+        self.conn.execute("INSERT INTO fact_sources (fact_id, item_id) SELECT ?, item_id FROM fact_sources WHERE fact_id = ?",
+                          (new_id, old_id))
+        self.conn.execute("UPDATE facts SET superseded_by = ? WHERE superseded_by = ? AND id != ?", (new_id, old_id, new_id))
+        self.conn.execute("UPDATE conflicts SET a = ? WHERE a = ? AND kind != 'duplicate'", (new_id, old_id))
+        self.conn.execute("UPDATE conflicts SET b = ? WHERE b = ? AND kind != 'duplicate'", (new_id, old_id))
+        return new_id
+
+    def restore_fact_times(self, fact_id: int, valid_to: str | None, retired_at: str | None) -> None:
+        """Times an import brings for a fact it inserted (a retired one's key is archived)."""
+        self.conn.execute("UPDATE facts SET valid_to = ?, retired_at = ? WHERE id = ?", (valid_to, retired_at, fact_id))
+        if retired_at:
+            self.conn.execute("UPDATE facts SET key = key || '#' || id WHERE id = ? AND key NOT LIKE '%#%'", (fact_id,))
+
+    def link_fact(self, fact_id: int, superseded_by: int | None, version_of: int | None) -> None:
+        """The history links an import brings for a fact it inserted."""
+        self.conn.execute("UPDATE facts SET superseded_by = ?, version_of = ? WHERE id = ?",
+                          (superseded_by, version_of, fact_id))
+
+    def set_validity(self, fact_id: int, valid_to: str | None, superseded_by: int | None) -> None:
+        """End a fact's validity at ``valid_to`` with its successor (both None: it holds again)."""
+        self.conn.execute("UPDATE facts SET valid_to = ?, superseded_by = ? WHERE id = ?", (valid_to, superseded_by, fact_id))
+
+    def set_valid_from(self, fact_id: int, valid_from: str | None) -> None:
+        self.conn.execute("UPDATE facts SET valid_from = ? WHERE id = ?", (valid_from, fact_id))
+
+    def retire_facts(self, ids: Sequence[int]) -> None:
+        """The store stops believing these facts: retired now, keys archived, rows kept."""
+        at = now_iso()
+        for chunk in _chunks(list(ids)):
+            self.conn.execute(f"UPDATE facts SET retired_at = ?, key = key || '#' || id WHERE retired_at IS NULL"
+                              f" AND id IN ({_marks(len(chunk))})", [at, *chunk])
+
+    def fact_history(self, fact_id: int) -> list[tuple]:
+        """Every row of a fact's chain: its earlier versions, later versions, the facts it
+        superseded and those that superseded it, transitively (rows as ``_FACT_COLUMNS``)."""
+        seen: set[int] = set()
+        todo = {fact_id}
+        while todo:
+            seen |= todo
+            ids = sorted(todo)
+            rows = [r for column in ("id", "superseded_by", "version_of")
+                    for r in self._in(f"SELECT id, superseded_by, version_of FROM facts WHERE {column} IN ({{marks}})", ids)]
+            todo = {x for r in rows for x in r if x is not None} - seen
+        return self._in(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN ({{marks}}) ORDER BY id", sorted(seen))
 
     def fact_id_by_key(self, key: str) -> int | None:
         row = self.conn.execute("SELECT id FROM facts WHERE key = ?", (key,)).fetchone()
@@ -230,26 +359,35 @@ class KnowledgeSQL:
     def fill_fact_time(self, fact_id: int, when: str) -> None:
         self.conn.execute("UPDATE facts SET time = ? WHERE id = ? AND time IS NULL", (when, fact_id))
 
+    def widen_validity(self, fact_id: int, valid_from: str) -> bool:
+        """A further statement of a fact held from ``valid_from``: its validity starts there if
+        that is earlier (or it had no start); returns whether it changed."""
+        return self.conn.execute("UPDATE facts SET valid_from = ? WHERE id = ? AND (valid_from IS NULL OR valid_from > ?)",
+                                 (valid_from, fact_id, valid_from)).rowcount > 0
+
     def insert_fact_sources(self, rows: Iterable[tuple[int, int]]) -> None:
         self.conn.executemany("INSERT OR IGNORE INTO fact_sources (fact_id, item_id) VALUES (?,?)", rows)
 
-    def fact_rows(self, ids: Sequence[int] | None = None, entity_id: int | None = None, latest: int | None = None) -> list[tuple]:
-        """Fact rows (see ``_FACT_COLUMNS``), all or by id or by entity (as subject or object;
-        with ``latest``, only that many of the newest)."""
+    def fact_rows(self, ids: Sequence[int] | None = None, entity_id: int | None = None, latest: int | None = None,
+                  retired: bool = False) -> list[tuple]:
+        """Fact rows (see ``_FACT_COLUMNS``), by id (retired ones too), or the facts the store
+        believes (with ``retired``, also those it no longer does): all, or by entity (as subject
+        or object; with ``latest``, only that many of the newest)."""
         if ids is not None:
             return self._in(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN ({{marks}}) ORDER BY id", ids)
+        live = "1" if retired else self._LIVE
         if entity_id is not None:
             rows = self.conn.execute(
-                f"SELECT {self._FACT_COLUMNS} FROM facts WHERE subject_id = ? OR object_id = ? ORDER BY id DESC LIMIT ?",
-                (entity_id, entity_id, latest or -1)).fetchall()
+                f"SELECT {self._FACT_COLUMNS} FROM facts WHERE (subject_id = ? OR object_id = ?) AND {live}"
+                " ORDER BY id DESC LIMIT ?", (entity_id, entity_id, latest or -1)).fetchall()
             return rows[::-1]
-        return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts ORDER BY id").fetchall()
+        return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE {live} ORDER BY id").fetchall()
 
     def fact_keys(self, ids: Sequence[int] | None = None) -> list[tuple[int, str, int | None]]:
-        """(id, key, subject id) of every fact, or of these."""
+        """(id, key, subject id) of every fact the store believes, or of these."""
         if ids is not None:
-            return self._in("SELECT id, key, subject_id FROM facts WHERE id IN ({marks})", ids)
-        return self.conn.execute("SELECT id, key, subject_id FROM facts").fetchall()
+            return self._in(f"SELECT id, key, subject_id FROM facts WHERE id IN ({{marks}}) AND {self._LIVE}", ids)
+        return self.conn.execute(f"SELECT id, key, subject_id FROM facts WHERE {self._LIVE}").fetchall()
 
     def fact_sources_of(self, fact_ids: Sequence[int]) -> dict[int, list[int]]:
         out: dict[int, list[int]] = {}
@@ -260,6 +398,12 @@ class KnowledgeSQL:
     def facts_of_items(self, item_ids: Sequence[int]) -> list[tuple[int, int]]:
         """(fact id, item id) provenance rows of these items."""
         return self._in("SELECT fact_id, item_id FROM fact_sources WHERE item_id IN ({marks})", item_ids)
+
+    def ended_facts_of_items(self, item_ids: Sequence[int]) -> list[tuple[int, int]]:
+        """(fact id, item id) of the believed facts these items state whose validity ended."""
+        return self._in("SELECT fs.fact_id, fs.item_id FROM fact_sources fs JOIN facts f ON f.id = fs.fact_id"
+                        " WHERE fs.item_id IN ({marks}) AND f.retired_at IS NULL"
+                        " AND (f.valid_to IS NOT NULL OR f.superseded_by IS NOT NULL)", item_ids)
 
     def facts_losing_all(self, item_ids: Sequence[int]) -> list[int]:
         """Facts whose every provenance item is among ``item_ids``."""
@@ -279,8 +423,24 @@ class KnowledgeSQL:
         return [f for f in touched if f not in left]
 
     def delete_facts(self, ids: Sequence[int]) -> None:
+        """Delete these facts; a fact one of them superseded holds again, and their conflicts go."""
         for chunk in _chunks(list(ids)):
-            self.conn.execute(f"DELETE FROM facts WHERE id IN ({_marks(len(chunk))})", chunk)
+            marks = _marks(len(chunk))
+            self.conn.execute(f"UPDATE facts SET valid_to = NULL, superseded_by = NULL WHERE superseded_by IN ({marks})"
+                              f" AND id NOT IN ({marks})", chunk + chunk)
+            self.conn.execute(f"DELETE FROM conflicts WHERE kind != 'duplicate' AND status = 'open'"
+                              f" AND (a IN ({marks}) OR b IN ({marks}))", chunk + chunk)
+            self.conn.execute(f"DELETE FROM facts WHERE id IN ({marks})", chunk)
+
+    def superseded_by(self, fact_id: int) -> list[int]:
+        """The facts ``fact_id`` superseded or ended."""
+        return [r[0] for r in self.conn.execute("SELECT id FROM facts WHERE superseded_by = ? ORDER BY id", (fact_id,))]
+
+    def chained_facts(self, ids: Sequence[int]) -> list[int]:
+        """Those of ``ids`` that supersede, or are superseded by, another fact."""
+        return sorted({r[0] for r in self._in(
+            "SELECT id FROM facts WHERE id IN ({marks}) AND (superseded_by IS NOT NULL OR EXISTS"
+            " (SELECT 1 FROM facts g WHERE g.superseded_by = facts.id))", ids)})
 
     def repoint_facts(self, from_id: int, to_id: int, fact_ids: Sequence[int] | None = None) -> int:
         """Facts naming entity ``from_id`` (all, or these) name ``to_id`` instead; returns the count."""
@@ -454,9 +614,149 @@ class KnowledgeSQL:
 
     def knowledge_counts(self) -> dict[str, int]:
         one = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
-        return {"entities": one("SELECT COUNT(*) FROM entities"), "facts": one("SELECT COUNT(*) FROM facts"),
+        return {"entities": one("SELECT COUNT(*) FROM entities"), "facts": one(f"SELECT COUNT(*) FROM facts WHERE {self._LIVE}"),
+                "superseded": one(f"SELECT COUNT(*) FROM facts WHERE {self._LIVE} AND valid_to IS NOT NULL"),
+                "retired": one("SELECT COUNT(*) FROM facts WHERE retired_at IS NOT NULL"),
+                "conflicts": one("SELECT COUNT(*) FROM conflicts WHERE status = 'open'"),
                 "episodes": one("SELECT COUNT(*) FROM episodes WHERE merged_into IS NULL"),
                 "events": one("SELECT COUNT(*) FROM events")}
+
+    # -- the conflict inbox and the audit log ---------------------------------------------------
+
+    _CONFLICT_COLUMNS = "id, kind, key, a, b, reason, status, created_at, decided_at"
+    # clashes first (a fact that may no longer hold), then orphans, then names that may be one
+    _CONFLICT_ORDER = "CASE kind WHEN 'clash' THEN 0 WHEN 'orphaned' THEN 1 ELSE 2 END, id"
+
+    def open_conflict(self, kind: str, key: str, a: int, b: int | None, reason: str) -> int | None:
+        """A new conflict (None when one with this key was ever opened: a decided one stays decided)."""
+        cur = self.conn.execute("INSERT OR IGNORE INTO conflicts (kind, key, a, b, reason, created_at) VALUES (?,?,?,?,?,?)",
+                                (kind, key, a, b, reason, now_iso()))
+        return int(cur.lastrowid) if cur.rowcount else None
+
+    def restore_conflict(self, kind: str, key: str, a: int, b: int | None, reason: str, status: str,
+                         created_at: str, decided_at: str | None) -> None:
+        """A conflict as an import brings it (one this store already has by key stays as it is)."""
+        self.conn.execute("INSERT OR IGNORE INTO conflicts (kind, key, a, b, reason, status, created_at, decided_at)"
+                          " VALUES (?,?,?,?,?,?,?,?)", (kind, key, a, b, reason, status, created_at, decided_at))
+
+    def conflict_rows(self, status: str | None = "open", ids: Sequence[int] | None = None) -> list[tuple]:
+        """Conflicts (see ``_CONFLICT_COLUMNS``), by id or by status (None: every one)."""
+        if ids is not None:
+            return self._in(f"SELECT {self._CONFLICT_COLUMNS} FROM conflicts WHERE id IN ({{marks}}) ORDER BY id", ids)
+        if status is None:
+            return self.conn.execute(f"SELECT {self._CONFLICT_COLUMNS} FROM conflicts ORDER BY {self._CONFLICT_ORDER}").fetchall()
+        return self.conn.execute(f"SELECT {self._CONFLICT_COLUMNS} FROM conflicts WHERE status = ?"
+                                 f" ORDER BY {self._CONFLICT_ORDER}", (status,)).fetchall()
+
+    def set_conflict_status(self, conflict_id: int, status: str) -> None:
+        decided = None if status == "open" else now_iso()
+        self.conn.execute("UPDATE conflicts SET status = ?, decided_at = ? WHERE id = ?", (status, decided, conflict_id))
+
+    def insert_decision(self, actor: str, action: str, summary: str, changes: list[dict[str, Any]],
+                        conflict_id: int | None = None, undoes: int | None = None) -> int:
+        cur = self.conn.execute(
+            "INSERT INTO decisions (at, actor, action, conflict_id, summary, changes, undoes) VALUES (?,?,?,?,?,?,?)",
+            (now_iso(), actor, action, conflict_id, summary, json.dumps(changes, ensure_ascii=False), undoes))
+        decision = int(cur.lastrowid)
+        if undoes is not None:
+            self.conn.execute("UPDATE decisions SET undone_by = ? WHERE id = ?", (decision, undoes))
+        return decision
+
+    _DECISION_COLUMNS = "id, at, actor, action, conflict_id, summary, changes, undoes, undone_by"
+
+    def decision_rows(self, ids: Sequence[int] | None = None, limit: int | None = None,
+                      fact_id: int | None = None) -> list[tuple]:
+        """Decisions (see ``_DECISION_COLUMNS``; ``changes`` parsed), newest first: by id, all
+        (at most ``limit``), or those that changed one fact."""
+        sql = f"SELECT {self._DECISION_COLUMNS} FROM decisions"
+        if ids is not None:
+            rows = self._in(sql + " WHERE id IN ({marks}) ORDER BY id DESC", ids)
+        elif fact_id is not None:
+            rows = self.conn.execute(
+                sql + " WHERE EXISTS (SELECT 1 FROM json_each(decisions.changes) c WHERE json_extract(c.value, '$.table')"
+                " = 'facts' AND json_extract(c.value, '$.key[0]') = ?) ORDER BY id DESC", (fact_id,)).fetchall()
+        else:
+            rows = self.conn.execute(sql + " ORDER BY id DESC LIMIT ?", (limit or -1,)).fetchall()
+        return [(*r[:6], json.loads(r[6]), *r[7:]) for r in rows]
+
+    def _scope(self, facts: Sequence[int], entities: Sequence[int], conflicts: Sequence[int]) -> dict[str, tuple[str, list]]:
+        """WHERE clauses (and their parameters) that hold every row a decision about these facts,
+        entities and conflicts can change, before it and after."""
+        f, e, c = list(facts), list(entities), list(conflicts)
+        fm, em, cm = _marks(len(f)), _marks(len(e)), _marks(len(c))
+        chain = f"id IN ({fm}) OR superseded_by IN ({fm}) OR version_of IN ({fm})"
+        fact_where = " OR ".join(x for x in (chain if f else "", f"subject_id IN ({em}) OR object_id IN ({em})" if e else "") if x)
+        scope: dict[str, tuple[str, list]] = {}
+        if fact_where:
+            params = f * 3 * bool(f) + e * 2 * bool(e)
+            scope["facts"] = (fact_where, params)
+            scope["fact_sources"] = (f"fact_id IN (SELECT id FROM facts WHERE {fact_where})", params)
+        if e:
+            scope["entities"] = (f"id IN ({em})", e)
+            scope["mentions"] = (f"entity_id IN ({em})", e)
+            scope["synonyms"] = (f"a IN ({em}) OR b IN ({em})", e * 2)
+        conflict_where = [f"id IN ({cm})" if c else "", f"kind != 'duplicate' AND (a IN ({fm}) OR b IN ({fm}))" if f else "",
+                          f"kind = 'duplicate' AND (a IN ({em}) OR b IN ({em}))" if e else ""]
+        scope["conflicts"] = (" OR ".join(x for x in conflict_where if x) or "0", c + f * 2 + e * 2)
+        return scope
+
+    def _images(self, scope: dict[str, tuple[str, list]]) -> dict[str, dict[tuple, dict[str, Any]]]:
+        out = {}
+        for table, (where, params) in scope.items():
+            cur = self.conn.execute(f"SELECT * FROM {table} WHERE {where}", params)
+            names = [d[0] for d in cur.description]
+            pk = AUDITED[table]
+            out[table] = {tuple(row[names.index(k)] for k in pk): dict(zip(names, row)) for row in cur}
+        return out
+
+    @contextmanager
+    def recording(self, facts: Sequence[int] = (), entities: Sequence[int] = (),
+                  conflicts: Sequence[int] = ()) -> Iterator[list[dict[str, Any]]]:
+        """Collect what the enclosed writes change in the rows about these facts, entities and
+        conflicts: the yielded list fills, after the block, with ``{"table", "key", "before",
+        "after"}`` row images (None for a row that did not exist), which :meth:`undo_changes`
+        reverses. Call inside a transaction."""
+        scope = self._scope(facts, entities, conflicts)
+        before = self._images(scope)
+        changes: list[dict[str, Any]] = []
+        yield changes
+        after = self._images(scope)
+        for table, rows in before.items():  # a row may leave the scope (no longer superseded by the fact)
+            for key in set(rows) - set(after.get(table, {})):
+                row = self._row(table, list(key))
+                if row is not None:
+                    after.setdefault(table, {})[key] = row
+        for table in AUDITED:
+            old, new = before.get(table, {}), after.get(table, {})
+            changes += [{"table": table, "key": list(key), "before": old.get(key), "after": new.get(key)}
+                        for key in sorted(set(old) | set(new), key=repr) if old.get(key) != new.get(key)]
+
+    def undo_changes(self, changes: list[dict[str, Any]]) -> None:
+        """Put every row a decision changed back as it was before; raises :class:`StaleUndo`
+        when one is no longer as the decision left it."""
+        for c in changes:
+            if self._row(c["table"], c["key"]) != c["after"]:
+                raise StaleUndo(f"{c['table'][:-1].replace('_', ' ')} {'/'.join(map(str, c['key']))} changed after it")
+        order = {t: n for n, t in enumerate(_WRITE_ORDER)}
+        gone = sorted((c for c in changes if c["before"] is None), key=lambda c: -order[c["table"]])
+        back = sorted((c for c in changes if c["after"] is None), key=lambda c: (order[c["table"]], c["key"]))
+        for c in gone:
+            where = " AND ".join(f"{k} = ?" for k in AUDITED[c["table"]])
+            self.conn.execute(f"DELETE FROM {c['table']} WHERE {where}", c["key"])
+        for c in back:
+            row = c["before"]
+            self.conn.execute(f"INSERT INTO {c['table']} ({', '.join(row)}) VALUES ({_marks(len(row))})", list(row.values()))
+        for c in changes:
+            if c["before"] is not None and c["after"] is not None:
+                row, where = c["before"], " AND ".join(f"{k} = ?" for k in AUDITED[c["table"]])
+                self.conn.execute(f"UPDATE {c['table']} SET {', '.join(f'{k} = ?' for k in row)} WHERE {where}",
+                                  [*row.values(), *c["key"]])
+
+    def _row(self, table: str, key: list) -> dict[str, Any] | None:
+        where = " AND ".join(f"{k} = ?" for k in AUDITED[table])
+        cur = self.conn.execute(f"SELECT * FROM {table} WHERE {where}", key)
+        row = cur.fetchone()
+        return None if row is None else dict(zip([d[0] for d in cur.description], row))
 
     # -- structure and dry runs ---------------------------------------------------------------
 

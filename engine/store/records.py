@@ -94,6 +94,10 @@ class RecordsSQL:
         row = self.conn.execute("SELECT id, name, kind, content_hash, meta FROM sources WHERE id = ?", (source_id,)).fetchone()
         return _source_from_row(row) if row else None
 
+    def source_times(self, source_ids: Sequence[int]) -> dict[int, float]:
+        """source id → when it was first stored (epoch seconds): the time of its undated items."""
+        return dict(self._in("SELECT id, created_at FROM sources WHERE id IN ({marks})", source_ids))
+
     def sources(self) -> list[Source]:
         rows = self.conn.execute("SELECT id, name, kind, content_hash, meta FROM sources ORDER BY id").fetchall()
         return [_source_from_row(r) for r in rows]

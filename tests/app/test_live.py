@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 from textual.widgets import DataTable
 
+from mnemoscope.app.services import Services
 from mnemoscope.app.widgets import StoreHeader
 from mnemoscope.engine import Memory
-from tests.app.mnemo_testing import DEMO_DIR, SIZE, build_app, settle
+from tests.app.mnemo_testing import DEMO_DIR, SIZE, build_app, screen_lines, settle
 
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 5.0  # seconds: the target is 1 s; a loaded test machine gets slack, not a different path
@@ -74,3 +76,26 @@ def test_hits_and_changes_name_an_agents_conversation():
     assert label(3, "D1:3", "Maya") == "D1:3 Maya"  # a dialogue id says where it is
     assert short_subject("mcp:claude-code/Lisbon trip (1e0b7c54)", "mcp:claude-code") == "Lisbon trip (1e0b7c54)"
     assert short_subject("/home/me/notes/alpine-hiking.md", "cli") == "alpine-hiking.md"
+
+
+class SlowOpen(Services):
+    """A store that opens only when the test lets it, as on a loaded machine."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.may_open = threading.Event()
+
+    def open(self, path=None):
+        self.may_open.wait(30)
+        return super().open(path)
+
+
+async def test_a_query_sent_while_the_store_opens_runs_once_it_is_open(demo_copy):
+    services = SlowOpen(demo_copy, label="demo")
+    app = build_app(services)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"sourdough starter", "enter")  # typed at once, before the store is open
+        assert services.mem is None
+        assert "runs as soon as it is open" in screen_lines(app)[6]  # not "no store is open"
+        services.may_open.set()
+        await wait_for(pilot, lambda: app.screen.query_one("#hits", DataTable).row_count > 0, deadline=30.0)

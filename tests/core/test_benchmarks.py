@@ -107,3 +107,13 @@ def test_eval_locomo_refuses_an_unknown_conversation(capsys):
     demo = ROOT / "assets" / "demo" / "conversation.json"
     assert main(["eval", "locomo", str(demo), "--samples", "conv-99", "--strategy", "bm25"], io.StringIO()) == 2
     assert "no conversation conv-99" in capsys.readouterr().err
+
+
+def test_eval_updates_on_one_conversation_of_the_benchmark(tmp_path):
+    data = json.loads((ROOT / "bench" / "data" / "knowledge_updates.json").read_text(encoding="utf-8"))
+    smallest = min(data, key=lambda s: len(s["qa"]))
+    (tmp_path / "one.json").write_text(json.dumps([smallest]), encoding="utf-8")
+    result = run_json("eval", "updates", str(tmp_path / "one.json"), "--strategy", "hybrid", "--baseline", "bm25", "--json")
+    assert (result["dataset"], result["n_questions"], result["as_of"]) == ("knowledge-updates", len(smallest["qa"]), True)
+    assert {"recall@5", "stale_above", "n_stale"} <= result["metrics"].keys() and "bm25" in result["baselines"]
+    assert result["metrics"]["n_stale"] > 0 and 0.0 <= result["changes_recognised"]["share"] <= 1.0

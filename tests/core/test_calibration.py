@@ -5,6 +5,8 @@ from pathlib import Path
 from mnemoscope.engine import Memory
 from mnemoscope.engine.calibration import GRID
 from mnemoscope.engine.dense import HashEmbedder
+from mnemoscope.engine.query import english_lexicon
+from mnemoscope.engine.text import lexical_tokens
 
 CONVERSATION = Path(__file__).resolve().parents[2] / "assets" / "demo" / "conversation.json"
 GUIDE = CONVERSATION.parent / "sourdough-baking.md"
@@ -13,6 +15,14 @@ GUIDE = CONVERSATION.parent / "sourdough-baking.md"
 def embedding_memory(path, server, **settings):
     return Memory(path, extensions=False, embedder="openai", embed_base_url=server.base_url, embed_model="toy",
                   embed_batch_size=64, request_timeout=5.0, max_retries=0, **settings)
+
+
+def knowing_related_words(texts):
+    """A toy embedder with some meaning: each word hashed together with its related words, so a
+    reworded question lands near the words it means."""
+    lexicon, hashed = english_lexicon(), HashEmbedder(256)
+    said = [" ".join(t + " " + " ".join(r for r, _ in lexicon.related(t)[:4]) for t in lexical_tokens(x)) for x in texts]
+    return hashed.embed(said).tolist()
 
 
 def test_an_embedder_that_knows_nothing_earns_no_weight(tmp_path, openai_server):
@@ -25,8 +35,7 @@ def test_an_embedder_that_knows_nothing_earns_no_weight(tmp_path, openai_server)
 
 
 def test_an_embedder_that_carries_meaning_earns_its_weight_and_keeps_it(tmp_path, openai_server):
-    lexical = HashEmbedder(64)
-    openai_server.on_embeddings = lambda texts: lexical.embed(texts).tolist()
+    openai_server.on_embeddings = knowing_related_words
     with embedding_memory(tmp_path / "h.db", openai_server) as mem, \
             embedding_memory(tmp_path / "h.db", openai_server) as follower:  # open before anything was measured
         mem.ingest(CONVERSATION)

@@ -247,9 +247,12 @@ def test_unknown_strategy_and_fusion(core, corpus):
     core.ingest(corpus)
     with pytest.raises(RecallError, match="unknown strategy"):
         core.recall("starter", strategy="magic")
-    with pytest.raises(RecallError, match="unknown recall option 'itent'; choose from: intent, seed, trace"):
+    with pytest.raises(RecallError, match="unknown recall option 'itent'; choose from: as_of, intent, seed, trace"):
         core.recall("starter", itent="plan", strategy="bm25")
     assert core.default_strategy == "hybrid" and core.recall("starter").strategy == "hybrid"  # fused needs the ranker
+    core.settings.default_strategy = "fuzed"
+    with pytest.raises(RecallError, match="unknown strategy 'fuzed'"):
+        core.recall("starter")
     core.settings.fusion = "rrf"
     assert core.recall("starter", strategy="hybrid").hits
     with pytest.raises(ConfigError, match="'bogus' is not one of linear, rrf"):  # refused when the settings are made

@@ -186,3 +186,25 @@ def test_an_llm_reply_for_items_deleted_meanwhile_is_dropped_not_a_crash(tmp_pat
     finally:
         mem.close()
     healthy(store)
+
+
+
+OPEN = """
+import sys
+from mnemoscope.engine import Memory
+print("ready", flush=True)
+Memory(sys.argv[1], extensions=False).close()
+print("opened")
+"""
+
+
+def test_processes_creating_one_new_store_at_once_all_open_it(tmp_path):
+    store = tmp_path / "new.db"
+    with sqlite3.connect(store) as conn:  # an empty database, as the first process leaves it before its first commit
+        conn.execute("PRAGMA journal_mode=WAL")
+    store.chmod(0o600)
+    results = race(store, OPEN, (), (), ())  # each sees an empty store, then waits for the lock to create it
+    assert [(code, out.strip(), err) for code, out, err in results] == [(0, "opened", "")] * 3, results
+    healthy(store)
+    with Memory(store, extensions=False) as mem:
+        assert mem.counts()["items"] == 0

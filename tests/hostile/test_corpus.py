@@ -124,6 +124,7 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "an env file that is a folder": ("base", ["--env-file", "{d}/mixed", "stats"]),
     "a missing env file": ("base", ["--env-file", "{d}/missing.env", "stats"]),
     "an env file that is no NAME=value": ("base", ["--env-file", "{d}/binary.txt", "stats"]),
+    "an env file with a bad value": ("base", ["--env-file", "{d}/bad-value.env", "ingest", "{d}/ok.md"]),
 }
 PHOTOS = "a chat whose photos point everywhere"
 
@@ -149,6 +150,7 @@ def make_corpus(d: Path) -> sqlite3.Connection:
             ("parent", {"a": {"parent": ["b"], "children": [], "message": said}}, None),
             ("current", {"a": {"parent": None, "children": [], "message": said}}, ["a"])):
         (d / f"chatgpt-{name}.json").write_text(json.dumps([{"id": "c1", "mapping": mapping, "current_node": current}], indent=1))
+    (d / "bad-value.env").write_text("MNEMOSCOPE_REQUEST_TIMEOUT=soon\nMNEMOSCOPE_STORE=/elsewhere.db\n")
     (d / "binary.txt").write_bytes(b"\x00\x01\x02binary")
     (d / "latin1.md").write_bytes(b"# T\ncaf\xe9\n")
     (d / "empty.md").write_text("  \n")

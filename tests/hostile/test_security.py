@@ -210,3 +210,22 @@ def test_every_http_request_goes_through_one_module():
                         not a.name.endswith("Error") for a in node.names):
                     reaching.append(f"{path.relative_to(ROOT)}: from {node.module} import {', '.join(a.name for a in node.names)}")
     assert reaching == []
+
+
+ESCAPES = "\x1b]0;retitled\x07 \x1b[2J\x1b]52;c;c2VjcmV0\x07 \x9b31m"
+
+
+def test_a_documents_control_characters_are_shown_never_sent_to_the_terminal(tmp_path):
+    (tmp_path / "chat.txt").write_text(f"Ann: the harbour lanterns {ESCAPES}\nBen: the harbour ferry", encoding="utf-8")
+    bad = tmp_path / "bad\x1b[2J\rhidden.jsonl"
+    bad.write_text("{nope}\n", encoding="utf-8")
+    store = tmp_path / "m.db"
+    assert cli("--store", store, "ingest", tmp_path / "chat.txt")[0] == 0
+    outputs = [cli("--store", store, "recall", "harbour lanterns"), cli("--store", store, "episodes"),
+               cli("--store", store, "ingest", bad)]
+    assert outputs[0][0] == 0 and outputs[2][0] == 2
+    shown = "".join(out + err for _, out, err in outputs)
+    assert "retitled" in shown and "\\u001b]0;retitled\\u0007" in shown and "\\u009b31m" in shown
+    assert not any(c in shown for c in "\x1b\x07\x9b\r")
+    code, out, _ = cli("--store", store, "recall", "harbour lanterns", "--json")
+    assert code == 0 and any(ESCAPES in hit["item"]["text"] for hit in json.loads(out)["hits"])  # the data, unchanged

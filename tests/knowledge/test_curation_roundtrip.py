@@ -144,7 +144,7 @@ def corrupt(export: Path, tmp_path: Path, record_type: str, change) -> tuple[Pat
     ("knowledge.fact", lambda r: r.update(provenance=[10 ** 9]), "names item 1000000000, which the export does not hold"),
     ("knowledge.entity", lambda r: r.update(kind="planet"), "entity kind 'planet' is not one of"),
     ("knowledge.episode", lambda r: r.update(merged_into=10 ** 9), "is not an episode of the same source"),
-    ("knowledge.snapshot", lambda r: r.update(version=3), "format version 3 is not one this Mnemoscope reads"),
+    ("knowledge.snapshot", lambda r: r.update(version=4), "format version 4 is not one this Mnemoscope reads"),
     ("knowledge.snapshot", lambda r: r.update(sources=[1, 999]), "the snapshot covers source(s) [1, 999]"),
     ("knowledge.entity", lambda r: r.update(mentions=[["D1:1", "Maya", "speaker"]]), "names item 'D1:1'"),
     ("knowledge.episode", lambda r: r["events"].append({"item_id": r["home"][0], "origin": "rule", "action": 5}),

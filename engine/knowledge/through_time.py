@@ -1,0 +1,80 @@
+"""Facts through time, as the knowledge area offers them: the conflict inbox, the audit log of
+decisions and their undo, a fact's history, the supersession rules applied again, and recall at
+a reference time.
+
+The work is done by :mod:`.timeline` (validity, the rules, decisions), :mod:`.inbox`
+(conflicts) and :mod:`.in_time` (recall); here each write is one transaction with its line in
+the activity log, a dry run reports exactly, and the area's in-memory state follows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import KnowledgeError
+from ..pipeline import Query, Ranking
+from .curation import KnowledgeCuration
+from .in_time import rerank_in_time
+from .records import Conflict, Decision, Fact
+from .supersession import Rules
+
+
+class KnowledgeThroughTime(KnowledgeCuration):
+    """The knowledge area's inbox, audit log and history."""
+
+    def conflicts(self, status: str | None = "open") -> list[Conflict]:
+        """Open conflicts (``status=None``: every one, decided too), with their evidence."""
+        return self.inbox.conflicts(status)
+
+    def conflict(self, conflict_id: int) -> Conflict:
+        return self.inbox.conflict(conflict_id)
+
+    def decide(self, conflict_id: int, choice: str, dry_run: bool = False) -> Decision:
+        """Settle a conflict: ``accept``, ``both``, ``merge`` or ``retire`` (see :mod:`.inbox`)."""
+        with self._curating(dry_run, f"conflict.{choice}", f"conflict {conflict_id}"):
+            decision = self.inbox.decide(conflict_id, choice)
+        self.load()  # also drops what a dry run staged
+        return decision
+
+    def undo(self, decision_id: int, dry_run: bool = False) -> Decision:
+        """Undo a decision of the audit log (refused when a later one changed the same rows)."""
+        with self._curating(dry_run, "decision.undone", f"decision {decision_id}"):
+            decision = self.timeline.undo(decision_id)
+        self.load()
+        return decision
+
+    def undo_last(self, dry_run: bool = False) -> Decision:
+        """Undo the last decision of a person that is not undone yet (the app's one key press)."""
+        last = next((d for d in self.decisions(limit=None) if d.actor == "user" and d.undoes is None
+                     and d.undone_by is None), None)
+        if last is None:
+            raise KnowledgeError("there is no decision of yours to undo")
+        return self.undo(last.id, dry_run)
+
+    def decisions(self, limit: int | None = 50, fact_id: int | None = None) -> list[Decision]:
+        """The audit log, newest first (all, or those that changed one fact)."""
+        return self.timeline.decisions(limit, fact_id)
+
+    def fact_history(self, fact_id: int) -> list[Fact]:
+        """A fact's chain: its versions, and the facts it superseded or that superseded it."""
+        self.fact(fact_id)
+        return self.timeline.history(fact_id)
+
+    def supersession_rules(self) -> Rules:
+        """The rules in use, read again from their files."""
+        return self.timeline.reload_rules()
+
+    def rescan(self, dry_run: bool = False) -> dict[str, Any]:
+        """Read the rules again and apply them to every believed fact; look for near-duplicate
+        entities among all of them (a store made before the rules, or after they changed)."""
+        with self._curating(dry_run, "facts.rescanned", "supersession rules"):
+            rules = self.timeline.reload_rules()
+            report = self.timeline.rescan()
+            report.conflicts += self.inbox.find_duplicates([r[0] for r in self.store.entity_rows()])
+        self.load()
+        return {**report.to_dict(), "rules": [str(p) for p in rules.files]}
+
+    def rerank(self, q: Query, ranking: Ranking) -> Ranking:
+        """Above an item stating a fact superseded at the recall's reference time (``as_of``,
+        default now) come the items stating what holds instead (:mod:`.in_time`)."""
+        return rerank_in_time(self.store, self.mem.index, self.timeline.rules, q.text, ranking, q.options.get("as_of"))

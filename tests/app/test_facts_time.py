@@ -1,0 +1,49 @@
+"""The Facts screen in time: validity, the facts as of a date, a fact's history, and the inbox."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable
+
+from mnemoscope.app.widgets import ChoiceDialog
+from tests.app.mnemo_testing import SIZE, settle, text_of
+
+
+async def test_facts_in_time_and_the_conflict_inbox(demo_app):
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        screen.query_one("#entity-filter").value = "daniel"
+        await settle(pilot)
+        facts = screen.query_one("#facts-table", DataTable)
+        rows = {facts.get_row_at(n)[2].plain: facts.get_row_at(n)[3].plain for n in range(facts.row_count)}
+        assert rows["Cartwheel"] == "until 2023-07-10" and rows["Lumen Labs"] == "since 2023-07-10"  # the new job
+        facts.focus()
+        facts.move_cursor(row=[facts.get_row_at(n)[2].plain for n in range(facts.row_count)].index("Cartwheel"))
+        await pilot.press("h")
+        await settle(pilot)
+        assert isinstance(app.screen, ChoiceDialog)
+        history = text_of(app.screen.query_one("#dialog-text"))
+        assert "Daniel —started at→ Lumen Labs" in history and "superseded, replaced by" in history
+        await pilot.press("escape")
+        await pilot.press("t")
+        await pilot.press(*"2023-05-01", "enter")
+        await settle(pilot)
+        then = [facts.get_row_at(n)[2].plain for n in range(facts.row_count)]
+        assert "Cartwheel" in then and "Lumen Labs" not in then and "as of 2023-05-01" in facts.border_title
+
+        await pilot.press("i")  # the inbox: a clash and near-duplicate entities, each with its evidence
+        await settle(pilot)
+        conflicts = screen.query_one("#conflicts-table", DataTable)
+        kinds = [conflicts.get_row_at(n)[0] for n in range(conflicts.row_count)]
+        assert kinds.count("clash") >= 1 and kinds.count("duplicate") >= 2
+        assert "D1:6" in text_of(screen.query_one("#conflict-body"))  # the turn behind the old address
+        await pilot.press("a")
+        await settle(pilot)
+        assert conflicts.row_count == len(kinds) - 1
+        await pilot.press("u")
+        await settle(pilot)
+        assert conflicts.row_count == len(kinds)
+        await pilot.press("i")
+        await settle(pilot)
+        assert screen.query_one("#entities-table").display and not conflicts.display

@@ -1,0 +1,227 @@
+"""Facts through time, end to end: supersession at ingest, recall now and as of a date, the
+inbox's decisions and their undo, and deleted evidence."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from mnemoscope.engine import Memory
+from mnemoscope.engine.errors import KnowledgeError, RecallError
+from mnemoscope.engine.store.knowledge import AUDITED
+
+MOVES = {
+    "sample_id": "moves",
+    "conversation": {
+        "speaker_a": "Lena", "speaker_b": "Omar",
+        "session_1_date_time": "2:10 pm on 14 January, 2023",
+        "session_1": [
+            {"speaker": "Omar", "dia_id": "D1:1", "text": "Happy new year, Lena! How is Lyon?"},
+            {"speaker": "Lena", "dia_id": "D1:2", "text": "Happy new year! I live in Lyon, and I still work at Le Fournil as a pastry chef."},
+            {"speaker": "Omar", "dia_id": "D1:3", "text": "I visited Prague last year with my brother."},
+            {"speaker": "Lena", "dia_id": "D1:4", "text": "My coworker Priya started a book club at the bakery."},
+        ],
+        "session_2_date_time": "11:20 am on 8 April, 2023",
+        "session_2": [
+            {"speaker": "Lena", "dia_id": "D2:1", "text": "I moved to Berlin last week! I started at Café Morgen on Monday."},
+            {"speaker": "Omar", "dia_id": "D2:2", "text": "I visited Vienna in March."},
+            {"speaker": "Lena", "dia_id": "D2:3", "text": "Priya Raman sends her love from Lyon."},
+            {"speaker": "Lena", "dia_id": "D2:4", "text": "I'm living in a tiny flat near the river for now."},
+        ],
+    },
+}
+
+
+@pytest.fixture
+def moves(tmp_path: Path) -> Memory:
+    path = tmp_path / "moves.json"
+    path.write_text(json.dumps([MOVES]), encoding="utf-8")
+    m = Memory(tmp_path / "moves.db")
+    m.ingest(path)
+    yield m
+    m.close()
+
+
+def fact(mem: Memory, predicate: str, obj: str):
+    return next(f for f in mem.knowledge.facts(entity="Lena") if f.predicate == predicate and f.object.startswith(obj))
+
+
+def checksum(path: Path) -> str:
+    """A digest of every row a decision may change."""
+    conn = sqlite3.connect(path)
+    digest = hashlib.sha256()
+    for table in AUDITED:
+        for row in conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2"):
+            digest.update(repr(row).encode())
+    conn.close()
+    return digest.hexdigest()
+
+
+def test_a_later_move_supersedes_and_multi_valued_facts_stay(moves):
+    lyon, berlin = fact(moves, "lives in", "Lyon"), fact(moves, "moved to", "Berlin")
+    assert (lyon.valid_from, lyon.valid_to, lyon.superseded_by) == ("2023-01-14", "2023-04-01", berlin.id)
+    assert (lyon.state(), lyon.state("2023-02-01"), berlin.state()) == ("superseded", "current", "current")
+    fournil, morgen = fact(moves, "still works at", "Le Fournil"), fact(moves, "started at", "Café Morgen")
+    assert fournil.superseded_by == morgen.id and morgen.valid_from == "2023-04-08"
+    visited = [f for f in moves.knowledge.facts(entity="Omar") if f.predicate == "visited"]
+    assert len(visited) == 2 and all(f.state() == "current" for f in visited)  # many places, all still visited
+    assert [f.id for f in moves.knowledge.fact_history(berlin.id)] == [lyon.id, berlin.id]
+    assert [d.actor for d in moves.knowledge.decisions()] == ["rules", "rules"]
+
+
+def test_recall_answers_with_what_holds_now_or_at_a_date(moves):
+    rec = moves.recall("where does Lena live", strategy="bm25", top_k=3)
+    keys = [h.item.key for h in rec.hits]
+    assert keys.index("D2:1") < keys.index("D1:2")  # the move above the old address, which stays findable
+    states = {f.object: f.to_dict()["state"] for f in rec.facts}
+    assert states.get("Lyon") == "superseded" and states.get("Berlin") == "current"
+    then = moves.recall("where does Lena live", strategy="bm25", top_k=3, as_of="2023-02-01")
+    assert then.hits and all(h.item.key.startswith("D1:") for h in then.hits)
+    assert "Berlin" not in {f.object for f in then.facts}
+    assert {f.object: f.to_dict()["state"] for f in then.facts}.get("Lyon") == "current"
+    early = {f.object for f in moves.knowledge.facts(entity="Lena", as_of="2023-02")}
+    assert "Lyon" in early and "Berlin" not in early
+    with pytest.raises(RecallError, match="not a date"):
+        moves.recall("where does Lena live", as_of="last spring")
+
+
+def test_the_inbox_holds_a_clash_and_a_duplicate(moves):
+    kinds = {c.kind: c for c in moves.knowledge.conflicts()}
+    assert set(kinds) == {"clash", "duplicate"}
+    clash = kinds["clash"]
+    assert [f.object for f in clash.facts] == ["Berlin", "tiny flat near the river for now"]
+    assert all(clash.evidence[f.id] for f in clash.facts)
+    assert [e.name for e in kinds["duplicate"].entities] == ["Priya", "Priya Raman"]
+
+
+@pytest.mark.parametrize("kind, choice", [("clash", "accept"), ("clash", "both"), ("clash", "merge"),
+                                          ("clash", "retire"), ("duplicate", "accept"), ("duplicate", "both"),
+                                          ("duplicate", "merge")])
+def test_every_inbox_decision_is_audited_and_undone(moves, kind, choice):
+    conflict = next(c for c in moves.knowledge.conflicts() if c.kind == kind)
+    before = checksum(moves.path)
+    decision = moves.knowledge.decide(conflict.id, choice)
+    assert checksum(moves.path) != before and not any(c.id == conflict.id for c in moves.knowledge.conflicts())
+    assert decision.actor == "user" and decision.conflict_id == conflict.id
+    if (kind, choice) == ("clash", "accept"):
+        assert fact(moves, "moved to", "Berlin").state() == "superseded"
+    if kind == "duplicate" and choice != "both":
+        assert "Priya" not in {e.name for e in moves.knowledge.entities()}
+    with pytest.raises(KnowledgeError, match="already decided"):
+        moves.knowledge.decide(conflict.id, choice)
+    undo = moves.knowledge.undo(decision.id)
+    assert undo.undoes == decision.id and checksum(moves.path) == before
+    assert any(c.id == conflict.id for c in moves.knowledge.conflicts())
+    with pytest.raises(KnowledgeError, match="already undone"):
+        moves.knowledge.undo(decision.id)
+
+
+def test_a_choice_that_does_not_apply_is_refused(moves):
+    duplicate = next(c for c in moves.knowledge.conflicts() if c.kind == "duplicate")
+    before = checksum(moves.path)
+    with pytest.raises(KnowledgeError, match="takes accept, both, merge"):
+        moves.knowledge.decide(duplicate.id, "retire")
+    with pytest.raises(KnowledgeError, match="no conflict with id"):
+        moves.knowledge.decide(999, "accept")
+    assert checksum(moves.path) == before
+
+
+def test_deleted_evidence_of_a_successor_goes_to_the_inbox(moves):
+    move = next(i for i in moves.source_items(moves.sources()[0].id) if i.key == "D2:1")
+    moves.delete_item(move.id)
+    orphans = [c for c in moves.knowledge.conflicts() if c.kind == "orphaned"]
+    berlin = fact(moves, "moved to", "Berlin")
+    assert berlin.provenance == [] and berlin.id in {c.facts[0].id for c in orphans}
+    conflict = next(c for c in orphans if c.facts[0].id == berlin.id)
+    decision = moves.knowledge.decide(conflict.id, "retire")
+    assert fact(moves, "lives in", "Lyon").state() == "current"  # what it superseded holds again
+    moves.knowledge.undo(decision.id)
+    assert fact(moves, "lives in", "Lyon").superseded_by == berlin.id
+
+
+def test_export_and_import_keep_every_time_and_the_history(moves, tmp_path):
+    k = moves.knowledge
+    edit = k.edit_fact(fact(moves, "still works at", "Le Fournil").id, object="Le Fournil bakery")
+    k.decide(next(c.id for c in k.conflicts() if c.kind == "clash"), "both")
+    moves.export(tmp_path / "moves.jsonl")
+    with Memory(tmp_path / "copy.db") as copy:
+        copy.import_(tmp_path / "moves.jsonl")
+
+        def history(mem: Memory) -> list[tuple]:
+            facts = {f.id: f for f in mem.knowledge.facts(entity="Lena")}
+            every = {f.id: f for fid in facts for f in mem.knowledge.fact_history(fid)}
+            word = {fid: f.triple() for fid, f in every.items()}
+            return sorted((f.triple(), f.valid_from, f.valid_to, f.recorded_at, f.retired_at, f.state(),
+                           word.get(f.superseded_by), word.get(f.version_of)) for f in every.values())
+
+        assert history(copy) == history(moves)
+        assert any(row[4] for row in history(copy))  # the retired version came along
+        assert [(c.kind, c.status) for c in copy.knowledge.conflicts(status=None)] == \
+            [(c.kind, c.status) for c in k.conflicts(status=None)]
+        assert copy.knowledge.fact(copy.knowledge.facts(entity="Lena")[0].id)  # and the copy reads as usual
+    assert edit["version_of"] != edit["fact"]
+
+
+def test_a_store_from_before_the_time_model_migrates_and_rescans(tmp_path, capsys):
+    from mnemoscope.app.cli import main
+
+    from .test_time_store import old_store
+
+    path = tmp_path / "old.db"
+    old_store(path)
+    assert main(["--store", str(path), "conflicts", "rescan", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["superseded"] == 1
+    assert main(["--store", str(path), "facts", "--history", "2", "--json"]) == 0
+    chain = json.loads(capsys.readouterr().out)
+    assert [(f["object"], f["state"]) for f in chain] == [("Lyon", "superseded"), ("Berlin", "current")]
+
+
+def test_the_conflicts_command_lists_decides_and_undoes(moves, capsys):
+    from mnemoscope.app.cli import main
+
+    store = str(moves.path)
+    moves.close()
+    assert main(["--store", store, "conflicts", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    clash = next(c for c in listed if c["kind"] == "clash")
+    assert clash["items"] and clash["choices"] == ["accept", "both", "merge", "retire"]
+    assert main(["--store", store, "conflicts", "accept", str(clash["id"]), "--dry-run", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["dry_run"] is True
+    assert main(["--store", store, "conflicts", "accept", str(clash["id"]), "--json"]) == 0
+    decision = json.loads(capsys.readouterr().out)["id"]
+    assert main(["--store", store, "conflicts", "undo", str(decision)]) == 0
+    assert f"undo of {decision}" in capsys.readouterr().out
+    assert main(["--store", store, "conflicts", "retire", "999"]) == 2
+    assert "no conflict with id 999" in capsys.readouterr().err
+
+
+def test_the_llm_may_judge_that_a_new_fact_replaces_a_known_one(tmp_path, openai_server):
+    import re
+
+    def reply(body):
+        prompt = body["messages"][1]["content"]
+        keys = re.findall(r"^\[([^\]]+)\]", prompt, re.M)
+        known = dict(re.findall(r"^F(\d+): (.*)$", prompt, re.M))
+        if "D1:2" in keys:
+            return {"summary": "Lena in Lyon.", "events": [],
+                    "facts": [{"subject": "Lena", "predicate": "calls", "object": "Lyon home", "time": None, "turns": ["D1:2"]}]}
+        lyon = next(f for f, text in known.items() if text.startswith("Lena —calls→ Lyon home"))  # no rule knows "calls"
+        return {"summary": "Lena in Berlin.", "events": [],
+                "facts": [{"subject": "Lena", "predicate": "has settled in", "object": "Berlin", "time": None,
+                           "turns": ["D2:1"]}],
+                "replaces": [{"fact": 0, "known": f"F{lyon}"}]}
+
+    openai_server.on_chat = reply
+    path = tmp_path / "moves.json"
+    path.write_text(json.dumps([MOVES]), encoding="utf-8")
+    with Memory(tmp_path / "llm.db", llm_base_url=openai_server.base_url, llm_model="m", max_retries=0) as m:
+        m.ingest(path)
+        assert m.knowledge.process_queue()["failed"] == 0
+        lyon = next(f for f in m.knowledge.facts() if f.origin == "llm" and f.object == "Lyon home")
+        berlin = m.knowledge.fact(lyon.superseded_by)
+        assert (berlin.predicate, berlin.origin, lyon.state()) == ("has settled in", "llm", "superseded")
+        assert "llm" in {d.actor for d in m.knowledge.decisions()}
