@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from argparse import ArgumentTypeError
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .common import UsageError, emit, open_memory
 from .parsing import plain_int
@@ -133,8 +133,18 @@ RECALL_OPTIONS = {"intent", "trace", "seed", "as_of"}
 def stats(args: argparse.Namespace, out: TextIO) -> int:
     with open_memory(args) as mem:
         s = mem.stats()
-        emit(out, s, args.json, lambda: "\n".join(f"{k:>16}: {v}" for k, v in s.items()))
+        emit(out, s, args.json, lambda: "\n".join(f"{k:>16}: {_stat_text(v)}" for k, v in s.items()))
     return 0
+
+
+def _stat_text(value: Any, nested: bool = False) -> str:
+    """A figure on one line as a person reads it: – for none, a record as ``name value · …`` (a
+    record inside it as ``name:value …``, e.g. the dense calibration's MRR by weight)."""
+    if value is None:
+        return "–"
+    if isinstance(value, dict):
+        return (" " if nested else " · ").join(f"{k}{':' if nested else ' '}{_stat_text(v, True)}" for k, v in value.items())
+    return str(value)
 
 
 def export(args: argparse.Namespace, out: TextIO) -> int:

@@ -96,6 +96,9 @@ class KnowledgeGraph:
         self._entity_node: dict[int, int] = {}
         self.phrases: dict[str, set[int]] = {}  # phrase → ids of the items stating it
         self._phrase_names: list[str] = []  # phrase node n ↔ phrase
+        self._phrase_node: dict[str, int] = {}
+        self._pair_phrase = Column(np.int64)  # every (phrase node, item id) pair, in the order added:
+        self._pair_item = Column(np.int64)  # the phrase matrix is built from them with numpy alone
         self._cache: dict[object, object] = {}
 
     @_locked
@@ -120,15 +123,20 @@ class KnowledgeGraph:
     @_locked
     def add_phrases(self, pairs: Iterable[tuple[str, int]]) -> None:
         """Link items (by id) to phrase nodes, made on first use; a pair seen before adds nothing."""
-        added = False
+        nodes, items = [], []
         for phrase, item_id in pairs:
             ids = self.phrases.get(phrase)
             if ids is None:
                 ids = self.phrases[phrase] = set()
+                self._phrase_node[phrase] = len(self._phrase_names)
                 self._phrase_names.append(phrase)
-            added |= item_id not in ids
-            ids.add(item_id)
-        if added:
+            if item_id not in ids:
+                ids.add(item_id)
+                nodes.append(self._phrase_node[phrase])
+                items.append(item_id)
+        if nodes:
+            self._pair_phrase.extend(nodes)
+            self._pair_item.extend(items)
             self.changed()
 
     @property
@@ -196,13 +204,13 @@ class KnowledgeGraph:
 
     def _phrase_matrix(self, index: "Index", n: int) -> sp.csr_matrix:
         """Phrase node – item edges (weight 1) for the phrases stated by 2 to PHRASE_MAX_ITEMS items."""
-        first = index.n_slots + len(self.entity_ids)
-        kept = [(first + node, ids) for node, ids in enumerate(self.phrases.values())
-                if 2 <= len(ids) <= PHRASE_MAX_ITEMS]
-        if not kept:
+        pair_phrase, pair_item = self._pair_phrase.view, self._pair_item.view
+        size = np.bincount(pair_phrase, minlength=len(self._phrase_names))[pair_phrase]  # items stating each pair's phrase
+        kept = (size >= 2) & (size <= PHRASE_MAX_ITEMS)
+        if not kept.any():
             return sp.csr_matrix((n, n), dtype=np.float32)
-        phrase_nodes = np.concatenate([np.full(len(ids), node, dtype=np.int64) for node, ids in kept])
-        items = self._nodes(np.fromiter((i for _node, ids in kept for i in sorted(ids)), dtype=np.int64), index)
+        phrase_nodes = index.n_slots + len(self.entity_ids) + pair_phrase[kept]
+        items = self._nodes(pair_item[kept], index)
         ok = items >= 0
         rows = np.concatenate([phrase_nodes[ok], items[ok]])
         cols = np.concatenate([items[ok], phrase_nodes[ok]])

@@ -32,6 +32,7 @@ SQLITE_MAX_INT = 2**63 - 1
 
 from ..errors import (NewerStore, NotAStore, OutOfRange, StoreBusy, StoreDamaged, StoreDiskError, StoreError,
                       StoreReadOnly)
+from .locks import write_lock_holder
 
 
 Migration = tuple[str, str]  # (unique name, SQL script)
@@ -278,7 +279,9 @@ class StoreBase:
             pid, label, since = int(info["pid"]), str(info["activity"]), float(info["since"])
             os.kill(pid, 0)  # still running?
         except (OSError, ValueError, KeyError, TypeError):
-            return "another program holds its write lock (no Mnemoscope process says it is writing)"
+            other = write_lock_holder(self.path)  # the kernel knows who holds SQLite's lock on the -shm file
+            named = f" ({other})" if other else ""
+            return f"another program{named} holds its write lock (no Mnemoscope process says it is writing)"
         return f"Mnemoscope process {pid} has been {label} for {max(0, time.time() - since):.0f} s"
 
     # -- errors -------------------------------------------------------------------------------

@@ -48,6 +48,8 @@ def test_stats_export_import_delete_clear_reindex(store, tmp_path):
     code, out = run(store, "stats", "--json")
     stats = json.loads(out)
     assert code == 0 and stats["sources"] == 2 and stats["items"] > 0
+    text = run(store, "stats")[1]
+    assert "dense_weight: 0.1" in text and "dense_calibration: –" in text  # the store's own LSA: not calibrated
     export = tmp_path / "e.jsonl"
     code, out = run(store, "export", str(export))
     assert code == 0 and out.startswith(f"wrote {len(export.read_text().splitlines()) - 1} record(s)")  # and a trailer

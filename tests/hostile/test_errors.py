@@ -67,7 +67,24 @@ def test_a_lock_held_too_long_names_the_holder_and_what_to_do(store, tmp_path, m
         code, _, err = cli("--store", path, "ingest", tmp_path / "new.txt")
         other.execute("ROLLBACK")
     assert code == 2 and "another program holds its write lock" in err
+    shell = subprocess.Popen([sys.executable, "-c", SQLITE_SHELL, str(path)], stdout=subprocess.PIPE, text=True)
+    try:  # another program, in another process: the kernel names it (its lock on the -shm file)
+        assert shell.stdout.readline().strip() == "holding"
+        code, _, err = cli("--store", path, "ingest", tmp_path / "new.txt")
+    finally:
+        shell.kill()
+        shell.wait()
+    assert code == 2 and f"another program (pid {shell.pid}: python3 -c import sqlite3" in err and err.count("\n") == 1
     assert store_checksum(path) == before
+
+
+SQLITE_SHELL = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("holding", flush=True)
+time.sleep(60)
+"""
 
 
 READ_ONLY = """
