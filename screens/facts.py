@@ -62,7 +62,8 @@ def describe_conflict(conflict: Any, items: dict[int, Any], width: int = 100) ->
             item = items.get(item_id)
             if item is not None:
                 who = f"{item.speaker}: " if item.speaker else ""
-                head = f"   {item.key} " + (f"[{item.timestamp[:10]}] " if item.timestamp else "")
+                where = item.key if item.speaker or not item.title else f"“{clip(item.title, 24)}”"  # a turn, or a section
+                head = f"   {where} " + (f"[{item.timestamp[:10]}] " if item.timestamp else "")
                 words = query_terms(side.object if conflict.facts else side.name)
                 line = snippet(who + item.text, words, max(10, 2 * width - len(head)))  # two lines at most
                 text.append(head, style="dim")
