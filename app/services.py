@@ -25,10 +25,6 @@ DEMO_DIR = Path(__file__).resolve().parents[1] / "assets" / "demo"
 Progress = Callable[[int, int, str], None]
 Cancelled = Callable[[], bool]
 
-# The engine areas that may or may not be present on a Memory (they land as extensions).
-AREAS = ("knowledge", "topics", "ranker")
-
-
 class NoStore(MnemoscopeError, RuntimeError):
     """A call needs an open store and none is open."""
 

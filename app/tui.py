@@ -7,11 +7,12 @@ import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.filter import LineFilter
 from textual.message_pump import MessagePump
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -21,6 +22,7 @@ from .commands import Command, MnemoscopeCommands
 from .messages import StoreOpened, TaskProgress
 from .services import Cancelled, MnemoscopeError, Progress, Services, describe_error
 from .widgets import ChoiceDialog, HelpScreen, PromptDialog
+from .widgets.text import DropControls
 from .widgets.chrome import SCREENS
 
 if TYPE_CHECKING:
@@ -49,6 +51,9 @@ class TaskState:
     total: int = 0
     what: str = ""
     show: bool = True
+
+
+DROP_CONTROLS = DropControls()
 
 
 def _screen(mode: str) -> Callable[[], Screen]:
@@ -102,6 +107,11 @@ class MnemoscopeApp(App[None]):
         self.started = time.perf_counter()
         self.ready_seconds: float | None = None
         self.open_seconds: float | None = None  # engine import + Memory(path), in the worker
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, then one that drops control characters: what a document holds is
+        shown, never sent to the terminal as a command."""
+        return [*super().get_line_filters(), DROP_CONTROLS]
 
     # -- start-up -----------------------------------------------------------------------------
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
+from rich.segment import Segment
 from rich.text import Text
+from textual.color import Color
+from textual.filter import LineFilter
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset(
@@ -52,3 +55,17 @@ def snippet(text: str, terms: list[str], width: int = 160) -> str:
     start = 0 if m is None else max(0, m.start() - width // 4)
     piece = flat[start:start + width - (1 if start else 0) - 1]
     return ("…" if start else "") + piece + "…"
+
+
+_CONTROLS = dict.fromkeys([*range(0x00, 0x20), *range(0x7F, 0xA0)])
+
+
+class DropControls(LineFilter):
+    """Drops control characters from every line the app draws. Text from a document, a file's
+    name or a fact may hold ESC sequences (retitle the window, clear the screen, set the
+    clipboard) that Rich and Textual pass on to the terminal (they drop only BEL, BS, VT, FF and
+    CR); a control character takes no cell, so dropping it leaves the layout as it was."""
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        return [segment if segment.control else Segment(segment.text.translate(_CONTROLS), segment.style)
+                for segment in segments]

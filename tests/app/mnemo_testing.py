@@ -56,10 +56,13 @@ def build_app(store: Path | Services, **options) -> PilotApp:
     return PilotApp(services, **defaults)
 
 
-async def settle(pilot, timeout: float = 30.0) -> None:
+async def settle(pilot, timeout: float = 120.0) -> None:
     """Wait until the app's tasks are done and their results shown.
 
-    Not ``workers.wait_for_complete()``: the directory tree keeps a loader worker alive forever.
+    Not ``workers.wait_for_complete()``: the directory tree keeps a loader worker alive forever;
+    but the app's own workers (the tasks, the engine's warm-up, a refresh of the counts) are waited
+    for: a key pressed while one computes makes Pilot wait for the process to go idle, up to a
+    second per key.
     A result may start the next task (a topic's children, then its detail), directly or after
     the next repaint: so the app must be seen without a task twice in a row, then again after
     the pending messages were handled and the screen repainted. The polling sleeps (no
@@ -72,7 +75,7 @@ async def settle(pilot, timeout: float = 30.0) -> None:
         opening = not app.store_generation and not isinstance(app.screen, ModalScreen)  # opens after the first paint
         if time.monotonic() > deadline:
             raise TimeoutError(f"tasks still running: {list(app.tasks)}")
-        return bool(app.tasks) or opening
+        return bool(app.tasks) or opening or any(not w.is_finished for w in app.workers if w.node is app)
 
     while True:
         quiet = 0
@@ -85,7 +88,7 @@ async def settle(pilot, timeout: float = 30.0) -> None:
             return
 
 
-async def until(pilot, condition, what: str, timeout: float = 30.0) -> None:
+async def until(pilot, condition, what: str, timeout: float = 120.0) -> None:
     """Wait until ``condition()`` holds (the app running meanwhile), then until what it set off is
     on screen; fail naming ``what`` after ``timeout`` seconds. For what no task reports: a timer's
     step, a worker of a library widget, a notification. The timeout is only a bound: a test never
@@ -152,13 +155,13 @@ def screen_lines(app) -> list[str]:
 
 
 def hold_each_source(mem, event: threading.Event) -> None:
-    """Make ``mem``'s ingest wait on ``event`` after each source (at most 5 s)."""
+    """Make ``mem``'s ingest wait on ``event`` after each source (at most a minute: a bound, not a pause)."""
     original = mem.ingest_parsed
 
     def slow_ingest(parsed, progress=None, cancelled=None):
         def each(done, total, what):
             progress(done, total, what)
-            event.wait(5)
+            event.wait(60)
 
         return original(parsed, progress=each, cancelled=cancelled)
 
