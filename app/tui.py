@@ -7,11 +7,12 @@ import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from textual import on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.filter import LineFilter
 from textual.message_pump import MessagePump
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -21,6 +22,7 @@ from .commands import Command, MnemoscopeCommands
 from .messages import StoreOpened, TaskProgress
 from .services import Cancelled, MnemoscopeError, Progress, Services, describe_error
 from .widgets import ChoiceDialog, HelpScreen, PromptDialog
+from .widgets.text import ShownNotObeyed
 from .widgets.chrome import SCREENS
 
 if TYPE_CHECKING:
@@ -99,6 +101,7 @@ class MnemoscopeApp(App[None]):
         self.animate_trace = animate
         self.show_timings = show_timings
         self.tasks: dict[str, TaskState] = {}
+        self.shown_not_obeyed = ShownNotObeyed()
         self.started = time.perf_counter()
         self.ready_seconds: float | None = None
         self.open_seconds: float | None = None  # engine import + Memory(path), in the worker
@@ -376,6 +379,10 @@ class MnemoscopeApp(App[None]):
     def action_screenshot(self) -> None:
         path = self.save_screenshot(path=str(Path.cwd()))
         self.notify(f"Saved {path}", title="Screenshot", markup=False)
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, then the one that keeps text's control characters off the terminal."""
+        return [*super().get_line_filters(), self.shown_not_obeyed]
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         for command in super().get_system_commands(screen):

@@ -1,10 +1,13 @@
-"""Text helpers: query terms highlighted in a snippet."""
+"""Text helpers: query terms highlighted in a snippet; control characters kept off the terminal."""
 
 from __future__ import annotations
 
 import re
 
+from rich.segment import Segment
 from rich.text import Text
+from textual.color import Color
+from textual.filter import LineFilter
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset(
@@ -52,3 +55,18 @@ def snippet(text: str, terms: list[str], width: int = 160) -> str:
     start = 0 if m is None else max(0, m.start() - width // 4)
     piece = flat[start:start + width - (1 if start else 0) - 1]
     return ("…" if start else "") + piece + "…"
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+class ShownNotObeyed(LineFilter):
+    """Every line the app draws, without control characters: text from a document, a file name, a
+    fact or an entity may hold ESC sequences (retitle the window, clear the screen, set the
+    clipboard) or C1 codes, which the terminal would obey. They take no cell, so dropping them
+    keeps every line's layout. Textual's own control segments (cursor moves) pass untouched."""
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        return [Segment(_CONTROL.sub("", segment.text), segment.style) if segment.control is None
+                and _CONTROL.search(segment.text) else segment for segment in segments]
+
