@@ -22,7 +22,7 @@ from .commands import Command, MnemoscopeCommands
 from .messages import StoreOpened, TaskProgress
 from .services import Cancelled, MnemoscopeError, Progress, Services, describe_error
 from .widgets import ChoiceDialog, HelpScreen, PromptDialog
-from .widgets.text import ShownNotObeyed
+from .widgets.text import DropControls
 from .widgets.chrome import SCREENS
 
 if TYPE_CHECKING:
@@ -51,6 +51,9 @@ class TaskState:
     total: int = 0
     what: str = ""
     show: bool = True
+
+
+DROP_CONTROLS = DropControls()
 
 
 def _screen(mode: str) -> Callable[[], Screen]:
@@ -101,10 +104,14 @@ class MnemoscopeApp(App[None]):
         self.animate_trace = animate
         self.show_timings = show_timings
         self.tasks: dict[str, TaskState] = {}
-        self.shown_not_obeyed = ShownNotObeyed()
         self.started = time.perf_counter()
         self.ready_seconds: float | None = None
         self.open_seconds: float | None = None  # engine import + Memory(path), in the worker
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, then one that drops control characters: what a document holds is
+        shown, never sent to the terminal as a command."""
+        return [*super().get_line_filters(), DROP_CONTROLS]
 
     # -- start-up -----------------------------------------------------------------------------
 
@@ -379,10 +386,6 @@ class MnemoscopeApp(App[None]):
     def action_screenshot(self) -> None:
         path = self.save_screenshot(path=str(Path.cwd()))
         self.notify(f"Saved {path}", title="Screenshot", markup=False)
-
-    def get_line_filters(self) -> Sequence[LineFilter]:
-        """Textual's filters, then the one that keeps text's control characters off the terminal."""
-        return [*super().get_line_filters(), self.shown_not_obeyed]
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         for command in super().get_system_commands(screen):

@@ -32,6 +32,7 @@ LSA_KEY = "dense.lsa_model"
 # costs MuSiQue dense recall: docs/benchmarks.md), so it is generous; every benchmark corpus is
 # smaller, and 10k-item ingest (half of it the fit) is unaffected.
 LSA_FIT_ITEMS = 20_000
+PROJECT_BLOCK = 20_000  # items projected into the latent space at a time
 
 
 def _epoch(ts: str | None) -> float:
@@ -248,8 +249,9 @@ class Index:
                 if self._unprojected:
                     slots = np.concatenate(self._unprojected)
                     slots = slots[self.alive[slots]]
-                    if len(slots):
-                        self._lsa_vectors.set(slots, self.lsa.transform(self.counts_matrix(slots)))
+                    for lo in range(0, len(slots), PROJECT_BLOCK):  # in blocks: a million at once wants gigabytes
+                        block = slots[lo:lo + PROJECT_BLOCK]
+                        self._lsa_vectors.set(block, self.lsa.transform(self.counts_matrix(block)))
                     self._unprojected = []
         return self._lsa_vectors
 

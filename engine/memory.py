@@ -52,6 +52,7 @@ from .topics import TopicsArea
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int, str], None]  # (done, total, what)
+MIDWAY_FIT_AHEAD = 100_000  # items still to ingest for a refit of the latent model along the way
 A = TypeVar("A", bound=Area)
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -62,7 +63,7 @@ TEXT_VECTORS = ("hash-", "openai:")
 
 # What each write is called while it runs, for a process that waits for its lock (StoreBusy).
 _ACTIVITIES = {"ingest_parsed": "ingesting", "import_": "importing", "reindex": "reindexing", "clear": "clearing the store",
-               "delete_item": "deleting", "delete_source": "deleting"}
+               "delete_item": "deleting", "delete_source": "deleting", "catch_up": "extracting facts and topics"}
 
 
 def _one_writer(method: Callable[Concatenate[Memory, P], R]) -> Callable[Concatenate[Memory, P], R]:
@@ -438,9 +439,10 @@ class Memory:
     def _refit_midway(self, ahead: int) -> bool:
         """Whether a long ingest refits the latent model now, so that the dense signal stays usable
         as the store grows: when the store has quadrupled since the last fit and at least as many
-        items as it holds are still ahead. The fits along the way then cost at most two thirds of
-        the final one (a short ingest pays for one fit, at its end, as before)."""
-        return ahead >= self.index.n_items and self.index.needs_lsa_fit(growth=4.0)
+        items as it holds, and ``MIDWAY_FIT_AHEAD`` at least, are still ahead. A fit costs about
+        the same at any size (the vocabulary sets it, and the sample is capped), so a shorter
+        ingest pays for one fit, at its end, as before."""
+        return ahead >= max(self.index.n_items, MIDWAY_FIT_AHEAD) and self.index.needs_lsa_fit(growth=4.0)
 
     def _ingest_source(self, p: ParsedSource, defer: bool = False) -> SourceReport:
         store, index = self.store, self.index

@@ -62,9 +62,10 @@ def describe_conflict(conflict: Any, items: dict[int, Any], width: int = 100) ->
             item = items.get(item_id)
             if item is not None:
                 who = f"{item.speaker}: " if item.speaker else ""
-                head = f"   {item.key} " + (f"[{item.timestamp[:10]}] " if item.timestamp else "")
+                where = item.key if item.speaker or not item.title else f"“{clip(item.title, 24)}”"  # a turn, or a section
+                head = f"   {where} " + (f"[{item.timestamp[:10]}] " if item.timestamp else "")
                 words = query_terms(side.object if conflict.facts else side.name)
-                line = snippet(who + item.text, words, max(10, width - len(head)))
+                line = snippet(who + item.text, words, max(10, 2 * width - len(head)))  # two lines at most
                 text.append(head, style="dim")
                 text.append_text(highlight(line, words, style="bold"))
                 text.append("\n")
@@ -193,10 +194,14 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         self.query_one("#entities-table", DataTable).focus()
 
     def fit_columns(self) -> None:
+        """Columns for the tables of the mode shown; a hidden table has none (it has no width to
+        fit them to, and would hide them all past its edge)."""
+        if self.inbox:
+            set_columns(self.query_one("#conflicts-table", DataTable), CONFLICT_COLUMNS, self.pane_width(2 / 5))
+            return
         set_columns(self.query_one("#entities-table", DataTable),
                     (("entity", "name", None), ("kind", "kind", 8), ("items", "items", 5), ("facts", "facts", 5)),
                     self.pane_width(2 / 5))
-        set_columns(self.query_one("#conflicts-table", DataTable), CONFLICT_COLUMNS, self.pane_width(2 / 5))
         self.object_width = set_columns(self.query_one("#facts-table", DataTable), FACT_COLUMNS,
                                         self.pane_width(3 / 5, border=1))
 
@@ -374,6 +379,9 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
 
     def action_inbox(self) -> None:
         self.inbox = not self.inbox
+        for table in self.query(DataTable):
+            table.clear(columns=True)
+        self.fit_columns()
         self._show_mode()
         self.refresh_bindings()
         if self.inbox:

@@ -1,4 +1,4 @@
-"""Text helpers: query terms highlighted in a snippet; control characters kept off the terminal."""
+"""Text helpers: query terms highlighted in a snippet."""
 
 from __future__ import annotations
 
@@ -57,16 +57,15 @@ def snippet(text: str, terms: list[str], width: int = 160) -> str:
     return ("…" if start else "") + piece + "…"
 
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROLS = dict.fromkeys([*range(0x00, 0x20), *range(0x7F, 0xA0)])
 
 
-class ShownNotObeyed(LineFilter):
-    """Every line the app draws, without control characters: text from a document, a file name, a
-    fact or an entity may hold ESC sequences (retitle the window, clear the screen, set the
-    clipboard) or C1 codes, which the terminal would obey. They take no cell, so dropping them
-    keeps every line's layout. Textual's own control segments (cursor moves) pass untouched."""
+class DropControls(LineFilter):
+    """Drops control characters from every line the app draws. Text from a document, a file's
+    name or a fact may hold ESC sequences (retitle the window, clear the screen, set the
+    clipboard) that Rich and Textual pass on to the terminal (they drop only BEL, BS, VT, FF and
+    CR); a control character takes no cell, so dropping it leaves the layout as it was."""
 
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
-        return [Segment(_CONTROL.sub("", segment.text), segment.style) if segment.control is None
-                and _CONTROL.search(segment.text) else segment for segment in segments]
-
+        return [segment if segment.control else Segment(segment.text.translate(_CONTROLS), segment.style)
+                for segment in segments]

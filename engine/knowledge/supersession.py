@@ -217,7 +217,9 @@ def verdict(slot: Slot, older: tuple[str, str | None], newer: tuple[str, str | N
     if same:
         return Verdict("same")
     if same is None:
-        return Verdict("undecided", "the objects cannot be told apart: one of them names nothing")
+        vague = older[0] if not object_names(older[0]) else newer[0]
+        return Verdict("undecided", f"{vague!r} names no place or thing the rules know, so they cannot tell"
+                                    " whether it is the other value in other words or a new one")
     order = before(older[1], newer[1])
     if order is None:
         return Verdict("unordered", _unordered_reason(older[1], newer[1]))

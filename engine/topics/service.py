@@ -165,7 +165,8 @@ class TopicsArea(Area):
         live = np.flatnonzero(index.ready)
         if space is not None and len(live):
             space.bind(index.vocab)
-            vectors.set(live, space.transform(index.counts_matrix(live)))
+            for lo in range(0, len(live), ASSIGN_BLOCK):  # in blocks: a million at once wants gigabytes
+                vectors.set(live[lo:lo + ASSIGN_BLOCK], space.transform(index.counts_matrix(live[lo:lo + ASSIGN_BLOCK])))
         self.state = TopicState(tree, TopicGraph(tree, self.settings.topic_neighbors, self.settings.topic_neighbor_min_cos),
                                 space, TransitionModel(store.topic_transitions()), vectors, row.n_items, row.max_item_id,
                                 row.built_at)

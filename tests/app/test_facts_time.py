@@ -47,3 +47,4 @@ async def test_facts_in_time_and_the_conflict_inbox(demo_app):
         await pilot.press("i")
         await settle(pilot)
         assert screen.query_one("#entities-table").display and not conflicts.display
+        assert facts.row_count and facts.get_row_at(0)[3].plain  # the facts and their columns are back

@@ -80,6 +80,12 @@ async def test_query_in_each_mode_and_what_the_screen_says(demo_app):
         await ask(pilot, "starter")
         assert screen.recall is not None and screen.recall.hits
 
+        # a document's escape sequences are shown, never sent to the terminal (nor do they take cells)
+        app.services.mem.add_note("The zebra lantern \x1b]0;retitled\x07 glows \x1b[2J red \x9b31m tonight.")
+        await ask(pilot, "zebra lantern")
+        shown = "\n".join(screen_lines(app))
+        assert "The zebra lantern ]0;retitled" in shown and not any(c in shown for c in "\x1b\x07\x9b")
+
 
 async def test_mark_hits_used_teach_the_ranker_and_see_it_learn(demo_app):
     app = demo_app()

@@ -143,24 +143,3 @@ async def test_panel_titles_and_notes_are_visible(demo_app, tmp_path: Path):
         await settle(pilot)
         assert "too few for a topic hierarchy" in text_of(app.screen.query_one("#topic-body"))
 
-
-async def test_a_documents_control_characters_are_shown_never_sent_to_the_terminal(tmp_path):
-    """ESC sequences in a document (retitle the window, clear the screen, colour) and C1 codes
-    reach no line the app draws; the words around them still show."""
-    from mnemoscope.engine import Memory
-
-    chat = tmp_path / "chat.txt"
-    chat.write_text("Ann: the harbour \x1b]0;HACKED\x07 lanterns \x1b[2J\x1b[31m red \x9b6n glow\nBen: ok harbour\n")
-    store = tmp_path / "hostile.db"
-    with Memory(store) as mem:
-        mem.ingest([chat])
-    app = build_app(store)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await ask(pilot, "harbour lanterns")
-        await pilot.press("x")  # the Text tab shows the whole item
-        await settle(pilot)
-        lines = screen_lines(app)
-        assert any("lanterns" in line for line in lines), "\n".join(lines)
-        controls = [line for line in lines if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in line)]
-        assert not controls, controls

@@ -58,6 +58,9 @@ async def test_an_agent_remembers_recalls_teaches_and_forgets_over_stdio(tmp_pat
         assert top["id"] == stored["item_ids"][0] and "Biscuit" in top["text"] and top["speaker"] == "User"
         assert top["source"] == stored["source"] and top["features"]
         assert recalled["token"]
+        assert tools["recall"].input_schema["properties"]["as_of"]
+        now = (await session.call_tool("recall", {"query": "beagle Biscuit", "as_of": "2999-01-01"})).structured_content
+        assert now["hits"] and now["facts"] and all(f["state"] == "current" for f in now["facts"])  # facts marked by state
 
         taught = await session.call_tool("feedback", {"token": recalled["token"], "used": [top["id"]]})
         assert not taught.is_error, text_of(taught)
@@ -84,6 +87,7 @@ async def test_an_agent_remembers_recalls_teaches_and_forgets_over_stdio(tmp_pat
             ("recall", {"query": "x", "top_k": 0}, "recall: top_k: input should be greater than or equal to 1 (got 0)"),
             ("recall", {"query": "x", "strategy": "nope"}, "recall: unknown strategy 'nope'"),
             ("recall", {"query": "   "}, "recall: the query is empty"),
+            ("recall", {"query": "x", "as_of": "last spring"}, "recall: as_of 'last spring' is not a date"),
             ("remember", {"messages": [{"role": "user", "content": 5}]}, "remember: messages.0.content"),
             ("remember", {"messages": [{"role": "system", "content": "x"}]}, "remember: no user or assistant message"),
             ("remember", {}, "remember: give either messages"),
