@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Callable, Concatenate, ParamSpec, Sequence, Ty
 import numpy as np
 
 from .as_of import parse_as_of, said_by
-from .dense import one_blas_thread
 from .errors import RecallError
 from .lexical import top_k as top_k_of
 from .pipeline import MODES, QUERY_OPTIONS, Hit, Query, QueryOptions, Ranking, Recall, Signal, Signals, Strategy
@@ -243,8 +242,7 @@ def word_scores(mem: Engine, q: Query) -> np.ndarray | None:
     vector, space = mem.index.word_query(q.text)
     if vector is None:
         return None
-    with one_blas_thread():  # a threaded matrix-vector product spins for ms on a busy machine
-        return space.items @ vector
+    return np.einsum("ij,j->i", space.items, vector)  # not BLAS: a threaded product spins for ms on a busy machine
 
 
 def strategies(mem: Engine, areas: Sequence[Area]) -> dict[str, Strategy]:

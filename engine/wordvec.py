@@ -74,20 +74,18 @@ class WordSpace:
         """The query's vector (framing words weigh ``FRAMING_WEIGHT``), or None when fewer than
         ``MIN_COVERAGE`` of its tokens have one (a Korean question with a year or a name in it)."""
         framing = framing_tokens()
-        total = np.zeros(vectors.dim, dtype=np.float64)
         tokens = lexical_tokens(text)
-        if sum(t in vectors.row for t in tokens) < MIN_COVERAGE * len(tokens):
+        known = [t for t in tokens if t in vectors.row]
+        if not known or len(known) < MIN_COVERAGE * len(tokens):
             return None
-        for token in tokens:
-            row = vectors.row.get(token)
-            if row is None:
-                continue
-            tid = vocab.get(token)
-            weight = self.idf[tid] if tid is not None and tid < len(self.idf) else self.unknown_idf
-            total += (FRAMING_WEIGHT if token in framing else 1.0) * weight * vectors.matrix[row]
+        weights = np.array([(FRAMING_WEIGHT if t in framing else 1.0) * self._idf_of(vocab.get(t)) for t in known])
+        total = weights @ vectors.matrix[[vectors.row[t] for t in known]].astype(np.float64)
         total -= (total @ self.common) * self.common
         norm = np.linalg.norm(total)
         return (total / norm).astype(np.float32) if norm > 0 else None
+
+    def _idf_of(self, term_id: int | None) -> float:
+        return float(self.idf[term_id]) if term_id is not None and term_id < len(self.idf) else self.unknown_idf
 
 
 def build_space(counts: sp.csr_matrix, df: np.ndarray, alive: np.ndarray, vocab: Mapping[str, int],
