@@ -95,9 +95,14 @@ def engine_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _strategy(args: argparse.Namespace) -> str:
+    """The strategy asked for, else the configured one; under ``--core`` the built-in default needs
+    the ranker, so the core's best, ``hybrid``, as ``Memory.default_strategy`` chooses."""
     from mnemoscope.engine.config import Settings
 
-    return args.strategy or Settings.load(**settings_of(args.set)).default_strategy
+    if args.strategy:
+        return args.strategy
+    configured = Settings.load(**settings_of(args.set)).default_strategy
+    return "hybrid" if args.core and configured == Settings.default_strategy else configured
 
 
 def eval_locomo(args: argparse.Namespace, out: TextIO) -> int:

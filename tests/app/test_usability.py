@@ -18,8 +18,8 @@ MODES = ("ingest", "sources", "topics", "facts", "memories", "query", "ranker")
 
 
 def fitted(tables, start, end) -> None:
-    """Each table's columns fill its width, no more (the last cell: the scrollbar's)."""
-    tables = list(tables)
+    """Each shown table's columns fill its width, no more (the last cell: the scrollbar's)."""
+    tables = [table for table in tables if table.display]
     assert tables
     for table in tables:
         spare = table.region.width - table.virtual_size.width
@@ -32,7 +32,7 @@ async def visit_every_screen(app, pilot, size) -> None:
     for mode in MODES:
         await app.switch_mode(mode)
         await settle(pilot)
-        tables = list(app.screen.query(DataTable))
+        tables = [table for table in app.screen.query(DataTable) if table.display]  # not a mode's hidden one
         assert tables, mode
         for table in tables:
             assert table.max_scroll_x == 0, f"{mode} #{table.id} at {size}: {table.max_scroll_x} cells hidden"
@@ -142,3 +142,4 @@ async def test_panel_titles_and_notes_are_visible(demo_app, tmp_path: Path):
         await app.switch_mode("topics")
         await settle(pilot)
         assert "too few for a topic hierarchy" in text_of(app.screen.query_one("#topic-body"))
+
