@@ -85,6 +85,7 @@ class Settings:
     rrf_k: float = 60.0
     dense_weight: float = 0.1  # LSA earns only a small weight: more lowers LoCoMo and MuSiQue
     dense_calibrate: bool = True  # an external embedder's weight is measured on the store (engine/calibration.py) instead
+    word_vectors_weight: float = 0.5  # hybrid's weight for the bundled English word vectors (engine/wordvec.py; not with embedder "openai"); 0: off
     candidate_k: int = 100
     # ranker (engine/rank): the fused strategy, recall tokens, feedback
     fused_signals: str = "auto"  # extra signals fused besides bm25 and dense: "auto" (every registered one) or a comma list
@@ -237,7 +238,7 @@ _COUNT, _SOME, _SHARE, _COSINE = (1, math.inf), (0, math.inf), (0, 1), (-1, 1)
 _POSITIVE = (math.ulp(0.0), math.inf)
 RANGES: dict[str, tuple[float, float]] = {
     "bm25_k1": _SOME, "bm25_b": _SHARE, "hash_dim": _COUNT, "lsa_dim": _COUNT, "defer_above": _SOME, "rrf_k": _SOME,
-    "dense_weight": _SHARE, "candidate_k": _COUNT, "token_ttl_hours": _POSITIVE, "refresh_interval": _SOME,
+    "dense_weight": _SHARE, "word_vectors_weight": _SHARE, "candidate_k": _COUNT, "token_ttl_hours": _POSITIVE, "refresh_interval": _SOME,
     "trust_half_life_days": _POSITIVE, "coaccess_half_life_days": _POSITIVE, "ranker_seed": _SOME,
     "episode_window": _COUNT, "facts_top_k": _SOME, "ppr_alpha": _SHARE, "ppr_seed_items": _SOME,
     "ppr_entity_mass": _SHARE, "ppr_local_above": _SOME, "ppr_blend": _SHARE, "llm_batch_items": _COUNT,

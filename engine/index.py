@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .arrays import Column, SlotMap
-from .dense import HashEmbedder, LatentSemanticModel
+from .dense import HashEmbedder, LatentSemanticModel, one_blas_thread
 from .lazy import sparse as sp
 from .lexical import BM25Index, BM25Params
 from .records import Item
@@ -25,6 +25,7 @@ from .query import english_lexicon
 from .query import plan as query_plan
 from .text import lexical_tokens
 from .vectors import VectorIndex
+from .wordvec import WordSpace, build_space, english_vectors
 
 LSA_KEY = "dense.lsa_model"
 # The latent model is fitted on at most this many items, evenly spread over the store, so that
@@ -67,6 +68,7 @@ class Index:
         self._projecting = threading.Lock()
         self.lsa_fitted_on = 0
         self.vectors: dict[str, VectorIndex] = {}  # stored vectors by embedder signature
+        self._word_space: WordSpace | None = None  # items in the bundled word-vector space, built when first asked
         # the store's float32 rows of stored vectors, (signature, item ids) → rows, for exact re-scoring
         self.stored_rows: Callable[[str, np.ndarray], np.ndarray] | None = None
 
@@ -262,6 +264,27 @@ class Index:
     def load_lsa(self, blob: bytes) -> None:
         body, _, n = blob.rpartition(b"|n=")
         self.use_lsa(LatentSemanticModel.from_bytes(body), int(n))
+
+    # -- bundled word vectors (engine/wordvec.py) ------------------------------------------------
+
+    def word_space(self) -> WordSpace:
+        """The live items in the word-vector space, rebuilt when items or words came or went."""
+        version = (self.n_slots, self.n_items, len(self.vocab))
+        space = self._word_space
+        if space is None or space.version != version:
+            with self._projecting:
+                space = self._word_space
+                if space is None or space.version != version:
+                    df = self.bm25.document_frequencies(len(self.vocab))
+                    with one_blas_thread():
+                        space = self._word_space = build_space(self.counts_matrix(), df, self.alive, self.vocab,
+                                                               english_vectors(), version)
+        return space
+
+    def word_query(self, text: str) -> tuple[np.ndarray | None, WordSpace]:
+        """The query's word vector (None when none of its words has one) and the item space."""
+        space = self.word_space()
+        return space.query(text, self.vocab, english_vectors()), space
 
     def lsa_query(self, term_ids: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
         if self.lsa is None or not len(term_ids):

@@ -157,6 +157,13 @@ class BM25Index:
 
     # -- reads --------------------------------------------------------------------------------
 
+    def document_frequencies(self, n_terms: int) -> np.ndarray:
+        """How many live documents hold each of the first ``n_terms`` terms."""
+        out = np.zeros(n_terms, dtype=np.float64)
+        df = self._df.view[:n_terms]
+        out[: len(df)] = df
+        return out
+
     def document_frequency(self, term_id: int) -> float:
         """How many live documents hold the term."""
         return float(self._df.view[term_id]) if 0 <= term_id < len(self._df) else 0.0

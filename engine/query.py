@@ -100,7 +100,7 @@ def answer_signal(text: str, vocabulary: Mapping[str, int], postings: "Callable[
 
 
 @lru_cache(maxsize=1)
-def _framing_tokens() -> frozenset[str]:
+def framing_tokens() -> frozenset[str]:
     return frozenset(t for w in FRAMING_WORDS if (t := latin_token(w)))
 
 
@@ -110,7 +110,7 @@ def plan(text: str, vocabulary: Mapping[str, int], lexicon: "Lexicon | None" = N
     counts: dict[str, int] = {}
     for token in lexical_tokens(text, char_ngrams):
         counts[token] = counts.get(token, 0) + 1
-    framing = _framing_tokens()
+    framing = framing_tokens()
     out = QueryPlan(answer_type=answer_type(text))
     for token, n in counts.items():
         weight = 1.0 + math.log(n)

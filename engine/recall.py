@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable, Concatenate, ParamSpec, Sequence, Ty
 import numpy as np
 
 from .as_of import parse_as_of, said_by
+from .dense import one_blas_thread
 from .errors import RecallError
 from .lexical import top_k as top_k_of
 from .pipeline import MODES, QUERY_OPTIONS, Hit, Query, QueryOptions, Ranking, Recall, Signal, Signals, Strategy
@@ -145,8 +146,10 @@ def single_signal(mem: Engine, name: str) -> Strategy:
     return strategy
 
 
-def linear_fuse(slots: np.ndarray, bm25: np.ndarray, dense: np.ndarray, dense_weight: float) -> tuple[np.ndarray, np.ndarray]:
-    """Score fusion of candidates: (1 − w) · BM25 / max BM25 + w · cosine; (slots, scores) best first.
+def linear_fuse(slots: np.ndarray, bm25: np.ndarray, dense: np.ndarray, dense_weight: float,
+                words: np.ndarray | None = None, words_weight: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """Score fusion of candidates: (1 − w) · BM25 / max BM25 + w · cosine, and with ``words`` (the
+    word-vector cosine) (1 − v) · that + v · words; (slots, scores) best first.
 
     Unlike RRF it keeps how far apart the BM25 scores are, so a weak dense signal can only
     reorder near-ties instead of promoting its own rank-1 over a clear lexical winner.
@@ -154,6 +157,8 @@ def linear_fuse(slots: np.ndarray, bm25: np.ndarray, dense: np.ndarray, dense_we
     top = bm25.max() if len(bm25) else 0.0
     lexical = bm25 / top if top > 0 else np.zeros(len(bm25))
     scores = (1.0 - dense_weight) * lexical + dense_weight * np.maximum(dense, 0.0)
+    if words is not None:
+        scores = (1.0 - words_weight) * scores + words_weight * np.maximum(words, 0.0)
     keep = scores > 0
     slots, scores = slots[keep], scores[keep]
     order = np.lexsort((slots, -scores))
@@ -203,24 +208,43 @@ def hybrid(mem: Engine, q: Query, signals: Signals) -> Ranking:
     a weak dense signal only re-scores those candidates (a row gather): on every benchmark that
     ranks exactly as adding the dense scan's own candidates, at a fraction of its cost
     (docs/benchmarks.md). A dense signal that earned a larger weight (a calibrated embedding
-    model) also proposes its own.
+    model) also proposes its own. Without an embedding model, the bundled word vectors
+    (engine/wordvec.py) are a second dense side with candidates of their own, weighted by
+    ``word_vectors_weight``: they know words the store never uses.
     """
     s = mem.settings
     depth = max(q.top_k, s.candidate_k)
     lists = {"bm25": signals.top("bm25", depth)}
     if s.fusion == "rrf" or len(lists["bm25"]) < q.top_k or mem.dense_weight() >= DENSE_PROPOSES:
         lists["dense"] = signals.top("dense", depth)
+    offline = s.embedder != "openai"  # an embedding model knows words itself (its weight is calibrated)
+    words = word_scores(mem, q) if offline and s.fusion == "linear" and s.word_vectors_weight > 0 else None
+    if words is not None:
+        lists["words"] = top_k_of(words, depth)[0]
     if s.fusion == "rrf":
         slots, scores, found, _ = rrf_fuse(lists, {"bm25": 1.0, "dense": mem.dense_weight()}, s.rrf_k)
         dense = dense_at(mem, q, slots)
     else:
         union = np.unique(np.concatenate(list(lists.values())))
         dense_of_union = dense_at(mem, q, union)
-        slots, scores = linear_fuse(union, signals["bm25"][union], dense_of_union, mem.dense_weight())
+        slots, scores = linear_fuse(union, signals["bm25"][union], dense_of_union, mem.dense_weight(),
+                                    None if words is None else words[union], s.word_vectors_weight)
         dense = dense_of_union[np.searchsorted(union, slots)]
         found = _found_by(slots, lists)
     features = {"bm25": signals["bm25"][slots], "dense": dense, "fused": scores}
+    if words is not None:
+        features["words"] = words[slots]
     return Ranking(slots, scores, found, features)
+
+
+def word_scores(mem: Engine, q: Query) -> np.ndarray | None:
+    """Cosine of the query to every slot in the bundled word-vector space (engine/wordvec.py), or
+    None when none of the query's words has a vector (a Korean query)."""
+    vector, space = mem.index.word_query(q.text)
+    if vector is None:
+        return None
+    with one_blas_thread():  # a threaded matrix-vector product spins for ms on a busy machine
+        return space.items @ vector
 
 
 def strategies(mem: Engine, areas: Sequence[Area]) -> dict[str, Strategy]:

@@ -121,9 +121,11 @@ class Conflict:
 
     def summary(self) -> str:
         if self.kind == "duplicate":
-            return " / ".join(repr(e.name) for e in self.entities) + ": one entity?"
+            return " = ".join(repr(e.name) for e in self.entities) + "?"  # one entity?
         if self.kind == "orphaned":
             return f"{self.facts[0].triple()}: its evidence was deleted" if self.facts else "a fact lost its evidence"
+        if len(self.facts) == 2 and self.facts[0].subject == self.facts[1].subject:  # the subject once
+            return f"{self.facts[0].subject}: " + "  vs  ".join(f"{f.predicate} {f.object}" for f in self.facts)
         return "  vs  ".join(f.triple() for f in self.facts)
 
     def to_dict(self) -> dict[str, Any]:

@@ -275,7 +275,7 @@ def test_character_trigrams_are_used_for_documents_and_queries_alike(tmp_path, c
 
 
 def test_hybrid_falls_back_to_dense_candidates_when_bm25_finds_too_few(tmp_path, corpus):
-    mem = Memory(tmp_path / "h.db", extensions=False, embedder="hash")
+    mem = Memory(tmp_path / "h.db", extensions=False, embedder="hash", word_vectors_weight=0.0)  # the dense side alone
     mem.ingest(corpus)
     assert not mem.recall("maratthon", strategy="bm25").hits  # a typo: no word matches
     hits = mem.recall("maratthon", strategy="hybrid").hits  # the hash embedder's trigrams do

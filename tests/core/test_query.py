@@ -71,3 +71,21 @@ def test_the_demo_dough_question_is_about_dough_not_about_knowing(tmp_path):
             assert len(hits) == 5
             assert "poke test" in hits[0].item.text
             assert not [h for h in hits if "know" in h.item.text.lower() and "dough" not in h.item.text.lower()]
+
+
+def test_word_vectors_find_a_turn_that_shares_no_word_and_no_lexicon_relation(tmp_path):
+    texts = ["I practise the violin every evening after dinner.", "The bakery opens at eight on Sundays.",
+             "My sister is visiting next week.", "I planted tomatoes in the garden."] * 3
+    with _store(tmp_path, texts) as mem:
+        question = "Is she in an orchestra?"  # neither "orchestra" nor a lexicon relative of it is in the store
+        assert not mem.recall(question, strategy="bm25", top_k=3).hits
+        hits = mem.recall(question, strategy="hybrid", top_k=3).hits
+        assert hits and "violin" in hits[0].item.text and hits[0].features["words"] > 0
+        mem.settings.word_vectors_weight = 0.0
+        assert not mem.recall(question, strategy="hybrid", top_k=3).hits
+
+
+def test_a_korean_query_gets_no_word_vector(tmp_path):
+    with _store(tmp_path, ["서울의 2023년 인구는 얼마인가", "The bakery opens at eight on Sundays."] * 4) as mem:
+        vector, _ = mem.index.word_query("서울의 2023년 인구")  # a year alone does not make it English
+        assert vector is None
