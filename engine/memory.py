@@ -305,6 +305,8 @@ class Memory:
         self.index.lsa_vectors  # items projected into the latent space
         if self.settings.related_words:
             english_lexicon()  # the bundled lexicon (engine/query.py), read once per process
+        if self.settings.word_vectors_weight > 0 and self.settings.embedder != "openai":
+            self.index.word_space()  # the items in the bundled word vectors' space (engine/wordvec.py)
         for area in self._loaded_areas():
             area.warm_up()
 
