@@ -196,29 +196,34 @@ async def test_the_trace_plays_steps_pauses_and_names_its_graph(demo_app):
         await ask(pilot, "tell me more about sourdough starters")
         trace = screen.query_one(TraceView)
         assert not trace.steps, "the trace is built when its tab is first shown"
+        trace.INTERVAL = 0.05
         await pilot.press("t")
         assert len(trace.steps) >= 2, "the walk has steps"
-        first = trace.step
-        await until(pilot, lambda: trace.step > first, "the animation to move on")
-        await pilot.press("space")  # pause
-        assert not trace.playing
-        trace.INTERVAL = 3600  # a step of the replay must not come before the next look
+
+        # it plays from the first step to the last by itself, then stops saying "playing"
+        await until(pilot, lambda: not trace.playing, "the trace to play to its end")
+        assert trace.step == len(trace.steps) - 1
+        status = text_of(screen.query_one("#trace-status"))
+        assert f"step {len(trace.steps)}/{len(trace.steps)}" in status
+        assert "playing" not in status and "paused" in status
+
+        # replay, pause, single step: with steps an hour apart, no step comes between two looks
+        trace.INTERVAL = 3600
         await pilot.press("r")  # replay from the start
         assert trace.step == 0 and trace.playing
+        await pilot.press("space")  # pause
+        assert not trace.playing
+        await pilot.press("space", "space")  # play, and pause again
+        assert not trace.playing and trace.step == 0
         await pilot.press("full_stop")  # single step pauses and advances
         assert trace.step == 1 and not trace.playing
         assert "step 2/" in text_of(screen.query_one("#trace-status"))
         tree = screen.query_one("#trace-tree", Tree)
         assert tree.cursor_node is not None and tree.cursor_node.data == trace.steps[1].node
         assert "candidate" in text_of(screen.query_one("#trace-step"))
-
-        # played to its end, the trace stops saying "playing"
-        trace.INTERVAL = 0.02
+        trace.INTERVAL = 0.05  # a replay starts at step 0 (above) and moves on by itself to the last
         await pilot.press("r")
-        await until(pilot, lambda: not trace.playing, "the trace to play to its end")
-        status = text_of(screen.query_one("#trace-status"))
-        assert f"step {len(trace.steps)}/{len(trace.steps)}" in status
-        assert "playing" not in status and "paused" in status
+        await until(pilot, lambda: not trace.playing and trace.step == len(trace.steps) - 1, "the replay's end")
 
         # a fused recall's graph expansion names its nodes
         await ask(pilot, "tell me more about sourdough starters", strategy="fused")
