@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.filter import LineFilter
 from textual.message_pump import MessagePump
 from textual.reactive import reactive
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from .commands import Command, MnemoscopeCommands
@@ -77,7 +77,10 @@ class MnemoscopeApp(App[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # screens.base.WIDE
     MODES = {mode: _screen(mode) for mode, _key, _title in SCREENS}
     BINDINGS = [
-        *[Binding(key, f"goto('{mode}')", title, id=f"goto-{mode}", show=False) for mode, key, title in SCREENS],
+        # priority: a digit reaches the app before a text box; a box that takes digits as text
+        # (any but an empty QueryBox) keeps them, as Textual leaves it the keys it consumes
+        *[Binding(key, f"goto('{mode}')", title, id=f"goto-{mode}", show=False, priority=True)
+          for mode, key, title in SCREENS],
         Binding("slash", "focus_query", "Query box", id="focus-query", show=False),
         Binding("question_mark,f1", "help", "Help", id="help"),
         Binding("ctrl+o", "open_store", "Open store", id="open-store", show=False),
@@ -324,6 +327,12 @@ class MnemoscopeApp(App[None]):
                         markup=False)
 
     # -- actions ------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Over a dialog, a screen key is the dialog's: the screens stay where they are."""
+        if action == "goto":
+            return not isinstance(self.screen, ModalScreen)
+        return True
 
     def action_goto(self, mode: str) -> None:
         if mode != self.current_mode:

@@ -73,6 +73,28 @@ async def test_start_header_palette_keys_and_help(demo_app):
         assert app.current_mode == "ingest" and not isinstance(app.screen, HelpScreen)
 
 
+async def test_digits_switch_screens_from_the_empty_query_box_and_are_text_once_typing(demo_app):
+    """A newcomer presses what the footer says in the query box the app opens in."""
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        box = app.screen.query_one("#query-input")
+        assert app.focused is box and box.value == ""
+        await pilot.press("2")
+        await settle(pilot)
+        assert app.current_mode == "sources"
+        await pilot.press("6")
+        await settle(pilot)
+        assert app.current_mode == "query" and app.focused is box
+        await pilot.press("a", "2")
+        assert app.current_mode == "query" and box.value == "a2"
+        await pilot.press("4")  # a box with text keeps every digit
+        assert app.current_mode == "query" and box.value == "a24"
+        await pilot.press("f1", "3")  # over a dialog, the digit is the dialog's
+        assert isinstance(app.screen, HelpScreen) and app.current_mode == "query"
+        await pilot.press("escape")
+
+
 async def test_the_header_gives_way_so_the_counts_show(tmp_path: Path, demo_copy: Path):
     store = tmp_path / "a folder with a long name" / "my [old] store.db"  # brackets: not markup
     store.parent.mkdir()

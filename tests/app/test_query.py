@@ -20,10 +20,10 @@ async def test_query_in_each_mode_and_what_the_screen_says(demo_app):
         # before the first query, the Why panel says what it is for
         assert "Run a query" in text_of(screen.query_one("#why-body"))
 
-        # digits typed in the query box stay there; Esc leaves the box, and then they switch screens
+        # digits typed into a begun question stay there; Esc leaves the box, and then they switch screens
         assert app.focused.id == "query-input"
-        await pilot.press("4")
-        assert app.current_mode == "query" and app.focused.value == "4"
+        await pilot.press("space", "4")
+        assert app.current_mode == "query" and app.focused.value == " 4"
         await pilot.press("escape", "4")
         await settle(pilot)
         assert app.current_mode == "facts"
