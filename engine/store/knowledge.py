@@ -562,11 +562,15 @@ class KnowledgeSQL:
     # -- the LLM extraction queue -------------------------------------------------------------
 
     def enqueue_extraction(self, item_ids: Sequence[int]) -> None:
+        self._set_queue_status(item_ids, "pending")
+
+    def _set_queue_status(self, item_ids: Sequence[int], status: str) -> None:
+        """Put items on the queue with a status, or move them to it (one row per item)."""
         now = time.time()
         self.conn.executemany(
-            "INSERT INTO extraction_queue (item_id, status, updated_at) VALUES (?, 'pending', ?)"
-            " ON CONFLICT(item_id) DO UPDATE SET status = 'pending', updated_at = excluded.updated_at",
-            ((i, now) for i in item_ids))
+            "INSERT INTO extraction_queue (item_id, status, updated_at) VALUES (?, ?, ?)"
+            " ON CONFLICT(item_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at",
+            ((i, status, now) for i in item_ids))
 
     def queued_items(self, statuses: Sequence[str], limit: int | None = None) -> list[int]:
         sql = f"SELECT item_id FROM extraction_queue WHERE status IN ({_marks(len(statuses))}) ORDER BY item_id"
@@ -583,11 +587,7 @@ class KnowledgeSQL:
     # -- deferred items: stored and indexed, not yet read by the areas (status 'deferred') ------
 
     def defer_items(self, item_ids: Sequence[int]) -> None:
-        now = time.time()
-        self.conn.executemany(
-            "INSERT INTO extraction_queue (item_id, status, updated_at) VALUES (?, 'deferred', ?)"
-            " ON CONFLICT(item_id) DO UPDATE SET status = 'deferred', updated_at = excluded.updated_at",
-            ((i, now) for i in item_ids))
+        self._set_queue_status(item_ids, "deferred")
 
     def next_deferred(self) -> tuple[int, list[int]] | None:
         """(source id, its deferred item ids in id order) of the oldest deferred item's source."""
