@@ -74,7 +74,7 @@ def test_a_lock_held_too_long_names_the_holder_and_what_to_do(store, tmp_path, m
     finally:
         shell.kill()
         shell.wait()
-    assert code == 2 and f"another program (pid {shell.pid}: python3 -c import sqlite3" in err and err.count("\n") == 1
+    assert code == 2 and f"another program (pid {shell.pid}: {Path(sys.executable).name} -c import sqlite3" in err and err.count("\n") == 1
     assert store_checksum(path) == before
 
 
