@@ -10,6 +10,10 @@ an upper bound, never a result). ``--inner`` repeats the exercise inside the fee
 
 ``--static-oracle`` adds the most a per-store re-weighting of the static features could give.
 ``--learning`` runs the real ranker (model, gate and all) on that inner split instead.
+``--ramps`` sweeps the feedback memory's ramp (engine/rank/marks.py) for the query similarity in
+use — the embeddings' when an embedding endpoint is configured (``MNEMOSCOPE_EMBED_BASE_URL``,
+``MNEMOSCOPE_EMBED_MODEL``), else the words' — over a grid of thresholds and powers: where
+``MarkParams``' ramps were chosen (on this same dev data, so the chosen figures are optimistic).
 ``--shared`` shows where the held-out answers overlap the taught ones, what lifting exactly those
 would give, and whether the model forecasts each next feedback event better than the heuristic.
 Figures and what they say: docs/benchmarks.md, "Learning from feedback".
@@ -17,6 +21,7 @@ Figures and what they say: docs/benchmarks.md, "Learning from feedback".
     python3 bench/learning_headroom.py [--inner] [--cache /tmp/headroom.pkl]
     python3 bench/learning_headroom.py --shared
     python3 bench/learning_headroom.py --learning
+    python3 bench/learning_headroom.py --ramps
 """
 
 from __future__ import annotations
@@ -32,17 +37,25 @@ from pathlib import Path
 import numpy as np
 
 from mnemoscope.engine import Memory
-from mnemoscope.engine.eval.learning import split_questions
+from mnemoscope.engine.eval.learning import (fused_metrics, give_feedback, load_paraphrases, marks_evidence, random_marks,
+                                             reworded_recall, split_questions, used_ranks)
 from mnemoscope.engine.eval.locomo import load as load_locomo
 from mnemoscope.engine.eval.metrics import ndcg_at, recall_at
 from mnemoscope.engine.rank import features as feats
 from mnemoscope.engine.rank.heuristic import WEIGHTS
 from mnemoscope.engine.rank.heuristic import score as heuristic_score
 from mnemoscope.engine.rank.heuristic import weights_for
+from mnemoscope.engine.rank.marks import Ramp
 from mnemoscope.engine.rank.state import PairBuffer
 
 DATA = Path("/work/shared/data/locomo/locomo10_dev.json")
+PARAPHRASES = DATA.parent / "paraphrases_dev.json"
 GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 2.0)
+RAMPS = {  # per query similarity: (threshold, full, power)
+    "lexical": [Ramp(t, 1.0, power) for power in (1.0, 2.0) for t in (0.3, 0.45, 0.6, 0.75)],
+    "embedded": [*(Ramp(t, full, 2.0) for t in (0.7, 0.75, 0.8, 0.85) for full in (0.9, 1.0)),
+                 *(Ramp(t, full, 1.0) for t in (0.75, 0.8) for full in (0.9, 1.0))],
+}
 
 
 @dataclass
@@ -193,6 +206,47 @@ def inner_learning(seed: int) -> dict[str, float]:
     return {"before": float(np.dot(w, before)), "after": float(np.dot(w, after)), "lambda": lams}
 
 
+def ramp_grid(seed: int) -> None:
+    """For each ramp of ``RAMPS`` (the grid of the similarity in use), as ``eval learning`` measures them: held-out nDCG@10 after the
+    feedback and after the random control's (each against before any feedback), recall@10 of the
+    taught questions' rewordings, and the taught questions' mean used rank. Each conversation's two
+    runs are taught once (the ramp only decides how marks count at recall)."""
+    rewordings = load_paraphrases(PARAPHRASES, DATA)
+    rows: dict[Ramp, dict[str, list[float]]] = {}
+    before: dict[str, list[float]] = {"held": [], "reworded": []}
+    with tempfile.TemporaryDirectory(prefix="headroom-") as tmp:
+        for n, (parsed, questions) in enumerate(load_locomo(DATA)):
+            teach, held = split_questions(questions, seed, n)
+            reworded = [(rewordings[n][q.text], set(q.relevant)) for q in teach if q.text in rewordings[n]]
+            runs = {}
+            for run, choose in (("held", marks_evidence), ("control", random_marks(seed, n))):
+                mem = Memory(Path(tmp) / f"{run}-{n}.db")
+                mem.ingest_parsed([parsed])
+                key_of = {i.id: i.key for i in mem.source_items(mem.sources()[0].id)}
+                id_of = {k: i for i, k in key_of.items()}
+                if run == "held":
+                    before["held"] += [fused_metrics(mem, held, key_of)["ndcg@10"]] * len(held)
+                    before["reworded"] += reworded_recall(mem, reworded, key_of)
+                runs[run] = (mem, key_of, give_feedback(mem, teach, id_of, choose, lambda _: None)[2])
+            which = "embedded" if runs["held"][0].external_embedder is not None else "lexical"
+            for ramp in RAMPS[which]:
+                row = rows.setdefault(ramp, {"held": [], "control": [], "reworded": [], "taught": []})
+                for run, (mem, key_of, used_by) in runs.items():
+                    setattr(mem.ranker.marks.params, which, ramp)
+                    row[run] += [fused_metrics(mem, held, key_of)["ndcg@10"]] * len(held)
+                held_mem, key_of, used_by = runs["held"]
+                row["reworded"] += reworded_recall(held_mem, reworded, key_of)
+                row["taught"] += [x for k, used in used_by.items() for x in used_ranks(held_mem, teach[k].text, used).values()]
+            for mem, _, _ in runs.values():
+                mem.close()
+    base = {k: float(np.mean(v)) for k, v in before.items()}
+    print(f"{which} similarity; before feedback: held-out nDCG@10 {base['held']:.4f}, reworded recall@10 {base['reworded']:.3f}")
+    for ramp, row in rows.items():
+        m = {k: float(np.mean(v)) for k, v in row.items()}
+        print(f"threshold {ramp.threshold:.2f} full {ramp.full:.2f} power {ramp.power:g}: held-out {m['held'] - base['held']:+.4f}  "
+              f"control {m['control'] - base['held']:+.4f}  reworded {m['reworded']:.3f}  taught rank {m['taught']:.2f}")
+
+
 def held_out_ndcg(mem: Memory, questions, key_of: dict[int, str]) -> float:
     return float(np.mean([ndcg_at([key_of[h.item.id] for h in mem.recall(q.text, top_k=10, strategy="fused").hits],
                                   q.relevant, 10) for q in questions]))
@@ -246,9 +300,13 @@ def main() -> None:
     ap.add_argument("--learning", action="store_true", help="run the real ranker on the inner split (see inner_learning)")
     ap.add_argument("--shared", action="store_true", help="also print shared_evidence and the model's forecasts")
     ap.add_argument("--static-oracle", action="store_true", help="also print static_oracle (slow: ~2 min)")
+    ap.add_argument("--ramps", action="store_true", help="sweep the feedback memory's ramp (see ramp_grid)")
     args = ap.parse_args()
     if args.learning:
         print(inner_learning(args.seed))
+        return
+    if args.ramps:
+        ramp_grid(args.seed)
         return
     if args.cache and args.cache.exists():
         convs, cases = pickle.loads(args.cache.read_bytes())

@@ -43,7 +43,7 @@ from ..text import lexical_tokens
 DAY = 86_400.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class Ramp:
     """How much a mark counts for a query this alike: nothing below ``threshold``, fully from
     ``full`` (the same query), ((similarity − threshold) / (full − threshold)) ** ``power`` between."""
