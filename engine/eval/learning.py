@@ -58,12 +58,17 @@ def fused_metrics(mem: Memory, questions: list[Question], key_of: dict[int, str]
 
 
 def used_ranks(mem: Memory, text: str, used: set[int]) -> dict[int, int]:
-    """Rank of each used item, counting only unused items above it."""
-    hits = mem.recall(text, top_k=MISSING_RANK - 1, strategy="fused").hits
+    """Rank of each used item when ``text`` is recalled, counting only unused items above it."""
+    return ranks_among([h.item.id for h in mem.recall(text, top_k=MISSING_RANK - 1, strategy="fused").hits], used)
+
+
+def ranks_among(shown: list[int], used: set[int]) -> dict[int, int]:
+    """Rank of each used item in ``shown``, counting only unused items above it (``MISSING_RANK``
+    for one not shown)."""
     out, others = {}, 0
-    for h in hits:
-        if h.item.id in used:
-            out[h.item.id] = others + 1
+    for item in shown:
+        if item in used:
+            out[item] = others + 1
         else:
             others += 1
     return {i: out.get(i, MISSING_RANK) for i in used}
