@@ -39,6 +39,7 @@ import numpy as np
 from ..lazy import sparse as sp
 from ..pipeline import MarkNote, Ranking
 from ..text import lexical_tokens
+from .feedback import unit_rows
 
 DAY = 86_400.0
 
@@ -215,9 +216,9 @@ class FeedbackMemory:
                     rows.append(r)
                     cols.append(column.setdefault(t, len(column)))
             weight = idf(list(column)) if column else np.zeros(0)
-            m = sp.csr_matrix((weight[cols] if cols else np.zeros(0), (rows, cols)), shape=(len(self.marks), len(column)))
-            norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
-            self._index = _Index((sp.diags(1.0 / np.maximum(norms, 1e-12)) @ m).tocsr(), column, weight, key)
+            at = np.array(cols, dtype=np.int64)
+            matrix = unit_rows(np.array(rows, dtype=np.int64), at, weight[at], (len(self.marks), len(column)))
+            self._index = _Index(matrix, column, weight, key)
         return self._index
 
     def alike(self, query: str, likeness: Likeness, limit: int = 3) -> list[tuple[str, float]]:
