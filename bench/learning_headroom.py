@@ -55,7 +55,9 @@ PARAPHRASES = DATA.parent / "paraphrases_dev.json"
 GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 2.0)
 RAMPS = {  # per query similarity: (threshold, full, power)
     "lexical": [Ramp(t, 1.0, power) for power in (1.0, 2.0) for t in (0.3, 0.45, 0.6, 0.75)],
-    "embedded": [Ramp(t, 1.0, power) for power in (3.0, 4.0, 6.0) for t in (0.6, 0.7, 0.75, 0.8, 0.85)],
+    "embedded": [*(Ramp(t, full, power) for power in (1.0, 2.0) for full in (0.85, 0.9, 1.0)
+                   for t in (0.7, 0.75, 0.8, 0.82, 0.85) if t < full),
+                 *(Ramp(t, 1.0, power) for power in (3.0, 4.0, 6.0) for t in (0.6, 0.7, 0.75, 0.8, 0.85))],
 }
 
 
