@@ -34,6 +34,10 @@ def test_a_20k_store_saves_its_index_and_opens_from_it_with_the_same_answers(tmp
     with Memory(store, extensions=False) as mem:
         assert mem.index_from_file
         from_file = ranked(mem, questions)
+        slots = np.arange(0, ITEMS, 97)  # past 50k rows, these rows re-score a scan's best exactly
+        index = mem.index
+        assert np.allclose(index.lsa.transform_rows(*index.bm25.docs.gather(slots)),
+                           index.lsa.transform(index.counts_matrix(slots)), atol=1e-6)
     rebuilt_copy = tmp_path / "rebuilt" / "s.db"
     rebuilt_copy.parent.mkdir()
     shutil.copy(store, rebuilt_copy)
