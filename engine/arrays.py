@@ -18,11 +18,13 @@ import numpy as np
 
 
 class Column:
-    """A 1-D array with spare capacity; ``view`` is its first ``len`` values (writable)."""
+    """A 1-D array with spare capacity; ``view`` is its first ``len`` values (writable).
+    ``values`` are adopted, not copied (an index read from its saved file keeps the file's
+    mapped pages until it first grows)."""
 
     def __init__(self, dtype: np.dtype | type, fill: object = 0, values: np.ndarray | None = None) -> None:
         self.fill = fill
-        self._a = np.zeros(0, dtype=dtype) if values is None else np.array(values, dtype=dtype)
+        self._a = np.zeros(0, dtype=dtype) if values is None else np.asarray(values, dtype=dtype)
         self._n = len(self._a)
 
     def __len__(self) -> int:
@@ -64,6 +66,17 @@ class Rows:
         self.indptr = Column(np.int64, values=np.zeros(1, dtype=np.int64))
         self.indices = Column(index_dtype)
         self.values = Column(value_dtype)
+
+    @classmethod
+    def adopt(cls, indptr: np.ndarray, indices: np.ndarray, values: np.ndarray) -> "Rows":
+        """Rows over existing CSR arrays (not copied)."""
+        rows = cls(indices.dtype.type, values.dtype.type)
+        rows.indptr, rows.indices, rows.values = (Column(a.dtype, values=a) for a in (indptr, indices, values))
+        return rows
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The CSR arrays (views), to save: ``indptr``, ``indices``, ``values``."""
+        return {"indptr": self.indptr.view, "indices": self.indices.view, "values": self.values.view}
 
     def __len__(self) -> int:
         return len(self.indptr) - 1

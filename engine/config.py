@@ -76,6 +76,9 @@ class Settings:
     # ingest: an ingest of at least this many items stores and indexes them first and leaves the
     # areas' work (extraction, episodes, topics) to a durable queue (Memory.catch_up); 0: never
     defer_above: int = 5000
+    # a store of at least this many items keeps its index's arrays in a file beside it
+    # (<store>-index, engine/index_file.py) and opens by mapping them; 0: every store
+    save_index_above: int = 20_000
     # recall
     default_strategy: str = "fused"  # the best on every benchmark (docs/benchmarks.md)
     # hybrid fusion (docs/benchmarks.md has the comparison these defaults come from):
@@ -237,7 +240,8 @@ class Settings:
 _COUNT, _SOME, _SHARE, _COSINE = (1, math.inf), (0, math.inf), (0, 1), (-1, 1)
 _POSITIVE = (math.ulp(0.0), math.inf)
 RANGES: dict[str, tuple[float, float]] = {
-    "bm25_k1": _SOME, "bm25_b": _SHARE, "hash_dim": _COUNT, "lsa_dim": _COUNT, "defer_above": _SOME, "rrf_k": _SOME,
+    "bm25_k1": _SOME, "bm25_b": _SHARE, "hash_dim": _COUNT, "lsa_dim": _COUNT, "defer_above": _SOME, "save_index_above": _SOME,
+    "rrf_k": _SOME,
     "dense_weight": _SHARE, "word_vectors_weight": _SHARE, "candidate_k": _COUNT, "token_ttl_hours": _POSITIVE, "refresh_interval": _SOME,
     "trust_half_life_days": _POSITIVE, "coaccess_half_life_days": _POSITIVE, "ranker_seed": _SOME,
     "episode_window": _COUNT, "facts_top_k": _SOME, "ppr_alpha": _SHARE, "ppr_seed_items": _SOME,

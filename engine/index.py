@@ -211,6 +211,53 @@ class Index:
             index.remove(slots)
         self.slot_of.drop(self.item_ids[slots])
 
+    # -- saved beside the store (engine/index_file.py) -----------------------------------------
+
+    def arrays(self) -> tuple[dict[str, np.ndarray], dict[str, object]]:
+        """Every array this index derives from the store, and the counters that go with them:
+        what :meth:`restore` takes back instead of reading every row again. Items not yet
+        projected into the latent space are projected first: the first dense query after an
+        open would pay for it otherwise (the vectors are tied to the model's signature)."""
+        out = {"items.ids": self.item_ids, "items.sources": self.source_ids, "items.positions": self.positions,
+               "items.times": self.times, "items.pending": self.pending}
+        bm25, counters = self.bm25.arrays()
+        out.update({f"bm25.{name}": a for name, a in bm25.items()})
+        signatures = list(self.vectors)
+        for n, signature in enumerate(signatures):
+            out.update({f"vectors.{n}.{name}": a for name, a in self.vectors[signature].arrays().items()})
+        lsa = self.lsa.signature if self.lsa is not None else ""
+        if lsa:
+            out.update({f"lsa.{name}": a for name, a in self.lsa_vectors.arrays().items()})
+        return out, {"bm25": counters, "terms": len(self.vocab), "vectors": signatures, "lsa": lsa}
+
+    def restore(self, arrays: dict[str, np.ndarray], meta: dict[str, object], lsa_blob: bytes | None) -> None:
+        """Take back what :meth:`arrays` gave (the vocabulary already read from the store; the
+        arrays adopted, not copied) and the store's latent model. Raises ValueError or KeyError
+        when the arrays do not fit together or with the vocabulary."""
+        ids = arrays["items.ids"]
+        columns = (arrays["items.sources"], arrays["items.positions"], arrays["items.times"], arrays["items.pending"])
+        if any(len(c) != len(ids) for c in columns) or int(meta["terms"]) > len(self.vocab):
+            raise ValueError("saved columns do not fit together or with the vocabulary")
+        self._item_ids = Column(np.int64, values=ids)
+        self._source_ids, self._positions = Column(np.int64, values=columns[0]), Column(np.int64, values=columns[1])
+        self._times, self._pending = Column(np.float64, values=columns[2]), Column(bool, values=columns[3])
+        self.bm25.restore({name[5:]: a for name, a in arrays.items() if name.startswith("bm25.")}, meta["bm25"])
+        if self.bm25.n_slots != len(ids) or len(self.bm25.docs) != len(ids):
+            raise ValueError("saved postings do not fit the columns")
+        self.slot_of = SlotMap()
+        alive = np.flatnonzero(self.alive)
+        self.slot_of.assign(ids[alive], alive)
+        for n, signature in enumerate(meta["vectors"]):
+            part = {name.split(".", 2)[2]: a for name, a in arrays.items() if name.startswith(f"vectors.{n}.")}
+            self.vectors[signature] = VectorIndex.restore(part, exact=self._stored(signature))
+        if lsa_blob:
+            self.load_lsa(lsa_blob)
+            if meta["lsa"] and meta["lsa"] == self.lsa.signature:
+                part = {name[4:]: a for name, a in arrays.items() if name.startswith("lsa.")}
+                with self._projecting:
+                    self._lsa_vectors = VectorIndex.restore(part, exact=self._latent_rows)
+                    self._unprojected = []
+
     # -- latent semantic model -----------------------------------------------------------------
 
     def counts_matrix(self, slots: np.ndarray | None = None) -> sp.csr_matrix:

@@ -50,6 +50,8 @@ class BM25Index:
         self._delta: sp.csr_matrix | None = None  # term-major postings of slots [_folded, n_slots)
         self._delta_dirty = True
         self._dead_in_main = 0
+        # main postings restored from a saved file, made a matrix at the first query (see restore)
+        self._saved_main: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]] | None = None
 
     # -- size ---------------------------------------------------------------------------------
 
@@ -128,19 +130,61 @@ class BM25Index:
         first query."""
         self._refresh()
 
+    # -- saved beside the store (engine/index_file.py) -----------------------------------------
+
+    def arrays(self) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+        """The arrays and counters that :meth:`restore` takes back. Pending documents are folded
+        into the main postings first, so that a restored index answers its first query at once."""
+        self._take_saved_main()
+        if self._delta_dirty or self._delta is not None or self._needs_compaction():
+            self._fold()
+        out = {f"docs.{k}": v for k, v in self.docs.arrays().items()}
+        out.update({"alive": self._alive.view, "lengths": self._lengths.view, "df": self._df.view})
+        if self._main is not None:
+            out.update({"main.indptr": self._main.indptr, "main.indices": self._main.indices, "main.data": self._main.data})
+        counters = {"n_docs": self._n_docs, "total_length": self._total_length, "folded": self._folded,
+                    "dead_in_main": self._dead_in_main, "main_terms": self._main.shape[0] if self._main is not None else 0}
+        return out, counters
+
+    def restore(self, arrays: dict[str, np.ndarray], counters: dict[str, float]) -> None:
+        """Take back what :meth:`arrays` gave (arrays adopted, not copied). The main postings
+        become a sparse matrix at the first query: scipy is not imported while a store opens."""
+        self.docs = Rows.adopt(arrays["docs.indptr"], arrays["docs.indices"], arrays["docs.values"])
+        self._alive = Column(bool, values=arrays["alive"])
+        self._lengths = Column(np.float64, values=arrays["lengths"])
+        self._df = Column(np.float64, values=arrays["df"])
+        self._n_docs, self._total_length = int(counters["n_docs"]), float(counters["total_length"])
+        self._dead_in_main, self._folded = int(counters["dead_in_main"]), int(counters["folded"])
+        self._main, self._delta = None, None
+        self._saved_main = None
+        if "main.indptr" in arrays:
+            self._saved_main = (arrays["main.data"], arrays["main.indices"], arrays["main.indptr"],
+                                (int(counters["main_terms"]), self._folded))
+        self._delta_dirty = self._folded < self.n_slots
+
     def _refresh(self) -> None:
         """Rebuild the delta segment, folding it into the main matrix when it has grown."""
+        self._take_saved_main()
         if not self._delta_dirty and not self._needs_compaction():
             return
         ptr = self.docs.indptr.view
         pending = int(ptr[-1] - ptr[self._folded])
         main_nnz = self._main.nnz if self._main is not None else 0
         if self._main is None or pending > FOLD_FRACTION * max(main_nnz, 20_000) or self._needs_compaction():
-            self._main, self._folded, self._dead_in_main = self._postings(0, self.n_slots), self.n_slots, 0
-            self._delta = None
+            self._fold()
         else:
             self._delta = self._postings(self._folded, self.n_slots)
-        self._delta_dirty = False
+            self._delta_dirty = False
+
+    def _take_saved_main(self) -> None:
+        if self._saved_main is not None:
+            data, indices, indptr, shape = self._saved_main
+            self._main, self._saved_main = sp.csr_matrix((data, indices, indptr), shape=shape), None
+
+    def _fold(self) -> None:
+        """Every live document into the main postings (O(postings))."""
+        self._main, self._folded, self._dead_in_main = self._postings(0, self.n_slots), self.n_slots, 0
+        self._delta, self._delta_dirty = None, False
 
     def _postings(self, lo: int, hi: int) -> sp.csr_matrix:
         """Term-major postings (terms × slots ``lo``…``hi``) of the live documents in that range."""

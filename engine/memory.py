@@ -26,7 +26,7 @@ from typing import Any, Callable, Concatenate, Iterable, ParamSpec, Sequence, Ty
 import numpy as np
 
 from . import activity as log_actions
-from . import transfer
+from . import index_file, transfer
 from .activity import Activity, Changes
 from .area import Area
 from .calibration import CALIBRATION_KEY, Calibration, calibrate
@@ -108,7 +108,8 @@ class Memory:
         self._looked = 0.0  # when refresh last looked at the log (time.monotonic)
         self._external: OpenAIEmbedder | None = None
         self.calibration: Calibration | None = None  # what an external embedder earns in fusion (engine/calibration.py)
-        self._load()
+        self.index_from_file = False  # whether the index was read from the arrays saved beside the store
+        self._load(saved=True)
         self.store.on_write = self._sync_with_store
         for factory in area_factories() if extensions else []:
             self.add_extension(factory(self), lazy=True)
@@ -133,11 +134,49 @@ class Memory:
             out[hit] = matrix[at[hit]]
         return out
 
-    def _load(self) -> None:
-        """(Re)build the in-memory index from the store, as of one moment (see :meth:`refresh`)."""
+    def _load(self, *, saved: bool = False) -> None:
+        """(Re)build the in-memory index from the store, as of one moment (see :meth:`refresh`);
+        with ``saved``, from the arrays saved beside the store when they are usable
+        (engine/index_file.py), and then saved there when they were not."""
         with self.store.reading():
             self._cursor = self.activity.last_id()
+            self.index_from_file = saved and self._load_saved_index()
+            if self.index_from_file:
+                return
             self._load_index()
+        if saved:
+            self._save_index(behind=0)  # the saved arrays were missing or unusable
+
+    def _load_saved_index(self) -> bool:
+        """The index from its saved arrays, with what was committed after them taken in from the
+        activity log, as a follower does (:meth:`_apply`). Only when no area is loaded yet and
+        this memory has written nothing: the log's lines are then all others'."""
+        restored = index_file.load(self.store, self._new_index)
+        if restored is None:
+            return False
+        index, log_id = restored
+        changes, cursor = self.activity.changes(log_id)
+        if changes.everything:
+            return False
+        self.index = index
+        self.calibration = self._stored_calibration()
+        self._apply(changes)
+        self._cursor = cursor
+        return True
+
+    def _save_index(self, behind: float = index_file.SAVE_AFTER_SHARE) -> None:
+        """Save the index's arrays beside the store, when it holds ``save_index_above`` items
+        and the saved ones are missing or ``behind`` a share of the store (a store growing by
+        small writes is not saved at each: the next open takes them in from the log)."""
+        n = self.index.n_items
+        if n < max(self.settings.save_index_above, 1):
+            return
+        changed = index_file.changed_since_saved(self.store) if behind else None
+        if changed is not None and changed < behind * n:
+            return
+        with self._write_lock, self.store.reading():
+            self.refresh()  # the index then holds the store exactly as of the log's newest line
+            index_file.save(self.store, self.index, self._cursor)
 
     def _load_index(self) -> None:
         index = self._new_index()
@@ -194,25 +233,26 @@ class Memory:
         store, index = self.store, self.index
         index.remove(changes.removed)
         fresh = [i for i in changes.added if i not in index.slot_of]
-        items = [it for _, it in sorted(store.items(fresh).items())]
-        if items:
+        if fresh:
             if store.vocab_size() > len(index.vocab):
                 index.merge_vocab(store.terms_from(len(index.vocab)))
-            for b in store.iter_index_batches(ids=[i.id for i in items]):
+            for b in store.iter_index_batches(ids=fresh):  # (those since deleted are not found)
                 index.add_rows(b.ids, b.source_ids, b.positions, b.timestamps, b.lengths, b.terms, b.counts)
             index.set_pending(changes.deferred, True)
             for signature in store.vector_signatures():
-                ids, matrix = store.vectors(signature, [i.id for i in items])
+                ids, matrix = store.vectors(signature, fresh)
                 if len(ids):
                     index.set_vectors(signature, ids.tolist(), matrix)
         index.set_pending(changes.caught_up, False)
-        read = [it for _, it in sorted(store.items(changes.caught_up).items())]  # by the deferred areas, elsewhere
+        areas = self._loaded_areas()  # (none while a store opens: no item records are built then)
+        items = [it for _, it in sorted(store.items(fresh).items())] if areas else []
+        read = [it for _, it in sorted(store.items(changes.caught_up).items())] if areas else []  # by the deferred areas, elsewhere
         ready = [i for i in items if i.id not in changes.deferred] + read
         if "lsa" in changes.reload and (blob := store.get_kv(LSA_KEY)):
             index.load_lsa(blob)
         if "calibration" in changes.reload:
             self.calibration = self._stored_calibration()
-        for area in self._loaded_areas():
+        for area in areas:
             told = ready if area.deferred else items
             if area.name in changes.reload:
                 area.load()
@@ -435,6 +475,7 @@ class Memory:
         self._calibrate_dense()
         if catch_up and (defer or self.index.pending.any()) and not (cancelled and cancelled()):
             self.catch_up(progress=progress, cancelled=cancelled)  # (and what an interrupted ingest left queued)
+        self._save_index()
         report.seconds = time.perf_counter() - started
         return report
 
@@ -540,6 +581,7 @@ class Memory:
         finally:
             if gc_was_enabled:
                 gc.enable()
+        self._save_index()
         return done
 
     def _refit_lsa(self) -> None:

@@ -48,6 +48,31 @@ class VectorIndex:
     def nbytes(self) -> int:
         return self._m.nbytes + self._scale.nbytes + self._alive.nbytes
 
+    # -- saved beside the store (engine/index_file.py) -----------------------------------------
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The rows (float32, or int8 codes with their ``scale``) and live flags, as views."""
+        out = {"rows": self._m[: self._n], "alive": self._alive[: self._n]}
+        if self.quantized:
+            out["scale"] = self._scale.view[: self._n]
+        return out
+
+    @classmethod
+    def restore(cls, arrays: dict[str, np.ndarray], exact: ExactRows | None = None,
+                quantize_above: int = QUANTIZE_ABOVE) -> "VectorIndex":
+        """An index over what :meth:`arrays` gave (adopted, not copied: the rows may stay mapped
+        from the file until the index grows)."""
+        rows, alive = arrays["rows"], arrays["alive"]
+        scale = arrays.get("scale")
+        if rows.ndim != 2 or len(alive) != len(rows) or (scale is not None) != (rows.dtype == np.int8) \
+                or (scale is not None and len(scale) != len(rows)):
+            raise ValueError("saved vectors do not fit together")
+        index = cls(rows.shape[1], exact, quantize_above)
+        index._m, index._alive, index._n = rows, alive, len(rows)
+        if scale is not None:
+            index._scale = Column(np.float32, values=scale)
+        return index
+
     # -- writes -------------------------------------------------------------------------------
 
     def set(self, slots: np.ndarray, vectors: np.ndarray) -> None:

@@ -2,8 +2,12 @@
 
 Nodes are the index's item slots ``[0, n_slots)``, then entity nodes, then phrase nodes. Edges
 are kept per type as endpoint lists that name items by id (positive) and entities by ``-id``
-(negative), so adding an item never renumbers anything; :meth:`KnowledgeGraph.matrix` turns them
-into one symmetric CSR matrix per type over the current slots (cached until the next change).
+(negative). Each edge is looked up once, when a matrix first needs it, into stable numbers that
+appends never change (an item's slot, an entity's or a phrase's node in a block of its own); a
+matrix is then sorted entries (:class:`Adjacency`) built from them with numpy alone, so taking in
+another process's commit costs a lookup of its new edges and a sort, not a lookup of every edge.
+Matrices are cached until the next change; the transition matrices of the walks come from the
+weighted mix of the types directly.
 
 Edge types: ``mention`` (entity–item), ``title`` (a passage and the entity it is about),
 ``link`` (tags and explicit links, entity–item), ``fact`` (a fact's subject entity and the
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
@@ -41,29 +46,47 @@ SEMANTIC_K = 5
 PHRASE_MAX_ITEMS = 20  # a phrase stated by more items joins too much to say anything (and costs edges)
 
 
+# Stable node numbers: an item's slot, ENTITY_BASE + its entity node, PHRASE_BASE + its phrase node.
+# Items, entities and phrases are only ever appended (until clear()), so a stable number never
+# changes; the matrices' node numbers (items, then entities, then phrases) are derived from them
+# in one vectorised step, and each edge's endpoints are looked up once, not at every rebuild.
+ENTITY_BASE = 1 << 40
+PHRASE_BASE = 2 << 40
+
+
 @dataclass
 class EdgeList:
-    """Endpoints (item id > 0, entity -id < 0) and weights, appended in batches."""
+    """Endpoints (item id > 0, entity -id < 0, or a stable phrase node) and weights, appended."""
 
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    a: Column = field(default_factory=lambda: Column(np.int64))
+    b: Column = field(default_factory=lambda: Column(np.int64))
+    w: Column = field(default_factory=lambda: Column(np.float32))
 
-    def add(self, a: Sequence[int], b: Sequence[int], w: Sequence[float] | float = 1.0) -> None:
+    def add(self, a: Sequence[int] | np.ndarray, b: Sequence[int] | np.ndarray,
+            w: Sequence[float] | np.ndarray | float = 1.0) -> None:
         a = np.asarray(a, dtype=np.int64)
         if not len(a):
             return
-        weights = np.full(len(a), w, dtype=np.float32) if np.isscalar(w) else np.asarray(w, dtype=np.float32)
-        self.parts.append((a, np.asarray(b, dtype=np.int64), weights))
+        self.a.extend(a)
+        self.b.extend(np.asarray(b, dtype=np.int64))
+        self.w.extend(np.full(len(a), w, dtype=np.float32) if np.isscalar(w) else np.asarray(w, dtype=np.float32))
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if not self.parts:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, np.zeros(0, dtype=np.float32)
-        if len(self.parts) > 1:
-            self.parts = [tuple(np.concatenate(x) for x in zip(*self.parts))]  # type: ignore[list-item]
-        return self.parts[0]
+    def arrays(self, start: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The edges from the ``start``-th on (views: valid until the next add)."""
+        return self.a.view[start:], self.b.view[start:], self.w.view[start:]
 
     def __len__(self) -> int:
-        return sum(len(p[0]) for p in self.parts)
+        return len(self.a)
+
+
+@dataclass
+class StableEdges:
+    """One edge type's edges with stable node numbers, taken in from its :class:`EdgeList` as it
+    grows; an edge whose item or entity is not known yet waits, and is looked up again next time."""
+
+    edges: EdgeList = field(default_factory=EdgeList)
+    taken: int = 0  # edges of the raw list looked at so far
+    waiting: EdgeList = field(default_factory=EdgeList)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -80,6 +103,39 @@ def _locked(method: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+@dataclass
+class Adjacency:
+    """A symmetric sparse matrix as sorted unique entries: ``key = row · n + column``."""
+
+    n: int
+    keys: np.ndarray
+    values: np.ndarray
+
+    @classmethod
+    def summed(cls, n: int, keys: np.ndarray, values: np.ndarray) -> "Adjacency":
+        """Entries with equal keys added up, in the order given (a stable sort keeps it)."""
+        order = np.argsort(keys, kind="stable")
+        keys, values = keys[order], values[order]
+        if not len(keys):
+            return cls(n, keys, values)
+        starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+        return cls(n, keys[starts], np.add.reduceat(values, starts))
+
+    @property
+    def rows(self) -> np.ndarray:
+        return self.keys // self.n
+
+    @property
+    def columns(self) -> np.ndarray:
+        return self.keys % self.n
+
+    def csr(self, values: np.ndarray | None = None) -> sp.csr_matrix:
+        """As a CSR matrix (of other values on the same entries, if given)."""
+        indptr = np.searchsorted(self.keys, np.arange(self.n + 1, dtype=np.int64) * self.n)
+        return sp.csr_matrix((self.values if values is None else values, self.columns, indptr),
+                             shape=(self.n, self.n), dtype=np.float32)
+
+
 class KnowledgeGraph:
     """Typed edges over items and entities; sparse matrices and PPR on demand."""
 
@@ -91,14 +147,14 @@ class KnowledgeGraph:
 
     @_locked
     def clear(self) -> None:
-        self.edges: dict[str, EdgeList] = {t: EdgeList() for t in EDGE_TYPES}
+        self.edges: dict[str, EdgeList] = {t: EdgeList() for t in EDGE_TYPES}  # phrase: (PHRASE_BASE + node, item id)
         self._entity_ids = Column(np.int64)  # entity node n ↔ entity id
         self._entity_node: dict[int, int] = {}
         self.phrases: dict[str, set[int]] = {}  # phrase → ids of the items stating it
         self._phrase_names: list[str] = []  # phrase node n ↔ phrase
         self._phrase_node: dict[str, int] = {}
-        self._pair_phrase = Column(np.int64)  # every (phrase node, item id) pair, in the order added:
-        self._pair_item = Column(np.int64)  # the phrase matrix is built from them with numpy alone
+        self._stable: dict[str, StableEdges] = {t: StableEdges() for t in EDGE_TYPES}
+        self._stable_for: weakref.ref | None = None  # the index whose slots the stable numbers are
         self._cache: dict[object, object] = {}
 
     @_locked
@@ -132,11 +188,10 @@ class KnowledgeGraph:
                 self._phrase_names.append(phrase)
             if item_id not in ids:
                 ids.add(item_id)
-                nodes.append(self._phrase_node[phrase])
+                nodes.append(PHRASE_BASE + self._phrase_node[phrase])
                 items.append(item_id)
         if nodes:
-            self._pair_phrase.extend(nodes)
-            self._pair_item.extend(items)
+            self.edges["phrase"].add(nodes, items)
             self.changed()
 
     @property
@@ -158,81 +213,109 @@ class KnowledgeGraph:
 
     def has_edges(self, kind: str) -> bool:
         """Whether any edge of this type exists (semantic ones are built on demand: always)."""
-        return kind == "semantic" or bool(self.phrases if kind == "phrase" else self.edges[kind])
+        return kind == "semantic" or bool(self.edges[kind])
+
+    # -- stable node numbers ------------------------------------------------------------------
+
+    def _stable_nodes(self, refs: np.ndarray, index: "Index") -> np.ndarray:
+        """Stable numbers of refs (items by id, entities by -id, phrase nodes as they are); -1
+        where the item or the entity is not known (yet)."""
+        out = np.where(refs >= PHRASE_BASE, refs, -1)
+        items = (refs > 0) & (refs < PHRASE_BASE)
+        out[items] = index.slot_of.slots_of(refs[items])
+        entities = refs < 0
+        if entities.any() and len(self.entity_ids):
+            nodes = _lookup_table(self.entity_ids, int((-refs[entities]).max()))[-refs[entities]]
+            out[entities] = np.where(nodes >= 0, ENTITY_BASE + nodes, -1)
+        return out
+
+    def _take_in(self, index: "Index") -> None:
+        """Give the edges added since the last call (and those still waiting) stable numbers."""
+        if self._stable_for is None or self._stable_for() is not index:
+            self._stable = {t: StableEdges() for t in EDGE_TYPES}
+            self._stable_for = weakref.ref(index)
+        for kind, raw in self.edges.items():
+            stable = self._stable[kind]
+            if stable.taken == len(raw) and not len(stable.waiting):
+                continue
+            new = [np.concatenate(pair) for pair in zip(stable.waiting.arrays(), raw.arrays(stable.taken))]
+            stable.taken, stable.waiting = len(raw), EdgeList()
+            a, b = self._stable_nodes(new[0], index), self._stable_nodes(new[1], index)
+            known = (a >= 0) & (b >= 0)
+            stable.edges.add(a[known], b[known], new[2][known])
+            stable.waiting.add(new[0][~known], new[1][~known], new[2][~known])
+
+    def _node_numbers(self, stable: np.ndarray, index: "Index") -> np.ndarray:
+        """Matrix node numbers of stable numbers: items, then entities, then phrases."""
+        return np.where(stable < ENTITY_BASE, stable,
+                        np.where(stable < PHRASE_BASE, stable - ENTITY_BASE + index.n_slots,
+                                 stable - PHRASE_BASE + index.n_slots + len(self.entity_ids)))
 
     # -- matrices -----------------------------------------------------------------------------
 
-    def _nodes(self, refs: np.ndarray, index: "Index") -> np.ndarray:
-        """Node numbers of refs (items by id, entities by -id); -1 where the node is gone."""
-        out = np.full(len(refs), -1, dtype=np.int64)
-        items = refs > 0
-        if items.any() and index.n_slots:
-            lookup = _lookup_table(index.item_ids, int(refs[items].max()))
-            slots = lookup[refs[items]]
-            ok = slots >= 0
-            slots[ok] = np.where(index.alive[slots[ok]], slots[ok], -1)
-            out[items] = slots
-        ents = ~items
-        if ents.any() and len(self.entity_ids):
-            lookup = _lookup_table(self.entity_ids, int((-refs[ents]).max()))
-            nodes = lookup[-refs[ents]]
-            out[ents] = np.where(nodes >= 0, nodes + index.n_slots, -1)
-        return out
-
-    @_locked
-    def matrix(self, kind: str, index: "Index") -> sp.csr_matrix:
-        """The symmetric weighted adjacency of one edge type over the current node space."""
-        key = ("matrix", kind, *_state(index))
+    def _adjacency(self, kind: str, index: "Index") -> Adjacency:
+        """The entries of one edge type's symmetric matrix over the current node space: live
+        endpoints only, no self-loops, each entry the sum of its edges' weights."""
+        key = ("adjacency", kind, *_state(index))
         hit = self._cache.get(key)
         if hit is not None:
             return hit  # type: ignore[return-value]
         n = self.n_nodes(index)
         if kind == "semantic":
             m = semantic_knn(index, n)
-        elif kind == "phrase":
-            m = self._phrase_matrix(index, n)
+            rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(m.indptr))
+            adjacency = Adjacency.summed(n, rows * n + m.indices, m.data)
         else:
-            a, b, w = self.edges[kind].arrays()
-            na, nb = self._nodes(a, index), self._nodes(b, index)
-            ok = (na >= 0) & (nb >= 0) & (na != nb)
-            rows = np.concatenate([na[ok], nb[ok]])
-            cols = np.concatenate([nb[ok], na[ok]])
-            m = sp.csr_matrix((np.concatenate([w[ok], w[ok]]), (rows, cols)), shape=(n, n), dtype=np.float32)
-            m.sum_duplicates()
-        self._cache[key] = m
-        return m
+            self._take_in(index)
+            a, b, w = self._stable[kind].edges.arrays()
+            if kind == "phrase":
+                a, b, w = self._stated_phrases(a, b, w)
+            ok = (a != b) & _live(a, index) & _live(b, index)
+            na, nb = self._node_numbers(a[ok], index), self._node_numbers(b[ok], index)
+            adjacency = Adjacency.summed(n, np.concatenate([na * n + nb, nb * n + na]), np.concatenate([w[ok], w[ok]]))
+        self._cache[key] = adjacency
+        return adjacency
 
-    def _phrase_matrix(self, index: "Index", n: int) -> sp.csr_matrix:
-        """Phrase node – item edges (weight 1) for the phrases stated by 2 to PHRASE_MAX_ITEMS items."""
-        pair_phrase, pair_item = self._pair_phrase.view, self._pair_item.view
-        size = np.bincount(pair_phrase, minlength=len(self._phrase_names))[pair_phrase]  # items stating each pair's phrase
-        kept = (size >= 2) & (size <= PHRASE_MAX_ITEMS)
-        if not kept.any():
-            return sp.csr_matrix((n, n), dtype=np.float32)
-        phrase_nodes = index.n_slots + len(self.entity_ids) + pair_phrase[kept]
-        items = self._nodes(pair_item[kept], index)
-        ok = items >= 0
-        rows = np.concatenate([phrase_nodes[ok], items[ok]])
-        cols = np.concatenate([items[ok], phrase_nodes[ok]])
-        return sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=(n, n), dtype=np.float32)
+    def _stated_phrases(self, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Phrase edges of the phrases stated by 2 to PHRASE_MAX_ITEMS items (stored or not)."""
+        size = np.bincount(self.edges["phrase"].a.view - PHRASE_BASE, minlength=len(self._phrase_names))
+        kept = size[a - PHRASE_BASE]
+        kept = (kept >= 2) & (kept <= PHRASE_MAX_ITEMS)
+        return a[kept], b[kept], w[kept]
+
+    @_locked
+    def matrix(self, kind: str, index: "Index") -> sp.csr_matrix:
+        """The symmetric weighted adjacency of one edge type over the current node space."""
+        return self._adjacency(kind, index).csr()
+
+    def _mix(self, weights: dict[str, float], index: "Index") -> Adjacency:
+        """The weighted sum of the edge types' matrices (each entry summed in the weights' order)."""
+        key = ("mix", tuple(sorted(weights.items())), *_state(index))
+        hit = self._cache.get(key)
+        if hit is None:
+            n = self.n_nodes(index)
+            parts = [(m.keys, m.values * np.float32(w)) for kind, w in weights.items()
+                     if w > 0 and (m := self._adjacency(kind, index)).keys.size]
+            keys = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+            values = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.float32)
+            hit = self._cache[key] = Adjacency.summed(n, keys, values)
+        return hit  # type: ignore[return-value]
+
+    def _inverse_degree(self, mix: Adjacency) -> np.ndarray:
+        """1 / each node's weighted degree (0 for none)."""
+        degree = np.asarray(mix.csr().sum(axis=1)).ravel()
+        return np.where(degree > 0, 1.0 / np.where(degree > 0, degree, 1.0), 0.0).astype(np.float32)
 
     @_locked
     def transition(self, weights: dict[str, float], index: "Index") -> sp.csr_matrix:
-        """Column-stochastic transpose of the weighted mix (rows of dangling nodes stay empty)."""
+        """Column-stochastic transpose of the weighted mix (rows of dangling nodes stay empty):
+        entry (u, v) is mix(v, u) / degree(v), and the mix is symmetric."""
         key = ("transition", tuple(sorted(weights.items())), *_state(index))
         hit = self._cache.get(key)
-        if hit is not None:
-            return hit  # type: ignore[return-value]
-        n = self.n_nodes(index)
-        mix = sp.csr_matrix((n, n), dtype=np.float32)
-        for kind, w in weights.items():
-            if w > 0:
-                mix = mix + self.matrix(kind, index) * np.float32(w)
-        degree = np.asarray(mix.sum(axis=1)).ravel()
-        inv = np.where(degree > 0, 1.0 / np.where(degree > 0, degree, 1.0), 0.0).astype(np.float32)
-        t = (sp.diags(inv) @ mix).T.tocsr().astype(np.float32)
-        self._cache[key] = t
-        return t
+        if hit is None:
+            mix = self._mix(weights, index)
+            hit = self._cache[key] = mix.csr(mix.values * self._inverse_degree(mix)[mix.columns])
+        return hit  # type: ignore[return-value]
 
     @_locked
     def forward(self, weights: dict[str, float], index: "Index") -> sp.csr_matrix:
@@ -240,23 +323,28 @@ class KnowledgeGraph:
         key = ("forward", tuple(sorted(weights.items())), *_state(index))
         hit = self._cache.get(key)
         if hit is None:
-            hit = self._cache[key] = self.transition(weights, index).T.tocsr()
+            mix = self._mix(weights, index)
+            hit = self._cache[key] = mix.csr(mix.values * self._inverse_degree(mix)[mix.rows])
         return hit  # type: ignore[return-value]
 
     @_locked
     def degrees(self, index: "Index", weights: dict[str, float]) -> np.ndarray:
         """Number of neighbours of every node under the mix (for seed specificity)."""
-        key = ("degree", tuple(sorted(weights.items())), *_state(index))
-        hit = self._cache.get(key)
-        if hit is None:
-            t = self.transition(weights, index)
-            hit = self._cache[key] = np.diff(t.tocsc().indptr)
-        return hit  # type: ignore[return-value]
+        mix = self._mix(weights, index)
+        return np.bincount(mix.rows, minlength=mix.n)
 
 
 def _state(index: "Index") -> tuple[int, int, int]:
     """What the cached matrices depend on besides the edges: slots, live items, the latent fit."""
     return index.n_slots, index.n_items, index.lsa_fitted_on
+
+
+def _live(stable: np.ndarray, index: "Index") -> np.ndarray:
+    """Whether each stable node is there: an entity or a phrase, or a live item."""
+    out = stable >= ENTITY_BASE
+    items = ~out
+    out[items] = index.alive[stable[items]]
+    return out
 
 
 def _lookup_table(ids: np.ndarray, max_ref: int) -> np.ndarray:

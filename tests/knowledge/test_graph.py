@@ -106,3 +106,43 @@ def test_large_graphs_switch_to_local_push(tmp_path):
         mem.add_note("Biscuit loves the Portland dog park.", name="n2")
         hits = mem.recall("Maya beagle", strategy="ppr").hits
         assert [h.item.text[:4] for h in hits] == ["Maya", "Bisc"]
+
+
+def _grown_graph(index: Index, steps: list[int], look: bool) -> KnowledgeGraph:
+    """Items 1..30 arrive in ``steps`` (entities and edges with them, some before their item or
+    entity is known); with ``look``, the walk matrices are built after every step."""
+    rng = np.random.default_rng(7)
+    g, first = KnowledgeGraph(), 1
+    for n, upto in enumerate(steps):
+        items = np.arange(first, upto + 1)
+        g.add_entities([100 + n, 200 + n])
+        g.add_edges("mention", rng.choice(items, 8), -rng.choice([100 + n, 200 + n, 300], 8))  # 300 comes last
+        g.add_edges("next", items[:-1], items[1:], 0.5)
+        g.add_edges("episode", items[:3], np.full(3, upto + 1))  # the next step's first item
+        g.add_edges("fact", [-(100 + n)], [-(200 + n)], 2.0)
+        g.add_phrases([("agencies", int(i)) for i in items[:2]] + [("flour", int(items[-1]))])
+        index.add([Item(text="", id=int(i), source_id=1, position=int(i)) for i in items],
+                  [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))] * len(items))
+        first = upto + 1
+        if look:
+            g.transition({"mention": 1.0}, index)
+    g.add_entities([300])
+    return g
+
+
+def test_a_graph_grown_step_by_step_equals_one_built_at_once():
+    weights = {"mention": 1.0, "next": 0.3, "episode": 0.3, "fact": 0.5, "phrase": 0.5}
+    grown_index, whole_index = small_index(0), small_index(0)
+    grown = _grown_graph(grown_index, [4, 9, 17, 30], look=True)
+    whole = _grown_graph(whole_index, [4, 9, 17, 30], look=False)
+    grown_index.remove([5])
+    whole_index.remove([5])
+    assert grown.n_nodes(grown_index) == 30 + 9 + 2
+    a, b = grown.transition(weights, grown_index), whole.transition(weights, whole_index)
+    assert a.nnz > 100 and a.nnz == b.nnz
+    assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices) and np.array_equal(a.data, b.data)
+    assert np.array_equal(grown.forward(weights, grown_index).data, whole.forward(weights, whole_index).data)
+    assert np.array_equal(grown.degrees(grown_index, weights), whole.degrees(whole_index, weights))
+    assert a[:, 4].nnz == 0 and a[4].nnz == 0  # the deleted item
+    entity_300 = 30 + grown.entity_node(300)
+    assert a[:, entity_300].nnz > 0  # its mentions waited for it

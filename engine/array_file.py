@@ -1,0 +1,150 @@
+"""A file of named numpy arrays that is written whole and checked before it is trusted.
+
+The index saves its arrays in one (engine/index_file.py) so that a large store opens by mapping
+them instead of rebuilding them from every row. Such a file is a cache beside the store: it may
+be damaged (a crash mid-write on a file system that reorders, a full disk, a copy cut short), left
+behind by another version, or not ours at all. So it is:
+
+* written to a temporary file in the same folder, private (0600), flushed, then renamed over the
+  old one: a reader sees the old file or the new one, never half of one;
+* checked when read: a magic line, the format, every array's bounds and CRC-32, the header's
+  own CRC; numeric dtypes only (nothing is unpickled); owned by this user and private. Anything
+  amiss reads as "no file" (:class:`Unusable`), and the caller rebuilds;
+* mapped copy-on-write: the arrays are views of the file's pages, so opening costs the checksum
+  pass and no copy, and a caller may change them in place without touching the file.
+
+Layout: ``MAGIC``, an 8-byte little-endian header length, the header (JSON: ``meta`` given by the
+caller, and for each array its dtype, shape, offset and CRC), a 4-byte CRC of the header, then the
+arrays, each at an offset aligned to ``ALIGN`` bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import stat
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Mapping
+
+import numpy as np
+
+MAGIC = b"mnemoscope arrays\n"
+FORMAT = 1
+ALIGN = 64
+_KINDS = "biuf"  # bool, signed, unsigned, float: nothing that needs pickling
+
+
+class Unusable(Exception):
+    """The file is missing, damaged, foreign or of another format (the message says which)."""
+
+
+@dataclass
+class ArrayFile:
+    """What :func:`read_arrays` found: the caller's metadata and the arrays by name."""
+
+    meta: dict[str, object]
+    arrays: dict[str, np.ndarray]
+
+
+def _crc(a: np.ndarray) -> int:
+    return zlib.crc32(memoryview(np.ascontiguousarray(a)).cast("B")) if a.size else 0
+
+
+def write_arrays(path: Path, meta: Mapping[str, object], arrays: Mapping[str, np.ndarray]) -> None:
+    """Write ``arrays`` and ``meta`` (JSON-able) to ``path``, replacing it at once (see above)."""
+    entries, offset = [], 0
+    plain = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
+    for name, a in plain.items():
+        if a.dtype.kind not in _KINDS:
+            raise TypeError(f"array {name!r} has dtype {a.dtype}, which is not numeric")
+        entries.append({"name": name, "dtype": a.dtype.str, "shape": list(a.shape), "offset": offset, "crc": _crc(a)})
+        offset += -(-a.nbytes // ALIGN) * ALIGN
+    header = json.dumps({"format": FORMAT, "meta": dict(meta), "arrays": entries}).encode()
+    start = -(-(len(MAGIC) + 8 + len(header) + 4) // ALIGN) * ALIGN
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(MAGIC + len(header).to_bytes(8, "little") + header + zlib.crc32(header).to_bytes(4, "little"))
+            for entry, a in zip(entries, plain.values()):
+                out.seek(start + entry["offset"])
+                out.write(memoryview(a).cast("B") if a.size else b"")
+            out.truncate(start + offset)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def read_header(path: Path) -> dict[str, object]:
+    """The caller's metadata of a file, without reading or checking its arrays (cheap)."""
+    with _open_private(path) as f:
+        return _header(f.read(len(MAGIC) + 8), f)[0]
+
+
+def read_arrays(path: Path) -> ArrayFile:
+    """Every array of the file, checked, as copy-on-write views of its mapped pages."""
+    with _open_private(path) as f:
+        meta, entries = _header(f.read(len(MAGIC) + 8), f)
+        size = os.fstat(f.fileno()).st_size
+        start = -(-(f.tell()) // ALIGN) * ALIGN
+        if size == 0:
+            raise Unusable("empty")
+        pages = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+    arrays = {}
+    for entry in entries:
+        try:
+            name, dtype, shape = str(entry["name"]), np.dtype(entry["dtype"]), tuple(int(n) for n in entry["shape"])
+            offset = start + int(entry["offset"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise Unusable(f"an array's entry is malformed: {exc}") from None
+        count = int(np.prod(shape)) if shape else 1
+        if dtype.kind not in _KINDS or min(shape, default=0) < 0 or offset < start or offset + count * dtype.itemsize > size:
+            raise Unusable(f"array {name!r} is out of bounds or not numeric")
+        a = np.frombuffer(pages, dtype=dtype, count=count, offset=offset).reshape(shape)
+        if _crc(a) != entry.get("crc"):
+            raise Unusable(f"array {name!r} fails its checksum")
+        arrays[name] = a
+    return ArrayFile(meta, arrays)
+
+
+def _open_private(path: Path) -> BinaryIO:
+    """The file, opened only if it is a regular file of this user that nobody else may read or
+    write (a file another user placed is not trusted)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        raise Unusable(exc.strerror or str(exc)) from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        os.close(fd)
+        raise Unusable("not a private regular file of this user")
+    return os.fdopen(fd, "rb")
+
+
+def _header(lead: bytes, f: BinaryIO) -> tuple[dict[str, object], list[dict[str, object]]]:
+    """The checked header (the caller's metadata, the arrays' entries), read from ``f`` just
+    after its first bytes ``lead``."""
+    if len(lead) < len(MAGIC) + 8 or not lead.startswith(MAGIC):
+        raise Unusable("not an array file")
+    length = int.from_bytes(lead[len(MAGIC):], "little")
+    if length > 1 << 26:
+        raise Unusable("header too large")
+    raw, crc = f.read(length), f.read(4)
+    if len(raw) != length or len(crc) != 4 or zlib.crc32(raw) != int.from_bytes(crc, "little"):
+        raise Unusable("damaged header")
+    try:
+        header = json.loads(raw)
+    except ValueError:
+        raise Unusable("damaged header") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise Unusable("another format")
+    meta, entries = header.get("meta"), header.get("arrays")
+    if not isinstance(meta, dict) or not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise Unusable("another format")
+    return meta, entries

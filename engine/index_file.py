@@ -1,0 +1,110 @@
+"""The index's arrays saved beside the store, so that a large store opens without reading every row.
+
+Opening a store rebuilds its index (columns, BM25 postings, vectors) from the store's rows: a
+few seconds per million items, on every open. Instead, a memory saves :meth:`Index.arrays` to
+``<store>-index`` (engine/array_file.py: private, written whole and renamed, checked when read)
+and the next open maps them, then takes in what was committed after them from the activity log,
+as a memory following another process does (:meth:`Memory.refresh`).
+
+The file is stamped with the store's state it was taken at: the id of the activity log's newest
+line then, that line's time and the store's schema version. It is used only if that very line is
+still in the store's log (a file of another store, or of this store before a clear, an import or
+a reindex, or whose lines since were pruned, is not) and every check passes; otherwise it is
+ignored and the index is rebuilt from the store, exactly as without it. It is only ever a cache.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from typing import Callable
+
+from .activity import EFFECTS
+from .array_file import Unusable, read_arrays, read_header, write_arrays
+from .index import LSA_KEY, Index
+from .store import Store
+
+log = logging.getLogger(__name__)
+
+# An ingest saves the file again once the items it (and others) changed since the file was saved
+# reach this share of the store: saving costs about what reading that many items from the store
+# would, so a store that grows by small writes is not saved at every one.
+SAVE_AFTER_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """The store's state that a saved index is of."""
+
+    log_id: int  # the activity log's newest line
+    log_at: float  # that line's time: another store's line of the same id has another
+    schema: int  # the store's schema version
+
+    @classmethod
+    def of(cls, store: Store, log_id: int) -> "Stamp | None":
+        """The stamp of the store at its line ``log_id``, or None when the log no longer holds it."""
+        lines = store.activity_lines(1, before=log_id + 1) if log_id > 0 else []
+        if not lines or lines[0].id != log_id:
+            return None
+        return cls(log_id, lines[0].at, store.schema_version)
+
+
+def path_of(store: Store) -> Path | None:
+    """Where a store's saved index lives (None for a store in memory)."""
+    if str(store.path) == ":memory:":
+        return None
+    return store.path.with_name(store.path.name + "-index")
+
+
+def load(store: Store, new_index: Callable[[], Index]) -> tuple[Index, int] | None:
+    """The index from the saved file, if it is usable for ``store``, and the log line it is as
+    of (the caller takes in what came after); None: rebuild it from the store. Call it inside
+    one read of the store (``store.reading()``)."""
+    path = path_of(store)
+    if path is None or not path.exists():
+        return None
+    try:
+        saved = read_arrays(path)
+        stamp = Stamp.of(store, int(saved.meta.get("log_id", 0)))
+        if stamp is None or asdict(stamp) != {k: saved.meta.get(k) for k in ("log_id", "log_at", "schema")}:
+            raise Unusable("of another state of the store, or of another store")
+        index = new_index()
+        index.vocab = store.vocabulary()
+        index.restore(saved.arrays, saved.meta, store.get_kv(LSA_KEY))
+    except (Unusable, KeyError, ValueError, TypeError) as exc:
+        log.info("not using the saved index %s: %s", path, exc)
+        return None
+    return index, stamp.log_id
+
+
+def save(store: Store, index: Index, log_id: int) -> bool:
+    """Save ``index``, which holds the store exactly as of its log line ``log_id``. Returns
+    whether it was saved (not for a store in memory, an empty log, or a folder it cannot write)."""
+    path, stamp = path_of(store), Stamp.of(store, log_id)
+    if path is None or stamp is None:
+        return False
+    arrays, meta = index.arrays()
+    try:
+        write_arrays(path, {**asdict(stamp), **meta}, arrays)
+    except OSError as exc:
+        log.info("could not save the index to %s: %s", path, exc)
+        return False
+    return True
+
+
+def changed_since_saved(store: Store) -> int | None:
+    """How many items the store's log says were added, replaced, removed or read by the deferred
+    areas since the saved index's line (None when there is no usable saved file, or its line is
+    gone)."""
+    path = path_of(store)
+    if path is None or not path.exists():
+        return None
+    try:
+        log_id = int(read_header(path).get("log_id", 0))
+    except (Unusable, ValueError, TypeError):
+        return None
+    if Stamp.of(store, log_id) is None:
+        return None
+    return sum(line.count for line in store.activity_after(log_id) if {"items", "caught_up"} & set(EFFECTS.get(line.action, ())))

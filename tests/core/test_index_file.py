@@ -1,0 +1,161 @@
+"""The index's arrays saved beside the store (engine/index_file.py, engine/array_file.py): a store
+opens from them and answers exactly as one rebuilt from its rows; a damaged, foreign, stale or
+public file is never trusted (the index is rebuilt, and the file written again); what another
+process commits after the file was saved is taken in from the activity log."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mnemoscope.engine import Memory
+from mnemoscope.engine.array_file import Unusable, read_arrays, write_arrays
+from tests.support.stores import DEMO_DIR
+
+ROOT = Path(__file__).resolve().parents[2]
+QUERIES = ["who adopted a dog", "how hot is the oven for the loaf", "what does attention compute",
+           "which hut did they sleep in"]
+STRATEGIES = ("bm25", "dense", "hybrid", "ppr", "walk", "fused")
+SAVE_ALWAYS = {"save_index_above": 0}
+
+
+def sidecar(store: Path) -> Path:
+    return store.with_name(store.name + "-index")
+
+
+def answers(store: Path, **settings: int) -> tuple[bool, dict]:
+    """Whether the store opened from its saved arrays, and every strategy's ranked ids and scores
+    (to 5 decimals: the PageRank of a store whose deleted items keep their slots sums in another
+    order than one rebuilt without them)."""
+    with Memory(store, **settings) as mem:
+        ranked = {(s, q): [(h.item.id, round(h.score, 5)) for h in mem.recall(q, strategy=s).hits]
+                  for s in STRATEGIES for q in QUERIES}
+        return mem.index_from_file, ranked
+
+
+def rebuilt(store: Path, tmp_path: Path) -> dict:
+    """The answers of the same store opened from its rows alone (a copy without the file)."""
+    copy = tmp_path / "rebuilt" / store.name
+    copy.parent.mkdir(exist_ok=True)
+    shutil.copy(store, copy)
+    from_file, ranked = answers(copy, save_index_above=10**9)
+    assert not from_file and not sidecar(copy).exists()
+    return ranked
+
+
+@pytest.fixture(scope="module")
+def expected(demo_store: Path) -> dict:
+    """The demo store's answers, its index built from its rows."""
+    from_file, ranked = answers(demo_store, save_index_above=10**9)
+    assert not from_file and any(ranked.values())
+    return ranked
+
+
+@pytest.fixture
+def saved(demo_copy: Path) -> Path:
+    """The demo store (every area) after an open that saved its index beside it."""
+    Memory(demo_copy, **SAVE_ALWAYS).close()
+    return demo_copy
+
+
+def test_a_store_opens_from_its_saved_arrays_and_answers_as_if_rebuilt(saved: Path, expected: dict):
+    assert sidecar(saved).stat().st_mode & 0o777 == 0o600
+    assert answers(saved, **SAVE_ALWAYS) == (True, expected)
+
+
+def test_below_the_threshold_no_file_is_written(demo_copy: Path):
+    with Memory(demo_copy) as mem:
+        assert mem.index.n_items < mem.settings.save_index_above
+    assert not sidecar(demo_copy).exists()
+
+
+def _flip_bytes_in_the_arrays(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    middle = len(data) * 2 // 3
+    data[middle:middle + 256] = bytes(b ^ 0xFF for b in data[middle:middle + 256])  # wider than any gap between arrays
+    path.write_bytes(bytes(data))
+
+
+def _truncate(path: Path) -> None:
+    os.truncate(path, path.stat().st_size // 2)
+
+
+def _garbage(path: Path) -> None:
+    path.write_bytes(b"not an index" * 100)
+
+
+def _readable_by_others(path: Path) -> None:
+    path.chmod(0o644)
+
+
+@pytest.mark.parametrize("damage", [_flip_bytes_in_the_arrays, _truncate, _garbage, _readable_by_others])
+def test_a_damaged_or_public_file_is_not_trusted_and_is_written_again(saved: Path, expected: dict, damage):
+    damage(sidecar(saved))
+    assert answers(saved, **SAVE_ALWAYS) == (False, expected)
+    assert sidecar(saved).stat().st_mode & 0o777 == 0o600
+    with Memory(saved, **SAVE_ALWAYS) as mem:  # the rebuild saved a good file
+        assert mem.index_from_file
+
+
+def test_another_stores_file_is_not_trusted(saved: Path, tmp_path: Path):
+    other = tmp_path / "other.db"
+    with Memory(other, extensions=False, **SAVE_ALWAYS) as mem:
+        mem.ingest([DEMO_DIR / "sourdough-baking.md"])
+    shutil.copy(sidecar(saved), sidecar(other))
+    with Memory(other, extensions=False, **SAVE_ALWAYS) as mem:
+        assert not mem.index_from_file
+        assert mem.index.n_items == mem.counts()["items"]
+
+
+WRITER = """
+import sys
+from mnemoscope.engine import Memory
+with Memory(sys.argv[1]) as mem:
+    if sys.argv[2] == "clear":
+        mem.clear()
+    else:
+        mem.delete_source(mem.sources()[0].id)
+        mem.add_note(sys.argv[2], name="written elsewhere")
+"""
+
+
+def other_process(store: Path, what: str) -> None:
+    subprocess.run([sys.executable, "-c", WRITER, str(store), what], cwd=ROOT, check=True, timeout=120)
+
+
+def test_what_another_process_commits_after_the_save_is_taken_in(saved: Path, tmp_path: Path):
+    other_process(saved, "Zebulon the quokka keeps a diary of every sunrise")
+    from_file, ranked = answers(saved, save_index_above=10**9)  # (no save: the file stays behind)
+    assert from_file
+    assert ranked == rebuilt(saved, tmp_path)
+    with Memory(saved) as mem:
+        assert mem.recall("Zebulon quokka sunrise", strategy="bm25").hits[0].item.text.startswith("Zebulon")
+
+
+def test_a_clear_by_another_process_makes_the_file_stale(saved: Path):
+    other_process(saved, "clear")
+    with Memory(saved, **SAVE_ALWAYS) as mem:
+        assert not mem.index_from_file
+        assert mem.index.n_items == mem.counts()["items"] == 0
+
+
+def test_an_array_file_holds_numbers_only_and_replaces_itself_whole(tmp_path: Path):
+    path = tmp_path / "arrays"
+    arrays = {"ids": np.arange(5, dtype=np.int64), "codes": np.ones((3, 4), dtype=np.int8), "none": np.zeros(0, bool)}
+    write_arrays(path, {"log_id": 7}, arrays)
+    read = read_arrays(path)
+    assert read.meta == {"log_id": 7} and set(read.arrays) == set(arrays)
+    assert all(np.array_equal(read.arrays[k], v) and read.arrays[k].dtype == v.dtype for k, v in arrays.items())
+    read.arrays["ids"][0] = 99  # copy-on-write: the file is untouched
+    assert read_arrays(path).arrays["ids"][0] == 0
+    with pytest.raises(TypeError):
+        write_arrays(path, {}, {"objects": np.array([{"a": 1}], dtype=object)})
+    assert read_arrays(path).meta == {"log_id": 7}  # the failed write left the old file whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["arrays"]
+    path.unlink()
+    with pytest.raises(Unusable):
+        read_arrays(path)
