@@ -366,9 +366,14 @@ class KnowledgeGraph:
 
     @_locked
     def degrees(self, index: "Index", weights: dict[str, float]) -> np.ndarray:
-        """Number of neighbours of every node under the mix (for seed specificity)."""
-        mix = self._mix(weights, index)
-        return np.bincount(mix.rows, minlength=mix.n)
+        """Number of neighbours of every node under the mix (for seed specificity); kept with
+        the matrices, as every query asks for it."""
+        key = ("degrees", tuple(sorted(weights.items())), *_state(index))
+        hit = self._cache.get(key)
+        if hit is None:
+            mix = self._mix(weights, index)
+            hit = self._cache[key] = np.bincount(mix.rows, minlength=mix.n)
+        return hit  # type: ignore[return-value]
 
 
 def _state(index: "Index") -> tuple[int, int, int]:

@@ -204,7 +204,7 @@ async def test_a_slow_ingest_lets_queries_run_stops_on_escape_and_keeps_its_stor
         release.set()
         await settle(pilot)
         assert "ingest" not in app.tasks
-        assert app.store_stats["sources"] == 6 + 12
+        assert app.store_stats["sources"] == 5 + 12
         assert not any(n.severity == "error" for n in app.notices)
 
         # Esc cancels a running ingest between sources; what was stored stays whole

@@ -28,9 +28,9 @@ async def test_browse_sources_long_lists_and_delete_with_dry_run(demo_app, monke
         screen = app.screen
         sources_table = screen.query_one("#sources-table", DataTable)
         items = screen.query_one("#items-table", DataTable)
-        assert sources_table.row_count == 6
+        assert sources_table.row_count == 5  # the conversation and four guides
         assert items.row_count > 0
-        await pilot.press("down", "down")
+        await pilot.press("down")
         await settle(pilot)
         assert screen.current_source().kind == "conversation"
         assert "the first 50 of 206 items" in "\n".join(screen_lines(app))
@@ -47,7 +47,7 @@ async def test_browse_sources_long_lists_and_delete_with_dry_run(demo_app, monke
         assert "• 0 " not in report and "1 sources" not in report, report
         await pilot.press("enter")  # "Cancel" has focus
         await settle(pilot)
-        assert app.store_stats["sources"] == 6
+        assert app.store_stats["sources"] == 5
 
         # an item deleted
         await pilot.press("enter")  # into the items
