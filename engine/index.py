@@ -306,7 +306,7 @@ class Index:
 
     def _latent_rows(self, slots: np.ndarray) -> np.ndarray:
         """Items' latent vectors computed again from their terms (exact float32)."""
-        return self.lsa.transform(self.counts_matrix(slots))
+        return self.lsa.transform_rows(*self.bm25.docs.gather(np.asarray(slots, dtype=np.int64)))
 
     def load_lsa(self, blob: bytes) -> None:
         body, _, n = blob.rpartition(b"|n=")
