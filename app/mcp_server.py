@@ -147,21 +147,30 @@ class Engine:
             self.source_names = {s.id: s.name for s in self.mem.sources()}
         return self.source_names.get(source_id, "?")
 
-    async def call(self, ctx: Context | None, fn: Callable[["Memory"], T], *, writes: bool = False) -> T:
-        """Run ``fn(mem)`` in a worker thread, as the calling client; an engine refusal becomes a
-        one-line tool error. After a write here or elsewhere, source names are read again."""
+    async def call(self, ctx: Context | None, fn: Callable[["Memory"], T], *, writes: bool = False,
+                   quick: bool = False) -> T:
+        """Run ``fn(mem)`` as the calling client; an engine refusal becomes a one-line tool error.
+        After a write here or elsewhere, source names are read again.
+
+        A ``quick`` read (a recall: tens of milliseconds) runs on the event loop itself when the
+        store is free and caught up, because the hop to a worker thread and back costs two
+        wake-ups, which a busy machine makes dear; a ping meanwhile waits for it. Anything that
+        may take long (a write, catching up with another process's commits, loading the areas,
+        waiting for another call) runs in a worker thread, so the loop keeps serving."""
         client = client_label(ctx) if ctx is not None else None
 
-        def run() -> T:
+        def locked() -> T:
             with self.lock:
-                if client is not None:
-                    self.mem.activity.client = client
-                if self.mem.refresh() or writes:
-                    self.source_names = {}
-                return fn(self.mem)
+                return self._run(client, fn, writes)
 
         try:
-            return await anyio.to_thread.run_sync(run)
+            if quick and self.lock.acquire(blocking=False):
+                try:
+                    if self.mem.caught_up():
+                        return self._run(client, fn, writes)
+                finally:
+                    self.lock.release()
+            return await anyio.to_thread.run_sync(locked)
         except ToolError:
             raise
         except Exception as exc:
@@ -169,6 +178,15 @@ class Engine:
             if message is None:
                 raise
             raise ToolError(message) from None
+
+
+    def _run(self, client: str | None, fn: Callable[["Memory"], T], writes: bool) -> T:
+        """``fn(mem)`` with the engine's lock held, after taking in other processes' commits."""
+        if client is not None:
+            self.mem.activity.client = client
+        if self.mem.refresh() or writes:
+            self.source_names = {}
+        return fn(self.mem)
 
 
 def client_label(ctx: Context) -> str:
@@ -267,7 +285,8 @@ def build_server(mem: "Memory") -> MCPServer:
         true then; by default facts that hold now come first and replaced ones are marked
         superseded. Each hit names its source. Afterwards, call `feedback` with the returned `token` and the
         ids of the hits you used."""
-        return await engine.call(ctx, lambda m: _recall(m, engine.source_name, query, strategy, mode, intent, top_k, as_of))
+        return await engine.call(ctx, lambda m: _recall(m, engine.source_name, query, strategy, mode, intent, top_k, as_of),
+                                 quick=True)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
     async def feedback(ctx: Context, token: str, used: list[int], ignored: list[int] | None = None) -> FeedbackOut:

@@ -218,15 +218,17 @@ class Services:
     def llm_status(self, timeout: float = 2.0) -> LLMStatus:
         """Whether an LLM endpoint is configured, and whether ``GET {base}/models`` answers: through
         the same client as every other request to it, so the key never leaves its origin."""
-        from openai import APIConnectionError, APIStatusError, OpenAIError
-
         from mnemoscope.engine import Settings
-        from mnemoscope.engine.net import endpoint_client
 
         settings = self.mem.settings if self.mem is not None else (self.settings or Settings.load())
         base = (settings.llm_base_url or "").rstrip("/")
         if not base:
             return LLMStatus(False, None, "no LLM endpoint configured (rule-based extraction; set MNEMOSCOPE_LLM_BASE_URL)")
+        # Imported only when there is an endpoint to ask: importing the client takes seconds on a busy machine.
+        from openai import APIConnectionError, APIStatusError, OpenAIError
+
+        from mnemoscope.engine.net import endpoint_client
+
         model = settings.llm_model or "(no model set)"
         try:
             with endpoint_client(base, settings.llm_api_key, timeout=timeout, max_retries=0) as client:

@@ -134,6 +134,21 @@ class LatentSemanticModel:
             ).tocsr()
         return l2_normalize(np.asarray(self._weight(counts, self.idf) @ self.components.T))
 
+    def transform_rows(self, lengths: np.ndarray, term_ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """:meth:`transform` of rows given as their lengths and their (term id, count) pairs
+        concatenated, weighted with numpy and multiplied once: for the few hundred rows a query
+        scores again exactly, :meth:`transform`'s sparse diagonal products and vocabulary-wide
+        column slicing cost more than the product itself."""
+        row = np.repeat(np.arange(len(lengths)), lengths)
+        keep = term_ids < self.components.shape[1]
+        row, term_ids = row[keep], term_ids[keep]
+        x = (1.0 + np.log(np.maximum(counts[keep], 1.0))).astype(np.float32) * self.idf[term_ids]
+        norms = np.sqrt(np.bincount(row, weights=x * x, minlength=len(lengths))).astype(np.float32)
+        x /= np.where(norms == 0, 1.0, norms)[row]
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=len(lengths)))])
+        weighted = sp.csr_matrix((x, term_ids, indptr), shape=(len(lengths), self.components.shape[1]))
+        return l2_normalize(np.asarray(weighted @ self.components.T))
+
     def query_vector(self, term_ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """``transform`` of one sparse row, done with a column gather instead of sparse matrices
         (far cheaper: the sparse route weights a row as wide as the vocabulary)."""

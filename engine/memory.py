@@ -221,6 +221,11 @@ class Memory:
             self._write_lock.release()
         return bool(changes)
 
+    def caught_up(self) -> bool:
+        """Whether a read now only reads: every area loaded, and nothing that other processes
+        committed waits to be taken in (one look at the activity log)."""
+        return len(self._loaded) == len(self._areas) and self.activity.last_id() == self._cursor
+
     def _sync_with_store(self) -> None:
         """Called as each write transaction begins, with the write lock held: what other
         processes committed since this memory last looked is taken in first, so that a write

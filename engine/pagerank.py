@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arrays import ranges
 from .lazy import sparse as sp
 
 PUSH_EPS = 1e-5
@@ -42,27 +43,37 @@ def local_pagerank(forward: sp.csr_matrix, seeds: np.ndarray, alpha: float = 0.5
     """Approximate PPR by pushing residual mass out from the seeds (Andersen, Chung and Lang),
     all nodes over the threshold at once per round: only nodes holding more than ``eps`` residual
     per neighbour are expanded, so the work depends on ``eps`` and ``alpha``, not on the size of
-    the graph. Underestimates every score by at most the residual left behind."""
+    the graph. Underestimates every score by at most the residual left behind.
+
+    Each round looks only at the nodes the previous one reached (a node that was not reached kept
+    a residual under its threshold), with their rows gathered straight from the CSR arrays: no
+    pass over every node, which at a million items cost more than the push itself."""
     n = forward.shape[0]
     total = float(seeds.sum())
     if total <= 0:
         return np.zeros(n, dtype=np.float32)
     s = (seeds / total).astype(np.float32)
+    seed_nodes = np.flatnonzero(s)
     p = np.zeros(n, dtype=np.float32)
     r = s.copy()
-    threshold = np.float32(eps) * np.maximum(np.diff(forward.indptr), 1).astype(np.float32)
+    indptr, indices, data = forward.indptr, forward.indices, forward.data
+    frontier = seed_nodes
     for _ in range(max_rounds):
-        active = np.flatnonzero(r > threshold)
+        starts = indptr[frontier]
+        counts = indptr[frontier + 1] - starts
+        over = r[frontier] > np.float32(eps) * np.maximum(counts, 1).astype(np.float32)
+        active, starts, counts = frontier[over], starts[over], counts[over]
         if not len(active):
             break
         mass = r[active]
         r[active] = 0.0
         p[active] += np.float32(1.0 - alpha) * mass
-        sub = forward[active]
-        counts = np.diff(sub.indptr)
-        moved = np.repeat(np.float32(alpha) * mass, counts) * sub.data
-        r += np.bincount(sub.indices, weights=moved, minlength=n).astype(np.float32)
+        entries = ranges(starts, counts)
+        moved = np.repeat(np.float32(alpha) * mass, counts) * data[entries]
+        frontier, slot = np.unique(indices[entries], return_inverse=True)
+        r[frontier] += np.bincount(slot, weights=moved, minlength=len(frontier)).astype(np.float32)
         stuck = float(mass[counts == 0].sum())
         if stuck:  # a dead end sends its walkers back to the seeds, as in the power iteration
-            r += np.float32(alpha * stuck) * s
+            r[seed_nodes] += np.float32(alpha * stuck) * s[seed_nodes]
+            frontier = np.union1d(frontier, seed_nodes)
     return p

@@ -244,6 +244,8 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         self.query_one("#entity-filter", Input).focus()
 
     def show_entities(self, entities: list[Any]) -> None:
+        if self.inbox:
+            return  # loaded before the inbox opened: its table has no columns now, and leaving reloads it
         table = self.query_one("#entities-table", DataTable)
         keep = self.entity.id if self.entity is not None else None
         self.entities = entities
@@ -274,6 +276,8 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
                       show=False, replace=True, done=partial(self.show_facts, entity))
 
     def show_facts(self, entity: Any, facts: list[Any]) -> None:
+        if self.inbox:
+            return  # as show_entities
         table = self.query_one("#facts-table", DataTable)
         # the same entity again (one of its facts edited or deleted): the cursor stays where it was
         kept_row = table.cursor_row if entity is not None and self.entity is not None and entity.id == self.entity.id \
@@ -408,13 +412,15 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
                       done=self.show_conflicts)
 
     def show_conflicts(self, found: tuple[list[Any], dict[int, Any]]) -> None:
+        if not self.inbox:
+            return  # loaded before the inbox closed
         conflicts, items = found
         table = self.query_one("#conflicts-table", DataTable)
         row = table.cursor_row
         self.conflicts, self.evidence = conflicts, items
         table.clear()
         for c in conflicts:
-            table.add_row(c.kind, c.summary(), key=str(c.id))
+            table.add_row(c.kind, c.summary(), key=str(c.id), height=None)  # wrapped, never cut
         table.border_title = f"Inbox: {len(conflicts)} open conflict(s)"
         if conflicts:
             table.move_cursor(row=min(max(row, 0), len(conflicts) - 1))

@@ -87,16 +87,20 @@ plus maybe perhaps actually honestly luckily sadly finally speaking""".split())
 _TITLES = frozenset("mr mrs ms dr prof st".split())  # alone, a title names nobody
 _NUMBER = re.compile(r"\d+(?:st|nd|rd|th)?")  # "11th" of "June 11th" is no name
 
-_TOKEN = re.compile(r"\d+(?:[.:,–]\d+)*(?: ?%)?|[^\W_][\w'’\-&]*|[.,;:!?()\"]")
+# "St. Mary's", "Mr. Greg": the period ends no clause; a saint's or a mountain's is part of a place's name
+_PLACE_ABBREVIATION = r"(?:St|Mt)\.(?=\s+[A-Z])"
+_TOKEN = re.compile(r"(?:Dr|Mr|Mrs|Ms|Prof)\.(?=\s+[A-Z])|" + _PLACE_ABBREVIATION
+                    + r"|\d+(?:[.:,–]\d+)*(?: ?%)?|[^\W_][\w'’\-&]*|[.,;:!?()\"]")
 _CONTRACTION = re.compile(r"\b(I|i|we|We|you|You|they|They|he|He|she|She|it|It|that|That)['’](m|re|ve|ll|d|s)\b")
 _CAPITAL_SPAN = re.compile(
-    r"\b(?:[A-Z][\w'’\-&.]*[\w])(?:\s+(?:(?:of|the|de|da|von|van|for|la|le|du|del|&)\s+)*[A-Z0-9][\w'’\-&.]*[\w]?)*"
+    r"\b(?:" + _PLACE_ABBREVIATION + r"|[A-Z][\w'’\-&.]*[\w])(?:\s+(?:(?:of|the|de|da|von|van|for|la|le|du|del|&)\s+)*[A-Z0-9][\w'’\-&.]*[\w]?)*"
 )
 _LOCATION = re.compile(r"\b(?:in|at|to|from|near)\s+(?:the\s+)?([A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+)*)")
 _REASON = re.compile(r"\b(?:because|since|so that|in order to|to help|as a way to)\s+([^.,;!?]+)", re.I)
 _METHOD = re.compile(r"\b(?:by|using|through|via)\s+([^.,;!?]+)", re.I)
 _NEXT_WORD = re.compile(r"\s+(\w+)")
 _DASH = re.compile(r"\s[-–—]\s|—|(?<!\d)–|–(?!\d)")  # a dash between clauses, not a range ("12–14%")
+_ASIDE = re.compile(r"\s*\([^()]*\)")  # "(HAPE)", "(2023)": an aside inside a clause, not a break in it
 _MARKS = frozenset(",;:.!?()\"")
 _LEADING_MARKS = " \"'(-*•#>0123456789.)"
 _EXPAND = {"m": "am", "re": "are", "ve": "have", "ll": "will", "d": "would", "s": "is"}
@@ -263,7 +267,7 @@ class RuleExtractor:
         times = find_times(sentence, item.timestamp)
         ctx = _Sentence(item, sentence, speaker, self._you if speaker else "", referent, times,
                         times[0].value if times else None)
-        tokens = _join_adjective_lists(_TOKEN.findall(_DASH.sub(", ", sentence))) + ["."]
+        tokens = _join_adjective_lists(_TOKEN.findall(_DASH.sub(", ", _ASIDE.sub("", sentence)))) + ["."]
         clause: list[str] = []
         opener = ""  # the word or mark before the clause; "" at the sentence start
         for n, tok in enumerate(tokens):
@@ -423,8 +427,8 @@ def _plain_subject(words_: list[str], at_start: bool) -> _Subject | None:
         return None
     if first in FORMS and first not in BASES:
         return None  # "Reminds me it's …", "Went to …": a verb, the subject left out; "-ing" is a gerund's
-    if first in BASES and not (start + 1 < len(words_) and _opens_copula(words_[start + 1])):
-        return None  # "Book ahead", "Add electrolytes": an imperative (but "Snow can fall" is a subject)
+    if start == 0 and first in BASES and not (start + 1 < len(words_) and _opens_copula(words_[start + 1])):
+        return None  # "Book ahead", "Add electrolytes": an imperative (but "Snow can fall", "The work builds" are subjects)
     end = _noun_phrase_end(words_, start)
     if end == start or end - start > 3:
         return None
@@ -435,8 +439,8 @@ def _plain_subject(words_: list[str], at_start: bool) -> _Subject | None:
 def _noun_phrase_end(words_: list[str], start: int) -> int:
     """Where the verb group begins after a noun phrase starting at ``start`` (a word that can be
     a verb but is followed by an auxiliary, as in "Coil folds are", is still the noun)."""
-    end = start
-    while end < len(words_) and end - start < MAX_SUBJECT_WORDS:
+    end = conjunct = start  # "pulmonary oedema and cerebral oedema": each conjunct as long as a noun phrase
+    while end < len(words_) and end - conjunct < MAX_SUBJECT_WORDS:
         low = words_[end].lower()
         if not words_[end][:1].isalnum() or low in _DETERMINERS or low in _PARTICLES or low in _POSSESSIVES \
                 or low in _PERSONAL:
@@ -451,6 +455,8 @@ def _noun_phrase_end(words_: list[str], start: int) -> int:
                 and not (end > 0 and (low in BASES and not words_[end - 1].endswith("s")  # "air rescue service"
                                           or words_[end - 1].lower() in _QUANTITIES)):  # "Five turns share"
             break
+        if low in ("and", "or"):
+            conjunct = end + 1
         end += 1
     return end
 
@@ -612,12 +618,21 @@ def _object(rest: list[str], ctx: _Sentence) -> list[str] | None:
             return None
         head = next((n for n, w in enumerate(ctx.object) if w.lower() in _PARTICLES), len(ctx.object))
         words_ = ctx.object[:head or len(ctx.object)] + words_[1:]  # "an offer on Friday … accepted it": the offer
-    if len(words_) > MAX_OBJECT_WORDS:
-        cut = max((n for n in range(2, MAX_OBJECT_WORDS + 1) if words_[n].lower() in _PARTICLES), default=0)
-        words_ = words_[:cut]
-    while words_ and (words_[-1].lower() in _TRAILING or words_[-1].endswith("'s")):  # "decided on my" → nothing
+    cut = len(words_) > MAX_OBJECT_WORDS
+    if cut:
+        words_ = words_[:max((n for n in range(2, MAX_OBJECT_WORDS + 1) if words_[n].lower() in _PARTICLES), default=0)]
+    while words_ and (words_[-1].lower() in _TRAILING or _dangles(words_[-1], ctx, cut)):
         words_.pop()
     return words_ or None
+
+
+def _dangles(word: str, ctx: _Sentence, cut: bool) -> bool:
+    """A possessive with nothing after it: "decided on my" (→ "Maya's"), or one whose noun the
+    cut dropped. A name written as a possessive ("left St Clare's", "at Sainsbury's") is the
+    whole object and stays."""
+    if not word.endswith("'s"):
+        return False
+    return cut or word[:1].islower() or word[:-2] in (ctx.speaker, ctx.you)
 
 
 def _points_elsewhere(words_: list[str]) -> bool:

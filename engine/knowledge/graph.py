@@ -50,8 +50,12 @@ PHRASE_MAX_ITEMS = 20  # a phrase stated by more items joins too much to say any
 # Items, entities and phrases are only ever appended (until clear()), so a stable number never
 # changes; the matrices' node numbers (items, then entities, then phrases) are derived from them
 # in one vectorised step, and each edge's endpoints are looked up once, not at every rebuild.
-ENTITY_BASE = 1 << 40
-PHRASE_BASE = 2 << 40
+# Every stable number is below 1 << KEY_BITS, so an entry (row, column) is one int64 key whose
+# order is the entry's order in the matrices too (the mapping keeps the blocks' order).
+ENTITY_BASE = 1 << 30
+PHRASE_BASE = 3 << 29
+KEY_BITS = 31
+KEY_MASK = (1 << KEY_BITS) - 1
 
 
 @dataclass
@@ -79,14 +83,49 @@ class EdgeList:
         return len(self.a)
 
 
+def _summed(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted unique keys, each with the sum of its values, added in the order given."""
+    order = np.argsort(keys, kind="stable")
+    keys, values = keys[order], values[order]
+    if not len(keys):
+        return keys, values
+    starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+    return keys[starts], np.add.reduceat(values, starts)
+
+
+def _merged(keys: np.ndarray, values: np.ndarray, new_keys: np.ndarray,
+            new_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two lists of sorted unique entries as one; where both have a key, its value is the first
+    list's plus the second's (so a sum over several lists adds up in the order they are merged)."""
+    if not len(keys) or not len(new_keys):
+        return (keys, values) if len(keys) else (new_keys, new_values)
+    both = np.concatenate([keys, new_keys])
+    order = np.argsort(both, kind="stable")  # two sorted runs: a merge; the first list's entry first
+    both, summed = both[order], np.concatenate([values, new_values])[order]
+    twice = both[1:] == both[:-1]
+    summed[:-1][twice] += summed[1:][twice]
+    once = np.concatenate([[True], ~twice])
+    return both[once], summed[once]
+
+
 @dataclass
 class StableEdges:
-    """One edge type's edges with stable node numbers, taken in from its :class:`EdgeList` as it
-    grows; an edge whose item or entity is not known yet waits, and is looked up again next time."""
+    """One edge type's symmetric matrix in stable numbers: sorted unique entries (``key = row <<
+    KEY_BITS | column``), each the sum of its edges' weights, merged in from the type's
+    :class:`EdgeList` as it grows. An edge whose item or entity is not known yet waits, and is
+    looked up again next time."""
 
-    edges: EdgeList = field(default_factory=EdgeList)
+    keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    values: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
     taken: int = 0  # edges of the raw list looked at so far
     waiting: EdgeList = field(default_factory=EdgeList)
+
+    def merge(self, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> None:
+        """Add undirected edges between stable numbers (self-loops dropped)."""
+        other = a != b
+        a, b, w = a[other], b[other], w[other]
+        keys, values = _summed(np.concatenate([a << KEY_BITS | b, b << KEY_BITS | a]), np.concatenate([w, w]))
+        self.keys, self.values = _merged(self.keys, self.values, keys, values)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -111,28 +150,21 @@ class Adjacency:
     keys: np.ndarray
     values: np.ndarray
 
-    @classmethod
-    def summed(cls, n: int, keys: np.ndarray, values: np.ndarray) -> "Adjacency":
-        """Entries with equal keys added up, in the order given (a stable sort keeps it)."""
-        order = np.argsort(keys, kind="stable")
-        keys, values = keys[order], values[order]
-        if not len(keys):
-            return cls(n, keys, values)
-        starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
-        return cls(n, keys[starts], np.add.reduceat(values, starts))
-
-    @property
+    @functools.cached_property
     def rows(self) -> np.ndarray:
         return self.keys // self.n
 
-    @property
+    @functools.cached_property
     def columns(self) -> np.ndarray:
-        return self.keys % self.n
+        return self.keys - self.rows * self.n
+
+    @functools.cached_property
+    def indptr(self) -> np.ndarray:
+        return np.searchsorted(self.keys, np.arange(self.n + 1, dtype=np.int64) * self.n)
 
     def csr(self, values: np.ndarray | None = None) -> sp.csr_matrix:
         """As a CSR matrix (of other values on the same entries, if given)."""
-        indptr = np.searchsorted(self.keys, np.arange(self.n + 1, dtype=np.int64) * self.n)
-        return sp.csr_matrix((self.values if values is None else values, self.columns, indptr),
+        return sp.csr_matrix((self.values if values is None else values, self.columns, self.indptr),
                              shape=(self.n, self.n), dtype=np.float32)
 
 
@@ -242,7 +274,7 @@ class KnowledgeGraph:
             stable.taken, stable.waiting = len(raw), EdgeList()
             a, b = self._stable_nodes(new[0], index), self._stable_nodes(new[1], index)
             known = (a >= 0) & (b >= 0)
-            stable.edges.add(a[known], b[known], new[2][known])
+            stable.merge(a[known], b[known], new[2][known])
             stable.waiting.add(new[0][~known], new[1][~known], new[2][~known])
 
     def _node_numbers(self, stable: np.ndarray, index: "Index") -> np.ndarray:
@@ -264,24 +296,29 @@ class KnowledgeGraph:
         if kind == "semantic":
             m = semantic_knn(index, n)
             rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(m.indptr))
-            adjacency = Adjacency.summed(n, rows * n + m.indices, m.data)
+            adjacency = Adjacency(n, *_summed(rows * n + m.indices, m.data))
         else:
             self._take_in(index)
-            a, b, w = self._stable[kind].edges.arrays()
+            stable = self._stable[kind]
+            rows, columns = stable.keys >> KEY_BITS, stable.keys & KEY_MASK
+            ok = _live(rows, index) & _live(columns, index)
             if kind == "phrase":
-                a, b, w = self._stated_phrases(a, b, w)
-            ok = (a != b) & _live(a, index) & _live(b, index)
-            na, nb = self._node_numbers(a[ok], index), self._node_numbers(b[ok], index)
-            adjacency = Adjacency.summed(n, np.concatenate([na * n + nb, nb * n + na]), np.concatenate([w[ok], w[ok]]))
+                ok &= self._stated(rows, columns)
+            keys = self._node_numbers(rows[ok], index) * n + self._node_numbers(columns[ok], index)
+            adjacency = Adjacency(n, keys, stable.values[ok])
         self._cache[key] = adjacency
         return adjacency
 
-    def _stated_phrases(self, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Phrase edges of the phrases stated by 2 to PHRASE_MAX_ITEMS items (stored or not)."""
+    def _stated(self, *nodes: np.ndarray) -> np.ndarray:
+        """Per entry: no endpoint is the phrase node of a phrase stated by fewer than 2 or more
+        than PHRASE_MAX_ITEMS items (stored or not)."""
         size = np.bincount(self.edges["phrase"].a.view - PHRASE_BASE, minlength=len(self._phrase_names))
-        kept = size[a - PHRASE_BASE]
-        kept = (kept >= 2) & (kept <= PHRASE_MAX_ITEMS)
-        return a[kept], b[kept], w[kept]
+        kept = (size >= 2) & (size <= PHRASE_MAX_ITEMS)
+        out = np.ones(len(nodes[0]), dtype=bool)
+        for stable in nodes:
+            phrases = stable >= PHRASE_BASE
+            out[phrases] &= kept[stable[phrases] - PHRASE_BASE]
+        return out
 
     @_locked
     def matrix(self, kind: str, index: "Index") -> sp.csr_matrix:
@@ -293,12 +330,12 @@ class KnowledgeGraph:
         key = ("mix", tuple(sorted(weights.items())), *_state(index))
         hit = self._cache.get(key)
         if hit is None:
-            n = self.n_nodes(index)
-            parts = [(m.keys, m.values * np.float32(w)) for kind, w in weights.items()
-                     if w > 0 and (m := self._adjacency(kind, index)).keys.size]
-            keys = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-            values = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.float32)
-            hit = self._cache[key] = Adjacency.summed(n, keys, values)
+            keys, values = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+            for kind, w in weights.items():
+                if w > 0:
+                    m = self._adjacency(kind, index)
+                    keys, values = _merged(keys, values, m.keys, m.values * np.float32(w))
+            hit = self._cache[key] = Adjacency(self.n_nodes(index), keys, values)
         return hit  # type: ignore[return-value]
 
     def _inverse_degree(self, mix: Adjacency) -> np.ndarray:
@@ -329,9 +366,14 @@ class KnowledgeGraph:
 
     @_locked
     def degrees(self, index: "Index", weights: dict[str, float]) -> np.ndarray:
-        """Number of neighbours of every node under the mix (for seed specificity)."""
-        mix = self._mix(weights, index)
-        return np.bincount(mix.rows, minlength=mix.n)
+        """Number of neighbours of every node under the mix (for seed specificity); kept with
+        the matrices, as every query asks for it."""
+        key = ("degrees", tuple(sorted(weights.items())), *_state(index))
+        hit = self._cache.get(key)
+        if hit is None:
+            mix = self._mix(weights, index)
+            hit = self._cache[key] = np.bincount(mix.rows, minlength=mix.n)
+        return hit  # type: ignore[return-value]
 
 
 def _state(index: "Index") -> tuple[int, int, int]:
@@ -342,8 +384,11 @@ def _state(index: "Index") -> tuple[int, int, int]:
 def _live(stable: np.ndarray, index: "Index") -> np.ndarray:
     """Whether each stable node is there: an entity or a phrase, or a live item."""
     out = stable >= ENTITY_BASE
-    items = ~out
-    out[items] = index.alive[stable[items]]
+    if index.n_items < index.n_slots:  # else every item is live
+        items = ~out
+        out[items] = index.alive[stable[items]]
+    else:
+        out[:] = True
     return out
 
 

@@ -27,6 +27,9 @@ class KnowledgeReading(KnowledgeBuilding):
 
     def _facts(self, ids: Sequence[int] | None = None, entity_id: int | None = None) -> list[Fact]:
         rows = self.store.fact_rows(ids, entity_id) if ids is not None or entity_id is not None else self.store.fact_rows()
+        return self._facts_of_rows(rows)
+
+    def _facts_of_rows(self, rows: Sequence[tuple]) -> list[Fact]:
         sources = self.store.fact_sources_of([r[0] for r in rows])
         return [fact_of_row(r, sources.get(r[0], [])) for r in rows]
 
@@ -48,8 +51,10 @@ class KnowledgeReading(KnowledgeBuilding):
         return out[:limit] if limit else out
 
     def _in_time(self, facts: list[Fact], as_of: str | None) -> list[Fact]:
-        """The facts known and not retired at the reference time, each seen at it."""
-        said = said_on_items(self.store, self.mem.index, sorted({i for f in facts for i in f.provenance}))
+        """The facts known and not retired at the reference time, each seen at it (when their
+        evidence was said matters only before now)."""
+        said = said_on_items(self.store, self.mem.index, sorted({i for f in facts for i in f.provenance})) \
+            if as_of is not None else {}
         out = facts_in_time(facts, said, as_of)
         for f in out:
             f.seen_at = as_of
@@ -136,21 +141,22 @@ class KnowledgeReading(KnowledgeBuilding):
         known at the reference time (``as_of``, default now), scored by word overlap with the
         query plus the best score of the items stating them; those that hold then come first."""
         entity_ids = self.query_entities(text)
-        fids = {f for f, _ in self.store.facts_of_items(list(item_scores))}
-        for e in entity_ids:
-            fids |= {r[0] for r in self.store.fact_rows(entity_id=e, latest=FACTS_PER_ENTITY)}
-        facts = self._in_time(self._facts(sorted(fids)), as_of)
+        rows = {r[0]: r for e in entity_ids for r in self.store.fact_rows(entity_id=e, latest=FACTS_PER_ENTITY)}
+        of_hits = sorted({f for f, _ in self.store.facts_of_items(list(item_scores))} - rows.keys())
+        rows.update((r[0], r) for r in self.store.fact_rows(of_hits))  # the entities' rows are not read twice
+        facts = self._in_time(self._facts_of_rows([rows[f] for f in sorted(rows)]), as_of)
         if not facts:
             return []
         query_terms = set(lexical_tokens(text))
         top_item = max(item_scores.values(), default=0.0) or 1.0
+        named_ids = set(entity_ids)
         for f in facts:
             terms = self._fact_terms.get(f.id)
             if terms is None:
                 terms = self._fact_terms[f.id] = frozenset(lexical_tokens(f.triple()))
             overlap = len(terms & query_terms) / max(len(query_terms), 1)
             stated = max((item_scores.get(i, 0.0) for i in f.provenance), default=0.0) / top_item
-            named = 0.5 if {f.subject_id, f.object_id} & set(entity_ids) else 0.0
+            named = 0.5 if {f.subject_id, f.object_id} & named_ids else 0.0
             f.score = round(overlap + stated + named, 6)
         facts.sort(key=lambda f: (f.state(as_of) != "current", -f.score, f.id))
         return facts[:k]

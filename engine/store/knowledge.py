@@ -198,6 +198,12 @@ class KnowledgeSQL:
         """(id, key, name, kind) of every entity."""
         return self.conn.execute("SELECT id, key, name, kind FROM entities ORDER BY id").fetchall()
 
+    def entity_rows_since(self, after: int, ids: Sequence[int]) -> list[tuple[int, str, str, str]]:
+        """(id, key, name, kind) of the entities past id ``after`` and of ``ids``, by id."""
+        rows = {r[0]: r for r in self.conn.execute("SELECT id, key, name, kind FROM entities WHERE id > ?", (after,))}
+        rows.update((r[0], r) for r in self._in("SELECT id, key, name, kind FROM entities WHERE id IN ({marks})", ids))
+        return [rows[eid] for eid in sorted(rows)]
+
     def entity_row(self, entity_id: int) -> tuple | None:
         return self.conn.execute("SELECT id, key, name, kind FROM entities WHERE id = ?", (entity_id,)).fetchone()
 
@@ -376,11 +382,18 @@ class KnowledgeSQL:
         if ids is not None:
             return self._in(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN ({{marks}}) ORDER BY id", ids)
         live = "1" if retired else self._LIVE
-        if entity_id is not None:
+        if entity_id is not None and latest:
+            # the newest of each side by its own index, then the newest of both: a frequent
+            # entity's every fact (thousands, for a speaker) is not read and sorted to keep a few
+            newest = f"SELECT id FROM facts WHERE {{side}} = ? AND {live} ORDER BY id DESC LIMIT ?"
             rows = self.conn.execute(
-                f"SELECT {self._FACT_COLUMNS} FROM facts WHERE (subject_id = ? OR object_id = ?) AND {live}"
-                " ORDER BY id DESC LIMIT ?", (entity_id, entity_id, latest or -1)).fetchall()
+                f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN (SELECT id FROM ({newest.format(side='subject_id')})"
+                f" UNION ALL SELECT id FROM ({newest.format(side='object_id')})) ORDER BY id DESC LIMIT ?",
+                (entity_id, latest, entity_id, latest, latest)).fetchall()
             return rows[::-1]
+        if entity_id is not None:
+            return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE (subject_id = ? OR object_id = ?) AND {live}"
+                                     " ORDER BY id", (entity_id, entity_id)).fetchall()
         return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE {live} ORDER BY id").fetchall()
 
     def fact_keys(self, ids: Sequence[int] | None = None) -> list[tuple[int, str, int | None]]:

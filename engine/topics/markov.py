@@ -81,17 +81,19 @@ class TransitionModel:
 
     def probabilities(self, prev: int, current: int, candidates: np.ndarray, lam: float, smoothing: float) -> np.ndarray | None:
         """Move probabilities restricted to ``candidates``; None when no transition is known."""
-        p1 = _smoothed(self.first.get(current), candidates, smoothing)
-        p2 = _smoothed(self.second.get((prev, current)), candidates, smoothing) if prev >= 0 else None
+        nodes = candidates.tolist()  # Python ints: looked up in the count tables without a conversion each
+        p1 = _smoothed(self.first.get(current), nodes, smoothing)
+        p2 = _smoothed(self.second.get((prev, current)), nodes, smoothing) if prev >= 0 else None
         if p1 is None or p2 is None:
             return p1 if p2 is None else p2
         return lam * p2 + (1 - lam) * p1
 
 
-def _smoothed(counts: dict[int, float] | None, candidates: np.ndarray, smoothing: float) -> np.ndarray | None:
+def _smoothed(counts: dict[int, float] | None, candidates: list[int], smoothing: float) -> np.ndarray | None:
     if not counts:
         return None
-    c = np.array([counts.get(int(k), 0.0) for k in candidates])
-    if c.sum() <= 0:
+    c = np.array([counts.get(k, 0.0) for k in candidates])
+    total = c.sum()
+    if total <= 0:
         return None
-    return (c + smoothing) / (c.sum() + smoothing * len(c))
+    return (c + smoothing) / (total + smoothing * len(c))

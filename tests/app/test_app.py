@@ -22,7 +22,7 @@ async def test_start_header_palette_keys_and_help(demo_app):
         assert isinstance(app.screen, QueryScreen)
         assert app.store_stats["items"] > 300
         header = text_of(app.screen.query_one("#store-header"))
-        assert "demo.db" in header and "6 sources" in header
+        assert "demo.db" in header and "5 sources" in header  # the conversation and four guides
         assert app.ready_seconds is not None
 
         # the palette offers every action, and one screenshot command

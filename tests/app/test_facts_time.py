@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import DataTable
 
 from mnemoscope.app.widgets import ChoiceDialog
-from tests.app.mnemo_testing import SIZE, settle, text_of
+from tests.app.mnemo_testing import SIZE, screen_lines, settle, text_of
 
 
 async def test_facts_in_time_and_the_conflict_inbox(demo_app):
@@ -37,6 +37,14 @@ async def test_facts_in_time_and_the_conflict_inbox(demo_app):
         conflicts = screen.query_one("#conflicts-table", DataTable)
         kinds = [conflicts.get_row_at(n)[0] for n in range(conflicts.row_count)]
         assert kinds.count("clash") >= 1 and kinds.count("duplicate") >= 2
+        await pilot.resize_terminal(120, 40)  # the wide layout: the list is a narrow pane beside the detail
+        await settle(pilot)
+        assert any("backyard" in line[:48] for line in screen_lines(app))  # a long clash wraps, never cut
+        await pilot.resize_terminal(*SIZE)
+        await settle(pilot)
+        screen.show_entities(screen.entities)  # loads that end after the inbox opened change nothing
+        screen.show_facts(screen.entity, screen.facts)
+        assert conflicts.display and facts.row_count == 0
         assert "D1:6" in text_of(screen.query_one("#conflict-body"))  # the turn behind the old address
         await pilot.press("a")
         await settle(pilot)

@@ -44,7 +44,7 @@ def test_ingest_screen(snap_compare, demo_copy):
 
 
 def test_sources_screen(snap_compare, demo_copy):
-    assert snapshot(snap_compare, demo_copy, "sources", pressing("down", "down"))
+    assert snapshot(snap_compare, demo_copy, "sources", pressing("down"))  # the conversation
 
 
 def test_topics_screen(snap_compare, demo_copy):

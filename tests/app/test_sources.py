@@ -28,9 +28,9 @@ async def test_browse_sources_long_lists_and_delete_with_dry_run(demo_app, monke
         screen = app.screen
         sources_table = screen.query_one("#sources-table", DataTable)
         items = screen.query_one("#items-table", DataTable)
-        assert sources_table.row_count == 6
+        assert sources_table.row_count == 5  # the conversation and four guides
         assert items.row_count > 0
-        await pilot.press("down", "down")
+        await pilot.press("down")
         await settle(pilot)
         assert screen.current_source().kind == "conversation"
         assert "the first 50 of 206 items" in "\n".join(screen_lines(app))
@@ -47,7 +47,7 @@ async def test_browse_sources_long_lists_and_delete_with_dry_run(demo_app, monke
         assert "• 0 " not in report and "1 sources" not in report, report
         await pilot.press("enter")  # "Cancel" has focus
         await settle(pilot)
-        assert app.store_stats["sources"] == 6
+        assert app.store_stats["sources"] == 5
 
         # an item deleted
         await pilot.press("enter")  # into the items
@@ -55,7 +55,7 @@ async def test_browse_sources_long_lists_and_delete_with_dry_run(demo_app, monke
         await settle(pilot)
         await pilot.click("#choice-apply")
         await settle(pilot)
-        assert app.store_stats["items"] == 313
+        assert app.store_stats["items"] == 306
 
 
 async def test_after_a_delete_the_lists_stay_where_they_were(demo_app):
@@ -64,7 +64,7 @@ async def test_after_a_delete_the_lists_stay_where_they_were(demo_app):
         await settle(pilot)
         screen = app.screen
         sources, items = (screen.query_one(f"#{name}-table", DataTable) for name in ("sources", "items"))
-        await pilot.press("down", "down", "enter", "down", "down", "d")  # the conversation's third turn
+        await pilot.press("down", "enter", "down", "down", "d")  # the conversation's third turn
         await settle(pilot)
         await pilot.click("#choice-apply")
         await settle(pilot)
@@ -74,7 +74,7 @@ async def test_after_a_delete_the_lists_stay_where_they_were(demo_app):
         await settle(pilot)
         await pilot.click("#choice-apply")
         await settle(pilot)
-        assert sources.cursor_row == 2
+        assert sources.cursor_row == 1
         shown = screen.current_source()
         assert shown.kind != "conversation" and {i.source_id for i in screen.items} == {shown.id}
         await app.switch_mode("query")  # a later refresh keeps the new place too

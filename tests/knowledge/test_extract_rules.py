@@ -24,14 +24,9 @@ def written(text, heading="Hut Etiquette"):
     return [(f.subject, f.predicate, f.object) for f in RuleExtractor(EntityRegistry()).extract(item).facts]
 
 
-NO_FACT_YET = pytest.mark.xfail(strict=True, reason="the rule extractor reads no fact from this sentence yet "
-                                                    "(an aside in parentheses, a conjoined subject)")
-
-
 @pytest.mark.parametrize("text", [
-    pytest.param("The work builds on Park and colleagues (2023) and Packer and colleagues (2023).", marks=NO_FACT_YET),
-    pytest.param("High-altitude pulmonary oedema (HAPE) and high-altitude cerebral oedema (HACE) are rarer.",
-                 marks=NO_FACT_YET),
+    "The work builds on Park and colleagues (2023) and Packer and colleagues (2023).",  # through an aside
+    "High-altitude pulmonary oedema (HAPE) and high-altitude cerebral oedema (HACE) are rarer.",  # conjoined
     "Quiet hours start around 22:00 and boots stay in the boot room.",
 ])
 def test_a_predicate_is_a_verb_group_never_a_conjunction_noun_or_adjective(text):
@@ -94,6 +89,12 @@ def test_first_person_possessives_become_the_speakers():
     assert said("Me? I have my own scary thing: I signed up for the Riverfront Half.")[0] == (
         "Maya", "has", "Maya's own scary thing")
     assert said("My coworker Tomás lives two blocks away.") == [("Maya's coworker Tomás", "lives", "two blocks away")]
+
+
+def test_a_name_with_st_or_an_apostrophe_is_read_whole():
+    assert said("I've left St Clare's. I work at St. Mary's Hospital.", "Noor") == [
+        ("Noor", "has left", "St Clare's"), ("Noor", "works at", "St. Mary's Hospital")]
+    assert said("I decided on my") == []  # a possessive with nothing after it is still no object
 
 
 @pytest.mark.parametrize("text, predicate", [
