@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 WINDOW = 20  # the candidates looked at: a turn further down does not jump the whole list
 # Words that make a question about the past ("where did she live before?"), which wants the old value.
 _PAST = frozenset("""did was were used before previously first originally ago last earlier formerly former old
-until then when""".split())
+until then""".split())
 # Auxiliaries and light verbs that open a predicate ("is living in", "got married to"): no cue.
 _LIGHT = frozenset("""is are was were be been has have had got get went go going gone became become now fully just
 no longer out""".split())
