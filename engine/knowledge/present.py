@@ -46,9 +46,11 @@ until then""".split())
 # Auxiliaries and light verbs that open a predicate ("is living in", "got married to"): no cue.
 _LIGHT = frozenset("""is are was were be been has have had got get went go going gone became become now fully just
 no longer out""".split())
-# A turn that says its news replaces something: "instead", "switched to", "change of plan", "now".
+# A turn that says its news replaces something: "instead", "switched to", "change of plan", "now",
+# and the verbs of a new home, job or partner ("moved", "started at", "left", "broke up").
 _CHANGE = re.compile(r"\b(?:instead|switch(?:ed|ing)?|change[sd]?|no longer|any ?more|now|these days|gave up|"
-                     r"given up|quit|cancel+ed|moved|new)\b", re.I)
+                     r"given up|quit|cancel+ed|moved|relocated|new|started|joined|left|promoted|retired|resigned|"
+                     r"broke up|split up|divorced|got married|engaged)\b", re.I)
 
 
 @dataclasses.dataclass(frozen=True)
