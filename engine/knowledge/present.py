@@ -94,11 +94,11 @@ def _changes(item: "Item", question: PresentQuestion) -> bool | None:
     return _CHANGE.search(item.text) is not None
 
 
-def newest_first(store: "Store", index: "Index", rules: "Rules", query: str, subjects: dict[int, str],
+def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, subjects: dict[int, str],
                  ranking: "Ranking", as_of: str | None) -> "Ranking":
     """The ranking with each candidate that announces a change of the answer to a present-tense
-    question above the older on-topic candidates (see the module docstring). ``subjects``: the entities the
-    question names, by id, with their names."""
+    question above the older on-topic candidates (see the module docstring). ``subjects``: the
+    entities the question names, by id, with their names."""
     question = present_question(query, rules, list(subjects.values())) if subjects else None
     if question is None or len(ranking.slots) < 2:
         return ranking
@@ -126,7 +126,7 @@ def newest_first(store: "Store", index: "Index", rules: "Rules", query: str, sub
     slots = ranking.slots[positions]
     found = {int(s): list(ranking.found_by.get(int(s), [])) for s in slots.tolist()}
     for n, old in zip(topical, order):
-        if n != old and old in changes and "newer" not in found[int(slots[n])]:
+        if old > n and old in changes and "newer" not in found[int(slots[n])]:  # moved up
             found[int(slots[n])].append("newer")
     return dataclasses.replace(ranking, slots=slots, scores=ranking.scores,  # the places keep their scores
                                found_by=found, features={k: v[positions] for k, v in ranking.features.items()})

@@ -15,7 +15,7 @@ from ..errors import KnowledgeError
 from ..pipeline import Query, Ranking
 from .curation import KnowledgeCuration
 from .in_time import rerank_in_time
-from .present import newest_first
+from .present import lift_changes
 from .records import Conflict, Decision, Fact
 from .supersession import Rules
 
@@ -83,4 +83,4 @@ class KnowledgeThroughTime(KnowledgeCuration):
         rules, index, as_of = self.timeline.rules, self.mem.index, q.options.get("as_of")
         ranking = rerank_in_time(self.store, index, rules, q.text, ranking, as_of)
         subjects = {e: self.registry.names.get(e, "") for e in self.query_entities(q.text)}
-        return newest_first(self.store, index, rules, q.text, subjects, ranking, as_of)
+        return lift_changes(self.store, index, rules, q.text, subjects, ranking, as_of)
