@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .vectors import VectorIndex
     from .index import Index
     from .pipeline import Hit, Query, Ranking, Recall, Signal, Strategy
-    from .records import Item, ParsedSource, Source
+    from .records import AreaFigures, Item, ParsedSource, Source
     from .store import Store
 
 
@@ -85,11 +85,11 @@ class Area:
         """Build now what the next recall would otherwise build first (matrices derived from the
         state, dropped when it changes): after a load, and after following another process."""
 
-    def counts(self) -> dict[str, Any]:
-        """A few figures read from the store alone: callable before :meth:`load`."""
-        return {}
+    def counts(self) -> AreaFigures | None:
+        """A few figures read from the store alone: callable before :meth:`load` (None: none)."""
+        return None
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> AreaFigures | None:
         """Every figure this area shows (drift, λ, …); by default its counts."""
         return self.counts()
 

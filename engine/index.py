@@ -24,7 +24,7 @@ from .records import Item
 from .query import english_lexicon
 from .query import plan as query_plan
 from .text import lexical_tokens
-from .vectors import VectorIndex
+from .vectors import LISTS_ABOVE, VectorIndex
 from .wordvec import WordSpace, build_space, english_vectors
 
 LSA_KEY = "dense.lsa_model"
@@ -63,7 +63,7 @@ class Index:
         self._pending = Column(bool)  # stored and indexed, not yet read by the deferred areas
         self.slot_of = SlotMap()  # live items only
         self.lsa: LatentSemanticModel | None = None
-        self._lsa_vectors = VectorIndex(exact=self._latent_rows)
+        self._lsa_vectors = VectorIndex(exact=self._latent_rows, lists_above=LISTS_ABOVE)
         self._unprojected: list[np.ndarray] = []  # slots whose LSA vectors are not computed yet
         self._projecting = threading.Lock()
         self.lsa_fitted_on = 0
@@ -192,7 +192,7 @@ class Index:
     def set_vectors(self, signature: str, item_ids: Sequence[int], vectors: np.ndarray) -> None:
         index = self.vectors.get(signature)
         if index is None:
-            index = self.vectors[signature] = VectorIndex(exact=self._stored(signature))
+            index = self.vectors[signature] = VectorIndex(exact=self._stored(signature), lists_above=LISTS_ABOVE)
         index.set(self.slots(item_ids), vectors)
 
     def _stored(self, signature: str) -> Callable[[np.ndarray], np.ndarray] | None:
@@ -249,13 +249,13 @@ class Index:
         self.slot_of.assign(ids[alive], alive)
         for n, signature in enumerate(meta["vectors"]):
             part = {name.split(".", 2)[2]: a for name, a in arrays.items() if name.startswith(f"vectors.{n}.")}
-            self.vectors[signature] = VectorIndex.restore(part, exact=self._stored(signature))
+            self.vectors[signature] = VectorIndex.restore(part, exact=self._stored(signature), lists_above=LISTS_ABOVE)
         if lsa_blob:
             self.load_lsa(lsa_blob)
             if meta["lsa"] and meta["lsa"] == self.lsa.signature:
                 part = {name[4:]: a for name, a in arrays.items() if name.startswith("lsa.")}
                 with self._projecting:
-                    self._lsa_vectors = VectorIndex.restore(part, exact=self._latent_rows)
+                    self._lsa_vectors = VectorIndex.restore(part, exact=self._latent_rows, lists_above=LISTS_ABOVE)
                     self._unprojected = []
 
     # -- latent semantic model -----------------------------------------------------------------
@@ -286,7 +286,7 @@ class Index:
     def use_lsa(self, model: LatentSemanticModel, fitted_on: int) -> None:
         with self._projecting:
             self.lsa, self.lsa_fitted_on = model, fitted_on
-            self._lsa_vectors = VectorIndex(exact=self._latent_rows)
+            self._lsa_vectors = VectorIndex(exact=self._latent_rows, lists_above=LISTS_ABOVE)
             self._unprojected = [np.flatnonzero(self.alive)]
 
     @property

@@ -7,6 +7,10 @@ codes rank every row, then the best ``RESCORE`` rows are scored again exactly fr
 that the owner gives back on demand (:attr:`VectorIndex.exact`: the latent model projects an
 item's terms again; stored vectors are read back). A row's code error is at most half a step of
 its own scale, so the exact top rows are among the best codes' (measured in docs/benchmarks.md).
+
+An index given ``lists_above`` (the store's own dense vectors) groups its rows into inverted lists
+once it holds that many (engine/ivf.py), and a scan then reads only the rows of the lists nearest
+to the query: approximate, a few times cheaper, checked against the exact scan in docs/scaling.md.
 """
 
 from __future__ import annotations
@@ -17,10 +21,17 @@ import numpy as np
 
 from .arrays import Column
 from .dense import one_blas_thread
+from .ivf import FIT_SAMPLE, InvertedLists, fit_centroids
 
 QUANTIZE_ABOVE = 50_000
 RESCORE = 512  # rows of a scan scored again exactly
 BLOCK = 65_536  # rows decoded at a time in a scan (a 32 MB float32 block at 128 dimensions)
+# Past this many rows a scan reads only the rows of the nearest inverted lists (engine/ivf.py):
+# 2·√rows lists (at most MAX_LISTS), the nearest PROBE_SHARE of them probed per query (chosen
+# for recall@10 ≥ 0.98 of the exact scan on the benchmark's store: docs/scaling.md).
+LISTS_ABOVE = 200_000
+MAX_LISTS = 1024
+PROBE_SHARE = 0.18
 
 ExactRows = Callable[[np.ndarray], np.ndarray]  # slots → their float32 rows, exactly
 
@@ -28,10 +39,14 @@ ExactRows = Callable[[np.ndarray], np.ndarray]  # slots → their float32 rows, 
 class VectorIndex:
     """Rows addressed by slot; cosine scores in one matrix-vector product per block."""
 
-    def __init__(self, dim: int = 0, exact: ExactRows | None = None, quantize_above: int = QUANTIZE_ABOVE) -> None:
+    def __init__(self, dim: int = 0, exact: ExactRows | None = None, quantize_above: int = QUANTIZE_ABOVE,
+                 lists_above: int | None = None) -> None:
         self.dim = dim
         self.exact = exact
         self.quantize_above = quantize_above
+        self.lists_above = lists_above
+        self.lists: InvertedLists | None = None  # once past lists_above rows (if given): scans probe the nearest lists
+        self._grouped: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None  # (rows, codes, scales) by list
         self._m = np.zeros((0, dim), dtype=np.float32)  # float32 rows, or int8 codes once quantised
         self._scale = Column(np.float32)  # per-row scale of the codes
         self._n = 0
@@ -55,11 +70,13 @@ class VectorIndex:
         out = {"rows": self._m[: self._n], "alive": self._alive[: self._n]}
         if self.quantized:
             out["scale"] = self._scale.view[: self._n]
+        if self.lists is not None:
+            out.update({f"lists.{name}": a for name, a in self.lists.arrays().items()})
         return out
 
     @classmethod
     def restore(cls, arrays: dict[str, np.ndarray], exact: ExactRows | None = None,
-                quantize_above: int = QUANTIZE_ABOVE) -> "VectorIndex":
+                quantize_above: int = QUANTIZE_ABOVE, lists_above: int | None = None) -> "VectorIndex":
         """An index over what :meth:`arrays` gave (adopted, not copied: the rows may stay mapped
         from the file until the index grows)."""
         rows, alive = arrays["rows"], arrays["alive"]
@@ -67,10 +84,15 @@ class VectorIndex:
         if rows.ndim != 2 or len(alive) != len(rows) or (scale is not None) != (rows.dtype == np.int8) \
                 or (scale is not None and len(scale) != len(rows)):
             raise ValueError("saved vectors do not fit together")
-        index = cls(rows.shape[1], exact, quantize_above)
+        index = cls(rows.shape[1], exact, quantize_above, lists_above)
         index._m, index._alive, index._n = rows, alive, len(rows)
         if scale is not None:
             index._scale = Column(np.float32, values=scale)
+        if "lists.centroids" in arrays:
+            centroids, lists = arrays["lists.centroids"], arrays["lists.lists"]
+            if centroids.shape[1:] != (rows.shape[1],) or len(lists) > len(rows) or lists.max(initial=-1) >= len(centroids):
+                raise ValueError("saved inverted lists do not fit the vectors")
+            index.lists = InvertedLists(centroids, lists)
         return index
 
     # -- writes -------------------------------------------------------------------------------
@@ -100,6 +122,21 @@ class VectorIndex:
             self._m[slots] = vectors
         self._alive[slots] = True
         self._n = max(self._n, need)
+        self._grouped = None
+        if self.lists is not None:
+            self.lists.add(slots, np.asarray(vectors, dtype=np.float32))
+        elif self.lists_above is not None and self._n > self.lists_above:
+            self._make_lists()
+
+    def _make_lists(self) -> None:
+        """Fit the centroids on an even sample of the live rows, and file every row."""
+        live = np.flatnonzero(self._alive[: self._n])
+        sample = live[np.linspace(0, len(live) - 1, min(FIT_SAMPLE, len(live))).astype(np.int64)]
+        with one_blas_thread():
+            self.lists = InvertedLists(fit_centroids(self.rows(sample), min(MAX_LISTS, max(16, int(2 * np.sqrt(len(live)))))))
+            for lo in range(0, len(live), BLOCK):
+                block = live[lo:lo + BLOCK]
+                self.lists.add(block, self.rows(block))
 
     def _quantize_all(self) -> None:
         codes, scale = quantize(self._m)
@@ -110,6 +147,7 @@ class VectorIndex:
         slots = np.asarray([s for s in slots if s < len(self._alive)], dtype=np.int64)
         self._alive[slots] = False
         self._m[slots] = 0
+        self._grouped = None
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -131,6 +169,8 @@ class VectorIndex:
         if not self._n or not self.dim:
             return np.zeros(self._n, dtype=np.float32)
         query = query.astype(np.float32)
+        if self.lists is not None:
+            return self._probe(query)
         if not self.quantized:
             with one_blas_thread():
                 return self._m[: self._n] @ query
@@ -141,10 +181,33 @@ class VectorIndex:
                 out[lo:hi] = self._m[lo:hi].astype(np.float32) @ query
         out *= self._scale.view[: self._n]
         if self.exact is not None:
-            best = np.argpartition(-out, min(RESCORE, self._n) - 1)[:RESCORE]
-            best = best[self._alive[best]]
-            out[best] = self.scores_at(best, query)
+            self._rescore_best(out, np.arange(self._n), query)
         return out
+
+    def _probe(self, query: np.ndarray) -> np.ndarray:
+        """:meth:`scores` of the rows in the nearest lists only (0 for the others), read from a
+        copy of the codes grouped by list (made again after a change)."""
+        if self._grouped is None:
+            order = self.lists.order()
+            self._grouped = (order, self._m[order], self._scale.view[order] if self.quantized else None)
+        order, codes, scale = self._grouped
+        at = self.lists.positions(query, int(np.ceil(PROBE_SHARE * self.lists.n_lists)))
+        with one_blas_thread():
+            found = codes[at].astype(np.float32) @ query
+        if scale is not None:
+            found *= scale[at]
+        out = np.zeros(self._n, dtype=np.float32)
+        rows = order[at]
+        out[rows] = found
+        if self.exact is not None and self.quantized:
+            self._rescore_best(out, rows, query)
+        return out
+
+    def _rescore_best(self, out: np.ndarray, rows: np.ndarray, query: np.ndarray) -> None:
+        """Score the best :data:`RESCORE` of ``rows`` (by their code scores) again exactly."""
+        best = rows[np.argpartition(-out[rows], min(RESCORE, len(rows)) - 1)[:RESCORE]] if len(rows) else rows
+        best = best[self._alive[best]]
+        out[best] = self.scores_at(best, query)
 
     def scores_at(self, slots: np.ndarray, query: np.ndarray) -> np.ndarray:
         """Scores of ``slots`` only (0 for slots past the index): a row gather, no scan; exact."""

@@ -226,7 +226,8 @@ def bench(args: argparse.Namespace, out: TextIO) -> int:
     if "recall_during_areas_ms" in result:
         d = result["recall_during_areas_ms"]
         out.write(f"  recall while the areas read: hybrid p50 {d['p50']} ms, max {d['max']} ms ({d['n']} recalls)\n")
-    out.write(f"  peak RSS {result['peak_rss_ingest_mb']} MB ingesting; a fresh process opens the store in {result['open_s']} s ({result['open_cpu_s']} s CPU) "
+    out.write(f"  peak RSS {result['peak_rss_ingest_mb']} MB ingesting; a fresh process opens the store in {result['open_s']} s ({result['open_cpu_s']} s CPU"
+              f"{', from its saved index' if result['open_from_saved_index'] else ''}) "
               f"(first recall at {result['open_first_recall_s']} s), {result['open_rss_mb']} MB after every strategy\n")
     for name, t in result["recall_ms"].items():
         out.write(f"  recall {name:<8} p50 {t['p50']:8.3f} ms   p95 {t['p95']:8.3f} ms   CPU p50 {t['cpu_p50']:8.3f} ms\n")

@@ -276,15 +276,16 @@ class KnowledgeBuilding(Area):
             self.load()
             return
         store, ids = self.store, [i.id for i in added]
-        known_facts, known_entities = set(self._fact_ids.values()), set(self.registry.names)
-        rows = store.entity_rows()
-        self.registry.load(rows)
+        known_facts = set(self._fact_ids.values())
+        mentions = store.mentions_of_items(ids)
+        # new entities, and those the items mention (an ingest makes a known name's kind stronger)
+        rows = store.entity_rows_since(max(self.registry.names, default=0), sorted({m[1] for m in mentions}))
+        batch = Batch(entities=[r[0] for r in rows if r[0] not in self.registry.names])
+        self.registry.take_in(rows)
         provenance = store.facts_of_items(ids)
         stated = sorted({f for f, _i in provenance})
         self._fact_ids.update((key, fid) for fid, key, _subject in store.fact_keys(stated))
         self._subject_vectors.clear()
-        batch = Batch(entities=[r[0] for r in rows if r[0] not in known_entities])
-        mentions = store.mentions_of_items(ids)
         for item_id, entity_id, _surface, role in mentions:
             batch.edge(edge_type(role), item_id, -entity_id)
         facts = store.fact_rows(stated)

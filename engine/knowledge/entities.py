@@ -72,6 +72,13 @@ class EntityRegistry:
         for eid, key, name, kind in rows:
             self._add(eid, key, name, kind)
 
+    def take_in(self, rows: list[tuple[int, str, str, str]]) -> None:
+        """Rows another process added or changed (a kind grows stronger, never weaker), on top of
+        what is loaded: the same registry as :meth:`load` of every row."""
+        self.rollback()
+        for eid, key, name, kind in rows:
+            self._add(eid, key, name, kind)
+
     def _add(self, eid: int, key: str, name: str, kind: str) -> None:
         self.ids[key], self.names[eid], self.keys[eid], self.kinds[eid] = eid, name, key, kind
         if gazetteer_worthy(key, kind):

@@ -36,6 +36,7 @@ from ..area import Area
 from ..errors import FeedbackError
 from ..ingest import IngestError
 from ..pipeline import Hit, Query, Ranking, Recall, Signals, Strategy
+from ..records import RankerCounts, RankerStats
 from ..store.ranker import CorruptFeedback, FeedbackRow
 from . import distill as distillation
 from . import features as feats
@@ -200,12 +201,12 @@ class RankerArea(Area):
             self.generation = self.mem.store.bump_ranker_generation()
         return report
 
-    def counts(self) -> dict[str, Any]:
+    def counts(self) -> RankerCounts:
         """What the store holds, read without loading the ranker."""
-        return {"feedback_events": self.mem.store.count_feedback()}
+        return RankerCounts(self.mem.store.count_feedback())
 
-    def stats(self) -> dict[str, Any]:
-        return {**self.counts(), "ranker_lambda": round(self.lam, 4)}
+    def stats(self) -> RankerStats:
+        return RankerStats(self.counts().feedback_events, round(self.lam, 4))
 
     # -- state --------------------------------------------------------------------------------
 

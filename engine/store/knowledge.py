@@ -198,6 +198,12 @@ class KnowledgeSQL:
         """(id, key, name, kind) of every entity."""
         return self.conn.execute("SELECT id, key, name, kind FROM entities ORDER BY id").fetchall()
 
+    def entity_rows_since(self, after: int, ids: Sequence[int]) -> list[tuple[int, str, str, str]]:
+        """(id, key, name, kind) of the entities past id ``after`` and of ``ids``, by id."""
+        rows = {r[0]: r for r in self.conn.execute("SELECT id, key, name, kind FROM entities WHERE id > ?", (after,))}
+        rows.update((r[0], r) for r in self._in("SELECT id, key, name, kind FROM entities WHERE id IN ({marks})", ids))
+        return [rows[eid] for eid in sorted(rows)]
+
     def entity_row(self, entity_id: int) -> tuple | None:
         return self.conn.execute("SELECT id, key, name, kind FROM entities WHERE id = ?", (entity_id,)).fetchone()
 

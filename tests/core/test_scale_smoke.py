@@ -61,3 +61,23 @@ def test_saved_quantized_vectors_take_appends_and_deletions_like_built_ones():
     query = rows[7]
     assert np.array_equal(built.scores(query), restored.scores(query))
     assert np.argmax(restored.scores(query)) == 7 and restored.scores(query)[[5, 250]].tolist() == [0.0, 0.0]
+
+
+def test_inverted_lists_find_what_the_exact_scan_finds_and_survive_a_save():
+    rng = np.random.default_rng(5)
+    centres = rng.standard_normal((40, 24)).astype(np.float32)
+    rows = centres[rng.integers(0, 40, 6000)] + 0.35 * rng.standard_normal((6000, 24)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    exact = VectorIndex(quantize_above=10**9)
+    listed = VectorIndex(quantize_above=1000, lists_above=4000)
+    for index in (exact, listed):
+        index.set(np.arange(5000), rows[:5000])
+    assert listed.lists is not None and listed.quantized
+    listed.set(np.arange(5000, 6000), rows[5000:])  # later rows join the nearest lists
+    exact.set(np.arange(5000, 6000), rows[5000:])
+    queries = rows[rng.integers(0, 6000, 50)] + 0.2 * rng.standard_normal((50, 24)).astype(np.float32)
+    found = [len(set(np.argsort(-exact.scores(q))[:10]) & set(np.argsort(-listed.scores(q))[:10])) for q in queries]
+    assert sum(found) / (10 * len(queries)) >= 0.9
+    restored = VectorIndex.restore({k: v.copy() for k, v in listed.arrays().items()}, quantize_above=1000, lists_above=4000)
+    assert restored.lists is not None
+    assert all(np.array_equal(restored.scores(q), listed.scores(q)) for q in queries[:5])

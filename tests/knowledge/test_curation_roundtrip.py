@@ -230,4 +230,4 @@ def test_with_an_llm_configured_import_queues_only_items_the_llm_has_not_read(cu
     write_records(tmp_path / "llm.jsonl", [json.loads(line) for line in lines[:-1]])
     with Memory(tmp_path / "copy.db", llm_base_url="http://127.0.0.1:9/v1", llm_model="unused") as copy:
         copy.import_(tmp_path / "llm.jsonl")
-        assert copy.knowledge.queue_status() == {"pending": copy.stats()["items"] - 1}
+        assert copy.knowledge.queue_status() == {"pending": copy.stats().items - 1}

@@ -91,3 +91,30 @@ def test_reload_builds_the_same_fact_and_phrase_edges_as_ingest(chat_mem, tmp_pa
     assert dict(g.phrases) == phrases
     for kind, matrix in before.items():
         np.testing.assert_array_equal(g.matrix(kind, chat_mem.index).toarray(), matrix)
+
+
+def test_a_follower_takes_in_another_writers_entities_and_edges_as_a_fresh_open_reads_them(tmp_path):
+    from mnemoscope.engine.records import Item, ParsedSource, Source
+
+    store = tmp_path / "follow.db"
+    with Memory(store) as writer, Memory(store) as follower:
+        writer.add_note("Maya Lopez met Dan Okafor at the Portland harbour. Maya Lopez loves the Tagus river.", name="n1")
+        follower.warm_up()
+        k = follower.knowledge
+        assert k.registry.kinds[k.registry.lookup("maya lopez")] == "name"
+        turns = [Item(text=text, kind="turn", key=str(n), position=n, speaker=speaker) for n, (speaker, text) in
+                 enumerate([("Maya Lopez", "I adopted a beagle called Biscuit in Lisbon."),
+                            ("Dan Okafor", "Biscuit and the Lisbon harbour, lovely."),
+                            ("Maya Lopez", "We walk along the Tagus river every morning.")])]
+        writer.ingest_parsed([ParsedSource(Source(name="chat", kind="conversation", content_hash="c1"), turns)])
+        assert follower.refresh()
+        with Memory(store) as fresh:
+            fresh.warm_up()
+            a, b = follower.knowledge, fresh.knowledge
+            assert a.registry.kinds == b.registry.kinds and a.registry.ids == b.registry.ids
+            assert a.registry.gazetteer == b.registry.gazetteer and a.registry.by_word == b.registry.by_word
+            assert a.registry.kinds[a.registry.lookup("maya lopez")] == "speaker"  # her kind grew stronger elsewhere
+            assert a.registry.lookup("lisbon") is not None and a.registry.lookup("biscuit") is not None
+            weights = a.edge_weights()
+            ta, tb = a.graph.transition(weights, follower.index), b.graph.transition(weights, fresh.index)
+            assert ta.nnz > 20 and (ta != tb).nnz == 0

@@ -8,6 +8,7 @@ import pytest
 from mnemoscope.engine import Memory
 from mnemoscope.engine.errors import KnowledgeError
 from mnemoscope.engine.recall import RecallError
+from mnemoscope.engine.records import KnowledgeCounts
 
 from tests.support.stores import store_checksum
 
@@ -111,7 +112,8 @@ def test_a_fact_with_two_sources_survives_losing_one(mem):
 def test_deleting_a_source_removes_all_its_knowledge(mem):
     report = mem.delete_source(mem.sources()[0].id)
     assert report["episodes_deleted"] == 2
-    assert not any(mem.knowledge.stats().values())
+    assert mem.knowledge.stats() == KnowledgeCounts(entities=0, facts=0, superseded=0, retired=0, conflicts=0, episodes=0,
+                                                events=0)
 
 
 def test_edit_fact_and_refusals_leave_the_store_unchanged(mem):
