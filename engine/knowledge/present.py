@@ -1,19 +1,22 @@
-"""Questions about the present: a newer turn that changes the answer goes above the older ones.
+"""Questions about the present state of a slot: a newer turn that changes it goes above the older ones.
 
-"Where does Lena live?" or "When is Noor's wedding?" asks for what holds now, and the answer may
-have changed. The turns that change it say so in many ways ("I moved to Berlin", "Berlin is home
-now", "change of plan: we've moved the wedding to September"), and the rule extractor states few
-of them as facts of one slot, so supersession cannot order them. This step can, without facts:
+"Where does Lena live?" asks for what holds now, and the answer may have changed. The turns that
+change it say so in many ways ("I moved to Berlin", "I've left St Clare's, I'm the school nurse
+at Hillview now"), and the rule extractor states few of them as facts of one slot, so
+supersession cannot order them. This step can, without facts:
 
-* the question is in the present tense (no "did", "before", "used to" …) and names someone the
-  store knows (its *subjects*);
+* the question is in the present tense (no "did", "before", "used to" …), names someone the
+  store knows (its *subjects*) and asks about a slot of ``supersession.toml`` (a word of its
+  ``asks``: "live", "job", "partner");
 * among the top candidates, those that name a subject and are *on topic*: they share a word with
-  the question (its name aside), or, when the question asks about a slot of ``supersession.toml``
-  (a word of its ``asks``: "live", "job"), a word of that slot (its ``asks``, its objects, its
-  predicates' verbs: "moved", "quit");
-* an on-topic candidate that announces a *change* ("moved", "instead", "switched", "no longer",
-  "now" …) goes above every older on-topic candidate ranked above it (a newer turn that merely
-  uses the slot's words, "what are you working on?", does not). Everything else keeps its place, and so do candidates said on the
+  the question (its name aside) or with the slot (its ``asks``, its objects, its predicates'
+  verbs: "moved", "quit");
+* an on-topic candidate that announces a *change* ("moved", "started", "left", "instead",
+  "switched", "no longer" …) goes above every older on-topic candidate ranked above it (a newer
+  turn that merely uses the slot's words, "what are you working on?", does not).
+
+A changed plan that no slot names ("the wedding is in September instead") is left alone: lifting
+announced changes for every present-tense question cost LoCoMo's questions more than it gained. Everything else keeps its place, and so do candidates said on the
   same day.
 
 "Newest" is as of the recall's reference time (``as_of``, default now): candidates said after it
@@ -46,10 +49,11 @@ until then""".split())
 # Auxiliaries and light verbs that open a predicate ("is living in", "got married to"): no cue.
 _LIGHT = frozenset("""is are was were be been has have had got get went go going gone became become now fully just
 no longer out""".split())
-# A turn that says its news replaces something: "instead", "switched to", "change of plan", "now",
-# and the verbs of a new home, job or partner ("moved", "started at", "left", "broke up").
-_CHANGE = re.compile(r"\b(?:instead|switch(?:ed|ing)?|change[sd]?|no longer|any ?more|now|these days|gave up|"
-                     r"given up|quit|cancel+ed|moved|relocated|new|started|joined|left|promoted|retired|resigned|"
+# A turn that says its news replaces something: "instead", "switched to", "change of plan", and
+# the verbs of a new home, job or partner ("moved", "started at", "left", "broke up"). Not "now"
+# or "new": in LoCoMo's turns they mostly mark no change, and lifting them cost its questions.
+_CHANGE = re.compile(r"\b(?:instead|switch(?:ed|ing)?|change[sd]?|no longer|any ?more|these days|gave up|"
+                     r"given up|quit|cancel+ed|moved|relocated|started|joined|left|promoted|retired|resigned|"
                      r"broke up|split up|divorced|got married|engaged)\b", re.I)
 
 
@@ -71,8 +75,8 @@ def slot_cues(slot: Slot) -> frozenset[str]:
 
 
 def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQuestion | None:
-    """The question's topic when it asks about the present (None for a question about the past);
-    ``names``: the subjects' names, which are no topic."""
+    """The question's topic when it asks about the present state of a slot (None for a question
+    about the past, or about no slot); ``names``: the subjects' names, which are no topic."""
     said = set(re.findall(r"[a-z']+", query.lower()))
     if said & _PAST:
         return None
@@ -82,7 +86,7 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     for slot in rules.slots.values():
         if terms & set(lexical_tokens(" ".join(slot.asks))):
             cues |= slot_cues(slot)
-    return PresentQuestion(frozenset(terms), frozenset(cues)) if terms or cues else None
+    return PresentQuestion(frozenset(terms), frozenset(cues)) if cues else None
 
 
 def _changes(item: "Item", question: PresentQuestion) -> bool | None:

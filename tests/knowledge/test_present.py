@@ -62,7 +62,8 @@ def test_a_newer_turn_announcing_a_change_goes_above_the_older_one(changes):
     assert above(now, "D3:1", "D1:1")
     assert "newer" in next(h for h in changes.recall("Where does Noor work?", top_k=10, strategy="fused").hits
                            if h.item.key == "D3:1").sources
-    assert above(ranked(changes, "When is Noor's wedding?"), "D2:2", "D1:3")  # a changed plan, no slot at all
+    wedding = changes.recall("When is Noor's wedding?", top_k=10, strategy="fused").hits
+    assert wedding and not any("newer" in h.sources for h in wedding)  # a changed plan no slot names: left alone
 
 
 def test_only_a_change_is_lifted_and_only_for_the_present(changes):
