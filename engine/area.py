@@ -33,6 +33,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .activity import Activity
     from .config import Settings
+    from .dense import OpenAIEmbedder
     from .vectors import VectorIndex
     from .index import Index
     from .pipeline import Hit, Query, Ranking, Recall, Signal, Strategy
@@ -56,6 +57,9 @@ class Engine(Protocol):
     def signals(self) -> dict[str, Signal]: ...
 
     def dense_query(self, q: Query) -> tuple[np.ndarray | None, VectorIndex | None]: ...
+
+    @property
+    def external_embedder(self) -> OpenAIEmbedder | None: ...
 
     def dense_weight(self) -> float: ...
 
