@@ -163,7 +163,7 @@ def test_export_and_import_keep_every_time_and_the_history(moves, tmp_path):
         assert [(c.kind, c.status) for c in copy.knowledge.conflicts(status=None)] == \
             [(c.kind, c.status) for c in k.conflicts(status=None)]
         assert copy.knowledge.fact(copy.knowledge.facts(entity="Lena")[0].id)  # and the copy reads as usual
-    assert edit["version_of"] != edit["fact"]
+    assert edit.version_of != edit.fact
 
 
 def test_a_store_from_before_the_time_model_migrates_and_rescans(tmp_path, capsys):
