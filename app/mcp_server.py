@@ -328,7 +328,7 @@ def build_server(mem: "Memory") -> MCPServer:
     @server.resource("mnemoscope://stats", mime_type="application/json")
     async def stats() -> str:
         """What the store holds: counts of sources, items, facts, entities, episodes, topics."""
-        return json.dumps(await engine.call(None, lambda m: {"store": str(m.path), **m.counts()}), default=str)
+        return json.dumps(await engine.call(None, lambda m: {"store": str(m.path), **m.counts().to_dict()}), default=str)
 
     @server.resource("mnemoscope://sources", mime_type="application/json")
     async def sources() -> str:

@@ -12,12 +12,15 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from mnemoscope.engine.errors import MnemoscopeError  # a leaf: importing it loads no numpy
 
 if TYPE_CHECKING:  # the engine (numpy, scipy) is imported on first use, in a worker: the UI paints first
     from mnemoscope.engine import Memory, Settings
+    from mnemoscope.engine.pipeline import Recall
+    from mnemoscope.engine.errors import IngestError
+    from mnemoscope.engine.records import Counts, IngestReport, ParsedSource, Stats
     from mnemoscope.engine.store.activity import ChangeWatch
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "assets" / "demo"
@@ -30,6 +33,17 @@ class NoStore(MnemoscopeError, RuntimeError):
 
     def __init__(self) -> None:
         super().__init__("no store is open (open one with Ctrl+P → Open store)")
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    """What the query screen asks beside the text (a comparison changes the strategy and intent of
+    each side); the app always asks for the trace."""
+
+    strategy: str
+    mode: str = "pro"
+    top_k: int = 10
+    intent: str | None = None  # None: the engine infers it
 
 
 @dataclass
@@ -131,7 +145,7 @@ class Services:
         watch = self.watch
         return watch is not None and self.mem is not None and watch.changed()
 
-    def follow(self) -> dict[str, Any] | None:
+    def follow(self) -> Counts | None:
         """Take in what other processes committed (a worker calls this); the store's new counts,
         or None when nothing came from elsewhere (this app's own writes are shown already)."""
         mem = self.mem
@@ -162,12 +176,12 @@ class Services:
 
     # -- reading ------------------------------------------------------------------------------
 
-    def stats(self) -> dict[str, Any]:
-        return self.memory.stats() if self.mem is not None else {}
+    def stats(self) -> Stats | None:
+        return self.memory.stats() if self.mem is not None else None
 
-    def counts(self) -> dict[str, Any]:
+    def counts(self) -> Counts | None:
         """The header's counts, read from the store without loading the engine's areas."""
-        return self.memory.counts() if self.mem is not None else {}
+        return self.memory.counts() if self.mem is not None else None
 
     @staticmethod
     def as_of_date(text: str) -> str | None:
@@ -201,16 +215,17 @@ class Services:
         """Every source's name by id (a hit names its source with it)."""
         return {s.id: s.name for s in self.memory.sources()}
 
-    def recall(self, query: str, **options: Any):
-        return self.memory.recall(query, **options)
+    def recall(self, query: str, request: RecallRequest) -> Recall:
+        return self.memory.recall(query, top_k=request.top_k, strategy=request.strategy, mode=request.mode,
+                                  trace=True, intent=request.intent)
 
     # -- writing ------------------------------------------------------------------------------
 
-    def load_demo(self, progress: Progress | None = None, cancelled: Cancelled | None = None):
+    def load_demo(self, progress: Progress | None = None, cancelled: Cancelled | None = None) -> IngestReport:
         """Ingest the demo content shipped in ``assets/demo`` into the open store."""
         return self.memory.ingest([DEMO_DIR], strict=False, progress=progress, cancelled=cancelled)
 
-    def parse(self, paths: Iterable[str | Path]):
+    def parse(self, paths: Iterable[str | Path]) -> tuple[list[ParsedSource], list[Path], list[IngestError]]:
         return self.memory.parse(paths)
 
     # -- LLM endpoint -------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from .widgets.text import DropControls
 from .widgets.chrome import SCREENS
 
 if TYPE_CHECKING:
-    from mnemoscope.engine.records import IngestReport
+    from mnemoscope.engine.records import Counts, IngestReport
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +39,8 @@ UNTIED_TASKS = ("llm",)  # tasks that do not use the open store: another may be 
 class StoreLoaded:
     """A store opened, or the demo content loaded: the header's counts, and the demo's report."""
 
-    stats: dict[str, Any]
-    report: "IngestReport | None" = None
+    stats: Counts | None
+    report: IngestReport | None = None
 
 
 @dataclass
@@ -89,7 +89,7 @@ class MnemoscopeApp(App[None]):
     ]
 
     store_label: reactive[str] = reactive("opening…")
-    store_stats: reactive[dict] = reactive(dict, always_update=True)
+    store_stats: reactive[Counts | None] = reactive(None, always_update=True)
     store_generation: reactive[int] = reactive(0)
     task_tick: reactive[int] = reactive(0)
     busy: reactive[str] = reactive("")
@@ -138,7 +138,7 @@ class MnemoscopeApp(App[None]):
             mem = self.services.open(path)
             self.open_seconds = time.perf_counter() - started
             loaded = None
-            if path is None and self.services.demo and not mem.counts().get("items"):
+            if path is None and self.services.demo and not mem.counts().items:
                 loaded = self.services.load_demo(progress=progress, cancelled=cancelled)
             return StoreLoaded(self.services.counts(), loaded)
 
@@ -147,10 +147,10 @@ class MnemoscopeApp(App[None]):
 
     def store_opened(self, loaded: StoreLoaded) -> None:
         self.store_label = self.services.label
-        self.store_changed(loaded.stats)
+        self.counts_changed(loaded.stats)
         self.ready_seconds = time.perf_counter() - self.started
         self.call_after_refresh(self._warm_up)  # after the counts are painted
-        empty = not loaded.stats.get("items")
+        empty = loaded.stats is None or not loaded.stats.items
         self.post_message(StoreOpened(self.store_label, empty))
         if empty and self.offer_demo:
             self.offer_demo_content()
@@ -195,19 +195,24 @@ class MnemoscopeApp(App[None]):
 
     def demo_loaded(self, loaded: StoreLoaded) -> None:
         self.store_label = self.services.label
-        self.store_changed(loaded.stats)
+        self.counts_changed(loaded.stats)
         if loaded.report is not None:
             self.notify(loaded.report.summary(), title="Demo content loaded", markup=False)
 
     # -- the store changed --------------------------------------------------------------------
 
-    def store_changed(self, stats: dict | None = None) -> None:
-        """After any write: new counts in the header, and screens refresh what they show."""
-        if stats is None:
+    def store_changed(self, counts: Counts | None = None) -> None:
+        """After any write: new counts in the header (read anew when not given), and screens
+        refresh what they show."""
+        if counts is None:
             self._follow()  # what another process committed while this app wrote, too
             self._refresh_stats()
             return
-        self.store_stats = stats
+        self.counts_changed(counts)
+
+    def counts_changed(self, counts: Counts | None) -> None:
+        """The store's counts (None: no store is open) in the header; screens refresh."""
+        self.store_stats = counts
         self.store_generation += 1
 
     def _look_for_changes(self) -> None:
@@ -220,7 +225,7 @@ class MnemoscopeApp(App[None]):
     def _follow(self) -> None:
         stats = self.services.follow()
         if stats is not None:
-            self.call_from_thread(self.store_changed, stats)
+            self.call_from_thread(self.counts_changed, stats)
             # the matrices the change dropped, built behind the screen rather than by the next
             # query; a moment later, so that the screens' own refresh comes first
             self.call_from_thread(self.set_timer, self.WARM_AFTER_FOLLOW, self._warm_up, name="warm after follow")
@@ -233,8 +238,7 @@ class MnemoscopeApp(App[None]):
 
     @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
     def _refresh_stats(self) -> None:
-        stats = self.services.stats()
-        self.call_from_thread(self.store_changed, stats)
+        self.call_from_thread(self.counts_changed, self.services.stats())
 
     # -- tasks --------------------------------------------------------------------------------
 
@@ -380,7 +384,7 @@ class MnemoscopeApp(App[None]):
         self.push_screen(PromptDialog("Import", "Read a Mnemoscope export (JSON lines) from:", ""), do_import)
 
     def action_reindex(self) -> None:
-        def reindexed(counts: dict[str, Any]) -> None:
+        def reindexed(counts: dict[str, float]) -> None:
             self.notify(f"{counts['items']:,} items, {counts['terms']:,} terms.", title="Reindex")
             self.store_changed()
 

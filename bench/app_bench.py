@@ -81,7 +81,7 @@ def build_store(path: Path, n_items: int) -> float:
     sources, _ = synthetic_corpus(n_items, DEFAULT_DATA)
     with Memory(path) as mem:
         mem.ingest_parsed(sources)
-        items = mem.stats()["items"]
+        items = mem.stats().items
     if items < n_items:
         raise SystemExit(f"built only {items} items")
     return time.perf_counter() - started
@@ -110,7 +110,7 @@ async def query_latencies(store: Path, n: int, strategies: list[str], mode: str)
     app = make_app(Services(store, label="bench"), offer_demo=False, show_timings=False, animate=False)
     results: dict[str, dict[str, float]] = {}
     async with app.run_test(size=(100, 32)) as pilot:
-        while not app.store_stats.get("items") or app.tasks:
+        while not (app.store_stats and app.store_stats.items) or app.tasks:
             await pilot.pause(0.01)
         screen = app.screen
         box = screen.query_one("#query-input")

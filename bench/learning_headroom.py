@@ -10,6 +10,10 @@ an upper bound, never a result). ``--inner`` repeats the exercise inside the fee
 
 ``--static-oracle`` adds the most a per-store re-weighting of the static features could give.
 ``--learning`` runs the real ranker (model, gate and all) on that inner split instead.
+``--ramps`` sweeps the feedback memory's ramp (engine/rank/marks.py) for the query similarity in
+use — the embeddings' when an embedding endpoint is configured (``MNEMOSCOPE_EMBED_BASE_URL``,
+``MNEMOSCOPE_EMBED_MODEL``), else the words' — over a grid of thresholds and powers: where
+``MarkParams``' ramps were chosen (on this same dev data, so the chosen figures are optimistic).
 ``--shared`` shows where the held-out answers overlap the taught ones, what lifting exactly those
 would give, and whether the model forecasts each next feedback event better than the heuristic.
 Figures and what they say: docs/benchmarks.md, "Learning from feedback".
@@ -17,6 +21,7 @@ Figures and what they say: docs/benchmarks.md, "Learning from feedback".
     python3 bench/learning_headroom.py [--inner] [--cache /tmp/headroom.pkl]
     python3 bench/learning_headroom.py --shared
     python3 bench/learning_headroom.py --learning
+    python3 bench/learning_headroom.py --ramps
 """
 
 from __future__ import annotations
@@ -32,17 +37,28 @@ from pathlib import Path
 import numpy as np
 
 from mnemoscope.engine import Memory
-from mnemoscope.engine.eval.learning import split_questions
+from mnemoscope.engine.eval.learning import (MISSING_RANK, fused_metrics, give_feedback, load_paraphrases, marks_evidence,
+                                             random_marks, ranks_among, reworded_recall, split_questions)
+from mnemoscope.engine.eval.metrics import score
 from mnemoscope.engine.eval.locomo import load as load_locomo
 from mnemoscope.engine.eval.metrics import ndcg_at, recall_at
+from mnemoscope.engine.recall import query_embedding
 from mnemoscope.engine.rank import features as feats
 from mnemoscope.engine.rank.heuristic import WEIGHTS
 from mnemoscope.engine.rank.heuristic import score as heuristic_score
 from mnemoscope.engine.rank.heuristic import weights_for
+from mnemoscope.engine.rank.marks import Likeness, Ramp
 from mnemoscope.engine.rank.state import PairBuffer
 
 DATA = Path("/work/shared/data/locomo/locomo10_dev.json")
+PARAPHRASES = DATA.parent / "paraphrases_dev.json"
 GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 2.0)
+RAMPS = {  # per query similarity: (threshold, full, power)
+    "lexical": [Ramp(t, 1.0, power) for power in (1.0, 2.0) for t in (0.3, 0.45, 0.6, 0.75)],
+    "embedded": [*(Ramp(t, full, power) for power in (1.0, 2.0) for full in (0.85, 0.9, 1.0)
+                   for t in (0.7, 0.75, 0.8, 0.82, 0.85) if t < full),
+                 *(Ramp(t, 1.0, power) for power in (3.0, 4.0, 6.0) for t in (0.6, 0.7, 0.75, 0.8, 0.85))],
+}
 
 
 @dataclass
@@ -193,6 +209,65 @@ def inner_learning(seed: int) -> dict[str, float]:
     return {"before": float(np.dot(w, before)), "after": float(np.dot(w, after)), "lambda": lams}
 
 
+def ramp_grid(seed: int) -> None:
+    """For each ramp of ``RAMPS`` (the grid of the similarity in use), as ``eval learning`` measures
+    them: held-out nDCG@10 after the feedback and after the random control's (each against before
+    any feedback), recall@10 of the taught questions' rewordings, and the taught questions' mean
+    used rank. Each conversation's two runs are taught once, and each question's ranking is made
+    once: only the marks stage is redone per ramp (:func:`marked_lists`)."""
+    rewordings = load_paraphrases(PARAPHRASES, DATA)
+    rows: dict[Ramp, dict[str, list[float]]] = {}
+    before: dict[str, list[float]] = {"held": [], "reworded": []}
+    which = "lexical"
+    with tempfile.TemporaryDirectory(prefix="headroom-") as tmp:
+        for n, (parsed, questions) in enumerate(load_locomo(DATA)):
+            teach, held = split_questions(questions, seed, n)
+            reworded = [(rewordings[n][q.text], set(q.relevant)) for q in teach if q.text in rewordings[n]]
+            for run, choose in (("held", marks_evidence), ("control", random_marks(seed, n))):
+                with Memory(Path(tmp) / f"{run}-{n}.db") as mem:
+                    mem.ingest_parsed([parsed])
+                    key_of = {i.id: i.key for i in mem.source_items(mem.sources()[0].id)}
+                    id_of = {k: i for i, k in key_of.items()}
+                    if run == "held":
+                        before["held"] += [fused_metrics(mem, [q], key_of)["ndcg@10"] for q in held]
+                        before["reworded"] += reworded_recall(mem, reworded, key_of)
+                    used_by = give_feedback(mem, teach, id_of, choose, lambda _: None)[2]
+                    which = "embedded" if mem.external_embedder is not None else "lexical"
+                    for q in held:
+                        for ramp, shown in marked_lists(mem, q.text, RAMPS[which]).items():
+                            keys = [key_of[i] for i in shown[:10]]
+                            rows.setdefault(ramp, {"held": [], "control": [], "reworded": [], "taught": []})[run].append(
+                                score(keys, q.relevant, ("ndcg@10",))["ndcg@10"])
+                    if run == "control":
+                        continue
+                    for text, relevant in reworded:
+                        for ramp, shown in marked_lists(mem, text, RAMPS[which]).items():
+                            rows[ramp]["reworded"].append(
+                                score([key_of[i] for i in shown[:10]], relevant, ("recall@10",))["recall@10"])
+                    for k, used in used_by.items():
+                        for ramp, shown in marked_lists(mem, teach[k].text, RAMPS[which]).items():
+                            rows[ramp]["taught"] += list(ranks_among(shown, used).values())
+    base = {k: float(np.mean(v)) for k, v in before.items()}
+    print(f"{which} similarity; before feedback: held-out nDCG@10 {base['held']:.4f}, reworded recall@10 {base['reworded']:.3f}")
+    for ramp, row in rows.items():
+        m = {k: float(np.mean(v)) for k, v in row.items()}
+        print(f"threshold {ramp.threshold:.2f} full {ramp.full:.2f} power {ramp.power:g}: held-out {m['held'] - base['held']:+.4f}  "
+              f"control {m['control'] - base['held']:+.4f}  reworded {m['reworded']:.3f}  taught rank {m['taught']:.2f}")
+
+
+def marked_lists(mem: Memory, text: str, ramps: list[Ramp], depth: int = MISSING_RANK - 1) -> dict[Ramp, list[int]]:
+    """The item ids a fused recall of ``text`` shows (top ``depth``) under each ramp. The strategy's
+    ranking is made once and only the marks stage, the last that moves anything while λ is 0, is
+    redone per ramp, as recall would."""
+    ranker = mem.ranker
+    assert ranker.lam == 0, "the gate opened: the strategy's ranking would depend on the model"
+    q, signals = mem.query(text, depth, "fused")
+    ranking = ranker.rank(q, signals)
+    sims = ranker._likeness(q.text, lambda endpoint: query_embedding(mem, q)).sims
+    return {ramp: mem.index.item_ids[ranker.marks.apply(ranking, mem.index.slot_of, Likeness(sims, ramp)).slots[:depth]].tolist()
+            for ramp in ramps}
+
+
 def held_out_ndcg(mem: Memory, questions, key_of: dict[int, str]) -> float:
     return float(np.mean([ndcg_at([key_of[h.item.id] for h in mem.recall(q.text, top_k=10, strategy="fused").hits],
                                   q.relevant, 10) for q in questions]))
@@ -246,9 +321,13 @@ def main() -> None:
     ap.add_argument("--learning", action="store_true", help="run the real ranker on the inner split (see inner_learning)")
     ap.add_argument("--shared", action="store_true", help="also print shared_evidence and the model's forecasts")
     ap.add_argument("--static-oracle", action="store_true", help="also print static_oracle (slow: ~2 min)")
+    ap.add_argument("--ramps", action="store_true", help="sweep the feedback memory's ramp (see ramp_grid)")
     args = ap.parse_args()
     if args.learning:
         print(inner_learning(args.seed))
+        return
+    if args.ramps:
+        ramp_grid(args.seed)
         return
     if args.cache and args.cache.exists():
         convs, cases = pickle.loads(args.cache.read_bytes())

@@ -68,17 +68,17 @@ def app_follows(store: Path, commits: int, writer_script: str, background: Calla
     async def run() -> list[str]:
         app = make_app(Services(store, label="bench"), offer_demo=False, show_timings=False, animate=False)
         async with app.run_test(size=(120, 40)) as pilot:
-            while not app.store_stats.get("sources") or app.tasks or warming(app):
+            while not (app.store_stats and app.store_stats.sources) or app.tasks or warming(app):
                 await pilot.pause(0.01)  # the areas load behind the first screen: measure the steady state
             await app.switch_mode("sources")
             while app.tasks:
                 await pilot.pause(0.01)
-            base = app.store_stats["sources"]
+            base = app.store_stats.sources
             table = app.screen.query_one("#sources-table", DataTable)
             writer = background(writer_script, store, pause=1.0)
             while len(shown_header) < commits or len(shown_table) < commits:
                 now = time.time()
-                n = app.store_stats.get("sources", base) - base
+                n = (app.store_stats.sources if app.store_stats else base) - base
                 shown_header.update((k, now) for k in range(n) if k not in shown_header)
                 m = table.row_count - base
                 shown_table.update((k, now) for k in range(m) if k not in shown_table)

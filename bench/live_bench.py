@@ -119,6 +119,14 @@ def timed(fn: Callable[[], Any]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+def timed_with_cpu(fn: Callable[[], Any]) -> tuple[float, float]:
+    """Wall and this process's CPU milliseconds: on a shared machine the CPU a recall needs
+    says what following costs, whatever share of the cores the process got meanwhile."""
+    cpu = time.process_time()
+    wall = timed(fn)
+    return wall, (time.process_time() - cpu) * 1000
+
+
 # -- sections ----------------------------------------------------------------------------------
 
 
@@ -191,22 +199,27 @@ def contention(store: Path, n: int, strategy: str, refresh_interval: float | Non
     for k in range(3):
         mem.recall(query(k), strategy=strategy)
 
-    def recalls() -> list[float]:
-        return [timed(lambda: mem.recall(query(k), strategy=strategy)) for k in range(n)]
+    cpu: dict[str, list[float]] = {"idle": [], "other_store": [], "ingesting": []}
 
-    idle = recalls()
+    def recalls(phase: str) -> list[float]:
+        timings = [timed_with_cpu(lambda: mem.recall(query(k), strategy=strategy)) for k in range(n)]
+        cpu[phase] += [c for _, c in timings]
+        return [w for w, _ in timings]
+
+    idle = recalls("idle")
     elsewhere = Background(WRITER, other, pause=0.0)
-    control = recalls()
+    control = recalls("other_store")
     elsewhere.lines()
     writer = Background(WRITER, store, pause=0.0)
-    busy = recalls()
+    busy = recalls("ingesting")
     commits = sum(line.startswith("committed") for line in writer.lines())
     mem.refresh()
     followed = mem.index.n_items
-    idle += recalls()
+    idle += recalls("idle")
     mem.close()
     return {"strategy": strategy, "refresh_interval_s": mem.settings.refresh_interval, "idle_ms": percentiles(idle),
             "other_store_ms": percentiles(control), "ingesting_ms": percentiles(busy),
+            "cpu_ms": {phase: percentiles(values) for phase, values in cpu.items()},
             "sources_committed_meanwhile": commits, "items_followed": followed,
             "p95_ratio": percentiles(busy)["p95"] / percentiles(idle)["p95"],
             "p95_ratio_to_other_store": percentiles(busy)["p95"] / percentiles(control)["p95"]}
@@ -303,7 +316,8 @@ def text(report: dict[str, Any]) -> str:
                      f"process ingests into this store: {ms(c['ingesting_ms'])}; into another store {ms(c['other_store_ms'])}; "
                      f"idle {ms(c['idle_ms'])}; p95 ratio {c['p95_ratio']:.2f} to idle, {c['p95_ratio_to_other_store']:.2f} "
                      f"to another store ({c['sources_committed_meanwhile']} sources committed meanwhile, "
-                     f"{c['items_followed']:,} items followed)")
+                     f"{c['items_followed']:,} items followed); CPU per recall: ingesting {ms(c['cpu_ms']['ingesting'])}, "
+                     f"idle {ms(c['cpu_ms']['idle'])}")
     if "locked" in report:
         for strategy, r in report["locked"].items():
             lines.append(f"  recall ({strategy}) while another process holds a write transaction for {r['hold_s']:g} s: "

@@ -33,10 +33,11 @@ import numpy as np
 if TYPE_CHECKING:
     from .activity import Activity
     from .config import Settings
+    from .dense import OpenAIEmbedder
     from .vectors import VectorIndex
     from .index import Index
     from .pipeline import Hit, Query, Ranking, Recall, Signal, Strategy
-    from .records import Item, ParsedSource, Source
+    from .records import AreaFigures, Item, ParsedSource, Source
     from .store import Store
 
 
@@ -56,6 +57,9 @@ class Engine(Protocol):
     def signals(self) -> dict[str, Signal]: ...
 
     def dense_query(self, q: Query) -> tuple[np.ndarray | None, VectorIndex | None]: ...
+
+    @property
+    def external_embedder(self) -> OpenAIEmbedder | None: ...
 
     def dense_weight(self) -> float: ...
 
@@ -85,11 +89,11 @@ class Area:
         """Build now what the next recall would otherwise build first (matrices derived from the
         state, dropped when it changes): after a load, and after following another process."""
 
-    def counts(self) -> dict[str, Any]:
-        """A few figures read from the store alone: callable before :meth:`load`."""
-        return {}
+    def counts(self) -> AreaFigures | None:
+        """A few figures read from the store alone: callable before :meth:`load` (None: none)."""
+        return None
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> AreaFigures | None:
         """Every figure this area shows (drift, λ, …); by default its counts."""
         return self.counts()
 

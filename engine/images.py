@@ -52,7 +52,7 @@ from .image_refs import Fetching, ImageData, ImageUnreadable, Place, read_image
 from .ingest import MAX_FILE_BYTES, _line_of
 from .pipeline import Query, Signal, Signals, Strategy
 from .recall import single_signal
-from .records import Item, ParsedSource, Source
+from .records import ImageCounts, Item, ParsedSource, Source
 
 if TYPE_CHECKING:
     from .area import Engine
@@ -178,13 +178,13 @@ class ImagesArea(Area):
         """Image vectors go with their items (foreign-key cascade); the cache keeps what was paid."""
         return {}
 
-    def counts(self) -> dict[str, Any]:
+    def counts(self) -> ImageCounts | None:
         if not self.enabled:
-            return {}
+            return None
         status = self.status()
-        return {"images": status.with_image, "images_embedded": status.embedded}
+        return ImageCounts(status.with_image, status.embedded)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> ImageCounts | None:
         return self.counts()
 
     # -- browsing and completion --------------------------------------------------------------

@@ -19,7 +19,6 @@ import gc
 import logging
 import threading
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Concatenate, Iterable, ParamSpec, Sequence, TypeVar, Unpack
 
@@ -44,7 +43,7 @@ from .pipeline import Query, QueryOptions, Recall, Signal, Signals
 from .query import english_lexicon
 from .rank import FeedbackResult, RankerArea
 from .recall import describe, prepare_query, recall, signals, strategies
-from .records import IngestReport, Item, ParsedSource, Source, SourceReport
+from .records import Counts, IngestReport, Item, ParsedSource, Source, SourceReport, Stats
 from .store import Store
 from .vectors import VectorIndex
 from .topics import TopicsArea
@@ -56,6 +55,7 @@ MIDWAY_FIT_AHEAD = 100_000  # items still to ingest for a refit of the latent mo
 A = TypeVar("A", bound=Area)
 P = ParamSpec("P")
 R = TypeVar("R")
+F = TypeVar("F")
 # Signature prefixes of the vectors the core derives from text (the embedders of engine.dense):
 # a reindex rebuilds these and leaves every other kind.
 TEXT_VECTORS = ("hash-", "openai:")
@@ -693,23 +693,26 @@ class Memory:
     def source_items(self, source_id: int) -> list[Item]:
         return self.store.items_of_source(source_id)
 
-    def counts(self) -> dict[str, Any]:
+    def counts(self) -> Counts:
         """How many sources, items, facts, topics, ... the store holds; cheap (no area is loaded)."""
-        out: dict[str, Any] = dict(self.store.counts())
-        for area in self._areas.values():
-            out.update(area.counts())
-        return out
+        return Counts(**self.store.counts(), topics=self._figures(TopicsArea, TopicsArea.counts),
+                      knowledge=self._figures(KnowledgeArea, KnowledgeArea.counts), ranker=self._figures(RankerArea, RankerArea.counts),
+                      images=self._figures(ImagesArea, ImagesArea.counts))
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> Stats:
         """Counts and every area's figures (drift, λ, ...): loads the areas that are not yet loaded."""
-        out: dict[str, Any] = {"store": str(self.path), **self.store.counts(), "terms": len(self.index.vocab),
-                               "schema_version": self.store.schema_version, "embedder": self.settings.embedder,
-                               "lsa_dim": self.index.lsa.dim if self.index.lsa else 0,
-                               "dense_weight": self.dense_weight(),
-                               "dense_calibration": asdict(self.calibration) if self.calibration else None}
-        for area in self.areas:
-            out.update(area.stats())
-        return out
+        self._load_areas()
+        return Stats(**self.store.counts(), store=str(self.path), terms=len(self.index.vocab),
+                     schema_version=self.store.schema_version, embedder=self.settings.embedder,
+                     lsa_dim=self.index.lsa.dim if self.index.lsa else 0, dense_weight=self.dense_weight(),
+                     dense_calibration=self.calibration, topics=self._figures(TopicsArea, TopicsArea.stats),
+                     knowledge=self._figures(KnowledgeArea, KnowledgeArea.stats), ranker=self._figures(RankerArea, RankerArea.stats),
+                     images=self._figures(ImagesArea, ImagesArea.stats))
+
+    def _figures(self, kind: type[A], read: Callable[[A], F | None]) -> F | None:
+        """``read`` (the area's counts or stats) of this memory's area ``kind``; None without it."""
+        area = self._areas.get(kind.name)
+        return read(area) if isinstance(area, kind) else None
 
     # -- delete -------------------------------------------------------------------------------
 

@@ -115,6 +115,20 @@ def _dense_query(mem: Engine, q: Query) -> tuple[np.ndarray | None, VectorIndex 
     return q.notes["dense_query"]
 
 
+def query_embedding(mem: Engine, q: Query) -> np.ndarray | None:
+    """The query's vector from the configured embedding endpoint (None without one), made once
+    per query: the dense signal's own when that endpoint is the dense embedder. It may raise
+    :class:`engine.errors.EmbeddingUnavailable`."""
+    embedder = mem.external_embedder
+    if embedder is None:
+        return None
+    if mem.settings.embedder == "openai":
+        return _dense_query(mem, q)[0]
+    if "endpoint_query" not in q.notes:
+        q.notes["endpoint_query"] = embedder.embed_query(q.text)
+    return q.notes["endpoint_query"]
+
+
 def answer_signal(mem: Engine, q: Query, signals: Signals) -> np.ndarray:
     """BM25 of the items holding an answer of the kind the question asks for ("when": a time), 0
     elsewhere (engine/query.py)."""

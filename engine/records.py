@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .calibration import Calibration
 
 
 @dataclass
@@ -91,3 +94,117 @@ class IngestReport:
         if self.warnings:
             text += f"; {len(self.warnings)} warning(s)"
         return text
+
+
+# -- what a store holds: Memory.counts() and Memory.stats() -------------------------------------
+
+
+def _figures(record: AreaFigures) -> dict[str, object]:
+    """An area's figures by name, in order (a record inside it as a dict); a figure that does not
+    apply to this store (None) is left out."""
+    return {k: v for k, v in asdict(record).items() if v is not None}
+
+
+@dataclass(frozen=True)
+class TopicCounts:
+    """The topics area's figures read from the store alone."""
+
+    topics: int
+
+
+@dataclass(frozen=True)
+class TopicStats(TopicCounts):
+    """The topic tree as loaded; the tree's shape is None when there is no tree."""
+
+    topic_leaves: int | None = None
+    topic_depth: int | None = None
+    topic_semantic_edges: int | None = None
+    topic_drift: float | None = None  # (items added + removed since the build) / items at the build
+    topic_built_at: str | None = None  # local time, YYYY-MM-DD HH:MM:SS
+
+
+@dataclass(frozen=True)
+class KnowledgeCounts:
+    """The knowledge area's figures (all read from the store: the same before and after it loads)."""
+
+    entities: int
+    facts: int  # live facts (not retired), superseded ones included
+    superseded: int
+    retired: int
+    conflicts: int  # open ones
+    episodes: int  # not merged into another
+    events: int
+    extraction_queue: dict[str, int] | None = None  # items by status, when any wait for the LLM extractor
+
+
+@dataclass(frozen=True)
+class RankerCounts:
+    feedback_events: int
+
+
+@dataclass(frozen=True)
+class RankerStats(RankerCounts):
+    ranker_lambda: float  # the learned model's share of the fused score
+
+
+@dataclass(frozen=True)
+class ImageCounts:
+    """Photos among the items, and how many have an image vector (only with an image model)."""
+
+    images: int
+    images_embedded: int
+
+
+AreaFigures = TopicCounts | KnowledgeCounts | RankerCounts | ImageCounts
+
+
+@dataclass(frozen=True)
+class Counts:
+    """How much the store holds, read without loading any area (``Memory.counts``); an area this
+    memory does not have is None."""
+
+    sources: int
+    items: int
+    topics: TopicCounts | None = None
+    knowledge: KnowledgeCounts | None = None
+    ranker: RankerCounts | None = None
+    images: ImageCounts | None = None
+
+    def areas(self) -> list[AreaFigures]:
+        return [a for a in (self.topics, self.knowledge, self.ranker, self.images) if a is not None]
+
+    def totals(self) -> dict[str, int]:
+        """Every count by its name (sources, items, facts, topics, …), for a header or a before/after."""
+        return {k: v for k, v in self.to_dict().items() if isinstance(v, int) and not isinstance(v, bool)}
+
+    def to_dict(self) -> dict[str, object]:
+        """One flat record, as ``mnemoscope stats --json`` and the MCP server print it."""
+        out: dict[str, object] = {"sources": self.sources, "items": self.items}
+        for area in self.areas():
+            out.update(_figures(area))
+        return out
+
+
+@dataclass(frozen=True)
+class Stats(Counts):
+    """Every figure of the store (``Memory.stats``: loads the areas): the counts, the index and
+    each area's own (the tree's drift, the ranker's λ, …)."""
+
+    store: str = ""
+    terms: int = 0
+    schema_version: int = 0
+    embedder: str = ""
+    lsa_dim: int = 0
+    dense_weight: float = 0.0
+    dense_calibration: Calibration | None = None
+    topics: TopicStats | None = None
+    ranker: RankerStats | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        core = {"store": self.store, "sources": self.sources, "items": self.items, "terms": self.terms,
+                "schema_version": self.schema_version, "embedder": self.embedder, "lsa_dim": self.lsa_dim,
+                "dense_weight": self.dense_weight,
+                "dense_calibration": asdict(self.dense_calibration) if self.dense_calibration else None}
+        for area in self.areas():
+            core.update(_figures(area))
+        return core

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -11,6 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Select, Static
 
+from mnemoscope.app.services import RecallRequest
 from mnemoscope.app.widgets import StoreHeader
 from mnemoscope.app.widgets.recall import INTENTS, SOURCE_WIDTH, HitsTable
 from mnemoscope.screens.base import WIDE, FittedScreen
@@ -38,14 +40,14 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
 """
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="compare-back")]
 
-    def __init__(self, query: str, options: dict[str, Any], strategies: list[str], source_names: dict[int, str]) -> None:
+    def __init__(self, query: str, request: RecallRequest, strategies: list[str], source_names: dict[int, str]) -> None:
         super().__init__(id="screen-compare")
-        self.query_text, self.options, self.strategies, self.source_names = query, options, strategies, source_names
+        self.query_text, self.request, self.strategies, self.source_names = query, request, strategies, source_names
 
     def compose(self) -> ComposeResult:
         yield StoreHeader(id="store-header")
         yield Static(Text.assemble(("Compare  ", "bold"), f"“{self.query_text}”"), id="compare-title")
-        first = self.options.get("strategy") or self.strategies[0]
+        first = self.request.strategy or self.strategies[0]
         other = next((s for s in self.strategies if s != first), first)
         with Horizontal(id="compare-main"):
             for side, strategy in zip(SIDES, (first, other)):
@@ -54,7 +56,7 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
                         yield Select([(s, s) for s in self.strategies], value=strategy, allow_blank=False,
                                      compact=True, id=f"strategy-{side}")
                         yield Select([(f"intent {i}", i) for i in INTENTS],
-                                     value=self.options.get("intent", "auto"), allow_blank=False, compact=True,
+                                     value=self.request.intent or "auto", allow_blank=False, compact=True,
                                      id=f"intent-{side}")
                     yield Static("", id=f"summary-{side}", classes="compare-summary")
                     yield HitsTable(mark="◆", mark_width=3, rank_width=2, details=False, id=f"hits-{side}")
@@ -71,21 +73,18 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
     def redraw(self) -> None:
         self.rerun()
 
-    def side_options(self, side: str) -> dict[str, Any]:
-        options = {k: v for k, v in self.options.items() if k not in ("strategy", "intent")}
-        options["strategy"] = self.query_one(f"#strategy-{side}", Select).value
+    def side_request(self, side: str) -> RecallRequest:
         intent = self.query_one(f"#intent-{side}", Select).value
-        if intent != "auto":
-            options["intent"] = intent
-        return options
+        return replace(self.request, strategy=str(self.query_one(f"#strategy-{side}", Select).value),
+                       intent=None if intent == "auto" else str(intent))
 
     @on(Select.Changed)
     def rerun(self) -> None:
         if not self.is_mounted:
             return
         text, services = self.query_text, self.app.services
-        a, b = self.side_options("a"), self.side_options("b")
-        self.app.run_task(self, "compare", "Comparing", lambda: (services.recall(text, **a), services.recall(text, **b)),
+        a, b = self.side_request("a"), self.side_request("b")
+        self.app.run_task(self, "compare", "Comparing", lambda: (services.recall(text, a), services.recall(text, b)),
                           progress=False, replace=True, show=False, done=self.compared,
                           failed=self.app.refused("Compare"))
 

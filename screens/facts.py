@@ -4,7 +4,7 @@ neighbourhood, as of now or of a date; curation; and the conflict inbox, a mode 
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -16,6 +16,10 @@ from textual.widgets import DataTable, Input, Static
 from mnemoscope.app.widgets import ChoiceDialog, FormDialog, PromptDialog, clip, highlight, query_terms, snippet
 from mnemoscope.app.widgets.tables import set_columns
 from mnemoscope.screens.base import BaseScreen
+
+if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
+    from mnemoscope.engine.knowledge.records import Conflict, Decision, Entity, Fact
+    from mnemoscope.engine.records import Item
 
 ENTITY_ROWS = 500  # the most mentioned entities; the filter searches them all
 SUBJECT_WIDTH, PREDICATE_WIDTH = 14, 13
@@ -34,7 +38,7 @@ KEYS_OF = {  # what each key does to a conflict of each kind, as the inbox says 
 }
 
 
-def holds(fact: Any) -> Text:
+def holds(fact: Fact) -> Text:
     """When a fact holds, as the table shows it ("since 2023-04-03", "until 2023-07-10"); a
     superseded fact is dim."""
     state = fact.state(fact.seen_at)
@@ -43,28 +47,26 @@ def holds(fact: Any) -> Text:
     return Text(f"since {fact.valid_from}" if fact.valid_from else "")
 
 
-def describe_conflict(conflict: Any, items: dict[int, Any], width: int = 100) -> Text:
+def describe_conflict(conflict: Conflict, items: dict[int, Item], width: int = 100) -> Text:
     """A conflict's two sides (facts with their validity, or entities) and the items behind each,
     one line per item (clipped to ``width``)."""
     text = Text()
     text.append(f"{conflict.kind}", style="bold")
     text.append(f" · {conflict.reason}\n\n", style="dim")
-    sides = conflict.facts or conflict.entities
-    for label, side in zip("ab", sides):
+    # each side: (its id, what it is, its detail, the words its evidence is highlighted by)
+    sides = [(f.id, f"{f.subject} —{f.predicate}→ {f.object}", f"holds {f.validity()}", f.object) for f in conflict.facts] \
+        or [(e.id, e.name, f"{e.kind}, {e.items} item(s), {e.facts} fact(s)", e.name) for e in conflict.entities]
+    for label, (side_id, what, detail, named) in zip("ab", sides):
         text.append(f"{label}) ", style="bold")
-        if conflict.facts:
-            text.append(f"{side.subject} —{side.predicate}→ {side.object}\n", style="bold")
-            text.append(f"   holds {side.validity()}\n", style="cyan")
-        else:
-            text.append(f"{side.name}\n", style="bold")
-            text.append(f"   {side.kind}, {side.items} item(s), {side.facts} fact(s)\n", style="cyan")
-        for item_id in conflict.evidence.get(side.id, [])[:3]:
+        text.append(f"{what}\n", style="bold")
+        text.append(f"   {detail}\n", style="cyan")
+        for item_id in conflict.evidence.get(side_id, [])[:3]:
             item = items.get(item_id)
             if item is not None:
                 who = f"{item.speaker}: " if item.speaker else ""
                 where = item.key if item.speaker or not item.title else f"“{clip(item.title, 24)}”"  # a turn, or a section
                 head = f"   {where} " + (f"[{item.timestamp[:10]}] " if item.timestamp else "")
-                words = query_terms(side.object if conflict.facts else side.name)
+                words = query_terms(named)
                 line = snippet(who + item.text, words, max(10, 2 * width - len(head)))  # two lines at most
                 text.append(head, style="dim")
                 text.append_text(highlight(line, words, style="bold"))
@@ -75,7 +77,7 @@ def describe_conflict(conflict: Any, items: dict[int, Any], width: int = 100) ->
     return text
 
 
-def neighbourhood(entity: Any, facts: list[Any], width: int = 60) -> Text:
+def neighbourhood(entity: Entity, facts: list[Fact], width: int = 60) -> Text:
     """The entity in the middle, its outgoing facts to the right, incoming ones to the left."""
     out = [f for f in facts if f.subject_id == entity.id]
     inc = [f for f in facts if f.subject_id != entity.id]
@@ -164,15 +166,15 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
 
     def __init__(self) -> None:
         super().__init__()
-        self.entities: list[Any] = []
-        self.facts: list[Any] = []
-        self.entity: Any = None
+        self.entities: list[Entity] = []
+        self.facts: list[Fact] = []
+        self.entity: Entity | None = None
         self.object_width = 0
         self.as_of: str | None = None
         self.inbox = False
         self._direction = 1
-        self.conflicts: list[Any] = []
-        self.evidence: dict[int, Any] = {}
+        self.conflicts: list[Conflict] = []
+        self.evidence: dict[int, Item] = {}
 
     def compose_body(self) -> ComposeResult:
         yield self.missing_area_note()
@@ -222,7 +224,7 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         text = self.query_one("#entity-filter", Input).value.strip().lower()
         memory = self.services.memory
 
-        def load() -> list[Any]:
+        def load() -> list[Entity]:
             found = memory.knowledge.entities()  # in the worker: the first use loads the area
             if text:
                 found = [e for e in found if text in e.name.lower() or text in e.key]
@@ -243,7 +245,7 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
     def action_filter(self) -> None:
         self.query_one("#entity-filter", Input).focus()
 
-    def show_entities(self, entities: list[Any]) -> None:
+    def show_entities(self, entities: list[Entity]) -> None:
         if self.inbox:
             return  # loaded before the inbox opened: its table has no columns now, and leaving reloads it
         table = self.query_one("#entities-table", DataTable)
@@ -270,12 +272,12 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
     def entity_selected(self) -> None:
         self.query_one("#facts-table", DataTable).focus()
 
-    def load_facts(self, entity: Any) -> None:
+    def load_facts(self, entity: Entity) -> None:
         knowledge, as_of = self.services.memory.knowledge, self.as_of
         self.run_task("facts", "Loading facts", lambda: knowledge.facts(entity.id, as_of=as_of), progress=False,
                       show=False, replace=True, done=partial(self.show_facts, entity))
 
-    def show_facts(self, entity: Any, facts: list[Any]) -> None:
+    def show_facts(self, entity: Entity | None, facts: list[Fact]) -> None:
         if self.inbox:
             return  # as show_entities
         table = self.query_one("#facts-table", DataTable)
@@ -404,14 +406,14 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
     def load_conflicts(self) -> None:
         memory = self.services.memory
 
-        def load() -> tuple[list[Any], dict[int, Any]]:
+        def load() -> tuple[list[Conflict], dict[int, Item]]:
             found = memory.knowledge.conflicts()
             return found, memory.items({i for c in found for ids in c.evidence.values() for i in ids})
 
         self.run_task("conflicts", "Loading conflicts", load, progress=False, show=False, replace=True,
                       done=self.show_conflicts)
 
-    def show_conflicts(self, found: tuple[list[Any], dict[int, Any]]) -> None:
+    def show_conflicts(self, found: tuple[list[Conflict], dict[int, Item]]) -> None:
         if not self.inbox:
             return  # loaded before the inbox closed
         conflicts, items = found
@@ -430,7 +432,7 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
     def conflict_highlighted(self) -> None:
         self._show_conflict()
 
-    def selected_conflict(self) -> Any:
+    def selected_conflict(self) -> Conflict | None:
         row = self.query_one("#conflicts-table", DataTable).cursor_row
         return self.conflicts[row] if self.conflicts and 0 <= row < len(self.conflicts) else None
 
@@ -470,11 +472,11 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         knowledge = self.services.memory.knowledge
         self.run_task("decide", "Undo the last decision", knowledge.undo_last, progress=False, done=self.decided)
 
-    def decided(self, decision: Any) -> None:
+    def decided(self, decision: Decision) -> None:
         self.notify(f"Decision #{decision.id}: {decision.summary}", title="Inbox", markup=False)
         self.app.store_changed()
 
-    def selected_fact(self) -> Any:
+    def selected_fact(self) -> Fact | None:
         table = self.query_one("#facts-table", DataTable)
         row = table.cursor_row
         return self.facts[row] if self.facts and 0 <= row < len(self.facts) else None

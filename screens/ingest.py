@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from rich.style import Style
 from rich.text import Text
@@ -24,7 +24,7 @@ from mnemoscope.screens.base import BaseScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from mnemoscope.engine.errors import IngestError
-    from mnemoscope.engine.records import ParsedSource
+    from mnemoscope.engine.records import ParsedSource, Stats
 
     Parsed = tuple[list[ParsedSource], list[Path], list[IngestError]]  # what reading files without writing gives
 
@@ -36,8 +36,8 @@ class Ingested:
     """An ingest or a note stored: what it says, the counts before and after, and whether Esc stopped it."""
 
     summary: str
-    before: dict[str, Any]
-    after: dict[str, Any]
+    before: Stats
+    after: Stats
     cancelled: bool = False
 
 
@@ -56,7 +56,7 @@ class FileTree(DirectoryTree):
         return label
 
 
-def source_row(parsed: Any) -> tuple[str, ...]:
+def source_row(parsed: ParsedSource) -> tuple[str, ...]:
     source, items = parsed.source, parsed.items
     meta = source.meta or {}
     speakers = ", ".join(meta.get("speakers", []) or sorted({i.speaker for i in items if i.speaker}))
@@ -101,7 +101,7 @@ with their file and line and left out.
     def __init__(self) -> None:
         super().__init__()
         self.selection: list[Path] = []
-        self.parsed: list[Any] | None = None
+        self.parsed: list[ParsedSource] | None = None
         self.errors: list[str] = []
         self.skipped: list[str] = []
         self.ingest_after_preview = False
@@ -250,7 +250,7 @@ with their file and line and left out.
         self.app.push_screen(ChoiceDialog("Ingest", body, [("ingest", "Ingest"), ("cancel", "Cancel")]),
                              lambda choice: self.start_ingest(parsed) if choice == "ingest" else None)
 
-    def start_ingest(self, parsed: list[Any]) -> None:
+    def start_ingest(self, parsed: list[ParsedSource]) -> None:
         services = self.services
 
         def job(progress: Progress, cancelled: Cancelled) -> Ingested:
@@ -277,9 +277,9 @@ with their file and line and left out.
 
     def ingested(self, title: str, result: Ingested) -> None:
         """An ingest or a note is stored (an ingest stopped with Esc: what it stored until then)."""
-        before, after = result.before, result.after
+        before, after = result.before.totals(), result.after.totals()
         touched = ", ".join(f"{after[k] - before.get(k, 0):+,} {k}" for k in COUNTED
-                            if isinstance(after.get(k), int) and after[k] != before.get(k, 0))
+                            if k in after and after[k] != before.get(k, 0))
         summary = ("Cancelled after " if result.cancelled else "") + result.summary
         self.log_line(summary, "green" if not self.errors else "yellow")
         if touched:
@@ -290,7 +290,7 @@ with their file and line and left out.
                     markup=False)
         if title == "Ingest":
             self.parsed = None
-        self.app.store_changed(after)
+        self.app.store_changed(result.after)
 
     def log_line(self, text: str, style: str = "") -> None:
         self.query_one("#ingest-log", RichLog).write(Text(text, style=style))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import on
@@ -18,18 +19,22 @@ from mnemoscope.app.widgets import PromptDialog, clip
 from mnemoscope.app.widgets.tables import set_columns
 from mnemoscope.screens.base import BaseScreen
 
+if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
+    from mnemoscope.engine.knowledge.records import Episode, Event
+    from mnemoscope.engine.records import Item
+
 EPISODE_ROWS = 1000  # the timeline's first episodes: a table of thousands froze the screen for a second or two
 
 ROLES = (("who", "participants"), ("what", "action"), ("when", "time"), ("where", "location"),
          ("why", "reason"), ("how", "method"))
 
 
-def timeline_order(episodes: list[Any]) -> list[Any]:
+def timeline_order(episodes: list[Episode]) -> list[Episode]:
     """Dated episodes by session date, then undated ones by source and id."""
     return sorted(episodes, key=lambda e: (e.time_start is None, e.time_start or "", e.source_id, e.id))
 
 
-def events_table(events: list[Any]) -> Table:
+def events_table(events: list[Event]) -> Table:
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold", expand=True)
     for short, _role in ROLES:
         table.add_column(short, overflow="fold")
@@ -66,8 +71,8 @@ was built from: Enter on a turn jumps to it on the Sources screen.
 
     def __init__(self) -> None:
         super().__init__()
-        self.episodes: list[Any] = []
-        self.turns: list[Any] = []
+        self.episodes: list[Episode] = []
+        self.turns: list[Item] = []
         self.source_names: dict[int, str] = {}
 
     def compose_body(self) -> ComposeResult:
@@ -93,13 +98,13 @@ was built from: Enter on a turn jumps to it on the Sources screen.
     def refresh_data(self) -> None:
         mem = self.services.memory
 
-        def load() -> tuple[list[Any], dict[int, str]]:
+        def load() -> tuple[list[Episode], dict[int, str]]:
             return timeline_order(mem.knowledge.episodes()), {s.id: s.name for s in mem.sources()}
 
         self.run_task("episodes", "Loading episodes", load, progress=False, show=False, replace=True,
                       done=lambda loaded: self.show_episodes(*loaded))
 
-    def show_episodes(self, episodes: list[Any], source_names: dict[int, str]) -> None:
+    def show_episodes(self, episodes: list[Episode], source_names: dict[int, str]) -> None:
         table = self.query_one("#episodes-table", DataTable)
         current = self.current_episode()
         self.episodes, self.source_names = episodes[:EPISODE_ROWS], source_names
@@ -120,7 +125,7 @@ was built from: Enter on a turn jumps to it on the Sources screen.
             table.move_cursor(row=ids.index(current.id))
         self.show_episode()
 
-    def current_episode(self) -> Any:
+    def current_episode(self) -> Episode | None:
         table = self.query_one("#episodes-table", DataTable)
         row = table.cursor_row
         return self.episodes[row] if self.episodes and 0 <= row < len(self.episodes) else None
@@ -140,19 +145,17 @@ was built from: Enter on a turn jumps to it on the Sources screen.
         if ep.merged_from:
             head.append(f"merged from episode(s) {', '.join(map(str, ep.merged_from))} (s splits)\n", style="yellow")
         head.append("\n" + ep.summary + "\n")
-        parts: list[Any] = [head]
+        parts: list[RenderableType] = [head]
         if ep.events:
             parts.append(Text(f"\nEvents (5W1H, {len(ep.events)})", style="bold"))
             parts.append(events_table(ep.events))
-        from rich.console import Group
-
         body.update(Group(*parts))
         mem = self.services.memory
         ids = list(ep.items)
         self.run_task("turns", "Loading turns", lambda: list(mem.items(ids).values()),
                       progress=False, show=False, replace=True, done=partial(self.show_turns, ep))
 
-    def show_turns(self, episode: Any, items: list[Any]) -> None:
+    def show_turns(self, episode: Episode | None, items: list[Item]) -> None:
         table = self.query_one("#turns-table", DataTable)
         table.clear()
         self.turns = sorted(items, key=lambda i: (i.source_id, i.position))

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import on
@@ -14,18 +14,20 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Input, Select, Static, TabbedContent, TabPane
 
+from mnemoscope.app.services import RecallRequest
 from mnemoscope.app.widgets import QueryBox, highlight, query_terms
 from mnemoscope.app.widgets.recall import INTENTS, MODES, HitsTable, hit_source_label
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.screens.base import BaseScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
+    from mnemoscope.engine.knowledge.records import Episode, Fact
     from mnemoscope.engine.pipeline import Hit, MarkNote, Recall
 
 SELECT_CHROME = 3  # a compact Select's cells around its label: padding and the ▼
 
 
-def knowledge_text(episodes: list[Any], facts: list[Any]) -> Text:
+def knowledge_text(episodes: list[Episode], facts: list[Fact]) -> Text:
     """The episodes and facts of a recall (Lite: these are the answer; Pro and Max: beside the items)."""
     text = Text()
     text.append(f"Episodes ({len(episodes)})\n", style="bold")
@@ -169,21 +171,15 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
 
     # -- running a query ----------------------------------------------------------------------
 
-    def query_options(self) -> dict[str, Any]:
+    def recall_request(self) -> RecallRequest:
         try:
             top_k = max(1, min(200, int(self.query_one("#query-topk", Input).value or 10)))
         except ValueError:
             top_k = 10
-        options: dict[str, Any] = {
-            "top_k": top_k,
-            "trace": True,
-            "strategy": self.query_one("#query-strategy", Select).value,
-            "mode": self.query_one("#query-mode", Select).value,
-        }
         intent = self.query_one("#query-intent", Select).value
-        if intent != "auto":
-            options["intent"] = intent
-        return options
+        return RecallRequest(strategy=str(self.query_one("#query-strategy", Select).value),
+                             mode=str(self.query_one("#query-mode", Select).value), top_k=top_k,
+                             intent=None if intent == "auto" else str(intent))
 
     @on(Input.Submitted, "#query-input")
     @on(Input.Submitted, "#query-topk")
@@ -198,7 +194,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
             self.waiting_query = text
             self.set_status(f"Opening the store; “{text}” runs as soon as it is open…")
             return
-        options = self.query_options()
+        request = self.recall_request()
         self.submitted_at = time.perf_counter()
         self.timeline = {"submitted": self.submitted_at}
         self.set_status(f"Searching for “{text}”…")
@@ -206,7 +202,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
 
         def ask() -> "Recall":
             timeline["worker"] = time.perf_counter()
-            result = services.recall(text, **options)
+            result = services.recall(text, request)
             timeline["engine_done"] = time.perf_counter()
             if any(h.item.source_id not in self.source_names for h in result.hits):  # a source another process added
                 self.source_names = services.source_names()
@@ -231,7 +227,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.set_status(self.describe_recall(recall), "warning" if not recall.hits else "")
         if not recall.hits and (recall.episodes or recall.facts):
             self.action_panel("knowledge")
-        elif not recall.hits and not self.app.store_stats.get("items"):
+        elif not recall.hits and not (self.app.store_stats and self.app.store_stats.items):
             self.notify("The store is empty: ingest files on the Ingest screen (key 1), or load the demo content "
                         "(Ctrl+P → Load demo content).", title="No results", severity="warning")
         elif not recall.hits:
@@ -257,7 +253,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.timeline["rendered"] = time.perf_counter()
         self.last_render_ms = (self.timeline["rendered"] - self.submitted_at) * 1000
 
-    def describe_recall(self, recall: Any) -> str:
+    def describe_recall(self, recall: Recall) -> str:
         parts = [f"{len(recall.hits)} item{'s' if len(recall.hits) != 1 else ''}",
                  f"strategy {recall.strategy}", f"mode {recall.mode}"]
         if recall.intent:
@@ -277,7 +273,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
 
     # -- the selected hit ---------------------------------------------------------------------
 
-    def selected_hit(self) -> Any:
+    def selected_hit(self) -> Hit | None:
         table = self.query_one("#hits", DataTable)
         if self.recall is None or not table.row_count:
             return None
@@ -329,7 +325,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         head.append(f"rank {hit.rank}", style="bold")
         head.append(f" · score {hit.score:.4f} · found by ")
         head.append(", ".join(hit.sources) or "–", style="bold")
-        parts: list[Any] = [head, *([taught_line(hit.taught)] if hit.taught is not None else []), Text(""), table]
+        parts: list[RenderableType] = [head, *([taught_line(hit.taught)] if hit.taught is not None else []), Text(""), table]
         if weights:
             parts.append(Text(f"\nheuristic floor Σ w × value = {floor:+.3f}; λ = {lam:.2f}: the learned model "
                               f"carries {lam:.0%} of the score" + (" (the floor alone ranks)" if not lam else ""),
@@ -407,8 +403,8 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
             return
         from mnemoscope.screens.compare import CompareScreen
 
-        options = self.query_options()
-        self.app.push_screen(CompareScreen(text, options, self.strategies or [options["strategy"]], self.source_names))
+        request = self.recall_request()
+        self.app.push_screen(CompareScreen(text, request, self.strategies or [request.strategy], self.source_names))
 
 
 SCREEN = QueryScreen

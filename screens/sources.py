@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -17,6 +17,9 @@ from textual.widgets import DataTable, Static
 from mnemoscope.app.widgets import clip
 from mnemoscope.app.widgets.tables import set_columns
 from mnemoscope.screens.base import BaseScreen
+
+if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
+    from mnemoscope.engine.records import Item, Source
 
 ITEM_ROWS_SHOWN = 2000  # a source with more items shows the first ones (DataTable slows past that)
 
@@ -44,9 +47,9 @@ items. The panel shows the selected item in full.
 
     def __init__(self) -> None:
         super().__init__()
-        self.sources: list[Any] = []
+        self.sources: list[Source] = []
         self.counts: dict[int, int | None] = {}  # items per source, as shown
-        self.items: list[Any] = []
+        self.items: list[Item] = []
         self.pending_source: int | None = None
         self.pending_item: int | None = None
         self.text_width = 0  # set with the columns
@@ -73,7 +76,7 @@ items. The panel shows the selected item in full.
     def refresh_data(self) -> None:
         services = self.services
 
-        def load() -> list[tuple[Any, int]]:
+        def load() -> list[tuple[Source, int | None]]:
             mem = services.memory
             # Memory has no per-source item count yet; the store's id list per source is cheap.
             return [(s, len(mem.store.item_ids_of_source(s.id))) for s in mem.sources()]
@@ -81,7 +84,7 @@ items. The panel shows the selected item in full.
         self.run_task("sources", "Loading sources", load, progress=False, show=False, replace=True,
                       done=self.show_sources)
 
-    def show_sources(self, rows: list[tuple[Any, int | None]]) -> None:
+    def show_sources(self, rows: list[tuple[Source, int | None]]) -> None:
         if self.grow_sources(rows):
             return
         table = self.query_one("#sources-table", DataTable)
@@ -102,7 +105,7 @@ items. The panel shows the selected item in full.
         else:
             self.show_items(None, [])
 
-    def grow_sources(self, rows: list[tuple[Any, int | None]]) -> bool:
+    def grow_sources(self, rows: list[tuple[Source, int | None]]) -> bool:
         """Sources only added, or their counts changed (another process ingesting): update the
         rows in place, so the cursor, the items shown and the scroll stay as they were, and the
         selected source's items are read again only if they changed. False: rebuild the list."""
@@ -123,7 +126,7 @@ items. The panel shows the selected item in full.
             self.load_items(selected.id)
         return True
 
-    def current_source(self) -> Any:
+    def current_source(self) -> Source | None:
         table = self.query_one("#sources-table", DataTable)
         row = table.cursor_row
         return self.sources[row] if self.sources and 0 <= row < len(self.sources) else None
@@ -154,7 +157,7 @@ items. The panel shows the selected item in full.
         self.run_task("items", "Loading items", lambda: services.memory.source_items(source_id),
                       progress=False, show=False, replace=True, done=partial(self.show_items, source_id))
 
-    def show_items(self, source_id: int | None, items: list[Any]) -> None:
+    def show_items(self, source_id: int | None, items: list[Item]) -> None:
         table = self.query_one("#items-table", DataTable)
         # the same source again (an item of it deleted): the cursor stays where it was
         kept_row = table.cursor_row if self.items and self.items[0].source_id == source_id else None
@@ -196,7 +199,7 @@ items. The panel shows the selected item in full.
         text.append(f"\nitem id {item.id}", style="dim")
         body.update(text)
 
-    def current_item(self) -> Any:
+    def current_item(self) -> Item | None:
         table = self.query_one("#items-table", DataTable)
         row = table.cursor_row
         return self.items[row] if self.items and 0 <= row < len(self.items) else None
@@ -204,17 +207,14 @@ items. The panel shows the selected item in full.
     # -- delete, with the dry run first -------------------------------------------------------
 
     def action_delete(self) -> None:
-        focused_sources = self.focused is self.query_one("#sources-table")
-        target = self.current_source() if focused_sources else self.current_item()
-        if target is None:
-            return
         mem = self.services.memory
-        if focused_sources:
-            self.curate("Delete source", f"Delete the source “{Path(target.name).name}” and all its items?",
-                        lambda dry_run: mem.delete_source(target.id, dry_run=dry_run))
-        else:
-            self.curate("Delete item", f"Delete {target.kind} {target.key} (item {target.id})?",
-                        lambda dry_run: mem.delete_item(target.id, dry_run=dry_run))
+        if self.focused is self.query_one("#sources-table"):
+            if (source := self.current_source()) is not None:
+                self.curate("Delete source", f"Delete the source “{Path(source.name).name}” and all its items?",
+                            lambda dry_run: mem.delete_source(source.id, dry_run=dry_run))
+        elif (item := self.current_item()) is not None:
+            self.curate("Delete item", f"Delete {item.kind} {item.key} (item {item.id})?",
+                        lambda dry_run: mem.delete_item(item.id, dry_run=dry_run))
 
 
 SCREEN = SourcesScreen

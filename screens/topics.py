@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -18,10 +19,26 @@ from mnemoscope.app.widgets import clip
 from mnemoscope.app.widgets.tables import set_columns
 from mnemoscope.screens.base import BaseScreen
 
+if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
+    from mnemoscope.engine.records import Item
+    from mnemoscope.engine.topics.service import BuildReport, Neighbour, TopicInfo
+
 ITEMS_SHOWN = 30
 
 
-def topic_label(topic: Any) -> Text:
+@dataclass(frozen=True)
+class TopicDetail:
+    """What the panel shows of the selected topic, read in one worker."""
+
+    topic: TopicInfo
+    parent: TopicInfo | None
+    children: list[TopicInfo]
+    siblings: list[TopicInfo]
+    neighbours: list[Neighbour]
+    items: list[Item]
+
+
+def topic_label(topic: TopicInfo) -> Text:
     text = Text(topic.label or topic.id)
     text.append(f"  {topic.id}", style="dim")
     text.append(f"  {topic.size:,}", style="cyan")
@@ -87,18 +104,18 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
     def refresh_data(self) -> None:
         memory = self.services.memory
 
-        def roots() -> tuple[list[Any], str]:
+        def roots() -> tuple[list[TopicInfo], str]:
             topics = memory.topics  # in the worker: the first use loads the area
             return [t for t in topics.tree() if t.parent is None], topics.message
 
         self.run_task("topic-roots", "Loading topics", roots, progress=False, show=False, replace=True,
                       done=lambda found: self.show_roots(*found))
 
-    def rebuilt(self, report: Any) -> None:
+    def rebuilt(self, report: BuildReport) -> None:
         self.notify(report.summary(), title="Topics rebuilt", markup=False)
         self.app.store_changed()
 
-    def show_roots(self, roots: list[Any], note: str) -> None:
+    def show_roots(self, roots: list[TopicInfo], note: str) -> None:
         tree = self.query_one("#topic-tree", Tree)
         selected = tree.cursor_node.data if tree.cursor_node is not None else None
         tree.clear()
@@ -123,7 +140,7 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
         self.run_task(f"topic-children:{topic_id}", "Loading topics", lambda: topics.children(topic_id),
                       progress=False, show=False, done=partial(self.show_children, topic_id))
 
-    def show_children(self, topic_id: str, children: list[Any]) -> None:
+    def show_children(self, topic_id: str, children: list[TopicInfo]) -> None:
         node = self.nodes.get(topic_id)
         if node is None:
             return
@@ -162,15 +179,15 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
     def load_detail(self, topic_id: str) -> None:
         topics = self.services.memory.topics
 
-        def detail() -> tuple[Any, ...]:
-            return (topics.topic(topic_id), topics.parent(topic_id), topics.children(topic_id),
-                    topics.siblings(topic_id), topics.neighbours(topic_id), topics.items(topic_id, ITEMS_SHOWN))
+        def detail() -> TopicDetail:
+            return TopicDetail(topics.topic(topic_id), topics.parent(topic_id), topics.children(topic_id),
+                               topics.siblings(topic_id), topics.neighbours(topic_id), topics.items(topic_id, ITEMS_SHOWN))
 
         self.run_task("topic-detail", "Loading topic", detail, progress=False, show=False, replace=True,
-                      done=lambda found: self.show_detail(*found))
+                      done=self.show_detail)
 
-    def show_detail(self, topic: Any, parent: Any, children: list[Any], siblings: list[Any],
-                    neighbours: list[Any], items: list[Any]) -> None:
+    def show_detail(self, detail: TopicDetail) -> None:
+        topic, parent, items = detail.topic, detail.parent, detail.items
         body = Text(self.tree_note + "\n" if self.tree_note else "", style="dim italic")
         body.append(topic.label or topic.id, style="bold")
         body.append(f"  {topic.id} · depth {topic.depth} · {topic.size:,} items\n", style="dim")
@@ -182,11 +199,11 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
         options: list[Option] = []
         if parent is not None:
             options.append(Option(Text.assemble(("↑ parent   ", "bold"), topic_label(parent)), id=f"j-{parent.id}"))
-        for c in children:
+        for c in detail.children:
             options.append(Option(Text.assemble(("↓ child    ", "bold"), topic_label(c)), id=f"j-{c.id}"))
-        for s in siblings:
+        for s in detail.siblings:
             options.append(Option(Text.assemble(("↔ sibling  ", "bold"), topic_label(s)), id=f"j-{s.id}"))
-        for n in neighbours:
+        for n in detail.neighbours:
             options.append(Option(Text.assemble(("≈ semantic ", "bold"), topic_label(n.topic),
                                                 (f"  {n.weight:.2f}", "dim")), id=f"j-{n.topic.id}"))
         jumps.add_options(options)

@@ -132,8 +132,8 @@ RECALL_OPTIONS = {"intent", "trace", "seed", "as_of"}
 
 def stats(args: argparse.Namespace, out: TextIO) -> int:
     with open_memory(args) as mem:
-        s = mem.stats()
-        emit(out, s, args.json, lambda: "\n".join(f"{k:>16}: {_stat_text(v)}" for k, v in s.items()))
+        figures = mem.stats().to_dict()
+        emit(out, figures, args.json, lambda: "\n".join(f"{k:>16}: {_stat_text(v)}" for k, v in figures.items()))
     return 0
 
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 from textual.content import Content
 from textual.markup import escape
 from textual.reactive import reactive
 from textual.widgets import Input, Static, Tab, Tabs
+
+if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
+    from mnemoscope.engine.records import Counts
 
 # (mode, key, title) in tab order.
 SCREENS = [
@@ -39,13 +43,9 @@ COUNTS = [("sources", "sources"), ("items", "items"), ("episodes", "episodes"), 
           ("entities", "entities"), ("topics", "topics"), ("feedback_events", "feedback")]
 
 
-def describe_counts(stats: dict) -> str:
-    parts = []
-    for key, noun in COUNTS:
-        value = stats.get(key)
-        if isinstance(value, int):
-            parts.append(f"{value:,} {noun}")
-    return " · ".join(parts)
+def describe_counts(counts: Counts | None) -> str:
+    totals = counts.totals() if counts is not None else {}
+    return " · ".join(f"{totals[key]:,} {noun}" for key, noun in COUNTS if key in totals)
 
 
 class StoreHeader(Static):

@@ -1,14 +1,15 @@
 """The live path trace: the walk over the topic tree, step by step, and the graph expansion.
 
-A trace step (``Recall.trace``) names the node it stands on, its depth, the relation taken to
-get there (start, child, parent, sibling, semantic), the scored candidates (each with its policy
-terms) and the probability of the chosen move. Steps may be dataclasses or dicts.
+A trace step (``Recall.trace``, a :class:`WalkStep`) names the node it stands on, its depth, the
+relation taken to get there (start, child, parent, sibling, semantic), the scored candidates (each
+with its policy terms) and the probability of the chosen move.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,38 +17,20 @@ from textual.containers import Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Static, Tree
+from textual.widgets.tree import TreeNode
+
+if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
+    from mnemoscope.engine.knowledge.records import GraphNode, GraphReport
+    from mnemoscope.engine.pipeline import Recall
+    from mnemoscope.engine.topics.navigate import WalkStep
 
 RELATION_MARK = {"start": "◎", "child": "↓", "parent": "↑", "sibling": "↔", "semantic": "≈"}
 
 
-def field(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-def node_id(obj: Any) -> str:
-    """The topic id of a step's node or of a candidate (``t:0.1``), whatever its shape."""
-    node = field(obj, "node", obj)
-    if isinstance(node, (str, int)):
-        return str(node)
-    return str(field(node, "id", field(obj, "id", "?")))
-
-
-def node_label(obj: Any) -> str:
-    node = field(obj, "node", obj)
-    label = field(node, "label", None) if not isinstance(node, (str, int)) else None
-    return label or field(obj, "label", "") or ""
-
-
-def graph_node(node: Any) -> str:
+def graph_node(node: GraphNode) -> str:
     """A node of the graph expansion as a person reads it: an entity by its name, an item by its
     id (``item:37``), with its score."""
-    if isinstance(node, (str, int)):
-        return str(node)
-    name = field(node, "label") or field(node, "name") or field(node, "node", "?")
-    score = field(node, "score")
-    return f"{name} {float(score):.2f}" if score is not None else str(name)
+    return f"{node.get('name') or node['node']} {node['score']:.2f}"
 
 
 def parent_id(topic: str) -> str | None:
@@ -67,9 +50,9 @@ class TraceView(Vertical):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.steps: list[Any] = []
-        self.graph: dict[str, Any] | None = None
-        self._topic_nodes: dict[str, Any] = {}
+        self.steps: list[WalkStep] = []
+        self.graph: GraphReport | None = None
+        self._topic_nodes: dict[str, TreeNode[str]] = {}
         self._timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
@@ -81,10 +64,10 @@ class TraceView(Vertical):
             yield Static("", id="trace-step")
             yield Static("", id="trace-graph")
 
-    def load(self, recall: Any, animate: bool = True) -> None:
+    def load(self, recall: Recall, animate: bool = True) -> None:
         self.stop()
-        self.steps = list(field(recall, "trace", []) or [])
-        self.graph = field(recall, "graph", None)
+        self.steps = list(recall.trace)
+        self.graph = recall.graph
         self._build_tree()
         self.query_one("#trace-graph", Static).update(self._graph_text())
         if not self.steps:
@@ -102,12 +85,12 @@ class TraceView(Vertical):
         self._topic_nodes = {}
         labels: dict[str, str] = {}
         for s in self.steps:
-            labels.setdefault(node_id(s), node_label(s))
+            labels.setdefault(s.node, s.label)
         visited = list(labels)
         for s in self.steps:  # candidates name topics the walk did not visit (ancestors among them)
-            for c in field(s, "candidates", []) or []:
-                if not labels.get(node_id(c)):
-                    labels[node_id(c)] = node_label(c)
+            for c in s.candidates:
+                if not labels.get(c.node):
+                    labels[c.node] = c.label
         for topic in visited:  # visited nodes with their ancestors, in path order
             chain = [topic]
             while (up := parent_id(chain[-1])) is not None:
@@ -141,33 +124,29 @@ class TraceView(Vertical):
             detail.update("")
             return
         current = self.steps[self.step] if self.step >= 0 else None
-        visited = {node_id(s) for s in self.steps[: self.step + 1]}
+        visited = {s.node for s in self.steps[: self.step + 1]}
         for tid, tree_node in self._topic_nodes.items():
-            mark = "▶" if current is not None and tid == node_id(current) else "●" if tid in visited else None
+            mark = "▶" if current is not None and tid == current.node else "●" if tid in visited else None
             tree_node.set_label(self._label(tid, self._labels.get(tid, ""), mark))
         if current is not None:
             tree = self.query_one("#trace-tree", Tree)
-            node = self._topic_nodes.get(node_id(current))
+            node = self._topic_nodes.get(current.node)
             if node is not None:  # once the tree has its lines (nodes may have just been added)
                 self.call_after_refresh(tree.move_cursor, node, animate=False)
         state = "▶ playing" if self.playing else "paused"
         status.update(Text(f"step {self.step + 1}/{len(self.steps)} · {state} · space play/pause · . step · r replay"))
         detail.update(self._step_text(current))
 
-    def _step_text(self, step: Any) -> Any:
+    def _step_text(self, step: WalkStep | None) -> RenderableType:
         if step is None:
             return ""
-        relation = field(step, "relation", "") or ""
+        relation = step.relation
         head = Text()
         head.append(f"{RELATION_MARK.get(relation, '·')} {relation or 'step'} ", style="bold")
-        head.append(f"→ {node_label(step) or node_id(step)} ({node_id(step)})")
-        depth = field(step, "depth")
-        if depth is not None:
-            head.append(f"  depth {depth}", style="dim")
-        prob = field(step, "probability", field(step, "chosen_probability"))
-        if prob is not None:
-            head.append(f"  p={float(prob):.2f}", style="dim")
-        candidates = field(step, "candidates", []) or []
+        head.append(f"→ {step.label or step.node} ({step.node})")
+        head.append(f"  depth {step.depth}", style="dim")
+        head.append(f"  p={step.probability:.2f}", style="dim")
+        candidates = step.candidates
         if not candidates:
             return head
         # the policy terms go on a line of their own under each candidate: as a fourth column they
@@ -176,16 +155,11 @@ class TraceView(Vertical):
         table.add_column("candidate · policy terms", ratio=1, overflow="fold")
         table.add_column("score", justify="right", no_wrap=True)
         table.add_column("p", justify="right", no_wrap=True)
-        chosen = node_id(step)
         for c in candidates:
-            cid = node_id(c)
-            score = field(c, "score", field(c, "total"))
-            terms = field(c, "terms", {}) or {}
-            table.add_row(
-                Text(f"{'▶ ' if cid == chosen else '  '}{node_label(c) or cid}", style="bold" if cid == chosen else ""),
-                f"{float(score):.3f}" if score is not None else "",
-                f"{float(field(c, 'probability', 0.0)):.2f}")
-            shown = " · ".join(f"{k} {float(v):+.3f}" for k, v in terms.items() if abs(float(v)) >= 0.0005)
+            chosen = c.node == step.node
+            table.add_row(Text(f"{'▶ ' if chosen else '  '}{c.label or c.node}", style="bold" if chosen else ""),
+                          f"{c.total:.3f}", f"{c.probability:.2f}")
+            shown = " · ".join(f"{k} {v:+.3f}" for k, v in c.terms.items() if abs(v) >= 0.0005)
             if shown:
                 table.add_row(Text("    " + shown, style="dim"), "", "")
         grid = Table.grid()
@@ -197,8 +171,7 @@ class TraceView(Vertical):
         graph = self.graph
         if not graph:
             return Text("")
-        seeds = field(graph, "seeds", []) or []
-        reached = field(graph, "nodes", field(graph, "reached", [])) or []
+        seeds, reached = graph["seeds"], graph["reached"]
         text = Text("\nGraph expansion\n", style="bold")
         text.append(f"seeds ({len(seeds)}): ", style="dim")
         text.append(", ".join(map(graph_node, seeds[:12])) + ("…" if len(seeds) > 12 else "") + "\n")

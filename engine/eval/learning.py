@@ -17,8 +17,9 @@ among the shown hits are "used", every other shown hit is ignored. Measured:
   of a taught question's evidence when its rewording is asked, before and after the feedback;
 * a *control* run on a fresh store where the "used" hits are drawn at random among those shown:
   its held-out ranking must not fall below the heuristic's;
-* feedback latency on a synthetic store of ``latency_items`` items, and what the feedback memory
-  adds to a fused recall's p50 there.
+* on a synthetic store of ``latency_items`` items taught with 50 events: what feedback adds to
+  the next fused recall's p50, against the untaught copy in the same run, and the feedback calls'
+  own latency.
 
 The heuristic floor was tuned on these same dev conversations (the only data there is); the
 benchmark measures what feedback adds on top of it.
@@ -38,6 +39,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..memory import Memory
+from ..pipeline import Recall
 from .bench import synthetic_corpus
 from .harness import Question, require
 from .locomo import load as load_locomo
@@ -47,7 +49,7 @@ METRICS = ("recall@10", "ndcg@10")
 MISSING_RANK = 51  # the rank given to a used item that fell out of the top 50
 
 
-def _metrics(mem: Memory, questions: list[Question], key_of: dict[int, str]) -> dict[str, float]:
+def fused_metrics(mem: Memory, questions: list[Question], key_of: dict[int, str]) -> dict[str, float]:
     rows = []
     for q in questions:
         hits = mem.recall(q.text, top_k=10, strategy="fused").hits
@@ -55,20 +57,26 @@ def _metrics(mem: Memory, questions: list[Question], key_of: dict[int, str]) -> 
     return mean_metrics(rows)
 
 
-def _used_ranks(mem: Memory, text: str, used: set[int]) -> dict[int, int]:
-    """Rank of each used item, counting only unused items above it."""
-    hits = mem.recall(text, top_k=MISSING_RANK - 1, strategy="fused").hits
+def used_ranks(mem: Memory, text: str, used: set[int]) -> dict[int, int]:
+    """Rank of each used item when ``text`` is recalled, counting only unused items above it."""
+    return ranks_among([h.item.id for h in mem.recall(text, top_k=MISSING_RANK - 1, strategy="fused").hits], used)
+
+
+def ranks_among(shown: list[int], used: set[int]) -> dict[int, int]:
+    """Rank of each used item in ``shown``, counting only unused items above it (``MISSING_RANK``
+    for one not shown)."""
     out, others = {}, 0
-    for h in hits:
-        if h.item.id in used:
-            out[h.item.id] = others + 1
+    for item in shown:
+        if item in used:
+            out[item] = others + 1
         else:
             others += 1
     return {i: out.get(i, MISSING_RANK) for i in used}
 
 
-def _teach(mem: Memory, questions: list[Question], id_of: dict[str, int], choose: Callable[[list[int], set[int]], list[int]],
-           on_event: Callable[[int], None]) -> tuple[list[int], list[float], dict[int, set[int]]]:
+def give_feedback(mem: Memory, questions: list[Question], id_of: dict[str, int],
+                  choose: Callable[[list[int], set[int]], list[int]],
+                  on_event: Callable[[int], None]) -> tuple[list[int], list[float], dict[int, set[int]]]:
     """Ask every question and send feedback; returns (ranks of used items at the time, ms per event, used per question)."""
     ranks, latency, used_by = [], [], {}
     for n, q in enumerate(questions):
@@ -91,6 +99,18 @@ def _teach(mem: Memory, questions: list[Question], id_of: dict[str, int], choose
     return ranks, latency, used_by
 
 
+def marks_evidence(shown: list[int], evidence: set[int]) -> list[int]:
+    """The taught run's person: marks the evidence turns among the shown hits used."""
+    return [i for i in shown if i in evidence]
+
+
+def random_marks(seed: int, n: int) -> Callable[[list[int], set[int]], list[int]]:
+    """The control's person for conversation ``n``: marks as many shown hits as there were evidence
+    turns shown (at least one), drawn at random (seeded)."""
+    pick = random.Random(f"{seed}:{n}:control")
+    return lambda shown, evidence: pick.sample(shown, min(len(shown), max(1, len(evidence & set(shown))))) if shown else []
+
+
 def split_questions(questions: list[Question], seed: int, n: int) -> tuple[list[Question], list[Question]]:
     """(feedback half, held-out half) of conversation ``n``'s questions, seeded."""
     rng = random.Random(f"{seed}:{n}")
@@ -110,7 +130,7 @@ def load_paraphrases(path: str | Path, data: Path) -> list[dict[str, str]]:
     return out
 
 
-def _reworded_recall(mem: Memory, pairs: list[tuple[str, set[str]]], key_of: dict[int, str]) -> list[float]:
+def reworded_recall(mem: Memory, pairs: list[tuple[str, set[str]]], key_of: dict[int, str]) -> list[float]:
     """recall@10 of each (rewording, evidence keys)."""
     return [score([key_of[h.item.id] for h in mem.recall(text, top_k=10, strategy="fused").hits], relevant,
                   ("recall@10",))["recall@10"] for text, relevant in pairs]
@@ -127,34 +147,30 @@ def _conversation(parsed, questions: list[Question], seed: int, curve_every: int
             mem.ingest_parsed([parsed])
             key_of = {i.id: i.key for i in mem.source_items(mem.sources()[0].id)}
             id_of = {k: i for i, k in key_of.items()}
-            before = _metrics(mem, held, key_of) if run == "feedback" else out["before"]
-            held_ranks = [_used_ranks(mem, q.text, {id_of[k] for k in q.relevant}) for q in held] if run == "feedback" else []
-            reworded_before = _reworded_recall(mem, reworded, key_of) if run == "feedback" else []
+            before = fused_metrics(mem, held, key_of) if run == "feedback" else out["before"]
+            held_ranks = [used_ranks(mem, q.text, {id_of[k] for k in q.relevant}) for q in held] if run == "feedback" else []
+            reworded_before = reworded_recall(mem, reworded, key_of) if run == "feedback" else []
             curve: list[dict[str, float]] = []
 
             def on_event(events: int) -> None:
                 if events % curve_every == 0:
-                    now = _metrics(mem, held, key_of)
+                    now = fused_metrics(mem, held, key_of)
                     curve.append({"events": events, "lambda": mem.ranker.lam, **now,
                                   "ndcg@10_gain": round(now["ndcg@10"] - before["ndcg@10"], 4)})
 
-            if run == "feedback":
-                choose = lambda shown, evidence: [i for i in shown if i in evidence]  # noqa: E731
-            else:
-                pick = random.Random(f"{seed}:{n}:control")
-                choose = lambda shown, evidence: pick.sample(shown, min(len(shown), max(1, len(evidence & set(shown))))) if shown else []  # noqa: E731
-            ranks_at_feedback, latency, used_by = _teach(mem, teach, id_of, choose, on_event if run == "feedback" else lambda _: None)
-            after = _metrics(mem, held, key_of)
+            choose = marks_evidence if run == "feedback" else random_marks(seed, n)
+            ranks_at_feedback, latency, used_by = give_feedback(mem, teach, id_of, choose, on_event if run == "feedback" else lambda _: None)
+            after = fused_metrics(mem, held, key_of)
             result = {"before": before, "after": after, "lambda": mem.ranker.lam, "events": len(teach),
                       "feedback_ms": latency, "gate": mem.ranker.status().gate.to_dict()}
             if run == "feedback":
-                repeated_after = [r for k, used in used_by.items() for r in _used_ranks(mem, teach[k].text, used).values()]
+                repeated_after = [r for k, used in used_by.items() for r in used_ranks(mem, teach[k].text, used).values()]
                 shared = _paraphrases(held, used_by, id_of)
                 para_before = [held_ranks[k][i] for k, ids in shared for i in ids]
-                para_after = [r for k, ids in shared for r in _used_ranks(mem, held[k].text, ids).values()]
+                para_after = [r for k, ids in shared for r in used_ranks(mem, held[k].text, ids).values()]
                 result.update(curve=curve, held=len(held), repeated=(ranks_at_feedback, repeated_after),
                               paraphrased=(para_before, para_after),
-                              reworded=(reworded_before, _reworded_recall(mem, reworded, key_of)))
+                              reworded=(reworded_before, reworded_recall(mem, reworded, key_of)))
                 out.update(result)
             else:
                 out["control"] = {"before": before, "after": after, "lambda": mem.ranker.lam}
@@ -204,50 +220,73 @@ def _mean(values: list[float]) -> float:
     return round(float(np.mean(values)), 4) if values else 0.0
 
 
-def feedback_latency(data: Path, n_items: int, events: int = 50, **settings: Any) -> dict[str, float]:
-    """Median and p95 wall ms, and median CPU ms, of ``Memory.feedback`` on a synthetic store of
-    ``n_items`` items (CPU time is the fair figure on a shared machine); and a fused recall's p50
-    over the same questions before any feedback and after it, alternated round by round, so the
-    feedback memory's cost is measured against a baseline taken in the same run."""
+def taught_copies(folder: Path, data: Path, n_items: int, events: int = 50,
+                  **settings: Any) -> tuple[Path, Path, list[str]]:
+    """A synthetic store of ``n_items`` items (``plain.db`` in ``folder``) and a copy of it taught
+    with ``events`` feedback events (``taught.db``: the top two hits of each question marked used),
+    and the questions to ask them. Slow at 10k items: build once, measure many times."""
     parsed, questions = synthetic_corpus(n_items, data)
-    asked = questions[:events]
+    plain, taught = folder / "plain.db", folder / "taught.db"
+    with Memory(plain, **settings) as mem:
+        mem.ingest_parsed(parsed)
+        mem.store.checkpoint()
+    shutil.copy(plain, taught)
+    with Memory(taught, **settings) as mem:
+        for text in questions[:events]:
+            rec = mem.recall(text, top_k=10, strategy="fused")
+            mem.feedback(rec.token, [h.item.id for h in rec.hits[:2]])
+        mem.store.checkpoint()
+    return plain, taught, questions[:events]
+
+
+def recall_after_feedback(plain: Memory, taught: Memory, questions: list[str], rounds: int = 3) -> dict[str, float]:
+    """What feedback adds to the next fused recall: each question is recalled on ``taught`` (its
+    result then given as feedback, top two used, so every recall there follows a feedback event and
+    its caches) and on ``plain``, its untaught copy, back to back, the order swapped every round so
+    both see the same machine load. Medians of the paired differences, wall and CPU (the fair
+    figure on a shared machine), and of the feedback calls themselves."""
+    pairs: list[tuple[tuple[float, float], tuple[float, float]]] = []
+    feedback_wall, feedback_cpu = [], []
+    for n in range(rounds):
+        for text in questions:
+            if n % 2 == 0:
+                untaught = _timed_recall(plain, text)[1]
+                rec, after = _timed_recall(taught, text)
+            else:
+                rec, after = _timed_recall(taught, text)
+                untaught = _timed_recall(plain, text)[1]
+            pairs.append((untaught, after))
+            t0, c0 = time.perf_counter(), time.process_time()
+            taught.feedback(rec.token, [h.item.id for h in rec.hits[:2]])
+            feedback_wall.append((time.perf_counter() - t0) * 1000)
+            feedback_cpu.append((time.process_time() - c0) * 1000)
+    med = statistics.median
+    feedback_wall.sort()
+    return {"events": len(feedback_wall), "p50_ms": round(med(feedback_wall), 3),
+            "p95_ms": round(feedback_wall[int(0.95 * (len(feedback_wall) - 1))], 3),
+            "cpu_p50_ms": round(med(feedback_cpu), 3),
+            "recall_p50_ms": round(med(u[0] for u, _ in pairs), 3),
+            "recall_p50_ms_with_feedback": round(med(t[0] for _, t in pairs), 3),
+            "recall_added_ms": round(med(t[0] - u[0] for u, t in pairs), 3),
+            "recall_cpu_p50_ms": round(med(u[1] for u, _ in pairs), 3),
+            "recall_cpu_p50_ms_with_feedback": round(med(t[1] for _, t in pairs), 3),
+            "recall_added_cpu_ms": round(med(t[1] - u[1] for u, t in pairs), 3)}
+
+
+def _timed_recall(mem: Memory, text: str) -> tuple[Recall, tuple[float, float]]:
+    """A fused recall and its (wall, CPU) ms."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    rec = mem.recall(text, top_k=10, strategy="fused")
+    return rec, ((time.perf_counter() - t0) * 1000, (time.process_time() - c0) * 1000)
+
+
+def feedback_latency(data: Path, n_items: int, events: int = 50, **settings: Any) -> dict[str, float]:
+    """:func:`recall_after_feedback` on a synthetic store of ``n_items`` items taught with
+    ``events`` feedback events (:func:`taught_copies`), its untaught copy the baseline."""
     with tempfile.TemporaryDirectory(prefix="mnemoscope-learn-") as tmp:
-        with Memory(Path(tmp) / "latency.db", **settings) as mem:
-            mem.ingest_parsed(parsed)
-            mem.store.checkpoint()
-        shutil.copy(Path(tmp) / "latency.db", Path(tmp) / "taught.db")
-        mem, taught = Memory(Path(tmp) / "latency.db", **settings), Memory(Path(tmp) / "taught.db", **settings)
-        try:
-            wall, cpu = [], []
-            for text in asked:
-                rec = taught.recall(text, top_k=10, strategy="fused")
-                used = [h.item.id for h in rec.hits[:2]]
-                t0, c0 = time.perf_counter(), time.process_time()
-                taught.feedback(rec.token, used)
-                wall.append((time.perf_counter() - t0) * 1000)
-                cpu.append((time.process_time() - c0) * 1000)
-            plain, remembered = [], []
-            for _ in range(3):  # alternate, so both sides see the same machine load
-                plain += _recall_ms(mem, asked)
-                remembered += _recall_ms(taught, asked)
-        finally:
-            mem.close()
-            taught.close()
-    wall.sort()
-    return {"items": n_items, "events": len(wall), "p50_ms": round(statistics.median(wall), 3),
-            "p95_ms": round(wall[int(0.95 * (len(wall) - 1))], 3), "cpu_p50_ms": round(statistics.median(cpu), 3),
-            "recall_p50_ms": round(statistics.median(plain), 3),
-            "recall_p50_ms_with_feedback": round(statistics.median(remembered), 3),
-            "recall_added_ms": round(statistics.median(remembered) - statistics.median(plain), 3)}
-
-
-def _recall_ms(mem: Memory, questions: list[str]) -> list[float]:
-    out = []
-    for text in questions:
-        t0 = time.perf_counter()
-        mem.recall(text, top_k=10, strategy="fused")
-        out.append((time.perf_counter() - t0) * 1000)
-    return out
+        plain_path, taught_path, questions = taught_copies(Path(tmp), data, n_items, events, **settings)
+        with Memory(plain_path, **settings) as plain, Memory(taught_path, **settings) as taught:
+            return {"items": n_items, **recall_after_feedback(plain, taught, questions)}
 
 
 def evaluate(path: str | Path, seed: int = 7, curve_every: int = 10, latency_items: int = 10_000, repeats: int = 3,

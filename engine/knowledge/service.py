@@ -22,7 +22,7 @@ cascades here too.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from ..lexical import top_k as top_k_of
 from ..pagerank import local_pagerank, personalized_pagerank
 from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
 from ..recall import literal_bm25
+from ..records import KnowledgeCounts
 from .entities import entity_key
 from .extract import capitalised_spans
 from .graph import DEFAULT_WEIGHTS
@@ -83,16 +84,12 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
                 "episodes_deleted": len(episodes_gone), "episodes_losing_items": len(episodes_touched),
                 "entities_deleted": len(orphans)}
 
-    def counts(self) -> dict[str, Any]:
+    def counts(self) -> KnowledgeCounts:
         """What the store holds (the same as :meth:`stats`: every figure is read from the store)."""
-        return self.stats()
+        return KnowledgeCounts(**self.store.knowledge_counts(), extraction_queue=self.store.queue_counts() or None)
 
-    def stats(self) -> dict[str, Any]:
-        counts = self.store.knowledge_counts()
-        queue = self.store.queue_counts()
-        if queue:
-            counts["extraction_queue"] = queue
-        return counts
+    def stats(self) -> KnowledgeCounts:
+        return self.counts()
 
     # -- graph and PPR ------------------------------------------------------------------------
 

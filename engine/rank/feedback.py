@@ -12,6 +12,7 @@ decayed edge carries less mass instead of being renormalised back to full streng
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Callable
 
 import numpy as np
@@ -32,6 +33,13 @@ class FeedbackParams:
     prune_below: float = 0.05
     ppr_alpha: float = 0.5
     ppr_iterations: int = 20
+
+
+def unit_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
+    """A CSR matrix of these (row, column, value) entries, each row scaled to unit length (a row
+    without entries stays empty); the norms are a ``bincount``, the matrix is built once."""
+    norms = np.sqrt(np.bincount(rows, weights=values * values, minlength=shape[0]))
+    return sp.csr_matrix((values / np.maximum(norms, 1e-12)[rows], (rows, cols)), shape=shape)
 
 
 def decayed(value: np.ndarray, neutral: float, since: np.ndarray, now: float, half_life_days: float) -> np.ndarray:
@@ -219,21 +227,16 @@ class FeedbackState:
         return np.where(present, sims, 0.0)
 
     def _bags(self, idf: Callable[[np.ndarray], np.ndarray], n_terms: int) -> tuple[sp.csr_matrix, np.ndarray]:
-        """Items × terms matrix of the queries each item was used for, IDF-weighted, rows unit length."""
+        """Items × terms matrix of the queries each item was used for, IDF-weighted, rows unit length
+        (rebuilt after each feedback event: made from flat arrays, no Python per entry)."""
         if self._bag_matrix is None or self._bag_matrix[0].shape[1] < n_terms:
             ids = np.array(sorted(self.query_bags), dtype=np.int64)
-            rows, cols, vals = [], [], []
-            for r, item_id in enumerate(ids.tolist()):
-                bag = self.query_bags[item_id]
-                rows += [r] * len(bag)
-                cols += list(bag)
-                vals += list(bag.values())
-            width = max(n_terms, max(cols, default=0) + 1)
-            cols_a = np.array(cols, dtype=np.int64)
-            m = sp.csr_matrix((np.array(vals) * idf(cols_a), (rows, cols_a)), shape=(len(ids), width))
-            norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
-            m = sp.diags(1.0 / np.maximum(norms, 1e-12)) @ m
-            self._bag_matrix = (m.tocsr(), ids)
+            bags = [self.query_bags[i] for i in ids.tolist()]
+            rows = np.repeat(np.arange(len(ids)), [len(b) for b in bags])
+            cols = np.fromiter(chain.from_iterable(bags), dtype=np.int64, count=len(rows))
+            counts = np.fromiter(chain.from_iterable(b.values() for b in bags), dtype=np.float64, count=len(rows))
+            width = max(n_terms, int(cols.max(initial=-1)) + 1)
+            self._bag_matrix = (unit_rows(rows, cols, counts * idf(cols), (len(ids), width)), ids)
         return self._bag_matrix
 
     def coaccess(self, slot_of: dict[int, int], n_slots: int, seeds: np.ndarray, restart: np.ndarray) -> np.ndarray:
@@ -270,7 +273,8 @@ class FeedbackState:
             x, y, w = x[live], y[live], w[live]
             linked = np.union1d(x, y)
             xs, ys = np.searchsorted(linked, np.concatenate([x, y])), np.searchsorted(linked, np.concatenate([y, x]))
-            m = sp.csr_matrix((np.concatenate([w, w]), (xs, ys)), shape=(len(linked) + 1, len(linked) + 1))
-            out = np.maximum(np.asarray(m.sum(axis=1)).ravel(), 1.0)
-            self._coaccess = ((n_slots, self.clock), linked, (sp.diags(1.0 / out) @ m).T.tocsr())
+            w = np.concatenate([w, w])
+            out = np.maximum(np.bincount(xs, weights=w, minlength=len(linked) + 1), 1.0)
+            transposed = sp.csr_matrix((w * (1.0 / out)[xs], (ys, xs)), shape=(len(linked) + 1, len(linked) + 1))
+            self._coaccess = ((n_slots, self.clock), linked, transposed)
         return self._coaccess[1], self._coaccess[2]

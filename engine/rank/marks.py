@@ -14,7 +14,12 @@ the items marked for queries like the one asked:
 
 Query similarity is the cosine of the queries' lexical tokens (stemmed, stop words out), each
 weighted by its IDF in the store (a word the store has never seen counts as the rarest), so a
-shared name that is in every question weighs little and a shared rare word much. A shift is
+shared name that is in every question weighs little and a shared rare word much. A rewording that
+keeps no distinctive word is out of its reach; so when an embedding endpoint is configured, the
+cosine of the queries' embeddings replaces it (a paraphrase-trained model places rewordings close),
+with a ramp of its own, as that cosine has a scale of its own. The asked query's vector is the one
+recall made already; the marks' queries are embedded once, in batches, when the marks change, and
+kept in memory only. A shift is
 measured in the list's own score range (best − worst candidate): a lift of 1 puts an item above
 the list's best, so it works the same for every strategy's score scale.
 
@@ -34,17 +39,33 @@ import numpy as np
 from ..lazy import sparse as sp
 from ..pipeline import MarkNote, Ranking
 from ..text import lexical_tokens
+from .feedback import unit_rows
 
 DAY = 86_400.0
 
 
+@dataclass(frozen=True)
+class Ramp:
+    """How much a mark counts for a query this alike: nothing below ``threshold``, fully from
+    ``full`` (the same query), ((similarity − threshold) / (full − threshold)) ** ``power`` between."""
+
+    threshold: float
+    full: float = 1.0
+    power: float = 2.0
+
+    def strength(self, sims: np.ndarray) -> np.ndarray:
+        return np.clip((sims - self.threshold) / (self.full - self.threshold), 0.0, 1.0) ** self.power
+
+
 @dataclass
 class MarkParams:
-    # Chosen on LoCoMo dev (the only data; optimistic): the lowest threshold at which marks cost the
-    # held-out questions and the random control nothing that counts (docs/benchmarks.md).
-    threshold: float = 0.6  # query similarity at which marks start to count
-    full: float = 1.0  # … and from which they count fully (the same query)
-    power: float = 2.0  # how steeply they count in between
+    # Both ramps were chosen on LoCoMo dev (the only data; optimistic) as the ones that lift the
+    # rewordings most while the held-out questions and the random control lose less than 0.005
+    # nDCG@10 (docs/benchmarks.md, `bench/learning_headroom.py --ramps`); the embedded one with
+    # all-MiniLM-L6-v2 as the endpoint, whose cosines of unrelated questions of one conversation
+    # often exceed 0.8: hence a high threshold and a steep ramp.
+    lexical: Ramp = field(default_factory=lambda: Ramp(0.6, 1.0, 2.0))  # the IDF-weighted token cosine
+    embedded: Ramp = field(default_factory=lambda: Ramp(0.8, 1.0, 4.0))  # the endpoint's embedding cosine
     ignored_share: float = 0.25  # an ignored hit sinks by this share of what a use lifts
     half_life_days: float = 90.0  # a mark's weight halves in this long
     margin: float = 0.05  # a lift of 1 lands this share of the range above the best
@@ -73,10 +94,43 @@ class _Index:
 
 
 @dataclass
+class Endpoint:
+    """An embedding endpoint as the marks use it: texts → unit vectors in one batched call (it may
+    raise :class:`engine.errors.EmbeddingUnavailable`), and its signature, so that vectors of two
+    models are never compared."""
+
+    signature: str
+    embed: Callable[[list[str]], np.ndarray]
+
+
+@dataclass
+class Likeness:
+    """How alike one query is to every mark's query (in ``marks`` order), and the ramp that turns
+    that into how much each mark counts (each similarity has its own scale)."""
+
+    sims: np.ndarray
+    ramp: Ramp
+
+    def strength(self) -> np.ndarray:
+        return self.ramp.strength(self.sims)
+
+
+@dataclass
+class _Embedded:
+    """The marks' query vectors under one endpoint: by query text, and as rows in ``marks`` order
+    (``rows`` is dropped when the marks change; a query already embedded is not embedded again)."""
+
+    signature: str
+    by_text: dict[str, np.ndarray] = field(default_factory=dict)
+    rows: np.ndarray | None = None
+
+
+@dataclass
 class FeedbackMemory:
     params: MarkParams = field(default_factory=MarkParams)
     marks: dict[int, Mark] = field(default_factory=dict)
     _index: _Index | None = None
+    _embedded: _Embedded | None = None
 
     def __len__(self) -> int:
         return len(self.marks)
@@ -85,15 +139,20 @@ class FeedbackMemory:
 
     def add(self, event_id: int, query: str, at: float, used: list[int], ignored: list[int]) -> None:
         self.marks[event_id] = Mark(event_id, query, at, list(used), list(ignored), frozenset(lexical_tokens(query)))
-        self._index = None
+        self._changed()
 
     def remove(self, event_id: int) -> None:
         if self.marks.pop(event_id, None) is not None:
-            self._index = None
+            self._changed()
 
     def clear(self) -> None:
         self.marks.clear()
+        self._changed()
+
+    def _changed(self) -> None:
         self._index = None
+        if self._embedded is not None:
+            self._embedded.rows = None
 
     def forget_items(self, item_ids: set[int]) -> None:
         for mark in self.marks.values():
@@ -102,7 +161,39 @@ class FeedbackMemory:
 
     # -- similarity ---------------------------------------------------------------------------
 
-    def similarities(self, query: str, idf: Callable[[list[str]], np.ndarray], store_size: int) -> np.ndarray:
+    def similarities(self, query: str, idf: Callable[[list[str]], np.ndarray], store_size: int,
+                     vector: np.ndarray | None = None, endpoint: Endpoint | None = None) -> Likeness:
+        """How alike ``query`` is to every mark's query: the cosine of their embeddings when the
+        query's ``vector`` and the ``endpoint`` that made it are given (the marks' queries are
+        embedded by it, see :meth:`vectors`), else the IDF-weighted cosine of their tokens."""
+        if vector is not None and endpoint is not None:
+            rows = self._mark_rows(endpoint)
+            sims = np.clip(rows @ vector, 0.0, 1.0) if len(rows) else np.zeros(0)
+            return Likeness(sims, self.params.embedded)
+        return Likeness(self._lexical(query, idf, store_size), self.params.lexical)
+
+    def vectors(self, texts: list[str], endpoint: Endpoint) -> np.ndarray:
+        """Rows of ``texts``' vectors under ``endpoint``, kept in memory by text: only the ones
+        not embedded yet go to the endpoint, in one batched call."""
+        known = self._cache(endpoint).by_text
+        missing = sorted(set(texts) - known.keys())
+        if missing:
+            known.update(zip(missing, endpoint.embed(missing)))
+        return np.stack([known[t] for t in texts]) if texts else np.zeros((0, 0))
+
+    def _cache(self, endpoint: Endpoint) -> _Embedded:
+        if self._embedded is None or self._embedded.signature != endpoint.signature:
+            self._embedded = _Embedded(endpoint.signature)
+        return self._embedded
+
+    def _mark_rows(self, endpoint: Endpoint) -> np.ndarray:
+        """The marks' query vectors, rows in ``marks`` order, made once per set of marks."""
+        cache = self._cache(endpoint)
+        if cache.rows is None:
+            cache.rows = self.vectors([m.query for m in self.marks.values()], endpoint)
+        return cache.rows
+
+    def _lexical(self, query: str, idf: Callable[[list[str]], np.ndarray], store_size: int) -> np.ndarray:
         """Cosine of ``query`` to every mark's query (in ``self.marks`` order), IDF-weighted."""
         if not self.marks:
             return np.zeros(0)
@@ -127,38 +218,33 @@ class FeedbackMemory:
                     rows.append(r)
                     cols.append(column.setdefault(t, len(column)))
             weight = idf(list(column)) if column else np.zeros(0)
-            m = sp.csr_matrix((weight[cols] if cols else np.zeros(0), (rows, cols)), shape=(len(self.marks), len(column)))
-            norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
-            self._index = _Index((sp.diags(1.0 / np.maximum(norms, 1e-12)) @ m).tocsr(), column, weight, key)
+            at = np.array(cols, dtype=np.int64)
+            matrix = unit_rows(np.array(rows, dtype=np.int64), at, weight[at], (len(self.marks), len(column)))
+            self._index = _Index(matrix, column, weight, key)
         return self._index
 
-    def alike(self, query: str, idf: Callable[[list[str]], np.ndarray], store_size: int,
-              limit: int = 3) -> list[tuple[str, float]]:
-        """The other marked queries alike enough to ``query`` that marks of one count for the
-        other (most alike first, each worded query once)."""
+    def alike(self, query: str, likeness: Likeness, limit: int = 3) -> list[tuple[str, float]]:
+        """The other marked queries alike enough to ``query`` (``likeness`` is its
+        :meth:`similarities`) that marks of one count for the other (most alike first, each
+        worded query once)."""
         own = " ".join(query.lower().split())
         found: dict[str, tuple[str, float]] = {}
-        for mark, sim in zip(self.marks.values(), self.similarities(query, idf, store_size).tolist()):
+        for mark, sim in zip(self.marks.values(), likeness.sims.tolist()):
             key = " ".join(mark.query.lower().split())
-            if sim >= self.params.threshold and key != own and sim > found.get(key, (None, -1.0))[1]:
+            if sim >= likeness.ramp.threshold and key != own and sim > found.get(key, (None, -1.0))[1]:
                 found[key] = (mark.query, sim)
         return sorted(found.values(), key=lambda qs: -qs[1])[:limit]
 
-    def strength(self, sims: np.ndarray) -> np.ndarray:
-        """How much each mark counts for a query this alike: 0 below the threshold, 1 from ``full``."""
-        p = self.params
-        return np.clip((sims - p.threshold) / (p.full - p.threshold), 0.0, 1.0) ** p.power
-
     # -- the stage ----------------------------------------------------------------------------
 
-    def apply(self, query: str, ranking: Ranking, slot_of: dict[int, int], idf: Callable[[list[str]], np.ndarray],
-              store_size: int, now: float | None = None) -> Ranking:
+    def apply(self, ranking: Ranking, slot_of: dict[int, int], likeness: Likeness, now: float | None = None) -> Ranking:
         """``ranking`` with marked items moved (and marked items not among its candidates added);
-        unchanged when no mark is like ``query``. Notes per moved slot go to ``extras["taught"]``."""
+        unchanged when no mark is like the query (``likeness`` is its :meth:`similarities`).
+        Notes per moved slot go to ``extras["taught"]``."""
         if not self.marks:
             return ranking
-        sims = self.similarities(query, idf, store_size)
-        strength = self.strength(sims)
+        sims = likeness.sims
+        strength = likeness.strength()
         if not strength.any():
             return ranking
         now = time.time() if now is None else now

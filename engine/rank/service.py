@@ -28,14 +28,16 @@ import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import numpy as np
 
 from ..area import Area
-from ..errors import FeedbackError
+from ..errors import EmbeddingUnavailable, FeedbackError
 from ..ingest import IngestError
 from ..pipeline import Hit, Query, Ranking, Recall, Signals, Strategy
+from ..recall import query_embedding
+from ..records import RankerCounts, RankerStats
 from ..store.ranker import CorruptFeedback, FeedbackRow
 from . import distill as distillation
 from . import features as feats
@@ -44,7 +46,7 @@ from .feedback import FeedbackParams, FeedbackState
 from .gate import GateParams, GateReading, is_held_out, query_key, referee
 from .heuristic import score as heuristic_score
 from .heuristic import weights_for
-from .marks import FeedbackMemory
+from .marks import Endpoint, FeedbackMemory, Likeness
 from .mlp import MLPParams, PairwiseMLP
 from .prior import STYLE, AnswerPrior, descriptors
 from .state import CurvePoint, LearnedState, PairBuffer, StateMismatch, unblob
@@ -134,6 +136,7 @@ class RankerArea(Area):
         self._punctuated = False  # SlotMeta's punctuation flags cover every stored item
         self.state_problem = ""
         self.log_corrupt = False
+        self._endpoint_failed = False  # the embedding endpoint failed the marks, and that was logged
         self.generation = -1  # the store's ranker generation this process's learned state is from
         self._distilled: distillation.Distilled | None = None
 
@@ -153,7 +156,7 @@ class RankerArea(Area):
         """Trust, edges, the feedback memory and the learned state, as the store holds them now."""
         store = self.mem.store
         self.generation = store.ranker_generation()
-        self.marks = FeedbackMemory()
+        self.marks.clear()  # the marks' query vectors stay: a query already embedded is not embedded again
         self.log_corrupt = False
         try:
             events = store.feedback_events()
@@ -200,12 +203,12 @@ class RankerArea(Area):
             self.generation = self.mem.store.bump_ranker_generation()
         return report
 
-    def counts(self) -> dict[str, Any]:
+    def counts(self) -> RankerCounts:
         """What the store holds, read without loading the ranker."""
-        return {"feedback_events": self.mem.store.count_feedback()}
+        return RankerCounts(self.mem.store.count_feedback())
 
-    def stats(self) -> dict[str, Any]:
-        return {**self.counts(), "ranker_lambda": round(self.lam, 4)}
+    def stats(self) -> RankerStats:
+        return RankerStats(self.counts().feedback_events, round(self.lam, 4))
 
     # -- state --------------------------------------------------------------------------------
 
@@ -376,7 +379,34 @@ class RankerArea(Area):
         """``ranking`` with what people marked for this query, or one like it, moved (:mod:`.marks`)."""
         if not len(self.marks):
             return ranking
-        return self.marks.apply(q.text, ranking, self.mem.index.slot_of, self._token_idf, self.mem.index.n_items)
+        likeness = self._likeness(q.text, lambda endpoint: query_embedding(self.mem, q))
+        return self.marks.apply(ranking, self.mem.index.slot_of, likeness)
+
+    def _likeness(self, query: str, vector_of: Callable[[Endpoint], np.ndarray | None]) -> Likeness:
+        """How alike ``query`` is to the marks' queries: by their embeddings when an embedding
+        endpoint is configured (``vector_of`` gives the query's) and answers, else by their words.
+        A failing endpoint is logged once until it answers again; recall goes on without it."""
+        idf, size = self._token_idf, self.mem.index.n_items
+        endpoint = self._endpoint()
+        if endpoint is not None:
+            try:
+                likeness = self.marks.similarities(query, idf, size, vector_of(endpoint), endpoint)
+            except EmbeddingUnavailable as exc:
+                if not self._endpoint_failed:
+                    log.warning("%s: the feedback memory compares queries by their words: %s", self.mem.path, exc)
+                self._endpoint_failed = True
+            else:
+                self._endpoint_failed = False
+                return likeness
+        return self.marks.similarities(query, idf, size)
+
+    def _endpoint(self) -> Endpoint | None:
+        """The configured embedding endpoint as the marks use it (None offline). Nothing it
+        returns is written to the store: recall stays read-only."""
+        embedder = self.mem.external_embedder
+        if embedder is None:
+            return None
+        return Endpoint(embedder.signature, lambda texts: embedder.embed(texts, remember=False))
 
     def _token_idf(self, words: list[str]) -> np.ndarray:
         """IDF in the store of lexical tokens; a token the store has never seen counts as the rarest."""
@@ -566,9 +596,11 @@ class RankerArea(Area):
         """The most recent feedback events (as :meth:`feedback_log`), each with what it does."""
         events = self.feedback_log(limit)
         items = self.mem.items({i for e in events for i in (*e.used, *e.ignored)})
-        n = self.mem.index.n_items
+        queries = [e.query for e in events]
         return [EventEffect(e, [items[i] for i in e.used if i in items], [items[i] for i in e.ignored if i in items],
-                            self.marks.alike(e.query, self._token_idf, n)) for e in events]
+                            self.marks.alike(e.query, self._likeness(
+                                e.query, lambda endpoint, n=n: self.marks.vectors(queries, endpoint)[n])))
+                for n, e in enumerate(events)]
 
     def reset(self) -> None:
         """Forget all learning (state, log, edges, trust); ranking returns to the heuristic."""

@@ -28,7 +28,7 @@ from ..errors import RebuildCancelled, RequestError
 from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
 from ..recall import hybrid, single_signal
 from ..lazy import sparse as sp
-from ..records import Item, Source
+from ..records import Item, Source, TopicCounts, TopicStats
 from ..vectors import VectorIndex
 from ..store.topics import TopicNodeRow, TopicTreeRow
 from ..text import lexical_tokens
@@ -241,17 +241,17 @@ class TopicsArea(Area):
             self.state.projection = None
         return {"topic_assignments": n}
 
-    def counts(self) -> dict[str, Any]:
+    def counts(self) -> TopicCounts:
         """What the store holds, read without loading the tree."""
-        return {"topics": self.mem.store.count_topics()}
+        return TopicCounts(self.mem.store.count_topics())
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> TopicStats:
         st = self.state
         if st is None:
-            return {"topics": 0}
-        return {"topics": len(st.tree), "topic_leaves": len(st.tree.leaves), "topic_depth": int(st.tree.depth.max(initial=0)),
-                "topic_semantic_edges": st.graph.edge_count()["semantic"], "topic_drift": round(self.drift(), 3),
-                "topic_built_at": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.built_at))}
+            return TopicStats(0)
+        return TopicStats(len(st.tree), topic_leaves=len(st.tree.leaves), topic_depth=int(st.tree.depth.max(initial=0)),
+                          topic_semantic_edges=st.graph.edge_count()["semantic"], topic_drift=round(self.drift(), 3),
+                          topic_built_at=time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(st.built_at)))
 
     # -- drift and rebuild --------------------------------------------------------------------
 

@@ -14,16 +14,34 @@ from mnemoscope.screens.query import QueryScreen
 from tests.app.mnemo_testing import SIZE, build_app, screen_lines, settle, text_of, until
 
 
-async def test_start_header_palette_keys_and_help(demo_app):
+async def test_start_header_digits_palette_keys_help_and_a_store_that_cannot_be_opened(demo_app, tmp_path: Path):
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         # opens on Query with the store's counts in the header
         assert isinstance(app.screen, QueryScreen)
-        assert app.store_stats["items"] > 300
+        assert app.store_stats.items > 300
         header = text_of(app.screen.query_one("#store-header"))
         assert "demo.db" in header and "5 sources" in header  # the conversation and four guides
         assert app.ready_seconds is not None
+
+        # digits: a newcomer presses what the footer says in the query box the app opens in
+        box = app.screen.query_one("#query-input")
+        assert app.focused is box and box.value == ""
+        await pilot.press("2")
+        await settle(pilot)
+        assert app.current_mode == "sources"
+        await pilot.press("6")
+        await settle(pilot)
+        assert app.current_mode == "query" and app.focused is box
+        await pilot.press("a", "2")
+        assert app.current_mode == "query" and box.value == "a2"
+        await pilot.press("4")  # a box with text keeps every digit
+        assert app.current_mode == "query" and box.value == "a24"
+        await pilot.press("f1", "3")  # over a dialog, the digit is the dialog's
+        assert isinstance(app.screen, HelpScreen) and app.current_mode == "query"
+        await pilot.press("escape")
+        box.value = ""
 
         # the palette offers every action, and one screenshot command
         titles = [c.title for c in app.get_system_commands(app.screen)]
@@ -72,27 +90,21 @@ async def test_start_header_palette_keys_and_help(demo_app):
         await pilot.press("escape")
         assert app.current_mode == "ingest" and not isinstance(app.screen, HelpScreen)
 
-
-async def test_digits_switch_screens_from_the_empty_query_box_and_are_text_once_typing(demo_app):
-    """A newcomer presses what the footer says in the query box the app opens in."""
-    app = demo_app()
-    async with app.run_test(size=SIZE) as pilot:
+        # a store that cannot be opened: the open one is offered to keep
+        before = app.services.mem
+        app.action_open_store()
         await settle(pilot)
-        box = app.screen.query_one("#query-input")
-        assert app.focused is box and box.value == ""
-        await pilot.press("2")
+        assert isinstance(app.screen, PromptDialog)
+        app.screen.query_one("#prompt-input").value = str(tmp_path)  # a folder, not a store
+        await pilot.press("enter")
         await settle(pilot)
-        assert app.current_mode == "sources"
-        await pilot.press("6")
+        assert isinstance(app.screen, ChoiceDialog)
+        assert "demo.db is still open" in text_of(app.screen.query_one("#dialog-text"))
+        assert app.screen.query_one("#choice-keep").has_focus
+        await pilot.press("enter")
         await settle(pilot)
-        assert app.current_mode == "query" and app.focused is box
-        await pilot.press("a", "2")
-        assert app.current_mode == "query" and box.value == "a2"
-        await pilot.press("4")  # a box with text keeps every digit
-        assert app.current_mode == "query" and box.value == "a24"
-        await pilot.press("f1", "3")  # over a dialog, the digit is the dialog's
-        assert isinstance(app.screen, HelpScreen) and app.current_mode == "query"
-        await pilot.press("escape")
+        assert not isinstance(app.screen, ChoiceDialog)
+        assert app.services.mem is before and app.store_label == "demo.db"
 
 
 async def test_the_header_gives_way_so_the_counts_show(tmp_path: Path, demo_copy: Path):
@@ -112,26 +124,6 @@ async def test_the_header_gives_way_so_the_counts_show(tmp_path: Path, demo_copy
         assert screen_lines(app)[0].startswith(" ⟳ Ingesting")
 
 
-async def test_a_store_that_cannot_be_opened_offers_to_keep_the_open_one(demo_app, tmp_path: Path):
-    app = demo_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        before = app.services.mem
-        app.action_open_store()
-        await settle(pilot)
-        assert isinstance(app.screen, PromptDialog)
-        app.screen.query_one("#prompt-input").value = str(tmp_path)  # a folder, not a store
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, ChoiceDialog)
-        assert "demo.db is still open" in text_of(app.screen.query_one("#dialog-text"))
-        assert app.screen.query_one("#choice-keep").has_focus
-        await pilot.press("enter")
-        await settle(pilot)
-        assert not isinstance(app.screen, ChoiceDialog)
-        assert app.services.mem is before and app.store_label == "demo.db"
-
-
 async def test_corrupt_store_shows_a_dialog_and_the_app_stays_usable(tmp_path: Path):
     bad = tmp_path / "bad.db"
     bad.write_bytes(b"this is not a sqlite file at all" * 100)
@@ -144,7 +136,7 @@ async def test_corrupt_store_shows_a_dialog_and_the_app_stays_usable(tmp_path: P
         await pilot.click("#choice-temp")
         await settle(pilot)
         assert app.services.mem is not None
-        assert app.store_stats["items"] == 0
+        assert app.store_stats.items == 0
 
 
 @pytest.mark.slow
@@ -155,7 +147,7 @@ async def test_empty_store_offers_the_demo(tmp_path: Path):
         assert isinstance(app.screen, ChoiceDialog)
         await pilot.click("#choice-load")
         await settle(pilot)
-        assert app.store_stats["items"] > 300
+        assert app.store_stats.items > 300
         assert any("Demo content loaded" in n.title for n in app.notices)
 
 
@@ -166,7 +158,7 @@ async def test_demo_flag_opens_a_temporary_store_with_the_demo():
     try:
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
-            assert app.store_stats["items"] > 300
+            assert app.store_stats.items > 300
             assert app.store_label == "demo (temporary store)"
             assert not isinstance(app.screen, ChoiceDialog)
             temp = services.mem.path

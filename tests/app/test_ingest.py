@@ -63,7 +63,7 @@ async def test_an_empty_store_fills_from_files_and_notes(tmp_path: Path):
         assert (kind, fmt) == ("conversation", "locomo")
         assert int(turns) > 100 and int(sessions) >= 2
         assert "Maya" in speakers and "Daniel" in speakers
-        assert app.store_stats["items"] == 0, "a preview writes nothing"
+        assert app.store_stats.items == 0, "a preview writes nothing"
         await pilot.press("backspace")  # clear the selection
         assert not screen.selection
 
@@ -81,7 +81,7 @@ async def test_an_empty_store_fills_from_files_and_notes(tmp_path: Path):
         assert isinstance(app.screen, ChoiceDialog)
         await pilot.press("enter")  # "Ingest" has focus
         await settle(pilot)
-        assert app.store_stats["sources"] == 1 and app.store_stats["items"] > 10
+        assert app.store_stats.sources == 1 and app.store_stats.items > 10
         assert "✓ sourdough-baking.md" in log_text(app) and "1 added" in log_text(app)
 
         # a file the readers cannot parse shows its file and line, and is left out
@@ -99,16 +99,16 @@ async def test_an_empty_store_fills_from_files_and_notes(tmp_path: Path):
         assert "left out" in text_of(app.screen.query_one("#dialog-text"))
         await pilot.press("enter")
         await settle(pilot)
-        assert app.store_stats["sources"] == 2
+        assert app.store_stats.sources == 2
 
         # a pasted note
-        items = app.store_stats["items"]
+        items = app.store_stats.items
         await pilot.press("n")
         assert isinstance(app.screen, NoteDialog)
         await pilot.press(*"Remember the blue kettle")
         await pilot.press("ctrl+s")
         await settle(pilot)
-        assert app.store_stats["items"] == items + 1
+        assert app.store_stats.items == items + 1
         assert "Note stored" in log_text(app)
 
 
@@ -179,7 +179,7 @@ async def test_a_slow_ingest_lets_queries_run_stops_on_escape_and_keeps_its_stor
     release = threading.Event()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        app.services.recall("warm up the intent classifier", top_k=1)  # the engine fits it on first use
+        app.services.memory.recall("warm up the intent classifier", top_k=1)  # the engine fits it on first use
         store = app.services.mem
         hold_each_source(store, release)  # the ingest stays open until the query is answered
         screen = app.screen
@@ -204,7 +204,7 @@ async def test_a_slow_ingest_lets_queries_run_stops_on_escape_and_keeps_its_stor
         release.set()
         await settle(pilot)
         assert "ingest" not in app.tasks
-        assert app.store_stats["sources"] == 5 + 12
+        assert app.store_stats.sources == 5 + 12
         assert not any(n.severity == "error" for n in app.notices)
 
         # Esc cancels a running ingest between sources; what was stored stays whole
@@ -219,5 +219,5 @@ async def test_a_slow_ingest_lets_queries_run_stops_on_escape_and_keeps_its_stor
         release.set()
         await settle(pilot)
         assert "ingest" not in app.tasks
-        assert 17 < app.store_stats["sources"] < 17 + 8, "stopped between sources; what was stored stays whole"
+        assert 17 < app.store_stats.sources < 17 + 8, "stopped between sources; what was stored stays whole"
         assert "Cancelled after" in log_text(app)

@@ -10,7 +10,7 @@ from mnemoscope.app.widgets import ChoiceDialog, FormDialog, PromptDialog
 from tests.app.mnemo_testing import SIZE, settle, text_of
 
 
-async def test_browse_the_topic_tree_jump_and_rebuild_it(demo_app):
+async def test_browse_the_topic_tree_jump_rebuild_it_then_the_memories_timeline(demo_app):
     app = demo_app(start_mode="topics")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -45,6 +45,44 @@ async def test_browse_the_topic_tree_jump_and_rebuild_it(demo_app):
         assert app.titled("Topics rebuilt")
         assert tree.root.children
 
+        # the Memories timeline, in the same app
+        await app.switch_mode("memories")
+        await settle(pilot)
+        screen = app.screen
+        episodes = screen.query_one("#episodes-table", DataTable)
+        assert episodes.row_count > 10
+        dated = [e.time_start for e in screen.episodes if e.time_start]
+        assert dated == sorted(dated) and screen.episodes[0].time_start is not None
+        body = text_of(screen.query_one("#episode-body"))
+        assert "Episode" in body and "who" in body
+        turns = screen.query_one("#turns-table", DataTable)
+        assert turns.row_count == len(screen.episodes[0].items)
+        item_id = screen.turns[0].id
+        turns.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.current_mode == "sources"
+        assert app.screen.current_item().id == item_id
+
+        # two episodes merged, then split again, each after its dry run
+        await pilot.press("5")
+        await settle(pilot)
+        before = app.store_stats.totals()["episodes"]
+        await pilot.press("m")
+        assert isinstance(app.screen, PromptDialog)
+        await pilot.press("enter")  # the next episode of the same source is suggested
+        await settle(pilot)
+        assert "1 episode merged" in text_of(app.screen.query_one("#dialog-text"))
+        await pilot.click("#choice-apply")
+        await settle(pilot)
+        assert app.store_stats.totals()["episodes"] == before - 1
+        assert screen.current_episode().merged_from
+        await pilot.press("s")
+        await settle(pilot)
+        await pilot.click("#choice-apply")
+        await settle(pilot)
+        assert app.store_stats.totals()["episodes"] == before
+
 
 @pytest.mark.slow
 async def test_curate_facts_and_entities_after_the_dry_run(demo_app):
@@ -77,7 +115,7 @@ async def test_curate_facts_and_entities_after_the_dry_run(demo_app):
         assert app.screen is screen
 
         # a fact added by hand, after the dry run
-        before = app.store_stats["facts"]
+        before = app.store_stats.totals()["facts"]
         facts.focus()
         await pilot.press("a")
         assert isinstance(app.screen, FormDialog)
@@ -92,7 +130,7 @@ async def test_curate_facts_and_entities_after_the_dry_run(demo_app):
         assert "1 fact added" in text_of(app.screen.query_one("#dialog-text"))
         await pilot.click("#choice-apply")
         await settle(pilot)
-        assert app.store_stats["facts"] == before + 1
+        assert app.store_stats.totals()["facts"] == before + 1
         assert any(f.predicate == "teaches" and f.origin == "user" for f in screen.facts)
 
         # an entity found by the filter; one of its facts deleted after the dry run
@@ -101,16 +139,16 @@ async def test_curate_facts_and_entities_after_the_dry_run(demo_app):
         assert entities.get_row_at(0)[0] == "Maya"
         assert facts.row_count > 5
         assert "[ Maya ]" in text_of(screen.query_one("#graph-body"))
-        before = app.store_stats["facts"]
+        before = app.store_stats.totals()["facts"]
         facts.focus()
         await pilot.press("d")
         await settle(pilot)
         assert isinstance(app.screen, ChoiceDialog)
         assert "1 fact deleted" in text_of(app.screen.query_one("#dialog-text"))
-        assert app.store_stats["facts"] == before, "a dry run writes nothing"
+        assert app.store_stats.totals()["facts"] == before, "a dry run writes nothing"
         await pilot.click("#choice-apply")
         await settle(pilot)
-        assert app.store_stats["facts"] == before - 1
+        assert app.store_stats.totals()["facts"] == before - 1
 
         # the entity renamed
         name = screen.entity.name
@@ -142,46 +180,6 @@ async def test_curate_facts_and_entities_after_the_dry_run(demo_app):
         assert app.current_mode == "query"
         await app.switch_mode("facts")
         assert "6" not in screen.query_one("#entity-filter").value
-
-
-async def test_memories_timeline_jump_to_a_turn_merge_and_split(demo_app):
-    app = demo_app(start_mode="memories")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        episodes = screen.query_one("#episodes-table", DataTable)
-        assert episodes.row_count > 10
-        dated = [e.time_start for e in screen.episodes if e.time_start]
-        assert dated == sorted(dated) and screen.episodes[0].time_start is not None
-        body = text_of(screen.query_one("#episode-body"))
-        assert "Episode" in body and "who" in body
-        turns = screen.query_one("#turns-table", DataTable)
-        assert turns.row_count == len(screen.episodes[0].items)
-        item_id = screen.turns[0].id
-        turns.focus()
-        await pilot.press("enter")
-        await settle(pilot)
-        assert app.current_mode == "sources"
-        assert app.screen.current_item().id == item_id
-
-        # two episodes merged, then split again, each after its dry run
-        await pilot.press("5")
-        await settle(pilot)
-        before = app.store_stats["episodes"]
-        await pilot.press("m")
-        assert isinstance(app.screen, PromptDialog)
-        await pilot.press("enter")  # the next episode of the same source is suggested
-        await settle(pilot)
-        assert "1 episode merged" in text_of(app.screen.query_one("#dialog-text"))
-        await pilot.click("#choice-apply")
-        await settle(pilot)
-        assert app.store_stats["episodes"] == before - 1
-        assert screen.current_episode().merged_from
-        await pilot.press("s")
-        await settle(pilot)
-        await pilot.click("#choice-apply")
-        await settle(pilot)
-        assert app.store_stats["episodes"] == before
 
 
 def test_the_drawing_names_a_phrase_about_the_entity_as_the_subject():

@@ -3,7 +3,6 @@ trace. Each test is one app run through several steps, as a person would take th
 
 from __future__ import annotations
 
-import pytest
 from textual.widgets import DataTable, Select, Tree
 
 from mnemoscope.app.widgets.recall import INTENTS, MODES
@@ -161,10 +160,9 @@ async def test_mark_hits_used_teach_the_ranker_and_see_it_learn(demo_app):
         assert ranker.query_one("#feedback-table", DataTable).row_count == 0
 
 
-@pytest.mark.parametrize("size", [(80, 24), SIZE])
-async def test_compare_two_strategies_side_by_side(demo_app, size):
+async def test_compare_two_strategies_side_by_side(demo_app):
     app = demo_app()
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await ask(pilot, "sourdough starter")
         await pilot.press("c")
@@ -176,9 +174,13 @@ async def test_compare_two_strategies_side_by_side(demo_app, size):
         assert screen.query_one("#strategy-a", Select).value != screen.query_one("#strategy-b", Select).value
         marks = [a.get_row_at(r)[1] for r in range(a.row_count)]
         assert any(m.startswith("◆") for m in marks), "the two strategies share some hits"
-        for side in "ab":  # both sides fit, and say what they share
-            assert screen.query_one(f"#hits-{side}", DataTable).max_scroll_x == 0
-            assert " shared" in screen_lines(app)[4].split("││")["ab".index(side)]
+        for size in ((80, 24), SIZE):  # both sides fit, and say what they share, in a small and a larger terminal
+            await pilot.resize_terminal(*size)
+            await until(pilot, lambda: screen.fitted_width == size[0], f"the lists fitted to {size}")
+            await settle(pilot)
+            for side in "ab":
+                assert screen.query_one(f"#hits-{side}", DataTable).max_scroll_x == 0, size
+                assert " shared" in screen_lines(app)[4].split("││")["ab".index(side)], size
         await pilot.press("escape")
         assert not isinstance(app.screen, CompareScreen)
         await pilot.press("c")

@@ -9,7 +9,7 @@ from mnemoscope.app.widgets import ChoiceDialog
 from tests.app.mnemo_testing import SIZE, screen_lines, settle, text_of
 
 
-async def test_browse_sources_long_lists_and_delete_with_dry_run(demo_app, monkeypatch):
+async def test_browse_sources_long_lists_delete_with_dry_run_and_keep_the_place(demo_app, monkeypatch):
     from mnemoscope.screens import memories, sources
 
     monkeypatch.setattr(memories, "EPISODE_ROWS", 10)
@@ -19,7 +19,7 @@ async def test_browse_sources_long_lists_and_delete_with_dry_run(demo_app, monke
         await settle(pilot)
         # a long list says how much of it shows
         episodes = app.screen.query_one("#episodes-table", DataTable)
-        total = app.store_stats["episodes"]
+        total = app.store_stats.totals()["episodes"]
         assert episodes.row_count == 10
         assert f"summary (10/{total})" in "\n".join(screen_lines(app))
 
@@ -47,7 +47,7 @@ async def test_browse_sources_long_lists_and_delete_with_dry_run(demo_app, monke
         assert "• 0 " not in report and "1 sources" not in report, report
         await pilot.press("enter")  # "Cancel" has focus
         await settle(pilot)
-        assert app.store_stats["sources"] == 5
+        assert app.store_stats.sources == 5
 
         # an item deleted
         await pilot.press("enter")  # into the items
@@ -55,26 +55,21 @@ async def test_browse_sources_long_lists_and_delete_with_dry_run(demo_app, monke
         await settle(pilot)
         await pilot.click("#choice-apply")
         await settle(pilot)
-        assert app.store_stats["items"] == 306
+        assert app.store_stats.items == 306
 
-
-async def test_after_a_delete_the_lists_stay_where_they_were(demo_app):
-    app = demo_app(start_mode="sources")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        sources, items = (screen.query_one(f"#{name}-table", DataTable) for name in ("sources", "items"))
-        await pilot.press("down", "enter", "down", "down", "d")  # the conversation's third turn
+        # after a delete the lists stay where they were
+        assert items.get_row_at(0)[0] == "D1:2" and items.cursor_row == 0, "the turn after the deleted one"
+        await pilot.press("down", "down", "d")  # the conversation's third turn now
         await settle(pilot)
         await pilot.click("#choice-apply")
         await settle(pilot)
-        assert items.cursor_row == 2 and items.get_row_at(2)[0] == "D1:4", "the turn after the deleted one"
-        sources.focus()
+        assert items.cursor_row == 2 and items.get_row_at(2)[0] == "D1:5", "the turn after the deleted one"
+        sources_table.focus()
         await pilot.press("d")  # the conversation itself
         await settle(pilot)
         await pilot.click("#choice-apply")
         await settle(pilot)
-        assert sources.cursor_row == 1
+        assert sources_table.cursor_row == 1
         shown = screen.current_source()
         assert shown.kind != "conversation" and {i.source_id for i in screen.items} == {shown.id}
         await app.switch_mode("query")  # a later refresh keeps the new place too

@@ -29,9 +29,9 @@ def test_an_embedder_that_knows_nothing_earns_no_weight(tmp_path, openai_server)
     with embedding_memory(tmp_path / "r.db", openai_server) as mem:  # the loopback server's vectors are random
         mem.ingest(CONVERSATION)
         stats = mem.stats()
-        assert stats["dense_calibration"]["signature"] == "openai:toy"
-        assert set(stats["dense_calibration"]["mrr"]) == {f"{w:.1f}" for w in GRID}
-        assert stats["dense_weight"] == mem.dense_weight() == 0.0
+        assert stats.dense_calibration is not None and stats.dense_calibration.signature == "openai:toy"
+        assert set(stats.dense_calibration.mrr) == {f"{w:.1f}" for w in GRID}
+        assert stats.dense_weight == mem.dense_weight() == 0.0
 
 
 def test_an_embedder_that_carries_meaning_earns_its_weight_and_keeps_it(tmp_path, openai_server):
@@ -41,7 +41,7 @@ def test_an_embedder_that_carries_meaning_earns_its_weight_and_keeps_it(tmp_path
         mem.ingest(CONVERSATION)
         earned = mem.dense_weight()
         assert follower.refresh() and follower.dense_weight() == earned  # the activity log tells it
-        curve = mem.stats()["dense_calibration"]["mrr"]
+        curve = mem.stats().dense_calibration.mrr
         assert earned > 0.0 and curve[f"{earned:.1f}"] > curve["0.0"]
         asked = openai_server.count("embeddings")
         mem.ingest(GUIDE)  # grown by less than half: not measured again
@@ -55,4 +55,4 @@ def test_an_embedder_that_carries_meaning_earns_its_weight_and_keeps_it(tmp_path
 def test_a_small_store_keeps_the_setting(tmp_path, openai_server):
     with embedding_memory(tmp_path / "s.db", openai_server) as mem:
         mem.ingest(GUIDE)
-        assert mem.stats()["dense_calibration"] is None and mem.dense_weight() == 0.1
+        assert mem.stats().dense_calibration is None and mem.dense_weight() == 0.1

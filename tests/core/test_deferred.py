@@ -18,7 +18,7 @@ STRATEGIES = ("bm25", "hybrid", "ppr", "walk", "fused")
 def state(mem: Memory) -> tuple[dict, dict]:
     """What a person sees: every strategy's answers and the areas' counts (not the timestamps)."""
     answers = {s: [[h.item.id for h in mem.recall(q, strategy=s).hits] for q in QUERIES] for s in STRATEGIES}
-    counts = {k: v for k, v in mem.stats().items() if k not in ("store", "topic_built_at")}
+    counts = {k: v for k, v in mem.stats().to_dict().items() if k not in ("store", "topic_built_at")}
     return answers, counts
 
 

@@ -158,7 +158,7 @@ def test_without_an_image_model_there_is_no_image_work(tmp_path, openai_server):
     with pytest.raises(RecallError, match="needs an image embedding model"):
         mem.recall("kayak", strategy="image")
     assert "image" not in mem.strategies() and openai_server.requests == []
-    assert mem.images.counts() == {} and mem.images.status().with_image == 3
+    assert mem.images.counts() is None and mem.images.status().with_image == 3
     mem.close()
 
 

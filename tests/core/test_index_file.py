@@ -108,7 +108,7 @@ def test_another_stores_file_is_not_trusted(saved: Path, tmp_path: Path):
     shutil.copy(sidecar(saved), sidecar(other))
     with Memory(other, extensions=False, **SAVE_ALWAYS) as mem:
         assert not mem.index_from_file
-        assert mem.index.n_items == mem.counts()["items"]
+        assert mem.index.n_items == mem.counts().items
 
 
 WRITER = """
@@ -140,7 +140,7 @@ def test_a_clear_by_another_process_makes_the_file_stale(saved: Path):
     other_process(saved, "clear")
     with Memory(saved, **SAVE_ALWAYS) as mem:
         assert not mem.index_from_file
-        assert mem.index.n_items == mem.counts()["items"] == 0
+        assert mem.index.n_items == mem.counts().items == 0
 
 
 def test_an_array_file_holds_numbers_only_and_replaces_itself_whole(tmp_path: Path):

@@ -29,7 +29,7 @@ def test_ingest_then_recall_finds_the_right_item(core, corpus):
 
 def test_dense_recall_on_the_demo_guides(demo_store):
     with Memory(demo_store, extensions=False) as core:
-        assert core.stats()["lsa_dim"] > 0
+        assert core.stats().lsa_dim > 0
         titles = [h.item.title for h in core.recall("what is attention in a transformer", strategy="dense", top_k=3).hits]
     assert any(t.startswith("How Transformers Work") for t in titles)
 
@@ -141,7 +141,7 @@ def test_export_import_round_trip_is_lossless(core, corpus, tmp_path):
     assert records_written == len(first.read_text().splitlines()) - 1  # and the trailer
     other = Memory(tmp_path / "other.db", extensions=False)
     report = other.import_(first)
-    assert report.items == core.stats()["items"]
+    assert report.items == core.stats().items
     second = tmp_path / "second.jsonl"
     other.export(second)
 
@@ -187,7 +187,7 @@ def test_delete_item_source_and_clear(core, corpus):
     with pytest.raises(RequestError):
         core.delete_source(source.id)
     core.clear()
-    assert core.stats()["items"] == 0 and core.stats()["sources"] == 0
+    assert core.stats().items == 0 and core.stats().sources == 0
     with sqlite3.connect(core.path) as conn:
         for table in ("items", "item_terms", "item_vectors", "vocab"):
             assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0
@@ -210,7 +210,7 @@ def test_reindex_rebuilds_the_same_answers(core, corpus):
     core.ingest(corpus)
     answer = ranked_ids(core, "starter flour water", "bm25")
     report = core.reindex()
-    assert report["items"] == core.stats()["items"]
+    assert report["items"] == core.stats().items
     assert ranked_ids(core, "starter flour water", "bm25") == answer
 
 
@@ -305,7 +305,7 @@ def test_writes_from_two_threads_run_one_after_the_other(core, corpus):
     ingest.join(5)
     note.join(5)
     assert order == ["ingest", "note"]
-    assert core.counts()["items"] == len(core.store.item_ids_of_source(1)) + len(core.store.item_ids_of_source(2)) + 1
+    assert core.counts().items == len(core.store.item_ids_of_source(1)) + len(core.store.item_ids_of_source(2)) + 1
 
 
 def test_opening_a_store_leaves_sparse_matrices_and_areas_for_later(tmp_path, corpus):
@@ -325,7 +325,7 @@ def test_opening_a_store_leaves_sparse_matrices_and_areas_for_later(tmp_path, co
         "counts = mem.counts()\n"
         "cold = {'sparse': 'scipy.sparse' in sys.modules, 'areas': mem.loaded_areas()}\n"
         "hits = [h.item.id for h in mem.recall('starter flour water', strategy='hybrid').hits]\n"
-        "print(json.dumps({'cold': cold, 'items': counts['items'], 'hits': hits}))\n"
+        "print(json.dumps({'cold': cold, 'items': counts.items, 'hits': hits}))\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
     result = json.loads(out.stdout)

@@ -73,7 +73,7 @@ def test_an_endpoint_that_fails_writes_nothing(tmp_path, openai_server, checksum
     with pytest.raises(EmbeddingUnavailable, match=message):
         mem.ingest(GUIDE)
     assert checksum(mem.path) == before
-    assert mem.stats()["items"] == 0 and not mem.index.vocab
+    assert mem.stats().items == 0 and not mem.index.vocab
     mem.close()
 
 

@@ -85,14 +85,14 @@ def test_a_reader_queries_while_another_process_ingests(tmp_path):
             started = time.perf_counter()
             hits = reader.recall("turn about the glacier", strategy="bm25", top_k=5).hits
             latencies.append(time.perf_counter() - started)
-            seen.append(reader.stats()["items"])
+            seen.append(reader.stats().items)
             assert hits
     finally:
         writer.wait(timeout=120)
     assert writer.returncode == 0, writer.stderr.read()
     assert len(seen) >= 3 and seen == sorted(seen) and seen[-1] > seen[0]  # the reader follows the writer
     reader.refresh()
-    assert reader.stats()["items"] == 200 * 20
+    assert reader.stats().items == 200 * 20
     assert reader.recall("token199x19", strategy="bm25").hits[0].item.text.endswith("token199x19.")
     assert sorted(latencies)[len(latencies) // 2] < 5.0  # never blocked behind the writer
     reader.close()

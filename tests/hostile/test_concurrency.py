@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from mnemoscope.engine import Memory
+from mnemoscope.engine.records import Counts
 
 from .conftest import ROOT
 
@@ -49,9 +50,9 @@ print("ready", flush=True)
 action, a, b = sys.argv[2:]
 try:
     if action == "merge":
-        print(mem.knowledge.merge_entities(int(a), int(b)))
+        print(mem.knowledge.merge_entities(int(a), int(b)).to_dict())
     else:
-        print(mem.knowledge.rename_entity(int(a), b))
+        print(mem.knowledge.rename_entity(int(a), b).to_dict())
 except ValueError as exc:
     print("refused:", exc)
 """
@@ -101,7 +102,7 @@ def test_two_processes_ingesting_one_file_store_it_once(tmp_path):
     assert sorted(out.split(": ")[1].split(";")[0] for _, out, _ in results) == [
         "0 added, 0 replaced, 1 unchanged", "1 added, 0 replaced, 0 unchanged"]
     with Memory(store, extensions=False) as mem:
-        assert mem.counts() == {"sources": 1, "items": 120}
+        assert mem.counts() == Counts(sources=1, items=120)
     healthy(store)
 
 
@@ -112,7 +113,7 @@ def test_two_processes_ingesting_files_that_share_names_both_land(tmp_path):
     results = race(store, INGEST, (str(first),), (str(second),))
     assert [code for code, _, _ in results] == [0, 0], results
     with Memory(store) as mem:
-        assert mem.counts()["items"] == 240
+        assert mem.counts().items == 240
         assert sorted(e.name for e in mem.knowledge.entities(kind="speaker")) == ["Dan", "Maya"]
     healthy(store)
 
@@ -157,7 +158,7 @@ def test_crossed_deletes_of_one_source_or_item_make_one_deletion_and_one_clear_r
     assert sources[0] == f"refused: no source with id {first.id}" and sources[1].startswith("{'sources': 1, 'items': 40")
     assert items[0] == f"refused: no item with id {item}" and items[1].startswith("{'items': 1")
     with Memory(store, extensions=False) as mem:
-        assert mem.counts() == {"sources": 1, "items": 39}
+        assert mem.counts() == Counts(sources=1, items=39)
         deletions = [e.action for e in mem.activity.recent() if "deleted" in e.action]
     assert sorted(deletions) == ["item.deleted", "source.deleted"]
     healthy(store)
@@ -182,7 +183,7 @@ def test_an_llm_reply_for_items_deleted_meanwhile_is_dropped_not_a_crash(tmp_pat
     openai_server.on_chat = reply
     try:
         assert mem.knowledge.process_queue() == {"items": 7, "done": 0, "failed": 0, "requests": 1}
-        assert mem.counts()["items"] == 0 and mem.knowledge.facts() == [] and mem.knowledge.queue_status() == {}
+        assert mem.counts().items == 0 and mem.knowledge.facts() == [] and mem.knowledge.queue_status() == {}
     finally:
         mem.close()
     healthy(store)
@@ -207,4 +208,4 @@ def test_processes_creating_one_new_store_at_once_all_open_it(tmp_path):
     assert [(code, out.strip(), err) for code, out, err in results] == [(0, "opened", "")] * 3, results
     healthy(store)
     with Memory(store, extensions=False) as mem:
-        assert mem.counts()["items"] == 0
+        assert mem.counts().items == 0

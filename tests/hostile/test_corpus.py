@@ -29,6 +29,9 @@ from tests.support.stores import shared_folder
 
 from .conftest import ROOT, damage, file_digest, run_python, store_checksum
 
+# one worker runs them all (--dist loadgroup): the corpus is built once, no other worker waits for it
+pytestmark = pytest.mark.xdist_group("hostile-corpus")
+
 RUNNER = r'''
 import contextlib, io, json, os, sys, traceback
 from mnemoscope.app.cli import main

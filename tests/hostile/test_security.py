@@ -59,7 +59,7 @@ def test_a_document_reads_only_its_folder_and_contacts_only_public_hosts(tmp_pat
     chat = hostile_chat(tmp_path / "docs", openai_server, outside)
     with image_memory(tmp_path / "m.db", openai_server) as mem:
         report = mem.ingest(chat)
-        assert mem.counts()["items"] == 16  # every turn kept
+        assert mem.counts().items == 16  # every turn kept
         [warning] = report.warnings
         assert warning.startswith(f"{chat}:2: image 'file:///etc/passwd' of 1 not embedded: ")
         assert "(and 14 more image(s)" in warning

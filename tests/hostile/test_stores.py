@@ -61,7 +61,7 @@ def test_a_store_is_marked_and_one_from_before_the_mark_is_recognised(tmp_path):
         assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
         conn.execute("PRAGMA application_id = 0")  # as stores were written before the mark
     with Memory(path, extensions=False) as mem:
-        assert mem.counts()["items"] == 1
+        assert mem.counts().items == 1
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
 

@@ -199,7 +199,7 @@ def test_add_fact_is_refused_when_it_duplicates_or_names_no_item(tmp_path, conve
         with pytest.raises(KnowledgeError, match="no item with id 999"):
             mem.knowledge.add_fact("Caroline", "owns", "a kayak", [999])
         report = mem.knowledge.add_fact("Caroline", "owns", "a kayak", first.provenance, dry_run=True)
-        assert report["facts_added"] == 1 and store_checksum(mem.path) == before
+        assert report.facts_added == 1 and store_checksum(mem.path) == before
 
 
 def test_a_source_the_target_holds_in_another_version_is_replaced_by_the_snapshot(tmp_path):
@@ -230,4 +230,4 @@ def test_with_an_llm_configured_import_queues_only_items_the_llm_has_not_read(cu
     write_records(tmp_path / "llm.jsonl", [json.loads(line) for line in lines[:-1]])
     with Memory(tmp_path / "copy.db", llm_base_url="http://127.0.0.1:9/v1", llm_model="unused") as copy:
         copy.import_(tmp_path / "llm.jsonl")
-        assert copy.knowledge.queue_status() == {"pending": copy.stats()["items"] - 1}
+        assert copy.knowledge.queue_status() == {"pending": copy.stats().items - 1}

@@ -8,6 +8,7 @@ import pytest
 from mnemoscope.engine import Memory
 from mnemoscope.engine.errors import KnowledgeError
 from mnemoscope.engine.recall import RecallError
+from mnemoscope.engine.records import KnowledgeCounts
 
 from tests.support.stores import store_checksum
 
@@ -111,7 +112,8 @@ def test_a_fact_with_two_sources_survives_losing_one(mem):
 def test_deleting_a_source_removes_all_its_knowledge(mem):
     report = mem.delete_source(mem.sources()[0].id)
     assert report["episodes_deleted"] == 2
-    assert not any(mem.knowledge.stats().values())
+    assert mem.knowledge.stats() == KnowledgeCounts(entities=0, facts=0, superseded=0, retired=0, conflicts=0, episodes=0,
+                                                events=0)
 
 
 def test_edit_fact_and_refusals_leave_the_store_unchanged(mem):
@@ -127,7 +129,7 @@ def test_edit_fact_and_refusals_leave_the_store_unchanged(mem):
     mem.knowledge.edit_fact(fact.id, object="marathon", dry_run=True)
     assert store_checksum(mem.path) == checksum
     report = mem.knowledge.edit_fact(fact.id, object="marathon", time="2023-05-21")
-    edited = mem.knowledge.fact(report["fact"])
+    edited = mem.knowledge.fact(report.fact)
     assert (edited.object, edited.time, edited.origin, edited.version_of) == ("marathon", "2023-05-21", "user", fact.id)
     assert edited.provenance == fact.provenance
     assert mem.knowledge.fact(fact.id).state() == "retired"  # the old version stays, retired
@@ -140,7 +142,7 @@ def test_rename_merge_and_split_entities(mem):
     with pytest.raises(KnowledgeError, match="merge them instead"):
         k.rename_entity(ids["Mel"], "Melanie")
     report = k.merge_entities(ids["Melanie"], ids["Mel"])
-    assert report["mentions_moved"] == 1
+    assert report.mentions_moved == 1
     merged = k.entity(ids["Melanie"])
     assert "Mel" not in {e.name for e in k.entities()}
     k.split_entity(ids["Melanie"], ["Mel"], name="Mel")

@@ -103,7 +103,7 @@ async def test_an_agent_remembers_recalls_teaches_and_forgets_over_stdio(tmp_pat
             assert "\n" not in text_of(result) and "Traceback" not in text_of(result)
 
     with Memory(store) as mem:  # the server closed the store cleanly; what it acknowledged is there
-        assert mem.counts()["items"] == 1 and mem.store.integrity_ok()
+        assert mem.counts().items == 1 and mem.store.integrity_ok()
         logged = [(e.client, e.action) for e in reversed(mem.activity.recent())]
     assert logged[:2] == [("mcp:test-agent", "source.added"), ("mcp:test-agent", "facts.extracted")]
     assert ("mcp:test-agent", "feedback") in logged and logged[-1] == ("mcp:test-agent", "source.deleted")

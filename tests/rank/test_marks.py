@@ -2,12 +2,17 @@
 strategy; it can be withdrawn; a corrupt log falls back to no feedback."""
 
 import io
+import logging
 
 import pytest
 
 from mnemoscope.app.cli import main
 from mnemoscope.engine import Memory
+from mnemoscope.engine.dense import OpenAIEmbedder
 from mnemoscope.engine.rank import FeedbackError
+from mnemoscope.engine.text import lexical_tokens
+from tests.rank.conftest import SETTINGS
+from tests.support.openai_server import Fail
 
 QUERY = "what does Maya bake"
 
@@ -125,3 +130,63 @@ def test_a_corrupt_feedback_log_is_reported_and_recall_falls_back_to_no_feedback
             again.feedback(again.recall(QUERY, strategy="fused").token, [plain[0]])
         again.ranker.reset()
         assert again.ranker.status().state == "heuristic"
+
+
+# -- with an embedding endpoint: queries compared by their embeddings ------------------------------
+
+REWORDED = "which pastries come out of her oven"  # not one word in common with QUERY
+
+
+def paraphrase_aware(texts: list[str]) -> list[list[float]]:
+    """An endpoint that knows REWORDED means QUERY: the same vector; any other text is unlike both."""
+    return [[1.0, 0.0] if t in (QUERY, REWORDED) else [0.0, 1.0] for t in texts]
+
+
+@pytest.fixture
+def endpoint_settings(openai_server):
+    openai_server.on_embeddings = paraphrase_aware
+    return {**SETTINGS, "embed_base_url": openai_server.base_url, "embed_model": "toy", "max_retries": 0}
+
+
+def embedded_inputs(server, text: str) -> int:
+    """How many times ``text`` was sent to the embedding endpoint."""
+    return sum(body["input"].count(text) for path, body in server.requests if path.endswith("/embeddings"))
+
+
+def test_a_rewording_with_no_shared_word_is_lifted_when_the_endpoint_says_it_is_alike(mem, endpoint_settings,
+                                                                                      openai_server):
+    assert not set(lexical_tokens(QUERY)) & set(lexical_tokens(REWORDED))
+    offline_before = ids(mem.recall(REWORDED, strategy="fused"))
+    with Memory(mem.path, **endpoint_settings) as taught:
+        first = taught.recall(QUERY, strategy="fused")
+        target = ids(first)[7]
+        event = taught.feedback(first.token, [target]).event_id
+        for _ in range(2):
+            again = taught.recall(REWORDED, strategy="fused")
+            assert ids(again)[0] == target
+            note = again.hits[0].taught
+            assert (note.query, note.event, note.marks) == (QUERY, event, 1) and note.similarity == pytest.approx(1.0)
+        assert embedded_inputs(openai_server, QUERY) == 1  # the taught query: embedded once, not per recall
+        assert [q for q, _ in taught.ranker.feedback_effects()[0].alike] == []
+        other = taught.recall(REWORDED, strategy="fused")
+        taught.feedback(other.token, ids(other)[:1])
+        assert taught.ranker.feedback_effects()[0].alike == [(QUERY, pytest.approx(1.0))]
+        taught.ranker.undo(event + 1)
+    assert ids(mem.recall(REWORDED, strategy="fused")) == offline_before  # offline, the words decide: no lift
+    assert mem.store.cached_embeddings("openai:toy", [OpenAIEmbedder.text_hash(QUERY)]) == {}  # nothing stored
+
+
+def test_a_failing_endpoint_falls_back_to_words_with_one_warning(mem, endpoint_settings, openai_server, caplog):
+    with Memory(mem.path, **endpoint_settings) as taught:
+        first = taught.recall(QUERY, strategy="fused")
+        target = ids(first)[7]
+        taught.feedback(first.token, [target])
+        openai_server.push("embeddings", Fail(500), Fail(500), Fail(500))
+        with caplog.at_level(logging.WARNING, logger="mnemoscope.engine.rank.service"):
+            for text in (QUERY, "what did Maya bake?"):
+                rec = taught.recall(text, strategy="fused")
+                assert ids(rec)[0] == target and rec.hits[0].taught.query == QUERY  # by its words
+            assert target not in ids(taught.recall(REWORDED, strategy="fused"))[:1]
+        warnings = [r for r in caplog.records if "compares queries by their words" in r.getMessage()]
+        assert len(warnings) == 1 and "500" in warnings[0].getMessage()
+        assert ids(taught.recall(REWORDED, strategy="fused"))[0] == target  # the endpoint answers again

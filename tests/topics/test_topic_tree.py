@@ -90,7 +90,7 @@ def test_too_few_items_give_a_flat_tree_with_a_message(tmp_path, n):
         assert len(tree) == (1 if n else 0)
         result = mem.recall("bread", strategy="walk", top_k=5)
         assert len(result.hits) == n  # a flat topic still answers: the walk stays on it
-        assert mem.stats()["topics"] == (1 if n else 0)
+        assert mem.stats().totals()["topics"] == (1 if n else 0)
 
 
 def test_demo_tree_is_a_labelled_hierarchy(demo):
@@ -102,7 +102,7 @@ def test_demo_tree_is_a_labelled_hierarchy(demo):
     assert not {"maya", "daniel"} & words  # speaker names do not
     assert not {"now", "got", "yesterday", "like", "thanks"} & words  # nor the chat's small talk
     top = [t for t in topics if t.parent is None]
-    assert sum(t.size for t in top) == demo.stats()["items"]
+    assert sum(t.size for t in top) == demo.stats().items
     child = next(t for t in topics if t.parent)
     assert demo.topics.parent(child.id).id == child.parent
     assert child.id in [c.id for c in demo.topics.children(child.parent)]
@@ -132,9 +132,9 @@ def test_new_items_are_assigned_at_ingest_without_a_rebuild(topic_store, tmp_pat
     path = tmp_path / "copy.db"
     shutil.copy(topic_store, path)
     with Memory(path) as mem:
-        built = mem.stats()["topics"]
+        built = mem.stats().totals()["topics"]
         item = mem.add_note("Feed the sourdough starter with equal flour and water; the levain doubles in six hours.", name="tip")
-        assert mem.topics.drift() > 0 and mem.stats()["topics"] == built
+        assert mem.topics.drift() > 0 and mem.stats().totals()["topics"] == built
         leaves = mem.topics.topic_of(item.id)
         assert leaves and leaves[0][0].id.startswith("t:")
     with Memory(path) as again:
