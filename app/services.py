@@ -19,7 +19,8 @@ from mnemoscope.engine.errors import MnemoscopeError  # a leaf: importing it loa
 if TYPE_CHECKING:  # the engine (numpy, scipy) is imported on first use, in a worker: the UI paints first
     from mnemoscope.engine import Memory, Settings
     from mnemoscope.engine.pipeline import Recall
-    from mnemoscope.engine.records import Counts, Stats
+    from mnemoscope.engine.errors import IngestError
+    from mnemoscope.engine.records import Counts, IngestReport, ParsedSource, Stats
     from mnemoscope.engine.store.activity import ChangeWatch
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "assets" / "demo"
@@ -220,11 +221,11 @@ class Services:
 
     # -- writing ------------------------------------------------------------------------------
 
-    def load_demo(self, progress: Progress | None = None, cancelled: Cancelled | None = None):
+    def load_demo(self, progress: Progress | None = None, cancelled: Cancelled | None = None) -> IngestReport:
         """Ingest the demo content shipped in ``assets/demo`` into the open store."""
         return self.memory.ingest([DEMO_DIR], strict=False, progress=progress, cancelled=cancelled)
 
-    def parse(self, paths: Iterable[str | Path]):
+    def parse(self, paths: Iterable[str | Path]) -> tuple[list[ParsedSource], list[Path], list[IngestError]]:
         return self.memory.parse(paths)
 
     # -- LLM endpoint -------------------------------------------------------------------------

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
     from mnemoscope.app.services import Services
     from mnemoscope.app.tui import MnemoscopeApp
+    from mnemoscope.engine.knowledge.records import CurationReport
+
+    Curated = CurationReport | dict[str, int]  # a curation's report, or a delete's counts
 
 T = TypeVar("T")
 
@@ -178,15 +181,15 @@ class BaseScreen(FittedScreen):
 
     # -- curation: the engine's dry run first, then the write ------------------------------------
 
-    def curate(self, title: str, what: str, call: Callable[[bool], dict[str, Any]]) -> None:
+    def curate(self, title: str, what: str, call: Callable[[bool], Curated]) -> None:
         """Run ``call(dry_run=True)``, show its report, and on confirmation ``call(dry_run=False)``."""
         refused = self.app.refused(f"{title}: refused")
 
-        def curated(report: dict[str, Any]) -> None:
+        def curated(report: Curated) -> None:
             self.notify(describe_report(report), title=f"{title}: done", markup=False)
             self.app.store_changed()
 
-        def dry_run_shown(report: dict[str, Any]) -> None:
+        def dry_run_shown(report: Curated) -> None:
             body = f"{what}\n\nThe dry run says this would change:\n\n{describe_report(report)}"
             self.app.push_screen(
                 ChoiceDialog(title, body, [("cancel", "Cancel"), ("apply", title)], danger="apply"),
@@ -216,11 +219,11 @@ def singular_phrase(label: str) -> str:
     return " ".join(words)
 
 
-def describe_report(report: dict[str, Any]) -> str:
+def describe_report(report: Curated) -> str:
     """A curation report (dry run or done) as lines a person reads: what changes, in words; what
     does not (a count of 0) is left out."""
     lines = []
-    for key, value in report.items():
+    for key, value in (report if isinstance(report, dict) else report.to_dict()).items():
         if value in (None, [], 0) or isinstance(value, bool) or key in ("fact", "entity", "episodes", "version_of"):
             continue
         label = REPORT_LABELS.get(key, key.replace("_", " "))

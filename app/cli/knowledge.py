@@ -7,9 +7,12 @@ Listings print text, or with ``--json`` one JSON list; every curation command ta
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .common import emit, open_memory
+
+if TYPE_CHECKING:
+    from mnemoscope.engine.knowledge.records import CurationReport
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -151,8 +154,9 @@ def extract(args: argparse.Namespace, out: TextIO) -> int:
 # -- curation ---------------------------------------------------------------------------------
 
 
-def _report(args: argparse.Namespace, out: TextIO, report: dict[str, Any]) -> int:
+def _report(args: argparse.Namespace, out: TextIO, curated: CurationReport) -> int:
     verb = "would change" if args.dry_run else "changed"
+    report = curated.to_dict()
     emit(out, report, args.json, lambda: f"{verb}: " + ", ".join(f"{k} {v}" for k, v in report.items()))
     return 0
 

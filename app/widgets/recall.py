@@ -4,8 +4,9 @@ screen's, and each side of Compare)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
+from rich.text import Text
 from textual.widgets import DataTable
 
 from .tables import set_columns
@@ -70,7 +71,7 @@ class HitsTable(DataTable):
         terms = query_terms(recall.query)
         self.clear()
         for hit in recall.hits:
-            cells: list[Any] = [str(hit.rank), mark(hit)]
+            cells: list[str | Text] = [str(hit.rank), mark(hit)]
             if self.details:
                 cells += [f"{hit.score:.4f}", signal_codes(hit.sources)]
             cells += [hit_source_label(hit, source_names, self.source_width),

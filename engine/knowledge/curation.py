@@ -13,7 +13,7 @@ import functools
 import inspect
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Callable, Concatenate, Iterator, ParamSpec, Sequence, TypeVar
+from typing import Callable, Concatenate, Iterator, ParamSpec, Sequence, TypeVar
 
 from ..errors import KnowledgeError
 from .building import Batch, fact_key
@@ -21,6 +21,8 @@ from .entities import entity_key
 from .episodes import summarize
 from .extract import Extraction, FactDraft
 from .reading import KnowledgeReading, events_for
+from .records import (EntitiesMerged, EntityRenamed, EntitySplit, EpisodeSplit, EpisodesMerged, FactAdded, FactDeleted,
+                      FactEdited)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -74,7 +76,7 @@ class KnowledgeCuration(KnowledgeReading):
 
     @_atomic
     def edit_fact(self, fact_id: int, *, subject: str | None = None, predicate: str | None = None,
-                  object: str | None = None, time: str | None = None, dry_run: bool = False) -> dict[str, Any]:
+                  object: str | None = None, time: str | None = None, dry_run: bool = False) -> FactEdited:
         """Change a fact's words or time: a new version (origin ``user``) takes its place, the
         old one is retired, not overwritten (:meth:`fact_history` shows both; the decision can
         be undone). Refused for a retired fact, and when the edit would duplicate another fact
@@ -101,7 +103,7 @@ class KnowledgeCuration(KnowledgeReading):
                                      " delete the fact instead")
         when = old.time if time is None else _typed_time(time)
         if (s, p, o, when) == (old.subject, old.predicate, old.object, old.time):
-            return {"facts_changed": 0, "fact": fact_id}  # nothing to change: not even who stated it
+            return FactEdited(facts_changed=0, fact=fact_id)  # nothing to change: not even who stated it
         valid_from = old.valid_from if time is None else when
         summary = f"fact {fact_id}: {s} —{p}→ {o}"
         with self._curating(dry_run, "fact.edited", summary):
@@ -110,11 +112,11 @@ class KnowledgeCuration(KnowledgeReading):
             self.timeline.apply_rules([new_id], actor="rules")
         if not dry_run:
             self.load()
-        return {"facts_changed": 1, "fact": None if dry_run else new_id, "version_of": fact_id}
+        return FactEdited(facts_changed=1, fact=None if dry_run else new_id, version_of=fact_id)
 
     @_atomic
     def add_fact(self, subject: str, predicate: str, object: str, provenance: Sequence[int], *, time: str | None = None,
-                 dry_run: bool = False) -> dict[str, Any]:
+                 dry_run: bool = False) -> FactAdded:
         """State a fact by hand (origin ``user``), supported by stored items; its subject
         becomes an entity if none has that name. Refused when it would duplicate a fact."""
         if not all(x.strip() for x in (subject, predicate, object)):
@@ -136,10 +138,10 @@ class KnowledgeCuration(KnowledgeReading):
                                          self.registry.lookup(draft.object_key), time, "user")
             self.store.insert_fact_sources((fid, i) for i in provenance)
         self.load()  # also drops what a dry run staged
-        return {"facts_added": 1, "fact": None if dry_run else fid}
+        return FactAdded(facts_added=1, fact=None if dry_run else fid)
 
     @_atomic
-    def delete_fact(self, fact_id: int, dry_run: bool = False) -> dict[str, Any]:
+    def delete_fact(self, fact_id: int, dry_run: bool = False) -> FactDeleted:
         """Delete a fact; entities that nothing else names go with it."""
         fact = self.fact(fact_id)
         with self._curating(dry_run, "fact.deleted", f"fact {fact_id}: {fact.subject} —{fact.predicate}→ {fact.object}"):
@@ -148,10 +150,10 @@ class KnowledgeCuration(KnowledgeReading):
             self.store.delete_entities(orphans)
         if not dry_run:
             self.load()
-        return {"facts_deleted": 1, "entities_deleted": len(orphans)}
+        return FactDeleted(facts_deleted=1, entities_deleted=len(orphans))
 
     @_atomic
-    def rename_entity(self, entity_id: int, name: str, dry_run: bool = False) -> dict[str, Any]:
+    def rename_entity(self, entity_id: int, name: str, dry_run: bool = False) -> EntityRenamed:
         """Give an entity a new name; facts that spelled the old name follow."""
         old = self.entity(entity_id)
         key = entity_key(name)
@@ -165,10 +167,10 @@ class KnowledgeCuration(KnowledgeReading):
             n = self.store.rename_in_facts(entity_id, old.name, name)
         if not dry_run:
             self.load()
-        return {"entities_renamed": 1, "facts_changed": n}
+        return EntityRenamed(entities_renamed=1, facts_changed=n)
 
     @_atomic
-    def merge_entities(self, keep_id: int, other_id: int, dry_run: bool = False) -> dict[str, Any]:
+    def merge_entities(self, keep_id: int, other_id: int, dry_run: bool = False) -> EntitiesMerged:
         """Fold ``other_id`` into ``keep_id``: mentions, facts and synonyms move; the mentions keep
         their surface forms, so :meth:`split_entity` can separate them again."""
         if keep_id == other_id:
@@ -181,11 +183,11 @@ class KnowledgeCuration(KnowledgeReading):
             self.store.delete_entities([other_id])
         if not dry_run:
             self.load()
-        return {"entities_merged": 1, "kept": keep.name, "removed": other.name, "mentions_moved": moved, "facts_moved": facts}
+        return EntitiesMerged(entities_merged=1, kept=keep.name, removed=other.name, mentions_moved=moved, facts_moved=facts)
 
     @_atomic
     def split_entity(self, entity_id: int, surfaces: Sequence[str], name: str | None = None,
-                     dry_run: bool = False) -> dict[str, Any]:
+                     dry_run: bool = False) -> EntitySplit:
         """Move the mentions written as ``surfaces`` (and the facts whose subject or object is
         spelled so) to a new entity named ``name`` (default: the first surface)."""
         self.entity(entity_id)
@@ -209,10 +211,10 @@ class KnowledgeCuration(KnowledgeReading):
             facts = self.store.repoint_facts(entity_id, new_id, spelled)
         if not dry_run:
             self.load()
-        return {"entities_created": 1, "entity": new_id if not dry_run else None, "mentions_moved": moved, "facts_moved": facts}
+        return EntitySplit(entities_created=1, entity=new_id if not dry_run else None, mentions_moved=moved, facts_moved=facts)
 
     @_atomic
-    def merge_episodes(self, keep_id: int, other_id: int, dry_run: bool = False) -> dict[str, Any]:
+    def merge_episodes(self, keep_id: int, other_id: int, dry_run: bool = False) -> EpisodesMerged:
         """Join two episodes of one source; every item keeps its own rows, and split undoes it."""
         keep, other = self.episode(keep_id), self.episode(other_id)
         if keep_id == other_id:
@@ -224,10 +226,10 @@ class KnowledgeCuration(KnowledgeReading):
             self._resummarize(keep_id)
         if not dry_run:
             self.load()
-        return {"episodes_merged": 1, "items_moved": len(other.items)}
+        return EpisodesMerged(episodes_merged=1, items_moved=len(other.items))
 
     @_atomic
-    def split_episode(self, episode_id: int, dry_run: bool = False) -> dict[str, Any]:
+    def split_episode(self, episode_id: int, dry_run: bool = False) -> EpisodeSplit:
         """Undo the merges into an episode: items go back to the episodes they were built in."""
         ep = self.episode(episode_id)
         if not ep.merged_from:
@@ -238,7 +240,7 @@ class KnowledgeCuration(KnowledgeReading):
                 self._resummarize(eid)
         if not dry_run:
             self.load()
-        return {"episodes_restored": len(restored), "episodes": restored}
+        return EpisodeSplit(episodes_restored=len(restored), episodes=restored)
 
     def _resummarize(self, episode_id: int) -> None:
         """Recompute a rule-built summary after its items changed (an LLM summary is kept)."""

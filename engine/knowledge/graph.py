@@ -261,21 +261,21 @@ class KnowledgeGraph:
             out[entities] = np.where(nodes >= 0, ENTITY_BASE + nodes, -1)
         return out
 
-    def _take_in(self, index: "Index") -> None:
-        """Give the edges added since the last call (and those still waiting) stable numbers."""
+    def _take_in(self, kind: str, index: "Index") -> StableEdges:
+        """One edge type's entries, with the edges added since the last call (and those still
+        waiting) given stable numbers and merged in."""
         if self._stable_for is None or self._stable_for() is not index:
             self._stable = {t: StableEdges() for t in EDGE_TYPES}
             self._stable_for = weakref.ref(index)
-        for kind, raw in self.edges.items():
-            stable = self._stable[kind]
-            if stable.taken == len(raw) and not len(stable.waiting):
-                continue
+        stable, raw = self._stable[kind], self.edges[kind]
+        if stable.taken < len(raw) or len(stable.waiting):
             new = [np.concatenate(pair) for pair in zip(stable.waiting.arrays(), raw.arrays(stable.taken))]
             stable.taken, stable.waiting = len(raw), EdgeList()
             a, b = self._stable_nodes(new[0], index), self._stable_nodes(new[1], index)
             known = (a >= 0) & (b >= 0)
             stable.merge(a[known], b[known], new[2][known])
             stable.waiting.add(new[0][~known], new[1][~known], new[2][~known])
+        return stable
 
     def _node_numbers(self, stable: np.ndarray, index: "Index") -> np.ndarray:
         """Matrix node numbers of stable numbers: items, then entities, then phrases."""
@@ -298,8 +298,7 @@ class KnowledgeGraph:
             rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(m.indptr))
             adjacency = Adjacency(n, *_summed(rows * n + m.indices, m.data))
         else:
-            self._take_in(index)
-            stable = self._stable[kind]
+            stable = self._take_in(kind, index)
             rows, columns = stable.keys >> KEY_BITS, stable.keys & KEY_MASK
             ok = _live(rows, index) & _live(columns, index)
             if kind == "phrase":

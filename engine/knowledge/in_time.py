@@ -60,7 +60,7 @@ def rerank_in_time(store: "Store", index: "Index", rules: "Rules", query: str, r
 
 def _stale(store: "Store", index: "Index", rules: "Rules", query: str, slots: np.ndarray, as_of: str | None) -> list[_Stale]:
     """Candidates stating a fact superseded at the reference time that the query is about."""
-    ids = [int(i) for i in index.item_ids[slots]]
+    ids = index.item_ids[slots].tolist()
     provenance = store.ended_facts_of_items(ids)
     if not provenance:
         return []

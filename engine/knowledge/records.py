@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, NotRequired, TypedDict
 
 EVENT_ROLES = ("participants", "action", "time", "location", "reason", "method")
@@ -193,3 +193,74 @@ class GraphReport(TypedDict):
 
     seeds: list[GraphNode]
     reached: list[GraphNode]
+
+
+# -- what a curation changed ---------------------------------------------------------------------
+
+
+_UNLESS_NONE = {"unless_none": True}  # a field left out of to_dict() when it is None
+
+
+@dataclass(frozen=True)
+class CurationReport:
+    """What a curation changed, or in a dry run would change: how many of each kind, and the ids
+    of what it made (None in a dry run). Each action has its own record below."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as the CLI prints it (and ``--json``), in the record's field order."""
+        return {f.name: value for f in fields(self)
+                if (value := getattr(self, f.name)) is not None or not f.metadata.get("unless_none")}
+
+
+@dataclass(frozen=True)
+class FactEdited(CurationReport):
+    facts_changed: int  # 0 when the edit changes nothing (then ``fact`` is the fact itself)
+    fact: int | None  # the new version
+    version_of: int | None = field(default=None, metadata=_UNLESS_NONE)  # the fact it replaces
+
+
+@dataclass(frozen=True)
+class FactAdded(CurationReport):
+    facts_added: int
+    fact: int | None
+
+
+@dataclass(frozen=True)
+class FactDeleted(CurationReport):
+    facts_deleted: int
+    entities_deleted: int  # that nothing else named
+
+
+@dataclass(frozen=True)
+class EntityRenamed(CurationReport):
+    entities_renamed: int
+    facts_changed: int  # that spelled the old name
+
+
+@dataclass(frozen=True)
+class EntitiesMerged(CurationReport):
+    entities_merged: int
+    kept: str
+    removed: str
+    mentions_moved: int
+    facts_moved: int
+
+
+@dataclass(frozen=True)
+class EntitySplit(CurationReport):
+    entities_created: int
+    entity: int | None
+    mentions_moved: int
+    facts_moved: int
+
+
+@dataclass(frozen=True)
+class EpisodesMerged(CurationReport):
+    episodes_merged: int
+    items_moved: int
+
+
+@dataclass(frozen=True)
+class EpisodeSplit(CurationReport):
+    episodes_restored: int
+    episodes: list[int]  # the episodes given back their items

@@ -172,12 +172,17 @@ def _chunks(ids: Sequence[int], size: int = 900) -> Iterable[list[int]]:
         yield list(ids[start:start + size])
 
 
+ENDED_MEMO_ITEMS = 100_000  # items whose ended facts one store state keeps (a million would want ~100 MB)
+
+
 class KnowledgeSQL:
     """Mixin of :class:`engine.store.Store`: the knowledge layer's rows."""
 
     _in: Callable[..., list[tuple]]  # StoreBase._in
+    data_version: Callable[[], int]  # StoreBase.data_version
 
     conn: sqlite3.Connection
+    _ended_memo: tuple[tuple[int, int], dict[int, list[int]]] | None = None  # see ended_facts_of_items
 
     # -- entities -----------------------------------------------------------------------------
 
@@ -413,10 +418,26 @@ class KnowledgeSQL:
         return self._in("SELECT fact_id, item_id FROM fact_sources WHERE item_id IN ({marks})", item_ids)
 
     def ended_facts_of_items(self, item_ids: Sequence[int]) -> list[tuple[int, int]]:
-        """(fact id, item id) of the believed facts these items state whose validity ended."""
-        return self._in("SELECT fs.fact_id, fs.item_id FROM fact_sources fs JOIN facts f ON f.id = fs.fact_id"
-                        " WHERE fs.item_id IN ({marks}) AND f.retired_at IS NULL"
-                        " AND (f.valid_to IS NOT NULL OR f.superseded_by IS NOT NULL)", item_ids)
+        """(fact id, item id) of the believed facts these items state whose validity ended.
+
+        Every recall asks this of its few hundred candidates (the successor lift), and an item's
+        answer changes only when the store does: it is kept until another connection commits
+        (``PRAGMA data_version``) or this one writes (``total_changes``), at most
+        ``ENDED_MEMO_ITEMS`` items, so a recall asks SQLite only about items it has not seen."""
+        state = (self.data_version(), self.conn.total_changes)
+        if self._ended_memo is None or self._ended_memo[0] != state or len(self._ended_memo[1]) > ENDED_MEMO_ITEMS:
+            self._ended_memo = (state, {})
+        known = self._ended_memo[1]
+        asked = list(dict.fromkeys(item_ids))
+        missing = [i for i in asked if i not in known]
+        if missing:
+            found: dict[int, list[int]] = {i: [] for i in missing}
+            for fid, iid in self._in("SELECT fs.fact_id, fs.item_id FROM fact_sources fs JOIN facts f ON f.id = fs.fact_id"
+                                     " WHERE fs.item_id IN ({marks}) AND f.retired_at IS NULL"
+                                     " AND (f.valid_to IS NOT NULL OR f.superseded_by IS NOT NULL)", missing):
+                found[iid].append(fid)
+            known.update(found)
+        return [(fid, iid) for iid in asked for fid in known[iid]]
 
     def facts_losing_all(self, item_ids: Sequence[int]) -> list[int]:
         """Facts whose every provenance item is among ``item_ids``."""

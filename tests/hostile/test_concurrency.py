@@ -50,9 +50,9 @@ print("ready", flush=True)
 action, a, b = sys.argv[2:]
 try:
     if action == "merge":
-        print(mem.knowledge.merge_entities(int(a), int(b)))
+        print(mem.knowledge.merge_entities(int(a), int(b)).to_dict())
     else:
-        print(mem.knowledge.rename_entity(int(a), b))
+        print(mem.knowledge.rename_entity(int(a), b).to_dict())
 except ValueError as exc:
     print("refused:", exc)
 """

@@ -101,7 +101,7 @@ def test_a_fact_edit_that_changes_nothing_writes_nothing(tmp_path):
         fact = mem.knowledge.facts()[0]
         before = store_checksum(mem.path)
         report = mem.knowledge.edit_fact(fact.id, subject=fact.subject, predicate=fact.predicate, object=fact.object)
-        assert report["facts_changed"] == 0
+        assert report.facts_changed == 0
         assert mem.knowledge.fact(fact.id).origin == fact.origin == "rule"
         assert store_checksum(mem.path) == before
 

@@ -199,7 +199,7 @@ def test_add_fact_is_refused_when_it_duplicates_or_names_no_item(tmp_path, conve
         with pytest.raises(KnowledgeError, match="no item with id 999"):
             mem.knowledge.add_fact("Caroline", "owns", "a kayak", [999])
         report = mem.knowledge.add_fact("Caroline", "owns", "a kayak", first.provenance, dry_run=True)
-        assert report["facts_added"] == 1 and store_checksum(mem.path) == before
+        assert report.facts_added == 1 and store_checksum(mem.path) == before
 
 
 def test_a_source_the_target_holds_in_another_version_is_replaced_by_the_snapshot(tmp_path):

@@ -56,5 +56,5 @@ def test_a_phrase_subject_in_a_turn_files_under_the_speaker(tmp_path):
 def test_a_phrase_subject_fact_can_be_edited_without_renaming_its_subject(note_mem):
     k = note_mem.knowledge
     dough = next(f for f in k.facts() if f.subject == "dough")
-    edited = k.fact(k.edit_fact(dough.id, object="light and airy")["fact"])
+    edited = k.fact(k.edit_fact(dough.id, object="light and airy").fact)
     assert (edited.subject, edited.object, edited.subject_id) == ("dough", "light and airy", dough.subject_id)

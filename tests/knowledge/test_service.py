@@ -129,7 +129,7 @@ def test_edit_fact_and_refusals_leave_the_store_unchanged(mem):
     mem.knowledge.edit_fact(fact.id, object="marathon", dry_run=True)
     assert store_checksum(mem.path) == checksum
     report = mem.knowledge.edit_fact(fact.id, object="marathon", time="2023-05-21")
-    edited = mem.knowledge.fact(report["fact"])
+    edited = mem.knowledge.fact(report.fact)
     assert (edited.object, edited.time, edited.origin, edited.version_of) == ("marathon", "2023-05-21", "user", fact.id)
     assert edited.provenance == fact.provenance
     assert mem.knowledge.fact(fact.id).state() == "retired"  # the old version stays, retired
@@ -142,7 +142,7 @@ def test_rename_merge_and_split_entities(mem):
     with pytest.raises(KnowledgeError, match="merge them instead"):
         k.rename_entity(ids["Mel"], "Melanie")
     report = k.merge_entities(ids["Melanie"], ids["Mel"])
-    assert report["mentions_moved"] == 1
+    assert report.mentions_moved == 1
     merged = k.entity(ids["Melanie"])
     assert "Mel" not in {e.name for e in k.entities()}
     k.split_entity(ids["Melanie"], ["Mel"], name="Mel")

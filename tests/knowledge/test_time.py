@@ -163,7 +163,7 @@ def test_export_and_import_keep_every_time_and_the_history(moves, tmp_path):
         assert [(c.kind, c.status) for c in copy.knowledge.conflicts(status=None)] == \
             [(c.kind, c.status) for c in k.conflicts(status=None)]
         assert copy.knowledge.fact(copy.knowledge.facts(entity="Lena")[0].id)  # and the copy reads as usual
-    assert edit["version_of"] != edit["fact"]
+    assert edit.version_of != edit.fact
 
 
 def test_a_store_from_before_the_time_model_migrates_and_rescans(tmp_path, capsys):
@@ -225,3 +225,29 @@ def test_the_llm_may_judge_that_a_new_fact_replaces_a_known_one(tmp_path, openai
         berlin = m.knowledge.fact(lyon.superseded_by)
         assert (berlin.predicate, berlin.origin, lyon.state()) == ("has settled in", "llm", "superseded")
         assert "llm" in {d.actor for d in m.knowledge.decisions()}
+
+
+@pytest.mark.parametrize("writer", ["this connection", "another connection"])
+def test_the_successor_lift_follows_writes_after_recalls_remembered_the_candidates(tmp_path, writer):
+    """The store remembers which candidates state an ended fact until the store changes: a move
+    learned after a recall (through this connection or another) lifts the new address at once."""
+    def conversation(name: str, sessions: list[int]) -> Path:
+        sample = {"sample_id": name, "conversation": {
+            "speaker_a": "Lena", "speaker_b": "Omar",
+            **{k: v for k, v in MOVES["conversation"].items() if k.startswith(tuple(f"session_{n}" for n in sessions))}}}
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps([sample]), encoding="utf-8")
+        return path
+
+    def ranked(mem: Memory) -> list[str]:
+        return [h.item.text for h in mem.recall("where does Lena live", strategy="bm25", top_k=3).hits]
+
+    old_address, new_address = MOVES["conversation"]["session_1"][1]["text"], MOVES["conversation"]["session_2"][0]["text"]
+    here, elsewhere = Memory(tmp_path / "moves.db"), Memory(tmp_path / "moves.db")
+    here.ingest(conversation("winter", [1]))
+    assert new_address not in ranked(here) and new_address not in ranked(here)  # asked twice: remembered
+    (here if writer == "this connection" else elsewhere).ingest(conversation("spring", [2]))
+    after = ranked(here)
+    assert new_address in after and after.index(new_address) < after.index(old_address)
+    elsewhere.close()
+    here.close()
