@@ -15,6 +15,7 @@ ignored and the index is rebuilt from the store, exactly as without it. It is on
 
 from __future__ import annotations
 
+import ctypes
 import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -32,6 +33,8 @@ log = logging.getLogger(__name__)
 # reach this share of the store: saving costs about what reading that many items from the store
 # would, so a store that grows by small writes is not saved at every one.
 SAVE_AFTER_SHARE = 0.25
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
+MALLOC_KEEP_BYTES = 32 * 2**20  # glibc's largest dynamic mmap threshold on 64-bit
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,20 @@ def path_of(store: Store) -> Path | None:
     return store.path.with_name(store.path.name + "-index")
 
 
+def keep_freed_blocks() -> None:
+    """Let glibc's malloc keep freed blocks of up to 32 MB for reuse, as it does by itself once a
+    process has freed such a block (its dynamic mmap threshold). A rebuild frees many, so queries
+    after it reuse memory; an index read from the file frees none, and every query's million-slot
+    arrays were then mapped and faulted in afresh: BM25 recall at 1M cost 40 ms of CPU instead of
+    27 (docs/scaling.md). Elsewhere than glibc, nothing to do."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return
+    libc.mallopt(M_MMAP_THRESHOLD, MALLOC_KEEP_BYTES)
+    libc.mallopt(M_TRIM_THRESHOLD, 2 * MALLOC_KEEP_BYTES)  # (what the dynamic rule sets beside it)
+
+
 def load(store: Store, new_index: Callable[[], Index]) -> tuple[Index, int] | None:
     """The index from the saved file, if it is usable for ``store``, and the log line it is as
     of (the caller takes in what came after); None: rebuild it from the store. Call it inside
@@ -76,6 +93,7 @@ def load(store: Store, new_index: Callable[[], Index]) -> tuple[Index, int] | No
     except (Unusable, KeyError, ValueError, TypeError) as exc:
         log.info("not using the saved index %s: %s", path, exc)
         return None
+    keep_freed_blocks()
     return index, stamp.log_id
 
 
