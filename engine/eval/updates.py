@@ -3,8 +3,9 @@
 The data (``bench/data/knowledge_updates.json``, written by the Mnemoscope team for this
 benchmark) is five conversations in the LoCoMo layout whose facts change over months: moves,
 new jobs, changed plans, relationships, pets, preferences, with facts that never change and
-multi-valued ones ("visited", "likes") beside them. Each question carries, besides LoCoMo's
-``question``, ``answer`` and ``evidence``:
+multi-valued ones ("visited", "likes") beside them; ``knowledge_updates_heldout.json`` beside it
+is a held-out split in the same layout, written later and never tuned on (pass it as the file).
+Each question carries, besides LoCoMo's ``question``, ``answer`` and ``evidence``:
 
 * ``reference_time``: when it is asked (an ISO date); the recall runs ``as_of`` that date;
 * ``category``: ``update`` (asked after a change), ``as-of`` (asked at an earlier date, before a

@@ -15,6 +15,7 @@ from ..records import Item
 from ..text import lexical_tokens
 from .building import KnowledgeBuilding
 from .entities import entity_key
+from .extract import capitalised_spans
 from .in_time import facts_in_time
 from .records import Entity, Episode, Event, Fact
 from .timeline import fact_of_row
@@ -24,6 +25,12 @@ FACTS_PER_ENTITY = 50  # a query's entity contributes its latest facts as candid
 
 class KnowledgeReading(KnowledgeBuilding):
     """Browse the knowledge of one store."""
+
+    def query_entities(self, text: str) -> list[int]:
+        """Entities the query names (known names in it, and its capitalised spans)."""
+        spans = [entity_key(s) for s in capitalised_spans(text, lambda key: self.registry.lookup(key) is not None)]
+        keys = list(dict.fromkeys(self.registry.find_in(text) + spans))
+        return [eid for k in keys if (eid := self.registry.lookup(k)) is not None]
 
     def _facts(self, ids: Sequence[int] | None = None, entity_id: int | None = None) -> list[Fact]:
         rows = self.store.fact_rows(ids, entity_id) if ids is not None or entity_id is not None else self.store.fact_rows()

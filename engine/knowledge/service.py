@@ -31,8 +31,6 @@ from ..pagerank import local_pagerank, personalized_pagerank
 from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
 from ..recall import literal_bm25
 from ..records import KnowledgeCounts
-from .entities import entity_key
-from .extract import capitalised_spans
 from .graph import DEFAULT_WEIGHTS
 from .queue import ExtractionQueue
 from .records import GraphNode, GraphReport
@@ -105,12 +103,6 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         self.graph.degrees(index, weights)
         if self.graph.n_nodes(index) > self.settings.ppr_local_above:
             self.graph.forward(weights, index)
-
-    def query_entities(self, text: str) -> list[int]:
-        """Entities the query names (known names in it, and its capitalised spans)."""
-        spans = [entity_key(s) for s in capitalised_spans(text, lambda key: self.registry.lookup(key) is not None)]
-        keys = list(dict.fromkeys(self.registry.find_in(text) + spans))
-        return [eid for k in keys if (eid := self.registry.lookup(k)) is not None]
 
     def seed_vector(self, entity_ids: Sequence[int], first_stage: np.ndarray, weights: dict[str, float]) -> np.ndarray:
         """Seeds: the query's entities (rarer ones weigh more) and the top first-stage items

@@ -15,6 +15,7 @@ from ..errors import KnowledgeError
 from ..pipeline import Query, Ranking
 from .curation import KnowledgeCuration
 from .in_time import rerank_in_time
+from .present import lift_changes
 from .records import Conflict, Decision, Fact
 from .supersession import Rules
 
@@ -76,5 +77,10 @@ class KnowledgeThroughTime(KnowledgeCuration):
 
     def rerank(self, q: Query, ranking: Ranking) -> Ranking:
         """Above an item stating a fact superseded at the recall's reference time (``as_of``,
-        default now) come the items stating what holds instead (:mod:`.in_time`)."""
-        return rerank_in_time(self.store, self.mem.index, self.timeline.rules, q.text, ranking, q.options.get("as_of"))
+        default now) come the items stating what holds instead (:mod:`.in_time`); then, for a
+        question about the present, a newer turn that changes the answer above the older ones
+        (:mod:`.present`), which reaches the changes no fact of a slot states."""
+        rules, index, as_of = self.timeline.rules, self.mem.index, q.options.get("as_of")
+        ranking = rerank_in_time(self.store, index, rules, q.text, ranking, as_of)
+        subjects = {e: self.registry.names.get(e, "") for e in self.query_entities(q.text)}
+        return lift_changes(self.store, index, rules, q.text, subjects, ranking, as_of)

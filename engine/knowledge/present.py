@@ -1,0 +1,151 @@
+"""Questions about the present state of a slot: a newer turn that changes it goes above the older ones.
+
+"Where does Lena live?" asks for what holds now, and the answer may have changed. The turns that
+change it say so in many ways ("I moved to Berlin", "I've left St Clare's, I'm the school nurse
+at Hillview now"), and the rule extractor states few of them as facts of one slot, so
+supersession cannot order them. This step can, without facts:
+
+* the question is in the present tense (no "did", "before", "used to" …), names someone the
+  store knows (its *subjects*) and asks about a slot of ``supersession.toml`` (a word of its
+  ``asks``: "live", "job", "partner");
+* among the top candidates, those that name a subject and are *on topic*: they share a word with
+  the question (its name aside) or with the slot (its ``asks``, its objects, its predicates'
+  verbs: "moved", "quit");
+* an on-topic candidate that announces a *change* ("moved", "started", "left", "instead",
+  "switched", "no longer" …) in a sentence on the topic goes above every older on-topic candidate
+  ranked above it (a newer turn that merely uses the slot's words, "what are you working on?",
+  does not).
+
+A changed plan that no slot names ("the wedding is in September instead") is left alone: lifting
+announced changes for every present-tense question cost LoCoMo's questions more than it gained. Everything else keeps its place, and so do candidates said on the
+  same day.
+
+"Newest" is as of the recall's reference time (``as_of``, default now): candidates said after it
+take no part (the recall drops them next).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from ..as_of import later, said_on
+from ..query import FRAMING_WORDS
+from ..text import lexical_tokens, sentences
+from .supersession import Rules, Slot
+
+if TYPE_CHECKING:
+    from ..index import Index
+    from ..pipeline import Ranking
+    from ..records import Item
+    from ..store import Store
+
+WINDOW = 20  # the candidates looked at: a turn further down does not jump the whole list
+# Words that make a question about the past ("where did she live before?"), which wants the old value.
+_PAST = frozenset("""did was were used before previously first originally ago last earlier formerly former old
+until then""".split())
+# Auxiliaries and light verbs that open a predicate ("is living in", "got married to"): no cue.
+_LIGHT = frozenset("""is are was were be been has have had got get went go going gone became become now fully just
+no longer out""".split())
+# A turn that says its news replaces something: "instead", "switched to", "change of plan", and
+# the verbs of a new home, job or partner ("moved", "started at", "left", "broke up"). Not "now"
+# or "new": in LoCoMo's turns they mostly mark no change, and lifting them cost its questions.
+_CHANGE = re.compile(r"\b(?:instead|switch(?:ed|ing)?|change[sd]?|no longer|any ?more|these days|gave up|"
+                     r"given up|quit|cancel+ed|moved|relocated|started|joined|left|promoted|retired|resigned|"
+                     r"broke up|split up|divorced|got married|engaged)\b", re.I)
+
+
+@dataclasses.dataclass(frozen=True)
+class PresentQuestion:
+    """What a present-tense question is about: its own words and the words of the slots it asks."""
+
+    terms: frozenset[str]
+    slot_cues: frozenset[str]
+
+
+def slot_cues(slot: Slot) -> frozenset[str]:
+    """The tokens of a turn that speaks about ``slot``: its ``asks``, its objects and the verbs
+    of its predicates (the first word after auxiliaries: "moved" of "has moved to")."""
+    words = list(slot.asks) + list(slot.objects)
+    for predicate in slot.predicates | slot.ends:
+        words += [w for w in predicate.split() if w not in _LIGHT][:1]
+    return frozenset(lexical_tokens(" ".join(words)))
+
+
+def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQuestion | None:
+    """The question's topic when it asks about the present state of a slot (None for a question
+    about the past, or about no slot); ``names``: the subjects' names, which are no topic."""
+    said = set(re.findall(r"[a-z']+", query.lower()))
+    if said & _PAST:
+        return None
+    terms = set(lexical_tokens(" ".join(w for w in said if w not in FRAMING_WORDS)))
+    terms -= set(lexical_tokens(" ".join(names)))
+    cues: set[str] = set()
+    for slot in rules.slots.values():
+        if terms & set(lexical_tokens(" ".join(slot.asks))):
+            cues |= slot_cues(slot)
+    return PresentQuestion(frozenset(terms), frozenset(cues)) if cues else None
+
+
+def _changes(item: "Item", question: PresentQuestion) -> bool | None:
+    """Whether a candidate announces a change of the answer (True), is on topic only (False),
+    or is off topic (None). The change must be said in a sentence on the topic: "I'm switching
+    to hiking training. Leah and I will stay in huts" changes nothing about where Leah lives."""
+    topic = question.slot_cues | question.terms
+    on_topic = [sentence for sentence in sentences(item.text) if topic & set(lexical_tokens(sentence))]
+    if not on_topic:
+        return None
+    return any(_CHANGE.search(sentence) for sentence in on_topic)
+
+
+def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, subjects: dict[int, str],
+                 ranking: "Ranking", as_of: str | None) -> "Ranking":
+    """The ranking with each candidate that announces a change of the answer to a present-tense
+    question above the older on-topic candidates (see the module docstring). ``subjects``: the
+    entities the question names, by id, with their names."""
+    question = present_question(query, rules, list(subjects.values())) if subjects else None
+    if question is None or len(ranking.slots) < 2:
+        return ranking
+    top = ranking.slots[:WINDOW]
+    ids = [int(i) for i in index.item_ids[top]]
+    naming = {item for item, entity, _surface, _role in store.mentions_of_items(ids) if entity in subjects}
+    items = store.items([i for i in ids if i in naming])
+    said = said_on(store, index, top)
+    topical: list[int] = []  # positions in the ranking, best first
+    changes: set[int] = set()
+    for n, item_id in enumerate(ids):
+        item = items.get(item_id)
+        if item is None or (as_of and later(said[n], as_of)):
+            continue
+        verdict = _changes(item, question)
+        if verdict is not None:
+            topical.append(n)
+            if verdict:
+                changes.add(n)
+    order = _lifted(topical, changes, said)
+    if order == topical:
+        return ranking
+    positions = np.arange(len(ranking.slots))
+    positions[topical] = order
+    slots = ranking.slots[positions]
+    found = {int(s): list(ranking.found_by.get(int(s), [])) for s in slots.tolist()}
+    for n, old in zip(topical, order):
+        if old > n and old in changes and "newer" not in found[int(slots[n])]:  # moved up
+            found[int(slots[n])].append("newer")
+    return dataclasses.replace(ranking, slots=slots, scores=ranking.scores,  # the places keep their scores
+                               found_by=found, features={k: v[positions] for k, v in ranking.features.items()})
+
+
+def _lifted(topical: list[int], changes: set[int], said: list[str]) -> list[int]:
+    """The on-topic positions reordered: each change, newest first, just above the first older
+    on-topic candidate ranked above it."""
+    order = list(topical)
+    for n in sorted(changes, key=lambda k: (said[k], -k), reverse=True):
+        at = order.index(n)
+        older = next((k for k, m in enumerate(order[:at]) if said[m] < said[n]), None)
+        if older is not None:
+            order.insert(older, order.pop(at))
+    return order

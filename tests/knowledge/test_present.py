@@ -1,0 +1,75 @@
+"""Questions about the present: a newer turn that announces a change goes above the older turns
+on the same topic, even when no fact of a slot states the change (engine/knowledge/present.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mnemoscope.engine import Memory
+
+CHANGES = {
+    "sample_id": "changes",
+    "conversation": {
+        "speaker_a": "Noor", "speaker_b": "Sam",
+        "session_1_date_time": "9:00 am on 10 January, 2023",
+        "session_1": [
+            {"speaker": "Noor", "dia_id": "D1:1", "text": "I work on the children's ward at St Clare's Hospital, mostly nights."},
+            {"speaker": "Sam", "dia_id": "D1:2", "text": "How is the wedding planning going?"},
+            {"speaker": "Noor", "dia_id": "D1:3", "text": "We're planning the wedding for May, somewhere in the Dales."},
+            {"speaker": "Sam", "dia_id": "D1:4", "text": "I bought a new bike for the canal path."},
+        ],
+        "session_2_date_time": "6:30 pm on 5 March, 2023",
+        "session_2": [
+            {"speaker": "Noor", "dia_id": "D2:1", "text": "Work has been busy, the ward is full of winter colds."},
+            {"speaker": "Noor", "dia_id": "D2:2", "text": "Change of plan: the wedding is in September instead, the venue double-booked May."},
+            {"speaker": "Sam", "dia_id": "D2:3", "text": "My sister works at a hospital too."},
+        ],
+        "session_3_date_time": "4:15 pm on 1 June, 2023",
+        "session_3": [
+            {"speaker": "Noor", "dia_id": "D3:1", "text": "I have news! I've left St Clare's, I'm the school nurse at Hillview Primary now."},
+            {"speaker": "Sam", "dia_id": "D3:2", "text": "Congratulations! Do you miss the hospital?"},
+        ],
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def changes(tmp_path_factory: pytest.TempPathFactory) -> Memory:
+    folder = tmp_path_factory.mktemp("present")
+    path = folder / "changes.json"
+    path.write_text(json.dumps([CHANGES]), encoding="utf-8")
+    mem = Memory(folder / "changes.db")
+    mem.ingest(path)
+    yield mem
+    mem.close()
+
+
+def ranked(mem: Memory, question: str, **options) -> list[str]:
+    return [h.item.key for h in mem.recall(question, top_k=10, strategy="fused", **options).hits]
+
+
+def above(keys: list[str], first: str, second: str) -> bool:
+    assert first in keys and second in keys, keys
+    return keys.index(first) < keys.index(second)
+
+
+def test_a_newer_turn_announcing_a_change_goes_above_the_older_one(changes):
+    assert not any(f.superseded_by for f in changes.knowledge.facts())  # no fact of a slot orders them
+    now = ranked(changes, "Where does Noor work?")
+    assert above(now, "D3:1", "D1:1")
+    assert "newer" in next(h for h in changes.recall("Where does Noor work?", top_k=10, strategy="fused").hits
+                           if h.item.key == "D3:1").sources
+    wedding = changes.recall("When is Noor's wedding?", top_k=10, strategy="fused").hits
+    assert wedding and not any("newer" in h.sources for h in wedding)  # a changed plan no slot names: left alone
+
+
+def test_only_a_change_is_lifted_and_only_for_the_present(changes):
+    then = changes.recall("Where does Noor work?", top_k=10, strategy="fused", as_of="2023-04-01").hits
+    assert "D3:1" not in [h.item.key for h in then]  # before the new job
+    assert not any("newer" in h.sources for h in then)  # "Work has been busy" announces no change
+    plain = ranked(changes, "Where did Noor work?")  # about the past: the ranking as the strategy made it
+    hits = changes.recall("Where did Noor work?", top_k=10, strategy="fused").hits
+    assert plain and not any("newer" in h.sources for h in hits)
