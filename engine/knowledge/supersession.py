@@ -205,7 +205,7 @@ class Verdict:
 
 
 def verdict(slot: Slot, older: tuple[str, str | None], newer: tuple[str, str | None], ends: bool = False) -> Verdict:
-    """What a fact (``change``: object and valid_from) of ``slot`` does to a known one of the
+    """What a fact (``newer``: object and valid_from) of ``slot`` does to a known one of the
     same subject (``older``). ``ends``: the newer fact ends a value ("left Acme") rather than
     stating one."""
     same = same_value(older[0], newer[0], slot)
