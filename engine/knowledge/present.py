@@ -12,8 +12,9 @@ supersession cannot order them. This step can, without facts:
   the question (its name aside) or with the slot (its ``asks``, its objects, its predicates'
   verbs: "moved", "quit");
 * an on-topic candidate that announces a *change* ("moved", "started", "left", "instead",
-  "switched", "no longer" …) goes above every older on-topic candidate ranked above it (a newer
-  turn that merely uses the slot's words, "what are you working on?", does not).
+  "switched", "no longer" …) in a sentence on the topic goes above every older on-topic candidate
+  ranked above it (a newer turn that merely uses the slot's words, "what are you working on?",
+  does not).
 
 A changed plan that no slot names ("the wedding is in September instead") is left alone: lifting
 announced changes for every present-tense question cost LoCoMo's questions more than it gained. Everything else keeps its place, and so do candidates said on the
@@ -33,7 +34,7 @@ import numpy as np
 
 from ..as_of import later, said_on
 from ..query import FRAMING_WORDS
-from ..text import lexical_tokens
+from ..text import lexical_tokens, sentences
 from .supersession import Rules, Slot
 
 if TYPE_CHECKING:
@@ -91,11 +92,13 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
 
 def _changes(item: "Item", question: PresentQuestion) -> bool | None:
     """Whether a candidate announces a change of the answer (True), is on topic only (False),
-    or is off topic (None)."""
-    words = set(lexical_tokens(item.text))
-    if not (question.slot_cues & words or question.terms & words):
+    or is off topic (None). The change must be said in a sentence on the topic: "I'm switching
+    to hiking training. Leah and I will stay in huts" changes nothing about where Leah lives."""
+    topic = question.slot_cues | question.terms
+    on_topic = [sentence for sentence in sentences(item.text) if topic & set(lexical_tokens(sentence))]
+    if not on_topic:
         return None
-    return _CHANGE.search(item.text) is not None
+    return any(_CHANGE.search(sentence) for sentence in on_topic)
 
 
 def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, subjects: dict[int, str],
@@ -130,8 +133,8 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     slots = ranking.slots[positions]
     found = {int(s): list(ranking.found_by.get(int(s), [])) for s in slots.tolist()}
     for n, old in zip(topical, order):
-        if old > n and old in changes and "newer" not in found[int(slots[n])]:  # moved up
-            found[int(slots[n])].append("newer")
+        if old > n and old in changes and "change" not in found[int(slots[n])]:  # moved up
+            found[int(slots[n])].append("change")
     return dataclasses.replace(ranking, slots=slots, scores=ranking.scores,  # the places keep their scores
                                found_by=found, features={k: v[positions] for k, v in ranking.features.items()})
 
