@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import pickle
-import random
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -197,7 +196,6 @@ def inner_learning(seed: int) -> dict[str, float]:
             with Memory(Path(tmp) / f"inner-{n}.db") as mem:
                 mem.ingest_parsed([parsed])
                 key_of = {i.id: i.key for i in mem.source_items(mem.sources()[0].id)}
-                id_of = {k: i for i, k in key_of.items()}
                 before.append(held_out_ndcg(mem, held, key_of))
                 for q in teach:
                     rec = mem.recall(q.text, top_k=10, strategy="fused")

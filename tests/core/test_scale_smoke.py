@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from mnemoscope.engine import Memory
 from mnemoscope.engine.eval.bench import DEFAULT_DATA, synthetic_questions, synthetic_sources
@@ -22,6 +23,7 @@ def ranked(mem: Memory, questions: list[str]) -> dict:
             for s in STRATEGIES for q in questions}
 
 
+@pytest.mark.slow  # a 20k-item store: one of the suite's longest tests
 def test_a_20k_store_saves_its_index_and_opens_from_it_with_the_same_answers(tmp_path: Path):
     store, sidecar = tmp_path / "s.db", tmp_path / "s.db-index"
     sources = list(synthetic_sources(ITEMS, DEFAULT_DATA))
