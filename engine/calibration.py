@@ -14,14 +14,13 @@ measured again when the store has grown by half.
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
 from .lexical import top_k
 from .query import Lexicon, english_lexicon
+from .records import Calibration
 from .text import lexical_tokens, words
 
 if TYPE_CHECKING:
@@ -34,22 +33,6 @@ SAMPLE = 64  # pseudo-questions: one embedding batch
 MIN_WORDS = 8  # items shorter than this make no pseudo-question
 MIN_ITEMS = 200  # a smaller store keeps the dense_weight setting: its few pseudo-questions would say little
 DEPTH = 100
-
-
-@dataclass
-class Calibration:
-    signature: str  # the embedder it was measured for
-    weight: float
-    items: int  # live items when measured
-    questions: int
-    mrr: dict[str, float] = field(default_factory=dict)  # weight → mean reciprocal rank
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> "Calibration":
-        return cls(**json.loads(text))
 
 
 def pseudo_question(text: str, index: "Index", rng: np.random.Generator, lexicon: Lexicon | None = None,

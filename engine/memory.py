@@ -28,7 +28,7 @@ from . import activity as log_actions
 from . import index_file, transfer
 from .activity import Activity, Changes
 from .area import Area
-from .calibration import CALIBRATION_KEY, Calibration, calibrate
+from .calibration import CALIBRATION_KEY, calibrate
 from .calibration import SAMPLE as CALIBRATION_SAMPLE
 from .config import Settings
 from .dense import HashEmbedder, OpenAIEmbedder
@@ -43,7 +43,7 @@ from .pipeline import Query, QueryOptions, Recall, Signal, Signals
 from .query import english_lexicon
 from .rank import FeedbackResult, RankerArea
 from .recall import describe, prepare_query, recall, signals, strategies
-from .records import Counts, IngestReport, Item, ParsedSource, Source, SourceReport, Stats
+from .records import Calibration, Counts, IngestReport, Item, ParsedSource, Source, SourceReport, Stats
 from .store import Store
 from .vectors import VectorIndex
 from .topics import TopicsArea

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .calibration import Calibration
+from typing import Any
 
 
 @dataclass
@@ -94,6 +92,25 @@ class IngestReport:
         if self.warnings:
             text += f"; {len(self.warnings)} warning(s)"
         return text
+
+
+@dataclass
+class Calibration:
+    """The dense weight an external embedder earned on this store (:mod:`engine.calibration`
+    measures it; kept in the store and shown by ``stats``)."""
+
+    signature: str  # the embedder it was measured for
+    weight: float
+    items: int  # live items when measured
+    questions: int
+    mrr: dict[str, float] = field(default_factory=dict)  # weight → mean reciprocal rank
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> "Calibration":
+        return cls(**json.loads(text))
 
 
 # -- what a store holds: Memory.counts() and Memory.stats() -------------------------------------

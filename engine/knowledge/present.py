@@ -133,8 +133,8 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     slots = ranking.slots[positions]
     found = {int(s): list(ranking.found_by.get(int(s), [])) for s in slots.tolist()}
     for n, old in zip(topical, order):
-        if old > n and old in changes and "newer" not in found[int(slots[n])]:  # moved up
-            found[int(slots[n])].append("newer")
+        if old > n and old in changes and "change" not in found[int(slots[n])]:  # moved up
+            found[int(slots[n])].append("change")
     return dataclasses.replace(ranking, slots=slots, scores=ranking.scores,  # the places keep their scores
                                found_by=found, features={k: v[positions] for k, v in ranking.features.items()})
 

@@ -423,7 +423,10 @@ class KnowledgeSQL:
         Every recall asks this of its few hundred candidates (the successor lift), and an item's
         answer changes only when the store does: it is kept until another connection commits
         (``PRAGMA data_version``) or this one writes (``total_changes``), at most
-        ``ENDED_MEMO_ITEMS`` items, so a recall asks SQLite only about items it has not seen."""
+        ``ENDED_MEMO_ITEMS`` items, so a recall asks SQLite only about items it has not seen.
+        Inside a transaction nothing is kept: its rows may yet be rolled back, which no counter shows."""
+        if self.conn.in_transaction:
+            return self._ended_rows(item_ids)
         state = (self.data_version(), self.conn.total_changes)
         if self._ended_memo is None or self._ended_memo[0] != state or len(self._ended_memo[1]) > ENDED_MEMO_ITEMS:
             self._ended_memo = (state, {})
@@ -432,12 +435,15 @@ class KnowledgeSQL:
         missing = [i for i in asked if i not in known]
         if missing:
             found: dict[int, list[int]] = {i: [] for i in missing}
-            for fid, iid in self._in("SELECT fs.fact_id, fs.item_id FROM fact_sources fs JOIN facts f ON f.id = fs.fact_id"
-                                     " WHERE fs.item_id IN ({marks}) AND f.retired_at IS NULL"
-                                     " AND (f.valid_to IS NOT NULL OR f.superseded_by IS NOT NULL)", missing):
+            for fid, iid in self._ended_rows(missing):
                 found[iid].append(fid)
             known.update(found)
         return [(fid, iid) for iid in asked for fid in known[iid]]
+
+    def _ended_rows(self, item_ids: Sequence[int]) -> list[tuple[int, int]]:
+        return self._in("SELECT fs.fact_id, fs.item_id FROM fact_sources fs JOIN facts f ON f.id = fs.fact_id"
+                        " WHERE fs.item_id IN ({marks}) AND f.retired_at IS NULL"
+                        " AND (f.valid_to IS NOT NULL OR f.superseded_by IS NOT NULL)", item_ids)
 
     def facts_losing_all(self, item_ids: Sequence[int]) -> list[int]:
         """Facts whose every provenance item is among ``item_ids``."""

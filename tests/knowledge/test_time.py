@@ -251,3 +251,16 @@ def test_the_successor_lift_follows_writes_after_recalls_remembered_the_candidat
     assert new_address in after and after.index(new_address) < after.index(old_address)
     elsewhere.close()
     here.close()
+
+
+def test_a_rolled_back_change_of_validity_is_not_remembered(moves):
+    """Read inside a write that is then rolled back, an item's ended facts are not kept: the
+    counters the memo is keyed by do not move back on a rollback."""
+    lyon = fact(moves, "lives in", "Lyon")
+    store, item = moves.store, lyon.provenance[0]
+    assert (lyon.id, item) in store.ended_facts_of_items([item])
+    store.conn.execute("BEGIN")
+    store.conn.execute("UPDATE facts SET valid_to = NULL, superseded_by = NULL WHERE id = ?", (lyon.id,))
+    assert (lyon.id, item) not in store.ended_facts_of_items([item])
+    store.conn.execute("ROLLBACK")
+    assert (lyon.id, item) in store.ended_facts_of_items([item])
