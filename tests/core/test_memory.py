@@ -288,24 +288,28 @@ def test_hybrid_falls_back_to_dense_candidates_when_bm25_finds_too_few(tmp_path,
 
 def test_writes_from_two_threads_run_one_after_the_other(core, corpus):
     """An ingest spans a transaction per source: another thread's write waits for all of it."""
-    inside, release, order = threading.Event(), threading.Event(), []
+    inside, release, notes = threading.Event(), threading.Event(), []
 
     def hold(done, total, what):  # called inside the ingest, after its first source
         inside.set()
         release.wait(5)
 
-    ingest = threading.Thread(target=lambda: (core.ingest(corpus, progress=hold), order.append("ingest")))
+    ingest = threading.Thread(target=core.ingest, args=(corpus,), kwargs={"progress": hold})
     ingest.start()
     assert inside.wait(5)
-    note = threading.Thread(target=lambda: (core.add_note("A note written meanwhile."), order.append("note")))
+    note = threading.Thread(target=lambda: notes.append(core.add_note("A note written meanwhile.")))
     note.start()
     note.join(0.3)
     assert note.is_alive()  # waiting for the ingest, not interleaved with it
     release.set()
     ingest.join(5)
     note.join(5)
-    assert order == ["ingest", "note"]
-    assert core.counts().items == len(core.store.item_ids_of_source(1)) + len(core.store.item_ids_of_source(2)) + 1
+    # The order is read from the store, not from when each thread got to record it: the note's
+    # item comes after every item of the ingest, including the sources committed after the hold.
+    ingested = core.store.item_ids_of_source(1) + core.store.item_ids_of_source(2)
+    assert ingested and len(notes) == 1
+    assert notes[0].id > max(ingested)
+    assert core.counts().items == len(ingested) + 1
 
 
 def test_opening_a_store_leaves_sparse_matrices_and_areas_for_later(tmp_path, corpus):
@@ -320,7 +324,7 @@ def test_opening_a_store_leaves_sparse_matrices_and_areas_for_later(tmp_path, co
         expected = [h.item.id for h in mem.recall("starter flour water", strategy="hybrid").hits]
     script = (
         "import sys, json\n"
-        "from engine import Memory\n"
+        "from mnemoscope.engine import Memory\n"
         f"mem = Memory({str(path)!r})\n"
         "counts = mem.counts()\n"
         "cold = {'sparse': 'scipy.sparse' in sys.modules, 'areas': mem.loaded_areas()}\n"

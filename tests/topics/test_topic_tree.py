@@ -173,7 +173,7 @@ def test_a_rebuild_killed_inside_its_transaction_leaves_the_previous_tree(topic_
         before = [t.to_dict() for t in mem.topics.tree()]
     script = (
         "import os, signal, sys\n"
-        "from engine import Memory\n"
+        "from mnemoscope.engine import Memory\n"
         "mem = Memory(sys.argv[1], topic_max_branch=3)\n"
         "def die(*a, **k):\n"
         "    os.kill(os.getpid(), signal.SIGKILL)\n"
