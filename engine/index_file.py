@@ -65,8 +65,8 @@ def keep_freed_blocks() -> None:
     """Let glibc's malloc keep freed blocks of up to 32 MB for reuse, as it does by itself once a
     process has freed such a block (its dynamic mmap threshold). A rebuild frees many, so queries
     after it reuse memory; an index read from the file frees none, and every query's million-slot
-    arrays were then mapped and faulted in afresh: BM25 recall at 1M cost 40 ms of CPU instead of
-    27 (docs/scaling.md). Elsewhere than glibc, nothing to do."""
+    arrays were then mapped and faulted in afresh, making recall at 1M markedly slower than after a
+    rebuild (docs/scaling.md has the figures). Elsewhere than glibc, nothing to do."""
     try:
         libc = ctypes.CDLL("libc.so.6")
     except OSError:
