@@ -1,5 +1,6 @@
-"""The scale code paths on a store of 20,000 synthetic items (the 1M benchmark's corpus, cut short;
-`mnemoscope bench --items 1000000` is the benchmark, this is its smoke test): the ingest saves
+"""The scale code paths on a store of 20,000 synthetic items (made as the 1M benchmark makes its
+corpus, from the demo conversation's turns; `mnemoscope bench --items 1000000` is the benchmark,
+this is its smoke test): the ingest saves
 the index beside the store once the store is large enough, a fresh open reads it instead of the
 rows, and answers exactly as a store rebuilt from its rows; a saved index of quantized vectors
 takes appends and deletions like a built one."""
@@ -11,10 +12,13 @@ import numpy as np
 import pytest
 
 from mnemoscope.engine import Memory
-from mnemoscope.engine.eval.bench import DEFAULT_DATA, synthetic_questions, synthetic_sources
+from mnemoscope.engine.eval.bench import synthetic_questions, synthetic_sources
 from mnemoscope.engine.vectors import VectorIndex
 
 ITEMS = 20_000  # the default save_index_above
+# The demo conversation (LoCoMo's format, with questions) ships with the project, so the smoke test
+# runs wherever the suite does; the benchmark's data in ../shared/data need not be there.
+TURNS = Path(__file__).resolve().parents[2] / "assets" / "demo" / "conversation.json"
 STRATEGIES = ("bm25", "dense", "hybrid")
 
 
@@ -26,13 +30,13 @@ def ranked(mem: Memory, questions: list[str]) -> dict:
 @pytest.mark.slow  # a 20k-item store: one of the suite's longest tests
 def test_a_20k_store_saves_its_index_and_opens_from_it_with_the_same_answers(tmp_path: Path):
     store, sidecar = tmp_path / "s.db", tmp_path / "s.db-index"
-    sources = list(synthetic_sources(ITEMS, DEFAULT_DATA))
+    sources = list(synthetic_sources(ITEMS, TURNS))
     with Memory(store, extensions=False) as mem:
         mem.ingest_parsed(sources[: len(sources) // 2])
         assert not sidecar.exists()  # below save_index_above: opening reads the rows, as ever
         mem.ingest_parsed(sources[len(sources) // 2:])
         assert mem.index.n_items == ITEMS and sidecar.exists()
-    questions = synthetic_questions(DEFAULT_DATA)[:8]
+    questions = synthetic_questions(TURNS)[:8]
     with Memory(store, extensions=False) as mem:
         assert mem.index_from_file
         from_file = ranked(mem, questions)
