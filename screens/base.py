@@ -45,6 +45,11 @@ class FittedScreen(Screen):
         """The terminal width the tables' columns are fitted to (the app's width once a resize rested)."""
         return self._fitted_width
 
+    @property
+    def refit_pending(self) -> bool:
+        """A resize came and the tables are not fitted to it yet (they will be once it rests)."""
+        return self._refit_timer is not None
+
     def fit_columns(self) -> None:
         """Give each table its columns for the terminal's width (with ``set_columns``)."""
 
@@ -66,6 +71,7 @@ class FittedScreen(Screen):
         self._refit_timer = self.set_timer(self.REFIT_DELAY, self._refit)
 
     def _refit(self) -> None:
+        self._refit_timer = None
         if self.app.size.width == self._fitted_width or not self._fitted_width:
             return
         self._fitted_width = self.app.size.width

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 
 from mnemoscope.app.services import Services
 from mnemoscope.app.tui import MnemoscopeApp
+from mnemoscope.screens.base import FittedScreen
 from tests.support.stores import DEMO_DIR
 
 __all__ = ["DEMO_DIR", "SIZE", "Notice", "PilotApp", "ask", "build_app", "hold_each_source", "note_folder",
@@ -75,7 +76,11 @@ async def settle(pilot, timeout: float = 120.0) -> None:
         opening = not app.store_generation and not isinstance(app.screen, ModalScreen)  # opens after the first paint
         if time.monotonic() > deadline:
             raise TimeoutError(f"tasks still running: {list(app.tasks)}")
-        return bool(app.tasks) or opening or any(not w.is_finished for w in app.workers if w.node is app)
+        # After a resize a screen fits its tables once the size has rested (a timer): until then
+        # its columns are still the old width's.
+        refitting = isinstance(app.screen, FittedScreen) and app.screen.refit_pending
+        return (bool(app.tasks) or opening or refitting
+                or any(not w.is_finished for w in app.workers if w.node is app))
 
     while True:
         quiet = 0

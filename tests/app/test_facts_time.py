@@ -39,7 +39,8 @@ async def test_facts_in_time_and_the_conflict_inbox(demo_app):
         assert kinds.count("clash") >= 1 and kinds.count("duplicate") >= 2
         await pilot.resize_terminal(120, 40)  # the wide layout: the list is a narrow pane beside the detail
         await settle(pilot)
-        assert any("backyard" in line[:48] for line in screen_lines(app))  # a long clash wraps, never cut
+        lines = screen_lines(app)
+        assert any("backyard" in line[:48] for line in lines), "\n".join(lines)  # a long clash wraps, never cut
         await pilot.resize_terminal(*SIZE)
         await settle(pilot)
         screen.show_entities(screen.entities)  # loads that end after the inbox opened change nothing
