@@ -17,8 +17,8 @@ supersession cannot order them. This step can, without facts:
   does not).
 
 A changed plan that no slot names ("the wedding is in September instead") is left alone: lifting
-announced changes for every present-tense question cost LoCoMo's questions more than it gained. Everything else keeps its place, and so do candidates said on the
-  same day.
+announced changes for every present-tense question cost LoCoMo's questions more than it gained.
+Everything else keeps its place, and so do candidates said on the same day.
 
 "Newest" is as of the recall's reference time (``as_of``, default now): candidates said after it
 take no part (the recall drops them next).
