@@ -31,6 +31,8 @@ from typing import BinaryIO, Mapping
 
 import numpy as np
 
+from .files import atomic_writer
+
 MAGIC = b"mnemoscope arrays\n"
 FORMAT = 1
 ALIGN = 64
@@ -64,21 +66,12 @@ def write_arrays(path: Path, meta: Mapping[str, object], arrays: Mapping[str, np
         offset += -(-a.nbytes // ALIGN) * ALIGN
     header = json.dumps({"format": FORMAT, "meta": dict(meta), "arrays": entries}).encode()
     start = -(-(len(MAGIC) + 8 + len(header) + 4) // ALIGN) * ALIGN
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(MAGIC + len(header).to_bytes(8, "little") + header + zlib.crc32(header).to_bytes(4, "little"))
-            for entry, a in zip(entries, plain.values()):
-                out.seek(start + entry["offset"])
-                out.write(memoryview(a).cast("B") if a.size else b"")
-            out.truncate(start + offset)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
+    with atomic_writer(path) as out:
+        out.write(MAGIC + len(header).to_bytes(8, "little") + header + zlib.crc32(header).to_bytes(4, "little"))
+        for entry, a in zip(entries, plain.values()):
+            out.seek(start + entry["offset"])
+            out.write(memoryview(a).cast("B") if a.size else b"")
+        out.truncate(start + offset)
 
 
 def read_header(path: Path) -> dict[str, object]:

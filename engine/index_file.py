@@ -24,6 +24,7 @@ from typing import Callable
 
 from .activity import EFFECTS
 from .array_file import Unusable, read_arrays, read_header, write_arrays
+from .errors import FileRefused
 from .index import LSA_KEY, Index
 from .store import Store
 
@@ -106,7 +107,7 @@ def save(store: Store, index: Index, log_id: int) -> bool:
     arrays, meta = index.arrays()
     try:
         write_arrays(path, {**asdict(stamp), **meta}, arrays)
-    except OSError as exc:
+    except (OSError, FileRefused) as exc:  # FileRefused: a full disk or a non-file in the way
         log.info("could not save the index to %s: %s", path, exc)
         return False
     return True
