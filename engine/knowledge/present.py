@@ -5,8 +5,8 @@ change it say so in many ways ("I moved to Berlin", "I've left St Clare's, I'm t
 at Hillview now"), and the rule extractor states few of them as facts of one slot, so
 supersession cannot order them. This step can, without facts:
 
-* the question is in the present tense (no "did", "before", "used to" …), names someone the
-  store knows (its *subjects*) and asks about a slot of ``supersession.toml`` (a word of its
+* the question is in the present tense (no "did", "before", "used to" …) and names someone the
+  store knows (its *subjects*); it may ask about a slot of ``supersession.toml`` (a word of its
   ``asks``: "live", "job", "partner");
 * among the top candidates, those that name a subject and are *on topic*: they share a word with
   the question (its name aside) or with the slot (its ``asks``, its objects, its predicates'
@@ -16,9 +16,11 @@ supersession cannot order them. This step can, without facts:
   ranked above it (a newer turn that merely uses the slot's words, "what are you working on?",
   does not).
 
-A changed plan that no slot names ("the wedding is in September instead") is left alone: lifting
-announced changes for every present-tense question cost LoCoMo's questions more than it gained.
-Everything else keeps its place, and so do candidates said on the same day.
+A question about no slot ("when is Noor's wedding?") is about a plan or a wish as often as about
+something that changes, so there only a change said outright counts ("change of plan", "instead",
+"cancelled", "from now on"): the wedding "is in September instead" goes above "we're planning it
+for May". Lifting every announced change for every present-tense question cost LoCoMo's questions
+more than it gained. Everything else keeps its place, and so do candidates said on the same day.
 
 "Newest" is as of the recall's reference time (``as_of``, default now): candidates said after it
 take no part (the recall drops them next).
@@ -50,12 +52,18 @@ until then""".split())
 # Auxiliaries and light verbs that open a predicate ("is living in", "got married to"): no cue.
 _LIGHT = frozenset("""is are was were be been has have had got get went go going gone became become now fully just
 no longer out""".split())
-# A turn that says its news replaces something: "instead", "switched to", "change of plan", and
-# the verbs of a new home, job or partner ("moved", "started at", "left", "broke up"). Not "now"
-# or "new": in LoCoMo's turns they mostly mark no change, and lifting them cost its questions.
-_CHANGE = re.compile(r"\b(?:instead|switch(?:ed|ing)?|change[sd]?|no longer|any ?more|these days|gave up|"
-                     r"given up|quit|cancel+ed|moved|relocated|started|joined|left|promoted|retired|resigned|"
-                     r"broke up|split up|divorced|got married|engaged)\b", re.I)
+# A turn that says outright that its news replaces an earlier plan, wish or state: "instead" (not
+# "instead of", which mostly suggests a swap: "coconut oil instead of butter"), "change of plan",
+# "cancelled", "from now on", "no longer". This is all a question about no slot listens to.
+_OUTRIGHT = (r"instead(?! of)|change of plans?|change to|cancel+ed|called off|postponed|rescheduled|from now on|"
+             r"go(?:ing)? back to|no longer|any ?more|gone off")
+_REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
+# A question about a slot also listens to the verbs of a new home, job or partner ("moved",
+# "started at", "left", "broke up"). Not "now" or "new": in LoCoMo's turns they mostly mark no
+# change, and lifting them cost its questions.
+_CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|switch(?:ed|ing)?|change[sd]?|these days|gave up|given up|quit|moved|"
+                     r"relocated|started|joined|left|promoted|retired|resigned|broke up|split up|divorced|"
+                     r"got married|engaged)\b", re.I)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +72,7 @@ class PresentQuestion:
 
     terms: frozenset[str]
     slot_cues: frozenset[str]
+    change: re.Pattern[str] = _CHANGE
 
 
 def slot_cues(slot: Slot) -> frozenset[str]:
@@ -76,8 +85,9 @@ def slot_cues(slot: Slot) -> frozenset[str]:
 
 
 def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQuestion | None:
-    """The question's topic when it asks about the present state of a slot (None for a question
-    about the past, or about no slot); ``names``: the subjects' names, which are no topic."""
+    """The question's topic when it asks about the present (None for a question about the past,
+    or with nothing to ask but names); a question about no slot listens only to changes said
+    outright. ``names``: the subjects' names, which are no topic."""
     said = set(re.findall(r"[a-z']+", query.lower()))
     if said & _PAST:
         return None
@@ -87,7 +97,9 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     for slot in rules.slots.values():
         if terms & set(lexical_tokens(" ".join(slot.asks))):
             cues |= slot_cues(slot)
-    return PresentQuestion(frozenset(terms), frozenset(cues)) if cues else None
+    if cues:
+        return PresentQuestion(frozenset(terms), frozenset(cues))
+    return PresentQuestion(frozenset(terms), frozenset(), _REPLACES) if terms else None
 
 
 def _changes(item: "Item", question: PresentQuestion) -> bool | None:
@@ -98,7 +110,7 @@ def _changes(item: "Item", question: PresentQuestion) -> bool | None:
     on_topic = [sentence for sentence in sentences(item.text) if topic & set(lexical_tokens(sentence))]
     if not on_topic:
         return None
-    return any(_CHANGE.search(sentence) for sentence in on_topic)
+    return any(question.change.search(sentence) for sentence in on_topic)
 
 
 def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, subjects: dict[int, str],
