@@ -9,12 +9,13 @@ supersession cannot order them. This step can, without facts:
   store knows (its *subjects*); it may ask about a slot of ``supersession.toml`` (a word of its
   ``asks``: "live", "job", "partner");
 * among the top candidates, those that name a subject and are *on topic*: they share a word with
-  the question (its name aside) or with the slot (its ``asks``, its objects, its predicates'
-  verbs: "moved", "quit");
+  the question (its name aside), with the slot (its ``asks``, its objects, its predicates'
+  verbs: "moved", "quit") or with a value the slot held for the subject as these candidates'
+  facts state it ("studying chemistry" makes "switching from chemistry to …" on topic);
 * an on-topic candidate that announces a *change* ("moved", "started", "left", "instead",
-  "switched", "no longer" …) in a sentence on the topic goes above every older on-topic candidate
-  ranked above it (a newer turn that merely uses the slot's words, "what are you working on?",
-  does not).
+  "switched", "no longer", "is over" …) in a sentence on the topic goes above every older
+  on-topic candidate ranked above it (a newer turn that merely uses the slot's words, "what are
+  you working on?", does not).
 
 A question about no slot ("when is Noor's wedding?") is about a plan or a wish as often as about
 something that changes, so there only a change said outright counts ("change of plan", "instead",
@@ -29,6 +30,7 @@ take no part (the recall drops them next).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import TYPE_CHECKING, Sequence
 
@@ -38,6 +40,7 @@ from ..as_of import later, said_on
 from ..query import FRAMING_WORDS
 from ..text import lexical_tokens, sentences
 from .supersession import Rules, Slot
+from .timeline import fact_of_row
 
 if TYPE_CHECKING:
     from ..index import Index
@@ -61,9 +64,9 @@ _REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
 # A question about a slot also listens to the verbs of a new home, job or partner ("moved",
 # "started at", "left", "broke up"). Not "now" or "new": in LoCoMo's turns they mostly mark no
 # change, and lifting them cost its questions.
-_CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|switch(?:ed|ing)?|change[sd]?|these days|gave up|given up|quit|moved|"
-                     r"relocated|started|joined|left|promoted|retired|resigned|broke up|split up|divorced|"
-                     r"got married|engaged)\b", re.I)
+_CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|switch(?:ed|ing)?|change[sd]?|these days|(?:is|are) over|gave up|given up|"
+                     r"quit|moved|relocated|started|joined|left|promoted|retired|resigned|broke up|split up|"
+                     r"divorced|got married|engaged)\b", re.I)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,9 +75,17 @@ class PresentQuestion:
 
     terms: frozenset[str]
     slot_cues: frozenset[str]
+    slots: frozenset[str] = frozenset()  # the names of the slots it asks about
     change: re.Pattern[str] = _CHANGE
 
 
+@functools.cache
+def asked_by(slot: Slot) -> frozenset[str]:
+    """The tokens of a question about ``slot``: its ``asks``."""
+    return frozenset(lexical_tokens(" ".join(slot.asks)))
+
+
+@functools.cache
 def slot_cues(slot: Slot) -> frozenset[str]:
     """The tokens of a turn that speaks about ``slot``: its ``asks``, its objects and the verbs
     of its predicates (the first word after auxiliaries: "moved" of "has moved to")."""
@@ -93,13 +104,11 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
         return None
     terms = set(lexical_tokens(" ".join(w for w in said if w not in FRAMING_WORDS)))
     terms -= set(lexical_tokens(" ".join(names)))
-    cues: set[str] = set()
-    for slot in rules.slots.values():
-        if terms & set(lexical_tokens(" ".join(slot.asks))):
-            cues |= slot_cues(slot)
-    if cues:
-        return PresentQuestion(frozenset(terms), frozenset(cues))
-    return PresentQuestion(frozenset(terms), frozenset(), _REPLACES) if terms else None
+    asked = [slot for slot in rules.slots.values() if terms & asked_by(slot)]
+    if asked:
+        return PresentQuestion(frozenset(terms), frozenset().union(*map(slot_cues, asked)),
+                               frozenset(slot.name for slot in asked))
+    return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES) if terms else None
 
 
 def _changes(item: "Item", question: PresentQuestion) -> bool | None:
@@ -113,6 +122,22 @@ def _changes(item: "Item", question: PresentQuestion) -> bool | None:
     return any(question.change.search(sentence) for sentence in on_topic)
 
 
+def _held_values(store: "Store", rules: "Rules", question: PresentQuestion, subjects: dict[int, str],
+                 item_ids: list[int]) -> frozenset[str]:
+    """The words of the values the asked slots held for a subject, as these candidates state them
+    ("I'm studying chemistry": chemistry), so that a change that names the old value ("I'm
+    switching from chemistry to computer science") is on topic without a word of the slot."""
+    if not question.slots or not item_ids:
+        return frozenset()
+    words: set[str] = set()
+    for row in store.fact_rows(sorted({fact for fact, _item in store.facts_of_items(item_ids)})):
+        fact = fact_of_row(row)
+        found = rules.slot_of(fact.subject, fact.predicate, fact.object) if fact.subject_id in subjects else None
+        if found is not None and found[0].name in question.slots and not found[1]:
+            words |= set(lexical_tokens(fact.object))
+    return frozenset(words - set(lexical_tokens(" ".join(subjects.values()))))
+
+
 def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, subjects: dict[int, str],
                  ranking: "Ranking", as_of: str | None) -> "Ranking":
     """The ranking with each candidate that announces a change of the answer to a present-tense
@@ -124,13 +149,15 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     top = ranking.slots[:WINDOW]
     ids = [int(i) for i in index.item_ids[top]]
     naming = {item for item, entity, _surface, _role in store.mentions_of_items(ids) if entity in subjects}
-    items = store.items([i for i in ids if i in naming])
     said = said_on(store, index, top)
+    items = store.items([i for n, i in enumerate(ids) if i in naming and not (as_of and later(said[n], as_of))])
+    question = dataclasses.replace(question, slot_cues=question.slot_cues | _held_values(
+        store, rules, question, subjects, list(items)))
     topical: list[int] = []  # positions in the ranking, best first
     changes: set[int] = set()
     for n, item_id in enumerate(ids):
         item = items.get(item_id)
-        if item is None or (as_of and later(said[n], as_of)):
+        if item is None:  # names no subject, or said after the reference time
             continue
         verdict = _changes(item, question)
         if verdict is not None:

@@ -21,6 +21,8 @@ CHANGES = {
             {"speaker": "Noor", "dia_id": "D1:3", "text": "We're planning the wedding for May, somewhere in the Dales."},
             {"speaker": "Sam", "dia_id": "D1:4", "text": "I bought a new bike for the canal path."},
             {"speaker": "Sam", "dia_id": "D1:5", "text": "I bake my bread with butter, it gives a soft crust."},
+            {"speaker": "Noor", "dia_id": "D1:6", "text": "I'm studying French at the evening school on Mondays."},
+            {"speaker": "Noor", "dia_id": "D1:7", "text": "My favourite tea is a strong Assam with milk."},
         ],
         "session_2_date_time": "6:30 pm on 5 March, 2023",
         "session_2": [
@@ -33,6 +35,8 @@ CHANGES = {
         "session_3": [
             {"speaker": "Noor", "dia_id": "D3:1", "text": "I have news! I've left St Clare's, I'm the school nurse at Hillview Primary now."},
             {"speaker": "Sam", "dia_id": "D3:2", "text": "Congratulations! Do you miss the hospital?"},
+            {"speaker": "Noor", "dia_id": "D3:3", "text": "I'm switching from French to Spanish, the French group was full."},
+            {"speaker": "Noor", "dia_id": "D3:4", "text": "I drink green sencha now, the Assam phase is over."},
         ],
     },
 }
@@ -73,6 +77,11 @@ def test_a_plan_changed_outright_goes_above_the_plan_it_replaces(changes):
     assert [h.item.key for h in wedding if "change" in h.sources] == ["D2:2"]
     bread = changes.recall("What does Sam bake bread with?", top_k=10, strategy="fused").hits
     assert bread and not any("change" in h.sources for h in bread)  # "olive oil instead of butter" suggests, changes nothing
+
+
+def test_a_change_that_names_the_value_a_slot_held_is_on_topic_without_the_slots_words(changes):
+    assert above(ranked(changes, "What does Noor study?"), "D3:3", "D1:6")  # "switching from French": was studying French
+    assert above(ranked(changes, "What is Noor's favourite tea?"), "D3:4", "D1:7")  # "the Assam phase is over"
 
 
 def test_only_a_change_is_lifted_and_only_for_the_present(changes):
