@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from ..as_of import parse_as_of, said_on_items
 from ..errors import KnowledgeError
-from ..records import Item
+from ..pipeline import Query
 from ..text import lexical_tokens
 from .building import KnowledgeBuilding
 from .entities import entity_key
@@ -31,6 +31,13 @@ class KnowledgeReading(KnowledgeBuilding):
         spans = [entity_key(s) for s in capitalised_spans(text, lambda key: self.registry.lookup(key) is not None)]
         keys = list(dict.fromkeys(self.registry.find_in(text) + spans))
         return [eid for k in keys if (eid := self.registry.lookup(k)) is not None]
+
+    def named_in(self, q: Query) -> list[int]:
+        """:meth:`query_entities` of a recall's query, found once per recall: the graph's seeds,
+        the successor lift and the facts all start from them."""
+        if "entities" not in q.notes:
+            q.notes["entities"] = self.query_entities(q.text)
+        return q.notes["entities"]
 
     def _facts(self, ids: Sequence[int] | None = None, entity_id: int | None = None) -> list[Fact]:
         rows = self.store.fact_rows(ids, entity_id) if ids is not None or entity_id is not None else self.store.fact_rows()
@@ -113,24 +120,23 @@ class KnowledgeReading(KnowledgeBuilding):
         rows = self.store.episode_rows(ids=ids, source_id=source_id)
         if not rows:
             return []
-        members = self.store.items_of_episodes([r[0] for r in rows])
-        all_items = self.mem.items([i for ids_ in members.values() for i in ids_])
-        events = self.store.events_of_items(list(all_items))
+        members = self.store.episode_members([r[0] for r in rows])
+        events = self.store.events_of_items(list(dict.fromkeys(m.item_id for ms in members.values() for m in ms)))
         merged: dict[int, list[int]] = defaultdict(list)
         for gone, into in self.store.merged_into([r[0] for r in rows]):
             merged[into].append(gone)
         out = []
         for eid, source, session, summary, origin, _m in rows:
-            items = sorted((all_items[i] for i in members.get(eid, []) if i in all_items), key=lambda i: (i.source_id, i.position))
-            ev = events_for(items, events)
-            times = sorted(i.timestamp for i in items if i.timestamp)
+            items = sorted(members.get(eid, []), key=lambda m: (m.source_id, m.position))
+            ev = events_for([m.item_id for m in items], events)
+            times = sorted(m.timestamp for m in items if m.timestamp)
             out.append(Episode(
-                id=eid, source_id=source, session=session, summary=summary, items=[i.id for i in items], events=ev,
+                id=eid, source_id=source, session=session, summary=summary, items=[m.item_id for m in items], events=ev,
                 participants=list(dict.fromkeys(p for e in ev for p in e.participants)) or
-                list(dict.fromkeys(i.speaker for i in items if i.speaker)),
+                list(dict.fromkeys(m.speaker for m in items if m.speaker)),
                 time_start=times[0] if times else None, time_end=times[-1] if times else None,
-                images=[{"item_id": i.id, "url": i.meta.get("image_url", ""), "caption": i.meta["image_caption"]}
-                        for i in items if i.meta.get("image_caption")],
+                images=[{"item_id": m.item_id, "url": m.image_meta.get("image_url", ""), "caption": m.image_meta["image_caption"]}
+                        for m in items if m.image_meta and m.image_meta.get("image_caption")],
                 merged_from=sorted(merged.get(eid, [])), origin=origin))
         return out
 
@@ -143,11 +149,13 @@ class KnowledgeReading(KnowledgeBuilding):
     def episodes_of_items(self, item_ids: Sequence[int]) -> dict[int, int]:
         return self.store.episodes_of_items(list(item_ids))
 
-    def facts_for(self, text: str, item_scores: dict[int, float], k: int, as_of: str | None = None) -> list[Fact]:
-        """Facts ranked for a query: those stated by the hits or naming the query's entities,
-        known at the reference time (``as_of``, default now), scored by word overlap with the
-        query plus the best score of the items stating them; those that hold then come first."""
-        entity_ids = self.query_entities(text)
+    def facts_for(self, text: str, item_scores: dict[int, float], k: int, as_of: str | None = None,
+                  entity_ids: list[int] | None = None) -> list[Fact]:
+        """Facts ranked for a query: those stated by the hits or naming the query's entities
+        (``entity_ids``: those already found in ``text``), known at the reference time
+        (``as_of``, default now), scored by word overlap with the query plus the best score of
+        the items stating them; those that hold then come first."""
+        entity_ids = self.query_entities(text) if entity_ids is None else entity_ids
         rows = {r[0]: r for e in entity_ids for r in self.store.fact_rows(entity_id=e, latest=FACTS_PER_ENTITY)}
         of_hits = sorted({f for f, _ in self.store.facts_of_items(list(item_scores))} - rows.keys())
         rows.update((r[0], r) for r in self.store.fact_rows(of_hits))  # the entities' rows are not read twice
@@ -169,11 +177,11 @@ class KnowledgeReading(KnowledgeBuilding):
         return facts[:k]
 
 
-def events_for(items: list[Item], events: dict[int, list[tuple[str, dict[str, Any]]]]) -> list[Event]:
+def events_for(item_ids: list[int], events: dict[int, list[tuple[str, dict[str, Any]]]]) -> list[Event]:
     """Events of these items; where the LLM has described an item, its events replace the rule's."""
     out = []
-    for item in items:
-        rows = events.get(item.id, [])
+    for item_id in item_ids:
+        rows = events.get(item_id, [])
         best = [r for r in rows if r[0] == "llm"] or rows
-        out += [Event(item_id=item.id, origin=origin, **body) for origin, body in best]
+        out += [Event(item_id=item_id, origin=origin, **body) for origin, body in best]
     return out

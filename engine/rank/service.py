@@ -356,7 +356,7 @@ class RankerArea(Area):
         index = self.mem.index
         ids = index.item_ids[slots]
         trust, uses = self.feedback_state.trust_and_uses(ids)
-        match = self.feedback_state.feedback_match(ids, q.term_ids, index.bm25.idf, len(index.vocab))
+        match = self.feedback_state.feedback_match(ids, q.term_ids, index.bm25.idf, self._idf_version())
         co = self.feedback_state.coaccess(index.slot_of, index.n_slots, slots, rrf)[slots]
         best = co.max() if len(co) else 0.0
         prior = self.prior.score(self._descriptors(slots)) if self.prior.trained else np.zeros(len(slots))
@@ -386,11 +386,11 @@ class RankerArea(Area):
         """How alike ``query`` is to the marks' queries: by their embeddings when an embedding
         endpoint is configured (``vector_of`` gives the query's) and answers, else by their words.
         A failing endpoint is logged once until it answers again; recall goes on without it."""
-        idf, size = self._token_idf, self.mem.index.n_items
+        idf, version = self._token_idf, self._idf_version()
         endpoint = self._endpoint()
         if endpoint is not None:
             try:
-                likeness = self.marks.similarities(query, idf, size, vector_of(endpoint), endpoint)
+                likeness = self.marks.similarities(query, idf, version, vector_of(endpoint), endpoint)
             except EmbeddingUnavailable as exc:
                 if not self._endpoint_failed:
                     log.warning("%s: the feedback memory compares queries by their words: %s", self.mem.path, exc)
@@ -398,7 +398,7 @@ class RankerArea(Area):
             else:
                 self._endpoint_failed = False
                 return likeness
-        return self.marks.similarities(query, idf, size)
+        return self.marks.similarities(query, idf, version)
 
     def _endpoint(self) -> Endpoint | None:
         """The configured embedding endpoint as the marks use it (None offline). Nothing it
@@ -407,6 +407,12 @@ class RankerArea(Area):
         if embedder is None:
             return None
         return Endpoint(embedder.signature, lambda texts: embedder.embed(texts, remember=False))
+
+    def _idf_version(self) -> tuple[int, int, int]:
+        """What the store's IDF weights follow (slots, live items, words): the feedback indexes
+        keep the weights they looked up while it holds."""
+        index = self.mem.index
+        return index.n_slots, index.n_items, len(index.vocab)
 
     def _token_idf(self, words: list[str]) -> np.ndarray:
         """IDF in the store of lexical tokens; a token the store has never seen counts as the rarest."""

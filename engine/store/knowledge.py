@@ -21,7 +21,20 @@ import json
 import sqlite3
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
+
+@dataclass(slots=True)
+class EpisodeMember:
+    """What an episode shows of one of its items (:meth:`KnowledgeSQL.episode_members`)."""
+
+    item_id: int
+    source_id: int
+    position: int
+    speaker: str | None
+    timestamp: str | None
+    image_meta: dict[str, Any] | None  # the item's meta where it names an image caption
+
 
 MIGRATIONS = [
     (
@@ -541,6 +554,21 @@ class KnowledgeSQL:
         out: dict[int, list[int]] = {}
         for eid, iid in self._in("SELECT episode_id, item_id FROM episode_items WHERE episode_id IN ({marks}) ORDER BY item_id", episode_ids):
             out.setdefault(eid, []).append(iid)
+        return out
+
+    def episode_members(self, episode_ids: Sequence[int]) -> dict[int, list[EpisodeMember]]:
+        """The items of these episodes (by item id), with only what an episode shows of them: a
+        recall shows the episodes of its hits, and reading their whole items decoded every
+        text, tag list and link list for nothing. An item's meta is decoded only where it names
+        an image caption."""
+        out: dict[int, list[EpisodeMember]] = {}
+        for eid, item_id, source_id, position, speaker, timestamp, meta in self._in(
+                "SELECT e.episode_id, i.id, i.source_id, i.position, i.speaker, i.timestamp,"
+                " CASE WHEN json_extract(i.meta, '$.image_caption') IS NOT NULL THEN i.meta END"
+                " FROM episode_items e JOIN items i ON i.id = e.item_id WHERE e.episode_id IN ({marks})"
+                " ORDER BY i.id", episode_ids):
+            member = EpisodeMember(item_id, source_id, position, speaker, timestamp, json.loads(meta) if meta else None)
+            out.setdefault(eid, []).append(member)
         return out
 
     def episodes_of_items(self, item_ids: Sequence[int]) -> dict[int, int]:
