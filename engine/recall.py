@@ -233,7 +233,7 @@ def hybrid(mem: Engine, q: Query, signals: Signals) -> Ranking:
     offline = s.embedder != "openai"  # an embedding model knows words itself (its weight is calibrated)
     word = word_query(mem, q) if offline and s.fusion == "linear" and s.word_vectors_weight > 0 else None
     if word is not None:
-        lists["words"] = top_k_of(word[1].scores(word[0]), depth)[0]
+        lists["words"] = word[1].top(word[0], depth)
     words = None
     if s.fusion == "rrf":
         slots, scores, found, _ = rrf_fuse(lists, {"bm25": 1.0, "dense": mem.dense_weight()}, s.rrf_k)
