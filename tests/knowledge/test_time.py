@@ -267,7 +267,7 @@ def test_a_recalls_facts_follow_writes_after_recalls_kept_the_peoples_facts(tmp_
     def facts(mem: Memory) -> dict[str, str]:
         return {f.triple(): f.state() for f in mem.recall("where does Lena live", strategy="bm25", top_k=3).facts}
 
-    here, elsewhere = Memory(tmp_path / "moves.db"), Memory(tmp_path / "moves.db")
+    here, elsewhere = Memory(tmp_path / "moves.db", facts_top_k=10), Memory(tmp_path / "moves.db")  # the old home too
     here.ingest(_sessions(tmp_path, "winter", [1]))
     assert facts(here)["Lena lives in Lyon"] == "current" and facts(here)["Lena lives in Lyon"] == "current"
     (here if writer == "this connection" else elsewhere).ingest(_sessions(tmp_path, "spring", [2]))
