@@ -241,12 +241,16 @@ class Index:
         lsa = self.lsa.signature if self.lsa is not None else ""
         if lsa:
             out.update({f"lsa.{name}": a for name, a in self.lsa_vectors.arrays().items()})
-        return out, {"bm25": counters, "terms": len(self.vocab), "vectors": signatures, "lsa": lsa}
+        words = self._words.model.signature if self._words is not None and self._words_fitted_for is None else ""
+        if words:  # (a model fitted here for one state is not the store's: nothing to save)
+            out.update({f"words.{name}": a for name, a in self.word_vectors.arrays().items()})
+        return out, {"bm25": counters, "terms": len(self.vocab), "vectors": signatures, "lsa": lsa, "words": words}
 
-    def restore(self, arrays: dict[str, np.ndarray], meta: dict[str, object], lsa_blob: bytes | None) -> None:
+    def restore(self, arrays: dict[str, np.ndarray], meta: dict[str, object], lsa_blob: bytes | None,
+                words_blob: bytes | None) -> None:
         """Take back what :meth:`arrays` gave (the vocabulary already read from the store; the
-        arrays adopted, not copied) and the store's latent model. Raises ValueError or KeyError
-        when the arrays do not fit together or with the vocabulary."""
+        arrays adopted, not copied) and the store's latent and word models. Raises ValueError or
+        KeyError when the arrays do not fit together or with the vocabulary."""
         ids = arrays["items.ids"]
         columns = (arrays["items.sources"], arrays["items.positions"], arrays["items.times"], arrays["items.pending"])
         if any(len(c) != len(ids) for c in columns) or int(meta["terms"]) > len(self.vocab):
@@ -270,6 +274,13 @@ class Index:
                 with self._projecting:
                     self._lsa_vectors = VectorIndex.restore(part, exact=self._latent_rows, lists_above=LISTS_ABOVE)
                     self._unprojected = []
+        self.load_words(words_blob)
+        if words_blob and meta.get("words") == self._words.model.signature:
+            part = {name[6:]: a for name, a in arrays.items() if name.startswith("words.")}
+            with self._projecting:
+                self._word_vectors = VectorIndex.restore(part, exact=self._word_rows, lists_above=LISTS_ABOVE,
+                                                         probe_share=WORD_PROBE_SHARE)
+                self._words_unplaced = []
 
     # -- latent semantic model -----------------------------------------------------------------
 

@@ -57,9 +57,10 @@ _LIGHT = frozenset("""is are was were be been has have had got get went go going
 no longer out""".split())
 # A turn that says outright that its news replaces an earlier plan, wish or state: "instead" (not
 # "instead of", which mostly suggests a swap: "coconut oil instead of butter"), "change of plan",
-# "cancelled", "from now on", "no longer". This is all a question about no slot listens to.
+# "cancelled", "from now on", "no longer", "moved" (a meeting), "switched". This is all a question
+# about no slot listens to.
 _OUTRIGHT = (r"instead(?! of)|change of plans?|change to|cancel+ed|called off|postponed|rescheduled|from now on|"
-             r"go(?:ing)? back to|no longer|any ?more|gone off")
+             r"go(?:ing)? back to|no longer|any ?more|gone off|moved|switched")
 _REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
 # A question about a slot also listens to the verbs of a new home, job or partner ("moved",
 # "started at", "left", "broke up"). Not "now" or "new": in LoCoMo's turns they mostly mark no
