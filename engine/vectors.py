@@ -157,8 +157,10 @@ class VectorIndex:
     def rows(self, slots: np.ndarray) -> np.ndarray:
         """float32 rows of ``slots`` (decoded codes once quantised; zeros past the index)."""
         slots = np.asarray(slots, dtype=np.int64)
-        out = np.zeros((len(slots), self.dim), dtype=np.float32)
         inside = slots < self._n
+        if not self.quantized and inside.all():  # the gather is the copy (the walk reads thousands of rows per query)
+            return self._m[slots]
+        out = np.zeros((len(slots), self.dim), dtype=np.float32)
         if inside.any():
             rows = self._m[slots[inside]].astype(np.float32)
             if self.quantized:

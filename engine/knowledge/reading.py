@@ -7,6 +7,7 @@ synonymy through the loaded registry).
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..as_of import parse_as_of, said_on_items
@@ -21,10 +22,23 @@ from .records import Entity, Episode, Event, Fact
 from .timeline import fact_of_row
 
 FACTS_PER_ENTITY = 50  # a query's entity contributes its latest facts as candidates
+KEPT_SOURCES = 100_000  # facts whose provenance one store state keeps for recalls
+
+
+@dataclass
+class KeptReads:
+    """Fact reads of recalls, kept while the store stays as it was (``Store.read_state``): the
+    people a store is about, and their facts, come back in recall after recall."""
+
+    state: tuple[int, int]
+    newest: dict[int, list[tuple]] = field(default_factory=dict)  # entity id → rows of its newest facts
+    sources: dict[int, tuple[int, ...]] = field(default_factory=dict)  # fact id → the items stating it
 
 
 class KnowledgeReading(KnowledgeBuilding):
     """Browse the knowledge of one store."""
+
+    _kept: KeptReads | None = None
 
     def query_entities(self, text: str) -> list[int]:
         """Entities the query names (known names in it, and its capitalised spans)."""
@@ -156,10 +170,13 @@ class KnowledgeReading(KnowledgeBuilding):
         (``as_of``, default now), scored by word overlap with the query plus the best score of
         the items stating them; those that hold then come first."""
         entity_ids = self.query_entities(text) if entity_ids is None else entity_ids
-        rows = {r[0]: r for e in entity_ids for r in self.store.fact_rows(entity_id=e, latest=FACTS_PER_ENTITY)}
+        kept = self._kept_reads()
+        rows = {r[0]: r for e in entity_ids for r in self._newest_facts(e, kept)}
         of_hits = sorted({f for f, _ in self.store.facts_of_items(list(item_scores))} - rows.keys())
         rows.update((r[0], r) for r in self.store.fact_rows(of_hits))  # the entities' rows are not read twice
-        facts = self._in_time(self._facts_of_rows([rows[f] for f in sorted(rows)]), as_of)
+        ids = sorted(rows)
+        sources = self._sources(ids, kept)
+        facts = self._in_time([fact_of_row(rows[f], sources[f]) for f in ids], as_of)
         if not facts:
             return []
         query_terms = set(lexical_tokens(text))
@@ -175,6 +192,34 @@ class KnowledgeReading(KnowledgeBuilding):
             f.score = round(overlap + stated + named, 6)
         facts.sort(key=lambda f: (f.state(as_of) != "current", -f.score, f.id))
         return facts[:k]
+
+    def _kept_reads(self) -> KeptReads | None:
+        """The reads kept for the store's present state (None inside a transaction)."""
+        state = self.store.read_state()
+        if state is None:
+            return None
+        if self._kept is None or self._kept.state != state or len(self._kept.sources) > KEPT_SOURCES:
+            self._kept = KeptReads(state)
+        return self._kept
+
+    def _newest_facts(self, entity_id: int, kept: KeptReads | None) -> list[tuple]:
+        """Rows of the newest facts naming an entity (``FACTS_PER_ENTITY``)."""
+        if kept is None:
+            return self.store.fact_rows(entity_id=entity_id, latest=FACTS_PER_ENTITY)
+        if entity_id not in kept.newest:
+            kept.newest[entity_id] = self.store.fact_rows(entity_id=entity_id, latest=FACTS_PER_ENTITY)
+        return kept.newest[entity_id]
+
+    def _sources(self, fact_ids: list[int], kept: KeptReads | None) -> dict[int, list[int]]:
+        """The items stating each fact, in item order (a fresh list each: a fact record owns it)."""
+        if kept is None:
+            found = self.store.fact_sources_of(fact_ids)
+            return {f: found.get(f, []) for f in fact_ids}
+        missing = [f for f in fact_ids if f not in kept.sources]
+        if missing:
+            found = self.store.fact_sources_of(missing)
+            kept.sources.update((f, tuple(found.get(f, ()))) for f in missing)
+        return {f: list(kept.sources[f]) for f in fact_ids}
 
 
 def events_for(item_ids: list[int], events: dict[int, list[tuple[str, dict[str, Any]]]]) -> list[Event]:

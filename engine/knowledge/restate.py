@@ -7,7 +7,8 @@ slot admits, so supersession cannot end the older value. Here each such fact gai
 twin in a slot's own words, beside it, never instead of it:
 
 * "<Place> is (now) home", said by someone → that someone *lives in* the place;
-* "<subject> loves/likes/enjoys living in <Place>" → *lives in* the place;
+* "<subject> loves/likes/enjoys living in <Place>", "<subject> lives with <someone> in <Place>"
+  → *lives in* the place;
 * "<subject> is (now) (a|the) <title> at|for <Name>" → *works at* the name and *works as* the
   title ("head baker"); the title is at most four lower-case words, none an adverb or pronoun,
   two at least before "for", and the name is written with capitals and is nobody's: "I'm
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 _HOME_ADVERBS = frozenset("now really finally truly".split())  # "home now", "really home": still a home
 _LIKING = re.compile(r"^(?:\w+ )*(?:loves|likes|enjoys|is loving|is enjoying)$")
 _LIVING_IN = re.compile(r"^living in (?P<place>[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*)$")
+_LIVING_WITH = re.compile(r"^(?:is |has been |has )?(?:\w+ )?(?:lives|living|lived) with$")
+_WITH_IN = re.compile(r"^[\w'’ ]+? in (?P<place>[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*)")
 _COPULA = frozenset({"is", "is now", "is still", "has been", "has now been", "is currently"})
 _TITLE_AT = re.compile(r"^(?:now |still |currently )?(?:(?:a|an|the) )?"
                        r"(?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){0,3}) (?P<link>at|for) "
@@ -53,8 +56,9 @@ def restated(draft: "FactDraft", speaker: str) -> list["FactDraft"]:
     if speaker and draft.subject_named and draft.predicate in ("is", "is now", "has become", "feels like") \
             and _is_home(obj, speaker):
         out.append(_twin(draft, speaker, entity_key(speaker), "lives in", draft.subject))
-    living = _LIVING_IN.match(obj)
-    if living and _LIKING.match(draft.predicate):
+    living = _LIVING_IN.match(obj) if _LIKING.match(draft.predicate) else \
+        _WITH_IN.match(obj) if _LIVING_WITH.match(draft.predicate) else None
+    if living:
         out.append(_twin(draft, draft.subject, draft.subject_key, "lives in", living["place"]))
     title = _TITLE_AT.match(obj) if draft.predicate in _COPULA and draft.subject_named else None
     if title and _is_title(title["title"], title["link"] == "at") and not title["name"].endswith(("'s", "’s")) \

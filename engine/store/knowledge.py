@@ -430,6 +430,14 @@ class KnowledgeSQL:
         """(fact id, item id) provenance rows of these items."""
         return self._in("SELECT fact_id, item_id FROM fact_sources WHERE item_id IN ({marks})", item_ids)
 
+    def read_state(self) -> tuple[int, int] | None:
+        """What a memo of reads is valid for: it moves when another connection commits (``PRAGMA
+        data_version``) or this one writes (``total_changes``). None inside a transaction: its
+        rows may yet be rolled back, which neither counter shows, so nothing read there is kept."""
+        if self.conn.in_transaction:
+            return None
+        return self.data_version(), self.conn.total_changes
+
     def ended_facts_of_items(self, item_ids: Sequence[int]) -> list[tuple[int, int]]:
         """(fact id, item id) of the believed facts these items state whose validity ended.
 
@@ -438,9 +446,9 @@ class KnowledgeSQL:
         (``PRAGMA data_version``) or this one writes (``total_changes``), at most
         ``ENDED_MEMO_ITEMS`` items, so a recall asks SQLite only about items it has not seen.
         Inside a transaction nothing is kept: its rows may yet be rolled back, which no counter shows."""
-        if self.conn.in_transaction:
+        state = self.read_state()
+        if state is None:
             return self._ended_rows(item_ids)
-        state = (self.data_version(), self.conn.total_changes)
         if self._ended_memo is None or self._ended_memo[0] != state or len(self._ended_memo[1]) > ENDED_MEMO_ITEMS:
             self._ended_memo = (state, {})
         known = self._ended_memo[1]

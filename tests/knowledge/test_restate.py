@@ -22,6 +22,7 @@ from .test_extract_rules import said
     ("Lena", "Yep, I still work at Le Fournil as a pastry chef.", [("Lena", "works as", "pastry chef")]),
     ("Lena", "It's grey and freezing, but I still love living in Lyon.", [("Lena", "lives in", "Lyon")]),
     ("Lena", "I moved to Berlin in April. None at all, Berlin is home now.", [("Lena", "lives in", "Berlin")]),
+    ("Mira", "I'm still living with my parents in Cardiff until I find a job.", [("Mira", "lives in", "Cardiff")]),
 ])
 def test_a_home_a_job_and_a_title_said_in_other_words_gain_a_slot_fact(speaker, text, twins):
     facts = said(text, speaker=speaker, addressee="Omar")
@@ -36,6 +37,7 @@ def test_a_home_a_job_and_a_title_said_in_other_words_gain_a_slot_fact(speaker, 
     "Lisbon is a dream for a pescatarian, by the way.",
     "I'm a student at Leeds University.",
     "I miss living in Lyon.",
+    "I live with my boyfriend and two cats.",
 ])
 def test_moods_and_wishes_gain_no_slot_fact(text):
     facts = said(text, speaker="Lena", addressee="Omar")
