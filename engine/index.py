@@ -36,6 +36,10 @@ WORDS_KEY = "dense.word_model"  # fitted beside the latent model (engine/wordvec
 # smaller, and 10k-item ingest (half of it the fit) is unaffected.
 LSA_FIT_ITEMS = 20_000
 PROJECT_BLOCK = 20_000  # items projected into the latent space at a time
+# The word space's inverted lists (past LISTS_ABOVE items) are probed less than the latent ones:
+# its 50 dimensions cluster tightly, and this share keeps recall of the exact scan's top 100 above
+# 0.99 on the 1M benchmark store (docs/scaling.md).
+WORD_PROBE_SHARE = 0.1
 
 
 def _epoch(ts: str | None) -> float:
@@ -73,7 +77,7 @@ class Index:
         self._words: WordSpace | None = None  # the model placing items in the bundled word vectors' space
         # the index state a model was fitted for here, when the store holds none (None: the store's model)
         self._words_fitted_for: tuple[int, int, int] | None = None
-        self._word_vectors = VectorIndex(exact=self._word_rows, lists_above=LISTS_ABOVE)
+        self._word_vectors = self._new_word_vectors()
         self._words_unplaced: list[np.ndarray] = []  # slots not yet placed in the word space
         # the store's float32 rows of stored vectors, (signature, item ids) → rows, for exact re-scoring
         self.stored_rows: Callable[[str, np.ndarray], np.ndarray] | None = None
@@ -237,12 +241,16 @@ class Index:
         lsa = self.lsa.signature if self.lsa is not None else ""
         if lsa:
             out.update({f"lsa.{name}": a for name, a in self.lsa_vectors.arrays().items()})
-        return out, {"bm25": counters, "terms": len(self.vocab), "vectors": signatures, "lsa": lsa}
+        words = self._words.model.signature if self._words is not None and self._words_fitted_for is None else ""
+        if words:  # (a model fitted here for one state is not the store's: nothing to save)
+            out.update({f"words.{name}": a for name, a in self.word_vectors.arrays().items()})
+        return out, {"bm25": counters, "terms": len(self.vocab), "vectors": signatures, "lsa": lsa, "words": words}
 
-    def restore(self, arrays: dict[str, np.ndarray], meta: dict[str, object], lsa_blob: bytes | None) -> None:
+    def restore(self, arrays: dict[str, np.ndarray], meta: dict[str, object], lsa_blob: bytes | None,
+                words_blob: bytes | None) -> None:
         """Take back what :meth:`arrays` gave (the vocabulary already read from the store; the
-        arrays adopted, not copied) and the store's latent model. Raises ValueError or KeyError
-        when the arrays do not fit together or with the vocabulary."""
+        arrays adopted, not copied) and the store's latent and word models. Raises ValueError or
+        KeyError when the arrays do not fit together or with the vocabulary."""
         ids = arrays["items.ids"]
         columns = (arrays["items.sources"], arrays["items.positions"], arrays["items.times"], arrays["items.pending"])
         if any(len(c) != len(ids) for c in columns) or int(meta["terms"]) > len(self.vocab):
@@ -266,6 +274,13 @@ class Index:
                 with self._projecting:
                     self._lsa_vectors = VectorIndex.restore(part, exact=self._latent_rows, lists_above=LISTS_ABOVE)
                     self._unprojected = []
+        self.load_words(words_blob)
+        if words_blob and meta.get("words") == self._words.model.signature:
+            part = {name[6:]: a for name, a in arrays.items() if name.startswith("words.")}
+            with self._projecting:
+                self._word_vectors = VectorIndex.restore(part, exact=self._word_rows, lists_above=LISTS_ABOVE,
+                                                         probe_share=WORD_PROBE_SHARE)
+                self._words_unplaced = []
 
     # -- latent semantic model -----------------------------------------------------------------
 
@@ -338,7 +353,7 @@ class Index:
         with self._projecting:
             if blob is None:
                 self._words, self._words_fitted_for, self._words_unplaced = None, None, []
-                self._word_vectors = VectorIndex(exact=self._word_rows, lists_above=LISTS_ABOVE)
+                self._word_vectors = self._new_word_vectors()
                 return
             self._use_words(WordSpace(WordModel.from_bytes(blob), english_vectors()), None)
             self._words_fitted_for = None
@@ -378,7 +393,7 @@ class Index:
         """Place items with ``space`` (called with the lock held): ``rows`` of every slot, or
         none yet (every live slot waits to be placed)."""
         self._words = space
-        self._word_vectors = VectorIndex(exact=self._word_rows, lists_above=LISTS_ABOVE)
+        self._word_vectors = self._new_word_vectors()
         live = np.flatnonzero(self.alive)
         if rows is None:
             self._words_unplaced = [live]
@@ -386,6 +401,9 @@ class Index:
         self._words_unplaced = []
         with one_blas_thread():
             self._word_vectors.set(live, rows[live])
+
+    def _new_word_vectors(self) -> VectorIndex:
+        return VectorIndex(exact=self._word_rows, lists_above=LISTS_ABOVE, probe_share=WORD_PROBE_SHARE)
 
     def _word_rows(self, slots: np.ndarray) -> np.ndarray:
         """Items' word-space rows made again from their terms (exact float32)."""

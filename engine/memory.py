@@ -158,7 +158,6 @@ class Memory:
         changes, cursor = self.activity.changes(log_id)
         if changes.everything:
             return False
-        index.load_words(self.store.get_kv(WORDS_KEY))
         self.index = index
         self.calibration = self._stored_calibration()
         self._apply(changes)

@@ -27,11 +27,14 @@ def personalized_pagerank(transition: sp.csr_matrix | np.ndarray, seeds: np.ndar
     if total <= 0:
         return np.zeros(transition.shape[0], dtype=np.float32)
     s = (seeds / total).astype(np.float32)
+    seeded = np.flatnonzero(s)  # a query has a few seeds: the jump back adds to them alone
+    jump = s[seeded]
     p = s.copy()
     a = np.float32(alpha)
     for _ in range(iterations):
         moved = transition @ p
-        nxt = a * moved + (np.float32(1.0) - a * np.float32(moved.sum())) * s
+        nxt = a * moved
+        nxt[seeded] += (np.float32(1.0) - a * np.float32(moved.sum())) * jump
         if float(np.abs(nxt - p).sum()) < tol:
             p = nxt
             break

@@ -233,7 +233,7 @@ def hybrid(mem: Engine, q: Query, signals: Signals) -> Ranking:
     offline = s.embedder != "openai"  # an embedding model knows words itself (its weight is calibrated)
     word = word_query(mem, q) if offline and s.fusion == "linear" and s.word_vectors_weight > 0 else None
     if word is not None:
-        lists["words"] = top_k_of(word[1].scores(word[0]), depth)[0]
+        lists["words"] = word[1].top(word[0], depth)
     words = None
     if s.fusion == "rrf":
         slots, scores, found, _ = rrf_fuse(lists, {"bm25": 1.0, "dense": mem.dense_weight()}, s.rrf_k)
@@ -283,13 +283,15 @@ def assemble(mem: Engine, q: Query, ranking: Ranking) -> list[Hit]:
     ids = [int(i) for i in mem.index.item_ids[chosen]]
     items = mem.store.items(ids)
     taught = ranking.extras.get("taught", {})
+    columns = {name: values[: len(chosen)].astype(np.float64).tolist() for name, values in ranking.features.items()}
+    scores = ranking.scores[: len(chosen)].astype(np.float64).tolist()
     hits = []
     for n, (slot, item_id) in enumerate(zip(chosen.tolist(), ids)):
         item = items.get(item_id)
         if item is None:
             continue
-        features = {name: float(values[n]) for name, values in ranking.features.items()}
-        hits.append(Hit(item=item, score=float(ranking.scores[n]), rank=len(hits) + 1,
+        features = {name: values[n] for name, values in columns.items()}
+        hits.append(Hit(item=item, score=scores[n], rank=len(hits) + 1,
                         sources=ranking.found_by.get(slot, []), features=features, taught=taught.get(slot)))
     return hits
 

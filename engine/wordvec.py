@@ -79,7 +79,8 @@ class WordModel:
 
     @property
     def signature(self) -> str:
-        return "words-" + hashlib.sha1(self.to_bytes()).hexdigest()[:10]
+        digest = hashlib.sha1(self.idf.tobytes() + self.common.tobytes() + repr(self.unknown_idf).encode())
+        return "words-" + digest.hexdigest()[:10]
 
     def idf_of(self, term_ids: np.ndarray) -> np.ndarray:
         """float32 idf of vocabulary ids (``unknown_idf`` for ids the fit did not see)."""

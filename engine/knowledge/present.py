@@ -57,9 +57,10 @@ _LIGHT = frozenset("""is are was were be been has have had got get went go going
 no longer out""".split())
 # A turn that says outright that its news replaces an earlier plan, wish or state: "instead" (not
 # "instead of", which mostly suggests a swap: "coconut oil instead of butter"), "change of plan",
-# "cancelled", "from now on", "no longer". This is all a question about no slot listens to.
+# "cancelled", "from now on", "no longer", "moved" (a meeting), "switched". This is all a question
+# about no slot listens to.
 _OUTRIGHT = (r"instead(?! of)|change of plans?|change to|cancel+ed|called off|postponed|rescheduled|from now on|"
-             r"go(?:ing)? back to|no longer|any ?more|gone off")
+             r"go(?:ing)? back to|no longer|any ?more|gone off|moved|switched")
 _REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
 # A question about a slot also listens to the verbs of a new home, job or partner ("moved",
 # "started at", "left", "broke up"). Not "now" or "new": in LoCoMo's turns they mostly mark no
@@ -111,12 +112,20 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES) if terms else None
 
 
+@functools.lru_cache(maxsize=4096)
+def sentence_tokens(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Each sentence of a candidate's text with its tokens, kept for the texts seen last: the
+    same turns come back in the window of question after question about the same people, and
+    splitting and tokenising them again was most of this step's cost."""
+    return tuple((sentence, frozenset(lexical_tokens(sentence))) for sentence in sentences(text))
+
+
 def _changes(item: "Item", question: PresentQuestion) -> bool | None:
     """Whether a candidate announces a change of the answer (True), is on topic only (False),
     or is off topic (None). The change must be said in a sentence on the topic: "I'm switching
     to hiking training. Leah and I will stay in huts" changes nothing about where Leah lives."""
     topic = question.slot_cues | question.terms
-    on_topic = [sentence for sentence in sentences(item.text) if topic & set(lexical_tokens(sentence))]
+    on_topic = [sentence for sentence, tokens in sentence_tokens(item.text) if topic & tokens]
     if not on_topic:
         return None
     return any(question.change.search(sentence) for sentence in on_topic)

@@ -23,6 +23,7 @@ CHANGES = {
             {"speaker": "Sam", "dia_id": "D1:5", "text": "I bake my bread with butter, it gives a soft crust."},
             {"speaker": "Noor", "dia_id": "D1:6", "text": "I'm studying French at the evening school on Mondays."},
             {"speaker": "Noor", "dia_id": "D1:7", "text": "My favourite tea is a strong Assam with milk."},
+            {"speaker": "Noor", "dia_id": "D1:8", "text": "Our team meeting is at 9:00 every Monday."},
         ],
         "session_2_date_time": "6:30 pm on 5 March, 2023",
         "session_2": [
@@ -30,6 +31,7 @@ CHANGES = {
             {"speaker": "Noor", "dia_id": "D2:2", "text": "Change of plan: the wedding is in September instead, the venue double-booked May."},
             {"speaker": "Sam", "dia_id": "D2:3", "text": "My sister works at a hospital too."},
             {"speaker": "Noor", "dia_id": "D2:4", "text": "Sam, bake your bread with olive oil instead of butter!"},
+            {"speaker": "Noor", "dia_id": "D2:5", "text": "Our team meeting moved to 10:30, half the team is in Leeds."},
         ],
         "session_3_date_time": "4:15 pm on 1 June, 2023",
         "session_3": [
@@ -75,6 +77,7 @@ def test_a_plan_changed_outright_goes_above_the_plan_it_replaces(changes):
     keys = [h.item.key for h in wedding]
     assert above(keys, "D2:2", "D1:3")  # "change of plan: … in September instead" over "planning … for May"
     assert [h.item.key for h in wedding if "change" in h.sources] == ["D2:2"]
+    assert above(ranked(changes, "When is Noor's team meeting?"), "D2:5", "D1:8")
     bread = changes.recall("What does Sam bake bread with?", top_k=10, strategy="fused").hits
     assert bread and not any("change" in h.sources for h in bread)  # "olive oil instead of butter" suggests, changes nothing
 
