@@ -25,15 +25,21 @@ from .query import english_lexicon
 from .query import plan as query_plan
 from .text import lexical_tokens
 from .vectors import LISTS_ABOVE, VectorIndex
-from .wordvec import WordSpace, build_space, english_vectors
+from .wordvec import WordModel, WordSpace, english_vectors
+from .wordvec import fit as fit_words
 
 LSA_KEY = "dense.lsa_model"
+WORDS_KEY = "dense.word_model"  # fitted beside the latent model (engine/wordvec.py)
 # The latent model is fitted on at most this many items, evenly spread over the store, so that
 # refits stay affordable in large stores. A sample loses the rare terms it lacks (a half-sized fit
 # costs MuSiQue dense recall: docs/benchmarks.md), so it is generous; every benchmark corpus is
 # smaller, and 10k-item ingest (half of it the fit) is unaffected.
 LSA_FIT_ITEMS = 20_000
 PROJECT_BLOCK = 20_000  # items projected into the latent space at a time
+# The word space's inverted lists (past LISTS_ABOVE items) are probed less than the latent ones:
+# its 50 dimensions cluster tightly, and this share keeps recall of the exact scan's top 100 above
+# 0.99 on the 1M benchmark store (docs/scaling.md).
+WORD_PROBE_SHARE = 0.1
 
 
 def _epoch(ts: str | None) -> float:
@@ -68,7 +74,11 @@ class Index:
         self._projecting = threading.Lock()
         self.lsa_fitted_on = 0
         self.vectors: dict[str, VectorIndex] = {}  # stored vectors by embedder signature
-        self._word_space: WordSpace | None = None  # items in the bundled word-vector space, built when first asked
+        self._words: WordSpace | None = None  # the model placing items in the bundled word vectors' space
+        # the index state a model was fitted for here, when the store holds none (None: the store's model)
+        self._words_fitted_for: tuple[int, int, int] | None = None
+        self._word_vectors = self._new_word_vectors()
+        self._words_unplaced: list[np.ndarray] = []  # slots not yet placed in the word space
         # the store's float32 rows of stored vectors, (signature, item ids) → rows, for exact re-scoring
         self.stored_rows: Callable[[str, np.ndarray], np.ndarray] | None = None
 
@@ -180,9 +190,11 @@ class Index:
         self._pending.resize(first + n)
         self.slot_of.assign(ids, slots)
         self.bm25.add_flat(slots, lengths, terms, counts)
-        if self.lsa is not None:
-            with self._projecting:  # a query thread may be projecting the earlier ones
+        with self._projecting:  # a query thread may be projecting or placing the earlier ones
+            if self.lsa is not None:
                 self._unprojected.append(slots)
+            if self._words is not None:
+                self._words_unplaced.append(slots)
         return slots
 
     def set_pending(self, item_ids: Iterable[int], pending: bool) -> None:
@@ -207,6 +219,7 @@ class Index:
             return
         self.bm25.remove(slots)
         self._lsa_vectors.remove(slots)  # slots still unprojected are skipped as dead
+        self._word_vectors.remove(slots)
         for index in self.vectors.values():
             index.remove(slots)
         self.slot_of.drop(self.item_ids[slots])
@@ -228,12 +241,16 @@ class Index:
         lsa = self.lsa.signature if self.lsa is not None else ""
         if lsa:
             out.update({f"lsa.{name}": a for name, a in self.lsa_vectors.arrays().items()})
-        return out, {"bm25": counters, "terms": len(self.vocab), "vectors": signatures, "lsa": lsa}
+        words = self._words.model.signature if self._words is not None and self._words_fitted_for is None else ""
+        if words:  # (a model fitted here for one state is not the store's: nothing to save)
+            out.update({f"words.{name}": a for name, a in self.word_vectors.arrays().items()})
+        return out, {"bm25": counters, "terms": len(self.vocab), "vectors": signatures, "lsa": lsa, "words": words}
 
-    def restore(self, arrays: dict[str, np.ndarray], meta: dict[str, object], lsa_blob: bytes | None) -> None:
+    def restore(self, arrays: dict[str, np.ndarray], meta: dict[str, object], lsa_blob: bytes | None,
+                words_blob: bytes | None) -> None:
         """Take back what :meth:`arrays` gave (the vocabulary already read from the store; the
-        arrays adopted, not copied) and the store's latent model. Raises ValueError or KeyError
-        when the arrays do not fit together or with the vocabulary."""
+        arrays adopted, not copied) and the store's latent and word models. Raises ValueError or
+        KeyError when the arrays do not fit together or with the vocabulary."""
         ids = arrays["items.ids"]
         columns = (arrays["items.sources"], arrays["items.positions"], arrays["items.times"], arrays["items.pending"])
         if any(len(c) != len(ids) for c in columns) or int(meta["terms"]) > len(self.vocab):
@@ -257,6 +274,13 @@ class Index:
                 with self._projecting:
                     self._lsa_vectors = VectorIndex.restore(part, exact=self._latent_rows, lists_above=LISTS_ABOVE)
                     self._unprojected = []
+        self.load_words(words_blob)
+        if words_blob and meta.get("words") == self._words.model.signature:
+            part = {name[6:]: a for name, a in arrays.items() if name.startswith("words.")}
+            with self._projecting:
+                self._word_vectors = VectorIndex.restore(part, exact=self._word_rows, lists_above=LISTS_ABOVE,
+                                                         probe_share=WORD_PROBE_SHARE)
+                self._words_unplaced = []
 
     # -- latent semantic model -----------------------------------------------------------------
 
@@ -314,24 +338,77 @@ class Index:
 
     # -- bundled word vectors (engine/wordvec.py) ------------------------------------------------
 
-    def word_space(self) -> WordSpace:
-        """The live items in the word-vector space, rebuilt when items or words came or went."""
-        version = (self.n_slots, self.n_items, len(self.vocab))
-        space = self._word_space
-        if space is None or space.version != version:
-            with self._projecting:
-                space = self._word_space
-                if space is None or space.version != version:
-                    df = self.bm25.document_frequencies(len(self.vocab))
-                    with one_blas_thread():
-                        space = self._word_space = build_space(self.counts_matrix(), df, self.alive, self.vocab,
-                                                               english_vectors(), version)
-        return space
+    def fit_words(self) -> bytes:
+        """Fit the word model on the live items and place every item with it; returns its bytes
+        for the store (kept beside the latent model's, so every process places items alike)."""
+        with self._projecting:
+            space, rows = self._fit_words()
+            self._use_words(space, rows)
+            self._words_fitted_for = None
+        return space.model.to_bytes()
 
-    def word_query(self, text: str) -> tuple[np.ndarray | None, WordSpace]:
-        """The query's word vector (None when none of its words has one) and the item space."""
-        space = self.word_space()
-        return space.query(text, self.vocab, english_vectors()), space
+    def load_words(self, blob: bytes | None) -> None:
+        """Use the store's word model (None: the store has none yet, so one is fitted here for
+        each state of the index, as a small store's first ingest leaves it)."""
+        with self._projecting:
+            if blob is None:
+                self._words, self._words_fitted_for, self._words_unplaced = None, None, []
+                self._word_vectors = self._new_word_vectors()
+                return
+            self._use_words(WordSpace(WordModel.from_bytes(blob), english_vectors()), None)
+            self._words_fitted_for = None
+
+    @property
+    def word_vectors(self) -> VectorIndex:
+        """Every live item in the word space, placed when first needed (a new item's row is
+        appended, never the whole space made again, unless no model is stored)."""
+        state = self._word_state()
+        with self._projecting:
+            if self._words is None or (self._words_fitted_for is not None and self._words_fitted_for != state):
+                self._use_words(*self._fit_words())
+                self._words_fitted_for = state
+            if self._words_unplaced:
+                slots = np.concatenate(self._words_unplaced)
+                slots = slots[self.alive[slots]]
+                for lo in range(0, len(slots), PROJECT_BLOCK):
+                    block = slots[lo:lo + PROJECT_BLOCK]
+                    self._word_vectors.set(block, self._word_rows(block))
+                self._words_unplaced = []
+        return self._word_vectors
+
+    def word_query(self, text: str) -> tuple[np.ndarray | None, VectorIndex]:
+        """The query's word vector (None when none of its words has one) and the items' rows."""
+        vectors = self.word_vectors
+        return self._words.model.query(text, self.vocab, english_vectors()), vectors
+
+    def _word_state(self) -> tuple[int, int, int]:
+        return self.n_slots, self.n_items, len(self.vocab)
+
+    def _fit_words(self) -> tuple[WordSpace, np.ndarray]:
+        df = self.bm25.document_frequencies(len(self.vocab))
+        with one_blas_thread():
+            return fit_words(self.counts_matrix(), df, self.alive, self.vocab, english_vectors())
+
+    def _use_words(self, space: WordSpace, rows: np.ndarray | None) -> None:
+        """Place items with ``space`` (called with the lock held): ``rows`` of every slot, or
+        none yet (every live slot waits to be placed)."""
+        self._words = space
+        self._word_vectors = self._new_word_vectors()
+        live = np.flatnonzero(self.alive)
+        if rows is None:
+            self._words_unplaced = [live]
+            return
+        self._words_unplaced = []
+        with one_blas_thread():
+            self._word_vectors.set(live, rows[live])
+
+    def _new_word_vectors(self) -> VectorIndex:
+        return VectorIndex(exact=self._word_rows, lists_above=LISTS_ABOVE, probe_share=WORD_PROBE_SHARE)
+
+    def _word_rows(self, slots: np.ndarray) -> np.ndarray:
+        """Items' word-space rows made again from their terms (exact float32)."""
+        with one_blas_thread():
+            return self._words.place(self.counts_matrix(slots), self.vocab)
 
     def lsa_query(self, term_ids: np.ndarray, weights: np.ndarray) -> np.ndarray | None:
         if self.lsa is None or not len(term_ids):

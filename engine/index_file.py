@@ -25,7 +25,7 @@ from typing import Callable
 from .activity import EFFECTS
 from .array_file import Unusable, read_arrays, read_header, write_arrays
 from .errors import FileRefused
-from .index import LSA_KEY, Index
+from .index import LSA_KEY, WORDS_KEY, Index
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -90,7 +90,7 @@ def load(store: Store, new_index: Callable[[], Index]) -> tuple[Index, int] | No
             raise Unusable("of another state of the store, or of another store")
         index = new_index()
         index.vocab = store.vocabulary()
-        index.restore(saved.arrays, saved.meta, store.get_kv(LSA_KEY))
+        index.restore(saved.arrays, saved.meta, store.get_kv(LSA_KEY), store.get_kv(WORDS_KEY))
     except (Unusable, KeyError, ValueError, TypeError) as exc:
         log.info("not using the saved index %s: %s", path, exc)
         return None

@@ -35,7 +35,7 @@ from .dense import HashEmbedder, OpenAIEmbedder
 from .errors import AreaMissing, IngestFailed, RequestError
 from .extensions import area_factories
 from .images import ImagesArea
-from .index import LSA_KEY, Index
+from .index import LSA_KEY, WORDS_KEY, Index
 from .ingest import IngestError, discover, note, read_path
 from .knowledge.service import KnowledgeArea
 from .lexical import BM25Params
@@ -190,6 +190,7 @@ class Memory:
         blob = self.store.get_kv(LSA_KEY)
         if blob:
             index.load_lsa(blob)
+        index.load_words(self.store.get_kv(WORDS_KEY))
         self.calibration = self._stored_calibration()
         self.index = index
         for area in self._loaded_areas():
@@ -253,8 +254,10 @@ class Memory:
         items = [it for _, it in sorted(store.items(fresh).items())] if areas else []
         read = [it for _, it in sorted(store.items(changes.caught_up).items())] if areas else []  # by the deferred areas, elsewhere
         ready = [i for i in items if i.id not in changes.deferred] + read
-        if "lsa" in changes.reload and (blob := store.get_kv(LSA_KEY)):
-            index.load_lsa(blob)
+        if "lsa" in changes.reload:
+            if blob := store.get_kv(LSA_KEY):
+                index.load_lsa(blob)
+            index.load_words(store.get_kv(WORDS_KEY))
         if "calibration" in changes.reload:
             self.calibration = self._stored_calibration()
         for area in areas:
@@ -351,7 +354,7 @@ class Memory:
         if self.settings.related_words:
             english_lexicon()  # the bundled lexicon (engine/query.py), read once per process
         if self.settings.word_vectors_weight > 0 and self.settings.embedder != "openai":
-            self.index.word_space()  # the items in the bundled word vectors' space (engine/wordvec.py)
+            self.index.word_vectors  # the items in the bundled word vectors' space (engine/wordvec.py)
         for area in self._loaded_areas():
             area.warm_up()
 
@@ -590,11 +593,14 @@ class Memory:
         return done
 
     def _refit_lsa(self) -> None:
-        blob = self.index.fit_lsa()
-        if blob is not None:
-            with self.store.transaction():
+        """Fit the latent model and the word model (engine/wordvec.py) on the store as it is, and
+        keep both in it: every process then places new items with the same models."""
+        blob, words = self.index.fit_lsa(), self.index.fit_words()
+        with self.store.transaction():
+            if blob is not None:
                 self.store.set_kv(LSA_KEY, blob)
-                self.activity.record("index.refit", count=self.index.n_items)
+            self.store.set_kv(WORDS_KEY, words)
+            self.activity.record("index.refit", count=self.index.n_items)
 
     def _calibrate_dense(self) -> None:
         """Measure what an external embedder earns in fusion on this store's own items, when it
@@ -770,6 +776,7 @@ class Memory:
             self.store.clear_item_terms()
             self.store.delete_vectors()
             self.store.set_kv(LSA_KEY, None)
+            self.store.set_kv(WORDS_KEY, None)
             self.store.set_kv(CALIBRATION_KEY, None)
             self.activity.record("store.cleared")
         self._load()
@@ -803,8 +810,8 @@ class Memory:
                 vectors = embedder.embed([i.search_text() for i in items])
                 self.store.insert_vectors(embedder.signature, zip((i.id for i in items), vectors))
             index.add(items, rows)
-            blob = index.fit_lsa()
-            self.store.set_kv(LSA_KEY, blob)
+            self.store.set_kv(LSA_KEY, index.fit_lsa())
+            self.store.set_kv(WORDS_KEY, index.fit_words())
             self.activity.record("store.reindexed", count=len(items))
         self._load()
         return {"items": len(items), "terms": len(self.index.vocab), "seconds": time.perf_counter() - started}

@@ -18,19 +18,23 @@ from .lazy import sparse as sp
 PUSH_EPS = 1e-5
 
 
-def personalized_pagerank(transition: sp.csr_matrix, seeds: np.ndarray, alpha: float = 0.5, iterations: int = 15,
-                          tol: float = 1e-4) -> np.ndarray:
+def personalized_pagerank(transition: sp.csr_matrix | np.ndarray, seeds: np.ndarray, alpha: float = 0.5,
+                          iterations: int = 15, tol: float = 1e-4) -> np.ndarray:
     """Stationary visit probabilities of a walk that follows an edge with probability ``alpha``
-    and otherwise jumps back to the seeds; mass reaching a dead end also returns to the seeds."""
+    and otherwise jumps back to the seeds; mass reaching a dead end also returns to the seeds
+    (``transition`` may be dense: a small graph's walk costs less so)."""
     total = float(seeds.sum())
     if total <= 0:
         return np.zeros(transition.shape[0], dtype=np.float32)
     s = (seeds / total).astype(np.float32)
+    seeded = np.flatnonzero(s)  # a query has a few seeds: the jump back adds to them alone
+    jump = s[seeded]
     p = s.copy()
     a = np.float32(alpha)
     for _ in range(iterations):
         moved = transition @ p
-        nxt = a * moved + (np.float32(1.0) - a * np.float32(moved.sum())) * s
+        nxt = a * moved
+        nxt[seeded] += (np.float32(1.0) - a * np.float32(moved.sum())) * jump
         if float(np.abs(nxt - p).sum()) < tol:
             p = nxt
             break

@@ -231,32 +231,34 @@ def hybrid(mem: Engine, q: Query, signals: Signals) -> Ranking:
     if s.fusion == "rrf" or len(lists["bm25"]) < q.top_k or mem.dense_weight() >= DENSE_PROPOSES:
         lists["dense"] = signals.top("dense", depth)
     offline = s.embedder != "openai"  # an embedding model knows words itself (its weight is calibrated)
-    words = word_scores(mem, q) if offline and s.fusion == "linear" and s.word_vectors_weight > 0 else None
-    if words is not None:
-        lists["words"] = top_k_of(words, depth)[0]
+    word = word_query(mem, q) if offline and s.fusion == "linear" and s.word_vectors_weight > 0 else None
+    if word is not None:
+        lists["words"] = word[1].top(word[0], depth)
+    words = None
     if s.fusion == "rrf":
         slots, scores, found, _ = rrf_fuse(lists, {"bm25": 1.0, "dense": mem.dense_weight()}, s.rrf_k)
         dense = dense_at(mem, q, slots)
     else:
         union = np.unique(np.concatenate(list(lists.values())))
         dense_of_union = dense_at(mem, q, union)
+        words_of_union = None if word is None else word[1].scores_at(union, word[0])
         slots, scores = linear_fuse(union, signals["bm25"][union], dense_of_union, mem.dense_weight(),
-                                    None if words is None else words[union], s.word_vectors_weight)
-        dense = dense_of_union[np.searchsorted(union, slots)]
+                                    words_of_union, s.word_vectors_weight)
+        at = np.searchsorted(union, slots)
+        dense = dense_of_union[at]
+        words = None if words_of_union is None else words_of_union[at]
         found = _found_by(slots, lists)
     features = {"bm25": signals["bm25"][slots], "dense": dense, "fused": scores}
     if words is not None:
-        features["words"] = words[slots]
+        features["words"] = words
     return Ranking(slots, scores, found, features)
 
 
-def word_scores(mem: Engine, q: Query) -> np.ndarray | None:
-    """Cosine of the query to every slot in the bundled word-vector space (engine/wordvec.py), or
-    None when none of the query's words has a vector (a Korean query)."""
-    vector, space = mem.index.word_query(q.text)
-    if vector is None:
-        return None
-    return np.einsum("ij,j->i", space.items, vector)  # not BLAS: a threaded product spins for ms on a busy machine
+def word_query(mem: Engine, q: Query) -> tuple[np.ndarray, VectorIndex] | None:
+    """The query's vector in the bundled word-vector space (engine/wordvec.py) and the items'
+    rows there, or None when too few of the query's words have a vector (a Korean query)."""
+    vector, rows = mem.index.word_query(q.text)
+    return None if vector is None else (vector, rows)
 
 
 def strategies(mem: Engine, areas: Sequence[Area]) -> dict[str, Strategy]:
@@ -281,13 +283,15 @@ def assemble(mem: Engine, q: Query, ranking: Ranking) -> list[Hit]:
     ids = [int(i) for i in mem.index.item_ids[chosen]]
     items = mem.store.items(ids)
     taught = ranking.extras.get("taught", {})
+    columns = {name: values[: len(chosen)].astype(np.float64).tolist() for name, values in ranking.features.items()}
+    scores = ranking.scores[: len(chosen)].astype(np.float64).tolist()
     hits = []
     for n, (slot, item_id) in enumerate(zip(chosen.tolist(), ids)):
         item = items.get(item_id)
         if item is None:
             continue
-        features = {name: float(values[n]) for name, values in ranking.features.items()}
-        hits.append(Hit(item=item, score=float(ranking.scores[n]), rank=len(hits) + 1,
+        features = {name: values[n] for name, values in columns.items()}
+        hits.append(Hit(item=item, score=scores[n], rank=len(hits) + 1,
                         sources=ranking.found_by.get(slot, []), features=features, taught=taught.get(slot)))
     return hits
 

@@ -22,6 +22,7 @@ import numpy as np
 from .arrays import Column
 from .dense import one_blas_thread
 from .ivf import FIT_SAMPLE, InvertedLists, fit_centroids
+from .lexical import top_k
 
 QUANTIZE_ABOVE = 50_000
 RESCORE = 512  # rows of a scan scored again exactly
@@ -40,11 +41,12 @@ class VectorIndex:
     """Rows addressed by slot; cosine scores in one matrix-vector product per block."""
 
     def __init__(self, dim: int = 0, exact: ExactRows | None = None, quantize_above: int = QUANTIZE_ABOVE,
-                 lists_above: int | None = None) -> None:
+                 lists_above: int | None = None, probe_share: float = PROBE_SHARE) -> None:
         self.dim = dim
         self.exact = exact
         self.quantize_above = quantize_above
         self.lists_above = lists_above
+        self.probe_share = probe_share  # of the lists a scan reads, once there are lists
         self.lists: InvertedLists | None = None  # once past lists_above rows (if given): scans probe the nearest lists
         self._grouped: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None  # (rows, codes, scales) by list
         self._m = np.zeros((0, dim), dtype=np.float32)  # float32 rows, or int8 codes once quantised
@@ -76,7 +78,8 @@ class VectorIndex:
 
     @classmethod
     def restore(cls, arrays: dict[str, np.ndarray], exact: ExactRows | None = None,
-                quantize_above: int = QUANTIZE_ABOVE, lists_above: int | None = None) -> "VectorIndex":
+                quantize_above: int = QUANTIZE_ABOVE, lists_above: int | None = None,
+                probe_share: float = PROBE_SHARE) -> "VectorIndex":
         """An index over what :meth:`arrays` gave (adopted, not copied: the rows may stay mapped
         from the file until the index grows)."""
         rows, alive = arrays["rows"], arrays["alive"]
@@ -84,7 +87,7 @@ class VectorIndex:
         if rows.ndim != 2 or len(alive) != len(rows) or (scale is not None) != (rows.dtype == np.int8) \
                 or (scale is not None and len(scale) != len(rows)):
             raise ValueError("saved vectors do not fit together")
-        index = cls(rows.shape[1], exact, quantize_above, lists_above)
+        index = cls(rows.shape[1], exact, quantize_above, lists_above, probe_share)
         index._m, index._alive, index._n = rows, alive, len(rows)
         if scale is not None:
             index._scale = Column(np.float32, values=scale)
@@ -154,8 +157,10 @@ class VectorIndex:
     def rows(self, slots: np.ndarray) -> np.ndarray:
         """float32 rows of ``slots`` (decoded codes once quantised; zeros past the index)."""
         slots = np.asarray(slots, dtype=np.int64)
-        out = np.zeros((len(slots), self.dim), dtype=np.float32)
         inside = slots < self._n
+        if not self.quantized and inside.all():  # the gather is the copy (the walk reads thousands of rows per query)
+            return self._m[slots]
+        out = np.zeros((len(slots), self.dim), dtype=np.float32)
         if inside.any():
             rows = self._m[slots[inside]].astype(np.float32)
             if self.quantized:
@@ -170,7 +175,7 @@ class VectorIndex:
             return np.zeros(self._n, dtype=np.float32)
         query = query.astype(np.float32)
         if self.lists is not None:
-            return self._probe(query)
+            return self._scan_lists(query)
         if not self.quantized:
             with one_blas_thread():
                 return self._m[: self._n] @ query
@@ -184,24 +189,40 @@ class VectorIndex:
             self._rescore_best(out, np.arange(self._n), query)
         return out
 
-    def _probe(self, query: np.ndarray) -> np.ndarray:
-        """:meth:`scores` of the rows in the nearest lists only (0 for the others), read from a
-        copy of the codes grouped by list (made again after a change)."""
+    def top(self, query: np.ndarray, k: int) -> np.ndarray:
+        """The rows of the ``k`` best positive :meth:`scores`, best first; once there are lists,
+        found among the probed rows alone, with no array over every row."""
+        if self.lists is None:
+            return top_k(self.scores(query), k)[0]
+        rows, found = self._probe(query.astype(np.float32))
+        return rows[top_k(found, k)[0]]
+
+    def _scan_lists(self, query: np.ndarray) -> np.ndarray:
+        """:meth:`scores` of the rows in the nearest lists only (0 for the others)."""
+        rows, found = self._probe(query)
+        out = np.zeros(self._n, dtype=np.float32)
+        out[rows] = found
+        return out
+
+    def _probe(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of the nearest lists and their scores, read from a copy of the
+        codes grouped by list (made again after a change); once quantised, the best
+        :data:`RESCORE` of them are scored again exactly."""
         if self._grouped is None:
             order = self.lists.order()
             self._grouped = (order, self._m[order], self._scale.view[order] if self.quantized else None)
         order, codes, scale = self._grouped
-        at = self.lists.positions(query, int(np.ceil(PROBE_SHARE * self.lists.n_lists)))
+        at = self.lists.positions(query, int(np.ceil(self.probe_share * self.lists.n_lists)))
         with one_blas_thread():
             found = codes[at].astype(np.float32) @ query
         if scale is not None:
             found *= scale[at]
-        out = np.zeros(self._n, dtype=np.float32)
         rows = order[at]
-        out[rows] = found
-        if self.exact is not None and self.quantized:
-            self._rescore_best(out, rows, query)
-        return out
+        if self.exact is not None and self.quantized and len(rows):
+            best = np.argpartition(-found, min(RESCORE, len(rows)) - 1)[:RESCORE]
+            best = best[self._alive[rows[best]]]
+            found[best] = self.scores_at(rows[best], query)
+        return rows, found
 
     def _rescore_best(self, out: np.ndarray, rows: np.ndarray, query: np.ndarray) -> None:
         """Score the best :data:`RESCORE` of ``rows`` (by their code scores) again exactly."""

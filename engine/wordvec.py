@@ -9,10 +9,19 @@ vectors, with the direction common to every item removed (it says "English text"
 item is about), and a query's vector is made the same way from all its words, those the store
 lacks included. ``hybrid`` fuses its cosine beside BM25 and LSA (``word_vectors_weight``;
 docs/benchmarks.md). Text with no English word (Korean) gets no vector and is scored as before.
+
+The idf and the common direction depend on every item, so they are *fitted*, like the latent
+model: a :class:`WordModel` is fitted on the live items when the latent model is (the store
+keeps both, so every process and every reopening uses the same one), and items added later are
+placed with it: their rows are appended, each vocabulary word's weighted vector is made once,
+and a word the model has not seen weighs as the rarest word it knows. A space grown item by item
+is therefore, array for array, the space made at once with the same model; only a refit, when
+the store has grown by half, places every item again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 from dataclasses import dataclass
@@ -60,15 +69,25 @@ def english_vectors() -> WordVectors:
     return WordVectors(tokens, matrix)
 
 
-@dataclass
-class WordSpace:
-    """The items of one index state in the word-vector space."""
+@dataclass(frozen=True)
+class WordModel:
+    """What places items in the word space, fitted on the live items at one moment."""
 
-    version: tuple[int, int, int]  # (slots, live items, vocabulary size) it was built for
-    items: np.ndarray  # slots × dim, unit rows (zero for dead items and items with no known word)
-    common: np.ndarray  # the removed common direction
-    idf: np.ndarray  # per vocabulary id
-    unknown_idf: float  # for a query word the store does not hold
+    idf: np.ndarray  # float32, per vocabulary id the fit saw
+    unknown_idf: float  # for a word the fit did not see: as rare as a word can be then
+    common: np.ndarray  # the removed common direction (float32; zeros when there was none)
+
+    @property
+    def signature(self) -> str:
+        digest = hashlib.sha1(self.idf.tobytes() + self.common.tobytes() + repr(self.unknown_idf).encode())
+        return "words-" + digest.hexdigest()[:10]
+
+    def idf_of(self, term_ids: np.ndarray) -> np.ndarray:
+        """float32 idf of vocabulary ids (``unknown_idf`` for ids the fit did not see)."""
+        term_ids = np.asarray(term_ids, dtype=np.int64)
+        seen = term_ids < len(self.idf)
+        return np.where(seen, self.idf[np.where(seen, term_ids, 0)] if len(self.idf) else 0.0,
+                        self.unknown_idf).astype(np.float32)
 
     def query(self, text: str, vocab: Mapping[str, int], vectors: WordVectors) -> np.ndarray | None:
         """The query's vector (framing words weigh ``FRAMING_WEIGHT``), or None when fewer than
@@ -87,23 +106,82 @@ class WordSpace:
     def _idf_of(self, term_id: int | None) -> float:
         return float(self.idf[term_id]) if term_id is not None and term_id < len(self.idf) else self.unknown_idf
 
+    def to_bytes(self) -> bytes:
+        buf = io.BytesIO()
+        np.savez(buf, idf=self.idf, common=self.common, unknown_idf=np.array(self.unknown_idf))
+        return buf.getvalue()
 
-def build_space(counts: sp.csr_matrix, df: np.ndarray, alive: np.ndarray, vocab: Mapping[str, int],
-                vectors: WordVectors, version: tuple[int, int, int]) -> WordSpace:
-    """Item vectors from the documents × terms ``counts``: Σ count · idf · vector, the common
-    direction of the live items removed, unit length."""
+    @classmethod
+    def from_bytes(cls, blob: bytes) -> "WordModel":
+        with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+            return cls(z["idf"].astype(np.float32), float(z["unknown_idf"]), z["common"].astype(np.float32))
+
+
+class WordSpace:
+    """Items placed in the word space by one model. Each vocabulary word's vector × its idf is
+    made when an item first uses the word and kept, so placing new items costs their own terms."""
+
+    def __init__(self, model: WordModel, vectors: WordVectors) -> None:
+        self.model = model
+        self.vectors = vectors
+        self._table = np.zeros((0, vectors.dim), dtype=np.float32)  # rows of vocabulary ids [0, _words)
+        self._words = 0
+
+    def place(self, counts: sp.csr_matrix, vocab: Mapping[str, int]) -> np.ndarray:
+        """Unit rows of documents × terms ``counts``: Σ count · idf · vector with the common
+        direction removed (zero rows for documents with no known word)."""
+        return self._unit(self._weighted(counts, vocab))
+
+    def _weighted(self, counts: sp.csr_matrix, vocab: Mapping[str, int]) -> np.ndarray:
+        self._cover(int(counts.indices.max()) + 1 if counts.nnz else 0, vocab)
+        used = sp.csr_matrix((counts.data, counts.indices, counts.indptr), shape=(counts.shape[0], self._words))
+        return np.asarray(used @ self._table[: self._words], dtype=np.float32).reshape(counts.shape[0], self.vectors.dim)
+
+    def _unit(self, rows: np.ndarray) -> np.ndarray:
+        common = self.model.common
+        # einsum, not BLAS: a row's product must not depend on how many rows are placed with it
+        rows = rows - np.outer(np.einsum("ij,j->i", rows, common), common)
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return np.where(norms > 0, rows / np.where(norms > 0, norms, 1.0), 0.0).astype(np.float32)
+
+    def _cover(self, needed: int, vocab: Mapping[str, int]) -> None:
+        """Make the rows of vocabulary ids up to ``needed`` (only those not made yet)."""
+        if needed <= self._words:
+            return
+        if needed > len(self._table):
+            grown = np.zeros((max(needed, 2 * len(self._table), 1024), self.vectors.dim), dtype=np.float32)
+            grown[: self._words] = self._table[: self._words]
+            self._table = grown
+        ids = np.arange(self._words, needed)
+        self._table[self._words : needed] = self.vectors.table(_terms_of(vocab, self._words, needed)) * \
+            self.model.idf_of(ids)[:, None]
+        self._words = needed
+
+
+def _terms_of(vocab: Mapping[str, int], first: int, stop: int) -> list[str | None]:
+    """The terms of vocabulary ids [first, stop), read from the newest: ids are given in the
+    order terms join the vocabulary, so a few new words cost a few steps, not the vocabulary."""
+    out: list[str | None] = [None] * (stop - first)
+    missing = stop - first
+    for term, tid in reversed(vocab.items()):
+        if first <= tid < stop and out[tid - first] is None:
+            out[tid - first] = term
+            missing -= 1
+            if not missing:
+                break
+    return out
+
+
+def fit(counts: sp.csr_matrix, df: np.ndarray, alive: np.ndarray, vocab: Mapping[str, int],
+        vectors: WordVectors) -> tuple[WordSpace, np.ndarray]:
+    """A model fitted on the live rows of documents × terms ``counts`` (``df`` per vocabulary
+    id), and every row placed by it (zero rows for the dead)."""
     n_live = max(int(alive.sum()), 1)
     idf = np.log1p(n_live / np.maximum(df, 1.0)).astype(np.float32)
-    tokens: list[str | None] = [None] * counts.shape[1]  # (an empty store's matrix still has one column)
-    for token, tid in vocab.items():
-        tokens[tid] = token
-    table = vectors.table(tokens)
-    table[: len(idf)] *= idf[:, None]
-    items = np.asarray(counts @ table, dtype=np.float32).reshape(counts.shape[0], vectors.dim)
-    items[~alive[: len(items)]] = 0.0
-    live = items[alive[: len(items)]]
+    space = WordSpace(WordModel(idf, math.log1p(n_live), np.zeros(vectors.dim, np.float32)), vectors)
+    weighted = space._weighted(counts, vocab)
+    weighted[~alive[: len(weighted)]] = 0.0
+    live = weighted[alive[: len(weighted)]]
     common = np.linalg.svd(live, full_matrices=False)[2][0] if len(live) > 1 else np.zeros(vectors.dim, np.float32)
-    items -= np.outer(items @ common, common)
-    norms = np.linalg.norm(items, axis=1, keepdims=True)
-    items = np.where(norms > 0, items / np.where(norms > 0, norms, 1.0), 0.0).astype(np.float32)
-    return WordSpace(version, items, common.astype(np.float32), idf, math.log1p(n_live))
+    space.model = WordModel(idf, math.log1p(n_live), common.astype(np.float32))
+    return space, space._unit(weighted)

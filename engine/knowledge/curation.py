@@ -250,4 +250,4 @@ class KnowledgeCuration(KnowledgeReading):
         ids = self.store.items_of_episodes([episode_id]).get(episode_id, [])
         items = sorted(self.mem.items(ids).values(), key=lambda i: i.position)
         events = self.store.events_of_items(ids)
-        self.store.set_episode_summary(episode_id, summarize(items, events_for(items, events)))
+        self.store.set_episode_summary(episode_id, summarize(items, events_for([i.id for i in items], events)))

@@ -29,6 +29,7 @@ from ..records import Item
 from ..text import STOPWORDS, sentences
 from .entities import EntityRegistry, entity_key
 from .records import Event
+from .restate import restated, title_after_as
 from .temporal import find_times
 from .verbs import BASES, FORMS, PARTICIPLES, agree, is_past, is_verb
 
@@ -154,6 +155,7 @@ class _Sentence:
     subject: _Subject | None = None  # a verb after "and" shares it
     be: str = ""  # the last clause was progressive ("is working"): a bare "-ing" after it continues it
     object: list[str] | None = None  # "…, which is …" and a later "it" refer to it
+    fact: "FactDraft | None" = None  # the last fact read: "works at Acme as a chemist" adds a title to it
 
 
 def _expand(text: str) -> str:
@@ -285,6 +287,9 @@ class RuleExtractor:
         """Read one clause into a fact (and an event, unless it only describes): subject noun
         phrase, verb group, object; anything that does not read so yields nothing."""
         at_start = opener == ""
+        title = title_after_as(words_, ctx.fact) if opener == "as" else None
+        if title is not None:
+            out.facts.append(title)
         while words_ and words_[0].lower() in _LEAD_SKIP:
             words_ = words_[1:]
         subject = None
@@ -310,7 +315,8 @@ class RuleExtractor:
             verb = _agreeing(verb)
         predicate, obj_text = " ".join(verb), " ".join(obj)
         obj_key = entity_key(obj_text) if len(obj) <= 4 else None
-        out.facts.append(FactDraft(subject.text, predicate, obj_text, subject.key, obj_key, ctx.when, subject.named))
+        ctx.fact = FactDraft(subject.text, predicate, obj_text, subject.key, obj_key, ctx.when, subject.named)
+        out.facts += [ctx.fact, *restated(ctx.fact, ctx.speaker)]
         if not copula:
             out.events.append(_event(ctx.item, subject.text, predicate, obj_text, ctx.text, ctx.when))
 

@@ -5,20 +5,23 @@ change it say so in many ways ("I moved to Berlin", "I've left St Clare's, I'm t
 at Hillview now"), and the rule extractor states few of them as facts of one slot, so
 supersession cannot order them. This step can, without facts:
 
-* the question is in the present tense (no "did", "before", "used to" …), names someone the
-  store knows (its *subjects*) and asks about a slot of ``supersession.toml`` (a word of its
+* the question is in the present tense (no "did", "before", "used to" …) and names someone the
+  store knows (its *subjects*); it may ask about a slot of ``supersession.toml`` (a word of its
   ``asks``: "live", "job", "partner");
 * among the top candidates, those that name a subject and are *on topic*: they share a word with
-  the question (its name aside) or with the slot (its ``asks``, its objects, its predicates'
-  verbs: "moved", "quit");
+  the question (its name aside), with the slot (its ``asks``, its objects, its predicates'
+  verbs: "moved", "quit") or with a value the slot held for the subject as these candidates'
+  facts state it ("studying chemistry" makes "switching from chemistry to …" on topic);
 * an on-topic candidate that announces a *change* ("moved", "started", "left", "instead",
-  "switched", "no longer" …) in a sentence on the topic goes above every older on-topic candidate
-  ranked above it (a newer turn that merely uses the slot's words, "what are you working on?",
-  does not).
+  "switched", "no longer", "is over" …) in a sentence on the topic goes above every older
+  on-topic candidate ranked above it (a newer turn that merely uses the slot's words, "what are
+  you working on?", does not).
 
-A changed plan that no slot names ("the wedding is in September instead") is left alone: lifting
-announced changes for every present-tense question cost LoCoMo's questions more than it gained.
-Everything else keeps its place, and so do candidates said on the same day.
+A question about no slot ("when is Noor's wedding?") is about a plan or a wish as often as about
+something that changes, so there only a change said outright counts ("change of plan", "instead",
+"cancelled", "from now on"): the wedding "is in September instead" goes above "we're planning it
+for May". Lifting every announced change for every present-tense question cost LoCoMo's questions
+more than it gained. Everything else keeps its place, and so do candidates said on the same day.
 
 "Newest" is as of the recall's reference time (``as_of``, default now): candidates said after it
 take no part (the recall drops them next).
@@ -27,6 +30,7 @@ take no part (the recall drops them next).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import TYPE_CHECKING, Sequence
 
@@ -36,6 +40,7 @@ from ..as_of import later, said_on
 from ..query import FRAMING_WORDS
 from ..text import lexical_tokens, sentences
 from .supersession import Rules, Slot
+from .timeline import fact_of_row
 
 if TYPE_CHECKING:
     from ..index import Index
@@ -50,12 +55,19 @@ until then""".split())
 # Auxiliaries and light verbs that open a predicate ("is living in", "got married to"): no cue.
 _LIGHT = frozenset("""is are was were be been has have had got get went go going gone became become now fully just
 no longer out""".split())
-# A turn that says its news replaces something: "instead", "switched to", "change of plan", and
-# the verbs of a new home, job or partner ("moved", "started at", "left", "broke up"). Not "now"
-# or "new": in LoCoMo's turns they mostly mark no change, and lifting them cost its questions.
-_CHANGE = re.compile(r"\b(?:instead|switch(?:ed|ing)?|change[sd]?|no longer|any ?more|these days|gave up|"
-                     r"given up|quit|cancel+ed|moved|relocated|started|joined|left|promoted|retired|resigned|"
-                     r"broke up|split up|divorced|got married|engaged)\b", re.I)
+# A turn that says outright that its news replaces an earlier plan, wish or state: "instead" (not
+# "instead of", which mostly suggests a swap: "coconut oil instead of butter"), "change of plan",
+# "cancelled", "from now on", "no longer", "moved" (a meeting), "switched". This is all a question
+# about no slot listens to.
+_OUTRIGHT = (r"instead(?! of)|change of plans?|change to|cancel+ed|called off|postponed|rescheduled|from now on|"
+             r"go(?:ing)? back to|no longer|any ?more|gone off|moved|switched")
+_REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
+# A question about a slot also listens to the verbs of a new home, job or partner ("moved",
+# "started at", "left", "broke up"). Not "now" or "new": in LoCoMo's turns they mostly mark no
+# change, and lifting them cost its questions.
+_CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|switch(?:ed|ing)?|change[sd]?|these days|(?:is|are) over|gave up|given up|"
+                     r"quit|moved|relocated|started|joined|left|promoted|retired|resigned|broke up|split up|"
+                     r"divorced|got married|engaged)\b", re.I)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,8 +76,17 @@ class PresentQuestion:
 
     terms: frozenset[str]
     slot_cues: frozenset[str]
+    slots: frozenset[str] = frozenset()  # the names of the slots it asks about
+    change: re.Pattern[str] = _CHANGE
 
 
+@functools.cache
+def asked_by(slot: Slot) -> frozenset[str]:
+    """The tokens of a question about ``slot``: its ``asks``."""
+    return frozenset(lexical_tokens(" ".join(slot.asks)))
+
+
+@functools.cache
 def slot_cues(slot: Slot) -> frozenset[str]:
     """The tokens of a turn that speaks about ``slot``: its ``asks``, its objects and the verbs
     of its predicates (the first word after auxiliaries: "moved" of "has moved to")."""
@@ -76,18 +97,27 @@ def slot_cues(slot: Slot) -> frozenset[str]:
 
 
 def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQuestion | None:
-    """The question's topic when it asks about the present state of a slot (None for a question
-    about the past, or about no slot); ``names``: the subjects' names, which are no topic."""
+    """The question's topic when it asks about the present (None for a question about the past,
+    or with nothing to ask but names); a question about no slot listens only to changes said
+    outright. ``names``: the subjects' names, which are no topic."""
     said = set(re.findall(r"[a-z']+", query.lower()))
     if said & _PAST:
         return None
     terms = set(lexical_tokens(" ".join(w for w in said if w not in FRAMING_WORDS)))
     terms -= set(lexical_tokens(" ".join(names)))
-    cues: set[str] = set()
-    for slot in rules.slots.values():
-        if terms & set(lexical_tokens(" ".join(slot.asks))):
-            cues |= slot_cues(slot)
-    return PresentQuestion(frozenset(terms), frozenset(cues)) if cues else None
+    asked = [slot for slot in rules.slots.values() if terms & asked_by(slot)]
+    if asked:
+        return PresentQuestion(frozenset(terms), frozenset().union(*map(slot_cues, asked)),
+                               frozenset(slot.name for slot in asked))
+    return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES) if terms else None
+
+
+@functools.lru_cache(maxsize=4096)
+def sentence_tokens(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Each sentence of a candidate's text with its tokens, kept for the texts seen last: the
+    same turns come back in the window of question after question about the same people, and
+    splitting and tokenising them again was most of this step's cost."""
+    return tuple((sentence, frozenset(lexical_tokens(sentence))) for sentence in sentences(text))
 
 
 def _changes(item: "Item", question: PresentQuestion) -> bool | None:
@@ -95,10 +125,26 @@ def _changes(item: "Item", question: PresentQuestion) -> bool | None:
     or is off topic (None). The change must be said in a sentence on the topic: "I'm switching
     to hiking training. Leah and I will stay in huts" changes nothing about where Leah lives."""
     topic = question.slot_cues | question.terms
-    on_topic = [sentence for sentence in sentences(item.text) if topic & set(lexical_tokens(sentence))]
+    on_topic = [sentence for sentence, tokens in sentence_tokens(item.text) if topic & tokens]
     if not on_topic:
         return None
-    return any(_CHANGE.search(sentence) for sentence in on_topic)
+    return any(question.change.search(sentence) for sentence in on_topic)
+
+
+def _held_values(store: "Store", rules: "Rules", question: PresentQuestion, subjects: dict[int, str],
+                 item_ids: list[int]) -> frozenset[str]:
+    """The words of the values the asked slots held for a subject, as these candidates state them
+    ("I'm studying chemistry": chemistry), so that a change that names the old value ("I'm
+    switching from chemistry to computer science") is on topic without a word of the slot."""
+    if not question.slots or not item_ids:
+        return frozenset()
+    words: set[str] = set()
+    for row in store.fact_rows(sorted({fact for fact, _item in store.facts_of_items(item_ids)})):
+        fact = fact_of_row(row)
+        found = rules.slot_of(fact.subject, fact.predicate, fact.object) if fact.subject_id in subjects else None
+        if found is not None and found[0].name in question.slots and not found[1]:
+            words |= set(lexical_tokens(fact.object))
+    return frozenset(words - set(lexical_tokens(" ".join(subjects.values()))))
 
 
 def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, subjects: dict[int, str],
@@ -112,13 +158,15 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     top = ranking.slots[:WINDOW]
     ids = [int(i) for i in index.item_ids[top]]
     naming = {item for item, entity, _surface, _role in store.mentions_of_items(ids) if entity in subjects}
-    items = store.items([i for i in ids if i in naming])
     said = said_on(store, index, top)
+    items = store.items([i for n, i in enumerate(ids) if i in naming and not (as_of and later(said[n], as_of))])
+    question = dataclasses.replace(question, slot_cues=question.slot_cues | _held_values(
+        store, rules, question, subjects, list(items)))
     topical: list[int] = []  # positions in the ranking, best first
     changes: set[int] = set()
     for n, item_id in enumerate(ids):
         item = items.get(item_id)
-        if item is None or (as_of and later(said[n], as_of)):
+        if item is None:  # names no subject, or said after the reference time
             continue
         verdict = _changes(item, question)
         if verdict is not None:

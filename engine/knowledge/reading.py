@@ -7,11 +7,12 @@ synonymy through the loaded registry).
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..as_of import parse_as_of, said_on_items
 from ..errors import KnowledgeError
-from ..records import Item
+from ..pipeline import Query
 from ..text import lexical_tokens
 from .building import KnowledgeBuilding
 from .entities import entity_key
@@ -21,16 +22,36 @@ from .records import Entity, Episode, Event, Fact
 from .timeline import fact_of_row
 
 FACTS_PER_ENTITY = 50  # a query's entity contributes its latest facts as candidates
+KEPT_SOURCES = 100_000  # facts whose provenance one store state keeps for recalls
+
+
+@dataclass
+class KeptReads:
+    """Fact reads of recalls, kept while the store stays as it was (``Store.read_state``): the
+    people a store is about, and their facts, come back in recall after recall."""
+
+    state: tuple[int, int]
+    newest: dict[int, list[tuple]] = field(default_factory=dict)  # entity id → rows of its newest facts
+    sources: dict[int, tuple[int, ...]] = field(default_factory=dict)  # fact id → the items stating it
 
 
 class KnowledgeReading(KnowledgeBuilding):
     """Browse the knowledge of one store."""
+
+    _kept: KeptReads | None = None
 
     def query_entities(self, text: str) -> list[int]:
         """Entities the query names (known names in it, and its capitalised spans)."""
         spans = [entity_key(s) for s in capitalised_spans(text, lambda key: self.registry.lookup(key) is not None)]
         keys = list(dict.fromkeys(self.registry.find_in(text) + spans))
         return [eid for k in keys if (eid := self.registry.lookup(k)) is not None]
+
+    def named_in(self, q: Query) -> list[int]:
+        """:meth:`query_entities` of a recall's query, found once per recall: the graph's seeds,
+        the successor lift and the facts all start from them."""
+        if "entities" not in q.notes:
+            q.notes["entities"] = self.query_entities(q.text)
+        return q.notes["entities"]
 
     def _facts(self, ids: Sequence[int] | None = None, entity_id: int | None = None) -> list[Fact]:
         rows = self.store.fact_rows(ids, entity_id) if ids is not None or entity_id is not None else self.store.fact_rows()
@@ -113,24 +134,23 @@ class KnowledgeReading(KnowledgeBuilding):
         rows = self.store.episode_rows(ids=ids, source_id=source_id)
         if not rows:
             return []
-        members = self.store.items_of_episodes([r[0] for r in rows])
-        all_items = self.mem.items([i for ids_ in members.values() for i in ids_])
-        events = self.store.events_of_items(list(all_items))
+        members = self.store.episode_members([r[0] for r in rows])
+        events = self.store.events_of_items(list(dict.fromkeys(m.item_id for ms in members.values() for m in ms)))
         merged: dict[int, list[int]] = defaultdict(list)
         for gone, into in self.store.merged_into([r[0] for r in rows]):
             merged[into].append(gone)
         out = []
         for eid, source, session, summary, origin, _m in rows:
-            items = sorted((all_items[i] for i in members.get(eid, []) if i in all_items), key=lambda i: (i.source_id, i.position))
-            ev = events_for(items, events)
-            times = sorted(i.timestamp for i in items if i.timestamp)
+            items = sorted(members.get(eid, []), key=lambda m: (m.source_id, m.position))
+            ev = events_for([m.item_id for m in items], events)
+            times = sorted(m.timestamp for m in items if m.timestamp)
             out.append(Episode(
-                id=eid, source_id=source, session=session, summary=summary, items=[i.id for i in items], events=ev,
+                id=eid, source_id=source, session=session, summary=summary, items=[m.item_id for m in items], events=ev,
                 participants=list(dict.fromkeys(p for e in ev for p in e.participants)) or
-                list(dict.fromkeys(i.speaker for i in items if i.speaker)),
+                list(dict.fromkeys(m.speaker for m in items if m.speaker)),
                 time_start=times[0] if times else None, time_end=times[-1] if times else None,
-                images=[{"item_id": i.id, "url": i.meta.get("image_url", ""), "caption": i.meta["image_caption"]}
-                        for i in items if i.meta.get("image_caption")],
+                images=[{"item_id": m.item_id, "url": m.image_meta.get("image_url", ""), "caption": m.image_meta["image_caption"]}
+                        for m in items if m.image_meta and m.image_meta.get("image_caption")],
                 merged_from=sorted(merged.get(eid, [])), origin=origin))
         return out
 
@@ -143,15 +163,20 @@ class KnowledgeReading(KnowledgeBuilding):
     def episodes_of_items(self, item_ids: Sequence[int]) -> dict[int, int]:
         return self.store.episodes_of_items(list(item_ids))
 
-    def facts_for(self, text: str, item_scores: dict[int, float], k: int, as_of: str | None = None) -> list[Fact]:
-        """Facts ranked for a query: those stated by the hits or naming the query's entities,
-        known at the reference time (``as_of``, default now), scored by word overlap with the
-        query plus the best score of the items stating them; those that hold then come first."""
-        entity_ids = self.query_entities(text)
-        rows = {r[0]: r for e in entity_ids for r in self.store.fact_rows(entity_id=e, latest=FACTS_PER_ENTITY)}
+    def facts_for(self, text: str, item_scores: dict[int, float], k: int, as_of: str | None = None,
+                  entity_ids: list[int] | None = None) -> list[Fact]:
+        """Facts ranked for a query: those stated by the hits or naming the query's entities
+        (``entity_ids``: those already found in ``text``), known at the reference time
+        (``as_of``, default now), scored by word overlap with the query plus the best score of
+        the items stating them; those that hold then come first."""
+        entity_ids = self.query_entities(text) if entity_ids is None else entity_ids
+        kept = self._kept_reads()
+        rows = {r[0]: r for e in entity_ids for r in self._newest_facts(e, kept)}
         of_hits = sorted({f for f, _ in self.store.facts_of_items(list(item_scores))} - rows.keys())
         rows.update((r[0], r) for r in self.store.fact_rows(of_hits))  # the entities' rows are not read twice
-        facts = self._in_time(self._facts_of_rows([rows[f] for f in sorted(rows)]), as_of)
+        ids = sorted(rows)
+        sources = self._sources(ids, kept)
+        facts = self._in_time([fact_of_row(rows[f], sources[f]) for f in ids], as_of)
         if not facts:
             return []
         query_terms = set(lexical_tokens(text))
@@ -168,12 +193,40 @@ class KnowledgeReading(KnowledgeBuilding):
         facts.sort(key=lambda f: (f.state(as_of) != "current", -f.score, f.id))
         return facts[:k]
 
+    def _kept_reads(self) -> KeptReads | None:
+        """The reads kept for the store's present state (None inside a transaction)."""
+        state = self.store.read_state()
+        if state is None:
+            return None
+        if self._kept is None or self._kept.state != state or len(self._kept.sources) > KEPT_SOURCES:
+            self._kept = KeptReads(state)
+        return self._kept
 
-def events_for(items: list[Item], events: dict[int, list[tuple[str, dict[str, Any]]]]) -> list[Event]:
+    def _newest_facts(self, entity_id: int, kept: KeptReads | None) -> list[tuple]:
+        """Rows of the newest facts naming an entity (``FACTS_PER_ENTITY``)."""
+        if kept is None:
+            return self.store.fact_rows(entity_id=entity_id, latest=FACTS_PER_ENTITY)
+        if entity_id not in kept.newest:
+            kept.newest[entity_id] = self.store.fact_rows(entity_id=entity_id, latest=FACTS_PER_ENTITY)
+        return kept.newest[entity_id]
+
+    def _sources(self, fact_ids: list[int], kept: KeptReads | None) -> dict[int, list[int]]:
+        """The items stating each fact, in item order (a fresh list each: a fact record owns it)."""
+        if kept is None:
+            found = self.store.fact_sources_of(fact_ids)
+            return {f: found.get(f, []) for f in fact_ids}
+        missing = [f for f in fact_ids if f not in kept.sources]
+        if missing:
+            found = self.store.fact_sources_of(missing)
+            kept.sources.update((f, tuple(found.get(f, ()))) for f in missing)
+        return {f: list(kept.sources[f]) for f in fact_ids}
+
+
+def events_for(item_ids: list[int], events: dict[int, list[tuple[str, dict[str, Any]]]]) -> list[Event]:
     """Events of these items; where the LLM has described an item, its events replace the rule's."""
     out = []
-    for item in items:
-        rows = events.get(item.id, [])
+    for item_id in item_ids:
+        rows = events.get(item_id, [])
         best = [r for r in rows if r[0] == "llm"] or rows
-        out += [Event(item_id=item.id, origin=origin, **body) for origin, body in best]
+        out += [Event(item_id=item_id, origin=origin, **body) for origin, body in best]
     return out

@@ -131,11 +131,12 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         return personalized_pagerank(self.graph.transition(weights, index), seeds, alpha=alpha)
 
     def graph_scores(self, text: str, first_stage: np.ndarray, weights: dict[str, float] | None = None,
-                     reached: int = 20) -> GraphResult:
-        """PPR from the query's entities and the top first-stage items; item scores by slot."""
+                     reached: int = 20, entities: list[int] | None = None) -> GraphResult:
+        """PPR from the query's entities (``entities``: those already found in ``text``) and the
+        top first-stage items; item scores by slot."""
         index = self.mem.index
         weights = self.edge_weights(weights)
-        entities = self.query_entities(text)
+        entities = self.query_entities(text) if entities is None else entities
         seeds = self.seed_vector(entities, first_stage, weights)
         visits = self.ppr(seeds, weights) if seeds.sum() > 0 else np.zeros(len(seeds), dtype=np.float32)
         items = np.zeros(index.n_slots, dtype=np.float64)
@@ -168,7 +169,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
 
     def ppr_signal(self, q: Query, signals: Signals) -> np.ndarray:
         """Personalized PageRank over the knowledge graph, seeded by the query's entities and top BM25 items."""
-        graph = self.graph_scores(q.text, signals["bm25"])
+        graph = self.graph_scores(q.text, signals["bm25"], entities=self.named_in(q))
         q.notes["graph"] = graph.report()  # shown by any strategy that used it
         return graph.item_scores
 
@@ -176,7 +177,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         """BM25 blended with PPR over the knowledge graph: ``ppr_blend`` · BM25 + (1 − ``ppr_blend``)
         · PPR, both scaled to [0, 1] over the store; BM25 of the query's own words (``literal_bm25``)."""
         first = literal_bm25(self.mem, q)
-        graph = self.graph_scores(q.text, first)
+        graph = self.graph_scores(q.text, first, entities=self.named_in(q))
         lexical, walk = _normalised(first), _normalised(graph.item_scores)
         blend = self.settings.ppr_blend
         combined = blend * lexical + (1.0 - blend) * walk
@@ -191,7 +192,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         if graph:
             result.graph = graph
         scores = {h.item.id: h.score for h in result.hits}
-        result.facts = self.facts_for(q.text, scores, self.settings.facts_top_k, q.options.get("as_of"))
+        result.facts = self.facts_for(q.text, scores, self.settings.facts_top_k, q.options.get("as_of"), self.named_in(q))
         episode_of = self.episodes_of_items([h.item.id for h in result.hits])
         order = list(dict.fromkeys(episode_of[h.item.id] for h in result.hits if h.item.id in episode_of))
         by_id = {e.id: e for e in self.episodes(ids=order)}

@@ -72,6 +72,7 @@ class SlotMeta:
         self.title_words: dict[int, frozenset[str]] = {}
         self._title_id: dict[str, int] = {}
         self.speakers: list[str] = []
+        self._speaker_words: list[frozenset[str]] = []  # each speaker's name's words, matched against every query
         self._speaker_id: dict[str, int] = {}
 
     def add(self, slots: np.ndarray, rows: list[tuple[str | None, str, int, str]]) -> None:
@@ -107,10 +108,11 @@ class SlotMeta:
         if key not in self._speaker_id:
             self._speaker_id[key] = len(self.speakers)
             self.speakers.append(key)
+            self._speaker_words.append(frozenset(words(key)))
         return self._speaker_id[key]
 
     def speaker_ids_in(self, query_words: set[str]) -> np.ndarray:
-        return np.array([n for n, name in enumerate(self.speakers) if set(words(name)) & query_words], dtype=np.int64)
+        return np.array([n for n, name_words in enumerate(self._speaker_words) if name_words & query_words], dtype=np.int64)
 
 
 LearnedColumns = Callable[[np.ndarray, "Query", np.ndarray], dict[str, np.ndarray]]

@@ -12,15 +12,21 @@ decayed edge carries less mass instead of being renormalised back to full streng
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import chain
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from ..pagerank import personalized_pagerank
 from ..lazy import sparse as sp
+from .rows import GrowingRows
+
+if TYPE_CHECKING:
+    from ..arrays import SlotMap
 
 DAY = 86_400.0
+# Up to this many linked items the co-access walk's transition is a dense array: a few hundred
+# items make a small matrix, and a dense product costs less than sparse machinery's overhead.
+DENSE_WALK = 512
 
 
 @dataclass
@@ -33,13 +39,6 @@ class FeedbackParams:
     prune_below: float = 0.05
     ppr_alpha: float = 0.5
     ppr_iterations: int = 20
-
-
-def unit_rows(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
-    """A CSR matrix of these (row, column, value) entries, each row scaled to unit length (a row
-    without entries stays empty); the norms are a ``bincount``, the matrix is built once."""
-    norms = np.sqrt(np.bincount(rows, weights=values * values, minlength=shape[0]))
-    return sp.csr_matrix((values / np.maximum(norms, 1e-12)[rows], (rows, cols)), shape=shape)
 
 
 def decayed(value: np.ndarray, neutral: float, since: np.ndarray, now: float, half_life_days: float) -> np.ndarray:
@@ -68,6 +67,86 @@ class EdgeSet:
 
 
 @dataclass
+class TrustColumns:
+    """The trust rows as sorted parallel arrays (item id, trust, uses, updated), kept beside the
+    dict that feedback reads and writes row by row: an event updates its own rows here, so recall
+    reads the columns without turning the whole dict into arrays again."""
+
+    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    value: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    uses: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    updated: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def put(self, rows: list[tuple[int, float, int, float]]) -> None:
+        """Set these rows (item id, trust, uses, updated), inserting the ids not held yet."""
+        if not rows:
+            return
+        new = np.array(rows, dtype=np.float64).reshape(-1, 4)
+        new = new[np.argsort(new[:, 0], kind="stable")]
+        ids = new[:, 0].astype(np.int64)
+        at = np.searchsorted(self.ids, ids)
+        held = at < len(self.ids)
+        held[held] = self.ids[at[held]] == ids[held]
+        for column, values in zip(("value", "uses", "updated"), new[:, 1:].T):
+            getattr(self, column)[at[held]] = values[held]
+        fresh = ~held
+        if fresh.any():
+            self.ids = np.insert(self.ids, at[fresh], ids[fresh])
+            for column, values in zip(("value", "uses", "updated"), new[:, 1:].T):
+                setattr(self, column, np.insert(getattr(self, column), at[fresh], values[fresh]))
+
+    def drop(self, item_ids: list[int]) -> None:
+        keep = ~np.isin(self.ids, np.array(item_ids, dtype=np.int64))
+        self.ids, self.value, self.uses, self.updated = self.ids[keep], self.value[keep], self.uses[keep], self.updated[keep]
+
+
+@dataclass
+class UsedFor:
+    """The queries each item was used for, as IDF-weighted rows (one per item, :class:`.rows.GrowingRows`)
+    with their norms. A feedback event appends its query's terms to its used items' rows and adds
+    to their squared norms what the new counts add, ((c + 1)² − c²)·idf², so nothing is rebuilt;
+    a change of the store's IDF weights (``version``) starts it anew from the counts."""
+
+    version: tuple[int, ...]
+    row_of: dict[int, int] = field(default_factory=dict)
+    by_id: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # rows in item id order
+    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # item id of each row
+    entries: GrowingRows = field(default_factory=GrowingRows)
+    squared_norm: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    width: int = 0  # term ids below it are weighted
+
+    def add(self, counts: list[tuple[int, int, float, float]], idf: Callable[[np.ndarray], np.ndarray]) -> None:
+        """Add (item id, term id, count before, count added) entries; ``idf`` is asked only
+        about their terms."""
+        if not counts:
+            return
+        items = np.array([c[0] for c in counts], dtype=np.int64)
+        terms = np.array([c[1] for c in counts], dtype=np.int64)
+        before = np.array([c[2] for c in counts])
+        after = before + np.array([c[3] for c in counts])
+        fresh = [i for i in dict.fromkeys(items.tolist()) if i not in self.row_of]
+        if fresh:
+            self.row_of.update(zip(fresh, range(len(self.row_of), len(self.row_of) + len(fresh))))
+            self.ids = np.concatenate([self.ids, np.array(fresh, dtype=np.int64)])
+            self.by_id = np.argsort(self.ids, kind="stable")
+            self.squared_norm = np.concatenate([self.squared_norm, np.zeros(len(fresh))])
+        rows = np.array([self.row_of[i] for i in items.tolist()], dtype=np.int64)
+        w = idf(terms)
+        self.entries.append(rows, terms, (after - before) * w)
+        np.add.at(self.squared_norm, rows, (after * after - before * before) * w * w)
+        self.width = max(self.width, int(terms.max()) + 1)
+
+    def match(self, item_ids: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Cosine of each item's row with ``query`` (a vector over term ids); 0 for items without one."""
+        if not len(self.ids):
+            return np.zeros(len(item_ids))
+        sims = self.entries.dot(query, len(self.ids)) / np.maximum(np.sqrt(self.squared_norm), 1e-12)
+        ordered = self.ids[self.by_id]
+        at = np.clip(np.searchsorted(ordered, item_ids), 0, len(ordered) - 1)
+        return np.where(ordered[at] == item_ids, sims[self.by_id[at]], 0.0)
+
+
+@dataclass
 class FeedbackChanges:
     """The rows one feedback event writes (applied in memory only after the commit)."""
 
@@ -85,10 +164,12 @@ class FeedbackState:
         self.trust: dict[int, tuple[float, int, float]] = {}  # item id -> (trust, uses, updated)
         self.edges = EdgeSet()
         self._edge_at: dict[tuple[int, int], int] = {}
-        self.query_bags: dict[int, dict[int, float]] = {}  # item id -> {term id: weight}
-        self._bag_matrix: tuple[sp.csr_matrix, np.ndarray] | None = None
-        self._coaccess: tuple[tuple[int, float], np.ndarray, sp.csr_matrix] | None = None  # at (slots, clock)
-        self._trust_columns: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None  # at a clock
+        self.query_bags: dict[int, dict[int, float]] = {}  # item id -> {term id: count}
+        self._used_for: UsedFor | None = None
+        self._counted: list[tuple[int, int, float, float]] = []  # bag counts added since _used_for last read them
+        self._coaccess: tuple[tuple[int, float], np.ndarray, np.ndarray | sp.csr_matrix] | None = None  # at (slots, clock)
+        self._trust_arrays = TrustColumns()
+        self._trust_columns: tuple[float, np.ndarray, np.ndarray] | None = None  # decayed, at a clock
 
     # -- loading ------------------------------------------------------------------------------
 
@@ -102,21 +183,27 @@ class FeedbackState:
         else:
             self.edges = EdgeSet()
         self._edge_at = self.edges.position()
+        self._trust_arrays = TrustColumns()
+        self._trust_arrays.put(self.trust_rows())
         self.query_bags = {}
+        self._used_for, self._counted = None, []
         self.invalidate()
 
     def invalidate(self) -> None:
-        self._bag_matrix = None
+        """Forget what is derived from the clock or the edges (read again at the next recall)."""
         self._coaccess = None
         self._trust_columns = None
 
     def add_query(self, item_ids: list[int], term_ids: np.ndarray) -> None:
-        """Remember that these items were used for a query with these terms."""
+        """Remember that these items were used for a query with these terms (recall's index of
+        them takes the new counts at its next read)."""
         for item_id in item_ids:
             bag = self.query_bags.setdefault(item_id, {})
             for t in term_ids.tolist():
-                bag[t] = bag.get(t, 0.0) + 1.0
-        self._bag_matrix = None
+                before = bag.get(t, 0.0)
+                bag[t] = before + 1.0
+                if self._used_for is not None:
+                    self._counted.append((item_id, t, before, 1.0))
 
     # -- feedback -----------------------------------------------------------------------------
 
@@ -147,6 +234,7 @@ class FeedbackState:
         self.clock = max(self.clock, now)
         for item_id, value, uses, at in changes.trust:
             self.trust[item_id] = (value, uses, at)
+        self._trust_arrays.put(changes.trust)
         if changes.pruned:
             gone = set(changes.pruned)
             self.edges.keep(np.array([(x, y) not in gone for x, y in zip(self.edges.a.tolist(), self.edges.b.tolist())]))
@@ -173,6 +261,8 @@ class FeedbackState:
         for i in gone:
             self.trust.pop(i, None)
             self.query_bags.pop(i, None)
+        self._trust_arrays.drop(list(gone))
+        self._used_for, self._counted = None, []
         if len(self.edges):
             self.edges.keep(~(np.isin(self.edges.a, list(gone)) | np.isin(self.edges.b, list(gone))))
             self._edge_at = self.edges.position()
@@ -200,46 +290,42 @@ class FeedbackState:
 
     def _trusted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Trusted item ids (sorted) with their trust and use features at the feedback clock."""
+        rows = self._trust_arrays
         if self._trust_columns is None or self._trust_columns[0] != self.clock:
-            ids = np.array(sorted(self.trust), dtype=np.int64)
-            rows = np.array([self.trust[i] for i in ids.tolist()], dtype=np.float64).reshape(-1, 3)
-            value = decayed(rows[:, 0], 0.5, rows[:, 2], self.clock, self.params.trust_half_life_days)
-            self._trust_columns = (self.clock, ids, np.clip((value - 0.5) * 4, -1.0, 1.0),
-                                   np.minimum(1.0, np.log1p(rows[:, 1]) / np.log1p(20)))
-        return self._trust_columns[1:]
+            value = decayed(rows.value, 0.5, rows.updated, self.clock, self.params.trust_half_life_days)
+            self._trust_columns = (self.clock, np.clip((value - 0.5) * 4, -1.0, 1.0),
+                                   np.minimum(1.0, np.log1p(rows.uses) / np.log1p(20)))
+        return rows.ids, self._trust_columns[1], self._trust_columns[2]
 
     def feedback_match(self, item_ids: np.ndarray, term_ids: np.ndarray, idf: Callable[[np.ndarray], np.ndarray],
-                       n_terms: int) -> np.ndarray:
-        """IDF-weighted cosine between the query and the queries each item was used for.
+                       version: tuple[int, int, int]) -> np.ndarray:
+        """IDF-weighted cosine between the query and the queries each item was used for
+        (``idf`` is the store's at ``version``: slots, live items, words).
 
         IDF weighting keeps a name that is in every question about a person from matching all of
         that person's previously used items."""
         if not self.query_bags or not len(term_ids):
             return np.zeros(len(item_ids))
-        matrix, ids = self._bags(idf, n_terms)
-        rows = np.clip(np.searchsorted(ids, item_ids), 0, len(ids) - 1)
-        present = ids[rows] == item_ids
-        terms = term_ids[term_ids < matrix.shape[1]]
-        q = np.zeros(matrix.shape[1])
+        used_for = self._used_for_rows(idf, version)
+        terms = term_ids[term_ids < used_for.width]
+        q = np.zeros(used_for.width)
         q[terms] = idf(terms)
         norm = np.linalg.norm(q)
-        sims = matrix[rows] @ (q / norm) if norm > 0 else np.zeros(len(rows))
-        return np.where(present, sims, 0.0)
+        if norm == 0:
+            return np.zeros(len(item_ids))
+        return used_for.match(item_ids, q / norm)
 
-    def _bags(self, idf: Callable[[np.ndarray], np.ndarray], n_terms: int) -> tuple[sp.csr_matrix, np.ndarray]:
-        """Items × terms matrix of the queries each item was used for, IDF-weighted, rows unit length
-        (rebuilt after each feedback event: made from flat arrays, no Python per entry)."""
-        if self._bag_matrix is None or self._bag_matrix[0].shape[1] < n_terms:
-            ids = np.array(sorted(self.query_bags), dtype=np.int64)
-            bags = [self.query_bags[i] for i in ids.tolist()]
-            rows = np.repeat(np.arange(len(ids)), [len(b) for b in bags])
-            cols = np.fromiter(chain.from_iterable(bags), dtype=np.int64, count=len(rows))
-            counts = np.fromiter(chain.from_iterable(b.values() for b in bags), dtype=np.float64, count=len(rows))
-            width = max(n_terms, int(cols.max(initial=-1)) + 1)
-            self._bag_matrix = (unit_rows(rows, cols, counts * idf(cols), (len(ids), width)), ids)
-        return self._bag_matrix
+    def _used_for_rows(self, idf: Callable[[np.ndarray], np.ndarray], version: tuple[int, int, int]) -> UsedFor:
+        """The items' used-for rows with the counts added since they were last read; started anew
+        from every count when the store's IDF weights changed."""
+        if self._used_for is None or self._used_for.version != version:
+            self._used_for = UsedFor(version, width=version[2])
+            self._counted = [(i, t, 0.0, c) for i, bag in self.query_bags.items() for t, c in bag.items()]
+        self._used_for.add(self._counted, idf)
+        self._counted = []
+        return self._used_for
 
-    def coaccess(self, slot_of: dict[int, int], n_slots: int, seeds: np.ndarray, restart: np.ndarray) -> np.ndarray:
+    def coaccess(self, slot_of: SlotMap, n_slots: int, seeds: np.ndarray, restart: np.ndarray) -> np.ndarray:
         """PageRank mass reaching every slot over co-access edges from the seeds (restart excluded).
 
         Mass moves only among the items that have edges; every other seed is a dead end, whose
@@ -260,21 +346,26 @@ class FeedbackState:
         rank[linked] = walk[:-1]
         return np.maximum(rank - p.ppr_alpha * r, 0.0)
 
-    def _coaccess_matrix(self, slot_of: dict[int, int], n_slots: int) -> tuple[np.ndarray, sp.csr_matrix]:
+    def _coaccess_matrix(self, slot_of: SlotMap, n_slots: int) -> tuple[np.ndarray, np.ndarray | sp.csr_matrix]:
         """The slots that have edges (sorted), and the walk's transition among them and a last,
         dead-end node: each row of the edge matrix divided by max(row sum, 1), transposed for the
-        power iteration."""
+        power iteration (dense up to :data:`DENSE_WALK` nodes). Every edge decays with the clock,
+        so each feedback event changes every value: it is made again, from arrays."""
         if self._coaccess is None or self._coaccess[0] != (n_slots, self.clock):
             e = self.edges
             w = decayed(e.weight, 0.0, e.updated, self.clock, self.params.edge_half_life_days)
-            x = np.array([slot_of.get(int(i), -1) for i in e.a.tolist()], dtype=np.int64)
-            y = np.array([slot_of.get(int(i), -1) for i in e.b.tolist()], dtype=np.int64)
+            x, y = slot_of.slots_of(e.a), slot_of.slots_of(e.b)
             live = (x >= 0) & (y >= 0)
             x, y, w = x[live], y[live], w[live]
             linked = np.union1d(x, y)
             xs, ys = np.searchsorted(linked, np.concatenate([x, y])), np.searchsorted(linked, np.concatenate([y, x]))
             w = np.concatenate([w, w])
-            out = np.maximum(np.bincount(xs, weights=w, minlength=len(linked) + 1), 1.0)
-            transposed = sp.csr_matrix((w * (1.0 / out)[xs], (ys, xs)), shape=(len(linked) + 1, len(linked) + 1))
+            size = len(linked) + 1
+            values = w * (1.0 / np.maximum(np.bincount(xs, weights=w, minlength=size), 1.0))[xs]
+            if size <= DENSE_WALK:
+                transposed = np.zeros((size, size))
+                transposed[ys, xs] = values
+            else:
+                transposed = sp.csr_matrix((values, (ys, xs)), shape=(size, size))
             self._coaccess = ((n_slots, self.clock), linked, transposed)
         return self._coaccess[1], self._coaccess[2]

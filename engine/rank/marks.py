@@ -36,10 +36,9 @@ from typing import Callable
 
 import numpy as np
 
-from ..lazy import sparse as sp
 from ..pipeline import MarkNote, Ranking
 from ..text import lexical_tokens
-from .feedback import unit_rows
+from .rows import GrowingRows
 
 DAY = 86_400.0
 
@@ -85,12 +84,29 @@ class Mark:
 
 @dataclass
 class _Index:
-    """Marks × tokens, IDF-weighted, rows of unit length (rebuilt when marks or the store change)."""
+    """Marks × tokens, IDF-weighted, rows of unit length, in ``marks`` order: a new mark appends its
+    row (:class:`.rows.GrowingRows`); a withdrawn mark, or a change of the store (``version``: the
+    IDF weights), starts it anew."""
 
-    matrix: sp.csr_matrix
-    column: dict[str, int]
-    weight: np.ndarray
-    key: tuple[int, int]
+    version: tuple[int, ...]
+    column: dict[str, int] = field(default_factory=dict)
+    weight: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per column: the token's IDF
+    entries: GrowingRows = field(default_factory=GrowingRows)
+    n_marks: int = 0
+
+    def extend(self, marks: list[Mark], idf: Callable[[list[str]], np.ndarray]) -> None:
+        """Append the rows of ``marks``, the ones after those already held; only tokens not seen
+        before are looked up in ``idf``."""
+        new = sorted({t for m in marks for t in m.tokens} - self.column.keys())
+        if new:
+            self.column.update(zip(new, range(len(self.column), len(self.column) + len(new))))
+            self.weight = np.concatenate([self.weight, idf(new)])
+        own = np.repeat(np.arange(len(marks)), [len(m.tokens) for m in marks])
+        cols = np.fromiter((self.column[t] for m in marks for t in m.tokens), dtype=np.int64, count=len(own))
+        values = self.weight[cols]
+        norms = np.sqrt(np.bincount(own, weights=values * values, minlength=len(marks)))
+        self.entries.append(own + self.n_marks, cols, values / np.maximum(norms, 1e-12)[own])
+        self.n_marks += len(marks)
 
 
 @dataclass
@@ -138,8 +154,10 @@ class FeedbackMemory:
     # -- what it holds ------------------------------------------------------------------------
 
     def add(self, event_id: int, query: str, at: float, used: list[int], ignored: list[int]) -> None:
+        """Remember one event; a new one is appended to what recall reads (nothing is rebuilt)."""
+        if event_id in self.marks:
+            self._changed()  # a mark replaced in place: its row is not the last one
         self.marks[event_id] = Mark(event_id, query, at, list(used), list(ignored), frozenset(lexical_tokens(query)))
-        self._changed()
 
     def remove(self, event_id: int) -> None:
         if self.marks.pop(event_id, None) is not None:
@@ -150,6 +168,7 @@ class FeedbackMemory:
         self._changed()
 
     def _changed(self) -> None:
+        """Rows are no longer the marks in order: start the indexes anew at their next use."""
         self._index = None
         if self._embedded is not None:
             self._embedded.rows = None
@@ -161,16 +180,17 @@ class FeedbackMemory:
 
     # -- similarity ---------------------------------------------------------------------------
 
-    def similarities(self, query: str, idf: Callable[[list[str]], np.ndarray], store_size: int,
+    def similarities(self, query: str, idf: Callable[[list[str]], np.ndarray], version: tuple[int, ...],
                      vector: np.ndarray | None = None, endpoint: Endpoint | None = None) -> Likeness:
         """How alike ``query`` is to every mark's query: the cosine of their embeddings when the
         query's ``vector`` and the ``endpoint`` that made it are given (the marks' queries are
-        embedded by it, see :meth:`vectors`), else the IDF-weighted cosine of their tokens."""
+        embedded by it, see :meth:`vectors`), else the IDF-weighted cosine of their tokens
+        (``idf`` of the store at ``version``: the token weights are kept while it holds)."""
         if vector is not None and endpoint is not None:
             rows = self._mark_rows(endpoint)
             sims = np.clip(rows @ vector, 0.0, 1.0) if len(rows) else np.zeros(0)
             return Likeness(sims, self.params.embedded)
-        return Likeness(self._lexical(query, idf, store_size), self.params.lexical)
+        return Likeness(self._lexical(query, idf, version), self.params.lexical)
 
     def vectors(self, texts: list[str], endpoint: Endpoint) -> np.ndarray:
         """Rows of ``texts``' vectors under ``endpoint``, kept in memory by text: only the ones
@@ -187,17 +207,19 @@ class FeedbackMemory:
         return self._embedded
 
     def _mark_rows(self, endpoint: Endpoint) -> np.ndarray:
-        """The marks' query vectors, rows in ``marks`` order, made once per set of marks."""
+        """The marks' query vectors, rows in ``marks`` order; a new mark's row is appended."""
         cache = self._cache(endpoint)
-        if cache.rows is None:
-            cache.rows = self.vectors([m.query for m in self.marks.values()], endpoint)
+        held = 0 if cache.rows is None else len(cache.rows)
+        if held < len(self.marks) or cache.rows is None:
+            fresh = self.vectors([m.query for m in list(self.marks.values())[held:]], endpoint)
+            cache.rows = np.vstack([cache.rows, fresh]) if held else fresh
         return cache.rows
 
-    def _lexical(self, query: str, idf: Callable[[list[str]], np.ndarray], store_size: int) -> np.ndarray:
+    def _lexical(self, query: str, idf: Callable[[list[str]], np.ndarray], version: tuple[int, ...]) -> np.ndarray:
         """Cosine of ``query`` to every mark's query (in ``self.marks`` order), IDF-weighted."""
         if not self.marks:
             return np.zeros(0)
-        index = self._indexed(idf, store_size)
+        index = self._indexed(idf, version)
         tokens = set(lexical_tokens(query))
         cols = np.array([index.column[t] for t in tokens if t in index.column], dtype=np.int64)
         unseen = [t for t in tokens if t not in index.column]
@@ -206,21 +228,14 @@ class FeedbackMemory:
             return np.zeros(len(self.marks))
         q = np.zeros(len(index.weight))
         q[cols] = index.weight[cols] / norm
-        return np.clip(index.matrix @ q, 0.0, 1.0)
+        return np.clip(index.entries.dot(q, index.n_marks), 0.0, 1.0)
 
-    def _indexed(self, idf: Callable[[list[str]], np.ndarray], store_size: int) -> _Index:
-        key = (len(self.marks), store_size)
-        if self._index is None or self._index.key != key:
-            column: dict[str, int] = {}
-            rows, cols = [], []
-            for r, mark in enumerate(self.marks.values()):
-                for t in mark.tokens:
-                    rows.append(r)
-                    cols.append(column.setdefault(t, len(column)))
-            weight = idf(list(column)) if column else np.zeros(0)
-            at = np.array(cols, dtype=np.int64)
-            matrix = unit_rows(np.array(rows, dtype=np.int64), at, weight[at], (len(self.marks), len(column)))
-            self._index = _Index(matrix, column, weight, key)
+    def _indexed(self, idf: Callable[[list[str]], np.ndarray], version: tuple[int, ...]) -> _Index:
+        """The marks' token index, extended by the marks added since it was last read."""
+        if self._index is None or self._index.version != version:
+            self._index = _Index(version)
+        if self._index.n_marks < len(self.marks):
+            self._index.extend(list(self.marks.values())[self._index.n_marks:], idf)
         return self._index
 
     def alike(self, query: str, likeness: Likeness, limit: int = 3) -> list[tuple[str, float]]:

@@ -48,7 +48,7 @@ from .heuristic import score as heuristic_score
 from .heuristic import weights_for
 from .marks import Endpoint, FeedbackMemory, Likeness
 from .mlp import MLPParams, PairwiseMLP
-from .prior import STYLE, AnswerPrior, descriptors
+from .prior import STYLE, AnswerPrior, DescribedSlots, Descriptors, descriptors
 from .state import CurvePoint, LearnedState, PairBuffer, StateMismatch, unblob
 
 if TYPE_CHECKING:
@@ -134,6 +134,7 @@ class RankerArea(Area):
         self.meta = feats.SlotMeta()
         self.marks = FeedbackMemory()
         self._punctuated = False  # SlotMeta's punctuation flags cover every stored item
+        self._described: DescribedSlots | None = None  # the answer prior's descriptors, by slot
         self.state_problem = ""
         self.log_corrupt = False
         self._endpoint_failed = False  # the embedding endpoint failed the marks, and that was logged
@@ -146,6 +147,7 @@ class RankerArea(Area):
         store = self.mem.store
         self.meta = feats.SlotMeta()
         self._punctuated = False
+        self._described = None
         self._add_meta(store.item_meta_rows())
         self.names = feats.feature_names(self.extra_signals())
         self.key = tokens.TokenKey(store.token_key(), self.mem.settings.token_ttl_hours * 3600)
@@ -229,8 +231,20 @@ class RankerArea(Area):
         rows = [(slot_of[i.id], i.text) for i in items if i.id in slot_of]
         self.meta.add_punctuation(np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows])
 
-    def _descriptors(self, slots: np.ndarray):
-        """The answer prior's view of these slots (reads every item's text once per open)."""
+    def _descriptors(self, slots: np.ndarray) -> Descriptors:
+        """The answer prior's view of these slots (distinct), each described once while the
+        store holds the same items."""
+        index = self.mem.index
+        version = (index.n_slots, index.n_items)
+        if self._described is None or self._described.version != version:
+            self._described = DescribedSlots.empty(version, index.n_slots)
+        new = self._described.missing(slots)
+        if len(new):
+            self._described.add(new, self._describe(new))
+        return self._described.of(slots)
+
+    def _describe(self, slots: np.ndarray) -> Descriptors:
+        """The answer prior's descriptors of these slots (reads every item's text once per open)."""
         if not self._punctuated:
             self._add_punctuation(self.mem.store.iter_items())
             self._punctuated = True
@@ -356,7 +370,7 @@ class RankerArea(Area):
         index = self.mem.index
         ids = index.item_ids[slots]
         trust, uses = self.feedback_state.trust_and_uses(ids)
-        match = self.feedback_state.feedback_match(ids, q.term_ids, index.bm25.idf, len(index.vocab))
+        match = self.feedback_state.feedback_match(ids, q.term_ids, index.bm25.idf, self._idf_version())
         co = self.feedback_state.coaccess(index.slot_of, index.n_slots, slots, rrf)[slots]
         best = co.max() if len(co) else 0.0
         prior = self.prior.score(self._descriptors(slots)) if self.prior.trained else np.zeros(len(slots))
@@ -386,11 +400,11 @@ class RankerArea(Area):
         """How alike ``query`` is to the marks' queries: by their embeddings when an embedding
         endpoint is configured (``vector_of`` gives the query's) and answers, else by their words.
         A failing endpoint is logged once until it answers again; recall goes on without it."""
-        idf, size = self._token_idf, self.mem.index.n_items
+        idf, version = self._token_idf, self._idf_version()
         endpoint = self._endpoint()
         if endpoint is not None:
             try:
-                likeness = self.marks.similarities(query, idf, size, vector_of(endpoint), endpoint)
+                likeness = self.marks.similarities(query, idf, version, vector_of(endpoint), endpoint)
             except EmbeddingUnavailable as exc:
                 if not self._endpoint_failed:
                     log.warning("%s: the feedback memory compares queries by their words: %s", self.mem.path, exc)
@@ -398,7 +412,7 @@ class RankerArea(Area):
             else:
                 self._endpoint_failed = False
                 return likeness
-        return self.marks.similarities(query, idf, size)
+        return self.marks.similarities(query, idf, version)
 
     def _endpoint(self) -> Endpoint | None:
         """The configured embedding endpoint as the marks use it (None offline). Nothing it
@@ -407,6 +421,12 @@ class RankerArea(Area):
         if embedder is None:
             return None
         return Endpoint(embedder.signature, lambda texts: embedder.embed(texts, remember=False))
+
+    def _idf_version(self) -> tuple[int, int, int]:
+        """What the store's IDF weights follow (slots, live items, words): the feedback indexes
+        keep the weights they looked up while it holds."""
+        index = self.mem.index
+        return index.n_slots, index.n_items, len(index.vocab)
 
     def _token_idf(self, words: list[str]) -> np.ndarray:
         """IDF in the store of lexical tokens; a token the store has never seen counts as the rarest."""

@@ -21,7 +21,20 @@ import json
 import sqlite3
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
+
+@dataclass(slots=True)
+class EpisodeMember:
+    """What an episode shows of one of its items (:meth:`KnowledgeSQL.episode_members`)."""
+
+    item_id: int
+    source_id: int
+    position: int
+    speaker: str | None
+    timestamp: str | None
+    image_meta: dict[str, Any] | None  # the item's meta where it names an image caption
+
 
 MIGRATIONS = [
     (
@@ -417,6 +430,14 @@ class KnowledgeSQL:
         """(fact id, item id) provenance rows of these items."""
         return self._in("SELECT fact_id, item_id FROM fact_sources WHERE item_id IN ({marks})", item_ids)
 
+    def read_state(self) -> tuple[int, int] | None:
+        """What a memo of reads is valid for: it moves when another connection commits (``PRAGMA
+        data_version``) or this one writes (``total_changes``). None inside a transaction: its
+        rows may yet be rolled back, which neither counter shows, so nothing read there is kept."""
+        if self.conn.in_transaction:
+            return None
+        return self.data_version(), self.conn.total_changes
+
     def ended_facts_of_items(self, item_ids: Sequence[int]) -> list[tuple[int, int]]:
         """(fact id, item id) of the believed facts these items state whose validity ended.
 
@@ -425,9 +446,9 @@ class KnowledgeSQL:
         (``PRAGMA data_version``) or this one writes (``total_changes``), at most
         ``ENDED_MEMO_ITEMS`` items, so a recall asks SQLite only about items it has not seen.
         Inside a transaction nothing is kept: its rows may yet be rolled back, which no counter shows."""
-        if self.conn.in_transaction:
+        state = self.read_state()
+        if state is None:
             return self._ended_rows(item_ids)
-        state = (self.data_version(), self.conn.total_changes)
         if self._ended_memo is None or self._ended_memo[0] != state or len(self._ended_memo[1]) > ENDED_MEMO_ITEMS:
             self._ended_memo = (state, {})
         known = self._ended_memo[1]
@@ -541,6 +562,21 @@ class KnowledgeSQL:
         out: dict[int, list[int]] = {}
         for eid, iid in self._in("SELECT episode_id, item_id FROM episode_items WHERE episode_id IN ({marks}) ORDER BY item_id", episode_ids):
             out.setdefault(eid, []).append(iid)
+        return out
+
+    def episode_members(self, episode_ids: Sequence[int]) -> dict[int, list[EpisodeMember]]:
+        """The items of these episodes (by item id), with only what an episode shows of them: a
+        recall shows the episodes of its hits, and reading their whole items decoded every
+        text, tag list and link list for nothing. An item's meta is decoded only where it names
+        an image caption."""
+        out: dict[int, list[EpisodeMember]] = {}
+        for eid, item_id, source_id, position, speaker, timestamp, meta in self._in(
+                "SELECT e.episode_id, i.id, i.source_id, i.position, i.speaker, i.timestamp,"
+                " CASE WHEN json_extract(i.meta, '$.image_caption') IS NOT NULL THEN i.meta END"
+                " FROM episode_items e JOIN items i ON i.id = e.item_id WHERE e.episode_id IN ({marks})"
+                " ORDER BY i.id", episode_ids):
+            member = EpisodeMember(item_id, source_id, position, speaker, timestamp, json.loads(meta) if meta else None)
+            out.setdefault(eid, []).append(member)
         return out
 
     def episodes_of_items(self, item_ids: Sequence[int]) -> dict[int, int]:

@@ -8,7 +8,7 @@ relabel) a parent–child pair.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,11 +21,18 @@ RELATIONS = {CHILD: "child", PARENT: "parent", SIBLING: "sibling", SEMANTIC: "se
 
 @dataclass
 class Neighbourhood:
-    """Every topic one move away from a topic: index, relation code, edge weight (cosine)."""
+    """Every topic one move away from a topic: index, relation code, edge weight (cosine), and
+    what every walk step from here reads, computed once with the graph instead of per step:
+    each neighbour's depth below this topic, whether it has children, its centroid's cosine to
+    this one's, and the walk's intent tiers (:func:`engine.topics.navigate.intent_tiers`)."""
 
     nodes: np.ndarray
     relations: np.ndarray
     weights: np.ndarray
+    depth_change: np.ndarray
+    has_children: np.ndarray
+    closeness: np.ndarray
+    tiers: dict[tuple[str, float], list[np.ndarray]] = field(default_factory=dict, repr=False)
 
 
 class TopicGraph:
@@ -86,7 +93,10 @@ class TopicGraph:
         nodes += semantic
         rels += [SEMANTIC] * len(semantic)
         weights = [self.semantic[t].get(u, 1.0) if r == SEMANTIC else 1.0 for u, r in zip(nodes, rels)]
-        return Neighbourhood(np.array(nodes, dtype=np.int64), np.array(rels, dtype=np.int64), np.array(weights))
+        around = np.array(nodes, dtype=np.int64)
+        tree = self.tree
+        return Neighbourhood(around, np.array(rels, dtype=np.int64), np.array(weights), tree.depth[around] - tree.depth[t],
+                             self.has_children[around], tree.centroids[around] @ tree.centroids[t])
 
     def edge_count(self) -> dict[str, int]:
         return {"parent_child": sum(len(c) for c in self.children), "semantic": sum(len(e) for e in self.semantic) // 2}

@@ -146,14 +146,20 @@ def start_nodes(tree: TopicTree, leaf_prior: np.ndarray, intent: str, policy: Po
     return list(dict.fromkeys(chosen))
 
 
-def intent_tiers(intent: str, nb: Neighbourhood, here: int, tree: TopicTree, graph: TopicGraph,
-                 clarify_min_cos: float) -> list[np.ndarray]:
-    """Masks over the neighbourhood, in order of preference; the first non-empty one is used."""
-    rel, dd = nb.relations, tree.depth[nb.nodes] - tree.depth[here]
+def intent_tiers(intent: str, nb: Neighbourhood, clarify_min_cos: float) -> list[np.ndarray]:
+    """Masks over the neighbourhood, in order of preference; the first non-empty one is used.
+    They depend on the graph alone, so each neighbourhood keeps them once computed."""
+    key = (intent, clarify_min_cos)
+    if key not in nb.tiers:
+        nb.tiers[key] = _tiers(intent, nb, clarify_min_cos)
+    return nb.tiers[key]
+
+
+def _tiers(intent: str, nb: Neighbourhood, clarify_min_cos: float) -> list[np.ndarray]:
+    rel, dd = nb.relations, nb.depth_change
     sideways = (rel == SIBLING) | (rel == SEMANTIC)
-    has_children = graph.has_children[nb.nodes]
     if intent == "deepen":
-        return [rel == CHILD, sideways & (dd >= 0) & has_children, sideways & (dd >= 0)]
+        return [rel == CHILD, sideways & (dd >= 0) & nb.has_children, sideways & (dd >= 0)]
     if intent == "broaden":
         return [rel == PARENT, sideways & (dd <= 0)]
     if intent == "compare":
@@ -183,42 +189,43 @@ def run_walk(tree: TopicTree, graph: TopicGraph, markov: TransitionModel | None,
     for n, start in enumerate(start_nodes(tree, leaf_prior, intent.name, policy)):
         visits[start] += 1
         steps.append(WalkStep(tree.paths[start], tree.labels[start], int(tree.depth[start]), "start", 1.0, walk=n))
-        path = [start]
+        path, on_path = [start], np.zeros(len(tree), dtype=np.int64)
+        on_path[start] = 1
         for _ in range(max(0, policy.steps)):
-            move = _step(tree, graph, markov, path, visits, cos_q, prior, intent.name, policy, rng)
+            move = _step(tree, graph, markov, path, on_path, visits, cos_q, prior, intent.name, policy, rng)
             if move is None:
                 break
             chosen, step = move
             step.walk = n
             visits[chosen] += 1
+            on_path[chosen] += 1
             path.append(chosen)
             steps.append(step)
     return Walk(intent, steps, visits)
 
 
-def _step(tree: TopicTree, graph: TopicGraph, markov: TransitionModel | None, path: list[int], visits: np.ndarray,
-          cos_q: np.ndarray, prior: np.ndarray, intent: str, policy: Policy,
+def _step(tree: TopicTree, graph: TopicGraph, markov: TransitionModel | None, path: list[int], on_path: np.ndarray,
+          visits: np.ndarray, cos_q: np.ndarray, prior: np.ndarray, intent: str, policy: Policy,
           rng: np.random.Generator | None) -> tuple[int, WalkStep] | None:
+    """One move from the end of ``path`` (``on_path``: how often this walk has been to each topic)."""
     here = path[-1]
     previous = path[-2] if len(path) > 1 else -1
     nb = graph.around[here]
-    on_path = np.bincount(path, minlength=len(tree))[nb.nodes]
-    fresh = on_path <= policy.revisits  # by default a walk never returns to its own path: no oscillation
-    tiers = [mask & fresh for mask in intent_tiers(intent, nb, here, tree, graph, policy.clarify_min_cos)]
-    level = next((n for n, mask in enumerate(tiers) if mask.any()), None)
+    fresh = on_path[nb.nodes] <= policy.revisits  # by default a walk never returns to its own path: no oscillation
+    open_tiers = (mask & fresh for mask in intent_tiers(intent, nb, policy.clarify_min_cos))
+    level, keep = next(((n, mask) for n, mask in enumerate(open_tiers) if mask.any()), (None, None))
     if level is None:
         return None
-    nodes, rels = nb.nodes[tiers[level]], nb.relations[tiers[level]]
+    nodes, rels = nb.nodes[keep], nb.relations[keep]
     relevance = 0.0 if intent == "neutral" else (1.0 if level == 0 else 0.5)
-    terms = np.stack([  # in the order of TERMS
-        policy.alpha * cos_q[nodes],
-        policy.beta * (tree.centroids[nodes] @ tree.centroids[here]),
-        np.full(len(nodes), policy.gamma * relevance),
-        policy.novelty * (visits[nodes] == 0),
-        policy.prior_weight * prior[nodes],
-        -policy.repetition * visits[nodes] ** 2,
-        -policy.backtrack * (nodes == previous),
-    ])
+    terms = np.empty((len(TERMS), len(nodes)))  # in the order of TERMS
+    terms[0] = policy.alpha * cos_q[nodes]
+    terms[1] = policy.beta * nb.closeness[keep]
+    terms[2] = policy.gamma * relevance
+    terms[3] = policy.novelty * (visits[nodes] == 0)
+    terms[4] = policy.prior_weight * prior[nodes]
+    terms[5] = -policy.repetition * visits[nodes] ** 2
+    terms[6] = -policy.backtrack * (nodes == previous)
     total = terms.sum(axis=0)
     greedy = rng is None
     probs = softmax(total, 0.0 if greedy and policy.temperature <= 0 else policy.temperature)

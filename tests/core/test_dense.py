@@ -82,3 +82,23 @@ def test_a_quantised_index_ranks_as_the_exact_one_and_scores_exactly_where_asked
         some = rng.choice(3000, 40, replace=False)
         assert np.allclose(small.scores_at(some, query), want[some], atol=1e-6)
     assert np.allclose(small.rows(np.array([5])), rows[5], atol=0.01)
+
+
+def test_top_finds_what_the_scan_ranks_first_reading_only_the_probed_lists():
+    rng = np.random.default_rng(8)
+    centres = rng.normal(size=(30, 24)).astype(np.float32)
+    rows = centres[rng.integers(0, 30, 5000)] + 0.3 * rng.normal(size=(5000, 24)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    plain = VectorIndex()
+    listed = VectorIndex(exact=lambda slots: rows[slots], quantize_above=1000, lists_above=4000, probe_share=0.25)
+    for index in (plain, listed):
+        index.set(np.arange(5000), rows)
+    listed.remove(np.array([7]))
+    assert listed.lists is not None and listed.quantized
+    for query in rows[rng.integers(0, 5000, 20)]:
+        scan = listed.scores(query)
+        top = listed.top(query, 10)
+        assert len(top) == 10 and 7 not in top
+        assert set(top.tolist()) == set(np.argsort(-scan)[:10].tolist())
+        assert np.all(np.diff(scan[top]) <= 0)
+        assert np.array_equal(plain.top(query, 10), np.argsort(-plain.scores(query), kind="stable")[:10])

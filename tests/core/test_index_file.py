@@ -67,6 +67,22 @@ def test_a_store_opens_from_its_saved_arrays_and_answers_as_if_rebuilt(saved: Pa
     assert answers(saved, **SAVE_ALWAYS) == (True, expected)
 
 
+def test_the_word_space_is_saved_and_taken_back_as_placed(saved: Path, tmp_path: Path):
+    copy = tmp_path / "rebuilt.db"
+    shutil.copy(saved, copy)
+    with Memory(copy, save_index_above=10**9) as mem:
+        assert not mem.index_from_file
+        live = np.flatnonzero(mem.index.alive)
+        placed = mem.index.word_vectors.rows(live)
+    file = read_arrays(sidecar(saved))
+    assert np.array_equal(file.arrays["words.rows"][live], placed)  # placed by the store's model, then saved
+    marked = {**file.arrays, "words.rows": file.arrays["words.rows"] * np.float32(0.5)}
+    write_arrays(sidecar(saved), file.meta, marked)  # so that rows taken from the file show
+    with Memory(saved, **SAVE_ALWAYS) as mem:
+        assert mem.index_from_file
+        assert np.array_equal(mem.index.word_vectors.rows(live), placed * np.float32(0.5))
+
+
 def test_below_the_threshold_no_file_is_written(demo_copy: Path):
     with Memory(demo_copy) as mem:
         assert mem.index.n_items < mem.settings.save_index_above

@@ -20,17 +20,25 @@ CHANGES = {
             {"speaker": "Sam", "dia_id": "D1:2", "text": "How is the wedding planning going?"},
             {"speaker": "Noor", "dia_id": "D1:3", "text": "We're planning the wedding for May, somewhere in the Dales."},
             {"speaker": "Sam", "dia_id": "D1:4", "text": "I bought a new bike for the canal path."},
+            {"speaker": "Sam", "dia_id": "D1:5", "text": "I bake my bread with butter, it gives a soft crust."},
+            {"speaker": "Noor", "dia_id": "D1:6", "text": "I'm studying French at the evening school on Mondays."},
+            {"speaker": "Noor", "dia_id": "D1:7", "text": "My favourite tea is a strong Assam with milk."},
+            {"speaker": "Noor", "dia_id": "D1:8", "text": "Our team meeting is at 9:00 every Monday."},
         ],
         "session_2_date_time": "6:30 pm on 5 March, 2023",
         "session_2": [
             {"speaker": "Noor", "dia_id": "D2:1", "text": "Work has been busy, the ward is full of winter colds."},
             {"speaker": "Noor", "dia_id": "D2:2", "text": "Change of plan: the wedding is in September instead, the venue double-booked May."},
             {"speaker": "Sam", "dia_id": "D2:3", "text": "My sister works at a hospital too."},
+            {"speaker": "Noor", "dia_id": "D2:4", "text": "Sam, bake your bread with olive oil instead of butter!"},
+            {"speaker": "Noor", "dia_id": "D2:5", "text": "Our team meeting moved to 10:30, half the team is in Leeds."},
         ],
         "session_3_date_time": "4:15 pm on 1 June, 2023",
         "session_3": [
             {"speaker": "Noor", "dia_id": "D3:1", "text": "I have news! I've left St Clare's, I'm the school nurse at Hillview Primary now."},
             {"speaker": "Sam", "dia_id": "D3:2", "text": "Congratulations! Do you miss the hospital?"},
+            {"speaker": "Noor", "dia_id": "D3:3", "text": "I'm switching from French to Spanish, the French group was full."},
+            {"speaker": "Noor", "dia_id": "D3:4", "text": "I drink green sencha now, the Assam phase is over."},
         ],
     },
 }
@@ -62,8 +70,21 @@ def test_a_newer_turn_announcing_a_change_goes_above_the_older_one(changes):
     assert above(now, "D3:1", "D1:1")
     assert "change" in next(h for h in changes.recall("Where does Noor work?", top_k=10, strategy="fused").hits
                            if h.item.key == "D3:1").sources
+
+
+def test_a_plan_changed_outright_goes_above_the_plan_it_replaces(changes):
     wedding = changes.recall("When is Noor's wedding?", top_k=10, strategy="fused").hits
-    assert wedding and not any("change" in h.sources for h in wedding)  # a changed plan no slot names: left alone
+    keys = [h.item.key for h in wedding]
+    assert above(keys, "D2:2", "D1:3")  # "change of plan: … in September instead" over "planning … for May"
+    assert [h.item.key for h in wedding if "change" in h.sources] == ["D2:2"]
+    assert above(ranked(changes, "When is Noor's team meeting?"), "D2:5", "D1:8")
+    bread = changes.recall("What does Sam bake bread with?", top_k=10, strategy="fused").hits
+    assert bread and not any("change" in h.sources for h in bread)  # "olive oil instead of butter" suggests, changes nothing
+
+
+def test_a_change_that_names_the_value_a_slot_held_is_on_topic_without_the_slots_words(changes):
+    assert above(ranked(changes, "What does Noor study?"), "D3:3", "D1:6")  # "switching from French": was studying French
+    assert above(ranked(changes, "What is Noor's favourite tea?"), "D3:4", "D1:7")  # "the Assam phase is over"
 
 
 def test_only_a_change_is_lifted_and_only_for_the_present(changes):

@@ -77,8 +77,12 @@ def test_recall_answers_with_what_holds_now_or_at_a_date(moves):
     rec = moves.recall("where does Lena live", strategy="bm25", top_k=3)
     keys = [h.item.key for h in rec.hits]
     assert keys.index("D2:1") < keys.index("D1:2")  # the move above the old address, which stays findable
-    states = {f.object: f.to_dict()["state"] for f in rec.facts}
-    assert states.get("Lyon") == "superseded" and states.get("Berlin") == "current"
+    assert "Berlin" in {f.object for f in rec.facts if f.to_dict()["state"] == "current"}
+    with Memory(moves.path, facts_top_k=10) as wide:  # past the default five current facts, the old home too
+        facts = wide.recall("where does Lena live", strategy="bm25", top_k=3).facts
+    states = [f.to_dict()["state"] for f in facts]
+    assert {f.object: s for f, s in zip(facts, states)}.get("Lyon") == "superseded"
+    assert states == sorted(states)  # current ones first
     then = moves.recall("where does Lena live", strategy="bm25", top_k=3, as_of="2023-02-01")
     assert then.hits and all(h.item.key.startswith("D1:") for h in then.hits)
     assert "Berlin" not in {f.object for f in then.facts}
@@ -227,28 +231,48 @@ def test_the_llm_may_judge_that_a_new_fact_replaces_a_known_one(tmp_path, openai
         assert "llm" in {d.actor for d in m.knowledge.decisions()}
 
 
+def _sessions(tmp_path: Path, name: str, sessions: list[int]) -> Path:
+    """A file holding some sessions of MOVES, as a conversation of its own."""
+    sample = {"sample_id": name, "conversation": {
+        "speaker_a": "Lena", "speaker_b": "Omar",
+        **{k: v for k, v in MOVES["conversation"].items() if k.startswith(tuple(f"session_{n}" for n in sessions))}}}
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps([sample]), encoding="utf-8")
+    return path
+
+
 @pytest.mark.parametrize("writer", ["this connection", "another connection"])
 def test_the_successor_lift_follows_writes_after_recalls_remembered_the_candidates(tmp_path, writer):
     """The store remembers which candidates state an ended fact until the store changes: a move
     learned after a recall (through this connection or another) lifts the new address at once."""
-    def conversation(name: str, sessions: list[int]) -> Path:
-        sample = {"sample_id": name, "conversation": {
-            "speaker_a": "Lena", "speaker_b": "Omar",
-            **{k: v for k, v in MOVES["conversation"].items() if k.startswith(tuple(f"session_{n}" for n in sessions))}}}
-        path = tmp_path / f"{name}.json"
-        path.write_text(json.dumps([sample]), encoding="utf-8")
-        return path
-
     def ranked(mem: Memory) -> list[str]:
         return [h.item.text for h in mem.recall("where does Lena live", strategy="bm25", top_k=3).hits]
 
     old_address, new_address = MOVES["conversation"]["session_1"][1]["text"], MOVES["conversation"]["session_2"][0]["text"]
     here, elsewhere = Memory(tmp_path / "moves.db"), Memory(tmp_path / "moves.db")
-    here.ingest(conversation("winter", [1]))
+    here.ingest(_sessions(tmp_path, "winter", [1]))
     assert new_address not in ranked(here) and new_address not in ranked(here)  # asked twice: remembered
-    (here if writer == "this connection" else elsewhere).ingest(conversation("spring", [2]))
+    (here if writer == "this connection" else elsewhere).ingest(_sessions(tmp_path, "spring", [2]))
     after = ranked(here)
     assert new_address in after and after.index(new_address) < after.index(old_address)
+    elsewhere.close()
+    here.close()
+
+
+@pytest.mark.parametrize("writer", ["this connection", "another connection"])
+def test_a_recalls_facts_follow_writes_after_recalls_kept_the_peoples_facts(tmp_path, writer):
+    """The facts of the people a query names are kept between recalls until the store changes: a
+    move learned after two recalls (through this connection or another) shows at once, and the
+    old address as superseded."""
+    def facts(mem: Memory) -> dict[str, str]:
+        return {f.triple(): f.state() for f in mem.recall("where does Lena live", strategy="bm25", top_k=3).facts}
+
+    here, elsewhere = Memory(tmp_path / "moves.db", facts_top_k=10), Memory(tmp_path / "moves.db")  # the old home too
+    here.ingest(_sessions(tmp_path, "winter", [1]))
+    assert facts(here)["Lena lives in Lyon"] == "current" and facts(here)["Lena lives in Lyon"] == "current"
+    (here if writer == "this connection" else elsewhere).ingest(_sessions(tmp_path, "spring", [2]))
+    after = facts(here)
+    assert after["Lena lives in Lyon"] == "superseded" and after["Lena moved to Berlin"] == "current"
     elsewhere.close()
     here.close()
 

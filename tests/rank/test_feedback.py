@@ -2,12 +2,15 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from mnemoscope.app.cli import main
 from mnemoscope.engine import IngestFailed, Memory
 from mnemoscope.engine.rank import FeedbackError
+from mnemoscope.engine.rank.feedback import FeedbackParams, FeedbackState
 from mnemoscope.engine.transfer import write_records
+from tests.rank.conftest import SETTINGS
 
 DAY = 86_400.0
 
@@ -225,3 +228,73 @@ def test_a_corrupt_ranker_record_in_an_export_is_one_line_and_imports_nothing(me
     assert main(["--store", str(tmp_path / "cli.db"), "import", str(tmp_path / "bad.jsonl")]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and f"bad.jsonl:{line}: ranker_trust record" in err
+
+
+def _same_recall(a, b):
+    assert shown(a) == shown(b)
+    assert [h.score for h in a.hits] == pytest.approx([h.score for h in b.hits], rel=1e-9, abs=1e-12)
+    assert [h.taught for h in a.hits] == [h.taught for h in b.hits]
+    for x, y in zip(a.hits, b.hits):
+        assert x.features.keys() == y.features.keys()
+        assert list(x.features.values()) == pytest.approx(list(y.features.values()), rel=1e-9, abs=1e-12)
+
+
+def test_a_store_taught_event_by_event_recalls_as_one_opened_afresh_on_its_log(mem):
+    """What recall reads of the feedback log grows with each event instead of being rebuilt; a
+    store opened afterwards builds it from the whole log. Both must answer the same, also after
+    an ingest (which changes the IDF weights the indexes hold) and an undo."""
+    questions = ["sourdough bread class", "border collie dog", "what does Maya bake", "marathon training plan",
+                 "sourdough starter feeding", "Maya's dog"]
+    taught = []
+    for n, text in enumerate(questions):
+        rec = mem.recall(text, strategy="fused")
+        taught.append(mem.feedback(rec.token, shown(rec)[n % 3:n % 3 + 2]).event_id)
+        if n == 3:
+            mem.add_note("Maya's collie waits by the oven while the sourdough bakes", title="oven")
+        if n == 4:
+            mem.ranker.undo(taught[1])
+        with Memory(mem.path, **SETTINGS) as fresh:
+            for probe in questions:
+                _same_recall(mem.recall(probe, strategy="fused", top_k=20), fresh.recall(probe, strategy="fused", top_k=20))
+    lifted = mem.recall(questions[-1], strategy="fused")
+    assert lifted.hits[0].taught is not None and lifted.hits[0].features["feedback_match"] > 0
+    assert any(h.features["trust"] > 0 for h in lifted.hits) and any(h.features["coaccess"] > 0 for h in lifted.hits)
+
+
+def test_each_event_adds_its_own_words_to_the_used_for_rows_and_matches_a_fresh_build(mem):
+    """The items' used-for rows take an event's (item, term) counts only, a term an item was used
+    for before included: the IDF is looked up for them and nothing else, and the match equals a
+    state built from all the counts at once, and the cosine of the counts written out in full."""
+    index = mem.index
+    asked = []
+
+    def idf(terms):
+        asked.append(len(terms))
+        return index.bm25.idf(terms)
+
+    version = (index.n_slots, index.n_items, len(index.vocab))
+    grown = FeedbackState(FeedbackParams())
+    items = index.item_ids[:12]
+    probe = index.query_terms("Maya bakes sourdough for the dog")[0]
+    events = [(slice(0, 2), "sourdough bread class"), (slice(1, 3), "what does Maya bake"),
+              (slice(0, 1), "border collie dog"), (slice(0, 2), "Maya's sourdough and her dog")]
+    counts = np.zeros((len(items), len(index.vocab)))
+    for n, (used, text) in enumerate(events):
+        terms = index.query_terms(text)[0]
+        assert terms.size
+        grown.add_query(items[used].tolist(), terms)
+        counts[used, terms[:, None]] += 1
+        asked.clear()
+        match = grown.feedback_match(items, probe, idf, version)
+        assert sum(asked) == len(items[used]) * len(terms) + len(probe)  # a rebuild would look up every count held
+        fresh = FeedbackState(FeedbackParams())
+        for earlier, earlier_text in events[:n + 1]:
+            fresh.add_query(items[earlier].tolist(), index.query_terms(earlier_text)[0])
+        assert match == pytest.approx(fresh.feedback_match(items, probe, index.bm25.idf, version), rel=1e-12, abs=1e-15)
+    assert counts.max() > 1  # an item was used twice for one term
+    weights = index.bm25.idf(np.arange(len(index.vocab)))
+    rows, query = counts * weights, np.zeros(len(index.vocab))
+    query[probe] = weights[probe]
+    norms = np.maximum(np.linalg.norm(rows, axis=1), 1e-12)
+    assert match == pytest.approx(rows @ query / norms / np.linalg.norm(query), rel=1e-9, abs=1e-12)
+    assert match[:3].min() > 0 and match[3:].max() == 0

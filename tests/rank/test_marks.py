@@ -3,13 +3,16 @@ strategy; it can be withdrawn; a corrupt log falls back to no feedback."""
 
 import io
 import logging
+import math
 
+import numpy as np
 import pytest
 
 from mnemoscope.app.cli import main
 from mnemoscope.engine import Memory
 from mnemoscope.engine.dense import OpenAIEmbedder
 from mnemoscope.engine.rank import FeedbackError
+from mnemoscope.engine.rank.marks import FeedbackMemory
 from mnemoscope.engine.text import lexical_tokens
 from tests.rank.conftest import SETTINGS
 from tests.support.openai_server import Fail
@@ -171,6 +174,8 @@ def test_a_rewording_with_no_shared_word_is_lifted_when_the_endpoint_says_it_is_
         other = taught.recall(REWORDED, strategy="fused")
         taught.feedback(other.token, ids(other)[:1])
         assert taught.ranker.feedback_effects()[0].alike == [(QUERY, pytest.approx(1.0))]
+        lifted = taught.recall(QUERY, strategy="fused").hits[0]  # the second mark's vector joined the first's
+        assert (lifted.item.id, lifted.taught.marks) == (target, 2)
         taught.ranker.undo(event + 1)
     assert ids(mem.recall(REWORDED, strategy="fused")) == offline_before  # offline, the words decide: no lift
     assert mem.store.cached_embeddings("openai:toy", [OpenAIEmbedder.text_hash(QUERY)]) == {}  # nothing stored
@@ -190,3 +195,40 @@ def test_a_failing_endpoint_falls_back_to_words_with_one_warning(mem, endpoint_s
         warnings = [r for r in caplog.records if "compares queries by their words" in r.getMessage()]
         assert len(warnings) == 1 and "500" in warnings[0].getMessage()
         assert ids(taught.recall(REWORDED, strategy="fused"))[0] == target  # the endpoint answers again
+
+
+def test_the_marks_index_takes_each_events_new_words_only_and_matches_a_fresh_build():
+    """A new mark appends its row to the index recall reads: the IDF is looked up for its words
+    not seen before and no other held word, and the similarities equal those of a memory built
+    from all the marks at once, and the cosine written out in full. A change of the store (its
+    version) looks every word up again."""
+    asked = []
+
+    def idf(words):
+        asked.extend(words)
+        return np.array([1.0 + len(w) for w in words])  # a stand-in IDF: longer words weigh more
+
+    def weighted(text):
+        return {t: 1.0 + len(t) for t in set(lexical_tokens(text))}
+
+    queries = ["what does Maya bake", "when did Maya bake sourdough", "which dog did Sam adopt", "Sam walks the dog"]
+    probe = "Maya bakes bread for Sam's dog"
+    grown, held = FeedbackMemory(), set()
+    for n, text in enumerate(queries):
+        grown.add(n, text, 0.0, [n], [])
+        asked.clear()
+        sims = grown.similarities(probe, idf, (1,)).sims
+        new = set(lexical_tokens(text)) - held
+        assert new and new <= set(asked) and not set(asked) & held
+        held |= new
+        fresh = FeedbackMemory()
+        for m, earlier in enumerate(queries[:n + 1]):
+            fresh.add(m, earlier, 0.0, [m], [])
+        assert sims == pytest.approx(fresh.similarities(probe, idf, (1,)).sims, rel=1e-12)
+    q = weighted(probe)
+    expected = [sum(w * q.get(t, 0.0) for t, w in weighted(text).items())
+                / math.sqrt(sum(w * w for w in weighted(text).values()) * sum(w * w for w in q.values()))
+                for text in queries]
+    assert sims == pytest.approx(expected, rel=1e-9) and min(sims) > 0
+    asked.clear()
+    assert grown.similarities(probe, idf, (2,)).sims == pytest.approx(sims, rel=1e-12) and held <= set(asked)

@@ -1,0 +1,99 @@
+"""Facts of one slot that a clause states in other words: a home, an employer, a job title.
+
+People rarely announce a change in the words of ``supersession.toml``: "Berlin is home now",
+"I'm now head baker at Café Morgen", "I still love living in Lyon", "I work at Le Fournil as a
+pastry chef". The extractor reads such clauses literally ("Berlin —is→ home now"), which no
+slot admits, so supersession cannot end the older value. Here each such fact gains a restated
+twin in a slot's own words, beside it, never instead of it:
+
+* "<Place> is (now) home", said by someone → that someone *lives in* the place;
+* "<subject> loves/likes/enjoys living in <Place>", "<subject> lives with <someone> in <Place>"
+  → *lives in* the place;
+* "<subject> is (now) (a|the) <title> at|for <Name>" → *works at* the name and *works as* the
+  title ("head baker"); the title is at most four lower-case words, none an adverb or pronoun,
+  two at least before "for", and the name is written with capitals and is nobody's: "I'm
+  always here for you", "I'm so happy for Caroline" and "Lisbon is a dream for a pescatarian"
+  stay as they are;
+* "… works at <Name> as a <title>" (the clause after "as", see :func:`title_after_as`) →
+  *works as* the title.
+
+What no pattern here reads stays a plain fact: a missing slot fact costs an unordered change,
+a wrong one a wrong supersession.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import TYPE_CHECKING
+
+from .entities import entity_key
+
+if TYPE_CHECKING:
+    from .extract import FactDraft
+
+_HOME_ADVERBS = frozenset("now really finally truly".split())  # "home now", "really home": still a home
+_LIKING = re.compile(r"^(?:\w+ )*(?:loves|likes|enjoys|is loving|is enjoying)$")
+_LIVING_IN = re.compile(r"^living in (?P<place>[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*)$")
+_LIVING_WITH = re.compile(r"^(?:is |has been |has )?(?:\w+ )?(?:lives|living|lived) with$")
+_WITH_IN = re.compile(r"^[\w'’ ]+? in (?P<place>[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*)")
+_COPULA = frozenset({"is", "is now", "is still", "has been", "has now been", "is currently"})
+_TITLE_AT = re.compile(r"^(?:now |still |currently )?(?:(?:a|an|the) )?"
+                       r"(?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){0,3}) (?P<link>at|for) "
+                       r"(?P<name>(?:St\. |The )?[A-Z][\w'’\-&]*(?: [A-Z][\w'’\-&]*)*)")
+# No job title holds these: "I'm always here for you", "I'm so happy for Caroline", "a fan of …".
+_NOT_TITLES = frozenset("""a an the my our your his her their its this that it some any one lot bit part fan member
+guest visitor customer regular student so very too also always still just even quite pretty really here there now
+around away back home out""".split())
+_WORK = re.compile(r"\bwork(?:s|ed|ing)? (?:at|for)$")
+_AS_TITLE = re.compile(r"^(?:a|an|the) (?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){0,2})$")
+
+
+def restated(draft: "FactDraft", speaker: str) -> list["FactDraft"]:
+    """The slot facts ``draft`` states in other words (none for most facts)."""
+    out = []
+    obj = draft.object.strip()
+    if speaker and draft.subject_named and draft.predicate in ("is", "is now", "has become", "feels like") \
+            and _is_home(obj, speaker):
+        out.append(_twin(draft, speaker, entity_key(speaker), "lives in", draft.subject))
+    living = _LIVING_IN.match(obj) if _LIKING.match(draft.predicate) else \
+        _WITH_IN.match(obj) if _LIVING_WITH.match(draft.predicate) else None
+    if living:
+        out.append(_twin(draft, draft.subject, draft.subject_key, "lives in", living["place"]))
+    title = _TITLE_AT.match(obj) if draft.predicate in _COPULA and draft.subject_named else None
+    if title and _is_title(title["title"], title["link"] == "at") and not title["name"].endswith(("'s", "’s")) \
+            and title["name"] not in (speaker, draft.subject):
+        out.append(_twin(draft, draft.subject, draft.subject_key, "works at", title["name"]))
+        out.append(_twin(draft, draft.subject, draft.subject_key, "works as", title["title"]))
+    return out
+
+
+def title_after_as(words: list[str], previous: "FactDraft | None") -> "FactDraft | None":
+    """The job title of "… works at Le Fournil as a pastry chef": the clause after "as" (``words``)
+    when the fact just before in the sentence (``previous``) says where its subject works."""
+    if previous is None or not _WORK.search(previous.predicate):
+        return None
+    title = _AS_TITLE.match(" ".join(words))
+    if title is None or not _is_title(title["title"], True):
+        return None
+    return _twin(previous, previous.subject, previous.subject_key, "works as", title["title"])
+
+
+def _is_home(obj: str, speaker: str) -> bool:
+    """"home", "home now", "my home" (which the extractor wrote as the speaker's)."""
+    words = [w for w in obj.lower().split() if w not in _HOME_ADVERBS]
+    return words in (["home"], [f"{speaker.lower()}'s", "home"])
+
+
+def _is_title(words: str, one_word: bool) -> bool:
+    """Whether ``words`` may name a job: no adverb, pronoun or "fan"/"student" among them, and
+    unless ``one_word`` may do, two words at least ("a train driver for ScotRail"; "happy for"
+    is a mood)."""
+    split = words.split()
+    return not any(w in _NOT_TITLES or w.endswith("ly") for w in split) and (one_word or len(split) >= 2)
+
+
+def _twin(draft: "FactDraft", subject: str, subject_key: str, predicate: str, obj: str) -> "FactDraft":
+    """A fact of the same statement (its time, whether its subject is a name) in other words."""
+    return dataclasses.replace(draft, subject=subject, subject_key=subject_key, predicate=predicate, object=obj,
+                               object_key=entity_key(obj) if len(obj.split()) <= 4 else None)

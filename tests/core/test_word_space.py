@@ -1,0 +1,98 @@
+"""The word space grows with the store: new items are placed by the store's word model, never the
+whole space made again per write or per followed commit (engine/wordvec.py)."""
+
+from pathlib import Path
+
+import numpy as np
+
+from mnemoscope.engine import Memory
+from mnemoscope.engine.index import WORDS_KEY
+from mnemoscope.engine.records import Item, ParsedSource, Source
+from mnemoscope.engine.wordvec import WordModel, WordSpace, english_vectors, fit
+
+FIRST = [f"{who} {what} on {day}." for who, day in (("Maya", "Monday"), ("Leo", "Friday"))
+         for what in ("baked sourdough bread with a slow starter", "went running by the river",
+                      "planted tomatoes and basil in the garden", "played the violin after dinner",
+                      "read a novel about a lighthouse keeper", "fixed the bicycle's flat tyre",
+                      "visited her sister in the city", "cooked a spicy lentil soup",
+                      "watched the football final with friends", "painted the kitchen a pale green",
+                      "booked a train to the mountains", "adopted a grey kitten from the shelter",
+                      "learned three chords on the guitar", "swam forty lengths at the pool",
+                      "wrote a letter to an old teacher", "bought winter boots in the sale",
+                      "cleaned out the garage at last", "tried a new ramen place downtown",
+                      "walked the dog along the beach", "finished a jigsaw of a harbour")]
+LATER = ["We paddled a kayak across the glacier lake.", "The orchestra rehearsed a symphony by candlelight.",
+         "Maya baked bread again on Sunday.", "Leo's telescope showed the rings of Saturn."]
+
+
+def _source(name: str, texts: list[str]) -> ParsedSource:
+    items = [Item(text=t, kind="turn", key=f"{name}:{n}", position=n, speaker="Maya") for n, t in enumerate(texts)]
+    return ParsedSource(Source(name=name, kind="conversation", content_hash=name), items)
+
+
+def _rows(mem: Memory) -> tuple[np.ndarray, np.ndarray]:
+    """The live slots and their rows in the word space, as the memory holds them now."""
+    live = np.flatnonzero(mem.index.alive)
+    return live, mem.index.word_vectors.rows(live)
+
+
+def _placed_at_once(mem: Memory, blob: bytes) -> np.ndarray:
+    """Every live item placed in one go by the stored model ``blob``."""
+    live = np.flatnonzero(mem.index.alive)
+    return WordSpace(WordModel.from_bytes(blob), english_vectors()).place(mem.index.counts_matrix(live), mem.index.vocab)
+
+
+def test_a_word_space_grown_in_steps_equals_one_placed_at_once_by_the_same_model(tmp_path: Path):
+    with Memory(tmp_path / "w.db", extensions=False) as mem:
+        mem.ingest_parsed([_source("first", FIRST)])
+        fitted = mem.store.get_kv(WORDS_KEY)
+        assert fitted is not None
+        _rows(mem)
+        for text in LATER:  # words the fit never saw ("kayak", "glacier", "telescope")
+            mem.add_note(text)
+            _rows(mem)  # placed after each write
+        mem.delete_item(int(mem.index.item_ids[0]))
+        assert mem.store.get_kv(WORDS_KEY) == fitted  # grown by less than half: no refit
+        live, grown = _rows(mem)
+        assert len(live) == len(FIRST) + len(LATER) - 1
+        assert np.array_equal(grown, _placed_at_once(mem, fitted))
+        assert np.all(np.linalg.norm(grown, axis=1) > 0.99)
+        assert not mem.index.word_vectors.rows(np.array([0])).any()  # the deleted item's row is masked
+        _, rebuilt = fit(mem.index.counts_matrix(), mem.index.bm25.document_frequencies(len(mem.index.vocab)),
+                         mem.index.alive, mem.index.vocab, english_vectors())
+        assert not np.allclose(grown, rebuilt[live], atol=1e-4)  # a whole rebuild per write would differ
+
+
+def test_a_follower_places_another_writers_items_as_a_fresh_open_does(tmp_path: Path):
+    path = tmp_path / "w.db"
+    with Memory(path, extensions=False) as writer, Memory(path, extensions=False) as follower:
+        writer.ingest_parsed([_source("first", FIRST)])
+        follower.refresh()
+        _rows(follower)
+        for text in LATER:
+            writer.add_note(text)
+        assert follower.refresh()
+        first_model = writer.store.get_kv(WORDS_KEY)
+        with Memory(path, extensions=False) as fresh:
+            assert np.array_equal(_rows(follower)[1], _rows(fresh)[1])
+            assert np.array_equal(_rows(follower)[1], _placed_at_once(follower, first_model))
+        writer.ingest_parsed([_source("second", [t.replace("Maya", "Ada") for t in FIRST])])  # grown by half: a refit
+        assert writer.store.get_kv(WORDS_KEY) != first_model
+        assert follower.refresh()
+        with Memory(path, extensions=False) as fresh:
+            assert np.array_equal(_rows(follower)[1], _rows(fresh)[1])
+            assert np.array_equal(_rows(writer)[1], _rows(fresh)[1])
+
+
+def test_a_store_without_a_stored_model_fits_one_for_each_state(tmp_path: Path):
+    with Memory(tmp_path / "w.db", extensions=False) as mem:
+        mem.ingest_parsed([_source("few", FIRST[:5])])  # too few items for the models to be fitted and kept
+        assert mem.store.get_kv(WORDS_KEY) is None
+        before = _rows(mem)[1]
+        mem.add_note(LATER[0])
+        _, now = _rows(mem)
+        live = np.flatnonzero(mem.index.alive)
+        _, at_once = fit(mem.index.counts_matrix(), mem.index.bm25.document_frequencies(len(mem.index.vocab)),
+                         mem.index.alive, mem.index.vocab, english_vectors())
+        assert np.array_equal(now, at_once[live])
+        assert not np.array_equal(now[: len(before)], before)  # the idf moved with the new item

@@ -1,0 +1,79 @@
+"""Slot facts said in other words (engine/knowledge/restate.py): the extractor adds a restated twin
+beside the literal fact, so that supersession can order changes people announce in their own words."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mnemoscope.engine import Memory
+
+from .test_extract_rules import said
+
+
+@pytest.mark.parametrize("speaker, text, twins", [
+    ("Lena", "Big news: I'm now head baker at Café Morgen.",
+     [("Lena", "works at", "Café Morgen"), ("Lena", "works as", "head baker")]),
+    ("Mira", "Work is great. I'm an intern at Inkwell Press and they let me write.",
+     [("Mira", "works at", "Inkwell Press"), ("Mira", "works as", "intern")]),
+    ("Greg", "I've been a train driver for ScotRail for thirty-one years.",
+     [("Greg", "works at", "ScotRail"), ("Greg", "works as", "train driver")]),
+    ("Lena", "Yep, I still work at Le Fournil as a pastry chef.", [("Lena", "works as", "pastry chef")]),
+    ("Lena", "It's grey and freezing, but I still love living in Lyon.", [("Lena", "lives in", "Lyon")]),
+    ("Lena", "I moved to Berlin in April. None at all, Berlin is home now.", [("Lena", "lives in", "Berlin")]),
+    ("Mira", "I'm still living with my parents in Cardiff until I find a job.", [("Mira", "lives in", "Cardiff")]),
+])
+def test_a_home_a_job_and_a_title_said_in_other_words_gain_a_slot_fact(speaker, text, twins):
+    facts = said(text, speaker=speaker, addressee="Omar")
+    for twin in twins:
+        assert twin in facts, facts
+
+
+@pytest.mark.parametrize("text", [
+    "I'm always here for you, Omar!",  # LoCoMo's most common "is … for <name>": a mood, no job
+    "I'm so happy for you and your new wife!",
+    "I'm really thankful for my friends at Pride.",
+    "Lisbon is a dream for a pescatarian, by the way.",
+    "I'm a student at Leeds University.",
+    "I miss living in Lyon.",
+    "I live with my boyfriend and two cats.",
+])
+def test_moods_and_wishes_gain_no_slot_fact(text):
+    facts = said(text, speaker="Lena", addressee="Omar")
+    assert not [f for f in facts if f[1] in ("works at", "works as", "lives in")], facts
+
+
+TURNS = [
+    ("1:00 pm on 14 January, 2023", [
+        ("Lena", "D1:1", "I still love living in Lyon, even in this grey winter."),
+        ("Lena", "D1:2", "Yep, I still work at Le Fournil as a pastry chef."),
+    ]),
+    ("2:00 pm on 8 April, 2023", [("Lena", "D2:1", "I did it! I moved to Berlin last week.")]),
+    ("3:00 pm on 19 August, 2023", [("Lena", "D3:1", "Big news: I'm now head baker at Café Morgen.")]),
+]
+
+
+@pytest.fixture(scope="module")
+def moved(tmp_path_factory: pytest.TempPathFactory) -> Memory:
+    conversation: dict[str, object] = {"speaker_a": "Lena", "speaker_b": "Omar"}
+    for n, (when, turns) in enumerate(TURNS, 1):
+        conversation[f"session_{n}_date_time"] = when
+        conversation[f"session_{n}"] = [{"speaker": s, "dia_id": k, "text": t} for s, k, t in turns]
+    folder = tmp_path_factory.mktemp("restate")
+    path = folder / "lena.json"
+    path.write_text(json.dumps([{"sample_id": "lena", "conversation": conversation}]), encoding="utf-8")
+    mem = Memory(folder / "lena.db")
+    mem.ingest(path)
+    yield mem
+    mem.close()
+
+
+def test_the_restated_facts_are_superseded_by_the_later_change(moved):
+    facts = {f"{f.subject} {f.predicate} {f.object}": f for f in moved.knowledge.facts()}
+    by_id = {f.id: f for f in facts.values()}
+    assert by_id[facts["Lena lives in Lyon"].superseded_by].object == "Berlin"
+    assert by_id[facts["Lena works as pastry chef"].superseded_by].object == "head baker"
+    role = moved.recall("What is Lena's role?", top_k=5, strategy="fused").hits
+    keys = [h.item.key for h in role]
+    assert "D3:1" in keys and ("D1:2" not in keys or keys.index("D3:1") < keys.index("D1:2"))
