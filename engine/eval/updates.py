@@ -174,7 +174,10 @@ def _ask(mem: Memory, questions: list[UpdateQuestion], strategy: str, as_of: boo
             row["recognised_above"] = row["stale_above"]
         run.rows.append(row)
         run.categories.append(q.category)
-        if row.get("stale_above") or row["recall@5"] == 0.0:
+        if row.get("stale_above") or row["recall@5"] == 0.0:  # what to work from: the ranks say which kind
             run.misses.append({"question": q.text, "reference_time": q.reference_time, "strategy": strategy,
-                               "top5": ranked[:5], "evidence": sorted(q.evidence), "stale": sorted(q.stale)})
+                               "category": q.category, "stale_above": bool(row.get("stale_above")),
+                               "top5": ranked[:5], "evidence": sorted(q.evidence), "stale": sorted(q.stale),
+                               "ranks": {key: ranked.index(key) for key in sorted(q.evidence | q.stale)
+                                         if key in ranked}})
 

@@ -117,3 +117,10 @@ def test_eval_updates_on_one_conversation_of_the_benchmark(tmp_path):
     assert (result["dataset"], result["n_questions"], result["as_of"]) == ("knowledge-updates", len(smallest["qa"]), True)
     assert {"recall@5", "stale_above", "n_stale"} <= result["metrics"].keys() and "bm25" in result["baselines"]
     assert result["metrics"]["n_stale"] > 0 and 0.0 <= result["changes_recognised"]["share"] <= 1.0
+    misses = result["misses"]  # the misses to work from, each with its kind and the ranks that make it one
+    stale_above = round(result["metrics"]["stale_above"] * result["metrics"]["n_stale"])
+    assert misses and sum(m["stale_above"] for m in misses) == stale_above
+    for miss in misses:
+        best = {side: min((miss["ranks"][k] for k in miss[side] if k in miss["ranks"]), default=99)
+                for side in ("stale", "evidence")}
+        assert miss["stale_above"] == (best["stale"] < best["evidence"])
