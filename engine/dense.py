@@ -120,11 +120,20 @@ class LatentSemanticModel:
 
     @staticmethod
     def _weight(counts: sp.csr_matrix, idf: np.ndarray) -> sp.csr_matrix:
+        """Sub-linear tf × idf, rows L2-normalised. The scalings multiply the entries in place:
+        a product with a vocabulary-wide diagonal matrix gives the same numbers, but costs the
+        whole vocabulary for every call (a follower places a few new items per commit)."""
         x = counts.astype(np.float32).tocsr(copy=True)
         x.data = 1.0 + np.log(np.maximum(x.data, 1.0))
-        x = x @ sp.diags(idf.astype(np.float32))
-        norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
-        return sp.diags(1.0 / np.where(norms == 0, 1.0, norms)).astype(np.float32) @ x
+        x.data *= idf.astype(np.float32)[x.indices]
+        lengths = np.diff(x.indptr)
+        # each row's norm summed over its entries in reverse, the order the diagonal product left
+        # them in (so the models fitted before this change place items to the same last bit)
+        reverse = np.repeat(x.indptr[:-1] + x.indptr[1:] - 1, lengths) - np.arange(x.nnz)
+        flipped = sp.csr_matrix((x.data[reverse], x.indices[reverse], x.indptr), shape=x.shape)
+        norms = np.sqrt(np.asarray(flipped.multiply(flipped).sum(axis=1)).ravel())
+        x.data *= np.repeat((1.0 / np.where(norms == 0, 1.0, norms)).astype(np.float32), lengths)
+        return x
 
     def transform(self, counts: sp.csr_matrix) -> np.ndarray:
         n_terms = self.components.shape[1]

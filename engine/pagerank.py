@@ -18,10 +18,11 @@ from .lazy import sparse as sp
 PUSH_EPS = 1e-5
 
 
-def personalized_pagerank(transition: sp.csr_matrix, seeds: np.ndarray, alpha: float = 0.5, iterations: int = 15,
-                          tol: float = 1e-4) -> np.ndarray:
+def personalized_pagerank(transition: sp.csr_matrix | np.ndarray, seeds: np.ndarray, alpha: float = 0.5,
+                          iterations: int = 15, tol: float = 1e-4) -> np.ndarray:
     """Stationary visit probabilities of a walk that follows an edge with probability ``alpha``
-    and otherwise jumps back to the seeds; mass reaching a dead end also returns to the seeds."""
+    and otherwise jumps back to the seeds; mass reaching a dead end also returns to the seeds
+    (``transition`` may be dense: a small graph's walk costs less so)."""
     total = float(seeds.sum())
     if total <= 0:
         return np.zeros(transition.shape[0], dtype=np.float32)

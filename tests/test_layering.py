@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -33,16 +35,32 @@ def test_the_import_contracts_hold(tmp_path):
     assert done.returncode == 0, report
 
 
-def test_engine_imports_no_textual_and_no_app():
+@pytest.fixture(scope="module")
+def fresh_imports() -> list[str]:
+    """What a fresh interpreter loads: first the engine's light modules (numpy, scipy, the memory
+    loaded by then), then ``Memory`` and the error base (their modules), then every engine module
+    (the Textual and app modules loaded by then): one line each. One interpreter for two checks
+    (the tests that read it share an xdist group, so it starts once)."""
     code = (
-        "import pkgutil, importlib, sys, mnemoscope.engine as engine\n"
+        "import importlib, pkgutil, sys, mnemoscope.engine.errors, mnemoscope.engine.config\n"
+        "heavy = sorted(n for n in ('numpy', 'scipy', 'mnemoscope.engine.memory') if n in sys.modules)\n"
+        "from mnemoscope.engine import Memory, MnemoscopeError\n"
+        "print(','.join(heavy), Memory.__module__, MnemoscopeError.__module__)\n"
+        "import mnemoscope.engine as engine\n"
         "for m in pkgutil.walk_packages(engine.__path__, 'mnemoscope.engine.'):\n"
         "    importlib.import_module(m.name)\n"
         "bad = sorted(n for n in sys.modules if n.split('.')[0] == 'textual' or n.startswith(('mnemoscope.app', 'mnemoscope.screens')))\n"
         "print(','.join(bad))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""
+    lines = out.stdout.split("\n")
+    assert len(lines) == 3 and lines[2] == "", out.stdout  # two lines, each ended
+    return lines[:2]
+
+
+@pytest.mark.xdist_group("fresh-imports")
+def test_engine_imports_no_textual_and_no_app(fresh_imports: list[str]):
+    assert fresh_imports[1] == ""
 
 
 SQL = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER|PRAGMA|BEGIN|COMMIT|ROLLBACK|SAVEPOINT|WITH)\s+[A-Za-z_*(]")
@@ -59,12 +77,8 @@ def test_sql_lives_only_in_the_store():
     assert found == []
 
 
-def test_the_engines_light_modules_import_without_numpy():
+@pytest.mark.xdist_group("fresh-imports")
+def test_the_engines_light_modules_import_without_numpy(fresh_imports: list[str]):
     """``engine/__init__`` loads its public names on first use: the CLI and the app import the
     errors and the settings at start without paying for numpy, scipy or the memory."""
-    code = ("import sys, mnemoscope.engine.errors, mnemoscope.engine.config\n"
-            "heavy = sorted(n for n in ('numpy', 'scipy', 'mnemoscope.engine.memory') if n in sys.modules)\n"
-            "from mnemoscope.engine import Memory, MnemoscopeError\n"
-            "print(','.join(heavy), Memory.__module__, MnemoscopeError.__module__)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["mnemoscope.engine.memory", "mnemoscope.engine.errors"]
+    assert fresh_imports[0].split() == ["mnemoscope.engine.memory", "mnemoscope.engine.errors"]

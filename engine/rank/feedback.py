@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from ..arrays import SlotMap
 
 DAY = 86_400.0
+# Up to this many linked items the co-access walk's transition is a dense array: a few hundred
+# items make a small matrix, and a dense product costs less than sparse machinery's overhead.
+DENSE_WALK = 512
 
 
 @dataclass
@@ -164,7 +167,7 @@ class FeedbackState:
         self.query_bags: dict[int, dict[int, float]] = {}  # item id -> {term id: count}
         self._used_for: UsedFor | None = None
         self._counted: list[tuple[int, int, float, float]] = []  # bag counts added since _used_for last read them
-        self._coaccess: tuple[tuple[int, float], np.ndarray, sp.csr_matrix] | None = None  # at (slots, clock)
+        self._coaccess: tuple[tuple[int, float], np.ndarray, np.ndarray | sp.csr_matrix] | None = None  # at (slots, clock)
         self._trust_arrays = TrustColumns()
         self._trust_columns: tuple[float, np.ndarray, np.ndarray] | None = None  # decayed, at a clock
 
@@ -343,10 +346,11 @@ class FeedbackState:
         rank[linked] = walk[:-1]
         return np.maximum(rank - p.ppr_alpha * r, 0.0)
 
-    def _coaccess_matrix(self, slot_of: SlotMap, n_slots: int) -> tuple[np.ndarray, sp.csr_matrix]:
+    def _coaccess_matrix(self, slot_of: SlotMap, n_slots: int) -> tuple[np.ndarray, np.ndarray | sp.csr_matrix]:
         """The slots that have edges (sorted), and the walk's transition among them and a last,
         dead-end node: each row of the edge matrix divided by max(row sum, 1), transposed for the
-        power iteration."""
+        power iteration (dense up to :data:`DENSE_WALK` nodes). Every edge decays with the clock,
+        so each feedback event changes every value: it is made again, from arrays."""
         if self._coaccess is None or self._coaccess[0] != (n_slots, self.clock):
             e = self.edges
             w = decayed(e.weight, 0.0, e.updated, self.clock, self.params.edge_half_life_days)
@@ -356,7 +360,12 @@ class FeedbackState:
             linked = np.union1d(x, y)
             xs, ys = np.searchsorted(linked, np.concatenate([x, y])), np.searchsorted(linked, np.concatenate([y, x]))
             w = np.concatenate([w, w])
-            out = np.maximum(np.bincount(xs, weights=w, minlength=len(linked) + 1), 1.0)
-            transposed = sp.csr_matrix((w * (1.0 / out)[xs], (ys, xs)), shape=(len(linked) + 1, len(linked) + 1))
+            size = len(linked) + 1
+            values = w * (1.0 / np.maximum(np.bincount(xs, weights=w, minlength=size), 1.0))[xs]
+            if size <= DENSE_WALK:
+                transposed = np.zeros((size, size))
+                transposed[ys, xs] = values
+            else:
+                transposed = sp.csr_matrix((values, (ys, xs)), shape=(size, size))
             self._coaccess = ((n_slots, self.clock), linked, transposed)
         return self._coaccess[1], self._coaccess[2]

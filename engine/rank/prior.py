@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arrays import ranges
 from ..lazy import sparse as sp
 
 BUCKETS = 4096  # term-id buckets: collisions are rare in a store's active vocabulary, and the weights stay small
@@ -73,6 +74,42 @@ def descriptors(term_rows: sp.csr_matrix, length: np.ndarray, opening: np.ndarra
     entries = entries[first]  # np.unique, without its overhead at this size
     r, c = entries // WIDTH, entries % WIDTH
     return Descriptors(r, c, 1.0 / np.sqrt(np.maximum(np.bincount(r, minlength=n), 1)))
+
+
+@dataclass
+class DescribedSlots:
+    """The descriptors of the slots described so far, as flat entries per slot. An item's
+    descriptor stays the same while the store holds the same items (``version``), and a recall's
+    candidates are mostly items some earlier recall described: only the others are described."""
+
+    version: tuple[int, ...]
+    start: np.ndarray  # per slot: its first entry in ``cols``, −1 until described
+    count: np.ndarray  # per slot: how many entries
+    scale: np.ndarray  # per slot: 1 / sqrt(entries)
+    cols: np.ndarray
+
+    @classmethod
+    def empty(cls, version: tuple[int, ...], n_slots: int) -> "DescribedSlots":
+        return cls(version, np.full(n_slots, -1, dtype=np.int64), np.zeros(n_slots, dtype=np.int64), np.zeros(n_slots),
+                   np.zeros(0, dtype=np.int64))
+
+    def missing(self, slots: np.ndarray) -> np.ndarray:
+        """The slots among ``slots`` (distinct) not described yet."""
+        return slots[self.start[slots] < 0]
+
+    def add(self, slots: np.ndarray, described: Descriptors) -> None:
+        """Keep ``described``, the descriptors of ``slots`` (distinct), in that order."""
+        counts = np.bincount(described.rows, minlength=len(slots))
+        self.start[slots] = len(self.cols) + np.cumsum(counts) - counts
+        self.count[slots] = counts
+        self.scale[slots] = described.scale
+        self.cols = np.concatenate([self.cols, described.cols])
+
+    def of(self, slots: np.ndarray) -> Descriptors:
+        """The descriptors of ``slots``, every one described already."""
+        counts = self.count[slots]
+        return Descriptors(np.repeat(np.arange(len(slots)), counts), self.cols[ranges(self.start[slots], counts)],
+                           self.scale[slots])
 
 
 class AnswerPrior:

@@ -48,7 +48,7 @@ from .heuristic import score as heuristic_score
 from .heuristic import weights_for
 from .marks import Endpoint, FeedbackMemory, Likeness
 from .mlp import MLPParams, PairwiseMLP
-from .prior import STYLE, AnswerPrior, descriptors
+from .prior import STYLE, AnswerPrior, DescribedSlots, Descriptors, descriptors
 from .state import CurvePoint, LearnedState, PairBuffer, StateMismatch, unblob
 
 if TYPE_CHECKING:
@@ -134,6 +134,7 @@ class RankerArea(Area):
         self.meta = feats.SlotMeta()
         self.marks = FeedbackMemory()
         self._punctuated = False  # SlotMeta's punctuation flags cover every stored item
+        self._described: DescribedSlots | None = None  # the answer prior's descriptors, by slot
         self.state_problem = ""
         self.log_corrupt = False
         self._endpoint_failed = False  # the embedding endpoint failed the marks, and that was logged
@@ -146,6 +147,7 @@ class RankerArea(Area):
         store = self.mem.store
         self.meta = feats.SlotMeta()
         self._punctuated = False
+        self._described = None
         self._add_meta(store.item_meta_rows())
         self.names = feats.feature_names(self.extra_signals())
         self.key = tokens.TokenKey(store.token_key(), self.mem.settings.token_ttl_hours * 3600)
@@ -229,8 +231,20 @@ class RankerArea(Area):
         rows = [(slot_of[i.id], i.text) for i in items if i.id in slot_of]
         self.meta.add_punctuation(np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows])
 
-    def _descriptors(self, slots: np.ndarray):
-        """The answer prior's view of these slots (reads every item's text once per open)."""
+    def _descriptors(self, slots: np.ndarray) -> Descriptors:
+        """The answer prior's view of these slots (distinct), each described once while the
+        store holds the same items."""
+        index = self.mem.index
+        version = (index.n_slots, index.n_items)
+        if self._described is None or self._described.version != version:
+            self._described = DescribedSlots.empty(version, index.n_slots)
+        new = self._described.missing(slots)
+        if len(new):
+            self._described.add(new, self._describe(new))
+        return self._described.of(slots)
+
+    def _describe(self, slots: np.ndarray) -> Descriptors:
+        """The answer prior's descriptors of these slots (reads every item's text once per open)."""
         if not self._punctuated:
             self._add_punctuation(self.mem.store.iter_items())
             self._punctuated = True

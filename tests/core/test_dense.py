@@ -3,7 +3,7 @@
 import numpy as np
 import scipy.sparse as sp
 
-from mnemoscope.engine.dense import HashEmbedder, LatentSemanticModel, randomized_svd_components
+from mnemoscope.engine.dense import HashEmbedder, LatentSemanticModel, l2_normalize, randomized_svd_components
 from mnemoscope.engine.vectors import VectorIndex
 
 
@@ -102,3 +102,22 @@ def test_top_finds_what_the_scan_ranks_first_reading_only_the_probed_lists():
         assert set(top.tolist()) == set(np.argsort(-scan)[:10].tolist())
         assert np.all(np.diff(scan[top]) <= 0)
         assert np.array_equal(plain.top(query, 10), np.argsort(-plain.scores(query), kind="stable")[:10])
+
+
+def test_the_tf_idf_weighting_gives_the_numbers_of_the_diagonal_products_to_the_last_bit():
+    rng = np.random.default_rng(4)
+    counts = random_counts(4, n_docs=300, n_terms=400)
+    for row in range(300):  # a document's terms come in the order it uses them, not sorted
+        lo, hi = counts.indptr[row], counts.indptr[row + 1]
+        shuffled = lo + rng.permutation(hi - lo)
+        counts.indices[lo:hi], counts.data[lo:hi] = counts.indices[shuffled], counts.data[shuffled]
+    counts.has_sorted_indices = False
+    idf = rng.uniform(0.5, 6.0, 400).astype(np.float32)
+    model = LatentSemanticModel(idf, rng.normal(size=(16, 400)).astype(np.float32), "test")
+    x = counts.astype(np.float32).tocsr(copy=True)
+    x.data = 1.0 + np.log(np.maximum(x.data, 1.0))
+    x = x @ sp.diags(idf)  # what the weighting was written as (it costs the whole vocabulary per call)
+    norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
+    weighted = sp.diags(1.0 / np.where(norms == 0, 1.0, norms)).astype(np.float32) @ x
+    want = l2_normalize(np.asarray(weighted @ model.components.T))
+    assert np.array_equal(model.transform(counts), want)

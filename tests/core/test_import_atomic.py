@@ -3,6 +3,7 @@ that reads it are exactly what they were before."""
 
 import io
 import json
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -16,6 +17,7 @@ from mnemoscope.app.cli import main
 from mnemoscope.engine import Memory
 from mnemoscope.engine.transfer import write_records
 from tests.support.openai_server import hashed_vector
+from tests.support.stores import shared_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,26 +51,33 @@ def write_chats(folder: Path, n: int, tag: str) -> Path:
     return folder
 
 
-@pytest.fixture
-def export_file(tmp_path: Path) -> Path:
-    """An export of five sources, with the knowledge snapshot and every area's lines."""
-    path = tmp_path / "all.jsonl"
-    with Memory(tmp_path / "origin.db") as mem:
-        mem.ingest(write_chats(tmp_path / "exported", 5, "ex"))
-        mem.export(path)
-    return path
-
-
-@pytest.fixture
-def target(tmp_path: Path, export_file: Path) -> Path:
-    """A store that holds two sources of its own and an older version of the first exported one
-    (which the import replaces: what the rollback must bring back includes a deletion)."""
-    path = tmp_path / "target.db"
-    older = tmp_path / "exported" / "ex0.txt"
+def _export_and_target(folder: Path) -> None:
+    """An export of five sources, with the knowledge snapshot and every area's lines (all.jsonl);
+    and a store that holds two sources of its own and an older version of the first exported one
+    (target.db; the import replaces it: what the rollback must bring back includes a deletion)."""
+    with Memory(folder / "origin.db") as mem:
+        mem.ingest(write_chats(folder / "exported", 5, "ex"))
+        mem.export(folder / "all.jsonl")
+    older = folder / "exported" / "ex0.txt"
     older.write_text("Ann: the older version of ex0 spoke of a lighthouse.\nBen: a lighthouse by the river.", encoding="utf-8")
-    with Memory(path) as mem:
-        mem.ingest([write_chats(tmp_path / "own", 2, "own"), older])
-    return path
+    with Memory(folder / "target.db") as mem:
+        mem.ingest([write_chats(folder / "own", 2, "own"), older])
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The export and the target, built once per run; each test copies what it uses."""
+    return shared_folder(tmp_path_factory, "import-atomic", _export_and_target)
+
+
+@pytest.fixture
+def export_file(built: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copy(built / "all.jsonl", tmp_path / "all.jsonl"))
+
+
+@pytest.fixture
+def target(built: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copy(built / "target.db", tmp_path / "target.db"))
 
 
 def state(path: Path) -> dict:

@@ -8,7 +8,6 @@ from mnemoscope.engine import Memory
 from mnemoscope.engine.query import Lexicon, answer_type, english_lexicon, plan
 from mnemoscope.engine.records import Item, ParsedSource, Source
 
-DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
 VOCAB = {t: n for n, t in enumerate("know dough readi melani accid wreck son crash famili carolin".split())}
 LEXICON = Lexicon.parse("crash\taccid:1 wreck:0.8 plane:0.4\nboi\tson:0.8\nmelani\tfamili:1\nknow\tfamili:1\n")
 
@@ -63,9 +62,8 @@ def test_a_reworded_question_finds_the_turn_that_uses_other_words(tmp_path):
     assert hits and "accident" in hits[0].item.text
 
 
-def test_the_demo_dough_question_is_about_dough_not_about_knowing(tmp_path):
-    with Memory(tmp_path / "demo.db") as mem:
-        mem.ingest([DEMO])
+def test_the_demo_dough_question_is_about_dough_not_about_knowing(demo_store: Path):
+    with Memory(demo_store) as mem:  # recall writes nothing: the shared demo store, read in place
         for strategy in ("fused", "hybrid"):
             hits = mem.recall("how do I know the dough is ready", strategy=strategy, top_k=5).hits
             assert len(hits) == 5

@@ -1,5 +1,8 @@
 """The MCP server through the SDK's own clients: ``mnemoscope mcp`` spawned over stdio on a
-temporary store, and once over streamable HTTP on 127.0.0.1."""
+temporary store, and once over streamable HTTP on 127.0.0.1.
+
+The SDK is imported inside the tests, not at collection: importing it is costly, and under xdist
+every worker collects this module while one worker runs its tests (their group)."""
 
 from __future__ import annotations
 
@@ -10,15 +13,13 @@ import sys
 import time
 from pathlib import Path
 
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp_types import Implementation
+import pytest
 
 from mnemoscope.engine import Memory
 
 ROOT = Path(__file__).resolve().parents[2]
-AGENT = Implementation(name="test-agent", version="1.0")
+pytestmark = pytest.mark.xdist_group("mcp")
+
 CONVERSATION = [
     {"role": "system", "content": "You are a helpful assistant."},
     {"role": "user", "content": "I adopted a beagle called Biscuit last weekend.", "timestamp": "2024-05-06T09:00:00Z"},
@@ -35,11 +36,21 @@ def text_of(result) -> str:
     return result.content[0].text
 
 
+def agent():
+    """The client's name and version, as the server logs them (``mcp:test-agent``)."""
+    from mcp_types import Implementation
+
+    return Implementation(name="test-agent", version="1.0")
+
+
 async def test_an_agent_remembers_recalls_teaches_and_forgets_over_stdio(tmp_path):
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
     store = tmp_path / "agent.db"
     command, *args = server_command(store)
     params = StdioServerParameters(command=command, args=args, cwd=str(ROOT))
-    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=AGENT) as session:
+    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=agent()) as session:
         await session.initialize()
         tools = {t.name: t for t in (await session.list_tools()).tools}
         assert set(tools) == {"remember", "recall", "feedback", "facts", "entities", "episodes", "forget"}
@@ -134,6 +145,9 @@ def refused_from_a_web_page(port: int) -> list[tuple[int, bytes]]:
 
 
 async def test_streamable_http_on_loopback(tmp_path):
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
     port = free_port()
     server = subprocess.Popen(server_command(tmp_path / "http.db", "--http", str(port)), cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -147,7 +161,7 @@ async def test_streamable_http_on_loopback(tmp_path):
             except OSError:
                 assert server.poll() is None and time.monotonic() < deadline, server.stderr.read().decode()
                 time.sleep(0.2)
-        async with streamable_http_client(url) as (read, write), ClientSession(read, write, client_info=AGENT) as session:
+        async with streamable_http_client(url) as (read, write), ClientSession(read, write, client_info=agent()) as session:
             await session.initialize()
             stored = (await session.call_tool("remember", {"text": "# Alps\nWe hiked the Eiger trail in June.",
                                                            "title": "Trip"})).structured_content

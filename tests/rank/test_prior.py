@@ -5,7 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mnemoscope.engine import Memory
-from mnemoscope.engine.rank.prior import BUCKETS, STYLE, AnswerPrior, descriptors
+from mnemoscope.engine.rank.prior import BUCKETS, STYLE, AnswerPrior, DescribedSlots, descriptors
 
 QUERIES = ["sourdough starter", "border collie", "night shift at the hospital", "hiking trip", "birthday present",
            "moving to a new apartment", "learning to cook", "weekend plans", "bread", "dog"]
@@ -37,6 +37,29 @@ def test_descriptors_are_unit_rows_of_hashed_terms_and_style():
     assert set(np.flatnonzero(x[1])) == {BUCKETS + STYLE.index("length_7"), BUCKETS + STYLE.index("question")}
     w = np.arange(x.shape[1], dtype=float)
     assert np.allclose(d.dot(w), x @ w)
+
+
+def test_slots_described_in_earlier_recalls_are_not_described_again_and_read_back_the_same():
+    rng = np.random.default_rng(3)
+    n = 40
+    terms = sp.random(n, 300, density=0.05, format="csr", random_state=4)
+    flags = [rng.random(n) < 0.3 for _ in range(3)]
+    length = rng.random(n)
+
+    def described(slots):
+        return descriptors(terms[slots], length[slots], flags[0][slots], flags[1][slots], flags[2][slots])
+
+    memo = DescribedSlots.empty((n,), n)
+    asked = []
+    for slots in (np.array([3, 7, 1, 20]), np.array([7, 2, 3, 39, 0]), np.array([39, 20, 1])):
+        new = memo.missing(slots)
+        asked += new.tolist()
+        memo.add(new, described(new))
+        kept, fresh = memo.of(slots), described(slots)
+        assert np.array_equal(kept.dense(), fresh.dense())
+        w = rng.normal(size=fresh.dense().shape[1])
+        assert np.array_equal(kept.dot(w), fresh.dot(w))
+    assert sorted(asked) == [0, 1, 2, 3, 7, 20, 39]  # each slot described once
 
 
 def test_the_prior_learns_which_kind_of_row_is_used_and_leaves_the_original_alone():
