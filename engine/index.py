@@ -36,9 +36,10 @@ WORDS_KEY = "dense.word_model"  # fitted beside the latent model (engine/wordvec
 # smaller, and 10k-item ingest (half of it the fit) is unaffected.
 LSA_FIT_ITEMS = 20_000
 PROJECT_BLOCK = 20_000  # items projected into the latent space at a time
-# The word space's inverted lists (past LISTS_ABOVE items) are probed less than the latent ones:
-# its 50 dimensions cluster tightly, and this share keeps recall of the exact scan's top 100 above
-# 0.99 on the 1M benchmark store (docs/scaling.md).
+# The word space keeps float32 rows until it has inverted lists (past LISTS_ABOVE items): at 50
+# dimensions they are small, and decoding codes cost more per scan than the whole float product.
+# Its lists are probed less than the latent ones: its 50 dimensions cluster tightly, and this share
+# keeps recall of the exact scan's top 100 above 0.99 on the 1M benchmark store (docs/scaling.md).
 WORD_PROBE_SHARE = 0.1
 
 
@@ -278,8 +279,8 @@ class Index:
         if words_blob and meta.get("words") == self._words.model.signature:
             part = {name[6:]: a for name, a in arrays.items() if name.startswith("words.")}
             with self._projecting:
-                self._word_vectors = VectorIndex.restore(part, exact=self._word_rows, lists_above=LISTS_ABOVE,
-                                                         probe_share=WORD_PROBE_SHARE)
+                self._word_vectors = VectorIndex.restore(part, exact=self._word_rows, quantize_above=LISTS_ABOVE,
+                                                         lists_above=LISTS_ABOVE, probe_share=WORD_PROBE_SHARE)
                 self._words_unplaced = []
 
     # -- latent semantic model -----------------------------------------------------------------
@@ -403,7 +404,8 @@ class Index:
             self._word_vectors.set(live, rows[live])
 
     def _new_word_vectors(self) -> VectorIndex:
-        return VectorIndex(exact=self._word_rows, lists_above=LISTS_ABOVE, probe_share=WORD_PROBE_SHARE)
+        return VectorIndex(exact=self._word_rows, quantize_above=LISTS_ABOVE, lists_above=LISTS_ABOVE,
+                           probe_share=WORD_PROBE_SHARE)
 
     def _word_rows(self, slots: np.ndarray) -> np.ndarray:
         """Items' word-space rows made again from their terms (exact float32)."""

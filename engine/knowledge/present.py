@@ -79,6 +79,11 @@ class PresentQuestion:
     slots: frozenset[str] = frozenset()  # the names of the slots it asks about
     change: re.Pattern[str] = _CHANGE
 
+    @functools.cached_property
+    def topic(self) -> frozenset[str]:
+        """The tokens that make a sentence on topic: the slots' and the question's own."""
+        return self.slot_cues | self.terms
+
 
 @functools.cache
 def asked_by(slot: Slot) -> frozenset[str]:
@@ -124,8 +129,7 @@ def _changes(item: "Item", question: PresentQuestion) -> bool | None:
     """Whether a candidate announces a change of the answer (True), is on topic only (False),
     or is off topic (None). The change must be said in a sentence on the topic: "I'm switching
     to hiking training. Leah and I will stay in huts" changes nothing about where Leah lives."""
-    topic = question.slot_cues | question.terms
-    on_topic = [sentence for sentence, tokens in sentence_tokens(item.text) if topic & tokens]
+    on_topic = [sentence for sentence, tokens in sentence_tokens(item.text) if question.topic & tokens]
     if not on_topic:
         return None
     return any(question.change.search(sentence) for sentence in on_topic)

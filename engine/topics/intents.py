@@ -8,6 +8,7 @@ it answers ``neutral``. Training takes a fraction of a second and happens once p
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
@@ -101,12 +102,17 @@ def _word_grams(text: str) -> list[str]:
 
 def _char_grams(text: str) -> list[str]:
     """Character 2–5-grams inside each space-padded word (as scikit-learn's ``char_wb``)."""
-    out = []
+    out: list[str] = []
     for word in text.lower().split():
-        padded = f" {word} "
-        for n in range(2, 6):
-            out.extend(padded[i : i + n] for i in range(len(padded) - n + 1))
+        out.extend(_word_char_grams(word))
     return out
+
+
+@functools.lru_cache(maxsize=65_536)
+def _word_char_grams(word: str) -> tuple[str, ...]:
+    """One word's grams, in order: questions reuse their words, and every query is classified."""
+    padded = f" {word} "
+    return tuple(padded[i : i + n] for n in range(2, 6) for i in range(len(padded) - n + 1))
 
 
 class _TfidfBlock:

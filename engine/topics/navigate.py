@@ -222,9 +222,10 @@ def _step(tree: TopicTree, graph: TopicGraph, markov: TransitionModel | None, pa
     terms[0] = policy.alpha * cos_q[nodes]
     terms[1] = policy.beta * nb.closeness[keep]
     terms[2] = policy.gamma * relevance
-    terms[3] = policy.novelty * (visits[nodes] == 0)
+    seen = visits[nodes]
+    terms[3] = policy.novelty * (seen == 0)
     terms[4] = policy.prior_weight * prior[nodes]
-    terms[5] = -policy.repetition * visits[nodes] ** 2
+    terms[5] = -policy.repetition * seen ** 2
     terms[6] = -policy.backtrack * (nodes == previous)
     total = terms.sum(axis=0)
     greedy = rng is None

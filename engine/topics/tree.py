@@ -348,6 +348,9 @@ def softmax(scores: np.ndarray, temperature: float, axis: int = -1) -> np.ndarra
         out = np.zeros_like(scores, dtype=np.float64)
         np.put_along_axis(out, np.argmax(scores, axis=axis, keepdims=True), 1.0, axis=axis)
         return out
+    if scores.ndim == 1:  # a walk step's few candidates: the same arithmetic without the keepdims calls
+        e = np.exp((scores - scores.max()) / temperature)
+        return e / e.sum()
     z = (scores - np.max(scores, axis=axis, keepdims=True)) / temperature
     e = np.exp(z)
     return e / e.sum(axis=axis, keepdims=True)
