@@ -56,6 +56,7 @@ ENTITY_BASE = 1 << 30
 PHRASE_BASE = 3 << 29
 KEY_BITS = 31
 KEY_MASK = (1 << KEY_BITS) - 1
+KEPT_MIXES = 4
 
 
 @dataclass
@@ -93,19 +94,36 @@ def _summed(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return keys[starts], np.add.reduceat(values, starts)
 
 
+def _positions(keys: np.ndarray, new_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each of ``new_keys`` is or would go in the sorted ``keys``, and whether it is there."""
+    at = np.searchsorted(keys, new_keys)
+    found = at < len(keys)
+    found[found] = keys[at[found]] == new_keys[found]
+    return at, found
+
+
 def _merged(keys: np.ndarray, values: np.ndarray, new_keys: np.ndarray,
             new_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Two lists of sorted unique entries as one; where both have a key, its value is the first
-    list's plus the second's (so a sum over several lists adds up in the order they are merged)."""
+    list's plus the second's (so a sum over several lists adds up in the order they are merged).
+    The new entries are placed by binary search: a commit's few edges cost a copy of the list,
+    not a sort of it."""
     if not len(keys) or not len(new_keys):
         return (keys, values) if len(keys) else (new_keys, new_values)
-    both = np.concatenate([keys, new_keys])
-    order = np.argsort(both, kind="stable")  # two sorted runs: a merge; the first list's entry first
-    both, summed = both[order], np.concatenate([values, new_values])[order]
-    twice = both[1:] == both[:-1]
-    summed[:-1][twice] += summed[1:][twice]
-    once = np.concatenate([[True], ~twice])
-    return both[once], summed[once]
+    at, found = _positions(keys, new_keys)
+    values = values.copy()
+    values[at[found]] += new_values[found]
+    fresh = ~found
+    return np.insert(keys, at[fresh], new_keys[fresh]), np.insert(values, at[fresh], new_values[fresh])
+
+
+def _values_at(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """The values of sorted unique entries at the wanted keys (0 where there is no entry)."""
+    out = np.zeros(len(wanted), dtype=np.float32)
+    if len(keys):
+        at, found = _positions(keys, wanted)
+        out[found] = values[at[found]]
+    return out
 
 
 @dataclass
@@ -120,12 +138,50 @@ class StableEdges:
     taken: int = 0  # edges of the raw list looked at so far
     waiting: EdgeList = field(default_factory=EdgeList)
 
-    def merge(self, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> None:
-        """Add undirected edges between stable numbers (self-loops dropped)."""
+    def merge(self, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Add undirected edges between stable numbers (self-loops dropped); returns the keys
+        whose entries changed."""
         other = a != b
         a, b, w = a[other], b[other], w[other]
         keys, values = _summed(np.concatenate([a << KEY_BITS | b, b << KEY_BITS | a]), np.concatenate([w, w]))
         self.keys, self.values = _merged(self.keys, self.values, keys, values)
+        return keys
+
+
+@dataclass
+class StableMix:
+    """The weighted sum of some edge types' entries in stable numbers, kept across appends: after
+    a commit, only the entries its edges touched are summed again (every type's value at them, in
+    the weights' order, as a build from nothing sums them), and new entries are placed by binary
+    search. So following a commit costs the touched entries and a copy, not a merge of every type."""
+
+    weights: tuple[tuple[str, float], ...]  # positive weights, in the walk's order
+    keys: np.ndarray
+    values: np.ndarray
+    pending: list[np.ndarray] = field(default_factory=list)  # keys touched since the last update
+
+    @classmethod
+    def build(cls, weights: tuple[tuple[str, float], ...],
+              entries: dict[str, tuple[np.ndarray, np.ndarray]]) -> "StableMix":
+        keys, values = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        for kind, w in weights:
+            keys, values = _merged(keys, values, entries[kind][0], entries[kind][1] * np.float32(w))
+        return cls(weights, keys, values)
+
+    def update(self, entries: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        if not self.pending:
+            return
+        touched = np.unique(np.concatenate(self.pending))
+        self.pending = []
+        summed = np.zeros(len(touched), dtype=np.float32)
+        for kind, w in self.weights:
+            summed += _values_at(*entries[kind], touched) * np.float32(w)
+        at, found = _positions(self.keys, touched)
+        self.values = self.values.copy()
+        self.values[at[found]] = summed[found]
+        fresh = ~found
+        self.keys = np.insert(self.keys, at[fresh], touched[fresh])
+        self.values = np.insert(self.values, at[fresh], summed[fresh])
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -144,23 +200,16 @@ def _locked(method: F) -> F:
 
 @dataclass
 class Adjacency:
-    """A symmetric sparse matrix as sorted unique entries: ``key = row · n + column``."""
+    """A symmetric sparse matrix as entries sorted by row, then column."""
 
     n: int
-    keys: np.ndarray
+    rows: np.ndarray
+    columns: np.ndarray
     values: np.ndarray
 
     @functools.cached_property
-    def rows(self) -> np.ndarray:
-        return self.keys // self.n
-
-    @functools.cached_property
-    def columns(self) -> np.ndarray:
-        return self.keys - self.rows * self.n
-
-    @functools.cached_property
     def indptr(self) -> np.ndarray:
-        return np.searchsorted(self.keys, np.arange(self.n + 1, dtype=np.int64) * self.n)
+        return np.searchsorted(self.rows, np.arange(self.n + 1, dtype=np.int64))
 
     def csr(self, values: np.ndarray | None = None) -> sp.csr_matrix:
         """As a CSR matrix (of other values on the same entries, if given)."""
@@ -187,6 +236,7 @@ class KnowledgeGraph:
         self._phrase_node: dict[str, int] = {}
         self._stable: dict[str, StableEdges] = {t: StableEdges() for t in EDGE_TYPES}
         self._stable_for: weakref.ref | None = None  # the index whose slots the stable numbers are
+        self._mixes: dict[tuple[tuple[str, float], ...], StableMix] = {}  # by weights, newest last
         self._cache: dict[object, object] = {}
 
     @_locked
@@ -267,75 +317,91 @@ class KnowledgeGraph:
         if self._stable_for is None or self._stable_for() is not index:
             self._stable = {t: StableEdges() for t in EDGE_TYPES}
             self._stable_for = weakref.ref(index)
+            self._mixes = {}
         stable, raw = self._stable[kind], self.edges[kind]
         if stable.taken < len(raw) or len(stable.waiting):
             new = [np.concatenate(pair) for pair in zip(stable.waiting.arrays(), raw.arrays(stable.taken))]
             stable.taken, stable.waiting = len(raw), EdgeList()
             a, b = self._stable_nodes(new[0], index), self._stable_nodes(new[1], index)
             known = (a >= 0) & (b >= 0)
-            stable.merge(a[known], b[known], new[2][known])
+            touched = stable.merge(a[known], b[known], new[2][known])
+            for mix in self._mixes.values():
+                if any(k == kind for k, _ in mix.weights):
+                    mix.pending.append(touched)
             stable.waiting.add(new[0][~known], new[1][~known], new[2][~known])
         return stable
 
     def _node_numbers(self, stable: np.ndarray, index: "Index") -> np.ndarray:
-        """Matrix node numbers of stable numbers: items, then entities, then phrases."""
-        return np.where(stable < ENTITY_BASE, stable,
-                        np.where(stable < PHRASE_BASE, stable - ENTITY_BASE + index.n_slots,
-                                 stable - PHRASE_BASE + index.n_slots + len(self.entity_ids)))
+        """Matrix node numbers of stable numbers: items, then entities, then phrases (each
+        number moved by its block's offset)."""
+        offsets = np.array([0, index.n_slots - ENTITY_BASE, index.n_slots + len(self.entity_ids) - PHRASE_BASE])
+        block = (stable >= ENTITY_BASE).view(np.int8) + (stable >= PHRASE_BASE).view(np.int8)
+        return stable + offsets[block]
 
     # -- matrices -----------------------------------------------------------------------------
 
-    def _adjacency(self, kind: str, index: "Index") -> Adjacency:
-        """The entries of one edge type's symmetric matrix over the current node space: live
-        endpoints only, no self-loops, each entry the sum of its edges' weights."""
-        key = ("adjacency", kind, *_state(index))
-        hit = self._cache.get(key)
-        if hit is not None:
-            return hit  # type: ignore[return-value]
-        n = self.n_nodes(index)
-        if kind == "semantic":
-            m = semantic_knn(index, n)
-            rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(m.indptr))
-            adjacency = Adjacency(n, *_summed(rows * n + m.indices, m.data))
-        else:
+    def _entries(self, kind: str, index: "Index") -> tuple[np.ndarray, np.ndarray]:
+        """One edge type's entries in stable numbers, sorted keys and summed weights (semantic
+        ones are computed from the latent space, and kept until it or the items change)."""
+        if kind != "semantic":
             stable = self._take_in(kind, index)
-            rows, columns = stable.keys >> KEY_BITS, stable.keys & KEY_MASK
-            ok = _live(rows, index) & _live(columns, index)
-            if kind == "phrase":
-                ok &= self._stated(rows, columns)
-            keys = self._node_numbers(rows[ok], index) * n + self._node_numbers(columns[ok], index)
-            adjacency = Adjacency(n, keys, stable.values[ok])
-        self._cache[key] = adjacency
-        return adjacency
+            return stable.keys, stable.values
+        key = ("semantic", *_state(index))
+        hit = self._cache.get(key)
+        if hit is None:
+            m = semantic_knn(index, index.n_slots)  # items only: their node numbers are their slots
+            rows = np.repeat(np.arange(index.n_slots, dtype=np.int64), np.diff(m.indptr))
+            hit = self._cache[key] = _summed(rows << KEY_BITS | m.indices, m.data)
+        return hit  # type: ignore[return-value]
 
-    def _stated(self, *nodes: np.ndarray) -> np.ndarray:
-        """Per entry: no endpoint is the phrase node of a phrase stated by fewer than 2 or more
-        than PHRASE_MAX_ITEMS items (stored or not)."""
+    def _compact(self, keys: np.ndarray, values: np.ndarray, index: "Index") -> Adjacency:
+        """Entries in stable numbers over the current node space: live endpoints only, and no
+        phrase stated by fewer than 2 or more than PHRASE_MAX_ITEMS items (stored or not)."""
+        rows, columns = keys >> KEY_BITS, keys & KEY_MASK
+        ok = np.ones(len(keys), dtype=bool)
+        if index.n_items < index.n_slots:  # else every item is live
+            ok &= _live(rows, index) & _live(columns, index)
         size = np.bincount(self.edges["phrase"].a.view - PHRASE_BASE, minlength=len(self._phrase_names))
-        kept = (size >= 2) & (size <= PHRASE_MAX_ITEMS)
-        out = np.ones(len(nodes[0]), dtype=bool)
-        for stable in nodes:
-            phrases = stable >= PHRASE_BASE
-            out[phrases] &= kept[stable[phrases] - PHRASE_BASE]
-        return out
+        dropped = (size < 2) | (size > PHRASE_MAX_ITEMS)
+        for stable in (rows, columns):
+            phrases = np.flatnonzero(stable >= PHRASE_BASE)
+            ok[phrases] &= ~dropped[stable[phrases] - PHRASE_BASE]
+        rows, columns = rows[ok], columns[ok]
+        return Adjacency(self.n_nodes(index), self._node_numbers(rows, index), self._node_numbers(columns, index),
+                         values[ok])
 
     @_locked
     def matrix(self, kind: str, index: "Index") -> sp.csr_matrix:
-        """The symmetric weighted adjacency of one edge type over the current node space."""
-        return self._adjacency(kind, index).csr()
+        """The symmetric weighted adjacency of one edge type over the current node space: live
+        endpoints only, no self-loops, each entry the sum of its edges' weights."""
+        return self._compact(*self._entries(kind, index), index).csr()
 
     def _mix(self, weights: dict[str, float], index: "Index") -> Adjacency:
-        """The weighted sum of the edge types' matrices (each entry summed in the weights' order)."""
+        """The weighted sum of the edge types' matrices (each entry summed in the weights' order).
+        Kept in stable numbers per weights and updated where a commit's edges touched it; one with
+        semantic edges is summed again whole, as those change wherever the items or the latent fit
+        change."""
         key = ("mix", tuple(sorted(weights.items())), *_state(index))
         hit = self._cache.get(key)
         if hit is None:
-            keys, values = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-            for kind, w in weights.items():
-                if w > 0:
-                    m = self._adjacency(kind, index)
-                    keys, values = _merged(keys, values, m.keys, m.values * np.float32(w))
-            hit = self._cache[key] = Adjacency(self.n_nodes(index), keys, values)
+            positive = tuple((kind, w) for kind, w in weights.items() if w > 0)
+            entries = {kind: self._entries(kind, index) for kind, _ in positive}
+            mix = self._mixes.get(positive)
+            if mix is None or "semantic" in entries:
+                mix = StableMix.build(positive, entries)
+                if "semantic" not in entries:
+                    self._keep_mix(positive, mix)
+            else:
+                mix.update(entries)
+            hit = self._cache[key] = self._compact(mix.keys, mix.values, index)
         return hit  # type: ignore[return-value]
+
+    def _keep_mix(self, weights: tuple[tuple[str, float], ...], mix: StableMix) -> None:
+        """Keep a mix to update after the next commits; the oldest goes past KEPT_MIXES (each
+        weighs as much as the edges, and intents steer the walk with a few weight sets only)."""
+        self._mixes[weights] = mix
+        while len(self._mixes) > KEPT_MIXES:
+            del self._mixes[next(iter(self._mixes))]
 
     def _inverse_degree(self, mix: Adjacency) -> np.ndarray:
         """1 / each node's weighted degree (0 for none)."""
@@ -371,7 +437,7 @@ class KnowledgeGraph:
         hit = self._cache.get(key)
         if hit is None:
             mix = self._mix(weights, index)
-            hit = self._cache[key] = np.bincount(mix.rows, minlength=mix.n)
+            hit = self._cache[key] = np.diff(mix.indptr)
         return hit  # type: ignore[return-value]
 
 
@@ -383,11 +449,8 @@ def _state(index: "Index") -> tuple[int, int, int]:
 def _live(stable: np.ndarray, index: "Index") -> np.ndarray:
     """Whether each stable node is there: an entity or a phrase, or a live item."""
     out = stable >= ENTITY_BASE
-    if index.n_items < index.n_slots:  # else every item is live
-        items = ~out
-        out[items] = index.alive[stable[items]]
-    else:
-        out[:] = True
+    items = ~out
+    out[items] = index.alive[stable[items]]
     return out
 
 

@@ -108,9 +108,12 @@ def test_large_graphs_switch_to_local_push(tmp_path):
         assert [h.item.text[:4] for h in hits] == ["Maya", "Bisc"]
 
 
-def _grown_graph(index: Index, steps: list[int], look: bool) -> KnowledgeGraph:
+WALK = {"mention": 1.0, "next": 0.3, "episode": 0.3, "fact": 0.5, "phrase": 0.5}
+
+
+def _grown_graph(index: Index, steps: list[int], look: dict[str, float] | None) -> KnowledgeGraph:
     """Items 1..30 arrive in ``steps`` (entities and edges with them, some before their item or
-    entity is known); with ``look``, the walk matrices are built after every step."""
+    entity is known); with ``look``, the walk matrices of those weights are built after every step."""
     rng = np.random.default_rng(7)
     g, first = KnowledgeGraph(), 1
     for n, upto in enumerate(steps):
@@ -125,16 +128,19 @@ def _grown_graph(index: Index, steps: list[int], look: bool) -> KnowledgeGraph:
                   [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))] * len(items))
         first = upto + 1
         if look:
-            g.transition({"mention": 1.0}, index)
+            g.transition(look, index)
     g.add_entities([300])
     return g
 
 
-def test_a_graph_grown_step_by_step_equals_one_built_at_once():
-    weights = {"mention": 1.0, "next": 0.3, "episode": 0.3, "fact": 0.5, "phrase": 0.5}
+@pytest.mark.parametrize("look", [{"mention": 1.0}, WALK], ids=["other-weights", "same-weights"])
+def test_a_graph_grown_step_by_step_equals_one_built_at_once(look):
+    """Grown with other weights looked at, each type's entries are merged as they come; with the
+    same weights, the kept mix is updated where each step's edges touched it."""
+    weights = WALK
     grown_index, whole_index = small_index(0), small_index(0)
-    grown = _grown_graph(grown_index, [4, 9, 17, 30], look=True)
-    whole = _grown_graph(whole_index, [4, 9, 17, 30], look=False)
+    grown = _grown_graph(grown_index, [4, 9, 17, 30], look=look)
+    whole = _grown_graph(whole_index, [4, 9, 17, 30], look=None)
     grown_index.remove([5])
     whole_index.remove([5])
     assert grown.n_nodes(grown_index) == 30 + 9 + 2

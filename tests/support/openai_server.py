@@ -90,6 +90,10 @@ def hashed_vector(text: str, dim: int = 16) -> list[float]:
 class OpenAIServer:
     """Start on construction; stop with :meth:`close` (or use it as a context manager)."""
 
+    # How often the serving loop looks whether it was asked to stop: :meth:`close` waits for that
+    # look (the standard library's default, half a second, was an idle half second per test).
+    STOP_POLL_SECONDS = 0.02
+
     def __init__(self) -> None:
         self.requests: list[tuple[str, Any]] = []
         self.on_chat: Callable[[dict[str, Any]], str] = lambda body: "{}"
@@ -103,7 +107,7 @@ class OpenAIServer:
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(self.STOP_POLL_SECONDS,), daemon=True)
         self._thread.start()
 
     @property
