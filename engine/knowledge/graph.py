@@ -200,23 +200,16 @@ def _locked(method: F) -> F:
 
 @dataclass
 class Adjacency:
-    """A symmetric sparse matrix as sorted unique entries: ``key = row · n + column``."""
+    """A symmetric sparse matrix as entries sorted by row, then column."""
 
     n: int
-    keys: np.ndarray
+    rows: np.ndarray
+    columns: np.ndarray
     values: np.ndarray
 
     @functools.cached_property
-    def rows(self) -> np.ndarray:
-        return self.keys // self.n
-
-    @functools.cached_property
-    def columns(self) -> np.ndarray:
-        return self.keys - self.rows * self.n
-
-    @functools.cached_property
     def indptr(self) -> np.ndarray:
-        return np.searchsorted(self.keys, np.arange(self.n + 1, dtype=np.int64) * self.n)
+        return np.searchsorted(self.rows, np.arange(self.n + 1, dtype=np.int64))
 
     def csr(self, values: np.ndarray | None = None) -> sp.csr_matrix:
         """As a CSR matrix (of other values on the same entries, if given)."""
@@ -339,10 +332,11 @@ class KnowledgeGraph:
         return stable
 
     def _node_numbers(self, stable: np.ndarray, index: "Index") -> np.ndarray:
-        """Matrix node numbers of stable numbers: items, then entities, then phrases."""
-        return np.where(stable < ENTITY_BASE, stable,
-                        np.where(stable < PHRASE_BASE, stable - ENTITY_BASE + index.n_slots,
-                                 stable - PHRASE_BASE + index.n_slots + len(self.entity_ids)))
+        """Matrix node numbers of stable numbers: items, then entities, then phrases (each
+        number moved by its block's offset)."""
+        offsets = np.array([0, index.n_slots - ENTITY_BASE, index.n_slots + len(self.entity_ids) - PHRASE_BASE])
+        block = (stable >= ENTITY_BASE).view(np.int8) + (stable >= PHRASE_BASE).view(np.int8)
+        return stable + offsets[block]
 
     # -- matrices -----------------------------------------------------------------------------
 
@@ -362,36 +356,25 @@ class KnowledgeGraph:
 
     def _compact(self, keys: np.ndarray, values: np.ndarray, index: "Index") -> Adjacency:
         """Entries in stable numbers over the current node space: live endpoints only, and no
-        phrase stated by too few or too many items."""
+        phrase stated by fewer than 2 or more than PHRASE_MAX_ITEMS items (stored or not)."""
         rows, columns = keys >> KEY_BITS, keys & KEY_MASK
-        ok = _live(rows, index) & _live(columns, index) & self._stated(rows, columns)
-        n = self.n_nodes(index)
-        return Adjacency(n, self._node_numbers(rows[ok], index) * n + self._node_numbers(columns[ok], index), values[ok])
-
-    def _adjacency(self, kind: str, index: "Index") -> Adjacency:
-        """The entries of one edge type's symmetric matrix over the current node space: live
-        endpoints only, no self-loops, each entry the sum of its edges' weights."""
-        key = ("adjacency", kind, *_state(index))
-        hit = self._cache.get(key)
-        if hit is None:
-            hit = self._cache[key] = self._compact(*self._entries(kind, index), index)
-        return hit  # type: ignore[return-value]
-
-    def _stated(self, *nodes: np.ndarray) -> np.ndarray:
-        """Per entry: no endpoint is the phrase node of a phrase stated by fewer than 2 or more
-        than PHRASE_MAX_ITEMS items (stored or not)."""
+        ok = np.ones(len(keys), dtype=bool)
+        if index.n_items < index.n_slots:  # else every item is live
+            ok &= _live(rows, index) & _live(columns, index)
         size = np.bincount(self.edges["phrase"].a.view - PHRASE_BASE, minlength=len(self._phrase_names))
-        kept = (size >= 2) & (size <= PHRASE_MAX_ITEMS)
-        out = np.ones(len(nodes[0]), dtype=bool)
-        for stable in nodes:
-            phrases = stable >= PHRASE_BASE
-            out[phrases] &= kept[stable[phrases] - PHRASE_BASE]
-        return out
+        dropped = (size < 2) | (size > PHRASE_MAX_ITEMS)
+        for stable in (rows, columns):
+            phrases = np.flatnonzero(stable >= PHRASE_BASE)
+            ok[phrases] &= ~dropped[stable[phrases] - PHRASE_BASE]
+        rows, columns = rows[ok], columns[ok]
+        return Adjacency(self.n_nodes(index), self._node_numbers(rows, index), self._node_numbers(columns, index),
+                         values[ok])
 
     @_locked
     def matrix(self, kind: str, index: "Index") -> sp.csr_matrix:
-        """The symmetric weighted adjacency of one edge type over the current node space."""
-        return self._adjacency(kind, index).csr()
+        """The symmetric weighted adjacency of one edge type over the current node space: live
+        endpoints only, no self-loops, each entry the sum of its edges' weights."""
+        return self._compact(*self._entries(kind, index), index).csr()
 
     def _mix(self, weights: dict[str, float], index: "Index") -> Adjacency:
         """The weighted sum of the edge types' matrices (each entry summed in the weights' order).
@@ -454,7 +437,7 @@ class KnowledgeGraph:
         hit = self._cache.get(key)
         if hit is None:
             mix = self._mix(weights, index)
-            hit = self._cache[key] = np.bincount(mix.rows, minlength=mix.n)
+            hit = self._cache[key] = np.diff(mix.indptr)
         return hit  # type: ignore[return-value]
 
 
@@ -466,11 +449,8 @@ def _state(index: "Index") -> tuple[int, int, int]:
 def _live(stable: np.ndarray, index: "Index") -> np.ndarray:
     """Whether each stable node is there: an entity or a phrase, or a live item."""
     out = stable >= ENTITY_BASE
-    if index.n_items < index.n_slots:  # else every item is live
-        items = ~out
-        out[items] = index.alive[stable[items]]
-    else:
-        out[:] = True
+    items = ~out
+    out[items] = index.alive[stable[items]]
     return out
 
 
