@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from ..arrays import SlotMap
 
 DAY = 86_400.0
-# Up to this many linked items the co-access walk's transition is a dense array: a few hundred
-# items make a small matrix, and a dense product costs less than sparse machinery's overhead.
-DENSE_WALK = 512
+# Up to this many linked items the co-access walk's transition is a dense array: its product
+# costs less than the sparse one's overhead; beyond, the dense product grows with the square.
+DENSE_WALK = 128
 
 
 @dataclass

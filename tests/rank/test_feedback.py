@@ -8,6 +8,8 @@ import pytest
 from mnemoscope.app.cli import main
 from mnemoscope.engine import IngestFailed, Memory
 from mnemoscope.engine.rank import FeedbackError
+from mnemoscope.engine.arrays import SlotMap
+from mnemoscope.engine.rank import feedback as feedback_module
 from mnemoscope.engine.rank.feedback import FeedbackParams, FeedbackState
 from mnemoscope.engine.transfer import write_records
 from tests.rank.conftest import SETTINGS
@@ -298,3 +300,22 @@ def test_each_event_adds_its_own_words_to_the_used_for_rows_and_matches_a_fresh_
     norms = np.maximum(np.linalg.norm(rows, axis=1), 1e-12)
     assert match == pytest.approx(rows @ query / norms / np.linalg.norm(query), rel=1e-9, abs=1e-12)
     assert match[:3].min() > 0 and match[3:].max() == 0
+
+
+def test_the_coaccess_walk_is_the_same_on_a_dense_and_a_sparse_transition(monkeypatch):
+    """Few linked items walk on a dense array, many on a sparse matrix: the same walk either way."""
+    rng = np.random.default_rng(5)
+    ids = np.arange(1, 301)
+    slot_of = SlotMap()
+    slot_of.assign(ids, ids - 1)
+    pairs = {tuple(sorted(p)) for p in rng.choice(ids, size=(400, 2)).tolist() if p[0] != p[1]}
+    state = FeedbackState(FeedbackParams())
+    state.load([], [(a, b, float(rng.uniform(0.2, 1.0)), 0.0) for a, b in sorted(pairs)], 0.0)
+    seeds = np.sort(rng.choice(len(ids), size=40, replace=False))
+    restart = rng.random(len(seeds))
+    assert len(np.unique(list(pairs))) + 1 > feedback_module.DENSE_WALK  # the sparse transition
+    sparse_walk = state.coaccess(slot_of, len(ids), seeds, restart)
+    monkeypatch.setattr(feedback_module, "DENSE_WALK", 10_000)
+    state.invalidate()
+    dense_walk = state.coaccess(slot_of, len(ids), seeds, restart)
+    assert sparse_walk.max() > 0 and dense_walk == pytest.approx(sparse_walk, rel=1e-9, abs=1e-12)
