@@ -186,7 +186,7 @@ class VectorIndex:
                 out[lo:hi] = self._m[lo:hi].astype(np.float32) @ query
         out *= self._scale.view[: self._n]
         if self.exact is not None:
-            self._rescore_best(out, np.arange(self._n), query)
+            self._rescore_best(np.arange(self._n), out, query)
         return out
 
     def top(self, query: np.ndarray, k: int) -> np.ndarray:
@@ -218,17 +218,18 @@ class VectorIndex:
         if scale is not None:
             found *= scale[at]
         rows = order[at]
-        if self.exact is not None and self.quantized and len(rows):
-            best = np.argpartition(-found, min(RESCORE, len(rows)) - 1)[:RESCORE]
-            best = best[self._alive[rows[best]]]
-            found[best] = self.scores_at(rows[best], query)
+        if self.exact is not None and self.quantized:
+            self._rescore_best(rows, found, query)
         return rows, found
 
-    def _rescore_best(self, out: np.ndarray, rows: np.ndarray, query: np.ndarray) -> None:
-        """Score the best :data:`RESCORE` of ``rows`` (by their code scores) again exactly."""
-        best = rows[np.argpartition(-out[rows], min(RESCORE, len(rows)) - 1)[:RESCORE]] if len(rows) else rows
-        best = best[self._alive[best]]
-        out[best] = self.scores_at(best, query)
+    def _rescore_best(self, rows: np.ndarray, found: np.ndarray, query: np.ndarray) -> None:
+        """Score the best :data:`RESCORE` of ``rows`` again exactly (``found``: their code scores,
+        in the same order; changed in place)."""
+        if not len(rows):
+            return
+        best = np.argpartition(-found, min(RESCORE, len(rows)) - 1)[:RESCORE]
+        best = best[self._alive[rows[best]]]
+        found[best] = self.scores_at(rows[best], query)
 
     def scores_at(self, slots: np.ndarray, query: np.ndarray) -> np.ndarray:
         """Scores of ``slots`` only (0 for slots past the index): a row gather, no scan; exact."""
