@@ -52,6 +52,8 @@ class BM25Index:
         self._dead_in_main = 0
         # main postings restored from a saved file, made a matrix at the first query (see restore)
         self._saved_main: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]] | None = None
+        self._norms = np.zeros(0)  # per slot, for the documents as counted in _norms_key
+        self._norms_key: tuple[int, int, float] | None = None
 
     # -- size ---------------------------------------------------------------------------------
 
@@ -157,6 +159,7 @@ class BM25Index:
         self._dead_in_main, self._folded = int(counters["dead_in_main"]), int(counters["folded"])
         self._main, self._delta = None, None
         self._saved_main = None
+        self._norms_key = None
         if "main.indptr" in arrays:
             self._saved_main = (arrays["main.data"], arrays["main.indices"], arrays["main.indptr"],
                                 (int(counters["main_terms"]), self._folded))
@@ -235,10 +238,10 @@ class BM25Index:
         if not len(term_ids) or not self.n_docs:
             return out
         self._refresh()
-        k1, b = self.params.k1, self.params.b
-        avgdl = self._total_length / self.n_docs
-        doc_lengths = self._lengths.view
+        k1 = self.params.k1
+        length_norms = self._length_norms()
         term_weight = self.idf(term_ids) * weights
+        first = True
         for matrix, offset in ((self._main, 0), (self._delta, self._folded)):
             if matrix is None or matrix.nnz == 0:
                 continue
@@ -252,11 +255,26 @@ class BM25Index:
             docs = matrix.indices[idx] + offset
             tf = matrix.data[idx].astype(np.float64)
             w = np.repeat(tw, lengths)
-            norm = k1 * (1.0 - b + b * doc_lengths[docs] / avgdl)
-            out += np.bincount(docs, weights=w * tf * (k1 + 1.0) / (tf + norm), minlength=n_slots)[:n_slots]
+            norm = length_norms[docs]
+            part = np.bincount(docs, weights=w * tf * (k1 + 1.0) / (tf + norm), minlength=n_slots)[:n_slots]
+            if first:  # (0 + x is x: the first segment's sums are the scores so far, no copy into zeros)
+                out, first = part, False
+            else:
+                out += part
         if self._dead_in_main:
             out[~self._alive.view] = 0.0
         return out
+
+    def _length_norms(self) -> np.ndarray:
+        """k1 · (1 − b + b · length / average length) of every slot, kept until the documents
+        change: a query gathers it for its postings instead of computing it per posting (a
+        million-slot query reads hundreds of thousands)."""
+        key = (self.n_slots, self._n_docs, self._total_length)
+        if self._norms_key != key:
+            k1, b = self.params.k1, self.params.b
+            self._norms = k1 * (1.0 - b + b * self._lengths.view / (self._total_length / self.n_docs))
+            self._norms_key = key
+        return self._norms
 
     def top(self, term_ids: np.ndarray, weights: np.ndarray | None, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(slots, scores) of the ``k`` best documents with a positive score, best first."""
