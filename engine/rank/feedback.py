@@ -68,14 +68,12 @@ class EdgeSet:
 
 @dataclass
 class TrustColumns:
-    """The trust rows as sorted parallel arrays (item id, trust, uses, updated), kept beside the
-    dict that feedback reads and writes row by row: an event updates its own rows here, so recall
-    reads the columns without turning the whole dict into arrays again."""
+    """The trust rows as arrays sorted by item id, kept beside the dict that feedback reads and
+    writes row by row: an event updates its own rows here, so recall reads the columns without
+    turning the whole dict into arrays again."""
 
     ids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    value: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    uses: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    updated: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))  # per id: trust, uses, updated
 
     def put(self, rows: list[tuple[int, float, int, float]]) -> None:
         """Set these rows (item id, trust, uses, updated), inserting the ids not held yet."""
@@ -87,17 +85,15 @@ class TrustColumns:
         at = np.searchsorted(self.ids, ids)
         held = at < len(self.ids)
         held[held] = self.ids[at[held]] == ids[held]
-        for column, values in zip(("value", "uses", "updated"), new[:, 1:].T):
-            getattr(self, column)[at[held]] = values[held]
+        self.rows[at[held]] = new[held, 1:]
         fresh = ~held
         if fresh.any():
             self.ids = np.insert(self.ids, at[fresh], ids[fresh])
-            for column, values in zip(("value", "uses", "updated"), new[:, 1:].T):
-                setattr(self, column, np.insert(getattr(self, column), at[fresh], values[fresh]))
+            self.rows = np.insert(self.rows, at[fresh], new[fresh, 1:], axis=0)
 
     def drop(self, item_ids: list[int]) -> None:
         keep = ~np.isin(self.ids, np.array(item_ids, dtype=np.int64))
-        self.ids, self.value, self.uses, self.updated = self.ids[keep], self.value[keep], self.uses[keep], self.updated[keep]
+        self.ids, self.rows = self.ids[keep], self.rows[keep]
 
 
 @dataclass
@@ -290,12 +286,13 @@ class FeedbackState:
 
     def _trusted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Trusted item ids (sorted) with their trust and use features at the feedback clock."""
-        rows = self._trust_arrays
+        held = self._trust_arrays
         if self._trust_columns is None or self._trust_columns[0] != self.clock:
-            value = decayed(rows.value, 0.5, rows.updated, self.clock, self.params.trust_half_life_days)
+            trust, uses, updated = held.rows.T
+            value = decayed(trust, 0.5, updated, self.clock, self.params.trust_half_life_days)
             self._trust_columns = (self.clock, np.clip((value - 0.5) * 4, -1.0, 1.0),
-                                   np.minimum(1.0, np.log1p(rows.uses) / np.log1p(20)))
-        return rows.ids, self._trust_columns[1], self._trust_columns[2]
+                                   np.minimum(1.0, np.log1p(uses) / np.log1p(20)))
+        return held.ids, self._trust_columns[1], self._trust_columns[2]
 
     def feedback_match(self, item_ids: np.ndarray, term_ids: np.ndarray, idf: Callable[[np.ndarray], np.ndarray],
                        version: tuple[int, int, int]) -> np.ndarray:
