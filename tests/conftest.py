@@ -3,6 +3,7 @@ a real OpenAI-compatible server."""
 
 from __future__ import annotations
 
+import compileall
 import gc
 import shutil
 from pathlib import Path
@@ -12,6 +13,22 @@ import pytest
 
 from tests.support.openai_server import OpenAIServer
 from tests.support.stores import DEMO_DIR, shared_store, store_checksum
+
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT_CODE = ("mnemoscope", "engine", "app", "screens", "tests/support")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile the project's modules once, before any worker starts. The suite starts many Python
+    processes (xdist workers, the engines and servers of the subprocess tests); where the
+    environment forbids writing bytecode (PYTHONDONTWRITEBYTECODE), each of them compiled every
+    module from source again. Written bytecode is what Python does by default, into the ignored
+    __pycache__ folders; an unwritable checkout is left as it is."""
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller has done it
+        return
+    for folder in PROJECT_CODE:
+        compileall.compile_dir(ROOT / folder, quiet=2, workers=1)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
