@@ -3,11 +3,11 @@
 Nodes are the index's item slots ``[0, n_slots)``, then entity nodes, then phrase nodes. Edges
 are kept per type as endpoint lists that name items by id (positive) and entities by ``-id``
 (negative). Each edge is looked up once, when a matrix first needs it, into stable numbers that
-appends never change (an item's slot, an entity's or a phrase's node in a block of its own); a
-matrix is then sorted entries (:class:`Adjacency`) built from them with numpy alone, so taking in
-another process's commit costs a lookup of its new edges and a sort, not a lookup of every edge.
-Matrices are cached until the next change; the transition matrices of the walks come from the
-weighted mix of the types directly.
+appends never change (an item's slot, an entity's or a phrase's node in a block of its own). Each
+type's entries, and the walks' weighted mix of them (:class:`StableMix`), are kept in those
+numbers, so taking in another process's commit costs a lookup of its new edges and their placement
+by binary search, not a lookup of every edge; the matrices (:class:`Adjacency`) are the kept mix
+moved into the current node numbers in one pass. They are cached until the next change.
 
 Edge types: ``mention`` (entity–item), ``title`` (a passage and the entity it is about),
 ``link`` (tags and explicit links, entity–item), ``fact`` (a fact's subject entity and the

@@ -3,10 +3,12 @@ opens from them and answers exactly as one rebuilt from its rows; a damaged, for
 public file is never trusted (the index is rebuilt, and the file written again); what another
 process commits after the file was saved is taken in from the activity log."""
 
+import math
 import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -27,13 +29,27 @@ def sidecar(store: Path) -> Path:
     return store.with_name(store.name + "-index")
 
 
-def answers(store: Path, **settings: int) -> tuple[bool, dict]:
-    """Whether the store opened from its saved arrays, and every strategy's ranked ids and scores
-    (to 5 decimals: the PageRank of a store whose deleted items keep their slots sums in another
-    order than one rebuilt without them)."""
+@dataclass(frozen=True, eq=False)
+class Ranked:
+    """One recall's ranked ids and scores. Two are equal when the ids are, in order, and each score
+    is within 2e-5: the PageRank of a store whose deleted items keep their slots sums in another
+    order than one rebuilt without them (rounding both to 5 decimals flipped a score lying on the
+    boundary)."""
+
+    ids: tuple[int, ...]
+    scores: tuple[float, ...]
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Ranked) and self.ids == other.ids
+                and all(math.isclose(a, b, abs_tol=2e-5) for a, b in zip(self.scores, other.scores)))
+
+
+def answers(store: Path, **settings: int) -> tuple[bool, dict[tuple[str, str], Ranked]]:
+    """Whether the store opened from its saved arrays, and every strategy's ranked ids and scores."""
     with Memory(store, **settings) as mem:
-        ranked = {(s, q): [(h.item.id, round(h.score, 5)) for h in mem.recall(q, strategy=s).hits]
-                  for s in STRATEGIES for q in QUERIES}
+        hits = {(s, q): mem.recall(q, strategy=s).hits for s in STRATEGIES for q in QUERIES}
+        ranked = {key: Ranked(tuple(h.item.id for h in found), tuple(h.score for h in found))
+                  for key, found in hits.items()}
         return mem.index_from_file, ranked
 
 
@@ -51,7 +67,7 @@ def rebuilt(store: Path, tmp_path: Path) -> dict:
 def expected(demo_store: Path) -> dict:
     """The demo store's answers, its index built from its rows."""
     from_file, ranked = answers(demo_store, save_index_above=10**9)
-    assert not from_file and any(ranked.values())
+    assert not from_file and any(r.ids for r in ranked.values())
     return ranked
 
 
