@@ -45,7 +45,6 @@ from .timeline import fact_of_row
 if TYPE_CHECKING:
     from ..index import Index
     from ..pipeline import Ranking
-    from ..records import Item
     from ..store import Store
 
 WINDOW = 20  # the candidates looked at: a turn further down does not jump the whole list
@@ -125,14 +124,20 @@ def sentence_tokens(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     return tuple((sentence, frozenset(lexical_tokens(sentence))) for sentence in sentences(text))
 
 
-def _changes(item: "Item", question: PresentQuestion) -> bool | None:
+@functools.lru_cache(maxsize=16_384)
+def _announces(change: re.Pattern[str], sentence: str) -> bool:
+    """Whether an on-topic sentence says a change (kept, as the sentences are)."""
+    return change.search(sentence) is not None
+
+
+def _changes(text: str, question: PresentQuestion) -> bool | None:
     """Whether a candidate announces a change of the answer (True), is on topic only (False),
     or is off topic (None). The change must be said in a sentence on the topic: "I'm switching
     to hiking training. Leah and I will stay in huts" changes nothing about where Leah lives."""
-    on_topic = [sentence for sentence, tokens in sentence_tokens(item.text) if question.topic & tokens]
+    on_topic = [sentence for sentence, tokens in sentence_tokens(text) if question.topic & tokens]
     if not on_topic:
         return None
-    return any(question.change.search(sentence) for sentence in on_topic)
+    return any(_announces(question.change, sentence) for sentence in on_topic)
 
 
 def _held_values(store: "Store", rules: "Rules", question: PresentQuestion, subjects: dict[int, str],
@@ -163,16 +168,16 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     ids = [int(i) for i in index.item_ids[top]]
     naming = {item for item, entity, _surface, _role in store.mentions_of_items(ids) if entity in subjects}
     said = said_on(store, index, top)
-    items = store.items([i for n, i in enumerate(ids) if i in naming and not (as_of and later(said[n], as_of))])
+    texts = store.item_texts([i for n, i in enumerate(ids) if i in naming and not (as_of and later(said[n], as_of))])
     question = dataclasses.replace(question, slot_cues=question.slot_cues | _held_values(
-        store, rules, question, subjects, list(items)))
+        store, rules, question, subjects, list(texts)))
     topical: list[int] = []  # positions in the ranking, best first
     changes: set[int] = set()
     for n, item_id in enumerate(ids):
-        item = items.get(item_id)
-        if item is None:  # names no subject, or said after the reference time
+        text = texts.get(item_id)
+        if text is None:  # names no subject, or said after the reference time
             continue
-        verdict = _changes(item, question)
+        verdict = _changes(text, question)
         if verdict is not None:
             topical.append(n)
             if verdict:

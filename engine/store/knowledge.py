@@ -159,6 +159,31 @@ MIGRATIONS = [
         );
         """,
     ),
+    (
+        "knowledge-4",
+        """
+        CREATE TABLE knowledge_writes (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);
+        INSERT INTO knowledge_writes VALUES (0, 0);
+        CREATE TRIGGER facts_insert_counted AFTER INSERT ON facts
+            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
+        CREATE TRIGGER facts_update_counted AFTER UPDATE ON facts
+            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
+        CREATE TRIGGER facts_delete_counted AFTER DELETE ON facts
+            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
+        CREATE TRIGGER fact_sources_insert_counted AFTER INSERT ON fact_sources
+            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
+        CREATE TRIGGER fact_sources_update_counted AFTER UPDATE ON fact_sources
+            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
+        CREATE TRIGGER fact_sources_delete_counted AFTER DELETE ON fact_sources
+            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
+        CREATE TRIGGER entities_insert_counted AFTER INSERT ON entities
+            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
+        CREATE TRIGGER entities_update_counted AFTER UPDATE ON entities
+            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
+        CREATE TRIGGER entities_delete_counted AFTER DELETE ON entities
+            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
+        """,
+    ),
 ]
 
 # Tables a decision may change, with their primary key: the row images of :meth:`recording`.
@@ -431,19 +456,21 @@ class KnowledgeSQL:
         return self._in("SELECT fact_id, item_id FROM fact_sources WHERE item_id IN ({marks})", item_ids)
 
     def read_state(self) -> tuple[int, int] | None:
-        """What a memo of reads is valid for: it moves when another connection commits (``PRAGMA
-        data_version``) or this one writes (``total_changes``). None inside a transaction: its
-        rows may yet be rolled back, which neither counter shows, so nothing read there is kept."""
+        """What a memo of fact reads is valid for: it moves when another connection commits
+        (``PRAGMA data_version``) or this one writes a fact, a fact's source or an entity (the
+        count triggers keep in ``knowledge_writes``, migration ``knowledge-4``; so feedback,
+        trust or activity writes keep the memos). None inside a transaction: its rows may yet be
+        rolled back, which neither counter shows, so nothing read there is kept."""
         if self.conn.in_transaction:
             return None
-        return self.data_version(), self.conn.total_changes
+        return self.data_version(), self.conn.execute("SELECT n FROM knowledge_writes").fetchone()[0]
 
     def ended_facts_of_items(self, item_ids: Sequence[int]) -> list[tuple[int, int]]:
         """(fact id, item id) of the believed facts these items state whose validity ended.
 
         Every recall asks this of its few hundred candidates (the successor lift), and an item's
-        answer changes only when the store does: it is kept until another connection commits
-        (``PRAGMA data_version``) or this one writes (``total_changes``), at most
+        answer changes only when its knowledge does: it is kept until another connection commits
+        or this one writes a fact, a source or an entity (:meth:`read_state`), at most
         ``ENDED_MEMO_ITEMS`` items, so a recall asks SQLite only about items it has not seen.
         Inside a transaction nothing is kept: its rows may yet be rolled back, which no counter shows."""
         state = self.read_state()

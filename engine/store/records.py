@@ -146,6 +146,11 @@ class RecordsSQL:
                 out[row[0]] = _item_from_row(row)
         return out
 
+    def item_texts(self, ids: Iterable[int]) -> dict[int, str]:
+        """id → text of these items: for a reader of texts alone, without decoding each item's
+        tags, links and meta."""
+        return dict(self._in("SELECT id, text FROM items WHERE id IN ({marks})", list(ids)))
+
     def items_of_source(self, source_id: int) -> list[Item]:
         rows = self.conn.execute(f"SELECT {_ITEM_COLUMNS} FROM items WHERE source_id = ? ORDER BY position", (source_id,))
         return [_item_from_row(r) for r in rows]

@@ -288,3 +288,24 @@ def test_a_rolled_back_change_of_validity_is_not_remembered(moves):
     assert (lyon.id, item) not in store.ended_facts_of_items([item])
     store.conn.execute("ROLLBACK")
     assert (lyon.id, item) in store.ended_facts_of_items([item])
+
+
+def test_feedback_writes_no_fact_and_keeps_what_recalls_read_of_facts(moves):
+    """The memos of fact reads follow writes of facts, their sources and entities only: after a
+    feedback event, the next recall reads no more facts from SQLite than a plain repeat does."""
+    def fact_reads(query: str) -> list[str]:
+        statements: list[str] = []
+        moves.store.conn.set_trace_callback(statements.append)
+        rec = moves.recall(query, strategy="fused")
+        moves.store.conn.set_trace_callback(None)
+        return rec, [s for s in statements if "fact" in s.lower()]
+
+    query = "where does Lena live"
+    first, read_first = fact_reads(query)
+    _, read_again = fact_reads(query)
+    assert read_first and len(read_again) < len(read_first)  # the memos answer a repeat
+    moves.feedback(first.token, [first.hits[0].item.id])
+    assert fact_reads(query)[1] == read_again
+    lyon = fact(moves, "lives in", "Lyon")
+    moves.knowledge.edit_fact(lyon.id, object="Lyon, France")  # a fact written: read again
+    assert len(fact_reads(query)[1]) > len(read_again)
