@@ -19,6 +19,7 @@ import gc
 import logging
 import threading
 import time
+import zipfile
 from pathlib import Path
 from typing import Any, Callable, Concatenate, Iterable, ParamSpec, Sequence, TypeVar, Unpack
 
@@ -49,6 +50,8 @@ from .vectors import VectorIndex
 from .topics import TopicsArea
 
 log = logging.getLogger(__name__)
+# What a damaged model blob raises as np.load reads it (allow_pickle off: never code)
+UNREADABLE_MODEL = (ValueError, KeyError, EOFError, OSError, zipfile.BadZipFile)
 
 Progress = Callable[[int, int, str], None]  # (done, total, what)
 MIDWAY_FIT_AHEAD = 100_000  # items still to ingest for a refit of the latent model along the way
@@ -187,14 +190,26 @@ class Memory:
         for signature in self.store.vector_signatures():
             ids, matrix = self.store.vectors(signature)
             index.set_vectors(signature, ids.tolist(), matrix)
-        blob = self.store.get_kv(LSA_KEY)
-        if blob:
-            index.load_lsa(blob)
-        index.load_words(self.store.get_kv(WORDS_KEY))
+        self._load_models(index)
         self.calibration = self._stored_calibration()
         self.index = index
         for area in self._loaded_areas():
             area.load()
+
+    def _load_models(self, index: Index) -> None:
+        """Give ``index`` the latent and word models stored beside the items. Both are derived from
+        the items: a damaged one (a store edited by hand, a torn copy) counts as not stored, so
+        the store still opens and the model is fitted again at the next refit."""
+        try:
+            if blob := self.store.get_kv(LSA_KEY):
+                index.load_lsa(blob)
+        except UNREADABLE_MODEL as exc:
+            log.warning("the store's latent model is unreadable (%s); it is fitted again at the next refit", exc)
+        try:
+            index.load_words(self.store.get_kv(WORDS_KEY))
+        except UNREADABLE_MODEL as exc:
+            log.warning("the store's word model is unreadable (%s); it is fitted again at the next refit", exc)
+            index.load_words(None)
 
     def reload(self) -> None:
         """Rebuild the in-memory index, and the areas loaded so far, from the store."""
@@ -255,9 +270,7 @@ class Memory:
         read = [it for _, it in sorted(store.items(changes.caught_up).items())] if areas else []  # by the deferred areas, elsewhere
         ready = [i for i in items if i.id not in changes.deferred] + read
         if "lsa" in changes.reload:
-            if blob := store.get_kv(LSA_KEY):
-                index.load_lsa(blob)
-            index.load_words(store.get_kv(WORDS_KEY))
+            self._load_models(index)
         if "calibration" in changes.reload:
             self.calibration = self._stored_calibration()
         for area in areas:

@@ -84,3 +84,18 @@ def test_a_store_path_under_a_file_is_refused(tmp_path):
     err = one_line_refusal(tmp_path / "file" / "sub" / "m.db", "stats")
     assert f"{tmp_path / 'file'} is a file, not a folder" in err
     assert (tmp_path / "file").read_text() == "a file"
+
+
+@pytest.mark.parametrize("key", ["dense.lsa_model", "dense.word_model"])
+def test_a_damaged_stored_model_is_fitted_again_not_fatal(demo_copy, key):
+    """The latent and word models are derived from the items: a damaged blob (a hand edit, a torn
+    copy) must not make the store unopenable; recall still answers, and opening writes nothing."""
+    conn = sqlite3.connect(demo_copy)
+    with conn:
+        assert conn.execute("UPDATE kv SET value = ? WHERE key = ?", (b"PK\x03\x04 not a model", key)).rowcount == 1
+    conn.close()
+    before = file_digest(demo_copy)
+    with Memory(demo_copy) as mem:
+        hits = mem.recall("how hot is the oven for the loaf", strategy="hybrid").hits
+    assert hits and "oven" in " ".join(h.item.text.lower() for h in hits[:5])
+    assert file_digest(demo_copy) == before
