@@ -36,6 +36,10 @@ class EpisodeMember:
     image_meta: dict[str, Any] | None  # the item's meta where it names an image caption
 
 
+# Tables whose writes move the knowledge_writes counter (knowledge-4): what the memos of facts and
+# their provenance are keyed on, so writes elsewhere (feedback, trust) keep them.
+COUNTED_TABLES = ("facts", "fact_sources", "entities")
+
 MIGRATIONS = [
     (
         "knowledge-1",
@@ -164,25 +168,10 @@ MIGRATIONS = [
         """
         CREATE TABLE knowledge_writes (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);
         INSERT INTO knowledge_writes VALUES (0, 0);
-        CREATE TRIGGER facts_insert_counted AFTER INSERT ON facts
-            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
-        CREATE TRIGGER facts_update_counted AFTER UPDATE ON facts
-            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
-        CREATE TRIGGER facts_delete_counted AFTER DELETE ON facts
-            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
-        CREATE TRIGGER fact_sources_insert_counted AFTER INSERT ON fact_sources
-            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
-        CREATE TRIGGER fact_sources_update_counted AFTER UPDATE ON fact_sources
-            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
-        CREATE TRIGGER fact_sources_delete_counted AFTER DELETE ON fact_sources
-            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
-        CREATE TRIGGER entities_insert_counted AFTER INSERT ON entities
-            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
-        CREATE TRIGGER entities_update_counted AFTER UPDATE ON entities
-            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
-        CREATE TRIGGER entities_delete_counted AFTER DELETE ON entities
-            BEGIN UPDATE knowledge_writes SET n = n + 1; END;
-        """,
+        """ + "".join(
+            f"CREATE TRIGGER {table}_{event.lower()}_counted AFTER {event} ON {table}\n"
+            "    BEGIN UPDATE knowledge_writes SET n = n + 1; END;\n"
+            for table in COUNTED_TABLES for event in ("INSERT", "UPDATE", "DELETE")),
     ),
 ]
 
