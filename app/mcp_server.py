@@ -23,10 +23,12 @@ from typing import TYPE_CHECKING, Annotated, Any, AsyncIterator, Callable, Liter
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.stdio import stdio_server
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from .mcp_results import EpisodeOut, FactOut, FeedbackOut, Forgotten, HitOut, RecallOut, Remembered
+from .mcp_stdio import wire_streams
 
 if TYPE_CHECKING:
     from mnemoscope.engine import Memory
@@ -145,7 +147,14 @@ def user_message(exc: BaseException) -> str | None:
 
 class Server(MCPServer):
     """MCPServer whose tool errors are one line naming the tool: ``recall: top_k: input should be
-    greater than or equal to 1 (got 0)``, ``forget: no item with id 9; nothing was deleted``."""
+    greater than or equal to 1 (got 0)``, ``forget: no item with id 9; nothing was deleted``; and
+    whose stdio wire is read and written by the event loop, not a thread per line."""
+
+    async def run_stdio_async(self) -> None:
+        """Serve over stdin and stdout, read and written by the event loop (app/mcp_stdio.py)."""
+        async with wire_streams() as wire:
+            async with stdio_server(*(wire or ())) as (read, write):
+                await self._lowlevel_server.run(read, write, self._lowlevel_server.create_initialization_options())
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         try:
