@@ -171,16 +171,18 @@ class Memory:
         self._cursor = cursor
         return True
 
-    def _save_index(self, behind: float = index_file.SAVE_AFTER_SHARE, wait: bool = True) -> None:
+    def _save_index(self, behind: float = index_file.SAVE_AFTER_SHARE, wait: bool = True,
+                    parts: Sequence[str] = (INDEX_PART, AREAS_PART)) -> None:
         """Save the index's arrays beside the store, and the areas' state once every area is
         loaded, when it holds ``save_index_above`` items and the saved ones are missing or
         ``behind`` a share of the store (a store growing by small writes is not saved at each:
         the next open takes them in from the log). Without ``wait``, not while another thread
-        writes (a recall never waits for a save)."""
+        writes (a recall never waits for a save). ``parts``: which of the two to consider."""
         n = self.index.n_items
         if n < max(self.settings.save_index_above, 1):
             return
-        parts = [INDEX_PART] + ([AREAS_PART] if self._areas and len(self._loaded) == len(self._areas) else [])
+        if not (self._areas and len(self._loaded) == len(self._areas)):
+            parts = [part for part in parts if part != AREAS_PART]
         stale = [part for part in parts if (changed := index_file.changed_since_saved(self.store, part) if behind else None) is None
                  or changed >= behind * n]
         if not stale or not self._write_lock.acquire(blocking=wait):
@@ -395,7 +397,7 @@ class Memory:
         saved, log_id = self._saved_areas
         prefix = f"{area.name}."
         meta = saved.meta.get(area.name)
-        changes, _cursor = self.activity.changes(log_id)
+        changes = log_actions.changes_since(log_id, self.store.activity_after(log_id), own=set())  # (this memory's own lines too)
         if not isinstance(meta, dict) or changes.everything or area.name in changes.reload:
             return False
         try:
@@ -417,8 +419,8 @@ class Memory:
         if len(self._loaded) == len(self._areas):
             return list(self._areas.values())
         areas = [self._area(name) for name in self._areas]
-        if len(self.areas_from_file) < len(areas):
-            self._save_index(wait=False)
+        if len(self.areas_from_file) < len(areas):  # (none: the file was missing, unusable or stale)
+            self._save_index(index_file.SAVE_AFTER_SHARE if self.areas_from_file else 0, wait=False, parts=[AREAS_PART])
         return areas
 
     def warm_up(self) -> None:

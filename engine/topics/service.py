@@ -148,13 +148,13 @@ class TopicsArea(Area):
 
     def load(self) -> None:
         store = self.mem.store
-        self._build_state(lambda: TransitionModel(store.topic_transitions()), store.topic_assignments)
+        self._build_state(lambda: TransitionModel(store.topic_transitions()))
+        if self.state is not None:
+            self._add_stored_assignments(store.topic_assignments(), np.flatnonzero(self.mem.index.ready))
 
-    def _build_state(self, markov: Callable[[], TransitionModel],
-                     assignments: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]],
-                     vectors: Callable[[], VectorIndex | None] = lambda: None) -> None:
-        """The state of the stored tree, with its transition counts, its items' assignments and
-        their vectors from the store (:meth:`load`) or from the saved state (:meth:`restore`)."""
+    def _build_state(self, markov: Callable[[], TransitionModel], vectors: Callable[[], VectorIndex | None] = lambda: None) -> None:
+        """The state of the stored tree (no assignment yet), with its transition counts and its
+        items' vectors from the store (:meth:`load`) or from the saved state (:meth:`restore`)."""
         classifier(self.settings.intent_min_confidence)  # built here, not in the first query's walk
         store, index = self.mem.store, self.mem.index
         row = store.topic_tree()
@@ -180,7 +180,6 @@ class TopicsArea(Area):
                     item_vectors.set(live[lo:lo + ASSIGN_BLOCK], space.transform(index.counts_matrix(live[lo:lo + ASSIGN_BLOCK])))
         self.state = TopicState(tree, TopicGraph(tree, self.settings.topic_neighbors, self.settings.topic_neighbor_min_cos),
                                 space, markov(), item_vectors, row.n_items, row.max_item_id, row.built_at)
-        self._add_stored_assignments(assignments(), live)
 
     # -- saved beside the store (the areas' file: engine/index_file.py) -----------------------
 
@@ -214,7 +213,13 @@ class TopicsArea(Area):
                                         and k != "vectors.item_ids"})
 
         self._build_state(lambda: TransitionModel.restore({k[len("markov."):]: a for k, a in arrays.items() if k.startswith("markov.")}),
-                          lambda: (arrays["assigned.items"], arrays["assigned.leaves"], arrays["assigned.weights"]), vectors)
+                          vectors)
+        ids, leaves, weights = arrays["assigned.items"], arrays["assigned.leaves"], arrays["assigned.weights"]
+        if self.state is None or not len(ids) == len(leaves) == len(weights):
+            raise ValueError("saved assignments do not fit together")
+        slots = index.slot_of.slots_of(ids)  # (every item the state held; those stored since are told after this)
+        known = slots >= 0
+        self.state.assign(slots[known], leaves[known], weights[known])
 
     def on_ingest(self, source: Source, items: list[Item]) -> None:
         """Assign the new items to leaves and store them with the source's transitions."""
