@@ -36,9 +36,10 @@ from ..records import Item, Source
 from ..text import STOPWORDS, normalize, words
 from .entities import EntityRegistry, entity_key, name_vector
 from .episodes import group_items, session_of, summarize
-from .extract import Extraction, FactDraft, RuleExtractor
+from .extract import Extraction, RuleExtractor
 from .graph import EDGE_TYPES, KnowledgeGraph
 from .inbox import Inbox
+from .records import FactDraft
 from .timeline import Timeline, statement_valid_from
 
 if TYPE_CHECKING:
