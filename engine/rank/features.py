@@ -89,14 +89,18 @@ class SlotMeta:
             self.title = np.concatenate([self.title, np.zeros(grow, dtype=np.int64)])
             self.question = np.concatenate([self.question, np.zeros(grow, dtype=bool)])
             self.exclamation = np.concatenate([self.exclamation, np.zeros(grow, dtype=bool)])
-        for slot, (speaker, title, length, kind) in zip(slots.tolist(), rows):
-            self.speaker[slot] = self._speaker_index(speaker) if speaker else -1
-            self.length[slot] = min(1.0, np.log1p(length) / np.log1p(2000))
-            self.is_turn[slot] = kind == "turn"
-            self.is_note[slot] = kind == "note"
-            self.title[slot] = self._title_id.setdefault(title or "", len(self._title_id))
-            if title:
-                self.title_words[slot] = frozenset(words(title))
+        speakers, titles, lengths, kinds = zip(*rows)
+        for speaker in dict.fromkeys(speakers):  # each new name numbered in the order first seen
+            if speaker:
+                self._speaker_index(speaker)
+        self.speaker[slots] = [self._speaker_id[s.casefold()] if s else -1 for s in speakers]
+        self.length[slots] = np.minimum(1.0, np.log1p(np.array(lengths, dtype=np.float64)) / np.log1p(2000))
+        kinds = np.array(kinds, dtype=object)
+        self.is_turn[slots] = kinds == "turn"
+        self.is_note[slots] = kinds == "note"
+        self.title[slots] = [self._title_id.setdefault(t or "", len(self._title_id)) for t in titles]
+        title_words = {t: frozenset(words(t)) for t in dict.fromkeys(titles) if t}  # one set per title, shared by its passages
+        self.title_words.update((slot, title_words[t]) for slot, t in zip(slots.tolist(), titles) if t)
 
     def add_punctuation(self, slots: np.ndarray, texts: list[str]) -> None:
         """Record whether each text asks or exclaims (after :meth:`add` gave the slots room)."""

@@ -222,9 +222,9 @@ class RankerArea(Area):
         return tuple(names)
 
     def _add_meta(self, rows: list[tuple]) -> None:
-        slot_of = self.mem.index.slot_of
-        rows = [r for r in rows if r[0] in slot_of]
-        self.meta.add(np.array([slot_of[r[0]] for r in rows], dtype=np.int64), [tuple(r[1:]) for r in rows])
+        slots = self.mem.index.slot_of.slots_of([r[0] for r in rows])
+        known = np.flatnonzero(slots >= 0).tolist()
+        self.meta.add(slots[known], [rows[n][1:] for n in known])
 
     def _add_punctuation(self, items: Iterable["Item"]) -> None:
         slot_of = self.mem.index.slot_of
