@@ -102,6 +102,35 @@ class SlotMeta:
         title_words = {t: frozenset(words(t)) for t in dict.fromkeys(titles) if t}  # one set per title, shared by its passages
         self.title_words.update((slot, title_words[t]) for slot, t in zip(slots.tolist(), titles) if t)
 
+    SLOT_ARRAYS = ("speaker", "length", "is_turn", "is_note", "title", "question", "exclamation")
+
+    def arrays(self, n_slots: int) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
+        """The per-slot arrays of the first ``n_slots`` slots (views), and the speakers and titles
+        by number, for :meth:`restore`."""
+        return ({name: getattr(self, name)[:n_slots] for name in self.SLOT_ARRAYS},
+                {"speakers": list(self.speakers), "titles": list(self._title_id)})
+
+    @classmethod
+    def restore(cls, arrays: dict[str, np.ndarray], names: dict[str, list[str]]) -> "SlotMeta":
+        """The features :meth:`arrays` gave (the arrays adopted; each title's words found once)."""
+        meta = cls()
+        columns = [arrays[name] for name in cls.SLOT_ARRAYS]
+        speakers, titles = names["speakers"], names["titles"]
+        if len({len(c) for c in columns}) != 1 or not all(isinstance(x, str) for x in [*speakers, *titles]):
+            raise ValueError("saved slot features do not fit together")
+        if len(columns[0]) and (columns[0].max() >= len(speakers) or columns[4].max() >= len(titles) or columns[4].min() < 0):
+            raise ValueError("saved slot features name speakers or titles that are not saved")
+        for name, column in zip(cls.SLOT_ARRAYS, columns):
+            setattr(meta, name, column)
+        for speaker in speakers:
+            meta._speaker_index(speaker)
+        meta._title_id = dict(zip(titles, range(len(titles))))
+        title_words = [frozenset(words(t)) if t else None for t in titles]
+        has_words = np.array([w is not None for w in title_words] + [False], dtype=bool)
+        titled = np.flatnonzero(has_words[meta.title])
+        meta.title_words = dict(zip(titled.tolist(), (title_words[t] for t in meta.title[titled].tolist())))
+        return meta
+
     def add_punctuation(self, slots: np.ndarray, texts: list[str]) -> None:
         """Record whether each text asks or exclaims (after :meth:`add` gave the slots room)."""
         self.question[slots] = ["?" in t for t in texts]

@@ -206,7 +206,7 @@ def test_an_array_file_holds_numbers_only_and_replaces_itself_whole(tmp_path: Pa
 
 # -- the areas' state ---------------------------------------------------------------------------
 
-SAVED_AREAS = {"knowledge", "topics"}  # the areas whose load reads every item's rows
+SAVED_AREAS = {"knowledge", "topics", "ranker"}  # the areas whose load reads every item's rows
 
 
 @pytest.fixture
