@@ -6,12 +6,15 @@ The SDK's client validates each structured result against the tool's output sche
 schemas are shaped to be cheap to check and still say what every field is: nested records are
 written inline (a ``$ref`` is looked up for every value it describes), and an optional field is
 left out of a result when it has no value instead of being ``null`` (an ``anyOf`` of the type and
-null is two checks for every value).
+null is two checks for every value). A hit's every field is typed; the episodes and facts listed
+beside the hits are records whose schema is an outline: their keys are required, and their
+fields and types are named in the description rather than checked one value at a time, which
+would double the client's work for a recall.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, Field, GetJsonSchemaHandler, SerializerFunctionWrapHandler, model_serializer
 from pydantic.json_schema import JsonSchemaValue, WithJsonSchema
@@ -24,7 +27,10 @@ Signals = Annotated[dict[str, float], WithJsonSchema({"type": "object"})]
 
 class Result(BaseModel):
     """A tool result: fields without a value are left out, and its schema has no ``$ref`` and no
-    ``anyOf`` with null (see the module's docstring)."""
+    ``anyOf`` with null; an ``outlined`` record's schema names its fields instead of typing each
+    (see the module's docstring)."""
+
+    outlined: ClassVar[bool] = False
 
     @model_serializer(mode="wrap")
     def _without_nulls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -34,7 +40,7 @@ class Result(BaseModel):
     def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
         schema = dict(handler.resolve_ref_schema(handler(core_schema)))
         schema["properties"] = {name: _present(prop) for name, prop in schema.get("properties", {}).items()}
-        return _inlined(schema, handler)
+        return _outline(schema) if cls.outlined else _inlined(schema, handler)
 
 
 def _present(prop: JsonSchemaValue) -> JsonSchemaValue:
@@ -44,6 +50,20 @@ def _present(prop: JsonSchemaValue) -> JsonSchemaValue:
         return prop
     kept = {key: value for key, value in prop.items() if key not in ("anyOf", "default")}
     return {**kept, **next(option for option in options if option != {"type": "null"})}
+
+
+def _outline(schema: JsonSchemaValue) -> JsonSchemaValue:
+    """A record's schema as its required keys, with each field's name, type and meaning in words."""
+    fields = "; ".join(_field_words(name, prop) for name, prop in schema["properties"].items())
+    return {"type": "object", "title": schema["title"], "required": schema.get("required", []),
+            "description": f"{schema.get('description', schema['title'])} Fields: {fields}."}
+
+
+def _field_words(name: str, prop: JsonSchemaValue) -> str:
+    kind = prop.get("type", "any")
+    if kind == "array":
+        kind = f"array of {prop.get('items', {}).get('type', 'any')}"
+    return f"{name} ({kind})" + (f": {prop['description']}" if prop.get("description") else "")
 
 
 def _inlined(node: Any, handler: GetJsonSchemaHandler) -> Any:
@@ -77,6 +97,9 @@ class HitOut(Result):
 
 
 class EpisodeOut(Result):
+    """An episodic memory that hits belong to."""
+
+    outlined = True
     id: int
     summary: str
     participants: list[str]
@@ -86,13 +109,16 @@ class EpisodeOut(Result):
 
 
 class FactOut(Result):
+    """A subject-predicate-object fact that hits state."""
+
+    outlined = True
     id: int
     subject: str
     predicate: str
     object: str
     time: str | None = None
     valid_from: str | None = Field(default=None, description="when it began to hold (ISO date)")
-    valid_to: str | None = Field(default=None, description="when it stopped holding; absent while it holds")
+    valid_to: str | None = Field(default=None, description="when it stopped holding (absent while it holds)")
     state: str = Field(default="current", description="current, or superseded (then superseded_by names its successor)")
     superseded_by: int | None = None
     provenance: list[int] = Field(description="the items that state it")

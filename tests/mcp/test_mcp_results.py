@@ -1,8 +1,9 @@
 """The recall tool's output schema, in process: what the SDK's client checks every result against.
 
 The client validates each structured result with ``jsonschema``, whose cost grows with every
-``$ref`` it looks up and every ``anyOf`` it tries; the schema has neither, and a result leaves
-out a field that has no value instead of sending null."""
+``$ref`` it looks up, every ``anyOf`` it tries and every value it types; the schema has no
+``$ref`` or ``anyOf``, a result leaves out a field that has no value instead of sending null, and
+the episodes and facts beside the hits are outlined rather than typed field by field."""
 
 from __future__ import annotations
 
@@ -38,6 +39,9 @@ async def test_recall_results_conform_to_a_schema_without_refs_or_nulls(demo_cop
     assert "$ref" not in written and "anyOf" not in written and '"null"' not in written
     hit = schema["properties"]["hits"]["items"]
     assert {"id", "text", "source", "score", "features"} <= set(hit["properties"]) and hit["properties"]["id"]["description"]
+    fact = schema["properties"]["facts"]["items"]  # records beside the hits: keys required, fields named in words
+    assert "properties" not in fact and {"subject", "provenance"} <= set(fact["required"])
+    assert "provenance (array of integer): the items that state it" in fact["description"]
 
     answer = result.structured_content
     assert answer["hits"] and answer["episodes"] and answer["facts"] and answer["token"]
