@@ -741,9 +741,12 @@ class Memory:
                **options: Unpack[QueryOptions]) -> Recall:
         """Rank items for ``query``. Read-only: the next recall is not affected.
 
-        What other processes committed is taken in first (each change costs its first recall some
-        work); with ``Settings.refresh_interval`` set, at most that often, so that a reader
-        following a busy writer pays it once per interval, not once per commit."""
+        What this memory wrote it holds at once. What other processes committed is taken in
+        first when ``Settings.refresh_interval`` (default 0.5 s) has passed since this memory
+        last looked: each change costs its first recall some work, so a reader beside a busy
+        writer pays it once per interval, not once per commit (bounded staleness, as a search
+        engine's refresh interval; 0 takes in every commit before each recall). The app and the
+        MCP server look at every poll or call themselves."""
         if time.monotonic() - self._looked >= self.settings.refresh_interval:
             self.refresh()
         return recall(self, self.areas, query, top_k=top_k, strategy=strategy or self.default_strategy, mode=mode,

@@ -53,7 +53,7 @@ def items_per_source(store: Path) -> dict[str, int]:
 
 
 def test_sigkill_mid_ingest_keeps_committed_sources_whole(tmp_path):
-    expected = make_sources(tmp_path / "many", n_files=200, lines=20)
+    expected = make_sources(tmp_path / "many", n_files=200, lines=5)  # many sources: the kill lands mid-ingest
     store = tmp_path / "crash.db"
     writer = start_writer(store, tmp_path / "many")
     committed = [writer.stdout.readline().strip() for _ in range(10)]
@@ -74,7 +74,7 @@ def test_sigkill_mid_ingest_keeps_committed_sources_whole(tmp_path):
 
 
 def test_a_reader_queries_while_another_process_ingests(tmp_path):
-    make_sources(tmp_path / "stream", n_files=200, lines=20)
+    make_sources(tmp_path / "stream", n_files=200, lines=8)
     store = tmp_path / "shared.db"
     reader = Memory(store, extensions=False)
     writer = start_writer(store, tmp_path / "stream")
@@ -92,9 +92,27 @@ def test_a_reader_queries_while_another_process_ingests(tmp_path):
     assert writer.returncode == 0, writer.stderr.read()
     assert len(seen) >= 3 and seen == sorted(seen) and seen[-1] > seen[0]  # the reader follows the writer
     reader.refresh()
-    assert reader.stats().items == 200 * 20
-    assert reader.recall("token199x19", strategy="bm25").hits[0].item.text.endswith("token199x19.")
+    assert reader.stats().items == 200 * 8
+    assert reader.recall("token199x7", strategy="bm25").hits[0].item.text.endswith("token199x7.")
     assert sorted(latencies)[len(latencies) // 2] < 5.0  # never blocked behind the writer
+    reader.close()
+
+
+def test_a_recall_holds_its_own_writes_at_once_and_others_within_the_refresh_interval(tmp_path):
+    """Bounded staleness: another process's commit waits for the interval (or this memory's next
+    write, which takes in every commit before it writes); this memory's own write never waits."""
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "kingfisher.md").write_text("The kingfisher nests by the weir.", encoding="utf-8")
+    store = tmp_path / "shared.db"
+    reader = Memory(store, extensions=False, refresh_interval=3600)
+    assert reader.recall("heron", strategy="bm25").hits == []  # looked at the store just now
+    writer = start_writer(store, tmp_path / "other")
+    assert writer.wait(timeout=120) == 0, writer.stderr.read()
+
+    assert reader.recall("kingfisher", strategy="bm25").hits == []  # another process's commit: within the interval
+    reader.add_note("A grey heron fished below the heronry.", name="heron")  # a write builds on every commit
+    assert [h.item.text for h in reader.recall("heronry", strategy="bm25").hits] == ["A grey heron fished below the heronry."]
+    assert reader.recall("kingfisher", strategy="bm25").hits[0].item.text == "The kingfisher nests by the weir."
     reader.close()
 
 
