@@ -23,8 +23,12 @@ from typing import TYPE_CHECKING, Annotated, Any, AsyncIterator, Callable, Liter
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.stdio import stdio_server
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
+
+from .mcp_results import EpisodeOut, FactOut, FeedbackOut, Forgotten, HitOut, RecallOut, Remembered
+from .mcp_stdio import wire_streams
 
 if TYPE_CHECKING:
     from mnemoscope.engine import Memory
@@ -61,74 +65,6 @@ class ChatMessage(BaseModel):
     content: str | list[ContentPart] | None = Field(description="the text, or a list of content parts")
     name: str | None = Field(default=None, description="who spoke; stored as the speaker instead of the role")
     timestamp: str | float | None = Field(default=None, description="when: ISO 8601, or seconds since 1970 (default: now)")
-
-
-# -- results -----------------------------------------------------------------------------------
-
-
-class Remembered(BaseModel):
-    source_id: int
-    source: str = Field(description="the source's name; remember again under it to replace the conversation")
-    status: str = Field(description="added | replaced | unchanged (the same content was already stored)")
-    item_ids: list[int] = Field(description="the stored items (turns or chunks), in order")
-    skipped: dict[str, int] = Field(default_factory=dict, description="messages not stored, by role")
-
-
-class HitOut(BaseModel):
-    id: int = Field(description="the item id: pass it to feedback (used) or forget")
-    rank: int
-    score: float
-    text: str
-    speaker: str | None = None
-    timestamp: str | None = None
-    source_id: int
-    source: str = Field(description="the name of the conversation or document it comes from")
-    features: dict[str, float] = Field(default_factory=dict, description="the signals that ranked it (those not zero)")
-
-
-class EpisodeOut(BaseModel):
-    id: int
-    summary: str
-    participants: list[str]
-    time_start: str | None = None
-    time_end: str | None = None
-    items: list[int] = Field(description="the items it was made of")
-
-
-class FactOut(BaseModel):
-    id: int
-    subject: str
-    predicate: str
-    object: str
-    time: str | None = None
-    valid_from: str | None = Field(default=None, description="when it began to hold (ISO date)")
-    valid_to: str | None = Field(default=None, description="when it stopped holding; null while it holds")
-    state: str = Field(default="current", description="current, or superseded (then superseded_by names its successor)")
-    superseded_by: int | None = None
-    provenance: list[int] = Field(description="the items that state it")
-
-
-class RecallOut(BaseModel):
-    query: str
-    strategy: str
-    mode: str
-    intent: str | None = None
-    hits: list[HitOut]
-    episodes: list[EpisodeOut] = Field(default_factory=list, description="episodic memories the hits belong to")
-    facts: list[FactOut] = Field(default_factory=list, description="subject-predicate-object facts the hits state")
-    token: str | None = Field(default=None, description="pass to feedback with the ids you used")
-
-
-class FeedbackOut(BaseModel):
-    event_id: int
-    used: list[int]
-    ignored: list[int]
-    lam: float = Field(description="how much the learned ranker now counts (0: the heuristic alone)")
-
-
-class Forgotten(BaseModel):
-    dry_run: bool
-    changes: dict[str, Any] = Field(description="what was (or would be) deleted, by kind")
 
 
 # -- the server --------------------------------------------------------------------------------
@@ -211,7 +147,14 @@ def user_message(exc: BaseException) -> str | None:
 
 class Server(MCPServer):
     """MCPServer whose tool errors are one line naming the tool: ``recall: top_k: input should be
-    greater than or equal to 1 (got 0)``, ``forget: no item with id 9; nothing was deleted``."""
+    greater than or equal to 1 (got 0)``, ``forget: no item with id 9; nothing was deleted``; and
+    whose stdio wire is read and written by the event loop, not a thread per line."""
+
+    async def run_stdio_async(self) -> None:
+        """Serve over stdin and stdout, read and written by the event loop (app/mcp_stdio.py)."""
+        async with wire_streams() as wire:
+            async with stdio_server(*(wire or ())) as (read, write):
+                await self._lowlevel_server.run(read, write, self._lowlevel_server.create_initialization_options())
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         try:
@@ -391,7 +334,7 @@ def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | 
 def _recall(mem: "Memory", source_name: Callable[[int], str], query: str, strategy: str | None, mode: str,
             intent: str | None, top_k: int, as_of: str | None = None) -> RecallOut:
     result = mem.recall(query, top_k=top_k, strategy=strategy, mode=mode, intent=intent, as_of=as_of)
-    hits = [HitOut(id=h.item.id, rank=h.rank, score=round(float(h.score), 6), text=h.item.text, speaker=h.item.speaker,
+    hits = [HitOut(id=h.item.id, score=round(float(h.score), 6), text=h.item.text, speaker=h.item.speaker,
                    timestamp=h.item.timestamp, source_id=h.item.source_id, source=source_name(h.item.source_id),
                    features={k: round(float(v), 4) for k, v in h.features.items() if v}) for h in result.hits]
     episodes = [EpisodeOut(id=e.id, summary=e.summary, participants=e.participants, time_start=e.time_start,

@@ -9,6 +9,8 @@ point one way, core ← areas ← the ``Memory`` facade ← the app.
 Hooks, in the order a memory calls them:
 
 * ``load`` builds in-memory state from the store (at first use, and after a reindex or import);
+  ``saved`` and ``restore`` keep that state beside a large store, so that the next process to
+  open it maps the state instead of reading every row (:meth:`engine.memory.Memory._area`);
 * ingest: ``prepare`` (before the transaction: network work, returns warnings), ``on_ingest``
   (inside it: derive and store this area's rows), ``on_indexed`` (after the commit: update memory);
 * ``on_delete`` cascades inside the delete transaction (or a dry run) and reports what changes;
@@ -32,6 +34,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from .activity import Activity
+    from .array_file import ArrayFile
     from .config import Settings
     from .dense import OpenAIEmbedder
     from .vectors import VectorIndex
@@ -84,6 +87,17 @@ class Area:
 
     def load(self) -> None:
         """Build in-memory state from the store (at first use, and after a reindex or import)."""
+
+    def saved(self) -> ArrayFile | None:
+        """This area's state as numeric arrays and JSON-able metadata, for :meth:`restore` in
+        another process (None: nothing worth saving: :meth:`load` is cheap)."""
+        return None
+
+    def restore(self, saved: ArrayFile) -> None:
+        """The state :meth:`saved` gave, as of one line of the store's activity log (the memory
+        then tells the area what came after, as it tells a follower). Raises ValueError (or
+        KeyError, TypeError) when the arrays do not fit; the memory then calls :meth:`load`."""
+        raise ValueError(f"the {self.name} area keeps no saved state")
 
     def warm_up(self) -> None:
         """Build now what the next recall would otherwise build first (matrices derived from the

@@ -93,7 +93,7 @@ class Settings:
     # ranker (engine/rank): the fused strategy, recall tokens, feedback
     fused_signals: str = "auto"  # extra signals fused besides bm25 and dense: "auto" (every registered one) or a comma list
     token_ttl_hours: float = 168.0  # a recall token accepts feedback this long (one week)
-    refresh_interval: float = 0.0  # seconds a recall may lag behind other processes' commits (0: none; see Memory.recall)
+    refresh_interval: float = 0.5  # seconds a recall may lag behind other processes' commits, never its own (0: none; see Memory.recall)
     trust_half_life_days: float = 45.0  # per-item trust decays toward neutral with this half-life
     coaccess_half_life_days: float = 30.0  # co-access edge weights halve in this long; weak edges are pruned
     ranker_seed: int = 7  # seeds the model's initial weights, replay sampling and the held-out split

@@ -132,3 +132,7 @@ class LLMFailure(MnemoscopeError, RuntimeError):
 
 class DataMissing(MnemoscopeError, FileNotFoundError):
     """A benchmark file is not where it was asked for."""
+
+
+class KeepRefused(MnemoscopeError, FileExistsError):
+    """A benchmark was asked to keep its store where a file already is (nothing is overwritten)."""

@@ -20,10 +20,12 @@ import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from typing import Callable
+from typing import Callable, Mapping
+
+import numpy as np
 
 from .activity import EFFECTS
-from .array_file import Unusable, read_arrays, read_header, write_arrays
+from .array_file import ArrayFile, Unusable, read_arrays, read_header, write_arrays
 from .errors import FileRefused
 from .index import LSA_KEY, WORDS_KEY, Index
 from .store import Store
@@ -55,11 +57,44 @@ class Stamp:
         return cls(log_id, lines[0].at, store.schema_version)
 
 
-def path_of(store: Store) -> Path | None:
-    """Where a store's saved index lives (None for a store in memory)."""
+def path_of(store: Store, part: str = "index") -> Path | None:
+    """Where a store's saved ``part`` lives: ``<store>-index``, ``<store>-areas`` (None for a
+    store in memory)."""
     if str(store.path) == ":memory:":
         return None
-    return store.path.with_name(store.path.name + "-index")
+    return store.path.with_name(f"{store.path.name}-{part}")
+
+
+def read_saved(store: Store, part: str) -> tuple[ArrayFile, int] | None:
+    """A saved part's arrays and the log line they are as of, if the file is usable for
+    ``store`` (its stamp's line still in the log); None otherwise. Call it inside one read of
+    the store (``store.reading()``)."""
+    path = path_of(store, part)
+    if path is None or not path.exists():
+        return None
+    try:
+        saved = read_arrays(path)
+        stamp = Stamp.of(store, int(saved.meta.get("log_id", 0)))
+        if stamp is None or asdict(stamp) != {k: saved.meta.get(k) for k in ("log_id", "log_at", "schema")}:
+            raise Unusable("of another state of the store, or of another store")
+    except (Unusable, ValueError, TypeError) as exc:
+        log.info("not using the saved %s %s: %s", part, path, exc)
+        return None
+    return saved, stamp.log_id
+
+
+def write_saved(store: Store, part: str, log_id: int, meta: Mapping[str, object], arrays: Mapping[str, np.ndarray]) -> bool:
+    """Save a part that holds the store exactly as of its log line ``log_id``. Returns whether
+    it was saved (not for a store in memory, an empty log, or a folder it cannot write)."""
+    path, stamp = path_of(store, part), Stamp.of(store, log_id)
+    if path is None or stamp is None:
+        return False
+    try:
+        write_arrays(path, {**asdict(stamp), **meta}, arrays)
+    except (OSError, FileRefused) as exc:  # FileRefused: a full disk or a non-file in the way
+        log.info("could not save the %s to %s: %s", part, path, exc)
+        return False
+    return True
 
 
 def keep_freed_blocks() -> None:
@@ -80,44 +115,32 @@ def load(store: Store, new_index: Callable[[], Index]) -> tuple[Index, int] | No
     """The index from the saved file, if it is usable for ``store``, and the log line it is as
     of (the caller takes in what came after); None: rebuild it from the store. Call it inside
     one read of the store (``store.reading()``)."""
-    path = path_of(store)
-    if path is None or not path.exists():
+    found = read_saved(store, "index")
+    if found is None:
         return None
+    saved, log_id = found
     try:
-        saved = read_arrays(path)
-        stamp = Stamp.of(store, int(saved.meta.get("log_id", 0)))
-        if stamp is None or asdict(stamp) != {k: saved.meta.get(k) for k in ("log_id", "log_at", "schema")}:
-            raise Unusable("of another state of the store, or of another store")
         index = new_index()
         index.vocab = store.vocabulary()
         index.restore(saved.arrays, saved.meta, store.get_kv(LSA_KEY), store.get_kv(WORDS_KEY))
-    except (Unusable, KeyError, ValueError, TypeError) as exc:
-        log.info("not using the saved index %s: %s", path, exc)
+    except (KeyError, ValueError, TypeError) as exc:
+        log.info("not using the saved index %s: %s", path_of(store), exc)
         return None
     keep_freed_blocks()
-    return index, stamp.log_id
+    return index, log_id
 
 
 def save(store: Store, index: Index, log_id: int) -> bool:
-    """Save ``index``, which holds the store exactly as of its log line ``log_id``. Returns
-    whether it was saved (not for a store in memory, an empty log, or a folder it cannot write)."""
-    path, stamp = path_of(store), Stamp.of(store, log_id)
-    if path is None or stamp is None:
-        return False
+    """Save ``index``, which holds the store exactly as of its log line ``log_id``."""
     arrays, meta = index.arrays()
-    try:
-        write_arrays(path, {**asdict(stamp), **meta}, arrays)
-    except (OSError, FileRefused) as exc:  # FileRefused: a full disk or a non-file in the way
-        log.info("could not save the index to %s: %s", path, exc)
-        return False
-    return True
+    return write_saved(store, "index", log_id, meta, arrays)
 
 
-def changed_since_saved(store: Store) -> int | None:
+def changed_since_saved(store: Store, part: str = "index") -> int | None:
     """How many items the store's log says were added, replaced, removed or read by the deferred
-    areas since the saved index's line (None when there is no usable saved file, or its line is
+    areas since a saved part's line (None when there is no usable saved file, or its line is
     gone)."""
-    path = path_of(store)
+    path = path_of(store, part)
     if path is None or not path.exists():
         return None
     try:

@@ -29,6 +29,7 @@ from . import activity as log_actions
 from . import index_file, transfer
 from .activity import Activity, Changes
 from .area import Area
+from .array_file import ArrayFile
 from .calibration import CALIBRATION_KEY, calibrate
 from .calibration import SAMPLE as CALIBRATION_SAMPLE
 from .config import Settings
@@ -62,6 +63,7 @@ F = TypeVar("F")
 # Signature prefixes of the vectors the core derives from text (the embedders of engine.dense):
 # a reindex rebuilds these and leaves every other kind.
 TEXT_VECTORS = ("hash-", "openai:")
+INDEX_PART, AREAS_PART = "index", "areas"  # the files saved beside a large store (engine/index_file.py)
 
 
 # What each write is called while it runs, for a process that waits for its lock (StoreBusy).
@@ -112,6 +114,8 @@ class Memory:
         self._external: OpenAIEmbedder | None = None
         self.calibration: Calibration | None = None  # what an external embedder earns in fusion (engine/calibration.py)
         self.index_from_file = False  # whether the index was read from the arrays saved beside the store
+        self.areas_from_file: list[str] = []  # the areas whose state was read from the file saved beside the store
+        self._saved_areas: tuple[ArrayFile, int] | bool | None = None  # that file as read (False: none usable)
         self._load(saved=True)
         self.store.on_write = self._sync_with_store
         for factory in area_factories() if extensions else []:
@@ -167,19 +171,42 @@ class Memory:
         self._cursor = cursor
         return True
 
-    def _save_index(self, behind: float = index_file.SAVE_AFTER_SHARE) -> None:
-        """Save the index's arrays beside the store, when it holds ``save_index_above`` items
-        and the saved ones are missing or ``behind`` a share of the store (a store growing by
-        small writes is not saved at each: the next open takes them in from the log)."""
+    def _save_index(self, behind: float = index_file.SAVE_AFTER_SHARE, wait: bool = True,
+                    parts: Sequence[str] = (INDEX_PART, AREAS_PART)) -> None:
+        """Save the index's arrays beside the store, and the areas' state once every area is
+        loaded, when it holds ``save_index_above`` items and the saved ones are missing or
+        ``behind`` a share of the store (a store growing by small writes is not saved at each:
+        the next open takes them in from the log). Without ``wait``, not while another thread
+        writes (a recall never waits for a save). ``parts``: which of the two to consider."""
         n = self.index.n_items
         if n < max(self.settings.save_index_above, 1):
             return
-        changed = index_file.changed_since_saved(self.store) if behind else None
-        if changed is not None and changed < behind * n:
+        if not (self._areas and len(self._loaded) == len(self._areas)):
+            parts = [part for part in parts if part != AREAS_PART]
+        stale = [part for part in parts if (changed := index_file.changed_since_saved(self.store, part) if behind else None) is None
+                 or changed >= behind * n]
+        if not stale or not self._write_lock.acquire(blocking=wait):
             return
-        with self._write_lock, self.store.reading():
-            self.refresh()  # the index then holds the store exactly as of the log's newest line
-            index_file.save(self.store, self.index, self._cursor)
+        try:
+            with self.store.reading():
+                self.refresh()  # the index and the areas then hold the store exactly as of the log's newest line
+                if INDEX_PART in stale:
+                    index_file.save(self.store, self.index, self._cursor)
+                if AREAS_PART in stale and self._cursor >= 0:
+                    self._save_areas()
+        finally:
+            self._write_lock.release()
+
+    def _save_areas(self) -> None:
+        meta: dict[str, object] = {}
+        arrays: dict[str, np.ndarray] = {}
+        for area in self._loaded_areas():
+            saved = area.saved()
+            if saved is not None:
+                meta[area.name] = saved.meta
+                arrays.update((f"{area.name}.{k}", a) for k, a in saved.arrays.items())
+        if meta:
+            index_file.write_saved(self.store, AREAS_PART, self._cursor, meta, arrays)
 
     def _load_index(self) -> None:
         index = self._new_index()
@@ -265,14 +292,19 @@ class Memory:
                 if len(ids):
                     index.set_vectors(signature, ids.tolist(), matrix)
         index.set_pending(changes.caught_up, False)
-        areas = self._loaded_areas()  # (none while a store opens: no item records are built then)
-        items = [it for _, it in sorted(store.items(fresh).items())] if areas else []
-        read = [it for _, it in sorted(store.items(changes.caught_up).items())] if areas else []  # by the deferred areas, elsewhere
-        ready = [i for i in items if i.id not in changes.deferred] + read
         if "lsa" in changes.reload:
             self._load_models(index)
         if "calibration" in changes.reload:
             self.calibration = self._stored_calibration()
+        self._tell(self._loaded_areas(), changes, fresh)  # (none while a store opens: no item records are built then)
+
+    def _tell(self, areas: list[Area], changes: Changes, added: list[int]) -> None:
+        """Other commits in these areas (the items ``added`` by them, the deferred areas' reads,
+        the deletions), as a follower takes them in; an area the log says to read again is loaded."""
+        store = self.store
+        items = [it for _, it in sorted(store.items(added).items())] if areas else []
+        read = [it for _, it in sorted(store.items(changes.caught_up).items())] if areas else []  # by the deferred areas, elsewhere
+        ready = [i for i in items if i.id not in changes.deferred] + read
         for area in areas:
             told = ready if area.deferred else items
             if area.name in changes.reload:
@@ -346,17 +378,50 @@ class Memory:
                     with self.store.reading():
                         if self.activity.last_id() != self._cursor:  # a commit came in between (or a write is running)
                             self._cursor = -1  # the next refresh reads everything again, the area included
-                        area.load()
+                            area.load()
+                        elif self._restore_area(area):
+                            self.areas_from_file.append(name)
+                        else:
+                            area.load()
                     self._loaded.add(name)
         return area
+
+    def _restore_area(self, area: Area) -> bool:
+        """Whether the area's state came from the areas' file saved beside the store, with what
+        was committed after it taken in as a follower takes it in; False: load it from the
+        store. Called inside one read of the store, with the index as of the log's newest line."""
+        if self._saved_areas is None:
+            self._saved_areas = index_file.read_saved(self.store, AREAS_PART) or False
+        if not self._saved_areas:
+            return False
+        saved, log_id = self._saved_areas
+        prefix = f"{area.name}."
+        meta = saved.meta.get(area.name)
+        changes = log_actions.changes_since(log_id, self.store.activity_after(log_id), own=set())  # (this memory's own lines too)
+        if not isinstance(meta, dict) or changes.everything or area.name in changes.reload:
+            return False
+        try:
+            area.restore(ArrayFile(meta, {k[len(prefix):]: a for k, a in saved.arrays.items() if k.startswith(prefix)}))
+        except (KeyError, ValueError, TypeError) as exc:
+            log.warning("the saved %s state beside %s does not fit (%s); it is read from the store", area.name, self.path, exc)
+            return False
+        self._tell([area], changes, changes.added)
+        return True
 
     def _loaded_areas(self) -> list[Area]:
         return [self._areas[name] for name in self.loaded_areas()]
 
     @property
     def areas(self) -> list[Area]:
-        """Every area, loaded (the ingest and delete hooks need their state), in load order."""
-        return [self._area(name) for name in self._areas]
+        """Every area, loaded (the ingest and delete hooks need their state), in load order. The
+        first time they are all loaded, and one was read from the store's rows, their state is
+        saved beside a large store for the next process (see :meth:`_save_index`)."""
+        if len(self._loaded) == len(self._areas):
+            return list(self._areas.values())
+        areas = [self._area(name) for name in self._areas]
+        if len(self.areas_from_file) < len(areas):  # (none: the file was missing, unusable or stale)
+            self._save_index(index_file.SAVE_AFTER_SHARE if self.areas_from_file else 0, wait=False, parts=[AREAS_PART])
+        return areas
 
     def warm_up(self) -> None:
         """Load every area and build the search matrices now, so that the first query need not
@@ -673,9 +738,12 @@ class Memory:
                **options: Unpack[QueryOptions]) -> Recall:
         """Rank items for ``query``. Read-only: the next recall is not affected.
 
-        What other processes committed is taken in first (each change costs its first recall some
-        work); with ``Settings.refresh_interval`` set, at most that often, so that a reader
-        following a busy writer pays it once per interval, not once per commit."""
+        What this memory wrote it holds at once. What other processes committed is taken in
+        first when ``Settings.refresh_interval`` (default 0.5 s) has passed since this memory
+        last looked: each change costs its first recall some work, so a reader beside a busy
+        writer pays it once per interval, not once per commit (bounded staleness, as a search
+        engine's refresh interval; 0 takes in every commit before each recall). The app and the
+        MCP server look at every poll or call themselves."""
         if time.monotonic() - self._looked >= self.settings.refresh_interval:
             self.refresh()
         return recall(self, self.areas, query, top_k=top_k, strategy=strategy or self.default_strategy, mode=mode,

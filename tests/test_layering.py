@@ -82,3 +82,41 @@ def test_the_engines_light_modules_import_without_numpy(fresh_imports: list[str]
     """``engine/__init__`` loads its public names on first use: the CLI and the app import the
     errors and the settings at start without paying for numpy, scipy or the memory."""
     assert fresh_imports[0].split() == ["mnemoscope.engine.memory", "mnemoscope.engine.errors"]
+
+
+def imported_modules(path: Path, module: str, modules: set[str]) -> set[str]:
+    """The project modules ``path`` imports anywhere in it: at the top, inside functions and under
+    ``TYPE_CHECKING`` (a cycle there is still two modules that cannot be read apart)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
+            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        for name in names:
+            name = name.removeprefix("mnemoscope.")
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != module and not module.startswith(name + ".") and not name.startswith(module + "."):
+                found.add(name)
+    return found
+
+
+def test_the_import_graph_has_no_cycles():
+    import networkx as nx
+
+    files = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+             for folder in ("engine", "app", "screens") for p in (ROOT / folder).rglob("*.py")}
+    graph = nx.DiGraph()
+    for module, path in files.items():
+        graph.add_edges_from((module, target) for target in imported_modules(path, module, set(files)))
+    assert graph.number_of_edges() > 200
+    cycles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
+    assert cycles == []

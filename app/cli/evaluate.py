@@ -84,6 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--core", action="store_true", help="the core alone: no knowledge, topics or ranker extensions")
     p.add_argument("--no-baseline", action="store_true", help="leave out rank_bm25 (it needs hours and gigabytes at a million items)")
+    p.add_argument("--keep", type=Path, metavar="STORE", help="keep the store built here (a new file) to time other code on it: bench/store_p50.py")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=bench)
@@ -215,7 +216,7 @@ def bench(args: argparse.Namespace, out: TextIO) -> int:
     from mnemoscope.engine.eval import bench as bench_mod
 
     result = bench_mod.run(args.items, [s for s in args.strategies.split(",") if s], args.queries,
-                           extensions=not args.core, baseline=not args.no_baseline,
+                           extensions=not args.core, baseline=not args.no_baseline, keep=args.keep,
                            say=lambda line: print(line, file=sys.stderr, flush=True), **settings_of(args.set))
     if args.json:
         out.write(json.dumps(result) + "\n")

@@ -12,6 +12,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
+from ..errors import KeepRefused
 from ..memory import Memory
 from ..records import Item, ParsedSource, Source
 from .harness import _plain_words, require
@@ -70,15 +72,20 @@ def peak_rss_mb() -> float:
 
 def run(n_items: int, strategies: Sequence[str] = ("bm25", "dense", "hybrid"), n_queries: int = 200,
         data: Path = DEFAULT_DATA, baseline_queries: int = 20, extensions: bool = True, baseline: bool = True,
-        say: Callable[[str], None] | None = None, **settings: Any) -> dict[str, Any]:
+        say: Callable[[str], None] | None = None, keep: Path | None = None, **settings: Any) -> dict[str, Any]:
     """Ingest ``n_items`` synthetic turns and time recall per strategy (``extensions=False``: the
     core alone). The ingest streams: sources are made and stored ``CHUNK_ITEMS`` at a time, the
     core first (stored and indexed, recall works), then the areas read the queue (``catch_up``),
     timed apart; a hybrid recall every 2% of that phase shows that recall stays usable. The open
     store is measured in a fresh process (open time, first recall, RSS after a recall of every
     strategy). ``baseline``: rank_bm25 on the same items and queries, in the same run. ``say``
-    hears how far a long run has got (a line per chunk stored, per 10% the areas read)."""
+    hears how far a long run has got (a line per chunk stored, per 10% the areas read). ``keep``:
+    where the store (and the files beside it) is copied at the end, so that other versions of
+    the code can be timed on the very same store (``bench/store_p50.py``) instead of building it
+    again."""
     data = require(data)
+    if keep is not None and keep.exists():
+        raise KeepRefused(f"{keep} already exists; the bench keeps its store only under a new name")
     rng = random.Random(11)
     questions = synthetic_questions(data)
     queries = [rng.choice(questions) for _ in range(n_queries)]
@@ -140,6 +147,9 @@ def run(n_items: int, strategies: Sequence[str] = ("bm25", "dense", "hybrid"), n
             }
         mem.close()
         out.update(open_in_fresh_process(path, extensions, settings, queries[0], strategies))
+        if keep is not None:
+            for part in sorted(path.parent.glob(path.name + "*")):  # the store and its -index, -wal … files
+                shutil.copy2(part, keep.with_name(keep.name + part.name[len(path.name):]))
     out["peak_rss_mb"] = round(peak_rss_mb(), 1)
     if baseline:
         out["baselines"] = {"rank_bm25": rank_bm25_baseline(synthetic_sources(n_items, data), queries[:baseline_queries])}

@@ -30,7 +30,8 @@ from typing import Any, Iterator
 
 from ..ingest import _locomo_sample, discover, read_path
 from ..knowledge.entities import EntityRegistry, entity_key
-from ..knowledge.extract import Extraction, FactDraft, RuleExtractor, capitalised_spans
+from ..knowledge.extract import Extraction, RuleExtractor, capitalised_spans
+from ..knowledge.records import FactDraft
 from ..records import Item
 from ..text import lexical_tokens
 from .harness import require

@@ -31,13 +31,15 @@ import numpy as np
 
 from ..activity import FACTS_EXTRACTED
 from ..area import Area
+from ..array_file import ArrayFile
 from ..records import Item, Source
 from ..text import STOPWORDS, normalize, words
 from .entities import EntityRegistry, entity_key, name_vector
 from .episodes import group_items, session_of, summarize
-from .extract import Extraction, FactDraft, RuleExtractor
+from .extract import Extraction, RuleExtractor
 from .graph import EDGE_TYPES, KnowledgeGraph
 from .inbox import Inbox
+from .records import FactDraft
 from .timeline import Timeline, statement_valid_from
 
 if TYPE_CHECKING:
@@ -142,6 +144,13 @@ class KnowledgeBuilding(Area):
 
     def load(self) -> None:
         """Rebuild the registry, the fact keys and the graph from the store."""
+        rows = self._load_keys()
+        with self.graph.lock:  # a recall in another thread sees the old graph or the new one
+            self._load_graph(rows)
+
+    def _load_keys(self) -> list[tuple[int, str, str, str]]:
+        """The entity registry and the fact keys from the store (the dedup caches emptied); the
+        entity rows read."""
         store = self.store
         rows = store.entity_rows()
         self.registry.load(rows)
@@ -151,8 +160,20 @@ class KnowledgeBuilding(Area):
         self._name_vectors.clear()
         for fid, key, _subject_id in store.fact_keys():
             self._fact_ids[key] = fid
-        with self.graph.lock:  # a recall in another thread sees the old graph or the new one
-            self._load_graph(rows)
+        return rows
+
+    def saved(self) -> ArrayFile:
+        """The graph (the most of a load's cost: every mention, fact, episode and item row read
+        and linked); the registry and the fact keys are read from the store at a restore."""
+        arrays, phrases = self.graph.arrays()
+        return ArrayFile({"phrases": phrases}, arrays)
+
+    def restore(self, saved: ArrayFile) -> None:
+        phrases = saved.meta["phrases"]
+        if not isinstance(phrases, list) or not all(isinstance(p, str) for p in phrases):
+            raise ValueError("saved phrases are not a list of strings")
+        self._load_keys()
+        self.graph.restore(saved.arrays, phrases)
 
     def _load_graph(self, rows: list[tuple[int, str, str, str]]) -> None:
         store, g = self.store, self.graph

@@ -19,10 +19,10 @@ from ..errors import KnowledgeError
 from .building import Batch, fact_key
 from .entities import entity_key
 from .episodes import summarize
-from .extract import Extraction, FactDraft
+from .extract import Extraction
 from .reading import KnowledgeReading, events_for
 from .records import (EntitiesMerged, EntityRenamed, EntitySplit, EpisodeSplit, EpisodesMerged, FactAdded, FactDeleted,
-                      FactEdited)
+                      FactDraft, FactEdited)
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -28,7 +28,7 @@ from typing import Callable
 from ..records import Item
 from ..text import STOPWORDS, sentences
 from .entities import EntityRegistry, entity_key
-from .records import Event
+from .records import Event, FactDraft
 from .restate import restated, title_after_as
 from .temporal import find_times
 from .verbs import BASES, FORMS, PARTICIPLES, agree, is_past, is_verb
@@ -108,17 +108,6 @@ _EXPAND = {"m": "am", "re": "are", "ve": "have", "ll": "will", "d": "would", "s"
 MAX_OBJECT_WORDS = 12
 MAX_SUBJECT_WORDS = 4
 MAX_GERUND_WORDS = 10
-
-
-@dataclass
-class FactDraft:
-    subject: str
-    predicate: str
-    object: str
-    subject_key: str
-    object_key: str | None
-    time: str | None = None
-    subject_named: bool = True  # False for a common noun phrase ("the dough"): no entity of its own
 
 
 @dataclass

@@ -276,6 +276,42 @@ class KnowledgeGraph:
             self.edges["phrase"].add(nodes, items)
             self.changed()
 
+    # -- saved beside the store (the areas' file: engine/index_file.py) -------------------------
+
+    @_locked
+    def arrays(self) -> tuple[dict[str, np.ndarray], list[str]]:
+        """The entity ids and every type's edges (views), and the phrases by node, as
+        :meth:`restore` takes them back."""
+        out = {"entities": self.entity_ids}
+        for kind, edges in self.edges.items():
+            out.update(zip((f"{kind}.a", f"{kind}.b", f"{kind}.w"), edges.arrays()))
+        return out, list(self._phrase_names)
+
+    @_locked
+    def restore(self, arrays: dict[str, np.ndarray], phrases: list[str]) -> None:
+        """The graph :meth:`arrays` gave (the arrays adopted, not copied); ValueError when they
+        do not fit together."""
+        self.clear()
+        entities = arrays["entities"]
+        self._entity_ids = Column(np.int64, values=entities)
+        self._entity_node = dict(zip(entities.tolist(), range(len(entities))))
+        for kind in EDGE_TYPES:
+            a, b, w = (arrays[f"{kind}.{end}"] for end in "abw")
+            if not len(a) == len(b) == len(w):
+                raise ValueError(f"saved {kind} edges do not fit together")
+            self.edges[kind] = EdgeList(Column(np.int64, values=a), Column(np.int64, values=b), Column(np.float32, values=w))
+        nodes, items = self.edges["phrase"].arrays()[:2]
+        nodes = nodes - PHRASE_BASE
+        if len(nodes) and (nodes.min() < 0 or nodes.max() >= len(phrases)):
+            raise ValueError("saved phrase edges name phrases that are not saved")
+        self._phrase_names = list(phrases)
+        self._phrase_node = dict(zip(self._phrase_names, range(len(phrases))))
+        order = np.argsort(nodes, kind="stable")
+        ends = np.searchsorted(nodes[order], np.arange(len(phrases) + 1))
+        stating = items[order].tolist()
+        self.phrases = {p: set(stating[ends[n]:ends[n + 1]]) for n, p in enumerate(self._phrase_names)}
+        self.changed()
+
     @property
     def entity_ids(self) -> np.ndarray:
         return self._entity_ids.view

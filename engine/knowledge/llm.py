@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 from ..errors import LLMFailure
 from ..records import Item
 from .entities import entity_key
-from .extract import FactDraft
+from .records import FactDraft
 from .records import EVENT_ROLES, Event, Fact
 from .temporal import find_times
 

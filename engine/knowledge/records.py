@@ -156,6 +156,20 @@ class Event:
 
 
 @dataclass
+class FactDraft:
+    """A fact as an extractor (the rules, a restatement, an LLM, an import) reads it: names and
+    keys, not yet entity ids; the building step links and stores it."""
+
+    subject: str
+    predicate: str
+    object: str
+    subject_key: str
+    object_key: str | None
+    time: str | None = None
+    subject_named: bool = True  # False for a common noun phrase ("the dough"): no entity of its own
+
+
+@dataclass
 class Episode:
     """An episodic memory: a summary and events over a run of items, with provenance to each."""
 

@@ -25,12 +25,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING
 
 from .entities import entity_key
-
-if TYPE_CHECKING:
-    from .extract import FactDraft
+from .records import FactDraft
 
 _HOME_ADVERBS = frozenset("now really finally truly".split())  # "home now", "really home": still a home
 _LIKING = re.compile(r"^(?:\w+ )*(?:loves|likes|enjoys|is loving|is enjoying)$")
@@ -49,7 +46,7 @@ _WORK = re.compile(r"\bwork(?:s|ed|ing)? (?:at|for)$")
 _AS_TITLE = re.compile(r"^(?:a|an|the) (?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){0,2})$")
 
 
-def restated(draft: "FactDraft", speaker: str) -> list["FactDraft"]:
+def restated(draft: FactDraft, speaker: str) -> list[FactDraft]:
     """The slot facts ``draft`` states in other words (none for most facts)."""
     out = []
     obj = draft.object.strip()
@@ -68,7 +65,7 @@ def restated(draft: "FactDraft", speaker: str) -> list["FactDraft"]:
     return out
 
 
-def title_after_as(words: list[str], previous: "FactDraft | None") -> "FactDraft | None":
+def title_after_as(words: list[str], previous: FactDraft | None) -> FactDraft | None:
     """The job title of "… works at Le Fournil as a pastry chef": the clause after "as" (``words``)
     when the fact just before in the sentence (``previous``) says where its subject works."""
     if previous is None or not _WORK.search(previous.predicate):
@@ -93,7 +90,7 @@ def _is_title(words: str, one_word: bool) -> bool:
     return not any(w in _NOT_TITLES or w.endswith("ly") for w in split) and (one_word or len(split) >= 2)
 
 
-def _twin(draft: "FactDraft", subject: str, subject_key: str, predicate: str, obj: str) -> "FactDraft":
+def _twin(draft: FactDraft, subject: str, subject_key: str, predicate: str, obj: str) -> FactDraft:
     """A fact of the same statement (its time, whether its subject is a name) in other words."""
     return dataclasses.replace(draft, subject=subject, subject_key=subject_key, predicate=predicate, object=obj,
                                object_key=entity_key(obj) if len(obj.split()) <= 4 else None)

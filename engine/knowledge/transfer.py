@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Iterator
 from ..records import Item, Source
 from .building import Batch, KnowledgeBuilding, clique, edge_type, fact_key, link_next
 from .entities import entity_key
-from .extract import Extraction, FactDraft
+from .extract import Extraction
 from .portable import FactRecord, ImportRecords, SourcePart, read_records, snapshot_records
-from .records import EVENT_ROLES
+from .records import EVENT_ROLES, FactDraft
 from .timeline import statement_valid_from
 
 if TYPE_CHECKING:

@@ -89,14 +89,47 @@ class SlotMeta:
             self.title = np.concatenate([self.title, np.zeros(grow, dtype=np.int64)])
             self.question = np.concatenate([self.question, np.zeros(grow, dtype=bool)])
             self.exclamation = np.concatenate([self.exclamation, np.zeros(grow, dtype=bool)])
-        for slot, (speaker, title, length, kind) in zip(slots.tolist(), rows):
-            self.speaker[slot] = self._speaker_index(speaker) if speaker else -1
-            self.length[slot] = min(1.0, np.log1p(length) / np.log1p(2000))
-            self.is_turn[slot] = kind == "turn"
-            self.is_note[slot] = kind == "note"
-            self.title[slot] = self._title_id.setdefault(title or "", len(self._title_id))
-            if title:
-                self.title_words[slot] = frozenset(words(title))
+        speakers, titles, lengths, kinds = zip(*rows)
+        for speaker in dict.fromkeys(speakers):  # each new name numbered in the order first seen
+            if speaker:
+                self._speaker_index(speaker)
+        self.speaker[slots] = [self._speaker_id[s.casefold()] if s else -1 for s in speakers]
+        self.length[slots] = np.minimum(1.0, np.log1p(np.array(lengths, dtype=np.float64)) / np.log1p(2000))
+        kinds = np.array(kinds, dtype=object)
+        self.is_turn[slots] = kinds == "turn"
+        self.is_note[slots] = kinds == "note"
+        self.title[slots] = [self._title_id.setdefault(t or "", len(self._title_id)) for t in titles]
+        title_words = {t: frozenset(words(t)) for t in dict.fromkeys(titles) if t}  # one set per title, shared by its passages
+        self.title_words.update((slot, title_words[t]) for slot, t in zip(slots.tolist(), titles) if t)
+
+    SLOT_ARRAYS = ("speaker", "length", "is_turn", "is_note", "title", "question", "exclamation")
+
+    def arrays(self, n_slots: int) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
+        """The per-slot arrays of the first ``n_slots`` slots (views), and the speakers and titles
+        by number, for :meth:`restore`."""
+        return ({name: getattr(self, name)[:n_slots] for name in self.SLOT_ARRAYS},
+                {"speakers": list(self.speakers), "titles": list(self._title_id)})
+
+    @classmethod
+    def restore(cls, arrays: dict[str, np.ndarray], names: dict[str, list[str]]) -> "SlotMeta":
+        """The features :meth:`arrays` gave (the arrays adopted; each title's words found once)."""
+        meta = cls()
+        columns = [arrays[name] for name in cls.SLOT_ARRAYS]
+        speakers, titles = names["speakers"], names["titles"]
+        if len({len(c) for c in columns}) != 1 or not all(isinstance(x, str) for x in [*speakers, *titles]):
+            raise ValueError("saved slot features do not fit together")
+        if len(columns[0]) and (columns[0].max() >= len(speakers) or columns[4].max() >= len(titles) or columns[4].min() < 0):
+            raise ValueError("saved slot features name speakers or titles that are not saved")
+        for name, column in zip(cls.SLOT_ARRAYS, columns):
+            setattr(meta, name, column)
+        for speaker in speakers:
+            meta._speaker_index(speaker)
+        meta._title_id = dict(zip(titles, range(len(titles))))
+        title_words = [frozenset(words(t)) if t else None for t in titles]
+        has_words = np.array([w is not None for w in title_words] + [False], dtype=bool)
+        titled = np.flatnonzero(has_words[meta.title])
+        meta.title_words = dict(zip(titled.tolist(), (title_words[t] for t in meta.title[titled].tolist())))
+        return meta
 
     def add_punctuation(self, slots: np.ndarray, texts: list[str]) -> None:
         """Record whether each text asks or exclaims (after :meth:`add` gave the slots room)."""

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 import numpy as np
 
 from ..area import Area
+from ..array_file import ArrayFile
 from ..errors import EmbeddingUnavailable, FeedbackError
 from ..ingest import IngestError
 from ..pipeline import Hit, Query, Ranking, Recall, Signals, Strategy
@@ -149,10 +150,35 @@ class RankerArea(Area):
         self._punctuated = False
         self._described = None
         self._add_meta(store.item_meta_rows())
+        self._load_rest()
+
+    def _load_rest(self) -> None:
+        """What a load reads besides the slot features: the feature names, the token key, what
+        was learned from feedback, the distilled space."""
+        store = self.mem.store
         self.names = feats.feature_names(self.extra_signals())
         self.key = tokens.TokenKey(store.token_key(), self.mem.settings.token_ttl_hours * 3600)
         self._load_learning()
         self._distilled = distillation.load(self.mem)
+
+    def saved(self) -> ArrayFile:
+        """The per-slot features (every item's row read at a load), with the item ids of the
+        slots: a restore adopts them only when the index has the same slots."""
+        n = self.mem.index.n_slots
+        arrays, names = self.meta.arrays(n)
+        return ArrayFile({**names, "punctuated": self._punctuated}, {**arrays, "item_ids": self.mem.index.item_ids[:n]})
+
+    def restore(self, saved: ArrayFile) -> None:
+        index, slot_ids = self.mem.index, saved.arrays["item_ids"]
+        if len(slot_ids) > len(index.item_ids) or not np.array_equal(slot_ids, index.item_ids[: len(slot_ids)]):
+            raise ValueError("saved for other slots")
+        speakers, titles = saved.meta["speakers"], saved.meta["titles"]
+        if not isinstance(speakers, list) or not isinstance(titles, list):
+            raise ValueError("saved speakers or titles are not lists")
+        self.meta = feats.SlotMeta.restore(saved.arrays, {"speakers": speakers, "titles": titles})
+        self._punctuated = saved.meta.get("punctuated") is True
+        self._described = None
+        self._load_rest()
 
     def _load_learning(self) -> None:
         """Trust, edges, the feedback memory and the learned state, as the store holds them now."""
@@ -222,9 +248,9 @@ class RankerArea(Area):
         return tuple(names)
 
     def _add_meta(self, rows: list[tuple]) -> None:
-        slot_of = self.mem.index.slot_of
-        rows = [r for r in rows if r[0] in slot_of]
-        self.meta.add(np.array([slot_of[r[0]] for r in rows], dtype=np.int64), [tuple(r[1:]) for r in rows])
+        slots = self.mem.index.slot_of.slots_of([r[0] for r in rows])
+        known = np.flatnonzero(slots >= 0).tolist()
+        self.meta.add(slots[known], [rows[n][1:] for n in known])
 
     def _add_punctuation(self, items: Iterable["Item"]) -> None:
         slot_of = self.mem.index.slot_of

@@ -62,6 +62,36 @@ class TransitionModel:
         self.second: dict[tuple[int, int], dict[int, float]] = defaultdict(dict)
         self.add(rows)
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The counts as columns (prev2 or -1, prev1, next, summed weight), for :meth:`restore`:
+        one row per distinct transition, where the store has one per source."""
+        keys = [(-1, prev1) for prev1 in self.first] + list(self.second)
+        tables = list(self.first.values()) + list(self.second.values())
+        sizes = np.array([len(t) for t in tables], dtype=np.int64)
+        pairs = np.array(keys, dtype=np.int64).reshape(-1, 2)
+        return {"prev2": np.repeat(pairs[:, 0], sizes), "prev1": np.repeat(pairs[:, 1], sizes),
+                "next": np.fromiter((n for t in tables for n in t), dtype=np.int64, count=int(sizes.sum())),
+                "weight": np.fromiter((w for t in tables for w in t.values()), dtype=np.float64, count=int(sizes.sum()))}
+
+    @classmethod
+    def restore(cls, arrays: dict[str, np.ndarray]) -> "TransitionModel":
+        """The model :meth:`arrays` gave (the same counts, a table per (prev2, prev1) built at once)."""
+        prev2, prev1, nxt, weight = (arrays[k] for k in ("prev2", "prev1", "next", "weight"))
+        if not len(prev2) == len(prev1) == len(nxt) == len(weight):
+            raise ValueError("saved transitions do not fit together")
+        model = cls([])
+        order = np.lexsort((prev1, prev2))
+        prev2, prev1, nxt, weight = prev2[order], prev1[order], nxt[order].tolist(), weight[order].tolist()
+        starts = np.flatnonzero(np.concatenate([[True], (prev2[1:] != prev2[:-1]) | (prev1[1:] != prev1[:-1])])) if len(order) else order
+        ends = np.append(starts[1:], len(order)).tolist()
+        for start, end, p2, p1 in zip(starts.tolist(), ends, prev2[starts].tolist(), prev1[starts].tolist()):
+            table = dict(zip(nxt[start:end], weight[start:end]))
+            if p2 < 0:
+                model.first[p1] = table
+            else:
+                model.second[(p2, p1)] = table
+        return model
+
     def add(self, rows: Sequence[Transition]) -> None:
         """Count more transitions (a new source's)."""
         for prev2, prev1, nxt, w in rows:

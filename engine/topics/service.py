@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from ..area import Area
+from ..array_file import ArrayFile
 from ..arrays import Column
 from ..dense import one_blas_thread
 from ..errors import RebuildCancelled, RequestError
@@ -146,6 +147,14 @@ class TopicsArea(Area):
     # -- lifecycle ----------------------------------------------------------------------------
 
     def load(self) -> None:
+        store = self.mem.store
+        self._build_state(lambda: TransitionModel(store.topic_transitions()))
+        if self.state is not None:
+            self._add_stored_assignments(store.topic_assignments(), np.flatnonzero(self.mem.index.ready))
+
+    def _build_state(self, markov: Callable[[], TransitionModel], vectors: Callable[[], VectorIndex | None] = lambda: None) -> None:
+        """The state of the stored tree (no assignment yet), with its transition counts and its
+        items' vectors from the store (:meth:`load`) or from the saved state (:meth:`restore`)."""
         classifier(self.settings.intent_min_confidence)  # built here, not in the first query's walk
         store, index = self.mem.store, self.mem.index
         row = store.topic_tree()
@@ -161,16 +170,56 @@ class TopicsArea(Area):
             extra_parents={n.idx: n.extra_parents for n in nodes if n.extra_parents}, message=row.message,
         )
         space = TopicSpace.from_bytes(row.space, row.space_terms) if row.space else None
-        vectors = VectorIndex()
         live = np.flatnonzero(index.ready)
-        if space is not None and len(live):
-            space.bind(index.vocab)
-            for lo in range(0, len(live), ASSIGN_BLOCK):  # in blocks: a million at once wants gigabytes
-                vectors.set(live[lo:lo + ASSIGN_BLOCK], space.transform(index.counts_matrix(live[lo:lo + ASSIGN_BLOCK])))
+        item_vectors = vectors()
+        if item_vectors is None:
+            item_vectors = VectorIndex()
+            if space is not None and len(live):
+                space.bind(index.vocab)
+                for lo in range(0, len(live), ASSIGN_BLOCK):  # in blocks: a million at once wants gigabytes
+                    item_vectors.set(live[lo:lo + ASSIGN_BLOCK], space.transform(index.counts_matrix(live[lo:lo + ASSIGN_BLOCK])))
         self.state = TopicState(tree, TopicGraph(tree, self.settings.topic_neighbors, self.settings.topic_neighbor_min_cos),
-                                space, TransitionModel(store.topic_transitions()), vectors, row.n_items, row.max_item_id,
-                                row.built_at)
-        self._add_stored_assignments(store.topic_assignments(), live)
+                                space, markov(), item_vectors, row.n_items, row.max_item_id, row.built_at)
+
+    # -- saved beside the store (the areas' file: engine/index_file.py) -----------------------
+
+    def saved(self) -> ArrayFile | None:
+        """The transition counts (one row per distinct move: the store holds one per source),
+        the live items' assignments by item id, and the items' vectors with the item ids of
+        their slots (adopted at a restore only when the index has the same slots)."""
+        st, index = self.state, self.mem.index
+        if st is None:
+            return None
+        ids = index.item_ids[st.slots]
+        live = index.alive[st.slots]
+        order = np.lexsort((st.leaves[live], -st.weights[live], ids[live]))  # as the store reads them
+        return ArrayFile({"built_at": st.built_at}, {
+            **{f"markov.{k}": a for k, a in st.markov.arrays().items()},
+            "assigned.items": ids[live][order], "assigned.leaves": st.leaves[live][order],
+            "assigned.weights": st.weights[live][order],
+            **{f"vectors.{k}": a for k, a in st.vectors.arrays().items()}, "vectors.item_ids": index.item_ids[: len(st.vectors)]})
+
+    def restore(self, saved: ArrayFile) -> None:
+        arrays, index = saved.arrays, self.mem.index
+        row = self.mem.store.topic_tree()
+        if row is None or saved.meta.get("built_at") != row.built_at:
+            raise ValueError("saved for another topic tree")
+
+        def vectors() -> VectorIndex | None:
+            slot_ids = arrays["vectors.item_ids"]
+            if len(slot_ids) > len(index.item_ids) or not np.array_equal(slot_ids, index.item_ids[: len(slot_ids)]):
+                return None  # the index's slots are not those saved: the vectors are computed again
+            return VectorIndex.restore({k[len("vectors."):]: a for k, a in arrays.items() if k.startswith("vectors.")
+                                        and k != "vectors.item_ids"})
+
+        self._build_state(lambda: TransitionModel.restore({k[len("markov."):]: a for k, a in arrays.items() if k.startswith("markov.")}),
+                          vectors)
+        ids, leaves, weights = arrays["assigned.items"], arrays["assigned.leaves"], arrays["assigned.weights"]
+        if self.state is None or not len(ids) == len(leaves) == len(weights):
+            raise ValueError("saved assignments do not fit together")
+        slots = index.slot_of.slots_of(ids)  # (every item the state held; those stored since are told after this)
+        known = slots >= 0
+        self.state.assign(slots[known], leaves[known], weights[known])
 
     def on_ingest(self, source: Source, items: list[Item]) -> None:
         """Assign the new items to leaves and store them with the source's transitions."""

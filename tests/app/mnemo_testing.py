@@ -18,7 +18,7 @@ from mnemoscope.screens.base import FittedScreen
 from tests.support.stores import DEMO_DIR
 
 __all__ = ["DEMO_DIR", "SIZE", "Notice", "PilotApp", "ask", "build_app", "hold_each_source", "note_folder",
-           "screen_lines", "settle", "text_of", "until"]
+           "screen_lines", "screenshot", "settle", "text_of", "until"]
 
 SIZE = (100, 32)
 
@@ -157,6 +157,17 @@ def screen_lines(app) -> list[str]:
             if col + n < width:
                 row[col + n] = char
     return ["".join(row) for row in rows]
+
+
+async def screenshot(pilot) -> str:
+    """The screen as an SVG, taken after the same waits as pytest-textual-snapshot's
+    ``snap_compare`` (so that a snapshot taken mid-session matches one taken at an app's end)."""
+    await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+    await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+    return pilot.app.export_screenshot(title=pilot.app.title, simplify=True)
 
 
 def hold_each_source(mem, event: threading.Event) -> None:

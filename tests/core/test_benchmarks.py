@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from mnemoscope.app.cli import main
+from mnemoscope.engine import Memory
 from mnemoscope.engine.eval.bench import DEFAULT_DATA
 from mnemoscope.engine.eval.metrics import mrr_at, ndcg_at, percentile, recall_at
 
@@ -67,12 +68,18 @@ def test_eval_multihop_counts_titles(tmp_path):
 
 
 @pytest.mark.skipif(not DEFAULT_DATA.exists(), reason="LoCoMo dev data not in ../shared/data")
-def test_bench_shape():
-    result = run_json("bench", "--items", "300", "--queries", "5", "--strategies", "bm25,hybrid", "--core", "--json")
+def test_bench_shape_and_the_store_it_keeps(tmp_path, capsys):
+    kept = tmp_path / "kept.db"
+    result = run_json("bench", "--items", "300", "--queries", "5", "--strategies", "bm25,hybrid", "--core",
+                      "--keep", str(kept), "--json")
     assert {"items", "ingest_ms_per_item", "recall_ms", "peak_rss_mb", "baselines"} <= result.keys()
     assert result["items"] == 300 and set(result["recall_ms"]) == {"bm25", "hybrid"}
     assert all({"p50", "p95"} <= set(t) and t["p50"] <= t["p95"] for t in result["recall_ms"].values())
     assert set(result["baselines"]["rank_bm25"]) == {"index_ms_per_item", "query_ms_p50"}
+    with Memory(kept, extensions=False) as mem:
+        assert mem.index.n_items == 300
+    assert main(["bench", "--items", "300", "--core", "--keep", str(kept)], io.StringIO()) == 2  # never overwritten
+    assert "already exists" in capsys.readouterr().err
 
 
 def test_metrics_by_hand():

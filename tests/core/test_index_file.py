@@ -1,7 +1,8 @@
-"""The index's arrays saved beside the store (engine/index_file.py, engine/array_file.py): a store
-opens from them and answers exactly as one rebuilt from its rows; a damaged, foreign, stale or
-public file is never trusted (the index is rebuilt, and the file written again); what another
-process commits after the file was saved is taken in from the activity log."""
+"""The index's arrays and the areas' state saved beside the store (engine/index_file.py,
+engine/array_file.py): a store opens from them and answers exactly as one rebuilt from its rows; a
+damaged, foreign, stale or public file is never trusted (the index or the area is built from the
+rows, and the file written again); what another process commits after the file was saved is taken
+in from the activity log."""
 
 import math
 import os
@@ -25,8 +26,8 @@ STRATEGIES = ("bm25", "dense", "hybrid", "ppr", "walk", "fused")
 SAVE_ALWAYS = {"save_index_above": 0}
 
 
-def sidecar(store: Path) -> Path:
-    return store.with_name(store.name + "-index")
+def sidecar(store: Path, part: str = "index") -> Path:
+    return store.with_name(f"{store.name}-{part}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,10 +48,19 @@ class Ranked:
 def answers(store: Path, **settings: int) -> tuple[bool, dict[tuple[str, str], Ranked]]:
     """Whether the store opened from its saved arrays, and every strategy's ranked ids and scores."""
     with Memory(store, **settings) as mem:
-        hits = {(s, q): mem.recall(q, strategy=s).hits for s in STRATEGIES for q in QUERIES}
-        ranked = {key: Ranked(tuple(h.item.id for h in found), tuple(h.score for h in found))
-                  for key, found in hits.items()}
-        return mem.index_from_file, ranked
+        return mem.index_from_file, ranked_answers(mem)
+
+
+def ranked_answers(mem: Memory) -> dict[tuple[str, str], Ranked]:
+    hits = {(s, q): mem.recall(q, strategy=s).hits for s in STRATEGIES for q in QUERIES}
+    return {key: Ranked(tuple(h.item.id for h in found), tuple(h.score for h in found)) for key, found in hits.items()}
+
+
+def area_answers(store: Path, **settings: int) -> tuple[set[str], dict[tuple[str, str], Ranked]]:
+    """The areas whose state came from the saved file, and every strategy's answers."""
+    with Memory(store, **settings) as mem:
+        ranked = ranked_answers(mem)
+        return set(mem.areas_from_file), ranked
 
 
 def rebuilt(store: Path, tmp_path: Path) -> dict:
@@ -150,13 +160,14 @@ with Memory(sys.argv[1]) as mem:
     if sys.argv[2] == "clear":
         mem.clear()
     else:
-        mem.delete_source(mem.sources()[0].id)
+        if sys.argv[3:] != ["--keep"]:
+            mem.delete_source(mem.sources()[0].id)
         mem.add_note(sys.argv[2], name="written elsewhere")
 """
 
 
-def other_process(store: Path, what: str) -> None:
-    subprocess.run([sys.executable, "-c", WRITER, str(store), what], cwd=ROOT, check=True, timeout=120)
+def other_process(store: Path, what: str, *flags: str) -> None:
+    subprocess.run([sys.executable, "-c", WRITER, str(store), what, *flags], cwd=ROOT, check=True, timeout=120)
 
 
 def test_what_another_process_commits_after_the_save_is_taken_in(saved: Path, tmp_path: Path):
@@ -191,3 +202,45 @@ def test_an_array_file_holds_numbers_only_and_replaces_itself_whole(tmp_path: Pa
     path.unlink()
     with pytest.raises(Unusable):
         read_arrays(path)
+
+
+# -- the areas' state ---------------------------------------------------------------------------
+
+SAVED_AREAS = {"knowledge", "topics", "ranker"}  # the areas whose load reads every item's rows
+
+
+@pytest.fixture
+def areas_saved(demo_copy: Path) -> Path:
+    """The demo store after a process loaded every area from its rows, which saved their state."""
+    with Memory(demo_copy, **SAVE_ALWAYS) as mem:
+        mem.recall("who adopted a dog")
+        assert not mem.areas_from_file
+    return demo_copy
+
+
+def test_the_areas_open_from_their_saved_state_and_answer_as_if_read_from_the_rows(areas_saved: Path, expected: dict):
+    assert sidecar(areas_saved, "areas").stat().st_mode & 0o777 == 0o600
+    assert area_answers(areas_saved, **SAVE_ALWAYS) == (SAVED_AREAS, expected)
+
+
+@pytest.mark.parametrize("flags, from_file", [(("--keep",), SAVED_AREAS), ((), {"topics"})],
+                         ids=["an addition", "a deletion and an addition"])
+def test_what_another_process_commits_after_the_areas_were_saved_is_taken_in(areas_saved: Path, tmp_path: Path, flags,
+                                                                            from_file: set[str]):
+    """(A deletion's line tells the knowledge area to read the store again.)"""
+    other_process(areas_saved, "Zebulon the quokka keeps a diary of every sunrise", *flags)
+    assert area_answers(areas_saved, save_index_above=10**9) == (from_file, rebuilt(areas_saved, tmp_path))
+
+
+def test_a_damaged_areas_file_is_not_trusted_and_is_written_again(areas_saved: Path, expected: dict):
+    _flip_bytes_in_the_arrays(sidecar(areas_saved, "areas"))
+    assert area_answers(areas_saved, **SAVE_ALWAYS) == (set(), expected)
+    assert area_answers(areas_saved, **SAVE_ALWAYS)[0] == SAVED_AREAS
+
+
+def test_areas_saved_after_a_deferred_ingest_answer_as_if_read_from_the_rows(tmp_path: Path):
+    store = tmp_path / "deferred.db"
+    with Memory(store, **SAVE_ALWAYS) as mem:
+        mem.ingest([DEMO_DIR], defer=True)  # the areas read the items a source at a time, then save
+    assert sidecar(store, "areas").exists()
+    assert area_answers(store, **SAVE_ALWAYS) == (SAVED_AREAS, rebuilt(store, tmp_path))

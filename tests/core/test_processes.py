@@ -98,6 +98,24 @@ def test_a_reader_queries_while_another_process_ingests(tmp_path):
     reader.close()
 
 
+def test_a_recall_holds_its_own_writes_at_once_and_others_within_the_refresh_interval(tmp_path):
+    """Bounded staleness: another process's commit waits for the interval (or this memory's next
+    write, which takes in every commit before it writes); this memory's own write never waits."""
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "kingfisher.md").write_text("The kingfisher nests by the weir.", encoding="utf-8")
+    store = tmp_path / "shared.db"
+    reader = Memory(store, extensions=False, refresh_interval=3600)
+    assert reader.recall("heron", strategy="bm25").hits == []  # looked at the store just now
+    writer = start_writer(store, tmp_path / "other")
+    assert writer.wait(timeout=120) == 0, writer.stderr.read()
+
+    assert reader.recall("kingfisher", strategy="bm25").hits == []  # another process's commit: within the interval
+    reader.add_note("A grey heron fished below the heronry.", name="heron")  # a write builds on every commit
+    assert [h.item.text for h in reader.recall("heronry", strategy="bm25").hits] == ["A grey heron fished below the heronry."]
+    assert reader.recall("kingfisher", strategy="bm25").hits[0].item.text == "The kingfisher nests by the weir."
+    reader.close()
+
+
 # Ingest a folder with every area on, announcing the start (the store exists by then).
 AREA_WRITER = """
 import sys

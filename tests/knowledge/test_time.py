@@ -249,7 +249,8 @@ def test_the_successor_lift_follows_writes_after_recalls_remembered_the_candidat
         return [h.item.text for h in mem.recall("where does Lena live", strategy="bm25", top_k=3).hits]
 
     old_address, new_address = MOVES["conversation"]["session_1"][1]["text"], MOVES["conversation"]["session_2"][0]["text"]
-    here, elsewhere = Memory(tmp_path / "moves.db"), Memory(tmp_path / "moves.db")
+    # `here` takes in another connection's commits before every recall (refresh_interval 0): the memo is under test
+    here, elsewhere = Memory(tmp_path / "moves.db", refresh_interval=0), Memory(tmp_path / "moves.db")
     here.ingest(_sessions(tmp_path, "winter", [1]))
     assert new_address not in ranked(here) and new_address not in ranked(here)  # asked twice: remembered
     (here if writer == "this connection" else elsewhere).ingest(_sessions(tmp_path, "spring", [2]))

@@ -126,7 +126,7 @@ def test_undo_takes_the_effect_away_and_a_second_undo_changes_nothing(mem):
 def test_undo_in_one_process_is_gone_at_the_next_recall_in_another(mem):
     rec = mem.recall(QUERY, strategy="fused")
     event = mem.feedback(rec.token, [ids(rec)[5]]).event_id
-    with Memory(mem.path, fused_signals="") as other:
+    with Memory(mem.path, fused_signals="", refresh_interval=0) as other:  # takes in every commit before a recall
         assert other.recall(QUERY, strategy="fused").hits[0].taught is not None
         out = io.StringIO()
         assert main(["--store", str(mem.path), "feedback", "undo", str(event)], out) == 0
