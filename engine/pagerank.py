@@ -10,12 +10,29 @@ with the graph.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .arrays import ranges
 from .lazy import sparse as sp
 
 PUSH_EPS = 1e-5
+
+
+@dataclass
+class Seeds:
+    """Where a walk jumps back to: a few nodes (ascending, distinct) and their mass, kept apart
+    from the graph's size so that a local push never reads a vector over every node."""
+
+    nodes: np.ndarray
+    mass: np.ndarray
+
+    def dense(self, n: int) -> np.ndarray:
+        """The seed vector over ``n`` nodes (for the power iteration)."""
+        out = np.zeros(n, dtype=np.float64)
+        out[self.nodes] = self.mass
+        return out
 
 
 def personalized_pagerank(transition: sp.csr_matrix | np.ndarray, seeds: np.ndarray, alpha: float = 0.5,
@@ -44,24 +61,37 @@ def personalized_pagerank(transition: sp.csr_matrix | np.ndarray, seeds: np.ndar
 
 def local_pagerank(forward: sp.csr_matrix, seeds: np.ndarray, alpha: float = 0.5, eps: float = PUSH_EPS,
                    max_rounds: int = 200) -> np.ndarray:
+    """:func:`local_push` from a seed vector over every node; the visit probabilities alone."""
+    nodes = np.flatnonzero(seeds)
+    return local_push(forward, nodes, seeds[nodes], alpha, eps, max_rounds)[0]
+
+
+def local_push(forward: sp.csr_matrix, seed_nodes: np.ndarray, seed_mass: np.ndarray, alpha: float = 0.5,
+               eps: float = PUSH_EPS, max_rounds: int = 200) -> tuple[np.ndarray, np.ndarray]:
     """Approximate PPR by pushing residual mass out from the seeds (Andersen, Chung and Lang),
     all nodes over the threshold at once per round: only nodes holding more than ``eps`` residual
     per neighbour are expanded, so the work depends on ``eps`` and ``alpha``, not on the size of
     the graph. Underestimates every score by at most the residual left behind.
 
-    Each round looks only at the nodes the previous one reached (a node that was not reached kept
-    a residual under its threshold), with their rows gathered straight from the CSR arrays: no
-    pass over every node, which at a million items cost more than the push itself."""
+    The seeds come as (ascending nodes, mass) and the nodes reached are returned beside the visit
+    probabilities (ascending; every other node's is 0), so that a caller reads the few nodes the
+    push reached instead of every node. Each round looks only at the nodes the previous one
+    reached (a node that was not reached kept a residual under its threshold), with their rows
+    gathered straight from the CSR arrays: no pass over every node, which at a million items
+    cost more than the push itself. The probabilities' array is all zeros but for the nodes
+    reached, which the allocator gives without touching its pages."""
     n = forward.shape[0]
-    total = float(seeds.sum())
-    if total <= 0:
-        return np.zeros(n, dtype=np.float32)
-    s = (seeds / total).astype(np.float32)
-    seed_nodes = np.flatnonzero(s)
     p = np.zeros(n, dtype=np.float32)
-    r = s.copy()
+    total = float(seed_mass.sum())
+    if total <= 0:
+        return p, np.zeros(0, dtype=np.int64)
+    s = (seed_mass / total).astype(np.float32)
+    seed_nodes, s = seed_nodes[s != 0], s[s != 0]
+    r = np.zeros(n, dtype=np.float32)
+    r[seed_nodes] = s
     indptr, indices, data = forward.indptr, forward.indices, forward.data
     frontier = seed_nodes
+    pushed: list[np.ndarray] = []
     for _ in range(max_rounds):
         starts = indptr[frontier]
         counts = indptr[frontier + 1] - starts
@@ -69,6 +99,7 @@ def local_pagerank(forward: sp.csr_matrix, seeds: np.ndarray, alpha: float = 0.5
         active, starts, counts = frontier[over], starts[over], counts[over]
         if not len(active):
             break
+        pushed.append(active)
         mass = r[active]
         r[active] = 0.0
         p[active] += np.float32(1.0 - alpha) * mass
@@ -78,6 +109,7 @@ def local_pagerank(forward: sp.csr_matrix, seeds: np.ndarray, alpha: float = 0.5
         r[frontier] += np.bincount(slot, weights=moved, minlength=len(frontier)).astype(np.float32)
         stuck = float(mass[counts == 0].sum())
         if stuck:  # a dead end sends its walkers back to the seeds, as in the power iteration
-            r[seed_nodes] += np.float32(alpha * stuck) * s[seed_nodes]
+            r[seed_nodes] += np.float32(alpha * stuck) * s
             frontier = np.union1d(frontier, seed_nodes)
-    return p
+    reached = np.unique(np.concatenate(pushed)) if pushed else np.zeros(0, dtype=np.int64)
+    return p, reached

@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from ..lexical import top_k as top_k_of
-from ..pagerank import local_pagerank, personalized_pagerank
+from ..pagerank import Seeds, local_push, personalized_pagerank
 from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
 from ..recall import literal_bm25
 from ..records import KnowledgeCounts
@@ -104,31 +104,36 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         if self.graph.n_nodes(index) > self.settings.ppr_local_above:
             self.graph.forward(weights, index)
 
-    def seed_vector(self, entity_ids: Sequence[int], first_stage: np.ndarray, weights: dict[str, float]) -> np.ndarray:
+    def seeds(self, entity_ids: Sequence[int], first_stage: np.ndarray, weights: dict[str, float]) -> Seeds:
         """Seeds: the query's entities (rarer ones weigh more) and the top first-stage items
         (by their normalised score), each half of the mass when both exist."""
         index = self.mem.index
-        n = self.graph.n_nodes(index)
-        seeds = np.zeros(n, dtype=np.float64)
-        nodes = [index.n_slots + node for e in entity_ids if (node := self.graph.entity_node(e)) is not None]
-        if nodes:
-            degree = self.graph.degrees(index, weights)[nodes]
-            seeds[nodes] = 1.0 / np.log(np.e + degree)
-            seeds[nodes] *= self.settings.ppr_entity_mass / seeds[nodes].sum()
-        k = self.settings.ppr_seed_items
-        top = top_k_of(first_stage, k)[0]
+        named = np.array([index.n_slots + node for e in entity_ids if (node := self.graph.entity_node(e)) is not None],
+                         dtype=np.int64)
+        nodes, mass = np.unique(named), np.zeros(0)  # two names of one entity seed it once
+        if len(nodes):
+            degrees = self.graph.degrees(index, weights)
+            mass = 1.0 / np.log(np.e + degrees[nodes])
+            mass *= self.settings.ppr_entity_mass / (1.0 / np.log(np.e + degrees[named])).sum()
+        top = top_k_of(first_stage, self.settings.ppr_seed_items)[0]
         if len(top):
             scores = first_stage[top] / first_stage[top].max()
-            seeds[top] += (1.0 - self.settings.ppr_entity_mass if nodes else 1.0) * scores / scores.sum()
-        return seeds
+            share = (1.0 - self.settings.ppr_entity_mass if len(nodes) else 1.0) * scores / scores.sum()
+            order = np.argsort(top)
+            nodes, mass = np.concatenate([top[order], nodes]), np.concatenate([share[order], mass])  # items, then entities
+        return Seeds(nodes, mass)
 
-    def ppr(self, seeds: np.ndarray, weights: dict[str, float] | None = None) -> np.ndarray:
-        """PPR over every node (items then entities) for a seed vector and edge-type weights."""
+    def ppr(self, seeds: Seeds, weights: dict[str, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """PPR over every node (items then entities) for seeds and edge-type weights: the visit
+        probabilities and the nodes they are not 0 at (ascending). A large graph pushes mass
+        out from the seeds, so only the nodes it reaches are read."""
         weights = self.edge_weights(weights)
         index, alpha = self.mem.index, self.settings.ppr_alpha
-        if self.graph.n_nodes(index) > self.settings.ppr_local_above:
-            return local_pagerank(self.graph.forward(weights, index), seeds, alpha=alpha)
-        return personalized_pagerank(self.graph.transition(weights, index), seeds, alpha=alpha)
+        n = self.graph.n_nodes(index)
+        if n > self.settings.ppr_local_above:
+            return local_push(self.graph.forward(weights, index), seeds.nodes, seeds.mass, alpha=alpha)
+        visits = personalized_pagerank(self.graph.transition(weights, index), seeds.dense(n), alpha=alpha)
+        return visits, np.flatnonzero(visits)
 
     def graph_scores(self, text: str, first_stage: np.ndarray, weights: dict[str, float] | None = None,
                      reached: int = 20, entities: list[int] | None = None) -> GraphResult:
@@ -137,26 +142,32 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         index = self.mem.index
         weights = self.edge_weights(weights)
         entities = self.query_entities(text) if entities is None else entities
-        seeds = self.seed_vector(entities, first_stage, weights)
-        visits = self.ppr(seeds, weights) if seeds.sum() > 0 else np.zeros(len(seeds), dtype=np.float32)
+        seeds = self.seeds(entities, first_stage, weights)
         items = np.zeros(index.n_slots, dtype=np.float64)
-        items[:] = visits[: index.n_slots]
-        items[~index.alive] = 0.0
-        return GraphResult(items, self._describe(seeds, top=20), self._describe(visits, top=reached))
+        if seeds.mass.sum() <= 0:
+            return GraphResult(items, self._describe(seeds.nodes, seeds.mass, top=20), [])
+        visits, nodes = self.ppr(seeds, weights)
+        on_items = nodes[nodes < index.n_slots]
+        on_items = on_items[index.alive[on_items]]
+        items[on_items] = visits[on_items]
+        return GraphResult(items, self._describe(seeds.nodes, seeds.mass, top=20),
+                           self._describe(nodes, visits[nodes], top=reached))
 
-    def _describe(self, scores: np.ndarray, top: int) -> list[GraphNode]:
+    def _describe(self, nodes: np.ndarray, scores: np.ndarray, top: int) -> list[GraphNode]:
+        """The ``top`` best of ``nodes`` (ascending) by ``scores`` as the recall shows them."""
         index = self.mem.index
         out: list[GraphNode] = []
-        for node in top_k_of(scores, top)[0].tolist():
+        for at in top_k_of(scores, top)[0].tolist():
+            node, score = int(nodes[at]), float(scores[at])
             if node < index.n_slots:
-                out.append({"node": f"item:{int(index.item_ids[node])}", "kind": "item", "score": float(scores[node])})
+                out.append({"node": f"item:{int(index.item_ids[node])}", "kind": "item", "score": score})
             elif node < index.n_slots + len(self.graph.entity_ids):
                 eid = int(self.graph.entity_ids[node - index.n_slots])
                 out.append({"node": f"entity:{eid}", "kind": "entity", "name": self.registry.names.get(eid, ""),
-                            "score": float(scores[node])})
+                            "score": score})
             else:
                 phrase = self.graph.phrase_of(node, index)
-                out.append({"node": f"phrase:{phrase}", "kind": "phrase", "name": phrase, "score": float(scores[node])})
+                out.append({"node": f"phrase:{phrase}", "kind": "phrase", "name": phrase, "score": score})
         return out
 
     # -- recall -------------------------------------------------------------------------------

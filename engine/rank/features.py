@@ -18,6 +18,7 @@ that barely varies stays barely varying instead of being blown up to ±8σ.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
@@ -27,6 +28,7 @@ from ..text import words
 
 if TYPE_CHECKING:
     from ..area import Engine
+    from ..index import Index
     from ..pipeline import Query, Signals
 
 CORE_SIGNALS = ("bm25", "dense")
@@ -74,6 +76,7 @@ class SlotMeta:
         self.speakers: list[str] = []
         self._speaker_words: list[frozenset[str]] = []  # each speaker's name's words, matched against every query
         self._speaker_id: dict[str, int] = {}
+        self._time_span: tuple[weakref.ref[Index], int, int, tuple[float, float] | None] | None = None
 
     def add(self, slots: np.ndarray, rows: list[tuple[str | None, str, int, str]]) -> None:
         """Record (speaker, title, text length, kind) for newly indexed slots."""
@@ -147,6 +150,19 @@ class SlotMeta:
     def speaker_ids_in(self, query_words: set[str]) -> np.ndarray:
         return np.array([n for n, name_words in enumerate(self._speaker_words) if name_words & query_words], dtype=np.int64)
 
+    def live_time_span(self, index: Index) -> tuple[float, float] | None:
+        """The oldest and newest time of the live items (None when fewer than two differ): the
+        recency feature's clock. Kept while ``index`` holds the same slots and live items — slots
+        are only appended and a removed slot never lives again, so those two counts say when the
+        live times changed — instead of a pass over every slot per query."""
+        held = self._time_span
+        if held is None or held[0]() is not index or held[1:3] != (index.n_slots, index.n_items):
+            times = index.times[index.alive]
+            times = times[~np.isnan(times)]
+            span = (float(times.min()), float(times.max())) if len(times) and times.max() != times.min() else None
+            held = self._time_span = (weakref.ref(index), index.n_slots, index.n_items, span)
+        return held[3]
+
 
 LearnedColumns = Callable[[np.ndarray, "Query", np.ndarray], dict[str, np.ndarray]]
 
@@ -157,11 +173,15 @@ def _relative(values: np.ndarray) -> np.ndarray:
     return np.clip(values / best, 0.0, 1.0) if best > 0 else np.zeros_like(values)
 
 
-def _positions(ranked: np.ndarray, n_slots: int) -> np.ndarray:
-    """Rank (from 0) of every slot in a signal's ranked list, -1 for slots not in it."""
-    pos = np.full(n_slots, -1, dtype=np.int64)
-    pos[ranked] = np.arange(len(ranked))
-    return pos
+def _positions(ranked: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """Rank (from 0) of each of ``slots`` in a signal's ranked list (distinct slots), -1 for
+    slots not in it."""
+    if not len(ranked):
+        return np.full(len(slots), -1, dtype=np.int64)
+    order = np.argsort(ranked, kind="stable")
+    listed = ranked[order]
+    at = np.minimum(np.searchsorted(listed, slots), len(listed) - 1)
+    return np.where(listed[at] == slots, order[at], -1)
 
 
 def _rank_discount(pos: np.ndarray) -> np.ndarray:
@@ -187,9 +207,13 @@ def neighbours(mem: "Engine", meta: SlotMeta, slots: np.ndarray, reach: int = 1)
     return np.where(same, cand, -1)
 
 
-def _neighbour_max(values: np.ndarray, nb: np.ndarray) -> np.ndarray:
-    padded = np.concatenate([values, [0.0]])
-    return padded[np.where(nb >= 0, nb, len(values))].max(axis=1) if nb.shape[1] else np.zeros(len(nb))
+def _neighbour_max(values: np.ndarray, best: float, nb: np.ndarray) -> np.ndarray:
+    """The best relative score (:func:`_relative_to`) among each row's neighbours ``nb``
+    (-1: none, counted as 0)."""
+    if not nb.shape[1]:
+        return np.zeros(len(nb))
+    present = nb >= 0
+    return np.where(present, _relative_to(values[np.where(present, nb, 0)], best), 0.0).max(axis=1)
 
 
 def candidates(mem: "Engine", meta: SlotMeta, q: "Query", signals: "Signals", depth: int,
@@ -211,30 +235,28 @@ def candidates(mem: "Engine", meta: SlotMeta, q: "Query", signals: "Signals", de
 
 def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned: LearnedColumns,
           depth: int, extra_signals: tuple[str, ...], rrf_k: float) -> CandidateFeatures:
-    """Candidates of ``q`` with their feature matrix, in :func:`feature_names` order."""
+    """Candidates of ``q`` with their feature matrix, in :func:`feature_names` order.
+
+    Every feature is read at the candidates and their neighbours only (gathers), never computed
+    over every slot: the cost follows the candidates, not the store."""
     slots, found, ranked = candidates(mem, meta, q, signals, depth, extra_signals)
     names = feature_names(extra_signals)
     out = np.zeros((len(slots), len(names)))
     if not len(slots):
         return CandidateFeatures(slots, names, out, found)
-    bm25_all, dense_all = signals["bm25"], signals["dense"]
-    bm25_best = bm25_all[ranked["bm25"][0]] if len(ranked["bm25"]) else 0.0
-    dense_best = dense_all[ranked["dense"][0]] if len(ranked["dense"]) else 0.0
-    bm25_rel = np.clip(bm25_all / bm25_best, 0, 1) if bm25_best > 0 else np.zeros_like(bm25_all)
-    dense_rel = np.clip(dense_all / dense_best, 0, 1) if dense_best > 0 else np.zeros_like(dense_all)
     nb = neighbours(mem, meta, slots, reach=1)
     col = {name: n for n, name in enumerate(names)}
-    out[:, col["bm25"]] = bm25_rel[slots]
-    out[:, col["dense"]] = dense_rel[slots]
-    pos = {name: _positions(ranked[name], mem.index.n_slots)[slots] for name in CORE_SIGNALS}
+    turn = meta.is_turn[slots]  # a turn's neighbours carry its conversation; a passage's do not (measured)
+    for name in CORE_SIGNALS:
+        values, best = signals[name], _best(signals[name], ranked[name])
+        out[:, col[name]] = _relative_to(values[slots], best)
+        out[:, col[f"neighbour_{name}"]] = _neighbour_max(values, best, nb) * turn
+    pos = {name: _positions(ranked[name], slots) for name in CORE_SIGNALS}
     out[:, col["bm25_rank"]] = _rank_discount(pos["bm25"])
     out[:, col["dense_rank"]] = _rank_discount(pos["dense"])
     rrf = sum(np.where(p >= 0, 1.0 / (rrf_k + 1 + p), 0.0) for p in pos.values())
     out[:, col["rrf"]] = _relative(rrf)
-    turn = meta.is_turn[slots]  # a turn's neighbours carry its conversation; a passage's do not (measured)
-    out[:, col["neighbour_bm25"]] = _neighbour_max(bm25_rel, nb) * turn
-    out[:, col["neighbour_dense"]] = _neighbour_max(dense_rel, nb) * turn
-    out[:, col["recency"]] = _recency(mem, slots)
+    out[:, col["recency"]] = _recency(mem, meta, slots)
     qwords = set(words(q.text))
     speakers = meta.speaker_ids_in(qwords)
     out[:, col["speaker"]] = np.isin(meta.speaker[slots], speakers) if len(speakers) else 0.0
@@ -251,18 +273,27 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     return CandidateFeatures(slots, names, out, found)
 
 
-def _recency(mem: "Engine", slots: np.ndarray) -> np.ndarray:
+def _best(values: np.ndarray, ranked: np.ndarray) -> float:
+    """The query's best score of a signal (its ranked list's first), 0 when nothing scored."""
+    return float(values[ranked[0]]) if len(ranked) else 0.0
+
+
+def _relative_to(values: np.ndarray, best: float) -> np.ndarray:
+    """Scores divided by ``best``, clipped to [0, 1] (0 when ``best`` is not positive)."""
+    return np.clip(values / best, 0.0, 1.0) if best > 0 else np.zeros(len(values))
+
+
+def _recency(mem: "Engine", meta: SlotMeta, slots: np.ndarray) -> np.ndarray:
     """Position of each item's time between the store's oldest and newest (0.5 when unknown).
 
     The clock is the store's own newest item, never the wall clock, so a recall is repeatable.
     """
-    times = mem.index.times
-    live = times[mem.index.alive]
-    live = live[~np.isnan(live)]
-    if not len(live) or live.max() == live.min():
+    span = meta.live_time_span(mem.index)
+    if span is None:
         return np.full(len(slots), 0.5)
-    t = times[slots]
-    return np.where(np.isnan(t), 0.5, (t - live.min()) / (live.max() - live.min()))
+    oldest, newest = span
+    t = mem.index.times[slots]
+    return np.where(np.isnan(t), 0.5, (t - oldest) / (newest - oldest))
 
 
 class Normaliser:

@@ -11,79 +11,169 @@ from mnemoscope.screens.compare import CompareScreen
 from tests.app.mnemo_testing import SIZE, ask, screen_lines, settle, text_of, until
 
 
-async def test_query_in_each_mode_and_what_the_screen_says(demo_app):
-    app = demo_app()
+async def test_query_in_each_mode_its_trace_and_two_strategies_compared(demo_app):
+    """The Query screen's reading parts in one app, in order (an app start and a first query cost
+    more than most of the steps); the one step that writes to the store comes last."""
+    app = demo_app(animate=True)  # the trace plays by itself; no other part shows the trace
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        screen = app.screen
-        # before the first query, the Why panel says what it is for
-        assert "Run a query" in text_of(screen.query_one("#why-body"))
+        await each_mode_and_what_the_screen_says(app, pilot)
+        await the_trace_plays_steps_pauses_and_names_its_graph(app, pilot)
+        await two_strategies_side_by_side(app, pilot)
+        await escape_sequences_are_shown_never_sent(app, pilot)
 
-        # digits typed into a begun question stay there; Esc leaves the box, and then they switch screens
-        assert app.focused.id == "query-input"
-        await pilot.press("space", "4")
-        assert app.current_mode == "query" and app.focused.value == " 4"
-        await pilot.press("escape", "4")
+
+async def each_mode_and_what_the_screen_says(app, pilot) -> None:
+    screen = app.screen
+    default_mode = screen.query_one("#query-mode", Select).value
+    # before the first query, the Why panel says what it is for
+    assert "Run a query" in text_of(screen.query_one("#why-body"))
+
+    # digits typed into a begun question stay there; Esc leaves the box, and then they switch screens
+    assert app.focused.id == "query-input"
+    await pilot.press("space", "4")
+    assert app.current_mode == "query" and app.focused.value == " 4"
+    await pilot.press("escape", "4")
+    await settle(pilot)
+    assert app.current_mode == "facts"
+    await app.switch_mode("query")
+    await settle(pilot)
+
+    # every choice of the query bar shows whole
+    choices = {"#query-intent": [(f"intent {i}", i) for i in INTENTS],
+               "#query-mode": [(f"mode {m}", m) for m in MODES],
+               "#query-strategy": [(s, s) for s in screen.strategies]}
+    for select_id, options in choices.items():
+        select = screen.query_one(select_id, Select)
+        assert options
+        for label, value in options:
+            select.value = value
+            await pilot.pause()
+            assert label in screen_lines(app)[4], f"{select_id}: {label!r} is cut"
+    screen.query_one("#query-intent", Select).value = "auto"
+    screen.query_one("#query-strategy", Select).value = app.services.default_strategy()
+
+    for mode in ("lite", "pro", "max"):
+        screen.query_one("#query-mode", Select).value = mode
+        await ask(pilot, "what did Maya adopt")
+        recall = screen.recall
+        assert recall is not None and recall.mode == mode
+        table = screen.query_one("#hits", DataTable)
+        assert f"mode {mode}" in text_of(screen.query_one("#query-status"))
+        knowledge = text_of(screen.query_one("#knowledge-body"))
+        assert recall.episodes and recall.facts and "Maya" in knowledge
+        if mode == "lite":
+            assert not recall.hits  # Lite answers with episodes and facts alone
+            assert screen.query_one("#query-detail").active == "knowledge"
+            continue
+        assert table.row_count == len(recall.hits) > 0
+        assert app.focused is table
+        assert "found by" in text_of(screen.query_one("#why-body"))
+
+    # the hits highlight the query's terms
+    await ask(pilot, "starter")
+    snippet = screen.query_one("#hits", DataTable).get_row_at(0)[-1]
+    assert any("starter" in snippet.plain[s.start:s.end].lower() for s in snippet.spans)
+
+    # a query that finds nothing says so
+    await ask(pilot, "zzqxv")
+    assert screen.query_one("#hits", DataTable).row_count == 0
+    assert "0 items" in text_of(screen.query_one("#query-status"))
+    assert app.titled("No results")
+
+    # a refused query is a message, not a traceback, and the next query runs
+    screen.run_query("x" * 30_000)  # longer than the engine accepts
+    await settle(pilot)
+    assert "limit" in text_of(screen.query_one("#query-status"))
+    assert any(n.severity == "error" for n in app.notices)
+    await ask(pilot, "starter")
+    assert screen.recall is not None and screen.recall.hits
+
+    screen.query_one("#query-mode", Select).value = default_mode
+
+
+async def the_trace_plays_steps_pauses_and_names_its_graph(app, pilot) -> None:
+    screen = app.screen
+    await ask(pilot, "tell me more about sourdough starters")
+    trace = screen.query_one(TraceView)
+    assert not trace.steps, "the trace is built when its tab is first shown"
+    trace.INTERVAL = 0.05
+    await pilot.press("t")
+    assert len(trace.steps) >= 2, "the walk has steps"
+
+    # it plays from the first step to the last by itself, then stops saying "playing"
+    await until(pilot, lambda: not trace.playing, "the trace to play to its end")
+    assert trace.step == len(trace.steps) - 1
+    status = text_of(screen.query_one("#trace-status"))
+    assert f"step {len(trace.steps)}/{len(trace.steps)}" in status
+    assert "playing" not in status and "paused" in status
+
+    # replay, pause, single step: with steps an hour apart, no step comes between two looks
+    trace.INTERVAL = 3600
+    await pilot.press("r")  # replay from the start
+    assert trace.step == 0 and trace.playing
+    await pilot.press("space")  # pause
+    assert not trace.playing
+    await pilot.press("space", "space")  # play, and pause again
+    assert not trace.playing and trace.step == 0
+    await pilot.press("full_stop")  # single step pauses and advances
+    assert trace.step == 1 and not trace.playing
+    assert "step 2/" in text_of(screen.query_one("#trace-status"))
+    tree = screen.query_one("#trace-tree", Tree)
+    assert tree.cursor_node is not None and tree.cursor_node.data == trace.steps[1].node
+    assert "candidate" in text_of(screen.query_one("#trace-step"))
+    trace.INTERVAL = 0.05  # a replay starts at step 0 (above) and moves on by itself to the last
+    await pilot.press("r")
+    await until(pilot, lambda: not trace.playing and trace.step == len(trace.steps) - 1, "the replay's end")
+
+    # a fused recall's graph expansion names its nodes
+    await ask(pilot, "tell me more about sourdough starters", strategy="fused")
+    graph = text_of(screen.query_one("#trace-graph"))
+    assert "seeds (" in graph and "item:" in graph, graph
+    assert "{" not in graph and "'node'" not in graph, "no raw dicts"
+    await until(pilot, lambda: not trace.playing, "the last trace's end")
+    await pilot.press("w")  # the Why panel again: no later query builds the trace
+    screen.query_one("#query-strategy", Select).value = app.services.default_strategy()
+
+
+async def two_strategies_side_by_side(app, pilot) -> None:
+    """Compare, opened in a small terminal."""
+    await pilot.resize_terminal(80, 24)
+    await until(pilot, lambda: app.screen.fitted_width == 80, "the query screen fitted to 80 columns")
+    await settle(pilot)
+    await ask(pilot, "sourdough starter")
+    await pilot.press("c")
+    await settle(pilot)
+    screen = app.screen
+    assert isinstance(screen, CompareScreen)
+    a, b = (screen.query_one(f"#hits-{s}", DataTable) for s in "ab")
+    assert a.row_count > 0 and b.row_count > 0
+    assert screen.query_one("#strategy-a", Select).value != screen.query_one("#strategy-b", Select).value
+    marks = [a.get_row_at(r)[1] for r in range(a.row_count)]
+    assert any(m.startswith("◆") for m in marks), "the two strategies share some hits"
+    for size in ((80, 24), SIZE):  # both sides fit, and say what they share, in a small and a larger terminal
+        await pilot.resize_terminal(*size)
+        await until(pilot, lambda: screen.fitted_width == size[0], f"the lists fitted to {size}")
         await settle(pilot)
-        assert app.current_mode == "facts"
-        await app.switch_mode("query")
-        await settle(pilot)
+        for side in "ab":
+            assert screen.query_one(f"#hits-{side}", DataTable).max_scroll_x == 0, size
+            assert " shared" in screen_lines(app)[4].split("││")["ab".index(side)], size
+    await pilot.press("escape")
+    assert not isinstance(app.screen, CompareScreen)
+    await pilot.press("c")
+    await settle(pilot)
+    await pilot.press("slash")  # "/" from the compare view: back to the query box (it crashed the app)
+    await settle(pilot)
+    assert not isinstance(app.screen, CompareScreen) and app.focused is app.screen.query_one("#query-input")
 
-        # every choice of the query bar shows whole
-        choices = {"#query-intent": [(f"intent {i}", i) for i in INTENTS],
-                   "#query-mode": [(f"mode {m}", m) for m in MODES],
-                   "#query-strategy": [(s, s) for s in screen.strategies]}
-        for select_id, options in choices.items():
-            select = screen.query_one(select_id, Select)
-            assert options
-            for label, value in options:
-                select.value = value
-                await pilot.pause()
-                assert label in screen_lines(app)[4], f"{select_id}: {label!r} is cut"
-        screen.query_one("#query-intent", Select).value = "auto"
-        screen.query_one("#query-strategy", Select).value = app.services.default_strategy()
 
-        for mode in ("lite", "pro", "max"):
-            screen.query_one("#query-mode", Select).value = mode
-            await ask(pilot, "what did Maya adopt")
-            recall = screen.recall
-            assert recall is not None and recall.mode == mode
-            table = screen.query_one("#hits", DataTable)
-            assert f"mode {mode}" in text_of(screen.query_one("#query-status"))
-            knowledge = text_of(screen.query_one("#knowledge-body"))
-            assert recall.episodes and recall.facts and "Maya" in knowledge
-            if mode == "lite":
-                assert not recall.hits  # Lite answers with episodes and facts alone
-                assert screen.query_one("#query-detail").active == "knowledge"
-                continue
-            assert table.row_count == len(recall.hits) > 0
-            assert app.focused is table
-            assert "found by" in text_of(screen.query_one("#why-body"))
-
-        # the hits highlight the query's terms
-        await ask(pilot, "starter")
-        snippet = screen.query_one("#hits", DataTable).get_row_at(0)[-1]
-        assert any("starter" in snippet.plain[s.start:s.end].lower() for s in snippet.spans)
-
-        # a query that finds nothing says so
-        await ask(pilot, "zzqxv")
-        assert screen.query_one("#hits", DataTable).row_count == 0
-        assert "0 items" in text_of(screen.query_one("#query-status"))
-        assert app.titled("No results")
-
-        # a refused query is a message, not a traceback, and the next query runs
-        screen.run_query("x" * 30_000)  # longer than the engine accepts
-        await settle(pilot)
-        assert "limit" in text_of(screen.query_one("#query-status"))
-        assert any(n.severity == "error" for n in app.notices)
-        await ask(pilot, "starter")
-        assert screen.recall is not None and screen.recall.hits
-
-        # a document's escape sequences are shown, never sent to the terminal (nor do they take cells)
-        app.services.mem.add_note("The zebra lantern \x1b]0;retitled\x07 glows \x1b[2J red \x9b31m tonight.")
-        await ask(pilot, "zebra lantern")
-        shown = "\n".join(screen_lines(app))
-        assert "The zebra lantern ]0;retitled" in shown and not any(c in shown for c in "\x1b\x07\x9b")
+async def escape_sequences_are_shown_never_sent(app, pilot) -> None:
+    """A document's escape sequences are shown, never sent to the terminal (nor do they take
+    cells). It adds a note to the store: the last step."""
+    app.services.mem.add_note("The zebra lantern \x1b]0;retitled\x07 glows \x1b[2J red \x9b31m tonight.")
+    await ask(pilot, "zebra lantern")
+    shown = "\n".join(screen_lines(app))
+    assert "The zebra lantern ]0;retitled" in shown and not any(c in shown for c in "\x1b\x07\x9b")
 
 
 async def test_mark_hits_used_teach_the_ranker_and_see_it_learn(demo_app):
@@ -158,80 +248,6 @@ async def test_mark_hits_used_teach_the_ranker_and_see_it_learn(demo_app):
         await pilot.click("#choice-reset")
         await settle(pilot)
         assert ranker.query_one("#feedback-table", DataTable).row_count == 0
-
-
-async def test_compare_two_strategies_side_by_side(demo_app):
-    app = demo_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await ask(pilot, "sourdough starter")
-        await pilot.press("c")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareScreen)
-        a, b = (screen.query_one(f"#hits-{s}", DataTable) for s in "ab")
-        assert a.row_count > 0 and b.row_count > 0
-        assert screen.query_one("#strategy-a", Select).value != screen.query_one("#strategy-b", Select).value
-        marks = [a.get_row_at(r)[1] for r in range(a.row_count)]
-        assert any(m.startswith("◆") for m in marks), "the two strategies share some hits"
-        for size in ((80, 24), SIZE):  # both sides fit, and say what they share, in a small and a larger terminal
-            await pilot.resize_terminal(*size)
-            await until(pilot, lambda: screen.fitted_width == size[0], f"the lists fitted to {size}")
-            await settle(pilot)
-            for side in "ab":
-                assert screen.query_one(f"#hits-{side}", DataTable).max_scroll_x == 0, size
-                assert " shared" in screen_lines(app)[4].split("││")["ab".index(side)], size
-        await pilot.press("escape")
-        assert not isinstance(app.screen, CompareScreen)
-        await pilot.press("c")
-        await settle(pilot)
-        await pilot.press("slash")  # "/" from the compare view: back to the query box (it crashed the app)
-        await settle(pilot)
-        assert not isinstance(app.screen, CompareScreen) and app.focused is app.screen.query_one("#query-input")
-
-
-async def test_the_trace_plays_steps_pauses_and_names_its_graph(demo_app):
-    app = demo_app(animate=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        await ask(pilot, "tell me more about sourdough starters")
-        trace = screen.query_one(TraceView)
-        assert not trace.steps, "the trace is built when its tab is first shown"
-        trace.INTERVAL = 0.05
-        await pilot.press("t")
-        assert len(trace.steps) >= 2, "the walk has steps"
-
-        # it plays from the first step to the last by itself, then stops saying "playing"
-        await until(pilot, lambda: not trace.playing, "the trace to play to its end")
-        assert trace.step == len(trace.steps) - 1
-        status = text_of(screen.query_one("#trace-status"))
-        assert f"step {len(trace.steps)}/{len(trace.steps)}" in status
-        assert "playing" not in status and "paused" in status
-
-        # replay, pause, single step: with steps an hour apart, no step comes between two looks
-        trace.INTERVAL = 3600
-        await pilot.press("r")  # replay from the start
-        assert trace.step == 0 and trace.playing
-        await pilot.press("space")  # pause
-        assert not trace.playing
-        await pilot.press("space", "space")  # play, and pause again
-        assert not trace.playing and trace.step == 0
-        await pilot.press("full_stop")  # single step pauses and advances
-        assert trace.step == 1 and not trace.playing
-        assert "step 2/" in text_of(screen.query_one("#trace-status"))
-        tree = screen.query_one("#trace-tree", Tree)
-        assert tree.cursor_node is not None and tree.cursor_node.data == trace.steps[1].node
-        assert "candidate" in text_of(screen.query_one("#trace-step"))
-        trace.INTERVAL = 0.05  # a replay starts at step 0 (above) and moves on by itself to the last
-        await pilot.press("r")
-        await until(pilot, lambda: not trace.playing and trace.step == len(trace.steps) - 1, "the replay's end")
-
-        # a fused recall's graph expansion names its nodes
-        await ask(pilot, "tell me more about sourdough starters", strategy="fused")
-        graph = text_of(screen.query_one("#trace-graph"))
-        assert "seeds (" in graph and "item:" in graph, graph
-        assert "{" not in graph and "'node'" not in graph, "no raw dicts"
 
 
 def test_an_undated_episode_is_listed_without_a_gap():

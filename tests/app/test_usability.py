@@ -26,19 +26,23 @@ def fitted(tables, start, end) -> None:
         assert 0 <= spare <= 2, f"#{table.id}: {spare} cells spare after {start} → {end}"
 
 
+def tables_fit(app, mode: str, size) -> None:
+    """Every column of every table the screen shows fits its pane (none hides past the right
+    edge); the path box shows its whole placeholder."""
+    tables = [table for table in app.screen.query(DataTable) if table.display]  # not a mode's hidden one
+    assert tables, mode
+    for table in tables:
+        assert table.max_scroll_x == 0, f"{mode} #{table.id} at {size}: {table.max_scroll_x} cells hidden"
+    if mode == "ingest":
+        box = app.screen.query_one("#ingest-path")
+        assert box.region.width - 2 >= len(box.placeholder), f"the placeholder is cut at {size}"
+
+
 async def visit_every_screen(app, pilot, size) -> None:
-    """Every column of every table fits its pane (none hides past the right edge); the path box
-    shows its whole placeholder; forms fit."""
     for mode in MODES:
         await app.switch_mode(mode)
         await settle(pilot)
-        tables = [table for table in app.screen.query(DataTable) if table.display]  # not a mode's hidden one
-        assert tables, mode
-        for table in tables:
-            assert table.max_scroll_x == 0, f"{mode} #{table.id} at {size}: {table.max_scroll_x} cells hidden"
-        if mode == "ingest":
-            box = app.screen.query_one("#ingest-path")
-            assert box.region.width - 2 >= len(box.placeholder), f"the placeholder is cut at {size}"
+        tables_fit(app, mode, size)
 
 
 async def resize(pilot, size) -> None:
@@ -48,51 +52,10 @@ async def resize(pilot, size) -> None:
 
 
 @pytest.mark.slow
-async def test_every_table_fits_at_either_layout_and_again_after_a_resize(demo_app):
-    narrow, wide = (80, 24), (120, 36)  # below and above the breakpoint (110) where panes sit side by side
-    app = demo_app()
-    async with app.run_test(size=narrow) as pilot:
-        await settle(pilot)
-        await ask(pilot, "sourdough starter")
-        await pilot.press("u")  # a mark survives every redraw
-        await visit_every_screen(app, pilot, narrow)
-
-        # a form fits a small terminal
-        await app.switch_mode("facts")
-        await settle(pilot)
-        await pilot.press("a")
-        await settle(pilot)
-        assert isinstance(app.screen, FormDialog)
-        assert "Subject" in "\n".join(screen_lines(app)), "the first field's label is shown"
-        for button in ("#form-ok", "#form-cancel"):
-            assert app.screen.query_one(button).region.bottom <= narrow[1], f"{button} is off the screen"
-        await pilot.press("tab", "tab", "tab", "tab")
-        await settle(pilot)
-        assert app.focused.id == "form-time"
-        assert app.focused.region.bottom <= app.screen.query_one("#dialog-body").region.bottom
-        await pilot.press("escape")
-        await settle(pilot)
-
-        for start, end in ((narrow, wide), (wide, narrow)):
-            await app.switch_mode("query")
-            await settle(pilot)
-            await pilot.press("c")
-            await settle(pilot)
-            await resize(pilot, end)
-            fitted(app.screen.query(DataTable), start, end)  # the compare view, open during the resize
-            await pilot.press("escape")
-            await settle(pilot)
-            hits = app.screen.query_one("#hits", DataTable)
-            assert hits.get_row_at(0)[1] == "✓"
-            fitted([hits], start, end)
-            await app.switch_mode("facts")  # resized while hidden: fitted when shown
-            await settle(pilot)
-            fitted(app.screen.query(DataTable), start, end)
-            if end == wide:
-                await visit_every_screen(app, pilot, wide)
-
-
-async def test_a_screen_loads_once_when_first_shown_its_titles_show_and_the_areas_load_in_workers(demo_app, monkeypatch):
+async def test_each_screen_loads_once_when_first_shown_and_every_table_fits_at_either_layout_and_after_a_resize(
+        demo_app, monkeypatch):
+    """One app: the screens' first showing (before any query, so that the screens are the first to
+    need the areas), then every table at both layouts, resized with the compare view open."""
     from mnemoscope.engine.extensions import area_factories
 
     loads: list[str] = []
@@ -111,21 +74,65 @@ async def test_a_screen_loads_once_when_first_shown_its_titles_show_and_the_area
             original(self)
 
         monkeypatch.setattr(area, "load", load)
+    narrow, wide = (80, 24), (120, 36)  # below and above the breakpoint (110) where panes sit side by side
     app = demo_app()
-    async with app.run_test(size=(120, 36)) as pilot:
+    async with app.run_test(size=wide) as pilot:
         await settle(pilot)
-        for mode in ("topics", "facts", "ranker", "memories", "sources"):
+        for mode in MODES:
             loads.clear()
             await app.switch_mode(mode)
             await settle(pilot)
-            assert loads == [mode]
+            if mode in ("topics", "facts", "ranker", "memories", "sources"):
+                assert loads == [mode], f"{mode} loaded {loads} when first shown"
             # and the panels' titles show (the facts table's once had no top rule to sit on)
             if mode == "facts":
                 entity = app.screen.entity
                 assert f"{entity.name}: {len(app.screen.facts)} fact(s)" in "\n".join(screen_lines(app))
             elif mode == "ranker":
                 assert "feedback events (0)" in "\n".join(screen_lines(app))
+            tables_fit(app, mode, wide)
         assert loaded_on and threading.main_thread().name not in loaded_on.values(), loaded_on
+
+        await app.switch_mode("query")
+        await settle(pilot)
+        await ask(pilot, "sourdough starter")
+        await pilot.press("u")  # a mark survives every redraw
+        for start, end in ((wide, narrow), (narrow, wide)):
+            await app.switch_mode("query")
+            await settle(pilot)
+            await pilot.press("c")
+            await settle(pilot)
+            await resize(pilot, end)
+            fitted(app.screen.query(DataTable), start, end)  # the compare view, open during the resize
+            await pilot.press("escape")
+            await settle(pilot)
+            hits = app.screen.query_one("#hits", DataTable)
+            assert hits.get_row_at(0)[1] == "✓"
+            fitted([hits], start, end)
+            await app.switch_mode("facts")  # resized while hidden: fitted when shown
+            await settle(pilot)
+            fitted(app.screen.query(DataTable), start, end)
+            if end == narrow:
+                await visit_every_screen(app, pilot, narrow)
+                await a_form_fits(app, pilot, narrow)
+
+
+async def a_form_fits(app, pilot, size) -> None:
+    """A form fits a small terminal."""
+    await app.switch_mode("facts")
+    await settle(pilot)
+    await pilot.press("a")
+    await settle(pilot)
+    assert isinstance(app.screen, FormDialog)
+    assert "Subject" in "\n".join(screen_lines(app)), "the first field's label is shown"
+    for button in ("#form-ok", "#form-cancel"):
+        assert app.screen.query_one(button).region.bottom <= size[1], f"{button} is off the screen"
+    await pilot.press("tab", "tab", "tab", "tab")
+    await settle(pilot)
+    assert app.focused.id == "form-time"
+    assert app.focused.region.bottom <= app.screen.query_one("#dialog-body").region.bottom
+    await pilot.press("escape")
+    await settle(pilot)
 
 
 async def test_a_store_too_small_for_topics_says_so(tmp_path: Path):

@@ -86,7 +86,7 @@ def test_ppr_under_one_edge_type_alone(tmp_path):
 
 
 def test_local_push_approximates_the_power_iteration(graph):
-    from mnemoscope.engine.pagerank import local_pagerank
+    from mnemoscope.engine.pagerank import local_pagerank, local_push
 
     g, index = graph
     weights = {"mention": 1.0, "next": 1.0, "fact": 1.0}
@@ -96,6 +96,8 @@ def test_local_push_approximates_the_power_iteration(graph):
     approx = local_pagerank(g.forward(weights, index), seeds, alpha=0.8, eps=1e-6)
     assert np.all(approx <= exact + 1e-6) and np.allclose(approx, exact, atol=1e-3)
     assert list(np.argsort(-approx)[:5]) == list(np.argsort(-exact)[:5])
+    visits, reached = local_push(g.forward(weights, index), np.array([0, 31]), np.array([0.7, 0.3]), alpha=0.8, eps=1e-6)
+    assert np.array_equal(visits, approx) and np.array_equal(reached, np.flatnonzero(approx))
 
 
 def test_large_graphs_switch_to_local_push(tmp_path):

@@ -1,6 +1,7 @@
 """The fused strategy: candidates, features, the heuristic floor, read-only recall with tokens."""
 
 import numpy as np
+import pytest
 
 from mnemoscope.engine.rank import features as feats
 from mnemoscope.engine.rank.heuristic import weights_for
@@ -48,3 +49,33 @@ def test_normaliser_does_not_amplify_a_near_constant_feature():
     a, b = norm(np.array([0.062, 0.5])), norm(np.array([0.058, 0.5]))
     assert abs(a[0] - b[0]) <= 0.004 / feats.SPREAD_FLOOR + 1e-9  # the reference made this ±8σ
     assert abs(a[1] - b[1]) == 0
+
+
+def test_recency_follows_the_live_items_as_the_store_changes(mem):
+    """The recency feature places an item between the oldest and newest live items: a later item
+    added, or the newest removed, moves every other item's recency."""
+    from mnemoscope.engine.records import Item, ParsedSource, Source
+
+    def recency(question: str) -> dict[int, float]:
+        return {h.item.id: h.features["recency"] for h in mem.recall(question, strategy="fused").hits}
+
+    def expected(item_ids: list[int]) -> list[float]:
+        index = mem.index
+        live = index.times[index.alive]
+        oldest, newest = np.nanmin(live), np.nanmax(live)
+        return [float((index.times[index.slot_of[i]] - oldest) / (newest - oldest)) for i in item_ids]
+
+    question = "sourdough class at Crumb and Co"
+    before = recency(question)
+    assert before and list(before.values()) == pytest.approx(expected(list(before)))
+    later = Item(text="A note about the weather, much later.", kind="turn", key="later", position=0,
+                 speaker="Sam", timestamp="2031-01-01T10:00:00")
+    mem.ingest_parsed([ParsedSource(Source(name="later", kind="conversation", content_hash="later"), [later])])
+    grown = recency(question)
+    shared = sorted(before.keys() & grown.keys())
+    assert shared and [grown[i] for i in shared] == pytest.approx(expected(shared))
+    assert all(grown[i] < before[i] for i in shared if before[i] > 0)
+    mem.delete_item(int(mem.index.item_ids[int(np.nanargmax(np.where(mem.index.alive, mem.index.times, np.nan)))]))
+    shrunk = recency(question)
+    assert [shrunk[i] for i in shared if i in shrunk] == pytest.approx(expected([i for i in shared if i in shrunk]))
+    assert [shrunk[i] for i in shared if i in shrunk] == pytest.approx([before[i] for i in shared if i in shrunk])
