@@ -116,6 +116,7 @@ class Memory:
         self.index_from_file = False  # whether the index was read from the arrays saved beside the store
         self.areas_from_file: list[str] = []  # the areas whose state was read from the file saved beside the store
         self._saved_areas: tuple[ArrayFile, int] | bool | None = None  # that file as read (False: none usable)
+        self._areas_file_unusable = False  # missing, damaged or not fitting an area: saved again once every area is loaded
         self._load(saved=True)
         self.store.on_write = self._sync_with_store
         for factory in area_factories() if extensions else []:
@@ -393,6 +394,7 @@ class Memory:
         if self._saved_areas is None:
             self._saved_areas = index_file.read_saved(self.store, AREAS_PART) or False
         if not self._saved_areas:
+            self._areas_file_unusable = True
             return False
         saved, log_id = self._saved_areas
         prefix = f"{area.name}."
@@ -404,6 +406,7 @@ class Memory:
             area.restore(ArrayFile(meta, {k[len(prefix):]: a for k, a in saved.arrays.items() if k.startswith(prefix)}))
         except (KeyError, ValueError, TypeError) as exc:
             log.warning("the saved %s state beside %s does not fit (%s); it is read from the store", area.name, self.path, exc)
+            self._areas_file_unusable = True
             return False
         self._tell([area], changes, changes.added)
         return True
@@ -419,8 +422,8 @@ class Memory:
         if len(self._loaded) == len(self._areas):
             return list(self._areas.values())
         areas = [self._area(name) for name in self._areas]
-        if len(self.areas_from_file) < len(areas):  # (none: the file was missing, unusable or stale)
-            self._save_index(index_file.SAVE_AFTER_SHARE if self.areas_from_file else 0, wait=False, parts=[AREAS_PART])
+        if len(self.areas_from_file) < len(areas):
+            self._save_index(0 if self._areas_file_unusable else index_file.SAVE_AFTER_SHARE, wait=False, parts=[AREAS_PART])
         return areas
 
     def warm_up(self) -> None:

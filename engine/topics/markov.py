@@ -7,7 +7,6 @@ the counts are real numbers and are stored as such.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Sequence
 
 import numpy as np
@@ -54,76 +53,121 @@ def source_transitions(leaves: np.ndarray, groups: Sequence[object] | np.ndarray
                     sums.tolist()))
 
 
-class TransitionModel:
-    """P(next | prev, current) = λ·P₂ + (1−λ)·P₁ over a given candidate set, additively smoothed."""
+NODE_BITS = 20  # a transition's key packs (prev2 + 1, prev1, next): node numbers below 2**20
+NODES = 1 << NODE_BITS
+MERGE_SHARE = 8  # the changes since the last merge are merged once they hold 1/8 of the kept counts
 
-    def __init__(self, rows: Sequence[Transition]) -> None:
-        self.first: dict[int, dict[int, float]] = defaultdict(dict)
-        self.second: dict[tuple[int, int], dict[int, float]] = defaultdict(dict)
+
+class TransitionModel:
+    """P(next | prev, current) = λ·P₂ + (1−λ)·P₁ over a given candidate set, additively smoothed.
+
+    The counts are kept as sorted keys (one int64 per distinct transition, packing prev2 or -1,
+    prev1 and next) with their summed weights, not as a dict per context: a store of a million
+    items has about a million distinct moves, and dicts of floats held hundreds of bytes each.
+    A source's moves (added, or taken out when it is replaced) go to a small dict of changes that
+    is merged into the arrays once it holds an eighth of them, so a write costs O(its moves)
+    amortised. Weights are sums of 1 and ``cross_weight`` (0.5): exact in any order."""
+
+    def __init__(self, rows: Sequence[Transition] = ()) -> None:
+        self._keys = np.zeros(0, dtype=np.int64)
+        self._weights = np.zeros(0, dtype=np.float64)
+        self._changes: dict[int, float] = {}  # key → weight added (or taken out) since the last merge
         self.add(rows)
 
+    @staticmethod
+    def _key(prev2: int | np.ndarray, prev1: int | np.ndarray, nxt: int | np.ndarray) -> np.ndarray:
+        return ((np.asarray(prev2, dtype=np.int64) + 1) << NODE_BITS | prev1) << NODE_BITS | nxt
+
     def arrays(self) -> dict[str, np.ndarray]:
-        """The counts as columns (prev2 or -1, prev1, next, summed weight), for :meth:`restore`:
-        one row per distinct transition, where the store has one per source."""
-        keys = [(-1, prev1) for prev1 in self.first] + list(self.second)
-        tables = list(self.first.values()) + list(self.second.values())
-        sizes = np.array([len(t) for t in tables], dtype=np.int64)
-        pairs = np.array(keys, dtype=np.int64).reshape(-1, 2)
-        return {"prev2": np.repeat(pairs[:, 0], sizes), "prev1": np.repeat(pairs[:, 1], sizes),
-                "next": np.fromiter((n for t in tables for n in t), dtype=np.int64, count=int(sizes.sum())),
-                "weight": np.fromiter((w for t in tables for w in t.values()), dtype=np.float64, count=int(sizes.sum()))}
+        """The counts (keys, weights), for :meth:`restore`: one row per distinct transition,
+        where the store has one per source."""
+        self._merge()
+        return {"keys": self._keys, "weights": self._weights}
 
     @classmethod
     def restore(cls, arrays: dict[str, np.ndarray]) -> "TransitionModel":
-        """The model :meth:`arrays` gave (the same counts, a table per (prev2, prev1) built at once)."""
-        prev2, prev1, nxt, weight = (arrays[k] for k in ("prev2", "prev1", "next", "weight"))
-        if not len(prev2) == len(prev1) == len(nxt) == len(weight):
-            raise ValueError("saved transitions do not fit together")
-        model = cls([])
-        order = np.lexsort((prev1, prev2))
-        prev2, prev1, nxt, weight = prev2[order], prev1[order], nxt[order].tolist(), weight[order].tolist()
-        starts = np.flatnonzero(np.concatenate([[True], (prev2[1:] != prev2[:-1]) | (prev1[1:] != prev1[:-1])])) if len(order) else order
-        ends = np.append(starts[1:], len(order)).tolist()
-        for start, end, p2, p1 in zip(starts.tolist(), ends, prev2[starts].tolist(), prev1[starts].tolist()):
-            table = dict(zip(nxt[start:end], weight[start:end]))
-            if p2 < 0:
-                model.first[p1] = table
-            else:
-                model.second[(p2, p1)] = table
+        """The model :meth:`arrays` gave (adopted, not copied)."""
+        keys, weights = arrays["keys"], arrays["weights"]
+        if len(keys) != len(weights) or keys.dtype != np.int64 or np.any(keys[1:] <= keys[:-1]) \
+                or (len(keys) and (keys[0] < 0 or keys[-1] >= NODES ** 3)):
+            raise ValueError("saved transitions are not sorted distinct keys with a weight each")
+        model = cls()
+        model._keys, model._weights = keys, weights.astype(np.float64, copy=False)
         return model
 
     def add(self, rows: Sequence[Transition]) -> None:
         """Count more transitions (a new source's)."""
-        for prev2, prev1, nxt, w in rows:
-            table = self.first[prev1] if prev2 < 0 else self.second[(prev2, prev1)]
-            table[nxt] = table.get(nxt, 0.0) + float(w)
+        self._change(rows, 1.0)
 
     def remove(self, rows: Sequence[Transition]) -> None:
         """Count transitions out again (a replaced source's old ones)."""
-        for prev2, prev1, nxt, w in rows:
-            table = self.first.get(prev1) if prev2 < 0 else self.second.get((prev2, prev1))
-            if table is not None and nxt in table:
-                left = table[nxt] - float(w)
-                if left > 1e-9:
-                    table[nxt] = left
-                else:
-                    del table[nxt]
+        self._change(rows, -1.0)
+
+    def _change(self, rows: Sequence[Transition], sign: float) -> None:
+        if not len(rows):
+            return
+        columns = np.array(rows, dtype=np.float64).reshape(-1, 4)
+        prev2, prev1, nxt = (columns[:, n].astype(np.int64) for n in range(3))
+        if prev1.min() < 0 or max(prev1.max(), nxt.max(), prev2.max() + 1) >= NODES or nxt.min() < 0:
+            raise ValueError(f"topic numbers must lie in [0, {NODES})")
+        keys, weights = self._key(prev2, prev1, nxt), sign * columns[:, 3]
+        if not self._changes and len(keys) >= len(self._keys) // MERGE_SHARE:  # a load from every row: at once
+            self._keys, self._weights = _merged(self._keys, self._weights, *_summed(keys, weights))
+            return
+        changes = self._changes
+        for key, weight in zip(keys.tolist(), weights.tolist()):
+            changes[key] = changes.get(key, 0.0) + weight
+        if len(changes) > max(len(self._keys) // MERGE_SHARE, 1024):
+            self._merge()
+
+    def _merge(self) -> None:
+        if self._changes:
+            keys = np.fromiter(self._changes, dtype=np.int64, count=len(self._changes))
+            weights = np.fromiter(self._changes.values(), dtype=np.float64, count=len(self._changes))
+            self._changes = {}
+            self._keys, self._weights = _merged(self._keys, self._weights, *_summed(keys, weights))
+
+    def _counts(self, prev2: int, prev1: int, candidates: np.ndarray) -> np.ndarray:
+        """The summed weight of each move (prev2, prev1) → candidate; 0 for a move never seen."""
+        keys = self._key(prev2, prev1, candidates)
+        at = np.minimum(np.searchsorted(self._keys, keys), max(len(self._keys) - 1, 0))
+        counts = np.where(self._keys[at] == keys, self._weights[at], 0.0) if len(self._keys) else np.zeros(len(keys))
+        if self._changes:
+            counts = counts + np.fromiter((self._changes.get(k, 0.0) for k in keys.tolist()), dtype=np.float64, count=len(keys))
+        return np.where(counts > 1e-9, counts, 0.0)
 
     def probabilities(self, prev: int, current: int, candidates: np.ndarray, lam: float, smoothing: float) -> np.ndarray | None:
         """Move probabilities restricted to ``candidates``; None when no transition is known."""
-        nodes = candidates.tolist()  # Python ints: looked up in the count tables without a conversion each
-        p1 = _smoothed(self.first.get(current), nodes, smoothing)
-        p2 = _smoothed(self.second.get((prev, current)), nodes, smoothing) if prev >= 0 else None
+        nodes = np.asarray(candidates, dtype=np.int64)
+        p1 = _smoothed(self._counts(-1, current, nodes), smoothing)
+        p2 = _smoothed(self._counts(prev, current, nodes), smoothing) if prev >= 0 else None
         if p1 is None or p2 is None:
             return p1 if p2 is None else p2
         return lam * p2 + (1 - lam) * p1
 
 
-def _smoothed(counts: dict[int, float] | None, candidates: list[int], smoothing: float) -> np.ndarray | None:
-    if not counts:
-        return None
-    c = np.array([counts.get(k, 0.0) for k in candidates])
-    total = c.sum()
+def _smoothed(counts: np.ndarray, smoothing: float) -> np.ndarray | None:
+    total = counts.sum()
     if total <= 0:
         return None
-    return (c + smoothing) / (total + smoothing * len(c))
+    return (counts + smoothing) / (total + smoothing * len(counts))
+
+
+def _summed(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct keys, each with the sum of its weights."""
+    distinct, inverse = np.unique(keys, return_inverse=True)
+    return distinct, np.bincount(inverse, weights=weights, minlength=len(distinct))
+
+
+def _merged(keys: np.ndarray, weights: np.ndarray, new_keys: np.ndarray, new_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two sorted distinct key lists as one, weights summed where both have a key; moves whose
+    weight is taken out to nothing are dropped."""
+    at = np.searchsorted(keys, new_keys)
+    found = at < len(keys)
+    found[found] = keys[at[found]] == new_keys[found]
+    weights = weights.copy()
+    weights[at[found]] += new_weights[found]
+    fresh = ~found & (new_weights > 1e-9)  # (taking out a move never counted changes nothing)
+    keys, weights = np.insert(keys, at[fresh], new_keys[fresh]), np.insert(weights, at[fresh], new_weights[fresh])
+    kept = weights > 1e-9
+    return (keys, weights) if kept.all() else (keys[kept], weights[kept])

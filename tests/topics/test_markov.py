@@ -1,0 +1,66 @@
+"""The topic transition model (engine/topics/markov.py): counts summed per move, a replaced
+source's moves taken out again, the same probabilities after its changes are merged and after a
+save and restore."""
+
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from mnemoscope.engine.topics.markov import TransitionModel
+
+
+TOPICS = 40
+
+
+def moves(rng: random.Random, n: int) -> list[tuple[int, int, int, float]]:
+    """One source's moves: each (prev2, prev1, next) once, as the store holds them."""
+    rows = {(rng.choice([-1, *range(TOPICS)]), rng.randrange(TOPICS), rng.randrange(TOPICS)): rng.choice([0.5, 1.0, 1.5])
+            for _ in range(n)}
+    return [(*key, weight) for key, weight in rows.items()]
+
+
+def expected(totals: Counter, prev: int, current: int, candidates: list[int], smoothing: float) -> np.ndarray | None:
+    """P(next | prev, current) over the candidates, from counts summed by hand."""
+    counts = np.array([totals[(prev, current, c)] for c in candidates])
+    return None if counts.sum() <= 0 else (counts + smoothing) / (counts.sum() + smoothing * len(candidates))
+
+
+def test_counts_add_up_come_out_again_and_survive_a_merge_and_a_restore():
+    rng = random.Random(5)
+    sources = [moves(rng, 4000)] + [moves(rng, 80) for _ in range(60)]  # the small ones wait as changes, then merge
+    model = TransitionModel(sources[0])
+    for rows in sources[1:]:
+        model.add(rows)
+    for gone in (sources.pop(30), sources.pop(0)):
+        model.remove(gone)
+    totals = Counter()
+    for rows in sources:
+        totals.update({(p2, p1, n): w for p2, p1, n, w in rows})
+    restored = TransitionModel.restore({k: a.copy() for k, a in model.arrays().items()})
+    asked = [(rng.choice([-1, *range(TOPICS)]), rng.randrange(TOPICS), rng.sample(range(TOPICS), 8)) for _ in range(200)]
+    assert asked
+    for prev, current, candidates in asked:
+        first = expected(totals, -1, current, candidates, 0.1)
+        second = expected(totals, prev, current, candidates, 0.1) if prev >= 0 else None
+        want = second if first is None else first if second is None else 0.6 * second + 0.4 * first
+        for m in (model, restored):
+            got = m.probabilities(prev, current, np.array(candidates), 0.6, 0.1)
+            assert (got is None) == (want is None)
+            assert got is None or np.allclose(got, want, rtol=0, atol=1e-12)
+
+
+def test_a_move_taken_out_entirely_is_unknown_again():
+    model = TransitionModel([(-1, 3, 4, 1.0), (-1, 3, 5, 0.5)])
+    model.remove([(-1, 3, 4, 1.0), (-1, 3, 5, 0.5)])
+    assert model.probabilities(-1, 3, np.array([4, 5]), 0.5, 0.1) is None
+    assert len(model.arrays()["keys"]) == 0
+
+
+@pytest.mark.parametrize("arrays", [{"keys": np.array([5, 3], dtype=np.int64), "weights": np.ones(2)},
+                                    {"keys": np.array([3], dtype=np.int64), "weights": np.ones(2)},
+                                    {"keys": np.array([-1], dtype=np.int64), "weights": np.ones(1)}])
+def test_saved_counts_that_do_not_fit_are_refused(arrays):
+    with pytest.raises(ValueError):
+        TransitionModel.restore(arrays)
