@@ -173,3 +173,36 @@ async def test_streamable_http_on_loopback(tmp_path):
         server.terminate()
         out, _ = server.communicate(timeout=30)
     assert out == b""  # nothing but the protocol, and over HTTP not even that, goes to stdout
+
+
+# The server with one more tool that writes to stdout, as a stray print or a child process would.
+NOISY_SERVER = """
+import os, sys
+from mnemoscope.engine import Memory
+from mnemoscope.app.mcp_server import build_server
+server = build_server(Memory(sys.argv[1]))
+
+@server.tool()
+def noisy() -> str:
+    '''Writes to stdout.'''
+    print("stray print", flush=True)
+    os.write(1, b"stray write\\n")
+    return "done"
+
+server.run("stdio")
+"""
+
+
+async def test_a_stray_write_to_stdout_goes_to_stderr_not_into_the_protocol(tmp_path):
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    errors = tmp_path / "stderr.txt"
+    params = StdioServerParameters(command=sys.executable, args=["-c", NOISY_SERVER, str(tmp_path / "noisy.db")],
+                                   cwd=str(ROOT))
+    with errors.open("w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            assert text_of(await session.call_tool("noisy", {})) == "done"
+            assert not (await session.call_tool("recall", {"query": "anything"})).is_error  # the wire still works
+    assert "stray print" in errors.read_text() and "stray write" in errors.read_text()
