@@ -50,6 +50,7 @@ def main() -> None:
         mem.recall(QUERY, strategy=s)
         out[s] = {"first_s": round(t2 - t1, 2), "first_cpu_s": round(c2 - c1, 2), "again_ms": round((time.perf_counter() - t2) * 1000, 1),
                   "again_cpu_ms": round((time.process_time() - c2) * 1000, 1), "rss_mb": round(peak_mb())}
+    out["areas_from_saved_state"] = mem.areas_from_file
     print(json.dumps(out), flush=True)
     if args.trace:
         snap, n = tracemalloc.take_snapshot(), max(mem.index.n_items, 1)

@@ -187,12 +187,13 @@ try:  # this process's own peak (ru_maxrss carries the parent's over fork and ex
 except OSError:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"open_s": round(opened, 3), "open_cpu_s": round(opened_cpu, 3), "open_first_recall_s": round(first, 3),
-                  "open_rss_mb": round(peak, 1), "open_from_saved_index": mem.index_from_file}))
+                  "open_rss_mb": round(peak, 1), "open_from_saved_index": mem.index_from_file,
+                  "open_areas_from_saved_state": mem.areas_from_file}))
 """
 
 
 def open_in_fresh_process(path: Path, extensions: bool, settings: dict[str, Any], query: str,
-                          strategies: Sequence[str]) -> dict[str, float | bool]:
+                          strategies: Sequence[str]) -> dict[str, float | bool | list[str]]:
     root = str(Path(__file__).resolve().parents[2])  # where the mnemoscope package finds its parts
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
     done = subprocess.run([sys.executable, "-c", OPEN_SCRIPT, str(path), json.dumps({**settings, "extensions": extensions}),

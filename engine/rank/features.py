@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
+from ..lexical import top_k
+from ..recall import dense_at
 from ..text import words
 
 if TYPE_CHECKING:
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from ..pipeline import Query, Signals
 
 CORE_SIGNALS = ("bm25", "dense")
+SCANNED_SIGNALS = ("bm25",)  # core signals whose own top candidates are read from every slot
 STATIC = ("bm25", "bm25_rank", "dense", "dense_rank", "rrf", "neighbour_bm25", "neighbour_dense",
           "recency", "speaker", "title_hit", "kind_turn", "kind_note", "length")
 LEARNED = ("trust", "uses", "feedback_match", "coaccess", "answer_prior")
@@ -207,21 +210,22 @@ def neighbours(mem: "Engine", meta: SlotMeta, slots: np.ndarray, reach: int = 1)
     return np.where(same, cand, -1)
 
 
-def _neighbour_max(values: np.ndarray, best: float, nb: np.ndarray) -> np.ndarray:
+def _neighbour_max(at: Callable[[np.ndarray], np.ndarray], best: float, nb: np.ndarray) -> np.ndarray:
     """The best relative score (:func:`_relative_to`) among each row's neighbours ``nb``
-    (-1: none, counted as 0)."""
+    (-1: none, counted as 0); ``at`` reads the signal at slots."""
     if not nb.shape[1]:
         return np.zeros(len(nb))
     present = nb >= 0
-    return np.where(present, _relative_to(values[np.where(present, nb, 0)], best), 0.0).max(axis=1)
+    return np.where(present, _relative_to(at(np.where(present, nb, 0)), best), 0.0).max(axis=1)
 
 
 def candidates(mem: "Engine", meta: SlotMeta, q: "Query", signals: "Signals", depth: int,
                extra_signals: tuple[str, ...]) -> tuple[np.ndarray, dict[int, list[str]], dict[str, np.ndarray]]:
-    """Candidate slots (every signal's top ``depth`` ∪ neighbours of the best lexical hits)."""
+    """Candidate slots: every scanned signal's top ``depth`` ∪ neighbours of the best lexical
+    hits, and the best ``depth`` of those by the dense signal (:func:`dense_among`)."""
     found: dict[int, list[str]] = {}
     ranked: dict[str, np.ndarray] = {}
-    for name in CORE_SIGNALS + extra_signals:
+    for name in SCANNED_SIGNALS + extra_signals:
         ranked[name] = signals.top(name, depth)
         for s in ranked[name].tolist():
             found.setdefault(s, []).append(name)
@@ -229,8 +233,38 @@ def candidates(mem: "Engine", meta: SlotMeta, q: "Query", signals: "Signals", de
     for s in neighbours(mem, meta, seeds, reach=1).ravel().tolist():
         if s >= 0:
             found.setdefault(s, []).append("neighbour")
-    slots = np.fromiter(found.keys(), dtype=np.int64, count=len(found))
-    return np.sort(slots), found, ranked
+    slots = np.sort(np.fromiter(found.keys(), dtype=np.int64, count=len(found)))
+    ranked["dense"] = top_k(dense_among(mem, meta, q, slots).at(slots), depth)[0]
+    ranked["dense"] = slots[ranked["dense"]]
+    for s in ranked["dense"].tolist():
+        found[s].append("dense")
+    return slots, found, ranked
+
+
+@dataclass
+class Gathered:
+    """A signal's scores at some slots (ascending), read where needed instead of over every slot."""
+
+    slots: np.ndarray
+    values: np.ndarray
+
+    def at(self, slots: np.ndarray) -> np.ndarray:
+        """The scores of ``slots`` (each one of :attr:`slots`; any other reads a neighbour's)."""
+        return self.values[np.minimum(np.searchsorted(self.slots, slots), len(self.slots) - 1)]
+
+
+def dense_among(mem: "Engine", meta: SlotMeta, q: "Query", slots: np.ndarray) -> Gathered:
+    """The dense signal at ``slots`` and their neighbours (a row gather, exact), kept on the query.
+
+    The dense side of ``fused`` re-scores what the other signals found instead of scanning every
+    vector for candidates of its own: a scan grows with the store (the largest part of a fused
+    recall past 100k items), and its own candidates moved no quality figure (docs/benchmarks.md)."""
+    held = q.notes.get("dense_among")
+    if held is None:
+        nb = neighbours(mem, meta, slots, reach=1)
+        wanted = np.union1d(slots, nb[nb >= 0])
+        held = q.notes["dense_among"] = Gathered(wanted, dense_at(mem, q, wanted))
+    return held
 
 
 def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned: LearnedColumns,
@@ -247,10 +281,11 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     nb = neighbours(mem, meta, slots, reach=1)
     col = {name: n for n, name in enumerate(names)}
     turn = meta.is_turn[slots]  # a turn's neighbours carry its conversation; a passage's do not (measured)
-    for name in CORE_SIGNALS:
-        values, best = signals[name], _best(signals[name], ranked[name])
-        out[:, col[name]] = _relative_to(values[slots], best)
-        out[:, col[f"neighbour_{name}"]] = _neighbour_max(values, best, nb) * turn
+    dense = dense_among(mem, meta, q, slots)
+    for name, at in (("bm25", signals["bm25"].__getitem__), ("dense", dense.at)):
+        best = float(at(ranked[name][:1])[0]) if len(ranked[name]) else 0.0
+        out[:, col[name]] = _relative_to(at(slots), best)
+        out[:, col[f"neighbour_{name}"]] = _neighbour_max(at, best, nb) * turn
     pos = {name: _positions(ranked[name], slots) for name in CORE_SIGNALS}
     out[:, col["bm25_rank"]] = _rank_discount(pos["bm25"])
     out[:, col["dense_rank"]] = _rank_discount(pos["dense"])
@@ -271,11 +306,6 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     for name, values in learned(slots, q, out[:, col["rrf"]]).items():
         out[:, col[name]] = values
     return CandidateFeatures(slots, names, out, found)
-
-
-def _best(values: np.ndarray, ranked: np.ndarray) -> float:
-    """The query's best score of a signal (its ranked list's first), 0 when nothing scored."""
-    return float(values[ranked[0]]) if len(ranked) else 0.0
 
 
 def _relative_to(values: np.ndarray, best: float) -> np.ndarray:
