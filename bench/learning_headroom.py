@@ -10,10 +10,12 @@ an upper bound, never a result). ``--inner`` repeats the exercise inside the fee
 
 ``--static-oracle`` adds the most a per-store re-weighting of the static features could give.
 ``--learning`` runs the real ranker (model, gate and all) on that inner split instead.
-``--ramps`` sweeps the feedback memory's ramp (engine/rank/marks.py) for the query similarity in
-use — the embeddings' when an embedding endpoint is configured (``MNEMOSCOPE_EMBED_BASE_URL``,
-``MNEMOSCOPE_EMBED_MODEL``), else the words' — over a grid of thresholds and powers: where
-``MarkParams``' ramps were chosen (on this same dev data, so the chosen figures are optimistic).
+``--ramps`` sweeps the feedback memory's parameters (engine/rank/marks.py) for the query
+similarity in use — the embeddings' when an embedding endpoint is configured
+(``MNEMOSCOPE_EMBED_BASE_URL``, ``MNEMOSCOPE_EMBED_MODEL``), else the words' — over a grid of
+ramps, of what counts as the same question (whose ignored hits sink and whose marks ignore the
+item's standing), and of how much an item's standing in the new question's list counts: where
+``MarkParams`` were chosen (on this same dev data, so the chosen figures are optimistic).
 ``--shared`` shows where the held-out answers overlap the taught ones, what lifting exactly those
 would give, and whether the model forecasts each next feedback event better than the heuristic.
 Figures and what they say: docs/benchmarks.md, "Learning from feedback".
@@ -27,10 +29,11 @@ Figures and what they say: docs/benchmarks.md, "Learning from feedback".
 from __future__ import annotations
 
 import argparse
+import itertools
 import pickle
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +49,7 @@ from mnemoscope.engine.rank import features as feats
 from mnemoscope.engine.rank.heuristic import WEIGHTS
 from mnemoscope.engine.rank.heuristic import score as heuristic_score
 from mnemoscope.engine.rank.heuristic import weights_for
-from mnemoscope.engine.rank.marks import Likeness, Ramp
+from mnemoscope.engine.rank.marks import Likeness, MarkParams, Ramp
 from mnemoscope.engine.rank.state import PairBuffer
 
 DATA = Path("/work/shared/data/locomo/locomo10_dev.json")
@@ -54,10 +57,25 @@ PARAPHRASES = DATA.parent / "paraphrases_dev.json"
 GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 2.0)
 RAMPS = {  # per query similarity: (threshold, full, power)
     "lexical": [Ramp(t, 1.0, power) for power in (1.0, 2.0) for t in (0.3, 0.45, 0.6, 0.75)],
-    "embedded": [*(Ramp(t, full, power) for power in (1.0, 2.0) for full in (0.85, 0.9, 1.0)
-                   for t in (0.7, 0.75, 0.8, 0.82, 0.85) if t < full),
-                 *(Ramp(t, 1.0, power) for power in (3.0, 4.0, 6.0) for t in (0.6, 0.7, 0.75, 0.8, 0.85))],
+    "embedded": [Ramp(t, 1.0, power) for power in (2.0, 2.5, 3.0, 3.5, 4.0) for t in (0.7, 0.72, 0.75, 0.78, 0.8)],
 }
+SAME = (Ramp(0.95, 1.0, 2.0), None)  # None: the ramp itself (every alike question's ignored hits sink: before session 6)
+STANDING_POWERS = (0.0, 0.5, 1.0)  # 0: the lift ignores the item's standing (before session 6)
+
+
+def variants(which: str) -> list[MarkParams]:
+    """Every combination of ``RAMPS[which]``, ``SAME`` and ``STANDING_POWERS`` as ``MarkParams``."""
+    out = []
+    for ramp, same, power in itertools.product(RAMPS[which], SAME, STANDING_POWERS):
+        out.append(MarkParams(**{which: ramp}, same=same or ramp, standing_power=power))
+    return out
+
+
+def describe(params: MarkParams, which: str) -> str:
+    ramp: Ramp = getattr(params, which)
+    same = "the ramp" if params.same == ramp else f"{params.same.threshold:.2f}/{params.same.power:g}"
+    return (f"threshold {ramp.threshold:.2f} full {ramp.full:.2f} power {ramp.power:g}, same question {same}, "
+            f"standing ** {params.standing_power:g}")
 
 
 @dataclass
@@ -208,13 +226,14 @@ def inner_learning(seed: int) -> dict[str, float]:
 
 
 def ramp_grid(seed: int) -> None:
-    """For each ramp of ``RAMPS`` (the grid of the similarity in use), as ``eval learning`` measures
+    """For each of :func:`variants` (of the similarity in use), as ``eval learning`` measures
     them: held-out nDCG@10 after the feedback and after the random control's (each against before
     any feedback), recall@10 of the taught questions' rewordings, and the taught questions' mean
     used rank. Each conversation's two runs are taught once, and each question's ranking is made
-    once: only the marks stage is redone per ramp (:func:`marked_lists`)."""
+    once: only the marks stage is redone per variant (:func:`marked_lists`)."""
     rewordings = load_paraphrases(PARAPHRASES, DATA)
-    rows: dict[Ramp, dict[str, list[float]]] = {}
+    rows: dict[int, dict[str, list[float]]] = {}
+    grid: list[MarkParams] = []
     before: dict[str, list[float]] = {"held": [], "reworded": []}
     which = "lexical"
     with tempfile.TemporaryDirectory(prefix="headroom-") as tmp:
@@ -231,39 +250,45 @@ def ramp_grid(seed: int) -> None:
                         before["reworded"] += reworded_recall(mem, reworded, key_of)
                     used_by = give_feedback(mem, teach, id_of, choose, lambda _: None)[2]
                     which = "embedded" if mem.external_embedder is not None else "lexical"
+                    grid = grid or variants(which)
                     for q in held:
-                        for ramp, shown in marked_lists(mem, q.text, RAMPS[which]).items():
+                        for n, shown in enumerate(marked_lists(mem, q.text, grid, which)):
                             keys = [key_of[i] for i in shown[:10]]
-                            rows.setdefault(ramp, {"held": [], "control": [], "reworded": [], "taught": []})[run].append(
+                            rows.setdefault(n, {"held": [], "control": [], "reworded": [], "taught": []})[run].append(
                                 score(keys, q.relevant, ("ndcg@10",))["ndcg@10"])
                     if run == "control":
                         continue
                     for text, relevant in reworded:
-                        for ramp, shown in marked_lists(mem, text, RAMPS[which]).items():
-                            rows[ramp]["reworded"].append(
+                        for n, shown in enumerate(marked_lists(mem, text, grid, which)):
+                            rows[n]["reworded"].append(
                                 score([key_of[i] for i in shown[:10]], relevant, ("recall@10",))["recall@10"])
                     for k, used in used_by.items():
-                        for ramp, shown in marked_lists(mem, teach[k].text, RAMPS[which]).items():
-                            rows[ramp]["taught"] += list(ranks_among(shown, used).values())
+                        for n, shown in enumerate(marked_lists(mem, teach[k].text, grid, which)):
+                            rows[n]["taught"] += list(ranks_among(shown, used).values())
     base = {k: float(np.mean(v)) for k, v in before.items()}
     print(f"{which} similarity; before feedback: held-out nDCG@10 {base['held']:.4f}, reworded recall@10 {base['reworded']:.3f}")
-    for ramp, row in rows.items():
+    for n, row in rows.items():
         m = {k: float(np.mean(v)) for k, v in row.items()}
-        print(f"threshold {ramp.threshold:.2f} full {ramp.full:.2f} power {ramp.power:g}: held-out {m['held'] - base['held']:+.4f}  "
+        print(f"{describe(grid[n], which)}: held-out {m['held'] - base['held']:+.4f}  "
               f"control {m['control'] - base['held']:+.4f}  reworded {m['reworded']:.3f}  taught rank {m['taught']:.2f}")
 
 
-def marked_lists(mem: Memory, text: str, ramps: list[Ramp], depth: int = MISSING_RANK - 1) -> dict[Ramp, list[int]]:
-    """The item ids a fused recall of ``text`` shows (top ``depth``) under each ramp. The strategy's
-    ranking is made once and only the marks stage, the last that moves anything while λ is 0, is
-    redone per ramp, as recall would."""
+def marked_lists(mem: Memory, text: str, grid: list[MarkParams], which: str,
+                 depth: int = MISSING_RANK - 1) -> list[list[int]]:
+    """The item ids a fused recall of ``text`` shows (top ``depth``) under each of ``grid`` (whose
+    ``which`` ramp applies: the similarity in use). The
+    strategy's ranking is made once and only the marks stage, the last that moves anything while λ
+    is 0, is redone per variant, as recall would."""
     ranker = mem.ranker
     assert ranker.lam == 0, "the gate opened: the strategy's ranking would depend on the model"
     q, signals = mem.query(text, depth, "fused")
     ranking = ranker.rank(q, signals)
     sims = ranker._likeness(q.text, lambda endpoint: query_embedding(mem, q)).sims
-    return {ramp: mem.index.item_ids[ranker.marks.apply(ranking, mem.index.slot_of, Likeness(sims, ramp)).slots[:depth]].tolist()
-            for ramp in ramps}
+    out = []
+    for params in grid:
+        moved = replace(ranker.marks, params=params).apply(ranking, mem.index.slot_of, Likeness(sims, getattr(params, which)))
+        out.append(mem.index.item_ids[moved.slots[:depth]].tolist())
+    return out
 
 
 def held_out_ndcg(mem: Memory, questions, key_of: dict[int, str]) -> float:

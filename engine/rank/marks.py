@@ -5,12 +5,17 @@ A stage after the strategy (:func:`engine.recall.recall` calls :meth:`FeedbackMe
 the items marked for queries like the one asked:
 
 * a marked item rises for the same query at once: one mark lifts it above the whole list;
-* it rises for a query that means the same — a near duplicate, a rewording that keeps the
-  distinctive words, the same names and dates — by less, as the queries are less alike;
+* it rises for a query that means the same — a near duplicate, a rewording, the same names and
+  dates — by less, as the queries are less alike, and in proportion to how well it already
+  answers the new query (its standing in the list the strategy made for it). A rewording's
+  evidence answers the rewording too; a turn marked for a different question about the same
+  person usually does not, so a question that is only alike is barely moved by it;
 * the lift grows with the number of marks and fades with the marks' age;
 * a query that shares nothing distinctive with any marked one (below ``threshold``) is
   untouched;
-* an item shown but ignored sinks, by ``ignored_share`` of what a use would lift it.
+* an item shown but ignored sinks, by ``ignored_share`` of what a use would lift it, for the
+  same question only (``MarkParams.same``): that it was not used for one question says nothing
+  of another, even an alike one, whose answer it may be.
 
 Query similarity is the cosine of the queries' lexical tokens (stemmed, stop words out), each
 weighted by its IDF in the store (a word the store has never seen counts as the rarest), so a
@@ -58,13 +63,18 @@ class Ramp:
 
 @dataclass
 class MarkParams:
-    # Both ramps were chosen on LoCoMo dev (the only data; optimistic) as the ones that lift the
-    # rewordings most while the held-out questions and the random control lose less than 0.005
-    # nDCG@10 (docs/benchmarks.md, `bench/learning_headroom.py --ramps`); the embedded one with
-    # all-MiniLM-L6-v2 as the endpoint, whose cosines of unrelated questions of one conversation
-    # often exceed 0.8: hence a high threshold and a steep ramp.
+    # The ramps and ``same`` were chosen on LoCoMo dev (the only data; optimistic) as the ones that
+    # lift the rewordings most while the held-out questions and the random control lose less than
+    # 0.005 nDCG@10 (docs/benchmarks.md, `bench/learning_headroom.py --ramps`); the embedded one
+    # with all-MiniLM-L6-v2 as the endpoint, whose cosines of unrelated questions of one
+    # conversation often exceed 0.7: hence a high threshold and a steep ramp.
     lexical: Ramp = field(default_factory=lambda: Ramp(0.6, 1.0, 2.0))  # the IDF-weighted token cosine
-    embedded: Ramp = field(default_factory=lambda: Ramp(0.8, 1.0, 4.0))  # the endpoint's embedding cosine
+    embedded: Ramp = field(default_factory=lambda: Ramp(0.7, 1.0, 3.0))  # the endpoint's embedding cosine
+    # The same question, on either similarity: its marks count in full whatever the item's standing
+    # in the new list (a marked hit the strategy ranks low, or not at all, still rises above the
+    # list), and only its ignored hits sink.
+    same: Ramp = field(default_factory=lambda: Ramp(0.95, 1.0, 2.0))
+    standing_power: float = 1.0  # an alike question lifts an item by its standing ** this (0: whatever its standing)
     ignored_share: float = 0.25  # an ignored hit sinks by this share of what a use lifts
     half_life_days: float = 90.0  # a mark's weight halves in this long
     margin: float = 0.05  # a lift of 1 lands this share of the range above the best
@@ -262,31 +272,47 @@ class FeedbackMemory:
         strength = likeness.strength()
         if not strength.any():
             return ranking
+        same = self.params.same.strength(sims)
+        standing = _standing(ranking)
         now = time.time() if now is None else now
         marks = list(self.marks.values())
-        used: dict[int, list[tuple[float, int]]] = {}
+        used: dict[int, list[tuple[float, float, int]]] = {}  # item -> (weight, sameness, mark)
         ignored: dict[int, list[tuple[float, int]]] = {}
         for n in np.flatnonzero(strength).tolist():
             mark = marks[n]
-            weight = float(strength[n]) * 0.5 ** (max(0.0, now - mark.at) // DAY / self.params.half_life_days)
+            decay = 0.5 ** (max(0.0, now - mark.at) // DAY / self.params.half_life_days)
             for item in mark.used:
-                used.setdefault(item, []).append((weight, n))
-            for item in mark.ignored:
-                ignored.setdefault(item, []).append((weight, n))
+                used.setdefault(item, []).append((float(strength[n]) * decay, float(same[n]), n))
+            if same[n] > 0:
+                for item in mark.ignored:
+                    ignored.setdefault(item, []).append((float(same[n]) * decay, n))
         shifts: dict[int, tuple[float, MarkNote]] = {}
         for item in set(used) | set(ignored):
             if item not in slot_of:
                 continue  # deleted since it was marked
-            up = math.log2(1 + sum(w for w, _ in used.get(item, [])))
+            fit = standing.get(slot_of[item], 0.0) ** self.params.standing_power
+            votes_up = [(w * max(fit, sameness), n) for w, sameness, n in used.get(item, [])]
+            up = math.log2(1 + sum(w for w, _ in votes_up))
             down = self.params.ignored_share * math.log2(1 + sum(w for w, _ in ignored.get(item, [])))
             lift = up - down
             if lift == 0:
                 continue
-            votes = used.get(item) if lift > 0 else ignored.get(item)
+            votes = votes_up if lift > 0 else ignored[item]
             best = max(votes, key=lambda v: (v[0], v[1]))[1]
             shifts[slot_of[item]] = (lift, MarkNote(marks[best].query, float(sims[best]), len(votes), lift, lift > 0,
                                                   marks[best].event_id))
         return _shifted(ranking, shifts, self.params.margin) if shifts else ranking
+
+
+def _standing(ranking: Ranking) -> dict[int, float]:
+    """Each candidate's place in the strategy's list as a share of its score range: 1 for the
+    best, 0 for the worst (and for an item the strategy did not find)."""
+    scores = ranking.scores.astype(np.float64)
+    if not len(scores):
+        return {}
+    floor, span = float(scores.min()), float(scores.max() - scores.min())
+    rel = (scores - floor) / span if span > 0 else np.ones(len(scores))
+    return dict(zip(ranking.slots.tolist(), rel.tolist()))
 
 
 def _shifted(ranking: Ranking, shifts: dict[int, tuple[float, MarkNote]], margin: float) -> Ranking:

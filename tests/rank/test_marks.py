@@ -54,6 +54,33 @@ def test_the_lift_reaches_alike_queries_grows_with_marks_and_spares_unrelated_on
     assert ids(mem.recall("marathon training plan", strategy="fused")) == unrelated
 
 
+ALIKE = "what bread does Maya bake"  # like QUERY by its words, but not the same question
+
+
+def test_an_alike_question_lifts_marked_items_by_their_standing_in_its_own_list_and_sinks_none(mem):
+    before = ids(mem.recall(ALIKE, strategy="fused", top_k=100))
+    rec = mem.recall(QUERY, strategy="fused")
+    shown = sorted((i for i in ids(rec) if i in before[:-1]), key=before.index)
+    high, low = shown[0], shown[-1]
+    mem.feedback(rec.token, [high, low])
+    after = mem.recall(ALIKE, strategy="fused", top_k=100)
+    notes = {h.item.id: h.taught for h in after.hits if h.taught}
+    assert 0.6 < notes[high].similarity < 0.95 and notes[high].used and notes[low].used
+    assert notes[high].lift > notes[low].lift > 0  # the one that answers ALIKE better rises more
+    assert all(note.used for note in notes.values())  # ignored for QUERY says nothing of ALIKE
+    mem.ranker.marks.params.standing_power = 0.0  # by the likeness alone: both rise alike
+    flat = {h.item.id: h.taught for h in mem.recall(ALIKE, strategy="fused", top_k=100).hits if h.taught}
+    assert flat[high].lift == pytest.approx(flat[low].lift)
+
+
+def test_a_mark_for_the_same_question_lifts_even_the_item_the_strategy_ranks_last(mem):
+    rec = mem.recall(QUERY, strategy="fused", top_k=100)
+    last = ids(rec)[-1]
+    mem.feedback(rec.token, [last])
+    again = mem.recall(QUERY, strategy="fused")
+    assert ids(again)[0] == last and again.hits[0].taught.lift == pytest.approx(1.0)
+
+
 def test_each_event_names_the_items_it_moves_and_the_taught_queries_it_also_counts_for(mem):
     first = mem.recall(QUERY, strategy="fused")
     mem.feedback(first.token, ids(first)[3:4])
