@@ -8,15 +8,16 @@ written inline (a ``$ref`` is looked up for every value it describes), and an op
 left out of a result when it has no value instead of being ``null`` (an ``anyOf`` of the type and
 null is two checks for every value). A hit's every field is typed; the episodes and facts listed
 beside the hits are records whose schema is an outline: their keys are required, and their
-fields and types are named in the description rather than checked one value at a time, which
-would double the client's work for a recall.
+fields and types are named in the description rather than checked one value at a time (they
+outnumber the hits' values; docs/benchmarks.md has the measure).
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, Field, GetJsonSchemaHandler, SerializerFunctionWrapHandler, model_serializer
+from mcp_types import CallToolResult, TextContent
+from pydantic import BaseModel, Field, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue, WithJsonSchema
 from pydantic_core import CoreSchema
 
@@ -26,21 +27,25 @@ Signals = Annotated[dict[str, float], WithJsonSchema({"type": "object"})]
 
 
 class Result(BaseModel):
-    """A tool result: fields without a value are left out, and its schema has no ``$ref`` and no
-    ``anyOf`` with null; an ``outlined`` record's schema names its fields instead of typing each
-    (see the module's docstring)."""
+    """A tool result, sent through :func:`as_tool_result` (fields without a value left out); its
+    schema has no ``$ref`` and no ``anyOf`` with null, and an ``outlined`` record's schema names
+    its fields instead of typing each (see the module's docstring)."""
 
     outlined: ClassVar[bool] = False
-
-    @model_serializer(mode="wrap")
-    def _without_nulls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return {name: value for name, value in handler(self).items() if value is not None}
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
         schema = dict(handler.resolve_ref_schema(handler(core_schema)))
         schema["properties"] = {name: _present(prop) for name, prop in schema.get("properties", {}).items()}
         return _outline(schema) if cls.outlined else _inlined(schema, handler)
+
+
+def as_tool_result(result: Result) -> CallToolResult:
+    """``result`` as the tool's answer: the structured content without the fields that have no
+    value (the schema allows no null), and the same JSON, compact, as the text. Built here because
+    the SDK would dump every field, nulls included, and indent the text."""
+    return CallToolResult(content=[TextContent(type="text", text=result.model_dump_json(exclude_none=True))],
+                          structured_content=result.model_dump(mode="json", exclude_none=True))
 
 
 def _present(prop: JsonSchemaValue) -> JsonSchemaValue:

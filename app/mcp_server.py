@@ -27,7 +27,7 @@ from mcp.server.stdio import stdio_server
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from .mcp_results import EpisodeOut, FactOut, FeedbackOut, Forgotten, HitOut, RecallOut, Remembered
+from .mcp_results import EpisodeOut, FactOut, FeedbackOut, Forgotten, HitOut, RecallOut, Remembered, as_tool_result
 from .mcp_stdio import wire_streams
 
 if TYPE_CHECKING:
@@ -194,7 +194,7 @@ def build_server(mem: "Memory") -> MCPServer:
 
     @server.tool(annotations=writes)
     async def remember(ctx: Context, messages: list[ChatMessage] | None = None, text: str | None = None,
-                       title: str = "", source: str | None = None) -> Remembered:
+                       title: str = "", source: str | None = None) -> Annotated[CallToolResult, Remembered]:
         """Store a conversation or a document in long-term memory, so that later recalls find it.
 
         Give either `messages` (a conversation in the OpenAI chat shape: role, content, optional
@@ -211,12 +211,12 @@ def build_server(mem: "Memory") -> MCPServer:
         if (messages is None) == (text is None):
             raise ToolError("give either messages (a conversation) or text (a document), not both or neither")
         raw = [m.model_dump(exclude_none=True) for m in messages] if messages is not None else None
-        return await engine.call(ctx, lambda m: _remember(m, raw, text, title, source), writes=True)
+        return as_tool_result(await engine.call(ctx, lambda m: _remember(m, raw, text, title, source), writes=True))
 
     @server.tool(annotations=reads)
     async def recall(ctx: Context, query: str, strategy: str | None = None, mode: Mode = "pro",
                      intent: Intent | None = None, top_k: Annotated[int, Field(ge=1, le=100)] = 10,
-                     as_of: str | None = None) -> RecallOut:
+                     as_of: str | None = None) -> Annotated[CallToolResult, RecallOut]:
         """Search the memory: the items (turns, document chunks) that best answer `query`, with
         the episodes and facts they belong to.
 
@@ -228,15 +228,15 @@ def build_server(mem: "Memory") -> MCPServer:
         true then; by default facts that hold now come first and replaced ones are marked
         superseded. Each hit names its source. Afterwards, call `feedback` with the returned `token` and the
         ids of the hits you used."""
-        return await engine.call(ctx, lambda m: _recall(m, engine.source_name, query, strategy, mode, intent, top_k, as_of),
-                                 quick=True)
+        return as_tool_result(await engine.call(
+            ctx, lambda m: _recall(m, engine.source_name, query, strategy, mode, intent, top_k, as_of), quick=True))
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
-    async def feedback(ctx: Context, token: str, used: list[int], ignored: list[int] | None = None) -> FeedbackOut:
+    async def feedback(ctx: Context, token: str, used: list[int], ignored: list[int] | None = None) -> Annotated[CallToolResult, FeedbackOut]:
         """Tell the ranker which hits of a recall you used (by item id), so that it learns what
         answers questions like it. `token` is the one `recall` returned; each token takes one
         feedback, within a day. Shown hits not listed as used count as ignored."""
-        return await engine.call(ctx, lambda m: _feedback(m, token, used, ignored or []))
+        return as_tool_result(await engine.call(ctx, lambda m: _feedback(m, token, used, ignored or [])))
 
     @server.tool(annotations=reads)
     async def facts(ctx: Context, entity: str | None = None, limit: Annotated[int, Field(ge=1, le=1000)] = 50) -> list[dict[str, Any]]:
@@ -260,13 +260,13 @@ def build_server(mem: "Memory") -> MCPServer:
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
     async def forget(ctx: Context, item_ids: list[int] | None = None, source_id: int | None = None,
-                     dry_run: bool = False) -> Forgotten:
+                     dry_run: bool = False) -> Annotated[CallToolResult, Forgotten]:
         """Delete items (by id) or a whole source (by id), with the facts and episodes that only
         they supported. With `dry_run` nothing changes and the answer says what would be deleted;
         use it first when unsure. Give item_ids or source_id, not both."""
         if (not item_ids) == (source_id is None):
             raise ToolError("give either item_ids or source_id, not both or neither")
-        return await engine.call(ctx, lambda m: _forget(m, item_ids or [], source_id, dry_run), writes=True)
+        return as_tool_result(await engine.call(ctx, lambda m: _forget(m, item_ids or [], source_id, dry_run), writes=True))
 
     @server.resource("mnemoscope://stats", mime_type="application/json")
     async def stats() -> str:

@@ -388,7 +388,7 @@ class Index:
     def _fit_words(self) -> tuple[WordSpace, np.ndarray]:
         df = self.bm25.document_frequencies(len(self.vocab))
         with one_blas_thread():
-            return fit_words(self.counts_matrix(), df, self.alive, self.vocab, english_vectors())
+            return fit_words(self.counts_matrix, self.n_slots, df, self.alive, self.vocab, english_vectors())
 
     def _use_words(self, space: WordSpace, rows: np.ndarray | None) -> None:
         """Place items with ``space`` (called with the lock held): ``rows`` of every slot, or
@@ -401,7 +401,7 @@ class Index:
             return
         self._words_unplaced = []
         with one_blas_thread():
-            self._word_vectors.set(live, rows[live])
+            self._word_vectors.set(live, rows if len(live) == len(rows) else rows[live])  # (no copy of a million rows when none is dead)
 
     def _new_word_vectors(self) -> VectorIndex:
         return VectorIndex(exact=self._word_rows, quantize_above=LISTS_ABOVE, lists_above=LISTS_ABOVE,

@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from .lazy import sparse as sp
 from .query import FRAMING_WEIGHT, framing_tokens
 from .text import lexical_tokens
 
+FIT_BLOCK = 50_000  # rows read and placed at a time by a fit
 MIN_COVERAGE = 0.5  # share of a query's tokens that must have a vector for the query to get one
 
 
@@ -172,16 +173,26 @@ def _terms_of(vocab: Mapping[str, int], first: int, stop: int) -> list[str | Non
     return out
 
 
-def fit(counts: sp.csr_matrix, df: np.ndarray, alive: np.ndarray, vocab: Mapping[str, int],
-        vectors: WordVectors) -> tuple[WordSpace, np.ndarray]:
-    """A model fitted on the live rows of documents × terms ``counts`` (``df`` per vocabulary
-    id), and every row placed by it (zero rows for the dead)."""
+def fit(counts_of: Callable[[np.ndarray], sp.csr_matrix], n_rows: int, df: np.ndarray, alive: np.ndarray,
+        vocab: Mapping[str, int], vectors: WordVectors) -> tuple[WordSpace, np.ndarray]:
+    """A model fitted on the live rows among the first ``n_rows`` of documents × terms counts
+    (``counts_of(rows)``; ``df`` per vocabulary id), and every row placed by it (zero rows for
+    the dead). The counts are read and the rows placed ``FIT_BLOCK`` rows at a time (each row's
+    numbers do not depend on the others placed with it): at a million items, the whole counts
+    matrix and the placing's temporaries held at once took a gigabyte at every refit."""
     n_live = max(int(alive.sum()), 1)
     idf = np.log1p(n_live / np.maximum(df, 1.0)).astype(np.float32)
     space = WordSpace(WordModel(idf, math.log1p(n_live), np.zeros(vectors.dim, np.float32)), vectors)
-    weighted = space._weighted(counts, vocab)
-    weighted[~alive[: len(weighted)]] = 0.0
-    live = weighted[alive[: len(weighted)]]
+    weighted = np.zeros((n_rows, vectors.dim), dtype=np.float32)
+    for lo in range(0, n_rows, FIT_BLOCK):
+        rows = np.arange(lo, min(lo + FIT_BLOCK, n_rows))
+        weighted[rows] = space._weighted(counts_of(rows), vocab)
+    live_rows = alive[:n_rows]
+    weighted[~live_rows] = 0.0
+    live = weighted if live_rows.all() else weighted[live_rows]
     common = np.linalg.svd(live, full_matrices=False)[2][0] if len(live) > 1 else np.zeros(vectors.dim, np.float32)
+    del live
     space.model = WordModel(idf, math.log1p(n_live), common.astype(np.float32))
-    return space, space._unit(weighted)
+    for lo in range(0, n_rows, FIT_BLOCK):
+        weighted[lo:lo + FIT_BLOCK] = space._unit(weighted[lo:lo + FIT_BLOCK])
+    return space, weighted

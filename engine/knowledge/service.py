@@ -40,9 +40,11 @@ from .transfer import KnowledgeTransfer
 
 @dataclass
 class GraphResult:
-    """A PPR run for a query: item scores by slot, the seeds, and the nodes reached."""
+    """A PPR run for a query: item scores by slot (and the slots where they are not 0, ascending),
+    the seeds, and the nodes reached."""
 
     item_scores: np.ndarray
+    scored: np.ndarray
     seeds: list[GraphNode]
     reached: list[GraphNode]
 
@@ -145,12 +147,12 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         seeds = self.seeds(entities, first_stage, weights)
         items = np.zeros(index.n_slots, dtype=np.float64)
         if seeds.mass.sum() <= 0:
-            return GraphResult(items, self._describe(seeds.nodes, seeds.mass, top=20), [])
+            return GraphResult(items, np.zeros(0, dtype=np.int64), self._describe(seeds.nodes, seeds.mass, top=20), [])
         visits, nodes = self.ppr(seeds, weights)
         on_items = nodes[nodes < index.n_slots]
         on_items = on_items[index.alive[on_items]]
         items[on_items] = visits[on_items]
-        return GraphResult(items, self._describe(seeds.nodes, seeds.mass, top=20),
+        return GraphResult(items, on_items, self._describe(seeds.nodes, seeds.mass, top=20),
                            self._describe(nodes, visits[nodes], top=reached))
 
     def _describe(self, nodes: np.ndarray, scores: np.ndarray, top: int) -> list[GraphNode]:
@@ -186,14 +188,19 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
 
     def ppr_strategy(self, q: Query, signals: Signals) -> Ranking:
         """BM25 blended with PPR over the knowledge graph: ``ppr_blend`` · BM25 + (1 − ``ppr_blend``)
-        · PPR, both scaled to [0, 1] over the store; BM25 of the query's own words (``literal_bm25``)."""
+        · PPR, both scaled to [0, 1] over the store; BM25 of the query's own words (``literal_bm25``).
+        The blend is computed where either is not 0 (BM25's postings, the slots PageRank reached),
+        not over every slot."""
         first = literal_bm25(self.mem, q)
         graph = self.graph_scores(q.text, first, entities=self.named_in(q))
-        lexical, walk = _normalised(first), _normalised(graph.item_scores)
+        scored = np.union1d(np.flatnonzero(first > 0), graph.scored)  # every other slot blends to 0
+        lexical, walk = _normalised(first[scored]), _normalised(graph.item_scores[scored])
         blend = self.settings.ppr_blend
         combined = blend * lexical + (1.0 - blend) * walk
-        slots, scores = top_k_of(combined, max(q.top_k, self.settings.candidate_k))
-        found = {int(s): [name for name, v in (("bm25", first[s]), ("ppr", walk[s])) if v > 0] for s in slots}
+        at, scores = top_k_of(combined, max(q.top_k, self.settings.candidate_k))
+        slots = scored[at]
+        found = {int(s): [name for name, v in (("bm25", first[s]), ("ppr", w)) if v > 0]
+                 for s, w in zip(slots.tolist(), walk[at].tolist())}
         features = {"bm25": first[slots], "ppr": graph.item_scores[slots], "fused": scores}
         return Ranking(slots, scores, found, features, {"graph": graph.report()})
 

@@ -310,7 +310,7 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
 
 def _relative_to(values: np.ndarray, best: float) -> np.ndarray:
     """Scores divided by ``best``, clipped to [0, 1] (0 when ``best`` is not positive)."""
-    return np.clip(values / best, 0.0, 1.0) if best > 0 else np.zeros(len(values))
+    return np.clip(values / best, 0.0, 1.0) if best > 0 else np.zeros(np.shape(values))
 
 
 def _recency(mem: "Engine", meta: SlotMeta, slots: np.ndarray) -> np.ndarray:

@@ -58,7 +58,7 @@ def test_a_word_space_grown_in_steps_equals_one_placed_at_once_by_the_same_model
         assert np.array_equal(grown, _placed_at_once(mem, fitted))
         assert np.all(np.linalg.norm(grown, axis=1) > 0.99)
         assert not mem.index.word_vectors.rows(np.array([0])).any()  # the deleted item's row is masked
-        _, rebuilt = fit(mem.index.counts_matrix(), mem.index.bm25.document_frequencies(len(mem.index.vocab)),
+        _, rebuilt = fit(mem.index.counts_matrix, mem.index.n_slots, mem.index.bm25.document_frequencies(len(mem.index.vocab)),
                          mem.index.alive, mem.index.vocab, english_vectors())
         assert not np.allclose(grown, rebuilt[live], atol=1e-4)  # a whole rebuild per write would differ
 
@@ -92,7 +92,7 @@ def test_a_store_without_a_stored_model_fits_one_for_each_state(tmp_path: Path):
         mem.add_note(LATER[0])
         _, now = _rows(mem)
         live = np.flatnonzero(mem.index.alive)
-        _, at_once = fit(mem.index.counts_matrix(), mem.index.bm25.document_frequencies(len(mem.index.vocab)),
+        _, at_once = fit(mem.index.counts_matrix, mem.index.n_slots, mem.index.bm25.document_frequencies(len(mem.index.vocab)),
                          mem.index.alive, mem.index.vocab, english_vectors())
         assert np.array_equal(now, at_once[live])
         assert not np.array_equal(now[: len(before)], before)  # the idf moved with the new item

@@ -154,3 +154,25 @@ def test_a_graph_grown_step_by_step_equals_one_built_at_once(look):
     assert a[:, 4].nnz == 0 and a[4].nnz == 0  # the deleted item
     entity_300 = 30 + grown.entity_node(300)
     assert a[:, entity_300].nnz > 0  # its mentions waited for it
+
+
+def test_ppr_ranks_by_the_blend_of_bm25_and_pagerank_over_every_slot(tmp_path):
+    """The blend is computed only where BM25 or PageRank is not 0; it ranks as the blend over
+    every slot does."""
+    from mnemoscope.engine import Memory
+
+    with Memory(tmp_path / "b.db") as mem:
+        for n, text in enumerate(["Maya adopted Biscuit, a beagle from the Portland shelter.",
+                                  "Biscuit loves the Portland dog park.", "Dan sails on the Tagus river.",
+                                  "Maya and Dan met at the harbour.", "The shelter runs a beagle adoption day."]):
+            mem.add_note(text, name=f"n{n}")
+        query = "Where does Maya's beagle play?"
+        hits = mem.recall(query, strategy="ppr", top_k=5).hits
+        index, k = mem.index, mem.knowledge
+        first = index.bm25.scores(*index.query_terms(query, related=False))
+        walk = k.graph_scores(query, first).item_scores
+        blend = mem.settings.ppr_blend
+        combined = blend * first / first.max() + (1 - blend) * walk / walk.max()
+        order = [int(s) for s in np.lexsort((np.arange(len(combined)), -combined)) if combined[s] > 0][:5]
+        assert hits and [h.item.id for h in hits] == [int(index.item_ids[s]) for s in order]
+        assert [h.score for h in hits] == pytest.approx([combined[s] for s in order])

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from mnemoscope.engine import Memory
 from mnemoscope.engine.rank import features as feats
 from mnemoscope.engine.rank.heuristic import weights_for
 
@@ -23,6 +24,17 @@ def test_recall_is_read_only_and_issues_a_token_each_time(mem):
     assert [h.score for h in first.hits] == [h.score for h in second.hits]
     assert first.token and second.token and first.token != second.token
     assert mem.ranker.status().events == 0
+
+
+def test_a_store_of_three_notes_ranks_with_no_dense_score(tmp_path):
+    """Three one-line notes give no positive dense score to scale by: every feature is still read
+    at the candidates' neighbours (an agent's first memories, over MCP, are such a store)."""
+    with Memory(tmp_path / "tiny.db") as tiny:
+        for name, text in (("a", "My beagle is called Biscuit."), ("b", "He loves the park."),
+                           ("c", "We walk every morning.")):
+            tiny.add_note(text, name=name)
+        hits = tiny.recall("what is the name of the beagle", strategy="fused", top_k=3).hits
+    assert hits and hits[0].item.text == "My beagle is called Biscuit."
 
 
 def test_every_strategy_gets_a_token(mem):
