@@ -8,8 +8,8 @@ written inline (a ``$ref`` is looked up for every value it describes), and an op
 left out of a result when it has no value instead of being ``null`` (an ``anyOf`` of the type and
 null is two checks for every value). A hit's every field is typed; the episodes and facts listed
 beside the hits are records whose schema is an outline: their keys are required, and their
-fields and types are named in the description rather than checked one value at a time, which
-would double the client's work for a recall.
+fields and types are named in the description rather than checked one value at a time (they
+outnumber the hits' values; docs/benchmarks.md has the measure).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class Result(BaseModel):
 def as_tool_result(result: Result) -> CallToolResult:
     """``result`` as the tool's answer: the structured content without the fields that have no
     value (the schema allows no null), and the same JSON, compact, as the text. Built here because
-    the SDK would dump every field, nulls included, and indent the text (a third longer)."""
+    the SDK would dump every field, nulls included, and indent the text."""
     return CallToolResult(content=[TextContent(type="text", text=result.model_dump_json(exclude_none=True))],
                           structured_content=result.model_dump(mode="json", exclude_none=True))
 

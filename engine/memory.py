@@ -199,6 +199,8 @@ class Memory:
             self._write_lock.release()
 
     def _save_areas(self) -> None:
+        """Every loaded area's saved state in one file, stamped with this memory's cursor (each
+        area's arrays under its name: ``knowledge.``, ``topics.``, ...)."""
         meta: dict[str, object] = {}
         arrays: dict[str, np.ndarray] = {}
         for area in self._loaded_areas():
@@ -422,6 +424,7 @@ class Memory:
         if len(self._loaded) == len(self._areas):
             return list(self._areas.values())
         areas = [self._area(name) for name in self._areas]
+        self._saved_areas = None  # (what was restored keeps the mapped pages it adopted; nothing else is needed)
         if len(self.areas_from_file) < len(areas):
             self._save_index(0 if self._areas_file_unusable else index_file.SAVE_AFTER_SHARE, wait=False, parts=[AREAS_PART])
         return areas

@@ -69,7 +69,7 @@ class MarkParams:
     # with all-MiniLM-L6-v2 as the endpoint, whose cosines of unrelated questions of one
     # conversation often exceed 0.7: hence a high threshold and a steep ramp.
     lexical: Ramp = field(default_factory=lambda: Ramp(0.6, 1.0, 2.0))  # the IDF-weighted token cosine
-    embedded: Ramp = field(default_factory=lambda: Ramp(0.7, 1.0, 3.0))  # the endpoint's embedding cosine
+    embedded: Ramp = field(default_factory=lambda: Ramp(0.72, 1.0, 3.0))  # the endpoint's embedding cosine
     # The same question, on either similarity: its marks count in full whatever the item's standing
     # in the new list (a marked hit the strategy ranks low, or not at all, still rises above the
     # list), and only its ignored hits sink.
