@@ -5,13 +5,19 @@
   query is sent at once, and the time to its rendered results is reported too (the engine loads
   its graph, topic tree and ranker behind the usable screen, so that query may wait for them);
 * **query → rendered results**: Enter in the query box → the hits table filled and painted
-  (``QueryScreen.last_render_ms``: from the submit to the first refresh after the rows landed).
+  (``QueryScreen.last_render_ms``: from the submit to the first refresh after the rows landed);
+* **each screen's first paint** (``--screens``): in every cold-started process, once the engine has
+  warmed up, its key pressed → the screen shown with every task it started finished, in wall time
+  and in the UI thread's CPU time (what a person feels as a frozen screen); then on Sources the
+  biggest source selected and its items table scrolled to its end, and on Topics the first topic
+  with children expanded.
 
 Usage::
 
     python bench/app_bench.py                      # 10,000 items, 5 cold starts, 30 queries per strategy
     python bench/app_bench.py --items 2000 --runs 3 --queries 10
     python bench/app_bench.py --json               # one JSON object instead of the table
+    python bench/app_bench.py --store big.db --runs 3 --queries 10 --screens   # an existing store, every screen
 
 The store is built once (synthetic turns made from the LoCoMo data by ``engine.eval.bench``) and
 kept at ``--store`` (default: the user cache folder) so later runs measure the app, not ingest.
@@ -45,7 +51,7 @@ t_start = time.time()
 sys.path.insert(0, {root!r})
 from mnemoscope.app.services import Services
 from mnemoscope.app.tui import make_app
-from mnemoscope.app.widgets.chrome import StoreHeader
+from mnemoscope.app.widgets.chrome import SCREENS, StoreHeader
 
 async def main():
     app = make_app(Services({store!r}, label="bench"), offer_demo=False, show_timings=False, animate=False)
@@ -67,6 +73,47 @@ async def main():
         while screen.last_render_ms is None:
             await asyncio.sleep(0.002)
         print("READY", ready, t_start, shown, app.open_seconds, time.time(), ready_cpu, flush=True)
+        if {screens!r}:
+            await tour(app, pilot)
+
+async def settled(app):
+    # every task's result is on screen and the app's own workers (warm-up, stats) are done; a
+    # widget's long-lived worker (the Ingest screen's directory tree loader) never ends; then one frame
+    while app.tasks or any(w.is_running and w.node is app for w in app.workers):
+        await asyncio.sleep(0.002)
+    await asyncio.sleep(1 / 60)
+
+async def timed(app, pilot, label, act):
+    # wall and UI-thread CPU from an action to a settled screen (this coroutine runs on the UI thread)
+    wall, ui_cpu = time.perf_counter(), time.thread_time()
+    await act()
+    await settled(app)
+    print("SCREEN", label, time.perf_counter() - wall, time.thread_time() - ui_cpu, flush=True)
+
+async def tour(app, pilot):
+    from textual.widgets import DataTable, Tree
+    await settled(app)  # the engine warmed up: each screen is timed on its own
+    for mode, key, _title in SCREENS:
+        if mode != "query":
+            await timed(app, pilot, mode, lambda: pilot.press(key))
+        if mode == "sources":
+            screen = app.screen
+            biggest = max(screen.sources, key=lambda s: screen.counts.get(s.id) or 0)
+            async def select():
+                screen.select_source(biggest.id)
+            await timed(app, pilot, "sources:select-biggest", select)
+            items = screen.query_one("#items-table", DataTable)
+            items.focus()
+            await timed(app, pilot, "sources:scroll-to-end", lambda: pilot.press("end"))
+            print("ROWS sources", screen.counts.get(biggest.id), items.row_count, flush=True)
+        if mode == "topics":
+            tree = app.screen.query_one("#topic-tree", Tree)
+            node = next((n for n in tree.root.children if n.allow_expand and not n.is_expanded), None)
+            if node is not None:
+                async def expand():
+                    node.expand()
+                await timed(app, pilot, "topics:expand", expand)
+                print("ROWS topics", len(tree.root.children), len(node.children), flush=True)
 
 asyncio.run(main())
 """
@@ -87,18 +134,34 @@ def build_store(path: Path, n_items: int) -> float:
     return time.perf_counter() - started
 
 
-def cold_start(store: Path) -> dict[str, float]:
-    """Spawn a fresh interpreter; return (total wall clock, of which interpreter + imports)."""
+def cold_start(store: Path, screens: bool) -> tuple[dict[str, float], dict[str, tuple[float, float]], dict[str, str]]:
+    """Spawn a fresh interpreter. Returns the cold start's times (total wall clock, of which
+    interpreter + imports, ...), with ``screens`` each screen's (wall s, UI-thread CPU s), and the
+    row counts the tour saw (what the Sources and Topics measures were taken on)."""
     spawned = time.time()
-    out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT), store=str(store), query=QUERIES[0])],
-                         capture_output=True, text=True, timeout=120, cwd=ROOT)
-    line = next((l for l in out.stdout.splitlines() if l.startswith("READY")), None)
-    if line is None:
+    child = CHILD.format(root=str(ROOT), store=str(store), query=QUERIES[0], screens=screens)
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    lines = out.stdout.splitlines()
+    line = next((l for l in lines if l.startswith("READY")), None)
+    if line is None or out.returncode != 0:
         raise SystemExit(f"cold start failed:\n{out.stdout}\n{out.stderr}")
     _tag, ready, child_start, shown, opened, answered, cpu = line.split()
-    return {"total_s": float(ready) - spawned, "interpreter_s": float(child_start) - spawned,
-            "shown_s": float(shown) - spawned, "open_s": float(opened), "answered_s": float(answered) - spawned,
-            "cpu_s": float(cpu)}
+    start = {"total_s": float(ready) - spawned, "interpreter_s": float(child_start) - spawned,
+             "shown_s": float(shown) - spawned, "open_s": float(opened), "answered_s": float(answered) - spawned,
+             "cpu_s": float(cpu)}
+    paints = {label: (float(wall), float(ui_cpu))
+              for _tag, label, wall, ui_cpu in (l.split() for l in lines if l.startswith("SCREEN "))}
+    rows = {label: counts for _tag, label, counts in (l.split(maxsplit=2) for l in lines if l.startswith("ROWS "))}
+    return start, paints, rows
+
+
+def screen_medians(tours: list[dict[str, tuple[float, float]]]) -> dict[str, dict[str, float]]:
+    """Per screen (and per step of the Sources/Topics tours), the medians over the cold starts."""
+    labels = [label for label in tours[0]] if tours else []
+    return {label: {"wall_median_s": statistics.median(t[label][0] for t in tours if label in t),
+                    "ui_cpu_median_s": statistics.median(t[label][1] for t in tours if label in t),
+                    "wall_max_s": max(t[label][0] for t in tours if label in t)}
+            for label in labels}
 
 
 async def query_latencies(store: Path, n: int, strategies: list[str], mode: str) -> dict[str, dict[str, float]]:
@@ -156,6 +219,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=30, help="queries per strategy")
     parser.add_argument("--strategies", default="hybrid,fused,bm25")
     parser.add_argument("--mode", default="pro")
+    parser.add_argument("--screens", action="store_true", help="also time each screen's first paint in every cold start")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -165,7 +229,8 @@ def main() -> None:
         print(f"building a {args.items:,}-item store at {store} …", file=sys.stderr, flush=True)
         built = build_store(store, args.items)
 
-    starts = [cold_start(store) for _ in range(args.runs)]
+    runs = [cold_start(store, args.screens) for _ in range(args.runs)]
+    starts = [start for start, _paints, _rows in runs]
     totals = sorted(s["total_s"] for s in starts)
     from mnemoscope.engine import Memory
 
@@ -185,6 +250,9 @@ def main() -> None:
         "first_query_ms": queries.pop("_first_query")["ms"],
         "query_to_rendered": queries, "mode": args.mode, "queries_per_strategy": args.queries,
     }
+    if args.screens:
+        report["first_paint"] = screen_medians([paints for _start, paints, _rows in runs])
+        report["tour_rows"] = runs[0][2]
     import os
 
     report["load_average"] = os.getloadavg()
@@ -210,6 +278,14 @@ def main() -> None:
     for name, q in queries.items():
         print(f"    {name:10} {q['median_ms']:7.1f}ms {q['p95_ms']:7.1f}ms {q['max_ms']:7.1f}ms "
               f"{q['engine_median_ms']:7.1f}ms")
+    if args.screens:
+        print(f"  each screen's first paint (key → tasks done and painted), median of {args.runs} cold starts")
+        print(f"    {'screen':24} {'wall':>8} {'UI CPU':>8} {'max':>8}")
+        for label, paint in report["first_paint"].items():
+            print(f"    {label:24} {paint['wall_median_s']:7.2f}s {paint['ui_cpu_median_s']:7.2f}s "
+                  f"{paint['wall_max_s']:7.2f}s")
+        for label, counts in report["tour_rows"].items():
+            print(f"    rows seen on {label}: {counts}")
 
 
 if __name__ == "__main__":

@@ -112,6 +112,16 @@ class Rows:
         return self.indptr.nbytes + self.indices.nbytes + self.values.nbytes
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, ascending — what ``np.unique(values)`` returns — from one sort:
+    numpy 2's ``np.unique`` (without ``return_inverse``) goes through a hash table that costs
+    many times a sort on the engine's integer arrays (docs/benchmarks.md, session 6)."""
+    ordered = np.sort(values)
+    if len(ordered) < 2:
+        return ordered
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+
+
 def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The concatenation of ``arange(s, s + n)`` for every (s, n), without a Python loop."""
     total = int(lengths.sum())

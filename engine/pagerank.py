@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .arrays import ranges
+from .arrays import distinct, ranges
 from .lazy import sparse as sp
 
 PUSH_EPS = 1e-5
@@ -110,6 +110,6 @@ def local_push(forward: sp.csr_matrix, seed_nodes: np.ndarray, seed_mass: np.nda
         stuck = float(mass[counts == 0].sum())
         if stuck:  # a dead end sends its walkers back to the seeds, as in the power iteration
             r[seed_nodes] += np.float32(alpha * stuck) * s
-            frontier = np.union1d(frontier, seed_nodes)
-    reached = np.unique(np.concatenate(pushed)) if pushed else np.zeros(0, dtype=np.int64)
+            frontier = distinct(np.concatenate([frontier, seed_nodes]))
+    reached = distinct(np.concatenate(pushed)) if pushed else np.zeros(0, dtype=np.int64)
     return p, reached

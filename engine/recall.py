@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Callable, Concatenate, ParamSpec, Sequence, Ty
 
 import numpy as np
 
+from .arrays import distinct
 from .as_of import parse_as_of, said_by
 from .errors import RecallError
 from .lexical import top_k as top_k_of
@@ -239,7 +240,7 @@ def hybrid(mem: Engine, q: Query, signals: Signals) -> Ranking:
         slots, scores, found, _ = rrf_fuse(lists, {"bm25": 1.0, "dense": mem.dense_weight()}, s.rrf_k)
         dense = dense_at(mem, q, slots)
     else:
-        union = np.unique(np.concatenate(list(lists.values())))
+        union = distinct(np.concatenate(list(lists.values())))
         dense_of_union = dense_at(mem, q, union)
         words_of_union = None if word is None else word[1].scores_at(union, word[0])
         slots, scores = linear_fuse(union, signals["bm25"][union], dense_of_union, mem.dense_weight(),

@@ -101,7 +101,7 @@ class BaseScreen(FittedScreen):
         yield NavTabs(self.NAME)
         yield from self.compose_body()
         yield TaskPanel(id="task-panel")
-        yield Footer()
+        yield Footer(compact=True)
 
     def compose_body(self) -> ComposeResult:
         yield from ()

@@ -60,7 +60,7 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
                                      id=f"intent-{side}")
                     yield Static("", id=f"summary-{side}", classes="compare-summary")
                     yield HitsTable(mark="◆", mark_width=3, rank_width=2, details=False, id=f"hits-{side}")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.rerun()

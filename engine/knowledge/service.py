@@ -26,6 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..arrays import distinct
 from ..lexical import top_k as top_k_of
 from ..pagerank import Seeds, local_push, personalized_pagerank
 from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
@@ -112,7 +113,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         index = self.mem.index
         named = np.array([index.n_slots + node for e in entity_ids if (node := self.graph.entity_node(e)) is not None],
                          dtype=np.int64)
-        nodes, mass = np.unique(named), np.zeros(0)  # two names of one entity seed it once
+        nodes, mass = distinct(named), np.zeros(0)  # two names of one entity seed it once
         if len(nodes):
             degrees = self.graph.degrees(index, weights)
             mass = 1.0 / np.log(np.e + degrees[nodes])
@@ -193,7 +194,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         not over every slot."""
         first = literal_bm25(self.mem, q)
         graph = self.graph_scores(q.text, first, entities=self.named_in(q))
-        scored = np.union1d(np.flatnonzero(first > 0), graph.scored)  # every other slot blends to 0
+        scored = distinct(np.concatenate([np.flatnonzero(first > 0), graph.scored]))  # every other slot blends to 0
         lexical, walk = _normalised(first[scored]), _normalised(graph.item_scores[scored])
         blend = self.settings.ppr_blend
         combined = blend * lexical + (1.0 - blend) * walk

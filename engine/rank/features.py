@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
+from ..arrays import distinct
 from ..lexical import top_k
 from ..recall import dense_at
 from ..text import words
@@ -262,7 +263,7 @@ def dense_among(mem: "Engine", meta: SlotMeta, q: "Query", slots: np.ndarray) ->
     held = q.notes.get("dense_among")
     if held is None:
         nb = neighbours(mem, meta, slots, reach=1)
-        wanted = np.union1d(slots, nb[nb >= 0])
+        wanted = distinct(np.concatenate([slots, nb[nb >= 0]]))
         held = q.notes["dense_among"] = Gathered(wanted, dense_at(mem, q, wanted))
     return held
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from mnemoscope.engine.arrays import Column, Rows, SlotMap, ranges
+from mnemoscope.engine.arrays import Column, Rows, SlotMap, distinct, ranges
 
 
 def test_ranges_concatenates_aranges():
@@ -12,6 +12,14 @@ def test_ranges_concatenates_aranges():
     for starts, lengths in cases:
         want = np.concatenate([np.arange(s, s + n) for s, n in zip(starts, lengths)] + [np.zeros(0, dtype=np.int64)])
         assert np.array_equal(ranges(starts, lengths), want)
+
+
+def test_distinct_gives_what_unique_gives():
+    rng = np.random.default_rng(3)
+    cases = [np.zeros(0, dtype=np.int64), np.array([5]), np.array([2, 2, 2]), rng.integers(0, 50, 300),
+             np.concatenate([np.arange(0, 1000, 3), np.arange(0, 1000, 2)])]
+    for values in cases:
+        assert np.array_equal(distinct(values), np.unique(values))
 
 
 def test_columns_and_rows_grow_by_appending():
