@@ -113,7 +113,8 @@ async def tour(app, pilot):
                 async def expand():
                     node.expand()
                 await timed(app, pilot, "topics:expand", expand)
-                print("ROWS topics", len(tree.root.children), len(node.children), flush=True)
+                shown = app.screen.nodes.get(node.data)  # the tree may have been rebuilt meanwhile
+                print("ROWS topics", len(tree.root.children), len(shown.children) if shown else 0, flush=True)
 
 asyncio.run(main())
 """

@@ -29,11 +29,6 @@ ROLES = (("who", "participants"), ("what", "action"), ("when", "time"), ("where"
          ("why", "reason"), ("how", "method"))
 
 
-def timeline_order(episodes: list[Episode]) -> list[Episode]:
-    """Dated episodes by session date, then undated ones by source and id."""
-    return sorted(episodes, key=lambda e: (e.time_start is None, e.time_start or "", e.source_id, e.id))
-
-
 def events_table(events: list[Event]) -> Table:
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold", expand=True)
     for short, _role in ROLES:
@@ -98,19 +93,19 @@ was built from: Enter on a turn jumps to it on the Sources screen.
     def refresh_data(self) -> None:
         mem = self.services.memory
 
-        def load() -> tuple[list[Episode], dict[int, str]]:
-            return timeline_order(mem.knowledge.episodes()), {s.id: s.name for s in mem.sources()}
+        def load() -> tuple[list[Episode], int, dict[int, str]]:
+            return *mem.knowledge.timeline_start(EPISODE_ROWS), {s.id: s.name for s in mem.sources()}
 
         self.run_task("episodes", "Loading episodes", load, progress=False, show=False, replace=True,
                       done=lambda loaded: self.show_episodes(*loaded))
 
-    def show_episodes(self, episodes: list[Episode], source_names: dict[int, str]) -> None:
+    def show_episodes(self, episodes: list[Episode], total: int, source_names: dict[int, str]) -> None:
         table = self.query_one("#episodes-table", DataTable)
         current = self.current_episode()
-        self.episodes, self.source_names = episodes[:EPISODE_ROWS], source_names
+        self.episodes, self.source_names = episodes, source_names
         table.clear()
-        more = len(episodes) > len(self.episodes)
-        table.columns["summary"].label = Text(f"summary ({len(self.episodes):,}/{len(episodes):,})" if more
+        more = total > len(self.episodes)
+        table.columns["summary"].label = Text(f"summary ({len(self.episodes):,}/{total:,})" if more
                                               else "summary")  # the timeline's first ones
         previous = object()
         for e in self.episodes:

@@ -154,6 +154,13 @@ class KnowledgeReading(KnowledgeBuilding):
                 merged_from=sorted(merged.get(eid, [])), origin=origin))
         return out
 
+    def timeline_start(self, limit: int) -> tuple[list[Episode], int]:
+        """The timeline's first ``limit`` live episodes (dated by session date, undated last) and
+        the number of live episodes: reads only the episodes shown, whatever the store's size."""
+        ids, total = self.store.episode_timeline(limit)
+        by_id = {e.id: e for e in self.episodes(ids=ids)} if ids else {}
+        return [by_id[i] for i in ids if i in by_id], total
+
     def episode(self, episode_id: int) -> Episode:
         found = self.episodes(ids=[episode_id])
         if not found:

@@ -566,6 +566,18 @@ class KnowledgeSQL:
             return self.conn.execute(cols + " WHERE source_id = ?" + live + " ORDER BY id", (source_id,)).fetchall()
         return self.conn.execute(cols + " WHERE 1" + live + " ORDER BY id").fetchall()
 
+    def episode_timeline(self, limit: int) -> tuple[list[int], int]:
+        """The first ``limit`` live episodes in timeline order (by their earliest item's timestamp,
+        undated ones last, then by source and id) and how many live episodes there are: a screen
+        shows the timeline's start without reading every episode's items, events and merges."""
+        ids = [r[0] for r in self.conn.execute(
+            "SELECT e.id, MIN(NULLIF(i.timestamp, '')) AS start FROM episodes e"
+            " LEFT JOIN episode_items m ON m.episode_id = e.id LEFT JOIN items i ON i.id = m.item_id"
+            " WHERE e.merged_into IS NULL GROUP BY e.id ORDER BY start IS NULL, start, e.source_id, e.id LIMIT ?",
+            (limit,))]
+        total = self.conn.execute("SELECT COUNT(*) FROM episodes WHERE merged_into IS NULL").fetchone()[0]
+        return ids, total
+
     def merged_into(self, episode_ids: Sequence[int]) -> list[tuple[int, int]]:
         """(merged-away episode, the episode it went into) for these target episodes."""
         return self._in("SELECT id, merged_into FROM episodes WHERE merged_into IN ({marks})", episode_ids)
