@@ -78,8 +78,8 @@ items. The panel shows the selected item in full.
 
         def load() -> list[tuple[Source, int | None]]:
             mem = services.memory
-            # Memory has no per-source item count yet; the store's id list per source is cheap.
-            return [(s, len(mem.store.item_ids_of_source(s.id))) for s in mem.sources()]
+            counts = mem.store.item_counts_by_source()
+            return [(s, counts.get(s.id, 0)) for s in mem.sources()]
 
         self.run_task("sources", "Loading sources", load, progress=False, show=False, replace=True,
                       done=self.show_sources)

@@ -335,3 +335,12 @@ def test_opening_a_store_leaves_sparse_matrices_and_areas_for_later(tmp_path, co
     result = json.loads(out.stdout)
     assert result["cold"] == {"sparse": False, "areas": []}
     assert result["items"] > 0 and result["hits"] == expected
+
+
+def test_items_are_counted_per_source_in_one_query(demo_copy):
+    """The Sources screen's counts: the same as each source's item list, a source per entry."""
+    with Memory(demo_copy, extensions=False) as mem:
+        sources = mem.sources()
+        counts = mem.store.item_counts_by_source()
+        assert len(sources) > 1 and len(set(counts.values())) > 1
+        assert counts == {s.id: len(mem.store.item_ids_of_source(s.id)) for s in sources}
