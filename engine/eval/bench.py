@@ -8,6 +8,7 @@ fair comparison.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import random
@@ -24,6 +25,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from ..errors import KeepRefused
+from ..files import atomic_writer, check_target, open_regular
 from ..memory import Memory
 from ..records import Item, ParsedSource, Source
 from .harness import _plain_words, require
@@ -70,6 +72,15 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+
+def _check_keep(keep: Path) -> None:
+    """Refuse ``--keep`` before hours of work, not after: a path in a missing folder or a folder
+    (:func:`check_target`), or a name that is taken — the store or a file beside it (an old
+    ``-wal`` would be paired with the new store)."""
+    check_target(keep)
+    if keep.exists() or any(keep.parent.glob(glob.escape(keep.name) + "-*")):
+        raise KeepRefused(f"{keep} (or a file beside it) already exists; the bench keeps its store only under a new name")
+
 def run(n_items: int, strategies: Sequence[str] = ("bm25", "dense", "hybrid"), n_queries: int = 200,
         data: Path = DEFAULT_DATA, baseline_queries: int = 20, extensions: bool = True, baseline: bool = True,
         say: Callable[[str], None] | None = None, keep: Path | None = None, **settings: Any) -> dict[str, Any]:
@@ -83,9 +94,9 @@ def run(n_items: int, strategies: Sequence[str] = ("bm25", "dense", "hybrid"), n
     where the store (and the files beside it) is copied at the end, so that other versions of
     the code can be timed on the very same store (``bench/store_p50.py``) instead of building it
     again."""
+    if keep is not None:
+        _check_keep(keep)
     data = require(data)
-    if keep is not None and keep.exists():
-        raise KeepRefused(f"{keep} already exists; the bench keeps its store only under a new name")
     rng = random.Random(11)
     questions = synthetic_questions(data)
     queries = [rng.choice(questions) for _ in range(n_queries)]
@@ -149,7 +160,8 @@ def run(n_items: int, strategies: Sequence[str] = ("bm25", "dense", "hybrid"), n
         out.update(open_in_fresh_process(path, extensions, settings, queries[0], strategies))
         if keep is not None:
             for part in sorted(path.parent.glob(path.name + "*")):  # the store and its -index, -wal … files
-                shutil.copy2(part, keep.with_name(keep.name + part.name[len(path.name):]))
+                with open_regular(part) as source, atomic_writer(keep.with_name(keep.name + part.name[len(path.name):])) as copy:
+                    shutil.copyfileobj(source, copy)
     out["peak_rss_mb"] = round(peak_rss_mb(), 1)
     if baseline:
         out["baselines"] = {"rank_bm25": rank_bm25_baseline(synthetic_sources(n_items, data), queries[:baseline_queries])}

@@ -76,11 +76,23 @@ def test_bench_shape_and_the_store_it_keeps(tmp_path, capsys):
     assert result["items"] == 300 and set(result["recall_ms"]) == {"bm25", "hybrid"}
     assert all({"p50", "p95"} <= set(t) and t["p50"] <= t["p95"] for t in result["recall_ms"].values())
     assert set(result["baselines"]["rank_bm25"]) == {"index_ms_per_item", "query_ms_p50"}
+    assert kept.stat().st_mode & 0o777 == 0o600  # the kept copy is private like the store
     with Memory(kept, extensions=False) as mem:
         assert mem.index.n_items == 300
     assert main(["bench", "--items", "300", "--core", "--keep", str(kept)], io.StringIO()) == 2  # never overwritten
     assert "already exists" in capsys.readouterr().err
 
+
+
+def test_bench_refuses_a_keep_path_before_it_starts(tmp_path, capsys):
+    """A folder that does not exist, or a file left beside the name (an old store's -wal), is
+    refused at once with one line, not after the run."""
+    assert main(["bench", "--items", "300", "--core", "--keep", str(tmp_path / "missing" / "kept.db")], io.StringIO()) == 2
+    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "kept.db-wal").write_bytes(b"an old store's log")
+    assert main(["bench", "--items", "300", "--core", "--keep", str(tmp_path / "kept.db")], io.StringIO()) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert not (tmp_path / "kept.db").exists()
 
 def test_metrics_by_hand():
     ranked, relevant = ["a", "x", "b", "y"], {"a", "b", "c"}
