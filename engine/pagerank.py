@@ -4,7 +4,7 @@ the ranker's co-access walk (engine.rank) share it.
 :func:`personalized_pagerank` is a power iteration on the column-stochastic transpose in float32,
 teleporting to the seed vector with probability ``1 - alpha``. Fifteen iterations (or an L1 change
 below 1e-4) rank exactly as thirty do on the dev multi-hop sets, at half the cost. On large
-graphs :func:`local_pagerank` pushes mass out from the seeds instead, at a cost that does not grow
+graphs :func:`local_push` pushes mass out from the seeds instead, at a cost that does not grow
 with the graph.
 """
 
@@ -57,13 +57,6 @@ def personalized_pagerank(transition: sp.csr_matrix | np.ndarray, seeds: np.ndar
             break
         p = nxt
     return p
-
-
-def local_pagerank(forward: sp.csr_matrix, seeds: np.ndarray, alpha: float = 0.5, eps: float = PUSH_EPS,
-                   max_rounds: int = 200) -> np.ndarray:
-    """:func:`local_push` from a seed vector over every node; the visit probabilities alone."""
-    nodes = np.flatnonzero(seeds)
-    return local_push(forward, nodes, seeds[nodes], alpha, eps, max_rounds)[0]
 
 
 def local_push(forward: sp.csr_matrix, seed_nodes: np.ndarray, seed_mass: np.ndarray, alpha: float = 0.5,
