@@ -395,13 +395,15 @@ class Index:
         none yet (every live slot waits to be placed)."""
         self._words = space
         self._word_vectors = self._new_word_vectors()
-        live = np.flatnonzero(self.alive)
         if rows is None:
-            self._words_unplaced = [live]
+            self._words_unplaced = [np.flatnonzero(self.alive)]
             return
-        self._words_unplaced = []
+        fitted = len(rows)  # slots added while the space was fitted wait to be placed with it
+        live = np.flatnonzero(self.alive[:fitted])
+        newer = fitted + np.flatnonzero(self.alive[fitted:])
+        self._words_unplaced = [newer] if len(newer) else []
         with one_blas_thread():
-            self._word_vectors.set(live, rows if len(live) == len(rows) else rows[live])  # (no copy of a million rows when none is dead)
+            self._word_vectors.set(live, rows if len(live) == fitted else rows[live])  # (no copy of a million rows when none is dead)
 
     def _new_word_vectors(self) -> VectorIndex:
         return VectorIndex(exact=self._word_rows, quantize_above=LISTS_ABOVE, lists_above=LISTS_ABOVE,
