@@ -220,8 +220,20 @@ def _neighbour_max(at: Callable[[np.ndarray], np.ndarray], best: float, nb: np.n
     return np.where(present, _relative_to(at(np.where(present, nb, 0)), best), 0.0).max(axis=1)
 
 
+@dataclass
+class Candidates:
+    """What :func:`candidates` found for one query: the slots (ascending), which signals found
+    each, each signal's ranked slots, the slots' neighbours and the dense signal read at both."""
+
+    slots: np.ndarray
+    found: dict[int, list[str]]
+    ranked: dict[str, np.ndarray]
+    neighbours: np.ndarray
+    dense: "Gathered"
+
+
 def candidates(mem: "Engine", meta: SlotMeta, q: "Query", signals: "Signals", depth: int,
-               extra_signals: tuple[str, ...]) -> tuple[np.ndarray, dict[int, list[str]], dict[str, np.ndarray]]:
+               extra_signals: tuple[str, ...]) -> Candidates:
     """Candidate slots: every scanned signal's top ``depth`` ∪ neighbours of the best lexical
     hits, and the best ``depth`` of those by the dense signal (:func:`dense_among`)."""
     found: dict[int, list[str]] = {}
@@ -235,11 +247,12 @@ def candidates(mem: "Engine", meta: SlotMeta, q: "Query", signals: "Signals", de
         if s >= 0:
             found.setdefault(s, []).append("neighbour")
     slots = np.sort(np.fromiter(found.keys(), dtype=np.int64, count=len(found)))
-    ranked["dense"] = top_k(dense_among(mem, meta, q, slots).at(slots), depth)[0]
-    ranked["dense"] = slots[ranked["dense"]]
+    nb = neighbours(mem, meta, slots, reach=1)
+    dense = dense_among(mem, q, slots, nb)
+    ranked["dense"] = slots[top_k(dense.at(slots), depth)[0]]
     for s in ranked["dense"].tolist():
         found[s].append("dense")
-    return slots, found, ranked
+    return Candidates(slots, found, ranked, nb, dense)
 
 
 @dataclass
@@ -254,18 +267,14 @@ class Gathered:
         return self.values[np.minimum(np.searchsorted(self.slots, slots), len(self.slots) - 1)]
 
 
-def dense_among(mem: "Engine", meta: SlotMeta, q: "Query", slots: np.ndarray) -> Gathered:
-    """The dense signal at ``slots`` and their neighbours (a row gather, exact), kept on the query.
+def dense_among(mem: "Engine", q: "Query", slots: np.ndarray, nb: np.ndarray) -> Gathered:
+    """The dense signal at ``slots`` and their neighbours ``nb`` (a row gather, exact).
 
     The dense side of ``fused`` re-scores what the other signals found instead of scanning every
     vector for candidates of its own: a scan grows with the store (the largest part of a fused
     recall past 100k items), and its own candidates moved no quality figure (docs/benchmarks.md)."""
-    held = q.notes.get("dense_among")
-    if held is None:
-        nb = neighbours(mem, meta, slots, reach=1)
-        wanted = distinct(np.concatenate([slots, nb[nb >= 0]]))
-        held = q.notes["dense_among"] = Gathered(wanted, dense_at(mem, q, wanted))
-    return held
+    wanted = np.union1d(slots, nb[nb >= 0])
+    return Gathered(wanted, dense_at(mem, q, wanted))
 
 
 def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned: LearnedColumns,
@@ -274,15 +283,14 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
 
     Every feature is read at the candidates and their neighbours only (gathers), never computed
     over every slot: the cost follows the candidates, not the store."""
-    slots, found, ranked = candidates(mem, meta, q, signals, depth, extra_signals)
+    cands = candidates(mem, meta, q, signals, depth, extra_signals)
+    slots, found, ranked, nb, dense = cands.slots, cands.found, cands.ranked, cands.neighbours, cands.dense
     names = feature_names(extra_signals)
     out = np.zeros((len(slots), len(names)))
     if not len(slots):
         return CandidateFeatures(slots, names, out, found)
-    nb = neighbours(mem, meta, slots, reach=1)
     col = {name: n for n, name in enumerate(names)}
     turn = meta.is_turn[slots]  # a turn's neighbours carry its conversation; a passage's do not (measured)
-    dense = dense_among(mem, meta, q, slots)
     for name, at in (("bm25", signals["bm25"].__getitem__), ("dense", dense.at)):
         best = float(at(ranked[name][:1])[0]) if len(ranked[name]) else 0.0
         out[:, col[name]] = _relative_to(at(slots), best)
