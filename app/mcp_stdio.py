@@ -77,11 +77,15 @@ async def wire_streams() -> AsyncIterator[tuple[WireLines, WireWriter] | None]:
     os.close(null)
     os.dup2(STDERR, STDOUT)
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0))
+    reading, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                              os.fdopen(wire_in, "rb", buffering=0))
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
                                                         os.fdopen(wire_out, "wb", buffering=0))
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
     try:
         yield WireLines(reader), WireWriter(writer)
     finally:
+        os.dup2(wire_in, STDIN)  # the standard streams back on the wire, as the SDK's claim leaves them
+        os.dup2(wire_out, STDOUT)
         writer.close()
+        reading.close()
