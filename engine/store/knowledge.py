@@ -454,6 +454,15 @@ class KnowledgeSQL:
             return None
         return self.data_version(), self.conn.execute("SELECT n FROM knowledge_writes").fetchone()[0]
 
+    def write_state(self) -> tuple[int, int] | None:
+        """What a memo of episode reads is valid for: it moves when another connection commits
+        (``PRAGMA data_version``) or this one changes any row (``total_changes``): an episode
+        shows its items' speakers and times, which :meth:`read_state` does not count. None
+        inside a transaction, as there."""
+        if self.conn.in_transaction:
+            return None
+        return self.data_version(), self.conn.total_changes
+
     def ended_facts_of_items(self, item_ids: Sequence[int]) -> list[tuple[int, int]]:
         """(fact id, item id) of the believed facts these items state whose validity ended.
 
