@@ -6,8 +6,9 @@ synonymy through the loaded registry).
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..as_of import parse_as_of, said_on_items
@@ -230,7 +231,7 @@ class KnowledgeReading(KnowledgeBuilding):
             named = 0.5 if {f.subject_id, f.object_id} & named_ids else 0.0
             scores[f.id] = round(overlap + stated + named, 6)
         facts.sort(key=lambda f: (f.state(as_of) != "current", -scores[f.id], f.id))
-        return [replace(f, provenance=list(f.provenance), score=scores[f.id], seen_at=as_of) for f in facts[:k]]
+        return [_scored_copy(f, scores[f.id], as_of) for f in facts[:k]]
 
     def _fact_records(self, rows: dict[int, tuple], kept: KeptReads | None) -> list[Fact]:
         """The facts of these rows (by id) in id order, each built once per store state and kept:
@@ -275,8 +276,17 @@ class KnowledgeReading(KnowledgeBuilding):
 
 def _copy_of(episode: Episode) -> Episode:
     """A copy of a kept episode whose lists are its own (its events are shared: nothing changes them)."""
-    return replace(episode, items=list(episode.items), events=list(episode.events), participants=list(episode.participants),
-                   images=[dict(image) for image in episode.images], merged_from=list(episode.merged_from))
+    out = copy.copy(episode)
+    out.items, out.events, out.participants = list(episode.items), list(episode.events), list(episode.participants)
+    out.images, out.merged_from = [dict(image) for image in episode.images], list(episode.merged_from)
+    return out
+
+
+def _scored_copy(fact: Fact, score: float, seen_at: str | None) -> Fact:
+    """A copy of a kept fact with its own provenance list, scored for a query."""
+    out = copy.copy(fact)
+    out.provenance, out.score, out.seen_at = list(fact.provenance), score, seen_at
+    return out
 
 
 def events_for(item_ids: list[int], events: dict[int, list[tuple[str, dict[str, Any]]]]) -> list[Event]:
