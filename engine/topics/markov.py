@@ -56,6 +56,7 @@ def source_transitions(leaves: np.ndarray, groups: Sequence[object] | np.ndarray
 NODE_BITS = 20  # a transition's key packs (prev2 + 1, prev1, next): node numbers below 2**20
 NODES = 1 << NODE_BITS
 MERGE_SHARE = 8  # the changes since the last merge are merged once they hold 1/8 of the kept counts
+KEPT_CONTEXTS = 4096  # contexts whose moves are kept between look-ups (all are dropped past it)
 
 
 class TransitionModel:
@@ -72,6 +73,7 @@ class TransitionModel:
         self._keys = np.zeros(0, dtype=np.int64)
         self._weights = np.zeros(0, dtype=np.float64)
         self._changes: dict[int, float] = {}  # key → weight added (or taken out) since the last merge
+        self._moves_of: dict[int, dict[int, float]] = {}  # context key → its counted moves (:meth:`_moves`)
         self.add(rows)
 
     @staticmethod
@@ -92,7 +94,7 @@ class TransitionModel:
                 or (len(keys) and (keys[0] < 0 or keys[-1] >= NODES ** 3)):
             raise ValueError("saved transitions are not sorted distinct keys with a weight each")
         model = cls()
-        model._keys, model._weights = keys, weights.astype(np.float64, copy=False)
+        model._set(keys, weights.astype(np.float64, copy=False))
         return model
 
     def add(self, rows: Sequence[Transition]) -> None:
@@ -112,7 +114,7 @@ class TransitionModel:
             raise ValueError(f"topic numbers must lie in [0, {NODES})")
         keys, weights = self._key(prev2, prev1, nxt), sign * columns[:, 3]
         if not self._changes and len(keys) >= len(self._keys) // MERGE_SHARE:  # a load from every row: at once
-            self._keys, self._weights = _merged(self._keys, self._weights, *_summed(keys, weights))
+            self._set(*_merged(self._keys, self._weights, *_summed(keys, weights)))
             return
         changes = self._changes
         for key, weight in zip(keys.tolist(), weights.tolist()):
@@ -125,20 +127,40 @@ class TransitionModel:
             keys = np.fromiter(self._changes, dtype=np.int64, count=len(self._changes))
             weights = np.fromiter(self._changes.values(), dtype=np.float64, count=len(self._changes))
             self._changes = {}
-            self._keys, self._weights = _merged(self._keys, self._weights, *_summed(keys, weights))
+            self._set(*_merged(self._keys, self._weights, *_summed(keys, weights)))
 
-    def _counts(self, prev2: int, prev1: int, candidates: np.ndarray) -> np.ndarray:
+    def _set(self, keys: np.ndarray, weights: np.ndarray) -> None:
+        """New count arrays; the moves kept per context were read from the old ones."""
+        self._keys, self._weights = keys, weights
+        self._moves_of = {}
+
+    def _moves(self, context: int) -> dict[int, float]:
+        """The merged counts of the moves out of one context (the key of its next topic 0): next
+        topic → weight. The keys of a context are one run of the sorted keys, read once and kept
+        until the arrays change: a walk asks about the same few contexts query after query, and a
+        dict look-up per candidate costs a fraction of the array operations of a search."""
+        moves = self._moves_of.get(context)
+        if moves is None:
+            if len(self._moves_of) >= KEPT_CONTEXTS:
+                self._moves_of = {}
+            lo, hi = np.searchsorted(self._keys, [context, context + NODES]).tolist()
+            moves = self._moves_of[context] = dict(zip((self._keys[lo:hi] - context).tolist(),
+                                                       self._weights[lo:hi].tolist()))
+        return moves
+
+    def _counts(self, prev2: int, prev1: int, candidates: list[int]) -> np.ndarray:
         """The summed weight of each move (prev2, prev1) → candidate; 0 for a move never seen."""
-        keys = self._key(prev2, prev1, candidates)
-        at = np.minimum(np.searchsorted(self._keys, keys), max(len(self._keys) - 1, 0))
-        counts = np.where(self._keys[at] == keys, self._weights[at], 0.0) if len(self._keys) else np.zeros(len(keys))
-        if self._changes:
-            counts = counts + np.fromiter((self._changes.get(k, 0.0) for k in keys.tolist()), dtype=np.float64, count=len(keys))
-        return np.where(counts > 1e-9, counts, 0.0)
+        context = ((prev2 + 1) << NODE_BITS | prev1) << NODE_BITS  # the key of (prev2, prev1) → topic 0
+        moves, changes = self._moves(context), self._changes
+        if changes:
+            counts = [moves.get(c, 0.0) + changes.get(context + c, 0.0) for c in candidates]
+        else:
+            counts = [moves.get(c, 0.0) for c in candidates]
+        return np.array([w if w > 1e-9 else 0.0 for w in counts], dtype=np.float64)
 
     def probabilities(self, prev: int, current: int, candidates: np.ndarray, lam: float, smoothing: float) -> np.ndarray | None:
         """Move probabilities restricted to ``candidates``; None when no transition is known."""
-        nodes = np.asarray(candidates, dtype=np.int64)
+        nodes = np.asarray(candidates).tolist()  # Python ints: looked up in the kept moves
         p1 = _smoothed(self._counts(-1, current, nodes), smoothing)
         p2 = _smoothed(self._counts(prev, current, nodes), smoothing) if prev >= 0 else None
         if p1 is None or p2 is None:
