@@ -11,6 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..arrays import merged, summed, values_at
 from .tree import TopicTree
 
 Transition = tuple[int, int, int, float]  # (prev2 or -1 for first order, prev1, next, weight)
@@ -69,9 +70,11 @@ class TransitionModel:
     amortised. Weights are sums of 1 and ``cross_weight`` (0.5): exact in any order."""
 
     def __init__(self, rows: Sequence[Transition] = ()) -> None:
-        self._keys = np.zeros(0, dtype=np.int64)
-        self._weights = np.zeros(0, dtype=np.float64)
-        self._changes: dict[int, float] = {}  # key → weight added (or taken out) since the last merge
+        # (sorted keys, their weights, key → weight added or taken out since the last merge),
+        # replaced as one: a recall in another thread reads one whole state, never the merged
+        # arrays without the changes they took in, nor the changes without the arrays
+        self._counted: tuple[np.ndarray, np.ndarray, dict[int, float]] = (
+            np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), {})
         self.add(rows)
 
     @staticmethod
@@ -82,7 +85,8 @@ class TransitionModel:
         """The counts (keys, weights), for :meth:`restore`: one row per distinct transition,
         where the store has one per source."""
         self._merge()
-        return {"keys": self._keys, "weights": self._weights}
+        keys, weights, _ = self._counted
+        return {"keys": keys, "weights": weights}
 
     @classmethod
     def restore(cls, arrays: dict[str, np.ndarray]) -> "TransitionModel":
@@ -92,7 +96,7 @@ class TransitionModel:
                 or (len(keys) and (keys[0] < 0 or keys[-1] >= NODES ** 3)):
             raise ValueError("saved transitions are not sorted distinct keys with a weight each")
         model = cls()
-        model._keys, model._weights = keys, weights.astype(np.float64, copy=False)
+        model._counted = (keys, weights.astype(np.float64, copy=False), {})
         return model
 
     def add(self, rows: Sequence[Transition]) -> None:
@@ -111,29 +115,29 @@ class TransitionModel:
         if prev1.min() < 0 or max(prev1.max(), nxt.max(), prev2.max() + 1) >= NODES or nxt.min() < 0:
             raise ValueError(f"topic numbers must lie in [0, {NODES})")
         keys, weights = self._key(prev2, prev1, nxt), sign * columns[:, 3]
-        if not self._changes and len(keys) >= len(self._keys) // MERGE_SHARE:  # a load from every row: at once
-            self._keys, self._weights = _merged(self._keys, self._weights, *_summed(keys, weights))
+        kept, kept_weights, changes = self._counted
+        if not changes and len(keys) >= len(kept) // MERGE_SHARE:  # a load from every row: at once
+            self._counted = (*_merged(kept, kept_weights, *summed(keys, weights)), {})
             return
-        changes = self._changes
         for key, weight in zip(keys.tolist(), weights.tolist()):
             changes[key] = changes.get(key, 0.0) + weight
-        if len(changes) > max(len(self._keys) // MERGE_SHARE, 1024):
+        if len(changes) > max(len(kept) // MERGE_SHARE, 1024):
             self._merge()
 
     def _merge(self) -> None:
-        if self._changes:
-            keys = np.fromiter(self._changes, dtype=np.int64, count=len(self._changes))
-            weights = np.fromiter(self._changes.values(), dtype=np.float64, count=len(self._changes))
-            self._changes = {}
-            self._keys, self._weights = _merged(self._keys, self._weights, *_summed(keys, weights))
+        kept, kept_weights, changes = self._counted
+        if changes:
+            keys = np.fromiter(changes, dtype=np.int64, count=len(changes))
+            weights = np.fromiter(changes.values(), dtype=np.float64, count=len(changes))
+            self._counted = (*_merged(kept, kept_weights, *summed(keys, weights)), {})
 
     def _counts(self, prev2: int, prev1: int, candidates: np.ndarray) -> np.ndarray:
         """The summed weight of each move (prev2, prev1) → candidate; 0 for a move never seen."""
+        kept, kept_weights, changes = self._counted
         keys = self._key(prev2, prev1, candidates)
-        at = np.minimum(np.searchsorted(self._keys, keys), max(len(self._keys) - 1, 0))
-        counts = np.where(self._keys[at] == keys, self._weights[at], 0.0) if len(self._keys) else np.zeros(len(keys))
-        if self._changes:
-            counts = counts + np.fromiter((self._changes.get(k, 0.0) for k in keys.tolist()), dtype=np.float64, count=len(keys))
+        counts = values_at(kept, kept_weights, keys, np.float64)
+        if changes:
+            counts = counts + np.fromiter((changes.get(k, 0.0) for k in keys.tolist()), dtype=np.float64, count=len(keys))
         return np.where(counts > 1e-9, counts, 0.0)
 
     def probabilities(self, prev: int, current: int, candidates: np.ndarray, lam: float, smoothing: float) -> np.ndarray | None:
@@ -153,21 +157,9 @@ def _smoothed(counts: np.ndarray, smoothing: float) -> np.ndarray | None:
     return (counts + smoothing) / (total + smoothing * len(counts))
 
 
-def _summed(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted distinct keys, each with the sum of its weights."""
-    distinct, inverse = np.unique(keys, return_inverse=True)
-    return distinct, np.bincount(inverse, weights=weights, minlength=len(distinct))
-
-
 def _merged(keys: np.ndarray, weights: np.ndarray, new_keys: np.ndarray, new_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Two sorted distinct key lists as one, weights summed where both have a key; moves whose
     weight is taken out to nothing are dropped."""
-    at = np.searchsorted(keys, new_keys)
-    found = at < len(keys)
-    found[found] = keys[at[found]] == new_keys[found]
-    weights = weights.copy()
-    weights[at[found]] += new_weights[found]
-    fresh = ~found & (new_weights > 1e-9)  # (taking out a move never counted changes nothing)
-    keys, weights = np.insert(keys, at[fresh], new_keys[fresh]), np.insert(weights, at[fresh], new_weights[fresh])
+    keys, weights = merged(keys, weights, new_keys, new_weights)
     kept = weights > 1e-9
     return (keys, weights) if kept.all() else (keys[kept], weights[kept])
