@@ -117,7 +117,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         if len(nodes):
             degrees = self.graph.degrees(index, weights)
             mass = 1.0 / np.log(np.e + degrees[nodes])
-            mass *= self.settings.ppr_entity_mass / (1.0 / np.log(np.e + degrees[named])).sum()
+            mass *= self.settings.ppr_entity_mass / mass.sum()
         top = top_k_of(first_stage, self.settings.ppr_seed_items)[0]
         if len(top):
             scores = first_stage[top] / first_stage[top].max()

@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..arrays import merged, summed, values_at
+from ..arrays import merged, summed
 from .tree import TopicTree
 
 Transition = tuple[int, int, int, float]  # (prev2 or -1 for first order, prev1, next, weight)
@@ -57,6 +57,7 @@ def source_transitions(leaves: np.ndarray, groups: Sequence[object] | np.ndarray
 NODE_BITS = 20  # a transition's key packs (prev2 + 1, prev1, next): node numbers below 2**20
 NODES = 1 << NODE_BITS
 MERGE_SHARE = 8  # the changes since the last merge are merged once they hold 1/8 of the kept counts
+KEPT_CONTEXTS = 4096  # contexts whose moves are kept between look-ups (all are dropped past it)
 
 
 class TransitionModel:
@@ -70,11 +71,12 @@ class TransitionModel:
     amortised. Weights are sums of 1 and ``cross_weight`` (0.5): exact in any order."""
 
     def __init__(self, rows: Sequence[Transition] = ()) -> None:
-        # (sorted keys, their weights, key → weight added or taken out since the last merge),
-        # replaced as one: a recall in another thread reads one whole state, never the merged
-        # arrays without the changes they took in, nor the changes without the arrays
-        self._counted: tuple[np.ndarray, np.ndarray, dict[int, float]] = (
-            np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), {})
+        # (sorted keys, their weights, key → weight added or taken out since the last merge,
+        # context key → its moves read from these arrays (:meth:`_moves`)), replaced as one: a
+        # recall in another thread reads one whole state, never the merged arrays without the
+        # changes they took in, nor the changes without the arrays
+        self._counted: tuple[np.ndarray, np.ndarray, dict[int, float], dict[int, dict[int, float]]] = (
+            np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), {}, {})
         self.add(rows)
 
     @staticmethod
@@ -85,7 +87,7 @@ class TransitionModel:
         """The counts (keys, weights), for :meth:`restore`: one row per distinct transition,
         where the store has one per source."""
         self._merge()
-        keys, weights, _ = self._counted
+        keys, weights, _, _ = self._counted
         return {"keys": keys, "weights": weights}
 
     @classmethod
@@ -96,7 +98,7 @@ class TransitionModel:
                 or (len(keys) and (keys[0] < 0 or keys[-1] >= NODES ** 3)):
             raise ValueError("saved transitions are not sorted distinct keys with a weight each")
         model = cls()
-        model._counted = (keys, weights.astype(np.float64, copy=False), {})
+        model._set(keys, weights.astype(np.float64, copy=False))
         return model
 
     def add(self, rows: Sequence[Transition]) -> None:
@@ -115,9 +117,9 @@ class TransitionModel:
         if prev1.min() < 0 or max(prev1.max(), nxt.max(), prev2.max() + 1) >= NODES or nxt.min() < 0:
             raise ValueError(f"topic numbers must lie in [0, {NODES})")
         keys, weights = self._key(prev2, prev1, nxt), sign * columns[:, 3]
-        kept, kept_weights, changes = self._counted
+        kept, kept_weights, changes, _ = self._counted
         if not changes and len(keys) >= len(kept) // MERGE_SHARE:  # a load from every row: at once
-            self._counted = (*_merged(kept, kept_weights, *summed(keys, weights)), {})
+            self._set(*_merged(kept, kept_weights, *summed(keys, weights)))
             return
         for key, weight in zip(keys.tolist(), weights.tolist()):
             changes[key] = changes.get(key, 0.0) + weight
@@ -125,24 +127,47 @@ class TransitionModel:
             self._merge()
 
     def _merge(self) -> None:
-        kept, kept_weights, changes = self._counted
+        kept, kept_weights, changes, _ = self._counted
         if changes:
             keys = np.fromiter(changes, dtype=np.int64, count=len(changes))
             weights = np.fromiter(changes.values(), dtype=np.float64, count=len(changes))
-            self._counted = (*_merged(kept, kept_weights, *summed(keys, weights)), {})
+            self._set(*_merged(kept, kept_weights, *summed(keys, weights)))
 
-    def _counts(self, prev2: int, prev1: int, candidates: np.ndarray) -> np.ndarray:
+    def _set(self, keys: np.ndarray, weights: np.ndarray) -> None:
+        """New count arrays with every change in them; the moves kept per context were read from
+        the old ones."""
+        self._counted = (keys, weights, {}, {})
+
+    @staticmethod
+    def _moves(counted: tuple[np.ndarray, np.ndarray, dict[int, float], dict[int, dict[int, float]]],
+               context: int) -> dict[int, float]:
+        """The merged counts of the moves out of one context (the key of its next topic 0): next
+        topic → weight. The keys of a context are one run of the sorted keys, read once and kept
+        until the arrays change: a walk asks about the same few contexts query after query, and a
+        dict look-up per candidate costs a fraction of the array operations of a search."""
+        keys, weights, _, moves_of = counted
+        moves = moves_of.get(context)
+        if moves is None:
+            if len(moves_of) >= KEPT_CONTEXTS:
+                moves_of.clear()
+            lo, hi = np.searchsorted(keys, [context, context + NODES]).tolist()
+            moves = moves_of[context] = dict(zip((keys[lo:hi] - context).tolist(), weights[lo:hi].tolist()))
+        return moves
+
+    def _counts(self, prev2: int, prev1: int, candidates: list[int]) -> np.ndarray:
         """The summed weight of each move (prev2, prev1) → candidate; 0 for a move never seen."""
-        kept, kept_weights, changes = self._counted
-        keys = self._key(prev2, prev1, candidates)
-        counts = values_at(kept, kept_weights, keys, np.float64)
+        context = ((prev2 + 1) << NODE_BITS | prev1) << NODE_BITS  # the key of (prev2, prev1) → topic 0
+        counted = self._counted
+        moves, changes = self._moves(counted, context), counted[2]
         if changes:
-            counts = counts + np.fromiter((changes.get(k, 0.0) for k in keys.tolist()), dtype=np.float64, count=len(keys))
-        return np.where(counts > 1e-9, counts, 0.0)
+            counts = [moves.get(c, 0.0) + changes.get(context + c, 0.0) for c in candidates]
+        else:
+            counts = [moves.get(c, 0.0) for c in candidates]
+        return np.array([w if w > 1e-9 else 0.0 for w in counts], dtype=np.float64)
 
     def probabilities(self, prev: int, current: int, candidates: np.ndarray, lam: float, smoothing: float) -> np.ndarray | None:
         """Move probabilities restricted to ``candidates``; None when no transition is known."""
-        nodes = np.asarray(candidates, dtype=np.int64)
+        nodes = np.asarray(candidates).tolist()  # Python ints: looked up in the kept moves
         p1 = _smoothed(self._counts(-1, current, nodes), smoothing)
         p2 = _smoothed(self._counts(prev, current, nodes), smoothing) if prev >= 0 else None
         if p1 is None or p2 is None:

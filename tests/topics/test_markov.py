@@ -89,3 +89,27 @@ def test_a_read_while_changes_are_merged_sees_them_before_or_after_never_neither
     model.arrays()  # merges what waits
     assert len(seen) == 1 and seen[0] is not None and np.array_equal(seen[0], want)
     assert np.array_equal(model.probabilities(-1, 1, candidates, 0.6, 0.1), want)
+
+
+def test_moves_asked_before_the_counts_change_follow_the_change():
+    """The moves kept per context after a question are those of the counts at that time: a
+    source added or taken out later (merged at once, or waiting as changes) is seen next time."""
+    rng = random.Random(9)
+    first, merged_at_once, waiting = moves(rng, 3000), moves(rng, 3000), moves(rng, 60)
+    model = TransitionModel(first)
+    asked = [(rng.choice([-1, *range(TOPICS)]), rng.randrange(TOPICS), np.array(rng.sample(range(TOPICS), 8)))
+             for _ in range(300)]
+    assert asked
+
+    def answers(m: TransitionModel) -> list[np.ndarray | None]:
+        return [m.probabilities(prev, current, candidates, 0.6, 0.1) for prev, current, candidates in asked]
+
+    answers(model)
+    for change, now in ((lambda: model.add(merged_at_once), first + merged_at_once),
+                        (lambda: model.add(waiting), first + merged_at_once + waiting),
+                        (lambda: model.remove(merged_at_once), first + waiting)):
+        change()
+        fresh = TransitionModel(now)
+        for got, want in zip(answers(model), answers(fresh)):
+            assert (got is None) == (want is None)
+            assert got is None or np.array_equal(got, want)
