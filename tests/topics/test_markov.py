@@ -66,6 +66,31 @@ def test_saved_counts_that_do_not_fit_are_refused(arrays):
         TransitionModel.restore(arrays)
 
 
+def test_a_read_while_changes_are_merged_sees_them_before_or_after_never_neither(monkeypatch):
+    """A recall in another thread may read while an ingest's moves are merged into the arrays: it
+    reads the model as it was (arrays and pending changes) or as it is, never the arrays without
+    the changes that are on their way in."""
+    from mnemoscope.engine.topics import markov
+
+    rng = random.Random(7)
+    model = TransitionModel(moves(rng, 4000))
+    pending = [(-1, 1, c, 1.0) for c in range(TOPICS)]  # every move from topic 1, waiting as changes
+    model.add(pending)
+    candidates = np.arange(TOPICS)
+    want = model.probabilities(-1, 1, candidates, 0.6, 0.1)
+    seen = []
+    merge = markov._merged
+
+    def merging(*args):
+        seen.append(model.probabilities(-1, 1, candidates, 0.6, 0.1))  # read half-way through the merge
+        return merge(*args)
+
+    monkeypatch.setattr(markov, "_merged", merging)
+    model.arrays()  # merges what waits
+    assert len(seen) == 1 and seen[0] is not None and np.array_equal(seen[0], want)
+    assert np.array_equal(model.probabilities(-1, 1, candidates, 0.6, 0.1), want)
+
+
 def test_moves_asked_before_the_counts_change_follow_the_change():
     """The moves kept per context after a question are those of the counts at that time: a
     source added or taken out later (merged at once, or waiting as changes) is seen next time."""
