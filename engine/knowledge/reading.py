@@ -43,7 +43,7 @@ class KeptEpisodes:
     """Episode reads of recalls, kept while nothing in the store changes (``Store.write_state``):
     the hits of one conversation's questions fall in the same few episodes recall after recall."""
 
-    state: tuple[int, int]
+    state: tuple[bool, int, int]
     of_item: dict[int, int | None] = field(default_factory=dict)  # item id → its episode (None: none)
     by_id: dict[int, Episode | None] = field(default_factory=dict)  # None: not a live episode
 
@@ -189,7 +189,7 @@ class KnowledgeReading(KnowledgeBuilding):
         of its first item. Read once per store state: each a copy the caller owns."""
         state, kept = self.store.write_state(), self._kept_episodes
         if state is None:  # inside a transaction: read for this call alone
-            kept = KeptEpisodes((-1, -1))
+            kept = KeptEpisodes((False, -1, -1))
         elif kept is None or kept.state != state or len(kept.of_item) + len(kept.by_id) > KEPT_EPISODES:
             kept = self._kept_episodes = KeptEpisodes(state)
         if unknown := [i for i in dict.fromkeys(item_ids) if i not in kept.of_item]:
