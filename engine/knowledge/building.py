@@ -283,12 +283,13 @@ class KnowledgeBuilding(Area):
         for eid, kind in batch.kinds.items():
             self.registry.kinds[eid] = kind
         self._fact_ids.update(batch.facts)
-        self.graph.add_entities(batch.entities)
         if batch.provenance:
             items = sorted({i for _f, i in batch.provenance})
             self._link_statements(self.store.fact_rows(sorted({f for f, _i in batch.provenance})), batch.provenance,
                                   self.store.mentions_of_items(items), batch)
-        self._apply_edges(batch)
+        with self.graph.lock:  # a recall in another thread sees the source's nodes and edges together
+            self.graph.add_entities(batch.entities)
+            self._apply_edges(batch)
 
     def on_changed_elsewhere(self, added: list[Item], removed: list[int]) -> None:
         """Items another process stored (its deletions reload this area): what

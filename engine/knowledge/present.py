@@ -15,7 +15,11 @@ supersession cannot order them. This step can, without facts:
 * an on-topic candidate that announces a *change* ("moved", "started", "left", "instead",
   "switched", "no longer", "is over" …) in a sentence on the topic goes above every older
   on-topic candidate ranked above it (a newer turn that merely uses the slot's words, "what are
-  you working on?", does not).
+  you working on?", does not);
+* then the candidates whose facts state a value of the asked slot for the subject take the
+  places they hold newest first: the latest value said is the answer even when the rules could
+  not tell that it replaced the others (an object that names nothing, the same day, a change
+  said without a change word) — a ranking that needs no supersession.
 
 A question about no slot ("when is Noor's wedding?") is about a plan or a wish as often as about
 something that changes, so there only a change said outright counts ("change of plan", "instead",
@@ -140,20 +144,26 @@ def _changes(text: str, question: PresentQuestion) -> bool | None:
     return any(_announces(question.change, sentence) for sentence in on_topic)
 
 
-def _held_values(store: "Store", rules: "Rules", question: PresentQuestion, subjects: dict[int, str],
-                 item_ids: list[int]) -> frozenset[str]:
-    """The words of the values the asked slots held for a subject, as these candidates state them
-    ("I'm studying chemistry": chemistry), so that a change that names the old value ("I'm
-    switching from chemistry to computer science") is on topic without a word of the slot."""
+def _slot_values(store: "Store", rules: "Rules", question: PresentQuestion, subjects: dict[int, str],
+                 item_ids: list[int]) -> tuple[frozenset[str], frozenset[int]]:
+    """What these candidates' facts say about the asked slots of a subject: the words of the
+    values held ("I'm studying chemistry": chemistry), so that a change that names the old value
+    ("I'm switching from chemistry to computer science") is on topic without a word of the slot;
+    and the candidates that state a value (:func:`_newest_value_first` puts them newest first)."""
     if not question.slots or not item_ids:
-        return frozenset()
+        return frozenset(), frozenset()
     words: set[str] = set()
-    for row in store.fact_rows(sorted({fact for fact, _item in store.facts_of_items(item_ids)})):
+    stating: set[int] = set()
+    items_of: dict[int, set[int]] = {}
+    for fact_id, item in store.facts_of_items(item_ids):
+        items_of.setdefault(fact_id, set()).add(item)
+    for row in store.fact_rows(sorted(items_of)):
         fact = fact_of_row(row)
         found = rules.slot_of(fact.subject, fact.predicate, fact.object) if fact.subject_id in subjects else None
         if found is not None and found[0].name in question.slots and not found[1]:
             words |= set(lexical_tokens(fact.object))
-    return frozenset(words - set(lexical_tokens(" ".join(subjects.values()))))
+            stating |= items_of[fact.id]
+    return frozenset(words - set(lexical_tokens(" ".join(subjects.values())))), frozenset(stating)
 
 
 def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, subjects: dict[int, str],
@@ -169,20 +179,24 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     naming = {item for item, entity, _surface, _role in store.mentions_of_items(ids) if entity in subjects}
     said = said_on(store, index, top)
     texts = store.item_texts([i for n, i in enumerate(ids) if i in naming and not (as_of and later(said[n], as_of))])
-    question = dataclasses.replace(question, slot_cues=question.slot_cues | _held_values(
-        store, rules, question, subjects, list(texts)))
+    held, stating = _slot_values(store, rules, question, subjects, list(texts))
+    question = dataclasses.replace(question, slot_cues=question.slot_cues | held)
     topical: list[int] = []  # positions in the ranking, best first
     changes: set[int] = set()
+    values: set[int] = set()  # positions of the candidates that state a value of the asked slot
     for n, item_id in enumerate(ids):
         text = texts.get(item_id)
         if text is None:  # names no subject, or said after the reference time
             continue
         verdict = _changes(text, question)
+        if item_id in stating:
+            values.add(n)
+            verdict = bool(verdict)
         if verdict is not None:
             topical.append(n)
             if verdict:
                 changes.add(n)
-    order = _lifted(topical, changes, said)
+    order = _newest_value_first(_lifted(topical, changes, said), values, said)
     if order == topical:
         return ranking
     positions = np.arange(len(ranking.slots))
@@ -190,7 +204,7 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     slots = ranking.slots[positions]
     found = {int(s): list(ranking.found_by.get(int(s), [])) for s in slots.tolist()}
     for n, old in zip(topical, order):
-        if old > n and old in changes and "change" not in found[int(slots[n])]:  # moved up
+        if old > n and old in changes | values and "change" not in found[int(slots[n])]:  # moved up
             found[int(slots[n])].append("change")
     return dataclasses.replace(ranking, slots=slots, scores=ranking.scores,  # the places keep their scores
                                found_by=found, features={k: v[positions] for k, v in ranking.features.items()})
@@ -206,3 +220,15 @@ def _lifted(topical: list[int], changes: set[int], said: list[str]) -> list[int]
         if older is not None:
             order.insert(older, order.pop(at))
     return order
+
+
+def _newest_value_first(order: list[int], values: set[int], said: list[str]) -> list[int]:
+    """``order`` with the candidates that state a value of the asked slot newest first, in the
+    places they hold: the latest value said by the reference time is the answer, whether or not
+    the rules could tell that it replaced the others (the places of every other candidate stay)."""
+    places = [k for k, m in enumerate(order) if m in values]
+    newest = sorted((order[k] for k in places), key=lambda m: (said[m], -m), reverse=True)
+    out = list(order)
+    for k, m in zip(places, newest):
+        out[k] = m
+    return out

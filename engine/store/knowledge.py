@@ -874,7 +874,7 @@ class KnowledgeSQL:
     def dry_run(self) -> Iterator[None]:
         """Run writes inside a savepoint that is always rolled back: a dry run reports exactly
         what the real run would change, and changes nothing."""
-        with self._lock:  # type: ignore[attr-defined]
+        with self._holding_writer():  # type: ignore[attr-defined]
             self.conn.execute("SAVEPOINT knowledge_dry_run")
             self._depth += 1  # type: ignore[attr-defined]  # nested transaction() calls join the savepoint
             try:
