@@ -5,8 +5,9 @@ change it say so in many ways ("I moved to Berlin", "I've left St Clare's, I'm t
 at Hillview now"), and the rule extractor states few of them as facts of one slot, so
 supersession cannot order them. This step can, without facts:
 
-* the question is in the present tense (no "did", "before", "used to" …) and names someone the
-  store knows (its *subjects*); it may ask about a slot of ``supersession.toml`` (a word of its
+* the question is in the present tense (no "did", "before", "used to" …, and no date: "has Nate
+  won by July 10, 2022?" asks about that day) and names someone the store knows (its
+  *subjects*); it may ask about a slot of ``supersession.toml`` (a word of its
   ``asks``: "live", "job", "partner");
 * among the top candidates, those that name a subject and are *on topic*: they share a word with
   the question (its name aside), with the slot (its ``asks``, its objects, its predicates'
@@ -23,7 +24,8 @@ supersession cannot order them. This step can, without facts:
 
 A question about no slot ("when is Noor's wedding?") is about a plan or a wish as often as about
 something that changes, so there only a change said outright counts ("change of plan", "instead",
-"cancelled", "from now on"): the wedding "is in September instead" goes above "we're planning it
+"cancelled", "from now on", "now" set against before: "I take the bus to work now", not "right
+now" or "for now"): the wedding "is in September instead" goes above "we're planning it
 for May". Lifting every announced change for every present-tense question cost LoCoMo's questions
 more than it gained. Everything else keeps its place, and so do candidates said on the same day.
 
@@ -44,6 +46,7 @@ from ..as_of import later, said_on
 from ..query import FRAMING_WORDS
 from ..text import lexical_tokens, sentences
 from .supersession import Rules, Slot
+from .temporal import find_times
 from .timeline import fact_of_row
 
 if TYPE_CHECKING:
@@ -58,16 +61,20 @@ until then""".split())
 # Auxiliaries and light verbs that open a predicate ("is living in", "got married to"): no cue.
 _LIGHT = frozenset("""is are was were be been has have had got get went go going gone became become now fully just
 no longer out""".split())
+# "I take the train to school now", "I'm in a shared house in Plymouth now": "now" set against
+# before. Not "right now", "for now", "by now", "until now", "just now" (a moment, not a change),
+# "now that" (a reason) or "now and then"; and only in a sentence on the question's topic.
+_NOW = r"(?<!right )(?<!for )(?<!by )(?<!until )(?<!till )(?<!just )now(?! that| and then| on\b)"
 # A turn that says outright that its news replaces an earlier plan, wish or state: "instead" (not
 # "instead of", which mostly suggests a swap: "coconut oil instead of butter"), "change of plan",
 # "cancelled", "from now on", "no longer", "moved" (a meeting), "switched". This is all a question
 # about no slot listens to.
 _OUTRIGHT = (r"instead(?! of)|change of plans?|change to|cancel+ed|called off|postponed|rescheduled|from now on|"
-             r"go(?:ing)? back to|no longer|any ?more|gone off|moved|switched")
+             r"go(?:ing)? back to|no longer|any ?more|gone off|moved|switched|" + _NOW)
 _REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
 # A question about a slot also listens to the verbs of a new home, job or partner ("moved",
-# "started at", "left", "broke up"). Not "now" or "new": in LoCoMo's turns they mostly mark no
-# change, and lifting them cost its questions.
+# "started at", "left", "broke up"). Not "new", nor "now" beyond what _NOW reads: in LoCoMo's
+# turns they mostly mark no change ("right now", "my new phone"), and lifting them cost its questions.
 _CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|switch(?:ed|ing)?|change[sd]?|these days|(?:is|are) over|gave up|given up|"
                      r"quit|moved|relocated|started|joined|left|promoted|retired|resigned|broke up|split up|"
                      r"divorced|got married|engaged)\b", re.I)
@@ -109,7 +116,7 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     or with nothing to ask but names); a question about no slot listens only to changes said
     outright. ``names``: the subjects' names, which are no topic."""
     said = set(re.findall(r"[a-z']+", query.lower()))
-    if said & _PAST:
+    if said & _PAST or find_times(query, None):  # "by July 10, 2022" asks about that day, not now
         return None
     terms = set(lexical_tokens(" ".join(w for w in said if w not in FRAMING_WORDS)))
     terms -= set(lexical_tokens(" ".join(names)))

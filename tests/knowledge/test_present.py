@@ -125,3 +125,32 @@ def test_the_latest_value_of_the_asked_slot_goes_first_without_a_supersession(tm
         hits = mem.recall("Where does Noor live?", top_k=10, strategy="fused").hits
         assert hits[0].item.key == "D2:1" and "change" in hits[0].sources  # no change word: a newer value
         assert ranked(mem, "Where does Noor live?", as_of="2023-03-01")[0] == "D1:1"  # the value held then
+
+
+COMMUTE = {
+    "sample_id": "commute",
+    "conversation": {
+        "speaker_a": "Noor", "speaker_b": "Sam",
+        "session_1_date_time": "9:00 am on 10 January, 2023",
+        "session_1": [
+            {"speaker": "Noor", "dia_id": "D1:1",
+             "text": "I drive my old van to work every day, it takes twenty minutes to get to work."},
+            {"speaker": "Sam", "dia_id": "D1:2", "text": "I walk my dog before work."},
+            {"speaker": "Noor", "dia_id": "D1:3", "text": "My sister plays the cello on Thursdays."},
+        ],
+        "session_2_date_time": "6:30 pm on 5 June, 2023",
+        "session_2": [
+            {"speaker": "Noor", "dia_id": "D2:1", "text": "I sold the van. I take the bus to work now."},
+            {"speaker": "Noor", "dia_id": "D2:2", "text": "My sister is busy right now, she plays the cello in an orchestra."},
+            {"speaker": "Sam", "dia_id": "D2:3", "text": "Buses are nice."},
+        ],
+    },
+}
+
+
+def test_now_set_against_before_is_a_change_but_not_right_now_nor_a_dated_question(tmp_path):
+    with ingested(tmp_path, "commute.json", json.dumps([COMMUTE])) as mem:
+        hits = mem.recall("How does Noor get to work?", top_k=10, strategy="fused").hits
+        assert hits[0].item.key == "D2:1" and "change" in hits[0].sources  # "I take the bus to work now"
+        assert ranked(mem, "What does Noor's sister play?")[0] == "D1:3"  # "right now" is a moment
+        assert ranked(mem, "How does Noor get to work on 1 March, 2023?")[0] == "D1:1"  # asks about that day
