@@ -8,6 +8,9 @@ object per item.
 * :class:`Column` — a 1-D array (item ids, flags, times …); ``view`` is the live part.
 * :class:`Rows` — variable-length rows (an item's term ids and counts) in CSR form.
 * :class:`SlotMap` — item id → slot, a dense lookup table instead of a dict of a million ints.
+* Sorted-key arrays (:func:`summed`, :func:`merged`, :func:`values_at`) — a sparse map of int64
+  keys to summed values as two arrays, where a dict would hold an object per entry (the knowledge
+  graph's entries, the topics' Markov counts).
 """
 
 from __future__ import annotations
@@ -137,6 +140,49 @@ def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     prev_last = (s + lengths[nonempty] - 1)[:-1]
     out[firsts[1:]] = s[1:] - prev_last
     return np.cumsum(out)
+
+
+def summed(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct keys, each with the sum of its values, added in the order given (so a
+    float32 sum is the same as adding them one by one)."""
+    order = np.argsort(keys, kind="stable")
+    keys, values = keys[order], values[order]
+    if not len(keys):
+        return keys, values
+    starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+    return keys[starts], np.add.reduceat(values, starts)
+
+
+def positions(keys: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each wanted key is or would go in the sorted ``keys``, and whether it is there."""
+    at = np.searchsorted(keys, wanted)
+    found = at < len(keys)
+    found[found] = keys[at[found]] == wanted[found]
+    return at, found
+
+
+def merged(keys: np.ndarray, values: np.ndarray, new_keys: np.ndarray,
+           new_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two lists of sorted distinct keys as one; where both have a key, its value is the first
+    list's plus the second's (so a sum over several lists adds up in the order they are merged).
+    The new entries are placed by binary search: a few new keys cost a copy of the list, not a
+    sort of it. Neither list is changed."""
+    if not len(keys) or not len(new_keys):
+        return (keys, values) if len(keys) else (new_keys, new_values)
+    at, found = positions(keys, new_keys)
+    values = values.copy()
+    values[at[found]] += new_values[found]
+    fresh = ~found
+    return np.insert(keys, at[fresh], new_keys[fresh]), np.insert(values, at[fresh], new_values[fresh])
+
+
+def values_at(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray, dtype: type) -> np.ndarray:
+    """The values of sorted distinct keys at the wanted keys, as ``dtype`` (0 where a key is missing)."""
+    out = np.zeros(len(wanted), dtype=dtype)
+    if len(keys):
+        at, found = positions(keys, wanted)
+        out[found] = values[at[found]]
+    return out
 
 
 class SlotMap(Mapping[int, int]):

@@ -20,8 +20,10 @@ import logging
 import threading
 import time
 import zipfile
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Concatenate, Iterable, ParamSpec, Sequence, TypeVar, Unpack
+from typing import Any, Callable, Concatenate, Iterable, Iterator, ParamSpec, Sequence, TypeVar, Unpack
 
 import numpy as np
 
@@ -66,9 +68,32 @@ TEXT_VECTORS = ("hash-", "openai:")
 INDEX_PART, AREAS_PART = "index", "areas"  # the files saved beside a large store (engine/index_file.py)
 
 
+@dataclass
+class Commits:
+    """Commits an area has not seen, as it is told of them: what the log says changed, and the
+    records of the items they added and of those the deferred areas read, in id order."""
+
+    changes: Changes
+    added: list[Item]
+    read: list[Item]
+
+
 # What each write is called while it runs, for a process that waits for its lock (StoreBusy).
 _ACTIVITIES = {"ingest_parsed": "ingesting", "import_": "importing", "reindex": "reindexing", "clear": "clearing the store",
                "delete_item": "deleting", "delete_source": "deleting", "catch_up": "extracting facts and topics"}
+
+
+@contextmanager
+def _bulk_work() -> Iterator[None]:
+    """A bulk write's loop (an ingest's sources, a catch-up's), with the garbage collector off:
+    per-token allocations made it a third of bulk-ingest time."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if gc_was_enabled:
+            gc.enable()
 
 
 def _one_writer(method: Callable[Concatenate[Memory, P], R]) -> Callable[Concatenate[Memory, P], R]:
@@ -117,6 +142,8 @@ class Memory:
         self.areas_from_file: list[str] = []  # the areas whose state was read from the file saved beside the store
         self._saved_areas: tuple[ArrayFile, int] | bool | None = None  # that file as read (False: none usable)
         self._areas_file_unusable = False  # missing, damaged or not fitting an area: saved again once every area is loaded
+        self._since_saved: tuple[tuple[int, int], Commits] | None = None  # (saved line, cursor): what came after it
+        self._saving: threading.Thread | None = None  # writing the areas' file aside (see _save_areas_aside)
         self._load(saved=True)
         self.store.on_write = self._sync_with_store
         for factory in area_factories() if extensions else []:
@@ -299,23 +326,32 @@ class Memory:
             self._load_models(index)
         if "calibration" in changes.reload:
             self.calibration = self._stored_calibration()
-        self._tell(self._loaded_areas(), changes, fresh)  # (none while a store opens: no item records are built then)
+        areas = self._loaded_areas()
+        if areas:  # (none while a store opens: no item records are built then)
+            self._tell(areas, self._commits(changes, fresh))
 
-    def _tell(self, areas: list[Area], changes: Changes, added: list[int]) -> None:
-        """Other commits in these areas (the items ``added`` by them, the deferred areas' reads,
-        the deletions), as a follower takes them in; an area the log says to read again is loaded."""
-        store = self.store
-        items = [it for _, it in sorted(store.items(added).items())] if areas else []
-        read = [it for _, it in sorted(store.items(changes.caught_up).items())] if areas else []  # by the deferred areas, elsewhere
-        ready = [i for i in items if i.id not in changes.deferred] + read
+    def _commits(self, changes: Changes, added: list[int]) -> Commits:
+        """Other commits as the areas are told of them: with the item records they added (those
+        in ``added``) and the deferred areas read."""
+        items = self.store.items(added)
+        read = self.store.items(changes.caught_up)
+        return Commits(changes, [it for _, it in sorted(items.items())], [it for _, it in sorted(read.items())])
+
+    def _tell(self, areas: list[Area], commits: Commits) -> None:
+        """Other commits in these areas (the items added by them, the deferred areas' reads, the
+        deletions), as a follower takes them in; an area the log says to read again is loaded."""
+        changes = commits.changes
+        ready = [i for i in commits.added if i.id not in changes.deferred] + commits.read
         for area in areas:
-            told = ready if area.deferred else items
+            told = ready if area.deferred else commits.added
             if area.name in changes.reload:
                 area.load()
             elif told or changes.removed:
                 area.on_changed_elsewhere(told, changes.removed)
 
     def close(self) -> None:
+        if self._saving is not None:
+            self._saving.join()
         self.store.close()
 
     def __enter__(self) -> "Memory":
@@ -401,7 +437,8 @@ class Memory:
         saved, log_id = self._saved_areas
         prefix = f"{area.name}."
         meta = saved.meta.get(area.name)
-        changes = log_actions.changes_since(log_id, self.store.activity_after(log_id), own=set())  # (this memory's own lines too)
+        commits = self._commits_since_saved(log_id)
+        changes = commits.changes
         if not isinstance(meta, dict) or changes.everything or area.name in changes.reload:
             return False
         try:
@@ -410,8 +447,17 @@ class Memory:
             log.warning("the saved %s state beside %s does not fit (%s); it is read from the store", area.name, self.path, exc)
             self._areas_file_unusable = True
             return False
-        self._tell([area], changes, changes.added)
+        self._tell([area], commits)
         return True
+
+    def _commits_since_saved(self, log_id: int) -> Commits:
+        """What was committed after the areas' file was saved, this memory's own lines too: read
+        from the log, with its items, once for every area restored as of the same newest line."""
+        key = (log_id, self._cursor)
+        if self._since_saved is None or self._since_saved[0] != key:
+            changes = log_actions.changes_since(log_id, self.store.activity_after(log_id), own=set())
+            self._since_saved = (key, self._commits(changes, changes.added))
+        return self._since_saved[1]
 
     def _loaded_areas(self) -> list[Area]:
         return [self._areas[name] for name in self.loaded_areas()]
@@ -424,10 +470,21 @@ class Memory:
         if len(self._loaded) == len(self._areas):
             return list(self._areas.values())
         areas = [self._area(name) for name in self._areas]
-        self._saved_areas = None  # (what was restored keeps the mapped pages it adopted; nothing else is needed)
+        self._saved_areas = self._since_saved = None  # (what was restored keeps the mapped pages it adopted)
         if len(self.areas_from_file) < len(areas):
-            self._save_index(0 if self._areas_file_unusable else index_file.SAVE_AFTER_SHARE, wait=False, parts=[AREAS_PART])
+            self._save_areas_aside()
         return areas
+
+    def _save_areas_aside(self) -> None:
+        """Save the areas' state (see :meth:`_save_index`) in a thread of its own: the search
+        that first needed every area does not wait for the file to be written; :meth:`close`
+        does."""
+        if self._saving is not None and self._saving.is_alive():
+            return
+        behind = 0 if self._areas_file_unusable else index_file.SAVE_AFTER_SHARE
+        self._saving = threading.Thread(target=self._save_index, args=(behind,), kwargs={"wait": False, "parts": [AREAS_PART]},
+                                        name="mnemoscope-save-areas")
+        self._saving.start()
 
     def warm_up(self) -> None:
         """Load every area and build the search matrices now, so that the first query need not
@@ -545,10 +602,8 @@ class Memory:
             defer = 0 < self.settings.defer_above <= total
         defer = defer and any(area.deferred for area in self.areas)  # (the core alone has nothing to defer)
         done = 0
-        gc_was_enabled = gc.isenabled()
-        gc.disable()  # per-token allocations make the collector a third of bulk-ingest time
         refitted = False
-        try:
+        with _bulk_work():
             for p in parsed:
                 if cancelled and cancelled():
                     break
@@ -559,9 +614,6 @@ class Memory:
                     refitted = True
                 if progress:
                     progress(done, total, p.source.name)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
         if self.index.needs_lsa_fit() or (refitted and self.index.lsa_fitted_on < self.index.n_items):
             self._refit_lsa()  # the model an ingest leaves is fitted on everything it ingested
         self._calibrate_dense()
@@ -648,9 +700,7 @@ class Memory:
         self._load_areas()
         areas = [area for area in self.areas if area.deferred]
         total, done = self.store.deferred_count(), 0
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with _bulk_work():
             while not (cancelled and cancelled()):
                 with self.store.transaction():  # (taken under the write lock: another process may be reading the same queue)
                     queued = self.store.next_deferred()
@@ -670,9 +720,6 @@ class Memory:
                 done += len(ids)
                 if progress:
                     progress(done, max(total, done), source.name)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
         self._save_index()
         return done
 

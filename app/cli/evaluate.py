@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from .common import DATA, emit, settings_of
+from .common import DATA, UsageError, emit, settings_of
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,6 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = evsub.add_parser("supersession", help="precision of the supersession rules against hand judgements")
     p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"), help="LoCoMo dev")
+    p.add_argument("--sample", type=int, default=50, help="supersessions sampled per corpus and from all pooled")
+    p.add_argument("--seed", type=int, default=16, help="the seed of the samples")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=eval_supersession)
 
@@ -167,16 +169,26 @@ def _updates_text(result: dict[str, Any]) -> str:
 def eval_supersession(args: argparse.Namespace, out: TextIO) -> int:
     from mnemoscope.engine.eval import supersession
 
-    result = supersession.evaluate(args.file)
+    if args.sample < 1:
+        raise UsageError("--sample must be at least 1")
+    result = supersession.evaluate(args.file, sample=args.sample, seed=args.seed)
     lines = [f"judgements: {result['judgements']}"]
     for name, r in result["corpora"].items():
-        precision = "-" if r["precision"] is None else f"{r['precision']:.3f}"
-        lines.append(f"{name:<8} supersessions {r['supersessions']:>3} (sampled {r['sampled']}): right {r['right']}, "
-                     f"wrong {r['wrong']}, precision {precision}; conflicts {r['conflicts']} "
+        lines.append(f"{name:<8} supersessions {r['supersessions']:>3} (sampled {r['sampled']}): "
+                     f"{_judged(r)}; conflicts {r['conflicts']} "
                      f"({r['conflicts_sensible']} judged sensible); unjudged {len(r['unjudged'])}")
         lines += [f"  unjudged: {supersession.identity(pair)}" for pair in r["unjudged"]]
+    pooled = result["pooled"]
+    lines.append(f"pooled   supersessions {pooled['supersessions']:>3} (sampled {pooled['sampled']}, seed "
+                 f"{pooled['seed']}): {_judged(pooled)}")
+    lines += [f"  {s['judgement'] or 'unjudged':<8} {s['corpus']}: {s['pair']}" for s in pooled["sample"]]
     emit(out, result, args.json, lambda: "\n".join(lines))
     return 0
+
+
+def _judged(r: dict) -> str:
+    precision = "-" if r["precision"] is None else f"{r['precision']:.3f}"
+    return f"right {r['right']}, wrong {r['wrong']}, precision {precision}"
 
 
 def _share(rate: float | None, n: int) -> str:

@@ -94,17 +94,15 @@ class NavTabs(Static):
         self.active = active
 
     def render(self) -> Content:
-        """Narrow (below the app's breakpoint) the names lose their right padding, so that the
-        eight fit in 80 columns. The bar spans the width; under the current name it is the
-        highlight, set off by half cells at its two ends."""
-        narrow = self.screen.has_class("-narrow")
+        """Each name after one space, at every width (the eight fit in 80 columns). The bar spans
+        the width; under the current name it is the highlight, set off by half cells at its ends."""
         tab, active = self.get_visual_style("nav-tabs--tab"), self.get_visual_style("nav-tabs--active")
         names: list[tuple[str, VisualStyle]] = []
         marked = (0, 0)
         column = 0
         for mode, key, title in SCREENS:
             name = f"{key} {title}"
-            label = f" {name}" if narrow else f" {name} "
+            label = f" {name}"
             click = VisualStyle.from_meta({"@click": f"app.goto({mode!r})"})
             names.append((label, (active if mode == self.active else tab) + click))
             if mode == self.active:

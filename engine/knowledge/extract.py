@@ -88,6 +88,25 @@ plus maybe perhaps actually honestly luckily sadly finally speaking""".split())
 _TITLES = frozenset("mr mrs ms dr prof st".split())  # alone, a title names nobody
 _NUMBER = re.compile(r"\d+(?:st|nd|rd|th)?")  # "11th" of "June 11th" is no name
 
+# Who "he" and "she" may mean: a name the conversation has introduced as a person ("my brother
+# Ollie", "Julien and I", "Aoife says"), never a place, a company or a pet, which these patterns do
+# not introduce. Someone or some animal the turn speaks of without a name ("my son", "a puppy")
+# is what its "he" or "she" means, so then the pronoun stays unresolved.
+_PEOPLE = r"""(?:brother|sister|son|daughter|mum|mom|mother|dad|father|wife|husband|partner|boyfriend|girlfriend|
+fianc[ée]e?|friend|cousin|nephew|niece|uncle|aunt|grandma|grandpa|grandmother|grandfather|boss|manager|colleague|
+flatmate|roommate|neighbou?r|supervisor|teacher|coworker)"""
+_ANIMATE = rf"""(?:{_PEOPLE}|kids?|child|baby|boy|girl|guy|man|woman|lady|dog|cat|pup|puppy|kitten|pet|horse|bird|
+rabbit|bunny|hamster|parrot|turtle)"""
+_PERSON_NAME = r"(?P<name>[A-Z][a-z]+(?:-[A-Z][a-z]+)?)\b(?!['’])"
+_INTRODUCED = [re.compile(p, re.X) for p in (
+    rf"\b(?:[Mm]y|[Oo]ur|[Yy]our|[Hh]is|[Hh]er|[Tt]heir|[A-Z][a-z]+'s)\s+(?:(?:little|big|older|younger|best|new|old|late)\s+)?{_PEOPLE}\s+{_PERSON_NAME}",
+    rf"\b{_PERSON_NAME}\s+and\s+(?:I|me)\b",
+    rf"\b(?:[Mm]e|I)\s+and\s+{_PERSON_NAME}",
+    rf"\b{_PERSON_NAME}\s+(?:says|said|told|tells|asked|called|texted|phoned|thinks|wants|sends)\b",
+)]
+_UNNAMED = re.compile(rf"\b(?:[Mm]y|[Oo]ur|[Aa]n?|[Tt]his|[Tt]hat|[Tt]he|[Hh]is|[Hh]er|[Tt]heir)\s+(?:[a-z]+\s+)?{_ANIMATE}s?\b(?!\s+[A-Z])", re.X)
+_HE_SHE = re.compile(r"\b(?:[Hh]e|[Ss]he)\b")
+
 # "St. Mary's", "Mr. Greg": the period ends no clause; a saint's or a mountain's is part of a place's name
 _PLACE_ABBREVIATION = r"(?:St|Mt)\.(?=\s+[A-Z])"
 _TOKEN = re.compile(r"(?:Dr|Mr|Mrs|Ms|Prof)\.(?=\s+[A-Z])|" + _PLACE_ABBREVIATION
@@ -141,6 +160,7 @@ class _Sentence:
     referent: str  # what "he/she/it/they" opening a clause means (a passage's own title), or ""
     times: list
     when: str | None
+    person: str = ""  # whom "he"/"she" opening a clause means when there is no referent, or ""
     subject: _Subject | None = None  # a verb after "and" shares it
     be: str = ""  # the last clause was progressive ("is working"): a bare "-ing" after it continues it
     object: list[str] | None = None  # "…, which is …" and a later "it" refer to it
@@ -195,11 +215,15 @@ class RuleExtractor:
         self.local: set[str] = set()  # names met earlier in the batch being ingested
         self.speakers: list[str] = []  # speakers of the batch so far, latest last: "you" is the one before
         self._you = ""
+        self.people: set[str] = set()  # keys of the names the batch introduced as persons
+        self._talked_of = ""  # the person the last turn named: "Did you see Julien?" "He moved …"
 
     def reset(self) -> None:
         """Forget the batch (its names and speakers) before reading the next source."""
         self.local.clear()
         self.speakers.clear()
+        self.people.clear()
+        self._talked_of = ""
 
     def addressee(self, speaker: str) -> str:
         """Who a turn speaks to: the latest earlier speaker who is someone else."""
@@ -207,6 +231,30 @@ class RuleExtractor:
 
     def known(self, key: str) -> bool:
         return key in self.local or self.registry.lookup(key) is not None
+
+    def _opens_with_another(self, sentence: str, speaker: str) -> bool:
+        """Whether the sentence opens with a name not introduced as a person, as its subject
+        ("Clover has learned to jump onto the sofa. She …": a pet, so "she" is not the person
+        named before)."""
+        words = _TOKEN.findall(sentence)
+        if len(words) < 2 or not words[0][:1].isupper():
+            return False
+        first, verb = words[0].lower(), words[1].lower()
+        if first in _NOT_NAMES or first in STOPWORDS or first in _OPENERS or first in _PRONOUN_SUBJECTS:
+            return False
+        return (verb in _AUX or is_verb(verb) and not _is_ing(verb)) and entity_key(words[0]) not in self.people \
+            and words[0] not in (speaker, self._you)
+
+    def _introduce_people(self, text: str, speaker: str) -> None:
+        """Remember the names ``text`` introduces as persons ("my sister Leonor", "Aoife says"),
+        whom a later "he" or "she" may mean; the speakers are "I" and "you", never "he"."""
+        for pattern in _INTRODUCED:
+            for m in pattern.finditer(text):
+                name = m["name"]
+                low = name.lower()
+                if low not in _NOT_NAMES and low not in STOPWORDS and low not in _OPENERS \
+                        and name not in (speaker, self._you):
+                    self.people.add(entity_key(name))
 
     def extract(self, item: Item) -> Extraction:
         out = Extraction()
@@ -230,15 +278,25 @@ class RuleExtractor:
         self.local |= seen
         # A passage's title names what its pronouns mean; a Markdown heading names a topic.
         referent = title if title[:1].isupper() and "heading_path" not in item.meta else ""
+        self._introduce_people(text, speaker)
+        named, other = "", False  # other: someone or something else the pronoun may mean
         for sentence in sentences(text):
             for span in capitalised_spans(sentence, self.known):
                 key = entity_key(span)
+                if key in self.people and span not in (speaker, self._you):
+                    named = span
                 if key and key not in seen:
                     seen.add(key)
                     self.local.add(key)
                     out.mentions.append((span, key, "name", "mention"))
+            other = other or _UNNAMED.search(sentence) is not None or self._opens_with_another(sentence, speaker)
+            person = "" if other or referent else named or self._talked_of
+            if person and _HE_SHE.search(sentence) and entity_key(person) not in seen:
+                seen.add(entity_key(person))
+                out.mentions.append((person, entity_key(person), "name", "pronoun"))
             if "|" not in sentence:  # a Markdown table's cells are no sentence
-                self._clauses(sentence, item, speaker, referent, out)
+                self._clauses(sentence, item, speaker, referent, out, person)
+        self._talked_of = "" if other else named
         for key in self.registry.find_in(text + (" " + caption if caption else "")):
             if key not in seen:
                 seen.add(key)
@@ -250,14 +308,15 @@ class RuleExtractor:
 
     # -- clauses ------------------------------------------------------------------------------
 
-    def _clauses(self, sentence: str, item: Item, speaker: str, referent: str, out: Extraction) -> None:
+    def _clauses(self, sentence: str, item: Item, speaker: str, referent: str, out: Extraction,
+                 person: str = "") -> None:
         """Split a sentence at punctuation and conjunctions and read each clause; "and" inside
         a list ("my husband and kids") does not split."""
         if sentence.rstrip().endswith("?"):
             return
         times = find_times(sentence, item.timestamp)
         ctx = _Sentence(item, sentence, speaker, self._you if speaker else "", referent, times,
-                        times[0].value if times else None)
+                        times[0].value if times else None, person)
         tokens = _join_adjective_lists(_TOKEN.findall(_DASH.sub(", ", _ASIDE.sub("", sentence)))) + ["."]
         clause: list[str] = []
         opener = ""  # the word or mark before the clause; "" at the sentence start
@@ -326,6 +385,8 @@ class RuleExtractor:
         if low in _PRONOUN_SUBJECTS:
             if ctx.referent:
                 return _Subject(ctx.referent, entity_key(ctx.referent), 1)
+            if ctx.person and low in ("he", "she"):
+                return _Subject(ctx.person, entity_key(ctx.person), 1)
             return _previous_thing(low, ctx)
         return self._name(words_, at_start) or _plain_subject(words_, at_start)
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
-from ..arrays import Column
+from ..arrays import Column, merged, positions, summed, values_at
 from ..lazy import sparse as sp
 
 if TYPE_CHECKING:
@@ -84,48 +84,6 @@ class EdgeList:
         return len(self.a)
 
 
-def _summed(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted unique keys, each with the sum of its values, added in the order given."""
-    order = np.argsort(keys, kind="stable")
-    keys, values = keys[order], values[order]
-    if not len(keys):
-        return keys, values
-    starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
-    return keys[starts], np.add.reduceat(values, starts)
-
-
-def _positions(keys: np.ndarray, new_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where each of ``new_keys`` is or would go in the sorted ``keys``, and whether it is there."""
-    at = np.searchsorted(keys, new_keys)
-    found = at < len(keys)
-    found[found] = keys[at[found]] == new_keys[found]
-    return at, found
-
-
-def _merged(keys: np.ndarray, values: np.ndarray, new_keys: np.ndarray,
-            new_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Two lists of sorted unique entries as one; where both have a key, its value is the first
-    list's plus the second's (so a sum over several lists adds up in the order they are merged).
-    The new entries are placed by binary search: a commit's few edges cost a copy of the list,
-    not a sort of it."""
-    if not len(keys) or not len(new_keys):
-        return (keys, values) if len(keys) else (new_keys, new_values)
-    at, found = _positions(keys, new_keys)
-    values = values.copy()
-    values[at[found]] += new_values[found]
-    fresh = ~found
-    return np.insert(keys, at[fresh], new_keys[fresh]), np.insert(values, at[fresh], new_values[fresh])
-
-
-def _values_at(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """The values of sorted unique entries at the wanted keys (0 where there is no entry)."""
-    out = np.zeros(len(wanted), dtype=np.float32)
-    if len(keys):
-        at, found = _positions(keys, wanted)
-        out[found] = values[at[found]]
-    return out
-
-
 @dataclass
 class StableEdges:
     """One edge type's symmetric matrix in stable numbers: sorted unique entries (``key = row <<
@@ -143,8 +101,8 @@ class StableEdges:
         whose entries changed."""
         other = a != b
         a, b, w = a[other], b[other], w[other]
-        keys, values = _summed(np.concatenate([a << KEY_BITS | b, b << KEY_BITS | a]), np.concatenate([w, w]))
-        self.keys, self.values = _merged(self.keys, self.values, keys, values)
+        keys, values = summed(np.concatenate([a << KEY_BITS | b, b << KEY_BITS | a]), np.concatenate([w, w]))
+        self.keys, self.values = merged(self.keys, self.values, keys, values)
         return keys
 
 
@@ -165,7 +123,7 @@ class StableMix:
               entries: dict[str, tuple[np.ndarray, np.ndarray]]) -> "StableMix":
         keys, values = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         for kind, w in weights:
-            keys, values = _merged(keys, values, entries[kind][0], entries[kind][1] * np.float32(w))
+            keys, values = merged(keys, values, entries[kind][0], entries[kind][1] * np.float32(w))
         return cls(weights, keys, values)
 
     def update(self, entries: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
@@ -173,15 +131,15 @@ class StableMix:
             return
         touched = np.unique(np.concatenate(self.pending))
         self.pending = []
-        summed = np.zeros(len(touched), dtype=np.float32)
+        total = np.zeros(len(touched), dtype=np.float32)
         for kind, w in self.weights:
-            summed += _values_at(*entries[kind], touched) * np.float32(w)
-        at, found = _positions(self.keys, touched)
+            total += values_at(*entries[kind], touched, np.float32) * np.float32(w)
+        at, found = positions(self.keys, touched)
         self.values = self.values.copy()
-        self.values[at[found]] = summed[found]
+        self.values[at[found]] = total[found]
         fresh = ~found
         self.keys = np.insert(self.keys, at[fresh], touched[fresh])
-        self.values = np.insert(self.values, at[fresh], summed[fresh])
+        self.values = np.insert(self.values, at[fresh], total[fresh])
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -387,7 +345,7 @@ class KnowledgeGraph:
         if hit is None:
             m = semantic_knn(index, index.n_slots)  # items only: their node numbers are their slots
             rows = np.repeat(np.arange(index.n_slots, dtype=np.int64), np.diff(m.indptr))
-            hit = self._cache[key] = _summed(rows << KEY_BITS | m.indices, m.data)
+            hit = self._cache[key] = summed(rows << KEY_BITS | m.indices, m.data)
         return hit  # type: ignore[return-value]
 
     def _compact(self, keys: np.ndarray, values: np.ndarray, index: "Index") -> Adjacency:

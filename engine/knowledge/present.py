@@ -5,8 +5,9 @@ change it say so in many ways ("I moved to Berlin", "I've left St Clare's, I'm t
 at Hillview now"), and the rule extractor states few of them as facts of one slot, so
 supersession cannot order them. This step can, without facts:
 
-* the question is in the present tense (no "did", "before", "used to" …) and names someone the
-  store knows (its *subjects*); it may ask about a slot of ``supersession.toml`` (a word of its
+* the question is in the present tense (no "did", "before", "used to" …, and no date: "has Nate
+  won by July 10, 2022?" asks about that day) and names someone the store knows (its
+  *subjects*); it may ask about a slot of ``supersession.toml`` (a word of its
   ``asks``: "live", "job", "partner");
 * among the top candidates, those that name a subject and are *on topic*: they share a word with
   the question (its name aside), with the slot (its ``asks``, its objects, its predicates'
@@ -15,11 +16,16 @@ supersession cannot order them. This step can, without facts:
 * an on-topic candidate that announces a *change* ("moved", "started", "left", "instead",
   "switched", "no longer", "is over" …) in a sentence on the topic goes above every older
   on-topic candidate ranked above it (a newer turn that merely uses the slot's words, "what are
-  you working on?", does not).
+  you working on?", does not);
+* then the candidates whose facts state a value of the asked slot for the subject take the
+  places they hold newest first: the latest value said is the answer even when the rules could
+  not tell that it replaced the others (an object that names nothing, the same day, a change
+  said without a change word) — a ranking that needs no supersession.
 
 A question about no slot ("when is Noor's wedding?") is about a plan or a wish as often as about
 something that changes, so there only a change said outright counts ("change of plan", "instead",
-"cancelled", "from now on"): the wedding "is in September instead" goes above "we're planning it
+"cancelled", "from now on", "now" set against before: "I take the bus to work now", not "right
+now" or "for now"): the wedding "is in September instead" goes above "we're planning it
 for May". Lifting every announced change for every present-tense question cost LoCoMo's questions
 more than it gained. Everything else keeps its place, and so do candidates said on the same day.
 
@@ -40,6 +46,7 @@ from ..as_of import later, said_on
 from ..query import FRAMING_WORDS
 from ..text import lexical_tokens, sentences
 from .supersession import Rules, Slot
+from .temporal import find_times
 from .timeline import fact_of_row
 
 if TYPE_CHECKING:
@@ -54,16 +61,20 @@ until then""".split())
 # Auxiliaries and light verbs that open a predicate ("is living in", "got married to"): no cue.
 _LIGHT = frozenset("""is are was were be been has have had got get went go going gone became become now fully just
 no longer out""".split())
+# "I take the train to school now", "I'm in a shared house in Plymouth now": "now" set against
+# before. Not "right now", "for now", "by now", "until now", "just now" (a moment, not a change),
+# "now that" (a reason) or "now and then"; and only in a sentence on the question's topic.
+_NOW = r"(?<!right )(?<!for )(?<!by )(?<!until )(?<!till )(?<!just )now(?! that| and then| on\b)"
 # A turn that says outright that its news replaces an earlier plan, wish or state: "instead" (not
 # "instead of", which mostly suggests a swap: "coconut oil instead of butter"), "change of plan",
 # "cancelled", "from now on", "no longer", "moved" (a meeting), "switched". This is all a question
 # about no slot listens to.
 _OUTRIGHT = (r"instead(?! of)|change of plans?|change to|cancel+ed|called off|postponed|rescheduled|from now on|"
-             r"go(?:ing)? back to|no longer|any ?more|gone off|moved|switched")
+             r"go(?:ing)? back to|no longer|any ?more|gone off|moved|switched|" + _NOW)
 _REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
 # A question about a slot also listens to the verbs of a new home, job or partner ("moved",
-# "started at", "left", "broke up"). Not "now" or "new": in LoCoMo's turns they mostly mark no
-# change, and lifting them cost its questions.
+# "started at", "left", "broke up"). Not "new", nor "now" beyond what _NOW reads: in LoCoMo's
+# turns they mostly mark no change ("right now", "my new phone"), and lifting them cost its questions.
 _CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|switch(?:ed|ing)?|change[sd]?|these days|(?:is|are) over|gave up|given up|"
                      r"quit|moved|relocated|started|joined|left|promoted|retired|resigned|broke up|split up|"
                      r"divorced|got married|engaged)\b", re.I)
@@ -105,7 +116,7 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     or with nothing to ask but names); a question about no slot listens only to changes said
     outright. ``names``: the subjects' names, which are no topic."""
     said = set(re.findall(r"[a-z']+", query.lower()))
-    if said & _PAST:
+    if said & _PAST or find_times(query, None):  # "by July 10, 2022" asks about that day, not now
         return None
     terms = set(lexical_tokens(" ".join(w for w in said if w not in FRAMING_WORDS)))
     terms -= set(lexical_tokens(" ".join(names)))
@@ -140,20 +151,26 @@ def _changes(text: str, question: PresentQuestion) -> bool | None:
     return any(_announces(question.change, sentence) for sentence in on_topic)
 
 
-def _held_values(store: "Store", rules: "Rules", question: PresentQuestion, subjects: dict[int, str],
-                 item_ids: list[int]) -> frozenset[str]:
-    """The words of the values the asked slots held for a subject, as these candidates state them
-    ("I'm studying chemistry": chemistry), so that a change that names the old value ("I'm
-    switching from chemistry to computer science") is on topic without a word of the slot."""
+def _slot_values(store: "Store", rules: "Rules", question: PresentQuestion, subjects: dict[int, str],
+                 item_ids: list[int]) -> tuple[frozenset[str], frozenset[int]]:
+    """What these candidates' facts say about the asked slots of a subject: the words of the
+    values held ("I'm studying chemistry": chemistry), so that a change that names the old value
+    ("I'm switching from chemistry to computer science") is on topic without a word of the slot;
+    and the candidates that state a value (:func:`_newest_value_first` puts them newest first)."""
     if not question.slots or not item_ids:
-        return frozenset()
+        return frozenset(), frozenset()
     words: set[str] = set()
-    for row in store.fact_rows(sorted({fact for fact, _item in store.facts_of_items(item_ids)})):
+    stating: set[int] = set()
+    items_of: dict[int, set[int]] = {}
+    for fact_id, item in store.facts_of_items(item_ids):
+        items_of.setdefault(fact_id, set()).add(item)
+    for row in store.fact_rows(sorted(items_of)):
         fact = fact_of_row(row)
         found = rules.slot_of(fact.subject, fact.predicate, fact.object) if fact.subject_id in subjects else None
         if found is not None and found[0].name in question.slots and not found[1]:
             words |= set(lexical_tokens(fact.object))
-    return frozenset(words - set(lexical_tokens(" ".join(subjects.values()))))
+            stating |= items_of[fact.id]
+    return frozenset(words - set(lexical_tokens(" ".join(subjects.values())))), frozenset(stating)
 
 
 def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, subjects: dict[int, str],
@@ -169,20 +186,24 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     naming = {item for item, entity, _surface, _role in store.mentions_of_items(ids) if entity in subjects}
     said = said_on(store, index, top)
     texts = store.item_texts([i for n, i in enumerate(ids) if i in naming and not (as_of and later(said[n], as_of))])
-    question = dataclasses.replace(question, slot_cues=question.slot_cues | _held_values(
-        store, rules, question, subjects, list(texts)))
+    held, stating = _slot_values(store, rules, question, subjects, list(texts))
+    question = dataclasses.replace(question, slot_cues=question.slot_cues | held)
     topical: list[int] = []  # positions in the ranking, best first
     changes: set[int] = set()
+    values: set[int] = set()  # positions of the candidates that state a value of the asked slot
     for n, item_id in enumerate(ids):
         text = texts.get(item_id)
         if text is None:  # names no subject, or said after the reference time
             continue
         verdict = _changes(text, question)
+        if item_id in stating:
+            values.add(n)
+            verdict = bool(verdict)
         if verdict is not None:
             topical.append(n)
             if verdict:
                 changes.add(n)
-    order = _lifted(topical, changes, said)
+    order = _newest_value_first(_lifted(topical, changes, said), values, said)
     if order == topical:
         return ranking
     positions = np.arange(len(ranking.slots))
@@ -190,7 +211,7 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     slots = ranking.slots[positions]
     found = {int(s): list(ranking.found_by.get(int(s), [])) for s in slots.tolist()}
     for n, old in zip(topical, order):
-        if old > n and old in changes and "change" not in found[int(slots[n])]:  # moved up
+        if old > n and old in changes | values and "change" not in found[int(slots[n])]:  # moved up
             found[int(slots[n])].append("change")
     return dataclasses.replace(ranking, slots=slots, scores=ranking.scores,  # the places keep their scores
                                found_by=found, features={k: v[positions] for k, v in ranking.features.items()})
@@ -206,3 +227,15 @@ def _lifted(topical: list[int], changes: set[int], said: list[str]) -> list[int]
         if older is not None:
             order.insert(older, order.pop(at))
     return order
+
+
+def _newest_value_first(order: list[int], values: set[int], said: list[str]) -> list[int]:
+    """``order`` with the candidates that state a value of the asked slot newest first, in the
+    places they hold: the latest value said by the reference time is the answer, whether or not
+    the rules could tell that it replaced the others (the places of every other candidate stay)."""
+    places = [k for k, m in enumerate(order) if m in values]
+    newest = sorted((order[k] for k in places), key=lambda m: (said[m], -m), reverse=True)
+    out = list(order)
+    for k, m in zip(places, newest):
+        out[k] = m
+    return out

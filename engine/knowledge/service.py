@@ -117,7 +117,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         if len(nodes):
             degrees = self.graph.degrees(index, weights)
             mass = 1.0 / np.log(np.e + degrees[nodes])
-            mass *= self.settings.ppr_entity_mass / (1.0 / np.log(np.e + degrees[named])).sum()
+            mass *= self.settings.ppr_entity_mass / mass.sum()
         top = top_k_of(first_stage, self.settings.ppr_seed_items)[0]
         if len(top):
             scores = first_stage[top] / first_stage[top].max()
@@ -141,20 +141,23 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
     def graph_scores(self, text: str, first_stage: np.ndarray, weights: dict[str, float] | None = None,
                      reached: int = 20, entities: list[int] | None = None) -> GraphResult:
         """PPR from the query's entities (``entities``: those already found in ``text``) and the
-        top first-stage items; item scores by slot."""
+        top first-stage items; item scores by slot. The graph is held still meanwhile: the seeds'
+        node numbers, the matrices and the description must count the same nodes while a write in
+        another thread (a catch-up's source) adds entities and edges."""
         index = self.mem.index
         weights = self.edge_weights(weights)
         entities = self.query_entities(text) if entities is None else entities
-        seeds = self.seeds(entities, first_stage, weights)
-        items = np.zeros(index.n_slots, dtype=np.float64)
-        if seeds.mass.sum() <= 0:
-            return GraphResult(items, np.zeros(0, dtype=np.int64), self._describe(seeds.nodes, seeds.mass, top=20), [])
-        visits, nodes = self.ppr(seeds, weights)
-        on_items = nodes[nodes < index.n_slots]
-        on_items = on_items[index.alive[on_items]]
-        items[on_items] = visits[on_items]
-        return GraphResult(items, on_items, self._describe(seeds.nodes, seeds.mass, top=20),
-                           self._describe(nodes, visits[nodes], top=reached))
+        with self.graph.lock:
+            seeds = self.seeds(entities, first_stage, weights)
+            items = np.zeros(index.n_slots, dtype=np.float64)
+            if seeds.mass.sum() <= 0:
+                return GraphResult(items, np.zeros(0, dtype=np.int64), self._describe(seeds.nodes, seeds.mass, top=20), [])
+            visits, nodes = self.ppr(seeds, weights)
+            on_items = nodes[nodes < index.n_slots]
+            on_items = on_items[index.alive[on_items]]
+            items[on_items] = visits[on_items]
+            return GraphResult(items, on_items, self._describe(seeds.nodes, seeds.mass, top=20),
+                               self._describe(nodes, visits[nodes], top=reached))
 
     def _describe(self, nodes: np.ndarray, scores: np.ndarray, top: int) -> list[GraphNode]:
         """The ``top`` best of ``nodes`` (ascending) by ``scores`` as the recall shows them."""
@@ -212,10 +215,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
             result.graph = graph
         scores = {h.item.id: h.score for h in result.hits}
         result.facts = self.facts_for(q.text, scores, self.settings.facts_top_k, q.options.get("as_of"), self.named_in(q))
-        episode_of = self.episodes_of_items([h.item.id for h in result.hits])
-        order = list(dict.fromkeys(episode_of[h.item.id] for h in result.hits if h.item.id in episode_of))
-        by_id = {e.id: e for e in self.episodes(ids=order)}
-        result.episodes = [by_id[e] for e in order if e in by_id]
+        result.episodes = self.episodes_of_hits([h.item.id for h in result.hits])
         if q.mode == "lite":
             result.hits = []
         elif q.mode == "max":

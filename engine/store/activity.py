@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from pathlib import Path
 from typing import Sequence
 
@@ -40,7 +39,6 @@ class ActivitySQL:
     """Mixin of :class:`engine.store.Store`: the activity log."""
 
     conn: sqlite3.Connection
-    _lock: threading.RLock
 
     def insert_activity(self, event: ActivityEvent, keep: int) -> int:
         """One line (inside the caller's transaction); lines beyond the newest ``keep`` go."""
@@ -53,20 +51,17 @@ class ActivitySQL:
 
     def last_activity_id(self) -> int:
         """The newest line's id (0 for none): a cursor that moves with every logged commit."""
-        with self._lock:
-            row = self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'activity'").fetchone()
+        row = self.conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'activity'").fetchone()
         return int(row[0]) if row else 0
 
     def activity_after(self, cursor: int) -> list[ActivityEvent]:
-        with self._lock:
-            rows = self.conn.execute(f"SELECT {_COLUMNS} FROM activity WHERE id > ? ORDER BY id", (cursor,)).fetchall()
+        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM activity WHERE id > ? ORDER BY id", (cursor,)).fetchall()
         return [_event(r) for r in rows]
 
     def activity_lines(self, limit: int, before: int | None = None) -> list[ActivityEvent]:
         """The newest ``limit`` lines (older than id ``before``), newest first."""
-        with self._lock:
-            rows = self.conn.execute(f"SELECT {_COLUMNS} FROM activity WHERE id < ? ORDER BY id DESC LIMIT ?",
-                                     (before if before is not None else 2**62, limit)).fetchall()
+        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM activity WHERE id < ? ORDER BY id DESC LIMIT ?",
+                                 (before if before is not None else 2**62, limit)).fetchall()
         return [_event(r) for r in rows]
 
 

@@ -60,14 +60,23 @@ class _Connection(sqlite3.Connection):
 class StoreBase:
     """One SQLite file in WAL mode, foreign keys on, every write inside ``transaction()``.
 
-    A single connection serves the process; a re-entrant lock serialises its use across the
-    app's worker threads. Other processes may read while this one writes (WAL).
+    Two connections serve the process. The writer is held, behind a re-entrant lock, by the one
+    thread inside ``transaction()`` (or a dry run), and that thread reads through it too, its own
+    uncommitted rows included. Every other thread reads through a second connection that cannot
+    write: WAL readers never wait for the writer, so a recall in the app's worker is not held up
+    by an ingest's or a catch-up's long transaction in another, and it sees only what was
+    committed, never half a source. ``conn`` is the connection of the calling thread. Other
+    processes may read while this one writes (WAL). A store in memory, or one opened read-only,
+    has the one connection.
     """
 
     def __init__(self, path: str | Path, migrations: Sequence[Migration], *, lock_timeout: float = 30.0,
                  read_only: bool = False) -> None:
         self.path = Path(path)
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the writer's: held by the thread inside a transaction or a dry run
+        self._holder: int | None = None  # that thread's id (see conn)
+        self._held = 0  # how deep it holds the lock
+        self._read_lock = threading.RLock()  # a snapshot read (reading()) on the reader, one thread at a time
         self._depth = 0
         self._activity: tuple[str, float] | None = None  # what this process is doing, and since when
         self.on_write: Callable[[], None] | None = None  # called as each write transaction begins (Memory syncs)
@@ -78,23 +87,45 @@ class StoreBase:
         self.read_only = read_only or (not in_memory and not _writable(self.path))
         if not (in_memory or self.read_only):
             recognised = self._recognise_read_only(migrations)  # a refused file is left unwritten, not even checkpointed
-        self.conn = self._connect(in_memory)
+        self.writer = self._connect(in_memory)
+        self.reader = self.writer
         try:
-            pending, marked = recognised if not (in_memory or self.read_only) else self._recognise(self.conn, migrations)
+            pending, marked = recognised if not (in_memory or self.read_only) else self._recognise(self.writer, migrations)
             if not self.read_only:
-                self.conn.execute("PRAGMA journal_mode=WAL")
-                self.conn.execute("PRAGMA synchronous=NORMAL")
-            self.conn.execute("PRAGMA foreign_keys=ON")
+                self.writer.execute("PRAGMA journal_mode=WAL")
+                self.writer.execute("PRAGMA synchronous=NORMAL")
+            self.writer.execute("PRAGMA foreign_keys=ON")
             if pending or not (marked or self.read_only):
                 self._migrate(migrations)
+            if not (in_memory or self.read_only):
+                self.reader = self._connection(self._uri("rw"))
+                self.reader.execute("PRAGMA query_only=ON")  # (read-write mode: SQLite's ro needs a writable -shm anyway)
         except BaseException:
-            self.conn.close()
+            self.close()
             raise
+
+    @property
+    def conn(self) -> _Connection:
+        """The calling thread's connection: the writer for the thread holding it, else the reader."""
+        return self.writer if self._holder == threading.get_ident() else self.reader
+
+    @contextmanager
+    def _holding_writer(self) -> Iterator[_Connection]:
+        """The writer, for this thread alone until the block ends (re-entrant)."""
+        with self._lock:
+            self._holder = threading.get_ident()
+            self._held += 1
+            try:
+                yield self.writer
+            finally:
+                self._held -= 1
+                if not self._held:
+                    self._holder = None
 
     def _connect(self, in_memory: bool) -> _Connection:
         if in_memory:
             return self._connection(":memory:", uri=False)
-        uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode={'ro' if self.read_only else 'rw'}"
+        uri = self._uri("ro" if self.read_only else "rw")
         conn = self._connection(uri)
         if self.read_only:
             try:
@@ -103,6 +134,9 @@ class StoreBase:
                 conn.close()
                 conn = self._connection(uri + "&immutable=1")
         return conn
+
+    def _uri(self, mode: str) -> str:
+        return f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode={mode}"
 
     def _connection(self, target: str, uri: bool = True) -> _Connection:
         try:
@@ -120,8 +154,7 @@ class StoreBase:
         would checkpoint another application's write-ahead log into its file, and opening one
         leaves -wal and -shm files beside it."""
         in_use = self.path.with_name(self.path.name + "-wal").exists()  # else the file holds it all: read it as it is,
-        reader = self._connection(f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"  # making no -wal or -shm
-                                  + ("" if in_use else "&immutable=1"))
+        reader = self._connection(self._uri("ro") + ("" if in_use else "&immutable=1"))  # making no -wal or -shm
         try:
             return self._recognise(reader, migrations)
         finally:
@@ -162,7 +195,7 @@ class StoreBase:
         """One atomic write. A nested call joins the outer transaction as a savepoint: if it
         fails, its own writes are undone, so a caller that catches the failure (an area's
         optional rebuild inside an import, say) commits the rest without a half-done part."""
-        with self._lock:
+        with self._holding_writer():
             if self._depth:
                 savepoint = f"nested_{self._depth}"
                 self.conn.execute(f"SAVEPOINT {savepoint}")
@@ -206,18 +239,21 @@ class StoreBase:
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
-        """A consistent snapshot for a read of many statements (an export): writes other
-        processes commit meanwhile are not seen half-way. Inside a transaction, that one."""
-        with self._lock:
-            if self._depth or self.conn.in_transaction:
-                yield self.conn
+        """A consistent snapshot for a read of many statements (an export, the index's load):
+        what other threads and processes commit meanwhile is not seen half-way. Inside a
+        transaction, that one; on the reader, one such read at a time."""
+        on_writer = self.reader is self.writer or self._holder == threading.get_ident()
+        with self._holding_writer() if on_writer else self._read_lock:
+            conn = self.conn
+            if (on_writer and self._depth) or conn.in_transaction:
+                yield conn
                 return
-            self.conn.execute("BEGIN")
+            conn.execute("BEGIN")
             try:
-                yield self.conn
+                yield conn
             finally:
-                if self.conn.in_transaction:
-                    self.conn.execute("COMMIT")
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
 
     def _in(self, sql: str, ids: Sequence[int], extra: Sequence = ()) -> list[tuple]:
         """Run ``sql`` (with one ``{marks}`` placeholder for the id list) over ``ids`` in chunks
@@ -229,13 +265,15 @@ class StoreBase:
         return out
 
     def query(self, sql: str, params: Sequence = ()) -> list[sqlite3.Row]:
-        with self._lock:
-            cur = self.conn.execute(sql, params)
-            return cur.fetchall()
+        return self.conn.execute(sql, params).fetchall()
 
     def close(self) -> None:
+        """The reader first: the writer, closed last, folds the write-ahead log into the file."""
+        with self._read_lock:
+            if self.reader is not self.writer:
+                self.reader.close()
         with self._lock:
-            self.conn.close()
+            self.writer.close()
 
     # -- who holds the lock -------------------------------------------------------------------
 
@@ -325,9 +363,10 @@ class StoreBase:
             conn.execute(f"PRAGMA user_version = {len(migrations)}")
 
     def data_version(self) -> int:
-        """Changes whenever another connection commits (PRAGMA data_version)."""
-        with self._lock:
-            return self.conn.execute("PRAGMA data_version").fetchone()[0]
+        """Changes whenever another process commits (the writer's PRAGMA data_version; the reader
+        commits nothing). Read without the writer's lock: the counter means the same inside
+        another thread's transaction."""
+        return self.writer.execute("PRAGMA data_version").fetchone()[0]
 
     @property
     def schema_version(self) -> int:
@@ -338,8 +377,8 @@ class StoreBase:
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the file, so that a copy of the file alone is the whole store."""
-        with self._lock:
-            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with self._holding_writer() as writer:
+            writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 # -- the file ---------------------------------------------------------------------------------

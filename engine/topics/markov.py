@@ -11,6 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..arrays import merged, summed
 from .tree import TopicTree
 
 Transition = tuple[int, int, int, float]  # (prev2 or -1 for first order, prev1, next, weight)
@@ -56,6 +57,7 @@ def source_transitions(leaves: np.ndarray, groups: Sequence[object] | np.ndarray
 NODE_BITS = 20  # a transition's key packs (prev2 + 1, prev1, next): node numbers below 2**20
 NODES = 1 << NODE_BITS
 MERGE_SHARE = 8  # the changes since the last merge are merged once they hold 1/8 of the kept counts
+KEPT_CONTEXTS = 4096  # contexts whose moves are kept between look-ups (all are dropped past it)
 
 
 class TransitionModel:
@@ -69,9 +71,12 @@ class TransitionModel:
     amortised. Weights are sums of 1 and ``cross_weight`` (0.5): exact in any order."""
 
     def __init__(self, rows: Sequence[Transition] = ()) -> None:
-        self._keys = np.zeros(0, dtype=np.int64)
-        self._weights = np.zeros(0, dtype=np.float64)
-        self._changes: dict[int, float] = {}  # key → weight added (or taken out) since the last merge
+        # (sorted keys, their weights, key → weight added or taken out since the last merge,
+        # context key → its moves read from these arrays (:meth:`_moves`)), replaced as one: a
+        # recall in another thread reads one whole state, never the merged arrays without the
+        # changes they took in, nor the changes without the arrays
+        self._counted: tuple[np.ndarray, np.ndarray, dict[int, float], dict[int, dict[int, float]]] = (
+            np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64), {}, {})
         self.add(rows)
 
     @staticmethod
@@ -82,7 +87,8 @@ class TransitionModel:
         """The counts (keys, weights), for :meth:`restore`: one row per distinct transition,
         where the store has one per source."""
         self._merge()
-        return {"keys": self._keys, "weights": self._weights}
+        keys, weights, _, _ = self._counted
+        return {"keys": keys, "weights": weights}
 
     @classmethod
     def restore(cls, arrays: dict[str, np.ndarray]) -> "TransitionModel":
@@ -92,7 +98,7 @@ class TransitionModel:
                 or (len(keys) and (keys[0] < 0 or keys[-1] >= NODES ** 3)):
             raise ValueError("saved transitions are not sorted distinct keys with a weight each")
         model = cls()
-        model._keys, model._weights = keys, weights.astype(np.float64, copy=False)
+        model._set(keys, weights.astype(np.float64, copy=False))
         return model
 
     def add(self, rows: Sequence[Transition]) -> None:
@@ -111,34 +117,57 @@ class TransitionModel:
         if prev1.min() < 0 or max(prev1.max(), nxt.max(), prev2.max() + 1) >= NODES or nxt.min() < 0:
             raise ValueError(f"topic numbers must lie in [0, {NODES})")
         keys, weights = self._key(prev2, prev1, nxt), sign * columns[:, 3]
-        if not self._changes and len(keys) >= len(self._keys) // MERGE_SHARE:  # a load from every row: at once
-            self._keys, self._weights = _merged(self._keys, self._weights, *_summed(keys, weights))
+        kept, kept_weights, changes, _ = self._counted
+        if not changes and len(keys) >= len(kept) // MERGE_SHARE:  # a load from every row: at once
+            self._set(*_merged(kept, kept_weights, *summed(keys, weights)))
             return
-        changes = self._changes
         for key, weight in zip(keys.tolist(), weights.tolist()):
             changes[key] = changes.get(key, 0.0) + weight
-        if len(changes) > max(len(self._keys) // MERGE_SHARE, 1024):
+        if len(changes) > max(len(kept) // MERGE_SHARE, 1024):
             self._merge()
 
     def _merge(self) -> None:
-        if self._changes:
-            keys = np.fromiter(self._changes, dtype=np.int64, count=len(self._changes))
-            weights = np.fromiter(self._changes.values(), dtype=np.float64, count=len(self._changes))
-            self._changes = {}
-            self._keys, self._weights = _merged(self._keys, self._weights, *_summed(keys, weights))
+        kept, kept_weights, changes, _ = self._counted
+        if changes:
+            keys = np.fromiter(changes, dtype=np.int64, count=len(changes))
+            weights = np.fromiter(changes.values(), dtype=np.float64, count=len(changes))
+            self._set(*_merged(kept, kept_weights, *summed(keys, weights)))
 
-    def _counts(self, prev2: int, prev1: int, candidates: np.ndarray) -> np.ndarray:
+    def _set(self, keys: np.ndarray, weights: np.ndarray) -> None:
+        """New count arrays with every change in them; the moves kept per context were read from
+        the old ones."""
+        self._counted = (keys, weights, {}, {})
+
+    @staticmethod
+    def _moves(counted: tuple[np.ndarray, np.ndarray, dict[int, float], dict[int, dict[int, float]]],
+               context: int) -> dict[int, float]:
+        """The merged counts of the moves out of one context (the key of its next topic 0): next
+        topic → weight. The keys of a context are one run of the sorted keys, read once and kept
+        until the arrays change: a walk asks about the same few contexts query after query, and a
+        dict look-up per candidate costs a fraction of the array operations of a search."""
+        keys, weights, _, moves_of = counted
+        moves = moves_of.get(context)
+        if moves is None:
+            if len(moves_of) >= KEPT_CONTEXTS:
+                moves_of.clear()
+            lo, hi = np.searchsorted(keys, [context, context + NODES]).tolist()
+            moves = moves_of[context] = dict(zip((keys[lo:hi] - context).tolist(), weights[lo:hi].tolist()))
+        return moves
+
+    def _counts(self, prev2: int, prev1: int, candidates: list[int]) -> np.ndarray:
         """The summed weight of each move (prev2, prev1) → candidate; 0 for a move never seen."""
-        keys = self._key(prev2, prev1, candidates)
-        at = np.minimum(np.searchsorted(self._keys, keys), max(len(self._keys) - 1, 0))
-        counts = np.where(self._keys[at] == keys, self._weights[at], 0.0) if len(self._keys) else np.zeros(len(keys))
-        if self._changes:
-            counts = counts + np.fromiter((self._changes.get(k, 0.0) for k in keys.tolist()), dtype=np.float64, count=len(keys))
-        return np.where(counts > 1e-9, counts, 0.0)
+        context = ((prev2 + 1) << NODE_BITS | prev1) << NODE_BITS  # the key of (prev2, prev1) → topic 0
+        counted = self._counted
+        moves, changes = self._moves(counted, context), counted[2]
+        if changes:
+            counts = [moves.get(c, 0.0) + changes.get(context + c, 0.0) for c in candidates]
+        else:
+            counts = [moves.get(c, 0.0) for c in candidates]
+        return np.array([w if w > 1e-9 else 0.0 for w in counts], dtype=np.float64)
 
     def probabilities(self, prev: int, current: int, candidates: np.ndarray, lam: float, smoothing: float) -> np.ndarray | None:
         """Move probabilities restricted to ``candidates``; None when no transition is known."""
-        nodes = np.asarray(candidates, dtype=np.int64)
+        nodes = np.asarray(candidates).tolist()  # Python ints: looked up in the kept moves
         p1 = _smoothed(self._counts(-1, current, nodes), smoothing)
         p2 = _smoothed(self._counts(prev, current, nodes), smoothing) if prev >= 0 else None
         if p1 is None or p2 is None:
@@ -153,21 +182,9 @@ def _smoothed(counts: np.ndarray, smoothing: float) -> np.ndarray | None:
     return (counts + smoothing) / (total + smoothing * len(counts))
 
 
-def _summed(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted distinct keys, each with the sum of its weights."""
-    distinct, inverse = np.unique(keys, return_inverse=True)
-    return distinct, np.bincount(inverse, weights=weights, minlength=len(distinct))
-
-
 def _merged(keys: np.ndarray, weights: np.ndarray, new_keys: np.ndarray, new_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Two sorted distinct key lists as one, weights summed where both have a key; moves whose
     weight is taken out to nothing are dropped."""
-    at = np.searchsorted(keys, new_keys)
-    found = at < len(keys)
-    found[found] = keys[at[found]] == new_keys[found]
-    weights = weights.copy()
-    weights[at[found]] += new_weights[found]
-    fresh = ~found & (new_weights > 1e-9)  # (taking out a move never counted changes nothing)
-    keys, weights = np.insert(keys, at[fresh], new_keys[fresh]), np.insert(weights, at[fresh], new_weights[fresh])
+    keys, weights = merged(keys, weights, new_keys, new_weights)
     kept = weights > 1e-9
     return (keys, weights) if kept.all() else (keys[kept], weights[kept])

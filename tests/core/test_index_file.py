@@ -244,3 +244,39 @@ def test_areas_saved_after_a_deferred_ingest_answer_as_if_read_from_the_rows(tmp
         mem.ingest([DEMO_DIR], defer=True)  # the areas read the items a source at a time, then save
     assert sidecar(store, "areas").exists()
     assert area_answers(store, **SAVE_ALWAYS) == (SAVED_AREAS, rebuilt(store, tmp_path))
+
+
+def test_the_areas_restored_from_one_file_read_what_came_after_it_once(areas_saved: Path):
+    """Every area restored from the file is told the same commits since it was saved: the log and
+    their items are read once for all of them, not once per area."""
+    other_process(areas_saved, "Zebulon the quokka keeps a diary of every sunrise", "--keep")
+    with Memory(areas_saved, save_index_above=10**9) as mem:
+        statements: list[str] = []
+        mem.store.conn.set_trace_callback(statements.append)
+        mem.areas
+        mem.store.conn.set_trace_callback(None)
+        assert set(mem.areas_from_file) == SAVED_AREAS
+        assert mem.recall("Zebulon quokka sunrise", strategy="fused").hits[0].item.text.startswith("Zebulon")
+    assert sum("FROM activity WHERE id >" in s for s in statements) == 1
+
+
+def test_the_first_recall_that_reads_the_areas_from_their_rows_does_not_write_their_file(demo_copy: Path, monkeypatch):
+    """Saving the areas' state is the next process's gain: it is written aside, not by the recall
+    that needed them (and closing the memory waits for it)."""
+    import threading
+
+    from mnemoscope.engine import index_file
+
+    writers: list[threading.Thread] = []
+    write = index_file.write_saved
+
+    def recording(store, part, *args):
+        if part == "areas":
+            writers.append(threading.current_thread())
+        return write(store, part, *args)
+
+    monkeypatch.setattr(index_file, "write_saved", recording)
+    with Memory(demo_copy, **SAVE_ALWAYS) as mem:
+        assert mem.recall("who adopted a dog").hits and not mem.areas_from_file
+    assert writers and threading.main_thread() not in writers
+    assert area_answers(demo_copy, **SAVE_ALWAYS)[0] == SAVED_AREAS

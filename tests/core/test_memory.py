@@ -312,6 +312,45 @@ def test_writes_from_two_threads_run_one_after_the_other(core, corpus):
     assert core.counts().items == len(ingested) + 1
 
 
+class Holding(Area):
+    """An area whose ingest hook holds the source's transaction open until the test lets it go
+    (as a catch-up's rule extraction does for a whole source)."""
+
+    name = "holding"
+
+    def __init__(self, mem):
+        super().__init__(mem)
+        self.inside, self.release = threading.Event(), threading.Event()
+
+    def on_ingest(self, source, items):
+        self.inside.set()
+        self.release.wait(10)
+
+
+def test_a_recall_beside_an_open_write_neither_waits_for_it_nor_reads_it_half_done(core, corpus):
+    """A recall in another thread (the app's, beside an ingest or a catch-up) answers from what is
+    committed while the write's transaction is open: it reads through a connection of its own."""
+    core.ingest(corpus / "sourdough.md")
+    before, stored = ranked_ids(core, "starter flour water"), core.counts().items
+    holding = Holding(core)
+    core.add_extension(holding)
+    ingest = threading.Thread(target=core.ingest, args=(corpus / "chat.txt",))
+    ingest.start()
+    try:
+        assert holding.inside.wait(10)
+        read: list = []
+        reader = threading.Thread(target=lambda: read.append((ranked_ids(core, "starter flour water"),
+                                                              core.counts().items, core.recall("beagle puppy", strategy="bm25").hits)))
+        reader.start()
+        reader.join(5)
+        assert not reader.is_alive()  # it did not wait for the open transaction
+        assert read == [(before, stored, [])]  # the chat's rows, written but not committed, are not seen
+    finally:
+        holding.release.set()
+        ingest.join(10)
+    assert core.counts().items > stored and core.recall("beagle puppy", strategy="bm25").hits
+
+
 def test_opening_a_store_leaves_sparse_matrices_and_areas_for_later(tmp_path, corpus):
     """The app's cold start: a fresh process opens a store and counts it without importing
     scipy.sparse or loading an area; the first recall then finds what a warm store finds."""

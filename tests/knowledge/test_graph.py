@@ -175,3 +175,23 @@ def test_ppr_ranks_by_the_blend_of_bm25_and_pagerank_over_every_slot(tmp_path):
         order = [int(s) for s in np.lexsort((np.arange(len(combined)), -combined)) if combined[s] > 0][:5]
         assert hits and [h.item.id for h in hits] == [int(index.item_ids[s]) for s in order]
         assert [h.score for h in hits] == pytest.approx([combined[s] for s in order])
+
+
+def test_an_entity_named_twice_seeds_the_walk_as_once(tmp_path):
+    """Two names of one entity in a query seed it once, with the whole entity share of the mass
+    beside the items' share (not half of it)."""
+    from mnemoscope.engine import Memory
+
+    with Memory(tmp_path / "s.db") as mem:
+        mem.add_note("Maya adopted Biscuit, a beagle from the Portland shelter.", name="n1")
+        mem.add_note("Biscuit loves the Portland dog park.", name="n2")
+        k = mem.knowledge
+        query = "Where does Biscuit play?"
+        first = mem.index.bm25.scores(*mem.index.query_terms(query, related=False))
+        (biscuit,) = k.query_entities("Biscuit")
+        once, twice = k.seeds([biscuit], first, k.edge_weights()), k.seeds([biscuit, biscuit], first, k.edge_weights())
+        assert np.array_equal(twice.nodes, once.nodes) and np.allclose(twice.mass, once.mass)
+        on_entities = twice.nodes >= mem.index.n_slots
+        assert on_entities.any() and twice.mass[on_entities].sum() == pytest.approx(mem.settings.ppr_entity_mass)
+        assert np.array_equal(k.graph_scores(query, first, entities=[biscuit, biscuit]).item_scores,
+                              k.graph_scores(query, first, entities=[biscuit]).item_scores)

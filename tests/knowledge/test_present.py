@@ -10,6 +10,8 @@ import pytest
 
 from mnemoscope.engine import Memory
 
+from .conftest import ingested
+
 CHANGES = {
     "sample_id": "changes",
     "conversation": {
@@ -94,3 +96,61 @@ def test_only_a_change_is_lifted_and_only_for_the_present(changes):
     plain = ranked(changes, "Where did Noor work?")  # about the past: the ranking as the strategy made it
     hits = changes.recall("Where did Noor work?", top_k=10, strategy="fused").hits
     assert plain and not any("change" in h.sources for h in hits)
+
+
+HOMES = {
+    "sample_id": "homes",
+    "conversation": {
+        "speaker_a": "Noor", "speaker_b": "Sam",
+        "session_1_date_time": "9:00 am on 10 January, 2023",
+        "session_1": [
+            {"speaker": "Noor", "dia_id": "D1:1",
+             "text": "I live in a tiny flat in Leeds, right above the bakery where I live on croissants."},
+            {"speaker": "Sam", "dia_id": "D1:2", "text": "Where do you live exactly, Noor?"},
+            {"speaker": "Noor", "dia_id": "D1:3", "text": "I work at the library on Mondays."},
+        ],
+        "session_2_date_time": "6:30 pm on 5 June, 2023",
+        "session_2": [
+            {"speaker": "Noor", "dia_id": "D2:1", "text": "I live in a cottage by the sea, and the garden is all thyme and gulls."},
+            {"speaker": "Sam", "dia_id": "D2:2", "text": "That sounds lovely."},
+        ],
+    },
+}
+
+
+def test_the_latest_value_of_the_asked_slot_goes_first_without_a_supersession(tmp_path):
+    with ingested(tmp_path, "homes.json", json.dumps([HOMES])) as mem:
+        assert not any(f.superseded_by for f in mem.knowledge.facts())  # "a cottage by the sea" names nothing
+        assert [c.kind for c in mem.knowledge.conflicts()] == ["clash"]
+        hits = mem.recall("Where does Noor live?", top_k=10, strategy="fused").hits
+        assert hits[0].item.key == "D2:1" and "change" in hits[0].sources  # no change word: a newer value
+        assert ranked(mem, "Where does Noor live?", as_of="2023-03-01")[0] == "D1:1"  # the value held then
+
+
+COMMUTE = {
+    "sample_id": "commute",
+    "conversation": {
+        "speaker_a": "Noor", "speaker_b": "Sam",
+        "session_1_date_time": "9:00 am on 10 January, 2023",
+        "session_1": [
+            {"speaker": "Noor", "dia_id": "D1:1",
+             "text": "I drive my old van to work every day, it takes twenty minutes to get to work."},
+            {"speaker": "Sam", "dia_id": "D1:2", "text": "I walk my dog before work."},
+            {"speaker": "Noor", "dia_id": "D1:3", "text": "My sister plays the cello on Thursdays."},
+        ],
+        "session_2_date_time": "6:30 pm on 5 June, 2023",
+        "session_2": [
+            {"speaker": "Noor", "dia_id": "D2:1", "text": "I sold the van. I take the bus to work now."},
+            {"speaker": "Noor", "dia_id": "D2:2", "text": "My sister is busy right now, she plays the cello in an orchestra."},
+            {"speaker": "Sam", "dia_id": "D2:3", "text": "Buses are nice."},
+        ],
+    },
+}
+
+
+def test_now_set_against_before_is_a_change_but_not_right_now_nor_a_dated_question(tmp_path):
+    with ingested(tmp_path, "commute.json", json.dumps([COMMUTE])) as mem:
+        hits = mem.recall("How does Noor get to work?", top_k=10, strategy="fused").hits
+        assert hits[0].item.key == "D2:1" and "change" in hits[0].sources  # "I take the bus to work now"
+        assert ranked(mem, "What does Noor's sister play?")[0] == "D1:3"  # "right now" is a moment
+        assert ranked(mem, "How does Noor get to work on 1 March, 2023?")[0] == "D1:1"  # asks about that day

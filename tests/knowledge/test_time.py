@@ -284,10 +284,9 @@ def test_a_rolled_back_change_of_validity_is_not_remembered(moves):
     lyon = fact(moves, "lives in", "Lyon")
     store, item = moves.store, lyon.provenance[0]
     assert (lyon.id, item) in store.ended_facts_of_items([item])
-    store.conn.execute("BEGIN")
-    store.conn.execute("UPDATE facts SET valid_to = NULL, superseded_by = NULL WHERE id = ?", (lyon.id,))
-    assert (lyon.id, item) not in store.ended_facts_of_items([item])
-    store.conn.execute("ROLLBACK")
+    with store.dry_run():
+        store.conn.execute("UPDATE facts SET valid_to = NULL, superseded_by = NULL WHERE id = ?", (lyon.id,))
+        assert (lyon.id, item) not in store.ended_facts_of_items([item])
     assert (lyon.id, item) in store.ended_facts_of_items([item])
 
 

@@ -64,3 +64,52 @@ def test_a_move_taken_out_entirely_is_unknown_again():
 def test_saved_counts_that_do_not_fit_are_refused(arrays):
     with pytest.raises(ValueError):
         TransitionModel.restore(arrays)
+
+
+def test_a_read_while_changes_are_merged_sees_them_before_or_after_never_neither(monkeypatch):
+    """A recall in another thread may read while an ingest's moves are merged into the arrays: it
+    reads the model as it was (arrays and pending changes) or as it is, never the arrays without
+    the changes that are on their way in."""
+    from mnemoscope.engine.topics import markov
+
+    rng = random.Random(7)
+    model = TransitionModel(moves(rng, 4000))
+    pending = [(-1, 1, c, 1.0) for c in range(TOPICS)]  # every move from topic 1, waiting as changes
+    model.add(pending)
+    candidates = np.arange(TOPICS)
+    want = model.probabilities(-1, 1, candidates, 0.6, 0.1)
+    seen = []
+    merge = markov._merged
+
+    def merging(*args):
+        seen.append(model.probabilities(-1, 1, candidates, 0.6, 0.1))  # read half-way through the merge
+        return merge(*args)
+
+    monkeypatch.setattr(markov, "_merged", merging)
+    model.arrays()  # merges what waits
+    assert len(seen) == 1 and seen[0] is not None and np.array_equal(seen[0], want)
+    assert np.array_equal(model.probabilities(-1, 1, candidates, 0.6, 0.1), want)
+
+
+def test_moves_asked_before_the_counts_change_follow_the_change():
+    """The moves kept per context after a question are those of the counts at that time: a
+    source added or taken out later (merged at once, or waiting as changes) is seen next time."""
+    rng = random.Random(9)
+    first, merged_at_once, waiting = moves(rng, 3000), moves(rng, 3000), moves(rng, 60)
+    model = TransitionModel(first)
+    asked = [(rng.choice([-1, *range(TOPICS)]), rng.randrange(TOPICS), np.array(rng.sample(range(TOPICS), 8)))
+             for _ in range(300)]
+    assert asked
+
+    def answers(m: TransitionModel) -> list[np.ndarray | None]:
+        return [m.probabilities(prev, current, candidates, 0.6, 0.1) for prev, current, candidates in asked]
+
+    answers(model)
+    for change, now in ((lambda: model.add(merged_at_once), first + merged_at_once),
+                        (lambda: model.add(waiting), first + merged_at_once + waiting),
+                        (lambda: model.remove(merged_at_once), first + waiting)):
+        change()
+        fresh = TransitionModel(now)
+        for got, want in zip(answers(model), answers(fresh)):
+            assert (got is None) == (want is None)
+            assert got is None or np.array_equal(got, want)

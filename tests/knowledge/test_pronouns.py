@@ -1,0 +1,83 @@
+""""He" and "she" opening a clause mean the person the conversation named last
+(engine/knowledge/extract.py): a change said of someone only as "he" is a fact about them, the turn
+names them, and supersession can order it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mnemoscope.engine.knowledge.entities import EntityRegistry
+from mnemoscope.engine.knowledge.extract import Extraction, RuleExtractor
+from mnemoscope.engine.records import Item
+
+from .conftest import ingested
+
+
+def conversation(*turns: tuple[str, str]) -> list[Extraction]:
+    """What each turn of one conversation yields, read in order by one extractor."""
+    extractor = RuleExtractor(EntityRegistry())
+    return [extractor.extract(Item(text=text, kind="turn", key=f"D1:{n}", speaker=speaker, id=n,
+                                   timestamp="2023-05-25T13:56:00"))
+            for n, (speaker, text) in enumerate(turns, 1)]
+
+
+def triples(extraction: Extraction) -> list[tuple[str, str, str]]:
+    return [(f.subject, f.predicate, f.object) for f in extraction.facts]
+
+
+def test_he_is_the_person_the_turn_before_named():
+    *_, news = conversation(("Lena", "Julien and I are planning a trip to Greece."),
+                            ("Omar", "Did you see Julien?"),
+                            ("Lena", "Briefly. He moved to Grenoble in the summer."))
+    assert any(s == "Julien" and p == "moved to" and o.startswith("Grenoble") for s, p, o in triples(news)), news.facts
+    assert ("Julien", "julien", "name", "pronoun") in news.mentions
+
+
+def test_she_is_the_person_named_earlier_in_the_same_turn():
+    (turn,) = conversation(("Bea", "My sister Kasia called on Sunday. She lives in Gdansk now."))
+    assert ("Kasia", "lives in", "Gdansk now") in triples(turn)
+
+
+@pytest.mark.parametrize("turns", [
+    # the turn speaks of someone it does not name: "he" is the son, not Caroline
+    [("Mel", "My friend Caroline came round. My son showed her his fossils. He wants to be a paleontologist.")],
+    # the sentence before is about a name never introduced as a person (a pet): "she" is not Hana
+    [("Aiko", "My friend Hana says hi."), ("Aiko", "Clover has learned to jump onto the sofa. She lives in the kitchen now.")],
+    # a place is never "she"
+    [("Ines", "Porto is lovely in spring."), ("Ines", "She lives in Lisbon.")],
+    # a name the conversation never introduced as a person
+    [("Omar", "Acme is hiring again."), ("Lena", "He lives in Lyon.")],
+])
+def test_he_or_she_stays_unresolved_when_the_person_is_unnamed_or_unknown(turns):
+    *_, last = conversation(*turns)
+    assert not [f for f in last.facts if f.predicate in ("wants to be", "lives in")], last.facts
+    assert not [m for m in last.mentions if m[3] == "pronoun"]
+
+
+MOVE = {
+    "sample_id": "pronoun-move",
+    "conversation": {
+        "speaker_a": "Bea", "speaker_b": "Tom",
+        "session_1_date_time": "9:00 am on 10 January, 2023",
+        "session_1": [
+            {"speaker": "Bea", "dia_id": "D1:1", "text": "My brother Ollie lives in Leeds and plays in a terrible band."},
+            {"speaker": "Tom", "dia_id": "D1:2", "text": "Does the band have a name yet?"},
+        ],
+        "session_2_date_time": "6:30 pm on 5 June, 2023",
+        "session_2": [
+            {"speaker": "Tom", "dia_id": "D2:1", "text": "How is Ollie these days?"},
+            {"speaker": "Bea", "dia_id": "D2:2", "text": "Happy. He moved to Manchester in May, more venues for the band."},
+        ],
+    },
+}
+
+
+def test_a_move_said_of_he_supersedes_the_home_the_person_had(tmp_path):
+    with ingested(tmp_path, "move.json", json.dumps([MOVE])) as mem:
+        facts = {f.id: f for f in mem.knowledge.facts()}
+        leeds = next(f for f in facts.values() if f.object.startswith("Leeds"))
+        assert leeds.superseded_by is not None
+        assert facts[leeds.superseded_by].object.startswith("Manchester")
+        assert facts[leeds.superseded_by].predicate == "moved to"
