@@ -32,6 +32,8 @@ import numpy as np
 from ..activity import FACTS_EXTRACTED
 from ..area import Area
 from ..array_file import ArrayFile
+from ..arrays import distinct
+from ..dense import one_blas_thread
 from ..records import Item, Source
 from ..text import STOPWORDS, normalize, words
 from .entities import EntityRegistry, entity_key, name_vector
@@ -105,7 +107,7 @@ class RowMatrix:
         lists = sorted((self._rows_of[w] for w in words if w in self._rows_of), key=len)[:RAREST]
         if not lists:
             return None, 0.0
-        rows = np.unique(np.concatenate([np.frombuffer(rows, dtype=np.int64) for rows in lists]))
+        rows = distinct(np.concatenate([np.frombuffer(rows, dtype=np.int64) for rows in lists]))
         sims = self.matrix[rows] @ vec
         best = int(np.argmax(sims))
         return self.ids[int(rows[best])], float(sims[best])
@@ -402,13 +404,16 @@ class KnowledgeBuilding(Area):
 
     def _store_facts(self, items: list[Item], extractions: list[Extraction], ids: dict[str, int], batch: Batch,
                      origin: str) -> dict[int, int]:
-        """Store the drafts' facts with their items as provenance; returns ``id(draft)`` → fact id."""
+        """Store the drafts' facts with their items as provenance; returns ``id(draft)`` → fact id.
+        BLAS runs on one thread meanwhile: each draft's dedup is a product with a few thousand of
+        its subject's rows, and a second OpenBLAS thread spinning beside it cost ten times its CPU."""
         drafts = [(item, _home(ex, ids), d) for item, ex in zip(items, extractions) for d in ex.facts]
         vectors = self._fact_vectors([(d.subject, d.predicate, d.object) for _, _, d in drafts])
         provenance, stored = [], {}
-        for (item, home, draft), vec in zip(drafts, vectors):
-            fid = stored[id(draft)] = self._dedup_or_insert(draft, vec, ids, batch, origin, home, item.timestamp)
-            provenance.append((fid, item.id))
+        with one_blas_thread():
+            for (item, home, draft), vec in zip(drafts, vectors):
+                fid = stored[id(draft)] = self._dedup_or_insert(draft, vec, ids, batch, origin, home, item.timestamp)
+                provenance.append((fid, item.id))
         self.store.insert_fact_sources(provenance)
         batch.provenance += provenance
         return stored
