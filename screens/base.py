@@ -9,10 +9,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from mnemoscope.app.commands import Command
-from mnemoscope.app.widgets import ChoiceDialog, NavTabs, StoreHeader, TaskPanel
+from mnemoscope.app.widgets import ChoiceDialog, KeyBar, NavTabs, StoreHeader, TaskPanel
 
 if TYPE_CHECKING:
     from textual.worker import Worker
@@ -101,7 +101,7 @@ class BaseScreen(FittedScreen):
         yield NavTabs(self.NAME)
         yield from self.compose_body()
         yield TaskPanel(id="task-panel")
-        yield Footer(compact=True)
+        yield KeyBar()
 
     def compose_body(self) -> ComposeResult:
         yield from ()

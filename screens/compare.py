@@ -10,10 +10,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Select, Static
+from textual.widgets import Select, Static
 
 from mnemoscope.app.services import RecallRequest
-from mnemoscope.app.widgets import StoreHeader
+from mnemoscope.app.widgets import KeyBar, StoreHeader
 from mnemoscope.app.widgets.recall import INTENTS, SOURCE_WIDTH, HitsTable
 from mnemoscope.screens.base import WIDE, FittedScreen
 
@@ -60,7 +60,7 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
                                      id=f"intent-{side}")
                     yield Static("", id=f"summary-{side}", classes="compare-summary")
                     yield HitsTable(mark="◆", mark_width=3, rank_width=2, details=False, id=f"hits-{side}")
-        yield Footer(compact=True)
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.rerun()

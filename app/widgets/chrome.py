@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 
 from textual.content import Content
 from textual.markup import escape
+from textual.binding import Binding
 from textual.reactive import reactive
+from textual.screen import Screen
 from textual.style import Style as VisualStyle
 from textual.widgets import Input, Static
 
@@ -114,3 +116,63 @@ class NavTabs(Static):
         line = Content.assemble(("━" * (start - 1), bar), ("╸", bar), ("━" * (end - start), mark), ("╺", bar),
                                 ("━" * rest, bar))
         return Content.assemble(*names, "\n", line)
+
+
+class KeyBar(Static):
+    """The keys of what has focus, each with what it does, and the command palette's key at the
+    right; a click on a key presses it.
+
+    One widget drawing the line, not Textual's Footer: that mounts a widget per key, composes
+    them again at every focus change, and each screen's first showing styles and lays them out
+    (a quarter of an app session's work)."""
+
+    COMPONENT_CLASSES = {"key-bar--key", "key-bar--description", "key-bar--disabled", "key-bar--edge"}
+    ALLOW_SELECT = False
+
+    auto_links = False  # the key styles below, not the theme's link colours
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.keys: list[tuple[Binding, bool]] = []  # (binding, enabled), as the screen last had them
+        self.palette: tuple[Binding, bool] | None = None
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def _bindings_changed(self, screen: Screen) -> None:
+        """Read when the screen's keys change, as Textual's footer does: a screen under a dialog
+        keeps showing its own keys, not the dialog's."""
+        if not self.app.app_focus or not self.is_attached or screen is not self.screen:
+            return
+        bindings = screen.active_bindings
+        first: dict[str, tuple[Binding, bool]] = {}
+        for _node, binding, enabled, _tooltip in bindings.values():
+            if binding.show:
+                first.setdefault(binding.action, (binding, enabled))
+        self.keys = list(first.values())
+        palette = bindings.get(self.app.COMMAND_PALETTE_BINDING) if self.app.ENABLE_COMMAND_PALETTE else None
+        self.palette = (palette.binding, palette.enabled) if palette else None
+        self.refresh()
+
+    def render(self) -> Content:
+        """As Textual's compact footer: one key per action (its first binding), dimmed while
+        disabled; the keys that do not fit before the palette's key are cut."""
+        right = Content("")
+        if self.palette is not None:
+            right = Content.assemble(("▏", self.get_visual_style("key-bar--edge")), *self._key(*self.palette), " ")
+        left = Content.assemble(*[piece for binding, enabled in self.keys for piece in (*self._key(binding, enabled), " ")])
+        room = max(0, self.size.width - right.cell_length)
+        return Content.assemble(left.truncate(room, pad=True), right)
+
+    def _key(self, binding: Binding, enabled: bool) -> tuple[tuple[str, VisualStyle], tuple[str, VisualStyle]]:
+        """A key and what it does, styled; a click presses it (a disabled one rings the bell)."""
+        click = VisualStyle.from_meta({"@click": f"app.simulate_key({binding.key.split(',')[0]!r})" if enabled
+                                       else "app.bell"})
+        key, description = self.get_visual_style("key-bar--key"), self.get_visual_style("key-bar--description")
+        if not enabled:
+            dim = self.get_visual_style("key-bar--disabled")
+            key, description = key + dim, description + dim
+        return (self.app.get_key_display(binding), key + click), (f" {binding.description}", description + click)

@@ -47,6 +47,10 @@ async def test_start_header_digits_palette_keys_help_and_a_store_that_cannot_be_
         assert isinstance(app.screen, HelpScreen) and app.current_mode == "query"
         await pilot.press("escape")
         box.value = ""
+        # a click on a key in the bar at the bottom presses it
+        await pilot.click("KeyBar", offset=(screen_lines(app)[-1].index("Help"), 0))
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
 
         # the palette offers every action, and one screenshot command
         titles = [c.title for c in app.get_system_commands(app.screen)]
