@@ -13,9 +13,10 @@ an upper bound, never a result). ``--inner`` repeats the exercise inside the fee
 ``--ramps`` sweeps the feedback memory's parameters (engine/rank/marks.py) for the query
 similarity in use — the embeddings' when an embedding endpoint is configured
 (``MNEMOSCOPE_EMBED_BASE_URL``, ``MNEMOSCOPE_EMBED_MODEL``), else the words' — over a grid of
-ramps, of what counts as the same question (whose ignored hits sink and whose marks ignore the
-item's standing), and of how much an item's standing in the new question's list counts: where
-``MarkParams`` were chosen (on this same dev data, so the chosen figures are optimistic).
+rules for alike questions (ramp, the item's standing, the nearest marks, the kind of answer, the
+reach) and of what counts as the same question (whose ignored hits sink and whose marks ignore
+the item's standing): where ``MarkParams`` were chosen (on this same dev data, so the chosen
+figures are optimistic).
 ``--shared`` shows where the held-out answers overlap the taught ones, what lifting exactly those
 would give, and whether the model forecasts each next feedback event better than the heuristic.
 Figures and what they say: docs/benchmarks.md, "Learning from feedback".
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import math
 import pickle
 import sys
 import tempfile
@@ -49,33 +51,33 @@ from mnemoscope.engine.rank import features as feats
 from mnemoscope.engine.rank.heuristic import WEIGHTS
 from mnemoscope.engine.rank.heuristic import score as heuristic_score
 from mnemoscope.engine.rank.heuristic import weights_for
-from mnemoscope.engine.rank.marks import Likeness, MarkParams, Ramp
+from mnemoscope.engine.rank.marks import AlikeRule, MarkParams, Ramp
 from mnemoscope.engine.rank.state import PairBuffer
 
 DATA = Path("/work/shared/data/locomo/locomo10_dev.json")
 PARAPHRASES = DATA.parent / "paraphrases_dev.json"
 GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 2.0)
-RAMPS = {  # per query similarity: (threshold, full, power)
-    "lexical": [Ramp(t, 1.0, power) for power in (1.0, 2.0) for t in (0.3, 0.45, 0.6, 0.75)],
-    "embedded": [Ramp(t, 1.0, power) for power in (2.0, 2.5, 3.0, 3.5, 4.0) for t in (0.7, 0.72, 0.75, 0.78, 0.8)],
+RULES = {  # per query similarity: how an alike question's marks count (engine/rank/marks.py's AlikeRule)
+    "worded": [AlikeRule(Ramp(t, 1.0, power), standing_power=standing, nearest=nearest, same_answer=True, reach=reach)
+               for t, power, standing, nearest, reach in itertools.product((0.1, 0.2), (1.0, 2.0), (1.0, 2.0), (0, 2),
+                                                                           (0.1, math.inf))],
+    "embedded": [AlikeRule(Ramp(t, 1.0, power), standing_power=standing) for power in (2.0, 3.0, 4.0)
+                 for t in (0.7, 0.72, 0.75, 0.8) for standing in (0.0, 1.0)],
 }
-SAME = (Ramp(0.95, 1.0, 2.0), None)  # None: the ramp itself (every alike question's ignored hits sink: before session 6)
-STANDING_POWERS = (0.0, 0.5, 1.0)  # 0: the lift ignores the item's standing (before session 6)
+SAME = (Ramp(0.95, 1.0, 2.0), None)  # None: the rule's ramp (every alike question's ignored hits sink: before session 6)
 
 
 def variants(which: str) -> list[MarkParams]:
-    """Every combination of ``RAMPS[which]``, ``SAME`` and ``STANDING_POWERS`` as ``MarkParams``."""
-    out = []
-    for ramp, same, power in itertools.product(RAMPS[which], SAME, STANDING_POWERS):
-        out.append(MarkParams(**{which: ramp}, same=same or ramp, standing_power=power))
-    return out
+    """Every combination of ``RULES[which]`` and ``SAME`` as ``MarkParams``."""
+    return [MarkParams(**{which: rule}, same=same or rule.ramp) for rule, same in itertools.product(RULES[which], SAME)]
 
 
 def describe(params: MarkParams, which: str) -> str:
-    ramp: Ramp = getattr(params, which)
-    same = "the ramp" if params.same == ramp else f"{params.same.threshold:.2f}/{params.same.power:g}"
-    return (f"threshold {ramp.threshold:.2f} full {ramp.full:.2f} power {ramp.power:g}, same question {same}, "
-            f"standing ** {params.standing_power:g}")
+    rule: AlikeRule = getattr(params, which)
+    same = "the ramp" if params.same == rule.ramp else f"{params.same.threshold:.2f}/{params.same.power:g}"
+    return (f"threshold {rule.ramp.threshold:.2f} full {rule.ramp.full:.2f} power {rule.ramp.power:g}, "
+            f"standing ** {rule.standing_power:g}, nearest {rule.nearest or 'all'}, "
+            f"{'same answer, ' if rule.same_answer else ''}reach {rule.reach:g}, same question {same}")
 
 
 @dataclass
@@ -235,7 +237,7 @@ def ramp_grid(seed: int) -> None:
     rows: dict[int, dict[str, list[float]]] = {}
     grid: list[MarkParams] = []
     before: dict[str, list[float]] = {"held": [], "reworded": []}
-    which = "lexical"
+    which = "worded"
     with tempfile.TemporaryDirectory(prefix="headroom-") as tmp:
         for n, (parsed, questions) in enumerate(load_locomo(DATA)):
             teach, held = split_questions(questions, seed, n)
@@ -249,7 +251,7 @@ def ramp_grid(seed: int) -> None:
                         before["held"] += [fused_metrics(mem, [q], key_of)["ndcg@10"] for q in held]
                         before["reworded"] += reworded_recall(mem, reworded, key_of)
                     used_by = give_feedback(mem, teach, id_of, choose, lambda _: None)[2]
-                    which = "embedded" if mem.external_embedder is not None else "lexical"
+                    which = "embedded" if mem.external_embedder is not None else "worded"
                     grid = grid or variants(which)
                     for q in held:
                         for n, shown in enumerate(marked_lists(mem, q.text, grid, which)):
@@ -276,17 +278,18 @@ def ramp_grid(seed: int) -> None:
 def marked_lists(mem: Memory, text: str, grid: list[MarkParams], which: str,
                  depth: int = MISSING_RANK - 1) -> list[list[int]]:
     """The item ids a fused recall of ``text`` shows (top ``depth``) under each of ``grid`` (whose
-    ``which`` ramp applies: the similarity in use). The
+    ``which`` rule applies: the similarity in use). The
     strategy's ranking is made once and only the marks stage, the last that moves anything while λ
     is 0, is redone per variant, as recall would."""
     ranker = mem.ranker
     assert ranker.lam == 0, "the gate opened: the strategy's ranking would depend on the model"
     q, signals = mem.query(text, depth, "fused")
     ranking = ranker.rank(q, signals)
-    sims = ranker._likeness(q.text, lambda endpoint: query_embedding(mem, q)).sims
+    likeness = ranker._likeness(q.text, lambda endpoint: query_embedding(mem, q))
     out = []
     for params in grid:
-        moved = replace(ranker.marks, params=params).apply(ranking, mem.index.slot_of, Likeness(sims, getattr(params, which)))
+        moved = replace(ranker.marks, params=params).apply(ranking, mem.index.slot_of,
+                                                           replace(likeness, rule=getattr(params, which)))
         out.append(mem.index.item_ids[moved.slots[:depth]].tolist())
     return out
 

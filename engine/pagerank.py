@@ -49,13 +49,14 @@ def personalized_pagerank(transition: sp.csr_matrix | np.ndarray, seeds: np.ndar
     p = s.copy()
     a = np.float32(alpha)
     for _ in range(iterations):
-        moved = transition @ p
-        nxt = a * moved
-        nxt[seeded] += (np.float32(1.0) - a * np.float32(moved.sum())) * jump
-        if float(np.abs(nxt - p).sum()) < tol:
-            p = nxt
-            break
+        nxt = transition @ p
+        back = (np.float32(1.0) - a * np.float32(nxt.sum())) * jump
+        nxt *= a  # the step's new vector and the change's below are made in place: no temporaries per step
+        nxt[seeded] += back
+        change = float(np.abs(np.subtract(nxt, p, out=p), out=p).sum())
         p = nxt
+        if change < tol:
+            break
     return p
 
 

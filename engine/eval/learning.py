@@ -42,7 +42,7 @@ from ..memory import Memory
 from ..pipeline import Recall
 from .bench import synthetic_corpus
 from .harness import Question, require
-from .locomo import load as load_locomo
+from .locomo import conversations as locomo_conversations
 from .metrics import mean_metrics, score
 
 METRICS = ("recall@10", "ndcg@10")
@@ -291,11 +291,11 @@ def feedback_latency(data: Path, n_items: int, events: int = 50, **settings: Any
 
 def evaluate(path: str | Path, seed: int = 7, curve_every: int = 10, latency_items: int = 10_000, repeats: int = 3,
              paraphrases: str | Path | None = None, **settings: Any) -> dict[str, Any]:
-    conversations = load_locomo(require(path))
+    conversations = locomo_conversations(require(path))
     rewordings = load_paraphrases(paraphrases, Path(path)) if paraphrases else [{} for _ in conversations]
     with tempfile.TemporaryDirectory(prefix="mnemoscope-learn-") as tmp:
-        runs = [_conversation(parsed, qs, seed, curve_every, repeats, Path(tmp), n, settings, rewordings[n])
-                for n, (parsed, qs) in enumerate(conversations)]
+        runs = [_conversation(c.parsed, list(c.questions.values()), seed, curve_every, repeats, Path(tmp), n, settings,
+                              rewordings[n]) for n, c in enumerate(conversations)]
 
     def side(run_key: str, which: str) -> dict[str, float]:
         """Held-out metrics pooled over conversations, weighted by their held-out questions."""
@@ -328,9 +328,20 @@ def evaluate(path: str | Path, seed: int = 7, curve_every: int = 10, latency_ite
                                         "after": _mean([x for r in runs for x in r["paraphrased"][1]])},
         "control": {"before": side("control", "before"), "after": side("control", "after"),
                     "lambda": _mean([r["control"]["lambda"] for r in runs])},
+        "per_conversation": [_one_conversation(c.sample_id, r) for c, r in zip(conversations, runs)],
         "feedback_ms": {"locomo_p50": round(statistics.median(latency), 3) if latency else 0.0,
                         **({"synthetic": feedback_latency(require(path), latency_items, **settings)} if latency_items else {})},
     }
+
+
+def _one_conversation(sample_id: str, run: dict[str, Any]) -> dict[str, Any]:
+    """One conversation's figures: a rule tuned on some conversations is judged on the others."""
+    return {"sample_id": sample_id, "held_out_questions": run["held"],
+            "ndcg@10": {"before": run["before"]["ndcg@10"], "after": run["after"]["ndcg@10"],
+                        "control": run["control"]["after"]["ndcg@10"]},
+            "reworded_recall@10": {"n": len(run["reworded"][0]), "before": _mean(run["reworded"][0]),
+                                   "after": _mean(run["reworded"][1])},
+            "lambda": round(run["lambda"], 4), "control_lambda": round(run["control"]["lambda"], 4)}
 
 
 def _pooled_curve(curves: list[list[dict[str, float]]]) -> list[dict[str, float]]:

@@ -103,9 +103,9 @@ def asked_by(slot: Slot) -> frozenset[str]:
 
 @functools.cache
 def slot_cues(slot: Slot) -> frozenset[str]:
-    """The tokens of a turn that speaks about ``slot``: its ``asks``, its objects and the verbs
-    of its predicates (the first word after auxiliaries: "moved" of "has moved to")."""
-    words = list(slot.asks) + list(slot.objects)
+    """The tokens of a turn that speaks about ``slot``: its ``asks`` and ``cues``, its objects and
+    the verbs of its predicates (the first word after auxiliaries: "moved" of "has moved to")."""
+    words = list(slot.asks) + list(slot.cues) + list(slot.objects)
     for predicate in slot.predicates | slot.ends:
         words += [w for w in predicate.split() if w not in _LIGHT][:1]
     return frozenset(lexical_tokens(" ".join(words)))

@@ -215,10 +215,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
             result.graph = graph
         scores = {h.item.id: h.score for h in result.hits}
         result.facts = self.facts_for(q.text, scores, self.settings.facts_top_k, q.options.get("as_of"), self.named_in(q))
-        episode_of = self.episodes_of_items([h.item.id for h in result.hits])
-        order = list(dict.fromkeys(episode_of[h.item.id] for h in result.hits if h.item.id in episode_of))
-        by_id = {e.id: e for e in self.episodes(ids=order)}
-        result.episodes = [by_id[e] for e in order if e in by_id]
+        result.episodes = self.episodes_of_hits([h.item.id for h in result.hits])
         if q.mode == "lite":
             result.hits = []
         elif q.mode == "max":

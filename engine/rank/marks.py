@@ -11,22 +11,30 @@ the items marked for queries like the one asked:
   evidence answers the rewording too; a turn marked for a different question about the same
   person usually does not, so a question that is only alike is barely moved by it;
 * the lift grows with the number of marks and fades with the marks' age;
-* a query that shares nothing distinctive with any marked one (below ``threshold``) is
+* a query that shares nothing distinctive with any marked one (below the rule's threshold) is
   untouched;
 * an item shown but ignored sinks, by ``ignored_share`` of what a use would lift it, for the
   same question only (``MarkParams.same``): that it was not used for one question says nothing
   of another, even an alike one, whose answer it may be.
 
-Query similarity is the cosine of the queries' lexical tokens (stemmed, stop words out), each
-weighted by its IDF in the store (a word the store has never seen counts as the rarest), so a
-shared name that is in every question weighs little and a shared rare word much. A rewording that
-keeps no distinctive word is out of its reach; so when an embedding endpoint is configured, the
-cosine of the queries' embeddings replaces it (a paraphrase-trained model places rewordings close),
-with a ramp of its own, as that cosine has a scale of its own. The asked query's vector is the one
-recall made already; the marks' queries are embedded once, in batches, when the marks change, and
-kept in memory only. A shift is
-measured in the list's own score range (best − worst candidate): a lift of 1 puts an item above
-the list's best, so it works the same for every strategy's score scale.
+Whether two queries are *the same* question is the cosine of their lexical tokens (stemmed, stop
+words out), each weighted by its IDF in the store. How *alike* two different questions are is,
+offline, the cosine of their query plans (engine/query.py: the words the store knows, framing
+words weighing little, and the related words the bundled lexicon brings in), IDF-weighted: a
+rewording rarely keeps the original's distinctive words, but often a related one. Offline that
+likeness cannot tell a rewording from another question of the same conversation (the other
+questions are as alike, docs/benchmarks.md), so an alike question's marks count as *joint
+evidence* only: a mark counts when its question is one of the ``nearest`` most alike and asks
+for the same kind of answer (when / where / who), an item it marked rises in proportion to its
+own standing in the new question's list (the new question must find it on its own), and by at
+most ``reach`` of the list's range — enough to bring a near miss into view, not enough to put
+another question's answer on top. When an embedding endpoint is configured, the cosine of the
+queries' embeddings replaces the likeness (a paraphrase-trained model places rewordings close),
+with a rule of its own, as that cosine has a scale of its own. The asked query's vector is the
+one recall made already; the marks' queries are embedded once, in batches, when the marks
+change, and kept in memory only. A shift is measured in the list's own score range (best −
+worst candidate): a lift of 1 puts an item above the list's best, so it works the same for every
+strategy's score scale.
 
 Recall stays read-only: the memory is built from the feedback log when the ranker loads and
 changes only when feedback is given or withdrawn.
@@ -37,11 +45,12 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Hashable
 
 import numpy as np
 
 from ..pipeline import MarkNote, Ranking
+from ..query import answer_type
 from ..text import lexical_tokens
 from .rows import GrowingRows
 
@@ -61,20 +70,41 @@ class Ramp:
         return np.clip((sims - self.threshold) / (self.full - self.threshold), 0.0, 1.0) ** self.power
 
 
+@dataclass(frozen=True)
+class AlikeRule:
+    """How the marks of a question only alike to the one asked count (the same question's always
+    count in full): by ``ramp`` over the likeness; for an item, in proportion to its standing in
+    the new list ** ``standing_power``; only the ``nearest`` most alike marks (0: all); only marks
+    whose question asks for the same kind of answer (``same_answer``); and lifting an item by at
+    most ``reach`` of the list's range, however many such marks agree."""
+
+    ramp: Ramp
+    standing_power: float = 1.0
+    nearest: int = 0
+    same_answer: bool = False
+    reach: float = math.inf
+
+    @property
+    def weight_cap(self) -> float:
+        """The most the alike marks' summed weight counts: a lift is log2(1 + weight)."""
+        return 2.0 ** self.reach - 1.0
+
+
 @dataclass
 class MarkParams:
-    # The ramps and ``same`` were chosen on LoCoMo dev (the only data; optimistic) as the ones that
-    # lift the rewordings most while the held-out questions and the random control lose less than
-    # 0.005 nDCG@10 (docs/benchmarks.md, `bench/learning_headroom.py --ramps`); the embedded one
-    # with all-MiniLM-L6-v2 as the endpoint, whose cosines of unrelated questions of one
+    # Chosen on LoCoMo dev (the only data; optimistic) as the rules that lift the rewordings most
+    # while the held-out questions and the random control lose less than 0.005 nDCG@10
+    # (docs/benchmarks.md, `bench/learning_headroom.py --ramps`). The worded rule was chosen on
+    # three of the five conversations (conv-26/30/41) and checked on the other two. The embedded
+    # one with all-MiniLM-L6-v2 as the endpoint, whose cosines of unrelated questions of one
     # conversation often exceed 0.7: hence a high threshold and a steep ramp.
-    lexical: Ramp = field(default_factory=lambda: Ramp(0.6, 1.0, 2.0))  # the IDF-weighted token cosine
-    embedded: Ramp = field(default_factory=lambda: Ramp(0.72, 1.0, 3.0))  # the endpoint's embedding cosine
-    # The same question, on either similarity: its marks count in full whatever the item's standing
-    # in the new list (a marked hit the strategy ranks low, or not at all, still rises above the
-    # list), and only its ignored hits sink.
+    worded: AlikeRule = field(default_factory=lambda: AlikeRule(
+        Ramp(0.1, 1.0, 1.0), standing_power=2.0, nearest=2, same_answer=True, reach=0.1))  # the query plans' cosine
+    embedded: AlikeRule = field(default_factory=lambda: AlikeRule(Ramp(0.72, 1.0, 3.0)))  # the endpoint's embedding cosine
+    # The same question, by its tokens (or its embedding): its marks count in full whatever the
+    # item's standing in the new list (a marked hit the strategy ranks low, or not at all, still
+    # rises above the list), and only its ignored hits sink.
     same: Ramp = field(default_factory=lambda: Ramp(0.95, 1.0, 2.0))
-    standing_power: float = 1.0  # an alike question lifts an item by its standing ** this (0: whatever its standing)
     ignored_share: float = 0.25  # an ignored hit sinks by this share of what a use lifts
     half_life_days: float = 90.0  # a mark's weight halves in this long
     margin: float = 0.05  # a lift of 1 lands this share of the range above the best
@@ -90,33 +120,64 @@ class Mark:
     used: list[int]
     ignored: list[int]
     tokens: frozenset[str] = frozenset()
+    answer: str | None = None  # the kind of answer its question asks for (engine/query.py)
+
+
+@dataclass(frozen=True)
+class Wording:
+    """The store's words, as the marks compare queries without an endpoint: the IDF of lexical
+    tokens and of term ids (one the store does not know counts as the rarest), a query's plan as
+    term id → weight (engine/query.py), and what they follow (``version``: the weights looked up
+    are kept while it holds)."""
+
+    version: tuple[int, ...]
+    token_idf: Callable[[list[str]], np.ndarray]
+    term_idf: Callable[[list[int]], np.ndarray]
+    plan: Callable[[str], dict[int, float]]
 
 
 @dataclass
 class _Index:
-    """Marks × tokens, IDF-weighted, rows of unit length, in ``marks`` order: a new mark appends its
-    row (:class:`.rows.GrowingRows`); a withdrawn mark, or a change of the store (``version``: the
+    """Marks × keys (lexical tokens, or plan term ids), each entry its weight × the key's IDF,
+    rows of unit length, in ``marks`` order: a new mark appends its row
+    (:class:`.rows.GrowingRows`); a withdrawn mark, or a change of the store (``version``: the
     IDF weights), starts it anew."""
 
     version: tuple[int, ...]
-    column: dict[str, int] = field(default_factory=dict)
-    weight: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per column: the token's IDF
+    column: dict[Hashable, int] = field(default_factory=dict)
+    weight: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per column: the key's IDF
     entries: GrowingRows = field(default_factory=GrowingRows)
     n_marks: int = 0
 
-    def extend(self, marks: list[Mark], idf: Callable[[list[str]], np.ndarray]) -> None:
-        """Append the rows of ``marks``, the ones after those already held; only tokens not seen
-        before are looked up in ``idf``."""
-        new = sorted({t for m in marks for t in m.tokens} - self.column.keys())
+    def extend(self, rows: list[dict], idf: Callable[[list], np.ndarray]) -> None:
+        """Append ``rows`` (key → weight, one per mark after those already held); only keys not
+        seen before are looked up in ``idf``."""
+        new = sorted({k for row in rows for k in row} - self.column.keys())
         if new:
             self.column.update(zip(new, range(len(self.column), len(self.column) + len(new))))
             self.weight = np.concatenate([self.weight, idf(new)])
-        own = np.repeat(np.arange(len(marks)), [len(m.tokens) for m in marks])
-        cols = np.fromiter((self.column[t] for m in marks for t in m.tokens), dtype=np.int64, count=len(own))
-        values = self.weight[cols]
-        norms = np.sqrt(np.bincount(own, weights=values * values, minlength=len(marks)))
+        own = np.repeat(np.arange(len(rows)), [len(row) for row in rows])
+        cols = np.fromiter((self.column[k] for row in rows for k in row), dtype=np.int64, count=len(own))
+        values = self.weight[cols] * np.fromiter((w for row in rows for w in row.values()), dtype=np.float64,
+                                                 count=len(own))
+        norms = np.sqrt(np.bincount(own, weights=values * values, minlength=len(rows)))
         self.entries.append(own + self.n_marks, cols, values / np.maximum(norms, 1e-12)[own])
-        self.n_marks += len(marks)
+        self.n_marks += len(rows)
+
+    def cosines(self, query: dict, idf: Callable[[list], np.ndarray]) -> np.ndarray:
+        """Cosine of ``query`` (key → weight, weighted the same way) to every row; a key no mark
+        has counts in the query's length only."""
+        known = [k for k in query if k in self.column]
+        unseen = [k for k in query if k not in self.column]
+        cols = np.array([self.column[k] for k in known], dtype=np.int64)
+        values = self.weight[cols] * np.array([query[k] for k in known], dtype=np.float64)
+        extra = idf(unseen) * np.array([query[k] for k in unseen], dtype=np.float64) if unseen else np.zeros(0)
+        norm = math.sqrt(float(np.sum(values ** 2) + np.sum(extra ** 2)))
+        if not len(cols) or norm == 0:
+            return np.zeros(self.n_marks)
+        q = np.zeros(len(self.weight))
+        q[cols] = values / norm
+        return np.clip(self.entries.dot(q, self.n_marks), 0.0, 1.0)
 
 
 @dataclass
@@ -131,14 +192,26 @@ class Endpoint:
 
 @dataclass
 class Likeness:
-    """How alike one query is to every mark's query (in ``marks`` order), and the ramp that turns
-    that into how much each mark counts (each similarity has its own scale)."""
+    """How alike one query is to every mark's query (in ``marks`` order) — ``sims``, what a
+    note shows — with the rule that turns that into how much each mark counts (each similarity
+    has its own scale), how nearly each is the same question (``same_sims``), and, when the rule
+    asks, whether each asks for the same kind of answer (``agrees``)."""
 
     sims: np.ndarray
-    ramp: Ramp
+    rule: AlikeRule
+    same_sims: np.ndarray
+    agrees: np.ndarray | None = None
 
-    def strength(self) -> np.ndarray:
-        return self.ramp.strength(self.sims)
+    def strength(self, same: np.ndarray) -> np.ndarray:
+        """How much each mark counts, given how much each is the same question (``same``)."""
+        out = self.rule.ramp.strength(self.sims)
+        if self.agrees is not None:
+            out = out * self.agrees
+        if 0 < self.rule.nearest < len(out):
+            keep = same > 0
+            keep[np.argsort(-self.sims, kind="stable")[:self.rule.nearest]] = True
+            out = out * keep
+        return out
 
 
 @dataclass
@@ -155,7 +228,9 @@ class _Embedded:
 class FeedbackMemory:
     params: MarkParams = field(default_factory=MarkParams)
     marks: dict[int, Mark] = field(default_factory=dict)
-    _index: _Index | None = None
+    _tokens: _Index | None = None  # the marks' lexical tokens: is it the same question
+    _terms: _Index | None = None  # the marks' query plans: how alike is it
+    _answers: np.ndarray | None = None  # the kind of answer each mark's question asks for, in marks order
     _embedded: _Embedded | None = None
 
     def __len__(self) -> int:
@@ -167,7 +242,8 @@ class FeedbackMemory:
         """Remember one event; a new one is appended to what recall reads (nothing is rebuilt)."""
         if event_id in self.marks:
             self._changed()  # a mark replaced in place: its row is not the last one
-        self.marks[event_id] = Mark(event_id, query, at, list(used), list(ignored), frozenset(lexical_tokens(query)))
+        self.marks[event_id] = Mark(event_id, query, at, list(used), list(ignored), frozenset(lexical_tokens(query)),
+                                    answer_type(query))
 
     def remove(self, event_id: int) -> None:
         if self.marks.pop(event_id, None) is not None:
@@ -179,7 +255,7 @@ class FeedbackMemory:
 
     def _changed(self) -> None:
         """Rows are no longer the marks in order: start the indexes anew at their next use."""
-        self._index = None
+        self._tokens = self._terms = self._answers = None
         if self._embedded is not None:
             self._embedded.rows = None
 
@@ -190,17 +266,31 @@ class FeedbackMemory:
 
     # -- similarity ---------------------------------------------------------------------------
 
-    def similarities(self, query: str, idf: Callable[[list[str]], np.ndarray], version: tuple[int, ...],
-                     vector: np.ndarray | None = None, endpoint: Endpoint | None = None) -> Likeness:
+    def similarities(self, query: str, wording: Wording, vector: np.ndarray | None = None,
+                     endpoint: Endpoint | None = None, plan: dict[int, float] | None = None) -> Likeness:
         """How alike ``query`` is to every mark's query: the cosine of their embeddings when the
         query's ``vector`` and the ``endpoint`` that made it are given (the marks' queries are
-        embedded by it, see :meth:`vectors`), else the IDF-weighted cosine of their tokens
-        (``idf`` of the store at ``version``: the token weights are kept while it holds)."""
+        embedded by it, see :meth:`vectors`), else by their words (``wording``; ``plan`` is the
+        query's own when recall made it already)."""
         if vector is not None and endpoint is not None:
             rows = self._mark_rows(endpoint)
             sims = np.clip(rows @ vector, 0.0, 1.0) if len(rows) else np.zeros(0)
-            return Likeness(sims, self.params.embedded)
-        return Likeness(self._lexical(query, idf, version), self.params.lexical)
+            return Likeness(sims, self.params.embedded, sims)
+        rule = self.params.worded
+        if not self.marks:
+            return Likeness(np.zeros(0), rule, np.zeros(0))
+        marks = list(self.marks.values())
+        self._tokens = self._grown(self._tokens, wording.version, wording.token_idf,
+                                   lambda new: [dict.fromkeys(m.tokens, 1.0) for m in new])
+        self._terms = self._grown(self._terms, wording.version, wording.term_idf,
+                                  lambda new: [wording.plan(m.query) for m in new])
+        same = self._tokens.cosines(dict.fromkeys(lexical_tokens(query), 1.0), wording.token_idf)
+        alike = self._terms.cosines(wording.plan(query) if plan is None else plan, wording.term_idf)
+        if not rule.same_answer:
+            return Likeness(alike, rule, same)
+        if self._answers is None or len(self._answers) != len(marks):
+            self._answers = np.array([m.answer for m in marks], dtype=object)
+        return Likeness(alike, rule, same, (self._answers == answer_type(query)).astype(np.float64))
 
     def vectors(self, texts: list[str], endpoint: Endpoint) -> np.ndarray:
         """Rows of ``texts``' vectors under ``endpoint``, kept in memory by text: only the ones
@@ -225,38 +315,26 @@ class FeedbackMemory:
             cache.rows = np.vstack([cache.rows, fresh]) if held else fresh
         return cache.rows
 
-    def _lexical(self, query: str, idf: Callable[[list[str]], np.ndarray], version: tuple[int, ...]) -> np.ndarray:
-        """Cosine of ``query`` to every mark's query (in ``self.marks`` order), IDF-weighted."""
-        if not self.marks:
-            return np.zeros(0)
-        index = self._indexed(idf, version)
-        tokens = set(lexical_tokens(query))
-        cols = np.array([index.column[t] for t in tokens if t in index.column], dtype=np.int64)
-        unseen = [t for t in tokens if t not in index.column]
-        norm = math.sqrt(float(np.sum(index.weight[cols] ** 2) + np.sum(idf(unseen) ** 2)))
-        if not len(cols) or norm == 0:
-            return np.zeros(len(self.marks))
-        q = np.zeros(len(index.weight))
-        q[cols] = index.weight[cols] / norm
-        return np.clip(index.entries.dot(q, index.n_marks), 0.0, 1.0)
-
-    def _indexed(self, idf: Callable[[list[str]], np.ndarray], version: tuple[int, ...]) -> _Index:
-        """The marks' token index, extended by the marks added since it was last read."""
-        if self._index is None or self._index.version != version:
-            self._index = _Index(version)
-        if self._index.n_marks < len(self.marks):
-            self._index.extend(list(self.marks.values())[self._index.n_marks:], idf)
-        return self._index
+    def _grown(self, index: _Index | None, version: tuple[int, ...], idf: Callable[[list], np.ndarray],
+               rows: Callable[[list[Mark]], list[dict]]) -> _Index:
+        """``index`` extended by the rows of the marks added since it was last read (anew when
+        the store's ``version`` moved)."""
+        if index is None or index.version != version:
+            index = _Index(version)
+        if index.n_marks < len(self.marks):
+            index.extend(rows(list(self.marks.values())[index.n_marks:]), idf)
+        return index
 
     def alike(self, query: str, likeness: Likeness, limit: int = 3) -> list[tuple[str, float]]:
         """The other marked queries alike enough to ``query`` (``likeness`` is its
         :meth:`similarities`) that marks of one count for the other (most alike first, each
         worded query once)."""
         own = " ".join(query.lower().split())
+        counts = likeness.strength(self.params.same.strength(likeness.same_sims)) > 0
         found: dict[str, tuple[str, float]] = {}
-        for mark, sim in zip(self.marks.values(), likeness.sims.tolist()):
+        for mark, sim, count in zip(self.marks.values(), likeness.sims.tolist(), counts.tolist()):
             key = " ".join(mark.query.lower().split())
-            if sim >= likeness.ramp.threshold and key != own and sim > found.get(key, (None, -1.0))[1]:
+            if count and key != own and sim > found.get(key, (None, -1.0))[1]:
                 found[key] = (mark.query, sim)
         return sorted(found.values(), key=lambda qs: -qs[1])[:limit]
 
@@ -269,10 +347,11 @@ class FeedbackMemory:
         if not self.marks:
             return ranking
         sims = likeness.sims
-        strength = likeness.strength()
+        same = self.params.same.strength(likeness.same_sims)
+        strength = likeness.strength(same)
         if not strength.any():
             return ranking
-        same = self.params.same.strength(sims)
+        rule = likeness.rule
         standing = _standing(ranking)
         now = time.time() if now is None else now
         marks = list(self.marks.values())
@@ -290,9 +369,12 @@ class FeedbackMemory:
         for item in set(used) | set(ignored):
             if item not in slot_of:
                 continue  # deleted since it was marked
-            fit = standing.get(slot_of[item], 0.0) ** self.params.standing_power
-            votes_up = [(w * max(fit, sameness), n) for w, sameness, n in used.get(item, [])]
-            up = math.log2(1 + sum(w for w, _ in votes_up))
+            fit = standing.get(slot_of[item], 0.0) ** rule.standing_power
+            cast = used.get(item, [])
+            votes_up = [(w * max(fit, sameness), n) for w, sameness, n in cast]
+            same_weight = sum(v for (v, _), (_, sameness, _) in zip(votes_up, cast) if sameness > 0)
+            alike_weight = sum(v for (v, _), (_, sameness, _) in zip(votes_up, cast) if sameness == 0)
+            up = math.log2(1 + same_weight + min(alike_weight, rule.weight_cap))
             down = self.params.ignored_share * math.log2(1 + sum(w for w, _ in ignored.get(item, [])))
             lift = up - down
             if lift == 0:

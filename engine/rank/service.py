@@ -47,7 +47,7 @@ from .feedback import FeedbackParams, FeedbackState
 from .gate import GateParams, GateReading, is_held_out, query_key, referee
 from .heuristic import score as heuristic_score
 from .heuristic import weights_for
-from .marks import Endpoint, FeedbackMemory, Likeness
+from .marks import Endpoint, FeedbackMemory, Likeness, Wording
 from .mlp import MLPParams, PairwiseMLP
 from .prior import STYLE, AnswerPrior, DescribedSlots, Descriptors, descriptors
 from .state import CurvePoint, LearnedState, PairBuffer, StateMismatch, unblob
@@ -419,18 +419,21 @@ class RankerArea(Area):
         """``ranking`` with what people marked for this query, or one like it, moved (:mod:`.marks`)."""
         if not len(self.marks):
             return ranking
-        likeness = self._likeness(q.text, lambda endpoint: query_embedding(self.mem, q))
+        likeness = self._likeness(q.text, lambda endpoint: query_embedding(self.mem, q),
+                                  dict(zip(q.term_ids.tolist(), q.term_weights.tolist())))
         return self.marks.apply(ranking, self.mem.index.slot_of, likeness)
 
-    def _likeness(self, query: str, vector_of: Callable[[Endpoint], np.ndarray | None]) -> Likeness:
+    def _likeness(self, query: str, vector_of: Callable[[Endpoint], np.ndarray | None],
+                  plan: dict[int, float] | None = None) -> Likeness:
         """How alike ``query`` is to the marks' queries: by their embeddings when an embedding
-        endpoint is configured (``vector_of`` gives the query's) and answers, else by their words.
+        endpoint is configured (``vector_of`` gives the query's) and answers, else by their words
+        (``plan``: the query's plan, when recall made it already).
         A failing endpoint is logged once until it answers again; recall goes on without it."""
-        idf, version = self._token_idf, self._idf_version()
+        wording = Wording(self._idf_version(), self._token_idf, self._term_idf, self._plan)
         endpoint = self._endpoint()
         if endpoint is not None:
             try:
-                likeness = self.marks.similarities(query, idf, version, vector_of(endpoint), endpoint)
+                likeness = self.marks.similarities(query, wording, vector_of(endpoint), endpoint)
             except EmbeddingUnavailable as exc:
                 if not self._endpoint_failed:
                     log.warning("%s: the feedback memory compares queries by their words: %s", self.mem.path, exc)
@@ -438,7 +441,7 @@ class RankerArea(Area):
             else:
                 self._endpoint_failed = False
                 return likeness
-        return self.marks.similarities(query, idf, version)
+        return self.marks.similarities(query, wording, plan=plan)
 
     def _endpoint(self) -> Endpoint | None:
         """The configured embedding endpoint as the marks use it (None offline). Nothing it
@@ -456,10 +459,20 @@ class RankerArea(Area):
 
     def _token_idf(self, words: list[str]) -> np.ndarray:
         """IDF in the store of lexical tokens; a token the store has never seen counts as the rarest."""
+        vocab = self.mem.index.vocab
+        return self._term_idf([vocab.get(w, -1) for w in words])
+
+    def _plan(self, text: str) -> dict[int, float]:
+        """The query plan's terms (engine/query.py), term id → weight, as recall makes them."""
+        ids, weights = self.mem.index.query_terms(text)
+        return dict(zip(ids.tolist(), weights.tolist()))
+
+    def _term_idf(self, term_ids: list[int]) -> np.ndarray:
+        """IDF in the store of term ids; an unknown one (−1) counts as the rarest."""
         index = self.mem.index
         n = float(index.bm25.n_docs)
-        out = np.full(len(words), math.log1p((n + 0.5) / 0.5))
-        ids = np.array([index.vocab.get(w, -1) for w in words], dtype=np.int64)
+        out = np.full(len(term_ids), math.log1p((n + 0.5) / 0.5))
+        ids = np.array(term_ids, dtype=np.int64)
         known = np.flatnonzero(ids >= 0)
         if len(known):
             try:

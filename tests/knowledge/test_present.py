@@ -137,12 +137,14 @@ COMMUTE = {
              "text": "I drive my old van to work every day, it takes twenty minutes to get to work."},
             {"speaker": "Sam", "dia_id": "D1:2", "text": "I walk my dog before work."},
             {"speaker": "Noor", "dia_id": "D1:3", "text": "My sister plays the cello on Thursdays."},
+            {"speaker": "Noor", "dia_id": "D1:4", "text": "I live on a narrowboat on the canal in Leeds, it rocks when I live it up."},
         ],
         "session_2_date_time": "6:30 pm on 5 June, 2023",
         "session_2": [
             {"speaker": "Noor", "dia_id": "D2:1", "text": "I sold the van. I take the bus to work now."},
             {"speaker": "Noor", "dia_id": "D2:2", "text": "My sister is busy right now, she plays the cello in an orchestra."},
             {"speaker": "Sam", "dia_id": "D2:3", "text": "Buses are nice."},
+            {"speaker": "Noor", "dia_id": "D2:4", "text": "I'm in a shared house in York now, much closer to the office."},
         ],
     },
 }
@@ -154,3 +156,4 @@ def test_now_set_against_before_is_a_change_but_not_right_now_nor_a_dated_questi
         assert hits[0].item.key == "D2:1" and "change" in hits[0].sources  # "I take the bus to work now"
         assert ranked(mem, "What does Noor's sister play?")[0] == "D1:3"  # "right now" is a moment
         assert ranked(mem, "How does Noor get to work on 1 March, 2023?")[0] == "D1:1"  # asks about that day
+        assert above(ranked(mem, "Where does Noor live?"), "D2:4", "D1:4")  # a house is a home's cue, not a question's

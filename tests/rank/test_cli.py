@@ -80,3 +80,7 @@ def test_eval_learning_json_shape_on_the_demo_conversation(monkeypatch):
     assert r["control"]["after"]["ndcg@10"] >= r["before"]["metrics"]["ndcg@10"] - 0.005
     single = r["repeated_query_mean_rank"]
     assert single["after"] <= single["before"]
+    (one,) = r["per_conversation"]  # one conversation: its own figures are the pooled ones
+    assert one["held_out_questions"] == r["held_out_questions"]
+    assert one["ndcg@10"]["after"] == pytest.approx(r["after"]["metrics"]["ndcg@10"], abs=1e-4)
+    assert one["ndcg@10"]["control"] == pytest.approx(r["control"]["after"]["ndcg@10"], abs=1e-4)

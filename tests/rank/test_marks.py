@@ -4,6 +4,7 @@ strategy; it can be withdrawn; a corrupt log falls back to no feedback."""
 import io
 import logging
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from mnemoscope.app.cli import main
 from mnemoscope.engine import Memory
 from mnemoscope.engine.dense import OpenAIEmbedder
 from mnemoscope.engine.rank import FeedbackError
-from mnemoscope.engine.rank.marks import FeedbackMemory
+from mnemoscope.engine.rank.marks import AlikeRule, FeedbackMemory, Likeness, Ramp, Wording
 from mnemoscope.engine.text import lexical_tokens
 from tests.rank.conftest import SETTINGS
 from tests.support.openai_server import Fail
@@ -57,20 +58,52 @@ def test_the_lift_reaches_alike_queries_grows_with_marks_and_spares_unrelated_on
 ALIKE = "what bread does Maya bake"  # like QUERY by its words, but not the same question
 
 
-def test_an_alike_question_lifts_marked_items_by_their_standing_in_its_own_list_and_sinks_none(mem):
+def test_an_alike_question_lifts_marked_items_by_their_standing_in_its_own_list_by_at_most_the_reach(mem):
     before = ids(mem.recall(ALIKE, strategy="fused", top_k=100))
     rec = mem.recall(QUERY, strategy="fused")
     shown = sorted((i for i in ids(rec) if i in before[:-1]), key=before.index)
     high, low = shown[0], shown[-1]
     mem.feedback(rec.token, [high, low])
-    after = mem.recall(ALIKE, strategy="fused", top_k=100)
-    notes = {h.item.id: h.taught for h in after.hits if h.taught}
-    assert 0.6 < notes[high].similarity < 0.95 and notes[high].used and notes[low].used
-    assert notes[high].lift > notes[low].lift > 0  # the one that answers ALIKE better rises more
-    assert all(note.used for note in notes.values())  # ignored for QUERY says nothing of ALIKE
-    mem.ranker.marks.params.standing_power = 0.0  # by the likeness alone: both rise alike
-    flat = {h.item.id: h.taught for h in mem.recall(ALIKE, strategy="fused", top_k=100).hits if h.taught}
+    params = mem.ranker.marks.params
+
+    def notes():
+        return {h.item.id: h.taught for h in mem.recall(ALIKE, strategy="fused", top_k=100).hits if h.taught}
+
+    capped = notes()
+    assert 0.1 < capped[high].similarity < 0.95
+    assert all(note.used for note in capped.values())  # ignored for QUERY says nothing of ALIKE
+    reach = params.worded.reach
+    assert 0 < capped[low].lift <= capped[high].lift == pytest.approx(reach)  # into view, no further
+    params.worded = replace(params.worded, reach=math.inf)
+    free = notes()
+    assert free[high].lift > free[low].lift > 0 and free[high].lift > reach  # it answers ALIKE better
+    params.worded = replace(params.worded, standing_power=0.0)  # by the likeness alone: both rise alike
+    flat = notes()
     assert flat[high].lift == pytest.approx(flat[low].lift)
+
+
+def test_an_alike_question_asking_for_another_kind_of_answer_is_not_moved_by_the_marks(mem):
+    other_kind, same_kind = "when does Maya bake bread", ALIKE  # QUERY and ALIKE ask "what"
+    untaught = ids(mem.recall(other_kind, strategy="fused"))
+    rec = mem.recall(QUERY, strategy="fused")
+    mem.feedback(rec.token, ids(rec)[:3])
+    assert any(h.taught for h in mem.recall(same_kind, strategy="fused").hits)
+    asked = mem.recall(other_kind, strategy="fused")
+    assert ids(asked) == untaught and not any(h.taught for h in asked.hits)
+    params = mem.ranker.marks.params
+    params.worded = replace(params.worded, same_answer=False)  # the words alone are alike enough
+    assert any(h.taught and h.taught.query == QUERY for h in mem.recall(other_kind, strategy="fused").hits)
+
+
+def test_of_the_alike_questions_only_the_nearest_marks_count_and_the_same_questions_always():
+    rule = AlikeRule(Ramp(0.1, 1.0, 1.0), nearest=2)
+    same_sims = np.array([0.0, 0.0, 0.0, 0.0, 0.99])
+    likeness = Likeness(np.array([0.5, 0.9, 0.3, 0.7, 0.2]), rule, same_sims)
+    strength = likeness.strength(Ramp(0.95, 1.0, 2.0).strength(same_sims))
+    assert np.flatnonzero(strength).tolist() == [1, 3, 4]  # the two most alike, and the same question
+    assert strength[[1, 3, 4]] == pytest.approx([0.8 / 0.9, 0.6 / 0.9, 0.1 / 0.9])
+    kinds = Likeness(likeness.sims, rule, same_sims, agrees=np.array([1.0, 0.0, 1.0, 1.0, 1.0]))
+    assert np.flatnonzero(kinds.strength(np.zeros(5))).tolist() == [3]  # the nearest asks for another kind
 
 
 def test_a_mark_for_the_same_question_lifts_even_the_item_the_strategy_ranks_last(mem):
@@ -224,19 +257,30 @@ def test_a_failing_endpoint_falls_back_to_words_with_one_warning(mem, endpoint_s
         assert ids(taught.recall(REWORDED, strategy="fused"))[0] == target  # the endpoint answers again
 
 
-def test_the_marks_index_takes_each_events_new_words_only_and_matches_a_fresh_build():
-    """A new mark appends its row to the index recall reads: the IDF is looked up for its words
-    not seen before and no other held word, and the similarities equal those of a memory built
-    from all the marks at once, and the cosine written out in full. A change of the store (its
-    version) looks every word up again."""
+def test_the_marks_indexes_take_each_events_new_words_only_and_match_a_fresh_build():
+    """A new mark appends its rows to the indexes recall reads (its tokens: is it the same
+    question; its query plan: how alike): the IDF is looked up for its words not seen before and
+    no other held word, and the similarities equal those of a memory built from all the marks at
+    once, and the cosines written out in full. A change of the store (its version) looks every
+    word up again."""
     asked = []
 
-    def idf(words):
-        asked.extend(words)
-        return np.array([1.0 + len(w) for w in words])  # a stand-in IDF: longer words weigh more
+    def idf(keys):
+        asked.extend(keys)
+        return np.array([1.0 + len(str(k)) for k in keys])  # a stand-in IDF: longer words weigh more
 
-    def weighted(text):
-        return {t: 1.0 + len(t) for t in set(lexical_tokens(text))}
+    def plan(text):  # a stand-in plan: term ids (by first letter) with weights of their own
+        return {ord(t[0]): 1.0 + len(t) % 3 for t in lexical_tokens(text)}
+
+    def tokens(text):
+        return dict.fromkeys(lexical_tokens(text), 1.0)
+
+    def cosines(query, rows):
+        def weighted(row):
+            return {k: w * (1.0 + len(str(k))) for k, w in row.items()}
+        q = weighted(query)
+        return [sum(w * q.get(k, 0.0) for k, w in weighted(row).items())
+                / math.sqrt(sum(w * w for w in weighted(row).values()) * sum(w * w for w in q.values())) for row in rows]
 
     queries = ["what does Maya bake", "when did Maya bake sourdough", "which dog did Sam adopt", "Sam walks the dog"]
     probe = "Maya bakes bread for Sam's dog"
@@ -244,18 +288,19 @@ def test_the_marks_index_takes_each_events_new_words_only_and_matches_a_fresh_bu
     for n, text in enumerate(queries):
         grown.add(n, text, 0.0, [n], [])
         asked.clear()
-        sims = grown.similarities(probe, idf, (1,)).sims
-        new = set(lexical_tokens(text)) - held
+        likeness = grown.similarities(probe, Wording((1,), idf, idf, plan))
+        new = set(tokens(text)) - held
         assert new and new <= set(asked) and not set(asked) & held
-        held |= new
+        held |= new | set(plan(text))
         fresh = FeedbackMemory()
         for m, earlier in enumerate(queries[:n + 1]):
             fresh.add(m, earlier, 0.0, [m], [])
-        assert sims == pytest.approx(fresh.similarities(probe, idf, (1,)).sims, rel=1e-12)
-    q = weighted(probe)
-    expected = [sum(w * q.get(t, 0.0) for t, w in weighted(text).items())
-                / math.sqrt(sum(w * w for w in weighted(text).values()) * sum(w * w for w in q.values()))
-                for text in queries]
-    assert sims == pytest.approx(expected, rel=1e-9) and min(sims) > 0
+        again = fresh.similarities(probe, Wording((1,), idf, idf, plan))
+        assert likeness.same_sims == pytest.approx(again.same_sims, rel=1e-12)
+        assert likeness.sims == pytest.approx(again.sims, rel=1e-12)
+    assert likeness.same_sims == pytest.approx(cosines(tokens(probe), [tokens(t) for t in queries]), rel=1e-9)
+    assert likeness.sims == pytest.approx(cosines(plan(probe), [plan(t) for t in queries]), rel=1e-9)
+    assert min(likeness.same_sims) > 0 and not np.allclose(likeness.sims, likeness.same_sims)
     asked.clear()
-    assert grown.similarities(probe, idf, (2,)).sims == pytest.approx(sims, rel=1e-12) and held <= set(asked)
+    moved = grown.similarities(probe, Wording((2,), idf, idf, plan))
+    assert moved.same_sims == pytest.approx(likeness.same_sims, rel=1e-12) and held <= set(asked)
