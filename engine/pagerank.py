@@ -3,7 +3,9 @@ the ranker's co-access walk (engine.rank) share it.
 
 :func:`personalized_pagerank` is a power iteration on the column-stochastic transpose in float32,
 teleporting to the seed vector with probability ``1 - alpha``. Fifteen iterations (or an L1 change
-below 1e-4) rank exactly as thirty do on the dev multi-hop sets, at half the cost. On large
+below 1e-4) rank exactly as thirty do on the dev multi-hop sets, at half the cost; the knowledge
+graph's walk stops at ``ppr_iterations`` (10), where every dev quality figure is still that of
+fifteen (docs/benchmarks.md). On large
 graphs :func:`local_push` pushes mass out from the seeds instead, at a cost that does not grow
 with the graph.
 """
@@ -49,13 +51,14 @@ def personalized_pagerank(transition: sp.csr_matrix | np.ndarray, seeds: np.ndar
     p = s.copy()
     a = np.float32(alpha)
     for _ in range(iterations):
-        moved = transition @ p
-        nxt = a * moved
-        nxt[seeded] += (np.float32(1.0) - a * np.float32(moved.sum())) * jump
-        if float(np.abs(nxt - p).sum()) < tol:
-            p = nxt
-            break
+        nxt = transition @ p
+        back = (np.float32(1.0) - a * np.float32(nxt.sum())) * jump
+        nxt *= a  # the step's new vector and the change's below are made in place: no temporaries per step
+        nxt[seeded] += back
+        change = float(np.abs(np.subtract(nxt, p, out=p), out=p).sum())
         p = nxt
+        if change < tol:
+            break
     return p
 
 

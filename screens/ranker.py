@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 from rich.table import Table
 from rich.text import Text
@@ -98,6 +98,9 @@ def when(timestamp: float, now: float) -> str:
 class RankerScreen(BaseScreen):
     NAME = "ranker"
     TITLE = "Ranker"
+    #: The time the events' ages are counted to. A snapshot test holds it still, so that what it
+    #: shows does not depend on how long the run took.
+    clock: ClassVar[Callable[[], float]] = staticmethod(time.time)
     AREA = "ranker"
     HELP = """\
 ### Ranker
@@ -160,7 +163,7 @@ and never makes ranking worse.
         table = self.query_one("#feedback-table", DataTable)
         selected = self.selected_key()
         table.clear()
-        now = time.time()
+        now = self.clock()
         self.effects = {str(f.event.id): f for f in effects}
         for f in effects:
             e = f.event
@@ -186,7 +189,7 @@ and never makes ranking worse.
             detail.update(Text("No feedback yet. On the Query screen, mark the hits that helped with u and "
                                "send them with f: they rise at once for that question.", style="dim"))
             return
-        detail.update(effect_text(effect, time.time(), max(20, self.query_one("#event-panel").size.width - 2)))
+        detail.update(effect_text(effect, self.clock(), max(20, self.query_one("#event-panel").size.width - 2)))
 
     def action_withdraw(self) -> None:
         effect = self.effects.get(self.selected_key() or "")

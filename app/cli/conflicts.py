@@ -147,7 +147,8 @@ def show_rules(args: argparse.Namespace, out: TextIO) -> int:
         rules = mem.knowledge.supersession_rules()
     payload = {"files": [str(p) for p in rules.files], "user_file": str(user_rules_path()),
                "slots": {name: {"predicates": sorted(s.predicates), "ends": sorted(s.ends), "subjects": list(s.subjects),
-                                "objects": sorted(s.objects), "free_objects": s.free_objects, "asks": sorted(s.asks)}
+                                "objects": sorted(s.objects), "free_objects": s.free_objects, "asks": sorted(s.asks),
+                                "cues": sorted(s.cues)}
                          for name, s in rules.slots.items()}}
 
     def text() -> str:

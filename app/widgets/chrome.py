@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from textual.content import Content
 from textual.markup import escape
 from textual.reactive import reactive
-from textual.widgets import Input, Static, Tab, Tabs
+from textual.style import Style as VisualStyle
+from textual.widgets import Input, Static
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from mnemoscope.engine.records import Counts
@@ -76,15 +77,40 @@ class StoreHeader(Static):
         return text
 
 
-class NavTabs(Tabs, can_focus=False):
-    """The screens as tabs; clicking one switches to it (the number keys do the same)."""
+class NavTabs(Static):
+    """The screens as tabs: a line of their names over a bar that marks the current one; clicking
+    a name switches to it (the number keys do the same).
+
+    One widget drawing both lines, not Textual's Tabs: that mounts a widget per tab and an
+    animated underline on every screen, a third of each screen's widgets, and each screen's first
+    showing styles and lays out all of them."""
+
+    COMPONENT_CLASSES = {"nav-tabs--tab", "nav-tabs--active", "nav-tabs--bar", "nav-tabs--mark"}
+
+    auto_links = False  # the tab styles below, not the theme's link colours
 
     def __init__(self, active: str) -> None:
-        super().__init__(*[Tab(f"{key} {title}", id=f"tab-{mode}") for mode, key, title in SCREENS],
-                         active=f"tab-{active}")
+        super().__init__(id="nav-tabs")
+        self.active = active
 
-    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
-        event.stop()
-        mode = (event.tab.id or "").removeprefix("tab-")
-        if mode and mode != self.app.current_mode:
-            self.app.switch_mode(mode)
+    def render(self) -> Content:
+        """Each name after one space, at every width (the eight fit in 80 columns). The bar spans
+        the width; under the current name it is the highlight, set off by half cells at its ends."""
+        tab, active = self.get_visual_style("nav-tabs--tab"), self.get_visual_style("nav-tabs--active")
+        names: list[tuple[str, VisualStyle]] = []
+        marked = (0, 0)
+        column = 0
+        for mode, key, title in SCREENS:
+            name = f"{key} {title}"
+            label = f" {name}"
+            click = VisualStyle.from_meta({"@click": f"app.goto({mode!r})"})
+            names.append((label, (active if mode == self.active else tab) + click))
+            if mode == self.active:
+                marked = (column + 1, column + 1 + len(name))
+            column += len(label)
+        bar, mark = self.get_visual_style("nav-tabs--bar"), self.get_visual_style("nav-tabs--mark")
+        start, end = marked
+        rest = max(0, self.size.width - end - 1)
+        line = Content.assemble(("━" * (start - 1), bar), ("╸", bar), ("━" * (end - start), mark), ("╺", bar),
+                                ("━" * rest, bar))
+        return Content.assemble(*names, "\n", line)

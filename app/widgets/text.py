@@ -58,6 +58,7 @@ def snippet(text: str, terms: list[str], width: int = 160) -> str:
 
 
 _CONTROLS = dict.fromkeys([*range(0x00, 0x20), *range(0x7F, 0xA0)])
+_HAS_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 class DropControls(LineFilter):
@@ -67,5 +68,9 @@ class DropControls(LineFilter):
     CR); a control character takes no cell, so dropping it leaves the layout as it was."""
 
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        """Every line of every repaint passes here: a line without a control character (nearly
+        all) is returned as it is, without a new segment per piece."""
+        if not any(_HAS_CONTROL.search(segment.text) for segment in segments if not segment.control):
+            return segments
         return [segment if segment.control else Segment(segment.text.translate(_CONTROLS), segment.style)
                 for segment in segments]

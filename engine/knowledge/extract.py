@@ -289,7 +289,8 @@ class RuleExtractor:
                     seen.add(key)
                     self.local.add(key)
                     out.mentions.append((span, key, "name", "mention"))
-            other = other or _UNNAMED.search(sentence) is not None or self._opens_with_another(sentence, speaker)
+            if self.people and not (other or referent):  # no one to mean: nothing to look for
+                other = _UNNAMED.search(sentence) is not None or self._opens_with_another(sentence, speaker)
             person = "" if other or referent else named or self._talked_of
             if person and _HE_SHE.search(sentence) and entity_key(person) not in seen:
                 seen.add(entity_key(person))

@@ -6,6 +6,7 @@ synonymy through the loaded registry).
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -23,6 +24,7 @@ from .timeline import fact_of_row
 
 FACTS_PER_ENTITY = 50  # a query's entity contributes its latest facts as candidates
 KEPT_SOURCES = 100_000  # facts whose provenance one store state keeps for recalls
+KEPT_EPISODES = 20_000  # items and episodes one store state keeps for recalls
 
 
 @dataclass
@@ -33,12 +35,24 @@ class KeptReads:
     state: tuple[int, int]
     newest: dict[int, list[tuple]] = field(default_factory=dict)  # entity id → rows of its newest facts
     sources: dict[int, tuple[int, ...]] = field(default_factory=dict)  # fact id → the items stating it
+    facts: dict[int, Fact] = field(default_factory=dict)  # fact id → its record (never handed out)
+
+
+@dataclass
+class KeptEpisodes:
+    """Episode reads of recalls, kept while nothing in the store changes (``Store.write_state``):
+    the hits of one conversation's questions fall in the same few episodes recall after recall."""
+
+    state: tuple[bool, int, int]
+    of_item: dict[int, int | None] = field(default_factory=dict)  # item id → its episode (None: none)
+    by_id: dict[int, Episode | None] = field(default_factory=dict)  # None: not a live episode
 
 
 class KnowledgeReading(KnowledgeBuilding):
     """Browse the knowledge of one store."""
 
     _kept: KeptReads | None = None
+    _kept_episodes: KeptEpisodes | None = None
 
     def query_entities(self, text: str) -> list[int]:
         """Entities the query names (known names in it, and its capitalised spans)."""
@@ -170,6 +184,23 @@ class KnowledgeReading(KnowledgeBuilding):
     def episodes_of_items(self, item_ids: Sequence[int]) -> dict[int, int]:
         return self.store.episodes_of_items(list(item_ids))
 
+    def episodes_of_hits(self, item_ids: Sequence[int]) -> list[Episode]:
+        """The live episodes of these items (a recall's hits, best first), each once, in the order
+        of its first item. Read once per store state: each a copy the caller owns."""
+        state, kept = self.store.write_state(), self._kept_episodes
+        if state is None:  # inside a transaction: read for this call alone
+            kept = KeptEpisodes((False, -1, -1))
+        elif kept is None or kept.state != state or len(kept.of_item) + len(kept.by_id) > KEPT_EPISODES:
+            kept = self._kept_episodes = KeptEpisodes(state)
+        if unknown := [i for i in dict.fromkeys(item_ids) if i not in kept.of_item]:
+            kept.of_item.update(dict.fromkeys(unknown))
+            kept.of_item.update(self.episodes_of_items(unknown))
+        order = list(dict.fromkeys(e for i in item_ids if (e := kept.of_item[i]) is not None))
+        if unread := [e for e in order if e not in kept.by_id]:
+            kept.by_id.update(dict.fromkeys(unread))
+            kept.by_id.update((e.id, e) for e in self.episodes(ids=unread))
+        return [_copy_of(e) for i in order if (e := kept.by_id[i]) is not None]
+
     def facts_for(self, text: str, item_scores: dict[int, float], k: int, as_of: str | None = None,
                   entity_ids: list[int] | None = None) -> list[Fact]:
         """Facts ranked for a query: those stated by the hits or naming the query's entities
@@ -181,14 +212,16 @@ class KnowledgeReading(KnowledgeBuilding):
         rows = {r[0]: r for e in entity_ids for r in self._newest_facts(e, kept)}
         of_hits = sorted({f for f, _ in self.store.facts_of_items(list(item_scores))} - rows.keys())
         rows.update((r[0], r) for r in self.store.fact_rows(of_hits))  # the entities' rows are not read twice
-        ids = sorted(rows)
-        sources = self._sources(ids, kept)
-        facts = self._in_time([fact_of_row(rows[f], sources[f]) for f in ids], as_of)
+        facts = self._fact_records(rows, kept)
+        said = said_on_items(self.store, self.mem.index, sorted({i for f in facts for i in f.provenance})) \
+            if as_of is not None else {}
+        facts = facts_in_time(facts, said, as_of)
         if not facts:
             return []
         query_terms = set(lexical_tokens(text))
         top_item = max(item_scores.values(), default=0.0) or 1.0
         named_ids = set(entity_ids)
+        scores: dict[int, float] = {}
         for f in facts:
             terms = self._fact_terms.get(f.id)
             if terms is None:
@@ -196,9 +229,21 @@ class KnowledgeReading(KnowledgeBuilding):
             overlap = len(terms & query_terms) / max(len(query_terms), 1)
             stated = max((item_scores.get(i, 0.0) for i in f.provenance), default=0.0) / top_item
             named = 0.5 if {f.subject_id, f.object_id} & named_ids else 0.0
-            f.score = round(overlap + stated + named, 6)
-        facts.sort(key=lambda f: (f.state(as_of) != "current", -f.score, f.id))
-        return facts[:k]
+            scores[f.id] = round(overlap + stated + named, 6)
+        facts.sort(key=lambda f: (f.state(as_of) != "current", -scores[f.id], f.id))
+        return [_scored_copy(f, scores[f.id], as_of) for f in facts[:k]]
+
+    def _fact_records(self, rows: dict[int, tuple], kept: KeptReads | None) -> list[Fact]:
+        """The facts of these rows (by id) in id order, each built once per store state and kept:
+        shared records that :meth:`facts_for` scores without changing, copying the few it returns."""
+        ids = sorted(rows)
+        if kept is None:
+            sources = self._sources(ids, kept)
+            return [fact_of_row(rows[f], sources[f]) for f in ids]
+        if missing := [f for f in ids if f not in kept.facts]:
+            sources = self._sources(missing, kept)
+            kept.facts.update((f, fact_of_row(rows[f], sources[f])) for f in missing)
+        return [kept.facts[f] for f in ids]
 
     def _kept_reads(self) -> KeptReads | None:
         """The reads kept for the store's present state (None inside a transaction)."""
@@ -227,6 +272,21 @@ class KnowledgeReading(KnowledgeBuilding):
             found = self.store.fact_sources_of(missing)
             kept.sources.update((f, tuple(found.get(f, ()))) for f in missing)
         return {f: list(kept.sources[f]) for f in fact_ids}
+
+
+def _copy_of(episode: Episode) -> Episode:
+    """A copy of a kept episode whose lists are its own (its events are shared: nothing changes them)."""
+    out = copy.copy(episode)
+    out.items, out.events, out.participants = list(episode.items), list(episode.events), list(episode.participants)
+    out.images, out.merged_from = [dict(image) for image in episode.images], list(episode.merged_from)
+    return out
+
+
+def _scored_copy(fact: Fact, score: float, seen_at: str | None) -> Fact:
+    """A copy of a kept fact with its own provenance list, scored for a query."""
+    out = copy.copy(fact)
+    out.provenance, out.score, out.seen_at = list(fact.provenance), score, seen_at
+    return out
 
 
 def events_for(item_ids: list[int], events: dict[int, list[tuple[str, dict[str, Any]]]]) -> list[Event]:

@@ -135,7 +135,8 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         n = self.graph.n_nodes(index)
         if n > self.settings.ppr_local_above:
             return local_push(self.graph.forward(weights, index), seeds.nodes, seeds.mass, alpha=alpha)
-        visits = personalized_pagerank(self.graph.transition(weights, index), seeds.dense(n), alpha=alpha)
+        visits = personalized_pagerank(self.graph.transition(weights, index), seeds.dense(n), alpha=alpha,
+                                       iterations=self.settings.ppr_iterations)
         return visits, np.flatnonzero(visits)
 
     def graph_scores(self, text: str, first_stage: np.ndarray, weights: dict[str, float] | None = None,
@@ -215,10 +216,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
             result.graph = graph
         scores = {h.item.id: h.score for h in result.hits}
         result.facts = self.facts_for(q.text, scores, self.settings.facts_top_k, q.options.get("as_of"), self.named_in(q))
-        episode_of = self.episodes_of_items([h.item.id for h in result.hits])
-        order = list(dict.fromkeys(episode_of[h.item.id] for h in result.hits if h.item.id in episode_of))
-        by_id = {e.id: e for e in self.episodes(ids=order)}
-        result.episodes = [by_id[e] for e in order if e in by_id]
+        result.episodes = self.episodes_of_hits([h.item.id for h in result.hits])
         if q.mode == "lite":
             result.hits = []
         elif q.mode == "max":

@@ -28,7 +28,7 @@ USER_RULES_NAME = "supersession.toml"
 # Dropped from a predicate before it is matched: "has just moved to" is "has moved to".
 _ADVERBS = frozenset("""just now finally recently actually officially also still already really currently newly
 eventually since then ever""".split())
-_SLOT_KEYS = {"predicates", "ends", "subjects", "objects", "free_objects", "asks"}
+_SLOT_KEYS = {"predicates", "ends", "subjects", "objects", "free_objects", "asks", "cues"}
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ class Slot:
     objects: frozenset[str] = frozenset()  # a closed set of values, matched by word ("vegan")
     free_objects: bool = False  # objects that name nothing may still be told apart
     asks: frozenset[str] = frozenset()  # words of a question about this slot ("live", "job")
+    cues: frozenset[str] = frozenset()  # more words of a turn about it, never of a question ("flat", "house")
 
 
 @dataclass
@@ -119,7 +120,7 @@ def _merge(rules: Rules, path: Path) -> None:
     for name, table in slots.items():
         if not isinstance(table, dict) or set(table) - _SLOT_KEYS:
             raise RulesError(f"{path}: slot {name!r} may hold only {', '.join(sorted(_SLOT_KEYS))}")
-        lists = {key: table.get(key, []) for key in ("predicates", "ends", "subjects", "objects", "asks")}
+        lists = {key: table.get(key, []) for key in ("predicates", "ends", "subjects", "objects", "asks", "cues")}
         for key, value in lists.items():
             if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
                 raise RulesError(f"{path}: slot {name!r}: {key} must be a list of words")
@@ -135,7 +136,8 @@ def _merge(rules: Rules, path: Path) -> None:
             tuple(dict.fromkeys(old.subjects + tuple(w.lower() for w in lists["subjects"]))),
             old.objects | {w.lower() for w in lists["objects"]},
             table.get("free_objects", old.free_objects),
-            old.asks | {w.lower() for w in lists["asks"]})
+            old.asks | {w.lower() for w in lists["asks"]},
+            old.cues | {w.lower() for w in lists["cues"]})
     rules.files.append(path)
 
 

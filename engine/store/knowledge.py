@@ -454,6 +454,17 @@ class KnowledgeSQL:
             return None
         return self.data_version(), self.conn.execute("SELECT n FROM knowledge_writes").fetchone()[0]
 
+    def write_state(self) -> tuple[bool, int, int] | None:
+        """What a memo of episode reads is valid for: the calling thread's connection's
+        ``PRAGMA data_version``, which moves when any other connection commits (for the reader,
+        this process's writer too), and the rows that connection changed itself
+        (``total_changes``): an episode shows its items' speakers and times, which
+        :meth:`read_state` does not count. None inside a transaction, as there."""
+        conn = self.conn
+        if conn.in_transaction:
+            return None
+        return conn is self.writer, conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes
+
     def ended_facts_of_items(self, item_ids: Sequence[int]) -> list[tuple[int, int]]:
         """(fact id, item id) of the believed facts these items state whose validity ended.
 

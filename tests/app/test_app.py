@@ -31,7 +31,12 @@ async def test_start_header_digits_palette_keys_help_and_a_store_that_cannot_be_
         await pilot.press("2")
         await settle(pilot)
         assert app.current_mode == "sources"
-        await pilot.press("6")
+        # the tabs: the bar under their names marks the screen shown; a click on a name shows its screen
+        names, bar = screen_lines(app)[1:3]
+        shown = names.index("2 Sources")
+        assert bar[shown - 1] == "╸" and bar[shown + len("2 Sources")] == "╺"
+        assert bar.count("╸") == bar.count("╺") == 1
+        await pilot.click("#nav-tabs", offset=(names.index("6 Query") + 2, 0))
         await settle(pilot)
         assert app.current_mode == "query" and app.focused is box
         await pilot.press("a", "2")

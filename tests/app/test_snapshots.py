@@ -11,6 +11,7 @@ changed SVGs (rsvg-convert to PNG).
 
 from __future__ import annotations
 
+import time
 from typing import Awaitable, Callable
 
 import pytest
@@ -18,6 +19,7 @@ from pytest_textual_snapshot import SVGImageExtension
 from syrupy import SnapshotAssertion
 from textual.pilot import Pilot
 
+from mnemoscope.screens.ranker import RankerScreen
 from tests.app.mnemo_testing import DEMO_DIR, SIZE, ask, build_app, screenshot, settle
 
 Steps = Callable[[Pilot], Awaitable[None]]
@@ -105,7 +107,10 @@ async def test_each_screen_that_reads_the_store(snapshot: SnapshotAssertion, dem
     assert not differ, f"these screens differ from their snapshots: {differ}"
 
 
-def test_ranker_screen(snap_compare, demo_copy):
+def test_ranker_screen(snap_compare, demo_copy, monkeypatch):
+    taught_after = time.time()  # every event is newer: each reads "just now", however slow the run
+    monkeypatch.setattr(RankerScreen, "clock", staticmethod(lambda: taught_after))
+
     async def teach(pilot: Pilot) -> None:
         await settle(pilot)
         for text in ("sourdough starter", "what did Maya adopt", "alpine weather"):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from mnemoscope.engine import Memory
+from mnemoscope.engine.knowledge import present
 
 from .conftest import ingested
 
@@ -137,20 +138,32 @@ COMMUTE = {
              "text": "I drive my old van to work every day, it takes twenty minutes to get to work."},
             {"speaker": "Sam", "dia_id": "D1:2", "text": "I walk my dog before work."},
             {"speaker": "Noor", "dia_id": "D1:3", "text": "My sister plays the cello on Thursdays."},
+            {"speaker": "Noor", "dia_id": "D1:4", "text": "I live on a narrowboat on the canal in Leeds, it rocks when I live it up."},
         ],
         "session_2_date_time": "6:30 pm on 5 June, 2023",
         "session_2": [
             {"speaker": "Noor", "dia_id": "D2:1", "text": "I sold the van. I take the bus to work now."},
             {"speaker": "Noor", "dia_id": "D2:2", "text": "My sister is busy right now, she plays the cello in an orchestra."},
             {"speaker": "Sam", "dia_id": "D2:3", "text": "Buses are nice."},
+            {"speaker": "Noor", "dia_id": "D2:4", "text": "I'm in a shared house in York now, much closer to the office."},
         ],
     },
 }
 
 
-def test_now_set_against_before_is_a_change_but_not_right_now_nor_a_dated_question(tmp_path):
+def test_now_set_against_before_changes_a_slot_but_not_right_now_nor_a_dated_question(tmp_path):
     with ingested(tmp_path, "commute.json", json.dumps([COMMUTE])) as mem:
-        hits = mem.recall("How does Noor get to work?", top_k=10, strategy="fused").hits
-        assert hits[0].item.key == "D2:1" and "change" in hits[0].sources  # "I take the bus to work now"
-        assert ranked(mem, "What does Noor's sister play?")[0] == "D1:3"  # "right now" is a moment
-        assert ranked(mem, "How does Noor get to work on 1 March, 2023?")[0] == "D1:1"  # asks about that day
+        hits = mem.recall("Where does Noor live?", top_k=10, strategy="fused").hits
+        york = next(h for h in hits if h.item.key == "D2:4")  # "a shared house in York now": a home's cue and "now"
+        assert above([h.item.key for h in hits], "D2:4", "D1:4") and "change" in york.sources
+        assert ranked(mem, "Where does Noor live on 1 March, 2023?")[0] == "D1:4"  # asks about that day
+        assert ranked(mem, "What does Noor's sister play?")[0] == "D1:3"  # no slot: "now" is no change said outright
+
+
+@pytest.mark.parametrize("sentence, changes", [
+    ("I cycle everywhere now.", True), ("I take the bus to work now and read on the way.", True),
+    ("She is busy right now.", False), ("Fine for now.", False), ("Now that I think of it, yes.", False),
+    ("I see her now and then.", False),
+])
+def test_now_is_a_change_only_when_set_against_before(sentence, changes):
+    assert (present._CHANGE.search(sentence) is not None) == changes

@@ -169,6 +169,25 @@ def test_merged_episodes_keep_every_item_findable_and_split_back(mem):
         k.split_episode(first.id)
 
 
+@pytest.mark.parametrize("writer", ["this connection", "another connection"])
+def test_a_recalls_episodes_follow_a_merge_after_recalls_kept_them(mem, tmp_path, writer):
+    """The episodes of a recall's hits are kept between recalls until the store changes: a merge
+    (through this connection or another) shows at once, and a caller changing one recall's
+    episode changes no other recall's."""
+    def episodes() -> list[tuple[int, list[int]]]:
+        recalled = mem.recall("pottery class kids", strategy="bm25", top_k=1).episodes
+        return [(e.id, e.items) for e in recalled]
+
+    first, second = mem.knowledge.episodes()
+    assert episodes() == [(second.id, second.items)]
+    mem.recall("pottery class kids", strategy="bm25", top_k=1).episodes[0].items.append(-1)
+    assert episodes() == [(second.id, second.items)]
+    elsewhere = Memory(tmp_path / "k.db")
+    (mem if writer == "this connection" else elsewhere).knowledge.merge_episodes(first.id, second.id)
+    assert episodes() == [(first.id, first.items + second.items)]
+    elsewhere.close()
+
+
 def test_item_entities_lists_speaker_and_names(mem):
     item = next(i for i in mem.source_items(mem.sources()[0].id) if i.key == "D1:3")
     assert {e.name for e in mem.knowledge.item_entities(item.id)} == {"Caroline", "LGBTQ", "Boston"}
