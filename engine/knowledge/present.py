@@ -14,7 +14,8 @@ supersession cannot order them. This step can, without facts:
   verbs: "moved", "quit") or with a value the slot held for the subject as these candidates'
   facts state it ("studying chemistry" makes "switching from chemistry to …" on topic);
 * an on-topic candidate that announces a *change* ("moved", "started", "left", "instead",
-  "switched", "no longer", "is over" …) in a sentence on the topic goes above every older
+  "switched", "no longer", "is over", "now" set against before but not "right now" …) in a
+  sentence on the topic goes above every older
   on-topic candidate ranked above it (a newer turn that merely uses the slot's words, "what are
   you working on?", does not);
 * then the candidates whose facts state a value of the asked slot for the subject take the
@@ -24,8 +25,7 @@ supersession cannot order them. This step can, without facts:
 
 A question about no slot ("when is Noor's wedding?") is about a plan or a wish as often as about
 something that changes, so there only a change said outright counts ("change of plan", "instead",
-"cancelled", "from now on", "now" set against before: "I take the bus to work now", not "right
-now" or "for now"): the wedding "is in September instead" goes above "we're planning it
+"cancelled", "from now on"): the wedding "is in September instead" goes above "we're planning it
 for May". Lifting every announced change for every present-tense question cost LoCoMo's questions
 more than it gained. Everything else keeps its place, and so do candidates said on the same day.
 
@@ -61,21 +61,23 @@ until then""".split())
 # Auxiliaries and light verbs that open a predicate ("is living in", "got married to"): no cue.
 _LIGHT = frozenset("""is are was were be been has have had got get went go going gone became become now fully just
 no longer out""".split())
-# "I take the train to school now", "I'm in a shared house in Plymouth now": "now" set against
-# before. Not "right now", "for now", "by now", "until now", "just now" (a moment, not a change),
-# "now that" (a reason) or "now and then"; and only in a sentence on the question's topic.
+# "I'm in a shared house in Plymouth now": "now" set against before, for a question about a slot
+# only (LoCoMo's turns say "now" of what they are doing, and for other questions lifting them
+# pushed its evidence down). Not "right now", "for now", "by now", "until now", "just now" (a
+# moment, not a change), "now that" (a reason) or "now and then"; and only in a sentence on the
+# question's topic.
 _NOW = r"(?<!right )(?<!for )(?<!by )(?<!until )(?<!till )(?<!just )now(?! that| and then| on\b)"
 # A turn that says outright that its news replaces an earlier plan, wish or state: "instead" (not
 # "instead of", which mostly suggests a swap: "coconut oil instead of butter"), "change of plan",
 # "cancelled", "from now on", "no longer", "moved" (a meeting), "switched". This is all a question
 # about no slot listens to.
 _OUTRIGHT = (r"instead(?! of)|change of plans?|change to|cancel+ed|called off|postponed|rescheduled|from now on|"
-             r"go(?:ing)? back to|no longer|any ?more|gone off|moved|switched|" + _NOW)
+             r"go(?:ing)? back to|no longer|any ?more|gone off|moved|switched")
 _REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
 # A question about a slot also listens to the verbs of a new home, job or partner ("moved",
-# "started at", "left", "broke up"). Not "new", nor "now" beyond what _NOW reads: in LoCoMo's
-# turns they mostly mark no change ("right now", "my new phone"), and lifting them cost its questions.
-_CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|switch(?:ed|ing)?|change[sd]?|these days|(?:is|are) over|gave up|given up|"
+# "started at", "left", "broke up"), and "now" as _NOW reads it. Not "new": in LoCoMo's turns it
+# mostly marks no change ("my new phone"), and lifting it cost its questions.
+_CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|{_NOW}|switch(?:ed|ing)?|change[sd]?|these days|(?:is|are) over|gave up|given up|"
                      r"quit|moved|relocated|started|joined|left|promoted|retired|resigned|broke up|split up|"
                      r"divorced|got married|engaged)\b", re.I)
 

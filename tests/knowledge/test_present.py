@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from mnemoscope.engine import Memory
+from mnemoscope.engine.knowledge import present
 
 from .conftest import ingested
 
@@ -150,10 +151,19 @@ COMMUTE = {
 }
 
 
-def test_now_set_against_before_is_a_change_but_not_right_now_nor_a_dated_question(tmp_path):
+def test_now_set_against_before_changes_a_slot_but_not_right_now_nor_a_dated_question(tmp_path):
     with ingested(tmp_path, "commute.json", json.dumps([COMMUTE])) as mem:
-        hits = mem.recall("How does Noor get to work?", top_k=10, strategy="fused").hits
-        assert hits[0].item.key == "D2:1" and "change" in hits[0].sources  # "I take the bus to work now"
-        assert ranked(mem, "What does Noor's sister play?")[0] == "D1:3"  # "right now" is a moment
-        assert ranked(mem, "How does Noor get to work on 1 March, 2023?")[0] == "D1:1"  # asks about that day
-        assert above(ranked(mem, "Where does Noor live?"), "D2:4", "D1:4")  # a house is a home's cue, not a question's
+        hits = mem.recall("Where does Noor live?", top_k=10, strategy="fused").hits
+        york = next(h for h in hits if h.item.key == "D2:4")  # "a shared house in York now": a home's cue and "now"
+        assert above([h.item.key for h in hits], "D2:4", "D1:4") and "change" in york.sources
+        assert ranked(mem, "Where does Noor live on 1 March, 2023?")[0] == "D1:4"  # asks about that day
+        assert ranked(mem, "What does Noor's sister play?")[0] == "D1:3"  # no slot: "now" is no change said outright
+
+
+@pytest.mark.parametrize("sentence, changes", [
+    ("I cycle everywhere now.", True), ("I take the bus to work now and read on the way.", True),
+    ("She is busy right now.", False), ("Fine for now.", False), ("Now that I think of it, yes.", False),
+    ("I see her now and then.", False),
+])
+def test_now_is_a_change_only_when_set_against_before(sentence, changes):
+    assert (present._CHANGE.search(sentence) is not None) == changes
