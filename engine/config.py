@@ -106,6 +106,7 @@ class Settings:
     ppr_seed_items: int = 3  # top first-stage (BM25) items that seed the walk
     ppr_entity_mass: float = 0.5  # share of the seed mass on the query's entities (the rest on items)
     ppr_local_above: int = 50_000  # graphs with more nodes use local push from the seeds, not whole-graph iteration
+    ppr_iterations: int = 10  # power-iteration steps below ppr_local_above (docs/benchmarks.md: 10 rank as 15 did)
     ppr_blend: float = 0.2  # strategy ppr: weight of the normalised first-stage score against PPR (tuned on dev multi-hop)
     supersession_rules: str = ""  # a rules file extending the default (engine/knowledge/supersession.toml); "": the user config dir's supersession.toml
     llm_batch_items: int = 12  # LLM extraction: items per request (one episode at most)
@@ -245,7 +246,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "dense_weight": _SHARE, "word_vectors_weight": _SHARE, "candidate_k": _COUNT, "token_ttl_hours": _POSITIVE, "refresh_interval": _SOME,
     "trust_half_life_days": _POSITIVE, "coaccess_half_life_days": _POSITIVE, "ranker_seed": _SOME,
     "episode_window": _COUNT, "facts_top_k": _SOME, "ppr_alpha": _SHARE, "ppr_seed_items": _SOME,
-    "ppr_entity_mass": _SHARE, "ppr_local_above": _SOME, "ppr_blend": _SHARE, "llm_batch_items": _COUNT,
+    "ppr_entity_mass": _SHARE, "ppr_local_above": _SOME, "ppr_iterations": _COUNT, "ppr_blend": _SHARE, "llm_batch_items": _COUNT,
     "topic_dim": _COUNT, "topic_leaf_size": _COUNT, "topic_min_leaf": _COUNT, "topic_max_leaves": _COUNT,
     "topic_max_branch": (2, math.inf), "topic_max_depth": _COUNT, "topic_min_items": _SOME, "topic_temperature": _POSITIVE,
     "topic_item_leaves": _COUNT, "topic_item_min_prob": _SHARE, "topic_ancestor_decay": _SHARE, "topic_neighbors": _SOME,

@@ -36,7 +36,7 @@ from .calibration import CALIBRATION_KEY, calibrate
 from .calibration import SAMPLE as CALIBRATION_SAMPLE
 from .config import Settings
 from .dense import HashEmbedder, OpenAIEmbedder
-from .errors import AreaMissing, IngestFailed, RequestError
+from .errors import AreaMissing, IngestFailed, RequestError, StoreError
 from .extensions import area_factories
 from .images import ImagesArea
 from .index import LSA_KEY, WORDS_KEY, Index
@@ -481,10 +481,16 @@ class Memory:
         does."""
         if self._saving is not None and self._saving.is_alive():
             return
-        behind = 0 if self._areas_file_unusable else index_file.SAVE_AFTER_SHARE
-        self._saving = threading.Thread(target=self._save_index, args=(behind,), kwargs={"wait": False, "parts": [AREAS_PART]},
-                                        name="mnemoscope-save-areas")
+        self._saving = threading.Thread(target=self._save_areas_now, name="mnemoscope-save-areas")
         self._saving.start()
+
+    def _save_areas_now(self) -> None:
+        """The areas' file written aside: a store that fails meanwhile (busy, full disk) leaves it
+        unwritten, which costs the next process a read from the rows, never this one an error."""
+        try:
+            self._save_index(0 if self._areas_file_unusable else index_file.SAVE_AFTER_SHARE, wait=False, parts=[AREAS_PART])
+        except StoreError as exc:
+            log.warning("the areas' state beside %s was not saved (%s)", self.path, exc)
 
     def warm_up(self) -> None:
         """Load every area and build the search matrices now, so that the first query need not

@@ -3,7 +3,9 @@ the ranker's co-access walk (engine.rank) share it.
 
 :func:`personalized_pagerank` is a power iteration on the column-stochastic transpose in float32,
 teleporting to the seed vector with probability ``1 - alpha``. Fifteen iterations (or an L1 change
-below 1e-4) rank exactly as thirty do on the dev multi-hop sets, at half the cost. On large
+below 1e-4) rank exactly as thirty do on the dev multi-hop sets, at half the cost; the knowledge
+graph's walk stops at ``ppr_iterations`` (10), where every dev quality figure is still that of
+fifteen (docs/benchmarks.md). On large
 graphs :func:`local_push` pushes mass out from the seeds instead, at a cost that does not grow
 with the graph.
 """

@@ -135,7 +135,8 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         n = self.graph.n_nodes(index)
         if n > self.settings.ppr_local_above:
             return local_push(self.graph.forward(weights, index), seeds.nodes, seeds.mass, alpha=alpha)
-        visits = personalized_pagerank(self.graph.transition(weights, index), seeds.dense(n), alpha=alpha)
+        visits = personalized_pagerank(self.graph.transition(weights, index), seeds.dense(n), alpha=alpha,
+                                       iterations=self.settings.ppr_iterations)
         return visits, np.flatnonzero(visits)
 
     def graph_scores(self, text: str, first_stage: np.ndarray, weights: dict[str, float] | None = None,

@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Hashable
+from typing import Callable, Generic, TypeVar
 
 import numpy as np
 
@@ -55,6 +55,7 @@ from ..text import lexical_tokens
 from .rows import GrowingRows
 
 DAY = 86_400.0
+Key = TypeVar("Key", str, int)  # what an index's columns are: lexical tokens, or plan term ids
 
 
 @dataclass(frozen=True)
@@ -137,19 +138,19 @@ class Wording:
 
 
 @dataclass
-class _Index:
+class _Index(Generic[Key]):
     """Marks × keys (lexical tokens, or plan term ids), each entry its weight × the key's IDF,
     rows of unit length, in ``marks`` order: a new mark appends its row
     (:class:`.rows.GrowingRows`); a withdrawn mark, or a change of the store (``version``: the
     IDF weights), starts it anew."""
 
     version: tuple[int, ...]
-    column: dict[Hashable, int] = field(default_factory=dict)
+    column: dict[Key, int] = field(default_factory=dict)
     weight: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per column: the key's IDF
     entries: GrowingRows = field(default_factory=GrowingRows)
     n_marks: int = 0
 
-    def extend(self, rows: list[dict], idf: Callable[[list], np.ndarray]) -> None:
+    def extend(self, rows: list[dict[Key, float]], idf: Callable[[list[Key]], np.ndarray]) -> None:
         """Append ``rows`` (key → weight, one per mark after those already held); only keys not
         seen before are looked up in ``idf``."""
         new = sorted({k for row in rows for k in row} - self.column.keys())
@@ -164,7 +165,7 @@ class _Index:
         self.entries.append(own + self.n_marks, cols, values / np.maximum(norms, 1e-12)[own])
         self.n_marks += len(rows)
 
-    def cosines(self, query: dict, idf: Callable[[list], np.ndarray]) -> np.ndarray:
+    def cosines(self, query: dict[Key, float], idf: Callable[[list[Key]], np.ndarray]) -> np.ndarray:
         """Cosine of ``query`` (key → weight, weighted the same way) to every row; a key no mark
         has counts in the query's length only."""
         known = [k for k in query if k in self.column]
@@ -228,8 +229,8 @@ class _Embedded:
 class FeedbackMemory:
     params: MarkParams = field(default_factory=MarkParams)
     marks: dict[int, Mark] = field(default_factory=dict)
-    _tokens: _Index | None = None  # the marks' lexical tokens: is it the same question
-    _terms: _Index | None = None  # the marks' query plans: how alike is it
+    _tokens: _Index[str] | None = None  # the marks' lexical tokens: is it the same question
+    _terms: _Index[int] | None = None  # the marks' query plans: how alike is it
     _answers: np.ndarray | None = None  # the kind of answer each mark's question asks for, in marks order
     _embedded: _Embedded | None = None
 
@@ -315,8 +316,8 @@ class FeedbackMemory:
             cache.rows = np.vstack([cache.rows, fresh]) if held else fresh
         return cache.rows
 
-    def _grown(self, index: _Index | None, version: tuple[int, ...], idf: Callable[[list], np.ndarray],
-               rows: Callable[[list[Mark]], list[dict]]) -> _Index:
+    def _grown(self, index: _Index[Key] | None, version: tuple[int, ...], idf: Callable[[list[Key]], np.ndarray],
+               rows: Callable[[list[Mark]], list[dict[Key, float]]]) -> _Index[Key]:
         """``index`` extended by the rows of the marks added since it was last read (anew when
         the store's ``version`` moved)."""
         if index is None or index.version != version:

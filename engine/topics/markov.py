@@ -154,15 +154,18 @@ class TransitionModel:
             moves = moves_of[context] = dict(zip((keys[lo:hi] - context).tolist(), weights[lo:hi].tolist()))
         return moves
 
-    def _counts(self, prev2: int, prev1: int, candidates: list[int]) -> np.ndarray:
-        """The summed weight of each move (prev2, prev1) → candidate; 0 for a move never seen."""
+    def _counts(self, prev2: int, prev1: int, candidates: list[int]) -> np.ndarray | None:
+        """The summed weight of each move (prev2, prev1) → candidate, 0 for a move never seen;
+        None when nothing was ever counted out of that context (most second-order ones)."""
         context = ((prev2 + 1) << NODE_BITS | prev1) << NODE_BITS  # the key of (prev2, prev1) → topic 0
         counted = self._counted
         moves, changes = self._moves(counted, context), counted[2]
         if changes:
             counts = [moves.get(c, 0.0) + changes.get(context + c, 0.0) for c in candidates]
-        else:
+        elif moves:
             counts = [moves.get(c, 0.0) for c in candidates]
+        else:
+            return None
         return np.array([w if w > 1e-9 else 0.0 for w in counts], dtype=np.float64)
 
     def probabilities(self, prev: int, current: int, candidates: np.ndarray, lam: float, smoothing: float) -> np.ndarray | None:
@@ -175,7 +178,9 @@ class TransitionModel:
         return lam * p2 + (1 - lam) * p1
 
 
-def _smoothed(counts: np.ndarray, smoothing: float) -> np.ndarray | None:
+def _smoothed(counts: np.ndarray | None, smoothing: float) -> np.ndarray | None:
+    if counts is None:
+        return None
     total = counts.sum()
     if total <= 0:
         return None

@@ -280,3 +280,20 @@ def test_the_first_recall_that_reads_the_areas_from_their_rows_does_not_write_th
         assert mem.recall("who adopted a dog").hits and not mem.areas_from_file
     assert writers and threading.main_thread() not in writers
     assert area_answers(demo_copy, **SAVE_ALWAYS)[0] == SAVED_AREAS
+
+
+def test_an_areas_file_that_cannot_be_written_aside_costs_a_warning_not_an_error(demo_copy: Path, monkeypatch, caplog):
+    from mnemoscope.engine import index_file
+    from mnemoscope.engine.errors import StoreBusy
+
+    write = index_file.write_saved
+
+    def busy(store, part, *args):
+        if part == "areas":
+            raise StoreBusy(f"{store.path} is busy")
+        return write(store, part, *args)
+
+    monkeypatch.setattr(index_file, "write_saved", busy)
+    with caplog.at_level("WARNING"), Memory(demo_copy, **SAVE_ALWAYS) as mem:
+        assert mem.recall("who adopted a dog").hits
+    assert "was not saved" in caplog.text and not sidecar(demo_copy, "areas").exists()

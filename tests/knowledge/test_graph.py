@@ -195,3 +195,25 @@ def test_an_entity_named_twice_seeds_the_walk_as_once(tmp_path):
         assert on_entities.any() and twice.mass[on_entities].sum() == pytest.approx(mem.settings.ppr_entity_mass)
         assert np.array_equal(k.graph_scores(query, first, entities=[biscuit, biscuit]).item_scores,
                               k.graph_scores(query, first, entities=[biscuit]).item_scores)
+
+
+@pytest.mark.parametrize("iterations", [1, 3])
+def test_the_graph_walk_takes_the_configured_number_of_steps(tmp_path, iterations):
+    """``ppr_iterations`` is how many power steps the knowledge graph's PageRank takes."""
+    from mnemoscope.engine import Memory
+
+    with Memory(tmp_path / "i.db", ppr_iterations=iterations) as mem:
+        mem.add_note("Maya adopted Biscuit, a beagle from the Portland shelter.", name="n1")
+        mem.add_note("Biscuit loves the Portland dog park.", name="n2")
+        mem.add_note("Dan sails on the Tagus river with Maya.", name="n3")
+        k, index = mem.knowledge, mem.index
+        query = "Where does Maya's beagle play?"
+        first = index.bm25.scores(*index.query_terms(query, related=False))
+        seeds = k.seeds(k.query_entities(query), first, k.edge_weights())
+        n = k.graph.n_nodes(index)
+        want = personalized_pagerank(k.graph.transition(k.edge_weights(), index), seeds.dense(n),
+                                     alpha=mem.settings.ppr_alpha, iterations=iterations)[: index.n_slots]
+        other = personalized_pagerank(k.graph.transition(k.edge_weights(), index), seeds.dense(n),
+                                      alpha=mem.settings.ppr_alpha, iterations=iterations + 1)[: index.n_slots]
+        got = k.graph_scores(query, first).item_scores
+        assert not np.allclose(want, other) and np.allclose(got, want, rtol=0, atol=1e-7)
