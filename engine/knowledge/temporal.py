@@ -39,7 +39,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 
 # Every pattern needs one of these; most sentences have none, and skip the nine patterns.
 _ANY_TIME = re.compile(r"\d|\b(?:ago|yesterday|today|tonight|tomorrow|last|next|this|recently|other day|"
-                       r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)", re.I)
+                       r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|on (?:mon|tues|wednes|thurs|fri|satur|sun)day)",
+                       re.I)
 
 
 @dataclass

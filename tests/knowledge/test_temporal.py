@@ -18,6 +18,7 @@ SESSION = "2023-05-25T13:56:00"  # a Thursday
     ("Last year we went camping.", "2022"),
     ("We hiked last weekend.", "2023-05-20"),
     ("Since July 2022 I paint.", "2022-07"),
+    ("I ran a charity race on Saturday.", "2023-05-20"),  # "on" alone, no other time word: the last Saturday
 ])
 def test_relative_and_absolute_times(text, expected):
     assert resolve(text, SESSION) == expected
