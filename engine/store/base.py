@@ -76,7 +76,7 @@ class StoreBase:
         self._lock = threading.RLock()  # the writer's: held by the thread inside a transaction or a dry run
         self._holder: int | None = None  # that thread's id (see conn)
         self._held = 0  # how deep it holds the lock
-        self._read_lock = threading.RLock()  # a snapshot read (reading()) on the reader, one thread at a time
+        self._snapshots = threading.local()  # a thread's own connection while it is inside reading()
         self._depth = 0
         self._activity: tuple[str, float] | None = None  # what this process is doing, and since when
         self.on_write: Callable[[], None] | None = None  # called as each write transaction begins (Memory syncs)
@@ -98,16 +98,18 @@ class StoreBase:
             if pending or not (marked or self.read_only):
                 self._migrate(migrations)
             if not (in_memory or self.read_only):
-                self.reader = self._connection(self._uri("rw"))
-                self.reader.execute("PRAGMA query_only=ON")  # (read-write mode: SQLite's ro needs a writable -shm anyway)
+                self.reader = self._query_only_connection()
         except BaseException:
             self.close()
             raise
 
     @property
     def conn(self) -> _Connection:
-        """The calling thread's connection: the writer for the thread holding it, else the reader."""
-        return self.writer if self._holder == threading.get_ident() else self.reader
+        """The calling thread's connection: the writer for the thread holding it, its snapshot's
+        inside ``reading()``, else the reader."""
+        if self._holder == threading.get_ident():
+            return self.writer
+        return getattr(self._snapshots, "conn", None) or self.reader
 
     @contextmanager
     def _holding_writer(self) -> Iterator[_Connection]:
@@ -239,21 +241,37 @@ class StoreBase:
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
-        """A consistent snapshot for a read of many statements (an export, the index's load):
-        what other threads and processes commit meanwhile is not seen half-way. Inside a
-        transaction, that one; on the reader, one such read at a time."""
-        on_writer = self.reader is self.writer or self._holder == threading.get_ident()
-        with self._holding_writer() if on_writer else self._read_lock:
-            conn = self.conn
-            if (on_writer and self._depth) or conn.in_transaction:
+        """A consistent snapshot for a read of many statements (an export, the index's load, the
+        areas' save): what other threads and processes commit meanwhile is not seen half-way.
+        Inside a transaction, that one. Elsewhere the snapshot is a connection of the thread's
+        own, opened for it: a transaction on the shared reader would hold every other thread's
+        reads in the same old snapshot, missing rows this process has since committed."""
+        if self.reader is self.writer or self._holder == threading.get_ident():
+            with self._holding_writer() as conn:
+                if self._depth or conn.in_transaction:
+                    yield conn
+                    return
+                with _snapshot_of(conn):
+                    yield conn
+            return
+        if (held := getattr(self._snapshots, "conn", None)) is not None:  # nested: the same snapshot
+            yield held
+            return
+        conn = self._query_only_connection()
+        try:
+            with _snapshot_of(conn):
+                self._snapshots.conn = conn
                 yield conn
-                return
-            conn.execute("BEGIN")
-            try:
-                yield conn
-            finally:
-                if conn.in_transaction:
-                    conn.execute("COMMIT")
+        finally:
+            self._snapshots.conn = None
+            conn.close()
+
+    def _query_only_connection(self) -> _Connection:
+        """A connection to the file that cannot write (read-write mode: SQLite's ro needs a
+        writable -shm anyway)."""
+        conn = self._connection(self._uri("rw"))
+        conn.execute("PRAGMA query_only=ON")
+        return conn
 
     def _in(self, sql: str, ids: Sequence[int], extra: Sequence = ()) -> list[tuple]:
         """Run ``sql`` (with one ``{marks}`` placeholder for the id list) over ``ids`` in chunks
@@ -269,9 +287,8 @@ class StoreBase:
 
     def close(self) -> None:
         """The reader first: the writer, closed last, folds the write-ahead log into the file."""
-        with self._read_lock:
-            if self.reader is not self.writer:
-                self.reader.close()
+        if self.reader is not self.writer:
+            self.reader.close()
         with self._lock:
             self.writer.close()
 
@@ -379,6 +396,17 @@ class StoreBase:
         """Fold the write-ahead log into the file, so that a copy of the file alone is the whole store."""
         with self._holding_writer() as writer:
             writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+@contextmanager
+def _snapshot_of(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction on ``conn`` for the block."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
 
 
 # -- the file ---------------------------------------------------------------------------------

@@ -252,9 +252,10 @@ def test_the_areas_restored_from_one_file_read_what_came_after_it_once(areas_sav
     other_process(areas_saved, "Zebulon the quokka keeps a diary of every sunrise", "--keep")
     with Memory(areas_saved, save_index_above=10**9) as mem:
         statements: list[str] = []
-        mem.store.conn.set_trace_callback(statements.append)
-        mem.areas
-        mem.store.conn.set_trace_callback(None)
+        with mem.store.reading() as snapshot:  # the restore's own reading() joins this snapshot
+            snapshot.set_trace_callback(statements.append)
+            mem.areas
+            snapshot.set_trace_callback(None)
         assert set(mem.areas_from_file) == SAVED_AREAS
         assert mem.recall("Zebulon quokka sunrise", strategy="fused").hits[0].item.text.startswith("Zebulon")
     assert sum("FROM activity WHERE id >" in s for s in statements) == 1

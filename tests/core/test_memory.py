@@ -351,6 +351,34 @@ def test_a_recall_beside_an_open_write_neither_waits_for_it_nor_reads_it_half_do
     assert core.counts().items > stored and core.recall("beagle puppy", strategy="bm25").hits
 
 
+def test_a_snapshot_read_in_one_thread_holds_no_other_thread_in_its_snapshot(core, corpus):
+    """``reading()`` in one thread (the areas' save, an export) is a snapshot of its own: every other
+    thread goes on reading what this process commits meanwhile."""
+    core.ingest(corpus / "sourdough.md")
+    stored = lambda: core.store.query("SELECT count(*) FROM items")[0][0]  # noqa: E731
+    inside, finish, seen = threading.Event(), threading.Event(), []
+
+    def snapshot() -> None:
+        with core.store.reading():
+            seen.append(stored())
+            inside.set()
+            finish.wait(30)
+            seen.append(stored())
+
+    held = threading.Thread(target=snapshot)
+    held.start()
+    try:
+        assert inside.wait(10)
+        core.ingest(corpus / "chat.txt")
+        after = stored()
+        assert held.is_alive()  # neither waited for the snapshot to end
+    finally:
+        finish.set()
+        held.join(10)
+    assert after > seen[0]  # this thread reads its own commit
+    assert seen == [seen[0], seen[0]]  # the snapshot saw none of it
+
+
 def test_opening_a_store_leaves_sparse_matrices_and_areas_for_later(tmp_path, corpus):
     """The app's cold start: a fresh process opens a store and counts it without importing
     scipy.sparse or loading an area; the first recall then finds what a warm store finds."""
