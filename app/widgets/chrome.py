@@ -159,17 +159,23 @@ class KeyBar(Static):
 
     def render(self) -> Content:
         """As Textual's compact footer: one key per action (its first binding), dimmed while
-        disabled; the keys that do not fit before the palette's key are cut."""
+        disabled; a key that does not fit whole before the palette's key is left out, not cut."""
         right = Content("")
         if self.palette is not None:
             right = Content.assemble(("▏", self.get_visual_style("key-bar--edge")), *self._key(*self.palette), " ")
-        left = Content.assemble(*[piece for binding, enabled in self.keys for piece in (*self._key(binding, enabled), " ")])
         room = max(0, self.size.width - right.cell_length)
-        return Content.assemble(left.truncate(room, pad=True), right)
+        shown: list[Content] = []
+        for binding, enabled in self.keys:
+            key = Content.assemble(*self._key(binding, enabled), " ")
+            if key.cell_length > room:
+                break
+            shown.append(key)
+            room -= key.cell_length
+        return Content.assemble(*shown, " " * room, right)
 
     def _key(self, binding: Binding, enabled: bool) -> tuple[tuple[str, VisualStyle], tuple[str, VisualStyle]]:
         """A key and what it does, styled; a click presses it (a disabled one rings the bell)."""
-        click = VisualStyle.from_meta({"@click": f"app.simulate_key({binding.key.split(',')[0]!r})" if enabled
+        click = VisualStyle.from_meta({"@click": f"app.simulate_key({binding.key!r})" if enabled
                                        else "app.bell"})
         key, description = self.get_visual_style("key-bar--key"), self.get_visual_style("key-bar--description")
         if not enabled:
