@@ -192,13 +192,15 @@ class KnowledgeReading(KnowledgeBuilding):
             kept = KeptEpisodes((False, -1, -1))
         elif kept is None or kept.state != state or len(kept.of_item) + len(kept.by_id) > KEPT_EPISODES:
             kept = self._kept_episodes = KeptEpisodes(state)
+        # Each read is added whole, in one update: another thread's recall shares these dicts and
+        # must never see an item's episode or an episode as unknown while it is being read.
         if unknown := [i for i in dict.fromkeys(item_ids) if i not in kept.of_item]:
-            kept.of_item.update(dict.fromkeys(unknown))
-            kept.of_item.update(self.episodes_of_items(unknown))
+            found = self.episodes_of_items(unknown)
+            kept.of_item.update({i: found.get(i) for i in unknown})
         order = list(dict.fromkeys(e for i in item_ids if (e := kept.of_item[i]) is not None))
         if unread := [e for e in order if e not in kept.by_id]:
-            kept.by_id.update(dict.fromkeys(unread))
-            kept.by_id.update((e.id, e) for e in self.episodes(ids=unread))
+            read = {e.id: e for e in self.episodes(ids=unread)}
+            kept.by_id.update({e: read.get(e) for e in unread})
         return [_copy_of(e) for i in order if (e := kept.by_id[i]) is not None]
 
     def facts_for(self, text: str, item_scores: dict[int, float], k: int, as_of: str | None = None,
