@@ -166,4 +166,4 @@ def test_now_set_against_before_changes_a_slot_but_not_right_now_nor_a_dated_que
     ("I see her now and then.", False),
 ])
 def test_now_is_a_change_only_when_set_against_before(sentence, changes):
-    assert (present._CHANGE.search(sentence) is not None) == changes
+    assert (present.PresentQuestion.change.search(sentence) is not None) == changes

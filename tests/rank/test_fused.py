@@ -86,8 +86,10 @@ def test_recency_follows_the_live_items_as_the_store_changes(mem):
     grown = recency(question)
     shared = sorted(before.keys() & grown.keys())
     assert shared and [grown[i] for i in shared] == pytest.approx(expected(shared))
-    assert all(grown[i] < before[i] for i in shared if before[i] > 0)
+    dated = [i for i in shared if before[i] > 0]
+    assert dated and all(grown[i] < before[i] for i in dated)
     mem.delete_item(int(mem.index.item_ids[int(np.nanargmax(np.where(mem.index.alive, mem.index.times, np.nan)))]))
     shrunk = recency(question)
-    assert [shrunk[i] for i in shared if i in shrunk] == pytest.approx(expected([i for i in shared if i in shrunk]))
-    assert [shrunk[i] for i in shared if i in shrunk] == pytest.approx([before[i] for i in shared if i in shrunk])
+    kept = [i for i in shared if i in shrunk]
+    assert kept and [shrunk[i] for i in kept] == pytest.approx(expected(kept))
+    assert [shrunk[i] for i in kept] == pytest.approx([before[i] for i in kept])
