@@ -36,23 +36,25 @@ class EpisodeMember:
     image_meta: dict[str, Any] | None  # the item's meta where it names an image caption
 
 
-# Tables whose writes move the knowledge_writes counter (knowledge-4): what the memos of facts and
-# their provenance are keyed on, so writes elsewhere (feedback, trust) keep them.
+WRITES = ("INSERT", "UPDATE", "DELETE")
+# Writes that move the knowledge_writes counter (knowledge-4): what the memos of facts and their
+# provenance are keyed on, so writes elsewhere (feedback, trust) keep them.
 COUNTED_TABLES = ("facts", "fact_sources", "entities")
-# Tables whose writes move the episode_writes counter (knowledge-5): what an episode shows (its row
-# and merges, its members, their items' speakers, times and images, their events), so the episodes
-# recall keeps survive feedback and other writes that change none of it.
-EPISODE_TABLES = ("episodes", "episode_items", "items", "events")
+# Writes that move the episode_writes counter (knowledge-5): what an episode shows (its row and
+# merges, its members, their items' speakers, times and images, their events), so the episodes
+# recall keeps survive feedback and other writes that change none of it. An item's insert shows
+# only through its member row, its delete through the members' cascade: only its update counts.
+EPISODE_WRITES = (*((table, write) for table in ("episodes", "episode_items", "events") for write in WRITES),
+                  ("items", "UPDATE"))
 
 
-def _write_counter(counter: str, tables: Sequence[str], trigger_suffix: str) -> str:
-    """SQL for a one-row table ``counter`` whose ``n`` every insert, update or delete on
-    ``tables`` moves, in this process or any other: a memo keyed on it outlives other writes."""
+def _write_counter(counter: str, writes: Iterable[tuple[str, str]], trigger_suffix: str) -> str:
+    """SQL for a one-row table ``counter`` whose ``n`` each of ``writes`` (table, INSERT, UPDATE or
+    DELETE) moves, in this process or any other: a memo keyed on it outlives other writes."""
     return (f"CREATE TABLE {counter} (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);\n"
             f"INSERT INTO {counter} VALUES (0, 0);\n" + "".join(
-                f"CREATE TRIGGER {table}_{event.lower()}_{trigger_suffix} AFTER {event} ON {table}\n"
-                f"    BEGIN UPDATE {counter} SET n = n + 1; END;\n"
-                for table in tables for event in ("INSERT", "UPDATE", "DELETE")))
+                f"CREATE TRIGGER {table}_{write.lower()}_{trigger_suffix} AFTER {write} ON {table}\n"
+                f"    BEGIN UPDATE {counter} SET n = n + 1; END;\n" for table, write in writes))
 
 
 MIGRATIONS = [
@@ -178,8 +180,8 @@ MIGRATIONS = [
         );
         """,
     ),
-    ("knowledge-4", _write_counter("knowledge_writes", COUNTED_TABLES, "counted")),
-    ("knowledge-5", _write_counter("episode_writes", EPISODE_TABLES, "episode_counted")),
+    ("knowledge-4", _write_counter("knowledge_writes", [(t, w) for t in COUNTED_TABLES for w in WRITES], "counted")),
+    ("knowledge-5", _write_counter("episode_writes", EPISODE_WRITES, "episode_counted")),
 ]
 
 # Tables a decision may change, with their primary key: the row images of :meth:`recording`.

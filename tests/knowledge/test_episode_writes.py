@@ -55,7 +55,7 @@ def test_a_store_from_before_the_count_migrates_and_counts_writes_to_what_an_epi
             store.upsert_entities([("lyon", "Lyon", "name")])  # a write to nothing an episode shows
         counts.append(store.episode_state())
         with store.transaction():
-            store.delete_source_row(1)  # the episode, its member and its event go by cascade
+            store.delete_item_row(1)  # its member row and its event go by cascade
         counts.append(store.episode_state())
     finally:
         store.close()
