@@ -24,12 +24,15 @@ supersession cannot order them. This step can, without facts:
 * then the candidates whose facts state a value of the asked slot for the subject take the
   places they hold newest first: the latest value said is the answer even when the rules could
   not tell that it replaced the others (an object that names nothing, the same day, a change
-  said without a change word) — a ranking that needs no supersession.
+  said without a change word) — a ranking that needs no supersession;
+* and the latest of them goes above the older candidates that name the subject but state no value
+  ("Julien and I broke up" says nothing of where he lives now), never above one said on its day
+  or later, which may tell a newer value in words no rule reads.
 
 A question about no slot ("when is Noor's wedding?") is about a plan or a wish as often as about
 something that changes, so there only a change said outright counts ("change of plan", "instead",
-"cancelled", "from now on", "dropped", "sold"): the wedding "is in September instead" goes above "we're planning it
-for May". Lifting every announced change for every present-tense question cost LoCoMo's questions
+"cancelled", "from now on", "dropped", "sold"): the wedding "is in September instead" goes above
+"we're planning it for May". Lifting every announced change for every present-tense question cost LoCoMo's questions
 more than it gained. Everything else keeps its place, and so do candidates said on the same day.
 
 "Newest" is as of the recall's reference time (``as_of``, default now): candidates said after it
@@ -218,16 +221,19 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
             topical.append(n)
             if verdict:
                 changes.add(n)
-    order = _newest_value_first(_lifted(topical, changes, said), values, said)
-    if order == topical:
+    placed = list(range(len(ids)))  # placed[k]: the candidate now at place k of the window
+    for k, n in zip(topical, _newest_value_first(_lifted(topical, changes, said), values, said)):
+        placed[k] = n
+    placed = _latest_value_above_older(placed, values, [n for n, i in enumerate(ids) if i in texts], said)
+    if placed == list(range(len(ids))):
         return ranking
     positions = np.arange(len(ranking.slots))
-    positions[topical] = order
+    positions[:len(placed)] = placed
     slots = ranking.slots[positions]
     found = {int(s): list(ranking.found_by.get(int(s), [])) for s in slots.tolist()}
-    for n, old in zip(topical, order):
-        if old > n and old in changes | values and "change" not in found[int(slots[n])]:  # moved up
-            found[int(slots[n])].append("change")
+    for k, n in enumerate(placed):
+        if n > k and n in changes | values and "change" not in found[int(slots[k])]:  # moved up
+            found[int(slots[k])].append("change")
     return dataclasses.replace(ranking, slots=slots, scores=ranking.scores,  # the places keep their scores
                                found_by=found, features={k: v[positions] for k, v in ranking.features.items()})
 
@@ -253,4 +259,27 @@ def _newest_value_first(order: list[int], values: set[int], said: list[str]) -> 
     out = list(order)
     for k, m in zip(places, newest):
         out[k] = m
+    return out
+
+
+def _latest_value_above_older(placed: list[int], values: set[int], naming: list[int], said: list[str]) -> list[int]:
+    """``placed`` with the latest value of the asked slot said by the reference time just above
+    the older candidates naming the subject placed above it, on topic or not: "He moved to
+    Grenoble" answers "where does Julien live?" before "Julien and I broke up", which names him
+    but states no home. It never passes a candidate naming the subject said on its day or later,
+    which may tell a newer value in words no rule reads ("they made me assistant editor"); only
+    that one candidate moves."""
+    if not values:
+        return placed
+    latest = max(values, key=lambda m: (said[m], -m))
+    at = placed.index(latest)
+    naming_set = set(naming)
+    top = at
+    while top > 0 and not (placed[top - 1] in naming_set and said[placed[top - 1]] >= said[latest]):
+        top -= 1
+    older = next((k for k in range(top, at) if placed[k] in naming_set and said[placed[k]] < said[latest]), None)
+    if older is None:
+        return placed
+    out = list(placed)
+    out.insert(older, out.pop(at))
     return out

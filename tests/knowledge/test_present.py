@@ -208,3 +208,29 @@ def test_a_return_to_an_earlier_habit_changes_a_slot(tmp_path):
 def test_dropping_or_selling_is_said_outright_but_dropping_by_is_not(sentence, changes):
     assert (present.present_question("What book is Noor reading?", load_rules(), ["Noor"]).change.search(sentence)
             is not None) == changes
+
+
+TOLD = {
+    "sample_id": "told",
+    "conversation": {
+        "speaker_a": "Lena", "speaker_b": "Sam",
+        "session_1_date_time": "9:00 am on 10 January, 2023",
+        "session_1": [{"speaker": "Lena", "dia_id": f"D1:{n}", "text": text} for n, text in enumerate([
+            "Julien and I broke up last weekend, Julien was upset.", "Julien took the cat, typical Julien.",
+            "Julien phoned Julien's mother, Julien cried.", "Julien Julien Julien, I keep saying his name."], 1)],
+        "session_2_date_time": "6:30 pm on 5 June, 2023",
+        "session_2": [
+            {"speaker": "Sam", "dia_id": "D2:1", "text": "Any word from Julien?"},
+            {"speaker": "Lena", "dia_id": "D2:2", "text": "Briefly. He moved to Grenoble and teaches climbing."},
+        ],
+    },
+}
+
+
+def test_the_latest_home_said_goes_above_older_turns_that_name_him_but_say_no_home(tmp_path):
+    with ingested(tmp_path, "told.json", json.dumps([TOLD])) as mem:
+        assert any(f.triple().startswith("Julien moved to Grenoble") for f in mem.knowledge.facts())
+        keys = ranked(mem, "Where does Julien live?")
+        assert keys[0] == "D2:2"  # "He moved to Grenoble" above four older turns full of his name
+        assert "change" in mem.recall("Where does Julien live?", top_k=10, strategy="fused").hits[0].sources
+        assert ranked(mem, "Where did Julien live?")[0] != "D2:2"  # about the past: the ranking as made
