@@ -437,6 +437,11 @@ class KnowledgeSQL:
                                      " ORDER BY id", (entity_id, entity_id)).fetchall()
         return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE {live} ORDER BY id").fetchall()
 
+    def subject_triples(self, subject_id: int) -> list[tuple[int, str, str, str]]:
+        """(id, subject, predicate, object) of the believed facts filed under this subject, by id."""
+        return self.conn.execute(f"SELECT id, subject, predicate, object FROM facts WHERE subject_id = ? AND {self._LIVE}"
+                                 " ORDER BY id", (subject_id,)).fetchall()
+
     def fact_keys(self, ids: Sequence[int] | None = None) -> list[tuple[int, str, int | None]]:
         """(id, key, subject id) of every fact the store believes, or of these."""
         if ids is not None:

@@ -4,7 +4,7 @@ on the same topic, even when no fact of a slot states the change (engine/knowled
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -48,14 +48,9 @@ CHANGES = {
 
 
 @pytest.fixture(scope="module")
-def changes(tmp_path_factory: pytest.TempPathFactory) -> Memory:
-    folder = tmp_path_factory.mktemp("present")
-    path = folder / "changes.json"
-    path.write_text(json.dumps([CHANGES]), encoding="utf-8")
-    mem = Memory(folder / "changes.db")
-    mem.ingest(path)
-    yield mem
-    mem.close()
+def changes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+    with ingested(tmp_path_factory.mktemp("present"), "changes.json", json.dumps([CHANGES])) as mem:
+        yield mem
 
 
 def ranked(mem: Memory, question: str, **options) -> list[str]:
