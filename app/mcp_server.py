@@ -27,7 +27,8 @@ from mcp.server.stdio import stdio_server
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from .mcp_results import EpisodeOut, FactOut, FeedbackOut, Forgotten, HitOut, RecallOut, Remembered, as_tool_result
+from .mcp_results import (EpisodeOut, FactOut, FeedbackOut, Forgotten, HitOut, RecallOut, Remembered, Result,
+                          as_tool_result)
 from .mcp_stdio import wire_streams
 
 if TYPE_CHECKING:
@@ -115,6 +116,12 @@ class Engine:
                 raise
             raise ToolError(message) from None
 
+
+    async def answer(self, ctx: Context, fn: Callable[["Memory"], Result], *, writes: bool = False,
+                     quick: bool = False) -> CallToolResult:
+        """:meth:`call` for a tool that answers with one of the typed results: the result sent as
+        :func:`as_tool_result` makes it (no nulls, compact JSON text)."""
+        return as_tool_result(await self.call(ctx, fn, writes=writes, quick=quick))
 
     def _run(self, client: str | None, fn: Callable[["Memory"], T], writes: bool) -> T:
         """``fn(mem)`` with the engine's lock held, after taking in other processes' commits."""
@@ -211,7 +218,7 @@ def build_server(mem: "Memory") -> MCPServer:
         if (messages is None) == (text is None):
             raise ToolError("give either messages (a conversation) or text (a document), not both or neither")
         raw = [m.model_dump(exclude_none=True) for m in messages] if messages is not None else None
-        return as_tool_result(await engine.call(ctx, lambda m: _remember(m, raw, text, title, source), writes=True))
+        return await engine.answer(ctx, lambda m: _remember(m, raw, text, title, source), writes=True)
 
     @server.tool(annotations=reads)
     async def recall(ctx: Context, query: str, strategy: str | None = None, mode: Mode = "pro",
@@ -228,15 +235,15 @@ def build_server(mem: "Memory") -> MCPServer:
         true then; by default facts that hold now come first and replaced ones are marked
         superseded. Each hit names its source. Afterwards, call `feedback` with the returned `token` and the
         ids of the hits you used."""
-        return as_tool_result(await engine.call(
-            ctx, lambda m: _recall(m, engine.source_name, query, strategy, mode, intent, top_k, as_of), quick=True))
+        return await engine.answer(
+            ctx, lambda m: _recall(m, engine.source_name, query, strategy, mode, intent, top_k, as_of), quick=True)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
     async def feedback(ctx: Context, token: str, used: list[int], ignored: list[int] | None = None) -> Annotated[CallToolResult, FeedbackOut]:
         """Tell the ranker which hits of a recall you used (by item id), so that it learns what
         answers questions like it. `token` is the one `recall` returned; each token takes one
         feedback, within a day. Shown hits not listed as used count as ignored."""
-        return as_tool_result(await engine.call(ctx, lambda m: _feedback(m, token, used, ignored or [])))
+        return await engine.answer(ctx, lambda m: _feedback(m, token, used, ignored or []))
 
     @server.tool(annotations=reads)
     async def facts(ctx: Context, entity: str | None = None, limit: Annotated[int, Field(ge=1, le=1000)] = 50) -> list[dict[str, Any]]:
@@ -266,7 +273,7 @@ def build_server(mem: "Memory") -> MCPServer:
         use it first when unsure. Give item_ids or source_id, not both."""
         if (not item_ids) == (source_id is None):
             raise ToolError("give either item_ids or source_id, not both or neither")
-        return as_tool_result(await engine.call(ctx, lambda m: _forget(m, item_ids or [], source_id, dry_run), writes=True))
+        return await engine.answer(ctx, lambda m: _forget(m, item_ids or [], source_id, dry_run), writes=True)
 
     @server.resource("mnemoscope://stats", mime_type="application/json")
     async def stats() -> str:

@@ -2,8 +2,9 @@
 
 ``eval learning`` measures the same (``feedback_ms.synthetic``) but builds its 10k store inside the
 run; here the build is a step of its own (long: run it under ``nice`` without the heavy-run lock)
-and the timing is another, short enough to hold the lock (under 5 minutes). The timing works on a
-fresh copy of the taught store each time, as it gives feedback while it measures.
+and the timing is another, short enough to hold the lock (under 5 minutes). The timing works on
+fresh copies of both stores each time: it gives feedback while it measures, and a newer version's
+schema change stays in its copies, so an older version can still measure the same folder.
 
     nice -n 19 python3 bench/feedback_cost.py build /tmp/feedback-cost
     flock /tmp/heavy.lock python3 bench/feedback_cost.py measure /tmp/feedback-cost --rounds 5
@@ -37,17 +38,17 @@ def build(folder: Path, items: int, events: int) -> None:
 
 def measure(folder: Path, rounds: int) -> dict[str, object]:
     questions = json.loads((folder / "questions.json").read_text())
-    run = folder / "run-taught.db"
-    shutil.copy(folder / "taught.db", run)
+    for name in ("plain", "taught"):
+        shutil.copy(folder / f"{name}.db", folder / f"run-{name}.db")
     load_before = os.getloadavg()
     try:
-        with Memory(folder / "plain.db") as plain, Memory(run) as taught:
+        with Memory(folder / "run-plain.db") as plain, Memory(folder / "run-taught.db") as taught:
             for text in questions[:WARM_UP]:
                 plain.recall(text, top_k=10, strategy="fused")
                 taught.recall(text, top_k=10, strategy="fused")
             result = recall_after_feedback(plain, taught, questions, rounds)
     finally:
-        for path in folder.glob("run-taught.db*"):
+        for path in folder.glob("run-*.db*"):
             path.unlink()
     return {**result, "load_average_start": load_before[0], "load_average_end": os.getloadavg()[0]}
 

@@ -18,7 +18,7 @@ import hashlib
 import io
 import logging
 import zlib
-from collections import Counter
+from array import array
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -39,15 +39,33 @@ def l2_normalize(m: np.ndarray) -> np.ndarray:
 # -- feature hashing ----------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=1024)
-def _sublinear_tf(count: int) -> float:
-    """1 + ln(count), computed by numpy as the embedder always has (its float64, to the last bit)."""
-    return 1.0 + np.log(count)
+@functools.lru_cache(maxsize=64)
+def _sublinear_tfs(most: int) -> np.ndarray:
+    """1 + ln(count) for counts 1..most, each computed by numpy's scalar log as the embedder
+    always has (its float64, to the last bit: a vectorised log may differ in the last place)."""
+    return np.array([1.0 + np.log(count) for count in range(1, most + 1)], dtype=np.float64)
 
 
 def _bucket(token: str, dim: int) -> tuple[int, float]:
     h = zlib.crc32(token.encode("utf-8"))
     return h % dim, 1.0 if (h >> 16) & 1 else -1.0
+
+
+class _TokenIds(dict):
+    """Token → a small id, with each id's bucket and sign in growable arrays (a miss hashes it)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.dim = dim
+        self.cols = array("q")
+        self.signs = array("d")
+
+    def __missing__(self, token: str) -> int:
+        col, sign = _bucket(token, self.dim)
+        self.cols.append(col)
+        self.signs.append(sign)
+        token_id = self[token] = len(self.cols) - 1
+        return token_id
 
 
 class HashEmbedder:
@@ -56,31 +74,35 @@ class HashEmbedder:
     def __init__(self, dim: int = 256) -> None:
         self.dim = dim
         self.signature = f"hash-v1-{dim}"
-        self._cache: dict[str, tuple[int, float]] = {}
-
-    def _feature(self, token: str) -> tuple[int, float]:
-        hit = self._cache.get(token)
-        if hit is None:
-            hit = self._cache[token] = _bucket(token, self.dim)
-            if len(self._cache) > 500_000:
-                self._cache.clear()
-        return hit
+        self._ids = _TokenIds(dim)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Every text's features summed into its row by one ``np.add.at`` (in the texts' token
-        order, each a float64 weight added to a float32 cell, as one ``+=`` per token did):
-        numpy scalar arithmetic per token cost more than hashing it."""
-        rows: list[int] = []
-        cols: list[int] = []
-        weights: list[float] = []
-        for row, text in enumerate(texts):
-            for tok, c in Counter(feature_tokens(text)).items():
-                col, sign = self._feature(tok)
-                rows.append(row)
-                cols.append(col)
-                weights.append(sign * _sublinear_tf(c))
+        """Every text's features summed into its row by one ``np.add.at``, in the order a
+        per-text ``Counter`` gives (each distinct token at its first occurrence, a float64
+        weight added to a float32 cell), so the vectors are the same to the last bit. The
+        tokens are counted with one sort of (row, token id) keys: the knowledge area hashes
+        every stored fact of a subject when it first meets it, and a Python loop per token was
+        most of that."""
+        if len(self._ids) > 500_000:
+            self._ids = _TokenIds(self.dim)
+        ids = self._ids
+        token_lists = [feature_tokens(text) for text in texts]
+        token_ids = np.array([ids[tok] for tokens in token_lists for tok in tokens], dtype=np.int64)
+        rows = np.repeat(np.arange(len(texts), dtype=np.intp), [len(tokens) for tokens in token_lists])
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        np.add.at(out, (np.array(rows, dtype=np.intp), np.array(cols, dtype=np.intp)), np.array(weights, dtype=np.float64))
+        if len(token_ids):
+            keys = rows * len(ids) + token_ids
+            order = np.argsort(keys, kind="stable")
+            ordered = keys[order]
+            starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+            counts = np.diff(np.append(starts, len(ordered)))
+            firsts = order[starts]
+            by_first = np.argsort(firsts)
+            at, counts = firsts[by_first], counts[by_first]
+            found = token_ids[at]
+            cols = np.frombuffer(ids.cols, dtype=np.int64)[found].astype(np.intp)
+            signs = np.frombuffer(ids.signs, dtype=np.float64)[found]
+            np.add.at(out, (rows[at], cols), signs * _sublinear_tfs(int(counts.max()))[counts - 1])
         return l2_normalize(out)
 
     def embed_query(self, text: str) -> np.ndarray:

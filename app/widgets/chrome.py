@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
@@ -94,28 +95,53 @@ class NavTabs(Static):
     def __init__(self, active: str) -> None:
         super().__init__(id="nav-tabs")
         self.active = active
+        self._names: tuple[Content, int, int] | None = None  # the styled names, the current one's columns
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._names = None  # drawn in the styles of before (a new theme)
+
+    def _styled_names(self) -> tuple[Content, int, int]:
+        """The line of names, styled once: only the bar under it depends on the width."""
+        if self._names is None:
+            tab, active = self.get_visual_style("nav-tabs--tab"), self.get_visual_style("nav-tabs--active")
+            names: list[tuple[str, VisualStyle]] = []
+            start = end = column = 0
+            for mode, key, title in SCREENS:
+                name = f"{key} {title}"
+                label = f" {name}"
+                click = VisualStyle.from_meta({"@click": f"app.goto({mode!r})"})
+                names.append((label, (active if mode == self.active else tab) + click))
+                if mode == self.active:
+                    start, end = column + 1, column + 1 + len(name)
+                column += len(label)
+            self._names = (Content.assemble(*names), start, end)
+        return self._names
 
     def render(self) -> Content:
         """Each name after one space, at every width (the eight fit in 80 columns). The bar spans
         the width; under the current name it is the highlight, set off by half cells at its ends."""
-        tab, active = self.get_visual_style("nav-tabs--tab"), self.get_visual_style("nav-tabs--active")
-        names: list[tuple[str, VisualStyle]] = []
-        marked = (0, 0)
-        column = 0
-        for mode, key, title in SCREENS:
-            name = f"{key} {title}"
-            label = f" {name}"
-            click = VisualStyle.from_meta({"@click": f"app.goto({mode!r})"})
-            names.append((label, (active if mode == self.active else tab) + click))
-            if mode == self.active:
-                marked = (column + 1, column + 1 + len(name))
-            column += len(label)
+        names, start, end = self._styled_names()
         bar, mark = self.get_visual_style("nav-tabs--bar"), self.get_visual_style("nav-tabs--mark")
-        start, end = marked
         rest = max(0, self.size.width - end - 1)
         line = Content.assemble(("━" * (start - 1), bar), ("╸", bar), ("━" * (end - start), mark), ("╺", bar),
                                 ("━" * rest, bar))
-        return Content.assemble(*names, "\n", line)
+        return Content.assemble(names, "\n", line)
+
+
+MORE_KEYS = "more"  # the help key's description in a bar too narrow for every key
+
+
+@dataclass(frozen=True)
+class StyledKeys:
+    """A key bar's pieces, styled: each key; the palette's key for the right end; the keys but the
+    help key, and "more" (the help key, then the palette's key alone) for the right end when not
+    every key fits (None without a help key)."""
+
+    keys: list[Content]
+    palette: Content
+    others: list[Content]
+    more: Content | None
 
 
 class KeyBar(Static):
@@ -135,6 +161,7 @@ class KeyBar(Static):
         super().__init__()
         self.keys: list[tuple[Binding, bool]] = []  # (binding, enabled), as the screen last had them
         self.palette: tuple[Binding, bool] | None = None
+        self._drawn: StyledKeys | None = None
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
@@ -155,30 +182,57 @@ class KeyBar(Static):
         self.keys = list(first.values())
         palette = bindings.get(self.app.COMMAND_PALETTE_BINDING) if self.app.ENABLE_COMMAND_PALETTE else None
         self.palette = (palette.binding, palette.enabled) if palette else None
+        self._drawn = None
         self.refresh()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._drawn = None  # drawn in the styles of before (a new theme)
+
+    def _styled_keys(self) -> StyledKeys:
+        """The pieces, styled once per change of the keys: a repaint (a resize, the screen
+        refreshed) only fits them to the width."""
+        if self._drawn is None:
+            keys = [Content.assemble(*self._key(binding, enabled), " ") for binding, enabled in self.keys]
+            palette = short_palette = Content("")
+            if self.palette is not None:
+                edge = ("▏", self.get_visual_style("key-bar--edge"))
+                key, description = self._key(*self.palette)
+                palette, short_palette = Content.assemble(edge, key, description, " "), Content.assemble(edge, key, " ")
+            helps = [n for n, (binding, _enabled) in enumerate(self.keys) if binding.action == "help"]
+            more = None
+            if helps:
+                more = Content.assemble(*self._key(*self.keys[helps[0]], description=MORE_KEYS), " ", short_palette)
+            self._drawn = StyledKeys(keys, palette, [k for n, k in enumerate(keys) if n not in helps], more)
+        return self._drawn
 
     def render(self) -> Content:
         """As Textual's compact footer: one key per action (its first binding), dimmed while
-        disabled; a key that does not fit whole before the palette's key is left out, not cut."""
-        right = Content("")
-        if self.palette is not None:
-            right = Content.assemble(("▏", self.get_visual_style("key-bar--edge")), *self._key(*self.palette), " ")
+        disabled. When they do not all fit, the help key (which lists every key) goes last as
+        "more", the palette's key loses its description, and a key that does not fit whole is
+        left out, not cut."""
+        drawn = self._styled_keys()
+        keys, right = drawn.keys, drawn.palette
+        if drawn.more is not None and sum(k.cell_length for k in keys) + right.cell_length > self.size.width:
+            keys, right = drawn.others, drawn.more
         room = max(0, self.size.width - right.cell_length)
         shown: list[Content] = []
-        for binding, enabled in self.keys:
-            key = Content.assemble(*self._key(binding, enabled), " ")
+        for key in keys:
             if key.cell_length > room:
                 break
             shown.append(key)
             room -= key.cell_length
         return Content.assemble(*shown, " " * room, right)
 
-    def _key(self, binding: Binding, enabled: bool) -> tuple[tuple[str, VisualStyle], tuple[str, VisualStyle]]:
-        """A key and what it does, styled; a click presses it (a disabled one rings the bell)."""
+    def _key(self, binding: Binding, enabled: bool, description: str | None = None
+             ) -> tuple[tuple[str, VisualStyle], tuple[str, VisualStyle]]:
+        """A key and what it does (its binding's description unless given), styled; a click
+        presses it (a disabled one rings the bell)."""
         click = VisualStyle.from_meta({"@click": f"app.simulate_key({binding.key!r})" if enabled
                                        else "app.bell"})
-        key, description = self.get_visual_style("key-bar--key"), self.get_visual_style("key-bar--description")
+        key, description_style = self.get_visual_style("key-bar--key"), self.get_visual_style("key-bar--description")
         if not enabled:
             dim = self.get_visual_style("key-bar--disabled")
-            key, description = key + dim, description + dim
-        return (self.app.get_key_display(binding), key + click), (f" {binding.description}", description + click)
+            key, description_style = key + dim, description_style + dim
+        return ((self.app.get_key_display(binding), key + click),
+                (f" {description or binding.description}", description_style + click))

@@ -57,8 +57,9 @@ def snippet(text: str, terms: list[str], width: int = 160) -> str:
     return ("…" if start else "") + piece + "…"
 
 
-_CONTROLS = dict.fromkeys([*range(0x00, 0x20), *range(0x7F, 0xA0)])
-_HAS_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL_RANGES = ((0x00, 0x1F), (0x7F, 0x9F))  # C0 and DEL + C1, inclusive
+_CONTROLS = dict.fromkeys(code for first, last in _CONTROL_RANGES for code in range(first, last + 1))
+_HAS_CONTROL = re.compile("[" + "".join(f"\\x{first:02x}-\\x{last:02x}" for first, last in _CONTROL_RANGES) + "]")
 
 
 class DropControls(LineFilter):

@@ -83,10 +83,14 @@ class RowMatrix:
     scan of them all for every new fact made ingest quadratic. A near duplicate shares almost
     every word, so it shares a rare one."""
 
-    def __init__(self, dim: int) -> None:
-        self.ids: list[int] = []
-        self.matrix = np.zeros((8, dim), dtype=np.float32)
+    def __init__(self, ids: list[int], vectors: np.ndarray, words: list[set[str]]) -> None:
+        """The rows of these facts (their ids, "s p o" vectors and content words, in one order)."""
+        self.ids = list(ids)
+        self.matrix = np.zeros((max(8, len(ids)), vectors.shape[1]), dtype=np.float32)
+        self.matrix[: len(ids)] = vectors
         self._rows_of: dict[str, array] = {}  # word → rows stating it
+        for row, row_words in enumerate(words):
+            self._index(row, row_words)
 
     def add(self, row_id: int, vec: np.ndarray, words: set[str]) -> None:
         if len(self.ids) == len(self.matrix):
@@ -94,6 +98,9 @@ class RowMatrix:
         row = len(self.ids)
         self.matrix[row] = vec
         self.ids.append(row_id)
+        self._index(row, words)
+
+    def _index(self, row: int, words: set[str]) -> None:
         for w in words:
             self._rows_of.setdefault(w, array("l")).append(row)
 
@@ -467,10 +474,10 @@ class KnowledgeBuilding(Area):
         """The vectors of a subject's stored facts, read from the store on first use."""
         rows = self._subject_vectors.get(subject_id)
         if rows is None:
-            rows = self._subject_vectors[subject_id] = RowMatrix(self.mem.index.hash.dim)
-            stored = [r for r in self.store.fact_rows(entity_id=subject_id) if r[4] == subject_id]
-            for r, vec in zip(stored, self._fact_vectors([(r[1], r[2], r[3]) for r in stored])):
-                rows.add(r[0], vec, fact_words(r[1], r[2], r[3]))
+            stored = self.store.subject_triples(subject_id)
+            triples = [(s, p, o) for _id, s, p, o in stored]
+            rows = self._subject_vectors[subject_id] = RowMatrix(
+                [r[0] for r in stored], self._fact_vectors(triples), [fact_words(*t) for t in triples])
         return rows
 
     def _store_episodes(self, source: Source, items: list[Item], extractions: list[Extraction], batch: Batch) -> None:

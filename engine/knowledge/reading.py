@@ -40,10 +40,11 @@ class KeptReads:
 
 @dataclass
 class KeptEpisodes:
-    """Episode reads of recalls, kept while nothing in the store changes (``Store.write_state``):
-    the hits of one conversation's questions fall in the same few episodes recall after recall."""
+    """Episode reads of recalls, kept while nothing an episode shows changes (``Store.episode_state``):
+    the hits of one conversation's questions fall in the same few episodes recall after recall,
+    and a feedback event between them changes none of it."""
 
-    state: tuple[bool, int, int]
+    state: int
     of_item: dict[int, int | None] = field(default_factory=dict)  # item id → its episode (None: none)
     by_id: dict[int, Episode | None] = field(default_factory=dict)  # None: not a live episode
 
@@ -187,9 +188,9 @@ class KnowledgeReading(KnowledgeBuilding):
     def episodes_of_hits(self, item_ids: Sequence[int]) -> list[Episode]:
         """The live episodes of these items (a recall's hits, best first), each once, in the order
         of its first item. Read once per store state: each a copy the caller owns."""
-        state, kept = self.store.write_state(), self._kept_episodes
+        state, kept = self.store.episode_state(), self._kept_episodes
         if state is None:  # inside a transaction: read for this call alone
-            kept = KeptEpisodes((False, -1, -1))
+            kept = KeptEpisodes(-1)
         elif kept is None or kept.state != state or len(kept.of_item) + len(kept.by_id) > KEPT_EPISODES:
             kept = self._kept_episodes = KeptEpisodes(state)
         # Each read is added whole, in one update: another thread's recall shares these dicts and

@@ -36,9 +36,26 @@ class EpisodeMember:
     image_meta: dict[str, Any] | None  # the item's meta where it names an image caption
 
 
-# Tables whose writes move the knowledge_writes counter (knowledge-4): what the memos of facts and
-# their provenance are keyed on, so writes elsewhere (feedback, trust) keep them.
+WRITES = ("INSERT", "UPDATE", "DELETE")
+# Writes that move the knowledge_writes counter (knowledge-4): what the memos of facts and their
+# provenance are keyed on, so writes elsewhere (feedback, trust) keep them.
 COUNTED_TABLES = ("facts", "fact_sources", "entities")
+# Writes that move the episode_writes counter (knowledge-5): what an episode shows (its row and
+# merges, its members, their items' speakers, times and images, their events), so the episodes
+# recall keeps survive feedback and other writes that change none of it. An item's insert shows
+# only through its member row, its delete through the members' cascade: only its update counts.
+EPISODE_WRITES = (*((table, write) for table in ("episodes", "episode_items", "events") for write in WRITES),
+                  ("items", "UPDATE"))
+
+
+def _write_counter(counter: str, writes: Iterable[tuple[str, str]], trigger_suffix: str) -> str:
+    """SQL for a one-row table ``counter`` whose ``n`` each of ``writes`` (table, INSERT, UPDATE or
+    DELETE) moves, in this process or any other: a memo keyed on it outlives other writes."""
+    return (f"CREATE TABLE {counter} (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);\n"
+            f"INSERT INTO {counter} VALUES (0, 0);\n" + "".join(
+                f"CREATE TRIGGER {table}_{write.lower()}_{trigger_suffix} AFTER {write} ON {table}\n"
+                f"    BEGIN UPDATE {counter} SET n = n + 1; END;\n" for table, write in writes))
+
 
 MIGRATIONS = [
     (
@@ -163,16 +180,8 @@ MIGRATIONS = [
         );
         """,
     ),
-    (
-        "knowledge-4",
-        """
-        CREATE TABLE knowledge_writes (id INTEGER PRIMARY KEY CHECK (id = 0), n INTEGER NOT NULL);
-        INSERT INTO knowledge_writes VALUES (0, 0);
-        """ + "".join(
-            f"CREATE TRIGGER {table}_{event.lower()}_counted AFTER {event} ON {table}\n"
-            "    BEGIN UPDATE knowledge_writes SET n = n + 1; END;\n"
-            for table in COUNTED_TABLES for event in ("INSERT", "UPDATE", "DELETE")),
-    ),
+    ("knowledge-4", _write_counter("knowledge_writes", [(t, w) for t in COUNTED_TABLES for w in WRITES], "counted")),
+    ("knowledge-5", _write_counter("episode_writes", EPISODE_WRITES, "episode_counted")),
 ]
 
 # Tables a decision may change, with their primary key: the row images of :meth:`recording`.
@@ -428,6 +437,11 @@ class KnowledgeSQL:
                                      " ORDER BY id", (entity_id, entity_id)).fetchall()
         return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE {live} ORDER BY id").fetchall()
 
+    def subject_triples(self, subject_id: int) -> list[tuple[int, str, str, str]]:
+        """(id, subject, predicate, object) of the believed facts filed under this subject, by id."""
+        return self.conn.execute(f"SELECT id, subject, predicate, object FROM facts WHERE subject_id = ? AND {self._LIVE}"
+                                 " ORDER BY id", (subject_id,)).fetchall()
+
     def fact_keys(self, ids: Sequence[int] | None = None) -> list[tuple[int, str, int | None]]:
         """(id, key, subject id) of every fact the store believes, or of these."""
         if ids is not None:
@@ -454,16 +468,14 @@ class KnowledgeSQL:
             return None
         return self.data_version(), self.conn.execute("SELECT n FROM knowledge_writes").fetchone()[0]
 
-    def write_state(self) -> tuple[bool, int, int] | None:
-        """What a memo of episode reads is valid for: the calling thread's connection's
-        ``PRAGMA data_version``, which moves when any other connection commits (for the reader,
-        this process's writer too), and the rows that connection changed itself
-        (``total_changes``): an episode shows its items' speakers and times, which
-        :meth:`read_state` does not count. None inside a transaction, as there."""
-        conn = self.conn
-        if conn.in_transaction:
+    def episode_state(self) -> int | None:
+        """What a memo of episode reads is valid for: the count of writes to what an episode shows
+        (``episode_writes``, kept by triggers, migration ``knowledge-5``), committed by this
+        process or another; feedback, trust or fact writes keep the memo. None inside a
+        transaction: its rows may yet be rolled back, which the count does not show."""
+        if self.conn.in_transaction:
             return None
-        return conn is self.writer, conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes
+        return self.conn.execute("SELECT n FROM episode_writes").fetchone()[0]
 
     def ended_facts_of_items(self, item_ids: Sequence[int]) -> list[tuple[int, int]]:
         """(fact id, item id) of the believed facts these items state whose validity ended.

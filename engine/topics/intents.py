@@ -68,8 +68,7 @@ class IntentClassifier:
         labels = np.array([INTENTS.index(name) for name in INTENTS for _ in PHRASINGS[name]])
         self.classes = list(INTENTS)
         self._parts = [_TfidfBlock(_word_grams, texts), _TfidfBlock(_char_grams, texts)]
-        x = sp.hstack([part.transform_many(texts) for part in self._parts]).tocsr()
-        self.coef, self.intercept = _cached_fit(x, labels, len(INTENTS), l2_c)
+        self.coef, self.intercept = _cached_fit(self._training_rows(texts), labels, len(INTENTS), l2_c)
         self.min_confidence = min_confidence
 
     def probabilities(self, text: str) -> dict[str, float]:
@@ -83,6 +82,26 @@ class IntentClassifier:
             offset += len(part.vocab)
         p = np.exp(logits - logits.max())
         return dict(zip(self.classes, (p / p.sum()).tolist()))
+
+    def _training_rows(self, texts: list[str]) -> "_Rows":
+        """Each phrasing's features, the blocks side by side (the columns of a later block follow
+        the earlier blocks' vocabularies), as the three arrays of a CSR matrix."""
+        data: list[np.ndarray] = []
+        indices: list[np.ndarray] = []
+        lengths: list[int] = []
+        for text in texts:
+            offset = 0
+            length = 0
+            for part in self._parts:
+                cols, weights = part.features(text)
+                data.append(weights)
+                indices.append(cols + offset)
+                offset += len(part.vocab)
+                length += len(cols)
+            lengths.append(length)
+        indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+        width = sum(len(part.vocab) for part in self._parts)
+        return _Rows(np.concatenate(data), np.concatenate(indices).astype(np.int32), indptr, width)
 
     def classify(self, text: str) -> IntentGuess:
         p = self.probabilities(text)
@@ -137,11 +156,21 @@ class _TfidfBlock:
         w = (1.0 + np.log(np.fromiter(counts.values(), dtype=np.float64, count=len(counts)))) * self.idf[cols]
         return cols, w / (np.linalg.norm(w) or 1.0)
 
-    def transform_many(self, texts: list[str]) -> sp.csr_matrix:
-        rows = [self.features(t) for t in texts]
-        indptr = np.concatenate([[0], np.cumsum([len(c) for c, _ in rows])])
-        return sp.csr_matrix((np.concatenate([w for _, w in rows]), np.concatenate([c for c, _ in rows]), indptr),
-                             shape=(len(texts), len(self.vocab)))
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The training phrasings' features as a CSR matrix's arrays. Kept as plain arrays because
+    the fit is usually read from the cache: only a refit needs scipy.sparse, whose import would
+    otherwise be paid by every process that opens a store with topics."""
+
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    width: int
+
+    def matrix(self) -> sp.csr_matrix:
+        return sp.csr_matrix((self.data, self.indices, self.indptr), shape=(len(self.indptr) - 1, self.width))
 
 
 def _fit_softmax(x: sp.csr_matrix, y: np.ndarray, n_classes: int, l2_c: float) -> tuple[np.ndarray, np.ndarray]:
@@ -175,20 +204,20 @@ def _fit_softmax(x: sp.csr_matrix, y: np.ndarray, n_classes: int, l2_c: float) -
     return np.asarray(x.T @ a), flat[n * n_classes :]
 
 
-def _cached_fit(x: sp.csr_matrix, y: np.ndarray, n_classes: int, l2_c: float) -> tuple[np.ndarray, np.ndarray]:
+def _cached_fit(rows: _Rows, y: np.ndarray, n_classes: int, l2_c: float) -> tuple[np.ndarray, np.ndarray]:
     """The fit, kept in the user cache directory under a digest of its inputs.
 
     The weights are a pure function of the shipped phrasings, so a later process loads them in
     a millisecond instead of fitting again; a missing or unreadable cache file is simply refitted.
     """
-    digest = hashlib.sha1(x.data.tobytes() + x.indices.tobytes() + y.tobytes() + repr(l2_c).encode()).hexdigest()[:16]
+    digest = hashlib.sha1(rows.data.tobytes() + rows.indices.tobytes() + y.tobytes() + repr(l2_c).encode()).hexdigest()[:16]
     path = platformdirs.user_cache_path("mnemoscope") / f"intents-{digest}.npz"
     try:
         with np.load(path, allow_pickle=False) as cached:
             return cached["coef"], cached["intercept"]
     except (OSError, ValueError, KeyError):
         pass
-    coef, intercept = _fit_softmax(x, y, n_classes, l2_c)
+    coef, intercept = _fit_softmax(rows.matrix(), y, n_classes, l2_c)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp.npz")

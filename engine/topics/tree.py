@@ -56,19 +56,29 @@ class TopicSpace:
             return
         cols = np.fromiter((vocab.get(t, -1) for t in self.terms), dtype=np.int64, count=len(self.terms))
         known = np.flatnonzero(cols >= 0)
-        self._select = sp.csr_matrix((np.ones(len(known), dtype=np.float32), (cols[known], known)),
-                                     shape=(max(len(vocab), 1), len(self.terms)))
         self._column = np.full(max(len(vocab), 1), -1, dtype=np.int64)
         self._column[cols[known]] = known
+        self._select = None  # made by the first transform: a query needs only the column map
         self._bound_size = len(vocab)
+
+    def _selection(self) -> sp.csr_matrix:
+        """Vocabulary ids × space columns, one 1 where a term of the space has that id. Built from
+        the column map when rows of counts are first transformed, not when binding: opening a store
+        binds the space, and scipy.sparse would be imported then only to build this."""
+        if self._select is None:
+            ids = np.flatnonzero(self._column >= 0)
+            self._select = sp.csr_matrix((np.ones(len(ids), dtype=np.float32), (ids, self._column[ids])),
+                                         shape=(len(self._column), len(self.terms)))
+        return self._select
 
     def transform(self, counts: sp.csr_matrix) -> np.ndarray:
         """Rows of term counts (current vocabulary ids) → L2-normalised vectors in the space."""
-        assert self._select is not None, "bind() the space to the vocabulary first"
-        width = self._select.shape[0]
+        assert self._bound_size >= 0, "bind() the space to the vocabulary first"
+        select = self._selection()
+        width = select.shape[0]
         if counts.shape[1] < width:
             counts = sp.hstack([counts, sp.csr_matrix((counts.shape[0], width - counts.shape[1]))]).tocsr()
-        return self.model.transform((counts[:, :width] @ self._select).tocsr())
+        return self.model.transform((counts[:, :width] @ select).tocsr())
 
     def embed_query(self, term_ids: np.ndarray, tf_weights: np.ndarray) -> np.ndarray | None:
         """A query's vector from its term ids and sub-linear tf weights, without sparse matrices

@@ -10,7 +10,8 @@ import pytest
 from textual.widgets import DataTable
 
 from mnemoscope.app.services import Services
-from mnemoscope.app.widgets import FormDialog
+from mnemoscope.app.widgets import FormDialog, HelpScreen
+from mnemoscope.app.widgets.chrome import KeyBar
 from mnemoscope.screens.base import BaseScreen
 from tests.app.mnemo_testing import SIZE, ask, build_app, screen_lines, settle, text_of, until
 
@@ -38,11 +39,35 @@ def tables_fit(app, mode: str, size) -> None:
         assert box.region.width - 2 >= len(box.placeholder), f"the placeholder is cut at {size}"
 
 
+def keys_reachable(app, mode: str, size) -> None:
+    """Each key the screen offers is in the bar at the bottom, or the bar says "? more" (the help,
+    which lists them all)."""
+    bar = screen_lines(app)[-1]
+    offered = [binding.description for binding, _enabled in app.screen.query_one(KeyBar).keys]
+    assert offered, mode
+    hidden = [description for description in offered if f" {description} " not in bar]
+    assert not hidden or "? more " in bar, f"{mode} at {size} hides {hidden} and does not say so: {bar!r}"
+
+
 async def visit_every_screen(app, pilot, size) -> None:
     for mode in MODES:
         await app.switch_mode(mode)
         await settle(pilot)
         tables_fit(app, mode, size)
+        keys_reachable(app, mode, size)
+
+
+async def more_keys_open_the_help(app, pilot) -> None:
+    """Facts has more keys than 80 columns hold: the bar keeps the first ones and ends on "? more",
+    whose click opens the help that lists the rest (the conflict inbox's `i`)."""
+    await app.switch_mode("facts")
+    await settle(pilot)
+    bar = screen_lines(app)[-1]
+    assert "t As of" in bar and " Inbox " not in bar and bar.rstrip().endswith("? more ▏^p"), bar
+    await pilot.click("KeyBar", offset=(bar.index("more"), 0))
+    assert isinstance(app.screen, HelpScreen) and "| `i` |" in app.screen.screen_help
+    await pilot.press("escape")
+    await settle(pilot)
 
 
 async def resize(pilot, size) -> None:
@@ -115,6 +140,7 @@ async def test_each_screen_loads_once_when_first_shown_and_every_table_fits_at_e
             if end == narrow:
                 await visit_every_screen(app, pilot, narrow)
                 await a_form_fits(app, pilot, narrow)
+                await more_keys_open_the_help(app, pilot)
 
 
 async def a_form_fits(app, pilot, size) -> None:

@@ -17,6 +17,16 @@ def test_hash_embedder_is_deterministic_normalised_and_lexical():
     assert not emb.embed([""]).any()
 
 
+
+def test_hash_vectors_do_not_depend_on_the_batch_or_what_the_embedder_saw_before():
+    texts = ["Maya moved to Berlin Berlin in May", "", "서울에서 회의를 했다", "walked walking walks", "a b c a"]
+    alone = np.stack([HashEmbedder(dim=64).embed([t])[0] for t in texts])
+    seasoned = HashEmbedder(dim=64)
+    seasoned.embed(["quantum chromodynamics of Berlin", "회의"])  # other tokens first: other token ids
+    together = seasoned.embed(texts[::-1])[::-1]
+    assert np.array_equal(alone.view(np.uint32), together.view(np.uint32))
+    assert alone[0].any() and not alone[1].any()
+
 def random_counts(seed, n_docs=200, n_terms=300):
     m = sp.random(n_docs, n_terms, density=0.05, random_state=seed, format="csr", dtype=np.float32)
     m.data = np.ceil(m.data * 4)

@@ -4,6 +4,7 @@ damaged, foreign, stale or public file is never trusted (the index or the area i
 rows, and the file written again); what another process commits after the file was saved is taken
 in from the activity log."""
 
+import json
 import math
 import os
 import shutil
@@ -259,6 +260,20 @@ def test_the_areas_restored_from_one_file_read_what_came_after_it_once(areas_sav
         assert set(mem.areas_from_file) == SAVED_AREAS
         assert mem.recall("Zebulon quokka sunrise", strategy="fused").hits[0].item.text.startswith("Zebulon")
     assert sum("FROM activity WHERE id >" in s for s in statements) == 1
+
+
+def test_areas_restored_from_their_saved_state_do_not_import_scipy_sparse(areas_saved: Path):
+    """A process that restores the areas and reads no ranking (``stats``, a status line) does not
+    pay for importing scipy.sparse: the intent classifier's fit is read from its cache (this
+    process wrote it) and the topic space binds without a sparse matrix."""
+    script = ("import json, sys\n"
+              "from mnemoscope.engine import Memory\n"
+              "mem = Memory(sys.argv[1], save_index_above=0)\n"
+              "mem.areas\n"
+              "print(json.dumps({'restored': sorted(mem.areas_from_file), 'sparse': 'scipy.sparse' in sys.modules}))\n")
+    out = subprocess.run([sys.executable, "-c", script, str(areas_saved)], cwd=ROOT, capture_output=True, text=True,
+                         check=True, timeout=120)
+    assert json.loads(out.stdout) == {"restored": sorted(SAVED_AREAS), "sparse": False}
 
 
 def test_the_first_recall_that_reads_the_areas_from_their_rows_does_not_write_their_file(demo_copy: Path, monkeypatch):

@@ -223,9 +223,10 @@ def test_fact_dedup_past_a_full_scan_finds_near_duplicates_through_rare_words(mo
     hasher = HashEmbedder(256)
     facts = [("Maya", "likes", f"the {colour} kite number {n}") for n, colour in
              enumerate(["red", "blue", "green", "amber", "violet"] * 40)]
-    rows = building.RowMatrix(256)
-    for fid, (vec, fact) in enumerate(zip(hasher.embed([" ".join(f) for f in facts]), facts)):
-        rows.add(fid, vec, building.fact_words(*fact))
+    vectors, words = hasher.embed([" ".join(f) for f in facts]), [building.fact_words(*f) for f in facts]
+    rows = building.RowMatrix(list(range(120)), vectors[:120], words[:120])  # read from the store, then stated
+    for fid in range(120, len(facts)):
+        rows.add(fid, vectors[fid], words[fid])
     probe = ("Maya", "likes", "the violet kite number 104")
     near, sim = rows.nearest(hasher.embed([" ".join(probe)])[0], building.fact_words(*probe))
     assert near == 104 and sim > 0.99

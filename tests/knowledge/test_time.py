@@ -7,12 +7,15 @@ import hashlib
 import json
 import sqlite3
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 from mnemoscope.engine import Memory
 from mnemoscope.engine.errors import KnowledgeError, RecallError
 from mnemoscope.engine.store.knowledge import AUDITED
+
+from .conftest import ingested
 
 MOVES = {
     "sample_id": "moves",
@@ -37,13 +40,9 @@ MOVES = {
 
 
 @pytest.fixture
-def moves(tmp_path: Path) -> Memory:
-    path = tmp_path / "moves.json"
-    path.write_text(json.dumps([MOVES]), encoding="utf-8")
-    m = Memory(tmp_path / "moves.db")
-    m.ingest(path)
-    yield m
-    m.close()
+def moves(tmp_path: Path) -> Iterator[Memory]:
+    with ingested(tmp_path, "moves.json", json.dumps([MOVES])) as mem:
+        yield mem
 
 
 def fact(mem: Memory, predicate: str, obj: str):
