@@ -29,7 +29,7 @@ from ..records import Item
 from ..text import STOPWORDS, sentences
 from .entities import EntityRegistry, entity_key
 from .records import Event, FactDraft
-from .restate import restated, title_after_as
+from .restate import appointed, restated, title_after_as
 from .temporal import find_times
 from .verbs import BASES, FORMS, PARTICIPLES, agree, is_past, is_verb
 
@@ -343,6 +343,7 @@ class RuleExtractor:
         title = title_after_as(words_, ctx.fact) if opener == "as" else None
         if title is not None:
             out.facts.append(title)
+        out.facts += appointed(words_, ctx.speaker, ctx.when)
         while words_ and words_[0].lower() in _LEAD_SKIP:
             words_ = words_[1:]
         subject = None
