@@ -21,7 +21,7 @@ from .dense import HashEmbedder, LatentSemanticModel, one_blas_thread
 from .lazy import sparse as sp
 from .lexical import BM25Index, BM25Params
 from .records import Item
-from .query import english_lexicon
+from .query import QueryPlan, english_lexicon
 from .query import plan as query_plan
 from .text import lexical_tokens
 from .vectors import LISTS_ABOVE, VectorIndex
@@ -145,12 +145,15 @@ class Index:
             ids[n] = tid
         return ids, np.fromiter(counts.values(), dtype=np.float32, count=len(counts)), new_terms
 
-    def query_terms(self, text: str, related: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """(term ids, weights) of a query's known terms (engine/query.py: framing words weigh
-        little; with ``related``, related words the store holds join at a fraction of their
-        word's weight)."""
+    def plan(self, text: str, related: bool = True) -> QueryPlan:
+        """A query's plan over this vocabulary (engine/query.py: framing words weigh little; with
+        ``related``, related words the store holds join at a fraction of their word's weight)."""
         lexicon = english_lexicon() if related and self.related_words else None
-        terms = query_plan(text, self.vocab, lexicon, self.char_ngrams).terms
+        return query_plan(text, self.vocab, lexicon, self.char_ngrams)
+
+    def query_terms(self, text: str, related: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """(term ids, weights) of a query's known terms (:meth:`plan`)."""
+        terms = self.plan(text, related).terms
         ids = np.fromiter((self.vocab[t] for t in terms), dtype=np.int64, count=len(terms))
         weights = np.fromiter(terms.values(), dtype=np.float64, count=len(terms))
         return ids, weights

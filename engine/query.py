@@ -61,6 +61,9 @@ class QueryPlan:
     terms: dict[str, float] = field(default_factory=dict)  # lexical token → weight
     expansions: dict[str, float] = field(default_factory=dict)  # the terms the lexicon added (also in ``terms``)
     answer_type: str | None = None  # "time" | "place" | "person" | None
+    # The words whose presence in the vocabulary the plan read: as the vocabulary only grows, the
+    # plan stays what it is while none of them joins it (the feedback memory keeps its plans so).
+    consulted: set[str] = field(default_factory=set)
 
 
 def answer_type(text: str) -> str | None:
@@ -89,14 +92,14 @@ def holds_answer(kind: str, vocabulary: Mapping[str, int], postings: "Callable[[
     return postings(ids) > 0
 
 
-def answer_signal(text: str, vocabulary: Mapping[str, int], postings: "Callable[[np.ndarray], np.ndarray]",
-                  lexical: np.ndarray) -> np.ndarray:
+def answer_signal(text: str, holders: "Callable[[str], np.ndarray]", lexical: np.ndarray) -> np.ndarray:
     """The lexical score of the items that hold an answer of the kind the question asks for, 0
-    for the others and for every item when the question asks for no particular kind."""
+    for the others and for every item when the question asks for no particular kind.
+    ``holders(kind)``: :func:`holds_answer` for the store, read after ``lexical``."""
     kind = answer_type(text)
     if kind not in ANSWER_WORDS:
         return np.zeros_like(lexical)
-    return np.where(holds_answer(kind, vocabulary, postings)[: len(lexical)], lexical, 0.0)
+    return np.where(holders(kind)[: len(lexical)], lexical, 0.0)
 
 
 @lru_cache(maxsize=1)
@@ -111,7 +114,7 @@ def plan(text: str, vocabulary: Mapping[str, int], lexicon: "Lexicon | None" = N
     for token in lexical_tokens(text, char_ngrams):
         counts[token] = counts.get(token, 0) + 1
     framing = framing_tokens()
-    out = QueryPlan(answer_type=answer_type(text))
+    out = QueryPlan(answer_type=answer_type(text), consulted=set(counts))
     for token, n in counts.items():
         weight = 1.0 + math.log(n)
         if token in framing:
@@ -123,7 +126,9 @@ def plan(text: str, vocabulary: Mapping[str, int], lexicon: "Lexicon | None" = N
         for token in counts:
             if token in framing or token in names:
                 continue
-            related = [(t, s) for t, s in lexicon.related(token) if t in vocabulary and t not in counts]
+            candidates = lexicon.related(token)
+            out.consulted.update(t for t, _ in candidates)
+            related = [(t, s) for t, s in candidates if t in vocabulary and t not in counts]
             share = KNOWN_WORD_EXPANSION if token in vocabulary else 1.0
             for t, strength in sorted(related, key=lambda ts: -ts[1])[:EXPANSION_LIMIT]:
                 w = EXPANSION_WEIGHT * strength * share

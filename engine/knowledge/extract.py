@@ -29,7 +29,7 @@ from ..records import Item
 from ..text import STOPWORDS, sentences
 from .entities import EntityRegistry, entity_key
 from .records import Event, FactDraft
-from .restate import restated, title_after_as
+from .restate import appointed, restated, title_after_as
 from .temporal import find_times
 from .verbs import BASES, FORMS, PARTICIPLES, agree, is_past, is_verb
 
@@ -121,6 +121,10 @@ _METHOD = re.compile(r"\b(?:by|using|through|via)\s+([^.,;!?]+)", re.I)
 _NEXT_WORD = re.compile(r"\s+(\w+)")
 _DASH = re.compile(r"\s[-–—]\s|—|(?<!\d)–|–(?!\d)")  # a dash between clauses, not a range ("12–14%")
 _ASIDE = re.compile(r"\s*\([^()]*\)")  # "(HAPE)", "(2023)": an aside inside a clause, not a break in it
+# "My favourite band at the moment is Khruangbin", "These days I mostly listen to …": how long a
+# state holds, said between the subject and its verb or before both, is no part of the clause
+_FOR_NOW = re.compile(r"^\s*(?:at the moment|for the moment|at present|these days|nowadays)\b,?|"
+                      r"\s*\b(?:at the moment|for the moment|at present|these days|nowadays)\b", re.I)
 _MARKS = frozenset(",;:.!?()\"")
 _LEADING_MARKS = " \"'(-*•#>0123456789.)"
 _EXPAND = {"m": "am", "re": "are", "ve": "have", "ll": "will", "d": "would", "s": "is"}
@@ -318,7 +322,7 @@ class RuleExtractor:
         times = find_times(sentence, item.timestamp)
         ctx = _Sentence(item, sentence, speaker, self._you if speaker else "", referent, times,
                         times[0].value if times else None, person)
-        tokens = _join_adjective_lists(_TOKEN.findall(_DASH.sub(", ", _ASIDE.sub("", sentence)))) + ["."]
+        tokens = _join_adjective_lists(_TOKEN.findall(_DASH.sub(", ", _FOR_NOW.sub("", _ASIDE.sub("", sentence))))) + ["."]
         clause: list[str] = []
         opener = ""  # the word or mark before the clause; "" at the sentence start
         for n, tok in enumerate(tokens):
@@ -339,6 +343,7 @@ class RuleExtractor:
         title = title_after_as(words_, ctx.fact) if opener == "as" else None
         if title is not None:
             out.facts.append(title)
+        out.facts += appointed(words_, ctx.speaker, ctx.when)
         while words_ and words_[0].lower() in _LEAD_SKIP:
             words_ = words_[1:]
         subject = None
@@ -646,7 +651,8 @@ def _join_adjective_lists(tokens: list[str]) -> list[str]:
         if tok == "," and 2 <= n < len(tokens) - 2 and tokens[n - 2].lower() in _ARTICLES | {"very", "so", "such"} \
                 and all(t.isalpha() and t.islower() and t not in _CLAUSE_BREAK
                         for t in (tokens[n - 1], tokens[n + 1], tokens[n + 2])) \
-                and tokens[n + 1] not in _POSSESSIVES | _PERSONAL | _DETERMINERS:  # "so cute, his name is"
+                and tokens[n + 1] not in _POSSESSIVES | _PERSONAL | _DETERMINERS \
+                and tokens[n + 2] not in _AUX:  # "so cute, his name is", "so tired, work is busy"
             continue
         out.append(tok)
     return out

@@ -12,21 +12,27 @@ supersession cannot order them. This step can, without facts:
 * among the top candidates, those that name a subject and are *on topic*: they share a word with
   the question (its name aside), with the slot (its ``asks``, its objects, its predicates'
   verbs: "moved", "quit") or with a value the slot held for the subject as these candidates'
-  facts state it ("studying chemistry" makes "switching from chemistry to …" on topic);
+  facts state it ("studying chemistry" makes "switching from chemistry to …" on topic); for a
+  question about no slot, with a name that the subject's facts on the question's words hold
+  ("Kenji is learning Portuguese" makes "I dropped Portuguese" on topic for "what language is
+  Kenji learning?");
 * an on-topic candidate that announces a *change* ("moved", "started", "left", "instead",
-  "switched", "no longer", "is over", "now" set against before but not "right now" …) in a
+  "switched", "no longer", "is over", "again", "now" set against before but not "right now" …) in a
   sentence on the topic goes above every older
   on-topic candidate ranked above it (a newer turn that merely uses the slot's words, "what are
   you working on?", does not);
 * then the candidates whose facts state a value of the asked slot for the subject take the
   places they hold newest first: the latest value said is the answer even when the rules could
   not tell that it replaced the others (an object that names nothing, the same day, a change
-  said without a change word) — a ranking that needs no supersession.
+  said without a change word) — a ranking that needs no supersession;
+* and the latest of them goes above the older candidates that name the subject but state no value
+  ("Julien and I broke up" says nothing of where he lives now), never above one said on its day
+  or later, which may tell a newer value in words no rule reads.
 
 A question about no slot ("when is Noor's wedding?") is about a plan or a wish as often as about
 something that changes, so there only a change said outright counts ("change of plan", "instead",
-"cancelled", "from now on"): the wedding "is in September instead" goes above "we're planning it
-for May". Lifting every announced change for every present-tense question cost LoCoMo's questions
+"cancelled", "from now on", "dropped", "sold"): the wedding "is in September instead" goes above
+"we're planning it for May". Lifting every announced change for every present-tense question cost LoCoMo's questions
 more than it gained. Everything else keeps its place, and so do candidates said on the same day.
 
 "Newest" is as of the recall's reference time (``as_of``, default now): candidates said after it
@@ -45,7 +51,7 @@ import numpy as np
 from ..as_of import later, said_on
 from ..query import FRAMING_WORDS
 from ..text import lexical_tokens, sentences
-from .supersession import Rules, Slot
+from .supersession import Rules, Slot, object_names
 from .temporal import find_times
 from .timeline import fact_of_row
 
@@ -69,15 +75,16 @@ no longer out""".split())
 _NOW = r"(?<!right )(?<!for )(?<!by )(?<!until )(?<!till )(?<!just )now(?! that| and then| on\b)"
 # A turn that says outright that its news replaces an earlier plan, wish or state: "instead" (not
 # "instead of", which mostly suggests a swap: "coconut oil instead of butter"), "change of plan",
-# "cancelled", "from now on", "no longer", "moved" (a meeting), "switched". This is all a question
-# about no slot listens to.
+# "cancelled", "from now on", "no longer", "moved" (a meeting), "switched", "dropped" (not "dropped
+# by/off/in": a visit), "sold". This is all a question about no slot listens to.
 _OUTRIGHT = (r"instead(?! of)|change of plans?|change to|cancel+ed|called off|postponed|rescheduled|from now on|"
-             r"go(?:ing)? back to|no longer|any ?more|gone off|moved|switched")
+             r"go(?:ing)? back to|no longer|any ?more|gone off|moved|switched|dropped(?! by| off| in)|sold")
 _REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
 # A question about a slot also listens to the verbs of a new home, job or partner ("moved",
-# "started at", "left", "broke up"), and "now" as _NOW reads it. Not "new": in LoCoMo's turns it
+# "started at", "left", "broke up"), a return to what held before ("again", "back on"), and "now"
+# as _NOW reads it. Not "new": in LoCoMo's turns it
 # mostly marks no change ("my new phone"), and lifting it cost its questions.
-_CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|{_NOW}|switch(?:ed|ing)?|change[sd]?|these days|(?:is|are) over|gave up|given up|"
+_CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|{_NOW}|switch(?:ed|ing)?|change[sd]?|these days|(?:is|are) over|gave up|given up|again|back on|"
                      r"quit|moved|relocated|started|joined|left|promoted|retired|resigned|broke up|split up|"
                      r"divorced|got married|engaged)\b", re.I)
 
@@ -153,13 +160,17 @@ def _changes(text: str, question: PresentQuestion) -> bool | None:
     return any(_announces(question.change, sentence) for sentence in on_topic)
 
 
-def _slot_values(store: "Store", rules: "Rules", question: PresentQuestion, subjects: dict[int, str],
+def _held_values(store: "Store", rules: "Rules", question: PresentQuestion, subjects: dict[int, str],
                  item_ids: list[int]) -> tuple[frozenset[str], frozenset[int]]:
-    """What these candidates' facts say about the asked slots of a subject: the words of the
-    values held ("I'm studying chemistry": chemistry), so that a change that names the old value
-    ("I'm switching from chemistry to computer science") is on topic without a word of the slot;
-    and the candidates that state a value (:func:`_newest_value_first` puts them newest first)."""
-    if not question.slots or not item_ids:
+    """What these candidates' facts say the subject held of what the question asks, so that a
+    change that names only the old value is on topic without a word of the question. For a slot
+    question: the words of the slot's values ("I'm studying chemistry": chemistry, so "I'm
+    switching from chemistry to computer science" is on topic), and the candidates that state a
+    value (:func:`_newest_value_first` puts them newest first). For a question about no slot: the
+    names in the objects of the subject's facts that share a word with the question ("Kenji is
+    learning Portuguese" for "what language is Kenji learning?", so "I dropped Portuguese" is on
+    topic); only names, as the rest of such an object says nothing that a change would repeat."""
+    if not item_ids:
         return frozenset(), frozenset()
     words: set[str] = set()
     stating: set[int] = set()
@@ -168,10 +179,15 @@ def _slot_values(store: "Store", rules: "Rules", question: PresentQuestion, subj
         items_of.setdefault(fact_id, set()).add(item)
     for row in store.fact_rows(sorted(items_of)):
         fact = fact_of_row(row)
-        found = rules.slot_of(fact.subject, fact.predicate, fact.object) if fact.subject_id in subjects else None
-        if found is not None and found[0].name in question.slots and not found[1]:
-            words |= set(lexical_tokens(fact.object))
-            stating |= items_of[fact.id]
+        if fact.subject_id not in subjects:
+            continue
+        if question.slots:
+            found = rules.slot_of(fact.subject, fact.predicate, fact.object)
+            if found is not None and found[0].name in question.slots and not found[1]:
+                words |= set(lexical_tokens(fact.object))
+                stating |= items_of[fact.id]
+        elif question.terms & set(lexical_tokens(f"{fact.predicate} {fact.object}")):
+            words |= set(lexical_tokens(" ".join(object_names(fact.object))))
     return frozenset(words - set(lexical_tokens(" ".join(subjects.values())))), frozenset(stating)
 
 
@@ -188,7 +204,7 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     naming = {item for item, entity, _surface, _role in store.mentions_of_items(ids) if entity in subjects}
     said = said_on(store, index, top)
     texts = store.item_texts([i for n, i in enumerate(ids) if i in naming and not (as_of and later(said[n], as_of))])
-    held, stating = _slot_values(store, rules, question, subjects, list(texts))
+    held, stating = _held_values(store, rules, question, subjects, list(texts))
     question = dataclasses.replace(question, slot_cues=question.slot_cues | held)
     topical: list[int] = []  # positions in the ranking, best first
     changes: set[int] = set()
@@ -205,16 +221,19 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
             topical.append(n)
             if verdict:
                 changes.add(n)
-    order = _newest_value_first(_lifted(topical, changes, said), values, said)
-    if order == topical:
+    placed = list(range(len(ids)))  # placed[k]: the candidate now at place k of the window
+    for k, n in zip(topical, _newest_value_first(_lifted(topical, changes, said), values, said)):
+        placed[k] = n
+    placed = _latest_value_above_older(placed, values, [n for n, i in enumerate(ids) if i in texts], said)
+    if placed == list(range(len(ids))):
         return ranking
     positions = np.arange(len(ranking.slots))
-    positions[topical] = order
+    positions[:len(placed)] = placed
     slots = ranking.slots[positions]
     found = {int(s): list(ranking.found_by.get(int(s), [])) for s in slots.tolist()}
-    for n, old in zip(topical, order):
-        if old > n and old in changes | values and "change" not in found[int(slots[n])]:  # moved up
-            found[int(slots[n])].append("change")
+    for k, n in enumerate(placed):
+        if n > k and n in changes | values and "change" not in found[int(slots[k])]:  # moved up
+            found[int(slots[k])].append("change")
     return dataclasses.replace(ranking, slots=slots, scores=ranking.scores,  # the places keep their scores
                                found_by=found, features={k: v[positions] for k, v in ranking.features.items()})
 
@@ -240,4 +259,27 @@ def _newest_value_first(order: list[int], values: set[int], said: list[str]) -> 
     out = list(order)
     for k, m in zip(places, newest):
         out[k] = m
+    return out
+
+
+def _latest_value_above_older(placed: list[int], values: set[int], naming: list[int], said: list[str]) -> list[int]:
+    """``placed`` with the latest value of the asked slot said by the reference time just above
+    the older candidates naming the subject placed above it, on topic or not: "He moved to
+    Grenoble" answers "where does Julien live?" before "Julien and I broke up", which names him
+    but states no home. It never passes a candidate naming the subject said on its day or later,
+    which may tell a newer value in words no rule reads ("they made me assistant editor"); only
+    that one candidate moves."""
+    if not values:
+        return placed
+    latest = max(values, key=lambda m: (said[m], -m))
+    at = placed.index(latest)
+    naming_set = set(naming)
+    top = at
+    while top > 0 and not (placed[top - 1] in naming_set and said[placed[top - 1]] >= said[latest]):
+        top -= 1
+    older = next((k for k in range(top, at) if placed[k] in naming_set and said[placed[k]] < said[latest]), None)
+    if older is None:
+        return placed
+    out = list(placed)
+    out.insert(older, out.pop(at))
     return out

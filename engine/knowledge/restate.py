@@ -15,7 +15,12 @@ twin in a slot's own words, beside it, never instead of it:
   always here for you", "I'm so happy for Caroline" and "Lisbon is a dream for a pescatarian"
   stay as they are;
 * "… works at <Name> as a <title>" (the clause after "as", see :func:`title_after_as`) →
-  *works as* the title.
+  *works as* the title;
+* "<subject> rents/shares (a) … room/flat/house … in <Place>" → *lives in* the place (one does
+  not rent or share a flat one does not live in; "bought" or "has" a house may be a second one,
+  and "rented a cottage" or one "for the summer" is a holiday);
+* "they (have) made me (a|an|the) <title> at|of|for <Name>", "<Name> promoted me to …" (see
+  :func:`appointed`) → the speaker *works as* the title and *works at* the name.
 
 What no pattern here reads stays a plain fact: a missing slot fact costs an unordered change,
 a wrong one a wrong supersession.
@@ -43,6 +48,15 @@ _NOT_TITLES = frozenset("""a an the my our your his her their its this that it s
 guest visitor customer regular student so very too also always still just even quite pretty really here there now
 around away back home out""".split())
 _WORK = re.compile(r"\bwork(?:s|ed|ing)? (?:at|for)$")
+_RENTS = re.compile(r"^(?:is |has been )?(?:\w+ )?(?:rents|renting|shares|sharing)$")  # not "rented": a holiday
+_STAY = re.compile(r"\bfor (?:a|the|two|three|our|my|his|her|their) (?:\w+ )?(?:night|week|weekend|holiday|summer|month|"
+                   r"trip|break)s?\b|\bholiday")
+_HOME_IN = re.compile(r"^(?:[a-z\-]+ ){0,3}(?:room|flat|house|apartment|studio|cottage|bedsit|place) in "
+                      r"(?P<place>[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*)")
+_NAME = r"(?:St\. |The )?[A-Z][\w'’\-&]*(?: [A-Z][\w'’\-&]*)*"
+_APPOINTED = re.compile(r"^(?:they|[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*) (?:have |has )?(?:just |finally |now )?"
+                        r"(?:made|appointed|promoted) me (?:to |as )?(?:(?:a|an|the) )?"
+                        rf"(?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){{0,3}}) (?:at|of|for) (?P<name>{_NAME})")
 _AS_TITLE = re.compile(r"^(?:a|an|the) (?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){0,2})$")
 
 
@@ -57,6 +71,10 @@ def restated(draft: FactDraft, speaker: str) -> list[FactDraft]:
         _WITH_IN.match(obj) if _LIVING_WITH.match(draft.predicate) else None
     if living:
         out.append(_twin(draft, draft.subject, draft.subject_key, "lives in", living["place"]))
+    home = _HOME_IN.match(obj) if draft.subject_named and _RENTS.match(draft.predicate) and not _STAY.search(obj) \
+        else None
+    if home:
+        out.append(_twin(draft, draft.subject, draft.subject_key, "lives in", home["place"]))
     title = _TITLE_AT.match(obj) if draft.predicate in _COPULA and draft.subject_named else None
     if title and _is_title(title["title"], title["link"] == "at") and not title["name"].endswith(("'s", "’s")) \
             and title["name"] not in (speaker, draft.subject):
@@ -74,6 +92,18 @@ def title_after_as(words: list[str], previous: FactDraft | None) -> FactDraft | 
     if title is None or not _is_title(title["title"], True):
         return None
     return _twin(previous, previous.subject, previous.subject_key, "works as", title["title"])
+
+
+def appointed(words: list[str], speaker: str, when: str | None) -> list[FactDraft]:
+    """The job a clause says someone gave the speaker: "they have made me deputy head of Kelvin
+    High", "Inkwell Press promoted me to assistant editor at Inkwell Press" → the speaker *works
+    as* the title and *works at* the name (the extractor reads no fact there: "they" names nobody)."""
+    found = _APPOINTED.match(" ".join(words)) if speaker else None
+    if found is None or not _is_title(found["title"], True) or found["name"] == speaker:
+        return []
+    key = entity_key(speaker)
+    return [FactDraft(speaker, "works as", found["title"], key, entity_key(found["title"]), when, True),
+            FactDraft(speaker, "works at", found["name"], key, entity_key(found["name"]), when, True)]
 
 
 def _is_home(obj: str, speaker: str) -> bool:

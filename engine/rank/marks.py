@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Generic, TypeVar
+from typing import Callable, Generic, Iterable, Mapping, TypeVar
 
 import numpy as np
 
@@ -111,6 +111,31 @@ class MarkParams:
     margin: float = 0.05  # a lift of 1 lands this share of the range above the best
 
 
+@dataclass(frozen=True)
+class MarkPlan:
+    """A query's plan as the marks compare it: term id → weight (engine/query.py), with what it
+    depends on: the words whose presence in the vocabulary it read (``consulted``), how many of
+    them were there (``known``), and the vocabulary (``size`` words) it was made over. A store's
+    vocabulary only grows, so the plan holds while none of those words joins it; unlike the IDF
+    weights, which every ingest moves."""
+
+    terms: dict[int, float]
+    consulted: frozenset[str]
+    known: int
+    size: int
+    vocabulary: Mapping[str, int] = field(compare=False, repr=False)
+
+    @classmethod
+    def over(cls, terms: dict[int, float], consulted: Iterable[str], vocabulary: Mapping[str, int]) -> "MarkPlan":
+        words = frozenset(consulted)
+        return cls(terms, words, sum(w in vocabulary for w in words), len(vocabulary), vocabulary)
+
+    def holds(self, vocabulary: Mapping[str, int]) -> bool:
+        """Whether planning the query over ``vocabulary`` would give this plan again."""
+        return vocabulary is self.vocabulary and (
+            len(vocabulary) == self.size or sum(w in vocabulary for w in self.consulted) == self.known)
+
+
 @dataclass
 class Mark:
     """One feedback event as the memory keeps it."""
@@ -122,19 +147,27 @@ class Mark:
     ignored: list[int]
     tokens: frozenset[str] = frozenset()
     answer: str | None = None  # the kind of answer its question asks for (engine/query.py)
+    plan: MarkPlan | None = None  # its query's plan, made at the first comparison that needs it
 
 
 @dataclass(frozen=True)
 class Wording:
     """The store's words, as the marks compare queries without an endpoint: the IDF of lexical
-    tokens and of term ids (one the store does not know counts as the rarest), a query's plan as
-    term id → weight (engine/query.py), and what they follow (``version``: the weights looked up
-    are kept while it holds)."""
+    tokens and of term ids (one the store does not know counts as the rarest), a query's plan over
+    the store's ``vocabulary`` (engine/query.py), and what the weights follow (``version``: the
+    weights looked up are kept while it holds)."""
 
     version: tuple[int, ...]
     token_idf: Callable[[list[str]], np.ndarray]
     term_idf: Callable[[list[int]], np.ndarray]
-    plan: Callable[[str], dict[int, float]]
+    plan: Callable[[str], MarkPlan]
+    vocabulary: Mapping[str, int]
+
+    def plan_of(self, mark: Mark) -> MarkPlan:
+        """``mark``'s plan, made again only when the vocabulary gained a word it depends on."""
+        if mark.plan is None or not mark.plan.holds(self.vocabulary):
+            mark.plan = self.plan(mark.query)
+        return mark.plan
 
 
 @dataclass
@@ -284,9 +317,9 @@ class FeedbackMemory:
         self._tokens = self._grown(self._tokens, wording.version, wording.token_idf,
                                    lambda new: [dict.fromkeys(m.tokens, 1.0) for m in new])
         self._terms = self._grown(self._terms, wording.version, wording.term_idf,
-                                  lambda new: [wording.plan(m.query) for m in new])
+                                  lambda new: [wording.plan_of(m).terms for m in new])
         same = self._tokens.cosines(dict.fromkeys(lexical_tokens(query), 1.0), wording.token_idf)
-        alike = self._terms.cosines(wording.plan(query) if plan is None else plan, wording.term_idf)
+        alike = self._terms.cosines(wording.plan(query).terms if plan is None else plan, wording.term_idf)
         if not rule.same_answer:
             return Likeness(alike, rule, same)
         if self._answers is None or len(self._answers) != len(marks):
@@ -319,7 +352,7 @@ class FeedbackMemory:
     def _grown(self, index: _Index[Key] | None, version: tuple[int, ...], idf: Callable[[list[Key]], np.ndarray],
                rows: Callable[[list[Mark]], list[dict[Key, float]]]) -> _Index[Key]:
         """``index`` extended by the rows of the marks added since it was last read (anew when
-        the store's ``version`` moved)."""
+        the store's ``version`` moved: the rows' weights, not the marks' plans)."""
         if index is None or index.version != version:
             index = _Index(version)
         if index.n_marks < len(self.marks):

@@ -47,7 +47,7 @@ from .feedback import FeedbackParams, FeedbackState
 from .gate import GateParams, GateReading, is_held_out, query_key, referee
 from .heuristic import score as heuristic_score
 from .heuristic import weights_for
-from .marks import Endpoint, FeedbackMemory, Likeness, Wording
+from .marks import Endpoint, FeedbackMemory, Likeness, MarkPlan, Wording
 from .mlp import MLPParams, PairwiseMLP
 from .prior import STYLE, AnswerPrior, DescribedSlots, Descriptors, descriptors
 from .state import CurvePoint, LearnedState, PairBuffer, StateMismatch, unblob
@@ -429,7 +429,7 @@ class RankerArea(Area):
         endpoint is configured (``vector_of`` gives the query's) and answers, else by their words
         (``plan``: the query's plan, when recall made it already).
         A failing endpoint is logged once until it answers again; recall goes on without it."""
-        wording = Wording(self._idf_version(), self._token_idf, self._term_idf, self._plan)
+        wording = Wording(self._idf_version(), self._token_idf, self._term_idf, self._plan, self.mem.index.vocab)
         endpoint = self._endpoint()
         if endpoint is not None:
             try:
@@ -462,10 +462,11 @@ class RankerArea(Area):
         vocab = self.mem.index.vocab
         return self._term_idf([vocab.get(w, -1) for w in words])
 
-    def _plan(self, text: str) -> dict[int, float]:
-        """The query plan's terms (engine/query.py), term id → weight, as recall makes them."""
-        ids, weights = self.mem.index.query_terms(text)
-        return dict(zip(ids.tolist(), weights.tolist()))
+    def _plan(self, text: str) -> MarkPlan:
+        """The query plan (engine/query.py) as recall makes it, by term id."""
+        index = self.mem.index
+        planned = index.plan(text)
+        return MarkPlan.over({index.vocab[t]: w for t, w in planned.terms.items()}, planned.consulted, index.vocab)
 
     def _term_idf(self, term_ids: list[int]) -> np.ndarray:
         """IDF in the store of term ids; an unknown one (−1) counts as the rarest."""

@@ -192,3 +192,14 @@ def test_a_comma_joins_adjectives_but_not_two_clauses():
     assert said("We want a safe, loving home for these kids.", "Caroline") == [
         ("Caroline", "wants", "safe loving home for these kids")]
     assert said("Our one-year-old is so cute, his name is Kyle!", "John") == [("John's one-year-old", "is", "so cute")]
+    assert said("I am so tired, work is busy.", "Lena") == [("Lena", "is", "so tired")]
+
+
+@pytest.mark.parametrize("text, fact", [
+    ("My favourite band at the moment is Khruangbin.", ("Ravi's favourite band", "is", "Khruangbin")),
+    ("These days I mostly listen to Nils Frahm.", ("Ravi", "mostly listens to", "Nils Frahm")),
+    ("At the moment, I work at Acme.", ("Ravi", "works at", "Acme")),
+    ("I'm vegan these days.", ("Ravi", "is", "vegan")),
+])
+def test_how_long_a_state_holds_is_no_part_of_the_clause(text, fact):
+    assert said(text, "Ravi") == [fact]

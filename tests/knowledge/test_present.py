@@ -10,6 +10,7 @@ import pytest
 
 from mnemoscope.engine import Memory
 from mnemoscope.engine.knowledge import present
+from mnemoscope.engine.knowledge.supersession import load_rules
 
 from .conftest import ingested
 
@@ -162,3 +163,74 @@ def test_now_set_against_before_changes_a_slot_but_not_right_now_nor_a_dated_que
 ])
 def test_now_is_a_change_only_when_set_against_before(sentence, changes):
     assert (present.PresentQuestion.change.search(sentence) is not None) == changes
+
+
+RETURNS = {
+    "sample_id": "returns",
+    "conversation": {
+        "speaker_a": "Noor", "speaker_b": "Sam",
+        "session_1_date_time": "9:00 am on 10 January, 2023",
+        "session_1": [
+            {"speaker": "Noor", "dia_id": "D1:1", "text": "I'm reading Middlemarch for my book club, slowly."},
+            {"speaker": "Noor", "dia_id": "D1:2", "text": "I drive my Land Rover to the market every Saturday."},
+            {"speaker": "Noor", "dia_id": "D1:3", "text": "I'm vegetarian, no meat for three years now."},
+            {"speaker": "Sam", "dia_id": "D1:4", "text": "Our book club meets at the market cafe."},
+        ],
+        "session_2_date_time": "6:30 pm on 5 June, 2023",
+        "session_2": [
+            {"speaker": "Noor", "dia_id": "D2:1", "text": "I dropped Middlemarch halfway. Persuasion is much shorter."},
+            {"speaker": "Noor", "dia_id": "D2:2", "text": "I sold the Land Rover. Walking keeps me fit anyway."},
+            {"speaker": "Noor", "dia_id": "D2:3", "text": "I eat fish again, my doctor insisted."},
+            {"speaker": "Sam", "dia_id": "D2:4", "text": "The cafe has new cakes."},
+        ],
+    },
+}
+
+
+def test_a_change_that_names_only_what_the_subject_held_is_on_topic_for_a_question_about_no_slot(tmp_path):
+    with ingested(tmp_path, "returns.json", json.dumps([RETURNS])) as mem:
+        # "Noor is reading Middlemarch for Noor's book club" shares "reading" and "book" with the
+        # question, so the turn that drops Middlemarch is on topic though it says neither
+        assert above(ranked(mem, "What book is Noor reading?"), "D2:1", "D1:1")
+        assert above(ranked(mem, "How does Noor get to the market?"), "D2:2", "D1:2")  # sold what took her there
+        assert ranked(mem, "What book is Noor reading?", as_of="2023-03-01")[0] == "D1:1"
+
+
+def test_a_return_to_an_earlier_habit_changes_a_slot(tmp_path):
+    with ingested(tmp_path, "returns.json", json.dumps([RETURNS])) as mem:
+        assert above(ranked(mem, "Is Noor vegetarian?"), "D2:3", "D1:3")  # "again": fish, as before the diet
+
+
+@pytest.mark.parametrize("sentence, changes", [
+    ("I dropped Middlemarch halfway.", True), ("I sold the van.", True),
+    ("I dropped by the cafe.", False), ("I dropped off the kids.", False),
+])
+def test_dropping_or_selling_is_said_outright_but_dropping_by_is_not(sentence, changes):
+    assert (present.present_question("What book is Noor reading?", load_rules(), ["Noor"]).change.search(sentence)
+            is not None) == changes
+
+
+TOLD = {
+    "sample_id": "told",
+    "conversation": {
+        "speaker_a": "Lena", "speaker_b": "Sam",
+        "session_1_date_time": "9:00 am on 10 January, 2023",
+        "session_1": [{"speaker": "Lena", "dia_id": f"D1:{n}", "text": text} for n, text in enumerate([
+            "Julien and I broke up last weekend, Julien was upset.", "Julien took the cat, typical Julien.",
+            "Julien phoned Julien's mother, Julien cried.", "Julien Julien Julien, I keep saying his name."], 1)],
+        "session_2_date_time": "6:30 pm on 5 June, 2023",
+        "session_2": [
+            {"speaker": "Sam", "dia_id": "D2:1", "text": "Any word from Julien?"},
+            {"speaker": "Lena", "dia_id": "D2:2", "text": "Briefly. He moved to Grenoble and teaches climbing."},
+        ],
+    },
+}
+
+
+def test_the_latest_home_said_goes_above_older_turns_that_name_him_but_say_no_home(tmp_path):
+    with ingested(tmp_path, "told.json", json.dumps([TOLD])) as mem:
+        assert any(f.triple().startswith("Julien moved to Grenoble") for f in mem.knowledge.facts())
+        keys = ranked(mem, "Where does Julien live?")
+        assert keys[0] == "D2:2"  # "He moved to Grenoble" above four older turns full of his name
+        assert "change" in mem.recall("Where does Julien live?", top_k=10, strategy="fused").hits[0].sources
+        assert ranked(mem, "Where did Julien live?")[0] != "D2:2"  # about the past: the ranking as made

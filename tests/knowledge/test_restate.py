@@ -23,6 +23,12 @@ from .test_extract_rules import said
     ("Lena", "It's grey and freezing, but I still love living in Lyon.", [("Lena", "lives in", "Lyon")]),
     ("Lena", "I moved to Berlin in April. None at all, Berlin is home now.", [("Lena", "lives in", "Berlin")]),
     ("Mira", "I'm still living with my parents in Cardiff until I find a job.", [("Mira", "lives in", "Cardiff")]),
+    ("Bea", "I'm renting a tiny room in Brixton above a launderette.", [("Bea", "lives in", "Brixton")]),
+    ("Asha", "I share a flat in Bristol with my friend Rosa.", [("Asha", "lives in", "Bristol")]),
+    ("Callum", "News from school: they've made me deputy head of Kelvin High.",
+     [("Callum", "works as", "deputy head"), ("Callum", "works at", "Kelvin High")]),
+    ("Mira", "They made me an assistant editor at Inkwell Press.",
+     [("Mira", "works as", "assistant editor"), ("Mira", "works at", "Inkwell Press")]),
 ])
 def test_a_home_a_job_and_a_title_said_in_other_words_gain_a_slot_fact(speaker, text, twins):
     facts = said(text, speaker=speaker, addressee="Omar")
@@ -38,6 +44,9 @@ def test_a_home_a_job_and_a_title_said_in_other_words_gain_a_slot_fact(speaker, 
     "I'm a student at Leeds University.",
     "I miss living in Lyon.",
     "I live with my boyfriend and two cats.",
+    "We rented a cottage in Cornwall for the holidays.",  # a holiday, not a home
+    "We are renting a cottage in Cornwall for the summer.",
+    "They made me cry at the Odeon.",
 ])
 def test_moods_and_wishes_gain_no_slot_fact(text):
     facts = said(text, speaker="Lena", addressee="Omar")

@@ -11,9 +11,10 @@ import pytest
 
 from mnemoscope.app.cli import main
 from mnemoscope.engine import Memory
+from mnemoscope.engine import index as index_module
 from mnemoscope.engine.dense import OpenAIEmbedder
 from mnemoscope.engine.rank import FeedbackError
-from mnemoscope.engine.rank.marks import AlikeRule, FeedbackMemory, Likeness, Ramp, Wording
+from mnemoscope.engine.rank.marks import AlikeRule, FeedbackMemory, Likeness, MarkPlan, Ramp, Wording
 from mnemoscope.engine.text import lexical_tokens
 from tests.rank.conftest import SETTINGS
 from tests.support.openai_server import Fail
@@ -269,8 +270,13 @@ def test_the_marks_indexes_take_each_events_new_words_only_and_match_a_fresh_bui
         asked.extend(keys)
         return np.array([1.0 + len(str(k)) for k in keys])  # a stand-in IDF: longer words weigh more
 
-    def plan(text):  # a stand-in plan: term ids (by first letter) with weights of their own
+    def terms(text):  # a stand-in plan: term ids (by first letter) with weights of their own
         return {ord(t[0]): 1.0 + len(t) % 3 for t in lexical_tokens(text)}
+
+    vocabulary: dict[str, int] = {}
+
+    def plan(text):
+        return MarkPlan.over(terms(text), lexical_tokens(text), vocabulary)
 
     def tokens(text):
         return dict.fromkeys(lexical_tokens(text), 1.0)
@@ -288,19 +294,51 @@ def test_the_marks_indexes_take_each_events_new_words_only_and_match_a_fresh_bui
     for n, text in enumerate(queries):
         grown.add(n, text, 0.0, [n], [])
         asked.clear()
-        likeness = grown.similarities(probe, Wording((1,), idf, idf, plan))
+        likeness = grown.similarities(probe, Wording((1,), idf, idf, plan, vocabulary))
         new = set(tokens(text)) - held
         assert new and new <= set(asked) and not set(asked) & held
-        held |= new | set(plan(text))
+        held |= new | set(terms(text))
         fresh = FeedbackMemory()
         for m, earlier in enumerate(queries[:n + 1]):
             fresh.add(m, earlier, 0.0, [m], [])
-        again = fresh.similarities(probe, Wording((1,), idf, idf, plan))
+        again = fresh.similarities(probe, Wording((1,), idf, idf, plan, vocabulary))
         assert likeness.same_sims == pytest.approx(again.same_sims, rel=1e-12)
         assert likeness.sims == pytest.approx(again.sims, rel=1e-12)
     assert likeness.same_sims == pytest.approx(cosines(tokens(probe), [tokens(t) for t in queries]), rel=1e-9)
-    assert likeness.sims == pytest.approx(cosines(plan(probe), [plan(t) for t in queries]), rel=1e-9)
+    assert likeness.sims == pytest.approx(cosines(terms(probe), [terms(t) for t in queries]), rel=1e-9)
     assert min(likeness.same_sims) > 0 and not np.allclose(likeness.sims, likeness.same_sims)
     asked.clear()
-    moved = grown.similarities(probe, Wording((2,), idf, idf, plan))
+    moved = grown.similarities(probe, Wording((2,), idf, idf, plan, vocabulary))
     assert moved.same_sims == pytest.approx(likeness.same_sims, rel=1e-12) and held <= set(asked)
+
+
+def test_after_an_ingest_only_the_marks_whose_words_it_brought_are_planned_again(mem, tmp_path, monkeypatch):
+    """Every ingest moves the store's IDF weights, and the marks' rows are weighted anew; but a
+    mark's query plan depends only on which of its words (and their related words) the store
+    knows: the next recall plans a mark's query again only when the ingest brought such a word,
+    and ranks as a memory opened afresh on the same store does."""
+    other = "which dog did Maya adopt"
+    for question in (QUERY, other):
+        rec = mem.recall(question, strategy="fused")
+        mem.feedback(rec.token, ids(rec)[:1])
+    mem.recall(ALIKE, strategy="fused")  # the marks' plans are made
+    planned: list[str] = []
+    plan = index_module.query_plan
+    monkeypatch.setattr(index_module, "query_plan", lambda text, *args: planned.append(text) or plan(text, *args))
+    known = set(mem.index.vocab)
+    brought = next(w for w in sorted(mem.index.plan(QUERY).consulted - mem.index.plan(other).consulted - known)
+                   if lexical_tokens(w) == [w])  # a word related to QUERY's, new to the store
+    for n, text in enumerate(["Zorblax tunes the xylophone quietly.", f"Daniel: {brought} {brought}."]):
+        note = tmp_path / f"note{n}.txt"
+        note.write_text(text, encoding="utf-8")
+        mem.ingest(note)
+        planned.clear()
+        asked = mem.recall(ALIKE, strategy="fused", top_k=20)
+        assert ALIKE in planned and other not in planned
+        assert (QUERY in planned) == (n == 1)
+    with Memory(mem.path, **SETTINGS) as fresh:
+        anew = fresh.recall(ALIKE, strategy="fused", top_k=20)
+    assert ids(asked) == ids(anew) and any(h.taught for h in asked.hits)
+    assert [h.score for h in asked.hits] == pytest.approx([h.score for h in anew.hits], rel=1e-9)
+    assert [(h.taught.query, h.taught.similarity) for h in asked.hits if h.taught] == \
+        pytest.approx([(h.taught.query, h.taught.similarity) for h in anew.hits if h.taught])
