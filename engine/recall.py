@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import time
+import weakref
 from typing import TYPE_CHECKING, Callable, Concatenate, ParamSpec, Sequence, TypeVar, Unpack
 
 import numpy as np
@@ -34,6 +35,7 @@ from .pipeline import MODES, QUERY_OPTIONS, Hit, Query, QueryOptions, Ranking, R
 
 if TYPE_CHECKING:
     from .area import Area, Engine
+    from .index import Index
     from .vectors import VectorIndex
 
 P = ParamSpec("P")
@@ -135,7 +137,27 @@ def answer_signal(mem: Engine, q: Query, signals: Signals) -> np.ndarray:
     elsewhere (engine/query.py)."""
     from .query import answer_signal as answer_of
 
-    return answer_of(q.text, mem.index.vocab, mem.index.bm25.scores, signals["bm25"])
+    lexical = signals["bm25"]
+    return answer_of(q.text, lambda kind: answer_holders(mem.index, kind), lexical)
+
+
+_ANSWER_HOLDERS: weakref.WeakKeyDictionary[Index, tuple[tuple[int, int], dict[str, np.ndarray]]] = weakref.WeakKeyDictionary()
+
+
+def answer_holders(index: Index, kind: str) -> np.ndarray:
+    """Per slot, whether the item holds an answer of ``kind`` (engine/query.py's answer words),
+    kept while ``index`` holds the same slots and live items: slots are only appended and a
+    removed one never lives again, so those two counts say when it changes. Read per question,
+    the answer words' postings (every date word's) made a pass that grows with the store."""
+    from .query import holds_answer
+
+    state = (index.n_slots, index.n_items)
+    held = _ANSWER_HOLDERS.get(index)
+    if held is None or held[0] != state:
+        held = _ANSWER_HOLDERS[index] = (state, {})
+    if kind not in held[1]:
+        held[1][kind] = holds_answer(kind, index.vocab, index.bm25.scores)
+    return held[1][kind]
 
 
 def signals(mem: Engine, areas: Sequence[Area]) -> dict[str, Signal]:

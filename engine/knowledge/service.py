@@ -162,14 +162,15 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
 
     def _describe(self, nodes: np.ndarray, scores: np.ndarray, top: int) -> list[GraphNode]:
         """The ``top`` best of ``nodes`` (ascending) by ``scores`` as the recall shows them."""
-        index = self.mem.index
+        index, chosen = self.mem.index, top_k_of(scores, top)[0]
+        n_slots = index.n_slots
+        entities_end = n_slots + len(self.graph.entity_ids)
         out: list[GraphNode] = []
-        for at in top_k_of(scores, top)[0].tolist():
-            node, score = int(nodes[at]), float(scores[at])
-            if node < index.n_slots:
+        for node, score in zip(nodes[chosen].tolist(), scores[chosen].tolist()):
+            if node < n_slots:
                 out.append({"node": f"item:{int(index.item_ids[node])}", "kind": "item", "score": score})
-            elif node < index.n_slots + len(self.graph.entity_ids):
-                eid = int(self.graph.entity_ids[node - index.n_slots])
+            elif node < entities_end:
+                eid = int(self.graph.entity_ids[node - n_slots])
                 out.append({"node": f"entity:{eid}", "kind": "entity", "name": self.registry.names.get(eid, ""),
                             "score": score})
             else:

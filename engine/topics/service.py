@@ -23,7 +23,7 @@ import numpy as np
 
 from ..area import Area
 from ..array_file import ArrayFile
-from ..arrays import Column
+from ..arrays import Column, distinct
 from ..dense import one_blas_thread
 from ..errors import RebuildCancelled, RequestError
 from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
@@ -685,7 +685,7 @@ class TopicsArea(Area):
         s = self.settings
         base = hybrid(self.mem, q, signals)
         walk = signals["walk"]
-        slots = np.union1d(base.slots, signals.top("walk", max(q.top_k, s.candidate_k)))
+        slots = distinct(np.concatenate([base.slots, signals.top("walk", max(q.top_k, s.candidate_k))]))
         lexical = np.zeros(len(slots))
         top = base.scores.max() if len(base.scores) else 0.0
         if top > 0:
