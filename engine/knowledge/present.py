@@ -17,7 +17,8 @@ supersession cannot order them. This step can, without facts:
   ("Kenji is learning Portuguese" makes "I dropped Portuguese" on topic for "what language is
   Kenji learning?");
 * an on-topic candidate that announces a *change* ("moved", "started", "left", "instead",
-  "switched", "no longer", "is over", "again", "now" set against before but not "right now" …) in a
+  "switched", "no longer", "is over", "again", "now" set against before but not "right now", "new"
+  before a word of a slot's topic: "the new place" …) in a
   sentence on the topic goes above every older
   on-topic candidate ranked above it (a newer turn that merely uses the slot's words, "what are
   you working on?", does not);
@@ -89,6 +90,9 @@ _CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|{_NOW}|switch(?:ed|ing)?|change[sd]?|th
                      r"divorced|got married|engaged)\b", re.I)
 
 
+_NEW = re.compile(r"\bnew\s+(\w+(?:\s+\w+)?)", re.I)
+
+
 @dataclasses.dataclass(frozen=True)
 class PresentQuestion:
     """What a present-tense question is about: its own words and the words of the slots it asks."""
@@ -157,7 +161,15 @@ def _changes(text: str, question: PresentQuestion) -> bool | None:
     on_topic = [sentence for sentence, tokens in sentence_tokens(text) if question.topic & tokens]
     if not on_topic:
         return None
-    return any(_announces(question.change, sentence) for sentence in on_topic)
+    return any(_announces(question.change, sentence) or question.slots and _new_of_topic(sentence, question.topic)
+               for sentence in on_topic)
+
+
+def _new_of_topic(sentence: str, topic: frozenset[str]) -> bool:
+    """"The new place in Walthamstow", "my new job": "new" before a word of the slot's topic, for
+    a slot question. Not "new" alone: LoCoMo's turns say it mostly of things that replace nothing
+    ("my new phone", "new recipes"), and lifting those cost its questions."""
+    return any(topic & set(lexical_tokens(m[1])) for m in _NEW.finditer(sentence))
 
 
 def _held_values(store: "Store", rules: "Rules", question: PresentQuestion, subjects: dict[int, str],
