@@ -62,6 +62,9 @@ class Signals:
         self.scorers = scorers
         self._values: dict[str, np.ndarray] = {}
         self.timings: dict[str, float] = {}
+        # per signal whose scorer knows it: the slots (ascending) outside which its score is 0,
+        # so that its best are found among them instead of in a pass over every slot
+        self.supports: dict[str, np.ndarray] = {}
 
     def __getitem__(self, name: str) -> np.ndarray:
         if name not in self._values:
@@ -72,7 +75,8 @@ class Signals:
 
     def top(self, name: str, k: int) -> np.ndarray:
         """Slots of the ``k`` best positive scores of a signal, best first."""
-        return top_k_of(self[name], k)[0]
+        scores = self[name]
+        return top_k_of(scores, k, among=self.supports.get(name))[0]
 
 
 class RankingExtras(TypedDict, total=False):

@@ -175,7 +175,8 @@ def signals(mem: Engine, areas: Sequence[Area]) -> dict[str, Signal]:
 
 def single_signal(mem: Engine, name: str) -> Strategy:
     def strategy(q: Query, signals: Signals) -> Ranking:
-        slots, scores = top_k_of(signals[name], max(q.top_k, mem.settings.candidate_k))
+        values = signals[name]
+        slots, scores = top_k_of(values, max(q.top_k, mem.settings.candidate_k), among=signals.supports.get(name))
         return Ranking(slots, scores, {int(s): [name] for s in slots}, {name: scores})
 
     strategy.__doc__ = f"Rank by the {name} signal alone."

@@ -190,6 +190,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         """Personalized PageRank over the knowledge graph, seeded by the query's entities and top BM25 items."""
         graph = self.graph_scores(q.text, signals["bm25"], entities=self.named_in(q))
         q.notes["graph"] = graph.report()  # shown by any strategy that used it
+        signals.supports["ppr"] = graph.scored
         return graph.item_scores
 
     def ppr_strategy(self, q: Query, signals: Signals) -> Ranking:

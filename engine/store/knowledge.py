@@ -416,10 +416,11 @@ class KnowledgeSQL:
         self.conn.executemany("INSERT OR IGNORE INTO fact_sources (fact_id, item_id) VALUES (?,?)", rows)
 
     def fact_rows(self, ids: Sequence[int] | None = None, entity_id: int | None = None, latest: int | None = None,
-                  retired: bool = False) -> list[tuple]:
+                  retired: bool = False, subjects: Sequence[int] = ()) -> list[tuple]:
         """Fact rows (see ``_FACT_COLUMNS``), by id (retired ones too), or the facts the store
         believes (with ``retired``, also those it no longer does): all, or by entity (as subject
-        or object; with ``latest``, only that many of the newest)."""
+        or object; with ``latest``, only that many of the newest; with ``subjects``, only those
+        filed under one of them)."""
         if ids is not None:
             return self._in(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN ({{marks}}) ORDER BY id", ids)
         live = "1" if retired else self._LIVE
@@ -433,8 +434,9 @@ class KnowledgeSQL:
                 (entity_id, latest, entity_id, latest, latest)).fetchall()
             return rows[::-1]
         if entity_id is not None:
+            filed = f" AND subject_id IN ({','.join('?' * len(subjects))})" if subjects else ""
             return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE (subject_id = ? OR object_id = ?) AND {live}"
-                                     " ORDER BY id", (entity_id, entity_id)).fetchall()
+                                     f"{filed} ORDER BY id", (entity_id, entity_id, *subjects)).fetchall()
         return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE {live} ORDER BY id").fetchall()
 
     def subject_triples(self, subject_id: int) -> list[tuple[int, str, str, str]]:
