@@ -216,7 +216,11 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     naming = {item for item, entity, _surface, _role in store.mentions_of_items(ids) if entity in subjects}
     said = said_on(store, index, top)
     texts = store.item_texts([i for n, i in enumerate(ids) if i in naming and not (as_of and later(said[n], as_of))])
-    held, stating = _held_values(store, rules, question, subjects, list(texts))
+    if question.slots or any(_announces(question.change, sentence) for text in texts.values()
+                             for sentence, _tokens in sentence_tokens(text)):
+        held, stating = _held_values(store, rules, question, subjects, list(texts))
+    else:  # about no slot and no change said: what the subject held could put nothing above anything
+        held, stating = frozenset(), frozenset()
     question = dataclasses.replace(question, slot_cues=question.slot_cues | held)
     topical: list[int] = []  # positions in the ranking, best first
     changes: set[int] = set()
