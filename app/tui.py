@@ -20,6 +20,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from .commands import Command, MnemoscopeCommands
 from .messages import StoreOpened, TaskProgress
+from .restyle import RestyleOnChangeApp
 from .services import Cancelled, MnemoscopeError, Progress, Services, describe_error
 from .widgets import ChoiceDialog, HelpScreen, PromptDialog
 from .widgets.text import DropControls
@@ -68,7 +69,7 @@ def _screen(mode: str) -> Callable[[], Screen]:
     return build
 
 
-class MnemoscopeApp(App[None]):
+class MnemoscopeApp(RestyleOnChangeApp[None]):
     """Explore, curate and teach a memory store."""
 
     CSS_PATH = Path(__file__).resolve().parents[1] / "assets" / "app.tcss"  # absolute: a subclass may live anywhere

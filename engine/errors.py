@@ -52,6 +52,10 @@ class StoreDiskError(StoreError):
     """The disk refused a write (full, or failing)."""
 
 
+class StoreClosed(StoreError):
+    """The memory was closed (the app switched stores, a server stopped) while this read or write came."""
+
+
 class RequestError(MnemoscopeError, RuntimeError):
     """A request the engine refuses (unknown id, bad import file); str() is one line."""
 

@@ -17,7 +17,8 @@ supersession cannot order them. This step can, without facts:
   ("Kenji is learning Portuguese" makes "I dropped Portuguese" on topic for "what language is
   Kenji learning?");
 * an on-topic candidate that announces a *change* ("moved", "started", "left", "instead",
-  "switched", "no longer", "is over", "again", "now" set against before but not "right now" …) in a
+  "switched", "no longer", "is over", "again", "now" set against before but not "right now", "new"
+  before a word of a slot's topic: "the new place" …) in a
   sentence on the topic goes above every older
   on-topic candidate ranked above it (a newer turn that merely uses the slot's words, "what are
   you working on?", does not);
@@ -89,6 +90,9 @@ _CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|{_NOW}|switch(?:ed|ing)?|change[sd]?|th
                      r"divorced|got married|engaged)\b", re.I)
 
 
+_NEW = re.compile(r"\bnew\s+(\w+(?:\s+\w+)?)", re.I)
+
+
 @dataclasses.dataclass(frozen=True)
 class PresentQuestion:
     """What a present-tense question is about: its own words and the words of the slots it asks."""
@@ -157,7 +161,15 @@ def _changes(text: str, question: PresentQuestion) -> bool | None:
     on_topic = [sentence for sentence, tokens in sentence_tokens(text) if question.topic & tokens]
     if not on_topic:
         return None
-    return any(_announces(question.change, sentence) for sentence in on_topic)
+    return any(_announces(question.change, sentence) or question.slots and _new_of_topic(sentence, question.topic)
+               for sentence in on_topic)
+
+
+def _new_of_topic(sentence: str, topic: frozenset[str]) -> bool:
+    """"The new place in Walthamstow", "my new job": "new" before a word of the slot's topic, for
+    a slot question. Not "new" alone: LoCoMo's turns say it mostly of things that replace nothing
+    ("my new phone", "new recipes"), and lifting those cost its questions."""
+    return any(topic & set(lexical_tokens(m[1])) for m in _NEW.finditer(sentence))
 
 
 def _held_values(store: "Store", rules: "Rules", question: PresentQuestion, subjects: dict[int, str],
@@ -204,7 +216,11 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     naming = {item for item, entity, _surface, _role in store.mentions_of_items(ids) if entity in subjects}
     said = said_on(store, index, top)
     texts = store.item_texts([i for n, i in enumerate(ids) if i in naming and not (as_of and later(said[n], as_of))])
-    held, stating = _held_values(store, rules, question, subjects, list(texts))
+    if question.slots or any(_announces(question.change, sentence) for text in texts.values()
+                             for sentence, _tokens in sentence_tokens(text)):
+        held, stating = _held_values(store, rules, question, subjects, list(texts))
+    else:  # about no slot and no change said: what the subject held could put nothing above anything
+        held, stating = frozenset(), frozenset()
     question = dataclasses.replace(question, slot_cues=question.slot_cues | held)
     topical: list[int] = []  # positions in the ranking, best first
     changes: set[int] = set()

@@ -273,7 +273,7 @@ def dense_among(mem: "Engine", q: "Query", slots: np.ndarray, nb: np.ndarray) ->
     The dense side of ``fused`` re-scores what the other signals found instead of scanning every
     vector for candidates of its own: a scan grows with the store (the largest part of a fused
     recall past 100k items), and its own candidates moved no quality figure (docs/benchmarks.md)."""
-    wanted = np.union1d(slots, nb[nb >= 0])
+    wanted = distinct(np.concatenate([slots, nb[nb >= 0]]))
     return Gathered(wanted, dense_at(mem, q, wanted))
 
 
@@ -303,7 +303,7 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     out[:, col["recency"]] = _recency(mem, meta, slots)
     qwords = set(words(q.text))
     speakers = meta.speaker_ids_in(qwords)
-    out[:, col["speaker"]] = np.isin(meta.speaker[slots], speakers) if len(speakers) else 0.0
+    out[:, col["speaker"]] = (meta.speaker[slots][:, None] == speakers).any(axis=1) if len(speakers) else 0.0
     if meta.title_words:
         out[:, col["title_hit"]] = [len(meta.title_words.get(s, frozenset()) & qwords) / max(len(qwords), 1)
                                     for s in slots.tolist()]

@@ -22,6 +22,7 @@ import stat
 import threading
 import time
 import urllib.parse
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -30,8 +31,8 @@ APPLICATION_ID = 0x4D4E454D  # "MNEM", in the SQLite header: this file is a Mnem
 HEADER_MAGIC = b"SQLite format 3\x00"
 SQLITE_MAX_INT = 2**63 - 1
 
-from ..errors import (NewerStore, NotAStore, OutOfRange, StoreBusy, StoreDamaged, StoreDiskError, StoreError,
-                      StoreReadOnly)
+from ..errors import (NewerStore, NotAStore, OutOfRange, StoreBusy, StoreClosed, StoreDamaged, StoreDiskError,
+                      StoreError, StoreReadOnly)
 from .locks import write_lock_holder
 
 
@@ -46,15 +47,63 @@ class _Connection(sqlite3.Connection):
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         try:
-            return super().execute(sql, parameters)
+            return self._run(sql, parameters)
         except (sqlite3.DatabaseError, OverflowError) as exc:
             raise self.store.explain(exc) from None
+
+    def _run(self, sql: str, parameters: Any) -> sqlite3.Cursor:
+        return super().execute(sql, parameters)
 
     def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
         try:
             return super().executemany(sql, parameters)
         except (sqlite3.DatabaseError, OverflowError) as exc:
             raise self.store.explain(exc) from None
+
+
+class _SharedConnection(_Connection):
+    """A connection that threads other than the writer's read through: each statement's cursor
+    is counted while it lives, so that :meth:`StoreBase.close` lets the reads under way finish
+    and refuses new ones, instead of closing the connection under them (a worker's recall then
+    failed half-way with SQLite's "Cannot operate on a closed database")."""
+
+    def _run(self, sql: str, parameters: Any) -> sqlite3.Cursor:
+        return self.cursor(_CountedCursor).execute(sql, parameters)
+
+
+class _CountedCursor(sqlite3.Cursor):
+    """A statement on a shared connection, counted from its creation until a fetch reaches its
+    end or it is collected (a cursor kept alive by a stored traceback holds nothing up)."""
+
+    def __init__(self, conn: _Connection) -> None:
+        super().__init__(conn)
+        self._reader: int | None = conn.store._begin_read()
+
+    def fetchone(self) -> Any:
+        row = super().fetchone()
+        if row is None:
+            self._finish()
+        return row
+
+    def fetchmany(self, size: int | None = None) -> list[Any]:
+        wanted = self.arraysize if size is None else size
+        rows = super().fetchmany(wanted)
+        if len(rows) < wanted:
+            self._finish()
+        return rows
+
+    def fetchall(self) -> list[Any]:
+        rows = super().fetchall()
+        self._finish()
+        return rows
+
+    def _finish(self) -> None:
+        reader, self._reader = getattr(self, "_reader", None), None  # (unset when refused: never counted)
+        if reader is not None:
+            self.connection.store._end_read(reader)
+
+    def __del__(self) -> None:
+        self._finish()
 
 
 class StoreBase:
@@ -80,6 +129,9 @@ class StoreBase:
         self._depth = 0
         self._activity: tuple[str, float] | None = None  # what this process is doing, and since when
         self.on_write: Callable[[], None] | None = None  # called as each write transaction begins (Memory syncs)
+        self._reads = threading.Condition()  # guards the two below
+        self._closing = False  # set by close(): new statements are refused
+        self._open_cursors: Counter[int] = Counter()  # live cursors on the shared connections, by thread
         self.lock_timeout = lock_timeout
         in_memory = str(path) == ":memory:"
         if not in_memory:
@@ -115,6 +167,8 @@ class StoreBase:
     def _holding_writer(self) -> Iterator[_Connection]:
         """The writer, for this thread alone until the block ends (re-entrant)."""
         with self._lock:
+            if self._closing and not self._held:
+                raise self._closed()
             self._holder = threading.get_ident()
             self._held += 1
             try:
@@ -125,25 +179,29 @@ class StoreBase:
                     self._holder = None
 
     def _connect(self, in_memory: bool) -> _Connection:
+        """The writer; the store's one connection, shared by every thread, when it is in memory or
+        read-only."""
         if in_memory:
-            return self._connection(":memory:", uri=False)
+            return self._connection(":memory:", uri=False, shared=True)
         uri = self._uri("ro" if self.read_only else "rw")
-        conn = self._connection(uri)
+        conn = self._connection(uri, shared=self.read_only)
         if self.read_only:
             try:
                 conn.execute("SELECT 1 FROM sqlite_master LIMIT 1")
             except StoreError:  # a WAL store in a read-only folder without its -shm file: read the file as it is
                 conn.close()
-                conn = self._connection(uri + "&immutable=1")
+                conn = self._connection(uri + "&immutable=1", shared=True)
         return conn
 
     def _uri(self, mode: str) -> str:
         return f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode={mode}"
 
-    def _connection(self, target: str, uri: bool = True) -> _Connection:
+    def _connection(self, target: str, uri: bool = True, shared: bool = False) -> _Connection:
+        """A connection to ``target``; ``shared``: one that threads read through (see
+        :class:`_SharedConnection`)."""
         try:
             conn = sqlite3.connect(target, uri=uri, check_same_thread=False, isolation_level=None,
-                                   timeout=self.lock_timeout, factory=_Connection)
+                                   timeout=self.lock_timeout, factory=_SharedConnection if shared else _Connection)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: cannot open ({exc})") from None
         conn.store = self
@@ -269,8 +327,12 @@ class StoreBase:
     def _query_only_connection(self) -> _Connection:
         """A connection to the file that cannot write (read-write mode: SQLite's ro needs a
         writable -shm anyway)."""
-        conn = self._connection(self._uri("rw"))
-        conn.execute("PRAGMA query_only=ON")
+        conn = self._connection(self._uri("rw"), shared=True)
+        try:
+            conn.execute("PRAGMA query_only=ON")
+        except StoreError:
+            conn.close()
+            raise
         return conn
 
     def _in(self, sql: str, ids: Sequence[int], extra: Sequence = ()) -> list[tuple]:
@@ -286,11 +348,36 @@ class StoreBase:
         return self.conn.execute(sql, params).fetchall()
 
     def close(self) -> None:
-        """The reader first: the writer, closed last, folds the write-ahead log into the file."""
+        """New statements are refused (:class:`StoreClosed`) and other threads' reads under way
+        end first (for at most the lock timeout); then the reader, then the writer once a
+        transaction under way has ended: closed last, it folds the write-ahead log into the file."""
+        me = threading.get_ident()
+        with self._reads:
+            self._closing = True
+            self._reads.wait_for(lambda: all(thread == me for thread in self._open_cursors), timeout=self.lock_timeout)
         if self.reader is not self.writer:
             self.reader.close()
         with self._lock:
             self.writer.close()
+
+    def _begin_read(self) -> int:
+        """Count a statement of this thread on a shared connection (refused once closing)."""
+        with self._reads:
+            if self._closing:
+                raise self._closed()
+            thread = threading.get_ident()
+            self._open_cursors[thread] += 1
+            return thread
+
+    def _end_read(self, thread: int) -> None:
+        with self._reads:
+            self._open_cursors[thread] -= 1
+            if not self._open_cursors[thread]:
+                del self._open_cursors[thread]
+                self._reads.notify_all()
+
+    def _closed(self) -> StoreClosed:
+        return StoreClosed(f"{self.path}: the store was closed while this was asked of it; nothing was changed")
 
     # -- who holds the lock -------------------------------------------------------------------
 
@@ -381,9 +468,17 @@ class StoreBase:
 
     def data_version(self) -> int:
         """Changes whenever another process commits (the writer's PRAGMA data_version; the reader
-        commits nothing). Read without the writer's lock: the counter means the same inside
-        another thread's transaction."""
-        return self.writer.execute("PRAGMA data_version").fetchone()[0]
+        commits nothing). Where SQLite serialises each connection's calls itself (threadsafety
+        3, as Python's own SQLite is built) it is read without the writer's lock: the counter
+        means the same inside another thread's transaction, and a recall does not wait for a
+        catch-up's. An SQLite built otherwise may not be used by two threads at once: then the
+        lock is taken."""
+        if sqlite3.threadsafety == 3:
+            if self._closing:
+                raise self._closed()
+            return self.writer.execute("PRAGMA data_version").fetchone()[0]
+        with self._holding_writer() as writer:
+            return writer.execute("PRAGMA data_version").fetchone()[0]
 
     @property
     def schema_version(self) -> int:

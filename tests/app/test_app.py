@@ -99,6 +99,18 @@ async def test_start_header_digits_palette_keys_help_and_a_store_that_cannot_be_
         await pilot.press("escape")
         assert app.current_mode == "ingest" and not isinstance(app.screen, HelpScreen)
 
+        # a new theme restyles the screen shown, a screen hidden meanwhile and one not shown before
+        dark = app.screen.styles.background
+        app.theme = "textual-light"
+        await settle(pilot)
+        light = app.screen.styles.background
+        assert light != dark
+        for mode in ("sources", "facts"):
+            await app.switch_mode(mode)
+            await settle(pilot)
+            assert app.screen.styles.background == light, mode
+        await app.switch_mode("ingest")
+
         # a store that cannot be opened: the open one is offered to keep
         before = app.services.mem
         app.action_open_store()

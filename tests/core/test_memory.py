@@ -3,12 +3,13 @@
 import json
 import sqlite3
 import threading
+import time
 
 import pytest
 
 from mnemoscope.engine import IngestFailed, Memory, RecallError, RequestError
 from mnemoscope.engine.area import Area
-from mnemoscope.engine.errors import ConfigError
+from mnemoscope.engine.errors import ConfigError, StoreClosed
 from mnemoscope.engine.transfer import write_records
 
 
@@ -378,6 +379,54 @@ def test_a_snapshot_read_in_one_thread_holds_no_other_thread_in_its_snapshot(cor
     assert after > seen[0]  # this thread reads its own commit
     assert seen == [seen[0], seen[0]]  # the snapshot saw none of it
 
+
+
+def test_closing_lets_another_threads_read_finish_and_refuses_its_next_one(core, corpus):
+    """The app closes a memory (switching stores, quitting) while a worker still reads: the read
+    under way ends with its rows, the next one is refused with one line, never SQLite's error."""
+    core.ingest(corpus)
+    stored, started, outcome = core.counts().items, threading.Event(), []
+
+    def worker() -> None:
+        rows = core.store.conn.execute("SELECT id FROM items ORDER BY id")
+        first = rows.fetchone()
+        started.set()
+        time.sleep(0.3)  # the close begins meanwhile
+        try:
+            outcome.append([first, *rows.fetchall()])
+            core.counts()
+        except Exception as exc:  # noqa: BLE001 - what the worker met is the result
+            outcome.append(exc)
+
+    reading = threading.Thread(target=worker)
+    reading.start()
+    assert started.wait(10)
+    core.close()
+    reading.join(10)
+    assert len(outcome) == 2 and len(outcome[0]) == stored
+    assert isinstance(outcome[1], StoreClosed) and "closed" in str(outcome[1])
+
+
+def test_data_version_takes_the_writers_lock_where_sqlite_does_not_serialise_a_connection(core, corpus, monkeypatch):
+    """Two threads may use the writer at once only where SQLite serialises its calls itself
+    (threadsafety 3); elsewhere reading the commit counter waits for another thread's write."""
+    monkeypatch.setattr(sqlite3, "threadsafety", 1)
+    holding = Holding(core)
+    core.add_extension(holding)
+    ingest = threading.Thread(target=core.ingest, args=(corpus / "chat.txt",))
+    ingest.start()
+    versions: list[int] = []
+    try:
+        assert holding.inside.wait(10)
+        looking = threading.Thread(target=lambda: versions.append(core.store.data_version()))
+        looking.start()
+        looking.join(0.3)
+        assert looking.is_alive() and not versions  # waiting for the write, not beside it
+    finally:
+        holding.release.set()
+        ingest.join(10)
+    looking.join(10)
+    assert len(versions) == 1
 
 def test_opening_a_store_leaves_sparse_matrices_and_areas_for_later(tmp_path, corpus):
     """The app's cold start: a fresh process opens a store and counts it without importing

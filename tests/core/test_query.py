@@ -87,3 +87,19 @@ def test_a_korean_query_gets_no_word_vector(tmp_path):
     with _store(tmp_path, ["서울의 2023년 인구는 얼마인가", "The bakery opens at eight on Sundays."] * 4) as mem:
         vector, _ = mem.index.word_query("서울의 2023년 인구")  # a year alone does not make it English
         assert vector is None
+
+
+def test_the_answer_signal_follows_the_items_added_after_a_question_asked_it(core):
+    from mnemoscope.engine.recall import Signals, prepare_query, signals
+
+    def answer(text: str) -> dict[int, float]:
+        q = prepare_query(core, core.areas, text, 10, "bm25", "pro")
+        scores = Signals(q, signals(core, core.areas))["answer"]
+        return {int(i): float(scores[s]) for s, i in enumerate(core.index.item_ids.tolist())}
+
+    undated = core.add_note("Maya adopted a puppy called Biscuit from the shelter.")
+    question = "When did Maya adopt Biscuit?"
+    assert answer(question) == {undated.id: 0.0}  # no item says when
+    dated = core.add_note("Maya adopted Biscuit last weekend.")
+    after = answer(question)
+    assert after[undated.id] == 0.0 and after[dated.id] > 0.0

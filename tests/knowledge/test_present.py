@@ -175,6 +175,7 @@ RETURNS = {
             {"speaker": "Noor", "dia_id": "D1:2", "text": "I drive my Land Rover to the market every Saturday."},
             {"speaker": "Noor", "dia_id": "D1:3", "text": "I'm vegetarian, no meat for three years now."},
             {"speaker": "Sam", "dia_id": "D1:4", "text": "Our book club meets at the market cafe."},
+            {"speaker": "Noor", "dia_id": "D1:5", "text": "I live in a damp basement room near the station."},
         ],
         "session_2_date_time": "6:30 pm on 5 June, 2023",
         "session_2": [
@@ -182,6 +183,7 @@ RETURNS = {
             {"speaker": "Noor", "dia_id": "D2:2", "text": "I sold the Land Rover. Walking keeps me fit anyway."},
             {"speaker": "Noor", "dia_id": "D2:3", "text": "I eat fish again, my doctor insisted."},
             {"speaker": "Sam", "dia_id": "D2:4", "text": "The cafe has new cakes."},
+            {"speaker": "Noor", "dia_id": "D2:5", "text": "The new place is so much brighter, I can see the park."},
         ],
     },
 }
@@ -196,9 +198,10 @@ def test_a_change_that_names_only_what_the_subject_held_is_on_topic_for_a_questi
         assert ranked(mem, "What book is Noor reading?", as_of="2023-03-01")[0] == "D1:1"
 
 
-def test_a_return_to_an_earlier_habit_changes_a_slot(tmp_path):
+def test_a_return_to_an_earlier_habit_or_a_new_one_changes_a_slot(tmp_path):
     with ingested(tmp_path, "returns.json", json.dumps([RETURNS])) as mem:
         assert above(ranked(mem, "Is Noor vegetarian?"), "D2:3", "D1:3")  # "again": fish, as before the diet
+        assert above(ranked(mem, "Where does Noor live?"), "D2:5", "D1:5")  # "the new place": a home's cue, "new"
 
 
 @pytest.mark.parametrize("sentence, changes", [

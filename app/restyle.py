@@ -1,0 +1,57 @@
+"""An App that restyles its widgets only when their styles may have changed.
+
+Textual restyles the whole app (``App.refresh_css``: the stylesheet parsed again from every
+source, every shown widget's styles applied again) each time a mode's screen is first shown,
+twice: once for the screen it leaves, once for the new one. Nothing has changed then — a new
+screen's widgets take the stylesheet's rules as they mount — yet it was most of the cost of a
+screen's first showing. The restyle exists for a screen that was hidden while the theme changed;
+that case is kept: each screen remembers what its styles were made from, and a screen shown after
+a change is restyled as before.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TypeVar
+from weakref import WeakKeyDictionary
+
+from textual.app import App, ScreenError
+from textual.screen import Screen
+
+ReturnType = TypeVar("ReturnType")
+
+CssInputs = tuple[object, ...]
+
+
+class RestyleOnChangeApp(App[ReturnType]):
+    """``refresh_css`` is skipped while the shown screen's styles come from the same theme, app
+    classes and terminal colours as the last restyle."""
+
+    _restyled_with: CssInputs | None = None  # what the last restyle was made from
+
+    @cached_property
+    def _styled_with(self) -> WeakKeyDictionary[Screen, CssInputs]:
+        """What each screen's styles were made from: the last restyle it was shown or stacked at,
+        or, for a screen made since, that restyle's."""
+        return WeakKeyDictionary()
+
+    def refresh_css(self, animate: bool = True) -> None:
+        """Textual's restyle, when the shown screen may have styles of before (see the module)."""
+        inputs = self.css_inputs()
+        try:
+            screen = self.screen
+        except ScreenError:  # no screen yet
+            screen = None
+        if (screen is not None and inputs == self._restyled_with
+                and self._styled_with.setdefault(screen, inputs) == inputs):
+            return  # (a screen met here first is new: every screen passes here when first shown)
+        super().refresh_css(animate)
+        self._restyled_with = inputs
+        for shown in self.screen_stack:
+            self._styled_with[shown] = inputs
+
+    def css_inputs(self) -> CssInputs:
+        """What every widget's styles depend on: the theme's variables, the app's classes (the
+        theme's among them) and the terminal's colours. Not the stylesheet's sources: those a new
+        kind of widget adds as it mounts are its own rules, applied to it as it mounts."""
+        return tuple(self.get_css_variables().items()), frozenset(self.classes), self.ansi_theme
