@@ -719,14 +719,17 @@ class KnowledgeSQL:
         self._set_queue_status(item_ids, "deferred")
 
     def next_deferred(self) -> tuple[int, list[int]] | None:
-        """(source id, its deferred item ids in id order) of the oldest deferred item's source."""
+        """(source id, its deferred item ids in id order) of the oldest deferred item's source.
+        The source's items are found from the source (CROSS JOIN keeps that order): from the
+        queue's status, SQLite walked every deferred item, a million at the start of a large
+        catch-up, for each source."""
         row = self.conn.execute("SELECT i.source_id FROM extraction_queue q JOIN items i ON i.id = q.item_id"
                                 " WHERE q.status = 'deferred' ORDER BY q.item_id LIMIT 1").fetchone()
         if row is None:
             return None
         ids = [r[0] for r in self.conn.execute(
-            "SELECT q.item_id FROM extraction_queue q JOIN items i ON i.id = q.item_id"
-            " WHERE q.status = 'deferred' AND i.source_id = ? ORDER BY q.item_id", (row[0],))]
+            "SELECT q.item_id FROM items i CROSS JOIN extraction_queue q ON q.item_id = i.id"
+            " WHERE i.source_id = ? AND q.status = 'deferred' ORDER BY q.item_id", (row[0],))]
         return row[0], ids
 
     def finish_deferred(self, item_ids: Sequence[int]) -> None:

@@ -395,9 +395,9 @@ class TopicsArea(Area):
             return {}
         first = np.concatenate([[True], slots[1:] != slots[:-1]])
         items, best = slots[first], leaves[first]
-        ids, groups = self.mem.store.item_groups()
-        codes = np.append(group_codes(groups), -1)  # -1: an item the store no longer holds
         item_ids = index.item_ids[items]
+        ids, groups = self.mem.store.item_groups(up_to=int(item_ids.max()))  # (not the items a catch-up has yet to read)
+        codes = np.append(group_codes(groups), -1)  # -1: an item the store no longer holds
         at = np.searchsorted(ids, item_ids)
         found = at < len(ids)
         found[found] = ids[at[found]] == item_ids[found]
