@@ -158,8 +158,12 @@ class VectorIndex:
         """float32 rows of ``slots`` (decoded codes once quantised; zeros past the index)."""
         slots = np.asarray(slots, dtype=np.int64)
         inside = slots < self._n
-        if not self.quantized and inside.all():  # the gather is the copy (the walk reads thousands of rows per query)
-            return self._m[slots]
+        if inside.all():  # the gather is the copy (the walk reads thousands of rows per query)
+            if not self.quantized:
+                return self._m[slots]
+            rows = self._m[slots].astype(np.float32)
+            rows *= self._scale.view[slots, None]
+            return rows
         out = np.zeros((len(slots), self.dim), dtype=np.float32)
         if inside.any():
             rows = self._m[slots[inside]].astype(np.float32)
