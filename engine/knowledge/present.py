@@ -6,7 +6,8 @@ at Hillview now"), and the rule extractor states few of them as facts of one slo
 supersession cannot order them. This step can, without facts:
 
 * the question is in the present tense (no "did", "before", "used to" …, and no date: "has Nate
-  won by July 10, 2022?" asks about that day) and names someone the store knows (its
+  won by July 10, 2022?" asks about that day), or asks what someone decided ("what did Greg
+  decide to buy?": the latest decision, not "why" or "when" they decided) and names someone the store knows (its
   *subjects*); it may ask about a slot of ``supersession.toml`` (a word of its
   ``asks``: "live", "job", "partner");
 * among the top candidates, those that name a subject and are *on topic*: they share a word with
@@ -65,6 +66,11 @@ WINDOW = 20  # the candidates looked at: a turn further down does not jump the w
 # Words that make a question about the past ("where did she live before?"), which wants the old value.
 _PAST = frozenset("""did was were used before previously first originally ago last earlier formerly former old
 until then""".split())
+# "What did Greg decide to buy?" asks for the latest decision, which a later change of mind replaces
+# ("I've gone off the camper van idea … a sailing boat instead"): a past tense, but not about the
+# past. "Why" and "when" did someone decide ask about the decision itself, and keep their order.
+_DECIDED = re.compile(r"\s*(?:what|which|where|who)\b.*\bdid\b.*\b(?:decide|choose|pick|settle on|end up|go with)\b",
+                      re.I)
 # Auxiliaries and light verbs that open a predicate ("is living in", "got married to"): no cue.
 _LIGHT = frozenset("""is are was were be been has have had got get went go going gone became become now fully just
 no longer out""".split())
@@ -129,7 +135,7 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     or with nothing to ask but names); a question about no slot listens only to changes said
     outright. ``names``: the subjects' names, which are no topic."""
     said = set(re.findall(r"[a-z']+", query.lower()))
-    if said & _PAST or find_times(query, None):  # "by July 10, 2022" asks about that day, not now
+    if said & _PAST and not (said & _PAST == {"did"} and _DECIDED.match(query)) or find_times(query, None):  # "by July 10, 2022" asks about that day, not now
         return None
     terms = set(lexical_tokens(" ".join(w for w in said if w not in FRAMING_WORDS)))
     terms -= set(lexical_tokens(" ".join(names)))

@@ -176,6 +176,7 @@ RETURNS = {
             {"speaker": "Noor", "dia_id": "D1:3", "text": "I'm vegetarian, no meat for three years now."},
             {"speaker": "Sam", "dia_id": "D1:4", "text": "Our book club meets at the market cafe."},
             {"speaker": "Noor", "dia_id": "D1:5", "text": "I live in a damp basement room near the station."},
+            {"speaker": "Noor", "dia_id": "D1:6", "text": "For the garden I'm going to buy a hammock, a big striped one."},
         ],
         "session_2_date_time": "6:30 pm on 5 June, 2023",
         "session_2": [
@@ -184,6 +185,7 @@ RETURNS = {
             {"speaker": "Noor", "dia_id": "D2:3", "text": "I eat fish again, my doctor insisted."},
             {"speaker": "Sam", "dia_id": "D2:4", "text": "The cafe has new cakes."},
             {"speaker": "Noor", "dia_id": "D2:5", "text": "The new place is so much brighter, I can see the park."},
+            {"speaker": "Noor", "dia_id": "D2:6", "text": "I've gone off the hammock idea. I'm buying a swing seat instead."},
         ],
     },
 }
@@ -237,3 +239,10 @@ def test_the_latest_home_said_goes_above_older_turns_that_name_him_but_say_no_ho
         assert keys[0] == "D2:2"  # "He moved to Grenoble" above four older turns full of his name
         assert "change" in mem.recall("Where does Julien live?", top_k=10, strategy="fused").hits[0].sources
         assert ranked(mem, "Where did Julien live?")[0] != "D2:2"  # about the past: the ranking as made
+
+
+def test_what_someone_decided_is_the_latest_decision_but_why_they_decided_is_not_reordered(tmp_path):
+    with ingested(tmp_path, "returns.json", json.dumps([RETURNS])) as mem:
+        assert above(ranked(mem, "What did Noor decide to buy for the garden?"), "D2:6", "D1:6")
+        why = mem.recall("Why did Noor decide to buy a hammock for the garden?", top_k=10, strategy="fused").hits
+        assert why and not any("change" in h.sources for h in why)
