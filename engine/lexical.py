@@ -282,9 +282,11 @@ class BM25Index:
         return top_k(s, k)
 
 
-def top_k(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Indices and values of the ``k`` largest positive scores, best first, ties by index."""
-    positive = np.flatnonzero(scores > 0)
+def top_k(scores: np.ndarray, k: int, among: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and values of the ``k`` largest positive scores, best first, ties by index.
+    ``among``: ascending, distinct indices outside which no score is positive (a signal's
+    support): the same answer, without a pass over every score."""
+    positive = np.flatnonzero(scores > 0) if among is None else among[scores[among] > 0].astype(np.intp, copy=False)
     if not len(positive):
         return positive, scores[positive]
     if len(positive) > k:

@@ -62,6 +62,10 @@ class Signals:
         self.scorers = scorers
         self._values: dict[str, np.ndarray] = {}
         self.timings: dict[str, float] = {}
+        # per signal whose scorer knows it: the slots (ascending) outside which its score is 0,
+        # so that its best are found among them instead of in a pass over every slot
+        self.supports: dict[str, np.ndarray] = {}
+        self._tops: dict[str, tuple[int, np.ndarray]] = {}  # per signal, the widest top asked: (k, slots)
 
     def __getitem__(self, name: str) -> np.ndarray:
         if name not in self._values:
@@ -71,8 +75,18 @@ class Signals:
         return self._values[name]
 
     def top(self, name: str, k: int) -> np.ndarray:
-        """Slots of the ``k`` best positive scores of a signal, best first."""
-        return top_k_of(self[name], k)[0]
+        """Slots of the ``k`` best positive scores of a signal, best first. After a wider top of the
+        same signal, its first ``k`` when no tie straddles the ``k``-th place (then they are the
+        same slots in the same order) instead of another pass over the scores."""
+        scores = self[name]
+        wider, slots = self._tops.get(name, (0, None))
+        if slots is not None and k <= wider:
+            if k >= len(slots) or scores[slots[k - 1]] > scores[slots[k]]:
+                return slots[:k]
+        top = top_k_of(scores, k, among=self.supports.get(name))[0]
+        if k > wider:
+            self._tops[name] = (k, top)
+        return top
 
 
 class RankingExtras(TypedDict, total=False):

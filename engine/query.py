@@ -92,16 +92,6 @@ def holds_answer(kind: str, vocabulary: Mapping[str, int], postings: "Callable[[
     return postings(ids) > 0
 
 
-def answer_signal(text: str, holders: "Callable[[str], np.ndarray]", lexical: np.ndarray) -> np.ndarray:
-    """The lexical score of the items that hold an answer of the kind the question asks for, 0
-    for the others and for every item when the question asks for no particular kind.
-    ``holders(kind)``: :func:`holds_answer` for the store, read after ``lexical``."""
-    kind = answer_type(text)
-    if kind not in ANSWER_WORDS:
-        return np.zeros_like(lexical)
-    return np.where(holders(kind)[: len(lexical)], lexical, 0.0)
-
-
 @lru_cache(maxsize=1)
 def framing_tokens() -> frozenset[str]:
     return frozenset(t for w in FRAMING_WORDS if (t := latin_token(w)))

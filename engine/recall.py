@@ -134,21 +134,28 @@ def query_embedding(mem: Engine, q: Query) -> np.ndarray | None:
 
 def answer_signal(mem: Engine, q: Query, signals: Signals) -> np.ndarray:
     """BM25 of the items holding an answer of the kind the question asks for ("when": a time), 0
-    elsewhere (engine/query.py)."""
-    from .query import answer_signal as answer_of
+    elsewhere and for every item when the question asks for no particular kind (engine/query.py).
+    Only those items can score: they are the signal's support."""
+    from .query import ANSWER_WORDS, answer_type
 
     lexical = signals["bm25"]
-    return answer_of(q.text, lambda kind: answer_holders(mem.index, kind), lexical)
+    out = np.zeros_like(lexical)
+    kind = answer_type(q.text)
+    holders = answer_holders(mem.index, kind) if kind in ANSWER_WORDS else np.zeros(0, dtype=np.int64)
+    holders = holders[: np.searchsorted(holders, len(lexical))]  # read after the BM25 scores: none newer
+    out[holders] = lexical[holders]
+    signals.supports["answer"] = holders
+    return out
 
 
 _ANSWER_HOLDERS: weakref.WeakKeyDictionary[Index, tuple[tuple[int, int], dict[str, np.ndarray]]] = weakref.WeakKeyDictionary()
 
 
 def answer_holders(index: Index, kind: str) -> np.ndarray:
-    """Per slot, whether the item holds an answer of ``kind`` (engine/query.py's answer words),
-    kept while ``index`` holds the same slots and live items: slots are only appended and a
-    removed one never lives again, so those two counts say when it changes. Read per question,
-    the answer words' postings (every date word's) made a pass that grows with the store."""
+    """The slots (ascending) whose items hold an answer of ``kind`` (engine/query.py's answer
+    words), kept while ``index`` holds the same slots and live items: slots are only appended
+    and a removed one never lives again, so those two counts say when it changes. Read per
+    question, the answer words' postings (every date word's) made a pass that grows with the store."""
     from .query import holds_answer
 
     state = (index.n_slots, index.n_items)
@@ -156,7 +163,7 @@ def answer_holders(index: Index, kind: str) -> np.ndarray:
     if held is None or held[0] != state:
         held = _ANSWER_HOLDERS[index] = (state, {})
     if kind not in held[1]:
-        held[1][kind] = holds_answer(kind, index.vocab, index.bm25.scores)
+        held[1][kind] = np.flatnonzero(holds_answer(kind, index.vocab, index.bm25.scores))
     return held[1][kind]
 
 
@@ -175,7 +182,8 @@ def signals(mem: Engine, areas: Sequence[Area]) -> dict[str, Signal]:
 
 def single_signal(mem: Engine, name: str) -> Strategy:
     def strategy(q: Query, signals: Signals) -> Ranking:
-        slots, scores = top_k_of(signals[name], max(q.top_k, mem.settings.candidate_k))
+        values = signals[name]
+        slots, scores = top_k_of(values, max(q.top_k, mem.settings.candidate_k), among=signals.supports.get(name))
         return Ranking(slots, scores, {int(s): [name] for s in slots}, {name: scores})
 
     strategy.__doc__ = f"Rank by the {name} signal alone."

@@ -1,6 +1,6 @@
 """Precision of the supersession rules, against hand judgements.
 
-Each corpus (the demo content, LoCoMo dev, the knowledge-updates benchmark and its two held-out
+Each corpus (the demo content, LoCoMo dev, the knowledge-updates benchmark and its three held-out
 splits) is ingested into a fresh store as a person would; the rules supersede facts and open
 conflicts as they go. A seeded sample of at most ``sample`` supersessions per corpus (all of them
 when fewer), and one of the supersessions of every corpus pooled (the issue's "sample of 50"), is
@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 JUDGEMENTS = ROOT / "bench" / "data" / "supersession_judgements.json"
 CORPORA = {"demo": ROOT / "assets" / "demo", "updates": ROOT / "bench" / "data" / "knowledge_updates.json",
            "heldout": ROOT / "bench" / "data" / "knowledge_updates_heldout.json",
-           "heldout2": ROOT / "bench" / "data" / "knowledge_updates_heldout2.json"}
+           "heldout2": ROOT / "bench" / "data" / "knowledge_updates_heldout2.json",
+           "heldout3": ROOT / "bench" / "data" / "knowledge_updates_heldout3.json"}
 SAMPLE = 50
 SEED = 16
 

@@ -6,7 +6,8 @@ at Hillview now"), and the rule extractor states few of them as facts of one slo
 supersession cannot order them. This step can, without facts:
 
 * the question is in the present tense (no "did", "before", "used to" …, and no date: "has Nate
-  won by July 10, 2022?" asks about that day) and names someone the store knows (its
+  won by July 10, 2022?" asks about that day), or asks what someone decided ("what did Greg
+  decide to buy?": the latest decision, not "why" or "when" they decided) and names someone the store knows (its
   *subjects*); it may ask about a slot of ``supersession.toml`` (a word of its
   ``asks``: "live", "job", "partner");
 * among the top candidates, those that name a subject and are *on topic*: they share a word with
@@ -17,7 +18,8 @@ supersession cannot order them. This step can, without facts:
   ("Kenji is learning Portuguese" makes "I dropped Portuguese" on topic for "what language is
   Kenji learning?");
 * an on-topic candidate that announces a *change* ("moved", "started", "left", "instead",
-  "switched", "no longer", "is over", "again", "now" set against before but not "right now" …) in a
+  "switched", "no longer", "is over", "again", "now" set against before but not "right now", "new"
+  before a word of a slot's topic: "the new place" …) in a
   sentence on the topic goes above every older
   on-topic candidate ranked above it (a newer turn that merely uses the slot's words, "what are
   you working on?", does not);
@@ -64,6 +66,11 @@ WINDOW = 20  # the candidates looked at: a turn further down does not jump the w
 # Words that make a question about the past ("where did she live before?"), which wants the old value.
 _PAST = frozenset("""did was were used before previously first originally ago last earlier formerly former old
 until then""".split())
+# "What did Greg decide to buy?" asks for the latest decision, which a later change of mind replaces
+# ("I've gone off the camper van idea … a sailing boat instead"): a past tense, but not about the
+# past. "Why" and "when" did someone decide ask about the decision itself, and keep their order.
+_DECIDED = re.compile(r"\s*(?:what|which|where|who)\b.*\bdid\b.*\b(?:decide|choose|pick|settle on|end up|go with)\b",
+                      re.I)
 # Auxiliaries and light verbs that open a predicate ("is living in", "got married to"): no cue.
 _LIGHT = frozenset("""is are was were be been has have had got get went go going gone became become now fully just
 no longer out""".split())
@@ -87,6 +94,9 @@ _REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
 _CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|{_NOW}|switch(?:ed|ing)?|change[sd]?|these days|(?:is|are) over|gave up|given up|again|back on|"
                      r"quit|moved|relocated|started|joined|left|promoted|retired|resigned|broke up|split up|"
                      r"divorced|got married|engaged)\b", re.I)
+
+
+_NEW = re.compile(r"\bnew\s+(\w+(?:\s+\w+)?)", re.I)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,7 +135,7 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     or with nothing to ask but names); a question about no slot listens only to changes said
     outright. ``names``: the subjects' names, which are no topic."""
     said = set(re.findall(r"[a-z']+", query.lower()))
-    if said & _PAST or find_times(query, None):  # "by July 10, 2022" asks about that day, not now
+    if said & _PAST and not (said & _PAST == {"did"} and _DECIDED.match(query)) or find_times(query, None):  # "by July 10, 2022" asks about that day, not now
         return None
     terms = set(lexical_tokens(" ".join(w for w in said if w not in FRAMING_WORDS)))
     terms -= set(lexical_tokens(" ".join(names)))
@@ -157,7 +167,15 @@ def _changes(text: str, question: PresentQuestion) -> bool | None:
     on_topic = [sentence for sentence, tokens in sentence_tokens(text) if question.topic & tokens]
     if not on_topic:
         return None
-    return any(_announces(question.change, sentence) for sentence in on_topic)
+    return any(_announces(question.change, sentence) or question.slots and _new_of_topic(sentence, question.topic)
+               for sentence in on_topic)
+
+
+def _new_of_topic(sentence: str, topic: frozenset[str]) -> bool:
+    """"The new place in Walthamstow", "my new job": "new" before a word of the slot's topic, for
+    a slot question. Not "new" alone: LoCoMo's turns say it mostly of things that replace nothing
+    ("my new phone", "new recipes"), and lifting those cost its questions."""
+    return any(topic & set(lexical_tokens(m[1])) for m in _NEW.finditer(sentence))
 
 
 def _held_values(store: "Store", rules: "Rules", question: PresentQuestion, subjects: dict[int, str],
@@ -204,7 +222,11 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     naming = {item for item, entity, _surface, _role in store.mentions_of_items(ids) if entity in subjects}
     said = said_on(store, index, top)
     texts = store.item_texts([i for n, i in enumerate(ids) if i in naming and not (as_of and later(said[n], as_of))])
-    held, stating = _held_values(store, rules, question, subjects, list(texts))
+    if question.slots or any(_announces(question.change, sentence) for text in texts.values()
+                             for sentence, _tokens in sentence_tokens(text)):
+        held, stating = _held_values(store, rules, question, subjects, list(texts))
+    else:  # about no slot and no change said: what the subject held could put nothing above anything
+        held, stating = frozenset(), frozenset()
     question = dataclasses.replace(question, slot_cues=question.slot_cues | held)
     topical: list[int] = []  # positions in the ranking, best first
     changes: set[int] = set()

@@ -90,18 +90,18 @@ class KnowledgeReading(KnowledgeBuilding):
             out = sorted(seen.values(), key=lambda f: f.id)
         when = parse_as_of(as_of)
         if when is not None:
-            out = sorted(self._in_time(out, when), key=lambda f: f.id)
+            out = sorted(self._known_at(out, when), key=lambda f: f.id)
+            for f in out:
+                f.seen_at = when
         return out[:limit] if limit else out
 
-    def _in_time(self, facts: list[Fact], as_of: str | None) -> list[Fact]:
-        """The facts known and not retired at the reference time, each seen at it (when their
-        evidence was said matters only before now)."""
+    def _known_at(self, facts: list[Fact], as_of: str | None) -> list[Fact]:
+        """The facts known and not retired at the reference time, current ones first (when their
+        evidence was said matters only before now). The facts are not changed: a recall's are
+        kept records, shared with later recalls."""
         said = said_on_items(self.store, self.mem.index, sorted({i for f in facts for i in f.provenance})) \
             if as_of is not None else {}
-        out = facts_in_time(facts, said, as_of)
-        for f in out:
-            f.seen_at = as_of
-        return out
+        return facts_in_time(facts, said, as_of)
 
     def fact(self, fact_id: int) -> Fact:
         found = self._facts([fact_id])
@@ -215,10 +215,7 @@ class KnowledgeReading(KnowledgeBuilding):
         rows = {r[0]: r for e in entity_ids for r in self._newest_facts(e, kept)}
         of_hits = sorted({f for f, _ in self.store.facts_of_items(list(item_scores))} - rows.keys())
         rows.update((r[0], r) for r in self.store.fact_rows(of_hits))  # the entities' rows are not read twice
-        facts = self._fact_records(rows, kept)
-        said = said_on_items(self.store, self.mem.index, sorted({i for f in facts for i in f.provenance})) \
-            if as_of is not None else {}
-        facts = facts_in_time(facts, said, as_of)
+        facts = self._known_at(self._fact_records(rows, kept), as_of)
         if not facts:
             return []
         query_terms = set(lexical_tokens(text))

@@ -107,9 +107,11 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         if self.graph.n_nodes(index) > self.settings.ppr_local_above:
             self.graph.forward(weights, index)
 
-    def seeds(self, entity_ids: Sequence[int], first_stage: np.ndarray, weights: dict[str, float]) -> Seeds:
+    def seeds(self, entity_ids: Sequence[int], first_stage: np.ndarray, weights: dict[str, float],
+              first_top: np.ndarray | None = None) -> Seeds:
         """Seeds: the query's entities (rarer ones weigh more) and the top first-stage items
-        (by their normalised score), each half of the mass when both exist."""
+        (by their normalised score), each half of the mass when both exist. ``first_top``: those
+        items, best first, when the caller has them (else a pass over every slot finds them)."""
         index = self.mem.index
         named = np.array([index.n_slots + node for e in entity_ids if (node := self.graph.entity_node(e)) is not None],
                          dtype=np.int64)
@@ -118,7 +120,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
             degrees = self.graph.degrees(index, weights)
             mass = 1.0 / np.log(np.e + degrees[nodes])
             mass *= self.settings.ppr_entity_mass / mass.sum()
-        top = top_k_of(first_stage, self.settings.ppr_seed_items)[0]
+        top = top_k_of(first_stage, self.settings.ppr_seed_items)[0] if first_top is None else first_top
         if len(top):
             scores = first_stage[top] / first_stage[top].max()
             share = (1.0 - self.settings.ppr_entity_mass if len(nodes) else 1.0) * scores / scores.sum()
@@ -140,16 +142,17 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         return visits, np.flatnonzero(visits)
 
     def graph_scores(self, text: str, first_stage: np.ndarray, weights: dict[str, float] | None = None,
-                     reached: int = 20, entities: list[int] | None = None) -> GraphResult:
+                     reached: int = 20, entities: list[int] | None = None,
+                     first_top: np.ndarray | None = None) -> GraphResult:
         """PPR from the query's entities (``entities``: those already found in ``text``) and the
-        top first-stage items; item scores by slot. The graph is held still meanwhile: the seeds'
+        top first-stage items (``first_top``: its ``ppr_seed_items`` best, when known); item scores by slot. The graph is held still meanwhile: the seeds'
         node numbers, the matrices and the description must count the same nodes while a write in
         another thread (a catch-up's source) adds entities and edges."""
         index = self.mem.index
         weights = self.edge_weights(weights)
         entities = self.query_entities(text) if entities is None else entities
         with self.graph.lock:
-            seeds = self.seeds(entities, first_stage, weights)
+            seeds = self.seeds(entities, first_stage, weights, first_top)
             items = np.zeros(index.n_slots, dtype=np.float64)
             if seeds.mass.sum() <= 0:
                 return GraphResult(items, np.zeros(0, dtype=np.int64), self._describe(seeds.nodes, seeds.mass, top=20), [])
@@ -188,8 +191,10 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
 
     def ppr_signal(self, q: Query, signals: Signals) -> np.ndarray:
         """Personalized PageRank over the knowledge graph, seeded by the query's entities and top BM25 items."""
-        graph = self.graph_scores(q.text, signals["bm25"], entities=self.named_in(q))
+        graph = self.graph_scores(q.text, signals["bm25"], entities=self.named_in(q),
+                                  first_top=signals.top("bm25", self.settings.ppr_seed_items))
         q.notes["graph"] = graph.report()  # shown by any strategy that used it
+        signals.supports["ppr"] = graph.scored
         return graph.item_scores
 
     def ppr_strategy(self, q: Query, signals: Signals) -> Ranking:
@@ -198,8 +203,10 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         The blend is computed where either is not 0 (BM25's postings, the slots PageRank reached),
         not over every slot."""
         first = literal_bm25(self.mem, q)
-        graph = self.graph_scores(q.text, first, entities=self.named_in(q))
-        scored = distinct(np.concatenate([np.flatnonzero(first > 0), graph.scored]))  # every other slot blends to 0
+        positive = np.flatnonzero(first > 0)
+        graph = self.graph_scores(q.text, first, entities=self.named_in(q),
+                                  first_top=top_k_of(first, self.settings.ppr_seed_items, among=positive)[0])
+        scored = distinct(np.concatenate([positive, graph.scored]))  # every other slot blends to 0
         lexical, walk = _normalised(first[scored]), _normalised(graph.item_scores[scored])
         blend = self.settings.ppr_blend
         combined = blend * lexical + (1.0 - blend) * walk

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from datetime import date
 from pathlib import Path
 
@@ -67,6 +68,7 @@ class Rules:
         return None
 
 
+@lru_cache(maxsize=65_536)
 def predicate_form(predicate: str) -> str:
     """A predicate as the rules match it: lower case, adverbs dropped."""
     return " ".join(w for w in _words(predicate) if w not in _ADVERBS)

@@ -24,7 +24,7 @@ from ..errors import KnowledgeError
 from ..store.knowledge import StaleUndo
 from .entities import entity_key
 from .records import Decision, Fact
-from .supersession import Rules, Slot, before, load_rules, span, verdict
+from .supersession import Rules, Slot, before, load_rules, predicate_form, span, verdict
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -123,15 +123,18 @@ class Timeline:
         return fact_of_row(self.store.fact_rows([fact.id])[0])
 
     def _slot_mates(self, fact: Fact, slot: Slot) -> list[Fact]:
-        """The believed facts about the same subject that state a value of the same slot."""
+        """The believed facts about the same subject that state a value of the same slot. Only
+        the rows filed under the subject whose predicate is one of the slot's are looked at
+        closely: a speaker has thousands of facts, read again for each new fact of a slot."""
         who = self._subject(fact)
         filed_under = {fact.subject_id} | ({who[1]} if who[0] == "entity" else set())
         out: dict[int, Fact] = {}
         for entity in filed_under:
-            for row in self.store.fact_rows(entity_id=entity):
+            for row in self.store.fact_rows(entity_id=entity, subjects=sorted(filed_under)):
+                if row[0] == fact.id or row[0] in out or predicate_form(row[2]) not in slot.predicates:
+                    continue
                 other = fact_of_row(row)
-                if other.id == fact.id or other.id in out or other.subject_id not in filed_under \
-                        or self._subject(other) != who:
+                if self._subject(other) != who:
                     continue
                 found = self.rules.slot_of(other.subject, other.predicate, other.object)
                 if found is not None and found[0].name == slot.name and not found[1]:

@@ -416,10 +416,11 @@ class KnowledgeSQL:
         self.conn.executemany("INSERT OR IGNORE INTO fact_sources (fact_id, item_id) VALUES (?,?)", rows)
 
     def fact_rows(self, ids: Sequence[int] | None = None, entity_id: int | None = None, latest: int | None = None,
-                  retired: bool = False) -> list[tuple]:
+                  retired: bool = False, subjects: Sequence[int] = ()) -> list[tuple]:
         """Fact rows (see ``_FACT_COLUMNS``), by id (retired ones too), or the facts the store
         believes (with ``retired``, also those it no longer does): all, or by entity (as subject
-        or object; with ``latest``, only that many of the newest)."""
+        or object; with ``latest``, only that many of the newest; with ``subjects``, only those
+        filed under one of them)."""
         if ids is not None:
             return self._in(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN ({{marks}}) ORDER BY id", ids)
         live = "1" if retired else self._LIVE
@@ -433,8 +434,9 @@ class KnowledgeSQL:
                 (entity_id, latest, entity_id, latest, latest)).fetchall()
             return rows[::-1]
         if entity_id is not None:
+            filed = f" AND subject_id IN ({','.join('?' * len(subjects))})" if subjects else ""
             return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE (subject_id = ? OR object_id = ?) AND {live}"
-                                     " ORDER BY id", (entity_id, entity_id)).fetchall()
+                                     f"{filed} ORDER BY id", (entity_id, entity_id, *subjects)).fetchall()
         return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE {live} ORDER BY id").fetchall()
 
     def subject_triples(self, subject_id: int) -> list[tuple[int, str, str, str]]:
@@ -717,14 +719,17 @@ class KnowledgeSQL:
         self._set_queue_status(item_ids, "deferred")
 
     def next_deferred(self) -> tuple[int, list[int]] | None:
-        """(source id, its deferred item ids in id order) of the oldest deferred item's source."""
+        """(source id, its deferred item ids in id order) of the oldest deferred item's source.
+        The source's items are found from the source (CROSS JOIN keeps that order): from the
+        queue's status, SQLite walked every deferred item, a million at the start of a large
+        catch-up, for each source."""
         row = self.conn.execute("SELECT i.source_id FROM extraction_queue q JOIN items i ON i.id = q.item_id"
                                 " WHERE q.status = 'deferred' ORDER BY q.item_id LIMIT 1").fetchone()
         if row is None:
             return None
         ids = [r[0] for r in self.conn.execute(
-            "SELECT q.item_id FROM extraction_queue q JOIN items i ON i.id = q.item_id"
-            " WHERE q.status = 'deferred' AND i.source_id = ? ORDER BY q.item_id", (row[0],))]
+            "SELECT q.item_id FROM items i CROSS JOIN extraction_queue q ON q.item_id = i.id"
+            " WHERE i.source_id = ? AND q.status = 'deferred' ORDER BY q.item_id", (row[0],))]
         return row[0], ids
 
     def finish_deferred(self, item_ids: Sequence[int]) -> None:

@@ -13,6 +13,8 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from .base import SQLITE_MAX_INT
+
 MIGRATIONS = [
     (
         "topics-1",
@@ -119,11 +121,11 @@ class TopicsSQL:
                             source_ids)
         return self.conn.execute("SELECT prev2, prev1, next, weight FROM topic_transitions").fetchall()
 
-    def item_groups(self) -> tuple[np.ndarray, list[object]]:
-        """(item ids, group keys) of every item in id order: its session, else its top heading
-        (:func:`engine.topics.service.group_of`, read without building items)."""
+    def item_groups(self, up_to: int = SQLITE_MAX_INT) -> tuple[np.ndarray, list[object]]:
+        """(item ids, group keys) of every item up to this id, in id order: its session, else its
+        top heading (:func:`engine.topics.service.group_of`, read without building items)."""
         rows = self.conn.execute("SELECT id, json_extract(meta, '$.session'), json_extract(meta, '$.heading_path[0]')"
-                                 " FROM items ORDER BY id").fetchall()
+                                 " FROM items WHERE id <= ? ORDER BY id", (up_to,)).fetchall()
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), [r[1] or r[2] for r in rows]
 
     def speakers(self) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..arrays import ranges
+from ..arrays import distinct, ranges
 from ..config import Settings
 from ..lazy import sparse as sp
 from .graph import CHILD, PARENT, RELATIONS, SEMANTIC, SIBLING, Neighbourhood, TopicGraph
@@ -127,6 +127,7 @@ class Walk:
     visits: np.ndarray  # per topic
     scores: np.ndarray | None = None  # per item slot, once projected
     message: str = ""
+    support: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # slots (ascending) outside which ``scores`` is 0
 
 
 # -- starts and filters ---------------------------------------------------------------------------
@@ -244,9 +245,10 @@ def _step(tree: TopicTree, graph: TopicGraph, markov: TransitionModel | None, pa
 
 
 def item_scores(visits: np.ndarray, projection: sp.csr_matrix, q_vec: np.ndarray, item_vectors: VectorIndex,
-                rerank: float) -> np.ndarray:
+                rerank: float) -> tuple[np.ndarray, np.ndarray]:
     """Each visited topic spends its visits over its items (a fixed budget per topic); with
-    ``rerank`` > 0 the scores are blended with the items' cosine to the query."""
+    ``rerank`` > 0 the scores are blended with the items' cosine to the query. Returns the
+    scores of every slot and the slots the walk reached (ascending; every other score is 0)."""
     visited = np.flatnonzero(visits)
     starts, ends = projection.indptr[visited], projection.indptr[visited + 1]
     take = ranges(starts, ends - starts)
@@ -254,7 +256,7 @@ def item_scores(visits: np.ndarray, projection: sp.csr_matrix, q_vec: np.ndarray
     scores = np.bincount(projection.indices[take], weights=spend, minlength=projection.shape[1])
     hit = np.flatnonzero(scores > 0)
     if not len(hit):
-        return scores
+        return scores, hit
     out = np.zeros_like(scores)
     out[hit] = scores[hit] / scores[hit].max()
     if rerank > 0 and len(item_vectors):
@@ -262,18 +264,21 @@ def item_scores(visits: np.ndarray, projection: sp.csr_matrix, q_vec: np.ndarray
         cos = np.maximum(item_vectors.rows(usable) @ q_vec, 0.0)
         out[hit] *= 1 - rerank
         out[usable] += rerank * cos
-    return out
+    return out, hit
 
 
-def backfill(scores: np.ndarray, projection: sp.csr_matrix, leaf_order: np.ndarray, q_vec: np.ndarray,
-             item_vectors: VectorIndex, top_k: int) -> np.ndarray:
+def backfill(scores: np.ndarray, support: np.ndarray, projection: sp.csr_matrix, leaf_order: np.ndarray,
+             q_vec: np.ndarray, item_vectors: VectorIndex, top_k: int) -> tuple[np.ndarray, np.ndarray]:
     """Honour ``top_k`` when the walk reached too few items: add the items of the best leaves
-    by prior, ranked by cosine to the query, below every item the walk reached."""
-    have = int((scores > 0).sum())
+    by prior, ranked by cosine to the query, below every item the walk reached. ``support``: the
+    slots outside which ``scores`` is 0 (ascending); returned with the slots added."""
+    reached = scores[support]
+    have = int((reached > 0).sum())
     if have >= top_k:
-        return scores
+        return scores, support
     out = scores.copy()
-    floor = out[out > 0].min() if have else 1.0
+    floor = reached[reached > 0].min() if have else 1.0
+    added = [support]
     for leaf in leaf_order.tolist():
         slots = projection[leaf].indices
         fresh = slots[out[slots] <= 0]
@@ -284,9 +289,10 @@ def backfill(scores: np.ndarray, projection: sp.csr_matrix, leaf_order: np.ndarr
             out[fresh] = floor * 0.5 * (1.0 + np.clip(cos, -1.0, 1.0)) / 2.0 + 1e-9
             floor = out[fresh].min()
             have += len(fresh)
+            added.append(fresh)
         if have >= top_k:
             break
-    return out
+    return out, distinct(np.concatenate(added))
 
 
 # -- context windows ------------------------------------------------------------------------------

@@ -395,9 +395,9 @@ class TopicsArea(Area):
             return {}
         first = np.concatenate([[True], slots[1:] != slots[:-1]])
         items, best = slots[first], leaves[first]
-        ids, groups = self.mem.store.item_groups()
-        codes = np.append(group_codes(groups), -1)  # -1: an item the store no longer holds
         item_ids = index.item_ids[items]
+        ids, groups = self.mem.store.item_groups(up_to=int(item_ids.max()))  # (not the items a catch-up has yet to read)
+        codes = np.append(group_codes(groups), -1)  # -1: an item the store no longer holds
         at = np.searchsorted(ids, item_ids)
         found = at < len(ids)
         found[found] = ids[at[found]] == item_ids[found]
@@ -627,8 +627,8 @@ class TopicsArea(Area):
         if st is not None and st.tree.flat and len(st.tree):  # one flat topic: the walk stays there
             tree, visits = st.tree, np.ones(1)
             start = WalkStep(tree.paths[0], tree.labels[0], 1, "start", 1.0)
-            scores = item_scores(visits, self._projection(), np.zeros(0), np.zeros((0, 0)), 0.0)
-            return Walk(intent, [start], visits, scores, message=tree.message)
+            scores, support = item_scores(visits, self._projection(), np.zeros(0), np.zeros((0, 0)), 0.0)
+            return Walk(intent, [start], visits, scores, message=tree.message, support=support)
         if st is None or q_vec is None or not len(st.tree):
             why = self.message or "the query shares no words with the topic space"
             return Walk(intent, [], np.zeros(len(st.tree) if st else 0), np.zeros(n_slots), message=why)
@@ -639,9 +639,9 @@ class TopicsArea(Area):
         rng = np.random.default_rng(int(seed)) if seed is not None else None
         result = run_walk(st.tree, st.graph, st.markov, q_vec, intent, policy, rng, s.topic_temperature)
         proj = self._projection()
-        scores = item_scores(result.visits, proj, q_vec, st.vectors, policy.rerank)
+        scores, reached = item_scores(result.visits, proj, q_vec, st.vectors, policy.rerank)
         leaf_order = st.tree.leaves[np.argsort(-(st.tree.centroids[st.tree.leaves] @ q_vec), kind="stable")]
-        result.scores = backfill(scores, proj, leaf_order, q_vec, st.vectors, q.top_k)
+        result.scores, result.support = backfill(scores, reached, proj, leaf_order, q_vec, st.vectors, q.top_k)
         return result
 
     def windows(self, hits: Sequence[tuple[int, float]], radius: int = 1, per_source: int | None = None,
@@ -677,7 +677,9 @@ class TopicsArea(Area):
 
     def walk_signal(self, q: Query, signals: Signals) -> np.ndarray:
         """Item scores from the intent-steered walk over the topic tree (engine.topics.navigate)."""
-        return self.walk(q).scores
+        walk = self.walk(q)
+        signals.supports["walk"] = walk.support
+        return walk.scores
 
     def hybrid_walk(self, q: Query, signals: Signals) -> Ranking:
         """Hybrid's scores (scaled to a maximum of 1) plus ``walk_fusion_weight`` × the walk's item

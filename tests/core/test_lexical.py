@@ -86,3 +86,27 @@ def test_top_k_orders_by_score_then_slot_and_drops_zeros():
     assert slots.tolist() == [1, 3, 2]
     assert scores.tolist() == [2.0, 2.0, 1.0]
     assert top_k(np.zeros(4), 2)[0].size == 0
+
+
+def test_top_k_among_a_support_gives_what_a_pass_over_every_score_gives():
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        scores = np.zeros(500)
+        support = np.sort(rng.choice(500, 120, replace=False))
+        scores[support] = rng.integers(-2, 4, len(support)) / 2  # ties, zeros and negatives inside the support
+        for k in (1, 10, 60, 200):
+            full, among = top_k(scores, k), top_k(scores, k, among=support)
+            assert full[0].tolist() == among[0].tolist() and full[1].tolist() == among[1].tolist()
+
+
+def test_a_signals_narrower_top_after_a_wider_one_is_the_top_a_pass_finds():
+    from mnemoscope.engine.pipeline import Query, Signals
+
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        scores = rng.integers(0, 8, 400) / 2  # zeros and many ties
+        q = Query("q", np.zeros(0, dtype=np.int64), np.zeros(0), 10, "fused")
+        signals = Signals(q, {"s": lambda _q, _s: scores})
+        assert signals.top("s", 120).tolist() == top_k(scores, 120)[0].tolist()
+        for k in (1, 5, 10, 37, 120, 200):
+            assert signals.top("s", k).tolist() == top_k(scores, k)[0].tolist()

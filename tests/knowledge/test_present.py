@@ -175,6 +175,8 @@ RETURNS = {
             {"speaker": "Noor", "dia_id": "D1:2", "text": "I drive my Land Rover to the market every Saturday."},
             {"speaker": "Noor", "dia_id": "D1:3", "text": "I'm vegetarian, no meat for three years now."},
             {"speaker": "Sam", "dia_id": "D1:4", "text": "Our book club meets at the market cafe."},
+            {"speaker": "Noor", "dia_id": "D1:5", "text": "I live in a damp basement room near the station."},
+            {"speaker": "Noor", "dia_id": "D1:6", "text": "For the garden I'm going to buy a hammock, a big striped one."},
         ],
         "session_2_date_time": "6:30 pm on 5 June, 2023",
         "session_2": [
@@ -182,6 +184,8 @@ RETURNS = {
             {"speaker": "Noor", "dia_id": "D2:2", "text": "I sold the Land Rover. Walking keeps me fit anyway."},
             {"speaker": "Noor", "dia_id": "D2:3", "text": "I eat fish again, my doctor insisted."},
             {"speaker": "Sam", "dia_id": "D2:4", "text": "The cafe has new cakes."},
+            {"speaker": "Noor", "dia_id": "D2:5", "text": "The new place is so much brighter, I can see the park."},
+            {"speaker": "Noor", "dia_id": "D2:6", "text": "I've gone off the hammock idea. I'm buying a swing seat instead."},
         ],
     },
 }
@@ -196,9 +200,10 @@ def test_a_change_that_names_only_what_the_subject_held_is_on_topic_for_a_questi
         assert ranked(mem, "What book is Noor reading?", as_of="2023-03-01")[0] == "D1:1"
 
 
-def test_a_return_to_an_earlier_habit_changes_a_slot(tmp_path):
+def test_a_return_to_an_earlier_habit_or_a_new_one_changes_a_slot(tmp_path):
     with ingested(tmp_path, "returns.json", json.dumps([RETURNS])) as mem:
         assert above(ranked(mem, "Is Noor vegetarian?"), "D2:3", "D1:3")  # "again": fish, as before the diet
+        assert above(ranked(mem, "Where does Noor live?"), "D2:5", "D1:5")  # "the new place": a home's cue, "new"
 
 
 @pytest.mark.parametrize("sentence, changes", [
@@ -234,3 +239,10 @@ def test_the_latest_home_said_goes_above_older_turns_that_name_him_but_say_no_ho
         assert keys[0] == "D2:2"  # "He moved to Grenoble" above four older turns full of his name
         assert "change" in mem.recall("Where does Julien live?", top_k=10, strategy="fused").hits[0].sources
         assert ranked(mem, "Where did Julien live?")[0] != "D2:2"  # about the past: the ranking as made
+
+
+def test_what_someone_decided_is_the_latest_decision_but_why_they_decided_is_not_reordered(tmp_path):
+    with ingested(tmp_path, "returns.json", json.dumps([RETURNS])) as mem:
+        assert above(ranked(mem, "What did Noor decide to buy for the garden?"), "D2:6", "D1:6")
+        why = mem.recall("Why did Noor decide to buy a hammock for the garden?", top_k=10, strategy="fused").hits
+        assert why and not any("change" in h.sources for h in why)

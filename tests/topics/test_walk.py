@@ -9,6 +9,7 @@ import pytest
 
 from mnemoscope.app.cli import main
 from mnemoscope.engine import Memory, RecallError
+from mnemoscope.engine.recall import prepare_query
 from mnemoscope.engine.topics.intents import INTENTS
 
 # Questions a reader of the demo content might ask (the guides and the Maya & Daniel conversation).
@@ -73,6 +74,17 @@ def test_top_k_is_honoured_by_backfill(topic_store):
     with Memory(topic_store, walk_steps=0, walk_max_starts=1) as mem:
         result = mem.recall("flour and water for the starter", strategy="walk", top_k=60, intent="neutral")
         assert len(result.hits) == 60 and len({h.item.id for h in result.hits}) == 60
+
+
+def test_the_walk_names_every_slot_it_scores_backfilled_ones_too(topic_store):
+    with Memory(topic_store, walk_steps=0, walk_max_starts=1) as mem:
+        for top_k in (5, 60):  # 60: more than the walk reaches, so the best leaves' items are added
+            q = prepare_query(mem, mem.areas, "flour and water for the starter", top_k, "walk", "pro")
+            walk = mem.topics.walk(q)
+            scored = np.flatnonzero(walk.scores > 0)
+            assert len(scored) >= top_k
+            assert np.all(np.diff(walk.support) > 0)
+            assert scored.tolist() == walk.support[walk.scores[walk.support] > 0].tolist()
 
 
 def test_trace_steps_carry_every_policy_term(demo):
