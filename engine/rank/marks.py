@@ -128,12 +128,12 @@ class MarkPlan:
     @classmethod
     def over(cls, terms: dict[int, float], consulted: Iterable[str], vocabulary: Mapping[str, int]) -> "MarkPlan":
         words = frozenset(consulted)
-        return cls(terms, words, sum(w in vocabulary for w in words), len(vocabulary), vocabulary)
+        return cls(terms, words, len(words & vocabulary.keys()), len(vocabulary), vocabulary)
 
     def holds(self, vocabulary: Mapping[str, int]) -> bool:
         """Whether planning the query over ``vocabulary`` would give this plan again."""
         return vocabulary is self.vocabulary and (
-            len(vocabulary) == self.size or sum(w in vocabulary for w in self.consulted) == self.known)
+            len(vocabulary) == self.size or len(self.consulted & vocabulary.keys()) == self.known)
 
 
 @dataclass
