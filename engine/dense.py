@@ -136,6 +136,9 @@ class LatentSemanticModel:
     def __init__(self, idf: np.ndarray, components: np.ndarray, fit_id: str) -> None:
         self.idf = idf.astype(np.float32)
         self.components = components.astype(np.float32)  # (dim, n_terms)
+        # (n_terms, dim), contiguous: the dense side of the sparse products below (scipy copies a
+        # transposed view into a contiguous array for every product)
+        self._by_term = np.ascontiguousarray(self.components.T)
         self.fit_id = fit_id
         self.dim = components.shape[0]
         self.signature = f"lsa-{fit_id}"
@@ -177,7 +180,7 @@ class LatentSemanticModel:
             counts = counts[:, :n_terms] if counts.shape[1] > n_terms else sp.hstack(
                 [counts, sp.csr_matrix((counts.shape[0], n_terms - counts.shape[1]))]
             ).tocsr()
-        return l2_normalize(np.asarray(self._weight(counts, self.idf) @ self.components.T))
+        return l2_normalize(np.asarray(self._weight(counts, self.idf) @ self._by_term))
 
     def transform_rows(self, lengths: np.ndarray, term_ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """:meth:`transform` of rows given as their lengths and their (term id, count) pairs
@@ -192,7 +195,7 @@ class LatentSemanticModel:
         x /= np.where(norms == 0, 1.0, norms)[row]
         indptr = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=len(lengths)))])
         weighted = sp.csr_matrix((x, term_ids, indptr), shape=(len(lengths), self.components.shape[1]))
-        return l2_normalize(np.asarray(weighted @ self.components.T))
+        return l2_normalize(np.asarray(weighted @ self._by_term))
 
     def query_vector(self, term_ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """``transform`` of one sparse row, done with a column gather instead of sparse matrices

@@ -836,8 +836,14 @@ class Memory:
     def sources(self) -> list[Source]:
         return self.store.sources()
 
-    def source_items(self, source_id: int) -> list[Item]:
-        return self.store.items_of_source(source_id)
+    def source_items(self, source_id: int, offset: int = 0, limit: int | None = None) -> list[Item]:
+        """A source's items in order: all, or a page of ``limit`` from the ``offset``-th (a source
+        of a year's conversation holds a hundred thousand)."""
+        return self.store.items_of_source(source_id, offset, limit)
+
+    def offset_in_source(self, item_id: int) -> int | None:
+        """Where an item stands in its source (how many come before it); None for no such item."""
+        return self.store.offset_in_source(item_id)
 
     def counts(self) -> Counts:
         """How many sources, items, facts, topics, ... the store holds; cheap (no area is loaded)."""

@@ -158,15 +158,18 @@ class VectorIndex:
         """float32 rows of ``slots`` (decoded codes once quantised; zeros past the index)."""
         slots = np.asarray(slots, dtype=np.int64)
         inside = slots < self._n
-        if inside.all():  # the gather is the copy (the walk reads thousands of rows per query)
+        # np.take gathers whole rows several times faster than fancy indexing (the walk reads
+        # thousands per query); the gather is the copy
+        if inside.all():
+            rows = np.take(self._m, slots, axis=0)
             if not self.quantized:
-                return self._m[slots]
-            rows = self._m[slots].astype(np.float32)
+                return rows
+            rows = rows.astype(np.float32)
             rows *= self._scale.view[slots, None]
             return rows
         out = np.zeros((len(slots), self.dim), dtype=np.float32)
         if inside.any():
-            rows = self._m[slots[inside]].astype(np.float32)
+            rows = np.take(self._m, slots[inside], axis=0).astype(np.float32)
             if self.quantized:
                 rows *= self._scale.view[slots[inside], None]
             out[inside] = rows

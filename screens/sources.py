@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import partial
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,15 @@ from mnemoscope.screens.base import BaseScreen
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from mnemoscope.engine.records import Item, Source
 
-ITEM_ROWS_SHOWN = 2000  # a source with more items shows the first ones (DataTable slows past that)
+ITEM_ROWS_SHOWN = 2000  # one page of a source's items (DataTable slows past that); [ and ] turn the pages
+
+
+@dataclass
+class ItemPage:
+    """One page of a source's items, as a worker read it."""
+
+    offset: int  # how many of the source's items come before it
+    items: list[Item]
 
 
 
@@ -38,18 +46,23 @@ items. The panel shows the selected item in full.
 |---|---|
 | `↑` `↓` | move; `Tab` switches between sources and items |
 | `Enter` | on a source: go to its items |
+| `]` `[` | the next or previous page of a source's items (a page holds 2,000) |
 | `d` | delete the selected item (or source, when the sources list has focus), after a dry run |
 """
 
     BINDINGS = [
         Binding("d", "delete", "Delete", id="sources-delete"),
+        # not in the key bar: the items' border names them when a source has more than a page
+        Binding("right_square_bracket", "page(1)", "Next page", id="sources-next-page", show=False),
+        Binding("left_square_bracket", "page(-1)", "Previous page", id="sources-previous-page", show=False),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.sources: list[Source] = []
         self.counts: dict[int, int | None] = {}  # items per source, as shown
-        self.items: list[Item] = []
+        self.items: list[Item] = []  # the page shown
+        self.page_start = 0  # how many of the source's items come before the page
         self.pending_source: int | None = None
         self.pending_item: int | None = None
         self.text_width = 0  # set with the columns
@@ -152,16 +165,41 @@ items. The panel shows the selected item in full.
     def source_selected(self) -> None:
         self.query_one("#items-table", DataTable).focus()
 
-    def load_items(self, source_id: int) -> None:
-        services = self.services
-        self.run_task("items", "Loading items", lambda: services.memory.source_items(source_id),
-                      progress=False, show=False, replace=True, done=partial(self.show_items, source_id))
+    def load_items(self, source_id: int, offset: int | None = None) -> None:
+        """Read one page of the source's items in a worker: the page at ``offset``, else the one
+        holding the item a jump asked for, else the page shown when the source is the same
+        (read again after a change), else the first."""
+        services, wanted = self.services, self.pending_item
+        same = bool(self.items) and self.items[0].source_id == source_id
+        start = offset if offset is not None else self.page_start if same else 0
 
-    def show_items(self, source_id: int | None, items: list[Item]) -> None:
+        def load() -> ItemPage:
+            mem = services.memory
+            at = start
+            if offset is None and wanted is not None:
+                found = mem.offset_in_source(wanted)
+                at = at if found is None else found - found % ITEM_ROWS_SHOWN
+            items = mem.source_items(source_id, at, ITEM_ROWS_SHOWN)
+            if not items and at:  # the page's last items were deleted: the page before
+                at = max(0, at - ITEM_ROWS_SHOWN)
+                items = mem.source_items(source_id, at, ITEM_ROWS_SHOWN)
+            return ItemPage(at, items)
+
+        self.run_task("items", "Loading items", load, progress=False, show=False, replace=True,
+                      done=lambda page: self.show_items(source_id, page.items, page.offset))
+
+    def action_page(self, step: int) -> None:
+        source = self.current_source()
+        total = self.counts.get(source.id) if source is not None else None
+        start = self.page_start + step * ITEM_ROWS_SHOWN
+        if source is not None and total and 0 <= start < total:
+            self.load_items(source.id, start)
+
+    def show_items(self, source_id: int | None, items: list[Item], offset: int = 0) -> None:
         table = self.query_one("#items-table", DataTable)
-        # the same source again (an item of it deleted): the cursor stays where it was
-        kept_row = table.cursor_row if self.items and self.items[0].source_id == source_id else None
-        self.items = items[:ITEM_ROWS_SHOWN]
+        # the same page again (an item of it deleted): the cursor stays where it was
+        kept_row = table.cursor_row if self.items and self.items[0].source_id == source_id and offset == self.page_start else None
+        self.items, self.page_start = items, offset
         table.clear()
         for item in self.items:
             table.add_row(item.key, item.speaker or "", (item.timestamp or "")[:10],
@@ -173,8 +211,9 @@ items. The panel shows the selected item in full.
             table.focus()
         elif kept_row is not None and self.items:
             table.move_cursor(row=min(kept_row, len(self.items) - 1))
-        more = len(items) - len(self.items)
-        table.border_title = f"the first {len(self.items):,} of {len(items):,} items" if more > 0 else ""
+        total = max(self.counts.get(source_id, 0) or 0, offset + len(items)) if source_id is not None else 0
+        table.border_title = (f"items {offset + 1:,}–{offset + len(items):,} of {total:,} · [ ] pages"
+                              if total > len(items) else "")
         self.show_item()
 
     @on(DataTable.RowHighlighted, "#items-table")

@@ -151,9 +151,17 @@ class RecordsSQL:
         tags, links and meta."""
         return dict(self._in("SELECT id, text FROM items WHERE id IN ({marks})", list(ids)))
 
-    def items_of_source(self, source_id: int) -> list[Item]:
-        rows = self.conn.execute(f"SELECT {_ITEM_COLUMNS} FROM items WHERE source_id = ? ORDER BY position", (source_id,))
+    def items_of_source(self, source_id: int, offset: int = 0, limit: int | None = None) -> list[Item]:
+        """A source's items in position order: all, or ``limit`` of them from the ``offset``-th."""
+        rows = self.conn.execute(f"SELECT {_ITEM_COLUMNS} FROM items WHERE source_id = ? ORDER BY position LIMIT ? OFFSET ?",
+                                 (source_id, -1 if limit is None else limit, offset))
         return [_item_from_row(r) for r in rows]
+
+    def offset_in_source(self, item_id: int) -> int | None:
+        """How many items of its source come before this item (None: no such item)."""
+        row = self.conn.execute("SELECT (SELECT COUNT(*) FROM items o WHERE o.source_id = i.source_id AND o.position < i.position)"
+                                " FROM items i WHERE i.id = ?", (item_id,)).fetchone()
+        return None if row is None else row[0]
 
     def iter_items(self, batch: int = 2000) -> Iterator[Item]:
         last = 0

@@ -33,9 +33,31 @@ async def test_browse_sources_long_lists_delete_with_dry_run_and_keep_the_place(
         await pilot.press("down")
         await settle(pilot)
         assert screen.current_source().kind == "conversation"
-        assert "the first 50 of 206 items" in "\n".join(screen_lines(app))
+        assert "items 1–50 of 206 · [ ] pages" in "\n".join(screen_lines(app))
         assert items.get_row_at(0)[0] == "D1:1"
         assert "D1:1" in text_of(screen.query_one("#item-body"))
+
+        # ] and [ turn the pages; a jump to an item opens the page that holds it
+        conversation = screen.current_source()
+        every = app.services.memory.source_items(conversation.id)
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert "items 51–100 of 206" in "\n".join(screen_lines(app))
+        assert [i.id for i in screen.items] == [i.id for i in every[50:100]]
+        screen.select_source(conversation.id, every[160].id)
+        await settle(pilot)
+        assert "items 151–200 of 206" in "\n".join(screen_lines(app)) and screen.current_item().id == every[160].id
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert [i.id for i in screen.items] == [i.id for i in every[200:]]
+        await pilot.press("right_square_bracket")  # no page after the last
+        await settle(pilot)
+        assert "items 201–206 of 206" in "\n".join(screen_lines(app))
+        for _ in range(4):
+            await pilot.press("left_square_bracket")
+            await settle(pilot)
+        assert items.get_row_at(0)[0] == "D1:1" and "items 1–50 of 206" in "\n".join(screen_lines(app))
+        sources_table.focus()
 
         # the dry run of deleting the source, in sentences; cancelled, nothing changes
         await pilot.press("d")  # the sources list has focus: delete the source
