@@ -103,7 +103,7 @@ def appointed(words: list[str], speaker: str, when: str | None) -> list[FactDraf
     """The job a clause says someone gave the speaker: "they have made me deputy head of Kelvin
     High", "Inkwell Press promoted me to assistant editor at Inkwell Press" → the speaker *works
     as* the title and *works at* the name (the extractor reads no fact there: "they" names nobody)."""
-    found = _APPOINTED.match(" ".join(words)) if speaker else None
+    found = _APPOINTED.match(" ".join(words)) if speaker and "me" in words else None
     if found is None or not _is_title(found["title"], True) or found["name"] == speaker:
         return []
     key = entity_key(speaker)
