@@ -130,6 +130,9 @@ class MarkPlan:
         words = frozenset(consulted)
         return cls(terms, words, len(words & vocabulary.keys()), len(vocabulary), vocabulary)
 
+    def term_ids(self) -> np.ndarray:
+        return np.fromiter(self.terms, dtype=np.int64, count=len(self.terms))
+
     def holds(self, vocabulary: Mapping[str, int]) -> bool:
         """Whether planning the query over ``vocabulary`` would give this plan again."""
         return vocabulary is self.vocabulary and (
@@ -285,12 +288,14 @@ class FeedbackMemory:
 
     # -- what it holds ------------------------------------------------------------------------
 
-    def add(self, event_id: int, query: str, at: float, used: list[int], ignored: list[int]) -> None:
-        """Remember one event; a new one is appended to what recall reads (nothing is rebuilt)."""
+    def add(self, event_id: int, query: str, at: float, used: list[int], ignored: list[int],
+            plan: MarkPlan | None = None) -> None:
+        """Remember one event (with its question's ``plan`` when the caller made it already); a
+        new one is appended to what recall reads (nothing is rebuilt)."""
         if event_id in self.marks:
             self._changed()  # a mark replaced in place: its row is not the last one
         self.marks[event_id] = Mark(event_id, query, at, list(used), list(ignored), frozenset(lexical_tokens(query)),
-                                    answer_type(query))
+                                    answer_type(query), plan)
 
     def remove(self, event_id: int) -> None:
         if self.marks.pop(event_id, None) is not None:
