@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterator, Sequence
 APPLICATION_ID = 0x4D4E454D  # "MNEM", in the SQLite header: this file is a Mnemoscope store
 HEADER_MAGIC = b"SQLite format 3\x00"
 SQLITE_MAX_INT = 2**63 - 1
+CLOSE_POLL = 0.05  # seconds between close()'s looks at the threads whose reads it waits for
 
 from ..errors import (NewerStore, NotAStore, OutOfRange, StoreBusy, StoreClosed, StoreDamaged, StoreDiskError,
                       StoreError, StoreReadOnly)
@@ -77,7 +78,7 @@ class _CountedCursor(sqlite3.Cursor):
 
     def __init__(self, conn: _Connection) -> None:
         super().__init__(conn)
-        self._reader: int | None = conn.store._begin_read()
+        self._reader: threading.Thread | None = conn.store._begin_read()
 
     def fetchone(self) -> Any:
         row = super().fetchone()
@@ -131,7 +132,7 @@ class StoreBase:
         self.on_write: Callable[[], None] | None = None  # called as each write transaction begins (Memory syncs)
         self._reads = threading.Condition()  # guards the two below
         self._closing = False  # set by close(): new statements are refused
-        self._open_cursors: Counter[int] = Counter()  # live cursors on the shared connections, by thread
+        self._open_cursors: Counter[threading.Thread] = Counter()  # live cursors on the shared connections, by thread
         self.lock_timeout = lock_timeout
         in_memory = str(path) == ":memory:"
         if not in_memory:
@@ -351,25 +352,26 @@ class StoreBase:
         """New statements are refused (:class:`StoreClosed`) and other threads' reads under way
         end first (for at most the lock timeout); then the reader, then the writer once a
         transaction under way has ended: closed last, it folds the write-ahead log into the file."""
-        me = threading.get_ident()
+        me, until = threading.current_thread(), time.monotonic() + self.lock_timeout
         with self._reads:
             self._closing = True
-            self._reads.wait_for(lambda: all(thread == me for thread in self._open_cursors), timeout=self.lock_timeout)
+            while any(t is not me and t.is_alive() for t in self._open_cursors) and time.monotonic() < until:
+                self._reads.wait(CLOSE_POLL)  # (a thread that ended with a cursor unread never notifies)
         if self.reader is not self.writer:
             self.reader.close()
         with self._lock:
             self.writer.close()
 
-    def _begin_read(self) -> int:
+    def _begin_read(self) -> threading.Thread:
         """Count a statement of this thread on a shared connection (refused once closing)."""
         with self._reads:
             if self._closing:
                 raise self._closed()
-            thread = threading.get_ident()
+            thread = threading.current_thread()
             self._open_cursors[thread] += 1
             return thread
 
-    def _end_read(self, thread: int) -> None:
+    def _end_read(self, thread: threading.Thread) -> None:
         with self._reads:
             self._open_cursors[thread] -= 1
             if not self._open_cursors[thread]:

@@ -407,6 +407,20 @@ def test_closing_lets_another_threads_read_finish_and_refuses_its_next_one(core,
     assert isinstance(outcome[1], StoreClosed) and "closed" in str(outcome[1])
 
 
+
+def test_a_thread_that_ended_with_a_read_unfinished_does_not_hold_up_the_close(tmp_path, corpus):
+    mem = Memory(tmp_path / "left.db", extensions=False, lock_timeout=60)
+    mem.ingest(corpus)
+    left: list = []
+    reader = threading.Thread(target=lambda: left.append(mem.store.conn.execute("SELECT id FROM items")))
+    reader.start()
+    reader.join(10)
+    assert left and left[0].fetchone() is not None  # a cursor kept, not read to its end, its thread gone
+    closing = threading.Thread(target=mem.close)
+    closing.start()
+    closing.join(10)
+    assert not closing.is_alive()  # not the lock timeout's minute
+
 def test_data_version_takes_the_writers_lock_where_sqlite_does_not_serialise_a_connection(core, corpus, monkeypatch):
     """Two threads may use the writer at once only where SQLite serialises its calls itself
     (threadsafety 3); elsewhere reading the commit counter waits for another thread's write."""
