@@ -237,11 +237,12 @@ def main() -> None:
 
     with Memory(store) as mem:
         offered = mem.strategies()
+        items = mem.counts().items  # an existing --store holds its own number, not --items
     strategies = [s for s in args.strategies.split(",") if s in offered]
     queries = asyncio.run(query_latencies(store, args.queries, strategies, args.mode))
 
     report = {
-        "items": args.items, "store": str(store), "store_build_s": built,
+        "items": items, "store": str(store), "store_build_s": built,
         "cold_start": {"median_s": statistics.median(totals), "max_s": totals[-1], "runs": args.runs,
                        "screen_shown_median_s": statistics.median(s["shown_s"] for s in starts),
                        "store_open_median_s": statistics.median(s["open_s"] for s in starts),
@@ -260,7 +261,7 @@ def main() -> None:
     if args.json:
         print(json.dumps(report, indent=2))
         return
-    print(f"Mnemoscope app bench: {args.items:,} items ({store}); load average {report['load_average'][0]:.1f} "
+    print(f"Mnemoscope app bench: {items:,} items ({store}); load average {report['load_average'][0]:.1f} "
           f"on {os.cpu_count()} cores")
     if built is not None:
         print(f"  store built in {built:.1f}s")

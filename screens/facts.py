@@ -22,6 +22,9 @@ if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from mnemoscope.engine.records import Item
 
 ENTITY_ROWS = 500  # the most mentioned entities; the filter searches them all
+# an entity's first facts (by id) in the table: a speaker of a big store names thousands, and
+# filling a table row costs the UI thread the same whether anyone scrolls to it or not
+FACT_ROWS = 500
 SUBJECT_WIDTH, PREDICATE_WIDTH = 14, 13
 FACT_COLUMNS = (("subject", "subject", SUBJECT_WIDTH), ("predicate", "predicate", PREDICATE_WIDTH),
                 ("object", "object", None), ("holds", "holds", 16), ("src", "sources", 3))  # object: what is left
@@ -286,15 +289,16 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
             else None
         self.entity, self.facts = entity, facts
         table.clear()
-        for f in facts:
+        for f in facts[:FACT_ROWS]:
             dim = "dim" if f.state(f.seen_at) == "superseded" else ""
             table.add_row(Text(clip(f.subject, SUBJECT_WIDTH), style=dim), Text(clip(f.predicate, PREDICATE_WIDTH), style=dim),
                           Text(clip(f.object, self.object_width), style=dim), holds(f), str(len(f.provenance)),
                           key=str(f.id))
         if kept_row is not None and facts:
-            table.move_cursor(row=min(kept_row, len(facts) - 1))
+            table.move_cursor(row=min(kept_row, table.row_count - 1))
         when = f" as of {self.as_of}" if self.as_of else ""
-        table.border_title = f"{entity.name}: {len(facts)} fact(s){when}" if entity else ""
+        shown = f"the first {FACT_ROWS:,} of " if len(facts) > FACT_ROWS else ""
+        table.border_title = f"{entity.name}: {shown}{len(facts):,} fact(s){when}" if entity else ""
         graph = self.query_one("#graph-body", Static)
         if entity is None:
             wanted = self.query_one("#entity-filter", Input).value.strip()

@@ -267,7 +267,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
 
     def set_status(self, text: str, severity: str = "") -> None:
         status = self.query_one("#query-status", Static)
-        status.update(Text(text))
+        status.update(Text(text), layout=False)  # one line at any text (app.tcss): no new layout
         status.set_class(severity == "error", "-error")
         status.set_class(severity == "warning", "-warning")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import compileall
 import gc
 import shutil
+import sys
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -20,12 +21,15 @@ PROJECT_CODE = ("mnemoscope", "engine", "app", "screens", "tests/support")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Compile the project's modules once, before any worker starts. The suite starts many Python
-    processes (xdist workers, the engines and servers of the subprocess tests); where the
-    environment forbids writing bytecode (PYTHONDONTWRITEBYTECODE), each of them compiled every
-    module from source again. Written bytecode is what Python does by default, into the ignored
-    __pycache__ folders; an unwritable checkout is left as it is."""
-    if hasattr(config, "workerinput"):  # an xdist worker: the controller has done it
+    """Compile the project's modules once, before any worker starts, and let pytest keep the test
+    modules it rewrites. The suite starts many Python processes (xdist workers, the engines and
+    servers of the subprocess tests); where the environment forbids writing bytecode
+    (PYTHONDONTWRITEBYTECODE), each of them compiled every module from source again, and every
+    worker rewrote every test module's asserts again at each run (half of a worker's collection).
+    Written bytecode is what Python does by default, into the ignored __pycache__ folders; an
+    unwritable checkout is left as it is."""
+    sys.dont_write_bytecode = False  # this process only: the test modules' rewritten code is kept
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller has compiled the project
         return
     for folder in PROJECT_CODE:
         compileall.compile_dir(ROOT / folder, quiet=2, workers=1)

@@ -28,6 +28,7 @@ class TaskPanel(Horizontal):
         name, state = next(reversed(tasks.items()))
         more = f" (+{len(tasks) - 1} more)" if len(tasks) > 1 else ""
         what = f" · {escape(state.what)}" if state.what else ""
-        self.query_one("#task-what", Label).update(f"{escape(state.title)}{what}{more}")
+        # the panel's rest, one line, whatever it says (app.tcss): no new layout at each progress tick
+        self.query_one("#task-what", Label).update(f"{escape(state.title)}{what}{more}", layout=False)
         bar = self.query_one("#task-bar", ProgressBar)
         bar.update(total=state.total or None, progress=state.done)

@@ -134,7 +134,8 @@ class TraceView(Vertical):
             if node is not None:  # once the tree has its lines (nodes may have just been added)
                 self.call_after_refresh(tree.move_cursor, node, animate=False)
         state = "▶ playing" if self.playing else "paused"
-        status.update(Text(f"step {self.step + 1}/{len(self.steps)} · {state} · space play/pause · . step · r replay"))
+        status.update(Text(f"step {self.step + 1}/{len(self.steps)} · {state} · space play/pause · . step · r replay"),
+                      layout=False)  # one line at any text (app.tcss): a step needs no new layout
         detail.update(self._step_text(current))
 
     def _step_text(self, step: WalkStep | None) -> RenderableType:

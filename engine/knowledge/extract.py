@@ -322,7 +322,10 @@ class RuleExtractor:
         times = find_times(sentence, item.timestamp)
         ctx = _Sentence(item, sentence, speaker, self._you if speaker else "", referent, times,
                         times[0].value if times else None, person)
-        tokens = _join_adjective_lists(_TOKEN.findall(_DASH.sub(", ", _FOR_NOW.sub("", _ASIDE.sub("", sentence))))) + ["."]
+        plain = _ASIDE.sub("", sentence)
+        if "oment" in plain or "days" in plain or "resent" in plain:  # the rare sentence _FOR_NOW may change
+            plain = _FOR_NOW.sub("", plain)
+        tokens = _join_adjective_lists(_TOKEN.findall(_DASH.sub(", ", plain))) + ["."]
         clause: list[str] = []
         opener = ""  # the word or mark before the clause; "" at the sentence start
         for n, tok in enumerate(tokens):
@@ -340,7 +343,7 @@ class RuleExtractor:
         """Read one clause into a fact (and an event, unless it only describes): subject noun
         phrase, verb group, object; anything that does not read so yields nothing."""
         at_start = opener == ""
-        title = title_after_as(words_, ctx.fact) if opener == "as" else None
+        title = title_after_as(_before_time(words_, ctx), ctx.fact) if opener == "as" else None
         if title is not None:
             out.facts.append(title)
         out.facts += appointed(words_, ctx.speaker, ctx.when)
@@ -662,13 +665,10 @@ def _object(rest: list[str], ctx: _Sentence) -> list[str] | None:
     """The object: up to a time expression, first and second person rewritten, articles off,
     long ones cut at a phrase boundary; a bare pronoun resolves to the object just before in
     the same sentence ("got an offer and accepted it") or the object is dropped."""
-    time_words = {w.lower() for t in ctx.times for w in t.text.split()}
     words_: list[str] = []
     rewritten = ""  # "i" or "you" just rewritten to a name: the verb after it agrees ("you were" → "Maria was")
-    for w in rest:
+    for w in _before_time(rest, ctx):
         low = w.lower()
-        if low in time_words:
-            break
         agrees = rewritten == "i" and low in BASES | _AUX or rewritten == "you" and low in _AUX
         words_.append(agree(low) if agrees else _person(w, ctx))
         rewritten = low if low == "i" and ctx.speaker or low == "you" and ctx.you else ""
@@ -687,6 +687,12 @@ def _object(rest: list[str], ctx: _Sentence) -> list[str] | None:
     while words_ and (words_[-1].lower() in _TRAILING or _dangles(words_[-1], ctx, cut)):
         words_.pop()
     return words_ or None
+
+
+def _before_time(words_: list[str], ctx: _Sentence) -> list[str]:
+    """The words of a clause up to its time expression ("as a barista last week": "as a barista")."""
+    time_words = {w.lower() for t in ctx.times for w in t.text.split()}
+    return next((words_[:n] for n, w in enumerate(words_) if w.lower() in time_words), words_)
 
 
 def _dangles(word: str, ctx: _Sentence, cut: bool) -> bool:

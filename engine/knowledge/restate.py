@@ -14,8 +14,8 @@ twin in a slot's own words, beside it, never instead of it:
   two at least before "for", and the name is written with capitals and is nobody's: "I'm
   always here for you", "I'm so happy for Caroline" and "Lisbon is a dream for a pescatarian"
   stay as they are;
-* "… works at <Name> as a <title>" (the clause after "as", see :func:`title_after_as`) →
-  *works as* the title;
+* "… works at <Name> as a <title>", "… has taken/got/started a (new) job as a <title>" (the
+  clause after "as", see :func:`title_after_as`) → *works as* the title;
 * "<subject> rents/shares (a) … room/flat/house … in <Place>" → *lives in* the place (one does
   not rent or share a flat one does not live in; "bought" or "has" a house may be a second one,
   and "rented a cottage" or one "for the summer" is a holiday);
@@ -57,7 +57,10 @@ _NAME = r"(?:St\. |The )?[A-Z][\w'’\-&]*(?: [A-Z][\w'’\-&]*)*"
 _APPOINTED = re.compile(r"^(?:they|[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*) (?:have |has )?(?:just |finally |now )?"
                         r"(?:made|appointed|promoted) me (?:to |as )?(?:(?:a|an|the) )?"
                         rf"(?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){{0,3}}) (?:at|of|for) (?P<name>{_NAME})")
-_AS_TITLE = re.compile(r"^(?:a|an|the) (?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){0,2})$")
+_AS_TITLE = re.compile(r"^(?:a|an|the) (?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){0,2})(?: (?:at|for|in|with) .*)?$")
+# "I've taken a job as a music teacher", "I got a new job as a nurse": a job taken, its title after "as"
+_TOOK_JOB = re.compile(r"\b(?:got|took|taken|started|accepted|landed|found)$")
+_JOBS = frozenset({"job", "new job", "position", "new position", "role", "new role", "post"})
 
 
 def restated(draft: FactDraft, speaker: str) -> list[FactDraft]:
@@ -84,9 +87,11 @@ def restated(draft: FactDraft, speaker: str) -> list[FactDraft]:
 
 
 def title_after_as(words: list[str], previous: FactDraft | None) -> FactDraft | None:
-    """The job title of "… works at Le Fournil as a pastry chef": the clause after "as" (``words``)
-    when the fact just before in the sentence (``previous``) says where its subject works."""
-    if previous is None or not _WORK.search(previous.predicate):
+    """The job title of "… works at Le Fournil as a pastry chef" or "… has taken a job as a music
+    teacher at a primary school": the clause after "as" (``words``) when the fact just before in
+    the sentence (``previous``) says where its subject works or that they took a job."""
+    if previous is None or not (_WORK.search(previous.predicate)
+                                or _TOOK_JOB.search(previous.predicate) and previous.object.lower() in _JOBS):
         return None
     title = _AS_TITLE.match(" ".join(words))
     if title is None or not _is_title(title["title"], True):
@@ -98,7 +103,7 @@ def appointed(words: list[str], speaker: str, when: str | None) -> list[FactDraf
     """The job a clause says someone gave the speaker: "they have made me deputy head of Kelvin
     High", "Inkwell Press promoted me to assistant editor at Inkwell Press" → the speaker *works
     as* the title and *works at* the name (the extractor reads no fact there: "they" names nobody)."""
-    found = _APPOINTED.match(" ".join(words)) if speaker else None
+    found = _APPOINTED.match(" ".join(words)) if speaker and "me" in words else None
     if found is None or not _is_title(found["title"], True) or found["name"] == speaker:
         return []
     key = entity_key(speaker)

@@ -101,7 +101,7 @@ class UsedFor:
     """The queries each item was used for, as IDF-weighted rows (one per item, :class:`.rows.GrowingRows`)
     with their norms. A feedback event appends its query's terms to its used items' rows and adds
     to their squared norms what the new counts add, ((c + 1)² − c²)·idf², so nothing is rebuilt;
-    a change of the store's IDF weights (``version``) starts it anew from the counts."""
+    a change of the store's IDF weights (``version``) weights the same entries anew (:meth:`reweighted`)."""
 
     version: tuple[int, ...]
     row_of: dict[int, int] = field(default_factory=dict)
@@ -110,6 +110,7 @@ class UsedFor:
     entries: GrowingRows = field(default_factory=GrowingRows)
     squared_norm: np.ndarray = field(default_factory=lambda: np.zeros(0))
     width: int = 0  # term ids below it are weighted
+    added: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per entry: the count it added
 
     def add(self, counts: list[tuple[int, int, float, float]], idf: Callable[[np.ndarray], np.ndarray]) -> None:
         """Add (item id, term id, count before, count added) entries; ``idf`` is asked only
@@ -129,8 +130,20 @@ class UsedFor:
         rows = np.array([self.row_of[i] for i in items.tolist()], dtype=np.int64)
         w = idf(terms)
         self.entries.append(rows, terms, (after - before) * w)
+        self.added = np.concatenate([self.added, after - before])
         np.add.at(self.squared_norm, rows, (after * after - before * before) * w * w)
         self.width = max(self.width, int(terms.max()) + 1)
+
+    def reweighted(self, version: tuple[int, ...], idf: Callable[[np.ndarray], np.ndarray]) -> "UsedFor":
+        """The same rows under the store's IDF weights at ``version``: every entry weighted again
+        in one look-up, and each row's squared norm from its terms' summed counts."""
+        rows, terms = self.entries.rows, self.entries.cols
+        w = idf(terms)
+        pairs, first, pair_of = np.unique(rows * self.width + terms, return_index=True, return_inverse=True)
+        counts = np.bincount(pair_of, weights=self.added)
+        squared_norm = np.bincount(rows[first], weights=(counts * w[first]) ** 2, minlength=len(self.ids))
+        return UsedFor(version, self.row_of, self.by_id, self.ids, GrowingRows(rows, terms, self.added * w),
+                       squared_norm, max(self.width, version[2]), self.added)
 
     def match(self, item_ids: np.ndarray, query: np.ndarray) -> np.ndarray:
         """Cosine of each item's row with ``query`` (a vector over term ids); 0 for items without one."""
@@ -313,11 +326,13 @@ class FeedbackState:
         return used_for.match(item_ids, q / norm)
 
     def _used_for_rows(self, idf: Callable[[np.ndarray], np.ndarray], version: tuple[int, int, int]) -> UsedFor:
-        """The items' used-for rows with the counts added since they were last read; started anew
-        from every count when the store's IDF weights changed."""
-        if self._used_for is None or self._used_for.version != version:
+        """The items' used-for rows with the counts added since they were last read (weighted anew
+        when the store's IDF weights changed; built from every count after a load or a deletion)."""
+        if self._used_for is None:
             self._used_for = UsedFor(version, width=version[2])
             self._counted = [(i, t, 0.0, c) for i, bag in self.query_bags.items() for t, c in bag.items()]
+        elif self._used_for.version != version:
+            self._used_for = self._used_for.reweighted(version, idf)
         self._used_for.add(self._counted, idf)
         self._counted = []
         return self._used_for

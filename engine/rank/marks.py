@@ -128,12 +128,15 @@ class MarkPlan:
     @classmethod
     def over(cls, terms: dict[int, float], consulted: Iterable[str], vocabulary: Mapping[str, int]) -> "MarkPlan":
         words = frozenset(consulted)
-        return cls(terms, words, sum(w in vocabulary for w in words), len(vocabulary), vocabulary)
+        return cls(terms, words, len(words & vocabulary.keys()), len(vocabulary), vocabulary)
+
+    def term_ids(self) -> np.ndarray:
+        return np.fromiter(self.terms, dtype=np.int64, count=len(self.terms))
 
     def holds(self, vocabulary: Mapping[str, int]) -> bool:
         """Whether planning the query over ``vocabulary`` would give this plan again."""
         return vocabulary is self.vocabulary and (
-            len(vocabulary) == self.size or sum(w in vocabulary for w in self.consulted) == self.known)
+            len(vocabulary) == self.size or len(self.consulted & vocabulary.keys()) == self.known)
 
 
 @dataclass
@@ -174,14 +177,15 @@ class Wording:
 class _Index(Generic[Key]):
     """Marks × keys (lexical tokens, or plan term ids), each entry its weight × the key's IDF,
     rows of unit length, in ``marks`` order: a new mark appends its row
-    (:class:`.rows.GrowingRows`); a withdrawn mark, or a change of the store (``version``: the
-    IDF weights), starts it anew."""
+    (:class:`.rows.GrowingRows`); a change of the store (``version``: the IDF weights) weights the
+    same entries anew (:meth:`reweighted`); a withdrawn mark starts it anew."""
 
     version: tuple[int, ...]
     column: dict[Key, int] = field(default_factory=dict)
     weight: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per column: the key's IDF
     entries: GrowingRows = field(default_factory=GrowingRows)
     n_marks: int = 0
+    own_weight: np.ndarray = field(default_factory=lambda: np.zeros(0))  # per entry: its weight in its row
 
     def extend(self, rows: list[dict[Key, float]], idf: Callable[[list[Key]], np.ndarray]) -> None:
         """Append ``rows`` (key → weight, one per mark after those already held); only keys not
@@ -192,11 +196,23 @@ class _Index(Generic[Key]):
             self.weight = np.concatenate([self.weight, idf(new)])
         own = np.repeat(np.arange(len(rows)), [len(row) for row in rows])
         cols = np.fromiter((self.column[k] for row in rows for k in row), dtype=np.int64, count=len(own))
-        values = self.weight[cols] * np.fromiter((w for row in rows for w in row.values()), dtype=np.float64,
-                                                 count=len(own))
+        own_weight = np.fromiter((w for row in rows for w in row.values()), dtype=np.float64, count=len(own))
+        values = self.weight[cols] * own_weight
         norms = np.sqrt(np.bincount(own, weights=values * values, minlength=len(rows)))
         self.entries.append(own + self.n_marks, cols, values / np.maximum(norms, 1e-12)[own])
+        self.own_weight = np.concatenate([self.own_weight, own_weight])
         self.n_marks += len(rows)
+
+    def reweighted(self, version: tuple[int, ...], idf: Callable[[list[Key]], np.ndarray]) -> "_Index[Key]":
+        """The same rows under the store's IDF weights at ``version``: every key looked up again
+        in one call, each entry weighted and each row brought to unit length again, as a build
+        from the same rows would."""
+        weight = idf(list(self.column)) if self.column else np.zeros(0)
+        rows, cols = self.entries.rows, self.entries.cols
+        values = weight[cols] * self.own_weight
+        norms = np.sqrt(np.bincount(rows, weights=values * values, minlength=self.n_marks))
+        entries = GrowingRows(rows, cols, values / np.maximum(norms, 1e-12)[rows])
+        return _Index(version, dict(self.column), weight, entries, self.n_marks, self.own_weight)
 
     def cosines(self, query: dict[Key, float], idf: Callable[[list[Key]], np.ndarray]) -> np.ndarray:
         """Cosine of ``query`` (key → weight, weighted the same way) to every row; a key no mark
@@ -272,12 +288,14 @@ class FeedbackMemory:
 
     # -- what it holds ------------------------------------------------------------------------
 
-    def add(self, event_id: int, query: str, at: float, used: list[int], ignored: list[int]) -> None:
-        """Remember one event; a new one is appended to what recall reads (nothing is rebuilt)."""
+    def add(self, event_id: int, query: str, at: float, used: list[int], ignored: list[int],
+            plan: MarkPlan | None = None) -> None:
+        """Remember one event (with its question's ``plan`` when the caller made it already); a
+        new one is appended to what recall reads (nothing is rebuilt)."""
         if event_id in self.marks:
             self._changed()  # a mark replaced in place: its row is not the last one
         self.marks[event_id] = Mark(event_id, query, at, list(used), list(ignored), frozenset(lexical_tokens(query)),
-                                    answer_type(query))
+                                    answer_type(query), plan)
 
     def remove(self, event_id: int) -> None:
         if self.marks.pop(event_id, None) is not None:
@@ -317,7 +335,8 @@ class FeedbackMemory:
         self._tokens = self._grown(self._tokens, wording.version, wording.token_idf,
                                    lambda new: [dict.fromkeys(m.tokens, 1.0) for m in new])
         self._terms = self._grown(self._terms, wording.version, wording.term_idf,
-                                  lambda new: [wording.plan_of(m).terms for m in new])
+                                  lambda new: [wording.plan_of(m).terms for m in new],
+                                  lambda held: all(m.plan is not None and m.plan.holds(wording.vocabulary) for m in held))
         same = self._tokens.cosines(dict.fromkeys(lexical_tokens(query), 1.0), wording.token_idf)
         alike = self._terms.cosines(wording.plan(query).terms if plan is None else plan, wording.term_idf)
         if not rule.same_answer:
@@ -350,13 +369,18 @@ class FeedbackMemory:
         return cache.rows
 
     def _grown(self, index: _Index[Key] | None, version: tuple[int, ...], idf: Callable[[list[Key]], np.ndarray],
-               rows: Callable[[list[Mark]], list[dict[Key, float]]]) -> _Index[Key]:
-        """``index`` extended by the rows of the marks added since it was last read (anew when
-        the store's ``version`` moved: the rows' weights, not the marks' plans)."""
-        if index is None or index.version != version:
+               rows: Callable[[list[Mark]], list[dict[Key, float]]],
+               kept: Callable[[list[Mark]], bool] = lambda held: True) -> _Index[Key]:
+        """``index`` extended by the rows of the marks added since it was last read. When the
+        store's ``version`` moved, its rows are weighted anew, or made anew when they are no
+        longer the marks' (``kept`` says whether the rows of the marks it holds still are)."""
+        marks = list(self.marks.values())
+        if index is not None and index.version != version:
+            index = index.reweighted(version, idf) if kept(marks[:index.n_marks]) else None
+        if index is None:
             index = _Index(version)
-        if index.n_marks < len(self.marks):
-            index.extend(rows(list(self.marks.values())[index.n_marks:]), idf)
+        if index.n_marks < len(marks):
+            index.extend(rows(marks[index.n_marks:]), idf)
         return index
 
     def alike(self, query: str, likeness: Likeness, limit: int = 3) -> list[tuple[str, float]]:

@@ -198,8 +198,9 @@ class RankerArea(Area):
             return
         self.feedback_state.load(store.trust_rows(), store.coaccess_edges(), events[-1].created_at if events else 0.0)
         for event in events:
-            self.feedback_state.add_query(event.used, self.mem.index.query_terms(event.query)[0])
-            self.marks.add(event.id, event.query, event.created_at, event.used, event.ignored)
+            plan = self._plan(event.query)
+            self.feedback_state.add_query(event.used, plan.term_ids())
+            self.marks.add(event.id, event.query, event.created_at, event.used, event.ignored, plan)
         model, reading, curve, prior = self._load_state()
         train, held = self._buffers(events[-self.mlp_params.buffer:])
         self.learned = LearnedState(model, reading, prior, train, held, curve)
@@ -533,8 +534,9 @@ class RankerArea(Area):
             self.mem.activity.record("feedback", row.query, count=len(used))
             generation = store.bump_ranker_generation()
         self.feedback_state.apply(changes, now)
-        self.feedback_state.add_query(used, self.mem.index.query_terms(row.query)[0])
-        self.marks.add(event_id, row.query, now, used, ignored)
+        plan = self._plan(row.query)  # made once: the used-for rows and the next recall's marks both read it
+        self.feedback_state.add_query(used, plan.term_ids())
+        self.marks.add(event_id, row.query, now, used, ignored, plan)
         self.learned, self.generation = learned, generation
         self.state_problem = "" if n_train or n_held else self.state_problem
         return FeedbackResult(event_id, used, ignored, n_train, n_held, learned.reading, len(changes.edges),

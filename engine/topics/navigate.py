@@ -248,17 +248,22 @@ def item_scores(visits: np.ndarray, projection: sp.csr_matrix, q_vec: np.ndarray
                 rerank: float) -> tuple[np.ndarray, np.ndarray]:
     """Each visited topic spends its visits over its items (a fixed budget per topic); with
     ``rerank`` > 0 the scores are blended with the items' cosine to the query. Returns the
-    scores of every slot and the slots the walk reached (ascending; every other score is 0)."""
+    scores of every slot and the slots the walk reached (ascending; every other score is 0).
+    The spending is summed per reached item (each item's shares in the order a sum over every
+    slot adds them), not in an array over every slot: at a million items those passes cost
+    more than the sums."""
     visited = np.flatnonzero(visits)
     starts, ends = projection.indptr[visited], projection.indptr[visited + 1]
     take = ranges(starts, ends - starts)
     spend = np.repeat(visits[visited], ends - starts) * projection.data[take]
-    scores = np.bincount(projection.indices[take], weights=spend, minlength=projection.shape[1])
-    hit = np.flatnonzero(scores > 0)
+    reached, at = np.unique(projection.indices[take], return_inverse=True)
+    sums = np.bincount(at, weights=spend, minlength=len(reached))
+    positive = sums > 0
+    hit, sums = reached[positive].astype(np.intp), sums[positive]
+    out = np.zeros(projection.shape[1])
     if not len(hit):
-        return scores, hit
-    out = np.zeros_like(scores)
-    out[hit] = scores[hit] / scores[hit].max()
+        return out, hit
+    out[hit] = sums / sums.max()
     if rerank > 0 and len(item_vectors):
         usable = hit[hit < len(item_vectors)]
         cos = np.maximum(item_vectors.rows(usable) @ q_vec, 0.0)

@@ -193,3 +193,20 @@ def test_the_drawing_names_a_phrase_about_the_entity_as_the_subject():
     lines = neighbourhood(maya, facts).plain.splitlines()
     assert "Maya's kitchen" not in lines[0] and "adopted" in lines[0]
     assert "Maya's kitchen: is ─▶ cold" in lines[1]
+
+
+async def test_an_entity_with_more_facts_than_the_table_holds_fills_only_the_first_rows(demo_app, monkeypatch):
+    # the table's cap made small, so the demo's most mentioned entity names more facts than it
+    monkeypatch.setattr("mnemoscope.screens.facts.FACT_ROWS", 3)
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        facts = screen.query_one("#facts-table", DataTable)
+        assert len(screen.facts) > 3
+        assert facts.row_count == 3
+        assert [row.key.value for row in facts.ordered_rows] == [str(f.id) for f in screen.facts[:3]]
+        assert facts.border_title == f"{screen.entity.name}: the first 3 of {len(screen.facts)} fact(s)"
+        facts.focus()
+        await pilot.press("down", "down", "down", "down")
+        assert screen.selected_fact() is screen.facts[2]  # the last row shown

@@ -110,3 +110,19 @@ def test_a_signals_narrower_top_after_a_wider_one_is_the_top_a_pass_finds():
         assert signals.top("s", 120).tolist() == top_k(scores, 120)[0].tolist()
         for k in (1, 5, 10, 37, 120, 200):
             assert signals.top("s", k).tolist() == top_k(scores, k)[0].tolist()
+
+
+def test_top_k_of_many_scores_is_what_a_partition_of_all_of_them_gives():
+    def partitioned(scores: np.ndarray, k: int) -> list[int]:  # top_k before it read a floor first
+        positive = np.flatnonzero(scores > 0)
+        if len(positive) > k:
+            positive = positive[np.argpartition(-scores[positive], k - 1)[:k]]
+        return positive[np.lexsort((positive, -scores[positive]))].tolist()
+
+    rng = np.random.default_rng(8)
+    for trial in range(12):
+        scores = np.zeros(150_000)
+        filled = rng.choice(len(scores), int(len(scores) * (0.5 if trial % 2 else 0.9)), replace=False)
+        scores[filled] = rng.integers(1, 40, len(filled)) / 7 if trial % 3 == 0 else rng.random(len(filled))  # ties, or none
+        for k in (1, 10, 100, 300):
+            assert top_k(scores, k)[0].tolist() == partitioned(scores, k)

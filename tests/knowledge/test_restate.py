@@ -29,6 +29,8 @@ from .test_extract_rules import said
      [("Callum", "works as", "deputy head"), ("Callum", "works at", "Kelvin High")]),
     ("Mira", "They made me an assistant editor at Inkwell Press.",
      [("Mira", "works as", "assistant editor"), ("Mira", "works at", "Inkwell Press")]),
+    ("Ingrid", "I've taken a job as a music teacher at a primary school.", [("Ingrid", "works as", "music teacher")]),
+    ("Jo", "I started a job as a barista last week.", [("Jo", "works as", "barista")]),
 ])
 def test_a_home_a_job_and_a_title_said_in_other_words_gain_a_slot_fact(speaker, text, twins):
     facts = said(text, speaker=speaker, addressee="Omar")
@@ -47,6 +49,8 @@ def test_a_home_a_job_and_a_title_said_in_other_words_gain_a_slot_fact(speaker, 
     "We rented a cottage in Cornwall for the holidays.",  # a holiday, not a home
     "We are renting a cottage in Cornwall for the summer.",
     "They made me cry at the Odeon.",
+    "I lost my job as a banker yesterday.",  # a job ended, no title held
+    "I got a job as soon as I could.",
 ])
 def test_moods_and_wishes_gain_no_slot_fact(text):
     facts = said(text, speaker="Lena", addressee="Omar")

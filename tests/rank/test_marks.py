@@ -342,3 +342,15 @@ def test_after_an_ingest_only_the_marks_whose_words_it_brought_are_planned_again
     assert [h.score for h in asked.hits] == pytest.approx([h.score for h in anew.hits], rel=1e-9)
     assert [(h.taught.query, h.taught.similarity) for h in asked.hits if h.taught] == \
         pytest.approx([(h.taught.query, h.taught.similarity) for h in anew.hits if h.taught])
+
+
+def test_a_feedback_event_plans_its_question_once_and_the_next_recall_only_its_own(mem, monkeypatch):
+    rec = mem.recall(QUERY, strategy="fused")
+    planned: list[str] = []
+    plan = index_module.query_plan
+    monkeypatch.setattr(index_module, "query_plan", lambda text, *args: planned.append(text) or plan(text, *args))
+    mem.feedback(rec.token, ids(rec)[:1])
+    assert planned == [QUERY]  # the used-for rows and the mark share one plan
+    planned.clear()
+    assert any(h.taught for h in mem.recall(ALIKE, strategy="fused").hits)
+    assert planned == [ALIKE]
