@@ -9,8 +9,9 @@
 * **each screen's first paint** (``--screens``): in every cold-started process, once the engine has
   warmed up, its key pressed → the screen shown with every task it started finished, in wall time
   and in the UI thread's CPU time (what a person feels as a frozen screen); then on Sources the
-  biggest source selected and its items table scrolled to its end, and on Topics the first topic
-  with children expanded.
+  biggest source selected and its items table scrolled to its end (and, for a source of more than
+  one page, the next page and the last page shown), and on Topics the first topic with children
+  expanded.
 
 Usage::
 
@@ -106,6 +107,13 @@ async def tour(app, pilot):
             items.focus()
             await timed(app, pilot, "sources:scroll-to-end", lambda: pilot.press("end"))
             print("ROWS sources", screen.counts.get(biggest.id), items.row_count, flush=True)
+            if items.row_count < (screen.counts.get(biggest.id) or 0):  # a source of more than one page
+                await timed(app, pilot, "sources:next-page", lambda: pilot.press("right_square_bracket"))
+                pages = (screen.counts[biggest.id] - 1) // items.row_count
+                async def last_page():
+                    screen.action_page(pages - 1)  # the deepest offset: what paging by position costs most
+                await timed(app, pilot, "sources:last-page", last_page)
+                print("ROWS sources-last-page", screen.page_start, items.row_count, flush=True)
         if mode == "topics":
             tree = app.screen.query_one("#topic-tree", Tree)
             node = next((n for n in tree.root.children if n.allow_expand and not n.is_expanded), None)
