@@ -169,7 +169,8 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
 
     def __init__(self) -> None:
         super().__init__()
-        self.entities: list[Entity] = []
+        self.entities: list[Entity] = []  # the rows shown
+        self.all_entities: list[Entity] | None = None  # every entity, as read at the last refresh
         self.facts: list[Fact] = []
         self.entity: Entity | None = None
         self.object_width = 0
@@ -224,22 +225,29 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         if self.inbox:
             self.load_conflicts()
             return
-        text = self.query_one("#entity-filter", Input).value.strip().lower()
         memory = self.services.memory
+        # in the worker: the first use of memory.knowledge loads the area
+        self.run_task("entities", "Loading entities", lambda: memory.knowledge.entities(), progress=False,
+                      show=False, replace=True, done=self.entities_read)
 
-        def load() -> list[Entity]:
-            found = memory.knowledge.entities()  # in the worker: the first use loads the area
-            if text:
-                found = [e for e in found if text in e.name.lower() or text in e.key]
-            return found[:ENTITY_ROWS]
+    def entities_read(self, entities: list[Entity]) -> None:
+        self.all_entities = entities
+        self.show_entities(self.matching_entities())
 
-        self.run_task("entities", "Loading entities", load, progress=False, show=False, replace=True,
-                      done=self.show_entities)
+    def matching_entities(self) -> list[Entity]:
+        """The entities read last that the filter's text names, the most mentioned first. A key
+        typed in the filter reads nothing from the store: reading counts every entity's mentions
+        again, which grows with the store (a store change reads them anew, in refresh_data)."""
+        text = self.query_one("#entity-filter", Input).value.strip().lower()
+        found = self.all_entities or []
+        if text:
+            found = [e for e in found if text in e.name.lower() or text in e.key]
+        return found[:ENTITY_ROWS]
 
     @on(Input.Changed, "#entity-filter")
     def filter_changed(self) -> None:
-        if self.services.has("knowledge"):
-            self.refresh_data()
+        if self.all_entities is not None:  # else the entities are still being read: they come filtered
+            self.show_entities(self.matching_entities())
 
     @on(Input.Submitted, "#entity-filter")
     def filter_done(self) -> None:

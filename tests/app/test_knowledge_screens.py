@@ -210,3 +210,27 @@ async def test_an_entity_with_more_facts_than_the_table_holds_fills_only_the_fir
         facts.focus()
         await pilot.press("down", "down", "down", "down")
         assert screen.selected_fact() is screen.facts[2]  # the last row shown
+
+
+async def test_typing_in_the_entity_filter_reads_no_store(demo_app, monkeypatch):
+    # counting every entity's mentions grows with the store: a key typed filters what was read
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        knowledge = app.services.memory.knowledge
+        every = knowledge.entities()
+        reads: list[str] = []
+        read_entities = type(knowledge).entities
+        monkeypatch.setattr(type(knowledge), "entities", lambda area, *args, **kwargs: reads.append("entities")
+                            or read_entities(area, *args, **kwargs))
+        screen.query_one("#entity-filter").focus()
+        await pilot.press("m", "a")
+        await settle(pilot)
+        expected = [e.id for e in every if "ma" in e.name.lower() or "ma" in e.key]
+        assert expected and len(expected) < len(every)
+        assert [e.id for e in screen.entities] == expected
+        assert reads == []
+        app.store_changed()  # a change in the store reads them again, still filtered
+        await settle(pilot)
+        assert reads == ["entities"] and [e.id for e in screen.entities] == expected
