@@ -173,6 +173,7 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         self.all_entities: list[Entity] | None = None  # every entity, as read at the last refresh
         self.facts: list[Fact] = []
         self.entity: Entity | None = None
+        self.facts_shown_for: tuple[int, str | None, int] | None = None  # (entity, as of, store generation)
         self.object_width = 0
         self.as_of: str | None = None
         self.inbox = False
@@ -284,13 +285,18 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         self.query_one("#facts-table", DataTable).focus()
 
     def load_facts(self, entity: Entity) -> None:
+        read_for = (entity.id, self.as_of, self.app.store_generation)
+        if read_for == self.facts_shown_for:
+            return  # on screen already: a key typed in the filter moved the entity's row, nothing changed
         knowledge, as_of = self.services.memory.knowledge, self.as_of
         self.run_task("facts", "Loading facts", lambda: knowledge.facts(entity.id, as_of=as_of), progress=False,
-                      show=False, replace=True, done=partial(self.show_facts, entity))
+                      show=False, replace=True, done=partial(self.show_facts, entity, read_for=read_for))
 
-    def show_facts(self, entity: Entity | None, facts: list[Fact]) -> None:
+    def show_facts(self, entity: Entity | None, facts: list[Fact],
+                   read_for: tuple[int, str | None, int] | None = None) -> None:
         if self.inbox:
             return  # as show_entities
+        self.facts_shown_for = read_for
         table = self.query_one("#facts-table", DataTable)
         # the same entity again (one of its facts edited or deleted): the cursor stays where it was
         kept_row = table.cursor_row if entity is not None and self.entity is not None and entity.id == self.entity.id \

@@ -220,17 +220,20 @@ async def test_typing_in_the_entity_filter_reads_no_store(demo_app, monkeypatch)
         screen = app.screen
         knowledge = app.services.memory.knowledge
         every = knowledge.entities()
+        shown = screen.entity
         reads: list[str] = []
-        read_entities = type(knowledge).entities
-        monkeypatch.setattr(type(knowledge), "entities", lambda area, *args, **kwargs: reads.append("entities")
-                            or read_entities(area, *args, **kwargs))
+        for name in ("entities", "facts"):
+            read = getattr(type(knowledge), name)
+            monkeypatch.setattr(type(knowledge), name, lambda area, *args, read=read, name=name, **kwargs:
+                                reads.append(name) or read(area, *args, **kwargs))
         screen.query_one("#entity-filter").focus()
         await pilot.press("m", "a")
         await settle(pilot)
         expected = [e.id for e in every if "ma" in e.name.lower() or "ma" in e.key]
-        assert expected and len(expected) < len(every)
+        assert expected and len(expected) < len(every) and shown.id in expected
         assert [e.id for e in screen.entities] == expected
-        assert reads == []
+        assert reads == []  # nor the facts of the entity still highlighted
+        assert screen.entity.id == shown.id and screen.facts
         app.store_changed()  # a change in the store reads them again, still filtered
         await settle(pilot)
-        assert reads == ["entities"] and [e.id for e in screen.entities] == expected
+        assert reads == ["entities", "facts"] and [e.id for e in screen.entities] == expected
