@@ -401,10 +401,15 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
 
     # -- the conflict inbox ---------------------------------------------------------------------
 
+    def redraw(self) -> None:
+        self.facts_shown_for = None  # the tables were emptied to fit a new width: fill them again
+        super().redraw()
+
     def action_inbox(self) -> None:
         self.inbox = not self.inbox
         for table in self.query(DataTable):
             table.clear(columns=True)
+        self.facts_shown_for = None
         self.fit_columns()
         self._show_mode()
         self.refresh_bindings()
