@@ -15,7 +15,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from mnemoscope.app.widgets import clip
-from mnemoscope.app.widgets.tables import set_columns
+from mnemoscope.app.widgets.tables import PlainTable, set_columns
 from mnemoscope.screens.base import WIDE, BaseScreen
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ the newest 10,000 changes.
     def compose_body(self) -> ComposeResult:
         with Vertical(id="activity-main"):
             yield Static("", id="activity-summary")
-            yield DataTable(id="activity-table", cursor_type="row", zebra_stripes=True)
+            yield PlainTable(id="activity-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         self.query_one("#activity-table", DataTable).focus()

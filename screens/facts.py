@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
 from mnemoscope.app.widgets import ChoiceDialog, FormDialog, PromptDialog, clip, highlight, query_terms, snippet
-from mnemoscope.app.widgets.tables import set_columns
+from mnemoscope.app.widgets.tables import PlainTable, set_columns
 from mnemoscope.screens.base import BaseScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
@@ -186,11 +186,11 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         with Horizontal(id="facts-main", classes="split"):
             with Vertical(id="facts-left"):
                 yield Input(placeholder="Filter entities (Ctrl+F)", id="entity-filter", compact=True)
-                yield DataTable(id="entities-table", cursor_type="row", zebra_stripes=True)
-                yield DataTable(id="conflicts-table", cursor_type="row", zebra_stripes=True, classes="inbox")
+                yield PlainTable(id="entities-table", cursor_type="row", zebra_stripes=True)
+                yield PlainTable(id="conflicts-table", cursor_type="row", zebra_stripes=True, classes="inbox")
             with Vertical(id="facts-right"):
                 yield Input(placeholder="As of (YYYY-MM-DD, t): now", id="as-of-date", compact=True)
-                yield DataTable(id="facts-table", cursor_type="row", zebra_stripes=True)
+                yield PlainTable(id="facts-table", cursor_type="row", zebra_stripes=True)
                 with VerticalScroll(id="entity-graph"):
                     yield Static("", id="graph-body")
                 with VerticalScroll(id="conflict-view", classes="inbox"):

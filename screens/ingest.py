@@ -18,7 +18,7 @@ from textual.widgets.tree import TreeNode
 
 from mnemoscope.app.messages import SourceDone
 from mnemoscope.app.widgets import ChoiceDialog, NoteDialog
-from mnemoscope.app.widgets.tables import set_columns
+from mnemoscope.app.widgets.tables import PlainTable, set_columns
 from mnemoscope.app.services import Cancelled, LLMStatus, Progress
 from mnemoscope.screens.base import BaseScreen
 
@@ -114,7 +114,7 @@ with their file and line and left out.
                 yield FileTree(self.app.browse_root, id="ingest-tree")
             with Vertical(id="ingest-side"):
                 yield Static("", id="ingest-selection")
-                yield DataTable(id="ingest-preview", cursor_type="row")
+                yield PlainTable(id="ingest-preview", cursor_type="row")
                 # min_width: RichLog renders at least 78 cells wide, cutting lines in a narrower pane
                 yield RichLog(id="ingest-log", wrap=True, markup=False, auto_scroll=True, min_width=20)
                 yield Static("LLM: checking…", id="llm-status")

@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from mnemoscope.app.widgets import PromptDialog, clip
-from mnemoscope.app.widgets.tables import set_columns
+from mnemoscope.app.widgets.tables import PlainTable, set_columns
 from mnemoscope.screens.base import BaseScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
@@ -73,11 +73,11 @@ was built from: Enter on a turn jumps to it on the Sources screen.
     def compose_body(self) -> ComposeResult:
         yield self.missing_area_note()
         with Horizontal(id="memories-main", classes="split"):
-            yield DataTable(id="episodes-table", cursor_type="row")
+            yield PlainTable(id="episodes-table", cursor_type="row")
             with Vertical(id="episode-side"):
                 with VerticalScroll(id="episode-detail"):
                     yield Static("", id="episode-body")
-                yield DataTable(id="turns-table", cursor_type="row", zebra_stripes=True)
+                yield PlainTable(id="turns-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         self.query_one("#episodes-table", DataTable).focus()

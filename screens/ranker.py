@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from mnemoscope.app.widgets import ChoiceDialog, ColumnChart, clip
-from mnemoscope.app.widgets.tables import set_columns
+from mnemoscope.app.widgets.tables import PlainTable, set_columns
 from mnemoscope.screens.base import WIDE, BaseScreen
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ and never makes ranking worse.
                     yield ColumnChart("λ per feedback event", id="curve-lambda")
                     yield ColumnChart("held-out lower bound", id="curve-bound", style="green")
             with Vertical(id="ranker-events"):
-                yield DataTable(id="feedback-table", cursor_type="row", zebra_stripes=True)
+                yield PlainTable(id="feedback-table", cursor_type="row", zebra_stripes=True)
                 with VerticalScroll(id="event-panel"):
                     yield Static("", id="event-detail")
 

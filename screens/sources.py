@@ -15,7 +15,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from mnemoscope.app.widgets import clip
-from mnemoscope.app.widgets.tables import set_columns
+from mnemoscope.app.widgets.tables import PlainTable, set_columns
 from mnemoscope.screens.base import BaseScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
@@ -70,8 +70,8 @@ items. The panel shows the selected item in full.
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="sources-main", classes="split"):
             with Vertical(id="sources-left"):
-                yield DataTable(id="sources-table", cursor_type="row")
-                yield DataTable(id="items-table", cursor_type="row", zebra_stripes=True)
+                yield PlainTable(id="sources-table", cursor_type="row")
+                yield PlainTable(id="items-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="item-detail"):
                 yield Static("", id="item-body")
 

@@ -16,7 +16,7 @@ from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
 from mnemoscope.app.widgets import clip
-from mnemoscope.app.widgets.tables import set_columns
+from mnemoscope.app.widgets.tables import PlainTable, set_columns
 from mnemoscope.screens.base import BaseScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
@@ -90,7 +90,7 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
                 with VerticalScroll(id="topic-detail"):
                     yield Static("", id="topic-body")
                 yield OptionList(id="topic-jumps")
-                yield DataTable(id="topic-items", cursor_type="row", zebra_stripes=True)
+                yield PlainTable(id="topic-items", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         self.query_one("#topic-tree", Tree).focus()

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from rich.text import Text
-from textual.widgets import DataTable
 
-from .tables import set_columns
+from .tables import PlainTable, set_columns
 from .text import highlight, query_terms, snippet
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
@@ -45,7 +44,7 @@ def hit_source_label(hit: "Hit", source_names: dict[int, str], width: int = 22) 
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
-class HitsTable(DataTable):
+class HitsTable(PlainTable):
     """A recall's hits, best first, one row each: the rank, a mark the screen chooses (✓ used,
     ◆ found by both sides), with ``details`` the score and the signals that found the hit, then
     where it comes from and a snippet with the query's words highlighted."""

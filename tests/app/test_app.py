@@ -10,8 +10,9 @@ from textual.command import CommandList, CommandPalette
 from mnemoscope.app.services import Services
 from mnemoscope.app.widgets import ChoiceDialog, HelpScreen, PromptDialog
 from mnemoscope.app.widgets.dialogs import GLOBAL_KEYS
+from mnemoscope.engine import Memory
 from mnemoscope.screens.query import QueryScreen
-from tests.app.mnemo_testing import SIZE, build_app, screen_lines, settle, text_of, until
+from tests.app.mnemo_testing import SIZE, ask, build_app, screen_lines, settle, text_of, until
 
 
 async def test_start_header_digits_palette_keys_help_and_a_store_that_cannot_be_opened(demo_app, tmp_path: Path):
@@ -186,3 +187,25 @@ async def test_demo_flag_opens_a_temporary_store_with_the_demo():
     finally:
         services.close()
     assert not temp.exists()
+
+
+async def test_markup_in_a_document_is_shown_as_it_is(tmp_path: Path):
+    # Textual reads a table's str cell as markup: "[/b]" stopped the app, "[@click=…]" ran an action
+    doc = tmp_path / "notes [b]x.txt"
+    doc.write_text("Maya[/b] adopted a cat named [red]Tom. The [@click=app.quit]Boss[/] likes coffee.\n")
+    store = tmp_path / "store.db"
+    with Memory(store) as mem:
+        mem.ingest([doc])
+    app = build_app(store, start_mode="sources")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        shown = "\n".join(screen_lines(app))
+        assert "notes [b]x.txt" in shown and "Maya[/b] adopted" in shown
+        await app.switch_mode("query")
+        await settle(pilot)
+        await ask(pilot, "Maya adopted")
+        assert "notes [b]x" in "\n".join(screen_lines(app))
+        for mode in ("topics", "facts", "memories"):
+            await app.switch_mode(mode)
+            await settle(pilot)
+        assert app.is_running
