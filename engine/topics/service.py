@@ -23,7 +23,7 @@ import numpy as np
 
 from ..area import Area
 from ..array_file import ArrayFile
-from ..arrays import Column, distinct
+from ..arrays import Column, distinct, positions
 from ..dense import one_blas_thread
 from ..errors import RebuildCancelled, RequestError
 from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
@@ -398,9 +398,7 @@ class TopicsArea(Area):
         item_ids = index.item_ids[items]
         ids, groups = self.mem.store.item_groups(up_to=int(item_ids.max()))  # (not the items a catch-up has yet to read)
         codes = np.append(group_codes(groups), -1)  # -1: an item the store no longer holds
-        at = np.searchsorted(ids, item_ids)
-        found = at < len(ids)
-        found[found] = ids[at[found]] == item_ids[found]
+        at, found = positions(ids, item_ids)
         item_codes = codes[np.where(found, at, len(ids))]
         order = np.lexsort((index.positions[items], index.source_ids[items]))
         sources = index.source_ids[items][order]
