@@ -17,6 +17,7 @@ import functools
 import hashlib
 import io
 import logging
+import threading
 import zlib
 from array import array
 from typing import Any, Callable, Sequence
@@ -52,20 +53,32 @@ def _bucket(token: str, dim: int) -> tuple[int, float]:
 
 
 class _TokenIds(dict):
-    """Token → a small id, with each id's bucket and sign in growable arrays (a miss hashes it)."""
+    """Token → a small id, with each id's bucket and sign in growable arrays (a miss hashes it).
+    The index's one embedder serves a recall and a catch-up's ingest in two threads: ``lock``
+    keeps an id with its own bucket and sign, and no array grows while :meth:`features` reads it
+    (an ``array`` that a numpy view exports refuses to grow)."""
 
     def __init__(self, dim: int) -> None:
         super().__init__()
         self.dim = dim
         self.cols = array("q")
         self.signs = array("d")
+        self.lock = threading.Lock()
 
     def __missing__(self, token: str) -> int:
         col, sign = _bucket(token, self.dim)
-        self.cols.append(col)
-        self.signs.append(sign)
-        token_id = self[token] = len(self.cols) - 1
+        with self.lock:
+            self.cols.append(col)
+            self.signs.append(sign)
+            token_id = len(self.cols) - 1
+        self[token] = token_id
         return token_id
+
+    def features(self, token_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The buckets and signs of these ids."""
+        with self.lock:
+            return (np.frombuffer(self.cols, dtype=np.int64)[token_ids].astype(np.intp),
+                    np.frombuffer(self.signs, dtype=np.float64)[token_ids])
 
 
 class HashEmbedder:
@@ -100,8 +113,7 @@ class HashEmbedder:
             by_first = np.argsort(firsts)
             at, counts = firsts[by_first], counts[by_first]
             found = token_ids[at]
-            cols = np.frombuffer(ids.cols, dtype=np.int64)[found].astype(np.intp)
-            signs = np.frombuffer(ids.signs, dtype=np.float64)[found]
+            cols, signs = ids.features(found)
             np.add.at(out, (rows[at], cols), signs * _sublinear_tfs(int(counts.max()))[counts - 1])
         return l2_normalize(out)
 

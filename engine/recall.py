@@ -30,7 +30,6 @@ import numpy as np
 from .arrays import distinct
 from .as_of import parse_as_of, said_by
 from .errors import RecallError
-from .lexical import top_k as top_k_of
 from .pipeline import MODES, QUERY_OPTIONS, Hit, Query, QueryOptions, Ranking, Recall, Signal, Signals, Strategy
 
 if TYPE_CHECKING:
@@ -182,8 +181,8 @@ def signals(mem: Engine, areas: Sequence[Area]) -> dict[str, Signal]:
 
 def single_signal(mem: Engine, name: str) -> Strategy:
     def strategy(q: Query, signals: Signals) -> Ranking:
-        values = signals[name]
-        slots, scores = top_k_of(values, max(q.top_k, mem.settings.candidate_k), among=signals.supports.get(name))
+        slots = signals.top(name, max(q.top_k, mem.settings.candidate_k))
+        scores = signals[name][slots]
         return Ranking(slots, scores, {int(s): [name] for s in slots}, {name: scores})
 
     strategy.__doc__ = f"Rank by the {name} signal alone."

@@ -85,6 +85,7 @@ _NAME_JOINERS = ("of", "the", "de", "&")
 # Capitalised only because they open a sentence: never the first word of a name.
 _OPENERS = frozenset("""although though meanwhile yesterday today tomorrow tonight now next last anyway besides however
 plus maybe perhaps actually honestly luckily sadly finally speaking""".split())
+_NO_NAME_START = _NOT_NAMES | STOPWORDS | _OPENERS  # a word that opens no name (lower case)
 _TITLES = frozenset("mr mrs ms dr prof st".split())  # alone, a title names nobody
 _NUMBER = re.compile(r"\d+(?:st|nd|rd|th)?")  # "11th" of "June 11th" is no name
 
@@ -191,8 +192,7 @@ def capitalised_spans(sentence: str, known: Callable[[str], bool] = lambda key: 
     for m in _CAPITAL_SPAN.finditer(sentence):
         span = m.group(0).rstrip(".")
         parts = span.split()
-        while parts and (parts[0].lower() in _NOT_NAMES or parts[0].lower() in STOPWORDS or parts[0].lower() in _OPENERS
-                         or _NUMBER.fullmatch(parts[0])):
+        while parts and (parts[0].lower() in _NO_NAME_START or _NUMBER.fullmatch(parts[0])):
             parts = parts[1:]
         while parts and (parts[-1].lower() in ("of", "the", "for", "&") or parts[-1] == "I" or _NUMBER.fullmatch(parts[-1])):
             parts = parts[:-1]
@@ -244,7 +244,7 @@ class RuleExtractor:
         if len(words) < 2 or not words[0][:1].isupper():
             return False
         first, verb = words[0].lower(), words[1].lower()
-        if first in _NOT_NAMES or first in STOPWORDS or first in _OPENERS or first in _PRONOUN_SUBJECTS:
+        if first in _NO_NAME_START or first in _PRONOUN_SUBJECTS:
             return False
         return (verb in _AUX or is_verb(verb) and not _is_ing(verb)) and entity_key(words[0]) not in self.people \
             and words[0] not in (speaker, self._you)
@@ -256,8 +256,7 @@ class RuleExtractor:
             for m in pattern.finditer(text):
                 name = m["name"]
                 low = name.lower()
-                if low not in _NOT_NAMES and low not in STOPWORDS and low not in _OPENERS \
-                        and name not in (speaker, self._you):
+                if low not in _NO_NAME_START and name not in (speaker, self._you):
                     self.people.add(entity_key(name))
 
     def extract(self, item: Item) -> Extraction:

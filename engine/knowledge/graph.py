@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
-from ..arrays import Column, merged, positions, summed, values_at
+from ..arrays import Column, distinct, merged, positions, summed, values_at
 from ..lazy import sparse as sp
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ class StableMix:
     def update(self, entries: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
         if not self.pending:
             return
-        touched = np.unique(np.concatenate(self.pending))
+        touched = distinct(np.concatenate(self.pending))
         self.pending = []
         total = np.zeros(len(touched), dtype=np.float32)
         for kind, w in self.weights:

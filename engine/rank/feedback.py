@@ -139,7 +139,7 @@ class UsedFor:
         in one look-up, and each row's squared norm from its terms' summed counts."""
         rows, terms = self.entries.rows, self.entries.cols
         w = idf(terms)
-        pairs, first, pair_of = np.unique(rows * self.width + terms, return_index=True, return_inverse=True)
+        _, first, pair_of = np.unique(rows * self.width + terms, return_index=True, return_inverse=True)
         counts = np.bincount(pair_of, weights=self.added)
         squared_norm = np.bincount(rows[first], weights=(counts * w[first]) ** 2, minlength=len(self.ids))
         return UsedFor(version, self.row_of, self.by_id, self.ids, GrowingRows(rows, terms, self.added * w),

@@ -428,10 +428,9 @@ class FeedbackMemory:
             if item not in slot_of:
                 continue  # deleted since it was marked
             fit = standing.get(slot_of[item], 0.0) ** rule.standing_power
-            cast = used.get(item, [])
-            votes_up = [(w * max(fit, sameness), n) for w, sameness, n in cast]
-            same_weight = sum(v for (v, _), (_, sameness, _) in zip(votes_up, cast) if sameness > 0)
-            alike_weight = sum(v for (v, _), (_, sameness, _) in zip(votes_up, cast) if sameness == 0)
+            votes_up = [(w * max(fit, sameness), n) for w, sameness, n in used.get(item, [])]
+            same_weight = sum(v for v, n in votes_up if same[n] > 0)
+            alike_weight = sum(v for v, n in votes_up if same[n] == 0)
             up = math.log2(1 + same_weight + min(alike_weight, rule.weight_cap))
             down = self.params.ignored_share * math.log2(1 + sum(w for w, _ in ignored.get(item, [])))
             lift = up - down

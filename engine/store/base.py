@@ -74,7 +74,9 @@ class _SharedConnection(_Connection):
 
 class _CountedCursor(sqlite3.Cursor):
     """A statement on a shared connection, counted from its creation until a fetch reaches its
-    end or it is collected (a cursor kept alive by a stored traceback holds nothing up)."""
+    end or it is collected. A cursor left half-read whose thread has ended holds nothing up; one
+    kept alive in a thread that lives on (in the frame of a stored traceback) holds close() up
+    for the lock timeout."""
 
     def __init__(self, conn: _Connection) -> None:
         super().__init__(conn)

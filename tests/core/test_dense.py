@@ -1,5 +1,8 @@
 """Dense signals: the hash embedder, the latent semantic model, the vector matrix."""
 
+import sys
+import threading
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -31,6 +34,34 @@ def random_counts(seed, n_docs=200, n_terms=300):
     m = sp.random(n_docs, n_terms, density=0.05, random_state=seed, format="csr", dtype=np.float32)
     m.data = np.ceil(m.data * 4)
     return m
+
+
+def test_one_hash_embedder_shared_by_threads_gives_each_the_vectors_it_gives_alone():
+    """A recall's query and a catch-up's facts are hashed by the index's one embedder at once."""
+    rng = np.random.default_rng(3)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    texts = [[" ".join("".join(rng.choice(letters, 7)) for _ in range(30)) for _ in range(150)] for _ in range(4)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch between any two bytecodes
+    try:
+        for _trial in range(3):
+            shared, out, errors = HashEmbedder(dim=256), [None] * 4, []
+
+            def run(n: int) -> None:
+                try:
+                    out[n] = np.vstack([shared.embed([t]) for t in texts[n]])
+                except Exception as e:  # noqa: BLE001 - the failure is the finding
+                    errors.append(repr(e))
+
+            threads = [threading.Thread(target=run, args=(n,)) for n in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert errors == []
+            assert all(np.array_equal(out[n], HashEmbedder(dim=256).embed(texts[n])) for n in range(4))
+    finally:
+        sys.setswitchinterval(interval)
 
 
 def test_randomized_svd_captures_what_the_exact_svd_captures():

@@ -5,32 +5,38 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
 from mnemoscope.engine import Memory
 
-CONVERSATION = {
-    "sample_id": "t1",
-    "conversation": {
-        "speaker_a": "Caroline", "speaker_b": "Melanie",
-        "session_1_date_time": "1:56 pm on 25 May, 2023",
-        "session_1": [
-            {"speaker": "Caroline", "dia_id": "D1:1", "text": "Hey Mel! I ran a charity race last Saturday."},
-            {"speaker": "Melanie", "dia_id": "D1:2", "text": "Wow Caroline, that is great! I painted a lake sunrise last year."},
-            {"speaker": "Caroline", "dia_id": "D1:3", "text": "I went to an LGBTQ support group yesterday in Boston."},
-            {"speaker": "Melanie", "dia_id": "D1:4", "text": "I love painting. I painted a lake sunrise last year.",
-             "img_url": ["https://example.com/sunrise.jpg"], "blip_caption": "a photo of a painting of a sunrise over a lake"},
-        ],
-        "session_2_date_time": "10:00 am on 9 June, 2023",
-        "session_2": [
-            {"speaker": "Melanie", "dia_id": "D2:1", "text": "I signed up for a pottery class with my kids."},
-            {"speaker": "Caroline", "dia_id": "D2:2", "text": "Nice! I am researching adoption agencies in Boston."},
-            {"speaker": "Melanie", "dia_id": "D2:3", "text": "Good luck with the adoption agencies, Caroline."},
-        ],
-    },
-}
+
+def locomo(sample_id: str, speakers: tuple[str, str], *sessions: tuple[str, list[tuple]]) -> dict[str, Any]:
+    """A conversation in the LoCoMo layout: each session its date and its turns, each turn
+    ``(speaker, text)`` or ``(speaker, text, more fields)``, numbered D<session>:<turn>."""
+    conversation: dict[str, Any] = {"speaker_a": speakers[0], "speaker_b": speakers[1]}
+    for s, (when, turns) in enumerate(sessions, 1):
+        conversation[f"session_{s}_date_time"] = when
+        conversation[f"session_{s}"] = [{"speaker": turn[0], "dia_id": f"D{s}:{n}", "text": turn[1],
+                                         **(turn[2] if len(turn) > 2 else {})} for n, turn in enumerate(turns, 1)]
+    return {"sample_id": sample_id, "conversation": conversation}
+
+
+CONVERSATION = locomo("t1", ("Caroline", "Melanie"),
+    ("1:56 pm on 25 May, 2023", [
+        ("Caroline", "Hey Mel! I ran a charity race last Saturday."),
+        ("Melanie", "Wow Caroline, that is great! I painted a lake sunrise last year."),
+        ("Caroline", "I went to an LGBTQ support group yesterday in Boston."),
+        ("Melanie", "I love painting. I painted a lake sunrise last year.",
+         {"img_url": ["https://example.com/sunrise.jpg"], "blip_caption": "a photo of a painting of a sunrise over a lake"}),
+    ]),
+    ("10:00 am on 9 June, 2023", [
+        ("Melanie", "I signed up for a pottery class with my kids."),
+        ("Caroline", "Nice! I am researching adoption agencies in Boston."),
+        ("Melanie", "Good luck with the adoption agencies, Caroline."),
+    ]),
+)
 
 PASSAGES = [
     {"title": "Bubye River", "text": "The Bubye River is a river in southern Zimbabwe. It flows into the Limpopo River."},
@@ -65,3 +71,10 @@ def ingested(tmp_path: Path, name: str, text: str) -> Iterator[Memory]:
     with Memory(tmp_path / f"{path.stem}.db") as m:
         m.ingest(path)
         yield m
+
+
+@contextmanager
+def ingested_conversation(tmp_path: Path, conversation: dict[str, Any]) -> Iterator[Memory]:
+    """A fresh store holding one LoCoMo file with ``conversation`` (:func:`locomo`), closed afterwards."""
+    with ingested(tmp_path, f"{conversation['sample_id']}.json", json.dumps([conversation])) as mem:
+        yield mem

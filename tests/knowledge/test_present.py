@@ -3,7 +3,6 @@ on the same topic, even when no fact of a slot states the change (engine/knowled
 
 from __future__ import annotations
 
-import json
 from typing import Iterator
 
 import pytest
@@ -12,45 +11,38 @@ from mnemoscope.engine import Memory
 from mnemoscope.engine.knowledge import present
 from mnemoscope.engine.knowledge.supersession import load_rules
 
-from .conftest import ingested
+from .conftest import ingested_conversation, locomo
 
-CHANGES = {
-    "sample_id": "changes",
-    "conversation": {
-        "speaker_a": "Noor", "speaker_b": "Sam",
-        "session_1_date_time": "9:00 am on 10 January, 2023",
-        "session_1": [
-            {"speaker": "Noor", "dia_id": "D1:1", "text": "I work on the children's ward at St Clare's Hospital, mostly nights."},
-            {"speaker": "Sam", "dia_id": "D1:2", "text": "How is the wedding planning going?"},
-            {"speaker": "Noor", "dia_id": "D1:3", "text": "We're planning the wedding for May, somewhere in the Dales."},
-            {"speaker": "Sam", "dia_id": "D1:4", "text": "I bought a new bike for the canal path."},
-            {"speaker": "Sam", "dia_id": "D1:5", "text": "I bake my bread with butter, it gives a soft crust."},
-            {"speaker": "Noor", "dia_id": "D1:6", "text": "I'm studying French at the evening school on Mondays."},
-            {"speaker": "Noor", "dia_id": "D1:7", "text": "My favourite tea is a strong Assam with milk."},
-            {"speaker": "Noor", "dia_id": "D1:8", "text": "Our team meeting is at 9:00 every Monday."},
-        ],
-        "session_2_date_time": "6:30 pm on 5 March, 2023",
-        "session_2": [
-            {"speaker": "Noor", "dia_id": "D2:1", "text": "Work has been busy, the ward is full of winter colds."},
-            {"speaker": "Noor", "dia_id": "D2:2", "text": "Change of plan: the wedding is in September instead, the venue double-booked May."},
-            {"speaker": "Sam", "dia_id": "D2:3", "text": "My sister works at a hospital too."},
-            {"speaker": "Noor", "dia_id": "D2:4", "text": "Sam, bake your bread with olive oil instead of butter!"},
-            {"speaker": "Noor", "dia_id": "D2:5", "text": "Our team meeting moved to 10:30, half the team is in Leeds."},
-        ],
-        "session_3_date_time": "4:15 pm on 1 June, 2023",
-        "session_3": [
-            {"speaker": "Noor", "dia_id": "D3:1", "text": "I have news! I've left St Clare's, I'm the school nurse at Hillview Primary now."},
-            {"speaker": "Sam", "dia_id": "D3:2", "text": "Congratulations! Do you miss the hospital?"},
-            {"speaker": "Noor", "dia_id": "D3:3", "text": "I'm switching from French to Spanish, the French group was full."},
-            {"speaker": "Noor", "dia_id": "D3:4", "text": "I drink green sencha now, the Assam phase is over."},
-        ],
-    },
-}
+CHANGES = locomo("changes", ("Noor", "Sam"),
+    ("9:00 am on 10 January, 2023", [
+        ("Noor", "I work on the children's ward at St Clare's Hospital, mostly nights."),
+        ("Sam", "How is the wedding planning going?"),
+        ("Noor", "We're planning the wedding for May, somewhere in the Dales."),
+        ("Sam", "I bought a new bike for the canal path."),
+        ("Sam", "I bake my bread with butter, it gives a soft crust."),
+        ("Noor", "I'm studying French at the evening school on Mondays."),
+        ("Noor", "My favourite tea is a strong Assam with milk."),
+        ("Noor", "Our team meeting is at 9:00 every Monday."),
+    ]),
+    ("6:30 pm on 5 March, 2023", [
+        ("Noor", "Work has been busy, the ward is full of winter colds."),
+        ("Noor", "Change of plan: the wedding is in September instead, the venue double-booked May."),
+        ("Sam", "My sister works at a hospital too."),
+        ("Noor", "Sam, bake your bread with olive oil instead of butter!"),
+        ("Noor", "Our team meeting moved to 10:30, half the team is in Leeds."),
+    ]),
+    ("4:15 pm on 1 June, 2023", [
+        ("Noor", "I have news! I've left St Clare's, I'm the school nurse at Hillview Primary now."),
+        ("Sam", "Congratulations! Do you miss the hospital?"),
+        ("Noor", "I'm switching from French to Spanish, the French group was full."),
+        ("Noor", "I drink green sencha now, the Assam phase is over."),
+    ]),
+)
 
 
 @pytest.fixture(scope="module")
 def changes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
-    with ingested(tmp_path_factory.mktemp("present"), "changes.json", json.dumps([CHANGES])) as mem:
+    with ingested_conversation(tmp_path_factory.mktemp("present"), CHANGES) as mem:
         yield mem
 
 
@@ -95,28 +87,21 @@ def test_only_a_change_is_lifted_and_only_for_the_present(changes):
     assert plain and not any("change" in h.sources for h in hits)
 
 
-HOMES = {
-    "sample_id": "homes",
-    "conversation": {
-        "speaker_a": "Noor", "speaker_b": "Sam",
-        "session_1_date_time": "9:00 am on 10 January, 2023",
-        "session_1": [
-            {"speaker": "Noor", "dia_id": "D1:1",
-             "text": "I live in a tiny flat in Leeds, right above the bakery where I live on croissants."},
-            {"speaker": "Sam", "dia_id": "D1:2", "text": "Where do you live exactly, Noor?"},
-            {"speaker": "Noor", "dia_id": "D1:3", "text": "I work at the library on Mondays."},
-        ],
-        "session_2_date_time": "6:30 pm on 5 June, 2023",
-        "session_2": [
-            {"speaker": "Noor", "dia_id": "D2:1", "text": "I live in a cottage by the sea, and the garden is all thyme and gulls."},
-            {"speaker": "Sam", "dia_id": "D2:2", "text": "That sounds lovely."},
-        ],
-    },
-}
+HOMES = locomo("homes", ("Noor", "Sam"),
+    ("9:00 am on 10 January, 2023", [
+        ("Noor", "I live in a tiny flat in Leeds, right above the bakery where I live on croissants."),
+        ("Sam", "Where do you live exactly, Noor?"),
+        ("Noor", "I work at the library on Mondays."),
+    ]),
+    ("6:30 pm on 5 June, 2023", [
+        ("Noor", "I live in a cottage by the sea, and the garden is all thyme and gulls."),
+        ("Sam", "That sounds lovely."),
+    ]),
+)
 
 
 def test_the_latest_value_of_the_asked_slot_goes_first_without_a_supersession(tmp_path):
-    with ingested(tmp_path, "homes.json", json.dumps([HOMES])) as mem:
+    with ingested_conversation(tmp_path, HOMES) as mem:
         assert not any(f.superseded_by for f in mem.knowledge.facts())  # "a cottage by the sea" names nothing
         assert [c.kind for c in mem.knowledge.conflicts()] == ["clash"]
         hits = mem.recall("Where does Noor live?", top_k=10, strategy="fused").hits
@@ -124,31 +109,24 @@ def test_the_latest_value_of_the_asked_slot_goes_first_without_a_supersession(tm
         assert ranked(mem, "Where does Noor live?", as_of="2023-03-01")[0] == "D1:1"  # the value held then
 
 
-COMMUTE = {
-    "sample_id": "commute",
-    "conversation": {
-        "speaker_a": "Noor", "speaker_b": "Sam",
-        "session_1_date_time": "9:00 am on 10 January, 2023",
-        "session_1": [
-            {"speaker": "Noor", "dia_id": "D1:1",
-             "text": "I drive my old van to work every day, it takes twenty minutes to get to work."},
-            {"speaker": "Sam", "dia_id": "D1:2", "text": "I walk my dog before work."},
-            {"speaker": "Noor", "dia_id": "D1:3", "text": "My sister plays the cello on Thursdays."},
-            {"speaker": "Noor", "dia_id": "D1:4", "text": "I live on a narrowboat on the canal in Leeds, it rocks when I live it up."},
-        ],
-        "session_2_date_time": "6:30 pm on 5 June, 2023",
-        "session_2": [
-            {"speaker": "Noor", "dia_id": "D2:1", "text": "I sold the van. I take the bus to work now."},
-            {"speaker": "Noor", "dia_id": "D2:2", "text": "My sister is busy right now, she plays the cello in an orchestra."},
-            {"speaker": "Sam", "dia_id": "D2:3", "text": "Buses are nice."},
-            {"speaker": "Noor", "dia_id": "D2:4", "text": "I'm in a shared house in York now, much closer to the office."},
-        ],
-    },
-}
+COMMUTE = locomo("commute", ("Noor", "Sam"),
+    ("9:00 am on 10 January, 2023", [
+        ("Noor", "I drive my old van to work every day, it takes twenty minutes to get to work."),
+        ("Sam", "I walk my dog before work."),
+        ("Noor", "My sister plays the cello on Thursdays."),
+        ("Noor", "I live on a narrowboat on the canal in Leeds, it rocks when I live it up."),
+    ]),
+    ("6:30 pm on 5 June, 2023", [
+        ("Noor", "I sold the van. I take the bus to work now."),
+        ("Noor", "My sister is busy right now, she plays the cello in an orchestra."),
+        ("Sam", "Buses are nice."),
+        ("Noor", "I'm in a shared house in York now, much closer to the office."),
+    ]),
+)
 
 
 def test_now_set_against_before_changes_a_slot_but_not_right_now_nor_a_dated_question(tmp_path):
-    with ingested(tmp_path, "commute.json", json.dumps([COMMUTE])) as mem:
+    with ingested_conversation(tmp_path, COMMUTE) as mem:
         hits = mem.recall("Where does Noor live?", top_k=10, strategy="fused").hits
         york = next(h for h in hits if h.item.key == "D2:4")  # "a shared house in York now": a home's cue and "now"
         assert above([h.item.key for h in hits], "D2:4", "D1:4") and "change" in york.sources
@@ -165,34 +143,28 @@ def test_now_is_a_change_only_when_set_against_before(sentence, changes):
     assert (present.PresentQuestion.change.search(sentence) is not None) == changes
 
 
-RETURNS = {
-    "sample_id": "returns",
-    "conversation": {
-        "speaker_a": "Noor", "speaker_b": "Sam",
-        "session_1_date_time": "9:00 am on 10 January, 2023",
-        "session_1": [
-            {"speaker": "Noor", "dia_id": "D1:1", "text": "I'm reading Middlemarch for my book club, slowly."},
-            {"speaker": "Noor", "dia_id": "D1:2", "text": "I drive my Land Rover to the market every Saturday."},
-            {"speaker": "Noor", "dia_id": "D1:3", "text": "I'm vegetarian, no meat for three years now."},
-            {"speaker": "Sam", "dia_id": "D1:4", "text": "Our book club meets at the market cafe."},
-            {"speaker": "Noor", "dia_id": "D1:5", "text": "I live in a damp basement room near the station."},
-            {"speaker": "Noor", "dia_id": "D1:6", "text": "For the garden I'm going to buy a hammock, a big striped one."},
-        ],
-        "session_2_date_time": "6:30 pm on 5 June, 2023",
-        "session_2": [
-            {"speaker": "Noor", "dia_id": "D2:1", "text": "I dropped Middlemarch halfway. Persuasion is much shorter."},
-            {"speaker": "Noor", "dia_id": "D2:2", "text": "I sold the Land Rover. Walking keeps me fit anyway."},
-            {"speaker": "Noor", "dia_id": "D2:3", "text": "I eat fish again, my doctor insisted."},
-            {"speaker": "Sam", "dia_id": "D2:4", "text": "The cafe has new cakes."},
-            {"speaker": "Noor", "dia_id": "D2:5", "text": "The new place is so much brighter, I can see the park."},
-            {"speaker": "Noor", "dia_id": "D2:6", "text": "I've gone off the hammock idea. I'm buying a swing seat instead."},
-        ],
-    },
-}
+RETURNS = locomo("returns", ("Noor", "Sam"),
+    ("9:00 am on 10 January, 2023", [
+        ("Noor", "I'm reading Middlemarch for my book club, slowly."),
+        ("Noor", "I drive my Land Rover to the market every Saturday."),
+        ("Noor", "I'm vegetarian, no meat for three years now."),
+        ("Sam", "Our book club meets at the market cafe."),
+        ("Noor", "I live in a damp basement room near the station."),
+        ("Noor", "For the garden I'm going to buy a hammock, a big striped one."),
+    ]),
+    ("6:30 pm on 5 June, 2023", [
+        ("Noor", "I dropped Middlemarch halfway. Persuasion is much shorter."),
+        ("Noor", "I sold the Land Rover. Walking keeps me fit anyway."),
+        ("Noor", "I eat fish again, my doctor insisted."),
+        ("Sam", "The cafe has new cakes."),
+        ("Noor", "The new place is so much brighter, I can see the park."),
+        ("Noor", "I've gone off the hammock idea. I'm buying a swing seat instead."),
+    ]),
+)
 
 
 def test_a_change_that_names_only_what_the_subject_held_is_on_topic_for_a_question_about_no_slot(tmp_path):
-    with ingested(tmp_path, "returns.json", json.dumps([RETURNS])) as mem:
+    with ingested_conversation(tmp_path, RETURNS) as mem:
         # "Noor is reading Middlemarch for Noor's book club" shares "reading" and "book" with the
         # question, so the turn that drops Middlemarch is on topic though it says neither
         assert above(ranked(mem, "What book is Noor reading?"), "D2:1", "D1:1")
@@ -201,7 +173,7 @@ def test_a_change_that_names_only_what_the_subject_held_is_on_topic_for_a_questi
 
 
 def test_a_return_to_an_earlier_habit_or_a_new_one_changes_a_slot(tmp_path):
-    with ingested(tmp_path, "returns.json", json.dumps([RETURNS])) as mem:
+    with ingested_conversation(tmp_path, RETURNS) as mem:
         assert above(ranked(mem, "Is Noor vegetarian?"), "D2:3", "D1:3")  # "again": fish, as before the diet
         assert above(ranked(mem, "Where does Noor live?"), "D2:5", "D1:5")  # "the new place": a home's cue, "new"
 
@@ -215,25 +187,19 @@ def test_dropping_or_selling_is_said_outright_but_dropping_by_is_not(sentence, c
             is not None) == changes
 
 
-TOLD = {
-    "sample_id": "told",
-    "conversation": {
-        "speaker_a": "Lena", "speaker_b": "Sam",
-        "session_1_date_time": "9:00 am on 10 January, 2023",
-        "session_1": [{"speaker": "Lena", "dia_id": f"D1:{n}", "text": text} for n, text in enumerate([
-            "Julien and I broke up last weekend, Julien was upset.", "Julien took the cat, typical Julien.",
-            "Julien phoned Julien's mother, Julien cried.", "Julien Julien Julien, I keep saying his name."], 1)],
-        "session_2_date_time": "6:30 pm on 5 June, 2023",
-        "session_2": [
-            {"speaker": "Sam", "dia_id": "D2:1", "text": "Any word from Julien?"},
-            {"speaker": "Lena", "dia_id": "D2:2", "text": "Briefly. He moved to Grenoble and teaches climbing."},
-        ],
-    },
-}
+TOLD = locomo("told", ("Lena", "Sam"),
+    ("9:00 am on 10 January, 2023", [("Lena", text) for text in [
+        "Julien and I broke up last weekend, Julien was upset.", "Julien took the cat, typical Julien.",
+        "Julien phoned Julien's mother, Julien cried.", "Julien Julien Julien, I keep saying his name."]]),
+    ("6:30 pm on 5 June, 2023", [
+        ("Sam", "Any word from Julien?"),
+        ("Lena", "Briefly. He moved to Grenoble and teaches climbing."),
+    ]),
+)
 
 
 def test_the_latest_home_said_goes_above_older_turns_that_name_him_but_say_no_home(tmp_path):
-    with ingested(tmp_path, "told.json", json.dumps([TOLD])) as mem:
+    with ingested_conversation(tmp_path, TOLD) as mem:
         assert any(f.triple().startswith("Julien moved to Grenoble") for f in mem.knowledge.facts())
         keys = ranked(mem, "Where does Julien live?")
         assert keys[0] == "D2:2"  # "He moved to Grenoble" above four older turns full of his name
@@ -242,7 +208,7 @@ def test_the_latest_home_said_goes_above_older_turns_that_name_him_but_say_no_ho
 
 
 def test_what_someone_decided_is_the_latest_decision_but_why_they_decided_is_not_reordered(tmp_path):
-    with ingested(tmp_path, "returns.json", json.dumps([RETURNS])) as mem:
+    with ingested_conversation(tmp_path, RETURNS) as mem:
         assert above(ranked(mem, "What did Noor decide to buy for the garden?"), "D2:6", "D1:6")
         why = mem.recall("Why did Noor decide to buy a hammock for the garden?", top_k=10, strategy="fused").hits
         assert why and not any("change" in h.sources for h in why)

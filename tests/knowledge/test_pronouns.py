@@ -4,15 +4,13 @@ names them, and supersession can order it."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from mnemoscope.engine.knowledge.entities import EntityRegistry
 from mnemoscope.engine.knowledge.extract import Extraction, RuleExtractor
 from mnemoscope.engine.records import Item
 
-from .conftest import ingested
+from .conftest import ingested_conversation, locomo
 
 
 def conversation(*turns: tuple[str, str]) -> list[Extraction]:
@@ -56,26 +54,20 @@ def test_he_or_she_stays_unresolved_when_the_person_is_unnamed_or_unknown(turns)
     assert not [m for m in last.mentions if m[3] == "pronoun"]
 
 
-MOVE = {
-    "sample_id": "pronoun-move",
-    "conversation": {
-        "speaker_a": "Bea", "speaker_b": "Tom",
-        "session_1_date_time": "9:00 am on 10 January, 2023",
-        "session_1": [
-            {"speaker": "Bea", "dia_id": "D1:1", "text": "My brother Ollie lives in Leeds and plays in a terrible band."},
-            {"speaker": "Tom", "dia_id": "D1:2", "text": "Does the band have a name yet?"},
-        ],
-        "session_2_date_time": "6:30 pm on 5 June, 2023",
-        "session_2": [
-            {"speaker": "Tom", "dia_id": "D2:1", "text": "How is Ollie these days?"},
-            {"speaker": "Bea", "dia_id": "D2:2", "text": "Happy. He moved to Manchester in May, more venues for the band."},
-        ],
-    },
-}
+MOVE = locomo("pronoun-move", ("Bea", "Tom"),
+    ("9:00 am on 10 January, 2023", [
+        ("Bea", "My brother Ollie lives in Leeds and plays in a terrible band."),
+        ("Tom", "Does the band have a name yet?"),
+    ]),
+    ("6:30 pm on 5 June, 2023", [
+        ("Tom", "How is Ollie these days?"),
+        ("Bea", "Happy. He moved to Manchester in May, more venues for the band."),
+    ]),
+)
 
 
 def test_a_move_said_of_he_supersedes_the_home_the_person_had(tmp_path):
-    with ingested(tmp_path, "move.json", json.dumps([MOVE])) as mem:
+    with ingested_conversation(tmp_path, MOVE) as mem:
         facts = {f.id: f for f in mem.knowledge.facts()}
         leeds = next(f for f in facts.values() if f.object.startswith("Leeds"))
         assert leeds.superseded_by is not None

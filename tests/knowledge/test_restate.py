@@ -3,12 +3,13 @@ beside the literal fact, so that supersession can order changes people announce 
 
 from __future__ import annotations
 
-import json
+from typing import Iterator
 
 import pytest
 
 from mnemoscope.engine import Memory
 
+from .conftest import ingested_conversation, locomo
 from .test_extract_rules import said
 
 
@@ -57,29 +58,20 @@ def test_moods_and_wishes_gain_no_slot_fact(text):
     assert not [f for f in facts if f[1] in ("works at", "works as", "lives in")], facts
 
 
-TURNS = [
+LENA = locomo("lena", ("Lena", "Omar"),
     ("1:00 pm on 14 January, 2023", [
-        ("Lena", "D1:1", "I still love living in Lyon, even in this grey winter."),
-        ("Lena", "D1:2", "Yep, I still work at Le Fournil as a pastry chef."),
+        ("Lena", "I still love living in Lyon, even in this grey winter."),
+        ("Lena", "Yep, I still work at Le Fournil as a pastry chef."),
     ]),
-    ("2:00 pm on 8 April, 2023", [("Lena", "D2:1", "I did it! I moved to Berlin last week.")]),
-    ("3:00 pm on 19 August, 2023", [("Lena", "D3:1", "Big news: I'm now head baker at Café Morgen.")]),
-]
+    ("2:00 pm on 8 April, 2023", [("Lena", "I did it! I moved to Berlin last week.")]),
+    ("3:00 pm on 19 August, 2023", [("Lena", "Big news: I'm now head baker at Café Morgen.")]),
+)
 
 
 @pytest.fixture(scope="module")
-def moved(tmp_path_factory: pytest.TempPathFactory) -> Memory:
-    conversation: dict[str, object] = {"speaker_a": "Lena", "speaker_b": "Omar"}
-    for n, (when, turns) in enumerate(TURNS, 1):
-        conversation[f"session_{n}_date_time"] = when
-        conversation[f"session_{n}"] = [{"speaker": s, "dia_id": k, "text": t} for s, k, t in turns]
-    folder = tmp_path_factory.mktemp("restate")
-    path = folder / "lena.json"
-    path.write_text(json.dumps([{"sample_id": "lena", "conversation": conversation}]), encoding="utf-8")
-    mem = Memory(folder / "lena.db")
-    mem.ingest(path)
-    yield mem
-    mem.close()
+def moved(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+    with ingested_conversation(tmp_path_factory.mktemp("restate"), LENA) as mem:
+        yield mem
 
 
 def test_the_restated_facts_are_superseded_by_the_later_change(moved):

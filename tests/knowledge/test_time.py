@@ -15,33 +15,27 @@ from mnemoscope.engine import Memory
 from mnemoscope.engine.errors import KnowledgeError, RecallError
 from mnemoscope.engine.store.knowledge import AUDITED
 
-from .conftest import ingested
+from .conftest import ingested_conversation, locomo
 
-MOVES = {
-    "sample_id": "moves",
-    "conversation": {
-        "speaker_a": "Lena", "speaker_b": "Omar",
-        "session_1_date_time": "2:10 pm on 14 January, 2023",
-        "session_1": [
-            {"speaker": "Omar", "dia_id": "D1:1", "text": "Happy new year, Lena! How is Lyon?"},
-            {"speaker": "Lena", "dia_id": "D1:2", "text": "Happy new year! I live in Lyon, and I still work at Le Fournil as a pastry chef."},
-            {"speaker": "Omar", "dia_id": "D1:3", "text": "I visited Prague last year with my brother."},
-            {"speaker": "Lena", "dia_id": "D1:4", "text": "My coworker Priya started a book club at the bakery."},
-        ],
-        "session_2_date_time": "11:20 am on 8 April, 2023",
-        "session_2": [
-            {"speaker": "Lena", "dia_id": "D2:1", "text": "I moved to Berlin last week! I started at Café Morgen on Monday."},
-            {"speaker": "Omar", "dia_id": "D2:2", "text": "I visited Vienna in March."},
-            {"speaker": "Lena", "dia_id": "D2:3", "text": "Priya Raman sends her love from Lyon."},
-            {"speaker": "Lena", "dia_id": "D2:4", "text": "I'm living in a tiny flat near the river for now."},
-        ],
-    },
-}
+MOVES = locomo("moves", ("Lena", "Omar"),
+    ("2:10 pm on 14 January, 2023", [
+        ("Omar", "Happy new year, Lena! How is Lyon?"),
+        ("Lena", "Happy new year! I live in Lyon, and I still work at Le Fournil as a pastry chef."),
+        ("Omar", "I visited Prague last year with my brother."),
+        ("Lena", "My coworker Priya started a book club at the bakery."),
+    ]),
+    ("11:20 am on 8 April, 2023", [
+        ("Lena", "I moved to Berlin last week! I started at Café Morgen on Monday."),
+        ("Omar", "I visited Vienna in March."),
+        ("Lena", "Priya Raman sends her love from Lyon."),
+        ("Lena", "I'm living in a tiny flat near the river for now."),
+    ]),
+)
 
 
 @pytest.fixture
 def moves(tmp_path: Path) -> Iterator[Memory]:
-    with ingested(tmp_path, "moves.json", json.dumps([MOVES])) as mem:
+    with ingested_conversation(tmp_path, MOVES) as mem:
         yield mem
 
 
