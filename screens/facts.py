@@ -11,6 +11,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.widgets import DataTable, Input, Static
 
 from mnemoscope.app.widgets import ChoiceDialog, FormDialog, PromptDialog, clip, highlight, query_terms, snippet
@@ -312,7 +313,8 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
             table.move_cursor(row=min(kept_row, table.row_count - 1))
         when = f" as of {self.as_of}" if self.as_of else ""
         shown = f"the first {FACT_ROWS:,} of " if len(facts) > FACT_ROWS else ""
-        table.border_title = f"{entity.name}: {shown}{len(facts):,} fact(s){when}" if entity else ""
+        # Content, not a str (which Textual reads as markup): an imported entity's name is the store's text
+        table.border_title = Content(f"{entity.name}: {shown}{len(facts):,} fact(s){when}") if entity else ""
         graph = self.query_one("#graph-body", Static)
         if entity is None:
             wanted = self.query_one("#entity-filter", Input).value.strip()

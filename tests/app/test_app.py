@@ -196,6 +196,8 @@ async def test_markup_in_a_document_is_shown_as_it_is(tmp_path: Path):
     store = tmp_path / "store.db"
     with Memory(store) as mem:
         mem.ingest([doc])
+        tom = next(e for e in mem.knowledge.entities() if e.name == "Tom")
+        mem.knowledge.rename_entity(tom.id, "Tom [/b]")  # as an import may name it
     app = build_app(store, start_mode="sources")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -205,7 +207,10 @@ async def test_markup_in_a_document_is_shown_as_it_is(tmp_path: Path):
         await settle(pilot)
         await ask(pilot, "Maya adopted")
         assert "notes [b]x" in "\n".join(screen_lines(app))
-        for mode in ("topics", "facts", "memories"):
+        for mode in ("topics", "memories", "facts"):
             await app.switch_mode(mode)
             await settle(pilot)
+        app.screen.query_one("#entity-filter").value = "tom"
+        await settle(pilot)
+        assert "Tom [/b]: 0 fact(s)" in "\n".join(screen_lines(app))
         assert app.is_running
