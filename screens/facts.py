@@ -287,8 +287,10 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
 
     def load_facts(self, entity: Entity) -> None:
         read_for = (entity.id, self.as_of, self.app.store_generation)
-        if read_for == self.facts_shown_for:
-            return  # on screen already: a key typed in the filter moved the entity's row, nothing changed
+        if read_for == self.facts_shown_for and "facts" not in self.app.tasks:
+            # on screen already (a key typed in the filter moved the entity's row), and no other
+            # entity's facts are on their way to replace them
+            return
         knowledge, as_of = self.services.memory.knowledge, self.as_of
         self.run_task("facts", "Loading facts", lambda: knowledge.facts(entity.id, as_of=as_of), progress=False,
                       show=False, replace=True, done=partial(self.show_facts, entity, read_for=read_for))

@@ -4,12 +4,13 @@ in test_query, where the feedback it shows is sent)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 from textual.widgets import DataTable, OptionList, Tree
 
 from mnemoscope.app.widgets import ChoiceDialog, FormDialog, PromptDialog
-from tests.app.mnemo_testing import SIZE, settle, text_of
+from tests.app.mnemo_testing import SIZE, settle, text_of, until
 
 
 async def test_browse_the_topic_tree_jump_rebuild_it_then_the_memories_timeline(demo_app):
@@ -252,3 +253,30 @@ async def test_typing_in_the_entity_filter_reads_no_store(demo_app, monkeypatch)
         await asyncio.sleep(3 * screen.REFIT_DELAY)
         await settle(pilot)
         assert facts.row_count == len(screen.facts) > 0
+
+
+async def test_back_on_the_entity_shown_while_another_ones_facts_are_read(demo_app, monkeypatch):
+    # its facts are on screen, but the other entity's must not arrive under its row
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        first, second = screen.entities[:2]
+        knowledge = app.services.memory.knowledge
+        release = threading.Event()
+        read = type(knowledge).facts
+
+        def held(area, entity_id, *args, **kwargs):
+            if entity_id == second.id:
+                release.wait(60)
+            return read(area, entity_id, *args, **kwargs)
+
+        monkeypatch.setattr(type(knowledge), "facts", held)
+        screen.query_one("#entities-table", DataTable).focus()
+        await pilot.press("down")
+        await until(pilot, lambda: "facts" in app.tasks, "the second entity's facts being read")
+        await pilot.press("up")
+        release.set()
+        await settle(pilot)
+        assert screen.entity.id == first.id
+        assert [f.id for f in screen.facts] == [f.id for f in read(knowledge, first.id)]
