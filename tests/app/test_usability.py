@@ -12,6 +12,7 @@ from textual.widgets import DataTable
 from mnemoscope.app.services import Services
 from mnemoscope.app.widgets import FormDialog, HelpScreen
 from mnemoscope.app.widgets.chrome import KeyBar
+from mnemoscope.app.widgets.tables import PlainTable
 from mnemoscope.screens.base import BaseScreen
 from tests.app.mnemo_testing import SIZE, ask, build_app, screen_lines, settle, text_of, until
 
@@ -55,6 +56,8 @@ async def visit_every_screen(app, pilot, size) -> None:
         await settle(pilot)
         tables_fit(app, mode, size)
         keys_reachable(app, mode, size)
+        # a plain DataTable reads a document's text as markup ("[/b]" stops the app)
+        assert all(isinstance(t, PlainTable) for t in app.screen.query(DataTable)), mode
 
 
 async def more_keys_open_the_help(app, pilot) -> None:
