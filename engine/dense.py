@@ -55,8 +55,9 @@ def _bucket(token: str, dim: int) -> tuple[int, float]:
 class _TokenIds(dict):
     """Token → a small id, with each id's bucket and sign in growable arrays (a miss hashes it).
     The index's one embedder serves a recall and a catch-up's ingest in two threads: ``lock``
-    keeps an id with its own bucket and sign, and no array grows while :meth:`features` reads it
-    (an ``array`` that a numpy view exports refuses to grow)."""
+    gives a token one id (two would count it as two tokens in one text), kept with its own bucket
+    and sign, and no array grows while :meth:`features` reads it (an ``array`` that a numpy view
+    exports refuses to grow)."""
 
     def __init__(self, dim: int) -> None:
         super().__init__()
@@ -67,11 +68,12 @@ class _TokenIds(dict):
 
     def __missing__(self, token: str) -> int:
         col, sign = _bucket(token, self.dim)
-        with self.lock:
-            self.cols.append(col)
-            self.signs.append(sign)
-            token_id = len(self.cols) - 1
-        self[token] = token_id
+        with self.lock:  # one id per token: another thread may have given it one meanwhile
+            token_id = self.get(token)
+            if token_id is None:
+                self.cols.append(col)
+                self.signs.append(sign)
+                token_id = self[token] = len(self.cols) - 1
         return token_id
 
     def features(self, token_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
