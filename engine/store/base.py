@@ -22,7 +22,6 @@ import stat
 import threading
 import time
 import urllib.parse
-from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -30,7 +29,6 @@ from typing import Any, Callable, Iterator, Sequence
 APPLICATION_ID = 0x4D4E454D  # "MNEM", in the SQLite header: this file is a Mnemoscope store
 HEADER_MAGIC = b"SQLite format 3\x00"
 SQLITE_MAX_INT = 2**63 - 1
-CLOSE_POLL = 0.05  # seconds between close()'s looks at the threads whose reads it waits for
 
 from ..errors import (NewerStore, NotAStore, OutOfRange, StoreBusy, StoreClosed, StoreDamaged, StoreDiskError,
                       StoreError, StoreReadOnly)
@@ -69,18 +67,24 @@ class _SharedConnection(_Connection):
     failed half-way with SQLite's "Cannot operate on a closed database")."""
 
     def _run(self, sql: str, parameters: Any) -> sqlite3.Cursor:
-        return self.cursor(_CountedCursor).execute(sql, parameters)
+        try:
+            cursor = self.cursor(_CountedCursor)
+        except sqlite3.ProgrammingError:  # closed after this thread took it as its connection
+            if self.store.closing:
+                raise self.store._closed() from None
+            raise
+        return cursor.execute(sql, parameters)
 
 
 class _CountedCursor(sqlite3.Cursor):
     """A statement on a shared connection, counted from its creation until a fetch reaches its
-    end or it is collected. A cursor left half-read whose thread has ended holds nothing up; one
-    kept alive in a thread that lives on (in the frame of a stored traceback) holds close() up
-    for the lock timeout."""
+    end or it is collected: the connection stays open for it after close(), which closes it as
+    the last one ends."""
 
     def __init__(self, conn: _Connection) -> None:
         super().__init__(conn)
-        self._reader: threading.Thread | None = conn.store._begin_read()
+        conn.store._begin_read()
+        self._counted = True
 
     def fetchone(self) -> Any:
         row = super().fetchone()
@@ -101,9 +105,9 @@ class _CountedCursor(sqlite3.Cursor):
         return rows
 
     def _finish(self) -> None:
-        reader, self._reader = getattr(self, "_reader", None), None  # (unset when refused: never counted)
-        if reader is not None:
-            self.connection.store._end_read(reader)
+        counted, self._counted = getattr(self, "_counted", False), False  # (unset when refused: never counted)
+        if counted:
+            self.connection.store._end_read()
 
     def __del__(self) -> None:
         self._finish()
@@ -132,9 +136,9 @@ class StoreBase:
         self._depth = 0
         self._activity: tuple[str, float] | None = None  # what this process is doing, and since when
         self.on_write: Callable[[], None] | None = None  # called as each write transaction begins (Memory syncs)
-        self._reads = threading.Condition()  # guards the two below
-        self._closing = False  # set by close(): new statements are refused
-        self._open_cursors: Counter[threading.Thread] = Counter()  # live cursors on the shared connections, by thread
+        self._reads = threading.Lock()  # guards the two below
+        self.closing = False  # set by close(): new statements are refused
+        self._open_reads = 0  # live cursors on the shared connections
         self.lock_timeout = lock_timeout
         in_memory = str(path) == ":memory:"
         if not in_memory:
@@ -170,7 +174,7 @@ class StoreBase:
     def _holding_writer(self) -> Iterator[_Connection]:
         """The writer, for this thread alone until the block ends (re-entrant)."""
         with self._lock:
-            if self._closing and not self._held:
+            if self.closing and not self._held:
                 raise self._closed()
             self._holder = threading.get_ident()
             self._held += 1
@@ -351,34 +355,36 @@ class StoreBase:
         return self.conn.execute(sql, params).fetchall()
 
     def close(self) -> None:
-        """New statements are refused (:class:`StoreClosed`) and other threads' reads under way
-        end first (for at most the lock timeout); then the reader, then the writer once a
-        transaction under way has ended: closed last, it folds the write-ahead log into the file."""
-        me, until = threading.current_thread(), time.monotonic() + self.lock_timeout
+        """New statements are refused (:class:`StoreClosed`); the writer closes once a
+        transaction under way has ended, and the reader once the reads under way on it have
+        ended: at once when there are none (then the writer closes last and folds the write-ahead
+        log into the file), else as the last of their cursors is read to its end or collected.
+        So a read under way ends with its rows, and close() does not wait for a cursor that a
+        live thread keeps half-read (in a frame its event loop or a stored traceback holds)."""
         with self._reads:
-            self._closing = True
-            while any(t is not me and t.is_alive() for t in self._open_cursors) and time.monotonic() < until:
-                self._reads.wait(CLOSE_POLL)  # (a thread that ended with a cursor unread never notifies)
-        if self.reader is not self.writer:
-            self.reader.close()
-        with self._lock:
-            self.writer.close()
+            self.closing = True
+        with self._lock:  # a transaction under way ends first; none begins after this
+            with self._reads:
+                reading = self._open_reads > 0
+            if not reading and self.reader is not self.writer:
+                self.reader.close()
+            if self.writer is not self.reader or not reading:
+                self.writer.close()
 
-    def _begin_read(self) -> threading.Thread:
-        """Count a statement of this thread on a shared connection (refused once closing)."""
+    def _begin_read(self) -> None:
+        """Count a statement on a shared connection (refused once closing)."""
         with self._reads:
-            if self._closing:
+            if self.closing:
                 raise self._closed()
-            thread = threading.current_thread()
-            self._open_cursors[thread] += 1
-            return thread
+            self._open_reads += 1
 
-    def _end_read(self, thread: threading.Thread) -> None:
+    def _end_read(self) -> None:
+        """The end of a counted statement; the last one after close() closes the reader."""
         with self._reads:
-            self._open_cursors[thread] -= 1
-            if not self._open_cursors[thread]:
-                del self._open_cursors[thread]
-                self._reads.notify_all()
+            self._open_reads -= 1
+            last = self.closing and not self._open_reads
+        if last:  # no transaction begins once closing: nothing else uses the connection now
+            self.reader.close()
 
     def _closed(self) -> StoreClosed:
         return StoreClosed(f"{self.path}: the store was closed while this was asked of it; nothing was changed")
@@ -478,7 +484,7 @@ class StoreBase:
         catch-up's. An SQLite built otherwise may not be used by two threads at once: then the
         lock is taken."""
         if sqlite3.threadsafety == 3:
-            if self._closing:
+            if self.closing:
                 raise self._closed()
             return self.writer.execute("PRAGMA data_version").fetchone()[0]
         with self._holding_writer() as writer:

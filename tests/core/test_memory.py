@@ -421,6 +421,37 @@ def test_a_thread_that_ended_with_a_read_unfinished_does_not_hold_up_the_close(t
     closing.join(10)
     assert not closing.is_alive()  # not the lock timeout's minute
 
+
+def test_a_live_thread_keeping_a_read_half_done_does_not_hold_up_the_close(tmp_path, corpus):
+    """A cursor a live thread keeps half-read (an event loop's frame holding it) is not a read
+    under way: close() returns at once, the cursor still gives the rest of its rows, and the
+    store refuses what comes after."""
+    mem = Memory(tmp_path / "kept.db", extensions=False, lock_timeout=60)
+    mem.ingest(corpus)
+    stored, kept, release, rows = mem.counts().items, threading.Event(), threading.Event(), []
+
+    def keeper() -> None:
+        cursor = mem.store.conn.execute("SELECT id FROM items ORDER BY id")
+        rows.append(cursor.fetchone())
+        kept.set()
+        release.wait(60)
+        rows.extend(cursor.fetchall())
+
+    keeping = threading.Thread(target=keeper)
+    keeping.start()
+    assert kept.wait(10)
+    closing = threading.Thread(target=mem.close)
+    closing.start()
+    closing.join(10)
+    try:
+        assert not closing.is_alive()  # not the lock timeout's minute
+    finally:
+        release.set()
+        keeping.join(10)
+    assert len(rows) == stored and rows[0] is not None
+    with pytest.raises(StoreClosed):
+        mem.counts()
+
 def test_data_version_takes_the_writers_lock_where_sqlite_does_not_serialise_a_connection(core, corpus, monkeypatch):
     """Two threads may use the writer at once only where SQLite serialises its calls itself
     (threadsafety 3); elsewhere reading the commit counter waits for another thread's write."""
