@@ -102,7 +102,11 @@ class TransitionModel:
         return model
 
     def add(self, rows: Sequence[Transition]) -> None:
-        """Count more transitions (a new source's)."""
+        """Count more transitions: a new source's, or every row at a load. Rows as many as an
+        eighth of the counts, with no changes pending, are merged into the arrays at once (a
+        copy of every count); fewer go to the dict of changes, one Python step per row, and the
+        write that takes it past an eighth of the counts (and past 1,024 keys) merges it, at the
+        cost of that copy."""
         self._change(rows, 1.0)
 
     def remove(self, rows: Sequence[Transition]) -> None:

@@ -250,7 +250,7 @@ class TopicsArea(Area):
             if vecs is not None:
                 st.vectors.set(slots, vecs)
             self._add_assignments(slots, rows, leaves, weights)
-            st.markov.remove(replaced)  # O(source): the model follows this source's moves only
+            st.markov.remove(replaced)  # this source's moves only: O(source), but for a merge now and then (see add)
             st.markov.add(added)
         if self.settings.topic_auto_build and self.needs_rebuild():
             try:  # the items are committed; a failed rebuild only leaves the previous tree
