@@ -3,9 +3,11 @@
 The core drops the items said after ``as_of`` (:mod:`engine.as_of`); the knowledge area adds:
 
 * above an item that states a fact superseded by then, where the fact shares words with the
-  query, come the items stating the fact that holds instead (joining the candidates if they
-  were not among them): a question about where someone lives finds the move before the old
-  address, and the old address stays findable, just below;
+  query and is about someone the query names (any subject when it names no one), come the
+  items stating the fact that holds instead (joining the candidates if they were not among
+  them): a question about where someone lives finds the move before the old address, and the
+  old address stays findable, just below; "where does Maya live?" is not about Leah's move,
+  even in a turn of Maya's;
 * the recall's facts are those known by then, each marked with its state (``current`` or
   ``superseded``), current ones first.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Collection, Sequence
 
 import numpy as np
 
@@ -49,23 +51,26 @@ class _Stale:
 
 
 def rerank_in_time(store: "Store", index: "Index", rules: "Rules", query: str, ranking: "Ranking",
-                   as_of: str | None) -> "Ranking":
+                   as_of: str | None, subjects: Collection[int] = ()) -> "Ranking":
     """The ranking with the items of what holds at the reference time just above the items of
-    what it replaced (see the module docstring)."""
+    what it replaced (see the module docstring). ``subjects``: the entities the query names."""
     if not len(ranking.slots):
         return ranking
-    stale = _stale(store, index, rules, query, ranking.slots, as_of)
+    stale = _stale(store, index, rules, query, ranking.slots, as_of, frozenset(subjects))
     return _lift(ranking, stale, index, as_of, store) if stale else ranking
 
 
-def _stale(store: "Store", index: "Index", rules: "Rules", query: str, slots: np.ndarray, as_of: str | None) -> list[_Stale]:
-    """Candidates stating a fact superseded at the reference time that the query is about."""
+def _stale(store: "Store", index: "Index", rules: "Rules", query: str, slots: np.ndarray, as_of: str | None,
+           subjects: frozenset[int]) -> list[_Stale]:
+    """Candidates stating a fact superseded at the reference time that the query is about: of
+    a subject it names, if it names any."""
     ids = index.item_ids[slots].tolist()
     provenance = store.ended_facts_of_items(ids)
     if not provenance:
         return []
     facts = {r[0]: fact_of_row(r) for r in store.fact_rows(sorted({f for f, _ in provenance}))}
-    ended = {fid: f for fid, f in facts.items() if f.state(as_of) == "superseded"}
+    ended = {fid: f for fid, f in facts.items()
+             if f.state(as_of) == "superseded" and (not subjects or f.subject_id in subjects)}
     if not ended:
         return []
     terms = set(lexical_tokens(query))

@@ -22,14 +22,17 @@ supersession cannot order them. This step can, without facts:
   before a word of a slot's topic: "the new place" …) in a
   sentence on the topic goes above every older
   on-topic candidate ranked above it (a newer turn that merely uses the slot's words, "what are
-  you working on?", does not);
+  you working on?", does not); a turn that names no subject but is said by one announces a
+  change of theirs only in a clause that is not someone else's ("Leah moved to Boulder", said
+  by Maya, is no news of where Maya lives);
 * then the candidates whose facts state a value of the asked slot for the subject take the
   places they hold newest first: the latest value said is the answer even when the rules could
   not tell that it replaced the others (an object that names nothing, the same day, a change
   said without a change word) — a ranking that needs no supersession;
 * and the latest of them goes above the older candidates that name the subject but state no value
   ("Julien and I broke up" says nothing of where he lives now), never above one said on its day
-  or later, which may tell a newer value in words no rule reads.
+  or later, which may tell a newer value in words no rule reads; and above those that state a
+  value of the slot for someone else only ("Leah lives in Denver" for "where does Maya live?").
 
 A question about no slot ("when is Noor's wedding?") is about a plan or a wish as often as about
 something that changes, so there only a change said outright counts ("change of plan", "instead",
@@ -97,6 +100,13 @@ _CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|{_NOW}|switch(?:ed|ing)?|change[sd]?|th
 
 
 _NEW = re.compile(r"\bnew\s+(\w+(?:\s+\w+)?)", re.I)
+# A speaker speaking of themself ("I'm", "my", "we", "our"); "us" too, though it may be the country.
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
+# A clause that opens with someone else: "she's moved", "they sold the house".
+_THIRD_PERSON = re.compile(r"(?:he|she|they|his|her|their)\b", re.I)
+# Where a sentence's clauses part: "She isn't worried at all: Leah moved to Boulder in July and
+# hikes every weekend" holds three.
+_CLAUSE = re.compile(r"\s*[,;:]\s+|\s+(?:and|but|so|while|because)\s+", re.I)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,35 +188,50 @@ def _new_of_topic(sentence: str, topic: frozenset[str]) -> bool:
     return any(topic & set(lexical_tokens(m[1])) for m in _NEW.finditer(sentence))
 
 
+@dataclasses.dataclass(frozen=True)
+class _Held:
+    """What the candidates' facts say of the asked slot (see :func:`_held_values`)."""
+
+    words: frozenset[str] = frozenset()  # the words of the values the subjects held
+    stating: frozenset[int] = frozenset()  # the candidates that state a value for a subject
+    others: frozenset[int] = frozenset()  # those that state one for someone else only
+
+
 def _held_values(store: "Store", rules: "Rules", question: PresentQuestion, subjects: dict[int, str],
-                 item_ids: list[int]) -> tuple[frozenset[str], frozenset[int]]:
+                 item_ids: list[int]) -> _Held:
     """What these candidates' facts say the subject held of what the question asks, so that a
     change that names only the old value is on topic without a word of the question. For a slot
     question: the words of the slot's values ("I'm studying chemistry": chemistry, so "I'm
     switching from chemistry to computer science" is on topic), and the candidates that state a
-    value (:func:`_newest_value_first` puts them newest first). For a question about no slot: the
-    names in the objects of the subject's facts that share a word with the question ("Kenji is
-    learning Portuguese" for "what language is Kenji learning?", so "I dropped Portuguese" is on
-    topic); only names, as the rest of such an object says nothing that a change would repeat."""
+    value (:func:`_newest_value_first` puts them newest first), and those that state one for
+    someone else only ("Leah lives in Denver" for "where does Maya live?"). For a question about
+    no slot: the names in the objects of the subject's facts that share a word with the question
+    ("Kenji is learning Portuguese" for "what language is Kenji learning?", so "I dropped
+    Portuguese" is on topic); only names, as the rest of such an object says nothing that a
+    change would repeat."""
     if not item_ids:
-        return frozenset(), frozenset()
+        return _Held()
     words: set[str] = set()
     stating: set[int] = set()
+    others: set[int] = set()
     items_of: dict[int, set[int]] = {}
     for fact_id, item in store.facts_of_items(item_ids):
         items_of.setdefault(fact_id, set()).add(item)
     for row in store.fact_rows(sorted(items_of)):
         fact = fact_of_row(row)
-        if fact.subject_id not in subjects:
-            continue
         if question.slots:
             found = rules.slot_of(fact.subject, fact.predicate, fact.object)
-            if found is not None and found[0].name in question.slots and not found[1]:
+            if found is None or found[0].name not in question.slots or found[1]:
+                continue
+            if fact.subject_id in subjects:
                 words |= set(lexical_tokens(fact.object))
                 stating |= items_of[fact.id]
-        elif question.terms & set(lexical_tokens(f"{fact.predicate} {fact.object}")):
+            else:
+                others |= items_of[fact.id]
+        elif fact.subject_id in subjects and question.terms & set(lexical_tokens(f"{fact.predicate} {fact.object}")):
             words |= set(lexical_tokens(" ".join(object_names(fact.object))))
-    return frozenset(words - set(lexical_tokens(" ".join(subjects.values())))), frozenset(stating)
+    return _Held(frozenset(words - set(lexical_tokens(" ".join(subjects.values())))), frozenset(stating),
+                 frozenset(others - stating))
 
 
 def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, subjects: dict[int, str],
@@ -219,15 +244,18 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
         return ranking
     top = ranking.slots[:WINDOW]
     ids = [int(i) for i in index.item_ids[top]]
-    naming = {item for item, entity, _surface, _role in store.mentions_of_items(ids) if entity in subjects}
+    named, spoken, other_names = _naming(store, ids, subjects)
     said = said_on(store, index, top)
-    texts = store.item_texts([i for n, i in enumerate(ids) if i in naming and not (as_of and later(said[n], as_of))])
+    known = [i for n, i in enumerate(ids) if not (as_of and later(said[n], as_of))]  # said by the reference time
+    texts = store.item_texts([i for i in known if i in named | spoken])
     if question.slots or any(_announces(question.change, sentence) for text in texts.values()
                              for sentence, _tokens in sentence_tokens(text)):
-        held, stating = _held_values(store, rules, question, subjects, list(texts))
+        held = _held_values(store, rules, question, subjects, known if question.slots else list(texts))
     else:  # about no slot and no change said: what the subject held could put nothing above anything
-        held, stating = frozenset(), frozenset()
-    question = dataclasses.replace(question, slot_cues=question.slot_cues | held)
+        held = _Held()
+    stating = held.stating
+    hearsay = spoken - named - stating  # turns of a subject's that name no subject and state no value of theirs
+    question = dataclasses.replace(question, slot_cues=question.slot_cues | held.words)
     topical: list[int] = []  # positions in the ranking, best first
     changes: set[int] = set()
     values: set[int] = set()  # positions of the candidates that state a value of the asked slot
@@ -236,6 +264,8 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
         if text is None:  # names no subject, or said after the reference time
             continue
         verdict = _changes(text, question)
+        if verdict and item_id in hearsay:
+            verdict = _own_change(text, question, other_names.get(item_id, ()))
         if item_id in stating:
             values.add(n)
             verdict = bool(verdict)
@@ -246,7 +276,8 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     placed = list(range(len(ids)))  # placed[k]: the candidate now at place k of the window
     for k, n in zip(topical, _newest_value_first(_lifted(topical, changes, said), values, said)):
         placed[k] = n
-    placed = _latest_value_above_older(placed, values, [n for n, i in enumerate(ids) if i in texts], said)
+    placed = _latest_value_above_older(placed, values, [n for n, i in enumerate(ids) if i in texts], said,
+                                       {n for n, i in enumerate(ids) if i in held.others})
     if placed == list(range(len(ids))):
         return ranking
     positions = np.arange(len(ranking.slots))
@@ -258,6 +289,45 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
             found[int(slots[k])].append("change")
     return dataclasses.replace(ranking, slots=slots, scores=ranking.scores,  # the places keep their scores
                                found_by=found, features={k: v[positions] for k, v in ranking.features.items()})
+
+
+def _naming(store: "Store", item_ids: list[int], subjects: dict[int, str]
+            ) -> tuple[set[int], set[int], dict[int, list[str]]]:
+    """The candidates that name a subject (by a name they hold), those whose speaker is one, and
+    the names each holds of others."""
+    named: set[int] = set()
+    spoken: set[int] = set()
+    other_names: dict[int, list[str]] = {}
+    for item, entity, surface, role in store.mentions_of_items(item_ids):
+        if entity in subjects:
+            (spoken if role == "speaker" else named).add(item)
+        elif role != "speaker":
+            other_names.setdefault(item, []).append(surface)
+    return named, spoken, other_names
+
+
+def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str]) -> bool:
+    """Whether a subject's turn that names no subject announces a change of their own: in a
+    sentence on the topic, in a clause that is not someone else's. A speaker tells their own
+    news as "I", "we" or a request ("can you go back to English?"); "Leah moved to Boulder in
+    July", said by Maya, is Leah's news, not Maya's. Someone who is part of what the subject held
+    is no one else: "Rosa moved in with her boyfriend" changes whom Asha shares her flat with
+    when Asha shared it with Rosa (a name on the topic)."""
+    others = [name for name in other_names if not question.topic & set(lexical_tokens(name))]
+    for sentence, tokens in sentence_tokens(text):
+        if question.topic & tokens and any(
+                not _someone_elses(clause, others)
+                and (_announces(question.change, clause) or question.slots and _new_of_topic(clause, question.topic))
+                for clause in _CLAUSE.split(sentence)):
+            return True
+    return False
+
+
+def _someone_elses(clause: str, other_names: Sequence[str]) -> bool:
+    """Whether a clause tells of someone other than the speaker: it opens with a name the turn
+    holds of another, or with "he", "she" or "they", and says nothing in the first person."""
+    opens_with_other = _THIRD_PERSON.match(clause) or any(clause.startswith(name) for name in other_names)
+    return bool(opens_with_other) and not _FIRST_PERSON.search(clause)
 
 
 def _lifted(topical: list[int], changes: set[int], said: list[str]) -> list[int]:
@@ -284,22 +354,25 @@ def _newest_value_first(order: list[int], values: set[int], said: list[str]) -> 
     return out
 
 
-def _latest_value_above_older(placed: list[int], values: set[int], naming: list[int], said: list[str]) -> list[int]:
+def _latest_value_above_older(placed: list[int], values: set[int], naming: list[int], said: list[str],
+                              others: set[int]) -> list[int]:
     """``placed`` with the latest value of the asked slot said by the reference time just above
-    the older candidates naming the subject placed above it, on topic or not: "He moved to
-    Grenoble" answers "where does Julien live?" before "Julien and I broke up", which names him
-    but states no home. It never passes a candidate naming the subject said on its day or later,
-    which may tell a newer value in words no rule reads ("they made me assistant editor"); only
-    that one candidate moves."""
+    the older candidates naming the subject placed above it, on topic or not, and above those that
+    state a value of the slot for someone else only: "He moved to Grenoble" answers "where does
+    Julien live?" before "Julien and I broke up", which names him but states no home, and before
+    "Ines lives in Lyon". It never passes a candidate naming the subject said on its day or later,
+    which may tell a newer value in words no rule reads ("they made me assistant editor"), unless
+    the value that candidate states is someone else's; only that one candidate moves."""
     if not values:
         return placed
     latest = max(values, key=lambda m: (said[m], -m))
     at = placed.index(latest)
     naming_set = set(naming)
     top = at
-    while top > 0 and not (placed[top - 1] in naming_set and said[placed[top - 1]] >= said[latest]):
+    while top > 0 and not (placed[top - 1] in naming_set - others and said[placed[top - 1]] >= said[latest]):
         top -= 1
-    older = next((k for k in range(top, at) if placed[k] in naming_set and said[placed[k]] < said[latest]), None)
+    older = next((k for k in range(top, at) if placed[k] in naming_set and said[placed[k]] < said[latest]
+                  or placed[k] in others), None)
     if older is None:
         return placed
     out = list(placed)

@@ -81,6 +81,6 @@ class KnowledgeThroughTime(KnowledgeCuration):
         question about the present, a newer turn that changes the answer above the older ones
         (:mod:`.present`), which reaches the changes no fact of a slot states."""
         rules, index, as_of = self.timeline.rules, self.mem.index, q.options.get("as_of")
-        ranking = rerank_in_time(self.store, index, rules, q.text, ranking, as_of)
         subjects = {e: self.registry.names.get(e, "") for e in self.named_in(q)}
+        ranking = rerank_in_time(self.store, index, rules, q.text, ranking, as_of, subjects)
         return lift_changes(self.store, index, rules, q.text, subjects, ranking, as_of)

@@ -212,3 +212,25 @@ def test_what_someone_decided_is_the_latest_decision_but_why_they_decided_is_not
         assert above(ranked(mem, "What did Noor decide to buy for the garden?"), "D2:6", "D1:6")
         why = mem.recall("Why did Noor decide to buy a hammock for the garden?", top_k=10, strategy="fused").hits
         assert why and not any("change" in h.sources for h in why)
+
+
+REPORTED = locomo("reported", ("Ines", "Ravi"),
+    ("9:00 am on 13 January, 2024", [
+        ("Ines", "I live in Clifton now, in a flat above a bakery."),
+        ("Ravi", "Lucky you. And your brother Marco?"),
+        ("Ines", "Marco lives in Leeds and teaches maths there, so he's busier than me."),
+    ]),
+    ("6:30 pm on 8 June, 2024", [
+        ("Ravi", "How is the family?"),
+        ("Ines", "Busy! Marco moved to York in May and walks the city walls every morning."),
+        ("Ines", "I'm still waking up to the smell of the bakery."),
+    ]),
+)
+
+
+def test_a_move_reported_of_someone_else_is_their_news_not_the_reporters(tmp_path):
+    with ingested_conversation(tmp_path, REPORTED) as mem:
+        own = mem.recall("Where does Ines live?", top_k=10, strategy="fused").hits
+        assert own and own[0].item.key == "D1:1"  # her own home, not her brother's move she told of
+        assert not any("change" in h.sources or "successor" in h.sources for h in own if h.item.key == "D2:2")
+        assert ranked(mem, "Where does Marco live?")[0] == "D2:2"
