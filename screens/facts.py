@@ -19,10 +19,10 @@ from mnemoscope.app.widgets.tables import PlainTable, set_columns
 from mnemoscope.screens.base import BaseScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
-    from mnemoscope.engine.knowledge.records import Conflict, Decision, Entity, Fact
+    from mnemoscope.engine.knowledge.records import Conflict, CurationReport, Decision, Entity, Fact
     from mnemoscope.engine.records import Item
 
-ENTITY_ROWS = 500  # the most mentioned entities; the filter searches them all
+ENTITY_ROWS = 500  # the most mentioned entities (of those the filter names)
 # an entity's first facts (by id) in the table: a speaker of a big store names thousands, and
 # filling a table row costs the UI thread the same whether anyone scrolls to it or not
 FACT_ROWS = 500
@@ -171,7 +171,6 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
     def __init__(self) -> None:
         super().__init__()
         self.entities: list[Entity] = []  # the rows shown
-        self.all_entities: list[Entity] | None = None  # every entity, as read at the last refresh
         self.facts: list[Fact] = []
         self.entity: Entity | None = None
         self.facts_shown_for: tuple[int, str | None, int] | None = None  # (entity, as of, store generation)
@@ -227,29 +226,15 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         if self.inbox:
             self.load_conflicts()
             return
-        memory = self.services.memory
-        # in the worker: the first use of memory.knowledge loads the area
-        self.run_task("entities", "Loading entities", lambda: memory.knowledge.entities(), progress=False,
-                      show=False, replace=True, done=self.entities_read)
-
-    def entities_read(self, entities: list[Entity]) -> None:
-        self.all_entities = entities
-        self.show_entities(self.matching_entities())
-
-    def matching_entities(self) -> list[Entity]:
-        """The entities read last that the filter's text names, the most mentioned first. A key
-        typed in the filter reads nothing from the store: reading counts every entity's mentions
-        again, which grows with the store (a store change reads them anew, in refresh_data)."""
-        text = self.query_one("#entity-filter", Input).value.strip().lower()
-        found = self.all_entities or []
-        if text:
-            found = [e for e in found if text in e.name.lower() or text in e.key]
-        return found[:ENTITY_ROWS]
+        memory, text = self.services.memory, self.query_one("#entity-filter", Input).value.strip()
+        # in the worker: the first use of memory.knowledge loads the area; the store keeps each
+        # entity's counts, so a page of the most mentioned costs a page at any store size
+        self.run_task("entities", "Loading entities", lambda: memory.knowledge.entities(limit=ENTITY_ROWS, containing=text),
+                      progress=False, show=False, replace=True, done=self.show_entities)
 
     @on(Input.Changed, "#entity-filter")
     def filter_changed(self) -> None:
-        if self.all_entities is not None:  # else the entities are still being read: they come filtered
-            self.show_entities(self.matching_entities())
+        self.refresh_data()
 
     @on(Input.Submitted, "#entity-filter")
     def filter_done(self) -> None:
@@ -589,16 +574,12 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         def chosen(other: str | None) -> None:
             if not other:
                 return
-            if other.isdigit():
-                other_id = int(other)
-            else:
-                match = [e for e in knowledge.entities() if e.name.lower() == other.lower()]
-                if not match:
-                    self.notify(f"No entity is named “{other}”.", severity="error", markup=False)
-                    return
-                other_id = match[0].id
-            self.curate("Merge entities", f"Merge entity {other_id} (“{other}”) into “{keep.name}”?",
-                        lambda dry_run: knowledge.merge_entities(keep.id, other_id, dry_run=dry_run))
+
+            def merge(dry_run: bool) -> CurationReport:  # in a worker: a name is looked up in the store
+                other_id = int(other) if other.isdigit() else knowledge.entity_named(other).id
+                return knowledge.merge_entities(keep.id, other_id, dry_run=dry_run)
+
+            self.curate("Merge entities", f"Merge entity “{other}” into “{keep.name}”?", merge)
 
         self.app.push_screen(PromptDialog("Merge entities", f"Merge which entity into “{keep.name}”? (name or id)"),
                              chosen)

@@ -71,7 +71,7 @@ class KnowledgeCuration(KnowledgeReading):
         """Whether an entity is named by one fact and nothing else."""
         if entity_id is None:
             return False
-        items, facts = self.store.entity_counts().get(entity_id, (0, 0))
+        items, facts = self.store.entity_counts([entity_id]).get(entity_id, (0, 0))
         return items == 0 and facts <= 1
 
     @_atomic

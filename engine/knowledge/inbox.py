@@ -124,7 +124,7 @@ class Inbox:
 
     def _entity(self, entity_id: int) -> Entity:
         eid, key, name, kind = self.store.entity_row(entity_id)
-        items, facts = self.store.entity_counts().get(eid, (0, 0))
+        items, facts = self.store.entity_counts([eid]).get(eid, (0, 0))
         return Entity(id=eid, name=name, key=key, kind=kind, items=items, facts=facts)
 
     def conflict(self, conflict_id: int) -> Conflict:

@@ -123,26 +123,39 @@ class KnowledgeReading(KnowledgeBuilding):
         ids = list(dict.fromkeys(eid for _item, eid, _surface, _role in self.store.mentions_of_items([item_id])))
         return [self.entity(eid) for eid in ids]
 
-    def entities(self, kind: str | None = None, limit: int | None = None) -> list[Entity]:
-        """Entities, most mentioned first (ties by id), with their counts and synonyms."""
-        counts = self.store.entity_counts()
-        synonyms: dict[int, list[int]] = defaultdict(list)
-        for a, b, _w in self.store.synonym_rows():
-            synonyms[a].append(b)
-            synonyms[b].append(a)
-        out = [Entity(id=eid, name=name, key=key, kind=k, items=counts.get(eid, (0, 0))[0],
-                      facts=counts.get(eid, (0, 0))[1], synonyms=sorted(synonyms.get(eid, [])))
-               for eid, key, name, k in self.store.entity_rows() if kind is None or k == kind]
-        out.sort(key=lambda e: (-(e.items + e.facts), e.id))
-        return out[:limit] if limit else out
+    def entities(self, kind: str | None = None, limit: int | None = None, containing: str = "") -> list[Entity]:
+        """Entities, most mentioned first (ties by id), with their counts and synonyms; those of
+        one ``kind``, or whose name or key contains some text, the first ``limit`` of them. Reads
+        only the entities returned (the store keeps the counts)."""
+        rows = self.store.ranked_entity_rows(kind, containing, limit or None)
+        synonyms = self._synonyms([r[0] for r in rows])
+        return [Entity(id=eid, key=key, name=name, kind=k, items=items, facts=facts, synonyms=synonyms.get(eid, []))
+                for eid, key, name, k, items, facts in rows]
 
     def entity(self, entity_id: int) -> Entity:
         row = self.store.entity_row(entity_id)
         if row is None:
             raise KnowledgeError(f"no entity with id {entity_id}")
-        items, facts = self.store.entity_counts().get(entity_id, (0, 0))
-        syn = sorted({b if a == entity_id else a for a, b, _ in self.store.synonym_rows() if entity_id in (a, b)})
-        return Entity(id=row[0], key=row[1], name=row[2], kind=row[3], items=items, facts=facts, synonyms=syn)
+        items, facts = self.store.entity_counts([entity_id]).get(entity_id, (0, 0))
+        return Entity(id=row[0], key=row[1], name=row[2], kind=row[3], items=items, facts=facts,
+                      synonyms=self._synonyms([entity_id]).get(entity_id, []))
+
+    def entity_named(self, name: str) -> Entity:
+        """The most mentioned entity of this name (in any case)."""
+        wanted = name.strip().lower()
+        for entity in self.entities(containing=wanted):
+            if entity.name.lower() == wanted:
+                return entity
+        raise KnowledgeError(f"no entity is named {name.strip()!r}")
+
+    def _synonyms(self, entity_ids: list[int]) -> dict[int, list[int]]:
+        """entity id → the ids of its synonyms, sorted, for these entities."""
+        wanted, out = set(entity_ids), defaultdict(set)
+        for a, b in self.store.synonyms_of(entity_ids):
+            for one, other in ((a, b), (b, a)):
+                if one in wanted:
+                    out[one].add(other)
+        return {eid: sorted(ids) for eid, ids in out.items()}
 
     def episodes(self, source_id: int | None = None, ids: Sequence[int] | None = None) -> list[Episode]:
         """Live episodes (all, of one source, or by id) with items, events and images."""

@@ -57,6 +57,83 @@ def _write_counter(counter: str, writes: Iterable[tuple[str, str]], trigger_suff
                 f"    BEGIN UPDATE {counter} SET n = n + 1; END;\n" for table, write in writes))
 
 
+# An episode's start (knowledge-6): the earliest timestamp of its current items, kept by triggers
+# as items join, leave or move between episodes and as an item's time changes, so the Memories
+# timeline reads its first page from an index instead of grouping every episode's items.
+_EPISODE_START = ("(SELECT MIN(NULLIF(i.timestamp, '')) FROM episode_items m JOIN items i ON i.id = m.item_id"
+                  " WHERE m.episode_id = episodes.id)")
+EPISODE_STARTS = f"""
+ALTER TABLE episodes ADD COLUMN start TEXT;
+UPDATE episodes SET start = {_EPISODE_START};
+CREATE INDEX episodes_timeline ON episodes(start IS NULL, start, source_id) WHERE merged_into IS NULL;
+CREATE TRIGGER episode_items_insert_start AFTER INSERT ON episode_items BEGIN
+    UPDATE episodes SET start = (SELECT timestamp FROM items WHERE id = NEW.item_id)
+    WHERE id = NEW.episode_id AND EXISTS (SELECT 1 FROM items i WHERE i.id = NEW.item_id AND i.timestamp != ''
+                                          AND (episodes.start IS NULL OR i.timestamp < episodes.start));
+END;
+CREATE TRIGGER episode_items_delete_start AFTER DELETE ON episode_items BEGIN
+    UPDATE episodes SET start = {_EPISODE_START} WHERE id = OLD.episode_id;
+END;
+CREATE TRIGGER episode_items_update_start AFTER UPDATE OF episode_id, item_id ON episode_items BEGIN
+    UPDATE episodes SET start = {_EPISODE_START} WHERE id IN (OLD.episode_id, NEW.episode_id);
+END;
+CREATE TRIGGER items_timestamp_start AFTER UPDATE OF timestamp ON items WHEN OLD.timestamp IS NOT NEW.timestamp BEGIN
+    UPDATE episodes SET start = {_EPISODE_START} WHERE id = (SELECT episode_id FROM episode_items WHERE item_id = NEW.id);
+END;
+"""
+
+# Each entity's counts (knowledge-7): the items that mention it and the believed (not retired)
+# facts that name it as subject or object, kept by triggers on every write to mentions, facts
+# and entities (ingest, curation, supersession, a source's deletion, an undo), so the Facts
+# screen lists the most mentioned entities from an index instead of counting every mention.
+_MENTIONED = "SELECT 1 FROM mentions WHERE item_id = {row}.item_id AND entity_id = {row}.entity_id"
+_NAMING = "UPDATE entity_counts SET facts = facts {sign} 1 WHERE entity_id IN ({row}.subject_id, {row}.object_id)"
+ENTITY_COUNTS = f"""
+CREATE TABLE entity_counts (
+    entity_id INTEGER PRIMARY KEY,
+    items INTEGER NOT NULL DEFAULT 0,
+    facts INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO entity_counts (entity_id, items, facts)
+    SELECT e.id, (SELECT COUNT(DISTINCT item_id) FROM mentions m WHERE m.entity_id = e.id),
+           (SELECT COUNT(*) FROM facts f WHERE f.retired_at IS NULL AND e.id IN (f.subject_id, f.object_id))
+    FROM entities e;
+CREATE INDEX entity_counts_rank ON entity_counts(items + facts DESC, entity_id);
+CREATE TRIGGER entities_insert_counts AFTER INSERT ON entities BEGIN
+    INSERT OR IGNORE INTO entity_counts (entity_id) VALUES (NEW.id);
+END;
+CREATE TRIGGER entities_delete_counts AFTER DELETE ON entities BEGIN
+    DELETE FROM entity_counts WHERE entity_id = OLD.id;
+END;
+CREATE TRIGGER mentions_insert_counts AFTER INSERT ON mentions
+WHEN NOT EXISTS ({_MENTIONED.format(row="NEW")} AND surface != NEW.surface) BEGIN
+    UPDATE entity_counts SET items = items + 1 WHERE entity_id = NEW.entity_id;
+END;
+CREATE TRIGGER mentions_delete_counts AFTER DELETE ON mentions WHEN NOT EXISTS ({_MENTIONED.format(row="OLD")}) BEGIN
+    UPDATE entity_counts SET items = items - 1 WHERE entity_id = OLD.entity_id;
+END;
+CREATE TRIGGER mentions_update_counts AFTER UPDATE OF item_id, entity_id ON mentions
+WHEN OLD.item_id != NEW.item_id OR OLD.entity_id != NEW.entity_id BEGIN
+    UPDATE entity_counts SET items = items - 1
+    WHERE entity_id = OLD.entity_id AND NOT EXISTS ({_MENTIONED.format(row="OLD")});
+    UPDATE entity_counts SET items = items + 1
+    WHERE entity_id = NEW.entity_id AND NOT EXISTS ({_MENTIONED.format(row="NEW")} AND surface != NEW.surface);
+END;
+CREATE TRIGGER facts_insert_counts AFTER INSERT ON facts WHEN NEW.retired_at IS NULL BEGIN
+    {_NAMING.format(sign="+", row="NEW")};
+END;
+CREATE TRIGGER facts_delete_counts AFTER DELETE ON facts WHEN OLD.retired_at IS NULL BEGIN
+    {_NAMING.format(sign="-", row="OLD")};
+END;
+CREATE TRIGGER facts_update_counts AFTER UPDATE OF subject_id, object_id, retired_at ON facts
+WHEN OLD.subject_id IS NOT NEW.subject_id OR OLD.object_id IS NOT NEW.object_id
+     OR (OLD.retired_at IS NULL) != (NEW.retired_at IS NULL) BEGIN
+    {_NAMING.format(sign="-", row="OLD")} AND OLD.retired_at IS NULL;
+    {_NAMING.format(sign="+", row="NEW")} AND NEW.retired_at IS NULL;
+END;
+"""
+
+
 MIGRATIONS = [
     (
         "knowledge-1",
@@ -182,6 +259,8 @@ MIGRATIONS = [
     ),
     ("knowledge-4", _write_counter("knowledge_writes", [(t, w) for t in COUNTED_TABLES for w in WRITES], "counted")),
     ("knowledge-5", _write_counter("episode_writes", EPISODE_WRITES, "episode_counted")),
+    ("knowledge-6", EPISODE_STARTS),
+    ("knowledge-7", ENTITY_COUNTS),
 ]
 
 # Tables a decision may change, with their primary key: the row images of :meth:`recording`.
@@ -268,16 +347,28 @@ class KnowledgeSQL:
             "SELECT id FROM entities e WHERE NOT EXISTS (SELECT 1 FROM mentions m WHERE m.entity_id = e.id)"
             " AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.subject_id = e.id OR f.object_id = e.id)")]
 
-    def entity_counts(self) -> dict[int, tuple[int, int]]:
-        """entity id → (items mentioning it, facts naming it)."""
-        mentions = dict(self.conn.execute("SELECT entity_id, COUNT(DISTINCT item_id) FROM mentions GROUP BY entity_id"))
-        facts: dict[int, int] = {}
-        for eid, n in self.conn.execute(
-            "SELECT eid, COUNT(*) FROM (SELECT subject_id AS eid FROM facts WHERE retired_at IS NULL UNION ALL"
-            " SELECT object_id FROM facts WHERE object_id IS NOT NULL AND object_id != subject_id AND retired_at IS NULL)"
-            " WHERE eid IS NOT NULL GROUP BY eid"):
-            facts[eid] = n
-        return {eid: (mentions.get(eid, 0), facts.get(eid, 0)) for eid in set(mentions) | set(facts)}
+    def entity_counts(self, ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+        """entity id → (items mentioning it, believed facts naming it) for these entities, as
+        the triggers of ``entity_counts`` keep them (knowledge-7)."""
+        return {eid: (items, facts) for eid, items, facts in
+                self._in("SELECT entity_id, items, facts FROM entity_counts WHERE entity_id IN ({marks})", ids)}
+
+    def ranked_entity_rows(self, kind: str | None = None, containing: str = "",
+                           limit: int | None = None) -> list[tuple[int, str, str, str, int, int]]:
+        """(id, key, name, kind, items, facts) of the entities, most mentioned first (items +
+        facts, then id), read along the counts' index: the first page costs a page at any store
+        size. ``containing``: text in the key or the name (SQLite folds only ASCII case)."""
+        where, params = [], []
+        if kind is not None:
+            where.append("e.kind = ?")
+            params.append(kind)
+        if containing:
+            where.append("(instr(e.key, ?) OR instr(lower(e.name), ?))")
+            params += [containing.lower()] * 2
+        return self.conn.execute(
+            "SELECT e.id, e.key, e.name, e.kind, c.items, c.facts FROM entity_counts c INDEXED BY entity_counts_rank"
+            " CROSS JOIN entities e ON e.id = c.entity_id" + (" WHERE " + " AND ".join(where) if where else "")
+            + " ORDER BY c.items + c.facts DESC, c.entity_id LIMIT ?", [*params, -1 if limit is None else limit]).fetchall()
 
     # -- mentions and synonymy ----------------------------------------------------------------
 
@@ -315,6 +406,11 @@ class KnowledgeSQL:
 
     def synonym_rows(self) -> list[tuple[int, int, float]]:
         return self.conn.execute("SELECT a, b, weight FROM synonyms").fetchall()
+
+    def synonyms_of(self, entity_ids: Sequence[int]) -> list[tuple[int, int]]:
+        """(a, b) synonym pairs with a or b among these entities."""
+        return list(dict.fromkeys(self._in("SELECT a, b FROM synonyms WHERE a IN ({marks})", entity_ids)
+                                  + self._in("SELECT a, b FROM synonyms WHERE b IN ({marks})", entity_ids)))
 
     def move_synonyms(self, from_id: int, to_id: int) -> None:
         rows = self.conn.execute("SELECT a, b, weight FROM synonyms WHERE a = ? OR b = ?", (from_id, from_id)).fetchall()
@@ -573,8 +669,11 @@ class KnowledgeSQL:
         self.insert_episode_members((i, e, e) for i, e in rows)
 
     def insert_episode_members(self, rows: Iterable[tuple[int, int, int]]) -> None:
-        """(item id, current episode id, home episode id) rows."""
-        self.conn.executemany("INSERT OR REPLACE INTO episode_items (item_id, episode_id, home_id) VALUES (?,?,?)", rows)
+        """(item id, current episode id, home episode id) rows. An item already in an episode is
+        moved by an update (not a replace, which deletes without firing the delete triggers), so
+        the episode it leaves has its start read again (knowledge-6)."""
+        self.conn.executemany("INSERT INTO episode_items (item_id, episode_id, home_id) VALUES (?,?,?) ON CONFLICT (item_id)"
+                              " DO UPDATE SET episode_id = excluded.episode_id, home_id = excluded.home_id", rows)
 
     def set_merged_into(self, rows: Iterable[tuple[int, int]]) -> None:
         """(episode id, the episode it is merged into) rows."""
@@ -596,10 +695,8 @@ class KnowledgeSQL:
         undated ones last, then by source and id) and how many live episodes there are: a screen
         shows the timeline's start without reading every episode's items, events and merges."""
         ids = [r[0] for r in self.conn.execute(
-            "SELECT e.id, MIN(NULLIF(i.timestamp, '')) AS start FROM episodes e"
-            " LEFT JOIN episode_items m ON m.episode_id = e.id LEFT JOIN items i ON i.id = m.item_id"
-            " WHERE e.merged_into IS NULL GROUP BY e.id ORDER BY start IS NULL, start, e.source_id, e.id LIMIT ?",
-            (limit,))]
+            "SELECT id FROM episodes INDEXED BY episodes_timeline WHERE merged_into IS NULL"
+            " ORDER BY start IS NULL, start, source_id, id LIMIT ?", (limit,))]
         total = self.conn.execute("SELECT COUNT(*) FROM episodes WHERE merged_into IS NULL").fetchone()[0]
         return ids, total
 

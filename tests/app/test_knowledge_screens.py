@@ -215,8 +215,9 @@ async def test_an_entity_with_more_facts_than_the_table_holds_fills_only_the_fir
         assert screen.selected_fact() is screen.facts[2]  # the last row shown
 
 
-async def test_typing_in_the_entity_filter_reads_no_store(demo_app, monkeypatch):
-    # counting every entity's mentions grows with the store: a key typed filters what was read
+async def test_typing_in_the_entity_filter_reads_a_page_of_entities_and_no_facts(demo_app, monkeypatch):
+    # the store keeps each entity's counts: a key typed reads the first page of those it names
+    monkeypatch.setattr("mnemoscope.screens.facts.ENTITY_ROWS", 4)
     app = demo_app(start_mode="facts")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -224,23 +225,24 @@ async def test_typing_in_the_entity_filter_reads_no_store(demo_app, monkeypatch)
         knowledge = app.services.memory.knowledge
         every = knowledge.entities()
         shown = screen.entity
-        reads: list[str] = []
+        reads: list[tuple[str, dict]] = []
         for name in ("entities", "facts"):
             read = getattr(type(knowledge), name)
             monkeypatch.setattr(type(knowledge), name, lambda area, *args, read=read, name=name, **kwargs:
-                                reads.append(name) or read(area, *args, **kwargs))
+                                reads.append((name, kwargs)) or read(area, *args, **kwargs))
         screen.query_one("#entity-filter").focus()
         await pilot.press("m", "a")
         await settle(pilot)
         expected = [e.id for e in every if "ma" in e.name.lower() or "ma" in e.key]
-        assert expected and len(expected) < len(every) and shown.id in expected
-        assert [e.id for e in screen.entities] == expected
-        assert reads == []  # nor the facts of the entity still highlighted
+        assert len(expected) > 4 and shown.id in expected[:4]
+        assert [e.id for e in screen.entities] == expected[:4]
+        assert reads and all(name == "entities" and kwargs["limit"] == 4 for name, kwargs in reads)
+        assert reads[-1][1]["containing"] == "ma"  # nor the facts of the entity still highlighted
         assert screen.entity.id == shown.id and screen.facts
+        reads.clear()
         app.store_changed()  # a change in the store reads them again, still filtered
         await settle(pilot)
-        # (the counts may change twice, following and re-counting: each may read them)
-        assert {"entities", "facts"} <= set(reads) and [e.id for e in screen.entities] == expected
+        assert {"entities", "facts"} <= {name for name, _ in reads} and [e.id for e in screen.entities] == expected[:4]
 
         # the tables emptied (the inbox opened and closed, a new width) are filled again
         facts = screen.query_one("#facts-table", DataTable)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from mnemoscope.engine.store import MIGRATIONS, Store
+from mnemoscope.engine.store import Store
 from mnemoscope.engine.store.base import StoreBase
+from tests.support.stores import migrations_before
 
 
 def test_a_recall_after_feedback_reads_no_episode_again_and_one_after_an_episode_write_does(mem):
@@ -33,7 +34,7 @@ def test_a_recall_after_feedback_reads_no_episode_again_and_one_after_an_episode
 
 def test_a_store_from_before_the_count_migrates_and_counts_writes_to_what_an_episode_shows(tmp_path: Path):
     path = tmp_path / "old.db"
-    StoreBase(path, [m for m in MIGRATIONS if m[0] != "knowledge-5"]).close()
+    StoreBase(path, migrations_before("knowledge-5")).close()
     conn = sqlite3.connect(path)
     conn.executescript("""
         PRAGMA foreign_keys = ON;
@@ -59,4 +60,4 @@ def test_a_store_from_before_the_count_migrates_and_counts_writes_to_what_an_epi
         counts.append(store.episode_state())
     finally:
         store.close()
-    assert counts[0] == 0 and counts[1] > counts[0] and counts[2] == counts[1] and counts[3] > counts[2]
+    assert counts[1] > counts[0] and counts[2] == counts[1] and counts[3] > counts[2]

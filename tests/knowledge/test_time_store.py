@@ -10,15 +10,16 @@ import pytest
 from mnemoscope.engine.knowledge.entities import EntityRegistry
 from mnemoscope.engine.errors import KnowledgeError
 from mnemoscope.engine.knowledge.timeline import Timeline, fact_of_row
-from mnemoscope.engine.store import MIGRATIONS, Store
+from mnemoscope.engine.store import Store
 from mnemoscope.engine.store.base import StoreBase
+from tests.support.stores import migrations_before
 
 CREATED = 1_700_000_000  # 2023-11-14T22:13:20Z, when the old store ingested its source
 
 
 def old_store(path: Path) -> None:
     """A store as the version before the time model wrote it: two facts about Lena's home."""
-    StoreBase(path, [m for m in MIGRATIONS if m[0] != "knowledge-3"]).close()
+    StoreBase(path, migrations_before("knowledge-3")).close()
     conn = sqlite3.connect(path)
     conn.executescript(f"""
         INSERT INTO sources (id, name, kind, content_hash, created_at, updated_at) VALUES (1, 'chat', 'conversation', 'h', {CREATED}, {CREATED});

@@ -89,3 +89,13 @@ def store_checksum(path: Path, skip: tuple[str, ...] = ()) -> str:
     finally:
         conn.close()
     return digest.hexdigest()
+
+
+def migrations_before(name: str) -> list[tuple[str, str]]:
+    """The migrations of a store made before migration ``name`` (``knowledge-3``) existed: the
+    other areas' and this area's earlier ones. A later one of the same area may read what
+    ``name`` adds, so it is left out too."""
+    from mnemoscope.engine.store import MIGRATIONS
+
+    area, number = name.rsplit("-", 1)
+    return [m for m in MIGRATIONS if not (m[0].rsplit("-", 1)[0] == area and int(m[0].rsplit("-", 1)[1]) >= int(number))]

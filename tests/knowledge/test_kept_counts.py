@@ -1,0 +1,128 @@
+"""What the store keeps so that the Facts and Memories screens read a page, not the store:
+each entity's counts (migration ``knowledge-7``) and each episode's start (``knowledge-6``).
+Both equal a full recount after the migration of an older store and after every kind of write."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+from mnemoscope.engine import Memory
+from mnemoscope.engine.store import MIGRATIONS, Store
+from mnemoscope.engine.store.knowledge import ENTITY_COUNTS, EPISODE_STARTS
+from tests.knowledge.conftest import locomo
+
+KEPT = ("knowledge-6", "knowledge-7")
+
+RECOUNT_ENTITIES = """
+    SELECT e.id, (SELECT COUNT(DISTINCT item_id) FROM mentions m WHERE m.entity_id = e.id),
+           (SELECT COUNT(*) FROM facts f WHERE f.retired_at IS NULL AND (f.subject_id = e.id OR f.object_id = e.id))
+    FROM entities e"""
+RECOUNT_STARTS = """
+    SELECT e.id, (SELECT MIN(i.timestamp) FROM episode_items m JOIN items i ON i.id = m.item_id
+                  WHERE m.episode_id = e.id AND i.timestamp != '')
+    FROM episodes e WHERE e.merged_into IS NULL"""
+
+MOVE = locomo("move", ("Lena", "Tom"),
+              ("2:00 pm on 14 January, 2023", [("Lena", "I live in Lyon with my cat Pixel."), ("Tom", "Lyon is lovely, Lena.")]),
+              ("11:20 am on 8 April, 2023", [("Lena", "I moved to Berlin last week."), ("Tom", "Berlin! Say hi to Pixel.")]))
+
+
+def kept_and_recounted(path: Path) -> tuple[tuple[dict, dict], tuple[dict, dict]]:
+    """(the kept counts and starts, the same recounted from every row), read on a connection of
+    their own."""
+    conn = sqlite3.connect(path)
+    try:
+        kept = ({e: (i, f) for e, i, f in conn.execute("SELECT entity_id, items, facts FROM entity_counts")},
+                dict(conn.execute("SELECT id, start FROM episodes WHERE merged_into IS NULL")))
+        recounted = ({e: (i, f) for e, i, f in conn.execute(RECOUNT_ENTITIES)}, dict(conn.execute(RECOUNT_STARTS)))
+    finally:
+        conn.close()
+    return kept, recounted
+
+
+def assert_kept(path: Path, what: str) -> None:
+    (counts, starts), (entity_recount, start_recount) = kept_and_recounted(path)
+    assert counts and starts, what
+    assert counts == entity_recount, f"entity counts after {what}"
+    assert starts == start_recount, f"episode starts after {what}"
+
+
+def as_before_the_kept_counts(path: Path) -> None:
+    """The store as the code before knowledge-6 and -7 left it: their tables, columns, indexes
+    and triggers gone, and the migrations not applied."""
+    created = re.findall(r"CREATE (TABLE|INDEX|TRIGGER) (\w+)", EPISODE_STARTS + ENTITY_COUNTS)
+    conn = sqlite3.connect(path)
+    for kind, name in reversed(created):
+        conn.execute(f"DROP {kind} {name}")
+    conn.execute("ALTER TABLE episodes DROP COLUMN start")
+    conn.execute(f"DELETE FROM schema_migrations WHERE name IN {KEPT}")
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - len(KEPT)}")
+    conn.commit()
+    conn.close()
+
+
+def test_an_older_store_migrates_to_counts_and_starts_that_equal_a_recount(demo_copy, tmp_path):
+    as_before_the_kept_counts(demo_copy)
+    conn = sqlite3.connect(demo_copy)
+    assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'entity_counts'").fetchall()
+    conn.close()
+    Store(demo_copy).close()
+    assert_kept(demo_copy, "the migration")
+    with Memory(demo_copy) as mem:  # and the screens' pages are the order a full read gives
+        every = sorted(mem.knowledge.entities(), key=lambda e: (-(e.items + e.facts), e.id))
+        assert [e.id for e in mem.knowledge.entities(limit=5)] == [e.id for e in every[:5]]
+        episodes = mem.knowledge.episodes()
+        order = sorted(episodes, key=lambda e: (e.time_start is None, e.time_start or "", e.source_id, e.id))
+        assert mem.knowledge.timeline_start(3) == (order[:3], len(episodes))
+
+
+def test_the_counts_and_starts_stay_a_recount_through_every_kind_of_write(demo_copy, tmp_path):
+    chat = tmp_path / "move.json"
+    chat.write_text(json.dumps([MOVE]), encoding="utf-8")
+    with Memory(demo_copy) as mem:
+        knowledge = mem.knowledge
+        mem.ingest(chat)  # Berlin supersedes Lyon
+        assert_kept(demo_copy, "an ingest with a supersession")
+        assert any(f.superseded_by for f in knowledge.facts("Lena"))
+
+        entity = knowledge.entities(limit=1)[0]
+        fact = next(f for f in knowledge.facts(entity.id) if f.subject_id == entity.id and f.object_id is None)
+        knowledge.edit_fact(fact.id, object=fact.object + " on Sundays")
+        assert_kept(demo_copy, "an edited fact")
+        knowledge.undo_last()
+        assert_kept(demo_copy, "the edit undone")
+        knowledge.add_fact(entity.name, "teaches", "Pixel the cat", fact.provenance)
+        assert_kept(demo_copy, "a fact added")
+        knowledge.delete_fact(fact.id)
+        assert_kept(demo_copy, "a fact deleted")
+
+        lena, tom = (knowledge.entity_named(name) for name in ("Lena", "Tom"))
+        knowledge.rename_entity(tom.id, "Thomas")
+        knowledge.merge_entities(lena.id, tom.id)
+        assert_kept(demo_copy, "an entity renamed and merged")
+        assert knowledge.entity(lena.id).items == len({i for i, _s, _r in mem.store.mentions_of_entity(lena.id)})
+
+        first, second = sorted((e for e in knowledge.episodes() if e.source_id == entity_source(mem, "move")),
+                               key=lambda e: e.id)
+        knowledge.merge_episodes(second.id, first.id)  # the later one takes the earlier's turns: its start moves
+        assert_kept(demo_copy, "two episodes merged")
+        knowledge.split_episode(second.id)
+        assert_kept(demo_copy, "the episode split")
+
+        # the store moves every item of one episode into the other (an upsert: a replace would
+        # delete the rows without the triggers that read the left episode's start again)
+        with mem.store.transaction():
+            mem.store.insert_episode_members((i, second.id, second.id) for i in first.items)
+        assert_kept(demo_copy, "an episode's items moved into another")
+        for item in first.items:  # the other's start is its own again
+            mem.delete_item(item)
+        assert_kept(demo_copy, "items deleted")
+        mem.delete_source(entity_source(mem, "move"))
+        assert_kept(demo_copy, "a source deleted")
+
+
+def entity_source(mem: Memory, stem: str) -> int:
+    return next(s.id for s in mem.sources() if Path(s.name.split("#")[0]).stem == stem)
