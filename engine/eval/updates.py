@@ -4,8 +4,8 @@ The data (``bench/data/knowledge_updates.json``, written by the Mnemoscope team 
 benchmark) is five conversations in the LoCoMo layout whose facts change over months: moves,
 new jobs, changed plans, relationships, pets, preferences, with facts that never change and
 multi-valued ones ("visited", "likes") beside them; ``knowledge_updates_heldout.json``,
-``knowledge_updates_heldout2.json`` and ``knowledge_updates_heldout3.json`` beside it are held-out
-splits in the same layout, each written at the start of a session before that session's changes
+``knowledge_updates_heldout2.json``, ``knowledge_updates_heldout3.json`` and
+``knowledge_updates_heldout4.json`` beside it are held-out splits in the same layout, each written at the start of a session before that session's changes
 (pass one as the file; docs/benchmarks.md says which were looked at since).
 Each question carries, besides LoCoMo's ``question``, ``answer`` and ``evidence``:
 
