@@ -234,3 +234,28 @@ def test_a_move_reported_of_someone_else_is_their_news_not_the_reporters(tmp_pat
         assert own and own[0].item.key == "D1:1"  # her own home, not her brother's move she told of
         assert not any("change" in h.sources or "successor" in h.sources for h in own if h.item.key == "D2:2")
         assert ranked(mem, "Where does Marco live?")[0] == "D2:2"
+
+
+FELL_THROUGH = locomo("fell-through", ("Clara", "Femi"),
+    ("8:00 am on 10 January, 2025", [
+        ("Femi", "I play five-a-side football on Wednesdays."),
+        ("Clara", "Jonas wants us to move to Bristol next year."),
+        ("Femi", "My cousin Ada is moving to Leeds for a job at the museum."),
+        ("Clara", "I'm a curator at the Science Museum."),
+    ]),
+    ("7:15 pm on 2 March, 2025", [
+        ("Femi", "I stopped five-a-side on Wednesdays, my knee hurts too much."),
+        ("Clara", "We're not moving to Bristol after all."),
+        ("Femi", "Ada didn't go to Leeds in the end, the museum job fell through. She's still in York."),
+    ]),
+)
+
+
+def test_a_habit_stopped_or_a_plan_that_fell_through_goes_above_what_it_replaces(tmp_path):
+    with ingested_conversation(tmp_path, FELL_THROUGH) as mem:
+        assert above(ranked(mem, "What does Femi do on Wednesdays?"), "D2:1", "D1:1")
+        assert above(ranked(mem, "Is Clara moving to Bristol?"), "D2:2", "D1:2")
+        assert above(ranked(mem, "Where does Ada live?"), "D2:3", "D1:3")
+        femi = mem.recall("Where does Femi work?", top_k=10, strategy="fused").hits
+        assert any(h.item.key == "D2:3" for h in femi)  # a candidate, but Ada's job, not Femi's
+        assert not any("change" in h.sources for h in femi if h.item.key == "D2:3")
