@@ -153,7 +153,11 @@ class Index:
 
     def query_terms(self, text: str, related: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(term ids, weights) of a query's known terms (:meth:`plan`)."""
-        terms = self.plan(text, related).terms
+        return self.terms_of(self.plan(text, related))
+
+    def terms_of(self, planned: QueryPlan) -> tuple[np.ndarray, np.ndarray]:
+        """(term ids, weights) of a plan's terms, which are all in this vocabulary."""
+        terms = planned.terms
         ids = np.fromiter((self.vocab[t] for t in terms), dtype=np.int64, count=len(terms))
         weights = np.fromiter(terms.values(), dtype=np.float64, count=len(terms))
         return ids, weights

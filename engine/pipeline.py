@@ -48,6 +48,7 @@ class Query:
     mode: str = "pro"
     options: QueryOptions = field(default_factory=QueryOptions)
     notes: dict[str, Any] = field(default_factory=dict)  # per-query results areas share (e.g. the topic walk)
+    answer: str | None = None  # the kind of answer it asks for, from its plan (engine/query.py's answer_type)
 
 
 Signal = Callable[[Query, "Signals"], np.ndarray]

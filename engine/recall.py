@@ -64,9 +64,10 @@ def prepare_query(mem: Engine, areas: Sequence[Area], text: str, top_k: int, str
     if unknown := sorted(set(options) - QUERY_OPTIONS):
         raise RecallError(f"unknown recall option {unknown[0]!r}; choose from: {', '.join(sorted(QUERY_OPTIONS))}")
     options["as_of"] = parse_as_of(options.get("as_of"))
-    term_ids, weights = mem.index.query_terms(text)
+    planned = mem.index.plan(text)
+    term_ids, weights = mem.index.terms_of(planned)
     q = Query(text=text, term_ids=term_ids, term_weights=weights, top_k=top_k, strategy=strategy, mode=mode,
-              options=options)
+              options=options, answer=planned.answer_type)
     for area in areas:
         area.check_query(q)
     return q
@@ -135,11 +136,11 @@ def answer_signal(mem: Engine, q: Query, signals: Signals) -> np.ndarray:
     """BM25 of the items holding an answer of the kind the question asks for ("when": a time), 0
     elsewhere and for every item when the question asks for no particular kind (engine/query.py).
     Only those items can score: they are the signal's support."""
-    from .query import ANSWER_WORDS, answer_type
+    from .query import ANSWER_WORDS
 
     lexical = signals["bm25"]
     out = np.zeros_like(lexical)
-    kind = answer_type(q.text)
+    kind = q.answer
     holders = answer_holders(mem.index, kind) if kind in ANSWER_WORDS else np.zeros(0, dtype=np.int64)
     holders = holders[: np.searchsorted(holders, len(lexical))]  # read after the BM25 scores: none newer
     out[holders] = lexical[holders]

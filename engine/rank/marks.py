@@ -240,25 +240,39 @@ class Endpoint:
     embed: Callable[[list[str]], np.ndarray]
 
 
+@dataclass(frozen=True)
+class Asked:
+    """A query as the marks compare it: its text, its plan's terms (term id → weight,
+    engine/query.py) and the kind of answer it asks for — made once, by recall for the query
+    asked, or kept by the mark for a taught one."""
+
+    text: str
+    terms: dict[int, float]
+    answer: str | None
+
+
 @dataclass
 class Likeness:
     """How alike one query is to every mark's query (in ``marks`` order) — ``sims``, what a
     note shows — with the rule that turns that into how much each mark counts (each similarity
-    has its own scale), how nearly each is the same question (``same_sims``), and, when the rule
-    asks, whether each asks for the same kind of answer (``agrees``)."""
+    has its own scale), how nearly each is the same question (``same_sims``, and ``same``: how
+    much each counts as the same question, :attr:`MarkParams.same` over them), and, when the
+    rule asks, whether each asks for the same kind of answer (``agrees``)."""
 
     sims: np.ndarray
     rule: AlikeRule
     same_sims: np.ndarray
+    same: np.ndarray
     agrees: np.ndarray | None = None
 
-    def strength(self, same: np.ndarray) -> np.ndarray:
-        """How much each mark counts, given how much each is the same question (``same``)."""
+    def strength(self) -> np.ndarray:
+        """How much each mark counts: as an alike question by the rule, and always when it is
+        the same question."""
         out = self.rule.ramp.strength(self.sims)
         if self.agrees is not None:
             out = out * self.agrees
         if 0 < self.rule.nearest < len(out):
-            keep = same > 0
+            keep = self.same > 0
             keep[np.argsort(-self.sims, kind="stable")[:self.rule.nearest]] = True
             out = out * keep
         return out
@@ -318,32 +332,41 @@ class FeedbackMemory:
 
     # -- similarity ---------------------------------------------------------------------------
 
-    def similarities(self, query: str, wording: Wording, vector: np.ndarray | None = None,
-                     endpoint: Endpoint | None = None, plan: dict[int, float] | None = None) -> Likeness:
-        """How alike ``query`` is to every mark's query: the cosine of their embeddings when the
+    def similarities(self, asked: Asked, wording: Wording, vector: np.ndarray | None = None,
+                     endpoint: Endpoint | None = None) -> Likeness:
+        """How alike ``asked`` is to every mark's query: the cosine of their embeddings when the
         query's ``vector`` and the ``endpoint`` that made it are given (the marks' queries are
-        embedded by it, see :meth:`vectors`), else by their words (``wording``; ``plan`` is the
-        query's own when recall made it already)."""
+        embedded by it, see :meth:`vectors`), else by their words (``wording``)."""
+        same_ramp = self.params.same
         if vector is not None and endpoint is not None:
             rows = self._mark_rows(endpoint)
             sims = np.clip(rows @ vector, 0.0, 1.0) if len(rows) else np.zeros(0)
-            return Likeness(sims, self.params.embedded, sims)
+            return Likeness(sims, self.params.embedded, sims, same_ramp.strength(sims))
         rule = self.params.worded
         if not self.marks:
-            return Likeness(np.zeros(0), rule, np.zeros(0))
+            return Likeness(np.zeros(0), rule, np.zeros(0), np.zeros(0))
         marks = list(self.marks.values())
         self._tokens = self._grown(self._tokens, wording.version, wording.token_idf,
                                    lambda new: [dict.fromkeys(m.tokens, 1.0) for m in new])
         self._terms = self._grown(self._terms, wording.version, wording.term_idf,
                                   lambda new: [wording.plan_of(m).terms for m in new],
                                   lambda held: all(m.plan is not None and m.plan.holds(wording.vocabulary) for m in held))
-        same = self._tokens.cosines(dict.fromkeys(lexical_tokens(query), 1.0), wording.token_idf)
-        alike = self._terms.cosines(wording.plan(query).terms if plan is None else plan, wording.term_idf)
+        same = self._tokens.cosines(dict.fromkeys(lexical_tokens(asked.text), 1.0), wording.token_idf)
+        alike = self._terms.cosines(asked.terms, wording.term_idf)
         if not rule.same_answer:
-            return Likeness(alike, rule, same)
+            return Likeness(alike, rule, same, same_ramp.strength(same))
         if self._answers is None or len(self._answers) != len(marks):
             self._answers = np.array([m.answer for m in marks], dtype=object)
-        return Likeness(alike, rule, same, (self._answers == answer_type(query)).astype(np.float64))
+        return Likeness(alike, rule, same, same_ramp.strength(same), (self._answers == asked.answer).astype(np.float64))
+
+    def asked(self, event_id: int, query: str, wording: Wording) -> Asked:
+        """A logged event's question as :meth:`similarities` compares it: a mark's kept plan and
+        kind of answer (planned again only when the vocabulary gained a word it read); a
+        withdrawn event's, made now."""
+        mark = self.marks.get(event_id)
+        if mark is None:
+            return Asked(query, wording.plan(query).terms, answer_type(query))
+        return Asked(mark.query, wording.plan_of(mark).terms, mark.answer)
 
     def vectors(self, texts: list[str], endpoint: Endpoint) -> np.ndarray:
         """Rows of ``texts``' vectors under ``endpoint``, kept in memory by text: only the ones
@@ -388,7 +411,7 @@ class FeedbackMemory:
         :meth:`similarities`) that marks of one count for the other (most alike first, each
         worded query once)."""
         own = " ".join(query.lower().split())
-        counts = likeness.strength(self.params.same.strength(likeness.same_sims)) > 0
+        counts = likeness.strength() > 0
         found: dict[str, tuple[str, float]] = {}
         for mark, sim, count in zip(self.marks.values(), likeness.sims.tolist(), counts.tolist()):
             key = " ".join(mark.query.lower().split())
@@ -404,9 +427,8 @@ class FeedbackMemory:
         Notes per moved slot go to ``extras["taught"]``."""
         if not self.marks:
             return ranking
-        sims = likeness.sims
-        same = self.params.same.strength(likeness.same_sims)
-        strength = likeness.strength(same)
+        sims, same = likeness.sims, likeness.same
+        strength = likeness.strength()
         if not strength.any():
             return ranking
         rule = likeness.rule

@@ -47,7 +47,7 @@ from .feedback import FeedbackParams, FeedbackState
 from .gate import GateParams, GateReading, is_held_out, query_key, referee
 from .heuristic import score as heuristic_score
 from .heuristic import weights_for
-from .marks import Endpoint, FeedbackMemory, Likeness, MarkPlan, Wording
+from .marks import Asked, Endpoint, FeedbackMemory, Likeness, MarkPlan, Wording
 from .mlp import MLPParams, PairwiseMLP
 from .prior import STYLE, AnswerPrior, DescribedSlots, Descriptors, descriptors
 from .state import CurvePoint, LearnedState, PairBuffer, StateMismatch, unblob
@@ -420,21 +420,22 @@ class RankerArea(Area):
         """``ranking`` with what people marked for this query, or one like it, moved (:mod:`.marks`)."""
         if not len(self.marks):
             return ranking
-        likeness = self._likeness(q.text, lambda endpoint: query_embedding(self.mem, q),
-                                  dict(zip(q.term_ids.tolist(), q.term_weights.tolist())))
+        asked = Asked(q.text, dict(zip(q.term_ids.tolist(), q.term_weights.tolist())), q.answer)
+        likeness = self._likeness(asked, self._wording(), lambda endpoint: query_embedding(self.mem, q))
         return self.marks.apply(ranking, self.mem.index.slot_of, likeness)
 
-    def _likeness(self, query: str, vector_of: Callable[[Endpoint], np.ndarray | None],
-                  plan: dict[int, float] | None = None) -> Likeness:
-        """How alike ``query`` is to the marks' queries: by their embeddings when an embedding
-        endpoint is configured (``vector_of`` gives the query's) and answers, else by their words
-        (``plan``: the query's plan, when recall made it already).
+    def _wording(self) -> Wording:
+        """The store's words as the marks compare queries by them (:class:`.marks.Wording`)."""
+        return Wording(self._idf_version(), self._token_idf, self._term_idf, self._plan, self.mem.index.vocab)
+
+    def _likeness(self, asked: Asked, wording: Wording, vector_of: Callable[[Endpoint], np.ndarray | None]) -> Likeness:
+        """How alike ``asked`` is to the marks' queries: by their embeddings when an embedding
+        endpoint is configured (``vector_of`` gives the query's) and answers, else by their words.
         A failing endpoint is logged once until it answers again; recall goes on without it."""
-        wording = Wording(self._idf_version(), self._token_idf, self._term_idf, self._plan, self.mem.index.vocab)
         endpoint = self._endpoint()
         if endpoint is not None:
             try:
-                likeness = self.marks.similarities(query, wording, vector_of(endpoint), endpoint)
+                likeness = self.marks.similarities(asked, wording, vector_of(endpoint), endpoint)
             except EmbeddingUnavailable as exc:
                 if not self._endpoint_failed:
                     log.warning("%s: the feedback memory compares queries by their words: %s", self.mem.path, exc)
@@ -442,7 +443,7 @@ class RankerArea(Area):
             else:
                 self._endpoint_failed = False
                 return likeness
-        return self.marks.similarities(query, wording, plan=plan)
+        return self.marks.similarities(asked, wording)
 
     def _endpoint(self) -> Endpoint | None:
         """The configured embedding endpoint as the marks use it (None offline). Nothing it
@@ -655,13 +656,16 @@ class RankerArea(Area):
             return []
 
     def feedback_effects(self, limit: int = 100) -> list[EventEffect]:
-        """The most recent feedback events (as :meth:`feedback_log`), each with what it does."""
+        """The most recent feedback events (as :meth:`feedback_log`), each with what it does. A
+        mark's question is compared by the plan it keeps, not planned again per call."""
         events = self.feedback_log(limit)
         items = self.mem.items({i for e in events for i in (*e.used, *e.ignored)})
         queries = [e.query for e in events]
+        wording = self._wording()
         return [EventEffect(e, [items[i] for i in e.used if i in items], [items[i] for i in e.ignored if i in items],
                             self.marks.alike(e.query, self._likeness(
-                                e.query, lambda endpoint, n=n: self.marks.vectors(queries, endpoint)[n])))
+                                self.marks.asked(e.id, e.query, wording), wording,
+                                lambda endpoint, n=n: self.marks.vectors(queries, endpoint)[n])))
                 for n, e in enumerate(events)]
 
     def reset(self) -> None:

@@ -12,9 +12,10 @@ import pytest
 from mnemoscope.app.cli import main
 from mnemoscope.engine import Memory
 from mnemoscope.engine import index as index_module
+from mnemoscope.engine import query as query_module
 from mnemoscope.engine.dense import OpenAIEmbedder
 from mnemoscope.engine.rank import FeedbackError
-from mnemoscope.engine.rank.marks import AlikeRule, FeedbackMemory, Likeness, MarkPlan, Ramp, Wording
+from mnemoscope.engine.rank.marks import AlikeRule, Asked, FeedbackMemory, Likeness, MarkPlan, Ramp, Wording
 from mnemoscope.engine.text import lexical_tokens
 from tests.rank.conftest import SETTINGS
 from tests.support.openai_server import Fail
@@ -99,12 +100,12 @@ def test_an_alike_question_asking_for_another_kind_of_answer_is_not_moved_by_the
 def test_of_the_alike_questions_only_the_nearest_marks_count_and_the_same_questions_always():
     rule = AlikeRule(Ramp(0.1, 1.0, 1.0), nearest=2)
     same_sims = np.array([0.0, 0.0, 0.0, 0.0, 0.99])
-    likeness = Likeness(np.array([0.5, 0.9, 0.3, 0.7, 0.2]), rule, same_sims)
-    strength = likeness.strength(Ramp(0.95, 1.0, 2.0).strength(same_sims))
+    likeness = Likeness(np.array([0.5, 0.9, 0.3, 0.7, 0.2]), rule, same_sims, Ramp(0.95, 1.0, 2.0).strength(same_sims))
+    strength = likeness.strength()
     assert np.flatnonzero(strength).tolist() == [1, 3, 4]  # the two most alike, and the same question
     assert strength[[1, 3, 4]] == pytest.approx([0.8 / 0.9, 0.6 / 0.9, 0.1 / 0.9])
-    kinds = Likeness(likeness.sims, rule, same_sims, agrees=np.array([1.0, 0.0, 1.0, 1.0, 1.0]))
-    assert np.flatnonzero(kinds.strength(np.zeros(5))).tolist() == [3]  # the nearest asks for another kind
+    kinds = Likeness(likeness.sims, rule, np.zeros(5), np.zeros(5), agrees=np.array([1.0, 0.0, 1.0, 1.0, 1.0]))
+    assert np.flatnonzero(kinds.strength()).tolist() == [3]  # the nearest asks for another kind
 
 
 def test_a_mark_for_the_same_question_lifts_even_the_item_the_strategy_ranks_last(mem):
@@ -290,25 +291,26 @@ def test_the_marks_indexes_take_each_events_new_words_only_and_match_a_fresh_bui
 
     queries = ["what does Maya bake", "when did Maya bake sourdough", "which dog did Sam adopt", "Sam walks the dog"]
     probe = "Maya bakes bread for Sam's dog"
+    probed = Asked(probe, terms(probe), None)
     grown, held = FeedbackMemory(), set()
     for n, text in enumerate(queries):
         grown.add(n, text, 0.0, [n], [])
         asked.clear()
-        likeness = grown.similarities(probe, Wording((1,), idf, idf, plan, vocabulary))
+        likeness = grown.similarities(probed, Wording((1,), idf, idf, plan, vocabulary))
         new = set(tokens(text)) - held
         assert new and new <= set(asked) and not set(asked) & held
         held |= new | set(terms(text))
         fresh = FeedbackMemory()
         for m, earlier in enumerate(queries[:n + 1]):
             fresh.add(m, earlier, 0.0, [m], [])
-        again = fresh.similarities(probe, Wording((1,), idf, idf, plan, vocabulary))
+        again = fresh.similarities(probed, Wording((1,), idf, idf, plan, vocabulary))
         assert likeness.same_sims == pytest.approx(again.same_sims, rel=1e-12)
         assert likeness.sims == pytest.approx(again.sims, rel=1e-12)
     assert likeness.same_sims == pytest.approx(cosines(tokens(probe), [tokens(t) for t in queries]), rel=1e-9)
     assert likeness.sims == pytest.approx(cosines(terms(probe), [terms(t) for t in queries]), rel=1e-9)
     assert min(likeness.same_sims) > 0 and not np.allclose(likeness.sims, likeness.same_sims)
     asked.clear()
-    moved = grown.similarities(probe, Wording((2,), idf, idf, plan, vocabulary))
+    moved = grown.similarities(probed, Wording((2,), idf, idf, plan, vocabulary))
     assert moved.same_sims == pytest.approx(likeness.same_sims, rel=1e-12) and held <= set(asked)
 
 
@@ -354,3 +356,18 @@ def test_a_feedback_event_plans_its_question_once_and_the_next_recall_only_its_o
     planned.clear()
     assert any(h.taught for h in mem.recall(ALIKE, strategy="fused").hits)
     assert planned == [ALIKE]
+
+
+def test_the_ranker_screens_effects_compare_each_marks_kept_plan_and_a_recall_asks_the_answer_kind_once(mem, monkeypatch):
+    for text in (QUERY, "what did Maya bake?", "marathon training plan"):
+        rec = mem.recall(text, strategy="fused")
+        mem.feedback(rec.token, ids(rec)[:1])
+    expected = [effect.alike for effect in mem.ranker.feedback_effects()]
+    assert any(expected)
+    planned, kinds = [], []
+    plan, answer_type = mem.index.plan, query_module.answer_type
+    monkeypatch.setattr(mem.index, "plan", lambda text, *a, **k: planned.append(text) or plan(text, *a, **k))
+    monkeypatch.setattr(query_module, "answer_type", lambda text: kinds.append(text) or answer_type(text))
+    assert [effect.alike for effect in mem.ranker.feedback_effects()] == expected and planned == []  # three marks, none planned again
+    mem.recall("when did Maya start baking", strategy="fused")
+    assert kinds == ["when did Maya start baking"]  # the plan's, read by the answer signal and the marks
