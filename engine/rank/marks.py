@@ -24,11 +24,13 @@ words weighing little, and the related words the bundled lexicon brings in), IDF
 rewording rarely keeps the original's distinctive words, but often a related one. Offline that
 likeness cannot tell a rewording from another question of the same conversation (the other
 questions are as alike, docs/benchmarks.md), so an alike question's marks count as *joint
-evidence* only: a mark counts when its question is one of the ``nearest`` most alike and asks
-for the same kind of answer (when / where / who), an item it marked rises in proportion to its
-own standing in the new question's list (the new question must find it on its own), and by at
-most ``reach`` of the list's range — enough to bring a near miss into view, not enough to put
-another question's answer on top. When an embedding endpoint is configured, the cosine of the
+evidence* only: a mark counts when its question asks for the same kind of answer (when /
+where / who) and is one of the ``nearest`` most alike of those, an item it marked rises in
+proportion to its own standing in the new question's list (the new question must find it on its
+own), by at most ``reach`` of the list's range, and only into view: an item the new question
+shows already is not moved, another rises at most just above the last hit shown — a near miss
+comes into view, what the question found itself at the top is never pushed down by another
+question's marks. When an embedding endpoint is configured, the cosine of the
 queries' embeddings replaces the likeness (a paraphrase-trained model places rewordings close),
 with a rule of its own, as that cosine has a scale of its own. The asked query's vector is the
 one recall made already; the marks' queries are embedded once, in batches, when the marks
@@ -75,15 +77,18 @@ class Ramp:
 class AlikeRule:
     """How the marks of a question only alike to the one asked count (the same question's always
     count in full): by ``ramp`` over the likeness; for an item, in proportion to its standing in
-    the new list ** ``standing_power``; only the ``nearest`` most alike marks (0: all); only marks
-    whose question asks for the same kind of answer (``same_answer``); and lifting an item by at
-    most ``reach`` of the list's range, however many such marks agree."""
+    the new list ** ``standing_power``; only marks whose question asks for the same kind of answer
+    (``same_answer``), and of those the ``nearest`` most alike (0: all); lifting an item by at
+    most ``reach`` of the list's range, however many such marks agree; and, with ``into_view``,
+    only into the hits shown: an item the question already shows is not moved, another rises at
+    most just above the last one shown."""
 
     ramp: Ramp
     standing_power: float = 1.0
     nearest: int = 0
     same_answer: bool = False
     reach: float = math.inf
+    into_view: bool = False
 
     @property
     def weight_cap(self) -> float:
@@ -100,7 +105,7 @@ class MarkParams:
     # one with all-MiniLM-L6-v2 as the endpoint, whose cosines of unrelated questions of one
     # conversation often exceed 0.7: hence a high threshold and a steep ramp.
     worded: AlikeRule = field(default_factory=lambda: AlikeRule(
-        Ramp(0.1, 1.0, 1.0), standing_power=2.0, nearest=2, same_answer=True, reach=0.1))  # the query plans' cosine
+        Ramp(0.1, 1.0, 1.0), standing_power=2.0, nearest=2, same_answer=True, reach=0.1, into_view=True))  # the query plans' cosine
     embedded: AlikeRule = field(default_factory=lambda: AlikeRule(Ramp(0.72, 1.0, 3.0)))  # the endpoint's embedding cosine
     # The same question, by its tokens (or its embedding): its marks count in full whatever the
     # item's standing in the new list (a marked hit the strategy ranks low, or not at all, still
@@ -269,11 +274,13 @@ class Likeness:
         """How much each mark counts: as an alike question by the rule, and always when it is
         the same question."""
         out = self.rule.ramp.strength(self.sims)
+        sims = self.sims
         if self.agrees is not None:
             out = out * self.agrees
+            sims = np.where(self.agrees > 0, sims, -1.0)  # the nearest of those asking the same kind
         if 0 < self.rule.nearest < len(out):
             keep = self.same > 0
-            keep[np.argsort(-self.sims, kind="stable")[:self.rule.nearest]] = True
+            keep[np.argsort(-sims, kind="stable")[:self.rule.nearest]] = True
             out = out * keep
         return out
 
@@ -421,10 +428,13 @@ class FeedbackMemory:
 
     # -- the stage ----------------------------------------------------------------------------
 
-    def apply(self, ranking: Ranking, slot_of: dict[int, int], likeness: Likeness, now: float | None = None) -> Ranking:
+    def apply(self, ranking: Ranking, slot_of: dict[int, int], likeness: Likeness, now: float | None = None,
+              shown: int = 10) -> Ranking:
         """``ranking`` with marked items moved (and marked items not among its candidates added);
         unchanged when no mark is like the query (``likeness`` is its :meth:`similarities`).
-        Notes per moved slot go to ``extras["taught"]``."""
+        ``shown``: how many hits the recall shows (an alike question's marks may be held to
+        bringing items into them, :attr:`AlikeRule.into_view`). Notes per moved slot go to
+        ``extras["taught"]``."""
         if not self.marks:
             return ranking
         sims, same = likeness.sims, likeness.same
@@ -445,6 +455,7 @@ class FeedbackMemory:
             if same[n] > 0:
                 for item in mark.ignored:
                     ignored.setdefault(item, []).append((float(same[n]) * decay, n))
+        view = _View(ranking, shown, self.params.margin) if rule.into_view else None
         shifts: dict[int, tuple[float, MarkNote]] = {}
         for item in set(used) | set(ignored):
             if item not in slot_of:
@@ -456,6 +467,8 @@ class FeedbackMemory:
             up = math.log2(1 + same_weight + min(alike_weight, rule.weight_cap))
             down = self.params.ignored_share * math.log2(1 + sum(w for w, _ in ignored.get(item, [])))
             lift = up - down
+            if view is not None and same_weight == 0 and item not in ignored:
+                lift = view.capped(slot_of[item], lift)
             if lift == 0:
                 continue
             votes = votes_up if lift > 0 else ignored[item]
@@ -463,6 +476,31 @@ class FeedbackMemory:
             shifts[slot_of[item]] = (lift, MarkNote(marks[best].query, float(sims[best]), len(votes), lift, lift > 0,
                                                   marks[best].event_id))
         return _shifted(ranking, shifts, self.params.margin) if shifts else ranking
+
+
+class _View:
+    """The hits a recall shows (its first ``shown``), as an alike question's marks may move an
+    item only into them: one already shown stays where the question put it, another rises at most
+    just above the last one shown (so what the question found at the top is never pushed down)."""
+
+    def __init__(self, ranking: Ranking, shown: int, margin: float) -> None:
+        scores = ranking.scores.astype(np.float64)
+        order = np.argsort(-scores, kind="stable")
+        self.shown = set(ranking.slots[order[:shown]].tolist())
+        self.score = dict(zip(ranking.slots.tolist(), scores.tolist()))
+        self.last = float(scores[order[shown - 1]]) if len(scores) >= shown else -math.inf
+        self.unit = (float(scores.max() - scores.min()) if len(scores) else 0.0) or 1.0
+        self.unit *= 1 + margin  # a lift of 1 moves a score by this much (:func:`_shifted`)
+
+    def capped(self, slot: int, lift: float) -> float:
+        """``lift`` held to bringing ``slot`` just into view (none for a slot shown already); a
+        stronger lift lands a little higher, so that the items brought in keep their order."""
+        if slot in self.shown:
+            return 0.0
+        if lift <= 0 or self.last == -math.inf:
+            return lift
+        needed = (self.last - self.score.get(slot, self.last)) / self.unit
+        return min(lift, needed + 1e-6 * lift)
 
 
 def _standing(ranking: Ranking) -> dict[int, float]:

@@ -422,7 +422,7 @@ class RankerArea(Area):
             return ranking
         asked = Asked(q.text, dict(zip(q.term_ids.tolist(), q.term_weights.tolist())), q.answer)
         likeness = self._likeness(asked, self._wording(), lambda endpoint: query_embedding(self.mem, q))
-        return self.marks.apply(ranking, self.mem.index.slot_of, likeness)
+        return self.marks.apply(ranking, self.mem.index.slot_of, likeness, shown=q.top_k)
 
     def _wording(self) -> Wording:
         """The store's words as the marks compare queries by them (:class:`.marks.Wording`)."""

@@ -27,6 +27,14 @@ def ids(rec):
     return [h.item.id for h in rec.hits]
 
 
+def just_out_of_view(mem, question, shown, rec):
+    """The item ``question`` ranks just below its ``shown`` hits, which ``rec`` shows (so it can be
+    marked there): an alike question's mark can bring it into view."""
+    item = ids(mem.recall(question, strategy="fused", top_k=shown + 1))[shown]
+    assert item in ids(rec)
+    return item
+
+
 @pytest.mark.parametrize("strategy", ["fused", "bm25", "hybrid"])
 def test_one_mark_lifts_the_item_at_once_and_names_why(mem, strategy):
     first = mem.recall(QUERY, strategy=strategy)
@@ -67,6 +75,7 @@ def test_an_alike_question_lifts_marked_items_by_their_standing_in_its_own_list_
     high, low = shown[0], shown[-1]
     mem.feedback(rec.token, [high, low])
     params = mem.ranker.marks.params
+    params.worded = replace(params.worded, into_view=False)  # the lift's shape, in the hits shown too
 
     def notes():
         return {h.item.id: h.taught for h in mem.recall(ALIKE, strategy="fused", top_k=100).hits if h.taught}
@@ -84,11 +93,24 @@ def test_an_alike_question_lifts_marked_items_by_their_standing_in_its_own_list_
     assert flat[high].lift == pytest.approx(flat[low].lift)
 
 
+def test_an_alike_questions_marks_bring_an_item_into_view_and_move_none_it_shows(mem):
+    before = ids(mem.recall(ALIKE, strategy="fused"))
+    rec = mem.recall(QUERY, strategy="fused", top_k=100)
+    below = just_out_of_view(mem, ALIKE, 10, rec)
+    shown = next(i for i in reversed(before) if i in ids(rec))  # ALIKE shows it last but one or so
+    mem.feedback(rec.token, [below, shown])
+    after = mem.recall(ALIKE, strategy="fused")
+    assert ids(after) == before[:9] + [below]  # into the last place shown, nothing shown moved up
+    assert after.hits[9].taught.query == QUERY and not any(h.taught for h in after.hits[:9])
+    longer = ids(mem.recall(ALIKE, strategy="fused", top_k=20))
+    assert longer[:11] == before + [below]  # a list of 20 shows it already: not moved
+
+
 def test_an_alike_question_asking_for_another_kind_of_answer_is_not_moved_by_the_marks(mem):
     other_kind, same_kind = "when does Maya bake bread", ALIKE  # QUERY and ALIKE ask "what"
     untaught = ids(mem.recall(other_kind, strategy="fused"))
-    rec = mem.recall(QUERY, strategy="fused")
-    mem.feedback(rec.token, ids(rec)[:3])
+    rec = mem.recall(QUERY, strategy="fused", top_k=100)
+    mem.feedback(rec.token, [just_out_of_view(mem, same_kind, 10, rec), just_out_of_view(mem, other_kind, 10, rec)])
     assert any(h.taught for h in mem.recall(same_kind, strategy="fused").hits)
     asked = mem.recall(other_kind, strategy="fused")
     assert ids(asked) == untaught and not any(h.taught for h in asked.hits)
@@ -105,7 +127,7 @@ def test_of_the_alike_questions_only_the_nearest_marks_count_and_the_same_questi
     assert np.flatnonzero(strength).tolist() == [1, 3, 4]  # the two most alike, and the same question
     assert strength[[1, 3, 4]] == pytest.approx([0.8 / 0.9, 0.6 / 0.9, 0.1 / 0.9])
     kinds = Likeness(likeness.sims, rule, np.zeros(5), np.zeros(5), agrees=np.array([1.0, 0.0, 1.0, 1.0, 1.0]))
-    assert np.flatnonzero(kinds.strength()).tolist() == [3]  # the nearest asks for another kind
+    assert np.flatnonzero(kinds.strength()).tolist() == [0, 3]  # the two nearest of those asking the same kind
 
 
 def test_a_mark_for_the_same_question_lifts_even_the_item_the_strategy_ranks_last(mem):
@@ -320,9 +342,10 @@ def test_after_an_ingest_only_the_marks_whose_words_it_brought_are_planned_again
     knows: the next recall plans a mark's query again only when the ingest brought such a word,
     and ranks as a memory opened afresh on the same store does."""
     other = "which dog did Maya adopt"
-    for question in (QUERY, other):
-        rec = mem.recall(question, strategy="fused")
-        mem.feedback(rec.token, ids(rec)[:1])
+    rec = mem.recall(QUERY, strategy="fused", top_k=100)
+    mem.feedback(rec.token, [just_out_of_view(mem, ALIKE, 10, rec)])
+    rec = mem.recall(other, strategy="fused")
+    mem.feedback(rec.token, ids(rec)[:1])
     mem.recall(ALIKE, strategy="fused")  # the marks' plans are made
     planned: list[str] = []
     plan = index_module.query_plan
@@ -335,11 +358,11 @@ def test_after_an_ingest_only_the_marks_whose_words_it_brought_are_planned_again
         note.write_text(text, encoding="utf-8")
         mem.ingest(note)
         planned.clear()
-        asked = mem.recall(ALIKE, strategy="fused", top_k=20)
+        asked = mem.recall(ALIKE, strategy="fused")
         assert ALIKE in planned and other not in planned
         assert (QUERY in planned) == (n == 1)
     with Memory(mem.path, **SETTINGS) as fresh:
-        anew = fresh.recall(ALIKE, strategy="fused", top_k=20)
+        anew = fresh.recall(ALIKE, strategy="fused")
     assert ids(asked) == ids(anew) and any(h.taught for h in asked.hits)
     assert [h.score for h in asked.hits] == pytest.approx([h.score for h in anew.hits], rel=1e-9)
     assert [(h.taught.query, h.taught.similarity) for h in asked.hits if h.taught] == \
@@ -347,11 +370,12 @@ def test_after_an_ingest_only_the_marks_whose_words_it_brought_are_planned_again
 
 
 def test_a_feedback_event_plans_its_question_once_and_the_next_recall_only_its_own(mem, monkeypatch):
-    rec = mem.recall(QUERY, strategy="fused")
+    rec = mem.recall(QUERY, strategy="fused", top_k=100)
+    target = just_out_of_view(mem, ALIKE, 10, rec)
     planned: list[str] = []
     plan = index_module.query_plan
     monkeypatch.setattr(index_module, "query_plan", lambda text, *args: planned.append(text) or plan(text, *args))
-    mem.feedback(rec.token, ids(rec)[:1])
+    mem.feedback(rec.token, [target])
     assert planned == [QUERY]  # the used-for rows and the mark share one plan
     planned.clear()
     assert any(h.taught for h in mem.recall(ALIKE, strategy="fused").hits)
