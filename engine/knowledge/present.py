@@ -16,7 +16,10 @@ supersession cannot order them. This step can, without facts:
   facts state it ("studying chemistry" makes "switching from chemistry to …" on topic); for a
   question about no slot, with a name that the subject's facts on the question's words hold
   ("Kenji is learning Portuguese" makes "I dropped Portuguese" on topic for "what language is
-  Kenji learning?");
+  Kenji learning?"); for a slot question, also with a name in a fact of the subject's whose verb
+  is one of the slot's words ("Hanne is moving to Bergen" makes "Hanne didn't go to Bergen in the
+  end" on topic for "where does Hanne live?"); a sentence that says "instead" right after one on the topic is
+  on it too;
 * an on-topic candidate that announces a *change* ("moved", "started", "left", "instead",
   "switched", "no longer", "is over", "again", "now" set against before but not "right now", "new"
   before a word of a slot's topic: "the new place" …) in a
@@ -94,12 +97,15 @@ _OUTRIGHT = (r"instead(?! of)|change of plans?|change to|cancel+ed|called off|po
              r"go(?:ing)? back to|no longer|any ?more|gone off|moved|switched|dropped(?! by| off| in)|sold|"
              r"stopped|fell through|after all|in the end|decided against")
 _REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
+_INSTEAD = re.compile(r"\binstead\b(?! of)", re.I)
 # A question about a slot also listens to the verbs of a new home, job or partner ("moved",
-# "started at", "left", "broke up"), a return to what held before ("again", "back on"), and "now"
-# as _NOW reads it. Not "new": in LoCoMo's turns it
+# "started at", "left", "broke up"), and of one announced ("I'm leaving St Mary's", "I start at
+# a GP surgery in June", "she's moving to Bergen"), a return to what held before ("again", "back
+# on"), and "now" as _NOW reads it. Not "new": in LoCoMo's turns it
 # mostly marks no change ("my new phone"), and lifting it cost its questions.
 _CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|{_NOW}|switch(?:ed|ing)?|change[sd]?|these days|(?:is|are) over|gave up|given up|again|back on|"
                      r"quit|moved|relocated|started|joined|left|promoted|retired|resigned|broke up|split up|"
+                     r"leaving|start(?:ing)? (?:at|as)|moving to|"
                      r"divorced|got married|engaged)\b", re.I)
 
 
@@ -177,8 +183,12 @@ def _announces(change: re.Pattern[str], sentence: str) -> bool:
 def _changes(text: str, question: PresentQuestion) -> bool | None:
     """Whether a candidate announces a change of the answer (True), is on topic only (False),
     or is off topic (None). The change must be said in a sentence on the topic: "I'm switching
-    to hiking training. Leah and I will stay in huts" changes nothing about where Leah lives."""
-    on_topic = [sentence for sentence, tokens in sentence_tokens(text) if question.topic & tokens]
+    to hiking training. Leah and I will stay in huts" changes nothing about where Leah lives.
+    A sentence that says "instead" right after one on the topic is on it too: it replaces what
+    was just said ("The Dolomites are off. I'm going to Lisbon instead.")."""
+    split = sentence_tokens(text)
+    on_topic = [sentence for n, (sentence, tokens) in enumerate(split)
+                if question.topic & tokens or n and question.topic & split[n - 1][1] and _INSTEAD.search(sentence)]
     if not on_topic:
         return None
     return any(_announces(question.change, sentence) or question.slots and _new_of_topic(sentence, question.topic)
@@ -234,6 +244,8 @@ def _held_values(rules: "Rules", question: PresentQuestion, subjects: dict[int, 
         for fact in facts:
             if question.slots:
                 found = rules.slot_of(fact.subject, fact.predicate, fact.object)
+                if found is None and fact.subject_id in subjects and question.slot_cues & set(lexical_tokens(fact.predicate)):
+                    words |= set(lexical_tokens(" ".join(object_names(fact.object))))  # "is moving to Bergen"
                 if found is None or found[0].name not in question.slots or found[1]:
                     continue
                 if fact.subject_id in subjects:

@@ -259,3 +259,24 @@ def test_a_habit_stopped_or_a_plan_that_fell_through_goes_above_what_it_replaces
         femi = mem.recall("Where does Femi work?", top_k=10, strategy="fused").hits
         assert any(h.item.key == "D2:3" for h in femi)  # a candidate, but Ada's job, not Femi's
         assert not any("change" in h.sources for h in femi if h.item.key == "D2:3")
+
+
+PLANNED = locomo("planned", ("Nadia", "Rhys"),
+    ("10:00 am on 3 February, 2025", [
+        ("Nadia", "I'm a nurse at St Mary's Hospital, nights mostly."),
+        ("Rhys", "My sister Bronwen is moving to Cardiff next month for a job at the museum."),
+        ("Nadia", "We're planning a trip to Norway for our holiday in August."),
+    ]),
+    ("6:00 pm on 20 May, 2025", [
+        ("Nadia", "Big news: I'm leaving St Mary's Hospital. I start at a GP surgery in Hove in June."),
+        ("Rhys", "Bronwen didn't go to Cardiff in the end. She's still in Swansea."),
+        ("Nadia", "The Norway trip is off. We're going to Cornwall instead."),
+    ]),
+)
+
+
+def test_leaving_a_job_a_move_that_did_not_happen_and_a_plan_replaced_in_the_next_sentence(tmp_path):
+    with ingested_conversation(tmp_path, PLANNED) as mem:
+        assert above(ranked(mem, "Where does Nadia work?"), "D2:1", "D1:1")  # "I'm leaving …, I start at …"
+        assert above(ranked(mem, "Where does Rhys's sister Bronwen live?"), "D2:2", "D1:2")  # the move she made no more
+        assert above(ranked(mem, "Where is Nadia going on holiday in August?"), "D2:3", "D1:3")  # "… instead"
