@@ -57,6 +57,7 @@ PHRASE_BASE = 3 << 29
 KEY_BITS = 31
 KEY_MASK = (1 << KEY_BITS) - 1
 KEPT_MIXES = 4
+COMPACT_BLOCK = 1 << 20  # entries made into matrix entries at a time
 
 
 @dataclass
@@ -158,21 +159,22 @@ def _locked(method: F) -> F:
 
 @dataclass
 class Adjacency:
-    """A symmetric sparse matrix as entries sorted by row, then column."""
+    """A symmetric sparse matrix in CSR arrays: node numbers as int32 (int64 past 2**31 entries),
+    which the matrices made from it share instead of copying."""
 
     n: int
-    rows: np.ndarray
+    indptr: np.ndarray
     columns: np.ndarray
     values: np.ndarray
-
-    @functools.cached_property
-    def indptr(self) -> np.ndarray:
-        return np.searchsorted(self.rows, np.arange(self.n + 1, dtype=np.int64))
 
     def csr(self, values: np.ndarray | None = None) -> sp.csr_matrix:
         """As a CSR matrix (of other values on the same entries, if given)."""
         return sp.csr_matrix((self.values if values is None else values, self.columns, self.indptr),
                              shape=(self.n, self.n), dtype=np.float32)
+
+    def per_row(self, values: np.ndarray) -> np.ndarray:
+        """A value per row, at each of the row's entries."""
+        return np.repeat(values, np.diff(self.indptr))
 
 
 class KnowledgeGraph:
@@ -350,19 +352,32 @@ class KnowledgeGraph:
 
     def _compact(self, keys: np.ndarray, values: np.ndarray, index: "Index") -> Adjacency:
         """Entries in stable numbers over the current node space: live endpoints only, and no
-        phrase stated by fewer than 2 or more than PHRASE_MAX_ITEMS items (stored or not)."""
-        rows, columns = keys >> KEY_BITS, keys & KEY_MASK
-        ok = np.ones(len(keys), dtype=bool)
-        if index.n_items < index.n_slots:  # else every item is live
-            ok &= _live(rows, index) & _live(columns, index)
+        phrase stated by fewer than 2 or more than PHRASE_MAX_ITEMS items (stored or not). Read
+        a block of entries at a time into arrays of the full length (the few entries left out
+        leave their room unused), so that making it holds no int64 array over every entry."""
+        n = self.n_nodes(index)
+        wide = len(keys) >= 2**31 or n >= 2**31
+        columns = np.empty(len(keys), dtype=np.int64 if wide else np.int32)
+        kept, counts, taken = np.empty(len(keys), dtype=np.float32), np.zeros(n, dtype=np.int64), 0
         size = np.bincount(self.edges["phrase"].a.view - PHRASE_BASE, minlength=len(self._phrase_names))
         dropped = (size < 2) | (size > PHRASE_MAX_ITEMS)
-        for stable in (rows, columns):
-            phrases = np.flatnonzero(stable >= PHRASE_BASE)
-            ok[phrases] &= ~dropped[stable[phrases] - PHRASE_BASE]
-        rows, columns = rows[ok], columns[ok]
-        return Adjacency(self.n_nodes(index), self._node_numbers(rows, index), self._node_numbers(columns, index),
-                         values[ok])
+        for start in range(0, len(keys), COMPACT_BLOCK):
+            block = keys[start:start + COMPACT_BLOCK]
+            rows, cols = block >> KEY_BITS, block & KEY_MASK
+            ok = np.ones(len(block), dtype=bool)
+            if index.n_items < index.n_slots:  # else every item is live
+                ok &= _live(rows, index) & _live(cols, index)
+            for stable in (rows, cols):
+                phrases = np.flatnonzero(stable >= PHRASE_BASE)
+                ok[phrases] &= ~dropped[stable[phrases] - PHRASE_BASE]
+            end = taken + int(np.count_nonzero(ok))
+            columns[taken:end] = self._node_numbers(cols[ok], index)
+            kept[taken:end] = values[start:start + COMPACT_BLOCK][ok]
+            counts += np.bincount(self._node_numbers(rows[ok], index), minlength=n)
+            taken = end
+        indptr = np.zeros(n + 1, dtype=columns.dtype)
+        np.cumsum(counts, out=indptr[1:])
+        return Adjacency(n, indptr, columns[:taken], kept[:taken])
 
     @_locked
     def matrix(self, kind: str, index: "Index") -> sp.csr_matrix:
@@ -420,7 +435,7 @@ class KnowledgeGraph:
         hit = self._cache.get(key)
         if hit is None:
             mix = self._mix(weights, index)
-            hit = self._cache[key] = mix.csr(mix.values * self._inverse_degree(mix)[mix.rows])
+            hit = self._cache[key] = mix.csr(mix.values * mix.per_row(self._inverse_degree(mix)))
         return hit  # type: ignore[return-value]
 
     @_locked
