@@ -4,10 +4,11 @@ Nodes are the index's item slots ``[0, n_slots)``, then entity nodes, then phras
 are kept per type as endpoint lists that name items by id (positive) and entities by ``-id``
 (negative). Each edge is looked up once, when a matrix first needs it, into stable numbers that
 appends never change (an item's slot, an entity's or a phrase's node in a block of its own). Each
-type's entries, and the walks' weighted mix of them (:class:`StableMix`), are kept in those
-numbers, so taking in another process's commit costs a lookup of its new edges and their placement
-by binary search, not a lookup of every edge; the matrices (:class:`Adjacency`) are the kept mix
-moved into the current node numbers in one pass. They are cached until the next change.
+type's entries (:class:`StableEdges`) are kept in those numbers, the one form of the edges kept
+across commits: taking in another process's commit costs a lookup of its new edges and their
+placement by binary search, not a lookup of every edge. The walks' matrices (:class:`Adjacency`,
+in CSR arrays) are the weighted sum of the types' entries moved into the current node numbers, a
+range of entries at a time; they are cached until the next change.
 
 Edge types: ``mention`` (entity–item), ``title`` (a passage and the entity it is about),
 ``link`` (tags and explicit links, entity–item), ``fact`` (a fact's subject entity and the
@@ -27,11 +28,11 @@ import functools
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
-from ..arrays import Column, distinct, merged, positions, summed, values_at
+from ..arrays import Column, distinct, merged, summed
 from ..lazy import sparse as sp
 
 if TYPE_CHECKING:
@@ -56,8 +57,7 @@ ENTITY_BASE = 1 << 30
 PHRASE_BASE = 3 << 29
 KEY_BITS = 31
 KEY_MASK = (1 << KEY_BITS) - 1
-KEPT_MIXES = 4
-COMPACT_BLOCK = 1 << 20  # entries made into matrix entries at a time
+MIX_BLOCK = 1 << 18  # at most this many entries of each type are summed and compacted at a time
 
 
 @dataclass
@@ -97,50 +97,12 @@ class StableEdges:
     taken: int = 0  # edges of the raw list looked at so far
     waiting: EdgeList = field(default_factory=EdgeList)
 
-    def merge(self, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """Add undirected edges between stable numbers (self-loops dropped); returns the keys
-        whose entries changed."""
+    def merge(self, a: np.ndarray, b: np.ndarray, w: np.ndarray) -> None:
+        """Add undirected edges between stable numbers (self-loops dropped)."""
         other = a != b
         a, b, w = a[other], b[other], w[other]
         keys, values = summed(np.concatenate([a << KEY_BITS | b, b << KEY_BITS | a]), np.concatenate([w, w]))
         self.keys, self.values = merged(self.keys, self.values, keys, values)
-        return keys
-
-
-@dataclass
-class StableMix:
-    """The weighted sum of some edge types' entries in stable numbers, kept across appends: after
-    a commit, only the entries its edges touched are summed again (every type's value at them, in
-    the weights' order, as a build from nothing sums them), and new entries are placed by binary
-    search. So following a commit costs the touched entries and a copy, not a merge of every type."""
-
-    weights: tuple[tuple[str, float], ...]  # positive weights, in the walk's order
-    keys: np.ndarray
-    values: np.ndarray
-    pending: list[np.ndarray] = field(default_factory=list)  # keys touched since the last update
-
-    @classmethod
-    def build(cls, weights: tuple[tuple[str, float], ...],
-              entries: dict[str, tuple[np.ndarray, np.ndarray]]) -> "StableMix":
-        keys, values = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        for kind, w in weights:
-            keys, values = merged(keys, values, entries[kind][0], entries[kind][1] * np.float32(w))
-        return cls(weights, keys, values)
-
-    def update(self, entries: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
-        if not self.pending:
-            return
-        touched = distinct(np.concatenate(self.pending))
-        self.pending = []
-        total = np.zeros(len(touched), dtype=np.float32)
-        for kind, w in self.weights:
-            total += values_at(*entries[kind], touched, np.float32) * np.float32(w)
-        at, found = positions(self.keys, touched)
-        self.values = self.values.copy()
-        self.values[at[found]] = total[found]
-        fresh = ~found
-        self.keys = np.insert(self.keys, at[fresh], touched[fresh])
-        self.values = np.insert(self.values, at[fresh], total[fresh])
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -196,7 +158,6 @@ class KnowledgeGraph:
         self._phrase_node: dict[str, int] = {}
         self._stable: dict[str, StableEdges] = {t: StableEdges() for t in EDGE_TYPES}
         self._stable_for: weakref.ref | None = None  # the index whose slots the stable numbers are
-        self._mixes: dict[tuple[tuple[str, float], ...], StableMix] = {}  # by weights, newest last
         self._cache: dict[object, object] = {}
 
     @_locked
@@ -313,17 +274,13 @@ class KnowledgeGraph:
         if self._stable_for is None or self._stable_for() is not index:
             self._stable = {t: StableEdges() for t in EDGE_TYPES}
             self._stable_for = weakref.ref(index)
-            self._mixes = {}
         stable, raw = self._stable[kind], self.edges[kind]
         if stable.taken < len(raw) or len(stable.waiting):
             new = [np.concatenate(pair) for pair in zip(stable.waiting.arrays(), raw.arrays(stable.taken))]
             stable.taken, stable.waiting = len(raw), EdgeList()
             a, b = self._stable_nodes(new[0], index), self._stable_nodes(new[1], index)
             known = (a >= 0) & (b >= 0)
-            touched = stable.merge(a[known], b[known], new[2][known])
-            for mix in self._mixes.values():
-                if any(k == kind for k, _ in mix.weights):
-                    mix.pending.append(touched)
+            stable.merge(a[known], b[known], new[2][known])
             stable.waiting.add(new[0][~known], new[1][~known], new[2][~known])
         return stable
 
@@ -350,21 +307,22 @@ class KnowledgeGraph:
             hit = self._cache[key] = summed(rows << KEY_BITS | m.indices, m.data)
         return hit  # type: ignore[return-value]
 
-    def _compact(self, keys: np.ndarray, values: np.ndarray, index: "Index") -> Adjacency:
-        """Entries in stable numbers over the current node space: live endpoints only, and no
-        phrase stated by fewer than 2 or more than PHRASE_MAX_ITEMS items (stored or not). Read
-        a block of entries at a time into arrays of the full length (the few entries left out
-        leave their room unused), so that making it holds no int64 array over every entry."""
-        n = self.n_nodes(index)
-        wide = len(keys) >= 2**31 or n >= 2**31
-        columns = np.empty(len(keys), dtype=np.int64 if wide else np.int32)
-        kept, counts, taken = np.empty(len(keys), dtype=np.float32), np.zeros(n, dtype=np.int64), 0
+    def _compact(self, entries: list[tuple[np.ndarray, np.ndarray, np.float32]], index: "Index") -> Adjacency:
+        """The weighted sum of some types' entries in stable numbers (keys, values, weight; each
+        entry summed in the list's order) over the current node space: live endpoints only, and
+        no phrase stated by fewer than 2 or more than PHRASE_MAX_ITEMS items (stored or not).
+        Summed and compacted a range of keys at a time, into arrays as long as every entry (the
+        room of the entries left out or summed together is never written, so never resident):
+        no sum over every entry is held in stable numbers, nor an int64 array over every entry."""
+        n, total = self.n_nodes(index), sum(len(keys) for keys, _, _ in entries)
+        wide = total >= 2**31 or n >= 2**31
+        columns, kept = np.empty(total, dtype=np.int64 if wide else np.int32), np.empty(total, dtype=np.float32)
+        counts, taken = np.zeros(n, dtype=np.int64), 0
         size = np.bincount(self.edges["phrase"].a.view - PHRASE_BASE, minlength=len(self._phrase_names))
         dropped = (size < 2) | (size > PHRASE_MAX_ITEMS)
-        for start in range(0, len(keys), COMPACT_BLOCK):
-            block = keys[start:start + COMPACT_BLOCK]
-            rows, cols = block >> KEY_BITS, block & KEY_MASK
-            ok = np.ones(len(block), dtype=bool)
+        for keys, values in _key_ranges(entries):
+            rows, cols = keys >> KEY_BITS, keys & KEY_MASK
+            ok = np.ones(len(keys), dtype=bool)
             if index.n_items < index.n_slots:  # else every item is live
                 ok &= _live(rows, index) & _live(cols, index)
             for stable in (rows, cols):
@@ -372,7 +330,7 @@ class KnowledgeGraph:
                 ok[phrases] &= ~dropped[stable[phrases] - PHRASE_BASE]
             end = taken + int(np.count_nonzero(ok))
             columns[taken:end] = self._node_numbers(cols[ok], index)
-            kept[taken:end] = values[start:start + COMPACT_BLOCK][ok]
+            kept[taken:end] = values[ok]
             counts += np.bincount(self._node_numbers(rows[ok], index), minlength=n)
             taken = end
         indptr = np.zeros(n + 1, dtype=columns.dtype)
@@ -383,34 +341,18 @@ class KnowledgeGraph:
     def matrix(self, kind: str, index: "Index") -> sp.csr_matrix:
         """The symmetric weighted adjacency of one edge type over the current node space: live
         endpoints only, no self-loops, each entry the sum of its edges' weights."""
-        return self._compact(*self._entries(kind, index), index).csr()
+        return self._compact([(*self._entries(kind, index), np.float32(1.0))], index).csr()
 
     def _mix(self, weights: dict[str, float], index: "Index") -> Adjacency:
-        """The weighted sum of the edge types' matrices (each entry summed in the weights' order).
-        Kept in stable numbers per weights and updated where a commit's edges touched it; one with
-        semantic edges is summed again whole, as those change wherever the items or the latent fit
-        change."""
+        """The weighted sum of the edge types' matrices (each entry summed in the weights' order),
+        made again from each type's entries after a change: the types' entries are the one form
+        of the edges kept across commits."""
         key = ("mix", tuple(sorted(weights.items())), *_state(index))
         hit = self._cache.get(key)
         if hit is None:
-            positive = tuple((kind, w) for kind, w in weights.items() if w > 0)
-            entries = {kind: self._entries(kind, index) for kind, _ in positive}
-            mix = self._mixes.get(positive)
-            if mix is None or "semantic" in entries:
-                mix = StableMix.build(positive, entries)
-                if "semantic" not in entries:
-                    self._keep_mix(positive, mix)
-            else:
-                mix.update(entries)
-            hit = self._cache[key] = self._compact(mix.keys, mix.values, index)
+            entries = [(*self._entries(kind, index), np.float32(w)) for kind, w in weights.items() if w > 0]
+            hit = self._cache[key] = self._compact(entries, index)
         return hit  # type: ignore[return-value]
-
-    def _keep_mix(self, weights: tuple[tuple[str, float], ...], mix: StableMix) -> None:
-        """Keep a mix to update after the next commits; the oldest goes past KEPT_MIXES (each
-        weighs as much as the edges, and intents steer the walk with a few weight sets only)."""
-        self._mixes[weights] = mix
-        while len(self._mixes) > KEPT_MIXES:
-            del self._mixes[next(iter(self._mixes))]
 
     def _inverse_degree(self, mix: Adjacency) -> np.ndarray:
         """1 / each node's weighted degree (0 for none)."""
@@ -469,6 +411,19 @@ def _lookup_table(ids: np.ndarray, max_ref: int) -> np.ndarray:
     table = np.full(size, -1, dtype=np.int64)
     table[ids] = np.arange(len(ids))
     return table
+
+
+def _key_ranges(entries: list[tuple[np.ndarray, np.ndarray, np.float32]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The weighted sum of sorted key lists (keys, values, weight), a range of keys at a time,
+    ascending: each range holds at most MIX_BLOCK keys of each list, and each key's values are
+    added in the lists' order (as merging the whole lists one after another adds them)."""
+    bounds = distinct(np.concatenate([keys[MIX_BLOCK::MIX_BLOCK] for keys, _, _ in entries] + [np.zeros(0, np.int64)]))
+    starts = [np.concatenate([[0], np.searchsorted(keys, bounds), [len(keys)]]) for keys, _, _ in entries]
+    for r in range(len(bounds) + 1):
+        out_keys, out_values = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        for (keys, values, w), at in zip(entries, starts):
+            out_keys, out_values = merged(out_keys, out_values, keys[at[r]:at[r + 1]], values[at[r]:at[r + 1]] * w)
+        yield out_keys, out_values
 
 
 def semantic_knn(index: "Index", n_nodes: int, k: int = SEMANTIC_K, min_cos: float = 0.3) -> sp.csr_matrix:

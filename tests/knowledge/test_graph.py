@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from mnemoscope.engine.index import Index
+from mnemoscope.engine.knowledge import graph as graph_module
 from mnemoscope.engine.knowledge.graph import KnowledgeGraph
 from mnemoscope.engine.pagerank import personalized_pagerank
 from mnemoscope.engine.lexical import BM25Params
@@ -136,8 +137,8 @@ def _grown_graph(index: Index, steps: list[int], look: dict[str, float] | None) 
 
 @pytest.mark.parametrize("look", [{"mention": 1.0}, WALK], ids=["other-weights", "same-weights"])
 def test_a_graph_grown_step_by_step_equals_one_built_at_once(look):
-    """Grown with other weights looked at, each type's entries are merged as they come; with the
-    same weights, the kept mix is updated where each step's edges touched it."""
+    """Looked at as it grows (with other weights or the same), each type's entries are merged as
+    they come and the walk's matrices made again from them."""
     weights = WALK
     grown_index, whole_index = small_index(0), small_index(0)
     grown = _grown_graph(grown_index, [4, 9, 17, 30], look=look)
@@ -153,6 +154,21 @@ def test_a_graph_grown_step_by_step_equals_one_built_at_once(look):
     assert a[:, 4].nnz == 0 and a[4].nnz == 0  # the deleted item
     entity_300 = 30 + grown.entity_node(300)
     assert a[:, entity_300].nnz > 0  # its mentions waited for it
+
+
+def test_the_walks_matrices_summed_a_few_entries_at_a_time_equal_those_summed_at_once(monkeypatch):
+    """The types' entries are summed and compacted a range of keys at a time: ranges of two keys
+    of each type give the very matrices one range gives."""
+    index = small_index(0)
+    g = _grown_graph(index, [4, 9, 17, 30], look=None)
+    index.remove([5])
+    whole = g.transition(WALK, index)
+    g.changed()
+    monkeypatch.setattr(graph_module, "MIX_BLOCK", 2)
+    ranged = g.transition(WALK, index)
+    assert whole.nnz > 100 and whole is not ranged
+    for part in ("indptr", "indices", "data"):
+        assert np.array_equal(getattr(whole, part), getattr(ranged, part))
 
 
 def test_ppr_ranks_by_the_blend_of_bm25_and_pagerank_over_every_slot(tmp_path):
