@@ -420,10 +420,19 @@ def _key_ranges(entries: list[tuple[np.ndarray, np.ndarray, np.float32]]) -> Ite
     bounds = distinct(np.concatenate([keys[MIX_BLOCK::MIX_BLOCK] for keys, _, _ in entries] + [np.zeros(0, np.int64)]))
     starts = [np.concatenate([[0], np.searchsorted(keys, bounds), [len(keys)]]) for keys, _, _ in entries]
     for r in range(len(bounds) + 1):
-        out_keys, out_values = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        for (keys, values, w), at in zip(entries, starts):
-            out_keys, out_values = merged(out_keys, out_values, keys[at[r]:at[r + 1]], values[at[r]:at[r + 1]] * w)
-        yield out_keys, out_values
+        parts = [(values[at[r]:at[r + 1]], w) for (_, values, w), at in zip(entries, starts)]
+        every = np.concatenate([keys[at[r]:at[r + 1]] for (keys, _, _), at in zip(entries, starts)])
+        order = np.argsort(every, kind="stable")  # sorted runs, one per list: merged, not sorted again
+        ordered = every[order]
+        first = np.ones(len(ordered), dtype=bool)
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+        union, where = ordered[first], np.empty(len(every), dtype=np.int64)
+        where[order] = np.cumsum(first) - 1  # each listed key's place in the union
+        sums, taken = np.zeros(len(union), dtype=np.float32), 0
+        for values, w in parts:
+            sums[where[taken:taken + len(values)]] += values * w  # a list's keys are distinct: one add each
+            taken += len(values)
+        yield union, sums
 
 
 def semantic_knn(index: "Index", n_nodes: int, k: int = SEMANTIC_K, min_cos: float = 0.3) -> sp.csr_matrix:
