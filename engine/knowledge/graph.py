@@ -57,7 +57,7 @@ ENTITY_BASE = 1 << 30
 PHRASE_BASE = 3 << 29
 KEY_BITS = 31
 KEY_MASK = (1 << KEY_BITS) - 1
-MIX_BLOCK = 1 << 18  # at most this many entries of each type are summed and compacted at a time
+MIX_BLOCK = 1 << 16  # at most this many entries of each type are summed and compacted at a time
 
 
 @dataclass
@@ -331,7 +331,9 @@ class KnowledgeGraph:
             end = taken + int(np.count_nonzero(ok))
             columns[taken:end] = self._node_numbers(cols[ok], index)
             kept[taken:end] = values[ok]
-            counts += np.bincount(self._node_numbers(rows[ok], index), minlength=n)
+            nodes = self._node_numbers(rows[ok], index)  # ascending: the block's rows, each in one run
+            runs = np.flatnonzero(np.concatenate([[True], nodes[1:] != nodes[:-1]])) if len(nodes) else nodes
+            counts[nodes[runs]] += np.diff(np.append(runs, len(nodes)))
             taken = end
         indptr = np.zeros(n + 1, dtype=columns.dtype)
         np.cumsum(counts, out=indptr[1:])
