@@ -205,6 +205,25 @@ def test_an_array_file_holds_numbers_only_and_replaces_itself_whole(tmp_path: Pa
         read_arrays(path)
 
 
+def _resident_file_kb() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("RssFile:"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads Linux's /proc")
+def test_the_checked_pages_of_an_array_file_do_not_stay_in_memory(tmp_path: Path):
+    """The checksum reads every page; they leave the process's memory after it, and the arrays
+    still read the file's numbers (and take writes, copy-on-write) afterwards."""
+    path, big = tmp_path / "arrays", np.arange(8 << 20, dtype=np.int64)  # 64 MiB
+    write_arrays(path, {}, {"big": big, "small": np.arange(3, dtype=np.int32)})
+    before = _resident_file_kb()
+    read = read_arrays(path)
+    assert _resident_file_kb() - before < 16 << 10  # under 16 MiB of the 64 resident
+    assert np.array_equal(read.arrays["big"], big) and read.arrays["small"].tolist() == [0, 1, 2]
+    read.arrays["big"][1] = -1
+    assert read.arrays["big"][1] == -1 and read_arrays(path).arrays["big"][1] == 1
+
+
 # -- the areas' state ---------------------------------------------------------------------------
 
 SAVED_AREAS = {"knowledge", "topics", "ranker"}  # the areas whose load reads every item's rows
