@@ -520,17 +520,17 @@ class KnowledgeSQL:
         if ids is not None:
             return self._in(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN ({{marks}}) ORDER BY id", ids)
         live = "1" if retired else self._LIVE
+        filed = f" AND subject_id IN ({','.join('?' * len(subjects))})" if subjects else ""
         if entity_id is not None and latest:
             # the newest of each side by its own index, then the newest of both: a frequent
             # entity's every fact (thousands, for a speaker) is not read and sorted to keep a few
-            newest = f"SELECT id FROM facts WHERE {{side}} = ? AND {live} ORDER BY id DESC LIMIT ?"
+            newest = f"SELECT id FROM facts WHERE {{side}} = ? AND {live}{filed} ORDER BY id DESC LIMIT ?"
             rows = self.conn.execute(
                 f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN (SELECT id FROM ({newest.format(side='subject_id')})"
                 f" UNION ALL SELECT id FROM ({newest.format(side='object_id')})) ORDER BY id DESC LIMIT ?",
-                (entity_id, latest, entity_id, latest, latest)).fetchall()
+                (entity_id, *subjects, latest, entity_id, *subjects, latest, latest)).fetchall()
             return rows[::-1]
         if entity_id is not None:
-            filed = f" AND subject_id IN ({','.join('?' * len(subjects))})" if subjects else ""
             return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE (subject_id = ? OR object_id = ?) AND {live}"
                                      f"{filed} ORDER BY id", (entity_id, entity_id, *subjects)).fetchall()
         return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE {live} ORDER BY id").fetchall()

@@ -91,3 +91,11 @@ def test_an_undo_is_refused_when_a_later_decision_changed_the_same_rows(migrated
         tl.undo(first)
     lyon = fact_of_row(migrated.fact_rows([1])[0])
     assert (lyon.superseded_by, lyon.state()) == (2, "retired")  # nothing changed
+
+
+def test_the_facts_of_an_entity_filed_under_some_subjects_are_those_with_or_without_a_limit(migrated):
+    for latest in (None, 5):
+        of_lyon = [r[0] for r in migrated.fact_rows(entity_id=2, subjects=[1], latest=latest)]
+        assert of_lyon == [1]  # "Lena lives in Lyon", filed under Lena
+        assert migrated.fact_rows(entity_id=2, subjects=[3], latest=latest) == []  # none filed under Berlin
+        assert [r[0] for r in migrated.fact_rows(entity_id=1, subjects=[1], latest=latest)] == [1, 2]
