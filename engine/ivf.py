@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .arrays import Column, ranges
+from .arrays import Column
 
 FIT_SAMPLE = 32_768  # rows the centroids are fitted on
 FIT_ROUNDS = 8  # Lloyd iterations
@@ -69,13 +69,15 @@ class InvertedLists:
             self._starts = np.searchsorted(list_of[self._order], np.arange(self.n_lists + 1))
         return self._order
 
-    def positions(self, query: np.ndarray, probe: int) -> np.ndarray:
-        """Where, in :meth:`order`, the rows of the ``probe`` lists nearest to ``query`` are."""
+    def runs(self, query: np.ndarray, probe: int) -> tuple[np.ndarray, np.ndarray]:
+        """Where, in :meth:`order`, the rows of the ``probe`` lists nearest to ``query`` are: the
+        (starts, stops) of contiguous runs, in order (neighbouring lists make one run)."""
         self.order()
         probe = min(probe, self.n_lists)
         nearest = np.sort(np.argpartition(-(self.centroids @ query), probe - 1)[:probe])
-        starts = self._starts[nearest]
-        return ranges(starts, self._starts[nearest + 1] - starts)
+        starts, stops = self._starts[nearest], self._starts[nearest + 1]
+        joined = np.concatenate([[False], starts[1:] == stops[:-1]])  # this list begins where the last ended
+        return starts[~joined], stops[np.concatenate([~joined[1:], [True]])]
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {"centroids": self.centroids, "lists": self._list_of.view}
