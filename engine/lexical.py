@@ -301,17 +301,25 @@ FLOOR_SAMPLE = 4096  # values sampled for a floor under the k-th best before par
 
 def _best_k(values: np.ndarray, k: int) -> np.ndarray:
     """Positions of the ``k`` largest ``values`` (in no order). Of many values, only those above a
-    floor read from an even sample are partitioned: when they hold the k + 1 largest and the k-th
-    beats the next, those k are the one answer a partition of every value gives; with a tie at
-    the k-th place, or a floor too high, every value is partitioned as before (a million slots'
-    BM25 scores: ~400k positive values, partitioned per query)."""
-    if len(values) > 16 * FLOOR_SAMPLE and k < FLOOR_SAMPLE // 8:
-        sample = values[:: len(values) // FLOOR_SAMPLE]
-        rank = len(sample) - min(len(sample), 4 * (k * len(sample) // len(values) + 1))
-        near = np.flatnonzero(values >= np.partition(sample, rank)[rank])
-        if len(near) > k:
-            best = near[np.argpartition(-values[near], k)[: k + 1]]
-            ordered = best[np.argsort(-values[best], kind="stable")]
-            if values[ordered[k - 1]] > values[ordered[k]]:
-                return ordered[:k]
-    return np.argpartition(-values, k - 1)[:k]
+    floor read from an even sample are partitioned: when they are more than k, they hold the k-th
+    largest and every value equal to it, so those above it and the first of those equal to it
+    are the answer; with a floor too high, every value is. Of many values, ties at the k-th place
+    go by position, the order the caller's lists state. (A million slots' BM25 scores: ~400k
+    positive values, and near-duplicate items often tie at the k-th place, where a partition of
+    every value, whose pick among the tied is arbitrary, took most of a recall's ranking time.)
+    Of few values, one partition of them all, its pick among the tied as it always was."""
+    if len(values) <= 16 * FLOOR_SAMPLE or k >= FLOOR_SAMPLE // 8:
+        return np.argpartition(-values, k - 1)[:k]
+    sample = values[:: len(values) // FLOOR_SAMPLE]
+    rank = len(sample) - min(len(sample), 4 * (k * len(sample) // len(values) + 1))
+    near = np.flatnonzero(values >= np.partition(sample, rank)[rank])
+    if len(near) > k:
+        return near[_first_k(values[near], k)]
+    return _first_k(values, k)
+
+
+def _first_k(values: np.ndarray, k: int) -> np.ndarray:
+    """Positions (ascending) of the ``k`` largest ``values``, ties at the k-th by position."""
+    kth = np.partition(values, len(values) - k)[len(values) - k]
+    above, tied = np.flatnonzero(values > kth), np.flatnonzero(values == kth)
+    return np.concatenate([above, tied[: k - len(above)]])

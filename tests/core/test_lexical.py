@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from mnemoscope.engine.lexical import BM25Index, BM25Params, top_k
+from mnemoscope.engine.lexical import FLOOR_SAMPLE, BM25Index, BM25Params, top_k
 
 
 def random_corpus(seed: int, n_docs: int, vocab: int = 60) -> list[list[int]]:
@@ -112,17 +112,23 @@ def test_a_signals_narrower_top_after_a_wider_one_is_the_top_a_pass_finds():
             assert signals.top("s", k).tolist() == top_k(scores, k)[0].tolist()
 
 
-def test_top_k_of_many_scores_is_what_a_partition_of_all_of_them_gives():
-    def partitioned(scores: np.ndarray, k: int) -> list[int]:  # top_k before it read a floor first
-        positive = np.flatnonzero(scores > 0)
-        if len(positive) > k:
-            positive = positive[np.argpartition(-scores[positive], k - 1)[:k]]
-        return positive[np.lexsort((positive, -scores[positive]))].tolist()
-
+def test_top_k_of_many_scores_breaks_ties_at_the_kth_place_by_slot():
     rng = np.random.default_rng(8)
     for trial in range(12):
         scores = np.zeros(150_000)
         filled = rng.choice(len(scores), int(len(scores) * (0.5 if trial % 2 else 0.9)), replace=False)
         scores[filled] = rng.integers(1, 40, len(filled)) / 7 if trial % 3 == 0 else rng.random(len(filled))  # ties, or none
+        positive = np.flatnonzero(scores > 0)
+        assert len(positive) > 16 * FLOOR_SAMPLE  # many: read above a sampled floor
+        ordered = positive[np.lexsort((positive, -scores[positive]))]
         for k in (1, 10, 100, 300):
-            assert top_k(scores, k)[0].tolist() == partitioned(scores, k)
+            assert top_k(scores, k)[0].tolist() == ordered[:k].tolist()
+
+
+def test_top_k_of_many_scores_with_a_floor_too_high_still_breaks_ties_by_slot():
+    scores = np.full(70_000, 1.0)  # every slot tied …
+    sampled = np.arange(0, len(scores), len(scores) // FLOOR_SAMPLE)[:72]
+    scores[sampled] = 5.0  # … but the few the floor's sample reads, which set the floor above all else
+    top = top_k(scores, 300)[0].tolist()
+    assert top[:72] == sampled.tolist()
+    assert top[72:] == [slot for slot in range(300) if slot not in set(sampled.tolist())][: 300 - 72]
