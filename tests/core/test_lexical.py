@@ -38,6 +38,18 @@ def test_scores_equal_rank_bm25_okapi(seed, k1, b):
         assert np.allclose(ours.scores(query), expected, atol=1e-6, rtol=0)
 
 
+@pytest.mark.parametrize("counts", [[1, 2, 3, 1], [1, 70_000, 3, 1], [1, 2.5, 3, 1]],
+                         ids=["short whole lengths", "a length past two bytes", "a fractional count"])
+def test_scores_are_the_formula_whatever_the_documents_lengths(counts):
+    index = BM25Index(BM25Params(k1=1.2, b=0.75))
+    index.add_flat(np.arange(4), np.ones(4, dtype=np.int64), np.array([0, 0, 1, 0]), np.array(counts, dtype=np.float32))
+    tf = np.array(counts, dtype=np.float64) * [1, 1, 0, 1]
+    lengths = np.array(counts, dtype=np.float64)
+    idf = np.log1p((4 - 3 + 0.5) / (3 + 0.5))
+    expected = idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * lengths / lengths.mean()))
+    assert np.allclose(index.scores(np.array([0])), expected, atol=0, rtol=1e-12)
+
+
 def test_lucene_idf_is_never_negative():
     docs = [[0, 1], [0, 2], [0, 3]]  # term 0 is in every document
     index = build(docs, BM25Params())
