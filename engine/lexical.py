@@ -258,9 +258,13 @@ class BM25Index:
             if offset:
                 docs += offset
             tf = np.concatenate([matrix.data[a:b] for a, b in runs]).astype(np.float64)
-            w = np.repeat(tw, lengths)
-            norm = norms[docs] if length_of is None else norms[length_of[docs]]
-            part = np.bincount(docs, weights=w * tf * (k1 + 1.0) / (tf + norm), minlength=n_slots)[:n_slots]
+            # w · tf · (k1 + 1) / (tf + norm), computed in place: the same operations in the same order
+            weighted = np.repeat(tw, lengths)
+            weighted *= tf
+            weighted *= k1 + 1.0
+            tf += norms[docs] if length_of is None else norms[length_of[docs]]
+            weighted /= tf
+            part = np.bincount(docs, weights=weighted, minlength=n_slots)[:n_slots]
             if first:  # (0 + x is x: the first segment's sums are the scores so far, no copy into zeros)
                 out, first = part, False
             else:
@@ -303,36 +307,60 @@ def top_k(scores: np.ndarray, k: int, among: np.ndarray | None = None) -> tuple[
     """Indices and values of the ``k`` largest positive scores, best first, ties by index.
     ``among``: ascending, distinct indices outside which no score is positive (a signal's
     support): the same answer, without a pass over every score."""
+    if among is None and _many(len(scores), k) and _many(int(np.count_nonzero(scores > 0)), k):
+        # the answer _best_k gives of the positive scores, read above a floor of every score:
+        # no index of the positive ones (~400k of a million BM25 scores) is made
+        found = _above_floor(scores, k)
+        if found is not None:
+            return _ordered(scores, found)
     positive = np.flatnonzero(scores > 0) if among is None else among[scores[among] > 0].astype(np.intp, copy=False)
     if not len(positive):
         return positive, scores[positive]
     if len(positive) > k:
         positive = positive[_best_k(scores[positive], k)]
-    order = np.lexsort((positive, -scores[positive]))
-    chosen = positive[order]
+    return _ordered(scores, positive)
+
+
+def _ordered(scores: np.ndarray, chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``chosen`` best first, ties by index, and their scores."""
+    chosen = chosen[np.lexsort((chosen, -scores[chosen]))]
     return chosen, scores[chosen]
 
 
 FLOOR_SAMPLE = 4096  # values sampled for a floor under the k-th best before partitioning many
 
 
+def _many(n: int, k: int) -> bool:
+    """Whether the k best of n values are read above a sampled floor (:func:`_best_k`)."""
+    return n > 16 * FLOOR_SAMPLE and k < FLOOR_SAMPLE // 8
+
+
 def _best_k(values: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the ``k`` largest ``values`` (in no order). Of many values, only those above a
-    floor read from an even sample are partitioned: when they are more than k, they hold the k-th
-    largest and every value equal to it, so those above it and the first of those equal to it
-    are the answer; with a floor too high, every value is. Of many values, ties at the k-th place
-    go by position, the order the caller's lists state. (A million slots' BM25 scores: ~400k
-    positive values, and near-duplicate items often tie at the k-th place, where a partition of
-    every value, whose pick among the tied is arbitrary, took most of a recall's ranking time.)
+    """Positions of the ``k`` largest ``values`` (all positive; in no order). Of many values, only
+    those above a floor read from an even sample are partitioned: when they are more than k, they
+    hold the k-th largest and every value equal to it, so those above it and the first of those
+    equal to it are the answer; with a floor too high, every value is. Of many values, ties at the
+    k-th place go by position, the order the caller's lists state. (A million slots' BM25 scores:
+    ~400k positive values, and near-duplicate items often tie at the k-th place, where a partition
+    of every value, whose pick among the tied is arbitrary, took most of a recall's ranking time.)
     Of few values, one partition of them all, its pick among the tied as it always was."""
-    if len(values) <= 16 * FLOOR_SAMPLE or k >= FLOOR_SAMPLE // 8:
+    if not _many(len(values), k):
         return np.argpartition(-values, k - 1)[:k]
+    found = _above_floor(values, k)
+    return _first_k(values, k) if found is None else found
+
+
+def _above_floor(values: np.ndarray, k: int) -> np.ndarray | None:
+    """Positions of the ``k`` largest positive ``values``, ties at the k-th by position, read
+    among those at or above a positive floor sampled to hold a few times k of them; None when
+    that floor is not positive or holds k or fewer."""
     sample = values[:: len(values) // FLOOR_SAMPLE]
     rank = len(sample) - min(len(sample), 4 * (k * len(sample) // len(values) + 1))
-    near = np.flatnonzero(values >= np.partition(sample, rank)[rank])
-    if len(near) > k:
-        return near[_first_k(values[near], k)]
-    return _first_k(values, k)
+    floor = np.partition(sample, rank)[rank]
+    if not floor > 0:
+        return None
+    near = np.flatnonzero(values >= floor)
+    return near[_first_k(values[near], k)] if len(near) > k else None
 
 
 def _first_k(values: np.ndarray, k: int) -> np.ndarray:
