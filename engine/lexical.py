@@ -257,12 +257,12 @@ class BM25Index:
             docs = np.concatenate([matrix.indices[a:b] for a, b in runs])
             if offset:
                 docs += offset
-            tf = np.concatenate([matrix.data[a:b] for a, b in runs]).astype(np.float64)
+            tf = np.concatenate([matrix.data[a:b] for a, b in runs], dtype=np.float64)
             # w · tf · (k1 + 1) / (tf + norm), computed in place: the same operations in the same order
             weighted = np.repeat(tw, lengths)
             weighted *= tf
             weighted *= k1 + 1.0
-            tf += norms[docs] if length_of is None else norms[length_of[docs]]
+            tf += np.take(norms, docs if length_of is None else np.take(length_of, docs), mode="clip")  # (every index is in range)
             weighted /= tf
             part = np.bincount(docs, weights=weighted, minlength=n_slots)[:n_slots]
             if first:  # (0 + x is x: the first segment's sums are the scores so far, no copy into zeros)
