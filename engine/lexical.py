@@ -328,11 +328,15 @@ def _ordered(scores: np.ndarray, chosen: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 FLOOR_SAMPLE = 4096  # values sampled for a floor under the k-th best before partitioning many
+# Past this many values the k best are read above a sampled floor, ties at the k-th by position.
+# Of fewer, one partition costs about a millisecond, and its pick among values tied at the k-th
+# place is kept: a store of up to this many items ranks as it always has.
+MANY_VALUES = 131_072
 
 
 def _many(n: int, k: int) -> bool:
     """Whether the k best of n values are read above a sampled floor (:func:`_best_k`)."""
-    return n > 16 * FLOOR_SAMPLE and k < FLOOR_SAMPLE // 8
+    return n > MANY_VALUES and k < FLOOR_SAMPLE // 8
 
 
 def _best_k(values: np.ndarray, k: int) -> np.ndarray:

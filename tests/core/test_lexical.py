@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from mnemoscope.engine.lexical import FLOOR_SAMPLE, BM25Index, BM25Params, top_k
+from mnemoscope.engine.lexical import FLOOR_SAMPLE, MANY_VALUES, BM25Index, BM25Params, top_k
 
 
 def random_corpus(seed: int, n_docs: int, vocab: int = 60) -> list[list[int]]:
@@ -127,20 +127,29 @@ def test_a_signals_narrower_top_after_a_wider_one_is_the_top_a_pass_finds():
 def test_top_k_of_many_scores_breaks_ties_at_the_kth_place_by_slot():
     rng = np.random.default_rng(8)
     for trial in range(12):
-        scores = np.zeros(150_000)
+        scores = np.zeros(300_000)
         filled = rng.choice(len(scores), int(len(scores) * (0.5 if trial % 2 else 0.9)), replace=False)
         scores[filled] = rng.integers(1, 40, len(filled)) / 7 if trial % 3 == 0 else rng.random(len(filled))  # ties, or none
         positive = np.flatnonzero(scores > 0)
-        assert len(positive) > 16 * FLOOR_SAMPLE  # many: read above a sampled floor
+        assert len(positive) > MANY_VALUES  # many: read above a sampled floor
         ordered = positive[np.lexsort((positive, -scores[positive]))]
         for k in (1, 10, 100, 300):
             assert top_k(scores, k)[0].tolist() == ordered[:k].tolist()
 
 
 def test_top_k_of_many_scores_with_a_floor_too_high_still_breaks_ties_by_slot():
-    scores = np.full(70_000, 1.0)  # every slot tied …
-    sampled = np.arange(0, len(scores), len(scores) // FLOOR_SAMPLE)[:72]
-    scores[sampled] = 5.0  # … but the few the floor's sample reads, which set the floor above all else
+    scores = np.full(140_000, 1.0)  # every slot tied …
+    step = len(scores) // FLOOR_SAMPLE
+    high = 4 * (300 * len(scores[::step]) // len(scores) + 1)  # (the sampled values above the floor)
+    sampled = np.arange(0, len(scores), step)[:high]
+    scores[sampled] = 5.0  # … but those of the floor's sample that set it above every other value
     top = top_k(scores, 300)[0].tolist()
-    assert top[:72] == sampled.tolist()
-    assert top[72:] == [slot for slot in range(300) if slot not in set(sampled.tolist())][: 300 - 72]
+    assert top[:high] == sampled.tolist()
+    assert top[high:] == [slot for slot in range(300) if slot not in set(sampled.tolist())][: 300 - high]
+
+
+def test_top_k_of_up_to_many_values_is_one_partition_of_them():
+    rng = np.random.default_rng(9)
+    scores = rng.integers(1, 30, MANY_VALUES) / 7.0  # every one positive, many tied at the k-th
+    positive = np.argpartition(-scores, 99)[:100]
+    assert top_k(scores, 100)[0].tolist() == positive[np.lexsort((positive, -scores[positive]))].tolist()
