@@ -36,7 +36,7 @@ def judge(rules, old: tuple[str, str, str | None], new: tuple[str, str, str | No
     (("works at", "Le Fournil", "2023-01-14"), ("left", "Le Fournil", "2023-03-01"), "supersedes"),  # an end
     (("works at", "Le Fournil", "2023-01-14"), ("left", "Lyon", "2023-03-01"), "unrelated"),
     (("is", "vegetarian now", "2022-10-22"), ("is", "fully vegan now", "2023-01-28"), "supersedes"),
-    (("is dating", "Gareth", "2024-03-03"), ("is seeing", "Ade", "2024-12-08"), "supersedes"),  # seeing is dating
+    (("is dating", "Gareth", "2024-03-03"), ("is seeing", "progress", "2024-12-08"), "no slot"),  # seeing is not dating
     (("likes", "climbing", "2023-01-14"), ("likes", "baking", "2023-05-01"), "no slot"),  # multi-valued
     (("visited", "Prague", "2023-01-14"), ("visited", "Vienna", "2023-02-25"), "no slot"),
     (("works at", "Acme", "2023-01-14"), ("lives in", "Paris", "2023-05-01"), "no slot"),  # two slots
