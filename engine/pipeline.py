@@ -123,15 +123,17 @@ class MarkNote:
     lift: float  # the shift, in units of the list's score range (negative: sank)
     used: bool  # marked used (True) or shown and ignored (False)
     event: int = 0  # the feedback event of that query: withdrawing it undoes the strongest mark
+    into_view: bool = False  # an alike question's marks brought it into the hits shown, and no higher
 
     def describe(self) -> str:
         what = "marked used" if self.used else "shown and ignored"
         query = self.query if len(self.query) <= 40 else self.query[:39].rstrip() + "…"
-        return f"{what} for {query!r} (similarity {self.similarity:.2f}, {self.marks} mark{'s' * (self.marks != 1)})"
+        view = ", brought into view" if self.into_view else ""
+        return f"{what} for {query!r} (similarity {self.similarity:.2f}, {self.marks} mark{'s' * (self.marks != 1)}{view})"
 
     def to_dict(self) -> dict[str, object]:
         return {"query": self.query, "similarity": round(self.similarity, 4), "marks": self.marks,
-                "lift": round(self.lift, 4), "used": self.used, "event": self.event}
+                "lift": round(self.lift, 4), "used": self.used, "event": self.event, "into_view": self.into_view}
 
 
 @dataclass

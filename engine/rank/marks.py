@@ -467,14 +467,15 @@ class FeedbackMemory:
             up = math.log2(1 + same_weight + min(alike_weight, rule.weight_cap))
             down = self.params.ignored_share * math.log2(1 + sum(w for w, _ in ignored.get(item, [])))
             lift = up - down
-            if view is not None and same_weight == 0 and item not in ignored:
+            into_view = view is not None and same_weight == 0 and item not in ignored
+            if into_view:
                 lift = view.capped(slot_of[item], lift)
             if lift == 0:
                 continue
             votes = votes_up if lift > 0 else ignored[item]
             best = max(votes, key=lambda v: (v[0], v[1]))[1]
             shifts[slot_of[item]] = (lift, MarkNote(marks[best].query, float(sims[best]), len(votes), lift, lift > 0,
-                                                  marks[best].event_id))
+                                                  marks[best].event_id, into_view))
         return _shifted(ranking, shifts, self.params.margin) if shifts else ranking
 
 

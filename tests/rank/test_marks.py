@@ -101,7 +101,9 @@ def test_an_alike_questions_marks_bring_an_item_into_view_and_move_none_it_shows
     mem.feedback(rec.token, [below, shown])
     after = mem.recall(ALIKE, strategy="fused")
     assert ids(after) == before[:9] + [below]  # into the last place shown, nothing shown moved up
-    assert after.hits[9].taught.query == QUERY and not any(h.taught for h in after.hits[:9])
+    note = after.hits[9].taught
+    assert note.query == QUERY and note.into_view and note.describe().endswith(", brought into view)")
+    assert not any(h.taught for h in after.hits[:9])
     longer = ids(mem.recall(ALIKE, strategy="fused", top_k=20))
     assert longer[:11] == before + [below]  # a list of 20 shows it already: not moved
 
