@@ -102,9 +102,9 @@ class MarkParams:
     # while the held-out questions and the random control lose less than 0.005 nDCG@10
     # (docs/benchmarks.md, `bench/learning_headroom.py --ramps`). The worded rule was chosen on
     # three of the five conversations (conv-26/30/41) and checked on the other two; its into-view
-    # cap and nearest-of-the-same-kind (session 9) were picked seeing both, its thresholds not re-read. The embedded
-    # one with all-MiniLM-L6-v2 as the endpoint, whose cosines of unrelated questions of one
-    # conversation often exceed 0.7: hence a high threshold and a steep ramp.
+    # cap and nearest-of-the-same-kind (session 9) were picked seeing both, its thresholds not
+    # re-read. The embedded one with all-MiniLM-L6-v2 as the endpoint, whose cosines of unrelated
+    # questions of one conversation often exceed 0.7: hence a high threshold and a steep ramp.
     worded: AlikeRule = field(default_factory=lambda: AlikeRule(
         Ramp(0.1, 1.0, 1.0), standing_power=2.0, nearest=2, same_answer=True, reach=0.1, into_view=True))  # the query plans' cosine
     embedded: AlikeRule = field(default_factory=lambda: AlikeRule(Ramp(0.72, 1.0, 3.0)))  # the endpoint's embedding cosine
