@@ -52,8 +52,9 @@ class BM25Index:
         self._dead_in_main = 0
         # main postings restored from a saved file, made a matrix at the first query (see restore)
         self._saved_main: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]] | None = None
-        self._norms = np.zeros(0)  # per length (or per slot), for the documents as counted in _norms_key
-        self._length_of: np.ndarray | None = None  # each slot's length, when _norms is per length
+        # (norms, length_of) for the documents as counted in _norms_key (see _length_norms): one
+        # attribute, so that a reader in another thread never pairs one state's norms with another's
+        self._norms: tuple[np.ndarray, np.ndarray | None] = (np.zeros(0), None)
         self._norms_key: tuple[int, int, float] | None = None
 
     # -- size ---------------------------------------------------------------------------------
@@ -290,12 +291,11 @@ class BM25Index:
             longest = float(lengths.max(initial=0.0))
             length_of = lengths.astype(np.uint8 if longest < 256 else np.uint16) if longest < 65_536 else None
             if length_of is not None and np.array_equal(length_of, lengths):
-                self._norms = k1 * (1.0 - b + b * np.arange(int(longest) + 1, dtype=np.float64) / average)
-                self._length_of = length_of
+                self._norms = (k1 * (1.0 - b + b * np.arange(int(longest) + 1, dtype=np.float64) / average), length_of)
             else:
-                self._norms, self._length_of = k1 * (1.0 - b + b * lengths / average), None
+                self._norms = (k1 * (1.0 - b + b * lengths / average), None)
             self._norms_key = key
-        return self._norms, self._length_of
+        return self._norms
 
     def top(self, term_ids: np.ndarray, weights: np.ndarray | None, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(slots, scores) of the ``k`` best documents with a positive score, best first."""
