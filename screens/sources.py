@@ -12,6 +12,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from mnemoscope.app.widgets import clip
@@ -33,6 +34,57 @@ class ItemPage:
 
 
 
+class ItemsTable(PlainTable):
+    """A source's items, a page at a time, moved through as if the table held them all: a key
+    that would leave the page (Down on its last row, PgDn there, Up or PgUp on its first, Home
+    and End anywhere) asks the screen for the page it leads to, when the source has one."""
+
+    class LeavePage(Message):
+        """The cursor leaves the page: ``to`` is next, previous, first or last."""
+
+        def __init__(self, to: str) -> None:
+            super().__init__()
+            self.to = to
+
+    BINDINGS = [Binding("home", "scroll_top", show=False), Binding("end", "scroll_bottom", show=False)]
+
+    more_before = False  # whether the source has items before the page and after it (the screen sets them)
+    more_after = False
+
+    def _leave(self, to: str, more: bool) -> bool:
+        if more:
+            self.post_message(self.LeavePage(to))
+        return more
+
+    def action_cursor_down(self) -> None:
+        if not (self.cursor_row == self.row_count - 1 and self._leave("next", self.more_after)):
+            super().action_cursor_down()
+
+    def action_page_down(self) -> None:
+        if self.cursor_row == self.row_count - 1:
+            self.action_cursor_down()
+        else:
+            super().action_page_down()
+
+    def action_cursor_up(self) -> None:
+        if not (self.cursor_row == 0 and self._leave("previous", self.more_before)):
+            super().action_cursor_up()
+
+    def action_page_up(self) -> None:
+        if self.cursor_row == 0:
+            self.action_cursor_up()
+        else:
+            super().action_page_up()
+
+    def action_scroll_top(self) -> None:
+        if not self._leave("first", self.more_before):
+            super().action_scroll_top()
+
+    def action_scroll_bottom(self) -> None:
+        if not self._leave("last", self.more_after):
+            super().action_scroll_bottom()
+
+
 class SourcesScreen(BaseScreen):
     NAME = "sources"
     TITLE = "Sources"
@@ -47,6 +99,7 @@ items. The panel shows the selected item in full.
 | `↑` `↓` | move; `Tab` switches between sources and items |
 | `Enter` | on a source: go to its items |
 | `]` `[` | the next or previous page of a source's items (a page holds 2,000) |
+| `PgDn` `PgUp` `Home` `End` | in the items: move through the whole source, page after page |
 | `d` | delete the selected item (or source, when the sources list has focus), after a dry run |
 """
 
@@ -63,6 +116,8 @@ items. The panel shows the selected item in full.
         self.counts: dict[int, int | None] = {}  # items per source, as shown
         self.items: list[Item] = []  # the page shown
         self.page_start = 0  # how many of the source's items come before the page
+        self.page_asked: int | None = None  # the page being read (] ] counts from it, not from the one shown)
+        self.pending_row: int | None = None  # where the cursor goes in the page being read (-1: its last row)
         self.pending_source: int | None = None
         self.pending_item: int | None = None
         self.text_width = 0  # set with the columns
@@ -71,7 +126,7 @@ items. The panel shows the selected item in full.
         with Horizontal(id="sources-main", classes="split"):
             with Vertical(id="sources-left"):
                 yield PlainTable(id="sources-table", cursor_type="row")
-                yield PlainTable(id="items-table", cursor_type="row", zebra_stripes=True)
+                yield ItemsTable(id="items-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="item-detail"):
                 yield Static("", id="item-body")
 
@@ -165,13 +220,14 @@ items. The panel shows the selected item in full.
     def source_selected(self) -> None:
         self.query_one("#items-table", DataTable).focus()
 
-    def load_items(self, source_id: int, offset: int | None = None) -> None:
+    def load_items(self, source_id: int, offset: int | None = None, row: int | None = None) -> None:
         """Read one page of the source's items in a worker: the page at ``offset``, else the one
         holding the item a jump asked for, else the page shown when the source is the same
-        (read again after a change), else the first."""
+        (read again after a change), else the first; the cursor on its ``row`` (-1: the last)."""
         services, wanted = self.services, self.pending_item
         same = bool(self.items) and self.items[0].source_id == source_id
         start = offset if offset is not None else self.page_start if same else 0
+        self.page_asked, self.pending_row = (start if offset is not None else None), row
 
         def load() -> ItemPage:
             mem = services.memory
@@ -189,17 +245,33 @@ items. The panel shows the selected item in full.
                       done=lambda page: self.show_items(source_id, page.items, page.offset))
 
     def action_page(self, step: int) -> None:
+        """] and [: the page after (before) the one shown, or the one on its way (] ] turns two)."""
+        page = self.page_asked if self.page_asked is not None else self.page_start
+        self.turn_to(page + step * ITEM_ROWS_SHOWN)
+
+    def turn_to(self, start: int, row: int | None = None) -> None:
         source = self.current_source()
         total = self.counts.get(source.id) if source is not None else None
-        start = self.page_start + step * ITEM_ROWS_SHOWN
         if source is not None and total and 0 <= start < total:
-            self.load_items(source.id, start)
+            self.load_items(source.id, start, row)
+
+    @on(ItemsTable.LeavePage)
+    def leave_page(self, event: ItemsTable.LeavePage) -> None:
+        """The cursor moved past the page shown: the page it leads to, the cursor on the item
+        next to where it was (the first or last page: on the source's first or last item)."""
+        source = self.current_source()
+        total = (self.counts.get(source.id) if source is not None else None) or 0
+        last_page = max(0, total - 1) // ITEM_ROWS_SHOWN * ITEM_ROWS_SHOWN
+        start, row = {"next": (self.page_start + ITEM_ROWS_SHOWN, 0),
+                      "previous": (max(0, self.page_start - ITEM_ROWS_SHOWN), -1),
+                      "first": (0, 0), "last": (last_page, -1)}[event.to]
+        self.turn_to(start, row)
 
     def show_items(self, source_id: int | None, items: list[Item], offset: int = 0) -> None:
         table = self.query_one("#items-table", DataTable)
         # the same page again (an item of it deleted): the cursor stays where it was
         kept_row = table.cursor_row if self.items and self.items[0].source_id == source_id and offset == self.page_start else None
-        self.items, self.page_start = items, offset
+        self.items, self.page_start, self.page_asked = items, offset, None
         table.clear()
         for item in self.items:
             table.add_row(item.key, item.speaker or "", (item.timestamp or "")[:10],
@@ -209,9 +281,13 @@ items. The panel shows the selected item in full.
             self.pending_item = None
             table.move_cursor(row=[i.id for i in self.items].index(wanted))
             table.focus()
+        elif self.pending_row is not None and self.items:
+            table.move_cursor(row=self.pending_row % len(self.items))
         elif kept_row is not None and self.items:
             table.move_cursor(row=min(kept_row, len(self.items) - 1))
+        self.pending_row = None
         total = max(self.counts.get(source_id, 0) or 0, offset + len(items)) if source_id is not None else 0
+        table.more_before, table.more_after = offset > 0, offset + len(items) < total
         table.border_title = (f"items {offset + 1:,}–{offset + len(items):,} of {total:,} · [ ] pages"
                               if total > len(items) else "")
         self.show_item()

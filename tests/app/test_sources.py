@@ -3,6 +3,8 @@ run first, and the lists stay where they were."""
 
 from __future__ import annotations
 
+import threading
+
 from textual.widgets import DataTable
 
 from mnemoscope.app.widgets import ChoiceDialog
@@ -99,3 +101,48 @@ async def test_browse_sources_long_lists_delete_with_dry_run_and_keep_the_place(
         await app.switch_mode("sources")
         await settle(pilot)
         assert screen.current_source().id == shown.id
+
+
+async def test_the_items_keys_move_through_the_whole_source_page_after_page(demo_app, monkeypatch):
+    # a person on a source of many pages: End is its last item, Home its first, Down on a page's
+    # last row its next item, PgUp on a page's first row the item before; ] ] turns two pages
+    from mnemoscope.screens import sources
+
+    monkeypatch.setattr(sources, "ITEM_ROWS_SHOWN", 50)
+    app = demo_app(start_mode="sources")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        conversation = next(s for s in screen.sources if s.kind == "conversation")
+        screen.select_source(conversation.id)
+        await settle(pilot)
+        every = app.services.memory.source_items(conversation.id)
+        assert len(every) == 206
+        screen.query_one("#items-table", DataTable).focus()
+
+        async def press(*keys: str) -> int:
+            await pilot.press(*keys)
+            await settle(pilot)
+            return every.index(next(i for i in every if i.id == screen.current_item().id))
+
+        assert await press("end") == 205 and screen.page_start == 200
+        assert await press("home") == 0 and screen.page_start == 0
+        assert await press("ctrl+end") == 205
+        assert await press("ctrl+home") == 0
+        for _ in range(49):
+            await pilot.press("down")
+        assert await press("down") == 50 and screen.page_start == 50  # the next page's first item
+        assert await press("up") == 49 and screen.page_start == 0  # and back: the last of the page before
+        assert await press("down") == 50 and await press("pageup") == 49  # PgUp on a page's first row
+        assert await press("ctrl+home", "up") == 0  # nothing before the first: it stays
+        assert await press("end", "pagedown") == 205  # nor after the last
+        assert await press("home") == 0
+
+        # ] pressed twice while the page after is still read: two pages on, not the same one twice
+        memory, release = app.services.memory, threading.Event()
+        read = type(memory).source_items
+        monkeypatch.setattr(type(memory), "source_items", lambda *args, **kwargs: release.wait(60) and read(*args, **kwargs))
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        release.set()
+        await settle(pilot)
+        assert screen.page_start == 100 and "items 101–150 of 206" in "\n".join(screen_lines(app))
