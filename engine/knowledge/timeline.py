@@ -128,18 +128,17 @@ class Timeline:
         closely: a speaker has thousands of facts, read again for each new fact of a slot."""
         who = self._subject(fact)
         filed_under = {fact.subject_id} | ({who[1]} if who[0] == "entity" else set())
-        out: dict[int, Fact] = {}
-        for entity in filed_under:
-            for row in self.store.fact_rows(entity_id=entity, subjects=sorted(filed_under)):
-                if row[0] == fact.id or row[0] in out or predicate_form(row[2]) not in slot.predicates:
-                    continue
-                other = fact_of_row(row)
-                if self._subject(other) != who:
-                    continue
-                found = self.rules.slot_of(other.subject, other.predicate, other.object)
-                if found is not None and found[0].name == slot.name and not found[1]:
-                    out[other.id] = other
-        return list(out.values())
+        out = []
+        for row in self.store.fact_rows(subjects=sorted(filed_under)):  # each row once, by id
+            if row[0] == fact.id or predicate_form(row[2]) not in slot.predicates:
+                continue
+            other = fact_of_row(row)
+            if self._subject(other) != who:
+                continue
+            found = self.rules.slot_of(other.subject, other.predicate, other.object)
+            if found is not None and found[0].name == slot.name and not found[1]:
+                out.append(other)
+        return out
 
     def _judge(self, slot: Slot, known: Fact, new: Fact, ends: bool, actor: str, report: RuleReport) -> None:
         v = verdict(slot, (known.object, known.valid_from), (new.object, new.valid_from), ends)

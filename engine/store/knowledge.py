@@ -514,13 +514,16 @@ class KnowledgeSQL:
     def fact_rows(self, ids: Sequence[int] | None = None, entity_id: int | None = None, latest: int | None = None,
                   retired: bool = False, subjects: Sequence[int] = ()) -> list[tuple]:
         """Fact rows (see ``_FACT_COLUMNS``), by id (retired ones too), or the facts the store
-        believes (with ``retired``, also those it no longer does): all, or by entity (as subject
-        or object; with ``latest``, only that many of the newest; with ``subjects``, only those
-        filed under one of them)."""
+        believes (with ``retired``, also those it no longer does): all, those filed under one of
+        ``subjects``, or by entity (as subject or object; with ``latest``, only that many of the
+        newest; with ``subjects``, only those filed under one of them)."""
         if ids is not None:
             return self._in(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN ({{marks}}) ORDER BY id", ids)
         live = "1" if retired else self._LIVE
         filed = f" AND subject_id IN ({','.join('?' * len(subjects))})" if subjects else ""
+        if entity_id is None and subjects:
+            return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE {live}{filed} ORDER BY id",
+                                     list(subjects)).fetchall()
         if entity_id is not None and latest:
             # the newest of each side by its own index, then the newest of both: a frequent
             # entity's every fact (thousands, for a speaker) is not read and sorted to keep a few

@@ -99,3 +99,23 @@ def test_the_facts_of_an_entity_filed_under_some_subjects_are_those_with_or_with
         assert of_lyon == [1]  # "Lena lives in Lyon", filed under Lena
         assert migrated.fact_rows(entity_id=2, subjects=[3], latest=latest) == []  # none filed under Berlin
         assert [r[0] for r in migrated.fact_rows(entity_id=1, subjects=[1], latest=latest)] == [1, 2]
+
+
+def test_a_new_fact_reads_the_facts_filed_under_its_subject_once(migrated):
+    # "Lena's sister Mia" is filed under Lena and is about Mia: the facts filed under both are
+    # read in one statement, not once per entity (each row was read twice)
+    with migrated.transaction():
+        mia = migrated.upsert_entities([("mia", "Mia", "name")])["mia"]
+        new = migrated.insert_fact("lena's sister mia|lives in|paris", "Lena's sister Mia", "lives in", "Paris", 1, None,
+                                   None, "rule", "2023-05-01")
+    statements: list[str] = []
+    migrated.writer.set_trace_callback(statements.append)
+    tl = timeline(migrated)
+    try:
+        with migrated.transaction():
+            tl.registry.load(migrated.entity_rows())
+            tl.apply_rules([new])
+    finally:
+        migrated.writer.set_trace_callback(None)
+    filed = [s for s in statements if "FROM facts WHERE" in s and "subject_id IN (" in s]
+    assert len(filed) == 1 and f"subject_id IN (1,{mia})" in filed[0]
