@@ -94,10 +94,16 @@ CREATE TABLE entity_counts (
     items INTEGER NOT NULL DEFAULT 0,
     facts INTEGER NOT NULL DEFAULT 0
 );
-INSERT INTO entity_counts (entity_id, items, facts)
-    SELECT e.id, (SELECT COUNT(DISTINCT item_id) FROM mentions m WHERE m.entity_id = e.id),
-           (SELECT COUNT(*) FROM facts f WHERE f.retired_at IS NULL AND e.id IN (f.subject_id, f.object_id))
-    FROM entities e;
+INSERT INTO entity_counts (entity_id) SELECT id FROM entities;
+UPDATE entity_counts SET items = m.n
+    FROM (SELECT entity_id, COUNT(DISTINCT item_id) AS n FROM mentions GROUP BY entity_id) AS m
+    WHERE m.entity_id = entity_counts.entity_id;
+UPDATE entity_counts SET facts = f.n
+    FROM (SELECT eid, COUNT(*) AS n FROM (
+              SELECT subject_id AS eid FROM facts WHERE retired_at IS NULL AND subject_id IS NOT NULL UNION ALL
+              SELECT object_id FROM facts WHERE retired_at IS NULL AND object_id IS NOT NULL AND object_id IS NOT subject_id)
+          GROUP BY eid) AS f
+    WHERE f.eid = entity_counts.entity_id;
 CREATE INDEX entity_counts_rank ON entity_counts(items + facts DESC, entity_id);
 CREATE TRIGGER entities_insert_counts AFTER INSERT ON entities BEGIN
     INSERT OR IGNORE INTO entity_counts (entity_id) VALUES (NEW.id);
