@@ -10,8 +10,8 @@
   warmed up, its key pressed → the screen shown with every task it started finished, in wall time
   and in the UI thread's CPU time (what a person feels as a frozen screen); then on Sources the
   biggest source selected and its items table scrolled to its end (and, for a source of more than
-  one page, the next page and the last page shown), and on Topics the first topic with children
-  expanded.
+  one page, the next page and the last page shown, then the Home and End keys pressed), and on
+  Topics the first topic with children expanded.
 
 Usage::
 
@@ -105,7 +105,9 @@ async def tour(app, pilot):
             await timed(app, pilot, "sources:select-biggest", select)
             items = screen.query_one("#items-table", DataTable)
             items.focus()
-            await timed(app, pilot, "sources:scroll-to-end", lambda: pilot.press("end"))
+            async def page_end():
+                items.move_cursor(row=items.row_count - 1)
+            await timed(app, pilot, "sources:scroll-to-end", page_end)
             print("ROWS sources", screen.counts.get(biggest.id), items.row_count, flush=True)
             if items.row_count < (screen.counts.get(biggest.id) or 0):  # a source of more than one page
                 await timed(app, pilot, "sources:next-page", lambda: pilot.press("right_square_bracket"))
@@ -114,6 +116,10 @@ async def tour(app, pilot):
                     screen.action_page(pages - 1)  # the deepest offset: what paging by position costs most
                 await timed(app, pilot, "sources:last-page", last_page)
                 print("ROWS sources-last-page", screen.page_start, items.row_count, flush=True)
+                # what a person presses: Home and End (the source's first and last item)
+                await timed(app, pilot, "sources:home-key", lambda: pilot.press("home"))
+                await timed(app, pilot, "sources:end-key", lambda: pilot.press("end"))
+                print("ROWS sources-after-end", screen.page_start, items.cursor_row, flush=True)
         if mode == "topics":
             tree = app.screen.query_one("#topic-tree", Tree)
             node = next((n for n in tree.root.children if n.allow_expand and not n.is_expanded), None)

@@ -22,7 +22,9 @@ from mnemoscope.screens.base import BaseScreen
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from mnemoscope.engine.records import Item, Source
 
-ITEM_ROWS_SHOWN = 2000  # one page of a source's items (DataTable slows past that); [ and ] turn the pages
+# one page of a source's items: filling a table row costs the UI thread whether anyone scrolls to
+# it or not, and the keys move on to the next page, so a page is what a few screens show
+ITEM_ROWS_SHOWN = 500
 
 
 @dataclass
@@ -98,7 +100,7 @@ items. The panel shows the selected item in full.
 |---|---|
 | `↑` `↓` | move; `Tab` switches between sources and items |
 | `Enter` | on a source: go to its items |
-| `]` `[` | the next or previous page of a source's items (a page holds 2,000) |
+| `]` `[` | the next or previous page of a source's items (a page holds 500) |
 | `PgDn` `PgUp` `Home` `End` | in the items: move through the whole source, page after page |
 | `d` | delete the selected item (or source, when the sources list has focus), after a dry run |
 """
@@ -135,7 +137,7 @@ items. The panel shows the selected item in full.
 
     def fit_columns(self) -> None:
         set_columns(self.query_one("#sources-table", DataTable),
-                    (("id", "id", 4), ("kind", "kind", 12), ("source", "name", None), ("items", "items", 6)),
+                    (("id", "id", 4), ("kind", "kind", 12), ("source", "name", None), ("items", "items", 9)),
                     self.pane_width(3 / 5))
         self.text_width = set_columns(self.query_one("#items-table", DataTable),
                                       (("key", "key", 6), ("speaker", "speaker", 10), ("date", "date", 10),
