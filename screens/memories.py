@@ -16,14 +16,16 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from mnemoscope.app.widgets import PromptDialog, clip
-from mnemoscope.app.widgets.tables import PlainTable, set_columns
+from mnemoscope.app.widgets.tables import PagedTable, PlainTable, set_columns, turned_to
 from mnemoscope.screens.base import BaseScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from mnemoscope.engine.knowledge.records import Episode, Event
     from mnemoscope.engine.records import Item
 
-EPISODE_ROWS = 1000  # the timeline's first episodes: a table of thousands froze the screen for a second or two
+# a page of the timeline: filling a table row costs the UI thread whether anyone scrolls to it or
+# not, and the keys move on to the next page, so a page is what a few screens show
+EPISODE_ROWS = 200
 
 ROLES = (("who", "participants"), ("what", "action"), ("when", "time"), ("where", "location"),
          ("why", "reason"), ("how", "method"))
@@ -50,12 +52,13 @@ class MemoriesScreen(BaseScreen):
 ### Memories
 
 Episodic memories on a timeline (by session date; document sections, which have none, come
-last; the first 1,000 when there are more). The panel shows the selected episode's summary, its 5W1H events and the source turns it
+last), 200 at a time: the keys move on through the whole timeline. The panel shows the selected episode's summary, its 5W1H events and the source turns it
 was built from: Enter on a turn jumps to it on the Sources screen.
 
 | key | does |
 |---|---|
 | `Enter` | on an episode: go to its turns; on a turn: show it on the Sources screen |
+| `PgDn` `PgUp` `Home` `End` | move through the whole timeline, page after page |
 | `m` | merge the next episode of the same source into this one (dry run first) |
 | `s` | split: undo the merges into this episode (dry run first) |
 """
@@ -69,11 +72,14 @@ was built from: Enter on a turn jumps to it on the Sources screen.
         self.episodes: list[Episode] = []
         self.turns: list[Item] = []
         self.source_names: dict[int, str] = {}
+        self.page_start = 0  # how many episodes of the timeline come before the page
+        self.total = 0  # live episodes
+        self.pending_row: int | None = None  # where the cursor goes in the page being read (-1: its last row)
 
     def compose_body(self) -> ComposeResult:
         yield self.missing_area_note()
         with Horizontal(id="memories-main", classes="split"):
-            yield PlainTable(id="episodes-table", cursor_type="row")
+            yield PagedTable(id="episodes-table", cursor_type="row")
             with Vertical(id="episode-side"):
                 with VerticalScroll(id="episode-detail"):
                     yield Static("", id="episode-body")
@@ -91,22 +97,37 @@ was built from: Enter on a turn jumps to it on the Sources screen.
                                       self.pane_width(1 / 2, border=1))
 
     def refresh_data(self) -> None:
-        mem = self.services.memory
+        self.load_page(self.page_start)
 
-        def load() -> tuple[list[Episode], int, dict[int, str]]:
-            return *mem.knowledge.timeline_start(EPISODE_ROWS), {s.id: s.name for s in mem.sources()}
+    def load_page(self, start: int, row: int | None = None) -> None:
+        """Read the timeline's page from its ``start``-th episode in a worker; the cursor on its
+        ``row`` (-1: the last), else on the episode it was on."""
+        mem = self.services.memory
+        self.pending_row = row
+
+        def load() -> tuple[list[Episode], int, dict[int, str], int]:
+            episodes, total = mem.knowledge.timeline_page(EPISODE_ROWS, start)
+            if not episodes and start:  # the page's episodes went (merged, deleted): the first page
+                return *mem.knowledge.timeline_page(EPISODE_ROWS), {s.id: s.name for s in mem.sources()}, 0
+            return episodes, total, {s.id: s.name for s in mem.sources()}, start
 
         self.run_task("episodes", "Loading episodes", load, progress=False, show=False, replace=True,
                       done=lambda loaded: self.show_episodes(*loaded))
 
-    def show_episodes(self, episodes: list[Episode], total: int, source_names: dict[int, str]) -> None:
-        table = self.query_one("#episodes-table", DataTable)
+    @on(PagedTable.LeavePage)
+    def leave_page(self, event: PagedTable.LeavePage) -> None:
+        start, row = turned_to(event.to, self.page_start, EPISODE_ROWS, self.total)
+        if start != self.page_start and 0 <= start < self.total:
+            self.load_page(start, row)
+
+    def show_episodes(self, episodes: list[Episode], total: int, source_names: dict[int, str], start: int = 0) -> None:
+        table = self.query_one("#episodes-table", PagedTable)
         current = self.current_episode()
-        self.episodes, self.source_names = episodes, source_names
+        self.episodes, self.source_names, self.page_start, self.total = episodes, source_names, start, total
         table.clear()
-        more = total > len(self.episodes)
-        table.columns["summary"].label = Text(f"summary ({len(self.episodes):,}/{total:,})" if more
-                                              else "summary")  # the timeline's first ones
+        table.more_before, table.more_after = start > 0, start + len(episodes) < total
+        table.columns["summary"].label = Text(f"summary ({start + 1:,}–{start + len(episodes):,} of {total:,})"
+                                              if total > len(episodes) else "summary")
         previous = object()
         for e in self.episodes:
             date = (e.time_start or "")[:10] or "undated"
@@ -116,8 +137,11 @@ was built from: Enter on a turn jumps to it on the Sources screen.
             table.add_row(date if first else "", "┬" if first else "│", source[:18],
                           clip(" ".join(e.summary.split()), self.summary_width), key=str(e.id))
         ids = [e.id for e in self.episodes]
-        if current is not None and current.id in ids:
+        if self.pending_row is not None and ids:
+            table.move_cursor(row=self.pending_row % len(ids))
+        elif current is not None and current.id in ids:
             table.move_cursor(row=ids.index(current.id))
+        self.pending_row = None
         self.show_episode()
 
     def current_episode(self) -> Episode | None:

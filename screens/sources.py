@@ -12,11 +12,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from mnemoscope.app.widgets import clip
-from mnemoscope.app.widgets.tables import PlainTable, set_columns
+from mnemoscope.app.widgets.tables import PagedTable, PlainTable, set_columns, turned_to
 from mnemoscope.screens.base import BaseScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
@@ -34,57 +33,6 @@ class ItemPage:
     offset: int  # how many of the source's items come before it
     items: list[Item]
 
-
-
-class ItemsTable(PlainTable):
-    """A source's items, a page at a time, moved through as if the table held them all: a key
-    that would leave the page (Down on its last row, PgDn there, Up or PgUp on its first, Home
-    and End anywhere) asks the screen for the page it leads to, when the source has one."""
-
-    class LeavePage(Message):
-        """The cursor leaves the page: ``to`` is next, previous, first or last."""
-
-        def __init__(self, to: str) -> None:
-            super().__init__()
-            self.to = to
-
-    BINDINGS = [Binding("home", "scroll_top", show=False), Binding("end", "scroll_bottom", show=False)]
-
-    more_before = False  # whether the source has items before the page and after it (the screen sets them)
-    more_after = False
-
-    def _leave(self, to: str, more: bool) -> bool:
-        if more:
-            self.post_message(self.LeavePage(to))
-        return more
-
-    def action_cursor_down(self) -> None:
-        if not (self.cursor_row == self.row_count - 1 and self._leave("next", self.more_after)):
-            super().action_cursor_down()
-
-    def action_page_down(self) -> None:
-        if self.cursor_row == self.row_count - 1:
-            self.action_cursor_down()
-        else:
-            super().action_page_down()
-
-    def action_cursor_up(self) -> None:
-        if not (self.cursor_row == 0 and self._leave("previous", self.more_before)):
-            super().action_cursor_up()
-
-    def action_page_up(self) -> None:
-        if self.cursor_row == 0:
-            self.action_cursor_up()
-        else:
-            super().action_page_up()
-
-    def action_scroll_top(self) -> None:
-        if not self._leave("first", self.more_before):
-            super().action_scroll_top()
-
-    def action_scroll_bottom(self) -> None:
-        if not self._leave("last", self.more_after):
-            super().action_scroll_bottom()
 
 
 class SourcesScreen(BaseScreen):
@@ -128,7 +76,7 @@ items. The panel shows the selected item in full.
         with Horizontal(id="sources-main", classes="split"):
             with Vertical(id="sources-left"):
                 yield PlainTable(id="sources-table", cursor_type="row")
-                yield ItemsTable(id="items-table", cursor_type="row", zebra_stripes=True)
+                yield PagedTable(id="items-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="item-detail"):
                 yield Static("", id="item-body")
 
@@ -257,17 +205,12 @@ items. The panel shows the selected item in full.
         if source is not None and total and 0 <= start < total:
             self.load_items(source.id, start, row)
 
-    @on(ItemsTable.LeavePage)
-    def leave_page(self, event: ItemsTable.LeavePage) -> None:
-        """The cursor moved past the page shown: the page it leads to, the cursor on the item
-        next to where it was (the first or last page: on the source's first or last item)."""
+    @on(PagedTable.LeavePage)
+    def leave_page(self, event: PagedTable.LeavePage) -> None:
+        """The cursor moved past the page shown: the page it leads to."""
         source = self.current_source()
         total = (self.counts.get(source.id) if source is not None else None) or 0
-        last_page = max(0, total - 1) // ITEM_ROWS_SHOWN * ITEM_ROWS_SHOWN
-        start, row = {"next": (self.page_start + ITEM_ROWS_SHOWN, 0),
-                      "previous": (max(0, self.page_start - ITEM_ROWS_SHOWN), -1),
-                      "first": (0, 0), "last": (last_page, -1)}[event.to]
-        self.turn_to(start, row)
+        self.turn_to(*turned_to(event.to, self.page_start, ITEM_ROWS_SHOWN, total))
 
     def show_items(self, source_id: int | None, items: list[Item], offset: int = 0) -> None:
         table = self.query_one("#items-table", DataTable)

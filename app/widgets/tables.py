@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellType, ColumnKey, RowKey
 
@@ -47,3 +49,63 @@ def plain_cell(cell: CellType) -> CellType:
     if not isinstance(cell, str) or "[" not in cell:
         return cell
     return _TAG.sub(lambda tag: f"{tag[1]}{tag[1]}\\{tag[2]}", cell)
+
+
+class PagedTable(PlainTable):
+    """A long list shown a page at a time (a source's items, the episodes' timeline), moved
+    through as if the table held it all: a key that would leave the page (Down on its last row,
+    PgDn there, Up or PgUp on its first, Home and End anywhere) asks the screen for the page it
+    leads to (:func:`turned_to`), when the list has one."""
+
+    class LeavePage(Message):
+        """The cursor leaves the page: ``to`` is next, previous, first or last."""
+
+        def __init__(self, to: str) -> None:
+            super().__init__()
+            self.to = to
+
+    BINDINGS = [Binding("home", "scroll_top", show=False), Binding("end", "scroll_bottom", show=False)]
+
+    more_before = False  # whether the list goes on before the page and after it (the screen sets them)
+    more_after = False
+
+    def _leave(self, to: str, more: bool) -> bool:
+        if more:
+            self.post_message(self.LeavePage(to))
+        return more
+
+    def action_cursor_down(self) -> None:
+        if not (self.cursor_row == self.row_count - 1 and self._leave("next", self.more_after)):
+            super().action_cursor_down()
+
+    def action_page_down(self) -> None:
+        if self.cursor_row == self.row_count - 1:
+            self.action_cursor_down()
+        else:
+            super().action_page_down()
+
+    def action_cursor_up(self) -> None:
+        if not (self.cursor_row == 0 and self._leave("previous", self.more_before)):
+            super().action_cursor_up()
+
+    def action_page_up(self) -> None:
+        if self.cursor_row == 0:
+            self.action_cursor_up()
+        else:
+            super().action_page_up()
+
+    def action_scroll_top(self) -> None:
+        if not self._leave("first", self.more_before):
+            super().action_scroll_top()
+
+    def action_scroll_bottom(self) -> None:
+        if not self._leave("last", self.more_after):
+            super().action_scroll_bottom()
+
+
+def turned_to(to: str, start: int, size: int, total: int) -> tuple[int, int]:
+    """Where a :class:`PagedTable` leaving its page (at ``start``, pages of ``size``, ``total``
+    rows in all) goes: (the page's start, the cursor's row in it, -1 for its last): the next
+    page's first row, the previous page's last, the list's first or last row."""
+    last_page = max(0, total - 1) // size * size
+    return {"next": (start + size, 0), "previous": (max(0, start - size), -1), "first": (0, 0), "last": (last_page, -1)}[to]

@@ -182,10 +182,11 @@ class KnowledgeReading(KnowledgeBuilding):
                 merged_from=sorted(merged.get(eid, [])), origin=origin))
         return out
 
-    def timeline_start(self, limit: int) -> tuple[list[Episode], int]:
-        """The timeline's first ``limit`` live episodes (dated by session date, undated last) and
-        the number of live episodes: reads only the episodes shown, whatever the store's size."""
-        ids, total = self.store.episode_timeline(limit)
+    def timeline_page(self, limit: int, offset: int = 0) -> tuple[list[Episode], int]:
+        """``limit`` live episodes of the timeline (dated by session date, undated last) from
+        the ``offset``-th, and the number of live episodes: reads only the episodes shown,
+        whatever the store's size."""
+        ids, total = self.store.episode_timeline(limit, offset)
         by_id = {e.id: e for e in self.episodes(ids=ids)} if ids else {}
         return [by_id[i] for i in ids if i in by_id], total
 

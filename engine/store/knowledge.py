@@ -699,13 +699,14 @@ class KnowledgeSQL:
             return self.conn.execute(cols + " WHERE source_id = ?" + live + " ORDER BY id", (source_id,)).fetchall()
         return self.conn.execute(cols + " WHERE 1" + live + " ORDER BY id").fetchall()
 
-    def episode_timeline(self, limit: int) -> tuple[list[int], int]:
-        """The first ``limit`` live episodes in timeline order (by their earliest item's timestamp,
-        undated ones last, then by source and id) and how many live episodes there are: a screen
-        shows the timeline's start without reading every episode's items, events and merges."""
+    def episode_timeline(self, limit: int, offset: int = 0) -> tuple[list[int], int]:
+        """``limit`` live episodes from the ``offset``-th in timeline order (by their earliest
+        item's timestamp, undated ones last, then by source and id) and how many live episodes
+        there are: read along the starts' index (knowledge-6), a page costs a page plus the
+        index entries it skips, not every episode's items."""
         ids = [r[0] for r in self.conn.execute(
             "SELECT id FROM episodes INDEXED BY episodes_timeline WHERE merged_into IS NULL"
-            " ORDER BY start IS NULL, start, source_id, id LIMIT ?", (limit,))]
+            " ORDER BY start IS NULL, start, source_id, id LIMIT ? OFFSET ?", (limit, offset))]
         total = self.conn.execute("SELECT COUNT(*) FROM episodes WHERE merged_into IS NULL").fetchone()[0]
         return ids, total
 

@@ -4,6 +4,7 @@ run first, and the lists stay where they were."""
 from __future__ import annotations
 
 import threading
+from typing import Awaitable, Callable
 
 from textual.widgets import DataTable
 
@@ -23,7 +24,7 @@ async def test_browse_sources_long_lists_delete_with_dry_run_and_keep_the_place(
         episodes = app.screen.query_one("#episodes-table", DataTable)
         total = app.store_stats.totals()["episodes"]
         assert episodes.row_count == 10
-        assert f"summary (10/{total})" in "\n".join(screen_lines(app))
+        assert f"summary (1–10 of {total})" in "\n".join(screen_lines(app))
 
         await app.switch_mode("sources")
         await settle(pilot)
@@ -120,10 +121,7 @@ async def test_the_items_keys_move_through_the_whole_source_page_after_page(demo
         assert len(every) == 206
         screen.query_one("#items-table", DataTable).focus()
 
-        async def press(*keys: str) -> int:
-            await pilot.press(*keys)
-            await settle(pilot)
-            return every.index(next(i for i in every if i.id == screen.current_item().id))
+        press = place_after(pilot, lambda: [i.id for i in every].index(screen.current_item().id))
 
         assert await press("end") == 205 and screen.page_start == 200
         assert await press("home") == 0 and screen.page_start == 0
@@ -146,3 +144,35 @@ async def test_the_items_keys_move_through_the_whole_source_page_after_page(demo
         release.set()
         await settle(pilot)
         assert screen.page_start == 100 and "items 101–150 of 206" in "\n".join(screen_lines(app))
+
+
+async def test_the_timeline_keys_move_through_every_episode_page_after_page(demo_app, monkeypatch):
+    # the timeline of a big store is read a page at a time, and the keys go on past the page
+    from mnemoscope.screens import memories
+
+    monkeypatch.setattr(memories, "EPISODE_ROWS", 4)
+    app = demo_app(start_mode="memories")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        every, total = app.services.memory.knowledge.timeline_page(1000)
+        assert total == len(every) > 8
+        assert [e.id for e in screen.episodes] == [e.id for e in every[:4]]
+
+        press = place_after(pilot, lambda: [e.id for e in every].index(screen.current_episode().id))
+
+        assert await press("end") == total - 1 and f"of {total})" in "\n".join(screen_lines(app))
+        assert await press("home") == 0
+        assert await press("down", "down", "down", "down") == 4 and screen.page_start == 4
+        assert await press("up") == 3 and screen.page_start == 0
+        assert "Episode" in text_of(screen.query_one("#episode-body"))
+
+
+def place_after(pilot, place: Callable[[], int]) -> Callable[..., Awaitable[int]]:
+    """``press(*keys)``: the keys pressed and their work on screen, then where the cursor stands
+    in the whole list (``place``)."""
+    async def press(*keys: str) -> int:
+        await pilot.press(*keys)
+        await settle(pilot)
+        return place()
+    return press

@@ -76,7 +76,7 @@ def test_an_older_store_migrates_to_counts_and_starts_that_equal_a_recount(demo_
         assert [e.id for e in mem.knowledge.entities(limit=5)] == [e.id for e in every[:5]]
         episodes = mem.knowledge.episodes()
         order = sorted(episodes, key=lambda e: (e.time_start is None, e.time_start or "", e.source_id, e.id))
-        assert mem.knowledge.timeline_start(3) == (order[:3], len(episodes))
+        assert mem.knowledge.timeline_page(3) == (order[:3], len(episodes))
 
 
 def test_the_counts_and_starts_stay_a_recount_through_every_kind_of_write(demo_copy, tmp_path):

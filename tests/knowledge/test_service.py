@@ -232,12 +232,13 @@ def test_fact_dedup_past_a_full_scan_finds_near_duplicates_through_rare_words(mo
     assert near == 104 and sim > 0.99
 
 
-def test_the_timeline_start_reads_the_first_episodes_in_timeline_order(demo_copy):
-    """The Memories screen reads only the timeline's first episodes: the same ones, in the same
-    order, as sorting every live episode by session date (undated last, then source and id)."""
+def test_a_timeline_page_reads_the_episodes_in_timeline_order(demo_copy):
+    """The Memories screen reads only the timeline's page it shows: the same episodes, in the
+    same order, as sorting every live episode by session date (undated last, then source and id)."""
     with Memory(demo_copy) as memory:
         every = memory.knowledge.episodes()
         timeline = sorted(every, key=lambda e: (e.time_start is None, e.time_start or "", e.source_id, e.id))
         assert any(e.time_start for e in every) and any(e.time_start is None for e in every)
-        for limit in (1, 7, len(every) + 5):
-            assert memory.knowledge.timeline_start(limit) == (timeline[:limit], len(every))
+        for limit, offset in ((1, 0), (7, 0), (len(every) + 5, 0), (7, 3), (7, len(every) - 2)):
+            page = memory.knowledge.timeline_page(limit, offset)
+            assert page == (timeline[offset:offset + limit], len(every))
