@@ -143,8 +143,10 @@ def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 
 def summed(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted distinct keys, each with the sum of its values, added in the order given (so a
-    float32 sum is the same as adding them one by one)."""
+    """Sorted distinct keys, each with the sum of its values. The values of a key are summed in
+    the order given only up to two of them: ``np.add.reduceat`` may pair three or more another way,
+    so a float32 sum of those can differ in its last place from adding them one by one (use
+    :func:`merged` list after list where that order matters)."""
     order = np.argsort(keys, kind="stable")
     keys, values = keys[order], values[order]
     if not len(keys):
