@@ -317,8 +317,10 @@ def _typed(path: Path, text: str, where: str, name: str, value: Any, kinds: tupl
 
 
 def _locomo_sample(path: Path, text: str, sample: dict[str, Any], index: int) -> ParsedSource:
-    conv = sample["conversation"]
+    conv = sample.get("conversation") if isinstance(sample, dict) else None
     where = f"sample {index}"
+    if not isinstance(conv, dict):
+        raise IngestError(path, f'{where}: no "conversation" object')
     sample_id = str(_typed(path, text, where, "sample_id", sample.get("sample_id", index), (str, int)))
     session_keys = sorted((k for k in conv if re.fullmatch(r"session_[0-9]+", k)), key=lambda k: int(k.split("_")[1]))
     if not session_keys:

@@ -12,7 +12,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import DataMissing
+from ..errors import DataMissing, IngestError
+from ..ingest import load_json
 from ..memory import Memory
 from ..records import ParsedSource
 from .metrics import mean_metrics, percentile, score
@@ -23,6 +24,17 @@ def require(path: str | Path) -> Path:
     if not path.exists():
         raise DataMissing(f"{path}: benchmark data not found (it lives in ../shared/data; see its README)")
     return path
+
+
+def read_samples(path: str | Path) -> tuple[Path, str, list[Any]]:
+    """A benchmark's JSON list of samples (LoCoMo's shape), with its path and text for the
+    messages that name a line; malformed JSON or another shape is one line, not a traceback."""
+    path = require(path)
+    text = path.read_text(encoding="utf-8")
+    samples = load_json(path, text)
+    if not isinstance(samples, list):
+        raise IngestError(path, "not a JSON list of conversations")
+    return path, text, samples
 
 
 @dataclass

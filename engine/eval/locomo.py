@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from ..ingest import _locomo_sample
 from ..records import ParsedSource
-from .harness import DataMissing, Question, RunResult, report, require, run_system_sets
+from .harness import DataMissing, Question, RunResult, read_samples, report, require, run_system_sets
 
 METRICS = ("recall@5", "recall@10", "ndcg@10", "mrr@10")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -39,9 +39,7 @@ def load(path: str | Path) -> list[tuple[ParsedSource, list[Question]]]:
 
 def conversations(path: str | Path) -> list[Conversation]:
     """Each conversation with its answerable questions, by their index into its ``qa``."""
-    path = require(path)
-    text = path.read_text(encoding="utf-8")
-    samples = json.loads(text)
+    path, text, samples = read_samples(path)
     out = []
     for n, sample in enumerate(samples):
         parsed = _locomo_sample(path, text, sample, n)

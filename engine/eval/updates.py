@@ -25,17 +25,17 @@ successors, by a fact of a current turn): what recall in time can use.
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..errors import IngestError
 from ..ingest import _locomo_sample
 from ..memory import Memory
 from ..records import ParsedSource
-from .harness import _dedupe, require
+from .harness import _dedupe, read_samples
 from .metrics import mean_metrics, recall_at
 
 DATA = Path(__file__).resolve().parents[2] / "bench" / "data" / "knowledge_updates.json"
@@ -56,23 +56,28 @@ class UpdateQuestion:
 def load(path: str | Path = DATA) -> list[tuple[ParsedSource, list[UpdateQuestion]]]:
     """Each conversation as (its parsed turns, its questions); a question whose evidence names
     no turn of its conversation is a mistake in the data and stops the run."""
-    path = require(path)
-    text = path.read_text(encoding="utf-8")
+    path, text, samples = read_samples(path)
     out = []
-    for n, sample in enumerate(json.loads(text)):
+    for n, sample in enumerate(samples):
         parsed = _locomo_sample(path, text, sample, n)
         keys = {i.key for i in parsed.items}
-        questions = []
-        for qa in sample.get("qa", []):
-            q = UpdateQuestion(str(qa["question"]), str(qa["answer"]), str(qa["reference_time"]), str(qa["category"]),
-                               set(qa["evidence"]), set(qa.get("stale_evidence", [])))
-            unknown = (q.evidence | q.stale) - keys
-            if unknown or q.category not in CATEGORIES or not q.evidence:
-                raise ValueError(f"{path}: {sample.get('sample_id')}: bad question {q.text!r} "
-                                 f"(unknown turns {sorted(unknown)} or category {q.category!r})")
-            questions.append(q)
+        questions = [_question(path, f"conversation {sample.get('sample_id', n)}", qa, keys) for qa in sample.get("qa", [])]
         out.append((parsed, questions))
     return out
+
+
+def _question(path: Path, conversation: str, qa: Any, keys: set[str]) -> UpdateQuestion:
+    """One question of a conversation, checked against its turns."""
+    where = f"{conversation}: question {qa.get('question') if isinstance(qa, dict) else qa!r}"
+    try:
+        q = UpdateQuestion(str(qa["question"]), str(qa["answer"]), str(qa["reference_time"]), str(qa["category"]),
+                           set(qa["evidence"]), set(qa.get("stale_evidence", [])))
+    except (KeyError, TypeError) as exc:
+        raise IngestError(path, f"{where}: needs question, answer, reference_time, category and evidence ({exc})") from None
+    unknown = (q.evidence | q.stale) - keys
+    if unknown or q.category not in CATEGORIES or not q.evidence:
+        raise IngestError(path, f"{where}: unknown turns {sorted(unknown)}, no evidence or category {q.category!r}")
+    return q
 
 
 def stale_above(ranked: Sequence[str], current: set[str], stale: set[str]) -> bool:

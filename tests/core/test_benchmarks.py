@@ -143,3 +143,20 @@ def test_eval_updates_on_one_conversation_of_the_benchmark(tmp_path):
         best = {side: min((miss["ranks"][k] for k in miss[side] if k in miss["ranks"]), default=99)
                 for side in ("stale", "evidence")}
         assert miss["stale_above"] == (best["stale"] < best["evidence"])
+
+
+@pytest.mark.parametrize("command", ["updates", "locomo"])
+def test_eval_data_that_is_not_a_benchmark_is_one_line_naming_it(tmp_path, capsys, command):
+    data = json.loads((ROOT / "bench" / "data" / "knowledge_updates.json").read_text(encoding="utf-8"))
+    no_answer = [{**data[0], "qa": [{k: v for k, v in data[0]["qa"][0].items() if k != "answer"}]}]
+    cases = {"broken.json": ('[{"qa": ', "broken.json:1: malformed JSON"),
+             "object.json": ('{"qa": []}', "not a JSON list of conversations"),
+             "no-conversation.json": ('[{"qa": []}]', 'sample 0: no "conversation" object')}
+    if command == "updates":
+        cases["no-answer.json"] = (json.dumps(no_answer), "needs question, answer, reference_time")
+    assert cases
+    for name, (text, said) in cases.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        assert main(["eval", command, str(tmp_path / name), "--strategy", "bm25"], io.StringIO()) == 2
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
