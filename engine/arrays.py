@@ -8,7 +8,7 @@ object per item.
 * :class:`Column` — a 1-D array (item ids, flags, times …); ``view`` is the live part.
 * :class:`Rows` — variable-length rows (an item's term ids and counts) in CSR form.
 * :class:`SlotMap` — item id → slot, a dense lookup table instead of a dict of a million ints.
-* Sorted-key arrays (:func:`summed`, :func:`merged`, :func:`values_at`) — a sparse map of int64
+* Sorted-key arrays (:func:`summed`, :func:`merged`) — a sparse map of int64
   keys to summed values as two arrays, where a dict would hold an object per entry (the knowledge
   graph's entries, the topics' Markov counts).
 """
@@ -176,15 +176,6 @@ def merged(keys: np.ndarray, values: np.ndarray, new_keys: np.ndarray,
     values[at[found]] += new_values[found]
     fresh = ~found
     return np.insert(keys, at[fresh], new_keys[fresh]), np.insert(values, at[fresh], new_values[fresh])
-
-
-def values_at(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray, dtype: type) -> np.ndarray:
-    """The values of sorted distinct keys at the wanted keys, as ``dtype`` (0 where a key is missing)."""
-    out = np.zeros(len(wanted), dtype=dtype)
-    if len(keys):
-        at, found = positions(keys, wanted)
-        out[found] = values[at[found]]
-    return out
 
 
 class SlotMap(Mapping[int, int]):

@@ -418,7 +418,10 @@ def _lookup_table(ids: np.ndarray, max_ref: int) -> np.ndarray:
 def _key_ranges(entries: list[tuple[np.ndarray, np.ndarray, np.float32]]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """The weighted sum of sorted key lists (keys, values, weight), a range of keys at a time,
     ascending: each range holds at most MIX_BLOCK keys of each list, and each key's values are
-    added in the lists' order (as merging the whole lists one after another adds them)."""
+    added in the lists' order (as merging the whole lists one after another adds them). No
+    lists (every weight 0) is no key."""
+    if not entries:
+        return
     bounds = distinct(np.concatenate([keys[MIX_BLOCK::MIX_BLOCK] for keys, _, _ in entries] + [np.zeros(0, np.int64)]))
     starts = [np.concatenate([[0], np.searchsorted(keys, bounds), [len(keys)]]) for keys, _, _ in entries]
     for r in range(len(bounds) + 1):

@@ -233,3 +233,9 @@ def test_the_graph_walk_takes_the_configured_number_of_steps(tmp_path, iteration
                                       alpha=mem.settings.ppr_alpha, iterations=iterations + 1)[: index.n_slots]
         got = k.graph_scores(query, first).item_scores
         assert not np.allclose(want, other) and np.allclose(got, want, rtol=0, atol=1e-7)
+
+
+def test_a_walk_with_every_edge_type_weighted_0_has_no_edges(graph):
+    g, index = graph
+    assert g.transition({"mention": 0.0, "next": 0.0}, index).nnz == 0
+    assert not g.degrees(index, {"mention": 0.0}).any()
