@@ -261,13 +261,12 @@ class Asked:
 class Likeness:
     """How alike one query is to every mark's query (in ``marks`` order) — ``sims``, what a
     note shows — with the rule that turns that into how much each mark counts (each similarity
-    has its own scale), how nearly each is the same question (``same_sims``, and ``same``: how
-    much each counts as the same question, :attr:`MarkParams.same` over them), and, when the
-    rule asks, whether each asks for the same kind of answer (``agrees``)."""
+    has its own scale), how much each counts as the same question (``same``:
+    :attr:`MarkParams.same` over how nearly each is), and, when the rule asks, whether each asks
+    for the same kind of answer (``agrees``)."""
 
     sims: np.ndarray
     rule: AlikeRule
-    same_sims: np.ndarray
     same: np.ndarray
     agrees: np.ndarray | None = None
 
@@ -349,10 +348,10 @@ class FeedbackMemory:
         if vector is not None and endpoint is not None:
             rows = self._mark_rows(endpoint)
             sims = np.clip(rows @ vector, 0.0, 1.0) if len(rows) else np.zeros(0)
-            return Likeness(sims, self.params.embedded, sims, same_ramp.strength(sims))
+            return Likeness(sims, self.params.embedded, same_ramp.strength(sims))
         rule = self.params.worded
         if not self.marks:
-            return Likeness(np.zeros(0), rule, np.zeros(0), np.zeros(0))
+            return Likeness(np.zeros(0), rule, np.zeros(0))
         marks = list(self.marks.values())
         self._tokens = self._grown(self._tokens, wording.version, wording.token_idf,
                                    lambda new: [dict.fromkeys(m.tokens, 1.0) for m in new])
@@ -362,10 +361,10 @@ class FeedbackMemory:
         same = self._tokens.cosines(dict.fromkeys(lexical_tokens(asked.text), 1.0), wording.token_idf)
         alike = self._terms.cosines(asked.terms, wording.term_idf)
         if not rule.same_answer:
-            return Likeness(alike, rule, same, same_ramp.strength(same))
+            return Likeness(alike, rule, same_ramp.strength(same))
         if self._answers is None or len(self._answers) != len(marks):
             self._answers = np.array([m.answer for m in marks], dtype=object)
-        return Likeness(alike, rule, same, same_ramp.strength(same), (self._answers == asked.answer).astype(np.float64))
+        return Likeness(alike, rule, same_ramp.strength(same), (self._answers == asked.answer).astype(np.float64))
 
     def asked(self, event_id: int, query: str, wording: Wording) -> Asked:
         """A logged event's question as :meth:`similarities` compares it: a mark's kept plan and
@@ -468,7 +467,7 @@ class FeedbackMemory:
             up = math.log2(1 + same_weight + min(alike_weight, rule.weight_cap))
             down = self.params.ignored_share * math.log2(1 + sum(w for w, _ in ignored.get(item, [])))
             lift = up - down
-            into_view = view is not None and same_weight == 0 and item not in ignored
+            into_view = view is not None and same_weight == 0 and lift > 0  # a sink is never held back
             if into_view:
                 lift = view.capped(slot_of[item], lift)
             if lift == 0:
@@ -499,7 +498,7 @@ class _View:
         stronger lift lands a little higher, so that the items brought in keep their order."""
         if slot in self.shown:
             return 0.0
-        if lift <= 0 or self.last == -math.inf:
+        if self.last == -math.inf:
             return lift
         needed = (self.last - self.score.get(slot, self.last)) / self.unit
         return min(lift, needed + 1e-6 * lift)

@@ -15,7 +15,8 @@ from mnemoscope.engine import index as index_module
 from mnemoscope.engine import query as query_module
 from mnemoscope.engine.dense import OpenAIEmbedder
 from mnemoscope.engine.rank import FeedbackError
-from mnemoscope.engine.rank.marks import AlikeRule, Asked, FeedbackMemory, Likeness, MarkPlan, Ramp, Wording
+from mnemoscope.engine.pipeline import Ranking
+from mnemoscope.engine.rank.marks import AlikeRule, Asked, FeedbackMemory, Likeness, MarkParams, MarkPlan, Ramp, Wording
 from mnemoscope.engine.text import lexical_tokens
 from tests.rank.conftest import SETTINGS
 from tests.support.openai_server import Fail
@@ -123,13 +124,30 @@ def test_an_alike_question_asking_for_another_kind_of_answer_is_not_moved_by_the
 
 def test_of_the_alike_questions_only_the_nearest_marks_count_and_the_same_questions_always():
     rule = AlikeRule(Ramp(0.1, 1.0, 1.0), nearest=2)
-    same_sims = np.array([0.0, 0.0, 0.0, 0.0, 0.99])
-    likeness = Likeness(np.array([0.5, 0.9, 0.3, 0.7, 0.2]), rule, same_sims, Ramp(0.95, 1.0, 2.0).strength(same_sims))
+    likeness = Likeness(np.array([0.5, 0.9, 0.3, 0.7, 0.2]), rule, Ramp(0.95, 1.0, 2.0).strength(np.array([0, 0, 0, 0, 0.99])))
     strength = likeness.strength()
     assert np.flatnonzero(strength).tolist() == [1, 3, 4]  # the two most alike, and the same question
     assert strength[[1, 3, 4]] == pytest.approx([0.8 / 0.9, 0.6 / 0.9, 0.1 / 0.9])
-    kinds = Likeness(likeness.sims, rule, np.zeros(5), np.zeros(5), agrees=np.array([1.0, 0.0, 1.0, 1.0, 1.0]))
+    kinds = Likeness(likeness.sims, rule, np.zeros(5), agrees=np.array([1.0, 0.0, 1.0, 1.0, 1.0]))
     assert np.flatnonzero(kinds.strength()).tolist() == [0, 3]  # the two nearest of those asking the same kind
+
+
+def test_an_item_ignored_for_the_same_question_is_still_held_to_the_view_when_alike_marks_outweigh():
+    """The same question ignored two items and an alike one used them, strongly enough to outweigh
+    the sink: the one shown stays where the question put it, the one below rises only into view."""
+    memory = FeedbackMemory()
+    memory.add(1, "what does Maya bake", 0.0, [], [3, 15])
+    memory.add(2, "what bread does Maya bake", 0.0, [3, 15], [])
+    rule = AlikeRule(Ramp(0.1, 1.0, 1.0), standing_power=0.0, reach=math.inf, into_view=True)
+    likeness = Likeness(np.array([1.0, 0.9]), rule, np.array([1.0, 0.0]))
+    slots = np.arange(20)
+    ranking = Ranking(slots, np.linspace(1.0, 0.0, 20))
+    moved = memory.apply(ranking, {i: i for i in range(20)}, likeness, now=0.0, shown=10)
+    order = moved.slots.tolist()
+    assert order[:11] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 15, 9]  # 3 shown already stays; 15 just into view
+    assert 3 not in moved.extras["taught"]
+    note = moved.extras["taught"][15]
+    assert note.used and note.into_view and 0 < note.lift < 1
 
 
 def test_a_mark_for_the_same_question_lifts_even_the_item_the_strategy_ranks_last(mem):
@@ -316,7 +334,8 @@ def test_the_marks_indexes_take_each_events_new_words_only_and_match_a_fresh_bui
     queries = ["what does Maya bake", "when did Maya bake sourdough", "which dog did Sam adopt", "Sam walks the dog"]
     probe = "Maya bakes bread for Sam's dog"
     probed = Asked(probe, terms(probe), None)
-    grown, held = FeedbackMemory(), set()
+    params = MarkParams(same=Ramp(0.0, 1.0, 1.0))  # how much each counts as the same question: its cosine
+    grown, held = FeedbackMemory(params), set()
     for n, text in enumerate(queries):
         grown.add(n, text, 0.0, [n], [])
         asked.clear()
@@ -324,18 +343,18 @@ def test_the_marks_indexes_take_each_events_new_words_only_and_match_a_fresh_bui
         new = set(tokens(text)) - held
         assert new and new <= set(asked) and not set(asked) & held
         held |= new | set(terms(text))
-        fresh = FeedbackMemory()
+        fresh = FeedbackMemory(params)
         for m, earlier in enumerate(queries[:n + 1]):
             fresh.add(m, earlier, 0.0, [m], [])
         again = fresh.similarities(probed, Wording((1,), idf, idf, plan, vocabulary))
-        assert likeness.same_sims == pytest.approx(again.same_sims, rel=1e-12)
+        assert likeness.same == pytest.approx(again.same, rel=1e-12)
         assert likeness.sims == pytest.approx(again.sims, rel=1e-12)
-    assert likeness.same_sims == pytest.approx(cosines(tokens(probe), [tokens(t) for t in queries]), rel=1e-9)
+    assert likeness.same == pytest.approx(cosines(tokens(probe), [tokens(t) for t in queries]), rel=1e-9)
     assert likeness.sims == pytest.approx(cosines(terms(probe), [terms(t) for t in queries]), rel=1e-9)
-    assert min(likeness.same_sims) > 0 and not np.allclose(likeness.sims, likeness.same_sims)
+    assert min(likeness.same) > 0 and not np.allclose(likeness.sims, likeness.same)
     asked.clear()
     moved = grown.similarities(probed, Wording((2,), idf, idf, plan, vocabulary))
-    assert moved.same_sims == pytest.approx(likeness.same_sims, rel=1e-12) and held <= set(asked)
+    assert moved.same == pytest.approx(likeness.same, rel=1e-12) and held <= set(asked)
 
 
 def test_after_an_ingest_only_the_marks_whose_words_it_brought_are_planned_again(mem, tmp_path, monkeypatch):
