@@ -3,7 +3,7 @@ neighbourhood, as of now or of a date; curation; and the conflict inbox, a mode 
 
 from __future__ import annotations
 
-from functools import partial
+from functools import cache, partial
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -575,9 +575,11 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
             if not other:
                 return
 
-            def merge(dry_run: bool) -> CurationReport:  # in a worker: a name is looked up in the store
-                other_id = int(other) if other.isdigit() else knowledge.entity_named(other).id
-                return knowledge.merge_entities(keep.id, other_id, dry_run=dry_run)
+            # in a worker, once: the dry run and the merge after it fold the entity the name found
+            other_id = cache(partial(knowledge.entity_id_of, other))
+
+            def merge(dry_run: bool) -> CurationReport:
+                return knowledge.merge_entities(keep.id, other_id(), dry_run=dry_run)
 
             self.curate("Merge entities", f"Merge entity “{other}” into “{keep.name}”?", merge)
 

@@ -66,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("id", type=int)
     r.add_argument("name")
     _curation(r, rename_entity)
-    _merge_parser(esub, "fold entity OTHER into KEEP", merge_entities)
+    _merge_parser(esub, "fold entity OTHER into KEEP (each an id or a name)", merge_entities, str)
     s = esub.add_parser("split", help="move the mentions written SURFACE… to a new entity")
     s.add_argument("id", type=int)
     s.add_argument("surfaces", nargs="+")
@@ -81,10 +81,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     _curation(s, split_episode)
 
 
-def _merge_parser(sub: argparse._SubParsersAction, help_text: str, handler) -> None:
+def _merge_parser(sub: argparse._SubParsersAction, help_text: str, handler, argument_type: type = int) -> None:
     p = sub.add_parser("merge", help=help_text)
-    p.add_argument("keep", type=int)
-    p.add_argument("other", type=int)
+    p.add_argument("keep", type=argument_type)
+    p.add_argument("other", type=argument_type)
     _curation(p, handler)
 
 
@@ -187,7 +187,8 @@ def rename_entity(args: argparse.Namespace, out: TextIO) -> int:
 
 def merge_entities(args: argparse.Namespace, out: TextIO) -> int:
     with open_memory(args) as mem:
-        return _report(args, out, mem.knowledge.merge_entities(args.keep, args.other, dry_run=args.dry_run))
+        keep, other = (mem.knowledge.entity_id_of(typed) for typed in (args.keep, args.other))
+        return _report(args, out, mem.knowledge.merge_entities(keep, other, dry_run=args.dry_run))
 
 
 def split_entity(args: argparse.Namespace, out: TextIO) -> int:

@@ -141,12 +141,20 @@ class KnowledgeReading(KnowledgeBuilding):
                       synonyms=self._synonyms([entity_id]).get(entity_id, []))
 
     def entity_named(self, name: str) -> Entity:
-        """The most mentioned entity of this name (in any case)."""
-        wanted = name.strip().lower()
-        for entity in self.entities(containing=wanted):
-            if entity.name.lower() == wanted:
-                return entity
-        raise KnowledgeError(f"no entity is named {name.strip()!r}")
+        """The entity of this name (in any case; a leading article or a possessive aside)."""
+        return self.entity(self._entity_id_named(name))
+
+    def entity_id_of(self, typed: str) -> int:
+        """The id of the entity a person typed: its id (digits), else its name."""
+        typed = typed.strip()
+        return int(typed) if typed.isdigit() else self._entity_id_named(typed)
+
+    def _entity_id_named(self, name: str) -> int:
+        """One look-up by the store's unique key, however many entities contain the name."""
+        entity_id = self.store.entity_id_by_key(entity_key(name))
+        if entity_id is None:
+            raise KnowledgeError(f"no entity is named {name.strip()!r}")
+        return entity_id
 
     def _synonyms(self, entity_ids: list[int]) -> dict[int, list[int]]:
         """entity id → the ids of its synonyms, sorted, for these entities."""

@@ -66,6 +66,16 @@ def test_a_fact_added_by_hand_is_listed_with_its_items(store, capsys):
     assert capsys.readouterr().err.strip() == "mnemoscope: error: a fact needs stored items as provenance; no item with id 99999"
 
 
+def test_entities_are_merged_by_name_or_id(store, capsys):
+    ids = {e["name"]: e["id"] for e in run_json(capsys, "--store", store, "entities", "--json")}
+    report = run_json(capsys, "--store", store, "entity", "merge", "melanie", "Mel", "--dry-run", "--json")
+    assert (report["kept"], report["removed"]) == ("Melanie", "Mel")
+    assert run_json(capsys, "--store", store, "entity", "merge", str(ids["Melanie"]), "the Mel", "--json")["mentions_moved"] == 1
+    assert "Mel" not in {e["name"] for e in run_json(capsys, "--store", store, "entities", "--json")}
+    assert main(["--store", store, "entity", "merge", "Melanie", "Mela"]) == 2
+    assert capsys.readouterr().err.strip() == "mnemoscope: error: no entity is named 'Mela'"
+
+
 def test_errors_are_one_line_and_exit_2(store, capsys):
     assert main(["--store", store, "fact", "delete", "9999"]) == 2
     assert capsys.readouterr().err.strip() == "mnemoscope: error: no fact with id 9999"

@@ -154,6 +154,22 @@ def test_rename_merge_and_split_entities(mem):
     assert k.entity(ids["Boston"]).name == "Boston, MA"
 
 
+def test_an_entity_is_found_by_its_name_in_one_look_up(mem):
+    """A name finds its entity whatever its case, a leading article or a possessive, by the
+    store's unique key: one statement, not a scan of every entity that contains the name."""
+    k = mem.knowledge
+    melanie = next(e.id for e in k.entities() if e.name == "Melanie")
+    statements: list[str] = []
+    mem.store.conn.set_trace_callback(statements.append)
+    found = k.entity_id_of("the Melanie")
+    mem.store.conn.set_trace_callback(None)
+    assert found == melanie and len(statements) == 1
+    assert [k.entity_named(name).id for name in ("MELANIE", "Melanie's", "Melanie")] == [melanie] * 3
+    assert k.entity_id_of(f" {melanie} ") == melanie
+    with pytest.raises(KnowledgeError, match="no entity is named 'Mela'"):
+        k.entity_named("Mela")
+
+
 def test_merged_episodes_keep_every_item_findable_and_split_back(mem):
     k = mem.knowledge
     first, second = k.episodes()
