@@ -129,7 +129,7 @@ class Timeline:
         who = self._subject(fact)
         filed_under = {fact.subject_id} | ({who[1]} if who[0] == "entity" else set())
         out = []
-        for row in self.store.fact_rows(subjects=sorted(filed_under)):  # each row once, by id
+        for row in self.store.facts_filed_under(sorted(filed_under)):  # each row once, by id
             if row[0] == fact.id or predicate_form(row[2]) not in slot.predicates:
                 continue
             other = fact_of_row(row)

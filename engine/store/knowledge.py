@@ -518,31 +518,31 @@ class KnowledgeSQL:
         self.conn.executemany("INSERT OR IGNORE INTO fact_sources (fact_id, item_id) VALUES (?,?)", rows)
 
     def fact_rows(self, ids: Sequence[int] | None = None, entity_id: int | None = None, latest: int | None = None,
-                  retired: bool = False, subjects: Sequence[int] = ()) -> list[tuple]:
+                  retired: bool = False) -> list[tuple]:
         """Fact rows (see ``_FACT_COLUMNS``), by id (retired ones too), or the facts the store
-        believes (with ``retired``, also those it no longer does): all, those filed under one of
-        ``subjects``, or by entity (as subject or object; with ``latest``, only that many of the
-        newest; with ``subjects``, only those filed under one of them)."""
+        believes (with ``retired``, also those it no longer does): all, or by entity (as subject
+        or object; with ``latest``, only that many of the newest)."""
         if ids is not None:
             return self._in(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN ({{marks}}) ORDER BY id", ids)
         live = "1" if retired else self._LIVE
-        filed = f" AND subject_id IN ({','.join('?' * len(subjects))})" if subjects else ""
-        if entity_id is None and subjects:
-            return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE {live}{filed} ORDER BY id",
-                                     list(subjects)).fetchall()
         if entity_id is not None and latest:
             # the newest of each side by its own index, then the newest of both: a frequent
             # entity's every fact (thousands, for a speaker) is not read and sorted to keep a few
-            newest = f"SELECT id FROM facts WHERE {{side}} = ? AND {live}{filed} ORDER BY id DESC LIMIT ?"
+            newest = f"SELECT id FROM facts WHERE {{side}} = ? AND {live} ORDER BY id DESC LIMIT ?"
             rows = self.conn.execute(
                 f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN (SELECT id FROM ({newest.format(side='subject_id')})"
                 f" UNION ALL SELECT id FROM ({newest.format(side='object_id')})) ORDER BY id DESC LIMIT ?",
-                (entity_id, *subjects, latest, entity_id, *subjects, latest, latest)).fetchall()
+                (entity_id, latest, entity_id, latest, latest)).fetchall()
             return rows[::-1]
         if entity_id is not None:
             return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE (subject_id = ? OR object_id = ?) AND {live}"
-                                     f"{filed} ORDER BY id", (entity_id, entity_id, *subjects)).fetchall()
+                                     " ORDER BY id", (entity_id, entity_id)).fetchall()
         return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE {live} ORDER BY id").fetchall()
+
+    def facts_filed_under(self, subjects: Sequence[int]) -> list[tuple]:
+        """Rows of the believed facts filed under one of these subjects (entity ids), by id."""
+        return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE subject_id IN ({_marks(len(subjects))})"
+                                 f" AND {self._LIVE} ORDER BY id", list(subjects)).fetchall()
 
     def subject_triples(self, subject_id: int) -> list[tuple[int, str, str, str]]:
         """(id, subject, predicate, object) of the believed facts filed under this subject, by id."""

@@ -93,12 +93,11 @@ def test_an_undo_is_refused_when_a_later_decision_changed_the_same_rows(migrated
     assert (lyon.superseded_by, lyon.state()) == (2, "retired")  # nothing changed
 
 
-def test_the_facts_of_an_entity_filed_under_some_subjects_are_those_with_or_without_a_limit(migrated):
-    for latest in (None, 5):
-        of_lyon = [r[0] for r in migrated.fact_rows(entity_id=2, subjects=[1], latest=latest)]
-        assert of_lyon == [1]  # "Lena lives in Lyon", filed under Lena
-        assert migrated.fact_rows(entity_id=2, subjects=[3], latest=latest) == []  # none filed under Berlin
-        assert [r[0] for r in migrated.fact_rows(entity_id=1, subjects=[1], latest=latest)] == [1, 2]
+def test_the_facts_filed_under_some_subjects_and_an_entitys_newest(migrated):
+    assert [r[0] for r in migrated.facts_filed_under([1])] == [1, 2]  # both filed under Lena
+    assert migrated.facts_filed_under([2, 3]) == []  # none filed under Lyon or Berlin
+    assert [r[0] for r in migrated.fact_rows(entity_id=3, latest=5)] == [2]  # Berlin, as the object
+    assert [r[0] for r in migrated.fact_rows(entity_id=1, latest=1)] == [2]
 
 
 def test_a_new_fact_reads_the_facts_filed_under_its_subject_once(migrated):
