@@ -30,7 +30,7 @@ from ..text import STOPWORDS, sentences
 from .entities import EntityRegistry, entity_key
 from .records import Event, FactDraft
 from .restate import appointed, restated, title_after_as
-from .temporal import find_times
+from .temporal import MONTHS, WEEKDAYS, find_times
 from .verbs import BASES, FORMS, PARTICIPLES, agree, is_past, is_verb
 
 # -- word classes (closed lists; open classes are guessed from position and verbs.py) ----------
@@ -74,8 +74,9 @@ anymore together well too also there here""".split())  # alone, these are no obj
 _RESOLVABLE = frozenset("it them".split())  # resolved to the object just before, in the same sentence
 _TRAILING = _DETERMINERS | _PARTICLES | _ADVERBS | frozenset("and or very more most too whole such than be been being"
                                                                .split())
-_MONTHS_WEEKDAYS = frozenset("""monday tuesday wednesday thursday friday saturday sunday january february march april
-may june july august september october november december""".split())
+# A day of the week is when, not whom: "on Wednesdays" names no one, in a turn or a question.
+WEEKDAY_NAMES = frozenset(WEEKDAYS) | {f"{day}s" for day in WEEKDAYS}
+_MONTHS_WEEKDAYS = WEEKDAY_NAMES | frozenset(MONTHS)
 _NOT_NAMES = frozenset(
     """i i'm i've i'd i'll hey hi hello wow oh yeah yes no thanks thank ok okay omg lol haha good great awesome nice
     cool sure so and but or also well that this these those what when where why how who which it its my our your

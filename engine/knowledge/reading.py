@@ -17,7 +17,7 @@ from ..pipeline import Query
 from ..text import lexical_tokens
 from .building import KnowledgeBuilding
 from .entities import entity_key
-from .extract import capitalised_spans
+from .extract import WEEKDAY_NAMES, capitalised_spans
 from .in_time import facts_in_time
 from .records import Entity, Episode, Event, Fact
 from .timeline import fact_of_row
@@ -56,9 +56,10 @@ class KnowledgeReading(KnowledgeBuilding):
     _kept_episodes: KeptEpisodes | None = None
 
     def query_entities(self, text: str) -> list[int]:
-        """Entities the query names (known names in it, and its capitalised spans)."""
+        """Entities the query names (known names in it, and its capitalised spans); never a day
+        of the week, which a store may hold as an entity from an older extraction."""
         spans = [entity_key(s) for s in capitalised_spans(text, lambda key: self.registry.lookup(key) is not None)]
-        keys = list(dict.fromkeys(self.registry.find_in(text) + spans))
+        keys = [k for k in dict.fromkeys(self.registry.find_in(text) + spans) if k not in WEEKDAY_NAMES]
         return [eid for k in keys if (eid := self.registry.lookup(k)) is not None]
 
     def named_in(self, q: Query) -> list[int]:

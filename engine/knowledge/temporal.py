@@ -17,12 +17,6 @@ MONTHS = ["january", "february", "march", "april", "may", "june", "july", "augus
           "november", "december"]
 
 
-def is_weekday_name(name: str) -> bool:
-    """Whether an entity's name is a day of the week ("Wednesdays"): when, not whom, in a
-    question ("what does Femi do on Wednesdays?" asks about Femi)."""
-    return name.lower().removesuffix("s") in WEEKDAYS
-
-
 _MONTH_OF = {m: n + 1 for n, m in enumerate(MONTHS)} | {m[:3]: n + 1 for n, m in enumerate(MONTHS)} | {"sept": 9}
 _NUMBER = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
            "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a few": 3, "few": 3, "a couple of": 2, "couple of": 2,

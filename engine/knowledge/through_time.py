@@ -18,7 +18,6 @@ from .in_time import rerank_in_time
 from .present import lift_changes
 from .records import Conflict, Decision, Fact
 from .supersession import Rules
-from .temporal import is_weekday_name
 
 
 class KnowledgeThroughTime(KnowledgeCuration):
@@ -82,7 +81,6 @@ class KnowledgeThroughTime(KnowledgeCuration):
         question about the present, a newer turn that changes the answer above the older ones
         (:mod:`.present`), which reaches the changes no fact of a slot states."""
         rules, index, as_of = self.timeline.rules, self.mem.index, q.options.get("as_of")
-        names = {e: self.registry.names.get(e, "") for e in self.named_in(q)}
-        subjects = {e: name for e, name in names.items() if not is_weekday_name(name)}
+        subjects = {e: self.registry.names.get(e, "") for e in self.named_in(q)}
         ranking = rerank_in_time(self.store, index, rules, q.text, ranking, as_of, subjects)
         return lift_changes(self.store, index, rules, q.text, subjects, ranking, as_of)

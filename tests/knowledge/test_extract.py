@@ -44,6 +44,7 @@ def test_sentence_initial_common_words_are_not_names():
     assert capitalised_spans("Although Pepper barked, Mr. Greg came on June 11th, next to Mr. Abbott.") == [
         "Pepper", "Greg", "Abbott"]
     assert capitalised_spans("Next Thursday works.") == []
+    assert capitalised_spans("We swim on Wednesdays and Sundays, Jonas runs on Mondays.") == ["Jonas"]  # days, not names
     assert capitalised_spans("| Water | 75 % | Swiss Alpine Club |") == ["Swiss Alpine Club"]  # a cell opens like a sentence
 
 

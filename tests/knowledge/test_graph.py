@@ -239,3 +239,17 @@ def test_a_walk_with_every_edge_type_weighted_0_has_no_edges(graph):
     g, index = graph
     assert g.transition({"mention": 0.0, "next": 0.0}, index).nnz == 0
     assert not g.degrees(index, {"mention": 0.0}).any()
+
+
+def test_a_day_of_the_week_in_a_question_is_when_not_whom(tmp_path):
+    """"What does Femi do on Wednesdays?" asks about Femi: the day is no entity of the question,
+    even in a store whose older extraction made one of it (a tag here)."""
+    from mnemoscope.engine import Memory
+
+    with Memory(tmp_path / "w.db") as mem:
+        mem.add_note("Every week, Femi swims at the lido on Wednesdays.", name="n1", tags=["Wednesdays"])
+        k = mem.knowledge
+        assert k.registry.lookup("wednesdays") is not None  # the tag's entity is there to be found
+        (femi,) = k.query_entities("Femi")
+        assert k.query_entities("What does Femi do on Wednesdays?") == [femi]
+        assert k.query_entities("Who swims on a Wednesday?") == []
