@@ -68,10 +68,18 @@ class Rules:
         return None
 
 
+# Dropped from a predicate's start when a verb follows: "has left" ends what "left" ends, "had
+# moved to" states what "moved to" states; "has" alone ("has a dog") stays.
+_PERFECT = frozenset("has have had".split())
+
+
 @lru_cache(maxsize=65_536)
 def predicate_form(predicate: str) -> str:
-    """A predicate as the rules match it: lower case, adverbs dropped."""
-    return " ".join(w for w in _words(predicate) if w not in _ADVERBS)
+    """A predicate as the rules match it: lower case, adverbs and a leading "has"/"had" dropped."""
+    words = [w for w in _words(predicate) if w not in _ADVERBS]
+    if len(words) > 1 and words[0] in _PERFECT:
+        words = words[1:]
+    return " ".join(words)
 
 
 def _words(text: str) -> list[str]:
