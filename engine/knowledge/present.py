@@ -110,6 +110,9 @@ _CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|{_NOW}|switch(?:ed|ing)?|change[sd]?|th
 
 
 _NEW = re.compile(r"\bnew\s+(\w+(?:\s+\w+)?)", re.I)
+# A sentence that says what holds is new ("I swim on Wednesdays now") without saying what changed,
+# which the sentence beside it may say ("I stopped five-a-side, my knee can't take it").
+_NEW_STATE = re.compile(rf"\b(?:{_NOW}|these days|instead(?! of))\b", re.I)
 # A speaker speaking of themself ("I'm", "my", "we", "our"); "us" too, though it may be the country.
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
 # A clause that opens with someone else: "she's moved", "they sold the house".
@@ -187,12 +190,14 @@ def _changes(text: str, question: PresentQuestion) -> bool | None:
     A sentence that says "instead" right after one on the topic is on it too: it replaces what
     was just said ("The Dolomites are off. I'm going to Lisbon instead.")."""
     split = sentence_tokens(text)
-    on_topic = [sentence for n, (sentence, tokens) in enumerate(split)
+    on_topic = [n for n, (sentence, tokens) in enumerate(split)
                 if question.topic & tokens or n and question.topic & split[n - 1][1] and _INSTEAD.search(sentence)]
     if not on_topic:
         return None
-    return any(_announces(question.change, sentence) or question.slots and _new_of_topic(sentence, question.topic)
-               for sentence in on_topic)
+    beside = {m for n in on_topic if _NEW_STATE.search(split[n][0]) for m in (n - 1, n + 1) if 0 <= m < len(split)}
+    return any(_announces(question.change, split[n][0])
+               or question.slots and _new_of_topic(split[n][0], question.topic) for n in on_topic) \
+        or any(_announces(question.change, split[m][0]) for m in beside)
 
 
 def _new_of_topic(sentence: str, topic: frozenset[str]) -> bool:

@@ -280,3 +280,23 @@ def test_leaving_a_job_a_move_that_did_not_happen_and_a_plan_replaced_in_the_nex
         assert above(ranked(mem, "Where does Nadia work?"), "D2:1", "D1:1")  # "I'm leaving …, I start at …"
         assert above(ranked(mem, "Where does Rhys's sister Bronwen live?"), "D2:2", "D1:2")  # the move she made no more
         assert above(ranked(mem, "Where is Nadia going on holiday in August?"), "D2:3", "D1:3")  # "… instead"
+
+
+NEIGHBOURS = locomo("neighbours", ("Ola", "Kit"),
+    ("7:00 pm on 4 March, 2024", [
+        ("Ola", "I sing with the community choir on Tuesdays."),
+        ("Kit", "My band rehearses on Thursdays."),
+        ("Ola", "The choir is doing Faure's Requiem this spring."),
+    ]),
+    ("8:30 pm on 9 October, 2024", [
+        ("Kit", "How was the summer?"),
+        ("Ola", "Busy. I stopped going to the choir, the new conductor shouts. On Tuesdays I climb with my brother now."),
+    ]),
+)
+
+
+def test_a_change_said_in_the_sentence_beside_the_one_on_the_topic_is_a_change_of_it(tmp_path):
+    """"I stopped going to the choir … On Tuesdays I climb …": the change and the day it is about
+    are in two sentences of one turn."""
+    with ingested_conversation(tmp_path, NEIGHBOURS) as mem:
+        assert above(ranked(mem, "What does Ola do on Tuesdays?"), "D2:2", "D1:1")
