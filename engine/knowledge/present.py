@@ -95,7 +95,7 @@ _NOW = r"(?<!right )(?<!for )(?<!by )(?<!until )(?<!till )(?<!just )now(?! that|
 # ("quit" and "gave up" only for a slot: for other questions they cost LoCoMo's a little).
 _OUTRIGHT = (r"instead(?! of)|change of plans?|change to|cancel+ed|called off|postponed|rescheduled|from now on|"
              r"go(?:ing)? back to|no longer|any ?more|gone off|moved|switched|dropped(?! by| off| in)|sold|"
-             r"stopped|fell through|after all|in the end|decided against")
+             r"stopped|fell through|after all|in the end|decided against|shelved|scrapped|put on hold")
 _REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
 _INSTEAD = re.compile(r"\binstead\b(?! of)", re.I)
 # A question about a slot also listens to the verbs of a new home, job or partner ("moved",
@@ -105,7 +105,8 @@ _INSTEAD = re.compile(r"\binstead\b(?! of)", re.I)
 # mostly marks no change ("my new phone"), and lifting it cost its questions.
 _CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|{_NOW}|switch(?:ed|ing)?|change[sd]?|these days|(?:is|are) over|gave up|given up|again|back on|"
                      r"quit|moved|relocated|started|joined|left|promoted|retired|resigned|broke up|split up|"
-                     r"leaving|start(?:ing)? (?:at|as)|moving to|"
+                     r"leaving|start(?:ing)? (?:at|as)|moving to|handed in (?:my|his|her|their|our) notice|"
+                     r"(?:been )?seeing someone|met someone|"
                      r"divorced|got married|engaged)\b", re.I)
 
 
@@ -157,7 +158,7 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     """The question's topic when it asks about the present (None for a question about the past,
     or with nothing to ask but names); a question about no slot listens only to changes said
     outright. ``names``: the subjects' names, which are no topic."""
-    said = set(re.findall(r"[a-z']+", query.lower()))
+    said = set(re.findall(r"[\w']+", query.lower()))  # "café" is one word
     if said & _PAST and not (said & _PAST == {"did"} and _DECIDED.match(query)) or find_times(query, None):  # "by July 10, 2022" asks about that day, not now
         return None
     terms = set(lexical_tokens(" ".join(w for w in said if w not in FRAMING_WORDS)))

@@ -9,7 +9,7 @@ twin in a slot's own words, beside it, never instead of it:
 * "<Place> is (now) home", said by someone → that someone *lives in* the place;
 * "<subject> loves/likes/enjoys living in <Place>", "<subject> lives with <someone> in <Place>"
   → *lives in* the place;
-* "<subject> is (now) (a|the) <title> at|for <Name>" → *works at* the name and *works as* the
+* "<subject> is (now) (a|the) <title> at|for (the) <Name>" → *works at* the name and *works as* the
   title ("head baker"); the title is at most four lower-case words, none an adverb or pronoun,
   two at least before "for", and the name is written with capitals and is nobody's: "I'm
   always here for you", "I'm so happy for Caroline" and "Lisbon is a dream for a pescatarian"
@@ -41,7 +41,7 @@ _LIVING_WITH = re.compile(r"^(?:is |has been |has )?(?:\w+ )?(?:lives|living|liv
 _WITH_IN = re.compile(r"^[\w'’ ]+? in (?P<place>[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*)")
 _COPULA = frozenset({"is", "is now", "is still", "has been", "has now been", "is currently"})
 _TITLE_AT = re.compile(r"^(?:now |still |currently )?(?:(?:a|an|the) )?"
-                       r"(?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){0,3}) (?P<link>at|for) "
+                       r"(?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){0,3}) (?P<link>at|for) (?:the )?"
                        r"(?P<name>(?:St\. |The )?[A-Z][\w'’\-&]*(?: [A-Z][\w'’\-&]*)*)")
 # No job title holds these: "I'm always here for you", "I'm so happy for Caroline", "a fan of …".
 _NOT_TITLES = frozenset("""a an the my our your his her their its this that it some any one lot bit part fan member

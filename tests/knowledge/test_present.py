@@ -300,3 +300,28 @@ def test_a_change_said_in_the_sentence_beside_the_one_on_the_topic_is_a_change_o
     are in two sentences of one turn."""
     with ingested_conversation(tmp_path, NEIGHBOURS) as mem:
         assert above(ranked(mem, "What does Ola do on Tuesdays?"), "D2:2", "D1:1")
+
+
+NOTICE = locomo("notice", ("Tom", "Jess"),
+    ("6:00 pm on 3 February, 2025", [
+        ("Tom", "I'm a porter at the Royal Infirmary, nights mostly."),
+        ("Jess", "My boyfriend Sam and I are off to Crete in June."),
+        ("Tom", "Ali and I have a plan: a little café by the harbour."),
+    ]),
+    ("7:30 pm on 12 September, 2025", [
+        ("Tom", "I handed in my notice at the infirmary, the nights were wrecking me."),
+        ("Jess", "Sam and I aren't together any more, it ended at Easter."),
+        ("Tom", "The café idea is shelved, the rent by the harbour is mad."),
+    ]),
+    ("8:00 pm on 20 January, 2026", [
+        ("Jess", "I've been seeing someone since November, a potter called Lou."),
+    ]),
+)
+
+
+def test_notice_handed_in_a_plan_shelved_and_a_partner_gone_or_new_are_changes(tmp_path):
+    with ingested_conversation(tmp_path, NOTICE) as mem:
+        assert above(ranked(mem, "Where does Tom work?"), "D2:1", "D1:1")
+        assert above(ranked(mem, "Are Tom and Ali opening a café?"), "D2:3", "D1:3")
+        assert above(ranked(mem, "Is Jess seeing anyone?", as_of="2025-10-01"), "D2:2", "D1:2")
+        assert above(ranked(mem, "Who is Jess's partner?"), "D3:1", "D1:2")

@@ -32,6 +32,10 @@ from .test_extract_rules import said
      [("Mira", "works as", "assistant editor"), ("Mira", "works at", "Inkwell Press")]),
     ("Ingrid", "I've taken a job as a music teacher at a primary school.", [("Ingrid", "works as", "music teacher")]),
     ("Jo", "I started a job as a barista last week.", [("Jo", "works as", "barista")]),
+    ("Rory", "I'm a staff nurse at the Western General, on the stroke ward.",
+     [("Rory", "works at", "Western General"), ("Rory", "works as", "staff nurse")]),
+    ("Rory", "I've been head chef at the Anchor since March.",
+     [("Rory", "works at", "Anchor"), ("Rory", "works as", "head chef")]),
 ])
 def test_a_home_a_job_and_a_title_said_in_other_words_gain_a_slot_fact(speaker, text, twins):
     facts = said(text, speaker=speaker, addressee="Omar")
@@ -52,6 +56,8 @@ def test_a_home_a_job_and_a_title_said_in_other_words_gain_a_slot_fact(speaker, 
     "They made me cry at the Odeon.",
     "I lost my job as a banker yesterday.",  # a job ended, no title held
     "I got a job as soon as I could.",
+    "I'm a regular at the Crown on Fridays.",
+    "I was a waiter at the Ritz years ago.",  # past, not what holds
 ])
 def test_moods_and_wishes_gain_no_slot_fact(text):
     facts = said(text, speaker="Lena", addressee="Omar")
