@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, T
 
 import numpy as np
 
-from ..arrays import Column, distinct, merged, summed
+from ..arrays import Column, distinct, merged, positions, summed
 from ..lazy import sparse as sp
 
 if TYPE_CHECKING:
@@ -153,9 +153,9 @@ class KnowledgeGraph:
         self.edges: dict[str, EdgeList] = {t: EdgeList() for t in EDGE_TYPES}  # phrase: (PHRASE_BASE + node, item id)
         self._entity_ids = Column(np.int64)  # entity node n ↔ entity id
         self._entity_node: dict[int, int] = {}
-        self.phrases: dict[str, set[int]] = {}  # phrase → ids of the items stating it
         self._phrase_names: list[str] = []  # phrase node n ↔ phrase
         self._phrase_node: dict[str, int] = {}
+        self._phrase_pairs: np.ndarray | None = None  # the phrase edges' (node << 32 | item id), sorted; made on use
         self._stable: dict[str, StableEdges] = {t: StableEdges() for t in EDGE_TYPES}
         self._stable_for: weakref.ref | None = None  # the index whose slots the stable numbers are
         self._cache: dict[object, object] = {}
@@ -184,18 +184,32 @@ class KnowledgeGraph:
         """Link items (by id) to phrase nodes, made on first use; a pair seen before adds nothing."""
         nodes, items = [], []
         for phrase, item_id in pairs:
-            ids = self.phrases.get(phrase)
-            if ids is None:
-                ids = self.phrases[phrase] = set()
-                self._phrase_node[phrase] = len(self._phrase_names)
+            node = self._phrase_node.get(phrase)
+            if node is None:
+                node = self._phrase_node[phrase] = len(self._phrase_names)
                 self._phrase_names.append(phrase)
-            if item_id not in ids:
-                ids.add(item_id)
-                nodes.append(PHRASE_BASE + self._phrase_node[phrase])
-                items.append(item_id)
-        if nodes:
-            self.edges["phrase"].add(nodes, items)
+            nodes.append(node)
+            items.append(item_id)
+        if not nodes:
+            return
+        keys = np.asarray(nodes, dtype=np.int64) << 32 | np.asarray(items, dtype=np.int64)
+        keys = keys[np.sort(np.unique(keys, return_index=True)[1])]  # each pair once, in the order given
+        known = self._known_phrase_pairs()
+        at, seen = positions(known, keys)
+        fresh = keys[~seen]
+        if len(fresh):
+            order = np.argsort(fresh)
+            self._phrase_pairs = np.insert(known, at[~seen][order], fresh[order])
+            self.edges["phrase"].add(PHRASE_BASE + (fresh >> 32), fresh & 0xFFFFFFFF)
             self.changed()
+
+    def _known_phrase_pairs(self) -> np.ndarray:
+        """The phrase edges as sorted (node << 32 | item id): made from the edges when a phrase is
+        first added after a restore (an open that only recalls never needs them), then kept."""
+        if self._phrase_pairs is None:
+            nodes, items = self.edges["phrase"].arrays()[:2]
+            self._phrase_pairs = np.sort((nodes - PHRASE_BASE) << 32 | items)
+        return self._phrase_pairs
 
     # -- saved beside the store (the areas' file: engine/index_file.py) -------------------------
 
@@ -221,16 +235,11 @@ class KnowledgeGraph:
             if not len(a) == len(b) == len(w):
                 raise ValueError(f"saved {kind} edges do not fit together")
             self.edges[kind] = EdgeList(Column(np.int64, values=a), Column(np.int64, values=b), Column(np.float32, values=w))
-        nodes, items = self.edges["phrase"].arrays()[:2]
-        nodes = nodes - PHRASE_BASE
-        if len(nodes) and (nodes.min() < 0 or nodes.max() >= len(phrases)):
+        nodes = self.edges["phrase"].a.view
+        if len(nodes) and (nodes.min() < PHRASE_BASE or nodes.max() >= PHRASE_BASE + len(phrases)):
             raise ValueError("saved phrase edges name phrases that are not saved")
         self._phrase_names = list(phrases)
         self._phrase_node = dict(zip(self._phrase_names, range(len(phrases))))
-        order = np.argsort(nodes, kind="stable")
-        ends = np.searchsorted(nodes[order], np.arange(len(phrases) + 1))
-        stating = items[order].tolist()
-        self.phrases = {p: set(stating[ends[n]:ends[n + 1]]) for n, p in enumerate(self._phrase_names)}
         self.changed()
 
     @property
@@ -244,7 +253,7 @@ class KnowledgeGraph:
         return self._entity_node.get(entity_id)
 
     def n_nodes(self, index: "Index") -> int:
-        return index.n_slots + len(self.entity_ids) + len(self.phrases)
+        return index.n_slots + len(self.entity_ids) + len(self._phrase_names)
 
     def phrase_of(self, node: int, index: "Index") -> str:
         """The phrase of a phrase node (a node number past the entities)."""

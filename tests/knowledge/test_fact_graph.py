@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mnemoscope.engine import Memory
-from mnemoscope.engine.knowledge.graph import EDGE_TYPES, PHRASE_MAX_ITEMS
+from mnemoscope.engine.knowledge.graph import EDGE_TYPES, PHRASE_BASE, PHRASE_MAX_ITEMS, KnowledgeGraph
 from mnemoscope.engine.pagerank import personalized_pagerank
 
 from .conftest import ingested
@@ -58,9 +58,28 @@ def test_a_fact_joins_its_subject_to_the_entities_its_object_names(tmp_path):
         assert visits[first + k.graph.entity_node(k.registry.lookup("pottery"))] == 0
 
 
+def stating_items(graph: KnowledgeGraph) -> dict[str, list[int]]:
+    """Each phrase → the ids of the items linked to it, ascending (from the graph's saved form)."""
+    arrays, phrases = graph.arrays()
+    nodes, items = arrays["phrase.a"] - PHRASE_BASE, arrays["phrase.b"]
+    return {phrase: sorted(items[nodes == n].tolist()) for n, phrase in enumerate(phrases)}
+
+
+def test_a_phrase_item_pair_is_linked_once_however_often_and_whenever_it_is_added():
+    graph = KnowledgeGraph()
+    graph.add_phrases([("flour", 3), ("rye", 3), ("flour", 3), ("flour", 1)])
+    graph.add_phrases([("flour", 1), ("rye", 2)])
+    assert stating_items(graph) == {"flour": [1, 3], "rye": [2, 3]}
+    restored = KnowledgeGraph()
+    restored.restore(*graph.arrays())
+    restored.add_phrases([("rye", 2), ("oats", 2), ("flour", 4), ("flour", 3)])
+    assert stating_items(restored) == {"flour": [1, 3, 4], "rye": [2, 3], "oats": [2]}
+    assert len(restored.arrays()[0]["phrase.a"]) == 6
+
+
 def test_items_stating_facts_about_one_head_word_meet_through_a_phrase_node(chat_mem):
     k, index = chat_mem.knowledge, chat_mem.index
-    stating = sorted(k.graph.phrases["agencies"])
+    stating = stating_items(k.graph)["agencies"]
     assert len(stating) == 2
     first, other = (index.slot_of[i] for i in stating)
     visits = _walk(chat_mem, "phrase", first)
@@ -76,7 +95,7 @@ def test_items_stating_facts_about_one_head_word_meet_through_a_phrase_node(chat
 def test_a_phrase_stated_by_too_many_items_adds_no_edges(tmp_path):
     turns = "".join(f"Maya: I baked loaf number {n} with rye flour.\n" for n in range(PHRASE_MAX_ITEMS + 1))
     with ingested(tmp_path, "chat.txt", turns) as m:
-        assert len(m.knowledge.graph.phrases["flour"]) == PHRASE_MAX_ITEMS + 1
+        assert len(stating_items(m.knowledge.graph)["flour"]) == PHRASE_MAX_ITEMS + 1
         assert m.knowledge.graph.matrix("phrase", m.index).nnz == 0
 
 
@@ -86,9 +105,10 @@ def test_reload_builds_the_same_fact_and_phrase_edges_as_ingest(chat_mem, tmp_pa
     chat_mem.ingest(path)  # a second source: its statements are linked incrementally
     g = chat_mem.knowledge.graph
     before = {kind: g.matrix(kind, chat_mem.index).toarray() for kind in ("fact", "phrase")}
-    phrases = dict(g.phrases)
+    phrases = stating_items(g)
+    assert phrases["agencies"]
     chat_mem.knowledge.load()
-    assert dict(g.phrases) == phrases
+    assert stating_items(g) == phrases
     for kind, matrix in before.items():
         np.testing.assert_array_equal(g.matrix(kind, chat_mem.index).toarray(), matrix)
 
