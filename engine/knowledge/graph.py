@@ -87,10 +87,11 @@ class EdgeList:
 
 @dataclass
 class StableEdges:
-    """One edge type's symmetric matrix in stable numbers: sorted unique entries (``key = row <<
-    KEY_BITS | column``), each the sum of its edges' weights, merged in from the type's
-    :class:`EdgeList` as it grows. An edge whose item or entity is not known yet waits, and is
-    looked up again next time."""
+    """One edge type's symmetric matrix in stable numbers, by its upper triangle: sorted unique
+    entries (``key = row << KEY_BITS | column``, row < column), each the sum of its edges'
+    weights, merged in from the type's :class:`EdgeList` as it grows; the matrices mirror it
+    (:func:`_mirrored`). An edge whose item or entity is not known yet waits, and is looked up
+    again next time."""
 
     keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     values: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
@@ -101,7 +102,7 @@ class StableEdges:
         """Add undirected edges between stable numbers (self-loops dropped)."""
         other = a != b
         a, b, w = a[other], b[other], w[other]
-        keys, values = summed(np.concatenate([a << KEY_BITS | b, b << KEY_BITS | a]), np.concatenate([w, w]))
+        keys, values = summed(np.minimum(a, b) << KEY_BITS | np.maximum(a, b), w)
         self.keys, self.values = merged(self.keys, self.values, keys, values)
 
 
@@ -313,7 +314,8 @@ class KnowledgeGraph:
         if hit is None:
             m = semantic_knn(index, index.n_slots)  # items only: their node numbers are their slots
             rows = np.repeat(np.arange(index.n_slots, dtype=np.int64), np.diff(m.indptr))
-            hit = self._cache[key] = summed(rows << KEY_BITS | m.indices, m.data)
+            upper = rows < m.indices  # the matrix is symmetric: its upper triangle
+            hit = self._cache[key] = summed(rows[upper] << KEY_BITS | m.indices[upper], m.data[upper])
         return hit  # type: ignore[return-value]
 
     def _compact(self, entries: list[tuple[np.ndarray, np.ndarray, np.float32]], index: "Index") -> Adjacency:
@@ -322,9 +324,10 @@ class KnowledgeGraph:
         no phrase stated by fewer than 2 or more than PHRASE_MAX_ITEMS items (stored or not).
         Summed and compacted a range of keys at a time, into arrays as long as every entry (the
         room of the entries left out or summed together is never written, so never resident):
-        no sum over every entry is held in stable numbers, nor an int64 array over every entry."""
+        no sum over every entry is held in stable numbers, nor an int64 array over every entry.
+        The entries are the upper triangle; the matrix is it and its mirror."""
         n, total = self.n_nodes(index), sum(len(keys) for keys, _, _ in entries)
-        wide = total >= 2**31 or n >= 2**31
+        wide = 2 * total >= 2**31 or n >= 2**31
         columns, kept = np.empty(total, dtype=np.int64 if wide else np.int32), np.empty(total, dtype=np.float32)
         counts, taken = np.zeros(n, dtype=np.int64), 0
         size = np.bincount(self.edges["phrase"].a.view - PHRASE_BASE, minlength=len(self._phrase_names))
@@ -346,7 +349,7 @@ class KnowledgeGraph:
             taken = end
         indptr = np.zeros(n + 1, dtype=columns.dtype)
         np.cumsum(counts, out=indptr[1:])
-        return Adjacency(n, indptr, columns[:taken], kept[:taken])
+        return _mirrored(Adjacency(n, indptr, columns[:taken], kept[:taken]))
 
     @_locked
     def matrix(self, kind: str, index: "Index") -> sp.csr_matrix:
@@ -401,6 +404,21 @@ class KnowledgeGraph:
             mix = self._mix(weights, index)
             hit = self._cache[key] = np.diff(mix.indptr)
         return hit  # type: ignore[return-value]
+
+
+def _mirrored(upper: Adjacency) -> Adjacency:
+    """The symmetric matrix of an upper triangle (no diagonal): each row's entries left of the
+    diagonal (the mirror's: the triangle's column, read down) then right of it, columns
+    ascending, every entry kept as it is (a 0 too: a neighbour counts in the degrees)."""
+    lower = upper.csr().T.tocsr()  # a transpose by counting: each row's columns ascending
+    left, right = np.diff(lower.indptr), np.diff(upper.indptr)
+    indptr = np.zeros(upper.n + 1, dtype=upper.indptr.dtype)
+    np.cumsum(left + right, out=indptr[1:])
+    from_left = np.repeat(np.tile(np.array([True, False]), upper.n), np.column_stack([left, right]).ravel())
+    columns, values = np.empty(len(from_left), dtype=upper.columns.dtype), np.empty(len(from_left), dtype=np.float32)
+    columns[from_left], values[from_left] = lower.indices, lower.data
+    columns[~from_left], values[~from_left] = upper.columns, upper.values
+    return Adjacency(upper.n, indptr, columns, values)
 
 
 def _state(index: "Index") -> tuple[int, int, int]:
