@@ -10,9 +10,13 @@ rules changed, or on a store made before them); ``conflicts rules`` shows the ru
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .common import emit, open_memory
+
+if TYPE_CHECKING:
+    from mnemoscope.engine.knowledge.records import Conflict, Decision
+    from mnemoscope.engine.records import Item
 
 CHOICES = ("accept", "both", "merge", "retire")
 SNIPPET = 100
@@ -67,11 +71,11 @@ def list_conflicts(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def _item_dict(item: Any) -> dict[str, Any]:
+def _item_dict(item: Item) -> dict[str, Any]:
     return {"key": item.key, "speaker": item.speaker, "timestamp": item.timestamp, "text": item.text}
 
 
-def _conflicts_text(found: list, items: dict, every: bool) -> str:
+def _conflicts_text(found: list[Conflict], items: dict[int, Item], every: bool) -> str:
     lines = [f"{len(found)} {'' if every else 'open '}conflict(s)"]
     for c in found:
         status = f" [{c.status}]" if every else ""
@@ -89,7 +93,7 @@ def _conflicts_text(found: list, items: dict, every: bool) -> str:
     return "\n".join(lines)
 
 
-def _snippet(item: Any) -> str:
+def _snippet(item: Item) -> str:
     who = f"{item.speaker}: " if item.speaker else ""
     day = f"[{item.timestamp[:10]}] " if item.timestamp else ""
     text = " ".join((who + item.text).split())
@@ -110,7 +114,7 @@ def undo(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def _decided(out: TextIO, decision: Any, args: argparse.Namespace) -> None:
+def _decided(out: TextIO, decision: Decision, args: argparse.Namespace) -> None:
     prefix = "would record" if args.dry_run else "recorded"
     emit(out, {**decision.to_dict(), "dry_run": args.dry_run}, args.json,
          f"{prefix} decision #{decision.id}: {decision.summary} ({decision.changes} row(s))")

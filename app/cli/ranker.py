@@ -6,12 +6,15 @@ import argparse
 import json
 import time
 from argparse import ArgumentTypeError
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from mnemoscope.engine.files import atomic_writer
 
 from .common import UsageError, emit, open_memory
 from .parsing import plain_int
+
+if TYPE_CHECKING:
+    from mnemoscope.engine.rank.service import RankerStatus
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,7 +54,7 @@ def status(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def _status_text(s: Any) -> str:
+def _status_text(s: RankerStatus) -> str:
     g = s.gate
     lines = [f"state {s.state}; λ {s.lam:.3f}; {s.events} feedback event(s), {s.train_pairs} training pair(s), "
              f"{s.held_out_pairs} held-out pair(s), {s.model_steps} SGD step(s)",
