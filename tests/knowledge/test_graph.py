@@ -253,3 +253,18 @@ def test_a_day_of_the_week_in_a_question_is_when_not_whom(tmp_path):
         (femi,) = k.query_entities("Femi")
         assert k.query_entities("What does Femi do on Wednesdays?") == [femi]
         assert k.query_entities("Who swims on a Wednesday?") == []
+
+
+def test_a_matrix_is_its_own_transpose_with_every_entry_kept_and_each_rows_columns_ascending(graph):
+    """Edges given either way round, repeated, or of weight 0 (still a neighbour): each type's
+    matrix holds every entry once on each side of the diagonal, with the same value."""
+    g, index = graph
+    g.add_edges("coaccess", [1, 3, 2, 2, 4], [2, 1, 3, 1, 4], [0.1, 0.0, 0.7, 0.25, 1.0])  # 4–4: a self-loop
+    m = g.matrix("coaccess", index)
+    assert m.has_sorted_indices and m.nnz == 6
+    assert m[0, 1] == m[1, 0] == np.float32(0.1) + np.float32(0.25)
+    assert m[0, 2] == m[2, 0] == 0 and m[1, 2] == m[2, 1] == np.float32(0.7)
+    for part in ("indptr", "indices", "data"):
+        assert np.array_equal(getattr(m, part), getattr(m.T.tocsr(), part))
+    mix = g.transition({"mention": 1.0, "next": 1.0, "fact": 1.0, "coaccess": 1.0}, index)
+    assert mix.has_sorted_indices and (abs(mix) > 0).nnz > 100
