@@ -263,9 +263,10 @@ class BM25Index:
             weighted = np.repeat(tw, lengths)
             weighted *= tf
             weighted *= k1 + 1.0
-            tf += np.take(norms, docs if length_of is None else np.take(length_of, docs), mode="clip")  # (every index is in range)
+            _check_slots(docs, n_slots)  # so that the unchecked gathers below never clip a wrong slot to the last
+            tf += np.take(norms, docs if length_of is None else np.take(length_of, docs, mode="clip"), mode="clip")
             weighted /= tf
-            part = np.bincount(docs, weights=weighted, minlength=n_slots)[:n_slots]
+            part = np.bincount(docs, weights=weighted, minlength=n_slots)
             if first:  # (0 + x is x: the first segment's sums are the scores so far, no copy into zeros)
                 out, first = part, False
             else:
@@ -301,6 +302,13 @@ class BM25Index:
         """(slots, scores) of the ``k`` best documents with a positive score, best first."""
         s = self.scores(term_ids, weights)
         return top_k(s, k)
+
+
+def _check_slots(docs: np.ndarray, n_slots: int) -> None:
+    """Raise when postings name a slot past the index: the gathers of BM25's hot path do not
+    check each index (a bounds check per posting cost more than this one pass)."""
+    if len(docs) and (docs.max() >= n_slots or docs.min() < 0):
+        raise IndexError(f"BM25 postings name slot {int(docs.max())}, past the index's {n_slots:,} slots")
 
 
 def top_k(scores: np.ndarray, k: int, among: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

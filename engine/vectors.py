@@ -255,19 +255,24 @@ class VectorIndex:
 
 
 def _run_scores(codes: np.ndarray, starts: np.ndarray, stops: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """``codes @ query`` for the rows of the runs [start, stop), in order, decoded
+    """``codes @ query`` for the rows of the runs [start, stop), in order; int8 codes decoded
     :data:`PROBE_BLOCK` rows at a time into one float32 buffer that stays in the cache: the
     probed rows gathered and decoded at once (a hundred thousand at a million items) wrote and
     read back a float32 copy several times larger than the cache, most of a probe's time."""
     found = np.empty(int((stops - starts).sum()), dtype=np.float32)
-    block = np.empty((min(PROBE_BLOCK, len(found)), codes.shape[1]), dtype=np.float32)
+    decoded = codes.dtype == np.float32  # rows already float32 are read in place, not copied
+    block = None if decoded else np.empty((min(PROBE_BLOCK, len(found)), codes.shape[1]), dtype=np.float32)
     at = 0
     with one_blas_thread():
         for start, stop in zip(starts.tolist(), stops.tolist()):
             for lo in range(start, stop, PROBE_BLOCK):
                 n = min(PROBE_BLOCK, stop - lo)
-                block[:n] = codes[lo:lo + n]
-                np.dot(block[:n], query, out=found[at:at + n])
+                if block is None:
+                    rows = codes[lo:lo + n]
+                else:
+                    rows = block[:n]
+                    rows[:] = codes[lo:lo + n]
+                np.dot(rows, query, out=found[at:at + n])
                 at += n
     return found
 

@@ -145,6 +145,18 @@ def test_top_finds_what_the_scan_ranks_first_reading_only_the_probed_lists():
         assert np.array_equal(plain.top(query, 10), np.argsort(-plain.scores(query), kind="stable")[:10])
 
 
+def test_lists_of_float_rows_probed_whole_rank_as_the_scan():
+    rng = np.random.default_rng(9)
+    rows = rng.normal(size=(5000, 24)).astype(np.float32)
+    listed = VectorIndex(quantize_above=10**9, lists_above=4000, probe_share=1.0)  # float rows, every list probed
+    listed.set(np.arange(5000), rows)
+    assert listed.lists is not None and not listed.quantized
+    for query in rows[rng.integers(0, 5000, 10)]:
+        top = listed.top(query, 10)
+        assert len(top) == 10
+        assert np.array_equal(top, np.argsort(-(rows @ query), kind="stable")[:10])
+
+
 def test_the_tf_idf_weighting_gives_the_numbers_of_the_diagonal_products_to_the_last_bit():
     rng = np.random.default_rng(4)
     counts = random_counts(4, n_docs=300, n_terms=400)

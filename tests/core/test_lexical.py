@@ -50,6 +50,17 @@ def test_scores_are_the_formula_whatever_the_documents_lengths(counts):
     assert np.allclose(index.scores(np.array([0])), expected, atol=0, rtol=1e-12)
 
 
+def test_postings_naming_a_slot_past_the_index_are_an_error_not_a_clipped_slot():
+    index = build(random_corpus(6, 50), BM25Params())
+    arrays, counters = index.arrays()
+    damaged = dict(arrays, **{"main.indices": arrays["main.indices"].copy()})
+    damaged["main.indices"][-1] = 50  # one past the last slot
+    restored = BM25Index(BM25Params())
+    restored.restore(damaged, counters)
+    with pytest.raises(IndexError, match="slot 50"):
+        restored.scores(np.arange(60))
+
+
 def test_lucene_idf_is_never_negative():
     docs = [[0, 1], [0, 2], [0, 3]]  # term 0 is in every document
     index = build(docs, BM25Params())
