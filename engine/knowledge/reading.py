@@ -232,29 +232,59 @@ class KnowledgeReading(KnowledgeBuilding):
         """Facts ranked for a query: those stated by the hits or naming the query's entities
         (``entity_ids``: those already found in ``text``), known at the reference time
         (``as_of``, default now), scored by word overlap with the query plus the best score of
-        the items stating them; those that hold then come first."""
+        the items stating them; those that hold then come first. Of a recall at the present
+        time, only the facts returned have their every source read: a fact's hits are the
+        hits' own provenance rows, and a fact said in a thousand turns (a million-item store
+        repeats its people's facts) no longer costs a thousand rows per recall."""
         entity_ids = self.query_entities(text) if entity_ids is None else entity_ids
         kept = self._kept_reads()
         rows = {r[0]: r for e in entity_ids for r in self._newest_facts(e, kept)}
-        of_hits = sorted({f for f, _ in self.store.facts_of_items(list(item_scores))} - rows.keys())
+        stated_by = self.store.facts_of_items(list(item_scores))
+        of_hits = sorted({f for f, _ in stated_by} - rows.keys())
         rows.update((r[0], r) for r in self.store.fact_rows(of_hits))  # the entities' rows are not read twice
-        facts = self._known_at(self._fact_records(rows, kept), as_of)
+        if as_of is None:
+            facts = self._known_at(self._scoring_records(rows, kept), None)
+        else:  # known by then: when each fact's evidence was said, so every source
+            facts = self._known_at(self._fact_records(rows, kept), as_of)
         if not facts:
             return []
         query_terms = set(lexical_tokens(text))
         top_item = max(item_scores.values(), default=0.0) or 1.0
         named_ids = set(entity_ids)
+        hit_scores: dict[int, list[float]] = defaultdict(list)
+        for fact_id, item in stated_by:
+            hit_scores[fact_id].append(item_scores[item])
         scores: dict[int, float] = {}
         for f in facts:
             terms = self._fact_terms.get(f.id)
             if terms is None:
                 terms = self._fact_terms[f.id] = frozenset(lexical_tokens(f.triple()))
             overlap = len(terms & query_terms) / max(len(query_terms), 1)
-            stated = max((item_scores.get(i, 0.0) for i in f.provenance), default=0.0) / top_item
+            stated = self._best_stating(f, hit_scores.get(f.id, []), item_scores, kept) / top_item
             named = 0.5 if {f.subject_id, f.object_id} & named_ids else 0.0
             scores[f.id] = round(overlap + stated + named, 6)
         facts.sort(key=lambda f: (f.state(as_of) != "current", -scores[f.id], f.id))
-        return [_scored_copy(f, scores[f.id], as_of) for f in facts[:k]]
+        chosen = facts[:k]
+        full = {f.id: f for f in self._fact_records({f.id: rows[f.id] for f in chosen}, kept)}
+        return [_scored_copy(full[f.id], scores[f.id], as_of) for f in chosen]
+
+    def _best_stating(self, fact: Fact, hit_scores: list[float], item_scores: dict[int, float],
+                      kept: KeptReads | None) -> float:
+        """The best score among the items stating ``fact``, an item that is no hit scoring 0:
+        0 when it is stated by no hit, the best of its hits' scores (``hit_scores``) when one is
+        not negative; else its every source is read, to know whether one of them is no hit."""
+        if not hit_scores:
+            return 0.0
+        if max(hit_scores) >= 0.0:
+            return max(hit_scores)
+        provenance = fact.provenance or self._sources([fact.id], kept)[fact.id]
+        return max((item_scores.get(i, 0.0) for i in provenance), default=0.0)
+
+    def _scoring_records(self, rows: dict[int, tuple], kept: KeptReads | None) -> list[Fact]:
+        """The facts of these rows (by id) in id order, to score and sort: the kept record where
+        there is one, else a record without its sources (:meth:`_fact_records` reads them)."""
+        known = kept.facts if kept is not None else {}
+        return [known[f] if f in known else fact_of_row(rows[f]) for f in sorted(rows)]
 
     def _fact_records(self, rows: dict[int, tuple], kept: KeptReads | None) -> list[Fact]:
         """The facts of these rows (by id) in id order, each built once per store state and kept:

@@ -302,3 +302,24 @@ def test_feedback_writes_no_fact_and_keeps_what_recalls_read_of_facts(moves):
     lyon = fact(moves, "lives in", "Lyon")
     moves.knowledge.edit_fact(lyon.id, object="Lyon, France")  # a fact written: read again
     assert len(fact_reads(query)[1]) > len(read_again)
+
+
+def test_a_recall_reads_every_source_of_the_facts_it_returns_only(tmp_path):
+    """A recall at the present time ranks its facts by the hits' own provenance rows and reads
+    the whole provenance of the facts it returns only (a person's fact said in a thousand turns
+    of a large store cost a thousand rows per recall): the same facts, scores and provenance."""
+    with ingested_conversation(tmp_path, MOVES) as mem:
+        path = mem.store.path
+    whole = Memory(path, facts_top_k=10)
+    expected = [(f.id, f.score, f.provenance) for f in whole.recall("where does Lena live", strategy="bm25", top_k=3).facts]
+    whole.close()
+    mem = Memory(path, facts_top_k=1)
+    statements: list[str] = []
+    mem.store.conn.set_trace_callback(statements.append)
+    facts = mem.recall("where does Lena live", strategy="bm25", top_k=3).facts
+    mem.store.conn.set_trace_callback(None)
+    assert len(expected) > 1 and [(f.id, f.score, f.provenance) for f in facts] == expected[:1]
+    assert facts[0].provenance == next(f.provenance for f in mem.knowledge.facts(entity="Lena") if f.id == facts[0].id)
+    sources_read = [s.split("IN (")[1].split(")")[0] for s in statements if "FROM fact_sources WHERE fact_id IN" in s]
+    assert str(facts[0].id) in sources_read and all("," not in ids for ids in sources_read)  # (the other: a successor's)
+    mem.close()
