@@ -13,6 +13,7 @@ import pytest
 
 from mnemoscope.engine import Memory
 from mnemoscope.engine.errors import KnowledgeError, RecallError
+from mnemoscope.engine.store import MIGRATIONS
 from mnemoscope.engine.store.knowledge import AUDITED
 
 from .conftest import ingested_conversation, locomo
@@ -323,3 +324,27 @@ def test_a_recall_reads_every_source_of_the_facts_it_returns_only(tmp_path):
     sources_read = [s.split("IN (")[1].split(")")[0] for s in statements if "FROM fact_sources WHERE fact_id IN" in s]
     assert str(facts[0].id) in sources_read and all("," not in ids for ids in sources_read)  # (the other: a successor's)
     mem.close()
+
+
+def test_an_older_store_gains_the_index_of_ended_facts_and_the_lift_finds_them_as_a_join_does(tmp_path):
+    """Migration knowledge-8: a store made before it gains ``facts_ended``; the items' ended facts
+    read along it are those a join of every source to its fact finds."""
+    with ingested_conversation(tmp_path, MOVES) as mem:
+        path = mem.store.path
+    conn = sqlite3.connect(path)
+    conn.execute("DROP INDEX facts_ended")
+    conn.execute("DELETE FROM schema_migrations WHERE name = 'knowledge-8'")
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    conn.commit()
+    conn.close()
+    with Memory(path) as mem:
+        conn = sqlite3.connect(path)
+        indexed = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'facts_ended'").fetchall()
+        items = [r[0] for r in conn.execute("SELECT id FROM items")]
+        joined = conn.execute("SELECT fs.fact_id, fs.item_id FROM fact_sources fs JOIN facts f ON f.id = fs.fact_id"
+                              " WHERE f.retired_at IS NULL AND (f.valid_to IS NOT NULL OR f.superseded_by IS NOT NULL)").fetchall()
+        conn.close()
+        assert indexed and joined and items
+        assert sorted(mem.store.ended_facts_of_items(items)) == sorted(joined)
+        assert mem.store.ended_facts_of_items(items[::-1][:1] + items[:1]) == [p for i in (items[-1], items[0]) for p in
+                                                                               sorted(joined, key=lambda p: p[0]) if p[1] == i]
