@@ -52,7 +52,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
@@ -110,6 +110,11 @@ _CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|{_NOW}|switch(?:ed|ing)?|change[sd]?|th
                      r"divorced|got married|engaged)\b", re.I)
 
 
+# "How many cats does Priyanka have?" asks for a count, which an animal or thing lost, given away
+# or added changes without any change word of _OUTRIGHT ("we lost Biscuit in April").
+_HOW_MANY = re.compile(r"\s*how many\b", re.I)
+_COUNT_CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|lost|died|passed away|put down|gave (?:away|(?:\w+ ){{0,4}}to)|"
+                           r"rehomed|adopted|had (?:babies|kittens|puppies|a litter)|got (?:another|a new))\b", re.I)
 _NEW = re.compile(r"\bnew\s+(\w+(?:\s+\w+)?)", re.I)
 # A sentence that says what holds is new ("I swim on Wednesdays now") without saying what changed,
 # which the sentence beside it may say ("I stopped five-a-side, my knee can't take it").
@@ -167,7 +172,8 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     if asked:
         return PresentQuestion(frozenset(terms), frozenset().union(*map(slot_cues, asked)),
                                frozenset(slot.name for slot in asked))
-    return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES) if terms else None
+    change = _COUNT_CHANGE if _HOW_MANY.match(query) else _REPLACES
+    return PresentQuestion(frozenset(terms), frozenset(), change=change) if terms else None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -286,7 +292,9 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
         held = _Held()
     stating = held.stating
     hearsay = spoken - named - stating  # turns of a subject's that name no subject and state no value of theirs
-    question = dataclasses.replace(question, slot_cues=question.slot_cues | held.words)
+    counted = _counted_names(question, texts.values(), subjects.values()) if question.change is _COUNT_CHANGE \
+        else frozenset()
+    question = dataclasses.replace(question, slot_cues=question.slot_cues | held.words | counted)
     topical: list[int] = []  # positions in the ranking, best first
     changes: set[int] = set()
     values: set[int] = set()  # positions of the candidates that state a value of the asked slot
@@ -320,6 +328,15 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
             found[int(slots[k])].append("change")
     return dataclasses.replace(ranking, slots=slots, scores=ranking.scores,  # the places keep their scores
                                found_by=found, features={k: v[positions] for k, v in ranking.features.items()})
+
+
+def _counted_names(question: PresentQuestion, texts: Iterable[str], names: Iterable[str]) -> frozenset[str]:
+    """For "how many cats does Priyanka have?": the names in the subject's sentences on the
+    question's words ("my two cats, Biscuit and Pickle"), which a change of the count names
+    alone ("we lost Biscuit in April")."""
+    found = {token for text in texts for sentence, tokens in sentence_tokens(text) if question.terms & tokens
+             for token in lexical_tokens(" ".join(object_names(sentence)))}
+    return frozenset(found - set(lexical_tokens(" ".join(names))))
 
 
 def _naming(store: "Store", item_ids: list[int], subjects: dict[int, str]

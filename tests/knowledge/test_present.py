@@ -325,3 +325,21 @@ def test_notice_handed_in_a_plan_shelved_and_a_partner_gone_or_new_are_changes(t
         assert above(ranked(mem, "Are Tom and Ali opening a café?"), "D2:3", "D1:3")
         assert above(ranked(mem, "Is Jess seeing anyone?", as_of="2025-10-01"), "D2:2", "D1:2")
         assert above(ranked(mem, "Who is Jess's partner?"), "D3:1", "D1:2")
+
+
+COUNTS = locomo("counts", ("Sue", "Raj"),
+    ("9:00 am on 6 April, 2024", [
+        ("Sue", "I walk my three dogs, Rolo, Max and Fudge, every morning before work."),
+        ("Raj", "We keep six hens at the allotment now, Priya names them after singers."),
+    ]),
+    ("5:00 pm on 30 October, 2024", [
+        ("Sue", "Sad news, we lost Max in the summer, he was fourteen. Rolo keeps looking for him."),
+        ("Raj", "The allotment is too small, so we gave two of the hens to my sister."),
+    ]),
+)
+
+
+def test_a_pet_lost_or_given_away_changes_how_many_there_are(tmp_path):
+    with ingested_conversation(tmp_path, COUNTS) as mem:
+        assert above(ranked(mem, "How many dogs does Sue have?"), "D2:1", "D1:1")
+        assert above(ranked(mem, "How many hens does Raj keep?"), "D2:2", "D1:2")
