@@ -76,6 +76,9 @@ until then""".split())
 # "What did Greg decide to buy?" asks for the latest decision, which a later change of mind replaces
 # ("I've gone off the camper van idea … a sailing boat instead"): a past tense, but not about the
 # past. "Why" and "when" did someone decide ask about the decision itself, and keep their order.
+# "When has Gina lost her job?" (or "when Gina has lost …") asks when something happened, as "when
+# did" does: the perfect is about the past there, and the latest change is no answer.
+_WHEN_PERFECT = re.compile(r"\s*when\b.*\b(?:has|have|had)\b", re.I)
 _DECIDED = re.compile(r"\s*(?:what|which|where|who)\b.*\bdid\b.*\b(?:decide|choose|pick|settle on|end up|go with)\b",
                       re.I)
 # Auxiliaries and light verbs that open a predicate ("is living in", "got married to"): no cue.
@@ -99,14 +102,15 @@ _OUTRIGHT = (r"instead(?! of)|change of plans?|change to|cancel+ed|called off|po
 _REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
 _INSTEAD = re.compile(r"\binstead\b(?! of)", re.I)
 # A question about a slot also listens to the verbs of a new home, job or partner ("moved",
-# "started at", "left", "broke up"), and of one announced ("I'm leaving St Mary's", "I start at
+# "started at", "left", "broke up", "handed in my notice", "opened" a business, "seeing someone"),
+# and of one announced ("I'm leaving St Mary's", "I start at
 # a GP surgery in June", "she's moving to Bergen"), a return to what held before ("again", "back
 # on"), and "now" as _NOW reads it. Not "new": in LoCoMo's turns it
 # mostly marks no change ("my new phone"), and lifting it cost its questions.
 _CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|{_NOW}|switch(?:ed|ing)?|change[sd]?|these days|(?:is|are) over|gave up|given up|again|back on|"
                      r"quit|moved|relocated|started|joined|left|promoted|retired|resigned|broke up|split up|"
                      r"leaving|start(?:ing)? (?:at|as)|moving to|handed in (?:my|his|her|their|our) notice|"
-                     r"(?:been )?seeing someone|met someone|"
+                     r"(?:been )?seeing someone|met someone|opened|set up|launched|founded|"
                      r"divorced|got married|engaged)\b", re.I)
 
 
@@ -164,7 +168,8 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     or with nothing to ask but names); a question about no slot listens only to changes said
     outright. ``names``: the subjects' names, which are no topic."""
     said = set(re.findall(r"[\w']+", query.lower()))  # "café" is one word
-    if said & _PAST and not (said & _PAST == {"did"} and _DECIDED.match(query)) or find_times(query, None):  # "by July 10, 2022" asks about that day, not now
+    if said & _PAST and not (said & _PAST == {"did"} and _DECIDED.match(query)) \
+            or find_times(query, None) or _WHEN_PERFECT.match(query):  # "by July 10, 2022" asks about that day
         return None
     terms = set(lexical_tokens(" ".join(w for w in said if w not in FRAMING_WORDS)))
     terms -= set(lexical_tokens(" ".join(names)))

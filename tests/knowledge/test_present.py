@@ -343,3 +343,28 @@ def test_a_pet_lost_or_given_away_changes_how_many_there_are(tmp_path):
     with ingested_conversation(tmp_path, COUNTS) as mem:
         assert above(ranked(mem, "How many dogs does Sue have?"), "D2:1", "D1:1")
         assert above(ranked(mem, "How many hens does Raj keep?"), "D2:2", "D1:2")
+
+
+BAKERY = locomo("bakery", ("Nell", "Ash"),
+    ("9:00 am on 2 March, 2024", [
+        ("Nell", "I'm a pastry chef at the Ritz, six days a week."),
+        ("Ash", "My sister runs a bakery in Margate."),
+    ]),
+    ("6:00 pm on 19 November, 2024", [
+        ("Nell", "Big news: I've opened a little bakery in Leyton with my cousin."),
+    ]),
+)
+
+
+def test_a_business_of_ones_own_opened_is_a_new_job_said_without_a_job_word(tmp_path):
+    with ingested_conversation(tmp_path, BAKERY) as mem:
+        assert above(ranked(mem, "Where does Nell work?"), "D2:1", "D1:1")
+        assert "D1:2" not in ranked(mem, "Where does Nell work?")[:1]  # Ash's sister's bakery is hers
+
+
+def test_when_something_has_happened_asks_about_the_past_not_the_present():
+    rules = load_rules()
+    assert present.present_question("When has Gina lost her job?", rules, ["Gina"]) is None
+    assert present.present_question("When Gina has lost her job at the café?", rules, ["Gina"]) is None
+    assert present.present_question("When is Noor's wedding?", rules, ["Noor"]) is not None
+    assert present.present_question("Where has Gina worked since May?", rules, ["Gina"]) is not None
