@@ -389,6 +389,12 @@ class Index:
         vectors = self.word_vectors
         return self._words.model.query(text, self.vocab, english_vectors()), vectors
 
+    def word_text(self, text: str) -> tuple[np.ndarray | None, WordModel]:
+        """A text's word vector as :meth:`word_query` makes it, with the model that made it (a
+        refit is another model: vectors of two models are not compared)."""
+        vector = self.word_query(text)[0]
+        return vector, self._words.model
+
     def _word_state(self) -> tuple[int, int, int]:
         return self.n_slots, self.n_items, len(self.vocab)
 

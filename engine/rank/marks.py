@@ -19,12 +19,14 @@ the items marked for queries like the one asked:
 
 Whether two queries are *the same* question is the cosine of their lexical tokens (stemmed, stop
 words out), each weighted by its IDF in the store. How *alike* two different questions are is,
-offline, the cosine of their query plans (engine/query.py: the words the store knows, framing
-words weighing little, and the related words the bundled lexicon brings in), IDF-weighted: a
-rewording rarely keeps the original's distinctive words, but often a related one. Offline that
-likeness cannot tell a rewording from another question of the same conversation (the other
-questions are as alike, docs/benchmarks.md), so an alike question's marks count as *joint
-evidence* only: a mark counts when its question asks for the same kind of answer (when /
+offline, the cosine of their vectors in the bundled word space (engine/wordvec.py: GloVe
+vectors of all their words, IDF-weighted, framing words weighing little): a rewording rarely
+keeps the original's distinctive words, but its words' vectors lie near theirs. A question with
+too few English words for a vector there (a Korean one) is compared by its query plan instead
+(engine/query.py: the words the store knows and the related words the bundled lexicon brings
+in, IDF-weighted), with a rule of its own. Offline neither likeness tells a rewording well from
+another question of the same conversation (docs/benchmarks.md), so an alike question's marks
+count as *joint evidence* only: a mark counts when its question asks for the same kind of answer (when /
 where / who) and is one of the ``nearest`` most alike of those, an item it marked rises in
 proportion to its own standing in the new question's list (the new question must find it on its
 own), by at most ``reach`` of the list's range, and only into view: an item the new question
@@ -100,13 +102,17 @@ class AlikeRule:
 class MarkParams:
     # Chosen on LoCoMo dev (the only data; optimistic) as the rules that lift the rewordings most
     # while the held-out questions and the random control lose less than 0.005 nDCG@10
-    # (docs/benchmarks.md, `bench/learning_headroom.py --ramps`). The worded rule was chosen on
-    # three of the five conversations (conv-26/30/41) and checked on the other two; its into-view
-    # cap and nearest-of-the-same-kind (session 9) were picked seeing both, its thresholds not
-    # re-read. The embedded one with all-MiniLM-L6-v2 as the endpoint, whose cosines of unrelated
-    # questions of one conversation often exceed 0.7: hence a high threshold and a steep ramp.
+    # (docs/benchmarks.md, `bench/learning_headroom.py --ramps`). The offline rules were chosen on
+    # three of the five conversations (conv-26/30/41) and checked on the other two; their into-view
+    # cap and nearest-of-the-same-kind (session 9) were picked seeing both. The word space's ramp
+    # (session 10) is the middle of the thresholds that score alike on the three (a steeper ramp
+    # scored one rewording more there, at one threshold only). The embedded one with
+    # all-MiniLM-L6-v2 as the endpoint, whose cosines of unrelated questions of one conversation
+    # often exceed 0.7: hence a high threshold and a steep ramp.
     worded: AlikeRule = field(default_factory=lambda: AlikeRule(
-        Ramp(0.1, 1.0, 1.0), standing_power=2.0, nearest=2, same_answer=True, reach=0.1, into_view=True))  # the query plans' cosine
+        Ramp(0.3, 1.0, 1.0), standing_power=2.0, nearest=2, same_answer=True, reach=0.1, into_view=True))  # the word space's cosine
+    planned: AlikeRule = field(default_factory=lambda: AlikeRule(
+        Ramp(0.1, 1.0, 1.0), standing_power=2.0, nearest=2, same_answer=True, reach=0.1, into_view=True))  # the query plans' cosine, for a question with no word vector
     embedded: AlikeRule = field(default_factory=lambda: AlikeRule(Ramp(0.72, 1.0, 3.0)))  # the endpoint's embedding cosine
     # The same question, by its tokens (or its embedding): its marks count in full whatever the
     # item's standing in the new list (a marked hit the strategy ranks low, or not at all, still
@@ -163,14 +169,17 @@ class Mark:
 class Wording:
     """The store's words, as the marks compare queries without an endpoint: the IDF of lexical
     tokens and of term ids (one the store does not know counts as the rarest), a query's plan over
-    the store's ``vocabulary`` (engine/query.py), and what the weights follow (``version``: the
-    weights looked up are kept while it holds)."""
+    the store's ``vocabulary`` (engine/query.py), what the weights follow (``version``: the
+    weights looked up are kept while it holds), and a text's vector in the bundled word space
+    with the model that made it (``word_vector``; the vector is None when too few of its words
+    have one; no word space: None)."""
 
     version: tuple[int, ...]
     token_idf: Callable[[list[str]], np.ndarray]
     term_idf: Callable[[list[int]], np.ndarray]
     plan: Callable[[str], MarkPlan]
     vocabulary: Mapping[str, int]
+    word_vector: Callable[[str], tuple[np.ndarray | None, object]] | None = None
 
     def plan_of(self, mark: Mark) -> MarkPlan:
         """``mark``'s plan, made again only when the vocabulary gained a word it depends on."""
@@ -286,6 +295,16 @@ class Likeness:
 
 
 @dataclass
+class _Placed:
+    """The marks' questions in the word space of one ``model``: rows in ``marks`` order (zeros
+    for a question without a vector there). A new mark's row is appended; another model (a refit)
+    places them all again."""
+
+    model: object
+    rows: np.ndarray
+
+
+@dataclass
 class _Embedded:
     """The marks' query vectors under one endpoint: by query text, and as rows in ``marks`` order
     (``rows`` is dropped when the marks change; a query already embedded is not embedded again)."""
@@ -302,6 +321,7 @@ class FeedbackMemory:
     _tokens: _Index[str] | None = None  # the marks' lexical tokens: is it the same question
     _terms: _Index[int] | None = None  # the marks' query plans: how alike is it
     _answers: np.ndarray | None = None  # the kind of answer each mark's question asks for, in marks order
+    _placed: _Placed | None = None  # the marks' questions in the word space: how alike is it
     _embedded: _Embedded | None = None
 
     def __len__(self) -> int:
@@ -328,7 +348,7 @@ class FeedbackMemory:
 
     def _changed(self) -> None:
         """Rows are no longer the marks in order: start the indexes anew at their next use."""
-        self._tokens = self._terms = self._answers = None
+        self._tokens = self._terms = self._answers = self._placed = None
         if self._embedded is not None:
             self._embedded.rows = None
 
@@ -349,22 +369,45 @@ class FeedbackMemory:
             rows = self._mark_rows(endpoint)
             sims = np.clip(rows @ vector, 0.0, 1.0) if len(rows) else np.zeros(0)
             return Likeness(sims, self.params.embedded, same_ramp.strength(sims))
-        rule = self.params.worded
         if not self.marks:
-            return Likeness(np.zeros(0), rule, np.zeros(0))
+            return Likeness(np.zeros(0), self.params.worded, np.zeros(0))
         marks = list(self.marks.values())
         self._tokens = self._grown(self._tokens, wording.version, wording.token_idf,
                                    lambda new: [dict.fromkeys(m.tokens, 1.0) for m in new])
-        self._terms = self._grown(self._terms, wording.version, wording.term_idf,
-                                  lambda new: [wording.plan_of(m).terms for m in new],
-                                  lambda held: all(m.plan is not None and m.plan.holds(wording.vocabulary) for m in held))
         same = self._tokens.cosines(dict.fromkeys(lexical_tokens(asked.text), 1.0), wording.token_idf)
-        alike = self._terms.cosines(asked.terms, wording.term_idf)
+        alike, rule = self._alike(asked, wording)
         if not rule.same_answer:
             return Likeness(alike, rule, same_ramp.strength(same))
         if self._answers is None or len(self._answers) != len(marks):
             self._answers = np.array([m.answer for m in marks], dtype=object)
         return Likeness(alike, rule, same_ramp.strength(same), (self._answers == asked.answer).astype(np.float64))
+
+    def _alike(self, asked: Asked, wording: Wording) -> tuple[np.ndarray, AlikeRule]:
+        """How alike ``asked`` is to every mark's question, and the rule for that likeness: the
+        cosine of their word-space vectors, or of their plans when ``asked`` has no word vector
+        (or there is no word space)."""
+        vector, model = wording.word_vector(asked.text) if wording.word_vector is not None else (None, None)
+        if vector is None:
+            self._terms = self._grown(self._terms, wording.version, wording.term_idf,
+                                      lambda new: [wording.plan_of(m).terms for m in new],
+                                      lambda held: all(m.plan is not None and m.plan.holds(wording.vocabulary) for m in held))
+            return self._terms.cosines(asked.terms, wording.term_idf), self.params.planned
+        return np.clip(self._placed_rows(model, wording.word_vector, len(vector)) @ vector, 0.0, 1.0), self.params.worded
+
+    def _placed_rows(self, model: object, word_vector: Callable[[str], tuple[np.ndarray | None, object]],
+                     dim: int) -> np.ndarray:
+        """The marks' questions' rows in ``model``'s word space (:class:`_Placed`)."""
+        if self._placed is None or self._placed.model is not model:
+            self._placed = _Placed(model, np.zeros((0, dim), dtype=np.float32))
+        marks = list(self.marks.values())[len(self._placed.rows):]
+        if marks:
+            fresh = np.zeros((len(marks), dim), dtype=np.float32)
+            for row, mark in zip(fresh, marks):
+                vector = word_vector(mark.query)[0]
+                if vector is not None:
+                    row[:] = vector
+            self._placed.rows = np.vstack([self._placed.rows, fresh])
+        return self._placed.rows
 
     def asked(self, event_id: int, query: str, wording: Wording) -> Asked:
         """A logged event's question as :meth:`similarities` compares it: a mark's kept plan and

@@ -425,8 +425,12 @@ class RankerArea(Area):
         return self.marks.apply(ranking, self.mem.index.slot_of, likeness, shown=q.top_k)
 
     def _wording(self) -> Wording:
-        """The store's words as the marks compare queries by them (:class:`.marks.Wording`)."""
-        return Wording(self._idf_version(), self._token_idf, self._term_idf, self._plan, self.mem.index.vocab)
+        """The store's words as the marks compare queries by them (:class:`.marks.Wording`): with
+        the bundled word space when recall uses it (offline, its weight above 0), so that the
+        marks never place the items in it for themselves."""
+        s = self.mem.settings
+        words = self.mem.index.word_text if s.word_vectors_weight > 0 and s.embedder != "openai" else None
+        return Wording(self._idf_version(), self._token_idf, self._term_idf, self._plan, self.mem.index.vocab, words)
 
     def _likeness(self, asked: Asked, wording: Wording, vector_of: Callable[[Endpoint], np.ndarray | None]) -> Likeness:
         """How alike ``asked`` is to the marks' queries: by their embeddings when an embedding

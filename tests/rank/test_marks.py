@@ -67,6 +67,8 @@ def test_the_lift_reaches_alike_queries_grows_with_marks_and_spares_unrelated_on
 
 
 ALIKE = "what bread does Maya bake"  # like QUERY by its words, but not the same question
+REWORDED = "which pastries come out of her oven"  # not one word in common with QUERY
+UNRELATED = "marathon training plan"
 
 
 def test_an_alike_question_lifts_marked_items_by_their_standing_in_its_own_list_by_at_most_the_reach(mem):
@@ -107,6 +109,21 @@ def test_an_alike_questions_marks_bring_an_item_into_view_and_move_none_it_shows
     assert not any(h.taught for h in after.hits[:9])
     longer = ids(mem.recall(ALIKE, strategy="fused", top_k=20))
     assert longer[:11] == before + [below]  # a list of 20 shows it already: not moved
+
+
+def test_a_rewording_with_no_shared_word_is_brought_into_view_offline_by_the_word_space_and_an_unrelated_question_is_not(mem):
+    assert not set(lexical_tokens(QUERY)) & set(lexical_tokens(REWORDED))
+    before, unrelated = ids(mem.recall(REWORDED, strategy="fused")), ids(mem.recall(UNRELATED, strategy="fused"))
+    rec = mem.recall(QUERY, strategy="fused", top_k=100)
+    target = just_out_of_view(mem, REWORDED, 10, rec)
+    mem.feedback(rec.token, [target])
+    after = mem.recall(REWORDED, strategy="fused")
+    assert ids(after) == before[:9] + [target]
+    note = after.hits[9].taught
+    assert note.query == QUERY and note.into_view and 0.3 < note.similarity < 0.95  # alike, not the same question
+    assert mem.ranker.feedback_effects()[0].alike == []  # the Ranker screen: no other taught question
+    lone = mem.recall(UNRELATED, strategy="fused")
+    assert ids(lone) == unrelated and not any(h.taught for h in lone.hits)
 
 
 def test_an_alike_question_asking_for_another_kind_of_answer_is_not_moved_by_the_marks(mem):
@@ -241,9 +258,6 @@ def test_a_corrupt_feedback_log_is_reported_and_recall_falls_back_to_no_feedback
 
 # -- with an embedding endpoint: queries compared by their embeddings ------------------------------
 
-REWORDED = "which pastries come out of her oven"  # not one word in common with QUERY
-
-
 def paraphrase_aware(texts: list[str]) -> list[list[float]]:
     """An endpoint that knows REWORDED means QUERY: the same vector; any other text is unlike both."""
     return [[1.0, 0.0] if t in (QUERY, REWORDED) else [0.0, 1.0] for t in texts]
@@ -363,6 +377,7 @@ def test_after_an_ingest_only_the_marks_whose_words_it_brought_are_planned_again
     knows: the next recall plans a mark's query again only when the ingest brought such a word,
     and ranks as a memory opened afresh on the same store does."""
     other = "which dog did Maya adopt"
+    mem.settings.word_vectors_weight = 0.0  # no word space: questions are compared by their plans
     rec = mem.recall(QUERY, strategy="fused", top_k=100)
     mem.feedback(rec.token, [just_out_of_view(mem, ALIKE, 10, rec)])
     rec = mem.recall(other, strategy="fused")
@@ -382,7 +397,7 @@ def test_after_an_ingest_only_the_marks_whose_words_it_brought_are_planned_again
         asked = mem.recall(ALIKE, strategy="fused")
         assert ALIKE in planned and other not in planned
         assert (QUERY in planned) == (n == 1)
-    with Memory(mem.path, **SETTINGS) as fresh:
+    with Memory(mem.path, **SETTINGS, word_vectors_weight=0.0) as fresh:
         anew = fresh.recall(ALIKE, strategy="fused")
     assert ids(asked) == ids(anew) and any(h.taught for h in asked.hits)
     assert [h.score for h in asked.hits] == pytest.approx([h.score for h in anew.hits], rel=1e-9)
