@@ -371,6 +371,43 @@ def test_the_marks_indexes_take_each_events_new_words_only_and_match_a_fresh_bui
     assert moved.same == pytest.approx(likeness.same, rel=1e-12) and held <= set(asked)
 
 
+def test_the_marks_questions_are_placed_in_the_word_space_once_per_model_and_a_question_without_a_vector_is_planned():
+    vectors = {"what does Maya bake": [1.0, 0.0], "which pastries come out of her oven": [0.8, 0.6],
+               "where does Sam run": [0.0, 1.0], "what cakes does Maya make": [0.6, 0.8]}
+    asked_for: list[str] = []
+    model = ["a model"]
+
+    def word_vector(text):
+        asked_for.append(text)
+        vector = vectors.get(text)
+        return (None if vector is None else np.array(vector, dtype=np.float32)), model[0]
+
+    def plan(text):
+        return MarkPlan.over({len(t): 1.0 for t in lexical_tokens(text)}, lexical_tokens(text), {})
+
+    def idf(keys):
+        return np.ones(len(keys))
+
+    wording = Wording((1,), idf, idf, plan, {}, word_vector)
+    memory = FeedbackMemory()
+    for n, text in enumerate(["what does Maya bake", "where does Sam run"]):
+        memory.add(n, text, 0.0, [n], [])
+    question = Asked("which pastries come out of her oven", {}, None)
+    likeness = memory.similarities(question, wording)
+    assert likeness.rule is memory.params.worded and likeness.sims == pytest.approx([0.8, 0.6])
+    memory.add(2, "what cakes does Maya make", 0.0, [2], [])
+    asked_for.clear()
+    assert memory.similarities(question, wording).sims == pytest.approx([0.8, 0.6, 0.96])
+    assert asked_for == [question.text, "what cakes does Maya make"]  # only the new mark is placed
+    model[0] = ["a refit"]
+    asked_for.clear()
+    memory.similarities(question, wording)
+    assert sorted(asked_for) == sorted(vectors)  # the question and every mark, placed again
+    korean = "마야는 무엇을 굽나요"
+    planned = memory.similarities(Asked(korean, plan(korean).terms, None), wording)
+    assert planned.rule is memory.params.planned and len(planned.sims) == 3
+
+
 def test_after_an_ingest_only_the_marks_whose_words_it_brought_are_planned_again(mem, tmp_path, monkeypatch):
     """Every ingest moves the store's IDF weights, and the marks' rows are weighted anew; but a
     mark's query plan depends only on which of its words (and their related words) the store
