@@ -121,6 +121,7 @@ def test_a_rewording_with_no_shared_word_is_brought_into_view_offline_by_the_wor
     assert ids(after) == before[:9] + [target]
     note = after.hits[9].taught
     assert note.query == QUERY and note.into_view and 0.3 < note.similarity < 0.95  # alike, not the same question
+    assert note.describe() == f"marked used for {QUERY!r} (similarity {note.similarity:.2f}, 1 mark, brought into view)"
     assert mem.ranker.feedback_effects()[0].alike == []  # the Ranker screen: no other taught question
     lone = mem.recall(UNRELATED, strategy="fused")
     assert ids(lone) == unrelated and not any(h.taught for h in lone.hits)
