@@ -19,25 +19,26 @@ the items marked for queries like the one asked:
 
 Whether two queries are *the same* question is the cosine of their lexical tokens (stemmed, stop
 words out), each weighted by its IDF in the store. How *alike* two different questions are is,
-offline, the cosine of their vectors in the bundled word space (engine/wordvec.py: GloVe
-vectors of all their words, IDF-weighted, framing words weighing little): a rewording rarely
-keeps the original's distinctive words, but its words' vectors lie near theirs. A question with
-too few English words for a vector there (a Korean one) is compared by its query plan instead
-(engine/query.py: the words the store knows and the related words the bundled lexicon brings
-in, IDF-weighted), with a rule of its own. Offline neither likeness tells a rewording well from
+offline, the cosine of their vectors in the bundled word space (engine/wordvec.py: GloVe vectors
+of all their words, IDF-weighted, framing words weighing little): a rewording rarely keeps the
+original's distinctive words, but its words' vectors lie near theirs. A question with too few
+English words for a vector there (a Korean one) is compared by its query plan instead
+(engine/query.py: the words the store knows and the related words the bundled lexicon brings in,
+IDF-weighted), with a rule of its own. The marks' questions are placed in the word space once
+per word model (the store's refit makes another) and kept in memory only. Offline neither likeness tells a rewording well from
 another question of the same conversation (docs/benchmarks.md), so an alike question's marks
-count as *joint evidence* only: a mark counts when its question asks for the same kind of answer (when /
-where / who) and is one of the ``nearest`` most alike of those, an item it marked rises in
-proportion to its own standing in the new question's list (the new question must find it on its
-own), by at most ``reach`` of the list's range, and only into view: an item the new question
+count as *joint evidence* only: a mark counts when its question asks for the same kind of answer
+(when / where / who) and is one of the ``nearest`` most alike of those, an item it marked rises
+in proportion to its own standing in the new question's list (the new question must find it on
+its own), by at most ``reach`` of the list's range, and only into view: an item the new question
 shows already is not moved, another rises at most just above the last hit shown — a near miss
 comes into view, what the question found itself at the top is never pushed down by another
-question's marks. When an embedding endpoint is configured, the cosine of the
-queries' embeddings replaces the likeness (a paraphrase-trained model places rewordings close),
-with a rule of its own, as that cosine has a scale of its own. The asked query's vector is the
-one recall made already; the marks' queries are embedded once, in batches, when the marks
-change, and kept in memory only. A shift is measured in the list's own score range (best −
-worst candidate): a lift of 1 puts an item above the list's best, so it works the same for every
+question's marks. When an embedding endpoint is configured, the cosine of the queries'
+embeddings replaces the likeness (a paraphrase-trained model places rewordings close), with a
+rule of its own, as that cosine has a scale of its own. The asked query's vector is the one
+recall made already; the marks' queries are embedded once, in batches, when the marks change,
+and kept in memory only. A shift is measured in the list's own score range (best − worst
+candidate): a lift of 1 puts an item above the list's best, so it works the same for every
 strategy's score scale.
 
 Recall stays read-only: the memory is built from the feedback log when the ranker loads and
