@@ -105,9 +105,10 @@ class MarkParams:
     # while the held-out questions and the random control lose less than 0.005 nDCG@10
     # (docs/benchmarks.md, `bench/learning_headroom.py --ramps`). The offline rules were chosen on
     # three of the five conversations (conv-26/30/41) and checked on the other two; their into-view
-    # cap and nearest-of-the-same-kind (session 9) were picked seeing both. The word space's ramp
-    # (session 10) is the middle of the thresholds that score alike on the three (a steeper ramp
-    # scored one rewording more there, at one threshold only). The embedded one with
+    # cap and nearest-of-the-same-kind (session 9) were picked seeing both. So was the word
+    # space's ramp (session 10): the three alone pick a squared one from 0.25 (one or two
+    # rewordings more there), under which the random control's gate opened on a held-out
+    # conversation; linear from 0.3 is next on the three and keeps λ at 0. The embedded one with
     # all-MiniLM-L6-v2 as the endpoint, whose cosines of unrelated questions of one conversation
     # often exceed 0.7: hence a high threshold and a steep ramp.
     worded: AlikeRule = field(default_factory=lambda: AlikeRule(
