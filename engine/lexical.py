@@ -17,6 +17,9 @@ import numpy as np
 from .arrays import Column, Rows, ranges
 from .lazy import sparse as sp
 
+# A term with at least this many main postings keeps their documents' lengths (_posting_lengths):
+# a shorter one's gather is cheap, and a store's many rare terms would each keep an array.
+LONG_POSTINGS = 1024
 # The delta segment is folded into the main postings once it holds this fraction of them: a fold
 # rebuilds the main matrix (O(postings)), so folds must grow geometrically, and a query scans both.
 FOLD_FRACTION = 0.2
@@ -56,6 +59,8 @@ class BM25Index:
         # attribute, so that a reader in another thread never pairs one state's norms with another's
         self._norms: tuple[np.ndarray, np.ndarray | None] = (np.zeros(0), None)
         self._norms_key: tuple[int, int, float] | None = None
+        # (main postings, dtype, term → its postings' document lengths): see _posting_lengths
+        self._main_lengths: tuple[sp.csr_matrix, np.dtype, dict[int, np.ndarray]] | None = None
 
     # -- size ---------------------------------------------------------------------------------
 
@@ -264,7 +269,13 @@ class BM25Index:
             weighted *= tf
             weighted *= k1 + 1.0
             _check_slots(docs, n_slots)  # so that the unchecked gathers below never clip a wrong slot to the last
-            tf += np.take(norms, docs if length_of is None else np.take(length_of, docs, mode="clip"), mode="clip")
+            if length_of is None:
+                at = docs
+            elif matrix is self._main:
+                at = self._posting_lengths(matrix, length_of, rows, runs)
+            else:
+                at = np.take(length_of, docs, mode="clip")
+            tf += np.take(norms, at, mode="clip")
             weighted /= tf
             part = np.bincount(docs, weights=weighted, minlength=n_slots)
             if first:  # (0 + x is x: the first segment's sums are the scores so far, no copy into zeros)
@@ -297,6 +308,26 @@ class BM25Index:
                 self._norms = (k1 * (1.0 - b + b * lengths / average), None)
             self._norms_key = key
         return self._norms
+
+    def _posting_lengths(self, main: sp.csr_matrix, length_of: np.ndarray, rows: np.ndarray,
+                         runs: list[tuple[int, int]]) -> np.ndarray:
+        """The document length of each posting of these terms (``rows``, their postings ``runs``)
+        of the main matrix, in order. A term with many postings keeps its lengths while the
+        main matrix stays: a query then copies them instead of gathering the length of each
+        posting's slot, slots scattered over the whole store (at a million slots the largest
+        part of BM25's time after the scatter). The same numbers: a slot's length never changes."""
+        kept = self._main_lengths
+        if kept is None or kept[0] is not main or kept[1] != length_of.dtype:
+            kept = self._main_lengths = (main, length_of.dtype, {})
+        by_term, parts = kept[2], []
+        for row, (a, b) in zip(rows.tolist(), runs):
+            part = by_term.get(row)
+            if part is None:
+                part = np.take(length_of, main.indices[a:b])
+                if b - a >= LONG_POSTINGS:
+                    by_term[row] = part
+            parts.append(part)
+        return np.concatenate(parts)
 
     def top(self, term_ids: np.ndarray, weights: np.ndarray | None, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(slots, scores) of the ``k`` best documents with a positive score, best first."""

@@ -92,6 +92,24 @@ def test_incremental_add_and_delete_equal_a_fresh_build(seed):
     assert (live.scores(np.arange(60))[deleted] == 0).all()
 
 
+def test_a_common_terms_kept_lengths_give_a_fresh_builds_scores_as_documents_grow_longer():
+    """A term in over a thousand documents keeps its postings' lengths between queries; a longer
+    document (lengths past one byte) and deleted ones leave the scores those of a fresh build."""
+    rng = np.random.default_rng(7)
+    docs = [[0] + list(rng.integers(1, 40, size=rng.integers(0, 30))) for _ in range(1500)]  # term 0 in every one
+    live = build(docs, BM25Params())
+    query = np.array([0, 3, 5])
+    first = live.scores(query)
+    assert np.array_equal(live.scores(query), first)
+    longer = [0] + list(range(1, 40)) * 8  # 313 tokens
+    add(live, [longer], [1500])
+    live.remove([4, 900])
+    keep = [i for i in range(1501) if i not in (4, 900)]
+    fresh = build([(docs + [longer])[i] for i in keep], BM25Params(), slots=keep)
+    assert np.array_equal(live.scores(query), fresh.scores(query))
+    assert not np.array_equal(live.scores(query)[:1500], first)  # the average length moved: every norm did
+
+
 def test_slots_are_never_reused():
     index = build([[1, 2]], BM25Params())
     with pytest.raises(ValueError):
