@@ -23,7 +23,7 @@ from .records import Entity, Episode, Event, Fact
 from .timeline import fact_of_row
 
 FACTS_PER_ENTITY = 50  # a query's entity contributes its latest facts as candidates
-KEPT_SOURCES = 100_000  # facts whose provenance one store state keeps for recalls
+KEPT_SOURCES = 100_000  # facts whose provenance (or record without it) one store state keeps for recalls
 KEPT_EPISODES = 20_000  # items and episodes one store state keeps for recalls
 
 
@@ -36,6 +36,7 @@ class KeptReads:
     newest: dict[int, list[tuple]] = field(default_factory=dict)  # entity id → rows of its newest facts
     sources: dict[int, tuple[int, ...]] = field(default_factory=dict)  # fact id → the items stating it
     facts: dict[int, Fact] = field(default_factory=dict)  # fact id → its record (never handed out)
+    unsourced: dict[int, Fact] = field(default_factory=dict)  # fact id → its record without sources, to score
 
 
 @dataclass
@@ -282,9 +283,12 @@ class KnowledgeReading(KnowledgeBuilding):
 
     def _scoring_records(self, rows: dict[int, tuple], kept: KeptReads | None) -> list[Fact]:
         """The facts of these rows (by id) in id order, to score and sort: the kept record where
-        there is one, else a record without its sources (:meth:`_fact_records` reads them)."""
-        known = kept.facts if kept is not None else {}
-        return [known[f] if f in known else fact_of_row(rows[f]) for f in sorted(rows)]
+        there is one, else one without its sources (:meth:`_fact_records` reads them), kept too."""
+        if kept is None:
+            return [fact_of_row(rows[f]) for f in sorted(rows)]
+        if missing := [f for f in rows if f not in kept.facts and f not in kept.unsourced]:
+            kept.unsourced.update((f, fact_of_row(rows[f])) for f in missing)
+        return [kept.facts.get(f) or kept.unsourced[f] for f in sorted(rows)]
 
     def _fact_records(self, rows: dict[int, tuple], kept: KeptReads | None) -> list[Fact]:
         """The facts of these rows (by id) in id order, each built once per store state and kept:
@@ -303,7 +307,7 @@ class KnowledgeReading(KnowledgeBuilding):
         state = self.store.read_state()
         if state is None:
             return None
-        if self._kept is None or self._kept.state != state or len(self._kept.sources) > KEPT_SOURCES:
+        if self._kept is None or self._kept.state != state or max(len(self._kept.sources), len(self._kept.unsourced)) > KEPT_SOURCES:
             self._kept = KeptReads(state)
         return self._kept
 
