@@ -1,6 +1,7 @@
-"""What the store keeps so that the Facts and Memories screens read a page, not the store:
-each entity's counts (migration ``knowledge-7``) and each episode's start (``knowledge-6``).
-Both equal a full recount after the migration of an older store and after every kind of write."""
+"""What the store keeps so that the Facts and Memories screens read a page, not the store, and
+the app's header opens without counting it: each entity's counts (migration ``knowledge-7``),
+each episode's start (``knowledge-6``) and the knowledge area's totals (``knowledge-9``). Each
+equals a full recount after the migration of an older store and after every kind of write."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from pathlib import Path
 
 from mnemoscope.engine import Memory
 from mnemoscope.engine.store import MIGRATIONS, Store
-from mnemoscope.engine.store.knowledge import ENTITY_COUNTS, EPISODE_STARTS
+from mnemoscope.engine.store.knowledge import ENTITY_COUNTS, EPISODE_STARTS, KNOWLEDGE_TOTALS
 from tests.knowledge.conftest import locomo
 
-KEPT = ("knowledge-6", "knowledge-7")
+KEPT = ("knowledge-6", "knowledge-7", "knowledge-9")
 
 RECOUNT_ENTITIES = """
     SELECT e.id, (SELECT COUNT(DISTINCT item_id) FROM mentions m WHERE m.entity_id = e.id),
@@ -24,36 +25,45 @@ RECOUNT_STARTS = """
     SELECT e.id, (SELECT MIN(i.timestamp) FROM episode_items m JOIN items i ON i.id = m.item_id
                   WHERE m.episode_id = e.id AND i.timestamp != '')
     FROM episodes e WHERE e.merged_into IS NULL"""
+TOTALS = "SELECT facts, superseded, retired, episodes, events FROM knowledge_totals"
+RECOUNT_TOTALS = """
+    SELECT (SELECT COUNT(*) FROM facts WHERE retired_at IS NULL),
+           (SELECT COUNT(*) FROM facts WHERE retired_at IS NULL AND valid_to IS NOT NULL),
+           (SELECT COUNT(*) FROM facts WHERE retired_at IS NOT NULL),
+           (SELECT COUNT(*) FROM episodes WHERE merged_into IS NULL), (SELECT COUNT(*) FROM events)"""
 
 MOVE = locomo("move", ("Lena", "Tom"),
               ("2:00 pm on 14 January, 2023", [("Lena", "I live in Lyon with my cat Pixel."), ("Tom", "Lyon is lovely, Lena.")]),
               ("11:20 am on 8 April, 2023", [("Lena", "I moved to Berlin last week."), ("Tom", "Berlin! Say hi to Pixel.")]))
 
 
-def kept_and_recounted(path: Path) -> tuple[tuple[dict, dict], tuple[dict, dict]]:
-    """(the kept counts and starts, the same recounted from every row), read on a connection of
-    their own."""
+def kept_and_recounted(path: Path) -> tuple[tuple[dict, dict, tuple], tuple[dict, dict, tuple]]:
+    """(the kept counts, starts and totals, the same recounted from every row), read on a
+    connection of their own."""
     conn = sqlite3.connect(path)
     try:
         kept = ({e: (i, f) for e, i, f in conn.execute("SELECT entity_id, items, facts FROM entity_counts")},
-                dict(conn.execute("SELECT id, start FROM episodes WHERE merged_into IS NULL")))
-        recounted = ({e: (i, f) for e, i, f in conn.execute(RECOUNT_ENTITIES)}, dict(conn.execute(RECOUNT_STARTS)))
+                dict(conn.execute("SELECT id, start FROM episodes WHERE merged_into IS NULL")),
+                conn.execute(TOTALS).fetchone())
+        recounted = ({e: (i, f) for e, i, f in conn.execute(RECOUNT_ENTITIES)}, dict(conn.execute(RECOUNT_STARTS)),
+                     conn.execute(RECOUNT_TOTALS).fetchone())
     finally:
         conn.close()
     return kept, recounted
 
 
 def assert_kept(path: Path, what: str) -> None:
-    (counts, starts), (entity_recount, start_recount) = kept_and_recounted(path)
-    assert counts and starts, what
+    (counts, starts, totals), (entity_recount, start_recount, total_recount) = kept_and_recounted(path)
+    assert counts and starts and all(totals[:2] + totals[3:]), what  # (no fact is retired before an edit)
     assert counts == entity_recount, f"entity counts after {what}"
     assert starts == start_recount, f"episode starts after {what}"
+    assert totals == total_recount, f"knowledge totals after {what}"
 
 
 def as_before_the_kept_counts(path: Path) -> None:
-    """The store as the code before knowledge-6 and -7 left it: their tables, columns, indexes
+    """The store as the code before knowledge-6, -7 and -9 left it: their tables, columns, indexes
     and triggers gone, and the migrations not applied."""
-    created = re.findall(r"CREATE (TABLE|INDEX|TRIGGER) (\w+)", EPISODE_STARTS + ENTITY_COUNTS)
+    created = re.findall(r"CREATE (TABLE|INDEX|TRIGGER) (\w+)", EPISODE_STARTS + ENTITY_COUNTS + KNOWLEDGE_TOTALS)
     conn = sqlite3.connect(path)
     for kind, name in reversed(created):
         conn.execute(f"DROP {kind} {name}")
@@ -67,7 +77,7 @@ def as_before_the_kept_counts(path: Path) -> None:
 def test_an_older_store_migrates_to_counts_and_starts_that_equal_a_recount(demo_copy, tmp_path):
     as_before_the_kept_counts(demo_copy)
     conn = sqlite3.connect(demo_copy)
-    assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'entity_counts'").fetchall()
+    assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name IN ('entity_counts', 'knowledge_totals')").fetchall()
     conn.close()
     Store(demo_copy).close()
     assert_kept(demo_copy, "the migration")
@@ -120,6 +130,17 @@ def test_the_counts_and_starts_stay_a_recount_through_every_kind_of_write(demo_c
         for item in first.items:  # the other's start is its own again
             mem.delete_item(item)
         assert_kept(demo_copy, "items deleted")
+        # a source whose episodes are merged: deleting one the others are merged into sets their
+        # merged_into to NULL (the foreign key) before they go too
+        episodes = knowledge.episodes()
+        chat = max({e.source_id for e in episodes}, key=lambda s: sum(e.source_id == s for e in episodes))
+        into, *merged = [e.id for e in episodes if e.source_id == chat]
+        for episode in merged:
+            knowledge.merge_episodes(into, episode)
+        assert merged and knowledge.counts().episodes == len(knowledge.episodes()) == len(episodes) - len(merged)
+        assert_kept(demo_copy, "episodes merged into one")
+        mem.delete_source(chat)
+        assert_kept(demo_copy, "a source of merged episodes deleted")
         mem.delete_source(entity_source(mem, "move"))
         assert_kept(demo_copy, "a source deleted")
 
