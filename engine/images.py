@@ -52,14 +52,13 @@ from .image_refs import Fetching, ImageData, ImageUnreadable, Place, read_image
 from .ingest import MAX_FILE_BYTES, _line_of
 from .pipeline import Query, Signal, Signals, Strategy
 from .recall import single_signal
-from .records import ImageCounts, Item, ParsedSource, Source
+from .records import IMAGE_SIGNATURE_PREFIX, ImageCounts, Item, ParsedSource, Source
 
 if TYPE_CHECKING:
     from .area import Engine
 
 log = logging.getLogger(__name__)
 
-SIGNATURE_PREFIX = "image:"  # item_vectors rows of image models (a reindex keeps them: they need no text)
 DOWNLOAD_THREADS = 8
 QUERY_TIMEOUT = 5.0  # seconds a recall waits for the query's image-model embedding (no retry)
 RESUME_HINT = "kept with its caption; `mnemoscope images --resume` embeds it later"
@@ -127,7 +126,7 @@ class ImagesArea(Area):
 
     @property
     def signature(self) -> str:
-        return SIGNATURE_PREFIX + self.mem.settings.image_embed_model
+        return IMAGE_SIGNATURE_PREFIX + self.mem.settings.image_embed_model
 
     def embedder(self, for_query: bool = False) -> OpenAIEmbedder:
         """The multimodal model's client, made on first use; its cache is the store's. Ingest waits
@@ -179,10 +178,7 @@ class ImagesArea(Area):
         return {}
 
     def counts(self) -> ImageCounts | None:
-        if not self.enabled:
-            return None
-        status = self.status()
-        return ImageCounts(status.with_image, status.embedded)
+        return ImageCounts.read(self.mem.store, self.mem.settings.image_embed_model)
 
     def stats(self) -> ImageCounts | None:
         return self.counts()

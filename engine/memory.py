@@ -23,7 +23,7 @@ import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Concatenate, Iterable, Iterator, ParamSpec, Sequence, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Callable, Concatenate, Iterable, Iterator, ParamSpec, Sequence, TypeVar, Unpack, cast
 
 import numpy as np
 
@@ -37,20 +37,22 @@ from .calibration import SAMPLE as CALIBRATION_SAMPLE
 from .config import Settings
 from .dense import HashEmbedder, OpenAIEmbedder
 from .errors import AreaMissing, IngestFailed, RequestError, StoreError
-from .extensions import area_factories
-from .images import ImagesArea
+from .extensions import AREAS, AreaPlug
 from .index import LSA_KEY, WORDS_KEY, Index
 from .ingest import IngestError, discover, note, read_path
-from .knowledge.service import KnowledgeArea
 from .lexical import BM25Params
 from .pipeline import Query, QueryOptions, Recall, Signal, Signals
 from .query import english_lexicon
-from .rank import FeedbackResult, RankerArea
 from .recall import describe, prepare_query, recall, signals, strategies
-from .records import Calibration, Counts, IngestReport, Item, ParsedSource, Source, SourceReport, Stats
+from .records import AreaFigures, Calibration, Counts, IngestReport, Item, ParsedSource, Source, SourceReport, Stats
 from .store import Store
 from .vectors import VectorIndex
-from .topics import TopicsArea
+
+if TYPE_CHECKING:  # imported when the area is first used (engine/extensions.py)
+    from .images import ImagesArea
+    from .knowledge.service import KnowledgeArea
+    from .rank import FeedbackResult, RankerArea
+    from .topics import TopicsArea
 
 log = logging.getLogger(__name__)
 # What a damaged model blob raises as np.load reads it (allow_pickle off: never code)
@@ -58,14 +60,13 @@ UNREADABLE_MODEL = (ValueError, KeyError, EOFError, OSError, zipfile.BadZipFile)
 
 Progress = Callable[[int, int, str], None]  # (done, total, what)
 MIDWAY_FIT_AHEAD = 100_000  # items still to ingest for a refit of the latent model along the way
-A = TypeVar("A", bound=Area)
 P = ParamSpec("P")
 R = TypeVar("R")
-F = TypeVar("F")
 # Signature prefixes of the vectors the core derives from text (the embedders of engine.dense):
 # a reindex rebuilds these and leaves every other kind.
 TEXT_VECTORS = ("hash-", "openai:")
 INDEX_PART, AREAS_PART = "index", "areas"  # the files saved beside a large store (engine/index_file.py)
+FIGURED_AREAS = ("topics", "knowledge", "ranker", "images")  # the areas whose figures Counts and Stats carry
 
 
 @dataclass
@@ -130,7 +131,7 @@ class Memory:
         self.path = self.settings.store_path
         self.store = Store(self.path, lock_timeout=self.settings.lock_timeout)
         self.activity = Activity(self.store, client)
-        self._areas: dict[str, Area] = {}  # by name, in load order
+        self._areas: dict[str, Area | AreaPlug] = {}  # by name, in load order; a plug until first used
         self._loaded: set[str] = set()  # the areas whose load() has finished
         self._area_locks: dict[str, threading.RLock] = {}  # one per area: loading one never holds up another
         self._write_lock = threading.RLock()  # see _one_writer
@@ -146,8 +147,9 @@ class Memory:
         self._saving: threading.Thread | None = None  # writing the areas' file aside (see _save_areas_aside)
         self._load(saved=True)
         self.store.on_write = self._sync_with_store
-        for factory in area_factories() if extensions else []:
-            self.add_extension(factory(self), lazy=True)
+        for plug in AREAS if extensions else []:
+            self._areas[plug.name] = plug
+            self._area_locks[plug.name] = threading.RLock()
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -360,34 +362,34 @@ class Memory:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def add_extension(self, area: Area, *, lazy: bool = False) -> None:
-        """Plug an area in (reached as ``mem.<name>``); loaded now, or on first use when ``lazy``."""
+    def add_extension(self, area: Area) -> None:
+        """Plug an area in (reached as ``mem.<name>``) and load it now (this memory's own areas
+        are plugged in at its opening and loaded on first use)."""
         self._areas[area.name] = area
         self._area_locks[area.name] = threading.RLock()
-        if not lazy:
-            self._area(area.name)
+        self._area(area.name)
 
     # -- the areas ----------------------------------------------------------------------------
 
     @property
     def knowledge(self) -> KnowledgeArea:
         """Episodes, facts, entities and the typed graph (:mod:`engine.knowledge`)."""
-        return self._typed(KnowledgeArea)
+        return cast("KnowledgeArea", self._area("knowledge"))
 
     @property
     def topics(self) -> TopicsArea:
         """The topic tree, intents and the intent-steered walk (:mod:`engine.topics`)."""
-        return self._typed(TopicsArea)
+        return cast("TopicsArea", self._area("topics"))
 
     @property
     def ranker(self) -> RankerArea:
         """The fused strategy's ranker, recall tokens and feedback (:mod:`engine.rank`)."""
-        return self._typed(RankerArea)
+        return cast("RankerArea", self._area("ranker"))
 
     @property
     def images(self) -> ImagesArea:
         """Image vectors of shared photos and their recall signal (:mod:`engine.images`)."""
-        return self._typed(ImagesArea)
+        return cast("ImagesArea", self._area("images"))
 
     def has_area(self, name: str) -> bool:
         """Whether this memory has an area (``knowledge``, ``topics``, ``ranker``, ``images``),
@@ -398,18 +400,25 @@ class Memory:
         """The areas whose in-memory state is built, in load order."""
         return [name for name in self._areas if name in self._loaded]
 
-    def _typed(self, kind: type[A]) -> A:
-        area = self._area(kind.name)
-        if not isinstance(area, kind):
-            raise AreaMissing(kind.name)
-        return area
+    def _built(self, name: str) -> Area:
+        """An area as an object, its module imported on first use (not loaded: see :meth:`_area`)."""
+        area = self._areas.get(name)
+        if area is None:
+            raise AreaMissing(name)
+        if isinstance(area, AreaPlug):
+            with self._area_locks[name]:
+                if isinstance(area := self._areas[name], AreaPlug):
+                    area = self._areas[name] = area.area_class()(self)
+        return cast(Area, area)
+
+    def _every_area(self) -> list[Area]:
+        """Every area as an object (built, not loaded), in load order."""
+        return [self._built(name) for name in self._areas]
 
     def _area(self, name: str) -> Area:
         """An area, loaded on first use. Once loaded it is returned without taking a lock; while
         one thread loads it, another asking for the same area waits (never for another area)."""
-        area = self._areas.get(name)
-        if area is None:
-            raise AreaMissing(name)
+        area = self._built(name)
         if name not in self._loaded:
             with self._area_locks[name]:
                 if name not in self._loaded:
@@ -460,7 +469,7 @@ class Memory:
         return self._since_saved[1]
 
     def _loaded_areas(self) -> list[Area]:
-        return [self._areas[name] for name in self.loaded_areas()]
+        return [self._built(name) for name in self.loaded_areas()]
 
     @property
     def areas(self) -> list[Area]:
@@ -468,7 +477,7 @@ class Memory:
         first time they are all loaded, and one was read from the store's rows, their state is
         saved beside a large store for the next process (see :meth:`_save_index`)."""
         if len(self._loaded) == len(self._areas):
-            return list(self._areas.values())
+            return self._every_area()
         areas = [self._area(name) for name in self._areas]
         self._saved_areas = self._since_saved = None  # (what was restored keeps the mapped pages it adopted)
         if len(self.areas_from_file) < len(areas):
@@ -781,17 +790,17 @@ class Memory:
         built-in default (``fused`` needs the ranker: ``extensions=False``), ``hybrid``, the core's
         best; a strategy a person chose is kept, so that a misspelt one is refused at recall."""
         configured = self.settings.default_strategy
-        if configured != Settings.default_strategy or configured in strategies(self, list(self._areas.values())):
+        if configured != Settings.default_strategy or configured in strategies(self, self._every_area()):
             return configured
         return "hybrid"
 
     def strategies(self) -> dict[str, str]:
         """Every recall strategy this memory can run, with what it does (its docstring's first paragraph)."""
-        return {name: describe(strategy) for name, strategy in strategies(self, list(self._areas.values())).items()}
+        return {name: describe(strategy) for name, strategy in strategies(self, self._every_area()).items()}
 
     def signals(self) -> dict[str, Signal]:
         """Every scorer recall may use, by name: the core's (bm25, dense), then each area's."""
-        return signals(self, list(self._areas.values()))
+        return signals(self, self._every_area())
 
     def recall(self, query: str, top_k: int = 10, strategy: str | None = None, mode: str = "pro",
                **options: Unpack[QueryOptions]) -> Recall:
@@ -846,10 +855,9 @@ class Memory:
         return self.store.offset_in_source(item_id)
 
     def counts(self) -> Counts:
-        """How many sources, items, facts, topics, ... the store holds; cheap (no area is loaded)."""
-        return Counts(**self.store.counts(), topics=self._figures(TopicsArea, TopicsArea.counts),
-                      knowledge=self._figures(KnowledgeArea, KnowledgeArea.counts), ranker=self._figures(RankerArea, RankerArea.counts),
-                      images=self._figures(ImagesArea, ImagesArea.counts))
+        """How many sources, items, facts, topics, ... the store holds; cheap (no area is loaded,
+        nor its module imported)."""
+        return Counts(**self.store.counts(), **{name: self._counts_of(name) for name in FIGURED_AREAS})
 
     def stats(self) -> Stats:
         """Counts and every area's figures (drift, λ, ...): loads the areas that are not yet loaded."""
@@ -857,14 +865,16 @@ class Memory:
         return Stats(**self.store.counts(), store=str(self.path), terms=len(self.index.vocab),
                      schema_version=self.store.schema_version, embedder=self.settings.embedder,
                      lsa_dim=self.index.lsa.dim if self.index.lsa else 0, dense_weight=self.dense_weight(),
-                     dense_calibration=self.calibration, topics=self._figures(TopicsArea, TopicsArea.stats),
-                     knowledge=self._figures(KnowledgeArea, KnowledgeArea.stats), ranker=self._figures(RankerArea, RankerArea.stats),
-                     images=self._figures(ImagesArea, ImagesArea.stats))
+                     dense_calibration=self.calibration,
+                     **{name: self._built(name).stats() if name in self._areas else None for name in FIGURED_AREAS})
 
-    def _figures(self, kind: type[A], read: Callable[[A], F | None]) -> F | None:
-        """``read`` (the area's counts or stats) of this memory's area ``kind``; None without it."""
-        area = self._areas.get(kind.name)
-        return read(area) if isinstance(area, kind) else None
+    def _counts_of(self, name: str) -> AreaFigures | None:
+        """An area's counts, read from the store alone (by its plug before its first use); None
+        for an area this memory does not have."""
+        area = self._areas.get(name)
+        if area is None:
+            return None
+        return area.counts(self) if isinstance(area, AreaPlug) else area.counts()
 
     # -- delete -------------------------------------------------------------------------------
 

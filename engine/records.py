@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .store import Store
+
+IMAGE_SIGNATURE_PREFIX = "image:"  # item_vectors rows of image models (a reindex keeps them: they need no text)
 
 
 @dataclass
@@ -128,6 +133,10 @@ class TopicCounts:
 
     topics: int
 
+    @classmethod
+    def read(cls, store: Store) -> TopicCounts:
+        return cls(store.count_topics())
+
 
 @dataclass(frozen=True)
 class TopicStats(TopicCounts):
@@ -153,10 +162,18 @@ class KnowledgeCounts:
     events: int
     extraction_queue: dict[str, int] | None = None  # items by status, when any wait for the LLM extractor
 
+    @classmethod
+    def read(cls, store: Store) -> KnowledgeCounts:
+        return cls(**store.knowledge_counts(), extraction_queue=store.queue_counts() or None)
+
 
 @dataclass(frozen=True)
 class RankerCounts:
     feedback_events: int
+
+    @classmethod
+    def read(cls, store: Store) -> RankerCounts:
+        return cls(store.count_feedback())
 
 
 @dataclass(frozen=True)
@@ -170,6 +187,11 @@ class ImageCounts:
 
     images: int
     images_embedded: int
+
+    @classmethod
+    def read(cls, store: Store, model: str) -> ImageCounts | None:
+        """None without an image model (``model`` empty)."""
+        return cls(*store.count_items_with_image(IMAGE_SIGNATURE_PREFIX + model)) if model else None
 
 
 AreaFigures = TopicCounts | KnowledgeCounts | RankerCounts | ImageCounts

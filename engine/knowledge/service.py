@@ -87,7 +87,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
 
     def counts(self) -> KnowledgeCounts:
         """What the store holds (the same as :meth:`stats`: every figure is read from the store)."""
-        return KnowledgeCounts(**self.store.knowledge_counts(), extraction_queue=self.store.queue_counts() or None)
+        return KnowledgeCounts.read(self.store)
 
     def stats(self) -> KnowledgeCounts:
         return self.counts()

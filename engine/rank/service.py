@@ -234,7 +234,7 @@ class RankerArea(Area):
 
     def counts(self) -> RankerCounts:
         """What the store holds, read without loading the ranker."""
-        return RankerCounts(self.mem.store.count_feedback())
+        return RankerCounts.read(self.mem.store)
 
     def stats(self) -> RankerStats:
         return RankerStats(self.counts().feedback_events, round(self.lam, 4))

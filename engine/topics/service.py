@@ -292,7 +292,7 @@ class TopicsArea(Area):
 
     def counts(self) -> TopicCounts:
         """What the store holds, read without loading the tree."""
-        return TopicCounts(self.mem.store.count_topics())
+        return TopicCounts.read(self.mem.store)
 
     def stats(self) -> TopicStats:
         st = self.state

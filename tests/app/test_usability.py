@@ -84,7 +84,7 @@ async def test_each_screen_loads_once_when_first_shown_and_every_table_fits_at_e
         demo_app, monkeypatch):
     """One app: the screens' first showing (before any query, so that the screens are the first to
     need the areas), then every table at both layouts, resized with the compare view open."""
-    from mnemoscope.engine.extensions import area_factories
+    from mnemoscope.engine.extensions import AREAS
 
     loads: list[str] = []
     original = BaseScreen._refresh_if_ready
@@ -96,7 +96,7 @@ async def test_each_screen_loads_once_when_first_shown_and_every_table_fits_at_e
     monkeypatch.setattr(BaseScreen, "_refresh_if_ready", counting)
     monkeypatch.setattr(Services, "warm_up", lambda self: None)  # the screens are the first to need the areas
     loaded_on: dict[str, str] = {}
-    for area in area_factories():
+    for area in (plug.area_class() for plug in AREAS):
         def load(self, original=area.load, name=area.__name__) -> None:
             loaded_on[name] = threading.current_thread().name
             original(self)
