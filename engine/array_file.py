@@ -11,7 +11,10 @@ behind by another version, or not ours at all. So it is:
   own CRC; numeric dtypes only (nothing is unpickled); owned by this user and private. Anything
   amiss reads as "no file" (:class:`Unusable`), and the caller rebuilds;
 * mapped copy-on-write: the arrays are views of the file's pages, so opening costs the checksum
-  pass and no copy, and a caller may change them in place without touching the file.
+  pass and no copy, and a caller may change them in place without touching the file. The
+  checksum pass reads the file through a mapping of its own (:meth:`MappedArrays.check`), so a
+  caller may run it in another thread while it reads the arrays (zlib lets go of the GIL), and
+  trust what it made of them only once the check has passed.
 
 Layout: ``MAGIC``, an 8-byte little-endian header length, the header (JSON: ``meta`` given by the
 caller, and for each array its dtype, shape, offset and CRC), a 4-byte CRC of the header, then the
@@ -80,8 +83,40 @@ def read_header(path: Path) -> dict[str, object]:
         return _header(f.read(len(MAGIC) + 8), f)[0]
 
 
+@dataclass
+class MappedArrays:
+    """A file's arrays mapped and within its bounds, their checksums not read yet."""
+
+    file: ArrayFile
+    checksums: dict[str, tuple[int, int, object]]  # by array: (offset, bytes, the CRC its entry gives)
+    to_check: mmap.mmap  # the same file mapped read-only (a file renamed over it since is not read)
+
+    def check(self) -> None:
+        """Raise :class:`Unusable` when an array fails its checksum. Reads the file through a
+        read-only mapping of its own, let go of as it goes: the pages the arrays map stay as
+        the caller left them, and none of the file stays resident for the check's sake (at a
+        million items the index and areas files are most of a gigabyte). Once only."""
+        with self.to_check as pages:
+            view = memoryview(pages)
+            try:
+                for name, (offset, length, crc) in self.checksums.items():
+                    if (zlib.crc32(view[offset:offset + length]) if length else 0) != crc:
+                        raise Unusable(f"array {name!r} fails its checksum")
+                    _let_go(pages, offset, length)
+            finally:
+                view.release()
+
+
 def read_arrays(path: Path) -> ArrayFile:
     """Every array of the file, checked, as copy-on-write views of its mapped pages."""
+    mapped = map_arrays(path)
+    mapped.check()
+    return mapped.file
+
+
+def map_arrays(path: Path) -> MappedArrays:
+    """Every array of the file, as copy-on-write views of its mapped pages, within the file's
+    bounds and numeric; their checksums are read by :meth:`MappedArrays.check`."""
     with _open_private(path) as f:
         meta, entries = _header(f.read(len(MAGIC) + 8), f)
         size = os.fstat(f.fileno()).st_size
@@ -89,7 +124,8 @@ def read_arrays(path: Path) -> ArrayFile:
         if size == 0:
             raise Unusable("empty")
         pages = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
-    arrays = {}
+        to_check = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    arrays, checksums = {}, {}
     for entry in entries:
         try:
             name, dtype, shape = str(entry["name"]), np.dtype(entry["dtype"]), tuple(int(n) for n in entry["shape"])
@@ -99,19 +135,14 @@ def read_arrays(path: Path) -> ArrayFile:
         count = int(np.prod(shape)) if shape else 1
         if dtype.kind not in _KINDS or min(shape, default=0) < 0 or offset < start or offset + count * dtype.itemsize > size:
             raise Unusable(f"array {name!r} is out of bounds or not numeric")
-        a = np.frombuffer(pages, dtype=dtype, count=count, offset=offset).reshape(shape)
-        if _crc(a) != entry.get("crc"):
-            raise Unusable(f"array {name!r} fails its checksum")
-        _let_go(pages, offset, count * dtype.itemsize)
-        arrays[name] = a
-    return ArrayFile(meta, arrays)
+        arrays[name] = np.frombuffer(pages, dtype=dtype, count=count, offset=offset).reshape(shape)
+        checksums[name] = (offset, count * dtype.itemsize, entry.get("crc"))
+    return MappedArrays(ArrayFile(meta, arrays), checksums, to_check)
 
 
 def _let_go(pages: mmap.mmap, offset: int, length: int) -> None:
-    """Let the pages the checksum read leave this process's memory: nothing has written to them,
-    so they come back from the file (the system's cache) as the arrays are used, and a part no
-    recall reads holds no memory. Without it every page of the file stays resident after the
-    check (the whole index and areas files at a million items)."""
+    """Let the pages the checksum read leave this process's memory: they come back from the file
+    (the system's cache) as the arrays are used, and a part no recall reads holds no memory."""
     if hasattr(mmap, "MADV_DONTNEED") and length:
         first = offset - offset % mmap.PAGESIZE
         pages.madvise(mmap.MADV_DONTNEED, first, offset + length - first)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from .activity import EFFECTS
-from .array_file import ArrayFile, Unusable, read_arrays, read_header, write_arrays
+from .array_file import ArrayFile, MappedArrays, Unusable, map_arrays, read_header, write_arrays
 from .errors import FileRefused
 from .index import LSA_KEY, WORDS_KEY, Index
 from .store import Store
@@ -69,18 +70,38 @@ def read_saved(store: Store, part: str) -> tuple[ArrayFile, int] | None:
     """A saved part's arrays and the log line they are as of, if the file is usable for
     ``store`` (its stamp's line still in the log); None otherwise. Call it inside one read of
     the store (``store.reading()``)."""
+    found = _map_saved(store, part)
+    if found is None or not _checked(found[0], store, part):
+        return None
+    return found[0].file, found[1]
+
+
+def _map_saved(store: Store, part: str) -> tuple[MappedArrays, int] | None:
+    """A saved part mapped (its checksums not read yet) and its log line, if its stamp is of
+    ``store`` as it is; None otherwise."""
     path = path_of(store, part)
     if path is None or not path.exists():
         return None
     try:
-        saved = read_arrays(path)
-        stamp = Stamp.of(store, int(saved.meta.get("log_id", 0)))
-        if stamp is None or asdict(stamp) != {k: saved.meta.get(k) for k in ("log_id", "log_at", "schema")}:
+        mapped = map_arrays(path)
+        meta = mapped.file.meta
+        stamp = Stamp.of(store, int(meta.get("log_id", 0)))
+        if stamp is None or asdict(stamp) != {k: meta.get(k) for k in ("log_id", "log_at", "schema")}:
             raise Unusable("of another state of the store, or of another store")
     except (Unusable, ValueError, TypeError) as exc:
         log.info("not using the saved %s %s: %s", part, path, exc)
         return None
-    return saved, stamp.log_id
+    return mapped, stamp.log_id
+
+
+def _checked(mapped: MappedArrays, store: Store, part: str) -> bool:
+    """Whether every array of a mapped part passes its checksum (logged when one does not)."""
+    try:
+        mapped.check()
+    except Unusable as exc:
+        log.info("not using the saved %s %s: %s", part, path_of(store, part), exc)
+        return False
+    return True
 
 
 def write_saved(store: Store, part: str, log_id: int, meta: Mapping[str, object], arrays: Mapping[str, np.ndarray]) -> bool:
@@ -114,18 +135,26 @@ def keep_freed_blocks() -> None:
 def load(store: Store, new_index: Callable[[], Index]) -> tuple[Index, int] | None:
     """The index from the saved file, if it is usable for ``store``, and the log line it is as
     of (the caller takes in what came after); None: rebuild it from the store. Call it inside
-    one read of the store (``store.reading()``)."""
-    found = read_saved(store, "index")
+    one read of the store (``store.reading()``).
+
+    The arrays' checksums are read in another thread while the index is made from them (the
+    two take about as long at a million items, and the check does not hold the GIL); the index
+    is returned only once every array has passed."""
+    found = _map_saved(store, "index")
     if found is None:
         return None
-    saved, log_id = found
-    try:
-        index = new_index()
-        index.vocab = store.vocabulary()
-        index.restore(saved.arrays, saved.meta, store.get_kv(LSA_KEY), store.get_kv(WORDS_KEY))
-    except (KeyError, ValueError, TypeError) as exc:
-        log.info("not using the saved index %s: %s", path_of(store), exc)
-        return None
+    mapped, log_id = found
+    with ThreadPoolExecutor(1, thread_name_prefix="mnemoscope-check") as pool:
+        checking = pool.submit(_checked, mapped, store, "index")
+        try:
+            index = new_index()
+            index.vocab = store.vocabulary()
+            index.restore(mapped.file.arrays, mapped.file.meta, store.get_kv(LSA_KEY), store.get_kv(WORDS_KEY))
+        except (KeyError, ValueError, TypeError) as exc:
+            log.info("not using the saved index %s: %s", path_of(store), exc)
+            return None
+        if not checking.result():
+            return None
     keep_freed_blocks()
     return index, log_id
 
