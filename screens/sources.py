@@ -192,7 +192,12 @@ items. The panel shows the selected item in full.
             return ItemPage(at, items)
 
         self.run_task("items", "Loading items", load, progress=False, show=False, replace=True,
-                      done=lambda page: self.show_items(source_id, page.items, page.offset))
+                      done=lambda page: self.show_items(source_id, page.items, page.offset), failed=self.items_failed)
+
+    def items_failed(self, error: str) -> None:
+        """The page was not read: the page shown stays, and ] [ count from it again."""
+        self.page_asked = self.pending_row = None
+        self.app.refused(self.TITLE)(error)
 
     def action_page(self, step: int) -> None:
         """] and [: the page after (before) the one shown, or the one on its way (] ] turns two)."""

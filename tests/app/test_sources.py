@@ -176,3 +176,34 @@ def place_after(pilot, place: Callable[[], int]) -> Callable[..., Awaitable[int]
         await settle(pilot)
         return place()
     return press
+
+
+async def test_a_page_that_fails_to_read_leaves_the_page_keys_counting_from_the_page_shown(demo_app, monkeypatch):
+    # the store busy as ] asks for the page after: an error, the page shown stays, and ] then
+    # turns to the page after it (not two pages on, counted from the page that never came)
+    from mnemoscope.engine.errors import StoreError
+    from mnemoscope.screens import sources
+
+    monkeypatch.setattr(sources, "ITEM_ROWS_SHOWN", 50)
+    app = demo_app(start_mode="sources")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        conversation = next(s for s in screen.sources if s.kind == "conversation")
+        screen.select_source(conversation.id)
+        await settle(pilot)
+        screen.query_one("#items-table", DataTable).focus()
+        memory = app.services.memory
+        read = type(memory).source_items
+
+        def busy(*args, **kwargs):
+            raise StoreError("the store is busy")
+
+        monkeypatch.setattr(type(memory), "source_items", busy)
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert screen.page_start == 0 and any("busy" in n.message and n.severity == "error" for n in app.notices)
+        monkeypatch.setattr(type(memory), "source_items", read)
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert screen.page_start == 50 and "items 51–100 of 206" in "\n".join(screen_lines(app))
