@@ -12,6 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
 
 from mnemoscope.app.widgets import ChoiceDialog, FormDialog, PromptDialog, clip, highlight, query_terms, snippet
@@ -23,6 +24,9 @@ if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from mnemoscope.engine.records import Item
 
 ENTITY_ROWS = 500  # the most mentioned entities (of those the filter names)
+# seconds the entity filter waits for the next key before it asks the store: each ask reads a
+# page of entities, and a text that names none reads every entity's name (a big store's thousands)
+FILTER_PAUSE = 0.2
 # an entity's first facts (by id) in the table: a speaker of a big store names thousands, and
 # filling a table row costs the UI thread the same whether anyone scrolls to it or not
 FACT_ROWS = 500
@@ -180,6 +184,7 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         self._direction = 1
         self.conflicts: list[Conflict] = []
         self.evidence: dict[int, Item] = {}
+        self._filter_timer: Timer | None = None
 
     def compose_body(self) -> ComposeResult:
         yield self.missing_area_note()
@@ -232,12 +237,27 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         self.run_task("entities", "Loading entities", lambda: memory.knowledge.entities(limit=ENTITY_ROWS, containing=text),
                       progress=False, show=False, replace=True, done=self.show_entities)
 
+    @property
+    def filter_pending(self) -> bool:
+        """A key was typed in the filter and the store not asked yet (it is once typing pauses)."""
+        return self._filter_timer is not None
+
     @on(Input.Changed, "#entity-filter")
     def filter_changed(self) -> None:
+        """Ask the store once typing pauses for ``FILTER_PAUSE``, not at every key."""
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        self._filter_timer = self.set_timer(FILTER_PAUSE, self._filter_paused)
+
+    def _filter_paused(self) -> None:
+        self._filter_timer = None
         self.refresh_data()
 
     @on(Input.Submitted, "#entity-filter")
     def filter_done(self) -> None:
+        if self._filter_timer is not None:  # Enter: the entities of the filter as typed, now
+            self._filter_timer.stop()
+            self._filter_paused()
         self.query_one("#entities-table", DataTable).focus()
 
     def action_filter(self) -> None:

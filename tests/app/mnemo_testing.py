@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from mnemoscope.app.services import Services
 from mnemoscope.app.tui import MnemoscopeApp
 from mnemoscope.screens.base import FittedScreen
+from mnemoscope.screens.facts import FactsScreen
 from tests.support.stores import DEMO_DIR
 
 __all__ = ["DEMO_DIR", "SIZE", "Notice", "PilotApp", "ask", "build_app", "hold_each_source", "note_folder",
@@ -79,7 +80,8 @@ async def settle(pilot, timeout: float = 120.0) -> None:
         # After a resize a screen fits its tables once the size has rested (a timer): until then
         # its columns are still the old width's.
         refitting = isinstance(app.screen, FittedScreen) and app.screen.refit_pending
-        return (bool(app.tasks) or opening or refitting
+        filtering = isinstance(app.screen, FactsScreen) and app.screen.filter_pending  # typing not paused yet
+        return (bool(app.tasks) or opening or refitting or filtering
                 or any(not w.is_finished for w in app.workers if w.node is app))
 
     while True:

@@ -215,6 +215,36 @@ async def test_an_entity_with_more_facts_than_the_table_holds_fills_only_the_fir
         assert screen.selected_fact() is screen.facts[2]  # the last row shown
 
 
+async def test_the_entity_filter_asks_the_store_once_typing_pauses_or_at_enter(demo_app, monkeypatch):
+    # each ask reads a page of entities (a text that names none reads them all): a burst of keys asks once
+    from mnemoscope.screens import facts
+
+    monkeypatch.setattr(facts, "FILTER_PAUSE", 60.0)  # longer than the keys of any test take
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        knowledge = app.services.memory.knowledge
+        asked: list[str] = []
+        read = type(knowledge).entities
+        monkeypatch.setattr(type(knowledge), "entities", lambda area, *args, **kwargs:
+                            asked.append(kwargs["containing"]) or read(area, *args, **kwargs))
+        box = screen.query_one("#entity-filter")
+        box.focus()
+        await pilot.press("m", "a", "y")
+        assert asked == [] and screen.filter_pending
+        await pilot.press("enter")  # Enter asks at once, for the filter as typed
+        await settle(pilot)
+        assert asked == ["may"] and not screen.filter_pending
+        assert screen.entities and all("may" in e.name.lower() or "may" in e.key for e in screen.entities)
+        assert "Maya" in [e.name for e in screen.entities]
+
+        monkeypatch.setattr(facts, "FILTER_PAUSE", 0.05)  # and typing that pauses asks by itself
+        box.value = "ma"
+        await settle(pilot)
+        assert asked == ["may", "ma"] and len(screen.entities) > 1
+
+
 async def test_typing_in_the_entity_filter_reads_a_page_of_entities_and_no_facts(demo_app, monkeypatch):
     # the store keeps each entity's counts: a key typed reads the first page of those it names
     monkeypatch.setattr("mnemoscope.screens.facts.ENTITY_ROWS", 4)
