@@ -203,10 +203,14 @@ class Services:
                 raise
 
     def strategies(self) -> dict[str, str]:
-        """The recall strategies the open engine can run (fused first when it exists), each with
-        what it does in the engine's own words."""
-        docs = self.memory.strategies()
-        return {name: docs[name] for name in sorted(docs, key=lambda n: (n != "fused", n != "hybrid", n))}
+        """The recall strategies the open engine can run, each with what it does in the engine's
+        own words (builds every area: its strategies are its methods)."""
+        return self.memory.strategies()
+
+    def strategy_names(self) -> list[str]:
+        """The recall strategies the open engine can run, fused first when it exists (cheap: no
+        area is built for them)."""
+        return sorted(self.memory.strategy_names(), key=lambda n: (n != "fused", n != "hybrid", n))
 
     def default_strategy(self) -> str:
         return getattr(self.mem, "default_strategy", None) or "hybrid"

@@ -22,13 +22,15 @@ from .records import AreaFigures, ImageCounts, KnowledgeCounts, RankerCounts, To
 
 @dataclass(frozen=True)
 class AreaPlug:
-    """An area before its first use: its name, where its class lives, and its counts read from
-    the store alone (what its :meth:`Area.counts` reads)."""
+    """An area before its first use: its name, where its class lives, its counts read from the
+    store alone (what its :meth:`Area.counts` reads) and the names of the strategies it offers
+    (those of its :meth:`Area.strategies`)."""
 
     name: str
     module: str  # relative to this package
     class_name: str
     counts: Callable[[Engine], AreaFigures | None]
+    offers: Callable[[Engine], tuple[str, ...]]
 
     def area_class(self) -> type[Area]:
         """The area's class (its module imported now, once)."""
@@ -36,8 +38,10 @@ class AreaPlug:
 
 
 AREAS = (
-    AreaPlug("topics", ".topics", "TopicsArea", lambda mem: TopicCounts.read(mem.store)),
-    AreaPlug("knowledge", ".knowledge.service", "KnowledgeArea", lambda mem: KnowledgeCounts.read(mem.store)),
-    AreaPlug("ranker", ".rank", "RankerArea", lambda mem: RankerCounts.read(mem.store)),
-    AreaPlug("images", ".images", "ImagesArea", lambda mem: ImageCounts.read(mem.store, mem.settings.image_embed_model)),
+    AreaPlug("topics", ".topics", "TopicsArea", lambda mem: TopicCounts.read(mem.store), lambda mem: ("walk", "hybrid_walk")),
+    AreaPlug("knowledge", ".knowledge.service", "KnowledgeArea", lambda mem: KnowledgeCounts.read(mem.store),
+             lambda mem: ("ppr",)),
+    AreaPlug("ranker", ".rank", "RankerArea", lambda mem: RankerCounts.read(mem.store), lambda mem: ("fused",)),
+    AreaPlug("images", ".images", "ImagesArea", lambda mem: ImageCounts.read(mem.store, mem.settings.image_embed_model),
+             lambda mem: ("image",) if mem.settings.image_embed_model else ()),
 )

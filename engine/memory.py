@@ -43,7 +43,7 @@ from .ingest import IngestError, discover, note, read_path
 from .lexical import BM25Params
 from .pipeline import Query, QueryOptions, Recall, Signal, Signals
 from .query import english_lexicon
-from .recall import describe, prepare_query, recall, signals, strategies
+from .recall import CORE_STRATEGIES, describe, prepare_query, recall, signals, strategies
 from .records import AreaFigures, Calibration, Counts, IngestReport, Item, ParsedSource, Source, SourceReport, Stats
 from .store import Store
 from .vectors import VectorIndex
@@ -790,13 +790,21 @@ class Memory:
         built-in default (``fused`` needs the ranker: ``extensions=False``), ``hybrid``, the core's
         best; a strategy a person chose is kept, so that a misspelt one is refused at recall."""
         configured = self.settings.default_strategy
-        if configured != Settings.default_strategy or configured in strategies(self, self._every_area()):
+        if configured != Settings.default_strategy or configured in self.strategy_names():
             return configured
         return "hybrid"
 
     def strategies(self) -> dict[str, str]:
         """Every recall strategy this memory can run, with what it does (its docstring's first paragraph)."""
         return {name: describe(strategy) for name, strategy in strategies(self, self._every_area()).items()}
+
+    def strategy_names(self) -> list[str]:
+        """The names of :meth:`strategies`, in its order, cheap: an area not used yet is not
+        built for them (its plug names them)."""
+        names = list(CORE_STRATEGIES)
+        for area in self._areas.values():
+            names += area.offers(self) if isinstance(area, AreaPlug) else list(area.strategies())
+        return names
 
     def signals(self) -> dict[str, Signal]:
         """Every scorer recall may use, by name: the core's (bm25, dense), then each area's."""

@@ -292,8 +292,11 @@ def word_query(mem: Engine, q: Query) -> tuple[np.ndarray, VectorIndex] | None:
     return None if vector is None else (vector, rows)
 
 
+CORE_STRATEGIES = ("bm25", "dense", "hybrid")
+
+
 def strategies(mem: Engine, areas: Sequence[Area]) -> dict[str, Strategy]:
-    """Every strategy this memory can run, by name: the core's, then each area's."""
+    """Every strategy this memory can run, by name: the core's (``CORE_STRATEGIES``), then each area's."""
     out: dict[str, Strategy] = {"bm25": single_signal(mem, "bm25"), "dense": single_signal(mem, "dense"),
                                 "hybrid": _bound(hybrid, mem)}
     for area in areas:

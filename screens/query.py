@@ -148,17 +148,15 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
     def refresh_data(self) -> None:
         services = self.services
 
-        def load() -> tuple[dict[int, str], dict[str, str], str]:
-            # in the worker: which strategies can run may load an engine area
-            names = services.source_names()
-            return names, services.strategies(), services.default_strategy()
+        def load() -> tuple[dict[int, str], list[str], str]:
+            # in the worker: the strategies' names, not their docs (which would build every area)
+            return services.source_names(), services.strategy_names(), services.default_strategy()
 
         self.run_task("strategies", "Loading strategies", load, progress=False, show=False, replace=True,
                       done=lambda loaded: self.show_strategies(*loaded))
 
-    def show_strategies(self, source_names: dict[int, str], docs: dict[str, str], default: str) -> None:
-        strategies = list(docs)
-        self.source_names, self.strategies, self.strategy_docs = source_names, strategies, docs
+    def show_strategies(self, source_names: dict[int, str], strategies: list[str], default: str) -> None:
+        self.source_names, self.strategies, self.strategy_docs = source_names, strategies, {}
         select = self.query_one("#query-strategy", Select)
         current = select.value if self.strategy_chosen else None
         select.set_options([(s, s) for s in strategies])
@@ -204,6 +202,8 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
             timeline["worker"] = time.perf_counter()
             result = services.recall(text, request)
             timeline["engine_done"] = time.perf_counter()
+            if not self.strategy_docs:  # the recall built every area: what each strategy does is cheap now
+                self.strategy_docs = services.strategies()
             if any(h.item.source_id not in self.source_names for h in result.hits):  # a source another process added
                 self.source_names = services.source_names()
             return result

@@ -1,11 +1,16 @@
 """Areas plug into the core: typed, loaded on first use, and a strategy is offered exactly when it can run."""
 
 import inspect
+import json
+import subprocess
+import sys
 import threading
 
 import pytest
 
 from mnemoscope.engine import Memory, errors
+from mnemoscope.engine.extensions import AREAS
+from tests.support.stores import ROOT
 from mnemoscope.engine.errors import AreaMissing, MnemoscopeError, RecallError
 from mnemoscope.engine.knowledge import KnowledgeArea
 
@@ -68,3 +73,32 @@ def test_every_engine_error_is_a_mnemoscope_error():
     classes = [c for _, c in inspect.getmembers(errors, inspect.isclass) if issubclass(c, Exception)]
     assert len(classes) > 10
     assert all(issubclass(c, MnemoscopeError) for c in classes)
+
+
+@pytest.mark.parametrize("image_model", ["", "clip-test"])
+def test_each_areas_plug_counts_and_names_its_strategies_as_the_area_does(demo_copy, image_model):
+    with Memory(demo_copy, image_embed_model=image_model) as mem:
+        plugged = {plug.name: (plug.counts(mem), plug.offers(mem)) for plug in AREAS}
+        names = mem.strategy_names()
+        assert mem.loaded_areas() == [] and plugged["knowledge"][0].facts > 0
+        areas = {plug.name: getattr(mem, plug.name) for plug in AREAS}  # mem.knowledge, ...: loaded
+        built = {name: (area.counts(), tuple(area.strategies())) for name, area in areas.items()}
+        assert plugged == built
+        assert names == mem.strategy_names() == list(mem.strategies())
+        assert ("image" in names) == bool(image_model)
+
+
+def test_a_store_opens_and_gives_its_counts_and_strategy_names_without_importing_an_area(demo_copy):
+    """The areas' modules are most of the engine's import: the app's cold start opens the store,
+    shows its counts and lists the strategies before any area is used."""
+    script = ("import json, sys\n"
+              "from mnemoscope.engine import Memory\n"
+              "mem = Memory(sys.argv[1])\n"
+              "counts, names, default = mem.counts(), mem.strategy_names(), mem.default_strategy\n"
+              "areas = [m for m in sys.modules if m.split('.')[2:3] in (['knowledge'], ['topics'], ['rank'], ['images'])]\n"
+              "print(json.dumps({'areas': areas, 'facts': counts.knowledge.facts, 'names': names, 'default': default}))\n")
+    out = json.loads(subprocess.run([sys.executable, "-c", script, str(demo_copy)], cwd=ROOT, capture_output=True,
+                                    text=True, check=True, timeout=120).stdout)
+    with Memory(demo_copy) as mem:
+        assert out == {"areas": [], "facts": mem.counts().knowledge.facts, "names": list(mem.strategies()),
+                       "default": mem.default_strategy}
