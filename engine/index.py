@@ -363,7 +363,7 @@ class Index:
                 self._words, self._words_fitted_for, self._words_unplaced = None, None, []
                 self._word_vectors = self._new_word_vectors()
                 return
-            self._use_words(WordSpace(WordModel.from_bytes(blob), english_vectors()), None)
+            self._use_words(WordSpace(WordModel.from_bytes(blob)), None)
             self._words_fitted_for = None
 
     @property

@@ -25,7 +25,7 @@ import hashlib
 import io
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from typing import Callable, Mapping
 
@@ -122,11 +122,23 @@ class WordSpace:
     """Items placed in the word space by one model. Each vocabulary word's vector × its idf is
     made when an item first uses the word and kept, so placing new items costs their own terms."""
 
-    def __init__(self, model: WordModel, vectors: WordVectors) -> None:
+    def __init__(self, model: WordModel, vectors: WordVectors | None = None) -> None:
+        """``vectors`` None: the bundled ones (:func:`english_vectors`), read when the first item
+        or query is placed, not when a store opens (reading them is a good part of its opening)."""
         self.model = model
-        self.vectors = vectors
-        self._table = np.zeros((0, vectors.dim), dtype=np.float32)  # rows of vocabulary ids [0, _words)
+        self._vectors = vectors
         self._words = 0
+
+    @property
+    def vectors(self) -> WordVectors:
+        if self._vectors is None:
+            self._vectors = english_vectors()
+        return self._vectors
+
+    @cached_property
+    def _table(self) -> np.ndarray:
+        """Rows of vocabulary ids [0, ``_words``)."""
+        return np.zeros((0, self.vectors.dim), dtype=np.float32)
 
     def place(self, counts: sp.csr_matrix, vocab: Mapping[str, int]) -> np.ndarray:
         """Unit rows of documents × terms ``counts``: Σ count · idf · vector with the common

@@ -90,15 +90,19 @@ def test_each_areas_plug_counts_and_names_its_strategies_as_the_area_does(demo_c
 
 def test_a_store_opens_and_gives_its_counts_and_strategy_names_without_importing_an_area(demo_copy):
     """The areas' modules are most of the engine's import: the app's cold start opens the store,
-    shows its counts and lists the strategies before any area is used."""
+    shows its counts and lists the strategies before any area is used (nor are the bundled word
+    vectors read: the first query or the warm-up reads them)."""
     script = ("import json, sys\n"
               "from mnemoscope.engine import Memory\n"
               "mem = Memory(sys.argv[1])\n"
               "counts, names, default = mem.counts(), mem.strategy_names(), mem.default_strategy\n"
               "areas = [m for m in sys.modules if m.split('.')[2:3] in (['knowledge'], ['topics'], ['rank'], ['images'])]\n"
-              "print(json.dumps({'areas': areas, 'facts': counts.knowledge.facts, 'names': names, 'default': default}))\n")
+              "from mnemoscope.engine.wordvec import english_vectors\n"
+              "words = english_vectors.cache_info().currsize\n"
+              "print(json.dumps({'areas': areas, 'facts': counts.knowledge.facts, 'names': names, 'default': default,"
+              " 'word_vectors_read': words}))\n")
     out = json.loads(subprocess.run([sys.executable, "-c", script, str(demo_copy)], cwd=ROOT, capture_output=True,
                                     text=True, check=True, timeout=120).stdout)
     with Memory(demo_copy) as mem:
         assert out == {"areas": [], "facts": mem.counts().knowledge.facts, "names": list(mem.strategies()),
-                       "default": mem.default_strategy}
+                       "default": mem.default_strategy, "word_vectors_read": 0}
