@@ -106,6 +106,10 @@ _INTRODUCED = [re.compile(p, re.X) for p in (
     rf"\b(?:[Mm]e|I)\s+and\s+{_PERSON_NAME}",
     rf"\b{_PERSON_NAME}\s+(?:says|said|told|tells|asked|called|texted|phoned|thinks|wants|sends)\b",
 )]
+# "sister Bronwen" of "my sister Bronwen", "coworker Tomás" of "Maya's coworker Tomás": someone
+# introduced by name, the subject under that name.
+_NAMED_PERSON = re.compile(rf"(?:(?:little|big|older|younger|best|new|old|late)\s+)?{_PEOPLE}\s+"
+                           r"(?P<name>[A-Z][\w'’\-]*(?:\s+[A-Z][\w'’\-]*)?)", re.X)
 _UNNAMED = re.compile(rf"\b(?:[Mm]y|[Oo]ur|[Aa]n?|[Tt]his|[Tt]hat|[Tt]he|[Hh]is|[Hh]er|[Tt]heir)\s+(?:[a-z]+\s+)?{_ANIMATE}s?\b(?!\s+[A-Z])", re.X)
 _HE_SHE = re.compile(r"\b(?:[Hh]e|[Ss]he)\b")
 
@@ -390,7 +394,8 @@ class RuleExtractor:
             end = _noun_phrase_end(words_, 1)
             if not speaker or end == 1:
                 return None
-            return _Subject(f"{speaker}'s {' '.join(words_[1:end])}", entity_key(speaker), end)
+            return _named_person(words_[1:end], end) \
+                or _Subject(f"{speaker}'s {' '.join(words_[1:end])}", entity_key(speaker), end)
         if low in _PRONOUN_SUBJECTS:
             if ctx.referent:
                 return _Subject(ctx.referent, entity_key(ctx.referent), 1)
@@ -420,7 +425,15 @@ class RuleExtractor:
             return None
         if end - start == 1 and start == 0 and not known:
             return None
+        if words_[start].endswith(("'s", "’s")) and (person := _named_person(words_[start + 1:end], end)):
+            return person
         return _Subject(name, entity_key(name), end, named=end == capitalised)
+
+
+def _named_person(phrase: list[str], used: int) -> _Subject | None:
+    """The person a possessive's noun phrase introduces by name ("sister Bronwen" → Bronwen), or None."""
+    found = _NAMED_PERSON.fullmatch(" ".join(phrase))
+    return _Subject(found["name"], entity_key(found["name"]), used) if found else None
 
 
 def _previous_thing(pronoun: str, ctx: _Sentence) -> _Subject | None:

@@ -74,5 +74,17 @@ def test_known_multiword_names_are_found_in_lower_case():
 
 def test_names_with_accents_stay_whole():
     ex = extract(turn("My coworker Tomás adopted a cat."))
-    assert [(f.subject, f.predicate, f.object) for f in ex.facts] == [("Caroline's coworker Tomás", "adopted", "cat")]
+    assert [(f.subject, f.predicate, f.object) for f in ex.facts] == [("Tomás", "adopted", "cat")]
     assert "tomás" in {m[1] for m in extract(turn("I walked Pepper with Tomás in Zürich.")).mentions}
+
+
+def test_a_relative_or_friend_introduced_by_name_is_the_subject_under_their_own_name():
+    """"My sister Bronwen is moving to Cardiff" is Bronwen's move, filed under Bronwen (not under
+    the speaker, nor under "Rhys's sister Bronwen", an entity of its own)."""
+    ex = extract(turn("My sister Bronwen is moving to Cardiff next month.", speaker="Rhys"))
+    assert [(f.subject, f.subject_key, f.predicate, f.object) for f in ex.facts][:1] == [
+        ("Bronwen", "bronwen", "is moving to", "Cardiff")]
+    ex = extract(turn("Maya's coworker Tomás lives two blocks away.", speaker="Leah"))
+    assert [(f.subject, f.subject_key) for f in ex.facts][:1] == [("Tomás", "tomás")]
+    ex = extract(turn("My sister is moving to Cardiff.", speaker="Rhys"))  # no name: the speaker's sister
+    assert [(f.subject, f.subject_key) for f in ex.facts][:1] == [("Rhys's sister", "rhys")]
