@@ -212,7 +212,7 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
             set_columns(self.query_one("#conflicts-table", DataTable), CONFLICT_COLUMNS, self.pane_width(2 / 5))
             return
         set_columns(self.query_one("#entities-table", DataTable),
-                    (("entity", "name", None), ("kind", "kind", 8), ("items", "items", 5), ("facts", "facts", 5)),
+                    (("entity", "name", None), ("kind", "kind", 8), ("items", "items", 7), ("facts", "facts", 6)),
                     self.pane_width(2 / 5))
         self.object_width = set_columns(self.query_one("#facts-table", DataTable), FACT_COLUMNS,
                                         self.pane_width(3 / 5, border=1))
@@ -271,7 +271,7 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         self.entities = entities
         table.clear()
         for e in entities:
-            table.add_row(e.name, e.kind, str(e.items), str(e.facts), key=str(e.id))
+            table.add_row(e.name, e.kind, f"{e.items:,}", f"{e.facts:,}", key=str(e.id))
         ids = [e.id for e in entities]
         if keep in ids:
             table.move_cursor(row=ids.index(keep))

@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import DataTable, OptionList, Tree
 
 from mnemoscope.app.widgets import ChoiceDialog, FormDialog, PromptDialog
-from tests.app.mnemo_testing import SIZE, settle, text_of, until
+from tests.app.mnemo_testing import SIZE, screen_lines, settle, text_of, until
 
 
 async def test_browse_the_topic_tree_jump_rebuild_it_then_the_memories_timeline(demo_app):
@@ -312,3 +312,19 @@ async def test_back_on_the_entity_shown_while_another_ones_facts_are_read(demo_a
         await settle(pilot)
         assert screen.entity.id == first.id
         assert [f.id for f in screen.facts] == [f.id for f in read(knowledge, first.id)]
+
+
+async def test_an_entitys_counts_of_a_big_store_show_whole(demo_app, monkeypatch):
+    # at 1M a speaker is mentioned in 146,520 items and names 5,723 facts: the columns hold them
+    from dataclasses import replace
+
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        knowledge = app.services.memory.knowledge
+        read = type(knowledge).entities
+        monkeypatch.setattr(type(knowledge), "entities", lambda area, *args, **kwargs:
+                            [replace(e, items=146_520, facts=5_723) for e in read(area, *args, **kwargs)])
+        app.store_changed()
+        await settle(pilot)
+        assert app.screen.entities and "146,520  5,723" in "\n".join(screen_lines(app))
