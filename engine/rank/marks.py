@@ -48,6 +48,7 @@ changes only when feedback is given or withdrawn.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Generic, Iterable, Mapping, TypeVar
@@ -325,6 +326,11 @@ class FeedbackMemory:
     _answers: np.ndarray | None = None  # the kind of answer each mark's question asks for, in marks order
     _placed: _Placed | None = None  # the marks' questions in the word space: how alike is it
     _embedded: _Embedded | None = None
+    # Held while the marks change and while a query is compared with them: the rows above grow
+    # as they are read, and two recalls in two threads (the app's query and its Ranker screen, a
+    # replaced query still running) each appended the new marks' rows, leaving more rows than
+    # marks, and every later recall failed until the marks changed.
+    _guard: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.marks)
@@ -335,18 +341,21 @@ class FeedbackMemory:
             plan: MarkPlan | None = None) -> None:
         """Remember one event (with its question's ``plan`` when the caller made it already); a
         new one is appended to what recall reads (nothing is rebuilt)."""
-        if event_id in self.marks:
-            self._changed()  # a mark replaced in place: its row is not the last one
-        self.marks[event_id] = Mark(event_id, query, at, list(used), list(ignored), frozenset(lexical_tokens(query)),
-                                    answer_type(query), plan)
+        with self._guard:
+            if event_id in self.marks:
+                self._changed()  # a mark replaced in place: its row is not the last one
+            self.marks[event_id] = Mark(event_id, query, at, list(used), list(ignored), frozenset(lexical_tokens(query)),
+                                        answer_type(query), plan)
 
     def remove(self, event_id: int) -> None:
-        if self.marks.pop(event_id, None) is not None:
-            self._changed()
+        with self._guard:
+            if self.marks.pop(event_id, None) is not None:
+                self._changed()
 
     def clear(self) -> None:
-        self.marks.clear()
-        self._changed()
+        with self._guard:
+            self.marks.clear()
+            self._changed()
 
     def _changed(self) -> None:
         """Rows are no longer the marks in order: start the indexes anew at their next use."""
@@ -366,6 +375,12 @@ class FeedbackMemory:
         """How alike ``asked`` is to every mark's query: the cosine of their embeddings when the
         query's ``vector`` and the ``endpoint`` that made it are given (the marks' queries are
         embedded by it, see :meth:`vectors`), else by their words (``wording``)."""
+        with self._guard:
+            return self._compared(asked, wording, vector, endpoint)
+
+    def _compared(self, asked: Asked, wording: Wording, vector: np.ndarray | None,
+                  endpoint: Endpoint | None) -> Likeness:
+        """:meth:`similarities`, with the guard held (the marks' rows grow here)."""
         same_ramp = self.params.same
         if vector is not None and endpoint is not None:
             rows = self._mark_rows(endpoint)

@@ -4,6 +4,7 @@ strategy; it can be withdrawn; a corrupt log falls back to no feedback."""
 import io
 import logging
 import math
+import threading
 from dataclasses import replace
 
 import numpy as np
@@ -372,6 +373,19 @@ def test_the_marks_indexes_take_each_events_new_words_only_and_match_a_fresh_bui
     assert moved.same == pytest.approx(likeness.same, rel=1e-12) and held <= set(asked)
 
 
+
+def token_plan(text):
+    """A question's plan over its lexical tokens alone (each token's length as its term id)."""
+    return MarkPlan.over({len(t): 1.0 for t in lexical_tokens(text)}, lexical_tokens(text), {})
+
+
+def word_space_wording(word_vector):
+    """The store's words for the marks with every IDF 1 and ``word_vector`` as the word space."""
+    def idf(keys):
+        return np.ones(len(keys))
+
+    return Wording((1,), idf, idf, token_plan, {}, word_vector)
+
 def test_the_marks_questions_are_placed_in_the_word_space_once_per_model_and_a_question_without_a_vector_is_planned():
     vectors = {"what does Maya bake": [1.0, 0.0], "which pastries come out of her oven": [0.8, 0.6],
                "where does Sam run": [0.0, 1.0], "what cakes does Maya make": [0.6, 0.8]}
@@ -383,13 +397,7 @@ def test_the_marks_questions_are_placed_in_the_word_space_once_per_model_and_a_q
         vector = vectors.get(text)
         return (None if vector is None else np.array(vector, dtype=np.float32)), model[0]
 
-    def plan(text):
-        return MarkPlan.over({len(t): 1.0 for t in lexical_tokens(text)}, lexical_tokens(text), {})
-
-    def idf(keys):
-        return np.ones(len(keys))
-
-    wording = Wording((1,), idf, idf, plan, {}, word_vector)
+    wording = word_space_wording(word_vector)
     memory = FeedbackMemory()
     for n, text in enumerate(["what does Maya bake", "where does Sam run"]):
         memory.add(n, text, 0.0, [n], [])
@@ -405,9 +413,47 @@ def test_the_marks_questions_are_placed_in_the_word_space_once_per_model_and_a_q
     memory.similarities(question, wording)
     assert sorted(asked_for) == sorted(vectors)  # the question and every mark, placed again
     korean = "마야는 무엇을 굽나요"
-    planned = memory.similarities(Asked(korean, plan(korean).terms, None), wording)
+    planned = memory.similarities(Asked(korean, token_plan(korean).terms, None), wording)
     assert planned.rule is memory.params.planned and len(planned.sims) == 3
 
+
+
+def test_two_recalls_comparing_at_once_place_each_marks_question_once():
+    """A recall in another thread (the Ranker screen, a replaced query still running) places the
+    marks' questions while this one does: before, each appended the rows, the memory held more
+    rows than marks, and every later comparison failed."""
+    placing, go = threading.Event(), threading.Event()
+    slow = []  # the thread whose placing waits
+
+    def word_vector(text):
+        if threading.current_thread() in slow and text == "where does Sam run":
+            placing.set()
+            go.wait(5)
+        return np.array([1.0, 0.0] if "Maya" in text else [0.6, 0.8], dtype=np.float32), "a model"
+
+    wording = word_space_wording(word_vector)
+    memory = FeedbackMemory()
+    for n, text in enumerate(["what does Maya bake", "where does Sam run", "what cakes does Maya make"]):
+        memory.add(n, text, 0.0, [n], [])
+    question, failed = Asked("what does Maya cook", {}, None), []
+
+    def compare():
+        try:
+            memory.similarities(question, wording)
+        except Exception as exc:  # noqa: BLE001 - what the other thread met is asserted below
+            failed.append(exc)
+
+    first, second = threading.Thread(target=compare), threading.Thread(target=compare)
+    slow.append(first)
+    first.start()
+    assert placing.wait(5)
+    second.start()
+    second.join(0.5)  # (it waits for the first while it places: the guard)
+    go.set()
+    first.join(5)
+    second.join(5)
+    assert failed == []
+    assert memory.similarities(question, wording).sims == pytest.approx([1.0, 0.6, 1.0])
 
 def test_after_an_ingest_only_the_marks_whose_words_it_brought_are_planned_again(mem, tmp_path, monkeypatch):
     """Every ingest moves the store's IDF weights, and the marks' rows are weighted anew; but a
