@@ -55,31 +55,41 @@ class Rules:
         """The slot a fact's predicate belongs to and whether it ends a value (rather than
         stating one); None for a multi-valued predicate."""
         words = set(_words(subject))
-        pred = predicate_form(predicate)
+        forms = predicate_forms(predicate)
         for slot in self.slots.values():
             if slot.subjects and not words & set(slot.subjects):
                 continue
             if slot.objects and value_word(obj, slot) is None:
                 continue
-            if pred in slot.predicates:
+            if not slot.predicates.isdisjoint(forms):
                 return slot, False
-            if pred in slot.ends:
+            if not slot.ends.isdisjoint(forms):
                 return slot, True
         return None
 
 
-# Dropped from a predicate's start when a verb follows: "has left" ends what "left" ends, "had
-# moved to" states what "moved to" states; "has" alone ("has a dog") stays.
+@lru_cache(maxsize=65_536)
+def predicate_form(predicate: str) -> str:
+    """A predicate as the rules hold it: lower case, adverbs dropped."""
+    return " ".join(w for w in _words(predicate) if w not in _ADVERBS)
+
+
+# A perfect's auxiliary, read past when a verb follows (see predicate_forms); "has" alone ("has a
+# dog") stays.
 _PERFECT = frozenset("has have had".split())
 
 
 @lru_cache(maxsize=65_536)
-def predicate_form(predicate: str) -> str:
-    """A predicate as the rules match it: lower case, adverbs and a leading "has"/"had" dropped."""
-    words = [w for w in _words(predicate) if w not in _ADVERBS]
-    if len(words) > 1 and words[0] in _PERFECT:
-        words = words[1:]
-    return " ".join(words)
+def predicate_forms(predicate: str) -> frozenset[str]:
+    """The forms of a fact's predicate the rules look up: :func:`predicate_form`, with "have" read
+    as "has" ("have lived in" is "has lived in"), and without a leading "has"/"have"/"had" ("has
+    left" ends what "left" ends, "had moved to" states what "moved to" states). The rules' own
+    keep theirs: "has lived in" (a home still held) is no "lived in" or "had lived in" (one left)."""
+    form = predicate_form(predicate)
+    words = form.split()
+    if len(words) < 2 or words[0] not in _PERFECT:
+        return frozenset({form})
+    return frozenset({form, " ".join(["has", *words[1:]]) if words[0] == "have" else form, " ".join(words[1:])})
 
 
 def _words(text: str) -> list[str]:

@@ -38,6 +38,11 @@ def judge(rules, old: tuple[str, str, str | None], new: tuple[str, str, str | No
     (("works at", "Lale", "2024-03-03"), ("has left", "Lale", "2024-06-16"), "supersedes"),  # "I've left Lale"
     (("lives in", "Lyon", "2023-01-14"), ("had moved to", "Berlin", "2023-04-01"), "supersedes"),
     (("is married to", "Gareth", "2023-01-14"), ("has married", "Ade", "2024-04-01"), "supersedes"),
+    (("lives in", "Lyon", "2023-01-14"), ("has lived in", "Berlin", "2023-04-01"), "supersedes"),
+    (("lives in", "Lyon", "2023-01-14"), ("have been living in", "Berlin", "2023-04-01"), "supersedes"),
+    (("lives in", "Lyon", "2023-01-14"), ("lived in", "Leeds for two years", "2023-04-08"), "no slot"),  # a home left
+    (("lives in", "Lyon", "2023-01-14"), ("had lived in", "York", "2023-04-08"), "no slot"),
+    (("works at", "Lale", "2024-03-03"), ("had been working at", "Acme", "2024-06-16"), "no slot"),
     (("is", "vegetarian now", "2022-10-22"), ("is", "fully vegan now", "2023-01-28"), "supersedes"),
     (("is dating", "Gareth", "2024-03-03"), ("is seeing", "progress", "2024-12-08"), "no slot"),  # seeing is not dating
     (("likes", "climbing", "2023-01-14"), ("likes", "baking", "2023-05-01"), "no slot"),  # multi-valued
