@@ -77,8 +77,9 @@ until then""".split())
 # ("I've gone off the camper van idea … a sailing boat instead"): a past tense, but not about the
 # past. "Why" and "when" did someone decide ask about the decision itself, and keep their order.
 # "When has Gina lost her job?" (or "when Gina has lost …") asks when something happened, as "when
-# did" does: the perfect is about the past there, and the latest change is no answer.
-_WHEN_PERFECT = re.compile(r"\s*when\b.*\b(?:has|have|had)\b", re.I)
+# did" does: the perfect is about the past there, and the latest change is no answer. Not "when
+# does Femi have practice?": "have" after "do"/"does" is the verb itself, in the present.
+_WHEN_PERFECT = re.compile(r"\s*when\b(?!.*\b(?:do|does)\b).*\b(?:has|have|had)\b", re.I)
 _DECIDED = re.compile(r"\s*(?:what|which|where|who)\b.*\bdid\b.*\b(?:decide|choose|pick|settle on|end up|go with)\b",
                       re.I)
 # Auxiliaries and light verbs that open a predicate ("is living in", "got married to"): no cue.

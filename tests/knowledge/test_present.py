@@ -368,3 +368,5 @@ def test_when_something_has_happened_asks_about_the_past_not_the_present():
     assert present.present_question("When Gina has lost her job at the café?", rules, ["Gina"]) is None
     assert present.present_question("When is Noor's wedding?", rules, ["Noor"]) is not None
     assert present.present_question("Where has Gina worked since May?", rules, ["Gina"]) is not None
+    assert present.present_question("When does Femi have football practice?", rules, ["Femi"]) is not None
+    assert present.present_question("When do Maya and Tom have their lessons?", rules, ["Maya", "Tom"]) is not None
