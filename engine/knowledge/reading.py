@@ -142,10 +142,6 @@ class KnowledgeReading(KnowledgeBuilding):
         return Entity(id=row[0], key=row[1], name=row[2], kind=row[3], items=items, facts=facts,
                       synonyms=self._synonyms([entity_id]).get(entity_id, []))
 
-    def entity_named(self, name: str) -> Entity:
-        """The entity of this name (in any case; a leading article or a possessive aside)."""
-        return self.entity(self._entity_id_named(name))
-
     def entity_id_of(self, typed: str) -> int:
         """The id of the entity a person typed: its id (digits), else its name."""
         typed = typed.strip()

@@ -109,11 +109,11 @@ def test_the_counts_and_starts_stay_a_recount_through_every_kind_of_write(demo_c
         knowledge.delete_fact(fact.id)
         assert_kept(demo_copy, "a fact deleted")
 
-        lena, tom = (knowledge.entity_named(name) for name in ("Lena", "Tom"))
-        knowledge.rename_entity(tom.id, "Thomas")
-        knowledge.merge_entities(lena.id, tom.id)
+        lena, tom = (knowledge.entity_id_of(name) for name in ("Lena", "Tom"))
+        knowledge.rename_entity(tom, "Thomas")
+        knowledge.merge_entities(lena, tom)
         assert_kept(demo_copy, "an entity renamed and merged")
-        assert knowledge.entity(lena.id).items == len({i for i, _s, _r in mem.store.mentions_of_entity(lena.id)})
+        assert knowledge.entity(lena).items == len({i for i, _s, _r in mem.store.mentions_of_entity(lena)})
 
         first, second = sorted((e for e in knowledge.episodes() if e.source_id == entity_source(mem, "move")),
                                key=lambda e: e.id)

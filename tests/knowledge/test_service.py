@@ -164,10 +164,10 @@ def test_an_entity_is_found_by_its_name_in_one_look_up(mem):
     found = k.entity_id_of("the Melanie")
     mem.store.conn.set_trace_callback(None)
     assert found == melanie and len(statements) == 1
-    assert [k.entity_named(name).id for name in ("MELANIE", "Melanie's", "Melanie")] == [melanie] * 3
+    assert [k.entity_id_of(name) for name in ("MELANIE", "Melanie's", "Melanie")] == [melanie] * 3
     assert k.entity_id_of(f" {melanie} ") == melanie
     with pytest.raises(KnowledgeError, match="no entity is named 'Mela'"):
-        k.entity_named("Mela")
+        k.entity_id_of("Mela")
 
 
 def test_merged_episodes_keep_every_item_findable_and_split_back(mem):
