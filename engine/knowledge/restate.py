@@ -47,6 +47,8 @@ _TITLE_AT = re.compile(r"^(?:now |still |currently )?(?:(?:a|an|the) )?"
 _NOT_TITLES = frozenset("""a an the my our your his her their its this that it some any one lot bit part fan member
 guest visitor customer regular student so very too also always still just even quite pretty really here there now
 around away back home out""".split())
+# A name that owns what follows ("the Harrisons' wedding", "Tom's bakery") is no employer of the subject's.
+_POSSESSIVE = ("'s", "’s", "s'", "s’")
 _WORK = re.compile(r"\bwork(?:s|ed|ing)? (?:at|for)$")
 _RENTS = re.compile(r"^(?:is |has been )?(?:\w+ )?(?:rents|renting|shares|sharing)$")  # not "rented": a holiday
 _STAY = re.compile(r"\bfor (?:a|the|two|three|our|my|his|her|their) (?:\w+ )?(?:night|week|weekend|holiday|summer|month|"
@@ -79,7 +81,7 @@ def restated(draft: FactDraft, speaker: str) -> list[FactDraft]:
     if home:
         out.append(_twin(draft, draft.subject, draft.subject_key, "lives in", home["place"]))
     title = _TITLE_AT.match(obj) if draft.predicate in _COPULA and draft.subject_named else None
-    if title and _is_title(title["title"], title["link"] == "at") and not title["name"].endswith(("'s", "’s")) \
+    if title and _is_title(title["title"], title["link"] == "at") and not title["name"].endswith(_POSSESSIVE) \
             and title["name"] not in (speaker, draft.subject):
         out.append(_twin(draft, draft.subject, draft.subject_key, "works at", title["name"]))
         out.append(_twin(draft, draft.subject, draft.subject_key, "works as", title["title"]))
