@@ -111,15 +111,27 @@ _INSTEAD = re.compile(r"\binstead\b(?! of)", re.I)
 _CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|{_NOW}|switch(?:ed|ing)?|change[sd]?|these days|(?:is|are) over|gave up|given up|again|back on|"
                      r"quit|moved|relocated|started|joined|left|promoted|retired|resigned|broke up|split up|"
                      r"leaving|start(?:ing)? (?:at|as)|moving to|handed in (?:my|his|her|their|our) notice|"
-                     r"(?:been )?seeing someone|met someone|opened|set up|launched|founded|"
+                     r"(?:been )?seeing someone(?! about| for (?:my|his|her|their|our|the)\b)|met someone|"
                      r"divorced|got married|engaged)\b", re.I)
+# A business of one's own opened ("I've opened a little bakery in Leyton"): the verb with a
+# determiner, up to two words and one of the slot's cues as its object's head, which a preposition,
+# a stop or the end follows. Not "we opened presents at the restaurant", nor "I set up a practice
+# timetable" (the cue is no head there).
+_FOUNDED = (r"\b(?:opened|set up|launched|founded)\s+(?:up\s+)?(?:a|an|my|our|his|her|their)\s+(?:[\w'-]+\s+){{0,2}}?"
+            r"(?:{cues})(?=\s+(?:in|on|at|with|by|near|of|for|called|named|and)\b|\s*[.,;:!?)]|\s*$)")
 
 
 # "How many cats does Priyanka have?" asks for a count, which an animal or thing lost, given away
 # or added changes without any change word of _OUTRIGHT ("we lost Biscuit in April").
 _HOW_MANY = re.compile(r"\s*how many\b", re.I)
-_COUNT_CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|lost|died|passed away|put down|gave (?:away|(?:\w+ ){{0,4}}to)|"
-                           r"rehomed|adopted|had (?:babies|kittens|puppies|a litter)|got (?:another|a new))\b", re.I)
+# Only of what is counted: the verb's object ("we lost Biscuit", "gave two of the hens to my
+# sister", "we adopted another dog") or, for those that take none, its subject ("Max died") is
+# the question's noun or a name of the counted ones; "the kids lost the match" or "got a new
+# football" change no count of kids. Words in one stretch, no comma between.
+_COUNT_TAKES = re.compile(r"\b(?:lost|put down|gave(?: away)?|rehomed|adopted|got (?:another|a new))((?:\s+[\w'-]+){1,4})",
+                          re.I)
+_COUNT_ENDS = re.compile(r"((?:[\w'-]+\s+){1,3})(?:died|passed away|was put down|had (?:babies|kittens|puppies|a litter))\b",
+                         re.I)
 _NEW = re.compile(r"\bnew\s+(\w+(?:\s+\w+)?)", re.I)
 # A sentence that says what holds is new ("I swim on Wednesdays now") without saying what changed,
 # which the sentence beside it may say ("I stopped five-a-side, my knee can't take it").
@@ -141,24 +153,51 @@ class PresentQuestion:
     slot_cues: frozenset[str]
     slots: frozenset[str] = frozenset()  # the names of the slots it asks about
     change: re.Pattern[str] = _CHANGE
+    phrases: re.Pattern[str] | None = None  # the slots' asks and cues of more words: "seeing someone"
+    counted: frozenset[str] | None = None  # for "how many …": the tokens of what is counted
 
     @functools.cached_property
     def topic(self) -> frozenset[str]:
         """The tokens that make a sentence on topic: the slots' and the question's own."""
         return self.slot_cues | self.terms
 
+    def on_topic(self, sentence: str, tokens: frozenset[str]) -> bool:
+        """Whether a sentence (with its tokens) holds a word or a phrase of the topic."""
+        return bool(self.topic & tokens) or self.phrases is not None and _says(self.phrases, sentence)
+
+    def announces(self, sentence: str) -> bool:
+        """Whether a sentence says a change of the answer; for a count, one of what is counted."""
+        return _announces(self.change, sentence) \
+            or self.counted is not None and _count_changed(sentence, self.counted)
+
 
 @functools.cache
 def asked_by(slot: Slot) -> frozenset[str]:
-    """The tokens of a question about ``slot``: its ``asks``."""
-    return frozenset(lexical_tokens(" ".join(slot.asks)))
+    """The tokens of a question about ``slot``: its ``asks`` of one word (a phrase is asked whole,
+    :func:`phrases_of`: "seeing anyone", not any "seeing")."""
+    return frozenset(lexical_tokens(" ".join(w for w in slot.asks if " " not in w)))
+
+
+@functools.cache
+def phrases_of(words: frozenset[str]) -> re.Pattern[str] | None:
+    """The entries of more than one word among ``words`` as one pattern of whole phrases (None
+    without any): "What film is Maya seeing tonight?" asks no partner, "is Jess seeing anyone?"
+    does; "Tom and I worked together again" is no news of a partner, "we aren't together" is."""
+    phrases = sorted(w for w in words if " " in w)
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, phrases)) + r")\b", re.I) if phrases else None
+
+
+@functools.lru_cache(maxsize=16_384)
+def _says(phrases: re.Pattern[str], sentence: str) -> bool:
+    """Whether a sentence holds one of the phrases (kept, as the sentences are)."""
+    return phrases.search(sentence.replace("\u2019", "'")) is not None
 
 
 @functools.cache
 def slot_cues(slot: Slot) -> frozenset[str]:
     """The tokens of a turn that speaks about ``slot``: its ``asks`` and ``cues``, its objects and
     the verbs of its predicates (the first word after auxiliaries: "moved" of "has moved to")."""
-    words = list(slot.asks) + list(slot.cues) + list(slot.objects)
+    words = [w for w in slot.asks | slot.cues if " " not in w] + list(slot.objects)
     for predicate in slot.predicates | slot.ends:
         words += [w for w in predicate.split() if w not in _LIGHT][:1]
     return frozenset(lexical_tokens(" ".join(words)))
@@ -174,12 +213,23 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
         return None
     terms = set(lexical_tokens(" ".join(w for w in said if w not in FRAMING_WORDS)))
     terms -= set(lexical_tokens(" ".join(names)))
-    asked = [slot for slot in rules.slots.values() if terms & asked_by(slot)]
+    asked = [slot for slot in rules.slots.values()
+             if terms & asked_by(slot) or (phrases := phrases_of(slot.asks)) and _says(phrases, query)]
     if asked:
+        cues = frozenset().union(*(slot.asks | slot.cues for slot in asked))
         return PresentQuestion(frozenset(terms), frozenset().union(*map(slot_cues, asked)),
-                               frozenset(slot.name for slot in asked))
-    change = _COUNT_CHANGE if _HOW_MANY.match(query) else _REPLACES
-    return PresentQuestion(frozenset(terms), frozenset(), change=change) if terms else None
+                               frozenset(slot.name for slot in asked), _slot_change(cues), phrases_of(cues))
+    counted = frozenset(terms) if _HOW_MANY.match(query) else None
+    return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES, counted=counted) if terms else None
+
+
+@functools.cache
+def _slot_change(cues: frozenset[str]) -> re.Pattern[str]:
+    """The changes a question about slots with these words listens to: _CHANGE, and a business
+    of one's own opened whose head is one of them (_FOUNDED)."""
+    heads = sorted(w for w in cues if " " not in w)
+    founded = _FOUNDED.format(cues="|".join(map(re.escape, heads)))
+    return re.compile(rf"{_CHANGE.pattern}|{founded}", re.I) if heads else _CHANGE
 
 
 @functools.lru_cache(maxsize=4096)
@@ -196,6 +246,14 @@ def _announces(change: re.Pattern[str], sentence: str) -> bool:
     return change.search(sentence) is not None
 
 
+@functools.lru_cache(maxsize=16_384)
+def _count_changed(sentence: str, counted: frozenset[str]) -> bool:
+    """Whether a sentence loses, gives away or gains one of what is counted (_COUNT_TAKES'
+    object, _COUNT_ENDS' subject)."""
+    return any(counted & set(lexical_tokens(m[1])) for pattern in (_COUNT_TAKES, _COUNT_ENDS)
+               for m in pattern.finditer(sentence))
+
+
 def _changes(text: str, question: PresentQuestion) -> bool | None:
     """Whether a candidate announces a change of the answer (True), is on topic only (False),
     or is off topic (None). The change must be said in a sentence on the topic: "I'm switching
@@ -204,13 +262,15 @@ def _changes(text: str, question: PresentQuestion) -> bool | None:
     was just said ("The Dolomites are off. I'm going to Lisbon instead.")."""
     split = sentence_tokens(text)
     on_topic = [n for n, (sentence, tokens) in enumerate(split)
-                if question.topic & tokens or n and question.topic & split[n - 1][1] and _INSTEAD.search(sentence)]
+                if question.on_topic(sentence, tokens) or n and question.on_topic(*split[n - 1])
+                and _INSTEAD.search(sentence)]
     if not on_topic:
         return None
     beside = {m for n in on_topic if _NEW_STATE.search(split[n][0]) for m in (n - 1, n + 1) if 0 <= m < len(split)}
-    return any(_announces(question.change, split[n][0])
+    return any(question.announces(split[n][0])
                or question.slots and _new_of_topic(split[n][0], question.topic) for n in on_topic) \
-        or any(_announces(question.change, split[m][0]) for m in beside)
+        or any(question.announces(clause) for m in beside for clause in _CLAUSE.split(split[m][0])
+               if _FIRST_PERSON.search(clause))
 
 
 def _new_of_topic(sentence: str, topic: frozenset[str]) -> bool:
@@ -291,16 +351,17 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     said = said_on(store, index, top)
     known = [i for n, i in enumerate(ids) if not (as_of and later(said[n], as_of))]  # said by the reference time
     texts = store.item_texts([i for i in known if i in named | spoken])
-    if question.slots or any(_announces(question.change, sentence) for text in texts.values()
+    if question.counted is not None:
+        counted = _counted_names(question, texts.values(), subjects.values())
+        question = dataclasses.replace(question, counted=question.counted | counted, slot_cues=question.slot_cues | counted)
+    if question.slots or any(question.announces(sentence) for text in texts.values()
                              for sentence, _tokens in sentence_tokens(text)):
         held = _held_values(rules, question, subjects, _facts_of(store, known if question.slots else list(texts)))
     else:  # about no slot and no change said: what the subject held could put nothing above anything
         held = _Held()
     stating = held.stating
     hearsay = spoken - named - stating  # turns of a subject's that name no subject and state no value of theirs
-    counted = _counted_names(question, texts.values(), subjects.values()) if question.change is _COUNT_CHANGE \
-        else frozenset()
-    question = dataclasses.replace(question, slot_cues=question.slot_cues | held.words | counted)
+    question = dataclasses.replace(question, slot_cues=question.slot_cues | held.words)
     topical: list[int] = []  # positions in the ranking, best first
     changes: set[int] = set()
     values: set[int] = set()  # positions of the candidates that state a value of the asked slot

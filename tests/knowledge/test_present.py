@@ -370,3 +370,66 @@ def test_when_something_has_happened_asks_about_the_past_not_the_present():
     assert present.present_question("Where has Gina worked since May?", rules, ["Gina"]) is not None
     assert present.present_question("When does Femi have football practice?", rules, ["Femi"]) is not None
     assert present.present_question("When do Maya and Tom have their lessons?", rules, ["Maya", "Tom"]) is not None
+
+
+ORDINARY = locomo("ordinary", ("Maya", "Sam"),
+    ("9:00 am on 8 January, 2023", [
+        ("Maya", "I work at the Creel as a head chef, six nights a week."),
+        ("Maya", "My partner is Dan, we married in 2012."),
+        ("Sam", "I play five-a-side on Wednesdays at the leisure centre."),
+    ]),
+    ("7:00 pm on 8 April, 2023", [
+        ("Maya", "Lovely! We opened presents at the restaurant after my shift."),
+        ("Maya", "Tom and I worked together again on the school fair."),
+        ("Maya", "I'm seeing someone about my knee on Friday."),
+        ("Sam", "Dad sold his car last week. Wednesdays are hectic at work these days."),
+    ]),
+)
+
+
+KIDS = locomo("kids", ("Sam", "Maya"),
+    ("9:00 am on 8 January, 2023", [("Sam", "I have three kids.")]),
+    ("7:00 pm on 8 April, 2023", [("Sam", "The kids lost the match on Saturday, gutted.")]),
+    ("6:00 pm on 9 April, 2023", [("Sam", "The kids got a new football for Easter.")]),
+)
+
+
+@pytest.fixture(scope="module")
+def ordinary(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+    with ingested_conversation(tmp_path_factory.mktemp("ordinary"), ORDINARY) as mem:
+        yield mem
+
+
+def test_presents_opened_at_the_restaurant_are_no_business_opened(ordinary):
+    """"Opened", "set up" … make a new job only with a business as their object ("opened a little
+    bakery"), not "we opened presents at the restaurant"."""
+    assert above(ranked(ordinary, "Where does Maya work?"), "D1:1", "D2:1")
+
+
+def test_the_kids_losing_a_match_is_no_change_of_how_many_kids(tmp_path):
+    """A count changes when what is counted is lost or gained ("we lost Max"), not when the
+    counted lose something: "the kids lost the match"."""
+    with ingested_conversation(tmp_path, KIDS) as mem:
+        assert above(ranked(mem, "How many kids does Sam have?"), "D1:1", "D2:1")
+
+
+def test_working_together_or_seeing_someone_about_a_knee_is_no_change_of_partner(ordinary):
+    keys = ranked(ordinary, "Who is Maya's partner?")
+    assert above(keys, "D1:2", "D2:2")
+    assert above(keys, "D1:2", "D2:3")
+
+
+def test_a_film_or_a_single_ticket_is_no_partner_question_but_seeing_anyone_is():
+    rules = load_rules()
+    for question in ("What film is Maya seeing tonight?", "Is there a single ticket left for Maya?"):
+        asked = present.present_question(question, rules, ["Maya"])
+        assert asked is None or "partner" not in asked.slots, question
+    for question in ("Is Jess seeing anyone?", "Is Jess seeing someone new?", "Who is Jess's partner?"):
+        asked = present.present_question(question, rules, ["Jess"])
+        assert asked is not None and "partner" in asked.slots, question
+
+
+def test_someone_elses_change_in_the_sentence_beside_is_not_the_speakers(ordinary):
+    """"Dad sold his car last week. Wednesdays are hectic at work these days.": the sale is Dad's,
+    and changes nothing of what Sam does on Wednesdays."""
+    assert above(ranked(ordinary, "What does Sam do on Wednesdays?"), "D1:3", "D2:4")
