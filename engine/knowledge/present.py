@@ -127,9 +127,12 @@ _HOW_MANY = re.compile(r"\s*how many\b", re.I)
 # Only of what is counted: the verb's object ("we lost Biscuit", "gave two of the hens to my
 # sister", "we adopted another dog") or, for those that take none, its subject ("Max died") is
 # the question's noun or a name of the counted ones; "the kids lost the match" or "got a new
-# football" change no count of kids. Words in one stretch, no comma between.
+# football" change no count of kids. Words in one stretch, no comma between. A part of a group
+# counts whatever the group is called: "we gave three of the bunnies to the neighbours".
 _COUNT_TAKES = re.compile(r"\b(?:lost|put down|gave(?: away)?|rehomed|adopted|got (?:another|a new))((?:\s+[\w'-]+){1,4})",
                           re.I)
+_PART_OF = re.compile(r"\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|\d+|some|both|all|a couple|a few|"
+                      r"several|half|most) of (?:the|our|my|his|her|their|them)\b", re.I)
 _COUNT_ENDS = re.compile(r"((?:[\w'-]+\s+){1,3})(?:died|passed away|was put down|had (?:babies|kittens|puppies|a litter))\b",
                          re.I)
 _NEW = re.compile(r"\bnew\s+(\w+(?:\s+\w+)?)", re.I)
@@ -251,7 +254,8 @@ def _count_changed(sentence: str, counted: frozenset[str]) -> bool:
     """Whether a sentence loses, gives away or gains one of what is counted (_COUNT_TAKES'
     object, _COUNT_ENDS' subject)."""
     return any(counted & set(lexical_tokens(m[1])) for pattern in (_COUNT_TAKES, _COUNT_ENDS)
-               for m in pattern.finditer(sentence))
+               for m in pattern.finditer(sentence)) \
+        or any(_PART_OF.match(m[1]) for m in _COUNT_TAKES.finditer(sentence))
 
 
 def _changes(text: str, question: PresentQuestion) -> bool | None:

@@ -406,6 +406,18 @@ def test_presents_opened_at_the_restaurant_are_no_business_opened(ordinary):
     assert above(ranked(ordinary, "Where does Maya work?"), "D1:1", "D2:1")
 
 
+BUNNIES = locomo("bunnies", ("Yusuf", "Grace"),
+    ("9:00 am on 8 January, 2024", [("Yusuf", "We've adopted a rabbit called Clover.")]),
+    ("7:00 pm on 8 April, 2024", [("Yusuf", "Clover had babies, so now we have four rabbits.")]),
+    ("6:00 pm on 9 June, 2024", [("Yusuf", "We gave three of the bunnies to the neighbours and kept Clover.")]),
+)
+
+
+def test_giving_away_part_of_a_group_changes_the_count_whatever_the_group_is_called(tmp_path):
+    with ingested_conversation(tmp_path, BUNNIES) as mem:
+        assert above(ranked(mem, "How many rabbits does Yusuf have?"), "D3:1", "D2:1")
+
+
 def test_the_kids_losing_a_match_is_no_change_of_how_many_kids(tmp_path):
     """A count changes when what is counted is lost or gained ("we lost Max"), not when the
     counted lose something: "the kids lost the match"."""
