@@ -123,13 +123,18 @@ _FOUNDED = (r"\b(?:opened|set up|launched|founded)\s+(?:up\s+)?(?:a|an|my|our|hi
 
 # "How many cats does Priyanka have?" asks for a count, which an animal or thing lost, given away
 # or added changes without any change word of _OUTRIGHT ("we lost Biscuit in April").
-_HOW_MANY = re.compile(r"\s*how many\b", re.I)
+# What is counted is the phrase after "how many", up to the verb: "how many video game tournaments
+# has Nate won?" (not "won", nor "big" of "how many … made it to the big screen?").
+_HOW_MANY = re.compile(r"\s*how many\s+(.*?)(?=\s+(?:does|do|did|has|have|had|is|are|was|were|will|can|could|would)\b|"
+                       r"\s*[?]|$)", re.I)
 # Only of what is counted: the verb's object ("we lost Biscuit", "gave two of the hens to my
 # sister", "we adopted another dog") or, for those that take none, its subject ("Max died") is
 # the question's noun or a name of the counted ones; "the kids lost the match" or "got a new
 # football" change no count of kids. Words in one stretch, no comma between. A part of a group
-# counts whatever the group is called: "we gave three of the bunnies to the neighbours".
-_COUNT_TAKES = re.compile(r"\b(?:lost|put down|gave(?: away)?|rehomed|adopted|got (?:another|a new))((?:\s+[\w'-]+){1,4})",
+# counts whatever the group is called: "we gave three of the bunnies to the neighbours"; and so
+# does the question's own verb with any object: "how many dogs has Maria adopted?" counts "I just
+# adopted this cute pup".
+_COUNT_TAKES = re.compile(r"\b(lost|put down|gave(?: away)?|rehomed|adopted|got (?:another|a new))((?:\s+[\w'-]+){1,4})",
                           re.I)
 _PART_OF = re.compile(r"\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|\d+|some|both|all|a couple|a few|"
                       r"several|half|most) of (?:the|our|my|his|her|their|them)\b", re.I)
@@ -171,7 +176,7 @@ class PresentQuestion:
     def announces(self, sentence: str) -> bool:
         """Whether a sentence says a change of the answer; for a count, one of what is counted."""
         return _announces(self.change, sentence) \
-            or self.counted is not None and _count_changed(sentence, self.counted)
+            or self.counted is not None and _count_changed(sentence, self.counted, self.terms)
 
 
 @functools.cache
@@ -222,7 +227,8 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
         cues = frozenset().union(*(slot.asks | slot.cues for slot in asked))
         return PresentQuestion(frozenset(terms), frozenset().union(*map(slot_cues, asked)),
                                frozenset(slot.name for slot in asked), _slot_change(cues), phrases_of(cues))
-    counted = frozenset(terms) if _HOW_MANY.match(query) else None
+    how_many = _HOW_MANY.match(query)
+    counted = frozenset(lexical_tokens(how_many[1])) - set(lexical_tokens(" ".join(names))) if how_many else None
     return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES, counted=counted) if terms else None
 
 
@@ -250,12 +256,19 @@ def _announces(change: re.Pattern[str], sentence: str) -> bool:
 
 
 @functools.lru_cache(maxsize=16_384)
-def _count_changed(sentence: str, counted: frozenset[str]) -> bool:
+def _count_changed(sentence: str, counted: frozenset[str], asked: frozenset[str]) -> bool:
     """Whether a sentence loses, gives away or gains one of what is counted (_COUNT_TAKES'
-    object, _COUNT_ENDS' subject)."""
-    return any(counted & set(lexical_tokens(m[1])) for pattern in (_COUNT_TAKES, _COUNT_ENDS)
-               for m in pattern.finditer(sentence)) \
-        or any(_PART_OF.match(m[1]) for m in _COUNT_TAKES.finditer(sentence))
+    object, _COUNT_ENDS' subject), or does what the question (its tokens ``asked``) counts."""
+    return any(counted & set(lexical_tokens(m[2])) or _PART_OF.match(m[2]) or _verb(m[1]) in asked
+               for m in _COUNT_TAKES.finditer(sentence)) \
+        or any(counted & set(lexical_tokens(m[1])) for m in _COUNT_ENDS.finditer(sentence))
+
+
+def _verb(words: str) -> str:
+    """The token of a count verb a question may ask with ("adopted" → its token); none for "got
+    a new", which "how many kids has Sam got?" does not ask."""
+    verb = words.split()[0].lower()
+    return "" if verb == "got" else lexical_tokens(verb)[0]
 
 
 def _changes(text: str, question: PresentQuestion) -> bool | None:

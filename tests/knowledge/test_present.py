@@ -418,6 +418,19 @@ def test_giving_away_part_of_a_group_changes_the_count_whatever_the_group_is_cal
         assert above(ranked(mem, "How many rabbits does Yusuf have?"), "D3:1", "D2:1")
 
 
+ADOPTED = locomo("adopted", ("Maria", "John"),
+    ("9:00 am on 8 January, 2024", [("Maria", "I volunteer at the dog shelter once a month, the dogs there are sweet.")]),
+    ("7:00 pm on 8 April, 2024", [("Maria", "I just adopted this cute pup from a shelter last week.")]),
+)
+
+
+def test_the_verb_a_count_asks_about_counts_with_any_object(tmp_path):
+    """"How many dogs has Maria adopted?" counts "I just adopted this cute pup", though "pup" is
+    no "dog"."""
+    with ingested_conversation(tmp_path, ADOPTED) as mem:
+        assert above(ranked(mem, "How many dogs has Maria adopted from the shelter?"), "D2:1", "D1:1")
+
+
 def test_the_kids_losing_a_match_is_no_change_of_how_many_kids(tmp_path):
     """A count changes when what is counted is lost or gained ("we lost Max"), not when the
     counted lose something: "the kids lost the match"."""
