@@ -275,12 +275,15 @@ class Likeness:
     note shows — with the rule that turns that into how much each mark counts (each similarity
     has its own scale), how much each counts as the same question (``same``:
     :attr:`MarkParams.same` over how nearly each is), and, when the rule asks, whether each asks
-    for the same kind of answer (``agrees``)."""
+    for the same kind of answer (``agrees``). ``marks`` are the marks it was computed from, taken
+    under the memory's guard: :meth:`FeedbackMemory.apply` and :meth:`FeedbackMemory.alike` read
+    them, so a mark withdrawn by another thread in between cannot shift the rows."""
 
     sims: np.ndarray
     rule: AlikeRule
     same: np.ndarray
     agrees: np.ndarray | None = None
+    marks: tuple[Mark, ...] = ()
 
     def strength(self) -> np.ndarray:
         """How much each mark counts: as an alike question by the rule, and always when it is
@@ -385,7 +388,7 @@ class FeedbackMemory:
         if vector is not None and endpoint is not None:
             rows = self._mark_rows(endpoint)
             sims = np.clip(rows @ vector, 0.0, 1.0) if len(rows) else np.zeros(0)
-            return Likeness(sims, self.params.embedded, same_ramp.strength(sims))
+            return Likeness(sims, self.params.embedded, same_ramp.strength(sims), marks=tuple(self.marks.values()))
         if not self.marks:
             return Likeness(np.zeros(0), self.params.worded, np.zeros(0))
         marks = list(self.marks.values())
@@ -394,10 +397,11 @@ class FeedbackMemory:
         same = self._tokens.cosines(dict.fromkeys(lexical_tokens(asked.text), 1.0), wording.token_idf)
         alike, rule = self._alike(asked, wording)
         if not rule.same_answer:
-            return Likeness(alike, rule, same_ramp.strength(same))
+            return Likeness(alike, rule, same_ramp.strength(same), marks=tuple(marks))
         if self._answers is None or len(self._answers) != len(marks):
             self._answers = np.array([m.answer for m in marks], dtype=object)
-        return Likeness(alike, rule, same_ramp.strength(same), (self._answers == asked.answer).astype(np.float64))
+        return Likeness(alike, rule, same_ramp.strength(same), (self._answers == asked.answer).astype(np.float64),
+                        tuple(marks))
 
     def _alike(self, asked: Asked, wording: Wording) -> tuple[np.ndarray, AlikeRule]:
         """How alike ``asked`` is to every mark's question, and the rule for that likeness: the
@@ -480,7 +484,7 @@ class FeedbackMemory:
         own = " ".join(query.lower().split())
         counts = likeness.strength() > 0
         found: dict[str, tuple[str, float]] = {}
-        for mark, sim, count in zip(self.marks.values(), likeness.sims.tolist(), counts.tolist()):
+        for mark, sim, count in zip(likeness.marks, likeness.sims.tolist(), counts.tolist()):
             key = " ".join(mark.query.lower().split())
             if count and key != own and sim > found.get(key, (None, -1.0))[1]:
                 found[key] = (mark.query, sim)
@@ -495,7 +499,7 @@ class FeedbackMemory:
         ``shown``: how many hits the recall shows (an alike question's marks may be held to
         bringing items into them, :attr:`AlikeRule.into_view`). Notes per moved slot go to
         ``extras["taught"]``."""
-        if not self.marks:
+        if not likeness.marks:
             return ranking
         sims, same = likeness.sims, likeness.same
         strength = likeness.strength()
@@ -504,7 +508,7 @@ class FeedbackMemory:
         rule = likeness.rule
         standing = _standing(ranking)
         now = time.time() if now is None else now
-        marks = list(self.marks.values())
+        marks = likeness.marks
         used: dict[int, list[tuple[float, float, int]]] = {}  # item -> (weight, sameness, mark)
         ignored: dict[int, list[tuple[float, int]]] = {}
         for n in np.flatnonzero(strength).tolist():

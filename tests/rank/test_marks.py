@@ -158,7 +158,7 @@ def test_an_item_ignored_for_the_same_question_is_still_held_to_the_view_when_al
     memory.add(1, "what does Maya bake", 0.0, [], [3, 15])
     memory.add(2, "what bread does Maya bake", 0.0, [3, 15], [])
     rule = AlikeRule(Ramp(0.1, 1.0, 1.0), standing_power=0.0, reach=math.inf, into_view=True)
-    likeness = Likeness(np.array([1.0, 0.9]), rule, np.array([1.0, 0.0]))
+    likeness = Likeness(np.array([1.0, 0.9]), rule, np.array([1.0, 0.0]), marks=tuple(memory.marks.values()))
     slots = np.arange(20)
     ranking = Ranking(slots, np.linspace(1.0, 0.0, 20))
     moved = memory.apply(ranking, {i: i for i in range(20)}, likeness, now=0.0, shown=10)
@@ -454,6 +454,22 @@ def test_two_recalls_comparing_at_once_place_each_marks_question_once():
     second.join(5)
     assert failed == []
     assert memory.similarities(question, wording).sims == pytest.approx([1.0, 0.6, 1.0])
+
+def test_a_mark_withdrawn_between_comparing_and_applying_leaves_the_marks_compared_in_force():
+    """Another thread withdraws a mark after this recall compared its question with the marks:
+    the recall applies the marks it compared (before, it read the memory's marks again, one
+    fewer than the likeness's rows, and the rows no longer named their marks)."""
+    wording = word_space_wording(lambda text: (np.array([1.0, 0.0] if "Maya" in text else [0.0, 1.0], dtype=np.float32), "a model"))
+    memory = FeedbackMemory()
+    memory.add(1, "where does Sam run", 0.0, [7], [])
+    memory.add(2, "what does Maya bake", 0.0, [15], [])
+    likeness = memory.similarities(Asked("what does Maya bake", {}, None), wording)
+    memory.remove(1)
+    moved = memory.apply(Ranking(np.arange(20), np.linspace(1.0, 0.0, 20)), {i: i for i in range(20)}, likeness, now=0.0)
+    assert moved.slots.tolist()[0] == 15  # Maya's mark, the same question, lifts its item
+    assert 7 not in moved.extras["taught"]  # Sam's, unlike the question, lifts nothing
+    assert [q for q, _ in memory.alike("what does Maya cook", likeness)] == ["what does Maya bake"]
+
 
 def test_after_an_ingest_only_the_marks_whose_words_it_brought_are_planned_again(mem, tmp_path, monkeypatch):
     """Every ingest moves the store's IDF weights, and the marks' rows are weighted anew; but a
