@@ -370,11 +370,14 @@ class Index:
     def word_vectors(self) -> VectorIndex:
         """Every live item in the word space, placed when first needed (a new item's row is
         appended, never the whole space made again, unless no model is stored)."""
-        state = self._word_state()
+        return self._placed_words()[1]
+
+    def _placed_words(self) -> tuple[WordModel, VectorIndex]:
+        """The word model and every live item placed by it, read together under the lock (a
+        refit in another thread between the two would pair one model's rows with another's
+        query vector)."""
         with self._projecting:
-            if self._words is None or (self._words_fitted_for is not None and self._words_fitted_for != state):
-                self._use_words(*self._fit_words())
-                self._words_fitted_for = state
+            space = self._current_words()
             if self._words_unplaced:
                 slots = np.concatenate(self._words_unplaced)
                 slots = slots[self.alive[slots]]
@@ -382,18 +385,29 @@ class Index:
                     block = slots[lo:lo + PROJECT_BLOCK]
                     self._word_vectors.set(block, self._word_rows(block))
                 self._words_unplaced = []
-        return self._word_vectors
+            return space.model, self._word_vectors
+
+    def _current_words(self) -> WordSpace:
+        """The word space for the index as it is (called with the lock held): the store's model,
+        or one fitted here for this state of the index when the store holds none."""
+        state = self._word_state()
+        if self._words is None or (self._words_fitted_for is not None and self._words_fitted_for != state):
+            self._use_words(*self._fit_words())
+            self._words_fitted_for = state
+        return self._words
 
     def word_query(self, text: str) -> tuple[np.ndarray | None, VectorIndex]:
         """The query's word vector (None when none of its words has one) and the items' rows."""
-        vectors = self.word_vectors
-        return self._words.model.query(text, self.vocab, english_vectors()), vectors
+        model, vectors = self._placed_words()
+        return model.query(text, self.vocab, english_vectors()), vectors
 
     def word_text(self, text: str) -> tuple[np.ndarray | None, WordModel]:
         """A text's word vector as :meth:`word_query` makes it, with the model that made it (a
-        refit is another model: vectors of two models are not compared)."""
-        vector = self.word_query(text)[0]
-        return vector, self._words.model
+        refit is another model: vectors of two models are not compared). No item is placed:
+        comparing two questions costs their own words, whatever the store's size."""
+        with self._projecting:
+            model = self._current_words().model
+        return model.query(text, self.vocab, english_vectors()), model
 
     def _word_state(self) -> tuple[int, int, int]:
         return self.n_slots, self.n_items, len(self.vocab)

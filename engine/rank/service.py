@@ -427,8 +427,9 @@ class RankerArea(Area):
     def _wording(self) -> Wording:
         """The store's words as the marks compare queries by them (:class:`.marks.Wording`): with
         the bundled word space whenever the settings give it weight (offline, its weight above 0),
-        whatever the strategy. A bm25, ppr or walk recall with any mark therefore loads the word
-        vectors and places the items in that space once per process, as hybrid and fused do."""
+        whatever the strategy, so a mark's likeness is the same for every strategy. It costs the
+        two questions' words only: no item is placed in the word space for it (a bm25, ppr or walk
+        recall never places them)."""
         s = self.mem.settings
         words = self.mem.index.word_text if s.word_vectors_weight > 0 and s.embedder != "openai" else None
         return Wording(self._idf_version(), self._token_idf, self._term_idf, self._plan, self.mem.index.vocab, words)

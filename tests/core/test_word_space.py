@@ -96,3 +96,42 @@ def test_a_store_without_a_stored_model_fits_one_for_each_state(tmp_path: Path):
                          mem.index.alive, mem.index.vocab, english_vectors())
         assert np.array_equal(now, at_once[live])
         assert not np.array_equal(now[: len(before)], before)  # the idf moved with the new item
+
+
+def test_a_texts_word_vector_comes_with_the_model_that_made_it_when_a_refit_lands_meanwhile(tmp_path: Path, monkeypatch):
+    """A refit in another thread (a follower reading another writer's model) between a question's
+    vector and the read of the model must not pair the vector with the new model: before, the
+    model was read again after the vector, outside the lock."""
+    with Memory(tmp_path / "w.db", extensions=False) as mem:
+        mem.ingest_parsed([_source("first", FIRST)])
+        first = mem.store.get_kv(WORDS_KEY)
+        mem.ingest_parsed([_source("second", [t.replace("Maya", "Ada") for t in FIRST])])  # grown by half: a refit
+        second = mem.store.get_kv(WORDS_KEY)
+        assert second != first
+        mem.index.load_words(first)
+        made_by = []
+        query = WordModel.query
+
+        def query_then_refit(model, text, vocab, vectors):
+            made_by.append(model.signature)
+            vector = query(model, text, vocab, vectors)
+            mem.index.load_words(second)  # the refit lands while this vector is made
+            return vector
+
+        monkeypatch.setattr(WordModel, "query", query_then_refit)
+        _, model = mem.index.word_text("who baked sourdough bread")
+        assert made_by == [WordModel.from_bytes(first).signature]
+        assert model.signature == made_by[0]
+
+
+def test_a_texts_word_vector_places_no_item(tmp_path: Path, monkeypatch):
+    with Memory(tmp_path / "w.db", extensions=False) as mem:
+        mem.ingest_parsed([_source("first", FIRST)])
+    placed = []
+    place = WordSpace.place
+    monkeypatch.setattr(WordSpace, "place", lambda space, counts, vocab: placed.append(counts.shape[0]) or place(space, counts, vocab))
+    with Memory(tmp_path / "w.db", extensions=False) as mem:  # opened: the stored model, no item placed yet
+        vector, _ = mem.index.word_text("who baked sourdough bread")
+        assert vector is not None and placed == []
+        mem.index.word_query("who baked sourdough bread")
+        assert placed == [len(FIRST)]  # a search of the items places them, once

@@ -19,6 +19,7 @@ from mnemoscope.engine.rank import FeedbackError
 from mnemoscope.engine.pipeline import Ranking
 from mnemoscope.engine.rank.marks import AlikeRule, Asked, FeedbackMemory, Likeness, MarkParams, MarkPlan, Ramp, Wording
 from mnemoscope.engine.text import lexical_tokens
+from mnemoscope.engine.wordvec import WordModel, WordSpace
 from tests.rank.conftest import SETTINGS
 from tests.support.openai_server import Fail
 
@@ -126,6 +127,25 @@ def test_a_rewording_with_no_shared_word_is_brought_into_view_offline_by_the_wor
     assert mem.ranker.feedback_effects()[0].alike == []  # the Ranker screen: no other taught question
     lone = mem.recall(UNRELATED, strategy="fused")
     assert ids(lone) == unrelated and not any(h.taught for h in lone.hits)
+
+
+def test_a_bm25_recall_compares_a_question_with_the_marks_in_the_word_space_without_placing_any_item(mem, monkeypatch):
+    """A mark's likeness is the same whatever the strategy, and costs the questions' words only:
+    before, any recall with a mark placed every item in the word space (at a million items, a
+    bm25 recall paid hybrid's warm-up)."""
+    rec = mem.recall(QUERY, strategy="bm25")
+    target = ids(rec)[5]
+    mem.feedback(rec.token, [target])
+    placed, worded = [], []
+    place, query = WordSpace.place, WordModel.query
+    monkeypatch.setattr(WordSpace, "place", lambda space, counts, vocab: placed.append(counts.shape[0]) or place(space, counts, vocab))
+    monkeypatch.setattr(WordModel, "query", lambda model, text, *rest: worded.append(text) or query(model, text, *rest))
+    with Memory(mem.path, **SETTINGS) as fresh:  # opened: the stored word model, no item placed
+        assert ids(fresh.recall(QUERY, strategy="bm25"))[0] == target
+        fresh.recall(REWORDED, strategy="bm25")
+        assert set(worded) == {QUERY, REWORDED} and placed == []
+        fresh.recall(REWORDED, strategy="hybrid")  # hybrid searches the word space: it places them
+        assert placed
 
 
 def test_an_alike_question_asking_for_another_kind_of_answer_is_not_moved_by_the_marks(mem):
