@@ -75,6 +75,11 @@ class Area:
     # large ingest stores and indexes the items first and queues them (durably) for the deferred
     # areas, which read them later, a source at a time (:meth:`engine.memory.Memory.catch_up`).
     deferred: ClassVar[bool] = False
+    # The layout of what :meth:`saved` gives: raised when it changes, so that a state saved in the
+    # older layout is read from the store again, not misread. The saved state is kept across
+    # migrations of other parts of the store than the items' and this area's own (the store's
+    # part named as the area: engine/index_file.py).
+    saved_format: ClassVar[int] = 1
 
     def __init__(self, mem: Engine) -> None:
         self.mem = mem

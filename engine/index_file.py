@@ -7,10 +7,18 @@ and the next open maps them, then takes in what was committed after them from th
 as a memory following another process does (:meth:`Memory.refresh`).
 
 The file is stamped with the store's state it was taken at: the id of the activity log's newest
-line then, that line's time and the store's schema version. It is used only if that very line is
-still in the store's log (a file of another store, or of this store before a clear, an import or
-a reindex, or whose lines since were pruned, is not) and every check passes; otherwise it is
-ignored and the index is rebuilt from the store, exactly as without it. It is only ever a cache.
+line then, that line's time, how many schema migrations the store had applied, and the layout of
+its arrays. It is used only if that very line is still in the store's log (a file of another
+store, or of this store before a clear, an import or a reindex, or whose lines since were pruned,
+is not), no migration since changed a part of the store it is derived from, its layout is the
+one this code writes, and every check passes; otherwise it is ignored and the index is rebuilt
+from the store, exactly as without it. It is only ever a cache.
+
+A migration names the part of the store it changes (``records-2``, ``knowledge-10``: the store's
+modules, engine/store). The index is derived from the items, their terms and vectors and the
+activity log (``ITEM_PARTS``); each area's saved state from those and from its own part, named
+as the area is. So a migration of the knowledge tables keeps the index and the topics' state (at
+a million items their rebuild takes minutes), and one of the items rebuilds them all.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -39,23 +47,61 @@ log = logging.getLogger(__name__)
 SAVE_AFTER_SHARE = 0.25
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
 MALLOC_KEEP_BYTES = 32 * 2**20  # glibc's largest dynamic mmap threshold on 64-bit
+# The layouts of the saved files' arrays: raised when what Index.arrays() (with the BM25 and
+# vector arrays it gathers) or the areas' file lays out changes, so that an older file is
+# rebuilt, not misread. Each area's own state has its layout in Area.saved_format. A file saved
+# before layouts were stamped is of layout 1.
+INDEX_FORMAT = 1
+AREAS_FORMAT = 1
+ITEM_PARTS = ("records", "activity")  # the parts of the store every saved file is derived from
 
 
 @dataclass(frozen=True)
 class Stamp:
-    """The store's state that a saved index is of."""
+    """The store's state that a saved file is of, and the layout of its arrays."""
 
     log_id: int  # the activity log's newest line
     log_at: float  # that line's time: another store's line of the same id has another
-    schema: int  # the store's schema version
+    schema: int  # how many migrations the store had applied (it applies them in one order)
+    format: int  # the layout of the file's arrays
 
     @classmethod
-    def of(cls, store: Store, log_id: int) -> "Stamp | None":
+    def of(cls, store: Store, log_id: int, format: int) -> "Stamp | None":
         """The stamp of the store at its line ``log_id``, or None when the log no longer holds it."""
-        lines = store.activity_lines(1, before=log_id + 1) if log_id > 0 else []
-        if not lines or lines[0].id != log_id:
+        log_at = _line_time(store, log_id)
+        if log_at is None:
             return None
-        return cls(log_id, lines[0].at, store.schema_version)
+        return cls(log_id, log_at, len(store.applied_migrations()), format)
+
+
+def _line_time(store: Store, log_id: int) -> float | None:
+    """When the store's log line ``log_id`` was written (None: the log does not hold it)."""
+    lines = store.activity_lines(1, before=log_id + 1) if log_id > 0 else []
+    if not lines or lines[0].id != log_id:
+        return None
+    return lines[0].at
+
+
+def migrated_since(store: Store, meta: Mapping[str, object], parts: Sequence[str]) -> list[str]:
+    """The migrations of the store's ``parts`` applied since a file with stamp ``meta`` was
+    saved. Raises Unusable for a stamp of more migrations than the store has."""
+    applied = store.applied_migrations()
+    count = meta.get("schema")
+    if not isinstance(count, int) or count > len(applied):
+        raise Unusable(f"saved under another schema ({count!r} migrations; the store has {len(applied)})")
+    return [name for name in applied[count:] if name.rsplit("-", 1)[0] in parts]
+
+
+def unfit_area(store: Store, meta: Mapping[str, object], area: str, format: int) -> str | None:
+    """Why an area's state in the areas' file (stamp ``meta``, already usable for the store's
+    items) cannot be taken back: its own part of the store migrated since, or it was saved in
+    another layout than ``format``. None: it can."""
+    formats = meta.get("formats", {})
+    saved_format = formats.get(area, 1) if isinstance(formats, dict) else None
+    if saved_format != format:
+        return f"its layout is {saved_format!r}, not {format}"
+    moved = migrated_since(store, meta, (area,))
+    return f"the store's {', '.join(moved)} changed what it was taken from" if moved else None
 
 
 def path_of(store: Store, part: str = "index") -> Path | None:
@@ -66,32 +112,38 @@ def path_of(store: Store, part: str = "index") -> Path | None:
     return store.path.with_name(f"{store.path.name}-{part}")
 
 
-def read_saved(store: Store, part: str) -> tuple[ArrayFile, int] | None:
+def read_saved(store: Store, part: str, format: int) -> tuple[ArrayFile, int] | None:
     """A saved part's arrays and the log line they are as of, if the file is usable for
-    ``store`` (its stamp's line still in the log); None otherwise. Call it inside one read of
-    the store (``store.reading()``)."""
-    found = _map_saved(store, part)
+    ``store`` (see :func:`_map_saved`); None otherwise. Call it inside one read of the store
+    (``store.reading()``)."""
+    found = _map_saved(store, part, format)
     if found is None or not _checked(found[0], store, part):
         return None
     return found[0].file, found[1]
 
 
-def _map_saved(store: Store, part: str) -> tuple[MappedArrays, int] | None:
+def _map_saved(store: Store, part: str, format: int) -> tuple[MappedArrays, int] | None:
     """A saved part mapped (its checksums not read yet) and its log line, if its stamp is of
-    ``store`` as it is; None otherwise."""
+    ``store`` as it is: its log line still in the log, no migration of the items' parts since,
+    its arrays in layout ``format``; None otherwise."""
     path = path_of(store, part)
     if path is None or not path.exists():
         return None
     try:
         mapped = map_arrays(path)
         meta = mapped.file.meta
-        stamp = Stamp.of(store, int(meta.get("log_id", 0)))
-        if stamp is None or asdict(stamp) != {k: meta.get(k) for k in ("log_id", "log_at", "schema")}:
+        log_id = int(meta.get("log_id", 0))
+        log_at = _line_time(store, log_id)
+        if log_at is None or log_at != meta.get("log_at"):
             raise Unusable("of another state of the store, or of another store")
+        if meta.get("format", 1) != format:
+            raise Unusable(f"its layout is {meta.get('format')!r}, not {format}")
+        if moved := migrated_since(store, meta, ITEM_PARTS):
+            raise Unusable(f"the store's {', '.join(moved)} changed what it was taken from")
     except (Unusable, ValueError, TypeError) as exc:
         log.info("not using the saved %s %s: %s", part, path, exc)
         return None
-    return mapped, stamp.log_id
+    return mapped, log_id
 
 
 def _checked(mapped: MappedArrays, store: Store, part: str) -> bool:
@@ -104,10 +156,12 @@ def _checked(mapped: MappedArrays, store: Store, part: str) -> bool:
     return True
 
 
-def write_saved(store: Store, part: str, log_id: int, meta: Mapping[str, object], arrays: Mapping[str, np.ndarray]) -> bool:
-    """Save a part that holds the store exactly as of its log line ``log_id``. Returns whether
-    it was saved (not for a store in memory, an empty log, or a folder it cannot write)."""
-    path, stamp = path_of(store, part), Stamp.of(store, log_id)
+def write_saved(store: Store, part: str, log_id: int, format: int, meta: Mapping[str, object],
+                arrays: Mapping[str, np.ndarray]) -> bool:
+    """Save a part that holds the store exactly as of its log line ``log_id``, its arrays in
+    layout ``format``. Returns whether it was saved (not for a store in memory, an empty log,
+    or a folder it cannot write)."""
+    path, stamp = path_of(store, part), Stamp.of(store, log_id, format)
     if path is None or stamp is None:
         return False
     try:
@@ -140,7 +194,7 @@ def load(store: Store, new_index: Callable[[], Index]) -> tuple[Index, int] | No
     The arrays' checksums are read in another thread while the index is made from them (the
     two take about as long at a million items, and the check does not hold the GIL); the index
     is returned only once every array has passed."""
-    found = _map_saved(store, "index")
+    found = _map_saved(store, "index", INDEX_FORMAT)
     if found is None:
         return None
     mapped, log_id = found
@@ -162,7 +216,7 @@ def load(store: Store, new_index: Callable[[], Index]) -> tuple[Index, int] | No
 def save(store: Store, index: Index, log_id: int) -> bool:
     """Save ``index``, which holds the store exactly as of its log line ``log_id``."""
     arrays, meta = index.arrays()
-    return write_saved(store, "index", log_id, meta, arrays)
+    return write_saved(store, "index", log_id, INDEX_FORMAT, meta, arrays)
 
 
 def changed_since_saved(store: Store, part: str = "index") -> int | None:
@@ -176,6 +230,6 @@ def changed_since_saved(store: Store, part: str = "index") -> int | None:
         log_id = int(read_header(path).get("log_id", 0))
     except (Unusable, ValueError, TypeError):
         return None
-    if Stamp.of(store, log_id) is None:
+    if _line_time(store, log_id) is None:
         return None
     return sum(line.count for line in store.activity_after(log_id) if {"items", "caught_up"} & set(EFFECTS.get(line.action, ())))

@@ -231,14 +231,16 @@ class Memory:
         """Every loaded area's saved state in one file, stamped with this memory's cursor (each
         area's arrays under its name: ``knowledge.``, ``topics.``, ...)."""
         meta: dict[str, object] = {}
+        formats: dict[str, int] = {}
         arrays: dict[str, np.ndarray] = {}
         for area in self._loaded_areas():
             saved = area.saved()
             if saved is not None:
-                meta[area.name] = saved.meta
+                meta[area.name], formats[area.name] = saved.meta, area.saved_format
                 arrays.update((f"{area.name}.{k}", a) for k, a in saved.arrays.items())
         if meta:
-            index_file.write_saved(self.store, AREAS_PART, self._cursor, meta, arrays)
+            index_file.write_saved(self.store, AREAS_PART, self._cursor, index_file.AREAS_FORMAT, {**meta, "formats": formats},
+                                   arrays)
 
     def _load_index(self) -> None:
         index = self._new_index()
@@ -439,7 +441,7 @@ class Memory:
         was committed after it taken in as a follower takes it in; False: load it from the
         store. Called inside one read of the store, with the index as of the log's newest line."""
         if self._saved_areas is None:
-            self._saved_areas = index_file.read_saved(self.store, AREAS_PART) or False
+            self._saved_areas = index_file.read_saved(self.store, AREAS_PART, index_file.AREAS_FORMAT) or False
         if not self._saved_areas:
             self._areas_file_unusable = True
             return False
@@ -449,6 +451,10 @@ class Memory:
         commits = self._commits_since_saved(log_id)
         changes = commits.changes
         if not isinstance(meta, dict) or changes.everything or area.name in changes.reload:
+            return False
+        if unfit := index_file.unfit_area(self.store, saved.meta, area.name, area.saved_format):
+            log.info("not using the saved %s state beside %s: %s", area.name, self.path, unfit)
+            self._areas_file_unusable = True
             return False
         try:
             area.restore(ArrayFile(meta, {k[len(prefix):]: a for k, a in saved.arrays.items() if k.startswith(prefix)}))

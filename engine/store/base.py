@@ -494,6 +494,11 @@ class StoreBase:
     def schema_version(self) -> int:
         return self.conn.execute("PRAGMA user_version").fetchone()[0]
 
+    def applied_migrations(self) -> list[str]:
+        """The names of the migrations applied to this store, in the order they were applied (a
+        file saved beside the store is stamped with how many there were: engine/index_file.py)."""
+        return [row[0] for row in self.conn.execute("SELECT name FROM schema_migrations ORDER BY rowid")]
+
     def integrity_ok(self) -> bool:
         return self.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -332,3 +333,56 @@ def test_an_areas_file_that_cannot_be_written_aside_costs_a_warning_not_an_error
     with caplog.at_level("WARNING"), Memory(demo_copy, **SAVE_ALWAYS) as mem:
         assert mem.recall("who adopted a dog").hits
     assert "was not saved" in caplog.text and not sidecar(demo_copy, "areas").exists()
+
+
+# -- what a saved file is derived from ----------------------------------------------------------
+
+
+@pytest.fixture
+def migrated(monkeypatch) -> Callable[[str], None]:
+    """``migrated(name)``: every store opened afterwards has one more migration, ``name`` (its
+    part of the store before the dash), which adds a table of its own."""
+    from mnemoscope.engine import store
+
+    def add(name: str) -> None:
+        table = name.replace("-", "_")
+        monkeypatch.setattr(store, "MIGRATIONS", [*store.MIGRATIONS, (name, f"CREATE TABLE {table} (id INTEGER PRIMARY KEY);")])
+
+    return add
+
+
+def test_a_migration_of_another_part_of_the_store_keeps_the_saved_index_and_the_other_areas(
+        areas_saved: Path, expected: dict, migrated):
+    migrated("knowledge-test")
+    with Memory(areas_saved, **SAVE_ALWAYS) as mem:
+        assert mem.index_from_file
+        assert "knowledge-test" in mem.store.applied_migrations()
+        assert ranked_answers(mem) == expected
+        assert set(mem.areas_from_file) == SAVED_AREAS - {"knowledge"}  # its own part moved: read from its rows
+    assert area_answers(areas_saved, **SAVE_ALWAYS) == (SAVED_AREAS, expected)  # and saved again
+
+
+def test_a_migration_of_the_items_rebuilds_the_saved_index_and_every_area(areas_saved: Path, expected: dict, migrated):
+    migrated("records-test")
+    with Memory(areas_saved, **SAVE_ALWAYS) as mem:
+        assert not mem.index_from_file
+        assert ranked_answers(mem) == expected
+        assert not mem.areas_from_file
+    assert area_answers(areas_saved, **SAVE_ALWAYS) == (SAVED_AREAS, expected)
+
+
+def test_a_saved_index_of_another_layout_is_rebuilt(saved: Path, expected: dict, monkeypatch):
+    from mnemoscope.engine import index_file
+
+    monkeypatch.setattr(index_file, "INDEX_FORMAT", index_file.INDEX_FORMAT + 1)
+    assert answers(saved, **SAVE_ALWAYS) == (False, expected)
+    assert read_arrays(sidecar(saved)).meta["format"] == index_file.INDEX_FORMAT  # saved again in the new layout
+    assert answers(saved, **SAVE_ALWAYS)[0]
+
+
+def test_an_areas_state_of_another_layout_is_read_from_the_store(areas_saved: Path, expected: dict, monkeypatch):
+    from mnemoscope.engine.topics import TopicsArea
+
+    monkeypatch.setattr(TopicsArea, "saved_format", TopicsArea.saved_format + 1)
+    assert area_answers(areas_saved, **SAVE_ALWAYS) == (SAVED_AREAS - {"topics"}, expected)
+    assert area_answers(areas_saved, **SAVE_ALWAYS)[0] == SAVED_AREAS
