@@ -62,11 +62,12 @@ Progress = Callable[[int, int, str], None]  # (done, total, what)
 MIDWAY_FIT_AHEAD = 100_000  # items still to ingest for a refit of the latent model along the way
 P = ParamSpec("P")
 R = TypeVar("R")
+AreaT = TypeVar("AreaT", bound=Area)
 # Signature prefixes of the vectors the core derives from text (the embedders of engine.dense):
 # a reindex rebuilds these and leaves every other kind.
 TEXT_VECTORS = ("hash-", "openai:")
 INDEX_PART, AREAS_PART = "index", "areas"  # the files saved beside a large store (engine/index_file.py)
-FIGURED_AREAS = ("topics", "knowledge", "ranker", "images")  # the areas whose figures Counts and Stats carry
+FIGURED_AREAS = tuple(plug.name for plug in AREAS)  # the areas whose figures Counts and Stats carry
 
 
 @dataclass
@@ -373,25 +374,40 @@ class Memory:
 
     # -- the areas ----------------------------------------------------------------------------
 
+    # Each accessor imports its area's class when called: the memory's own area was built from
+    # it on first use anyway, and opening a store imports no area (engine/extensions.py).
+
     @property
     def knowledge(self) -> KnowledgeArea:
         """Episodes, facts, entities and the typed graph (:mod:`engine.knowledge`)."""
-        return cast("KnowledgeArea", self._area("knowledge"))
+        from .knowledge.service import KnowledgeArea
+        return self._typed(KnowledgeArea)
 
     @property
     def topics(self) -> TopicsArea:
         """The topic tree, intents and the intent-steered walk (:mod:`engine.topics`)."""
-        return cast("TopicsArea", self._area("topics"))
+        from .topics import TopicsArea
+        return self._typed(TopicsArea)
 
     @property
     def ranker(self) -> RankerArea:
         """The fused strategy's ranker, recall tokens and feedback (:mod:`engine.rank`)."""
-        return cast("RankerArea", self._area("ranker"))
+        from .rank import RankerArea
+        return self._typed(RankerArea)
 
     @property
     def images(self) -> ImagesArea:
         """Image vectors of shared photos and their recall signal (:mod:`engine.images`)."""
-        return cast("ImagesArea", self._area("images"))
+        from .images import ImagesArea
+        return self._typed(ImagesArea)
+
+    def _typed(self, kind: type[AreaT]) -> AreaT:
+        """The area of ``kind``'s name, loaded on first use; an area of another class plugged in
+        under that name (``add_extension``) is no such area: AreaMissing."""
+        area = self._area(kind.name)
+        if not isinstance(area, kind):
+            raise AreaMissing(kind.name)
+        return area
 
     def has_area(self, name: str) -> bool:
         """Whether this memory has an area (``knowledge``, ``topics``, ``ranker``, ``images``),

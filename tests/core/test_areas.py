@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from mnemoscope.engine import Memory, errors
+from mnemoscope.engine.area import Area
 from mnemoscope.engine.extensions import AREAS
 from tests.support.stores import ROOT
 from mnemoscope.engine.errors import AreaMissing, MnemoscopeError, RecallError
@@ -43,6 +44,16 @@ def test_a_missing_area_is_a_clear_error_and_probing_loads_nothing(core, tmp_pat
     with Memory(tmp_path / "lazy.db") as mem:
         assert mem.has_area("knowledge") and mem.loaded_areas() == []
         assert isinstance(mem.knowledge, KnowledgeArea) and mem.loaded_areas() == ["knowledge"]
+
+
+@pytest.mark.parametrize("name", [plug.name for plug in AREAS])
+def test_an_area_of_another_kind_under_a_built_in_name_is_a_missing_area(core, name):
+    """``mem.knowledge`` and the other typed accessors promise their area's class: an extension
+    of another class plugged in under the name is no such area."""
+    impostor = type("Impostor", (Area,), {"name": name})
+    core.add_extension(impostor(core))
+    with pytest.raises(AreaMissing, match=f"no {name} area"):
+        getattr(core, name)
 
 
 def test_reading_a_loaded_area_never_waits_for_another_areas_load(tmp_path, monkeypatch):
