@@ -1,17 +1,14 @@
 """The command line, in process: every store command, and every bad input exits 2 with one line."""
 
-import io
 import json
 
 import pytest
 
-from mnemoscope.app.cli import main
+from tests.support.cli import cli
 
 
 def run(store, *argv):
-    out = io.StringIO()
-    code = main(["--store", str(store), *argv], out)
-    return code, out.getvalue()
+    return cli("--store", store, *argv)
 
 
 @pytest.fixture
@@ -31,7 +28,7 @@ def test_ingest_reports_json(tmp_path, corpus):
 
 def test_store_from_the_environment(tmp_path, corpus, monkeypatch):
     monkeypatch.setenv("MNEMOSCOPE_STORE", str(tmp_path / "env.db"))
-    assert main(["ingest", str(corpus)], io.StringIO()) == 0
+    assert cli("ingest", corpus)[0] == 0
     assert (tmp_path / "env.db").exists()
 
 

@@ -1,16 +1,15 @@
 """Settings are checked when loaded, come only from where the person put them, and keys stay with their origin."""
 
-import io
 import json
 import logging
 import os
 
 import pytest
 
-from mnemoscope.app.cli import main
 from mnemoscope.app.services import Services
 from mnemoscope.engine import Memory
 from mnemoscope.engine.config import ConfigError, Settings, default_store_path, env_file
+from tests.support.cli import cli
 from tests.support.openai_server import OpenAIServer
 
 
@@ -19,11 +18,6 @@ def user_config(tmp_path, monkeypatch):
     """The user config directory, empty, under tmp_path; returns the config file's path."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     return tmp_path / "config" / "mnemoscope" / "config.toml"
-
-
-def cli(*argv):
-    out = io.StringIO()
-    return main([str(a) for a in argv], out), out.getvalue()
 
 
 @pytest.mark.parametrize("name, value, message", [

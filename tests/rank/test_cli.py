@@ -1,17 +1,14 @@
 """``mnemoscope feedback`` and ``ranker status|reset|export`` in process; bad input exits 2."""
 
-import io
 import json
 
 import pytest
 
-from mnemoscope.app.cli import main
+from tests.support.cli import cli
 
 
 def run(store, *argv):
-    out = io.StringIO()
-    code = main(["--store", str(store), *argv], out)
-    return code, out.getvalue()
+    return cli("--store", store, *argv)
 
 
 @pytest.fixture
@@ -71,9 +68,9 @@ def test_eval_learning_json_shape_on_the_demo_conversation(monkeypatch):
 
     monkeypatch.setenv("MNEMOSCOPE_FUSED_SIGNALS", "")
     demo = Path(__file__).resolve().parents[2] / "assets" / "demo" / "conversation.json"
-    out = io.StringIO()
-    assert main(["eval", "learning", str(demo), "--latency-items", "0", "--repeats", "12", "--json"], out) == 0
-    r = json.loads(out.getvalue())
+    code, out = cli("eval", "learning", demo, "--latency-items", "0", "--repeats", "12", "--json")
+    assert code == 0
+    r = json.loads(out)
     assert {"before", "after", "lambda", "curve", "repeated_query_mean_rank", "control"} <= r.keys()
     assert set(r["before"]["metrics"]) == set(r["after"]["metrics"]) == {"recall@10", "ndcg@10"}
     assert r["curve"] and r["curve"][0]["events"] == 10 and "lambda" in r["curve"][0]

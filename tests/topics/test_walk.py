@@ -1,16 +1,15 @@
 """The walk: intent behaviour on the demo content, filters under the Markov blend, seeds,
 top_k, the trace contract, context windows and the CLI."""
 
-import io
 import json
 
 import numpy as np
 import pytest
 
-from mnemoscope.app.cli import main
 from mnemoscope.engine import Memory, RecallError
 from mnemoscope.engine.recall import prepare_query
 from mnemoscope.engine.topics.intents import INTENTS
+from tests.support.cli import cli
 
 # Questions a reader of the demo content might ask (the guides and the Maya & Daniel conversation).
 QUESTIONS = [
@@ -135,12 +134,6 @@ def test_context_windows_do_not_overlap_and_spread_over_sources(demo):
         per_source[w.source_id] = per_source.get(w.source_id, 0) + 1
     first_round = [w for w in windows if per_source[w.source_id] <= 2]
     assert first_round
-
-
-def cli(*args):
-    out = io.StringIO()
-    code = main(list(args), out=out)
-    return code, out.getvalue()
 
 
 def test_cli_topics_json_and_recall_trace(topic_store, capsys):
