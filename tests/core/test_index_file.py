@@ -386,3 +386,17 @@ def test_an_areas_state_of_another_layout_is_read_from_the_store(areas_saved: Pa
     monkeypatch.setattr(TopicsArea, "saved_format", TopicsArea.saved_format + 1)
     assert area_answers(areas_saved, **SAVE_ALWAYS) == (SAVED_AREAS - {"topics"}, expected)
     assert area_answers(areas_saved, **SAVE_ALWAYS)[0] == SAVED_AREAS
+
+
+def test_every_migration_is_named_after_the_part_of_the_store_it_changes():
+    """The saved files' stamps read what a migration changed from its name's part (records-…,
+    knowledge-…): a migration in the knowledge module named otherwise would keep a knowledge
+    state saved before it."""
+    from mnemoscope.engine import store
+    from mnemoscope.engine.store import activity, knowledge, ranker, records, topics
+
+    parts = {module.__name__.rsplit(".", 1)[1]: [name for name, _ in module.MIGRATIONS]
+             for module in (records, knowledge, topics, ranker, activity)}
+    for part, names in parts.items():
+        assert names and all(name.rsplit("-", 1)[0] == part for name in names), part
+    assert sorted(name for name, _ in store.MIGRATIONS) == sorted(name for names in parts.values() for name in names)
