@@ -17,8 +17,8 @@ import numpy as np
 from .arrays import Column, Rows, ranges
 from .lazy import sparse as sp
 
-# A term with at least this many main postings keeps their documents' lengths (_posting_lengths):
-# a shorter one's gather is cheap, and a store's many rare terms would each keep an array.
+# A term with at least this many main postings keeps its postings coded (_coded_postings): a
+# shorter one's arithmetic is cheap, and a store's many rare terms would each keep arrays.
 LONG_POSTINGS = 1024
 # The delta segment is folded into the main postings once it holds this fraction of them: a fold
 # rebuilds the main matrix (O(postings)), so folds must grow geometrically, and a query scans both.
@@ -59,8 +59,8 @@ class BM25Index:
         # attribute, so that a reader in another thread never pairs one state's norms with another's
         self._norms: tuple[np.ndarray, np.ndarray | None] = (np.zeros(0), None)
         self._norms_key: tuple[int, int, float] | None = None
-        # (main postings, dtype, term → its postings' document lengths): see _posting_lengths
-        self._main_lengths: tuple[sp.csr_matrix, np.dtype, dict[int, np.ndarray]] | None = None
+        # (main postings, dtype of the lengths, term → its CodedPostings): see _coded_postings
+        self._main_codes: tuple[sp.csr_matrix, np.dtype, dict[int, CodedPostings]] | None = None
 
     # -- size ---------------------------------------------------------------------------------
 
@@ -263,20 +263,15 @@ class BM25Index:
             docs = np.concatenate([matrix.indices[a:b] for a, b in runs])
             if offset:
                 docs += offset
-            tf = np.concatenate([matrix.data[a:b] for a, b in runs], dtype=np.float64)
-            # w · tf · (k1 + 1) / (tf + norm), computed in place: the same operations in the same order
-            weighted = np.repeat(tw, lengths)
-            weighted *= tf
-            weighted *= k1 + 1.0
             _check_slots(docs, n_slots)  # so that the unchecked gathers below never clip a wrong slot to the last
-            if length_of is None:
-                at = docs
-            elif matrix is self._main:
-                at = self._posting_lengths(matrix, length_of, rows, runs)
+            weighted = np.empty(len(docs))
+            coded = [self._coded_postings(matrix, length_of, row, a, b) for row, (a, b) in zip(rows.tolist(), runs)]
+            if not any(coded):  # one pass over every posting
+                counts = np.concatenate([matrix.data[a:b] for a, b in runs], dtype=np.float64)
+                lengths_at = docs if length_of is None else np.take(length_of, docs, mode="clip")
+                _term_frequency_part(weighted, np.repeat(tw, lengths), counts, norms, lengths_at, k1)
             else:
-                at = np.take(length_of, docs, mode="clip")
-            tf += np.take(norms, at, mode="clip")
-            weighted /= tf
+                self._coded_parts(weighted, matrix, docs, coded, tw, runs, norms, length_of)
             part = np.bincount(docs, weights=weighted, minlength=n_slots)
             if first:  # (0 + x is x: the first segment's sums are the scores so far, no copy into zeros)
                 out, first = part, False
@@ -309,25 +304,42 @@ class BM25Index:
             self._norms_key = key
         return self._norms
 
-    def _posting_lengths(self, main: sp.csr_matrix, length_of: np.ndarray, rows: np.ndarray,
-                         runs: list[tuple[int, int]]) -> np.ndarray:
-        """The document length of each posting of these terms (``rows``, their postings ``runs``)
-        of the main matrix, in order. A term with many postings keeps its lengths while the
-        main matrix stays: a query then copies them instead of gathering the length of each
-        posting's slot, slots scattered over the whole store (at a million slots the largest
-        part of BM25's time after the scatter). The same numbers: a slot's length never changes."""
-        kept = self._main_lengths
-        if kept is None or kept[0] is not main or kept[1] != length_of.dtype:
-            kept = self._main_lengths = (main, length_of.dtype, {})
-        by_term, parts = kept[2], []
-        for row, (a, b) in zip(rows.tolist(), runs):
-            part = by_term.get(row)
-            if part is None:
-                part = np.take(length_of, main.indices[a:b])
-                if b - a >= LONG_POSTINGS:
-                    by_term[row] = part
-            parts.append(part)
-        return np.concatenate(parts)
+    def _coded_parts(self, weighted: np.ndarray, matrix: sp.csr_matrix, docs: np.ndarray, coded: list[CodedPostings | None],
+                     term_weight: np.ndarray, runs: list[tuple[int, int]], norms: np.ndarray, length_of: np.ndarray | None) -> None:
+        """Each term's BM25 parts into its place in ``weighted``: a coded term's formula once
+        per distinct (count, length) and gathered by code, another's per posting."""
+        k1, at = self.params.k1, 0
+        for codes, weight, (a, b) in zip(coded, term_weight.tolist(), runs):
+            part = weighted[at:at + b - a]
+            if codes is None:
+                slots = docs[at:at + b - a]
+                lengths_at = slots if length_of is None else np.take(length_of, slots, mode="clip")
+                _term_frequency_part(part, weight, matrix.data[a:b].astype(np.float64), norms, lengths_at, k1)
+            else:
+                table = np.empty(len(codes.counts))
+                _term_frequency_part(table, weight, codes.counts.copy(), norms, codes.lengths, k1)
+                np.take(table, codes.codes, out=part)
+            at += b - a
+
+    def _coded_postings(self, matrix: sp.csr_matrix, length_of: np.ndarray | None, row: int, a: int,
+                        b: int) -> CodedPostings | None:
+        """The postings ``a``…``b`` of term ``row`` coded by (count, document length), kept while
+        the main matrix stays (None for the delta segment, a term with few postings, or lengths
+        that are not whole numbers). A posting's BM25 part depends only on its count, its
+        document's length and the query's weight of the term, and a common term's postings
+        hold few distinct (count, length) pairs (counts are small, lengths few): a query
+        computes the formula once per pair and gathers it by code, instead of reading each
+        posting's count and its slot's length and computing per posting. The same numbers: the
+        same operations on the same values, and a slot's length never changes."""
+        if matrix is not self._main or length_of is None or b - a < LONG_POSTINGS:
+            return None
+        kept = self._main_codes
+        if kept is None or kept[0] is not matrix or kept[1] != length_of.dtype:
+            kept = self._main_codes = (matrix, length_of.dtype, {})
+        coded = kept[2].get(row)
+        if coded is None:
+            coded = kept[2][row] = CodedPostings.of(matrix.data[a:b], np.take(length_of, matrix.indices[a:b]))
+        return coded
 
     def top(self, term_ids: np.ndarray, weights: np.ndarray | None, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(slots, scores) of the ``k`` best documents with a positive score, best first."""
@@ -340,6 +352,58 @@ def _check_slots(docs: np.ndarray, n_slots: int) -> None:
     check each index (a bounds check per posting cost more than this one pass)."""
     if len(docs) and (docs.max() >= n_slots or docs.min() < 0):
         raise IndexError(f"BM25 postings name slot {int(docs.max())}, past the index's {n_slots:,} slots")
+
+
+def _term_frequency_part(out: np.ndarray, weight: float, counts: np.ndarray, norms: np.ndarray,
+                         lengths_at: np.ndarray, k1: float) -> None:
+    """``out`` = weight · count · (k1 + 1) / (count + norm of the length), in place: ``counts``
+    (float64, a scratch copy: changed) and ``lengths_at`` (indices into ``norms``) per posting.
+    Every path of :meth:`BM25Index.scores` computes it with these operations in this order, so a
+    coded term and a gathered one give the same bits."""
+    out[:] = weight
+    out *= counts
+    out *= k1 + 1.0
+    counts += np.take(norms, lengths_at, mode="clip")
+    out /= counts
+
+
+@dataclass
+class CodedPostings:
+    """One term's postings as codes into its distinct (count, document length) pairs."""
+
+    counts: np.ndarray  # float64: each pair's term count
+    lengths: np.ndarray  # each pair's document length (an index into the length norms)
+    codes: np.ndarray  # per posting, in posting order: its pair
+
+    @classmethod
+    def of(cls, counts: np.ndarray, lengths: np.ndarray) -> CodedPostings:
+        """Code postings by their ``counts`` (float32) and document ``lengths`` (whole numbers
+        below 65,536). Whole counts and lengths of few pairs' worth are keyed into a table of
+        every possible pair (a pass, no sort: a term's codes are made at a query); otherwise a
+        count's bits and a length make one key per pair, sorted."""
+        lengths = lengths.astype(np.intp)
+        width = int(lengths.max(initial=0)) + 1
+        whole = counts.astype(np.intp)
+        if np.array_equal(whole, counts) and whole.min(initial=0) >= 0 and (int(whole.max(initial=0)) + 1) * width <= DENSE_PAIRS:
+            keys = whole * width + lengths
+            seen = np.zeros((int(whole.max(initial=0)) + 1) * width, dtype=bool)
+            seen[keys] = True
+            pairs = np.flatnonzero(seen)
+            code_of = np.zeros(len(seen), dtype=np.intp)
+            code_of[pairs] = np.arange(len(pairs))
+            return cls((pairs // width).astype(np.float64), pairs % width, _narrow(code_of[keys], len(pairs)))
+        bits = counts.astype(np.float32).view(np.uint32).astype(np.uint64)
+        pairs, codes = np.unique((bits << np.uint64(16)) | lengths.astype(np.uint64), return_inverse=True)
+        counts_of = (pairs >> np.uint64(16)).astype(np.uint32).view(np.float32).astype(np.float64)
+        return cls(counts_of, (pairs & np.uint64(0xFFFF)).astype(np.intp), _narrow(codes, len(pairs)))
+
+
+DENSE_PAIRS = 65_536  # possible (count, length) pairs up to which a term's codes are made without a sort
+
+
+def _narrow(codes: np.ndarray, n: int) -> np.ndarray:
+    """``codes`` (0…n−1) in the fewest bytes that hold them."""
+    return codes.astype(np.uint8 if n <= 256 else np.uint16 if n <= 65_536 else np.uint32)
 
 
 def top_k(scores: np.ndarray, k: int, among: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

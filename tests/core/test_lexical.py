@@ -92,8 +92,28 @@ def test_incremental_add_and_delete_equal_a_fresh_build(seed):
     assert (live.scores(np.arange(60))[deleted] == 0).all()
 
 
-def test_a_common_terms_kept_lengths_give_a_fresh_builds_scores_as_documents_grow_longer():
-    """A term in over a thousand documents keeps its postings' lengths between queries; a longer
+@pytest.mark.parametrize("counts", [(1.0, 2.0, 3.0), (1.0, 2.0, 300.0), (1.0, 2.5, 3.0)],
+                         ids=["few pairs", "a count of hundreds", "a fractional count"])
+def test_a_common_terms_coded_postings_score_each_posting_by_the_formula(counts):
+    """A term in over a thousand documents is scored once per distinct (count, length) and
+    gathered by code: the same numbers as the formula computed for each posting."""
+    rng = np.random.default_rng(11)
+    n = 1300
+    tf = rng.choice(np.array(counts, dtype=np.float32), size=n)
+    rest = rng.integers(1, 40, size=n) - (tf % 1)  # the document's other term: whole lengths that vary
+    index = BM25Index(BM25Params(k1=1.2, b=0.75))
+    index.add_flat(np.arange(n), np.full(n, 2), np.column_stack([np.zeros(n, dtype=np.int64), np.ones(n, dtype=np.int64)]).ravel(),
+                   np.column_stack([tf, rest.astype(np.float32)]).ravel())
+    tf = tf.astype(np.float64)
+    lengths = tf + rest
+    weight = np.log1p(0.5 / (n + 0.5)) * 0.5
+    expected = weight * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * np.arange(int(lengths.max()) + 1) / lengths.mean())[lengths.astype(int)])
+    for _ in range(2):  # the codes made, then kept
+        assert np.array_equal(index.scores(np.array([0]), np.array([0.5])), expected)
+
+
+def test_a_common_terms_kept_codes_give_a_fresh_builds_scores_as_documents_grow_longer():
+    """A term in over a thousand documents keeps its postings' codes between queries; a longer
     document (lengths past one byte) and deleted ones leave the scores those of a fresh build."""
     rng = np.random.default_rng(7)
     docs = [[0] + list(rng.integers(1, 40, size=rng.integers(0, 30))) for _ in range(1500)]  # term 0 in every one
