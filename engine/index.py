@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from datetime import datetime
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -38,9 +38,14 @@ LSA_FIT_ITEMS = 20_000
 PROJECT_BLOCK = 20_000  # items projected into the latent space at a time
 # The word space keeps float32 rows until it has inverted lists (past LISTS_ABOVE items): at 50
 # dimensions they are small, and decoding codes cost more per scan than the whole float product.
-# Its lists are probed less than the latent ones: its 50 dimensions cluster tightly, and this share
-# keeps recall of the exact scan's top 100 above 0.99 on the 1M benchmark store (docs/scaling.md).
-WORD_PROBE_SHARE = 0.1
+# Its lists are probed less than the latent ones (its 50 dimensions cluster tightly), and fewer
+# probed rows are scored again exactly: hybrid takes its candidates' word scores from their exact
+# rows, and with this share and rescore its top 10 at a million items are those of every list
+# probed (chosen on the benchmark's questions at 1M: docs/scaling.md).
+WORD_PROBE_SHARE = 0.05
+WORD_RESCORE = 256
+WORD_LAYOUT: dict[str, Any] = {"quantize_above": LISTS_ABOVE, "lists_above": LISTS_ABOVE, "probe_share": WORD_PROBE_SHARE,
+               "rescore": WORD_RESCORE}
 
 
 def _epoch(ts: str | None) -> float:
@@ -286,8 +291,7 @@ class Index:
         if words_blob and meta.get("words") == self._words.model.signature:
             part = {name[6:]: a for name, a in arrays.items() if name.startswith("words.")}
             with self._projecting:
-                self._word_vectors = VectorIndex.restore(part, exact=self._word_rows, quantize_above=LISTS_ABOVE,
-                                                         lists_above=LISTS_ABOVE, probe_share=WORD_PROBE_SHARE)
+                self._word_vectors = VectorIndex.restore(part, exact=self._word_rows, **WORD_LAYOUT)
                 self._words_unplaced = []
 
     # -- latent semantic model -----------------------------------------------------------------
@@ -433,8 +437,7 @@ class Index:
             self._word_vectors.set(live, rows if len(live) == fitted else rows[live])  # (no copy of a million rows when none is dead)
 
     def _new_word_vectors(self) -> VectorIndex:
-        return VectorIndex(exact=self._word_rows, quantize_above=LISTS_ABOVE, lists_above=LISTS_ABOVE,
-                           probe_share=WORD_PROBE_SHARE)
+        return VectorIndex(exact=self._word_rows, **WORD_LAYOUT)
 
     def _word_rows(self, slots: np.ndarray) -> np.ndarray:
         """Items' word-space rows made again from their terms (exact float32)."""

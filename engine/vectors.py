@@ -42,12 +42,13 @@ class VectorIndex:
     """Rows addressed by slot; cosine scores in one matrix-vector product per block."""
 
     def __init__(self, dim: int = 0, exact: ExactRows | None = None, quantize_above: int = QUANTIZE_ABOVE,
-                 lists_above: int | None = None, probe_share: float = PROBE_SHARE) -> None:
+                 lists_above: int | None = None, probe_share: float = PROBE_SHARE, rescore: int = RESCORE) -> None:
         self.dim = dim
         self.exact = exact
         self.quantize_above = quantize_above
         self.lists_above = lists_above
         self.probe_share = probe_share  # of the lists a scan reads, once there are lists
+        self.rescore = rescore  # rows of a scan of codes scored again exactly
         self.lists: InvertedLists | None = None  # once past lists_above rows (if given): scans probe the nearest lists
         self._grouped: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None  # (rows, codes, scales) by list
         self._m = np.zeros((0, dim), dtype=np.float32)  # float32 rows, or int8 codes once quantised
@@ -80,7 +81,7 @@ class VectorIndex:
     @classmethod
     def restore(cls, arrays: dict[str, np.ndarray], exact: ExactRows | None = None,
                 quantize_above: int = QUANTIZE_ABOVE, lists_above: int | None = None,
-                probe_share: float = PROBE_SHARE) -> "VectorIndex":
+                probe_share: float = PROBE_SHARE, rescore: int = RESCORE) -> "VectorIndex":
         """An index over what :meth:`arrays` gave (adopted, not copied: the rows may stay mapped
         from the file until the index grows)."""
         rows, alive = arrays["rows"], arrays["alive"]
@@ -88,7 +89,7 @@ class VectorIndex:
         if rows.ndim != 2 or len(alive) != len(rows) or (scale is not None) != (rows.dtype == np.int8) \
                 or (scale is not None and len(scale) != len(rows)):
             raise ValueError("saved vectors do not fit together")
-        index = cls(rows.shape[1], exact, quantize_above, lists_above, probe_share)
+        index = cls(rows.shape[1], exact, quantize_above, lists_above, probe_share, rescore)
         index._m, index._alive, index._n = rows, alive, len(rows)
         if scale is not None:
             index._scale = Column(np.float32, values=scale)
@@ -178,7 +179,7 @@ class VectorIndex:
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Cosine of every row to ``query`` (rows are L2-normalised); once quantised, the best
-        :data:`RESCORE` rows are exact and the others within a code step."""
+        :attr:`rescore` rows are exact and the others within a code step."""
         if not self._n or not self.dim:
             return np.zeros(self._n, dtype=np.float32)
         query = query.astype(np.float32)
@@ -215,7 +216,7 @@ class VectorIndex:
     def _probe(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The rows of the nearest lists and their scores, read from a copy of the
         codes grouped by list (made again after a change); once quantised, the best
-        :data:`RESCORE` of them are scored again exactly."""
+        :attr:`rescore` of them are scored again exactly."""
         if self._grouped is None:
             order = self.lists.order()
             self._grouped = (order, self._m[order], self._scale.view[order] if self.quantized else None)
@@ -230,11 +231,11 @@ class VectorIndex:
         return rows, found
 
     def _rescore_best(self, rows: np.ndarray, found: np.ndarray, query: np.ndarray) -> None:
-        """Score the best :data:`RESCORE` of ``rows`` again exactly (``found``: their code scores,
+        """Score the best :attr:`rescore` of ``rows`` again exactly (``found``: their code scores,
         in the same order; changed in place)."""
         if not len(rows):
             return
-        best = np.argpartition(-found, min(RESCORE, len(rows)) - 1)[:RESCORE]
+        best = np.argpartition(-found, min(self.rescore, len(rows)) - 1)[: self.rescore]
         best = best[self._alive[rows[best]]]
         found[best] = self.scores_at(rows[best], query)
 

@@ -125,6 +125,21 @@ def test_a_quantised_index_ranks_as_the_exact_one_and_scores_exactly_where_asked
     assert np.allclose(small.rows(np.array([5])), rows[5], atol=0.01)
 
 
+def test_a_quantised_scan_scores_again_exactly_as_many_best_rows_as_its_index_is_told():
+    rng = np.random.default_rng(4)
+    rows = rng.normal(size=(3000, 32)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    asked: list[np.ndarray] = []
+    index = VectorIndex(exact=lambda slots: asked.append(slots) or rows[slots], quantize_above=1000, rescore=16)
+    index.set(np.arange(3000), rows)
+    query = rows[5]
+    scores = index.scores(query)
+    assert [len(a) for a in asked] == [16]
+    exact = rows @ query
+    assert np.array_equal(scores[asked[0]], (rows[asked[0]] @ query).astype(np.float32))
+    assert set(asked[0].tolist()) >= set(np.argsort(-exact)[:5].tolist())  # the code ranks the best rows among its 16
+
+
 def test_top_finds_what_the_scan_ranks_first_reading_only_the_probed_lists():
     rng = np.random.default_rng(8)
     centres = rng.normal(size=(30, 24)).astype(np.float32)
