@@ -237,18 +237,19 @@ class BM25Index:
     def scores(self, term_ids: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         """BM25 of every slot for a query of term ids (unknown terms already dropped)."""
         n_slots = self.n_slots
-        out = np.zeros(n_slots, dtype=np.float64)
         term_ids = np.asarray(term_ids, dtype=np.int64)
         weights = np.ones(len(term_ids)) if weights is None else np.asarray(weights, dtype=np.float64)[: len(term_ids)]
         known = term_ids < len(self._df)
         term_ids, weights = term_ids[known], weights[known]
         if not len(term_ids) or not self.n_docs:
-            return out
+            return np.zeros(n_slots)
         self._refresh()
         k1 = self.params.k1
         norms, length_of = self._length_norms()
         term_weight = self.idf(term_ids) * weights
-        first = True
+        # a segment's sums are the scores so far (0 + x is x): no array of zeros is made to add them
+        # to, a million slots' 8 MB being fresh memory to fault in at every query
+        out: np.ndarray | None = None
         for matrix, offset in ((self._main, 0), (self._delta, self._folded)):
             if matrix is None or matrix.nnz == 0:
                 continue
@@ -273,10 +274,12 @@ class BM25Index:
             else:
                 self._coded_parts(weighted, matrix, docs, coded, tw, runs, norms, length_of)
             part = np.bincount(docs, weights=weighted, minlength=n_slots)
-            if first:  # (0 + x is x: the first segment's sums are the scores so far, no copy into zeros)
-                out, first = part, False
+            if out is None:
+                out = part
             else:
                 out += part
+        if out is None:
+            return np.zeros(n_slots)
         if self._dead_in_main:
             out[~self._alive.view] = 0.0
         return out
