@@ -59,6 +59,7 @@ import numpy as np
 from ..as_of import later, said_on
 from ..query import FRAMING_WORDS
 from ..text import lexical_tokens, sentences
+from .latest import STATE_WORDS, asked_before, asks_state, naming_in_text, states
 from .supersession import Rules, Slot, object_names
 from .temporal import find_times
 from .records import Fact
@@ -163,6 +164,8 @@ class PresentQuestion:
     change: re.Pattern[str] = _CHANGE
     phrases: re.Pattern[str] | None = None  # the slots' asks and cues of more words: "seeing someone"
     counted: frozenset[str] | None = None  # for "how many …": the tokens of what is counted
+    state: bool = False  # asks whether a state holds now (:func:`.latest.asks_state`)
+    own: frozenset[str] = frozenset()  # its words beside the slots' asks ("wrist", not "live" or "seeing anyone")
 
     @functools.cached_property
     def topic(self) -> frozenset[str]:
@@ -220,16 +223,27 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
             or find_times(query, None) or _WHEN_PERFECT.match(query):  # "by July 10, 2022" asks about that day
         return None
     terms = set(lexical_tokens(" ".join(w for w in said if w not in FRAMING_WORDS)))
-    terms -= set(lexical_tokens(" ".join(names)))
+    terms -= set(lexical_tokens(" ".join(n for n in names if not _after_preposition(n, query))))
+    state = asks_state(query)
+    own = frozenset(terms) - STATE_WORDS
     asked = [slot for slot in rules.slots.values()
              if terms & asked_by(slot) or (phrases := phrases_of(slot.asks)) and _says(phrases, query)]
     if asked:
         cues = frozenset().union(*(slot.asks | slot.cues for slot in asked))
         return PresentQuestion(frozenset(terms), frozenset().union(*map(slot_cues, asked)),
-                               frozenset(slot.name for slot in asked), _slot_change(cues), phrases_of(cues))
+                               frozenset(slot.name for slot in asked), _slot_change(cues), phrases_of(cues), state=state,
+                               own=own - set(lexical_tokens(" ".join(cues))))
     how_many = _HOW_MANY.match(query)
     counted = frozenset(lexical_tokens(how_many[1])) - set(lexical_tokens(" ".join(names))) if how_many else None
-    return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES, counted=counted) if terms else None
+    return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES, counted=counted, state=state,
+                           own=own) if terms else None
+
+
+def _after_preposition(name: str, query: str) -> bool:
+    """Whether a name the question holds follows a preposition: "When is Thandiwe going to
+    Maputo?" asks about the trip to Maputo (a topic), not about Maputo (a subject whose name is
+    no topic)."""
+    return re.search(rf"\b(?:to|in|at|from|for|with|about|of|on|near)\s+{re.escape(name)}\b", query, re.I) is not None
 
 
 @functools.cache
@@ -271,16 +285,18 @@ def _verb(words: str) -> str:
     return "" if verb == "got" else lexical_tokens(verb)[0]
 
 
-def _changes(text: str, question: PresentQuestion) -> bool | None:
+def _changes(text: str, question: PresentQuestion, lent: frozenset[str] = frozenset()) -> bool | None:
     """Whether a candidate announces a change of the answer (True), is on topic only (False),
     or is off topic (None). The change must be said in a sentence on the topic: "I'm switching
     to hiking training. Leah and I will stay in huts" changes nothing about where Leah lives.
     A sentence that says "instead" right after one on the topic is on it too: it replaces what
-    was just said ("The Dolomites are off. I'm going to Lisbon instead.")."""
+    was just said ("The Dolomites are off. I'm going to Lisbon instead."); so is the first
+    sentence of an answer to a question on the topic (``lent``: the question's tokens, see
+    :func:`.latest.asked_before`): "How's the ankle?" — "Completely fine."""
     split = sentence_tokens(text)
     on_topic = [n for n, (sentence, tokens) in enumerate(split)
                 if question.on_topic(sentence, tokens) or n and question.on_topic(*split[n - 1])
-                and _INSTEAD.search(sentence)]
+                and _INSTEAD.search(sentence) or n == 0 and bool(question.topic & lent)]
     if not on_topic:
         return None
     beside = {m for n in on_topic if _NEW_STATE.search(split[n][0]) for m in (n - 1, n + 1) if 0 <= m < len(split)}
@@ -367,6 +383,9 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     named, spoken, other_names = _naming(store, ids, subjects)
     said = said_on(store, index, top)
     known = [i for n, i in enumerate(ids) if not (as_of and later(said[n], as_of))]  # said by the reference time
+    lent, asked_about = asked_before(store, index, top, subjects)
+    named |= asked_about | naming_in_text(store.item_texts([i for i in known if i not in named | spoken]),
+                                          subjects.values())
     texts = store.item_texts([i for i in known if i in named | spoken])
     if question.counted is not None:
         counted = _counted_names(question, texts.values(), subjects.values())
@@ -386,9 +405,11 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
         text = texts.get(item_id)
         if text is None:  # names no subject, or said after the reference time
             continue
-        verdict = _changes(text, question)
+        verdict = _changes(text, question, lent.get(item_id, frozenset()))
         if verdict and item_id in hearsay:
             verdict = _own_change(text, question, other_names.get(item_id, ()))
+        if verdict is False and question.state and states(text, question.own, lent.get(item_id, frozenset())):
+            verdict = True  # the latest word on whether it holds, change word or not
         if item_id in stating:
             values.add(n)
             verdict = bool(verdict)
