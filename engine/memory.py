@@ -98,6 +98,14 @@ def _bulk_work() -> Iterator[None]:
             gc.enable()
 
 
+def _of_kind(area: Area, kind: type[AreaT]) -> AreaT:
+    """``area`` as the built-in area of ``kind``'s name; an area of another class plugged in under
+    that name (``Memory.add_extension``) is no such area."""
+    if not isinstance(area, kind):
+        raise AreaMissing(kind.name)
+    return area
+
+
 def _one_writer(method: Callable[Concatenate[Memory, P], R]) -> Callable[Concatenate[Memory, P], R]:
     """A write that may span several transactions (an ingest of many sources, an import) runs
     alone: another thread's write waits for it instead of interleaving with it. While it runs,
@@ -374,40 +382,37 @@ class Memory:
 
     # -- the areas ----------------------------------------------------------------------------
 
-    # Each accessor imports its area's class when called: the memory's own area was built from
-    # it on first use anyway, and opening a store imports no area (engine/extensions.py).
+    # Each accessor imports its area's class once the area is found: the memory's own area was
+    # built from it on first use anyway, and neither opening a store nor asking a memory opened
+    # without the area imports it (engine/extensions.py).
 
     @property
     def knowledge(self) -> KnowledgeArea:
         """Episodes, facts, entities and the typed graph (:mod:`engine.knowledge`)."""
+        area = self._area("knowledge")
         from .knowledge.service import KnowledgeArea
-        return self._typed(KnowledgeArea)
+        return _of_kind(area, KnowledgeArea)
 
     @property
     def topics(self) -> TopicsArea:
         """The topic tree, intents and the intent-steered walk (:mod:`engine.topics`)."""
+        area = self._area("topics")
         from .topics import TopicsArea
-        return self._typed(TopicsArea)
+        return _of_kind(area, TopicsArea)
 
     @property
     def ranker(self) -> RankerArea:
         """The fused strategy's ranker, recall tokens and feedback (:mod:`engine.rank`)."""
+        area = self._area("ranker")
         from .rank import RankerArea
-        return self._typed(RankerArea)
+        return _of_kind(area, RankerArea)
 
     @property
     def images(self) -> ImagesArea:
         """Image vectors of shared photos and their recall signal (:mod:`engine.images`)."""
+        area = self._area("images")
         from .images import ImagesArea
-        return self._typed(ImagesArea)
-
-    def _typed(self, kind: type[AreaT]) -> AreaT:
-        """The area of ``kind``'s name, loaded on first use; an area of another class plugged in
-        under that name (``add_extension``) is no such area: AreaMissing."""
-        area = self._area(kind.name)
-        if not isinstance(area, kind):
-            raise AreaMissing(kind.name)
-        return area
+        return _of_kind(area, ImagesArea)
 
     def has_area(self, name: str) -> bool:
         """Whether this memory has an area (``knowledge``, ``topics``, ``ranker``, ``images``),

@@ -56,6 +56,26 @@ def test_an_area_of_another_kind_under_a_built_in_name_is_a_missing_area(core, n
         getattr(core, name)
 
 
+def test_asking_a_memory_without_areas_for_one_imports_none(tmp_path):
+    """A memory opened with the core alone answers ``mem.knowledge`` (and the others) with
+    AreaMissing before importing the area's module (the rule extractor, the topic tree, ...)."""
+    script = ("import json, sys\n"
+              "from mnemoscope.engine import Memory\n"
+              "from mnemoscope.engine.errors import AreaMissing\n"
+              "mem = Memory(sys.argv[1], extensions=False)\n"
+              "missing = []\n"
+              "for name in ('knowledge', 'topics', 'ranker', 'images'):\n"
+              "    try:\n"
+              "        getattr(mem, name)\n"
+              "    except AreaMissing:\n"
+              "        missing.append(name)\n"
+              "areas = [m for m in sys.modules if m.split('.')[2:3] in (['knowledge'], ['topics'], ['rank'], ['images'])]\n"
+              "print(json.dumps({'missing': missing, 'areas': areas}))\n")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "core.db")], cwd=ROOT, capture_output=True,
+                         text=True, check=True, timeout=120).stdout
+    assert json.loads(out) == {"missing": ["knowledge", "topics", "ranker", "images"], "areas": []}
+
+
 def test_reading_a_loaded_area_never_waits_for_another_areas_load(tmp_path, monkeypatch):
     with Memory(tmp_path / "locks.db") as mem:
         mem.topics, mem.ranker  # loaded before knowledge starts its slow load
