@@ -79,8 +79,9 @@ until then""".split())
 # past. "Why" and "when" did someone decide ask about the decision itself, and keep their order.
 # "When has Gina lost her job?" (or "when Gina has lost …") asks when something happened, as "when
 # did" does: the perfect is about the past there, and the latest change is no answer. Not "when
-# does Femi have practice?": "have" after "do"/"does" is the verb itself, in the present.
-_WHEN_PERFECT = re.compile(r"\s*when\b(?!.*\b(?:do|does)\b).*\b(?:has|have|had)\b", re.I)
+# does Femi have practice?": "have" after "do"/"does" is the verb itself, in the present; nor "when
+# has Lena got swimming?", which asks what she has, as "when does Lena have swimming?" does.
+_WHEN_PERFECT = re.compile(r"\s*when\b(?!.*\b(?:do|does)\b).*\b(?:has|have|had)\b(?!(?:\s+[\w']+){0,3}?\s+got\b)", re.I)
 _DECIDED = re.compile(r"\s*(?:what|which|where|who)\b.*\bdid\b.*\b(?:decide|choose|pick|settle on|end up|go with)\b",
                       re.I)
 # Auxiliaries and light verbs that open a predicate ("is living in", "got married to"): no cue.
@@ -107,9 +108,10 @@ _INSTEAD = re.compile(r"\binstead\b(?! of)", re.I)
 # "started at", "left", "broke up", "handed in my notice", "opened" a business, "seeing someone"),
 # and of one announced ("I'm leaving St Mary's", "I start at
 # a GP surgery in June", "she's moving to Bergen"), a return to what held before ("again", "back
-# on"), and "now" as _NOW reads it. Not "new": in LoCoMo's turns it
+# on", not "my back on Friday": a back that hurts), and "now" as _NOW reads it. Not "new": in LoCoMo's turns it
 # mostly marks no change ("my new phone"), and lifting it cost its questions.
-_CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|{_NOW}|switch(?:ed|ing)?|change[sd]?|these days|(?:is|are) over|gave up|given up|again|back on|"
+_CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|{_NOW}|switch(?:ed|ing)?|change[sd]?|these days|(?:is|are) over|gave up|given up|again|"
+                     r"(?<!my )(?<!his )(?<!her )(?<!their )(?<!our )(?<!your )(?<!the )back on|"
                      r"quit|moved|relocated|started|joined|left|promoted|retired|resigned|broke up|split up|"
                      r"leaving|start(?:ing)? (?:at|as)|moving to|handed in (?:my|his|her|their|our) notice|"
                      r"(?:been )?seeing someone(?! about| for (?:my|his|her|their|our|the)\b)|met someone|"
@@ -227,7 +229,7 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     state = asks_state(query)
     own = frozenset(terms) - STATE_WORDS
     asked = [slot for slot in rules.slots.values()
-             if terms & asked_by(slot) or (phrases := phrases_of(slot.asks)) and _says(phrases, query)]
+             if terms & asked_by(slot) or (phrases := phrases_of(slot.asks)) and _says(phrases, _without(names, query))]
     if asked:
         cues = frozenset().union(*(slot.asks | slot.cues for slot in asked))
         return PresentQuestion(frozenset(terms), frozenset().union(*map(slot_cues, asked)),
@@ -237,6 +239,14 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     counted = frozenset(lexical_tokens(how_many[1])) - set(lexical_tokens(" ".join(names))) if how_many else None
     return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES, counted=counted, state=state,
                            own=own) if terms else None
+
+
+def _without(names: Sequence[str], query: str) -> str:
+    """The question without the subjects' names, so that a slot's phrase reads across them: "Is Maya
+    single?" holds "is single"."""
+    for name in sorted(filter(None, names), key=len, reverse=True):
+        query = re.sub(rf"\s*\b{re.escape(name)}(?:'s|’s)?\b", "", query)
+    return query
 
 
 def _after_preposition(name: str, query: str) -> bool:

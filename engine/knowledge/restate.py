@@ -43,9 +43,10 @@ _COPULA = frozenset({"is", "is now", "is still", "has been", "has now been", "is
 _TITLE_AT = re.compile(r"^(?:now |still |currently )?(?:(?:a|an|the) )?"
                        r"(?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){0,3}) (?P<link>at|for) (?:the )?"
                        r"(?P<name>(?:St\. |The )?[A-Z][\w'’\-&]*(?: [A-Z][\w'’\-&]*)*)")
-# No job title holds these: "I'm always here for you", "I'm so happy for Caroline", "a fan of …".
+# No job title holds these: "I'm always here for you", "I'm so happy for Caroline", "a fan of …", "a
+# volunteer at the Oxfam shop" (no employer).
 _NOT_TITLES = frozenset("""a an the my our your his her their its this that it some any one lot bit part fan member
-guest visitor customer regular student so very too also always still just even quite pretty really here there now
+guest visitor customer regular student volunteer so very too also always still just even quite pretty really here there now
 around away back home out""".split())
 # A name that owns what follows ("the Harrisons' wedding", "Tom's bakery") is no employer of the subject's.
 _POSSESSIVE = ("'s", "’s", "s'", "s’")

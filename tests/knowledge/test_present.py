@@ -370,6 +370,7 @@ def test_when_something_has_happened_asks_about_the_past_not_the_present():
     assert present.present_question("Where has Gina worked since May?", rules, ["Gina"]) is not None
     assert present.present_question("When does Femi have football practice?", rules, ["Femi"]) is not None
     assert present.present_question("When do Maya and Tom have their lessons?", rules, ["Maya", "Tom"]) is not None
+    assert present.present_question("When has Lena got swimming?", rules, ["Lena"]) is not None  # she has it
 
 
 ORDINARY = locomo("ordinary", ("Maya", "Sam"),
@@ -449,7 +450,8 @@ def test_a_film_or_a_single_ticket_is_no_partner_question_but_seeing_anyone_is()
     for question in ("What film is Maya seeing tonight?", "Is there a single ticket left for Maya?"):
         asked = present.present_question(question, rules, ["Maya"])
         assert asked is None or "partner" not in asked.slots, question
-    for question in ("Is Jess seeing anyone?", "Is Jess seeing someone new?", "Who is Jess's partner?"):
+    for question in ("Is Jess seeing anyone?", "Is Jess seeing someone new?", "Who is Jess's partner?", "Is Jess single?",
+                     "Is Jess still single?"):
         asked = present.present_question(question, rules, ["Jess"])
         assert asked is not None and "partner" in asked.slots, question
 
@@ -458,3 +460,15 @@ def test_someone_elses_change_in_the_sentence_beside_is_not_the_speakers(ordinar
     """"Dad sold his car last week. Wednesdays are hectic at work these days.": the sale is Dad's,
     and changes nothing of what Sam does on Wednesdays."""
     assert above(ranked(ordinary, "What does Sam do on Wednesdays?"), "D1:3", "D2:4")
+
+
+BAD_BACK = locomo("bad back", ("Maya", "Sam"),
+    ("9:00 am on 8 January, 2023", [("Maya", "My partner is Dan, we married in 2012.")]),
+    ("7:00 pm on 8 April, 2023", [("Maya", "I'm seeing someone for my back on Friday, it's been stiff for weeks.")]),
+)
+
+
+def test_seeing_someone_for_a_bad_back_is_no_change_of_partner(tmp_path):
+    """"Back on" is a return ("I'm back on the night shift"), not "my back on Friday"."""
+    with ingested_conversation(tmp_path, BAD_BACK) as mem:
+        assert above(ranked(mem, "Who is Maya's partner?"), "D1:1", "D2:1")

@@ -59,6 +59,7 @@ def test_a_home_a_job_and_a_title_said_in_other_words_gain_a_slot_fact(speaker, 
     "I'm a regular at the Crown on Fridays.",
     "I was a waiter at the Ritz years ago.",  # past, not what holds
     "I'm a bridesmaid at the Harrisons' wedding in May!",  # their wedding, no employer
+    "I'm a volunteer at the Oxfam shop on Saturdays.",  # unpaid: no employer
 ])
 def test_moods_and_wishes_gain_no_slot_fact(text):
     facts = said(text, speaker="Lena", addressee="Omar")
