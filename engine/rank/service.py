@@ -492,7 +492,9 @@ class RankerArea(Area):
 
     def issue_token(self, q: Query, ranking: Ranking, hits: list[Hit]) -> str | None:
         """A signed token of what this recall showed; writes nothing (see :mod:`.tokens`). It
-        carries the shown features only when every shown hit is a candidate the strategy scored."""
+        carries the shown features (the learner's and the referee's pairs) only when the ranker
+        ordered the shown hits itself: none brought in or moved by the feedback memory
+        (:meth:`_ordered_by_the_ranker`)."""
         if not self.key.key:
             return None
         shown = [h.item.id for h in hits]
@@ -500,9 +502,20 @@ class RankerArea(Area):
         row_of = {int(s): n for n, s in enumerate(ranking.slots.tolist())}
         rows = [row_of[self.mem.index.slot_of[i]] for i in shown]
         matrix = None
-        if len(names) == len(self.names) and shown and not ranking.extras.get("added", set()) & set(ranking.slots[rows].tolist()):
+        if len(names) == len(self.names) and shown and self._ordered_by_the_ranker(ranking, ranking.slots[rows]):
             matrix = np.column_stack([ranking.features[n] for n in names])[rows]
         return tokens.issue(self.key, q.text, shown, self.names, matrix, time.time())
+
+    @staticmethod
+    def _ordered_by_the_ranker(ranking: Ranking, shown_slots: np.ndarray) -> bool:
+        """Whether no shown hit was brought in or moved by the feedback memory. A moved hit is
+        shown because of its marks, and the learned features (uses, trust, the feedback match)
+        carry those marks: in its pairs the heuristic looks wrong and the model right, whoever
+        marks it. Random feedback opened the gate that way (an item an alike question's random
+        mark brought into view, then picked at random, gave the model nine held-out wins at once:
+        docs/benchmarks.md). Such an event still teaches the marks, the trust and the edges."""
+        memory_placed = ranking.extras.get("added", set()) | set(ranking.extras.get("taught", {}))
+        return not memory_placed & set(shown_slots.tolist())
 
     def read_token(self, token: str, now: float | None = None) -> FeedbackRow:
         """What a token's recall showed (FeedbackError if it is not this store's, altered or expired)."""

@@ -67,6 +67,20 @@ def test_random_feedback_does_not_open_the_gate(mem):
     assert [h.item.id for h in mem.recall(unrelated, strategy="fused").hits] == before
 
 
+def test_a_list_the_feedback_memory_moved_teaches_the_marks_but_gives_the_model_no_pairs(mem):
+    """A hit shown because of its marks is one whose learned features (uses, trust) carry them:
+    in its pairs the heuristic looks wrong and the model right whoever marks it, and random
+    feedback opened the gate that way. Such a list still teaches the feedback memory."""
+    first = mem.recall("sourdough bread class", strategy="fused")
+    own = mem.feedback(first.token, [first.hits[3].item.id])
+    assert own.pairs_trained + own.pairs_held_out == 9  # the ranker's own list: one used, nine ignored
+    again = mem.recall("sourdough bread class", strategy="fused")
+    assert again.hits[0].taught and again.hits[0].item.id == first.hits[3].item.id
+    moved = mem.feedback(again.token, [again.hits[1].item.id])
+    assert moved.pairs_trained == moved.pairs_held_out == 0
+    assert mem.ranker.status().marks == 2
+
+
 def test_corrupt_ranker_state_is_reported_and_reset_without_touching_records(mem):
     for _ in range(3):
         rec = mem.recall("sourdough bread class", strategy="fused")
@@ -84,7 +98,8 @@ def test_corrupt_ranker_state_is_reported_and_reset_without_touching_records(mem
         assert again.store.counts()["items"] == items
         assert [h.item.id for h in again.recall("sourdough bread class", strategy="fused").hits][:3] == \
             [h.item.id for h in heuristic.hits][:3] or status.lam == 0
-        rec = again.recall("sourdough bread class", strategy="fused")
+        rec = again.recall("marathon training plan", strategy="fused")  # a list the feedback memory left alone
+        assert not any(h.taught for h in rec.hits)
         again.feedback(rec.token, [rec.hits[0].item.id])  # learning resumes and rewrites a good state
         assert again.ranker.status().state != status.state
 
