@@ -44,8 +44,8 @@ PROJECT_BLOCK = 20_000  # items projected into the latent space at a time
 # probed (chosen on the benchmark's questions at 1M: docs/scaling.md).
 WORD_PROBE_SHARE = 0.05
 WORD_RESCORE = 256
-WORD_LAYOUT: dict[str, Any] = {"quantize_above": LISTS_ABOVE, "lists_above": LISTS_ABOVE, "probe_share": WORD_PROBE_SHARE,
-               "rescore": WORD_RESCORE}
+WORD_LAYOUT: dict[str, Any] = {"quantize_above": LISTS_ABOVE, "lists_above": LISTS_ABOVE,
+                               "probe_share": WORD_PROBE_SHARE, "rescore": WORD_RESCORE}
 
 
 def _epoch(ts: str | None) -> float:

@@ -248,7 +248,7 @@ class BM25Index:
         norms, length_of = self._length_norms()
         term_weight = self.idf(term_ids) * weights
         # a segment's sums are the scores so far (0 + x is x): no array of zeros is made to add them
-        # to, a million slots' 8 MB being fresh memory to fault in at every query
+        # to (a million slots' 8 MB set to zero at every query, for nothing)
         out: np.ndarray | None = None
         for matrix, offset in ((self._main, 0), (self._delta, self._folded)):
             if matrix is None or matrix.nnz == 0:
