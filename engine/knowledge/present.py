@@ -43,6 +43,11 @@ something that changes, so there only a change said outright counts ("change of 
 "we're planning it for May". Lifting every announced change for every present-tense question cost LoCoMo's questions
 more than it gained. Everything else keeps its place, and so do candidates said on the same day.
 
+A question whether something holds now ("Is Callum vegetarian?", "Is Dieter's ankle still
+broken?") needs no change word: the latest candidate on its own words counts as one. A turn
+answering the question just before it is on that question's topic and about whom it named; a
+subject's name in a turn's words counts as naming them (:mod:`.latest`).
+
 "Newest" is as of the recall's reference time (``as_of``, default now): candidates said after it
 take no part (the recall drops them next).
 """
