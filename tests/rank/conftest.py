@@ -29,3 +29,12 @@ def mem(built_store: Path, tmp_path: Path):
     memory = Memory(path, **SETTINGS)
     yield memory
     memory.close()
+
+
+def reopened_after(mem: Memory, sql: str) -> Memory:
+    """``mem``'s store opened again after ``sql`` changed it behind the engine's back (what a
+    crash or another tool might leave); ``mem`` is closed."""
+    with mem.store.transaction():
+        mem.store.conn.execute(sql)
+    mem.close()
+    return Memory(mem.path, **SETTINGS)

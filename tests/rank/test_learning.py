@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from mnemoscope.engine import Memory
 from mnemoscope.engine.rank.gate import GateParams, is_held_out, query_key, referee, wilson_lower
 from mnemoscope.engine.rank.mlp import PairwiseMLP
+from tests.rank.conftest import reopened_after
 
 
 def test_pairwise_sgd_learns_a_separable_preference():
@@ -87,11 +87,7 @@ def test_corrupt_ranker_state_is_reported_and_reset_without_touching_records(mem
         mem.feedback(rec.token, [rec.hits[2].item.id])
     items = mem.store.counts()["items"]
     heuristic = mem.recall("sourdough bread class", strategy="fused")
-    with mem.store.transaction():
-        mem.store.conn.execute("UPDATE ranker_state SET blob = X'00112233'")
-    path = mem.path
-    mem.close()
-    with Memory(path, fused_signals="") as again:
+    with reopened_after(mem, "UPDATE ranker_state SET blob = X'00112233'") as again:
         status = again.ranker.status()
         assert status.state.startswith("reset") and "corrupt" in status.state
         assert status.lam == 0

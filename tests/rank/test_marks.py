@@ -20,7 +20,7 @@ from mnemoscope.engine.pipeline import Ranking
 from mnemoscope.engine.rank.marks import AlikeRule, Asked, FeedbackMemory, Likeness, MarkParams, MarkPlan, Ramp, Wording
 from mnemoscope.engine.text import lexical_tokens
 from mnemoscope.engine.wordvec import WordModel, WordSpace
-from tests.rank.conftest import SETTINGS
+from tests.rank.conftest import SETTINGS, reopened_after
 from tests.support.openai_server import Fail
 
 QUERY = "what does Maya bake"
@@ -263,11 +263,7 @@ def test_a_corrupt_feedback_log_is_reported_and_recall_falls_back_to_no_feedback
     rec = mem.recall(QUERY, strategy="fused")
     mem.feedback(rec.token, [ids(rec)[5]])
     items = mem.store.counts()["items"]
-    with mem.store.transaction():
-        mem.store.conn.execute("UPDATE feedback_events SET used = 'not json'")
-    path = mem.path
-    mem.close()
-    with Memory(path, fused_signals="") as again:
+    with reopened_after(mem, "UPDATE feedback_events SET used = 'not json'") as again:
         status = again.ranker.status()
         assert status.state.startswith("no feedback") and "feedback event 1 cannot be read" in status.state
         assert ids(again.recall(QUERY, strategy="fused")) == plain
