@@ -4,7 +4,10 @@ Held out are whole *queries*: every event whose (normalised) query hashes into t
 bucket feeds the referee and never the learner. Holding out single pairs let the model win
 pairs that shared their used item with pairs it had trained on, and random feedback opened the
 gate that way. (A person who repeats one question is served by the feedback memory,
-:mod:`engine.rank.marks`, at once; the model is for what carries over to other questions.)
+:mod:`engine.rank.marks`, at once; the model is for what carries over to other questions.) For the
+same reason a list in which the feedback memory moved a shown hit gives no pairs at all
+(``RankerArea.issue_token``): the moved hit's learned features carry its marks, so the model would
+win its pairs whoever marked it.
 
 The referee looks at the *discordant* held-out pairs — those the model orders right and the
 heuristic wrong, or the reverse — and opens the gate only when all of these hold:
