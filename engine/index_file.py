@@ -16,8 +16,9 @@ from the store, exactly as without it. It is only ever a cache.
 
 A migration names the part of the store it changes (``records-2``, ``knowledge-10``: the store's
 modules, engine/store). The index is derived from the items, their terms and vectors and the
-activity log (``ITEM_PARTS``); each area's saved state from those and from its own part, named
-as the area is. So a migration of the knowledge tables keeps the index and the topics' state (at
+activity log (``ITEM_PARTS``), but for its pending flags, read from the knowledge part's deferred
+queue (``QUEUE_PART``: read again after its migration); each area's saved state from those and
+from its own part, named as the area is. So a migration of the knowledge tables keeps the index and the topics' state (at
 a million items their rebuild takes minutes), and one of the items rebuilds them all.
 """
 
@@ -54,6 +55,9 @@ MALLOC_KEEP_BYTES = 32 * 2**20  # glibc's largest dynamic mmap threshold on 64-b
 INDEX_FORMAT = 1
 AREAS_FORMAT = 1
 ITEM_PARTS = ("records", "activity")  # the parts of the store every saved file is derived from
+# The part holding the deferred queue (extraction_queue), from which the index's pending flags are
+# read: after a migration of it the saved index is kept and those flags alone are read again.
+QUEUE_PART = "knowledge"
 
 
 @dataclass(frozen=True)
@@ -209,6 +213,9 @@ def load(store: Store, new_index: Callable[[], Index]) -> tuple[Index, int] | No
             return None
         if not checking.result():
             return None
+    if migrated_since(store, mapped.file.meta, (QUEUE_PART,)):
+        index.set_pending(index.item_ids, False)
+        index.set_pending(store.queued_items(["deferred"]), True)
     keep_freed_blocks()
     return index, log_id
 

@@ -371,6 +371,28 @@ def test_a_migration_of_the_items_rebuilds_the_saved_index_and_every_area(areas_
     assert area_answers(areas_saved, **SAVE_ALWAYS) == (SAVED_AREAS, expected)
 
 
+def test_a_knowledge_migration_that_queues_items_is_read_into_the_saved_indexs_pending_flags(
+        saved: Path, tmp_path: Path, monkeypatch):
+    """The index's pending flags (the items the deferred areas have not read) come from the
+    knowledge part's queue, not the items': a knowledge migration keeps the saved index, but its
+    flags are read again, as a rebuild reads them."""
+    from mnemoscope.engine import store
+
+    monkeypatch.setattr(store, "MIGRATIONS", [*store.MIGRATIONS, (
+        "knowledge-test", "INSERT OR REPLACE INTO extraction_queue (item_id, status, updated_at)"
+                          " SELECT id, 'deferred', 0 FROM items WHERE id % 3 = 0;")])
+    copy = tmp_path / "rebuilt" / saved.name
+    copy.parent.mkdir()
+    shutil.copy(saved, copy)
+    with Memory(copy, save_index_above=10**9) as mem:
+        assert not mem.index_from_file
+        queued = set(mem.index.item_ids[mem.index.pending & mem.index.alive].tolist())
+    assert queued
+    with Memory(saved, **SAVE_ALWAYS) as mem:
+        assert mem.index_from_file
+        assert set(mem.index.item_ids[mem.index.pending & mem.index.alive].tolist()) == queued
+
+
 def test_a_saved_index_of_another_layout_is_rebuilt(saved: Path, expected: dict, monkeypatch):
     from mnemoscope.engine import index_file
 
