@@ -110,10 +110,10 @@ class VectorIndex:
             self.dim = vectors.shape[1]
             self._m = np.zeros((0, self.dim), dtype=np.float32)
         need = int(np.max(slots)) + 1
+        if not self.quantized and need > self.quantize_above:  # the rows held decide, not the room made for more
+            self._quantize_all()
         if need > len(self._m):
             cap = max(need, int(len(self._m) * 1.5) + 64)
-            if not self.quantized and cap > self.quantize_above:
-                self._quantize_all()
             grown = np.zeros((cap, self.dim), dtype=self._m.dtype)
             grown[: len(self._m)] = self._m
             self._m = grown

@@ -125,6 +125,23 @@ def test_a_quantised_index_ranks_as_the_exact_one_and_scores_exactly_where_asked
     assert np.allclose(small.rows(np.array([5])), rows[5], atol=0.01)
 
 
+def test_an_index_keeps_float_rows_while_it_holds_no_more_than_it_quantises_above():
+    """Rows placed at once and then one more (a store opened, then an ingest): the room made for
+    more rows passes ``quantize_above`` before the rows do, and decides nothing. (The word space
+    of a store opened at 140k items was quantised by its first ingest, though its 200k is where
+    codes begin.)"""
+    rng = np.random.default_rng(5)
+    rows = rng.normal(size=(1401, 8)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    index = VectorIndex(quantize_above=1400)
+    index.set(np.arange(1000), rows[:1000])
+    index.set(np.array([1000]), rows[1000:1001])
+    assert not index.quantized
+    assert np.array_equal(index.scores(rows[3]), rows[:1001] @ rows[3])
+    index.set(np.arange(1001, 1401), rows[1001:])
+    assert index.quantized
+
+
 def test_a_quantised_scan_scores_again_exactly_as_many_best_rows_as_its_index_is_told():
     rng = np.random.default_rng(4)
     rows = rng.normal(size=(3000, 32)).astype(np.float32)
