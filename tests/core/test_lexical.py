@@ -112,6 +112,20 @@ def test_a_common_terms_coded_postings_score_each_posting_by_the_formula(counts)
         assert np.array_equal(index.scores(np.array([0]), np.array([0.5])), expected)
 
 
+def test_a_query_of_common_and_rare_terms_scores_as_one_computed_per_posting(monkeypatch):
+    """Coded terms and terms scored per posting in one query each fill their own postings' place
+    (the other tests compare coded indexes with coded ones, or a single term): the same bits as
+    an index that codes no term."""
+    from mnemoscope.engine import lexical
+
+    rng = np.random.default_rng(3)
+    docs = [[0] + list(rng.integers(1, 40, size=rng.integers(0, 30))) + [41] * int(rng.integers(0, 3)) for _ in range(3000)]
+    query, weights = np.array([3, 0, 41, 5, 7]), np.array([1.0, 0.7, 1.3, 0.2, 1.1])
+    coded = build(docs, BM25Params()).scores(query, weights)
+    monkeypatch.setattr(lexical, "LONG_POSTINGS", len(docs) + 1)
+    assert np.array_equal(coded, build(docs, BM25Params()).scores(query, weights))
+
+
 def test_a_common_terms_kept_codes_give_a_fresh_builds_scores_as_documents_grow_longer():
     """A term in over a thousand documents keeps its postings' codes between queries; a longer
     document (lengths past one byte) and deleted ones leave the scores those of a fresh build."""
