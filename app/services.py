@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
@@ -27,6 +28,8 @@ DEMO_DIR = Path(__file__).resolve().parents[1] / "assets" / "demo"
 
 Progress = Callable[[int, int, str], None]
 Cancelled = Callable[[], bool]
+WARM_UP_WAIT = 120.0  # seconds a recall waits at most for the warm-up (it takes a few at a million items)
+WARM_UP_POLL = 0.1  # seconds between two looks at whether a waiting recall was cancelled
 
 class NoStore(MnemoscopeError, RuntimeError):
     """A call needs an open store and none is open."""
@@ -73,6 +76,8 @@ class Services:
         self.watch: "ChangeWatch | None" = None  # asks SQLite whether anyone committed (see follow)
         self._tempdir: str | None = None
         self._lock = threading.Lock()
+        self._warming = threading.Condition()  # guards _warm_ups
+        self._warm_ups = 0  # warm-ups announced (warm_up_coming) and not yet ended
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -191,6 +196,39 @@ class Services:
 
         return parse_as_of(text)
 
+    def warm_up_coming(self) -> Callable[[], None]:
+        """Announce a warm-up (on the UI thread, before its worker starts): from now on a recall
+        waits for it. Returns what the warm-up's worker calls when it has ended, whatever its outcome."""
+        with self._warming:
+            self._warm_ups += 1
+        ended = threading.Event()
+
+        def end() -> None:
+            if not ended.is_set():
+                ended.set()
+                with self._warming:
+                    self._warm_ups -= 1
+                    self._warming.notify_all()
+
+        return end
+
+    def wait_for_warm_up(self, waiting: Callable[[], None] | None = None, cancelled: Cancelled | None = None,
+                         timeout: float = WARM_UP_WAIT) -> None:
+        """Wait for an announced warm-up to end (``waiting`` is called first if there is one). A
+        recall beside it would build the very matrices it is building, both threads on one GIL:
+        the two then end later than one after the other. The wait ends early when ``cancelled``
+        says so, and after ``timeout`` seconds the recall goes ahead all the same (a warm-up
+        whose worker never ran must not hold queries, nor the app's exit)."""
+        deadline = time.monotonic() + timeout
+        with self._warming:
+            if not self._warm_ups:
+                return
+        if waiting is not None:  # outside the lock: it may wait for the UI thread, which may announce a warm-up
+            waiting()
+        with self._warming:
+            while self._warm_ups and time.monotonic() < deadline and not (cancelled and cancelled()):
+                self._warming.wait(WARM_UP_POLL)
+
     def warm_up(self) -> None:
         """Load the engine's areas (graph, topic tree, ranker) so the first query need not."""
         mem = self.mem
@@ -220,6 +258,8 @@ class Services:
         return {s.id: s.name for s in self.memory.sources()}
 
     def recall(self, query: str, request: RecallRequest) -> Recall:
+        """Recall, once an announced warm-up has ended (see :meth:`wait_for_warm_up`)."""
+        self.wait_for_warm_up()
         return self.memory.recall(query, top_k=request.top_k, strategy=request.strategy, mode=request.mode,
                                   trace=True, intent=request.intent)
 

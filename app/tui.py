@@ -150,7 +150,7 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         self.store_label = self.services.label
         self.counts_changed(loaded.stats)
         self.ready_seconds = time.perf_counter() - self.started
-        self.call_after_refresh(self._warm_up)  # after the counts are painted
+        self.call_after_refresh(self._start_warm_up)  # after the counts are painted
         empty = loaded.stats is None or not loaded.stats.items
         self.post_message(StoreOpened(self.store_label, empty))
         if empty and self.offer_demo:
@@ -229,13 +229,21 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
             self.call_from_thread(self.counts_changed, stats)
             # the matrices the change dropped, built behind the screen rather than by the next
             # query; a moment later, so that the screens' own refresh comes first
-            self.call_from_thread(self.set_timer, self.WARM_AFTER_FOLLOW, self._warm_up, name="warm after follow")
+            self.call_from_thread(self.set_timer, self.WARM_AFTER_FOLLOW, self._start_warm_up, name="warm after follow")
 
-    @work(thread=True, exclusive=True, group="warm-up", exit_on_error=False)
-    def _warm_up(self) -> None:
+    def _start_warm_up(self) -> None:
+        """Announce the warm-up before its worker starts, so that a query sent at once waits for it."""
+        self._warm_up(self.services.warm_up_coming())
+
+    @work(thread=True, group="warm-up", exit_on_error=False)
+    def _warm_up(self, ended: Callable[[], None]) -> None:
         """Load the engine's areas behind the usable screen (a query sent meanwhile waits for them),
-        and build again what following another process dropped."""
-        self.services.warm_up()
+        and build again what following another process dropped. Not exclusive: every warm-up
+        announced must end (a cancelled thread worker would run on regardless)."""
+        try:
+            self.services.warm_up()
+        finally:
+            ended()
 
     @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
     def _refresh_stats(self) -> None:

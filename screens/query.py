@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -198,8 +198,15 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.set_status(f"Searching for “{text}”…")
         timeline, services = self.timeline, self.services
 
-        def ask() -> "Recall":
+        def waiting() -> None:
+            self.app.call_from_thread(self.set_status, f"Searching for “{text}”… first the engine finishes loading "
+                                      "its graph, topic tree and ranker (once after the store opens)…")
+
+        def ask(progress: object, cancelled: Callable[[], bool]) -> "Recall | None":
             timeline["worker"] = time.perf_counter()
+            services.wait_for_warm_up(waiting, cancelled)
+            if cancelled():  # a newer query replaced this one while it waited: its result would be dropped
+                return None
             result = services.recall(text, request)
             timeline["engine_done"] = time.perf_counter()
             if not self.strategy_docs:  # the recall built every area: what each strategy does is cheap now
@@ -208,14 +215,16 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
                 self.source_names = services.source_names()
             return result
 
-        self.run_task("query", "Query", ask, progress=False, replace=True, show=False, done=self.answered,
+        self.run_task("query", "Query", ask, replace=True, show=False, done=self.answered,
                       failed=self.query_failed)
 
     def query_failed(self, error: str) -> None:
         self.set_status(error, "error")
         self.notify(error, title="Query", severity="error", markup=False)
 
-    def answered(self, recall: "Recall") -> None:
+    def answered(self, recall: "Recall | None") -> None:
+        if recall is None:  # replaced while it waited for the warm-up (never delivered: dropped as cancelled)
+            return
         self.timeline["received"] = time.perf_counter()
         self.show_recall(recall)
         self.timeline["shown"] = time.perf_counter()

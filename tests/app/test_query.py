@@ -3,8 +3,12 @@ trace. Each test is one app run through several steps, as a person would take th
 
 from __future__ import annotations
 
+import threading
+import time
+
 from textual.widgets import DataTable, Select, Tree
 
+from mnemoscope.app.services import Services
 from mnemoscope.app.widgets.recall import INTENTS, MODES
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.screens.compare import CompareScreen
@@ -259,3 +263,56 @@ def test_an_undated_episode_is_listed_without_a_gap():
                 SimpleNamespace(time_start="2023-04-03T18:42", summary="Daniel and Maya")]
     lines = knowledge_text(episodes, []).plain.splitlines()
     assert lines[1:3] == ["• Shaping", "• 2023-04-03 Daniel and Maya"]
+
+
+async def test_a_query_sent_during_the_warm_up_waits_for_it_and_says_what_it_waits_for(demo_app, monkeypatch):
+    """The warm-up after the store opens builds what a recall reads: a query sent meanwhile waits
+    for it rather than building the same beside it, and the status line says so."""
+    warming, release = threading.Event(), threading.Event()
+    held, recalled = Services.warm_up, []
+
+    def held_warm_up(self) -> None:
+        warming.set()
+        release.wait(60)  # a bound, not a pause
+        held(self)
+
+    def recording_recall(self, query, request, original=Services.recall):
+        recalled.append(query)
+        return original(self, query, request)
+
+    monkeypatch.setattr(Services, "warm_up", held_warm_up)
+    monkeypatch.setattr(Services, "recall", recording_recall)
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, warming.is_set, "the warm-up to start")
+        screen, status = app.screen, app.screen.query_one("#query-status")
+        box = screen.query_one("#query-input")
+        box.value = "what did Maya adopt"
+        await pilot.press("enter")
+        await until(pilot, lambda: "finishes loading" in text_of(status), "the query to say what it waits for")
+        assert recalled == [] and screen.recall is None
+        release.set()
+        await settle(pilot)
+        assert recalled == ["what did Maya adopt"]
+        assert screen.recall is not None and screen.recall.hits and "finishes loading" not in text_of(status)
+
+
+def test_a_recall_waits_for_an_announced_warm_up_until_it_ends_or_is_cancelled():
+    services = Services()
+    services.wait_for_warm_up(timeout=0)  # none announced: no wait
+    ended = services.warm_up_coming()
+    started = time.monotonic()
+    services.wait_for_warm_up(cancelled=lambda: True)  # a replaced query stops waiting
+    services.wait_for_warm_up(timeout=0.05)  # a warm-up that never ends holds a recall only so long
+    assert time.monotonic() - started < 5
+    waited = []
+    waiter = threading.Thread(target=services.wait_for_warm_up, args=(lambda: waited.append("said"),))
+    waiter.start()
+    ended()
+    ended()  # ending twice counts once: a second announced warm-up still holds recalls
+    waiter.join(5)
+    assert not waiter.is_alive() and waited == ["said"]
+    services.warm_up_coming()
+    waited.clear()
+    services.wait_for_warm_up(lambda: waited.append("said"), timeout=0.01)
+    assert waited == ["said"]
