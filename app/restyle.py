@@ -12,10 +12,12 @@ a change is restyled as before.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TypeVar
+from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
+from textual import events
 from textual.app import App, ScreenError
+from textual.message import Message
 from textual.screen import Screen
 
 ReturnType = TypeVar("ReturnType")
@@ -42,16 +44,52 @@ class RestyleOnChangeApp(App[ReturnType]):
             screen = self.screen
         except ScreenError:  # no screen yet
             screen = None
-        if (screen is not None and inputs == self._restyled_with
-                and self._styled_with.setdefault(screen, inputs) == inputs):
+        if screen is not None and self.styles_current(screen, inputs):
             return  # (a screen met here first is new: every screen passes here when first shown)
         super().refresh_css(animate)
         self._restyled_with = inputs
         for shown in self.screen_stack:
             self._styled_with[shown] = inputs
 
+    def styles_current(self, screen: Screen, inputs: CssInputs | None = None) -> bool:
+        """Whether ``screen``'s styles were made from what they would be made from now (a screen
+        met here first is new: its widgets take the stylesheet's rules as they mount)."""
+        inputs = inputs or self.css_inputs()
+        return inputs == self._restyled_with and self._styled_with.setdefault(screen, inputs) == inputs
+
     def css_inputs(self) -> CssInputs:
         """What every widget's styles depend on: the theme's variables, the app's classes (the
         theme's among them) and the terminal's colours. Not the stylesheet's sources: those a new
         kind of widget adds as it mounts are its own rules, applied to it as it mounts."""
         return tuple(self.get_css_variables().items()), frozenset(self.classes), self.ansi_theme
+
+
+class RestyledScreen(Screen[ReturnType]):
+    """A screen of a :class:`RestyleOnChangeApp` that is not restyled for nothing either.
+
+    Textual restyles every widget of a screen each time it is shown (``ScreenResume``), and once
+    more at its first resize, when it gains its breakpoint class (``-narrow``, ``-wide``): two
+    passes over every widget at each screen's first showing, the Query screen's at the cold start.
+    Here the screen is born with the breakpoint class of the app's width, and a showing restyles
+    it only when its styles are not current (see :meth:`RestyleOnChangeApp.styles_current`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        classes = " ".join(filter(None, (kwargs.pop("classes", None), self._breakpoint_class())))
+        super().__init__(*args, classes=classes or None, **kwargs)
+
+    def _breakpoint_class(self) -> str | None:
+        """The class Textual gives the screen at its first resize (the widest breakpoint the
+        app's width reaches), if the screen uses the app's horizontal breakpoints alone."""
+        app = self.app
+        if self.HORIZONTAL_BREAKPOINTS is not None or self.VERTICAL_BREAKPOINTS or app.VERTICAL_BREAKPOINTS:
+            return None
+        width = app.size.width
+        return next((name for least, name in sorted(app.HORIZONTAL_BREAKPOINTS or [], reverse=True) if width >= least),
+                    None)
+
+    def post_message(self, message: Message) -> bool:
+        app = self.app
+        if (isinstance(message, events.ScreenResume) and message.refresh_styles
+                and isinstance(app, RestyleOnChangeApp) and app.styles_current(self)):
+            message = events.ScreenResume(refresh_styles=False)
+        return super().post_message(message)

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
 
 from mnemoscope.app.commands import Command
+from mnemoscope.app.restyle import RestyledScreen
 from mnemoscope.app.widgets import ChoiceDialog, KeyBar, NavTabs, StoreHeader, TaskPanel
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ T = TypeVar("T")
 WIDE = 110  # the app's breakpoint: from this width panes sit side by side (see MnemoscopeApp)
 
 
-class FittedScreen(Screen):
+class FittedScreen(RestyledScreen):
     """A screen whose tables have fixed-width columns (``app.widgets.tables.set_columns``) fitted to the terminal's
     width when it mounts, and fitted again when the terminal is resized."""
 
