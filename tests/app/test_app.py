@@ -101,15 +101,16 @@ async def test_start_header_digits_palette_keys_help_and_a_store_that_cannot_be_
         assert app.current_mode == "ingest" and not isinstance(app.screen, HelpScreen)
 
         # a new theme restyles the screen shown, a screen hidden meanwhile and one not shown before
-        dark = app.screen.styles.background
+        dark, dark_header = app.screen.styles.background, app.screen.query_one("#store-header").styles.background
         app.theme = "textual-light"
         await settle(pilot)
-        light = app.screen.styles.background
-        assert light != dark
+        light, light_header = app.screen.styles.background, app.screen.query_one("#store-header").styles.background
+        assert light != dark and light_header != dark_header
         for mode in ("sources", "facts"):
             await app.switch_mode(mode)
             await settle(pilot)
             assert app.screen.styles.background == light, mode
+            assert app.screen.query_one("#store-header").styles.background == light_header, mode  # its widgets too
         await app.switch_mode("ingest")
 
         # a store that cannot be opened: the open one is offered to keep
