@@ -37,6 +37,10 @@ class RestyleOnChangeApp(App[ReturnType]):
         or, for a screen made since, that restyle's."""
         return WeakKeyDictionary()
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._parsed_with = self.get_css_variables()  # what Textual made the stylesheet with
+
     def refresh_css(self, animate: bool = True) -> None:
         """Textual's restyle, when the shown screen may have styles of before (see the module)."""
         inputs = self.css_inputs()
@@ -46,7 +50,13 @@ class RestyleOnChangeApp(App[ReturnType]):
             screen = None
         if screen is not None and self.styles_current(screen, inputs):
             return  # (a screen met here first is new: every screen passes here when first shown)
-        super().refresh_css(animate)
+        if (self._restyled_with is None and (screen is None or not screen.is_mounted)
+                and self.get_css_variables() == self._parsed_with):
+            # the first screen is being made: the stylesheet was parsed with these very variables,
+            # so only what is styled already (the app, the screen) takes the theme's classes
+            self.stylesheet.update(self, animate=animate)
+        else:
+            super().refresh_css(animate)
         self._restyled_with = inputs
         for shown in self.screen_stack:
             self._styled_with[shown] = inputs

@@ -19,6 +19,7 @@ Usage::
     python bench/app_bench.py --items 2000 --runs 3 --queries 10
     python bench/app_bench.py --json               # one JSON object instead of the table
     python bench/app_bench.py --store big.db --runs 3 --queries 10 --screens   # an existing store, every screen
+    python bench/app_bench.py --store big.db --cached-bytecode   # start as an installed app: bytecode cached
 
 The store is built once (synthetic turns made from the LoCoMo data by ``engine.eval.bench``) and
 kept at ``--store`` (default: the user cache folder) so later runs measure the app, not ingest.
@@ -29,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -149,13 +151,16 @@ def build_store(path: Path, n_items: int) -> float:
     return time.perf_counter() - started
 
 
-def cold_start(store: Path, screens: bool) -> tuple[dict[str, float], dict[str, tuple[float, float]], dict[str, str]]:
-    """Spawn a fresh interpreter. Returns the cold start's times (total wall clock, of which
-    interpreter + imports, ...), with ``screens`` each screen's (wall s, UI-thread CPU s), and the
-    row counts the tour saw (what the Sources and Topics measures were taken on)."""
+def cold_start(store: Path, screens: bool, env: dict[str, str] | None = None
+               ) -> tuple[dict[str, float], dict[str, tuple[float, float]], dict[str, str]]:
+    """Spawn a fresh interpreter (in ``env``, else this process's environment). Returns the cold
+    start's times (total wall clock, of which interpreter + imports, ...), with ``screens`` each
+    screen's (wall s, UI-thread CPU s), and the row counts the tour saw (what the Sources and
+    Topics measures were taken on)."""
     spawned = time.time()
     child = CHILD.format(root=str(ROOT), store=str(store), query=QUERIES[0], screens=screens)
-    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=600, cwd=ROOT,
+                         env=env)
     lines = out.stdout.splitlines()
     line = next((l for l in lines if l.startswith("READY")), None)
     if line is None or out.returncode != 0:
@@ -168,6 +173,20 @@ def cold_start(store: Path, screens: bool) -> tuple[dict[str, float], dict[str, 
               for _tag, label, wall, ui_cpu in (l.split() for l in lines if l.startswith("SCREEN "))}
     rows = {label: counts for _tag, label, counts in (l.split(maxsplit=2) for l in lines if l.startswith("ROWS "))}
     return start, paints, rows
+
+
+def bytecode_env(cached: Path | None) -> tuple[dict[str, str] | None, str]:
+    """The cold starts' environment and how their modules' bytecode is had. ``cached``: a folder
+    of its own keeps every module's bytecode (an installed app's case: its bytecode is written at
+    install or first start); None: as this environment has it, where PYTHONDONTWRITEBYTECODE
+    makes every start compile each of the project's modules from source (a few tenths of a
+    second of a cold start)."""
+    if cached is None:
+        compiled = "compiled at each start" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "cached beside the code"
+        return None, f"as the environment has it: {compiled}"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(cached)
+    return env, f"cached in {cached}"
 
 
 def screen_medians(tours: list[dict[str, tuple[float, float]]]) -> dict[str, dict[str, float]]:
@@ -235,6 +254,8 @@ def main() -> None:
     parser.add_argument("--strategies", default="hybrid,fused,bm25")
     parser.add_argument("--mode", default="pro")
     parser.add_argument("--screens", action="store_true", help="also time each screen's first paint in every cold start")
+    parser.add_argument("--cached-bytecode", action="store_true",
+                        help="start as an installed app does, every module's bytecode cached (one untimed start fills it)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -244,7 +265,10 @@ def main() -> None:
         print(f"building a {args.items:,}-item store at {store} …", file=sys.stderr, flush=True)
         built = build_store(store, args.items)
 
-    runs = [cold_start(store, args.screens) for _ in range(args.runs)]
+    env, bytecode = bytecode_env(user_cache_path("mnemoscope") / "app-bench-bytecode" if args.cached_bytecode else None)
+    if args.cached_bytecode:
+        cold_start(store, False, env)  # writes the bytecode; not timed
+    runs = [cold_start(store, args.screens, env) for _ in range(args.runs)]
     starts = [start for start, _paints, _rows in runs]
     totals = sorted(s["total_s"] for s in starts)
     from mnemoscope.engine import Memory
@@ -256,7 +280,7 @@ def main() -> None:
     queries = asyncio.run(query_latencies(store, args.queries, strategies, args.mode))
 
     report = {
-        "items": items, "store": str(store), "store_build_s": built,
+        "items": items, "store": str(store), "store_build_s": built, "bytecode": bytecode,
         "cold_start": {"median_s": statistics.median(totals), "max_s": totals[-1], "runs": args.runs,
                        "screen_shown_median_s": statistics.median(s["shown_s"] for s in starts),
                        "store_open_median_s": statistics.median(s["open_s"] for s in starts),
@@ -269,8 +293,6 @@ def main() -> None:
     if args.screens:
         report["first_paint"] = screen_medians([paints for _start, paints, _rows in runs])
         report["tour_rows"] = runs[0][2]
-    import os
-
     report["load_average"] = os.getloadavg()
     if args.json:
         print(json.dumps(report, indent=2))
@@ -280,6 +302,7 @@ def main() -> None:
     if built is not None:
         print(f"  store built in {built:.1f}s")
     cs = report["cold_start"]
+    print(f"  modules' bytecode: {bytecode}")
     print(f"  cold start, Query screen shown and taking keys: median {cs['screen_shown_median_s']:.2f}s "
           f"(of which interpreter start {cs['interpreter_median_s']:.2f}s)")
     print(f"  cold start to a usable Query screen (store open, counts shown): median {cs['median_s']:.2f}s, "
