@@ -15,7 +15,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from mnemoscope.app.widgets import clip
-from mnemoscope.app.widgets.tables import PagedTable, PlainTable, set_columns, turned_to
+from mnemoscope.app.widgets.tables import PagedTable, set_columns, turned_to
 from mnemoscope.screens.base import BaseScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
@@ -24,6 +24,9 @@ if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
 # one page of a source's items: filling a table row costs the UI thread whether anyone scrolls to
 # it or not, and the keys move on to the next page, so a page is what a few screens show
 ITEM_ROWS_SHOWN = 500
+# one page of the sources list, for the same reason: a year of an agent's conversations is
+# thousands of sources, read at once (a row each is cheap to read) but shown a page at a time
+SOURCE_ROWS_SHOWN = 500
 
 
 @dataclass
@@ -47,9 +50,9 @@ items. The panel shows the selected item in full.
 | key | does |
 |---|---|
 | `↑` `↓` | move; `Tab` switches between sources and items |
+| `PgDn` `PgUp` `Home` `End` | move through the whole list of sources or items, page after page |
 | `Enter` | on a source: go to its items |
 | `]` `[` | the next or previous page of a source's items (a page holds 500) |
-| `PgDn` `PgUp` `Home` `End` | in the items: move through the whole source, page after page |
 | `d` | delete the selected item (or source, when the sources list has focus), after a dry run |
 """
 
@@ -62,7 +65,8 @@ items. The panel shows the selected item in full.
 
     def __init__(self) -> None:
         super().__init__()
-        self.sources: list[Source] = []
+        self.sources: list[Source] = []  # every source; the table shows a page of them
+        self.sources_start = 0  # how many sources come before the page shown
         self.counts: dict[int, int | None] = {}  # items per source, as shown
         self.items: list[Item] = []  # the page shown
         self.page_start = 0  # how many of the source's items come before the page
@@ -75,7 +79,7 @@ items. The panel shows the selected item in full.
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="sources-main", classes="split"):
             with Vertical(id="sources-left"):
-                yield PlainTable(id="sources-table", cursor_type="row")
+                yield PagedTable(id="sources-table", cursor_type="row")
                 yield PagedTable(id="items-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="item-detail"):
                 yield Static("", id="item-body")
@@ -106,48 +110,72 @@ items. The panel shows the selected item in full.
         if self.grow_sources(rows):
             return
         table = self.query_one("#sources-table", DataTable)
-        previous, previous_row = self.current_source(), table.cursor_row
-        table.clear()
+        previous, previous_at = self.current_source(), self.sources_start + table.cursor_row
         self.sources, self.counts = [s for s, _ in rows], {s.id: count for s, count in rows}
-        for source, count in rows:
-            name = Path(source.name).name
-            table.add_row(str(source.id), source.kind, name, "" if count is None else f"{count:,}", key=str(source.id))
         wanted = self.pending_source or (previous.id if previous else None)
         self.pending_source = None
         if wanted in [s.id for s in self.sources]:
             self.select_source(wanted)
-        elif self.sources:  # the source shown before is gone (deleted): the one now in its row
-            row = min(max(previous_row, 0), len(self.sources) - 1)
-            table.move_cursor(row=row)
-            self.load_items(self.sources[row].id)
+        elif self.sources:  # the source shown before is gone (deleted): the one now in its place
+            at = min(max(previous_at, 0), len(self.sources) - 1)
+            self.show_sources_page(at - at % SOURCE_ROWS_SHOWN, at % SOURCE_ROWS_SHOWN)
+            self.load_items(self.sources[at].id)
         else:
+            self.show_sources_page(0)
             self.show_items(None, [])
+
+    def show_sources_page(self, start: int, row: int = 0) -> None:
+        """The sources from the ``start``-th, a page of them, the cursor on its ``row`` (-1: the last)."""
+        table = self.query_one("#sources-table", PagedTable)
+        page = self.sources[start:start + SOURCE_ROWS_SHOWN]
+        self.sources_start = start
+        table.clear()
+        for source in page:
+            self.add_source_row(table, source)
+        if page:
+            table.move_cursor(row=row % len(page))
+        table.more_before, table.more_after = start > 0, start + len(page) < len(self.sources)
+        self.label_sources_page()
+
+    def label_sources_page(self) -> None:
+        """The name column says which sources the page holds, when it does not hold them all."""
+        table, start = self.query_one("#sources-table", PagedTable), self.sources_start
+        shown = table.row_count
+        table.columns["name"].label = Text(f"source ({start + 1:,}–{start + shown:,} of {len(self.sources):,})"
+                                           if shown < len(self.sources) else "source")
+
+    def add_source_row(self, table: DataTable, source: Source) -> None:
+        count = self.counts.get(source.id)
+        table.add_row(str(source.id), source.kind, Path(source.name).name, "" if count is None else f"{count:,}",
+                      key=str(source.id))
 
     def grow_sources(self, rows: list[tuple[Source, int | None]]) -> bool:
         """Sources only added, or their counts changed (another process ingesting): update the
         rows in place, so the cursor, the items shown and the scroll stay as they were, and the
         selected source's items are read again only if they changed. False: rebuild the list."""
-        table = self.query_one("#sources-table", DataTable)
-        before = [s.id for s in self.sources]
-        if not before or [s.id for s, _ in rows][:len(before)] != before or table.row_count != len(before):
+        table = self.query_one("#sources-table", PagedTable)
+        before, start = [s.id for s in self.sources], self.sources_start
+        shown = before[start:start + SOURCE_ROWS_SHOWN]
+        if not before or [s.id for s, _ in rows][:len(before)] != before or table.row_count != len(shown):
             return False
         selected = self.current_source()
-        for source, count in rows[len(before):]:
-            table.add_row(str(source.id), source.kind, Path(source.name).name, "" if count is None else f"{count:,}",
-                          key=str(source.id))
         changed = {s.id for s, count in rows[:len(before)] if self.counts.get(s.id) != count}
-        for source, count in rows[:len(before)]:
-            if source.id in changed:
-                table.update_cell(str(source.id), "items", "" if count is None else f"{count:,}")
         self.sources, self.counts = [s for s, _ in rows], {s.id: count for s, count in rows}
+        for source in self.sources[start + len(shown):start + SOURCE_ROWS_SHOWN]:  # on the page's room
+            self.add_source_row(table, source)
+        for source_id in changed.intersection(shown):
+            count = self.counts[source_id]
+            table.update_cell(str(source_id), "items", "" if count is None else f"{count:,}")
+        table.more_after = start + table.row_count < len(self.sources)
+        self.label_sources_page()
         if selected is not None and selected.id in changed:
             self.load_items(selected.id)
         return True
 
     def current_source(self) -> Source | None:
         table = self.query_one("#sources-table", DataTable)
-        row = table.cursor_row
-        return self.sources[row] if self.sources and 0 <= row < len(self.sources) else None
+        at = self.sources_start + table.cursor_row
+        return self.sources[at] if table.row_count and 0 <= at < len(self.sources) else None
 
     def select_source(self, source_id: int, item_id: int | None = None) -> None:
         """Move to a source (and one of its items): the jumps from the palette and from Memories.
@@ -157,8 +185,12 @@ items. The panel shows the selected item in full.
         if source_id not in ids:
             self.pending_source = source_id
             return
-        table = self.query_one("#sources-table", DataTable)
-        table.move_cursor(row=ids.index(source_id))
+        at = ids.index(source_id)
+        start = at - at % SOURCE_ROWS_SHOWN
+        if start != self.sources_start or self.query_one("#sources-table", DataTable).row_count == 0:
+            self.show_sources_page(start, at - start)
+        else:
+            self.query_one("#sources-table", DataTable).move_cursor(row=at - start)
         self.load_items(source_id)
 
     @on(DataTable.RowHighlighted, "#sources-table")
@@ -210,7 +242,16 @@ items. The panel shows the selected item in full.
         if source is not None and total and 0 <= start < total:
             self.load_items(source.id, start, row)
 
-    @on(PagedTable.LeavePage)
+    @on(PagedTable.LeavePage, "#sources-table")
+    def leave_sources_page(self, event: PagedTable.LeavePage) -> None:
+        """The cursor moved past the sources' page shown: the page it leads to, and the items of
+        the source it lands on."""
+        start, row = turned_to(event.to, self.sources_start, SOURCE_ROWS_SHOWN, len(self.sources))
+        self.show_sources_page(start, row)
+        if (source := self.current_source()) is not None:
+            self.load_items(source.id)
+
+    @on(PagedTable.LeavePage, "#items-table")
     def leave_page(self, event: PagedTable.LeavePage) -> None:
         """The cursor moved past the page shown: the page it leads to."""
         source = self.current_source()

@@ -60,9 +60,14 @@ class PagedTable(PlainTable):
     class LeavePage(Message):
         """The cursor leaves the page: ``to`` is next, previous, first or last."""
 
-        def __init__(self, to: str) -> None:
+        def __init__(self, table: "PagedTable", to: str) -> None:
             super().__init__()
-            self.to = to
+            self.table, self.to = table, to
+
+        @property
+        def control(self) -> "PagedTable":
+            """The table left (``@on(PagedTable.LeavePage, "#its-id")`` selects by it)."""
+            return self.table
 
     BINDINGS = [Binding("home", "scroll_top", show=False), Binding("end", "scroll_bottom", show=False)]
 
@@ -71,7 +76,7 @@ class PagedTable(PlainTable):
 
     def _leave(self, to: str, more: bool) -> bool:
         if more:
-            self.post_message(self.LeavePage(to))
+            self.post_message(self.LeavePage(self, to))
         return more
 
     def action_cursor_down(self) -> None:

@@ -162,6 +162,39 @@ async def test_the_items_keys_move_through_the_whole_source_page_after_page(demo
         assert screen.page_start == 150 and "items 151–200 of 206" in "\n".join(screen_lines(app))
 
 
+async def test_the_sources_keys_move_through_every_source_page_after_page(demo_app, monkeypatch):
+    # thousands of sources show a page at a time (here 2 of the demo's 5): the keys move through
+    # the whole list, each source landed on shows its items, a jump opens the page that holds it
+    from mnemoscope.screens import sources
+
+    monkeypatch.setattr(sources, "SOURCE_ROWS_SHOWN", 2)
+    app = demo_app(start_mode="sources")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        table = screen.query_one("#sources-table", DataTable)
+        every = [s.id for s in app.services.memory.sources()]
+        assert len(every) == 5 and table.row_count == 2 and "source (1–2 of 5)" in "\n".join(screen_lines(app))
+        table.focus()
+
+        def place() -> int:
+            source = screen.current_source()
+            assert {i.source_id for i in screen.items} == {source.id}  # its items are the ones shown
+            return every.index(source.id)
+
+        press = place_after(pilot, place)
+        assert await press("end") == 4 and screen.sources_start == 4 and table.row_count == 1
+        assert "source (5–5 of 5)" in "\n".join(screen_lines(app))
+        assert await press("home") == 0 and screen.sources_start == 0
+        assert await press("down", "down") == 2 and screen.sources_start == 2  # past the page's last row
+        assert await press("up") == 1 and screen.sources_start == 0
+        assert await press("up") == 0  # nothing before the first: it stays
+        assert await press("pagedown", "pagedown", "pagedown") == 3
+        screen.select_source(every[4])
+        await settle(pilot)
+        assert place() == 4 and screen.sources_start == 4
+
+
 async def test_the_timeline_keys_move_through_every_episode_page_after_page(demo_app, monkeypatch):
     # the timeline of a big store is read a page at a time, and the keys go on past the page
     from mnemoscope.screens import memories
