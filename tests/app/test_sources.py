@@ -4,7 +4,8 @@ run first, and the lists stay where they were."""
 from __future__ import annotations
 
 import threading
-from typing import Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import AsyncIterator, Awaitable, Callable
 
 from textual.widgets import DataTable
 
@@ -109,13 +110,8 @@ async def test_the_items_keys_move_through_the_whole_source_page_after_page(demo
     # last row its next item, PgUp on a page's first row the item before; ] ] turns two pages;
     # a page that fails to read leaves ] counting from the page shown
     from mnemoscope.engine.errors import StoreError
-    from mnemoscope.screens import sources
 
-    monkeypatch.setattr(sources, "ITEM_ROWS_SHOWN", 50)
-    app = demo_app(start_mode="sources")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = app.screen
+    async with sources_screen(demo_app, monkeypatch, ITEM_ROWS_SHOWN=50) as (app, pilot, screen):
         conversation = next(s for s in screen.sources if s.kind == "conversation")
         screen.select_source(conversation.id)
         await settle(pilot)
@@ -165,13 +161,7 @@ async def test_the_items_keys_move_through_the_whole_source_page_after_page(demo
 async def test_the_sources_keys_move_through_every_source_page_after_page(demo_app, monkeypatch):
     # thousands of sources show a page at a time (here 2 of the demo's 5): the keys move through
     # the whole list, each source landed on shows its items, a jump opens the page that holds it
-    from mnemoscope.screens import sources
-
-    monkeypatch.setattr(sources, "SOURCE_ROWS_SHOWN", 2)
-    app = demo_app(start_mode="sources")
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = app.screen
+    async with sources_screen(demo_app, monkeypatch, SOURCE_ROWS_SHOWN=2) as (app, pilot, screen):
         table = screen.query_one("#sources-table", DataTable)
         every = [s.id for s in app.services.memory.sources()]
         assert len(every) == 5 and table.row_count == 2 and "source (1–2 of 5)" in "\n".join(screen_lines(app))
@@ -215,6 +205,20 @@ async def test_the_timeline_keys_move_through_every_episode_page_after_page(demo
         assert await press("down", "down", "down", "down") == 4 and screen.page_start == 4
         assert await press("up") == 3 and screen.page_start == 0
         assert "Episode" in text_of(screen.query_one("#episode-body"))
+
+
+@asynccontextmanager
+async def sources_screen(demo_app, monkeypatch, **page_sizes: int) -> AsyncIterator[tuple]:
+    """The app on the demo store, opened on Sources with its pages this small (``ITEM_ROWS_SHOWN``,
+    ``SOURCE_ROWS_SHOWN``) and settled: (app, pilot, screen)."""
+    from mnemoscope.screens import sources
+
+    for name, size in page_sizes.items():
+        monkeypatch.setattr(sources, name, size)
+    app = demo_app(start_mode="sources")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        yield app, pilot, app.screen
 
 
 def place_after(pilot, place: Callable[[], int]) -> Callable[..., Awaitable[int]]:
