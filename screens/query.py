@@ -199,8 +199,8 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         timeline, services = self.timeline, self.services
 
         def waiting() -> None:
-            self.app.call_from_thread(self.set_status, f"Searching for “{text}”… first the engine finishes loading "
-                                      "its graph, topic tree and ranker (once after the store opens)…")
+            self.app.call_from_thread(self.set_status, "Waiting for the engine to load its graph, topic tree and "
+                                      f"ranker (once after the store opens); then “{text}” runs…")
 
         def ask(progress: object, cancelled: Callable[[], bool]) -> "Recall | None":
             timeline["worker"] = time.perf_counter()

@@ -289,12 +289,13 @@ async def test_a_query_sent_during_the_warm_up_waits_for_it_and_says_what_it_wai
         box = screen.query_one("#query-input")
         box.value = "what did Maya adopt"
         await pilot.press("enter")
-        await until(pilot, lambda: "finishes loading" in text_of(status), "the query to say what it waits for")
+        await until(pilot, lambda: "Waiting for the engine to load" in text_of(status),
+                    "the query to say what it waits for")
         assert recalled == [] and screen.recall is None
         release.set()
         await settle(pilot)
         assert recalled == ["what did Maya adopt"]
-        assert screen.recall is not None and screen.recall.hits and "finishes loading" not in text_of(status)
+        assert screen.recall is not None and screen.recall.hits and "Waiting" not in text_of(status)
 
 
 def test_a_recall_waits_for_an_announced_warm_up_until_it_ends_or_is_cancelled():
