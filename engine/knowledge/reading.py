@@ -165,16 +165,17 @@ class KnowledgeReading(KnowledgeBuilding):
 
     def episodes(self, source_id: int | None = None, ids: Sequence[int] | None = None) -> list[Episode]:
         """Live episodes (all, of one source, or by id) with items, events and images."""
-        rows = self.store.episode_rows(ids=ids, source_id=source_id)
+        return self._episodes_shown(self.store.shown_episodes(ids=ids, source_id=source_id))
+
+    def _episodes_shown(self, rows: Sequence[tuple]) -> list[Episode]:
+        """The episodes of these rows (``Store.shown_episodes``), their items and events read
+        for all of them at once."""
         if not rows:
             return []
         members = self.store.episode_members([r[0] for r in rows])
         events = self.store.events_of_items(list(dict.fromkeys(m.item_id for ms in members.values() for m in ms)))
-        merged: dict[int, list[int]] = defaultdict(list)
-        for gone, into in self.store.merged_into([r[0] for r in rows]):
-            merged[into].append(gone)
         out = []
-        for eid, source, session, summary, origin, _m in rows:
+        for eid, source, session, summary, origin, merged_from in rows:
             items = sorted(members.get(eid, []), key=lambda m: (m.source_id, m.position))
             ev = events_for([m.item_id for m in items], events)
             times = sorted(m.timestamp for m in items if m.timestamp)
@@ -185,7 +186,7 @@ class KnowledgeReading(KnowledgeBuilding):
                 time_start=times[0] if times else None, time_end=times[-1] if times else None,
                 images=[{"item_id": m.item_id, "url": m.image_meta.get("image_url", ""), "caption": m.image_meta["image_caption"]}
                         for m in items if m.image_meta and m.image_meta.get("image_caption")],
-                merged_from=sorted(merged.get(eid, [])), origin=origin))
+                merged_from=merged_from, origin=origin))
         return out
 
     def timeline_page(self, limit: int, offset: int = 0) -> tuple[list[Episode], int]:
@@ -202,9 +203,6 @@ class KnowledgeReading(KnowledgeBuilding):
             raise KnowledgeError(f"no episode with id {episode_id}")
         return found[0]
 
-    def episodes_of_items(self, item_ids: Sequence[int]) -> dict[int, int]:
-        return self.store.episodes_of_items(list(item_ids))
-
     def episodes_of_hits(self, item_ids: Sequence[int]) -> list[Episode]:
         """The live episodes of these items (a recall's hits, best first), each once, in the order
         of its first item. Read once per store state: each a copy the caller owns."""
@@ -215,12 +213,18 @@ class KnowledgeReading(KnowledgeBuilding):
             kept = self._kept_episodes = KeptEpisodes(state)
         # Each read is added whole, in one update: another thread's recall shares these dicts and
         # must never see an item's episode or an episode as unknown while it is being read.
+        shown: dict[int, tuple | None] = {}  # episode id → its row as shown (None: not live), read with the items
         if unknown := [i for i in dict.fromkeys(item_ids) if i not in kept.of_item]:
-            found = self.episodes_of_items(unknown)
+            found: dict[int, int] = {}
+            for item_id, episode_id, row in self.store.shown_episodes_of_items(unknown):
+                found[item_id], shown[episode_id] = episode_id, row
             kept.of_item.update({i: found.get(i) for i in unknown})
         order = list(dict.fromkeys(e for i in item_ids if (e := kept.of_item[i]) is not None))
         if unread := [e for e in order if e not in kept.by_id]:
-            read = {e.id: e for e in self.episodes(ids=unread)}
+            rows = [row for e in sorted(unread) if e in shown and (row := shown[e]) is not None]
+            if missing := [e for e in unread if e not in shown]:  # items known, their episode not (evicted)
+                rows = sorted(rows + self.store.shown_episodes(ids=missing))
+            read = {e.id: e for e in self._episodes_shown(rows)}
             kept.by_id.update({e: read.get(e) for e in unread})
         return [_copy_of(e) for i in order if (e := kept.by_id[i]) is not None]
 

@@ -328,6 +328,12 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+def _shown(row: Sequence) -> tuple:
+    """An episode row as shown: its merged-away episodes' ids (SQLite's comma list) sorted."""
+    *head, merged = row
+    return (*head, sorted(int(i) for i in merged.split(",")) if merged else [])
+
+
 def _marks(n: int) -> str:
     return ",".join("?" * n)
 
@@ -749,9 +755,31 @@ class KnowledgeSQL:
         total = self.conn.execute("SELECT COUNT(*) FROM episodes WHERE merged_into IS NULL").fetchone()[0]
         return ids, total
 
-    def merged_into(self, episode_ids: Sequence[int]) -> list[tuple[int, int]]:
-        """(merged-away episode, the episode it went into) for these target episodes."""
-        return self._in("SELECT id, merged_into FROM episodes WHERE merged_into IN ({marks})", episode_ids)
+    # A live episode as shown (its merged-away episodes' ids with it, along episodes_merged):
+    # (id, source_id, session, summary, origin, merged-away ids).
+    _SHOWN_EPISODE = ("e.id, e.source_id, e.session, e.summary, e.origin,"
+                      " (SELECT group_concat(m.id) FROM episodes m WHERE m.merged_into = e.id)")
+
+    def shown_episodes(self, ids: Sequence[int] | None = None, source_id: int | None = None) -> list[tuple]:
+        """Live episodes (all, of one source, or by id) as shown, by id: one read, where the
+        episodes' rows and the episodes merged into them were two."""
+        cols = f"SELECT {self._SHOWN_EPISODE} FROM episodes e WHERE e.merged_into IS NULL"
+        if ids is not None:
+            rows = self._in(cols + " AND e.id IN ({marks}) ORDER BY e.id", ids)
+        elif source_id is not None:
+            rows = self.conn.execute(cols + " AND e.source_id = ? ORDER BY e.id", (source_id,)).fetchall()
+        else:
+            rows = self.conn.execute(cols + " ORDER BY e.id").fetchall()
+        return [_shown(row) for row in rows]
+
+    def shown_episodes_of_items(self, item_ids: Sequence[int]) -> list[tuple[int, int, tuple | None]]:
+        """(item id, its episode's id, the episode as shown or None when it is not live) of the
+        items with an episode: a recall's hits' episodes in one read, where the items' episodes,
+        the episodes' rows and the episodes merged into them were three."""
+        return [(item_id, row[0], _shown(row) if merged_into is None else None)
+                for item_id, merged_into, *row in self._in(
+                    f"SELECT x.item_id, e.merged_into, {self._SHOWN_EPISODE} FROM episode_items x"
+                    " JOIN episodes e ON e.id = x.episode_id WHERE x.item_id IN ({marks})", item_ids)]
 
     def episode_item_rows(self) -> list[tuple[int, int, int]]:
         """(item id, episode id, home id) of every item with an episode."""
@@ -822,8 +850,10 @@ class KnowledgeSQL:
 
     def events_of_items(self, item_ids: Sequence[int]) -> dict[int, list[tuple[str, dict[str, Any]]]]:
         out: dict[int, list[tuple[str, dict[str, Any]]]] = {}
-        for iid, origin, body in self._in("SELECT item_id, origin, body FROM events WHERE item_id IN ({marks}) ORDER BY id", item_ids):
-            out.setdefault(iid, []).append((origin, json.loads(body)))
+        rows = self._in("SELECT item_id, origin, body FROM events WHERE item_id IN ({marks}) ORDER BY id", item_ids)
+        bodies = json.loads("[" + ",".join(body for _, _, body in rows) + "]")  # one decoding, not one per event
+        for (iid, origin, _), body in zip(rows, bodies):
+            out.setdefault(iid, []).append((origin, body))
         return out
 
     def event_rows(self) -> list[tuple[int, str, dict[str, Any]]]:

@@ -185,6 +185,21 @@ def test_merged_episodes_keep_every_item_findable_and_split_back(mem):
         k.split_episode(first.id)
 
 
+def test_a_recalls_episodes_are_read_in_four_statements_whatever_their_merges(mem):
+    """The hits' episodes as the knowledge shows them (merged ones with what went into them),
+    read at once: the store's state, the items' live episodes, their members, their events."""
+    k = mem.knowledge
+    first, second = k.episodes()
+    k.merge_episodes(first.id, second.id)
+    statements: list[str] = []
+    mem.store.conn.set_trace_callback(statements.append)
+    recalled = k.episodes_of_hits([second.items[-1], first.items[0]])
+    mem.store.conn.set_trace_callback(None)
+    assert recalled and recalled == k.episodes(ids=[first.id])
+    assert recalled[0].merged_from == [second.id] and recalled[0].events
+    assert len(statements) == 4
+
+
 @pytest.mark.parametrize("writer", ["this connection", "another connection"])
 def test_a_recalls_episodes_follow_a_merge_after_recalls_kept_them(mem, tmp_path, writer):
     """The episodes of a recall's hits are kept between recalls until the store changes: a merge
