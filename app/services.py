@@ -76,8 +76,9 @@ class Services:
         self.watch: "ChangeWatch | None" = None  # asks SQLite whether anyone committed (see follow)
         self._tempdir: str | None = None
         self._lock = threading.Lock()
-        self._warming = threading.Condition()  # guards _warm_ups
-        self._warm_ups = 0  # warm-ups announced (warm_up_coming) and not yet ended
+        self._warming = threading.Condition()  # guards the two below
+        self._warm_ups_announced = 0  # warm-ups announced so far (warm_up_coming): each one's number
+        self._warm_ups_running: set[int] = set()  # the numbers of those announced and not yet ended
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -200,33 +201,39 @@ class Services:
         """Announce a warm-up (on the UI thread, before its worker starts): from now on a recall
         waits for it. Returns what the warm-up's worker calls when it has ended, whatever its outcome."""
         with self._warming:
-            self._warm_ups += 1
-        ended = threading.Event()
+            self._warm_ups_announced += 1
+            number = self._warm_ups_announced
+            self._warm_ups_running.add(number)
 
         def end() -> None:
-            if not ended.is_set():
-                ended.set()
-                with self._warming:
-                    self._warm_ups -= 1
-                    self._warming.notify_all()
+            with self._warming:
+                self._warm_ups_running.discard(number)
+                self._warming.notify_all()
 
         return end
 
     def wait_for_warm_up(self, waiting: Callable[[], None] | None = None, cancelled: Cancelled | None = None,
                          timeout: float = WARM_UP_WAIT) -> None:
-        """Wait for an announced warm-up to end (``waiting`` is called first if there is one). A
-        recall beside it would build the very matrices it is building, both threads on one GIL:
-        the two then end later than one after the other. The wait ends early when ``cancelled``
-        says so, and after ``timeout`` seconds the recall goes ahead all the same (a warm-up
-        whose worker never ran must not hold queries, nor the app's exit)."""
+        """Wait for the warm-ups announced so far to end (``waiting`` is called first if there is
+        one). A recall beside one would build the very matrices it is building, both threads on
+        one GIL: the two then end later than one after the other. Warm-ups announced during the
+        wait do not hold it (another process writing every second announces one after each
+        change: they overlap, and the recall would wait for all of them). The wait ends early
+        when ``cancelled`` says so, and after ``timeout`` seconds the recall goes ahead all the
+        same (a warm-up whose worker never ran must not hold queries, nor the app's exit)."""
         deadline = time.monotonic() + timeout
         with self._warming:
-            if not self._warm_ups:
+            if not self._warm_ups_running:
                 return
+            last = self._warm_ups_announced
+
+        def held() -> bool:
+            return min(self._warm_ups_running, default=last + 1) <= last
+
         if waiting is not None:  # outside the lock: it may wait for the UI thread, which may announce a warm-up
             waiting()
         with self._warming:
-            while self._warm_ups and time.monotonic() < deadline and not (cancelled and cancelled()):
+            while held() and time.monotonic() < deadline and not (cancelled and cancelled()):
                 self._warming.wait(WARM_UP_POLL)
 
     def warm_up(self) -> None:

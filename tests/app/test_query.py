@@ -306,14 +306,30 @@ def test_a_recall_waits_for_an_announced_warm_up_until_it_ends_or_is_cancelled()
     services.wait_for_warm_up(cancelled=lambda: True)  # a replaced query stops waiting
     services.wait_for_warm_up(timeout=0.05)  # a warm-up that never ends holds a recall only so long
     assert time.monotonic() - started < 5
-    waited = []
-    waiter = threading.Thread(target=services.wait_for_warm_up, args=(lambda: waited.append("said"),))
+    said = threading.Event()
+    waiter = threading.Thread(target=services.wait_for_warm_up, args=(said.set,))
     waiter.start()
+    assert said.wait(5)  # the waiter is in: the warm-up ends after it looked
     ended()
     ended()  # ending twice counts once: a second announced warm-up still holds recalls
     waiter.join(5)
-    assert not waiter.is_alive() and waited == ["said"]
+    assert not waiter.is_alive()
     services.warm_up_coming()
-    waited.clear()
+    waited = []
     services.wait_for_warm_up(lambda: waited.append("said"), timeout=0.01)
     assert waited == ["said"]
+
+
+def test_a_recall_waits_only_for_the_warm_ups_announced_before_it():
+    """Another process writing every second announces a warm-up after each change (the app
+    follows it): they overlap, and a recall waiting for every one of them would wait until its
+    timeout."""
+    services = Services()
+    first_ended, said = services.warm_up_coming(), threading.Event()
+    waiter = threading.Thread(target=services.wait_for_warm_up, args=(said.set,), kwargs={"timeout": 60})
+    waiter.start()
+    assert said.wait(5)  # the recall waits
+    services.warm_up_coming()  # the next change's warm-up, announced meanwhile (not ended here)
+    first_ended()
+    waiter.join(5)
+    assert not waiter.is_alive()
