@@ -114,15 +114,16 @@ items. The panel shows the selected item in full.
         self.sources, self.counts = [s for s, _ in rows], {s.id: count for s, count in rows}
         wanted = self.pending_source or (previous.id if previous else None)
         self.pending_source = None
-        if wanted in [s.id for s in self.sources]:
-            self.select_source(wanted)
-        elif self.sources:  # the source shown before is gone (deleted): the one now in its place
-            at = min(max(previous_at, 0), len(self.sources) - 1)
-            self.show_sources_page(at - at % SOURCE_ROWS_SHOWN, at % SOURCE_ROWS_SHOWN)
-            self.load_items(self.sources[at].id)
-        else:
+        ids = [s.id for s in self.sources]
+        if not ids:
             self.show_sources_page(0)
             self.show_items(None, [])
+            return
+        # the source shown before, or when it is gone (deleted) the one now in its place; the page
+        # is filled again even when it stays: another of its sources may be gone
+        at = ids.index(wanted) if wanted in ids else min(max(previous_at, 0), len(ids) - 1)
+        self.show_sources_page(at - at % SOURCE_ROWS_SHOWN, at % SOURCE_ROWS_SHOWN)
+        self.load_items(ids[at])
 
     def show_sources_page(self, start: int, row: int = 0) -> None:
         """The sources from the ``start``-th, a page of them, the cursor on its ``row`` (-1: the last)."""

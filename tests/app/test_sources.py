@@ -185,6 +185,23 @@ async def test_the_sources_keys_move_through_every_source_page_after_page(demo_a
         assert place() == 4 and screen.sources_start == 4
 
 
+async def test_a_source_deleted_elsewhere_leaves_the_list_and_the_cursor_stays_on_its_source(demo_app, monkeypatch):
+    # another source than the one selected is deleted (by another process, which the app follows):
+    # its row leaves the list, and the row highlighted is the source whose items are shown
+    async with sources_screen(demo_app, monkeypatch) as (app, pilot, screen):
+        table = screen.query_one("#sources-table", DataTable)
+        every = [s.id for s in screen.sources]
+        assert len(every) == 5
+        screen.select_source(every[2])
+        await settle(pilot)
+        app.services.memory.delete_source(every[0])
+        app.store_changed()
+        await settle(pilot)
+        assert [table.get_row_at(row)[0] for row in range(table.row_count)] == [str(i) for i in every[1:]]
+        assert table.get_row_at(table.cursor_row)[0] == str(every[2]) and screen.current_source().id == every[2]
+        assert {i.source_id for i in screen.items} == {every[2]}
+
+
 async def test_the_timeline_keys_move_through_every_episode_page_after_page(demo_app, monkeypatch):
     # the timeline of a big store is read a page at a time, and the keys go on past the page
     from mnemoscope.screens import memories
