@@ -147,10 +147,13 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
                       failed=self.store_failed, keep_cancelled=True)
 
     def store_opened(self, loaded: StoreLoaded) -> None:
+        # the warm-up is announced now, though it starts after the counts are painted: a query
+        # sent while the store was opening runs once the strategies are read, maybe before that paint
+        ended = self.services.warm_up_coming()
         self.store_label = self.services.label
         self.counts_changed(loaded.stats)
         self.ready_seconds = time.perf_counter() - self.started
-        self.call_after_refresh(self._start_warm_up)  # after the counts are painted
+        self.call_after_refresh(self._warm_up, ended)
         empty = loaded.stats is None or not loaded.stats.items
         self.post_message(StoreOpened(self.store_label, empty))
         if empty and self.offer_demo:

@@ -298,6 +298,52 @@ async def test_a_query_sent_during_the_warm_up_waits_for_it_and_says_what_it_wai
         assert screen.recall is not None and screen.recall.hits and "Waiting" not in text_of(status)
 
 
+async def test_a_query_sent_while_the_store_opens_waits_for_the_warm_up_too(demo_app, monkeypatch):
+    """It runs once the strategies are read, which may come before the paint the warm-up's worker
+    waits for: the warm-up is announced as the store is open, so the query waits all the same."""
+    from mnemoscope.app.tui import MnemoscopeApp
+
+    opening, warming, release = threading.Event(), threading.Event(), threading.Event()
+    opened, warm_up, recall, store_opened = Services.open, Services.warm_up, Services.recall, MnemoscopeApp.store_opened
+    recalled, announced = [], []
+
+    def held_open(self, path=None):
+        opening.wait(60)  # a bound, not a pause
+        return opened(self, path)
+
+    def held_warm_up(self) -> None:
+        warming.set()
+        release.wait(60)
+        warm_up(self)
+
+    def recording_recall(self, query, request):
+        recalled.append(query)
+        return recall(self, query, request)
+
+    def opened_then_looked(app, loaded) -> None:
+        store_opened(app, loaded)
+        app.services.wait_for_warm_up(lambda: announced.append(True), timeout=0)
+
+    monkeypatch.setattr(Services, "open", held_open)
+    monkeypatch.setattr(Services, "warm_up", held_warm_up)
+    monkeypatch.setattr(Services, "recall", recording_recall)
+    monkeypatch.setattr(MnemoscopeApp, "store_opened", opened_then_looked)
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        status = app.screen.query_one("#query-status")
+        app.screen.query_one("#query-input").value = "what did Maya adopt"
+        await pilot.press("enter")
+        await until(pilot, lambda: "Opening the store" in text_of(status), "the query to wait for the store")
+        opening.set()
+        await until(pilot, warming.is_set, "the warm-up to start")
+        await until(pilot, lambda: "Waiting for the engine to load" in text_of(status),
+                    "the query to say what it waits for")
+        assert announced == [True] and recalled == []
+        release.set()
+        await settle(pilot)
+        assert recalled == ["what did Maya adopt"] and app.screen.recall is not None
+
+
 def test_a_recall_waits_for_an_announced_warm_up_until_it_ends_or_is_cancelled():
     services = Services()
     services.wait_for_warm_up(timeout=0)  # none announced: no wait
