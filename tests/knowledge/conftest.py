@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -78,3 +78,16 @@ def ingested_conversation(tmp_path: Path, conversation: dict[str, Any]) -> Itera
     """A fresh store holding one LoCoMo file with ``conversation`` (:func:`locomo`), closed afterwards."""
     with ingested(tmp_path, f"{conversation['sample_id']}.json", json.dumps([conversation])) as mem:
         yield mem
+
+
+def stored(conversation: dict[str, Any]) -> Callable[..., Iterator[Memory]]:
+    """A module-scoped fixture (assign it to the name the tests ask for) holding a store with
+    ``conversation``: ingested once for every test of the module that names it, since those
+    tests only recall from it."""
+
+    @pytest.fixture(scope="module")
+    def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+        with ingested_conversation(tmp_path_factory.mktemp("conversation"), conversation) as mem:
+            yield mem
+
+    return store

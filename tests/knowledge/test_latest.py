@@ -9,7 +9,7 @@ from mnemoscope.engine.knowledge import present
 from mnemoscope.engine.knowledge.latest import asks_state
 from mnemoscope.engine.knowledge.supersession import load_rules
 
-from .conftest import ingested_conversation, locomo
+from .conftest import locomo, stored
 from .test_present import above, ranked
 
 HALF = locomo("half", ("Priya", "Dan"),
@@ -22,6 +22,7 @@ HALF = locomo("half", ("Priya", "Dan"),
         ("Dan", "That's rotten luck. Swimming?"),
     ]),
 )
+half = stored(HALF)
 
 WRIST = locomo("wrist", ("Tom", "Ana"),
     ("9:00 am on 2 February, 2024", [
@@ -35,6 +36,7 @@ WRIST = locomo("wrist", ("Tom", "Ana"),
         ("Ana", "Show-off."),
     ]),
 )
+wrist = stored(WRIST)
 
 SARA = locomo("sara", ("Ben", "Ruth"),
     ("9:00 am on 10 January, 2024", [
@@ -46,22 +48,20 @@ SARA = locomo("sara", ("Ben", "Ruth"),
         ("Ben", "She switched to law, the medicine course was too long for her."),
     ]),
 )
+sara = stored(SARA)
 
 
-def test_asking_whether_something_holds_now_takes_the_latest_word_without_a_change_word(tmp_path):
-    with ingested_conversation(tmp_path, HALF) as mem:
-        assert above(ranked(mem, "Is Priya running the half marathon?"), "D2:1", "D1:1")
-        assert above(ranked(mem, "Is Priya running the half marathon?", as_of="2024-02-01"), "D1:1", "D1:2")
+def test_asking_whether_something_holds_now_takes_the_latest_word_without_a_change_word(half):
+    assert above(ranked(half, "Is Priya running the half marathon?"), "D2:1", "D1:1")
+    assert above(ranked(half, "Is Priya running the half marathon?", as_of="2024-02-01"), "D1:1", "D1:2")
 
 
-def test_an_answer_is_about_what_the_question_just_before_it_asked(tmp_path):
-    with ingested_conversation(tmp_path, WRIST) as mem:
-        assert above(ranked(mem, "Is Tom's wrist still broken?"), "D2:2", "D1:1")
+def test_an_answer_is_about_what_the_question_just_before_it_asked(wrist):
+    assert above(ranked(wrist, "Is Tom's wrist still broken?"), "D2:2", "D1:1")
 
 
-def test_an_answer_is_about_whom_the_question_just_before_it_named(tmp_path):
-    with ingested_conversation(tmp_path, SARA) as mem:
-        assert above(ranked(mem, "What does Sara study?"), "D2:2", "D1:1")
+def test_an_answer_is_about_whom_the_question_just_before_it_named(sara):
+    assert above(ranked(sara, "What does Sara study?"), "D2:2", "D1:1")
 
 
 def test_questions_of_what_holds_now_are_told_from_open_ones():

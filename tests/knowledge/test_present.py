@@ -3,15 +3,13 @@ on the same topic, even when no fact of a slot states the change (engine/knowled
 
 from __future__ import annotations
 
-from typing import Iterator
-
 import pytest
 
 from mnemoscope.engine import Memory
 from mnemoscope.engine.knowledge import present
 from mnemoscope.engine.knowledge.supersession import load_rules
 
-from .conftest import ingested_conversation, locomo
+from .conftest import locomo, stored
 
 CHANGES = locomo("changes", ("Noor", "Sam"),
     ("9:00 am on 10 January, 2023", [
@@ -38,12 +36,7 @@ CHANGES = locomo("changes", ("Noor", "Sam"),
         ("Noor", "I drink green sencha now, the Assam phase is over."),
     ]),
 )
-
-
-@pytest.fixture(scope="module")
-def changes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
-    with ingested_conversation(tmp_path_factory.mktemp("present"), CHANGES) as mem:
-        yield mem
+changes = stored(CHANGES)
 
 
 def ranked(mem: Memory, question: str, **options) -> list[str]:
@@ -98,15 +91,15 @@ HOMES = locomo("homes", ("Noor", "Sam"),
         ("Sam", "That sounds lovely."),
     ]),
 )
+homes = stored(HOMES)
 
 
-def test_the_latest_value_of_the_asked_slot_goes_first_without_a_supersession(tmp_path):
-    with ingested_conversation(tmp_path, HOMES) as mem:
-        assert not any(f.superseded_by for f in mem.knowledge.facts())  # "a cottage by the sea" names nothing
-        assert [c.kind for c in mem.knowledge.conflicts()] == ["clash"]
-        hits = mem.recall("Where does Noor live?", top_k=10, strategy="fused").hits
-        assert hits[0].item.key == "D2:1" and "change" in hits[0].sources  # no change word: a newer value
-        assert ranked(mem, "Where does Noor live?", as_of="2023-03-01")[0] == "D1:1"  # the value held then
+def test_the_latest_value_of_the_asked_slot_goes_first_without_a_supersession(homes):
+    assert not any(f.superseded_by for f in homes.knowledge.facts())  # "a cottage by the sea" names nothing
+    assert [c.kind for c in homes.knowledge.conflicts()] == ["clash"]
+    hits = homes.recall("Where does Noor live?", top_k=10, strategy="fused").hits
+    assert hits[0].item.key == "D2:1" and "change" in hits[0].sources  # no change word: a newer value
+    assert ranked(homes, "Where does Noor live?", as_of="2023-03-01")[0] == "D1:1"  # the value held then
 
 
 COMMUTE = locomo("commute", ("Noor", "Sam"),
@@ -123,15 +116,15 @@ COMMUTE = locomo("commute", ("Noor", "Sam"),
         ("Noor", "I'm in a shared house in York now, much closer to the office."),
     ]),
 )
+commute = stored(COMMUTE)
 
 
-def test_now_set_against_before_changes_a_slot_but_not_right_now_nor_a_dated_question(tmp_path):
-    with ingested_conversation(tmp_path, COMMUTE) as mem:
-        hits = mem.recall("Where does Noor live?", top_k=10, strategy="fused").hits
-        york = next(h for h in hits if h.item.key == "D2:4")  # "a shared house in York now": a home's cue and "now"
-        assert above([h.item.key for h in hits], "D2:4", "D1:4") and "change" in york.sources
-        assert ranked(mem, "Where does Noor live on 1 March, 2023?")[0] == "D1:4"  # asks about that day
-        assert ranked(mem, "What does Noor's sister play?")[0] == "D1:3"  # no slot: "now" is no change said outright
+def test_now_set_against_before_changes_a_slot_but_not_right_now_nor_a_dated_question(commute):
+    hits = commute.recall("Where does Noor live?", top_k=10, strategy="fused").hits
+    york = next(h for h in hits if h.item.key == "D2:4")  # "a shared house in York now": a home's cue and "now"
+    assert above([h.item.key for h in hits], "D2:4", "D1:4") and "change" in york.sources
+    assert ranked(commute, "Where does Noor live on 1 March, 2023?")[0] == "D1:4"  # asks about that day
+    assert ranked(commute, "What does Noor's sister play?")[0] == "D1:3"  # no slot: "now" is no change said outright
 
 
 @pytest.mark.parametrize("sentence, changes", [
@@ -161,21 +154,20 @@ RETURNS = locomo("returns", ("Noor", "Sam"),
         ("Noor", "I've gone off the hammock idea. I'm buying a swing seat instead."),
     ]),
 )
+returns = stored(RETURNS)
 
 
-def test_a_change_that_names_only_what_the_subject_held_is_on_topic_for_a_question_about_no_slot(tmp_path):
-    with ingested_conversation(tmp_path, RETURNS) as mem:
-        # "Noor is reading Middlemarch for Noor's book club" shares "reading" and "book" with the
-        # question, so the turn that drops Middlemarch is on topic though it says neither
-        assert above(ranked(mem, "What book is Noor reading?"), "D2:1", "D1:1")
-        assert above(ranked(mem, "How does Noor get to the market?"), "D2:2", "D1:2")  # sold what took her there
-        assert ranked(mem, "What book is Noor reading?", as_of="2023-03-01")[0] == "D1:1"
+def test_a_change_that_names_only_what_the_subject_held_is_on_topic_for_a_question_about_no_slot(returns):
+    # "Noor is reading Middlemarch for Noor's book club" shares "reading" and "book" with the
+    # question, so the turn that drops Middlemarch is on topic though it says neither
+    assert above(ranked(returns, "What book is Noor reading?"), "D2:1", "D1:1")
+    assert above(ranked(returns, "How does Noor get to the market?"), "D2:2", "D1:2")  # sold what took her there
+    assert ranked(returns, "What book is Noor reading?", as_of="2023-03-01")[0] == "D1:1"
 
 
-def test_a_return_to_an_earlier_habit_or_a_new_one_changes_a_slot(tmp_path):
-    with ingested_conversation(tmp_path, RETURNS) as mem:
-        assert above(ranked(mem, "Is Noor vegetarian?"), "D2:3", "D1:3")  # "again": fish, as before the diet
-        assert above(ranked(mem, "Where does Noor live?"), "D2:5", "D1:5")  # "the new place": a home's cue, "new"
+def test_a_return_to_an_earlier_habit_or_a_new_one_changes_a_slot(returns):
+    assert above(ranked(returns, "Is Noor vegetarian?"), "D2:3", "D1:3")  # "again": fish, as before the diet
+    assert above(ranked(returns, "Where does Noor live?"), "D2:5", "D1:5")  # "the new place": a home's cue, "new"
 
 
 @pytest.mark.parametrize("sentence, changes", [
@@ -196,22 +188,21 @@ TOLD = locomo("told", ("Lena", "Sam"),
         ("Lena", "Briefly. He moved to Grenoble and teaches climbing."),
     ]),
 )
+told = stored(TOLD)
 
 
-def test_the_latest_home_said_goes_above_older_turns_that_name_him_but_say_no_home(tmp_path):
-    with ingested_conversation(tmp_path, TOLD) as mem:
-        assert any(f.triple().startswith("Julien moved to Grenoble") for f in mem.knowledge.facts())
-        keys = ranked(mem, "Where does Julien live?")
-        assert keys[0] == "D2:2"  # "He moved to Grenoble" above four older turns full of his name
-        assert "change" in mem.recall("Where does Julien live?", top_k=10, strategy="fused").hits[0].sources
-        assert ranked(mem, "Where did Julien live?")[0] != "D2:2"  # about the past: the ranking as made
+def test_the_latest_home_said_goes_above_older_turns_that_name_him_but_say_no_home(told):
+    assert any(f.triple().startswith("Julien moved to Grenoble") for f in told.knowledge.facts())
+    keys = ranked(told, "Where does Julien live?")
+    assert keys[0] == "D2:2"  # "He moved to Grenoble" above four older turns full of his name
+    assert "change" in told.recall("Where does Julien live?", top_k=10, strategy="fused").hits[0].sources
+    assert ranked(told, "Where did Julien live?")[0] != "D2:2"  # about the past: the ranking as made
 
 
-def test_what_someone_decided_is_the_latest_decision_but_why_they_decided_is_not_reordered(tmp_path):
-    with ingested_conversation(tmp_path, RETURNS) as mem:
-        assert above(ranked(mem, "What did Noor decide to buy for the garden?"), "D2:6", "D1:6")
-        why = mem.recall("Why did Noor decide to buy a hammock for the garden?", top_k=10, strategy="fused").hits
-        assert why and not any("change" in h.sources for h in why)
+def test_what_someone_decided_is_the_latest_decision_but_why_they_decided_is_not_reordered(returns):
+    assert above(ranked(returns, "What did Noor decide to buy for the garden?"), "D2:6", "D1:6")
+    why = returns.recall("Why did Noor decide to buy a hammock for the garden?", top_k=10, strategy="fused").hits
+    assert why and not any("change" in h.sources for h in why)
 
 
 REPORTED = locomo("reported", ("Ines", "Ravi"),
@@ -226,14 +217,14 @@ REPORTED = locomo("reported", ("Ines", "Ravi"),
         ("Ines", "I'm still waking up to the smell of the bakery."),
     ]),
 )
+reported = stored(REPORTED)
 
 
-def test_a_move_reported_of_someone_else_is_their_news_not_the_reporters(tmp_path):
-    with ingested_conversation(tmp_path, REPORTED) as mem:
-        own = mem.recall("Where does Ines live?", top_k=10, strategy="fused").hits
-        assert own and own[0].item.key == "D1:1"  # her own home, not her brother's move she told of
-        assert not any("change" in h.sources or "successor" in h.sources for h in own if h.item.key == "D2:2")
-        assert ranked(mem, "Where does Marco live?")[0] == "D2:2"
+def test_a_move_reported_of_someone_else_is_their_news_not_the_reporters(reported):
+    own = reported.recall("Where does Ines live?", top_k=10, strategy="fused").hits
+    assert own and own[0].item.key == "D1:1"  # her own home, not her brother's move she told of
+    assert not any("change" in h.sources or "successor" in h.sources for h in own if h.item.key == "D2:2")
+    assert ranked(reported, "Where does Marco live?")[0] == "D2:2"
 
 
 FELL_THROUGH = locomo("fell-through", ("Clara", "Femi"),
@@ -249,16 +240,16 @@ FELL_THROUGH = locomo("fell-through", ("Clara", "Femi"),
         ("Femi", "Ada didn't go to Leeds in the end, the museum job fell through. She's still in York."),
     ]),
 )
+fell_through = stored(FELL_THROUGH)
 
 
-def test_a_habit_stopped_or_a_plan_that_fell_through_goes_above_what_it_replaces(tmp_path):
-    with ingested_conversation(tmp_path, FELL_THROUGH) as mem:
-        assert above(ranked(mem, "What does Femi do on Wednesdays?"), "D2:1", "D1:1")
-        assert above(ranked(mem, "Is Clara moving to Bristol?"), "D2:2", "D1:2")
-        assert above(ranked(mem, "Where does Ada live?"), "D2:3", "D1:3")
-        femi = mem.recall("Where does Femi work?", top_k=10, strategy="fused").hits
-        assert any(h.item.key == "D2:3" for h in femi)  # a candidate, but Ada's job, not Femi's
-        assert not any("change" in h.sources for h in femi if h.item.key == "D2:3")
+def test_a_habit_stopped_or_a_plan_that_fell_through_goes_above_what_it_replaces(fell_through):
+    assert above(ranked(fell_through, "What does Femi do on Wednesdays?"), "D2:1", "D1:1")
+    assert above(ranked(fell_through, "Is Clara moving to Bristol?"), "D2:2", "D1:2")
+    assert above(ranked(fell_through, "Where does Ada live?"), "D2:3", "D1:3")
+    femi = fell_through.recall("Where does Femi work?", top_k=10, strategy="fused").hits
+    assert any(h.item.key == "D2:3" for h in femi)  # a candidate, but Ada's job, not Femi's
+    assert not any("change" in h.sources for h in femi if h.item.key == "D2:3")
 
 
 PLANNED = locomo("planned", ("Nadia", "Rhys"),
@@ -273,13 +264,13 @@ PLANNED = locomo("planned", ("Nadia", "Rhys"),
         ("Nadia", "The Norway trip is off. We're going to Cornwall instead."),
     ]),
 )
+planned = stored(PLANNED)
 
 
-def test_leaving_a_job_a_move_that_did_not_happen_and_a_plan_replaced_in_the_next_sentence(tmp_path):
-    with ingested_conversation(tmp_path, PLANNED) as mem:
-        assert above(ranked(mem, "Where does Nadia work?"), "D2:1", "D1:1")  # "I'm leaving …, I start at …"
-        assert above(ranked(mem, "Where does Rhys's sister Bronwen live?"), "D2:2", "D1:2")  # the move she made no more
-        assert above(ranked(mem, "Where is Nadia going on holiday in August?"), "D2:3", "D1:3")  # "… instead"
+def test_leaving_a_job_a_move_that_did_not_happen_and_a_plan_replaced_in_the_next_sentence(planned):
+    assert above(ranked(planned, "Where does Nadia work?"), "D2:1", "D1:1")  # "I'm leaving …, I start at …"
+    assert above(ranked(planned, "Where does Rhys's sister Bronwen live?"), "D2:2", "D1:2")  # the move she made no more
+    assert above(ranked(planned, "Where is Nadia going on holiday in August?"), "D2:3", "D1:3")  # "… instead"
 
 
 NEIGHBOURS = locomo("neighbours", ("Ola", "Kit"),
@@ -293,13 +284,13 @@ NEIGHBOURS = locomo("neighbours", ("Ola", "Kit"),
         ("Ola", "Busy. I stopped going to the choir, the new conductor shouts. On Tuesdays I climb with my brother now."),
     ]),
 )
+neighbours = stored(NEIGHBOURS)
 
 
-def test_a_change_said_in_the_sentence_beside_the_one_on_the_topic_is_a_change_of_it(tmp_path):
+def test_a_change_said_in_the_sentence_beside_the_one_on_the_topic_is_a_change_of_it(neighbours):
     """"I stopped going to the choir … On Tuesdays I climb …": the change and the day it is about
     are in two sentences of one turn."""
-    with ingested_conversation(tmp_path, NEIGHBOURS) as mem:
-        assert above(ranked(mem, "What does Ola do on Tuesdays?"), "D2:2", "D1:1")
+    assert above(ranked(neighbours, "What does Ola do on Tuesdays?"), "D2:2", "D1:1")
 
 
 NOTICE = locomo("notice", ("Tom", "Jess"),
@@ -317,14 +308,14 @@ NOTICE = locomo("notice", ("Tom", "Jess"),
         ("Jess", "I've been seeing someone since November, a potter called Lou."),
     ]),
 )
+notice = stored(NOTICE)
 
 
-def test_notice_handed_in_a_plan_shelved_and_a_partner_gone_or_new_are_changes(tmp_path):
-    with ingested_conversation(tmp_path, NOTICE) as mem:
-        assert above(ranked(mem, "Where does Tom work?"), "D2:1", "D1:1")
-        assert above(ranked(mem, "Are Tom and Ali opening a café?"), "D2:3", "D1:3")
-        assert above(ranked(mem, "Is Jess seeing anyone?", as_of="2025-10-01"), "D2:2", "D1:2")
-        assert above(ranked(mem, "Who is Jess's partner?"), "D3:1", "D1:2")
+def test_notice_handed_in_a_plan_shelved_and_a_partner_gone_or_new_are_changes(notice):
+    assert above(ranked(notice, "Where does Tom work?"), "D2:1", "D1:1")
+    assert above(ranked(notice, "Are Tom and Ali opening a café?"), "D2:3", "D1:3")
+    assert above(ranked(notice, "Is Jess seeing anyone?", as_of="2025-10-01"), "D2:2", "D1:2")
+    assert above(ranked(notice, "Who is Jess's partner?"), "D3:1", "D1:2")
 
 
 COUNTS = locomo("counts", ("Sue", "Raj"),
@@ -337,12 +328,12 @@ COUNTS = locomo("counts", ("Sue", "Raj"),
         ("Raj", "The allotment is too small, so we gave two of the hens to my sister."),
     ]),
 )
+counts = stored(COUNTS)
 
 
-def test_a_pet_lost_or_given_away_changes_how_many_there_are(tmp_path):
-    with ingested_conversation(tmp_path, COUNTS) as mem:
-        assert above(ranked(mem, "How many dogs does Sue have?"), "D2:1", "D1:1")
-        assert above(ranked(mem, "How many hens does Raj keep?"), "D2:2", "D1:2")
+def test_a_pet_lost_or_given_away_changes_how_many_there_are(counts):
+    assert above(ranked(counts, "How many dogs does Sue have?"), "D2:1", "D1:1")
+    assert above(ranked(counts, "How many hens does Raj keep?"), "D2:2", "D1:2")
 
 
 BAKERY = locomo("bakery", ("Nell", "Ash"),
@@ -354,12 +345,12 @@ BAKERY = locomo("bakery", ("Nell", "Ash"),
         ("Nell", "Big news: I've opened a little bakery in Leyton with my cousin."),
     ]),
 )
+bakery = stored(BAKERY)
 
 
-def test_a_business_of_ones_own_opened_is_a_new_job_said_without_a_job_word(tmp_path):
-    with ingested_conversation(tmp_path, BAKERY) as mem:
-        assert above(ranked(mem, "Where does Nell work?"), "D2:1", "D1:1")
-        assert "D1:2" not in ranked(mem, "Where does Nell work?")[:1]  # Ash's sister's bakery is hers
+def test_a_business_of_ones_own_opened_is_a_new_job_said_without_a_job_word(bakery):
+    assert above(ranked(bakery, "Where does Nell work?"), "D2:1", "D1:1")
+    assert "D1:2" not in ranked(bakery, "Where does Nell work?")[:1]  # Ash's sister's bakery is hers
 
 
 def test_when_something_has_happened_asks_about_the_past_not_the_present():
@@ -386,6 +377,7 @@ ORDINARY = locomo("ordinary", ("Maya", "Sam"),
         ("Sam", "Dad sold his car last week. Wednesdays are hectic at work these days."),
     ]),
 )
+ordinary = stored(ORDINARY)
 
 
 KIDS = locomo("kids", ("Sam", "Maya"),
@@ -393,12 +385,7 @@ KIDS = locomo("kids", ("Sam", "Maya"),
     ("7:00 pm on 8 April, 2023", [("Sam", "The kids lost the match on Saturday, gutted.")]),
     ("6:00 pm on 9 April, 2023", [("Sam", "The kids got a new football for Easter.")]),
 )
-
-
-@pytest.fixture(scope="module")
-def ordinary(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
-    with ingested_conversation(tmp_path_factory.mktemp("ordinary"), ORDINARY) as mem:
-        yield mem
+kids = stored(KIDS)
 
 
 def test_presents_opened_at_the_restaurant_are_no_business_opened(ordinary):
@@ -412,31 +399,30 @@ BUNNIES = locomo("bunnies", ("Yusuf", "Grace"),
     ("7:00 pm on 8 April, 2024", [("Yusuf", "Clover had babies, so now we have four rabbits.")]),
     ("6:00 pm on 9 June, 2024", [("Yusuf", "We gave three of the bunnies to the neighbours and kept Clover.")]),
 )
+bunnies = stored(BUNNIES)
 
 
-def test_giving_away_part_of_a_group_changes_the_count_whatever_the_group_is_called(tmp_path):
-    with ingested_conversation(tmp_path, BUNNIES) as mem:
-        assert above(ranked(mem, "How many rabbits does Yusuf have?"), "D3:1", "D2:1")
+def test_giving_away_part_of_a_group_changes_the_count_whatever_the_group_is_called(bunnies):
+    assert above(ranked(bunnies, "How many rabbits does Yusuf have?"), "D3:1", "D2:1")
 
 
 ADOPTED = locomo("adopted", ("Maria", "John"),
     ("9:00 am on 8 January, 2024", [("Maria", "I volunteer at the dog shelter once a month, the dogs there are sweet.")]),
     ("7:00 pm on 8 April, 2024", [("Maria", "I just adopted this cute pup from a shelter last week.")]),
 )
+adopted = stored(ADOPTED)
 
 
-def test_the_verb_a_count_asks_about_counts_with_any_object(tmp_path):
+def test_the_verb_a_count_asks_about_counts_with_any_object(adopted):
     """"How many dogs has Maria adopted?" counts "I just adopted this cute pup", though "pup" is
     no "dog"."""
-    with ingested_conversation(tmp_path, ADOPTED) as mem:
-        assert above(ranked(mem, "How many dogs has Maria adopted from the shelter?"), "D2:1", "D1:1")
+    assert above(ranked(adopted, "How many dogs has Maria adopted from the shelter?"), "D2:1", "D1:1")
 
 
-def test_the_kids_losing_a_match_is_no_change_of_how_many_kids(tmp_path):
+def test_the_kids_losing_a_match_is_no_change_of_how_many_kids(kids):
     """A count changes when what is counted is lost or gained ("we lost Max"), not when the
     counted lose something: "the kids lost the match"."""
-    with ingested_conversation(tmp_path, KIDS) as mem:
-        assert above(ranked(mem, "How many kids does Sam have?"), "D1:1", "D2:1")
+    assert above(ranked(kids, "How many kids does Sam have?"), "D1:1", "D2:1")
 
 
 def test_working_together_or_seeing_someone_about_a_knee_is_no_change_of_partner(ordinary):
@@ -466,9 +452,9 @@ BAD_BACK = locomo("bad back", ("Maya", "Sam"),
     ("9:00 am on 8 January, 2023", [("Maya", "My partner is Dan, we married in 2012.")]),
     ("7:00 pm on 8 April, 2023", [("Maya", "I'm seeing someone for my back on Friday, it's been stiff for weeks.")]),
 )
+bad_back = stored(BAD_BACK)
 
 
-def test_seeing_someone_for_a_bad_back_is_no_change_of_partner(tmp_path):
+def test_seeing_someone_for_a_bad_back_is_no_change_of_partner(bad_back):
     """"Back on" is a return ("I'm back on the night shift"), not "my back on Friday"."""
-    with ingested_conversation(tmp_path, BAD_BACK) as mem:
-        assert above(ranked(mem, "Who is Maya's partner?"), "D1:1", "D2:1")
+    assert above(ranked(bad_back, "Who is Maya's partner?"), "D1:1", "D2:1")

@@ -3,13 +3,9 @@ beside the literal fact, so that supersession can order changes people announce 
 
 from __future__ import annotations
 
-from typing import Iterator
-
 import pytest
 
-from mnemoscope.engine import Memory
-
-from .conftest import ingested_conversation, locomo
+from .conftest import locomo, stored
 from .test_extract_rules import said
 
 
@@ -74,12 +70,7 @@ LENA = locomo("lena", ("Lena", "Omar"),
     ("2:00 pm on 8 April, 2023", [("Lena", "I did it! I moved to Berlin last week.")]),
     ("3:00 pm on 19 August, 2023", [("Lena", "Big news: I'm now head baker at Café Morgen.")]),
 )
-
-
-@pytest.fixture(scope="module")
-def moved(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
-    with ingested_conversation(tmp_path_factory.mktemp("restate"), LENA) as mem:
-        yield mem
+moved = stored(LENA)
 
 
 def test_the_restated_facts_are_superseded_by_the_later_change(moved):
