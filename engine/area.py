@@ -76,9 +76,11 @@ class Area:
     # areas, which read them later, a source at a time (:meth:`engine.memory.Memory.catch_up`).
     deferred: ClassVar[bool] = False
     # The layout of what :meth:`saved` gives: raised when it changes, so that a state saved in the
-    # older layout is read from the store again, not misread. The saved state is kept across
-    # migrations of other parts of the store than the items' and this area's own (the store's
-    # part named as the area: engine/index_file.py).
+    # older layout is read from the store again, not misread. Vector arrays in it (a VectorIndex's)
+    # have their own layout, engine.vectors.LAYOUT, which the file's stamp holds too: a change of
+    # those raises that number, not this one (engine/index_file.py says how to raise each). The
+    # saved state is kept across migrations of other parts of the store than the items' and this
+    # area's own (the store's part named as the area: engine/index_file.py).
     saved_format: ClassVar[int] = 1
 
     def __init__(self, mem: Engine) -> None:

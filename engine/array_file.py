@@ -16,9 +16,13 @@ behind by another version, or not ours at all. So it is:
   caller may run it in another thread while it reads the arrays (zlib lets go of the GIL), and
   trust what it made of them only once the check has passed.
 
-Layout: ``MAGIC``, an 8-byte little-endian header length, the header (JSON: ``meta`` given by the
-caller, and for each array its dtype, shape, offset and CRC), a 4-byte CRC of the header, then the
-arrays, each at an offset aligned to ``ALIGN`` bytes.
+Layout: ``MAGIC``, an 8-byte little-endian header length, the header (JSON: the container's
+``format``, ``meta`` given by the caller, and for each array its dtype, shape, offset and CRC), a
+4-byte CRC of the header, then the arrays, each at an offset aligned to ``ALIGN`` bytes.
+
+The container has one layout, numbered 1 and 2 (``FORMATS``): every reader refuses a number it
+does not know, so the caller may write 2 to keep older readers, which know only 1, away from a
+file (engine/index_file.py does so once what the file holds is laid out as they cannot read).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from .files import atomic_writer
 
 MAGIC = b"mnemoscope arrays\n"
 FORMAT = 1
+FORMATS = (1, 2)  # the container's numbers: one layout (see above)
 ALIGN = 64
 _KINDS = "biuf"  # bool, signed, unsigned, float: nothing that needs pickling
 
@@ -58,8 +63,11 @@ def _crc(a: np.ndarray) -> int:
     return zlib.crc32(memoryview(np.ascontiguousarray(a)).cast("B")) if a.size else 0
 
 
-def write_arrays(path: Path, meta: Mapping[str, object], arrays: Mapping[str, np.ndarray]) -> None:
-    """Write ``arrays`` and ``meta`` (JSON-able) to ``path``, replacing it at once (see above)."""
+def write_arrays(path: Path, meta: Mapping[str, object], arrays: Mapping[str, np.ndarray], format: int = FORMAT) -> None:
+    """Write ``arrays`` and ``meta`` (JSON-able) to ``path``, replacing it at once, in the
+    container numbered ``format`` (see above)."""
+    if format not in FORMATS:
+        raise ValueError(f"no container format {format!r}")
     entries, offset = [], 0
     plain = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
     for name, a in plain.items():
@@ -67,7 +75,7 @@ def write_arrays(path: Path, meta: Mapping[str, object], arrays: Mapping[str, np
             raise TypeError(f"array {name!r} has dtype {a.dtype}, which is not numeric")
         entries.append({"name": name, "dtype": a.dtype.str, "shape": list(a.shape), "offset": offset, "crc": _crc(a)})
         offset += -(-a.nbytes // ALIGN) * ALIGN
-    header = json.dumps({"format": FORMAT, "meta": dict(meta), "arrays": entries}).encode()
+    header = json.dumps({"format": format, "meta": dict(meta), "arrays": entries}).encode()
     start = -(-(len(MAGIC) + 8 + len(header) + 4) // ALIGN) * ALIGN
     with atomic_writer(path) as out:
         out.write(MAGIC + len(header).to_bytes(8, "little") + header + zlib.crc32(header).to_bytes(4, "little"))
@@ -177,7 +185,7 @@ def _header(lead: bytes, f: BinaryIO) -> tuple[dict[str, object], list[dict[str,
         header = json.loads(raw)
     except ValueError:
         raise Unusable("damaged header") from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
+    if not isinstance(header, dict) or header.get("format") not in FORMATS:
         raise Unusable("another format")
     meta, entries = header.get("meta"), header.get("arrays")
     if not isinstance(meta, dict) or not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):

@@ -20,6 +20,20 @@ activity log (``ITEM_PARTS``), but for its pending flags, read from the knowledg
 queue (``QUEUE_PART``: read again after its migration); each area's saved state from those and
 from its own part, named as the area is. So a migration of the knowledge tables keeps the index and the topics' state (at
 a million items their rebuild takes minutes), and one of the items rebuilds them all.
+
+Layouts, and how to raise one. A file's stamp names the layout of what it holds: ``format``, the
+index's own arrays (``INDEX_FORMAT``: the columns and BM25 arrays of :meth:`Index.arrays`) or the
+areas' file's (``AREAS_FORMAT``); ``formats``, each area's state (``Area.saved_format``); and
+``vector_format``, the vector arrays (``engine.vectors.LAYOUT``: :meth:`VectorIndex.arrays` with its
+inverted lists), which both files hold, the index for its dense spaces and the topics' state for
+its item vectors: one number for both, so that a change of the vectors cannot be stamped in one
+file and forgotten in the other. When what is saved is laid out otherwise, raise the number of
+that part, and only that: every reader since layouts were stamped (14b8ab6) compares each number
+with its own and rebuilds what differs, never misreading it. Readers from before (cc38bb6, which
+A/B runs still open copies of stores with) read no layout: they check the array file's own
+format, so a file in which any layout is past 1 is written in the container's format 2
+(:data:`FENCED`), which they refuse, and they rebuild. Layout 1 files stay readable to them.
+tests/core/test_index_file.py raises each number as the next bump will and checks both readers.
 """
 
 from __future__ import annotations
@@ -34,8 +48,9 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from . import vectors
 from .activity import EFFECTS
-from .array_file import ArrayFile, MappedArrays, Unusable, map_arrays, read_header, write_arrays
+from .array_file import FORMAT, ArrayFile, MappedArrays, Unusable, map_arrays, read_header, write_arrays
 from .errors import FileRefused
 from .index import LSA_KEY, WORDS_KEY, Index
 from .store import Store
@@ -48,12 +63,14 @@ log = logging.getLogger(__name__)
 SAVE_AFTER_SHARE = 0.25
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
 MALLOC_KEEP_BYTES = 32 * 2**20  # glibc's largest dynamic mmap threshold on 64-bit
-# The layouts of the saved files' arrays: raised when what Index.arrays() (with the BM25 and
-# vector arrays it gathers) or the areas' file lays out changes, so that an older file is
-# rebuilt, not misread. Each area's own state has its layout in Area.saved_format. A file saved
-# before layouts were stamped is of layout 1.
+# The layouts of the saved files' own arrays (see the module's docstring for the others and how
+# to raise one): what Index.arrays() lays out beside the vectors, and the areas' file's
+# arrangement. A file saved before layouts were stamped is of layout 1.
 INDEX_FORMAT = 1
 AREAS_FORMAT = 1
+# The array file's format for a file with any layout past 1: the same container, which readers
+# from before the layouts were stamped refuse (they know format 1 only).
+FENCED = 2
 ITEM_PARTS = ("records", "activity")  # the parts of the store every saved file is derived from
 # The part holding the deferred queue (extraction_queue), from which the index's pending flags are
 # read: after a migration of it the saved index is kept and those flags alone are read again.
@@ -67,7 +84,8 @@ class Stamp:
     log_id: int  # the activity log's newest line
     log_at: float  # that line's time: another store's line of the same id has another
     schema: int  # how many migrations the store had applied (it applies them in one order)
-    format: int  # the layout of the file's arrays
+    format: int  # the layout of the file's own arrays
+    vector_format: int  # the layout of the vector arrays it holds (engine.vectors.LAYOUT)
 
     @classmethod
     def of(cls, store: Store, log_id: int, format: int) -> "Stamp | None":
@@ -75,7 +93,7 @@ class Stamp:
         log_at = _line_time(store, log_id)
         if log_at is None:
             return None
-        return cls(log_id, log_at, len(store.applied_migrations()), format)
+        return cls(log_id, log_at, len(store.applied_migrations()), format, vectors.LAYOUT)
 
 
 def _line_time(store: Store, log_id: int) -> float | None:
@@ -142,6 +160,8 @@ def _map_saved(store: Store, part: str, format: int) -> tuple[MappedArrays, int]
             raise Unusable("of another state of the store, or of another store")
         if meta.get("format", 1) != format:
             raise Unusable(f"its layout is {meta.get('format')!r}, not {format}")
+        if meta.get("vector_format", 1) != vectors.LAYOUT:
+            raise Unusable(f"its vectors' layout is {meta.get('vector_format')!r}, not {vectors.LAYOUT}")
         if moved := migrated_since(store, meta, ITEM_PARTS):
             raise Unusable(f"the store's {', '.join(moved)} changed what it was taken from")
     except (Unusable, ValueError, TypeError) as exc:
@@ -168,8 +188,10 @@ def write_saved(store: Store, part: str, log_id: int, format: int, meta: Mapping
     path, stamp = path_of(store, part), Stamp.of(store, log_id, format)
     if path is None or stamp is None:
         return False
+    formats = meta.get("formats")
+    layouts = [stamp.format, stamp.vector_format, *(formats.values() if isinstance(formats, dict) else ())]
     try:
-        write_arrays(path, {**asdict(stamp), **meta}, arrays)
+        write_arrays(path, {**asdict(stamp), **meta}, arrays, FORMAT if max(layouts) == 1 else FENCED)
     except (OSError, FileRefused) as exc:  # FileRefused: a full disk or a non-file in the way
         log.info("could not save the %s to %s: %s", part, path, exc)
         return False

@@ -24,6 +24,9 @@ from .dense import one_blas_thread
 from .ivf import FIT_SAMPLE, InvertedLists, fit_centroids
 from .lexical import top_k
 
+# The layout of :meth:`VectorIndex.arrays` (and of the inverted lists' arrays in it), stamped on
+# every saved file that holds vectors: raise it when that layout changes (engine/index_file.py).
+LAYOUT = 1
 QUANTIZE_ABOVE = 50_000
 RESCORE = 512  # rows of a scan scored again exactly
 BLOCK = 65_536  # rows decoded at a time in a scan (a 32 MB float32 block at 128 dimensions)

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from mnemoscope.engine import Memory
-from mnemoscope.engine.array_file import Unusable, read_arrays, write_arrays
+from mnemoscope.engine.array_file import MAGIC, Unusable, read_arrays, write_arrays
 from tests.support.stores import DEMO_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -408,6 +408,62 @@ def test_an_areas_state_of_another_layout_is_read_from_the_store(areas_saved: Pa
     monkeypatch.setattr(TopicsArea, "saved_format", TopicsArea.saved_format + 1)
     assert area_answers(areas_saved, **SAVE_ALWAYS) == (SAVED_AREAS - {"topics"}, expected)
     assert area_answers(areas_saved, **SAVE_ALWAYS)[0] == SAVED_AREAS
+
+
+def refused_by_readers_before_layouts(path: Path) -> bool:
+    """Whether a reader from before the saved files' stamps held layouts (before 14b8ab6: it reads
+    no layout) refuses the file: it refuses an array file whose header's format is not 1."""
+    raw = path.read_bytes()
+    at = len(MAGIC) + 8
+    return json.loads(raw[at:at + int.from_bytes(raw[len(MAGIC):at], "little")])["format"] != 1
+
+
+def raise_the_vectors_layout(monkeypatch) -> None:
+    from mnemoscope.engine import vectors
+
+    monkeypatch.setattr(vectors, "LAYOUT", vectors.LAYOUT + 1)
+
+
+def raise_the_index_layout(monkeypatch) -> None:
+    from mnemoscope.engine import index_file
+
+    monkeypatch.setattr(index_file, "INDEX_FORMAT", index_file.INDEX_FORMAT + 1)
+
+
+@pytest.mark.parametrize("bump", [raise_the_index_layout, raise_the_vectors_layout])
+def test_the_next_index_layout_is_refused_by_older_readers_and_rebuilt_by_this_one(saved: Path, expected: dict, bump,
+                                                                                 monkeypatch):
+    """The next bump of a layout, simulated: the file saved in it is one that readers from before
+    layouts were stamped refuse (they would misread it), and that this code, one layout behind,
+    rebuilds rather than reads; a file of layout 1 stays readable to those readers."""
+    assert not refused_by_readers_before_layouts(sidecar(saved))
+    bump(monkeypatch)
+    assert answers(saved, **SAVE_ALWAYS) == (False, expected)  # (the layout-1 file: rebuilt)
+    assert refused_by_readers_before_layouts(sidecar(saved))
+    assert answers(saved, **SAVE_ALWAYS)[0]
+    monkeypatch.undo()
+    assert answers(saved, **SAVE_ALWAYS) == (False, expected)
+    assert not refused_by_readers_before_layouts(sidecar(saved))
+
+
+def test_the_next_layout_of_an_areas_state_is_refused_by_older_readers_and_read_from_the_store_by_this_one(
+        areas_saved: Path, expected: dict, monkeypatch):
+    from mnemoscope.engine.topics import TopicsArea
+
+    monkeypatch.setattr(TopicsArea, "saved_format", TopicsArea.saved_format + 1)
+    assert area_answers(areas_saved, **SAVE_ALWAYS) == (SAVED_AREAS - {"topics"}, expected)
+    assert refused_by_readers_before_layouts(sidecar(areas_saved, "areas"))
+    monkeypatch.undo()
+    assert area_answers(areas_saved, **SAVE_ALWAYS) == (SAVED_AREAS - {"topics"}, expected)
+    assert not refused_by_readers_before_layouts(sidecar(areas_saved, "areas"))
+
+
+def test_the_vectors_layout_is_stamped_on_the_areas_state_too(areas_saved: Path, expected: dict, monkeypatch):
+    """The topics' state holds item vectors: a change of the vectors' layout reads it from the
+    store again, as it rebuilds the index."""
+    raise_the_vectors_layout(monkeypatch)
+    assert area_answers(areas_saved, **SAVE_ALWAYS) == (set(), expected)
+    assert refused_by_readers_before_layouts(sidecar(areas_saved, "areas"))
 
 
 def test_every_migration_is_named_after_the_part_of_the_store_it_changes():
