@@ -46,14 +46,60 @@ def asks_state(query: str) -> bool:
     return _STATE.match(query) is not None
 
 
-def states(text: str, words: frozenset[str], lent: frozenset[str] = frozenset()) -> bool:
-    """Whether a candidate says something on ``words`` (the question's own): a sentence holding
-    one that is no question ("Are you still swimming?" says nothing), or its first sentence when
-    the question just before it (``lent``, :func:`asked_before`) holds one."""
+def states(text: str, words: frozenset[str], lent: frozenset[str] = frozenset(), *,
+           names: Collection[str] = (), own_voice: bool = True) -> bool:
+    """Whether a candidate says something on ``words`` (the question's own) of the subject's: a
+    sentence holding one, not in someone else's noun phrase (:func:`of_subject`), that is no
+    question ("Are you still swimming?" says nothing), or its first sentence when the question
+    just before it (``lent``, :func:`asked_before`) holds one. ``names``: the subjects' names;
+    ``own_voice``: a subject says the candidate."""
     split = sentences(text)
     return any(not sentence.rstrip().endswith("?")
-               and words & (set(lexical_tokens(sentence)) | (lent if n == 0 else frozenset()))
+               and (of_subject(sentence, words, names, own_voice) or n == 0 and bool(words & lent))
                for n, sentence in enumerate(split))
+
+
+# Whose noun phrase a word stands in, by the possessive that opens it: someone else's when the
+# subject speaks ("the neighbour's dog", "your dog", "her dog"), or when someone else speaks of the
+# subject ("my dog", said by Bea of Jon's: hers); "his", "her" and "their" from someone else may be
+# the subject's, and say nothing. A determiner opens a phrase of no one's.
+_OTHERS_WHEN_OWN = frozenset("your yours his her their".split())
+_OTHERS_WHEN_NOT = frozenset("my our".split())
+_OPENS = frozenset("a an the this that these those some any my our your his her their its".split())
+_POSSESSIVE = re.compile(r"([\w-]+)(?:'s|s')$")
+# "it's", "there's", "he's": a verb contracted, not a possessive.
+_CONTRACTED = frozenset("it that there here what who where how he she let this".split())
+_WORDS = re.compile(r"[\w'\u2019-]+|[^\w\s'\u2019-]")
+PHRASE = 3  # the words before a noun its phrase may hold: "the neighbour's big old dog"
+
+
+def of_subject(sentence: str, words: frozenset[str], names: Collection[str], own_voice: bool) -> bool:
+    """Whether a sentence holds one of ``words`` in a noun phrase that is no one else's than the
+    subject's: "The neighbour's dog barked all night", said by Jon, says nothing of whether Jon has
+    a dog; "I adopted a dog" and "my dog" do (see _OTHERS_WHEN_OWN for whose a phrase is)."""
+    surface = [w.lower().replace("\u2019", "'") for w in _WORDS.findall(sentence)]
+    theirs = _OTHERS_WHEN_OWN if own_voice else _OTHERS_WHEN_NOT
+    own_names = {token for name in names for token in lexical_tokens(name)}
+    for n, word in enumerate(surface):
+        if words & set(lexical_tokens(word)) and not _someone_elses(surface[max(0, n - PHRASE):n], theirs, own_names):
+            return True
+    return False
+
+
+def _someone_elses(before: list[str], theirs: frozenset[str], own_names: set[str]) -> bool:
+    """Whether the word that opens a noun's phrase (``before``: the words before the noun, nearest
+    last) is someone else's: a pronoun of ``theirs``, or a name's that is not a subject's ("Mia's",
+    "the neighbour's"). The phrase ends, going back, at a determiner, a stop ("from her: I'm
+    smoking" opens no phrase with "her") or a word of no content ("I'm")."""
+    for word in reversed(before):
+        possessive = _POSSESSIVE.match(word)
+        if possessive and possessive[1] not in _CONTRACTED:
+            return not own_names & set(lexical_tokens(possessive[1]))
+        if word in theirs:
+            return True
+        if word in _OPENS or not lexical_tokens(word):
+            return False
+    return False
 
 
 def asked_before(store: "Store", index: "Index", slots: np.ndarray, subjects: Collection[int]
@@ -71,14 +117,27 @@ def asked_before(store: "Store", index: "Index", slots: np.ndarray, subjects: Co
                  for b, s, ok in zip(safe.tolist(), slots.tolist(), same.tolist()) if ok}
     lent: dict[int, frozenset[str]] = {}
     for asking, text in store.item_texts(list(answer_of)).items():
-        asked = [lexical_tokens(s) for s in sentences(text) if s.rstrip().endswith("?")]
+        asked = [s for s in sentences(text) if s.rstrip().endswith("?")]
         if asked:
-            lent[answer_of[asking]] = frozenset(t for tokens in asked for t in tokens)
+            lent[answer_of[asking]] = frozenset(t for s in asked[_last_topic(asked):] for t in lexical_tokens(s))
     mentions = store.mentions_of_items([b for b, a in answer_of.items() if a in lent])
     asker = {item: entity for item, entity, _surface, role in mentions if role == "speaker"}
     about = {answer_of[item] for item, entity, _surface, role in mentions
              if role != "speaker" and entity in subjects and asker.get(item) != entity}
     return lent, about
+
+
+# A question that turns to something new: "How's the wrist? And are you coming to the quiz?"
+_TURNS_TO = re.compile(r"\s*(?:(?:oh|so|well),?\s+)?(?:and|also|what about|how about|by the way|anyway)\b", re.I)
+
+
+def _last_topic(asked: list[str]) -> int:
+    """Where the questions a reply answers begin among a turn's (``asked``): at the last that turns
+    to something new, else at the first. A reply answers the question nearest it, and those it
+    follows up ("And Bilbao? Did you get your pintxos?" asks both of Bilbao), not one asked before
+    the asker turned to something else ("How's the wrist? And are you coming to the quiz?" —
+    "Count me in" says nothing of the wrist)."""
+    return max((n for n, question in enumerate(asked) if _TURNS_TO.match(question)), default=0)
 
 
 def naming_in_text(texts: dict[int, str], names: Collection[str]) -> set[int]:

@@ -423,7 +423,8 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
         verdict = _changes(text, question, lent.get(item_id, frozenset()))
         if verdict and item_id in hearsay:
             verdict = _own_change(text, question, other_names.get(item_id, ()))
-        if verdict is False and question.state and states(text, question.own, lent.get(item_id, frozenset())):
+        if verdict is False and question.state and states(text, question.own, lent.get(item_id, frozenset()),
+                                                          names=subjects.values(), own_voice=item_id in spoken):
             verdict = True  # the latest word on whether it holds, change word or not
         if item_id in stating:
             values.add(n)

@@ -6,7 +6,7 @@ a name in a turn's words counts though no mention was made of it."""
 from __future__ import annotations
 
 from mnemoscope.engine.knowledge import present
-from mnemoscope.engine.knowledge.latest import asks_state
+from mnemoscope.engine.knowledge.latest import asks_state, of_subject
 from mnemoscope.engine.knowledge.supersession import load_rules
 
 from .conftest import locomo, stored
@@ -76,3 +76,58 @@ def test_questions_of_what_holds_now_are_told_from_open_ones():
 def test_a_name_after_a_preposition_is_what_the_question_is_about():
     question = present.present_question("When is Tom going to Lisbon?", load_rules(), ["Tom", "Lisbon"])
     assert question is not None and "lisbon" in question.terms and "tom" not in question.terms
+
+
+DOG = locomo("dog", ("Jon", "Bea"),
+    ("9:00 am on 3 March, 2024", [
+        ("Jon", "I adopted a dog from the shelter, Bea! A scruffy terrier called Pip."),
+        ("Bea", "Oh lovely, send photos."),
+    ]),
+    ("8:00 pm on 10 July, 2024", [
+        ("Jon", "The neighbour's dog barked all night, I barely slept."),
+        ("Bea", "Earplugs!"),
+    ]),
+    ("6:00 pm on 2 October, 2024", [
+        ("Jon", "My dog went to live with my parents in Devon, the flat was too small for him."),
+        ("Bea", "You'll miss him."),
+    ]),
+)
+dog = stored(DOG)
+
+QUIZ = locomo("quiz", ("Tom", "Ana"),
+    ("9:00 am on 2 February, 2024", [
+        ("Tom", "My wrist is broken, I came off the bike on the ice."),
+        ("Ana", "Ouch. Take it easy."),
+    ]),
+    ("6:00 pm on 20 February, 2024", [
+        ("Ana", "How's the wrist? And are you coming to the quiz on Friday?"),
+        ("Tom", "Yes, count me in."),
+    ]),
+    ("7:00 pm on 30 April, 2024", [
+        ("Ana", "And the wrist? Are you out of plaster yet?"),
+        ("Tom", "Yes, good as new."),
+    ]),
+)
+quiz = stored(QUIZ)
+
+
+def test_the_latest_word_is_the_subjects_own_not_a_word_on_someone_elses(dog):
+    assert above(ranked(dog, "Does Jon have a dog?", as_of="2024-08-01"), "D1:1", "D2:1")  # the neighbour's dog
+    assert above(ranked(dog, "Does Jon have a dog?"), "D3:1", "D1:1")  # his own, no change word
+
+
+def test_a_reply_answers_the_last_question_of_the_turn_before_it_and_those_it_follows_up(quiz):
+    assert above(ranked(quiz, "Is Tom's wrist still broken?", as_of="2024-03-01"), "D1:1", "D2:2")  # "count me in": the quiz
+    assert above(ranked(quiz, "Is Tom's wrist still broken?"), "D3:2", "D1:1")  # "out of plaster yet?" follows up the wrist
+
+
+def test_whose_noun_phrase_a_word_stands_in():
+    word = frozenset({"dog"})
+    mine = ["I adopted a dog", "My scruffy old dog is asleep", "Jon's dog is asleep", "It's a dog's life"]
+    assert mine and all(of_subject(s, word, ["Jon"], own_voice=True) for s in mine)
+    theirs = ["The neighbour's dog barked", "The neighbours' big dog barked", "I walked Mia\u2019s dog", "Your dog is sweet"]
+    assert not any(of_subject(s, word, ["Jon"], own_voice=True) for s in theirs)
+    assert of_subject("Your dog is sweet", word, ["Jon"], own_voice=False)  # said to Jon
+    assert not of_subject("My dog is sweet", word, ["Jon"], own_voice=False)  # the speaker's, not Jon's
+    assert of_subject("A confession before you hear it from her: I'm smoking again.", frozenset({"smoke"}), ["Aino"],
+                      own_voice=True)  # "her" opens no phrase across the colon
