@@ -30,6 +30,9 @@ Progress = Callable[[int, int, str], None]
 Cancelled = Callable[[], bool]
 WARM_UP_WAIT = 120.0  # seconds a recall waits at most for the warm-up (it takes a few at a million items)
 WARM_UP_POLL = 0.1  # seconds between two looks at whether a waiting recall was cancelled
+# why a warm-up runs, as a waiting query says it ("Waiting for …"): each announcement names its cause
+AFTER_OPEN = "the engine to load its graph, topic tree and ranker (once after the store opens)"
+AFTER_CHANGE = "the engine to take in a change another process made to the store (its matrices built again)"
 
 class NoStore(MnemoscopeError, RuntimeError):
     """A call needs an open store and none is open."""
@@ -78,7 +81,7 @@ class Services:
         self._lock = threading.Lock()
         self._warming = threading.Condition()  # guards the two below
         self._warm_ups_announced = 0  # warm-ups announced so far (warm_up_coming): each one's number
-        self._warm_ups_running: set[int] = set()  # the numbers of those announced and not yet ended
+        self._warm_ups_running: dict[int, str] = {}  # the numbers of those announced and not yet ended: their causes
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -197,41 +200,44 @@ class Services:
 
         return parse_as_of(text)
 
-    def warm_up_coming(self) -> Callable[[], None]:
+    def warm_up_coming(self, cause: str) -> Callable[[], None]:
         """Announce a warm-up (on the UI thread, before its worker starts): from now on a recall
-        waits for it. Returns what the warm-up's worker calls when it has ended, whatever its outcome."""
+        waits for it, and a waiting query says ``cause`` (:data:`AFTER_OPEN`, :data:`AFTER_CHANGE`).
+        Returns what the warm-up's worker calls when it has ended, whatever its outcome."""
         with self._warming:
             self._warm_ups_announced += 1
             number = self._warm_ups_announced
-            self._warm_ups_running.add(number)
+            self._warm_ups_running[number] = cause
 
         def end() -> None:
             with self._warming:
-                self._warm_ups_running.discard(number)
+                self._warm_ups_running.pop(number, None)
                 self._warming.notify_all()
 
         return end
 
-    def wait_for_warm_up(self, waiting: Callable[[], None] | None = None, cancelled: Cancelled | None = None,
+    def wait_for_warm_up(self, waiting: Callable[[str], None] | None = None, cancelled: Cancelled | None = None,
                          timeout: float = WARM_UP_WAIT) -> None:
         """Wait for the warm-ups announced so far to end (``waiting`` is called first if there is
-        one). A recall beside one would build the very matrices it is building, both threads on
-        one GIL: the two then end later than one after the other. Warm-ups announced during the
-        wait do not hold it (another process writing every second announces one after each
-        change: they overlap, and the recall would wait for all of them). The wait ends early
-        when ``cancelled`` says so, and after ``timeout`` seconds the recall goes ahead all the
-        same (a warm-up whose worker never ran must not hold queries, nor the app's exit)."""
+        one, with the cause of the oldest). A recall beside one would build the very matrices it
+        is building, both threads on one GIL: the two then end later than one after the other.
+        Warm-ups announced during the wait do not hold it (another process writing every second
+        announces one after each change: they overlap, and the recall would wait for all of
+        them). The wait ends early when ``cancelled`` says so, and after ``timeout`` seconds the
+        recall goes ahead all the same (a warm-up whose worker never ran must not hold queries,
+        nor the app's exit)."""
         deadline = time.monotonic() + timeout
         with self._warming:
             if not self._warm_ups_running:
                 return
             last = self._warm_ups_announced
+            cause = self._warm_ups_running[min(self._warm_ups_running)]
 
         def held() -> bool:
             return min(self._warm_ups_running, default=last + 1) <= last
 
         if waiting is not None:  # outside the lock: it may wait for the UI thread, which may announce a warm-up
-            waiting()
+            waiting(cause)
         with self._warming:
             while held() and time.monotonic() < deadline and not (cancelled and cancelled()):
                 self._warming.wait(WARM_UP_POLL)
@@ -264,9 +270,14 @@ class Services:
         """Every source's name by id (a hit names its source with it)."""
         return {s.id: s.name for s in self.memory.sources()}
 
-    def recall(self, query: str, request: RecallRequest) -> Recall:
-        """Recall, once an announced warm-up has ended (see :meth:`wait_for_warm_up`)."""
-        self.wait_for_warm_up()
+    def recall(self, query: str, request: RecallRequest, waiting: Callable[[str], None] | None = None,
+               cancelled: Cancelled | None = None) -> "Recall | None":
+        """Recall, once the warm-ups announced before have ended (see :meth:`wait_for_warm_up`,
+        which ``waiting`` and ``cancelled`` are for); None when cancelled while it waited (the
+        person left, or a newer query replaced this one): the recall is not run for nobody."""
+        self.wait_for_warm_up(waiting, cancelled)
+        if cancelled is not None and cancelled():
+            return None
         return self.memory.recall(query, top_k=request.top_k, strategy=request.strategy, mode=request.mode,
                                   trace=True, intent=request.intent)
 

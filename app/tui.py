@@ -21,7 +21,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from .commands import Command, MnemoscopeCommands
 from .messages import StoreOpened, TaskProgress
 from .restyle import RestyleOnChangeApp
-from .services import Cancelled, MnemoscopeError, Progress, Services, describe_error
+from .services import AFTER_CHANGE, AFTER_OPEN, Cancelled, MnemoscopeError, Progress, Services, describe_error
 from .widgets import ChoiceDialog, HelpScreen, PromptDialog
 from .widgets.text import DropControls
 from .widgets.chrome import SCREENS
@@ -52,6 +52,7 @@ class TaskState:
     total: int = 0
     what: str = ""
     show: bool = True
+    owner: MessagePump | None = None
 
 
 DROP_CONTROLS = DropControls()
@@ -149,7 +150,7 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
     def store_opened(self, loaded: StoreLoaded) -> None:
         # the warm-up is announced now, though it starts after the counts are painted: a query
         # sent while the store was opening runs once the strategies are read, maybe before that paint
-        ended = self.services.warm_up_coming()
+        ended = self.services.warm_up_coming(AFTER_OPEN)
         self.store_label = self.services.label
         self.counts_changed(loaded.stats)
         self.ready_seconds = time.perf_counter() - self.started
@@ -236,7 +237,7 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
 
     def _start_warm_up(self) -> None:
         """Announce the warm-up before its worker starts, so that a query sent at once waits for it."""
-        self._warm_up(self.services.warm_up_coming())
+        self._warm_up(self.services.warm_up_coming(AFTER_CHANGE))
 
     @work(thread=True, group="warm-up", exit_on_error=False)
     def _warm_up(self, ended: Callable[[], None]) -> None:
@@ -271,7 +272,7 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         if running is not None and not replace:
             self.notify(f"{running.title} is still running; wait or press Esc to cancel it.", severity="warning")
             return None
-        state = TaskState(title, show=show)
+        state = TaskState(title, show=show, owner=owner)
         self.tasks[task] = state
         heading = getattr(owner, "TITLE", "") or title
 
@@ -334,6 +335,12 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         state = shown[-1]
         state.worker.cancel()
         self.notify(f"Cancelling: {state.title}…", markup=False)
+
+    def cancel_task(self, task: str, owner: MessagePump) -> None:
+        """Cancel ``owner``'s task without a word: its owner left, and nobody waits for it."""
+        state = self.tasks.get(task)
+        if state is not None and state.owner is owner and state.worker is not None:
+            state.worker.cancel()
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:

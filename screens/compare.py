@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -46,7 +46,7 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
 
     def compose(self) -> ComposeResult:
         yield StoreHeader(id="store-header")
-        yield Static(Text.assemble(("Compare  ", "bold"), f"“{self.query_text}”"), id="compare-title")
+        yield Static(id="compare-title")
         first = self.request.strategy or self.strategies[0]
         other = next((s for s in self.strategies if s != first), first)
         with Horizontal(id="compare-main"):
@@ -63,6 +63,7 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
         yield KeyBar()
 
     def on_mount(self) -> None:
+        self.show_title()
         self.rerun()
 
     def fit_columns(self) -> None:
@@ -84,11 +85,35 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
             return
         text, services = self.query_text, self.app.services
         a, b = self.side_request("a"), self.side_request("b")
-        self.app.run_task(self, "compare", "Comparing", lambda: (services.recall(text, a), services.recall(text, b)),
-                          progress=False, replace=True, show=False, done=self.compared,
+
+        def waiting(cause: str) -> None:
+            self.app.call_from_thread(self.show_title, f"Waiting for {cause}; then both sides run. Esc goes back.")
+
+        def compare(progress: object, cancelled: Callable[[], bool]) -> "tuple[Recall, Recall] | None":
+            first = services.recall(text, a, waiting, cancelled)
+            second = services.recall(text, b, cancelled=cancelled) if first is not None else None
+            return None if first is None or second is None else (first, second)
+
+        self.app.run_task(self, "compare", "Comparing", compare, replace=True, show=False, done=self.compared,
                           failed=self.app.refused("Compare"))
 
-    def compared(self, both: tuple["Recall", "Recall"]) -> None:
+    def show_title(self, waiting: str = "") -> None:
+        """The query compared, and while the engine warms up what the comparison waits for."""
+        title = Text.assemble(("Compare  ", "bold"), f"“{self.query_text}”")
+        if waiting:
+            title.append(f"  {waiting}", style="italic")
+        self.query_one("#compare-title", Static).update(title)
+
+    @on(events.Unmount)
+    def _drop_comparison(self) -> None:
+        """Left (Esc, or / for the query box): a comparison still waiting for the warm-up or
+        running is cancelled, not run for nobody beside the warm-up."""
+        self.app.cancel_task("compare", self)
+
+    def compared(self, both: "tuple[Recall, Recall] | None") -> None:
+        if both is None:  # cancelled while it waited (never delivered: dropped as cancelled)
+            return
+        self.show_title()
         recalls = dict(zip(SIDES, both))
         ranks = {side: {h.item.id: h.rank for h in r.hits} for side, r in recalls.items()}
         shared = set(ranks["a"]) & set(ranks["b"])

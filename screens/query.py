@@ -198,16 +198,14 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.set_status(f"Searching for “{text}”…")
         timeline, services = self.timeline, self.services
 
-        def waiting() -> None:
-            self.app.call_from_thread(self.set_status, "Waiting for the engine to load its graph, topic tree and "
-                                      f"ranker (once after the store opens); then “{text}” runs…")
+        def waiting(cause: str) -> None:
+            self.app.call_from_thread(self.set_status, f"Waiting for {cause}; then “{text}” runs…")
 
         def ask(progress: object, cancelled: Callable[[], bool]) -> "Recall | None":
             timeline["worker"] = time.perf_counter()
-            services.wait_for_warm_up(waiting, cancelled)
-            if cancelled():  # a newer query replaced this one while it waited: its result would be dropped
+            result = services.recall(text, request, waiting, cancelled)
+            if result is None:  # a newer query replaced this one while it waited: its result would be dropped
                 return None
-            result = services.recall(text, request)
             timeline["engine_done"] = time.perf_counter()
             if not self.strategy_docs:  # the recall built every area: what each strategy does is cheap now
                 self.strategy_docs = services.strategies()

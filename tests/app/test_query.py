@@ -8,9 +8,10 @@ import time
 
 from textual.widgets import DataTable, Select, Tree
 
-from mnemoscope.app.services import Services
+from mnemoscope.app.services import AFTER_CHANGE, AFTER_OPEN, Services
 from mnemoscope.app.widgets.recall import INTENTS, MODES
 from mnemoscope.app.widgets.trace import TraceView
+from mnemoscope.engine import Memory
 from mnemoscope.screens.compare import CompareScreen
 from tests.app.mnemo_testing import SIZE, ask, screen_lines, settle, text_of, until
 
@@ -276,12 +277,12 @@ async def test_a_query_sent_during_the_warm_up_waits_for_it_and_says_what_it_wai
         release.wait(60)  # a bound, not a pause
         held(self)
 
-    def recording_recall(self, query, request, original=Services.recall):
+    def recording_recall(self, query, *args, original=Memory.recall, **kwargs):
         recalled.append(query)
-        return original(self, query, request)
+        return original(self, query, *args, **kwargs)
 
     monkeypatch.setattr(Services, "warm_up", held_warm_up)
-    monkeypatch.setattr(Services, "recall", recording_recall)
+    monkeypatch.setattr(Memory, "recall", recording_recall)
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, warming.is_set, "the warm-up to start")
@@ -304,7 +305,7 @@ async def test_a_query_sent_while_the_store_opens_waits_for_the_warm_up_too(demo
     from mnemoscope.app.tui import MnemoscopeApp
 
     opening, warming, release = threading.Event(), threading.Event(), threading.Event()
-    opened, warm_up, recall, store_opened = Services.open, Services.warm_up, Services.recall, MnemoscopeApp.store_opened
+    opened, warm_up, recall, store_opened = Services.open, Services.warm_up, Memory.recall, MnemoscopeApp.store_opened
     recalled, announced = [], []
 
     def held_open(self, path=None):
@@ -316,17 +317,17 @@ async def test_a_query_sent_while_the_store_opens_waits_for_the_warm_up_too(demo
         release.wait(60)
         warm_up(self)
 
-    def recording_recall(self, query, request):
+    def recording_recall(self, query, *args, **kwargs):
         recalled.append(query)
-        return recall(self, query, request)
+        return recall(self, query, *args, **kwargs)
 
     def opened_then_looked(app, loaded) -> None:
         store_opened(app, loaded)
-        app.services.wait_for_warm_up(lambda: announced.append(True), timeout=0)
+        app.services.wait_for_warm_up(announced.append, timeout=0)
 
     monkeypatch.setattr(Services, "open", held_open)
     monkeypatch.setattr(Services, "warm_up", held_warm_up)
-    monkeypatch.setattr(Services, "recall", recording_recall)
+    monkeypatch.setattr(Memory, "recall", recording_recall)
     monkeypatch.setattr(MnemoscopeApp, "store_opened", opened_then_looked)
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -338,32 +339,96 @@ async def test_a_query_sent_while_the_store_opens_waits_for_the_warm_up_too(demo
         await until(pilot, warming.is_set, "the warm-up to start")
         await until(pilot, lambda: "Waiting for the engine to load" in text_of(status),
                     "the query to say what it waits for")
-        assert announced == [True] and recalled == []
+        assert announced == [AFTER_OPEN] and recalled == []
         release.set()
         await settle(pilot)
         assert recalled == ["what did Maya adopt"] and app.screen.recall is not None
 
 
+async def test_compare_says_what_it_waits_for_and_esc_leaves_it_at_once(demo_app, monkeypatch):
+    """Compare sent during the warm-up waits for it too: it says so, Esc goes back at once, and
+    the comparison left is not run for nobody once the warm-up ends."""
+    warming, release = threading.Event(), threading.Event()
+    held, recalled = Services.warm_up, []
+
+    def held_warm_up(self) -> None:
+        warming.set()
+        release.wait(60)  # a bound, not a pause
+        held(self)
+
+    def recording_recall(self, query, *args, original=Memory.recall, **kwargs):
+        recalled.append(query)
+        return original(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(Services, "warm_up", held_warm_up)
+    monkeypatch.setattr(Memory, "recall", recording_recall)
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, warming.is_set, "the warm-up to start")
+        app.screen.query_one("#query-input").value = "what did Maya adopt"
+        await pilot.press("escape", "c")
+        compare = app.screen
+        assert isinstance(compare, CompareScreen)
+        await until(pilot, lambda: "Waiting for the engine to load" in text_of(compare.query_one("#compare-title")),
+                    "Compare to say what it waits for")
+        await pilot.press("escape")
+        assert not isinstance(app.screen, CompareScreen)  # at once, the warm-up still held
+        await until(pilot, lambda: "compare" not in app.tasks, "the comparison to be dropped")
+        release.set()
+        await settle(pilot)
+        assert recalled == []  # the comparison left gave up waiting: the engine recalled nothing
+
+
+async def test_a_query_waiting_for_the_warm_up_after_another_process_changed_the_store_says_so(demo_app, monkeypatch):
+    """The wait after the store opens and the one after following another process's change have
+    different causes: the status line names the one it waits for."""
+    opened, release = threading.Event(), threading.Event()
+    warm_up, warming = Services.warm_up, []
+
+    def held_after_open(self) -> None:
+        if opened.is_set():  # the warm-ups after the first: hold them
+            warming.append(True)
+            release.wait(60)  # a bound, not a pause
+        warm_up(self)
+
+    monkeypatch.setattr(Services, "warm_up", held_after_open)
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        opened.set()
+        with Memory(app.services.mem.path) as other:  # another writer of the store: the app follows it
+            other.add_note("Maya adopted a second dog, a beagle called Pepper.")
+        await until(pilot, lambda: bool(warming), "the warm-up after the change")
+        status = app.screen.query_one("#query-status")
+        app.screen.query_one("#query-input").value = "what did Maya adopt"
+        await pilot.press("enter")
+        await until(pilot, lambda: "Waiting for" in text_of(status), "the query to say what it waits for")
+        assert "another process" in text_of(status) and "once after the store opens" not in text_of(status)
+        release.set()
+        await settle(pilot)
+        assert app.screen.recall is not None and "Waiting" not in text_of(status)
+
+
 def test_a_recall_waits_for_an_announced_warm_up_until_it_ends_or_is_cancelled():
     services = Services()
     services.wait_for_warm_up(timeout=0)  # none announced: no wait
-    ended = services.warm_up_coming()
+    ended = services.warm_up_coming(AFTER_OPEN)
     started = time.monotonic()
     services.wait_for_warm_up(cancelled=lambda: True)  # a replaced query stops waiting
     services.wait_for_warm_up(timeout=0.05)  # a warm-up that never ends holds a recall only so long
     assert time.monotonic() - started < 5
     said = threading.Event()
-    waiter = threading.Thread(target=services.wait_for_warm_up, args=(said.set,))
+    waiter = threading.Thread(target=services.wait_for_warm_up, args=(lambda cause: said.set(),))
     waiter.start()
     assert said.wait(5)  # the waiter is in: the warm-up ends after it looked
     ended()
     ended()  # ending twice counts once: a second announced warm-up still holds recalls
     waiter.join(5)
     assert not waiter.is_alive()
-    services.warm_up_coming()
+    services.warm_up_coming(AFTER_OPEN)
     waited = []
-    services.wait_for_warm_up(lambda: waited.append("said"), timeout=0.01)
-    assert waited == ["said"]
+    services.wait_for_warm_up(waited.append, timeout=0.01)
+    assert waited == [AFTER_OPEN]  # it says why it waits
 
 
 def test_a_recall_waits_only_for_the_warm_ups_announced_before_it():
@@ -371,11 +436,11 @@ def test_a_recall_waits_only_for_the_warm_ups_announced_before_it():
     follows it): they overlap, and a recall waiting for every one of them would wait until its
     timeout."""
     services = Services()
-    first_ended, said = services.warm_up_coming(), threading.Event()
-    waiter = threading.Thread(target=services.wait_for_warm_up, args=(said.set,), kwargs={"timeout": 60})
+    first_ended, said = services.warm_up_coming(AFTER_OPEN), threading.Event()
+    waiter = threading.Thread(target=services.wait_for_warm_up, args=(lambda cause: said.set(),), kwargs={"timeout": 60})
     waiter.start()
     assert said.wait(5)  # the recall waits
-    services.warm_up_coming()  # the next change's warm-up, announced meanwhile (not ended here)
+    services.warm_up_coming(AFTER_CHANGE)  # the next change's warm-up, announced meanwhile (not ended here)
     first_ended()
     waiter.join(5)
     assert not waiter.is_alive()
