@@ -79,8 +79,10 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # screens.base.WIDE
     MODES = {mode: _screen(mode) for mode, _key, _title in SCREENS}
     BINDINGS = [
-        # priority: a digit reaches the app before a text box; a box that takes digits as text
-        # (any but an empty QueryBox) keeps them, as Textual leaves it the keys it consumes
+        # priority: a digit reaches the app before the focused widget, except a text box: Textual
+        # leaves it the keys it consumes, so a digit typed into a box is text, whatever the box holds
+        # (a box deciding by its text would race a burst of keys: "dog 2" typed fast reached the
+        # app while the box was still empty, and "2" switched screens)
         *[Binding(key, f"goto('{mode}')", title, id=f"goto-{mode}", show=False, priority=True)
           for mode, key, title in SCREENS],
         Binding("slash", "focus_query", "Query box", id="focus-query", show=False),

@@ -88,7 +88,8 @@ class BaseScreen(FittedScreen):
     TITLE = ""
     HELP = ""
     AREA: str | None = None  # the engine area the screen needs (knowledge, topics, ranker)
-    BINDINGS = [Binding("escape", "escape", "Cancel task / leave the box", id="screen-escape", show=False)]
+    # in the key bar while a text box has focus: there digits are text, and Esc is the way to the screen keys
+    BINDINGS = [Binding("escape", "escape", "Leave the box", id="screen-escape")]
 
     app: "MnemoscopeApp"
 
@@ -150,9 +151,17 @@ class BaseScreen(FittedScreen):
     def refresh_data(self) -> None:
         """Reload what the screen shows from the store (called on the UI thread)."""
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Esc is the screen's while a text box has focus (the key bar names it); elsewhere it is
+        the app's, which cancels a task."""
+        if action == "escape":
+            return isinstance(self.focused, Input)
+        return True
+
     def action_escape(self) -> None:
-        """Esc leaves a text box (where digits are typed, not screens switched); else it cancels a task."""
-        if isinstance(self.focused, Input) and not any(state.show for state in self.app.tasks.values()):
+        """Esc in a text box cancels the task the panel shows, if one runs; else it leaves the box
+        (where digits are typed, not screens switched)."""
+        if not any(state.show for state in self.app.tasks.values()):
             self.leave_box()
         else:
             self.app.action_cancel_task()

@@ -124,7 +124,7 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
                 lambda hit, other=other: f"◆{ranks[other][hit.item.id]}" if hit.item.id in shared else "")
             # the pickers above name the strategy and a chosen intent: only an inferred intent is news
             intent = recall.intent or {}
-            inferred = f" · intent auto → {intent.get('name')}" if intent.get("inferred") else ""
+            inferred = f" · auto → {intent.get('name')}" if intent.get("inferred") else ""  # whole at 80 columns
             self.query_one(f"#summary-{side}", Static).update(
                 f"{len(recall.hits)} hits · {len(shared)} shared{inferred}")
 

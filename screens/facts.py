@@ -223,7 +223,7 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
             return not self.inbox
         if action in INBOX_ACTIONS:
             return self.inbox
-        return True
+        return super().check_action(action, parameters)
 
     # -- loading ------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Input, Select, Static, TabbedContent, TabPane
 
 from mnemoscope.app.services import RecallRequest
-from mnemoscope.app.widgets import QueryBox, highlight, query_terms
+from mnemoscope.app.widgets import highlight, query_terms
 from mnemoscope.app.widgets.recall import INTENTS, MODES, HitsTable, hit_source_label
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.screens.base import BaseScreen
@@ -69,8 +69,7 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
 | key | does |
 |---|---|
 | `Enter` | run the query |
-| `1`…`8` | switch screens, from an empty query box too (begin a question with a number after a space) |
-| `Esc` | leave the query box; `/` comes back |
+| `Esc` | leave the query box (in it, digits are text); then `1`…`8` switch screens; `/` comes back |
 | `↑` `↓` | move through the hits; the right panel explains the selected one |
 | `u` | mark the selected hit as used (toggle); `✓` in the list |
 | `f` | send feedback: used hits, and the shown but unused ones as ignored |
@@ -112,7 +111,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="query-bar"):
-            yield QueryBox(placeholder="Ask the store… (Enter runs)", id="query-input", compact=True)
+            yield Input(placeholder="Ask the store… (Enter runs)", id="query-input", compact=True)
             yield Select([(f"intent {i}", i) for i in INTENTS], value="auto", allow_blank=False, compact=True,
                          id="query-intent", tooltip="Intent: auto infers one from the words")
             yield Select([(f"mode {m}", m) for m in MODES], value="pro", allow_blank=False, compact=True,

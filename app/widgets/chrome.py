@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.style import Style as VisualStyle
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from mnemoscope.engine.records import Counts
@@ -28,20 +28,6 @@ SCREENS = [
     ("ranker", "7", "Ranker"),
     ("activity", "8", "Activity"),
 ]
-
-SCREEN_KEYS = frozenset(key for _mode, key, _title in SCREENS)
-
-
-class QueryBox(Input):
-    """The query box the app opens in. While it is empty, 1…8 are the screen keys the footer
-    promises, not text; once a question is begun, every digit is text (a question beginning with
-    a number starts with a space)."""
-
-    def check_consume_key(self, key: str, character: str | None) -> bool:
-        if not self.value and character in SCREEN_KEYS:
-            return False
-        return super().check_consume_key(key, character)
-
 
 COUNTS = [("sources", "sources"), ("items", "items"), ("episodes", "episodes"), ("facts", "facts"),
           ("entities", "entities"), ("topics", "topics"), ("feedback_events", "feedback")]

@@ -140,7 +140,7 @@ class NoteDialog(ModalScreen[tuple[str, str] | None]):
 GLOBAL_KEYS = """\
 | key | does |
 |---|---|
-| `1`…`8` | Ingest · Sources · Topics · Facts · Memories · Query · Ranker · Activity |
+| `1`…`8` | Ingest · Sources · Topics · Facts · Memories · Query · Ranker · Activity (in a text box they are text: `Esc` first) |
 | `/` | jump to the query box |
 | `Ctrl+P` | command palette: every action (ingest, open store, export, theme, …) |
 | `Ctrl+O` | open another store |
