@@ -230,7 +230,7 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
             or find_times(query, None) or _WHEN_PERFECT.match(query):  # "by July 10, 2022" asks about that day
         return None
     terms = set(lexical_tokens(" ".join(w for w in said if w not in FRAMING_WORDS)))
-    terms -= set(lexical_tokens(" ".join(n for n in names if not _after_preposition(n, query))))
+    terms -= set(lexical_tokens(" ".join(n for n in names if not _named_as_topic(n, query))))
     state = asks_state(query)
     own = frozenset(terms) - STATE_WORDS
     asked = [slot for slot in rules.slots.values()
@@ -254,11 +254,13 @@ def _without(names: Sequence[str], query: str) -> str:
     return query
 
 
-def _after_preposition(name: str, query: str) -> bool:
-    """Whether a name the question holds follows a preposition: "When is Thandiwe going to
-    Maputo?" asks about the trip to Maputo (a topic), not about Maputo (a subject whose name is
-    no topic)."""
-    return re.search(rf"\b(?:to|in|at|from|for|with|about|of|on|near)\s+{re.escape(name)}\b", query, re.I) is not None
+def _named_as_topic(name: str, query: str) -> bool:
+    """Whether a name the question holds follows a preposition or a determiner: "When is
+    Thandiwe going to Maputo?" asks about the trip to Maputo, "Is Oisín walking the Camino this
+    Easter?" about the walk, the Camino and Easter (topics), not about Maputo, the Camino or
+    Easter as subjects, whose names are no topic. A person's name follows neither."""
+    return re.search(rf"\b(?:to|in|at|from|for|with|about|of|on|near|the|this|next|last)\s+{re.escape(name)}\b",
+                     query, re.I) is not None
 
 
 @functools.cache

@@ -50,6 +50,18 @@ SARA = locomo("sara", ("Ben", "Ruth"),
 )
 sara = stored(SARA)
 
+DANUBE = locomo("danube", ("Kate", "Lars"),
+    ("9:00 am on 12 June, 2024", [
+        ("Kate", "I'm cycling the Danube at Whitsun next year, Passau to Vienna with panniers."),
+        ("Lars", "Jealous."),
+    ]),
+    ("7:00 pm on 2 October, 2024", [
+        ("Kate", "The Danube's off, sadly. Work needs me in May, so Whitsun will be spreadsheets."),
+        ("Lars", "Next year then."),
+    ]),
+)
+danube = stored(DANUBE)
+
 
 def test_asking_whether_something_holds_now_takes_the_latest_word_without_a_change_word(half):
     assert above(ranked(half, "Is Priya running the half marathon?"), "D2:1", "D1:1")
@@ -76,6 +88,15 @@ def test_questions_of_what_holds_now_are_told_from_open_ones():
 def test_a_name_after_a_preposition_is_what_the_question_is_about():
     question = present.present_question("When is Tom going to Lisbon?", load_rules(), ["Tom", "Lisbon"])
     assert question is not None and "lisbon" in question.terms and "tom" not in question.terms
+
+
+def test_a_name_after_a_determiner_is_what_the_question_is_about():
+    question = present.present_question("Is Kate cycling the Danube this Whitsun?", load_rules(), ["Kate", "Danube", "Whitsun"])
+    assert question is not None and {"danub", "whitsun"} <= question.terms and "kate" not in question.terms
+
+
+def test_a_plan_called_off_in_the_words_of_its_name_is_the_latest_word(danube):
+    assert above(ranked(danube, "Is Kate cycling the Danube this Whitsun?"), "D2:1", "D1:1")
 
 
 DOG = locomo("dog", ("Jon", "Bea"),
