@@ -62,6 +62,18 @@ DANUBE = locomo("danube", ("Kate", "Lars"),
 )
 danube = stored(DANUBE)
 
+VESPA = locomo("vespa", ("Lucy", "Marco"),
+    ("9:00 am on 4 March, 2024", [
+        ("Lucy", "Me and my Vespa. A scooter is the only sane way through Rome traffic."),
+        ("Marco", "Helmet on, please."),
+    ]),
+    ("6:00 pm on 9 September, 2024", [
+        ("Lucy", "I sold the Vespa in August, the metro line opened by the office."),
+        ("Marco", "End of an era."),
+    ]),
+)
+vespa = stored(VESPA)
+
 
 def test_asking_whether_something_holds_now_takes_the_latest_word_without_a_change_word(half):
     assert above(ranked(half, "Is Priya running the half marathon?"), "D2:1", "D1:1")
@@ -140,6 +152,10 @@ def test_the_latest_word_is_the_subjects_own_not_a_word_on_someone_elses(dog):
 def test_a_reply_answers_the_last_question_of_the_turn_before_it_and_those_it_follows_up(quiz):
     assert above(ranked(quiz, "Is Tom's wrist still broken?", as_of="2024-03-01"), "D1:1", "D2:2")  # "count me in": the quiz
     assert above(ranked(quiz, "Is Tom's wrist still broken?"), "D3:2", "D1:1")  # "out of plaster yet?" follows up the wrist
+
+
+def test_a_change_naming_only_what_the_subject_called_theirs_is_on_the_topic(vespa):
+    assert above(ranked(vespa, "Does Lucy have a scooter?"), "D2:1", "D1:1")  # "my Vespa" on a scooter: "sold the Vespa"
 
 
 def test_whose_noun_phrase_a_word_stands_in():
