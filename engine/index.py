@@ -242,8 +242,10 @@ class Index:
     def arrays(self) -> tuple[dict[str, np.ndarray], dict[str, object]]:
         """Every array this index derives from the store, and the counters that go with them:
         what :meth:`restore` takes back instead of reading every row again. Items not yet
-        projected into the latent space are projected first: the first dense query after an
-        open would pay for it otherwise (the vectors are tied to the model's signature)."""
+        projected into the latent space are projected first, and inverted lists made where
+        due (:meth:`make_lists`): the first dense query after an open would pay for them
+        otherwise (the vectors are tied to the model's signature)."""
+        self.make_lists()
         out = {"items.ids": self.item_ids, "items.sources": self.source_ids, "items.positions": self.positions,
                "items.times": self.times, "items.pending": self.pending}
         bm25, counters = self.bm25.arrays()
@@ -293,6 +295,26 @@ class Index:
             with self._projecting:
                 self._word_vectors = VectorIndex.restore(part, exact=self._word_rows, **WORD_LAYOUT)
                 self._words_unplaced = []
+
+    def make_lists(self) -> bool:
+        """Group each vector space holding more than ``LISTS_ABOVE`` rows into inverted lists where
+        it has none yet (engine/vectors.py), the items not yet projected into the latent space or
+        placed in the store's word space placed first, as :meth:`arrays` places them. For an
+        ingest's end, a warm-up, a save or a thread of its own: a recall never makes them (it
+        scans every row until they are made). Returns whether any lists were made."""
+        if self.n_slots <= LISTS_ABOVE:
+            return False
+        spaces = list(self.vectors.values())
+        if self.lsa is not None:
+            spaces.append(self.lsa_vectors)
+        if self._words is not None and self._words_fitted_for is None:
+            spaces.append(self.word_vectors)
+        return any([space.make_lists() for space in spaces])
+
+    def lists_due(self) -> bool:
+        """Whether a vector space holds more rows than its lists' threshold and no lists yet
+        (cheap: nothing is projected)."""
+        return any(space.lists_due for space in (*self.vectors.values(), self._lsa_vectors, self._word_vectors))
 
     # -- latent semantic model -----------------------------------------------------------------
 

@@ -154,6 +154,7 @@ class Memory:
         self._areas_file_unusable = False  # missing, damaged or not fitting an area: saved again once every area is loaded
         self._since_saved: tuple[tuple[int, int], Commits] | None = None  # (saved line, cursor): what came after it
         self._saving: threading.Thread | None = None  # writing the areas' file aside (see _save_areas_aside)
+        self._listing: threading.Thread | None = None  # making the index's inverted lists aside (see _make_lists_aside)
         self._load(saved=True)
         self.store.on_write = self._sync_with_store
         for plug in AREAS if extensions else []:
@@ -538,6 +539,7 @@ class Memory:
             english_lexicon()  # the bundled lexicon (engine/query.py), read once per process
         if self.settings.word_vectors_weight > 0 and self.settings.embedder != "openai":
             self.index.word_vectors  # the items in the bundled word vectors' space (engine/wordvec.py)
+        self.index.make_lists()  # a store grown past LISTS_ABOVE by another process (engine/vectors.py)
         for area in self._loaded_areas():
             area.warm_up()
 
@@ -659,6 +661,7 @@ class Memory:
         if self.index.needs_lsa_fit() or (refitted and self.index.lsa_fitted_on < self.index.n_items):
             self._refit_lsa()  # the model an ingest leaves is fitted on everything it ingested
         self._calibrate_dense()
+        self.index.make_lists()  # (for the recalls during the catch-up too: engine/vectors.py)
         if catch_up and (defer or self.index.pending.any()) and not (cancelled and cancelled()):
             self.catch_up(progress=progress, cancelled=cancelled)  # (and what an interrupted ingest left queued)
         self._save_index()
@@ -849,8 +852,22 @@ class Memory:
         MCP server look at every poll or call themselves."""
         if time.monotonic() - self._looked >= self.settings.refresh_interval:
             self.refresh()
-        return recall(self, self.areas, query, top_k=top_k, strategy=strategy or self.default_strategy, mode=mode,
-                      **options)
+        result = recall(self, self.areas, query, top_k=top_k, strategy=strategy or self.default_strategy, mode=mode,
+                        **options)
+        if self.index.lists_due():
+            self._make_lists_aside()
+        return result
+
+    def _make_lists_aside(self) -> None:
+        """Make the index's inverted lists in a thread of its own, when a recall found a vector
+        space grown past their threshold without them (the store grew in another process, or
+        this one's recall placed the items that crossed it): the recall scanned every row, and
+        the next ones probe the lists once they are made (engine/vectors.py). A daemon that
+        :meth:`close` does not wait for: a process about to exit would make them for nothing."""
+        if self._listing is not None and self._listing.is_alive():
+            return
+        self._listing = threading.Thread(target=self.index.make_lists, name="mnemoscope-lists", daemon=True)
+        self._listing.start()
 
     def query(self, text: str, top_k: int = 10, strategy: str | None = None, mode: str = "pro",
               **options: Unpack[QueryOptions]) -> tuple[Query, Signals]:

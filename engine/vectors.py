@@ -11,10 +11,16 @@ its own scale, so the exact top rows are among the best codes' (measured in docs
 An index given ``lists_above`` (the store's own dense vectors) groups its rows into inverted lists
 once it holds that many (engine/ivf.py), and a scan then reads only the rows of the lists nearest
 to the query: approximate, a few times cheaper, checked against the exact scan in docs/scaling.md.
+The lists are made by :meth:`VectorIndex.make_lists`, never by a write: the write that crosses
+the threshold may be a recall's (the latent space projects new items when a query first needs
+them), and fitting the lists takes seconds of CPU at 200k rows. Until they are made, scans read
+every row as below the threshold; the owner makes them at an ingest's end, a warm-up or a save,
+or in a thread of its own (engine/memory.py), while other threads scan and write.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Callable
 
 import numpy as np
@@ -58,6 +64,9 @@ class VectorIndex:
         self._scale = Column(np.float32)  # per-row scale of the codes
         self._n = 0
         self._alive = np.zeros(0, dtype=bool)
+        self._writing = threading.Lock()  # a write, or make_lists reading rows or publishing its lists
+        self._making = threading.Lock()  # one make_lists at a time
+        self._set_meanwhile: list[np.ndarray] | None = None  # slots set while lists are made (filed as they are published)
 
     @property
     def quantized(self) -> bool:
@@ -109,6 +118,10 @@ class VectorIndex:
         slots = np.asarray(slots, dtype=np.int64)
         if not len(slots):
             return
+        with self._writing:
+            self._set(slots, vectors)
+
+    def _set(self, slots: np.ndarray, vectors: np.ndarray) -> None:
         if not self.dim:
             self.dim = vectors.shape[1]
             self._m = np.zeros((0, self.dim), dtype=np.float32)
@@ -133,18 +146,43 @@ class VectorIndex:
         self._grouped = None
         if self.lists is not None:
             self.lists.add(slots, np.asarray(vectors, dtype=np.float32))
-        elif self.lists_above is not None and self._n > self.lists_above:
-            self._make_lists()
+        elif self._set_meanwhile is not None:
+            self._set_meanwhile.append(slots)
 
-    def _make_lists(self) -> None:
-        """Fit the centroids on an even sample of the live rows, and file every row."""
-        live = np.flatnonzero(self._alive[: self._n])
-        sample = live[np.linspace(0, len(live) - 1, min(FIT_SAMPLE, len(live))).astype(np.int64)]
-        with one_blas_thread():
-            self.lists = InvertedLists(fit_centroids(self.rows(sample), min(MAX_LISTS, max(16, int(2 * np.sqrt(len(live)))))))
-            for lo in range(0, len(live), BLOCK):
-                block = live[lo:lo + BLOCK]
-                self.lists.add(block, self.rows(block))
+    @property
+    def lists_due(self) -> bool:
+        """Whether the index holds more than ``lists_above`` rows and no lists yet."""
+        return self.lists is None and self.lists_above is not None and self._n > self.lists_above
+
+    def make_lists(self) -> bool:
+        """Group the rows into inverted lists if they are due (:attr:`lists_due`): the centroids
+        fitted on an even sample of the live rows, then every row filed, without holding up other
+        threads' scans (they read every row until the lists are published) or writes (rows set
+        meanwhile are filed as the lists are published). Returns whether lists were made here."""
+        with self._making:
+            if not self.lists_due:
+                return False
+            with self._writing:
+                n = self._n
+                live = np.flatnonzero(self._alive[:n])
+                sample = self.rows(live[np.linspace(0, len(live) - 1, min(FIT_SAMPLE, len(live))).astype(np.int64)])
+                self._set_meanwhile = []
+            try:
+                with one_blas_thread():
+                    lists = InvertedLists(fit_centroids(sample, min(MAX_LISTS, max(16, int(2 * np.sqrt(len(live)))))))
+                    for lo in range(0, len(live), BLOCK):
+                        block = live[lo:lo + BLOCK]
+                        with self._writing:
+                            rows = self.rows(block)
+                        lists.add(block, rows)
+                    with self._writing:
+                        if self._set_meanwhile:
+                            late = np.unique(np.concatenate(self._set_meanwhile))
+                            lists.add(late, self.rows(late))
+                        self.lists, self._grouped = lists, None
+            finally:
+                self._set_meanwhile = None
+        return True
 
     def _quantize_all(self) -> None:
         codes, scale = quantize(self._m)
@@ -152,10 +190,11 @@ class VectorIndex:
         self._scale = Column(np.float32, values=scale)
 
     def remove(self, slots: np.ndarray) -> None:
-        slots = np.asarray([s for s in slots if s < len(self._alive)], dtype=np.int64)
-        self._alive[slots] = False
-        self._m[slots] = 0
-        self._grouped = None
+        with self._writing:
+            slots = np.asarray([s for s in slots if s < len(self._alive)], dtype=np.int64)
+            self._alive[slots] = False
+            self._m[slots] = 0
+            self._grouped = None
 
     # -- reads --------------------------------------------------------------------------------
 

@@ -167,7 +167,7 @@ def test_top_finds_what_the_scan_ranks_first_reading_only_the_probed_lists():
     for index in (plain, listed):
         index.set(np.arange(5000), rows)
     listed.remove(np.array([7]))
-    assert listed.lists is not None and listed.quantized
+    assert listed.make_lists() and listed.lists is not None and listed.quantized
     for query in rows[rng.integers(0, 5000, 20)]:
         scan = listed.scores(query)
         top = listed.top(query, 10)
@@ -182,7 +182,7 @@ def test_lists_of_float_rows_probed_whole_rank_as_the_scan():
     rows = rng.normal(size=(5000, 24)).astype(np.float32)
     listed = VectorIndex(quantize_above=10**9, lists_above=4000, probe_share=1.0)  # float rows, every list probed
     listed.set(np.arange(5000), rows)
-    assert listed.lists is not None and not listed.quantized
+    assert listed.make_lists() and listed.lists is not None and not listed.quantized
     for query in rows[rng.integers(0, 5000, 10)]:
         top = listed.top(query, 10)
         assert len(top) == 10

@@ -80,7 +80,7 @@ def test_inverted_lists_find_what_the_exact_scan_finds_and_survive_a_save():
     listed = VectorIndex(quantize_above=1000, lists_above=4000)
     for index in (exact, listed):
         index.set(np.arange(5000), rows[:5000])
-    assert listed.lists is not None and listed.quantized
+    assert listed.make_lists() and listed.lists is not None and listed.quantized
     listed.set(np.arange(5000, 6000), rows[5000:])  # later rows join the nearest lists
     exact.set(np.arange(5000, 6000), rows[5000:])
     queries = rows[rng.integers(0, 6000, 50)] + 0.2 * rng.standard_normal((50, 24)).astype(np.float32)

@@ -1,0 +1,98 @@
+"""The inverted lists of the dense spaces (engine/vectors.py, engine/ivf.py) are made out of the
+recall path: the recall that first finds a space grown past the threshold scans every row, and
+the lists are made in a thread of its own (or at an ingest's end, a warm-up, a save), while
+rows keep coming."""
+
+import math
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mnemoscope.engine import Memory, index, vectors
+from mnemoscope.engine.vectors import VectorIndex
+from tests.support.stores import DEMO_DIR
+
+QUERY = "how hot is the oven for the loaf"
+LIST_SETTINGS = {"extensions": False, "refresh_interval": 0}
+
+
+def clustered_rows(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((30, 24)).astype(np.float32)
+    rows = centres[rng.integers(0, 30, n)] + 0.3 * rng.standard_normal((n, 24)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_a_write_past_the_threshold_makes_no_lists_and_scans_stay_exact_until_they_are_made():
+    rows = clustered_rows(5000, 3)
+    listed = VectorIndex(exact=lambda slots: rows[slots], quantize_above=1000, lists_above=4000, probe_share=0.25)
+    listed.set(np.arange(5000), rows)
+    assert listed.lists is None and listed.lists_due
+    scans = [listed.scores(query) for query in rows[:5]]
+    assert listed.make_lists() and listed.lists is not None and not listed.lists_due
+    assert not listed.make_lists()  # made once
+    plain = VectorIndex(exact=lambda slots: rows[slots], quantize_above=1000)
+    plain.set(np.arange(5000), rows)
+    assert all(np.array_equal(scan, plain.scores(query)) for scan, query in zip(scans, rows[:5]))
+
+
+def test_rows_set_while_the_lists_are_made_are_filed_in_them(monkeypatch):
+    rows = clustered_rows(6000, 4)
+    listed = VectorIndex(quantize_above=10**9, lists_above=4000, probe_share=1.0)  # every list probed: exact
+    listed.set(np.arange(5000), rows[:5000])
+    fit = vectors.fit_centroids
+
+    def fit_while_another_thread_writes(sample, k):
+        writer = threading.Thread(target=listed.set, args=(np.arange(5000, 6000), rows[5000:]))
+        writer.start()
+        writer.join()  # (the write does not wait for the lists)
+        listed.set(np.array([17]), rows[5999:])  # a row set again: filed by its new value
+        return fit(sample, k)
+
+    monkeypatch.setattr(vectors, "fit_centroids", fit_while_another_thread_writes)
+    assert listed.make_lists()
+    assert sorted(listed.lists.order().tolist()) == list(range(6000))
+    assert listed.lists.arrays()["lists"][17] == np.argmax(listed.lists.centroids @ rows[5999])
+    every = listed.rows(np.arange(6000))
+    for query in rows[5990:5999]:
+        assert set(listed.top(query, 10).tolist()) == set(np.argsort(-(every @ query))[:10].tolist())
+
+
+@pytest.fixture
+def lowered(tmp_path: Path, monkeypatch) -> tuple[Path, int]:
+    """A store of the demo's items (three of its files) and a lists threshold just above them."""
+    store = tmp_path / "lists.db"
+    with Memory(store, extensions=False) as mem:
+        mem.ingest([DEMO_DIR / name for name in ("alpine-hiking.md", "how-transformers-work.md", "sourdough-baking.md")])
+        threshold = mem.index.n_slots + 2
+    monkeypatch.setattr(index, "LISTS_ABOVE", threshold)
+    monkeypatch.setitem(index.WORD_LAYOUT, "lists_above", threshold)
+    return store, threshold
+
+
+def test_the_recall_that_crosses_the_threshold_scans_every_row_and_the_lists_are_made_aside(lowered, monkeypatch):
+    store, threshold = lowered
+    with Memory(store, **LIST_SETTINGS) as reader:
+        reader.recall(QUERY, strategy="hybrid")  # every item placed: below the threshold
+        assert reader.index.lsa_vectors.lists is None
+        with Memory(store, **LIST_SETTINGS) as writer:  # another memory grows the store past it
+            writer.ingest([DEMO_DIR / "retrieval-augmented-generation.md"])
+            assert writer.index.n_slots > threshold
+            made_at_ingest = writer.index.lsa_vectors.lists is not None and writer.index.word_vectors.lists is not None
+        making, fit = [], vectors.fit_centroids
+        monkeypatch.setattr(vectors, "fit_centroids", lambda *args: making.append(threading.get_ident()) or fit(*args))
+        crossing = reader.recall(QUERY, strategy="hybrid").hits  # takes in the new items and places them
+        assert threading.get_ident() not in making  # not made by the recall
+        assert made_at_ingest
+        waited = time.monotonic()
+        while reader.index.lists_due() and time.monotonic() - waited < 30:
+            time.sleep(0.01)
+        assert making and reader.index.lsa_vectors.lists is not None and reader.index.word_vectors.lists is not None
+    monkeypatch.undo()
+    with Memory(store, **LIST_SETTINGS) as exact:  # the threshold as shipped: every row scanned
+        scanned = exact.recall(QUERY, strategy="hybrid").hits
+    assert crossing and [h.item.id for h in crossing] == [h.item.id for h in scanned]
+    assert all(math.isclose(a.score, b.score, abs_tol=1e-6) for a, b in zip(crossing, scanned))
