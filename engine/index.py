@@ -44,6 +44,7 @@ PROJECT_BLOCK = 20_000  # items projected into the latent space at a time
 # probed (chosen on the benchmark's questions at 1M: docs/scaling.md).
 WORD_PROBE_SHARE = 0.05
 WORD_RESCORE = 256
+KEPT_TERMS_OF = 4096  # up to this many slots, the last slots' terms read are kept (Index._terms_of)
 WORD_LAYOUT: dict[str, Any] = {"quantize_above": LISTS_ABOVE, "lists_above": LISTS_ABOVE,
                                "probe_share": WORD_PROBE_SHARE, "rescore": WORD_RESCORE}
 
@@ -87,6 +88,8 @@ class Index:
         self._words_unplaced: list[np.ndarray] = []  # slots not yet placed in the word space
         # the store's float32 rows of stored vectors, (signature, item ids) → rows, for exact re-scoring
         self.stored_rows: Callable[[str, np.ndarray], np.ndarray] | None = None
+        # the last slots whose terms were read (see _terms_of): (rows read, the slots' bytes, their terms)
+        self._last_terms: tuple[object, bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
     # -- per-slot columns (views: valid until the next add) -------------------------------------
 
@@ -321,7 +324,7 @@ class Index:
     def counts_matrix(self, slots: np.ndarray | None = None) -> sp.csr_matrix:
         """Documents × terms count matrix of the given slots (default: every slot)."""
         slots = np.arange(self.n_slots) if slots is None else np.asarray(slots, dtype=np.int64)
-        lengths, indices, data = self.bm25.docs.gather(slots)
+        lengths, indices, data = self._terms_of(slots)
         indptr = np.concatenate([[0], np.cumsum(lengths)])
         return sp.csr_matrix((data, indices, indptr), shape=(len(slots), max(len(self.vocab), 1)))
 
@@ -364,7 +367,22 @@ class Index:
 
     def _latent_rows(self, slots: np.ndarray) -> np.ndarray:
         """Items' latent vectors computed again from their terms (exact float32)."""
-        return self.lsa.transform_rows(*self.bm25.docs.gather(np.asarray(slots, dtype=np.int64)))
+        return self.lsa.transform_rows(*self._terms_of(np.asarray(slots, dtype=np.int64)))
+
+    def _terms_of(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The slots' (lengths, term ids, counts), the last slots' kept: hybrid reads its
+        candidates' exact latent rows and then their exact word rows, and at a million items
+        those rows lie scattered over the store (a cache miss each). A slot's terms never change
+        while the same rows hold them (a slot is never reused; a load makes new rows)."""
+        docs = self.bm25.docs
+        if len(slots) > KEPT_TERMS_OF:  # a fit or a placement in blocks: read once, not kept
+            return docs.gather(slots)
+        key, kept = slots.tobytes(), self._last_terms
+        if kept is not None and kept[0] is docs and kept[1] == key:
+            return kept[2]
+        terms = docs.gather(slots)
+        self._last_terms = (docs, key, terms)
+        return terms
 
     def load_lsa(self, blob: bytes) -> None:
         body, _, n = blob.rpartition(b"|n=")
