@@ -17,7 +17,7 @@ from textual.widgets import DataTable, DirectoryTree, Input, RichLog, Static
 from textual.widgets.tree import TreeNode
 
 from mnemoscope.app.messages import SourceDone
-from mnemoscope.app.widgets import ChoiceDialog, NoteDialog
+from mnemoscope.app.widgets import ChoiceDialog, NoteDialog, TextBox
 from mnemoscope.app.widgets.tables import PlainTable, set_columns
 from mnemoscope.app.services import Cancelled, LLMStatus, Progress
 from mnemoscope.screens.base import BaseScreen
@@ -110,7 +110,7 @@ with their file and line and left out.
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="ingest-main", classes="split"):
             with Vertical(id="ingest-pick"):
-                yield Input(placeholder="File or folder path (Enter adds it)", id="ingest-path", compact=True)
+                yield TextBox(placeholder="File or folder path (Enter adds it)", id="ingest-path", compact=True)
                 yield FileTree(self.app.browse_root, id="ingest-tree")
             with Vertical(id="ingest-side"):
                 yield Static("", id="ingest-selection")

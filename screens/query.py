@@ -15,7 +15,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Input, Select, Static, TabbedContent, TabPane
 
 from mnemoscope.app.services import RecallRequest
-from mnemoscope.app.widgets import highlight, query_terms
+from mnemoscope.app.widgets import TextBox, highlight, query_terms
 from mnemoscope.app.widgets.recall import INTENTS, MODES, HitsTable, hit_source_label
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.screens.base import BaseScreen
@@ -111,14 +111,14 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="query-bar"):
-            yield Input(placeholder="Ask the store… (Enter runs)", id="query-input", compact=True)
+            yield TextBox(placeholder="Ask the store… (Enter runs)", id="query-input", compact=True)
             yield Select([(f"intent {i}", i) for i in INTENTS], value="auto", allow_blank=False, compact=True,
                          id="query-intent", tooltip="Intent: auto infers one from the words")
             yield Select([(f"mode {m}", m) for m in MODES], value="pro", allow_blank=False, compact=True,
                          id="query-mode", tooltip="Recall mode")
             yield Select([("hybrid", "hybrid")], value="hybrid", allow_blank=False, compact=True,
                          id="query-strategy", tooltip="Strategy: fused, or one signal alone")
-            yield Input("10", type="integer", compact=True, id="query-topk", tooltip="top k", max_length=3)
+            yield TextBox("10", type="integer", compact=True, id="query-topk", tooltip="top k", max_length=3)
         yield Static("Type a query and press Enter.", id="query-status")
         with Horizontal(id="query-results", classes="split"):
             yield HitsTable(mark="✓", mark_width=1, rank_width=3, details=True, id="hits")
@@ -180,8 +180,9 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
 
     @on(Input.Submitted, "#query-input")
     @on(Input.Submitted, "#query-topk")
-    def submit(self) -> None:
-        self.run_query(self.query_one("#query-input", Input).value)
+    def submit(self, event: Input.Submitted) -> None:
+        # the query as it was at Enter: keys typed after it may be in the box by now
+        self.run_query(event.value if event.input.id == "query-input" else self.query_one("#query-input", Input).value)
 
     def run_query(self, text: str) -> None:
         if not text.strip():

@@ -6,13 +6,14 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
+from textual import events, on
 from textual.content import Content
 from textual.markup import escape
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.style import Style as VisualStyle
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from mnemoscope.engine.records import Counts
@@ -28,6 +29,24 @@ SCREENS = [
     ("ranker", "7", "Ranker"),
     ("activity", "8", "Activity"),
 ]
+
+class TextBox(Input):
+    """The app's text box: an Input whose own keys (Backspace, the arrows, Ctrl+U, Enter, …) act
+    in the order they were typed. Textual inserts a printable key at once but runs a focused
+    widget's bindings only once the key has bubbled up to the app, through each parent's queue:
+    in a burst of keys (typed fast, queued while the UI thread was busy, or sent at once by the
+    terminal) "dox", Backspace, "g" gave "dox", and Ctrl+U then "what" gave "" (Textual issue
+    6605). A key bound on the box itself runs here, in turn; every other key goes on as before."""
+
+    @on(events.Key)
+    async def _own_key_in_turn(self, event: events.Key) -> None:
+        active = self.screen.active_bindings.get(event.key)
+        if active is None or active.node is not self or not active.enabled or active.binding.priority:
+            return
+        event.stop()
+        event.prevent_default()  # nor Input's own handler, nor the app's look at its bindings
+        await self.run_action(active.binding.action)
+
 
 COUNTS = [("sources", "sources"), ("items", "items"), ("episodes", "episodes"), ("facts", "facts"),
           ("entities", "entities"), ("topics", "topics"), ("feedback_events", "feedback")]

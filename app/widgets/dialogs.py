@@ -9,6 +9,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from .chrome import TextBox
+
 
 class ChoiceDialog(ModalScreen[str | None]):
     """A title, a body and a row of buttons; dismisses with the chosen button's id (Esc: None)."""
@@ -54,7 +56,7 @@ class PromptDialog(ModalScreen[str | None]):
         with Vertical(id="dialog-box") as box:
             box.border_title = self.title_text
             yield Label(self.prompt, markup=False)
-            yield Input(self.value, placeholder=self.placeholder, id="prompt-input")
+            yield TextBox(self.value, placeholder=self.placeholder, id="prompt-input")
             with Horizontal(id="dialog-buttons"):
                 yield Button("OK", id="prompt-ok", variant="primary")
                 yield Button("Cancel", id="prompt-cancel")
@@ -85,7 +87,7 @@ class FormDialog(ModalScreen[dict[str, str] | None]):
             with VerticalScroll(id="dialog-body", can_focus=False):  # scrolls in a short terminal; OK stays
                 for key, label, value in self.fields:
                     yield Label(label, markup=False)
-                    yield Input(value, id=f"form-{key}")
+                    yield TextBox(value, id=f"form-{key}")
             with Horizontal(id="dialog-buttons"):
                 yield Button("OK", id="form-ok", variant="primary")
                 yield Button("Cancel", id="form-cancel")
@@ -115,7 +117,7 @@ class NoteDialog(ModalScreen[tuple[str, str] | None]):
 
         with Vertical(id="dialog-box", classes="wide") as box:
             box.border_title = "New note"
-            yield Input(placeholder="Title (optional)", id="note-title")
+            yield TextBox(placeholder="Title (optional)", id="note-title")
             yield TextArea(id="note-text", soft_wrap=True)
             with Horizontal(id="dialog-buttons"):
                 yield Button("Save note (Ctrl+S)", id="note-save", variant="primary")

@@ -31,11 +31,24 @@ async def test_start_header_digits_palette_keys_help_and_a_store_that_cannot_be_
         # the app before the box has taken its first; the key bar says how to leave the box
         box = app.screen.query_one("#query-input")
         assert app.focused is box and box.value == ""
-        for key, character in [("d", "d"), ("o", "o"), ("g", "g"), ("space", " "), ("2", "2")]:
-            app.post_message(events.Key(key, character))  # all queued at once, as a fast typist's
+
+        def burst(*keys: str) -> None:
+            """The keys queued at once, as a fast typist's (a character, or a key's name)."""
+            for key in keys:
+                app.post_message(events.Key(key, " " if key == "space" else key if len(key) == 1 else None))
+
+        burst("d", "o", "g", "space", "2")
         await settle(pilot)
         assert app.current_mode == "query" and box.value == "dog 2"
+        # the box's own keys act in turn too, not once the characters after them are in
+        burst("ctrl+u", "c", "a", "x", "backspace", "t")
+        await settle(pilot)
+        assert box.value == "cat"
+        burst("enter", "s")  # the query is the text at Enter
+        await settle(pilot)
+        assert app.screen.recall.query == "cat"
         box.value = ""
+        box.focus()
         await pilot.press("3")
         assert app.current_mode == "query" and box.value == "3"  # an empty box too: a question may begin with one
         box.value = ""
