@@ -3,6 +3,7 @@ neighbourhood, as of now or of a date; curation; and the conflict inbox, a mode 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache, partial
 from typing import TYPE_CHECKING
 
@@ -15,8 +16,8 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
 
-from mnemoscope.app.widgets import ChoiceDialog, FormDialog, PromptDialog, clip, highlight, query_terms, snippet
-from mnemoscope.app.widgets.tables import PlainTable, set_columns
+from mnemoscope.app.widgets import ChoiceDialog, FormDialog, PromptDialog, TextBox, clip, highlight, query_terms, snippet
+from mnemoscope.app.widgets.tables import PagedTable, PlainTable, set_columns, turned_to
 from mnemoscope.screens.base import BaseScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
@@ -27,8 +28,8 @@ ENTITY_ROWS = 500  # the most mentioned entities (of those the filter names)
 # seconds the entity filter waits for the next key before it asks the store: each ask reads a
 # page of entities, and a text that names none reads every entity's name (a big store's thousands)
 FILTER_PAUSE = 0.2
-# an entity's first facts (by id) in the table: a speaker of a big store names thousands, and
-# filling a table row costs the UI thread the same whether anyone scrolls to it or not
+# a page of an entity's facts (by id): a speaker of a big store names tens of thousands, and
+# reading them, or filling a table row, costs the same whether anyone scrolls to it or not
 FACT_ROWS = 500
 SUBJECT_WIDTH, PREDICATE_WIDTH = 14, 13
 FACT_COLUMNS = (("subject", "subject", SUBJECT_WIDTH), ("predicate", "predicate", PREDICATE_WIDTH),
@@ -44,6 +45,25 @@ KEYS_OF = {  # what each key does to a conflict of each kind, as the inbox says 
     "duplicate": {"accept": "a merge", "both": "b keep apart", "merge": "m merge"},
     "orphaned": {"accept": "a keep it", "retire": "r retire it"},
 }
+
+
+@dataclass(frozen=True)
+class FactsRead:
+    """What a page of facts on screen was read for: the same again need not be read."""
+
+    entity: int
+    as_of: str | None
+    generation: int  # the app's store generation then
+    start: int  # how many of the entity's facts come before the page
+
+
+@dataclass
+class FactPage:
+    """A page of an entity's facts, as a worker read it."""
+
+    start: int  # how many of its facts come before the page
+    facts: list[Fact]
+    total: int  # how many name it in all (as of the date asked)
 
 
 def holds(fact: Fact) -> Text:
@@ -85,8 +105,9 @@ def describe_conflict(conflict: Conflict, items: dict[int, Item], width: int = 1
     return text
 
 
-def neighbourhood(entity: Entity, facts: list[Fact], width: int = 60) -> Text:
-    """The entity in the middle, its outgoing facts to the right, incoming ones to the left."""
+def neighbourhood(entity: Entity, facts: list[Fact], width: int = 60, elsewhere: int = 0) -> Text:
+    """The entity in the middle, its outgoing facts to the right, incoming ones to the left;
+    ``elsewhere``: how many facts name it on the pages not shown (``facts`` are of the page shown)."""
     out = [f for f in facts if f.subject_id == entity.id]
     inc = [f for f in facts if f.subject_id != entity.id]
     text = Text()
@@ -116,6 +137,8 @@ def neighbourhood(entity: Entity, facts: list[Fact], width: int = 60) -> Text:
     more = len(out) - 10 + max(0, len(inc) - 6)
     if more > 0:
         text.append(f"{pad}… and {more} more\n", style="dim")
+    if elsewhere > 0:
+        text.append(f"{pad}(drawn from the page of facts shown: {elsewhere:,} more on the others)\n", style="dim")
     return text
 
 
@@ -175,9 +198,11 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
     def __init__(self) -> None:
         super().__init__()
         self.entities: list[Entity] = []  # the rows shown
-        self.facts: list[Fact] = []
+        self.facts: list[Fact] = []  # the page shown
+        self.facts_start = 0  # how many of the entity's facts come before the page
+        self.facts_total = 0  # how many name it in all
         self.entity: Entity | None = None
-        self.facts_shown_for: tuple[int, str | None, int] | None = None  # (entity, as of, store generation)
+        self.facts_shown_for: FactsRead | None = None
         self.object_width = 0
         self.as_of: str | None = None
         self.inbox = False
@@ -190,12 +215,12 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         yield self.missing_area_note()
         with Horizontal(id="facts-main", classes="split"):
             with Vertical(id="facts-left"):
-                yield Input(placeholder="Filter entities (Ctrl+F)", id="entity-filter", compact=True)
+                yield TextBox(placeholder="Filter entities (Ctrl+F)", id="entity-filter", compact=True)
                 yield PlainTable(id="entities-table", cursor_type="row", zebra_stripes=True)
                 yield PlainTable(id="conflicts-table", cursor_type="row", zebra_stripes=True, classes="inbox")
             with Vertical(id="facts-right"):
-                yield Input(placeholder="As of (YYYY-MM-DD, t): now", id="as-of-date", compact=True)
-                yield PlainTable(id="facts-table", cursor_type="row", zebra_stripes=True)
+                yield TextBox(placeholder="As of (YYYY-MM-DD, t): now", id="as-of-date", compact=True)
+                yield PagedTable(id="facts-table", cursor_type="row", zebra_stripes=True)
                 with VerticalScroll(id="entity-graph"):
                     yield Static("", id="graph-body")
                 with VerticalScroll(id="conflict-view", classes="inbox"):
@@ -275,11 +300,11 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         ids = [e.id for e in entities]
         if keep in ids:
             table.move_cursor(row=ids.index(keep))
-            self.load_facts(entities[ids.index(keep)])
+            self.load_facts(entities[ids.index(keep)], self.facts_start)  # the page shown, read again
         elif entities:
             self.load_facts(entities[0])
         else:
-            self.show_facts(None, [])
+            self.show_facts(None, FactPage(0, [], 0))
 
     @on(DataTable.RowHighlighted, "#entities-table")
     def entity_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -290,44 +315,68 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
     def entity_selected(self) -> None:
         self.query_one("#facts-table", DataTable).focus()
 
-    def load_facts(self, entity: Entity) -> None:
-        read_for = (entity.id, self.as_of, self.app.store_generation)
+    def load_facts(self, entity: Entity, start: int = 0, row: int | None = None) -> None:
+        """Read a page of the entity's facts in a worker (the page from its ``start``-th fact),
+        the cursor on its ``row`` (-1: the last; None: where it was, for the same page again)."""
+        read_for = FactsRead(entity.id, self.as_of, self.app.store_generation, start)
         if read_for == self.facts_shown_for and "facts" not in self.app.tasks:
             # on screen already (a key typed in the filter moved the entity's row), and no other
             # entity's facts are on their way to replace them
             return
         knowledge, as_of = self.services.memory.knowledge, self.as_of
-        self.run_task("facts", "Loading facts", lambda: knowledge.facts(entity.id, as_of=as_of), progress=False,
-                      show=False, replace=True, done=partial(self.show_facts, entity, read_for=read_for))
 
-    def show_facts(self, entity: Entity | None, facts: list[Fact],
-                   read_for: tuple[int, str | None, int] | None = None) -> None:
+        def read(at: int) -> FactPage:
+            if as_of is None:  # now: a page read, and the count the store keeps
+                return FactPage(at, *knowledge.facts_page(entity.id, at, FACT_ROWS))
+            held = knowledge.facts(entity.id, as_of=as_of)  # as of a date: each fact is judged in time
+            return FactPage(at, held[at:at + FACT_ROWS], len(held))
+
+        def page() -> FactPage:
+            found = read(start)
+            if not found.facts and start:  # the page's facts were deleted meanwhile: the last page
+                found = read(max(0, found.total - 1) // FACT_ROWS * FACT_ROWS)
+            return found
+
+        self.run_task("facts", "Loading facts", page, progress=False, show=False, replace=True,
+                      done=lambda found: self.show_facts(entity, found, read_for=read_for, row=row))
+
+    @on(PagedTable.LeavePage, "#facts-table")
+    def leave_facts_page(self, event: PagedTable.LeavePage) -> None:
+        """The cursor moved past the page of facts shown: the page it leads to."""
+        if self.entity is not None:
+            self.load_facts(self.entity, *turned_to(event.to, self.facts_start, FACT_ROWS, self.facts_total))
+
+    def show_facts(self, entity: Entity | None, found: FactPage, read_for: FactsRead | None = None,
+                   row: int | None = None) -> None:
         if self.inbox:
             return  # as show_entities
+        start, facts, total = found.start, found.facts, found.total
         self.facts_shown_for = read_for
-        table = self.query_one("#facts-table", DataTable)
-        # the same entity again (one of its facts edited or deleted): the cursor stays where it was
-        kept_row = table.cursor_row if entity is not None and self.entity is not None and entity.id == self.entity.id \
-            else None
-        self.entity, self.facts = entity, facts
+        table = self.query_one("#facts-table", PagedTable)
+        # the same page of the same entity again (one of its facts edited or deleted): the cursor stays where it was
+        same = entity is not None and self.entity is not None and entity.id == self.entity.id and start == self.facts_start
+        kept_row = table.cursor_row if row is None and same else row
+        self.entity, self.facts, self.facts_start, self.facts_total = entity, facts, start, total
         table.clear()
-        for f in facts[:FACT_ROWS]:
+        for f in facts:
             dim = "dim" if f.state(f.seen_at) == "superseded" else ""
             table.add_row(Text(clip(f.subject, SUBJECT_WIDTH), style=dim), Text(clip(f.predicate, PREDICATE_WIDTH), style=dim),
                           Text(clip(f.object, self.object_width), style=dim), holds(f), str(len(f.provenance)),
                           key=str(f.id))
         if kept_row is not None and facts:
-            table.move_cursor(row=min(kept_row, table.row_count - 1))
+            table.move_cursor(row=kept_row % len(facts) if kept_row < 0 else min(kept_row, len(facts) - 1))
+        table.more_before, table.more_after = start > 0, start + len(facts) < total
         when = f" as of {self.as_of}" if self.as_of else ""
-        shown = f"the first {FACT_ROWS:,} of " if len(facts) > FACT_ROWS else ""
+        shown = f"facts {start + 1:,}–{start + len(facts):,} of {total:,}" if total > len(facts) else f"{total:,} fact(s)"
         # Content, not a str (which Textual reads as markup): an imported entity's name is the store's text
-        table.border_title = Content(f"{entity.name}: {shown}{len(facts):,} fact(s){when}") if entity else ""
+        table.border_title = Content(f"{entity.name}: {shown}{when}") if entity else ""
         graph = self.query_one("#graph-body", Static)
         if entity is None:
             wanted = self.query_one("#entity-filter", Input).value.strip()
             graph.update(Text(f"No entity matches “{wanted}”." if wanted else "No entities yet.", style="dim"))
         else:
-            graph.update(neighbourhood(entity, [f for f in facts if f.state(f.seen_at) != "superseded"]))
+            graph.update(neighbourhood(entity, [f for f in facts if f.state(f.seen_at) != "superseded"],
+                                       elsewhere=total - len(facts)))
 
     # -- time: as of a date, and a fact's history ----------------------------------------------
 

@@ -97,6 +97,14 @@ class KnowledgeReading(KnowledgeBuilding):
                 f.seen_at = when
         return out[:limit] if limit else out
 
+    def facts_page(self, entity_id: int, offset: int, limit: int) -> tuple[list[Fact], int]:
+        """A page of the facts the store believes that name an entity (by id, in the order
+        :meth:`facts` lists them), and how many there are in all (the store keeps the count):
+        a frequent entity's tens of thousands are not read to show a page."""
+        rows = self.store.entity_fact_rows(entity_id, offset, limit)
+        total = self.store.entity_counts([entity_id]).get(entity_id, (0, 0))[1]
+        return self._facts_of_rows(rows), total
+
     def _known_at(self, facts: list[Fact], as_of: str | None) -> list[Fact]:
         """The facts known and not retired at the reference time, current ones first (when their
         evidence was said matters only before now). The facts are not changed: a recall's are

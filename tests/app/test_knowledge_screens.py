@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import DataTable, OptionList, Tree
 
 from mnemoscope.app.widgets import ChoiceDialog, FormDialog, PromptDialog
+from mnemoscope.engine.knowledge.reading import KnowledgeReading
 from tests.app.mnemo_testing import SIZE, screen_lines, settle, text_of, until
 
 
@@ -198,21 +199,42 @@ def test_the_drawing_names_a_phrase_about_the_entity_as_the_subject():
     assert "Maya's kitchen: is ─▶ cold" in lines[1]
 
 
-async def test_an_entity_with_more_facts_than_the_table_holds_fills_only_the_first_rows(demo_app, monkeypatch):
-    # the table's cap made small, so the demo's most mentioned entity names more facts than it
+async def test_an_entitys_facts_are_read_and_shown_a_page_at_a_time_with_their_count(demo_app, monkeypatch):
+    # pages made small (3), so the demo's most mentioned entity names more facts than a page: a
+    # 1M store's names tens of thousands, and reading them all froze the screen's first paint
     monkeypatch.setattr("mnemoscope.screens.facts.FACT_ROWS", 3)
     app = demo_app(start_mode="facts")
+    reads: list[str] = []
+    for name in ("facts", "facts_page"):
+        read = getattr(KnowledgeReading, name)
+        monkeypatch.setattr(KnowledgeReading, name, lambda area, *args, read=read, name=name, **kwargs:
+                            reads.append(name) or read(area, *args, **kwargs))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
+        assert reads == ["facts_page"]  # a page, not every fact
         screen = app.screen
-        facts = screen.query_one("#facts-table", DataTable)
-        assert len(screen.facts) > 3
-        assert facts.row_count == 3
-        assert [row.key.value for row in facts.ordered_rows] == [str(f.id) for f in screen.facts[:3]]
-        assert facts.border_title == f"{screen.entity.name}: the first 3 of {len(screen.facts)} fact(s)"
-        facts.focus()
-        await pilot.press("down", "down", "down", "down")
-        assert screen.selected_fact() is screen.facts[2]  # the last row shown
+        every = app.services.memory.knowledge.facts(screen.entity.id)
+        table = screen.query_one("#facts-table", DataTable)
+        assert len(every) > 7 and table.row_count == 3
+        assert [row.key.value for row in table.ordered_rows] == [str(f.id) for f in every[:3]]
+        assert table.border_title == f"{screen.entity.name}: facts 1–3 of {len(every)}"
+        assert f"{len(every) - 3:,} more on the others" in text_of(screen.query_one("#graph-body"))
+        table.focus()
+
+        async def press(*keys: str) -> int:
+            """The keys pressed and their page shown: where the selected fact stands among them all."""
+            await pilot.press(*keys)
+            await settle(pilot)
+            assert [f.id for f in screen.facts] == [f.id for f in every[screen.facts_start:screen.facts_start + 3]]
+            return [f.id for f in every].index(screen.selected_fact().id)
+
+        assert await press("down", "down", "down") == 3 and screen.facts_start == 3  # past the page's last row
+        assert table.border_title == f"{screen.entity.name}: facts 4–6 of {len(every)}"
+        assert await press("up") == 2 and screen.facts_start == 0  # the page before, on its last row
+        assert await press("end") == len(every) - 1
+        assert await press("home") == 0
+        assert await press("up") == 0  # nothing before the first: it stays
+        assert set(reads) == {"facts", "facts_page"} and reads.count("facts") == 1  # only the test read them all
 
 
 async def test_the_entity_filter_asks_the_store_once_typing_pauses_or_at_enter(demo_app, monkeypatch):
@@ -256,7 +278,7 @@ async def test_typing_in_the_entity_filter_reads_a_page_of_entities_and_no_facts
         every = knowledge.entities()
         shown = screen.entity
         reads: list[tuple[str, dict]] = []
-        for name in ("entities", "facts"):
+        for name in ("entities", "facts_page"):
             read = getattr(type(knowledge), name)
             monkeypatch.setattr(type(knowledge), name, lambda area, *args, read=read, name=name, **kwargs:
                                 reads.append((name, kwargs)) or read(area, *args, **kwargs))
@@ -272,7 +294,7 @@ async def test_typing_in_the_entity_filter_reads_a_page_of_entities_and_no_facts
         reads.clear()
         app.store_changed()  # a change in the store reads them again, still filtered
         await settle(pilot)
-        assert {"entities", "facts"} <= {name for name, _ in reads} and [e.id for e in screen.entities] == expected[:4]
+        assert {"entities", "facts_page"} <= {name for name, _ in reads} and [e.id for e in screen.entities] == expected[:4]
 
         # the tables emptied (the inbox opened and closed, a new width) are filled again
         facts = screen.query_one("#facts-table", DataTable)
@@ -296,14 +318,14 @@ async def test_back_on_the_entity_shown_while_another_ones_facts_are_read(demo_a
         first, second = screen.entities[:2]
         knowledge = app.services.memory.knowledge
         release = threading.Event()
-        read = type(knowledge).facts
+        read = type(knowledge).facts_page
 
         def held(area, entity_id, *args, **kwargs):
             if entity_id == second.id:
                 release.wait(60)
             return read(area, entity_id, *args, **kwargs)
 
-        monkeypatch.setattr(type(knowledge), "facts", held)
+        monkeypatch.setattr(type(knowledge), "facts_page", held)
         screen.query_one("#entities-table", DataTable).focus()
         await pilot.press("down")
         await until(pilot, lambda: "facts" in app.tasks, "the second entity's facts being read")
@@ -311,7 +333,7 @@ async def test_back_on_the_entity_shown_while_another_ones_facts_are_read(demo_a
         release.set()
         await settle(pilot)
         assert screen.entity.id == first.id
-        assert [f.id for f in screen.facts] == [f.id for f in read(knowledge, first.id)]
+        assert [f.id for f in screen.facts] == [f.id for f in knowledge.facts(first.id)]
 
 
 async def test_an_entitys_counts_of_a_big_store_show_whole(demo_app, monkeypatch):

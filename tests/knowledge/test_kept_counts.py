@@ -147,3 +147,25 @@ def test_the_counts_and_starts_stay_a_recount_through_every_kind_of_write(demo_c
 
 def entity_source(mem: Memory, stem: str) -> int:
     return next(s.id for s in mem.sources() if Path(s.name.split("#")[0]).stem == stem)
+
+
+def test_a_page_of_an_entitys_facts_is_that_part_of_them_all_and_its_count_their_number(demo_copy):
+    """The Facts screen reads a page (Store.entity_fact_rows) and the count the store keeps, not
+    every fact of the entity: pages of 2 put together are every entity's facts, in order; an entity
+    that is both subject and object of a fact is counted, and listed, once."""
+    with Memory(demo_copy) as mem:
+        knowledge = mem.knowledge
+        stated = knowledge.facts("Maya")[0].provenance[:1]
+        knowledge.add_fact("Maya", "admires", "Maya", list(stated))  # both sides of one fact
+        entities = knowledge.entities()
+        assert entities and any(f.subject_id == f.object_id for f in knowledge.facts())
+        for entity in entities:
+            every = [f.id for f in knowledge.facts(entity.id)]
+            paged: list[int] = []
+            while True:
+                page, total = knowledge.facts_page(entity.id, len(paged), 2)
+                assert total == len(every), entity.name
+                if not page:
+                    break
+                paged += [f.id for f in page]
+            assert paged == every, entity.name
