@@ -20,6 +20,10 @@ Usage::
     python bench/app_bench.py --json               # one JSON object instead of the table
     python bench/app_bench.py --store big.db --runs 3 --queries 10 --screens   # an existing store, every screen
     python bench/app_bench.py --store big.db --cached-bytecode   # start as an installed app: bytecode cached
+    python bench/app_bench.py --store big.db --cold store       # each start with the store's files not in the page cache
+
+The report says how each start had its modules' bytecode, read from the files (read from a valid
+.pyc, compiled and written, or compiled), and how much it read from the disk (/proc/self/io).
 
 The store is built once (synthetic turns made from the LoCoMo data by ``engine.eval.bench``) and
 kept at ``--store`` (default: the user cache folder) so later runs measure the app, not ingest.
@@ -29,12 +33,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import glob
 import json
 import os
 import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +55,7 @@ QUERIES = [
 ]
 
 CHILD = r"""
-import sys, time, asyncio
+import sys, time, asyncio, json
 t_start = time.time()
 sys.path.insert(0, {root!r})
 from mnemoscope.app.services import Services
@@ -69,6 +75,8 @@ async def main():
                 break  # the header has its counts: the next frame (≤ 1/60 s) paints them
             await asyncio.sleep(0.005)  # not pilot.pause(): that makes the app work, competing with the opening
         ready, ready_cpu = time.time(), time.process_time()
+        with open("/proc/self/io") as io:  # what the start read from the disk, not from the page cache
+            read_bytes = next(int(l.split()[1]) for l in io if l.startswith("read_bytes"))
         # a person who types a query the moment the screen is usable: when do the results show?
         screen.last_render_ms = None
         app.focused.value = {query!r}
@@ -76,8 +84,35 @@ async def main():
         while screen.last_render_ms is None:
             await asyncio.sleep(0.002)
         print("READY", ready, t_start, shown, app.open_seconds, time.time(), ready_cpu, flush=True)
+        print("READ", read_bytes, flush=True)
+        print("BYTECODE", json.dumps(bytecode_used(t_start, {root!r})), flush=True)
         if {screens!r}:
             await tour(app, pilot)
+
+def bytecode_used(t_start, root):
+    # each imported module's bytecode as this start had it, from the files themselves: read (a
+    # valid .pyc older than the start: Python reads it), written (compiled now and saved) or
+    # compiled (no valid .pyc: compiled from source, not saved); the project's apart
+    import importlib.util, os
+    counts = dict(project=dict(read=0, written=0, compiled=0), other=dict(read=0, written=0, compiled=0))
+    for module in list(sys.modules.values()):
+        spec = getattr(module, "__spec__", None)
+        if spec is None or not spec.cached or not (spec.origin or "").endswith(".py"):
+            continue
+        source = os.stat(spec.origin)
+        try:
+            with open(spec.cached, "rb") as pyc:
+                head = pyc.read(16)
+            written = os.stat(spec.cached).st_mtime
+        except OSError:
+            head, written = b"", 0.0
+        flags = int.from_bytes(head[4:8], "little")
+        valid = len(head) == 16 and head[:4] == importlib.util.MAGIC_NUMBER and (flags != 0 or (
+            int.from_bytes(head[8:12], "little") == int(source.st_mtime) & 0xFFFFFFFF
+            and int.from_bytes(head[12:16], "little") == source.st_size & 0xFFFFFFFF))
+        how = "compiled" if not valid else "read" if written < t_start else "written"
+        counts["project" if spec.origin.startswith(root + os.sep) else "other"][how] += 1
+    return counts
 
 async def settled(app):
     # every task's result is on screen and the app's own workers (warm-up, stats) are done; a
@@ -151,42 +186,81 @@ def build_store(path: Path, n_items: int) -> float:
     return time.perf_counter() - started
 
 
-def cold_start(store: Path, screens: bool, env: dict[str, str] | None = None
-               ) -> tuple[dict[str, float], dict[str, tuple[float, float]], dict[str, str]]:
-    """Spawn a fresh interpreter (in ``env``, else this process's environment). Returns the cold
-    start's times (total wall clock, of which interpreter + imports, ...), with ``screens`` each
-    screen's (wall s, UI-thread CPU s), and the row counts the tour saw (what the Sources and
-    Topics measures were taken on)."""
+@dataclass
+class ColdStart:
+    """One cold start as the child reported it."""
+
+    times: dict[str, float]  # wall clock from the spawn (s), of which the interpreter's start, …
+    paints: dict[str, tuple[float, float]]  # with ``screens``: each screen's (wall s, UI-thread CPU s)
+    rows: dict[str, str]  # the row counts the tour saw (what the Sources and Topics measures were taken on)
+    bytecode: dict[str, dict[str, int]]  # project / other modules: how many had their bytecode read, written, compiled
+
+
+def evict(store: Path, everything: bool = False) -> None:
+    """Take the store and its side files out of the page cache (POSIX_FADV_DONTNEED, after a sync:
+    dirty pages stay), as after hours unread; with ``everything``, the whole page cache (the
+    interpreter's and the libraries' files too; root only, and every process on the machine feels it)."""
+    os.sync()
+    if everything:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        return
+    for part in store.parent.glob(glob.escape(store.name) + "*"):
+        if part.is_file():
+            with open(part, "rb") as file:
+                os.posix_fadvise(file.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+
+
+def cold_start(store: Path, screens: bool, env: dict[str, str] | None = None, cold: str = "",
+               code: Path = ROOT) -> ColdStart:
+    """Spawn a fresh interpreter (in ``env``, else this process's environment) on the app of the
+    checkout ``code`` (another commit's, for an A/B in one harness); ``cold``: "store" takes the
+    store's files out of the page cache first, "all" the whole page cache (:func:`evict`)."""
+    if cold:
+        evict(store, everything=cold == "all")
     spawned = time.time()
-    child = CHILD.format(root=str(ROOT), store=str(store), query=QUERIES[0], screens=screens)
-    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=600, cwd=ROOT,
+    child = CHILD.format(root=str(code), store=str(store), query=QUERIES[0], screens=screens)
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=600, cwd=code,
                          env=env)
     lines = out.stdout.splitlines()
     line = next((l for l in lines if l.startswith("READY")), None)
     if line is None or out.returncode != 0:
         raise SystemExit(f"cold start failed:\n{out.stdout}\n{out.stderr}")
     _tag, ready, child_start, shown, opened, answered, cpu = line.split()
-    start = {"total_s": float(ready) - spawned, "interpreter_s": float(child_start) - spawned,
+    read = next(l for l in lines if l.startswith("READ ")).split()[1]
+    times = {"total_s": float(ready) - spawned, "interpreter_s": float(child_start) - spawned,
              "shown_s": float(shown) - spawned, "open_s": float(opened), "answered_s": float(answered) - spawned,
-             "cpu_s": float(cpu)}
+             "cpu_s": float(cpu), "read_mb": int(read) / 1e6}
     paints = {label: (float(wall), float(ui_cpu))
               for _tag, label, wall, ui_cpu in (l.split() for l in lines if l.startswith("SCREEN "))}
     rows = {label: counts for _tag, label, counts in (l.split(maxsplit=2) for l in lines if l.startswith("ROWS "))}
-    return start, paints, rows
+    bytecode = json.loads(next(l for l in lines if l.startswith("BYTECODE ")).split(maxsplit=1)[1])
+    return ColdStart(times, paints, rows, bytecode)
 
 
 def bytecode_env(cached: Path | None) -> tuple[dict[str, str] | None, str]:
-    """The cold starts' environment and how their modules' bytecode is had. ``cached``: a folder
-    of its own keeps every module's bytecode (an installed app's case: its bytecode is written at
-    install or first start); None: as this environment has it, where PYTHONDONTWRITEBYTECODE
-    makes every start compile each of the project's modules from source (a few tenths of a
-    second of a cold start)."""
+    """The cold starts' environment, and what it asks of their modules' bytecode. ``cached``: a
+    folder of its own keeps every module's bytecode (an installed app's case: its bytecode is
+    written at install or first start); None: as this environment has it. What the starts
+    actually did is read from the files (:func:`describe_bytecode`): PYTHONDONTWRITEBYTECODE
+    stops Python writing bytecode, not reading it, and the test suite compiles the project's
+    modules beside the code."""
     if cached is None:
-        compiled = "compiled at each start" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "cached beside the code"
-        return None, f"as the environment has it: {compiled}"
+        unset = "" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "un"
+        return None, f"as the environment has it (PYTHONDONTWRITEBYTECODE {unset}set)"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(cached)
     return env, f"cached in {cached}"
+
+
+def describe_bytecode(counts: dict[str, dict[str, int]]) -> str:
+    """How a start had its modules' bytecode, in words: the project's modules, then the rest."""
+    parts = []
+    for group in ("project", "other"):
+        n = counts[group]
+        total = sum(n.values())
+        parts.append(f"{group} modules: {n['read']} of {total} read from cached bytecode, {n['compiled']} compiled "
+                     f"from source, {n['written']} compiled and written")
+    return "; ".join(parts)
 
 
 def screen_medians(tours: list[dict[str, tuple[float, float]]]) -> dict[str, dict[str, float]]:
@@ -256,6 +330,11 @@ def main() -> None:
     parser.add_argument("--screens", action="store_true", help="also time each screen's first paint in every cold start")
     parser.add_argument("--cached-bytecode", action="store_true",
                         help="start as an installed app does, every module's bytecode cached (one untimed start fills it)")
+    parser.add_argument("--cold", choices=("store", "all"), default="",
+                        help="before each cold start, take the store's files out of the page cache (a store not read "
+                             "for hours), or empty the whole page cache (root only)")
+    parser.add_argument("--code", type=Path, default=ROOT,
+                        help="the checkout whose app the cold starts run (default: this one; another commit's for an A/B)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -265,11 +344,12 @@ def main() -> None:
         print(f"building a {args.items:,}-item store at {store} …", file=sys.stderr, flush=True)
         built = build_store(store, args.items)
 
-    env, bytecode = bytecode_env(user_cache_path("mnemoscope") / "app-bench-bytecode" if args.cached_bytecode else None)
+    env, asked = bytecode_env(user_cache_path("mnemoscope") / "app-bench-bytecode" if args.cached_bytecode else None)
     if args.cached_bytecode:
-        cold_start(store, False, env)  # writes the bytecode; not timed
-    runs = [cold_start(store, args.screens, env) for _ in range(args.runs)]
-    starts = [start for start, _paints, _rows in runs]
+        cold_start(store, False, env, code=args.code)  # writes the bytecode; not timed
+    runs = [cold_start(store, args.screens, env, args.cold, args.code) for _ in range(args.runs)]
+    starts = [run.times for run in runs]
+    bytecode = " | ".join(dict.fromkeys(describe_bytecode(run.bytecode) for run in runs))  # one, unless starts differed
     totals = sorted(s["total_s"] for s in starts)
     from mnemoscope.engine import Memory
 
@@ -277,22 +357,26 @@ def main() -> None:
         offered = mem.strategies()
         items = mem.counts().items  # an existing --store holds its own number, not --items
     strategies = [s for s in args.strategies.split(",") if s in offered]
-    queries = asyncio.run(query_latencies(store, args.queries, strategies, args.mode))
+    # --queries 0: the cold starts alone (an A/B of them)
+    queries = asyncio.run(query_latencies(store, args.queries, strategies, args.mode)) if args.queries else {}
 
     report = {
-        "items": items, "store": str(store), "store_build_s": built, "bytecode": bytecode,
+        "items": items, "store": str(store), "code": str(args.code), "store_build_s": built, "bytecode_asked": asked, "bytecode": bytecode,
+        "page_cache": {"": "as it was", "store": "the store's files taken out before each start",
+                       "all": "emptied before each start"}[args.cold],
         "cold_start": {"median_s": statistics.median(totals), "max_s": totals[-1], "runs": args.runs,
                        "screen_shown_median_s": statistics.median(s["shown_s"] for s in starts),
                        "store_open_median_s": statistics.median(s["open_s"] for s in starts),
                        "cpu_median_s": statistics.median(s["cpu_s"] for s in starts),
                        "first_results_median_s": statistics.median(s["answered_s"] for s in starts),
-                       "interpreter_median_s": statistics.median(s["interpreter_s"] for s in starts)},
-        "first_query_ms": queries.pop("_first_query")["ms"],
+                       "interpreter_median_s": statistics.median(s["interpreter_s"] for s in starts),
+                       "read_from_disk_median_mb": statistics.median(s["read_mb"] for s in starts)},
+        "first_query_ms": queries.pop("_first_query", {}).get("ms"),
         "query_to_rendered": queries, "mode": args.mode, "queries_per_strategy": args.queries,
     }
     if args.screens:
-        report["first_paint"] = screen_medians([paints for _start, paints, _rows in runs])
-        report["tour_rows"] = runs[0][2]
+        report["first_paint"] = screen_medians([run.paints for run in runs])
+        report["tour_rows"] = runs[0].rows
     report["load_average"] = os.getloadavg()
     if args.json:
         print(json.dumps(report, indent=2))
@@ -302,7 +386,9 @@ def main() -> None:
     if built is not None:
         print(f"  store built in {built:.1f}s")
     cs = report["cold_start"]
-    print(f"  modules' bytecode: {bytecode}")
+    print(f"  modules' bytecode ({asked}): {bytecode}")
+    print(f"  page cache: {report['page_cache']}; read from the disk by the start: median "
+          f"{cs['read_from_disk_median_mb']:.1f} MB")
     print(f"  cold start, Query screen shown and taking keys: median {cs['screen_shown_median_s']:.2f}s "
           f"(of which interpreter start {cs['interpreter_median_s']:.2f}s)")
     print(f"  cold start to a usable Query screen (store open, counts shown): median {cs['median_s']:.2f}s, "
@@ -311,9 +397,10 @@ def main() -> None:
     print(f"    of which the engine's import and Memory(path) in the worker: median {cs['store_open_median_s']:.2f}s")
     print(f"  cold start to the first results (a query sent the moment the screen is usable): "
           f"median {cs['first_results_median_s']:.2f}s")
-    print(f"  first query of a session (engine warm-up): {report['first_query_ms']:.0f} ms")
-    print(f"  query → rendered results, mode {args.mode}, {args.queries} queries each   target ≤ 150 ms")
-    print(f"    {'strategy':10} {'median':>8} {'p95':>8} {'max':>8} {'engine':>8}")
+    if queries:
+        print(f"  first query of a session (engine warm-up): {report['first_query_ms']:.0f} ms")
+        print(f"  query → rendered results, mode {args.mode}, {args.queries} queries each   target ≤ 150 ms")
+        print(f"    {'strategy':10} {'median':>8} {'p95':>8} {'max':>8} {'engine':>8}")
     for name, q in queries.items():
         print(f"    {name:10} {q['median_ms']:7.1f}ms {q['p95_ms']:7.1f}ms {q['max_ms']:7.1f}ms "
               f"{q['engine_median_ms']:7.1f}ms")
