@@ -107,6 +107,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.taught_token: str | None = None  # a recall's token teaches once: the engine forgets it after
         self.strategies: list[str] = []  # what the engine can run, fused first
         self.waiting_query: str | None = None  # sent before the store was open: runs once it is
+        self.queries_sent = 0  # the newest query's number: an older one's outcome is dropped
         self.strategy_docs: dict[str, str] = {}  # what each strategy does, in the engine's words
 
     def compose_body(self) -> ComposeResult:
@@ -204,7 +205,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         def ask(progress: object, cancelled: Callable[[], bool]) -> "Recall | None":
             timeline["worker"] = time.perf_counter()
             result = services.recall(text, request, waiting, cancelled)
-            if result is None:  # a newer query replaced this one while it waited: its result would be dropped
+            if result is None:  # cancelled (Esc), or replaced by a newer query, while it waited
                 return None
             timeline["engine_done"] = time.perf_counter()
             if not self.strategy_docs:  # the recall built every area: what each strategy does is cheap now
@@ -213,15 +214,22 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
                 self.source_names = services.source_names()
             return result
 
-        self.run_task("query", "Query", ask, replace=True, show=False, done=self.answered,
-                      failed=self.query_failed)
+        self.queries_sent += 1
+        sent = self.queries_sent
+        # kept when cancelled: a query cancelled with Esc while it waited says so (not "Waiting for …")
+        self.run_task("query", "Query", ask, replace=True, show=False, keep_cancelled=True,
+                      done=lambda recall: self.answered(recall, text, sent), failed=self.query_failed)
 
     def query_failed(self, error: str) -> None:
         self.set_status(error, "error")
         self.notify(error, title="Query", severity="error", markup=False)
 
-    def answered(self, recall: "Recall | None") -> None:
-        if recall is None:  # replaced while it waited for the warm-up (never delivered: dropped as cancelled)
+    def answered(self, recall: "Recall | None", text: str, sent: int) -> None:
+        """The ``sent``-th query's outcome: None when it was cancelled while it waited."""
+        if sent != self.queries_sent:  # a newer query replaced it: its outcome is not news
+            return
+        if recall is None:
+            self.set_status(f"Cancelled: “{text}” did not run.", "warning")
             return
         self.timeline["received"] = time.perf_counter()
         self.show_recall(recall)

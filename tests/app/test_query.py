@@ -299,6 +299,36 @@ async def test_a_query_sent_during_the_warm_up_waits_for_it_and_says_what_it_wai
         assert screen.recall is not None and screen.recall.hits and "Waiting" not in text_of(status)
 
 
+async def test_a_query_cancelled_while_it_waits_for_the_warm_up_says_so_and_never_runs(demo_app, monkeypatch):
+    warming, release = threading.Event(), threading.Event()
+    held, recalled = Services.warm_up, []
+
+    def held_warm_up(self) -> None:
+        warming.set()
+        release.wait(60)  # a bound, not a pause
+        held(self)
+
+    def recording_recall(self, query, *args, original=Memory.recall, **kwargs):
+        recalled.append(query)
+        return original(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(Services, "warm_up", held_warm_up)
+    monkeypatch.setattr(Memory, "recall", recording_recall)
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, warming.is_set, "the warm-up to start")
+        status = app.screen.query_one("#query-status")
+        app.screen.query_one("#query-input").value = "what did Maya adopt"
+        await pilot.press("enter")
+        await until(pilot, lambda: "Waiting for" in text_of(status), "the query to say what it waits for")
+        await pilot.press("escape", "escape")  # out of the box, then Esc cancels the task
+        await until(pilot, lambda: "Cancelled" in text_of(status), "the status to say the query was cancelled")
+        release.set()
+        await settle(pilot)
+        assert recalled == [] and app.screen.recall is None
+        assert text_of(status) == "Cancelled: “what did Maya adopt” did not run."
+
+
 async def test_a_query_sent_while_the_store_opens_waits_for_the_warm_up_too(demo_app, monkeypatch):
     """It runs once the strategies are read, which may come before the paint the warm-up's worker
     waits for: the warm-up is announced as the store is open, so the query waits all the same."""
