@@ -64,7 +64,11 @@ def test_random_feedback_does_not_open_the_gate(mem):
         ids = [h.item.id for h in rec.hits]
         mem.feedback(rec.token, list(rng.choice(ids, size=2, replace=False)))
     assert mem.ranker.lam == 0 and mem.ranker.status().gate.reasons
-    assert [h.item.id for h in mem.recall(unrelated, strategy="fused").hits] == before
+    after = mem.recall(unrelated, strategy="fused").hits
+    # what the question finds itself keeps its place: another question's marks (here "learning to
+    # cook", whose shown hits it shares half of in this small store) bring an item into view at most
+    assert [h.item.id for h in after[:9]] == before[:9]
+    assert all(h.taught.into_view for h in after if h.taught)
 
 
 def test_a_list_the_feedback_memory_moved_teaches_the_marks_but_gives_the_model_no_pairs(mem):

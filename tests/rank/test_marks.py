@@ -80,7 +80,9 @@ def test_an_alike_question_lifts_marked_items_by_their_standing_in_its_own_list_
     high, low = shown[0], shown[-1]
     mem.feedback(rec.token, [high, low])
     params = mem.ranker.marks.params
-    params.worded = replace(params.worded, into_view=False)  # the lift's shape, in the hits shown too
+    # the likeness's lift's shape, in the hits shown too (ALIKE's own hits share QUERY's, which would
+    # corroborate QUERY and lift its marks whatever their standing: tested below)
+    params.worded = replace(params.worded, into_view=False, shared=0.0)
 
     def notes():
         return {h.item.id: h.taught for h in mem.recall(ALIKE, strategy="fused", top_k=100).hits if h.taught}
@@ -187,6 +189,37 @@ def test_an_item_ignored_for_the_same_question_is_still_held_to_the_view_when_al
     assert 3 not in moved.extras["taught"]
     note = moved.extras["taught"][15]
     assert note.used and note.into_view and 0 < note.lift < 1
+
+
+@pytest.mark.parametrize("which, sims", [("worded", [0.25, 0.5]), ("embedded", [0.76, 0.8])])
+def test_the_taught_question_whose_shown_hits_the_question_finds_too_brings_its_marked_item_into_view(which, sims):
+    """A rewording finds much of what its original was shown. The taught question whose likeness
+    plus that share is highest is corroborated by it: its marked item comes into view though the
+    question does not find it at all and the likeness alone is under the ramp; a more alike
+    question whose hits the question does not find lifts nothing it does not find itself. The
+    same under an endpoint's rule, which otherwise does not hold a lift to the view."""
+    memory = FeedbackMemory()
+    memory.add(1, "what does Maya bake", 0.0, [25], [0, 1, 2, 11, 12, 13, 14, 15, 16])  # 3 of its 10 here
+    memory.add(2, "what does Sam grow", 0.0, [26], [12, 13, 14, 15, 16, 17, 18, 19, 27])  # none here
+    rule = getattr(MarkParams(), which)
+    sims = np.array(sims)  # Maya's question: alike, under the ramp; Sam's: more alike
+    likeness = Likeness(sims, rule, np.zeros(2), np.ones(2), tuple(memory.marks.values()))
+    ranking = Ranking(np.arange(20), np.linspace(1.0, 0.0, 20))  # 25 and 26 are not among its candidates
+    slot_of = {i: i for i in range(30)}
+    moved = memory.apply(ranking, slot_of, likeness, now=0.0, shown=10)
+    assert moved.slots.tolist()[:11] == list(range(9)) + [25, 9]  # into the last place shown, no higher
+    note = moved.extras["taught"][25]
+    assert (note.query, note.shared, note.into_view, note.similarity) == ("what does Maya bake", 3, True, sims[0])
+    assert note.describe() == (f"marked used for 'what does Maya bake' (similarity {sims[0]:.2f}, 3 of its hits found "
+                               "here too, 1 mark, brought into view)")
+    assert 26 not in moved.slots.tolist()
+    for unbacked in (replace(rule, shared=0.4),  # a share under the rule's
+                     replace(rule, shared_likeness=sims[0] + 0.05)):  # a likeness under the rule's
+        again = memory.apply(ranking, slot_of, replace(likeness, rule=unbacked), now=0.0, shown=10)
+        assert again.slots.tolist() == ranking.slots.tolist() and not again.extras.get("taught")
+    other_kind = replace(likeness, agrees=np.array([0.0, 1.0]))  # Maya's question asks another kind of answer
+    held = memory.apply(ranking, slot_of, other_kind, now=0.0, shown=10).slots.tolist() == ranking.slots.tolist()
+    assert held == rule.same_answer  # the words' rule asks for the same kind; the endpoint's does not
 
 
 def test_a_mark_for_the_same_question_lifts_even_the_item_the_strategy_ranks_last(mem):
@@ -313,7 +346,9 @@ def test_a_rewording_with_no_shared_word_is_lifted_when_the_endpoint_says_it_is_
         lifted = taught.recall(QUERY, strategy="fused").hits[0]  # the second mark's vector joined the first's
         assert (lifted.item.id, lifted.taught.marks) == (target, 2)
         taught.ranker.undo(event + 1)
-    assert ids(mem.recall(REWORDED, strategy="fused")) == offline_before  # offline, the words decide: no lift
+    offline = mem.recall(REWORDED, strategy="fused")  # offline, the word space and the shared hits decide:
+    assert ids(offline) == offline_before[:9] + [target]  # into view, not to the top
+    assert offline.hits[9].taught.into_view and offline.hits[9].taught.shared >= 2
     assert mem.store.cached_embeddings("openai:toy", [OpenAIEmbedder.text_hash(QUERY)]) == {}  # nothing stored
 
 
