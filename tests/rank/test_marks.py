@@ -346,7 +346,8 @@ def test_a_rewording_with_no_shared_word_is_lifted_when_the_endpoint_says_it_is_
         lifted = taught.recall(QUERY, strategy="fused").hits[0]  # the second mark's vector joined the first's
         assert (lifted.item.id, lifted.taught.marks) == (target, 2)
         taught.ranker.undo(event + 1)
-    offline = mem.recall(REWORDED, strategy="fused")  # offline, the word space and the shared hits decide:
+    with Memory(mem.path, **SETTINGS) as offline_store:  # its marks read now, not after mem's next refresh
+        offline = offline_store.recall(REWORDED, strategy="fused")  # offline, the word space and the shared hits decide:
     assert ids(offline) == offline_before[:9] + [target]  # into view, not to the top
     assert offline.hits[9].taught.into_view and offline.hits[9].taught.shared >= 2
     assert mem.store.cached_embeddings("openai:toy", [OpenAIEmbedder.text_hash(QUERY)]) == {}  # nothing stored
