@@ -303,8 +303,8 @@ class Index:
         """Group each vector space holding more than ``LISTS_ABOVE`` rows into inverted lists where
         it has none yet (engine/vectors.py), the items not yet projected into the latent space or
         placed in the store's word space placed first, as :meth:`arrays` places them. For an
-        ingest's end, a warm-up, a save or a thread of its own: a recall never makes them (it
-        scans every row until they are made). Returns whether any lists were made."""
+        ingest's end, a save or a thread of its own: a recall or a warm-up never makes them (a
+        recall scans every row until they are made). Returns whether any lists were made."""
         if self.n_slots <= LISTS_ABOVE:
             return False
         spaces = list(self.vectors.values())

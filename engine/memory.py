@@ -539,7 +539,8 @@ class Memory:
             english_lexicon()  # the bundled lexicon (engine/query.py), read once per process
         if self.settings.word_vectors_weight > 0 and self.settings.embedder != "openai":
             self.index.word_vectors  # the items in the bundled word vectors' space (engine/wordvec.py)
-        self.index.make_lists()  # a store grown past LISTS_ABOVE by another process (engine/vectors.py)
+        if self.index.lists_due():  # a store grown past LISTS_ABOVE by another process (engine/vectors.py):
+            self._make_lists_aside()  # not here: a query waits for the warm-up, not for the lists
         for area in self._loaded_areas():
             area.warm_up()
 
@@ -859,11 +860,13 @@ class Memory:
         return result
 
     def _make_lists_aside(self) -> None:
-        """Make the index's inverted lists in a thread of its own, when a recall found a vector
-        space grown past their threshold without them (the store grew in another process, or
-        this one's recall placed the items that crossed it): the recall scanned every row, and
-        the next ones probe the lists once they are made (engine/vectors.py). A daemon that
-        :meth:`close` does not wait for: a process about to exit would make them for nothing."""
+        """Make the index's inverted lists in a thread of its own, when a recall or a warm-up found
+        a vector space grown past their threshold without them (the store grew in another process,
+        or this one's recall placed the items that crossed it): recalls scan every row meanwhile,
+        and probe the lists once they are made (engine/vectors.py). Not in the warm-up itself: the
+        app's queries wait for its warm-up (after following another process too), and the lists
+        take seconds of CPU at 200k rows. A daemon that :meth:`close` does not wait for: a process
+        about to exit would make them for nothing."""
         if self._listing is not None and self._listing.is_alive():
             return
         self._listing = threading.Thread(target=self.index.make_lists, name="mnemoscope-lists", daemon=True)

@@ -14,8 +14,8 @@ to the query: approximate, a few times cheaper, checked against the exact scan i
 The lists are made by :meth:`VectorIndex.make_lists`, never by a write: the write that crosses
 the threshold may be a recall's (the latent space projects new items when a query first needs
 them), and fitting the lists takes seconds of CPU at 200k rows. Until they are made, scans read
-every row as below the threshold; the owner makes them at an ingest's end, a warm-up or a save,
-or in a thread of its own (engine/memory.py), while other threads scan and write.
+every row as below the threshold; the owner makes them at an ingest's end or a save, or in a
+thread of its own (engine/memory.py: after a recall or a warm-up), while other threads scan and write.
 """
 
 from __future__ import annotations

@@ -73,6 +73,21 @@ def lowered(tmp_path: Path, monkeypatch) -> tuple[Path, int]:
     return store, threshold
 
 
+def fits_in_threads(monkeypatch) -> list[int]:
+    """The thread of each fit of a space's lists from now on."""
+    making, fit = [], vectors.fit_centroids
+    monkeypatch.setattr(vectors, "fit_centroids", lambda *args: making.append(threading.get_ident()) or fit(*args))
+    return making
+
+
+def lists_made(mem: Memory) -> bool:
+    """Whether both spaces have their lists, once the thread making them aside has (30 s at most)."""
+    waited = time.monotonic()
+    while mem.index.lists_due() and time.monotonic() - waited < 30:
+        time.sleep(0.01)
+    return mem.index.lsa_vectors.lists is not None and mem.index.word_vectors.lists is not None
+
+
 def test_the_recall_that_crosses_the_threshold_scans_every_row_and_the_lists_are_made_aside(lowered, monkeypatch):
     store, threshold = lowered
     with Memory(store, **LIST_SETTINGS) as reader:
@@ -82,17 +97,30 @@ def test_the_recall_that_crosses_the_threshold_scans_every_row_and_the_lists_are
             writer.ingest([DEMO_DIR / "retrieval-augmented-generation.md"])
             assert writer.index.n_slots > threshold
             made_at_ingest = writer.index.lsa_vectors.lists is not None and writer.index.word_vectors.lists is not None
-        making, fit = [], vectors.fit_centroids
-        monkeypatch.setattr(vectors, "fit_centroids", lambda *args: making.append(threading.get_ident()) or fit(*args))
+        making = fits_in_threads(monkeypatch)
         crossing = reader.recall(QUERY, strategy="hybrid").hits  # takes in the new items and places them
         assert threading.get_ident() not in making  # not made by the recall
         assert made_at_ingest
-        waited = time.monotonic()
-        while reader.index.lists_due() and time.monotonic() - waited < 30:
-            time.sleep(0.01)
-        assert making and reader.index.lsa_vectors.lists is not None and reader.index.word_vectors.lists is not None
+        assert lists_made(reader) and making
     monkeypatch.undo()
     with Memory(store, **LIST_SETTINGS) as exact:  # the threshold as shipped: every row scanned
         scanned = exact.recall(QUERY, strategy="hybrid").hits
     assert crossing and [h.item.id for h in crossing] == [h.item.id for h in scanned]
     assert all(math.isclose(a.score, b.score, abs_tol=1e-6) for a, b in zip(crossing, scanned))
+
+
+def test_a_warm_up_after_another_process_crossed_the_threshold_leaves_the_lists_to_a_thread(lowered, monkeypatch):
+    """The app warms the engine up again after following another process's commit, and a query
+    sent meanwhile waits for that warm-up: making the lists there (seconds of CPU at 200k rows)
+    would hold the query that a recall no longer holds. The queries scan every row meanwhile."""
+    store, threshold = lowered
+    with Memory(store, **LIST_SETTINGS) as follower:
+        follower.warm_up()  # below the threshold
+        with Memory(store, **LIST_SETTINGS) as writer:  # another process grows the store past it
+            writer.ingest([DEMO_DIR / "retrieval-augmented-generation.md"])
+        making = fits_in_threads(monkeypatch)
+        assert follower.refresh()  # the app follows the commit, then warms up
+        follower.warm_up()
+        assert follower.index.n_slots > threshold and threading.get_ident() not in making
+        assert follower.recall(QUERY, strategy="hybrid").hits
+        assert lists_made(follower) and making
