@@ -299,20 +299,21 @@ class Index:
                 self._word_vectors = VectorIndex.restore(part, exact=self._word_rows, **WORD_LAYOUT)
                 self._words_unplaced = []
 
-    def make_lists(self) -> bool:
+    def make_lists(self, stop: Callable[[], bool] = lambda: False) -> bool:
         """Group each vector space holding more than ``LISTS_ABOVE`` rows into inverted lists where
         it has none yet (engine/vectors.py), the items not yet projected into the latent space or
         placed in the store's word space placed first, as :meth:`arrays` places them. For an
         ingest's end, a save or a thread of its own: a recall or a warm-up never makes them (a
-        recall scans every row until they are made). Returns whether any lists were made."""
-        if self.n_slots <= LISTS_ABOVE:
+        recall scans every row until they are made). ``stop``: see :meth:`VectorIndex.make_lists`.
+        Returns whether any lists were made."""
+        if self.n_slots <= LISTS_ABOVE or stop():
             return False
         spaces = list(self.vectors.values())
         if self.lsa is not None:
             spaces.append(self.lsa_vectors)
         if self._words is not None and self._words_fitted_for is None:
             spaces.append(self.word_vectors)
-        return any([space.make_lists() for space in spaces])
+        return any([space.make_lists(stop) for space in spaces])
 
     def lists_due(self) -> bool:
         """Whether a vector space holds more rows than its lists' threshold and no lists yet

@@ -155,6 +155,7 @@ class Memory:
         self._since_saved: tuple[tuple[int, int], Commits] | None = None  # (saved line, cursor): what came after it
         self._saving: threading.Thread | None = None  # writing the areas' file aside (see _save_areas_aside)
         self._listing: threading.Thread | None = None  # making the index's inverted lists aside (see _make_lists_aside)
+        self._closed = threading.Event()  # set by close: the lists' thread stops
         self._load(saved=True)
         self.store.on_write = self._sync_with_store
         for plug in AREAS if extensions else []:
@@ -366,6 +367,7 @@ class Memory:
     def close(self) -> None:
         if self._saving is not None:
             self._saving.join()
+        self._closed.set()
         self.store.close()
 
     def __enter__(self) -> "Memory":
@@ -865,11 +867,13 @@ class Memory:
         or this one's recall placed the items that crossed it): recalls scan every row meanwhile,
         and probe the lists once they are made (engine/vectors.py). Not in the warm-up itself: the
         app's queries wait for its warm-up (after following another process too), and the lists
-        take seconds of CPU at 200k rows. A daemon that :meth:`close` does not wait for: a process
-        about to exit would make them for nothing."""
+        take seconds of CPU at 200k rows. A daemon that :meth:`close` does not wait for, and that
+        stops at its next block once the memory is closed: nobody asks a closed memory, and the
+        process may go on (the app opening another store)."""
         if self._listing is not None and self._listing.is_alive():
             return
-        self._listing = threading.Thread(target=self.index.make_lists, name="mnemoscope-lists", daemon=True)
+        self._listing = threading.Thread(target=self.index.make_lists, args=(self._closed.is_set,),
+                                         name="mnemoscope-lists", daemon=True)
         self._listing.start()
 
     def query(self, text: str, top_k: int = 10, strategy: str | None = None, mode: str = "pro",

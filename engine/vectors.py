@@ -154,11 +154,12 @@ class VectorIndex:
         """Whether the index holds more than ``lists_above`` rows and no lists yet."""
         return self.lists is None and self.lists_above is not None and self._n > self.lists_above
 
-    def make_lists(self) -> bool:
+    def make_lists(self, stop: Callable[[], bool] = lambda: False) -> bool:
         """Group the rows into inverted lists if they are due (:attr:`lists_due`): the centroids
         fitted on an even sample of the live rows, then every row filed, without holding up other
         threads' scans (they read every row until the lists are published) or writes (rows set
-        meanwhile are filed as the lists are published). Returns whether lists were made here."""
+        meanwhile are filed as the lists are published). ``stop``, asked before each block is
+        filed, abandons them (their owner was closed). Returns whether lists were made here."""
         with self._making:
             if not self.lists_due:
                 return False
@@ -171,6 +172,8 @@ class VectorIndex:
                 with one_blas_thread():
                     lists = InvertedLists(fit_centroids(sample, min(MAX_LISTS, max(16, int(2 * np.sqrt(len(live)))))))
                     for lo in range(0, len(live), BLOCK):
+                        if stop():
+                            return False
                         block = live[lo:lo + BLOCK]
                         with self._writing:
                             rows = self.rows(block)

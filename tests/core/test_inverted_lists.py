@@ -124,3 +124,25 @@ def test_a_warm_up_after_another_process_crossed_the_threshold_leaves_the_lists_
         assert follower.index.n_slots > threshold and threading.get_ident() not in making
         assert follower.recall(QUERY, strategy="hybrid").hits
         assert lists_made(follower) and making
+
+
+def test_a_memory_closed_while_its_lists_are_made_aside_stops_making_them(lowered, monkeypatch):
+    """close() does not wait for the thread making the lists, and the thread does not go on
+    making them for a memory nobody can ask any more (seconds of CPU at 200k rows, beside
+    whatever the process does next: the app opening another store)."""
+    store, threshold = lowered
+    reader = Memory(store, **LIST_SETTINGS)
+    reader.recall(QUERY, strategy="hybrid")
+    with Memory(store, **LIST_SETTINGS) as writer:
+        writer.ingest([DEMO_DIR / "retrieval-augmented-generation.md"])
+    fitting, closed, fit = threading.Event(), threading.Event(), vectors.fit_centroids
+    monkeypatch.setattr(vectors, "fit_centroids", lambda *args: fitting.set() or closed.wait(10) and fit(*args))
+    reader.recall(QUERY, strategy="hybrid")  # crosses the threshold: the lists are made aside
+    assert fitting.wait(10)
+    reader.close()
+    closed.set()
+    waited = time.monotonic()
+    while any(t.name == "mnemoscope-lists" for t in threading.enumerate()) and time.monotonic() - waited < 10:
+        time.sleep(0.01)
+    assert not any(t.name == "mnemoscope-lists" for t in threading.enumerate())
+    assert reader.index.lsa_vectors.lists is None and reader.index.word_vectors.lists is None
