@@ -203,6 +203,7 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         self.facts_total = 0  # how many name it in all
         self.entity: Entity | None = None
         self.facts_shown_for: FactsRead | None = None
+        self.facts_asked: FactsRead | None = None  # the page read last: on its way, or shown
         self.object_width = 0
         self.as_of: str | None = None
         self.inbox = False
@@ -309,7 +310,10 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
     @on(DataTable.RowHighlighted, "#entities-table")
     def entity_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if 0 <= event.cursor_row < len(self.entities):
-            self.load_facts(self.entities[event.cursor_row])
+            entity, asked = self.entities[event.cursor_row], self.facts_asked
+            # the table filled again highlights the row of the entity whose page was just asked
+            # for (the first row added, the cursor put back): that page, not its first
+            self.load_facts(entity, asked.start if asked is not None and asked.entity == entity.id else 0)
 
     @on(DataTable.RowSelected, "#entities-table")
     def entity_selected(self) -> None:
@@ -319,10 +323,12 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         """Read a page of the entity's facts in a worker (the page from its ``start``-th fact),
         the cursor on its ``row`` (-1: the last; None: where it was, for the same page again)."""
         read_for = FactsRead(entity.id, self.as_of, self.app.store_generation, start)
-        if read_for == self.facts_shown_for and "facts" not in self.app.tasks:
-            # on screen already (a key typed in the filter moved the entity's row), and no other
-            # entity's facts are on their way to replace them
+        if read_for == (self.facts_asked if "facts" in self.app.tasks else self.facts_shown_for):
+            # on its way (its row highlighted anew as the table is filled), or on screen already
+            # with no other entity's facts on their way to replace them (a key typed in the
+            # filter moved the entity's row)
             return
+        self.facts_asked = read_for
         knowledge, as_of = self.services.memory.knowledge, self.as_of
 
         def read(at: int) -> FactPage:

@@ -237,6 +237,43 @@ async def test_an_entitys_facts_are_read_and_shown_a_page_at_a_time_with_their_c
         assert set(reads) == {"facts", "facts_page"} and reads.count("facts") == 1  # only the test read them all
 
 
+async def test_the_entity_highlighted_anew_keeps_the_page_on_its_way_or_shown(demo_app, monkeypatch):
+    # filling the entities' table highlights the entity's row anew (its first row added, the
+    # cursor put back on it): its page is the one already on its way, not read a second time at
+    # the first paint, and after a change in the store the page shown is read again, not the first
+    monkeypatch.setattr("mnemoscope.screens.facts.FACT_ROWS", 3)
+    app = demo_app(start_mode="facts")
+    first_read_held = threading.Event()
+    reads: list[int] = []
+    read = KnowledgeReading.facts_page
+
+    def page(area, entity_id, offset, limit):
+        reads.append(offset)
+        if len(reads) == 1:  # the first page is on its way while the table's row is highlighted
+            first_read_held.wait(60)
+        return read(area, entity_id, offset, limit)
+
+    monkeypatch.setattr(KnowledgeReading, "facts_page", page)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: reads, "the first page being read")
+        await pilot.pause()
+        first_read_held.set()
+        await settle(pilot)
+        assert reads == [0]
+        screen = app.screen
+        table = screen.query_one("#facts-table", DataTable)
+        table.focus()
+        await pilot.press("down", "down", "down")
+        await settle(pilot)
+        shown = [f.id for f in screen.facts]
+        assert screen.facts_start == 3 and len(shown) == 3
+        reads.clear()
+        app.store_changed()
+        await settle(pilot)
+        assert reads == [3] and screen.facts_start == 3 and [f.id for f in screen.facts] == shown
+        assert table.border_title == f"{screen.entity.name}: facts 4–6 of {screen.facts_total}"
+
+
 async def test_the_entity_filter_asks_the_store_once_typing_pauses_or_at_enter(demo_app, monkeypatch):
     # each ask reads a page of entities (a text that names none reads them all): a burst of keys asks once
     from mnemoscope.screens import facts
