@@ -1,6 +1,6 @@
 """The store: the only part of the engine that speaks SQL.
 
-``Store`` is assembled from one mixin per area (records, knowledge, topics, ranker), each in its
+``Store`` is assembled from one mixin per area (records, knowledge, topics, ranker, counts), each in its
 own module with its own migrations, on one shared connection (:mod:`engine.store.base`).
 """
 
@@ -8,20 +8,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import activity, knowledge, ranker, records, topics
+from . import activity, counts, knowledge, ranker, records, topics
 from .activity import ActivitySQL
 from .base import (NewerStore, NotAStore, OutOfRange, StoreBase, StoreBusy, StoreDamaged, StoreDiskError, StoreError,
                    StoreReadOnly)
+from .counts import CountsSQL
 from .index import IndexSQL
 from .knowledge import KnowledgeSQL
 from .ranker import RankerSQL
 from .records import RecordsSQL
 from .topics import TopicsSQL
 
-MIGRATIONS = [*records.MIGRATIONS, *knowledge.MIGRATIONS, *topics.MIGRATIONS, *ranker.MIGRATIONS, *activity.MIGRATIONS]
+MIGRATIONS = [*records.MIGRATIONS, *knowledge.MIGRATIONS, *topics.MIGRATIONS, *ranker.MIGRATIONS, *activity.MIGRATIONS,
+              *counts.MIGRATIONS]
 
 
-class Store(RecordsSQL, IndexSQL, KnowledgeSQL, TopicsSQL, RankerSQL, ActivitySQL, StoreBase):
+class Store(RecordsSQL, CountsSQL, IndexSQL, KnowledgeSQL, TopicsSQL, RankerSQL, ActivitySQL, StoreBase):
     """One SQLite file holding every record and the derived rows that make start-up fast."""
 
     def __init__(self, path: str | Path, *, lock_timeout: float = 30.0, read_only: bool = False) -> None:

@@ -183,12 +183,6 @@ class RecordsSQL:
     def delete_item_row(self, item_id: int) -> None:
         self.conn.execute("DELETE FROM items WHERE id = ?", (item_id,))
 
-    def counts(self) -> dict[str, int]:
-        out = {}
-        for table in ("sources", "items"):
-            out[table] = self.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-        return out
-
     # -- vocabulary and term rows -------------------------------------------------------------
 
     def vocabulary(self) -> dict[str, int]:

@@ -471,10 +471,10 @@ def test_every_migration_is_named_after_the_part_of_the_store_it_changes():
     knowledge-…): a migration in the knowledge module named otherwise would keep a knowledge
     state saved before it."""
     from mnemoscope.engine import store
-    from mnemoscope.engine.store import activity, knowledge, ranker, records, topics
+    from mnemoscope.engine.store import activity, counts, knowledge, ranker, records, topics
 
     parts = {module.__name__.rsplit(".", 1)[1]: [name for name, _ in module.MIGRATIONS]
-             for module in (records, knowledge, topics, ranker, activity)}
+             for module in (records, knowledge, topics, ranker, activity, counts)}
     for part, names in parts.items():
         assert names and all(name.rsplit("-", 1)[0] == part for name in names), part
     assert sorted(name for name, _ in store.MIGRATIONS) == sorted(name for names in parts.values() for name in names)
