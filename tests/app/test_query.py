@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 
+import pytest
 from textual.widgets import DataTable, Select, Tree
 
 from mnemoscope.app.services import AFTER_CHANGE, AFTER_OPEN, Services
@@ -266,23 +268,38 @@ def test_an_undated_episode_is_listed_without_a_gap():
     assert lines[1:3] == ["• Shaping", "• 2023-04-03 Daniel and Maya"]
 
 
-async def test_a_query_sent_during_the_warm_up_waits_for_it_and_says_what_it_waits_for(demo_app, monkeypatch):
-    """The warm-up after the store opens builds what a recall reads: a query sent meanwhile waits
-    for it rather than building the same beside it, and the status line says so."""
-    warming, release = threading.Event(), threading.Event()
-    held, recalled = Services.warm_up, []
+@dataclass
+class HeldWarmUp:
+    """The app's warm-up held until ``release`` is set, and the query of every recall made."""
 
-    def held_warm_up(self) -> None:
-        warming.set()
-        release.wait(60)  # a bound, not a pause
-        held(self)
+    warming: threading.Event  # set once the warm-up has started
+    release: threading.Event
+    recalled: list[str]
 
-    def recording_recall(self, query, *args, original=Memory.recall, **kwargs):
-        recalled.append(query)
-        return original(self, query, *args, **kwargs)
+
+@pytest.fixture
+def held(monkeypatch: pytest.MonkeyPatch) -> HeldWarmUp:
+    out = HeldWarmUp(threading.Event(), threading.Event(), [])
+    warm_up, recall = Services.warm_up, Memory.recall
+
+    def held_warm_up(self: Services) -> None:
+        out.warming.set()
+        out.release.wait(60)  # a bound, not a pause
+        warm_up(self)
+
+    def recording_recall(self: Memory, query: str, *args, **kwargs):
+        out.recalled.append(query)
+        return recall(self, query, *args, **kwargs)
 
     monkeypatch.setattr(Services, "warm_up", held_warm_up)
     monkeypatch.setattr(Memory, "recall", recording_recall)
+    return out
+
+
+async def test_a_query_sent_during_the_warm_up_waits_for_it_and_says_what_it_waits_for(demo_app, held):
+    """The warm-up after the store opens builds what a recall reads: a query sent meanwhile waits
+    for it rather than building the same beside it, and the status line says so."""
+    warming, release, recalled = held.warming, held.release, held.recalled
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, warming.is_set, "the warm-up to start")
@@ -299,21 +316,8 @@ async def test_a_query_sent_during_the_warm_up_waits_for_it_and_says_what_it_wai
         assert screen.recall is not None and screen.recall.hits and "Waiting" not in text_of(status)
 
 
-async def test_a_query_cancelled_while_it_waits_for_the_warm_up_says_so_and_never_runs(demo_app, monkeypatch):
-    warming, release = threading.Event(), threading.Event()
-    held, recalled = Services.warm_up, []
-
-    def held_warm_up(self) -> None:
-        warming.set()
-        release.wait(60)  # a bound, not a pause
-        held(self)
-
-    def recording_recall(self, query, *args, original=Memory.recall, **kwargs):
-        recalled.append(query)
-        return original(self, query, *args, **kwargs)
-
-    monkeypatch.setattr(Services, "warm_up", held_warm_up)
-    monkeypatch.setattr(Memory, "recall", recording_recall)
+async def test_a_query_cancelled_while_it_waits_for_the_warm_up_says_so_and_never_runs(demo_app, held):
+    warming, release, recalled = held.warming, held.release, held.recalled
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, warming.is_set, "the warm-up to start")
@@ -329,35 +333,24 @@ async def test_a_query_cancelled_while_it_waits_for_the_warm_up_says_so_and_neve
         assert text_of(status) == "Cancelled: “what did Maya adopt” did not run."
 
 
-async def test_a_query_sent_while_the_store_opens_waits_for_the_warm_up_too(demo_app, monkeypatch):
+async def test_a_query_sent_while_the_store_opens_waits_for_the_warm_up_too(demo_app, held, monkeypatch):
     """It runs once the strategies are read, which may come before the paint the warm-up's worker
     waits for: the warm-up is announced as the store is open, so the query waits all the same."""
     from mnemoscope.app.tui import MnemoscopeApp
 
-    opening, warming, release = threading.Event(), threading.Event(), threading.Event()
-    opened, warm_up, recall, store_opened = Services.open, Services.warm_up, Memory.recall, MnemoscopeApp.store_opened
-    recalled, announced = [], []
+    opening, warming, release, recalled = threading.Event(), held.warming, held.release, held.recalled
+    opened, store_opened = Services.open, MnemoscopeApp.store_opened
+    announced = []
 
     def held_open(self, path=None):
         opening.wait(60)  # a bound, not a pause
         return opened(self, path)
-
-    def held_warm_up(self) -> None:
-        warming.set()
-        release.wait(60)
-        warm_up(self)
-
-    def recording_recall(self, query, *args, **kwargs):
-        recalled.append(query)
-        return recall(self, query, *args, **kwargs)
 
     def opened_then_looked(app, loaded) -> None:
         store_opened(app, loaded)
         app.services.wait_for_warm_up(announced.append, timeout=0)
 
     monkeypatch.setattr(Services, "open", held_open)
-    monkeypatch.setattr(Services, "warm_up", held_warm_up)
-    monkeypatch.setattr(Memory, "recall", recording_recall)
     monkeypatch.setattr(MnemoscopeApp, "store_opened", opened_then_looked)
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -375,23 +368,10 @@ async def test_a_query_sent_while_the_store_opens_waits_for_the_warm_up_too(demo
         assert recalled == ["what did Maya adopt"] and app.screen.recall is not None
 
 
-async def test_compare_says_what_it_waits_for_and_esc_leaves_it_at_once(demo_app, monkeypatch):
+async def test_compare_says_what_it_waits_for_and_esc_leaves_it_at_once(demo_app, held):
     """Compare sent during the warm-up waits for it too: it says so, Esc goes back at once, and
     the comparison left is not run for nobody once the warm-up ends."""
-    warming, release = threading.Event(), threading.Event()
-    held, recalled = Services.warm_up, []
-
-    def held_warm_up(self) -> None:
-        warming.set()
-        release.wait(60)  # a bound, not a pause
-        held(self)
-
-    def recording_recall(self, query, *args, original=Memory.recall, **kwargs):
-        recalled.append(query)
-        return original(self, query, *args, **kwargs)
-
-    monkeypatch.setattr(Services, "warm_up", held_warm_up)
-    monkeypatch.setattr(Memory, "recall", recording_recall)
+    warming, release, recalled = held.warming, held.release, held.recalled
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, warming.is_set, "the warm-up to start")
