@@ -8,7 +8,7 @@ from argparse import ArgumentTypeError
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .common import UsageError, emit, open_memory
-from .parsing import plain_int
+from .parsing import count_int, plain_int
 from .progress import ProgressLine
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("recall", help="ask the store a question")
     p.add_argument("query")
     p.add_argument("--strategy", default=None, help="bm25 | dense | hybrid | … (default: the engine's default)")
-    p.add_argument("--top-k", type=int, default=10)
+    p.add_argument("--top-k", type=count_int, default=10)
     p.add_argument("--mode", default="pro", choices=["lite", "pro", "max"])
     p.add_argument("--intent", default=None, help="deepen | broaden | compare | apply | clarify | neutral (default: inferred)")
     p.add_argument("--trace", action="store_true", default=None, help="include the walk's step-by-step trace")

@@ -16,11 +16,17 @@ MAX_INTEGER = 2**63 - 1
 _PLAIN = re.compile(r"[0-9]{1,19}")
 
 
-def plain_int(text: str) -> int:
-    """A plain ASCII integer from 0 to 2^63 - 1 (argparse shows the message with the option)."""
-    if not _PLAIN.fullmatch(text) or int(text) > MAX_INTEGER:
-        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to {MAX_INTEGER}, not {text[:40]!r}")
+def plain_int(text: str, lowest: int = 0) -> int:
+    """A plain ASCII integer from ``lowest`` to 2^63 - 1 (argparse shows the message with the option)."""
+    if not _PLAIN.fullmatch(text) or not lowest <= int(text) <= MAX_INTEGER:
+        raise argparse.ArgumentTypeError(f"expected a whole number from {lowest} to {MAX_INTEGER}, not {text[:40]!r}")
     return int(text)
+
+
+def count_int(text: str) -> int:
+    """How many of something to show: a plain ASCII integer from 1, so that the parser's message
+    names the range the command accepts (0 would pass the parser and fail in the engine)."""
+    return plain_int(text, lowest=1)
 
 
 class Parser(argparse.ArgumentParser):

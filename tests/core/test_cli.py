@@ -121,3 +121,12 @@ def test_a_mixed_folder_skips_unsupported_files(tmp_path, capsys):
     (folder / "photo.png").write_bytes(b"\x89PNG\r\n")
     code, out = run(tmp_path / "s.db", "ingest", str(folder), "--json")
     assert code == 0 and json.loads(out)["skipped"] == [str(folder / "photo.png")]
+
+
+@pytest.mark.parametrize("value", ["0", "-3"])
+def test_top_k_out_of_range_names_the_range_the_command_accepts(store, capsys, value):
+    capsys.readouterr()
+    code, _ = run(store, "recall", "hi", "--top-k", value)
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert f"argument --top-k: expected a whole number from 1 to 9223372036854775807, not '{value}'" in err, err
