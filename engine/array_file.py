@@ -5,16 +5,39 @@ them instead of rebuilding them from every row. Such a file is a cache beside th
 be damaged (a crash mid-write on a file system that reorders, a full disk, a copy cut short), left
 behind by another version, or not ours at all. So it is:
 
-* written to a temporary file in the same folder, private (0600), flushed, then renamed over the
-  old one: a reader sees the old file or the new one, never half of one;
-* checked when read: a magic line, the format, every array's bounds and CRC-32, the header's
-  own CRC; numeric dtypes only (nothing is unpickled); owned by this user and private. Anything
-  amiss reads as "no file" (:class:`Unusable`), and the caller rebuilds;
-* mapped copy-on-write: the arrays are views of the file's pages, so opening costs the checksum
-  pass and no copy, and a caller may change them in place without touching the file. The
-  checksum pass reads the file through a mapping of its own (:meth:`MappedArrays.check`), so a
-  caller may run it in another thread while it reads the arrays (zlib lets go of the GIL), and
-  trust what it made of them only once the check has passed.
+* written to a temporary file in the same folder, private (0600), flushed, fsynced, then renamed
+  over the old one: a reader sees the old file or the new one, never half of one;
+* checked when read: a magic line, the format, every array's bounds, the header's own CRC;
+  numeric dtypes only (nothing is unpickled); owned by this user and private. Anything amiss
+  reads as "no file" (:class:`Unusable`), and the caller rebuilds;
+* checked whole (every array's CRC-32) once per version of the file, not at every open: at a
+  million items the index's file is hundreds of megabytes, and reading it all at each open was
+  most of what the app's cold start read from the disk (docs/scaling.md). A version is what the
+  file system names the file by: its device, inode, size, modification and change times (and its
+  header's CRC). The writer stamps the version it has just written and fsynced (its CRCs are of
+  the very arrays it wrote: reading them back from the page cache would check nothing more), and
+  a reader that had to read every CRC stamps the version it checked. The stamp is a small private
+  file beside it (``<file>.checked``, :data:`STAMP_SUFFIX`); an open of the stamped version reads
+  only the header. Whatever changes a file through the file system makes a new version: a copy
+  or a file renamed over it (another inode), a write in place or a truncation (a new change
+  time, which no program can set back), so it is checked whole again. A crash mid-write leaves
+  the old file (and its stamp) or a temporary file nobody reads. A stamp is believed only if it
+  was written in a later tick of the file system's clock than the file's change time (else a
+  write in place within that tick would keep the stamped times), so the writer waits out the
+  tick. What no stamp sees is the disk itself changing bytes under an unchanged file, which the
+  store's own pages (SQLite reads them unchecked) are exposed to as well.
+
+  Two other ways were weighed: checking in the background after the open, with queries waiting
+  for it (every path that reads the index, ingest and the areas' loads included, would have to
+  wait or undo a rebuild after answers were given), and checking the small arrays at open and
+  the big ones when first used (the first query uses the big ones: it would pay the read). A
+  stamp takes the read off every open of an unchanged file and keeps the rule that nothing
+  unchecked is used;
+* mapped copy-on-write: the arrays are views of the file's pages, so opening costs no copy, and a
+  caller may change them in place without touching the file. The checksum pass, when it runs,
+  reads the file through a mapping of its own (:meth:`MappedArrays.check`), so a caller may run
+  it in another thread while it reads the arrays (zlib lets go of the GIL), and trust what it
+  made of them only once the check has passed.
 
 Layout: ``MAGIC``, an 8-byte little-endian header length, the header (JSON: the container's
 ``format``, ``meta`` given by the caller, and for each array its dtype, shape, offset and CRC), a
@@ -31,13 +54,15 @@ import json
 import mmap
 import os
 import stat
+import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import BinaryIO, Mapping
 
 import numpy as np
 
+from .errors import FileRefused
 from .files import atomic_writer
 
 MAGIC = b"mnemoscope arrays\n"
@@ -45,6 +70,8 @@ FORMAT = 1
 FORMATS = (1, 2)  # the container's numbers: one layout (see above)
 ALIGN = 64
 _KINDS = "biuf"  # bool, signed, unsigned, float: nothing that needs pickling
+STAMP_SUFFIX = ".checked"  # beside a file: the version of it whose arrays were checked (see above)
+_STAMP_TRIES, _STAMP_WAIT = 200, 0.002  # the writer waits out the clock's tick for at most ~0.4 s
 
 
 class Unusable(Exception):
@@ -57,6 +84,23 @@ class ArrayFile:
 
     meta: dict[str, object]
     arrays: dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Version:
+    """One version of a file, as the file system and the file's header name it: what a stamp
+    vouches for (any write through the file system changes one of these)."""
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    header_crc: int
+
+    @classmethod
+    def of(cls, info: os.stat_result, header_crc: int) -> "Version":
+        return cls(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, header_crc)
 
 
 def _crc(a: np.ndarray) -> int:
@@ -83,6 +127,49 @@ def write_arrays(path: Path, meta: Mapping[str, object], arrays: Mapping[str, np
             out.seek(start + entry["offset"])
             out.write(memoryview(a).cast("B") if a.size else b"")
         out.truncate(start + offset)
+        out.flush()
+        written = os.fstat(out.fileno())
+    _stamp_written(path, written, zlib.crc32(header))
+
+
+def _stamp_written(path: Path, written: os.stat_result, header_crc: int) -> None:
+    """Stamp the file just renamed to ``path`` as checked, if it is still the one written (same
+    inode and modification time as the temporary file had when complete)."""
+    try:
+        with _open_private(path) as f:
+            info = os.fstat(f.fileno())
+    except Unusable:
+        return
+    if (info.st_dev, info.st_ino, info.st_mtime_ns) == (written.st_dev, written.st_ino, written.st_mtime_ns):
+        _stamp(path, Version.of(info, header_crc))
+
+
+def _stamp(path: Path, version: Version) -> None:
+    """Write the stamp saying ``version`` of ``path`` passed its checks, written (and so dated)
+    in a later tick of the file system's clock than the version's change time (see above). A
+    folder that cannot be written costs the next open a whole check, never an error."""
+    stamp = path.with_name(path.name + STAMP_SUFFIX)
+    try:
+        for _ in range(_STAMP_TRIES):
+            with atomic_writer(stamp) as out:
+                out.write(json.dumps(asdict(version)).encode())
+            if os.stat(stamp).st_mtime_ns > version.ctime_ns:
+                return
+            time.sleep(_STAMP_WAIT)
+        os.unlink(stamp)  # the clock did not move on: a stamp of the same tick is not believed anyway
+    except (OSError, FileRefused):
+        return
+
+
+def _stamped(path: Path, version: Version) -> bool:
+    """Whether the stamp beside ``path`` vouches for ``version``: it names it and is private,
+    and it was written in a later tick than the version's change time."""
+    try:
+        with _open_private(path.with_name(path.name + STAMP_SUFFIX)) as f:
+            dated, raw = os.fstat(f.fileno()).st_mtime_ns, f.read(4096)
+        return json.loads(raw) == asdict(version) and dated > version.ctime_ns
+    except (Unusable, OSError, ValueError):
+        return False
 
 
 def read_header(path: Path) -> dict[str, object]:
@@ -97,13 +184,23 @@ class MappedArrays:
 
     file: ArrayFile
     checksums: dict[str, tuple[int, int, object]]  # by array: (offset, bytes, the CRC its entry gives)
-    to_check: mmap.mmap  # the same file mapped read-only (a file renamed over it since is not read)
+    path: Path
+    version: Version  # the version mapped (its stamp, once checked)
+    to_check: mmap.mmap | None  # the same file mapped read-only (a file renamed over it since is not read); None: stamped
+
+    @property
+    def checked_before(self) -> bool:
+        """Whether this version of the file was checked before (its stamp): :meth:`check` reads nothing."""
+        return self.to_check is None
 
     def check(self) -> None:
-        """Raise :class:`Unusable` when an array fails its checksum. Reads the file through a
-        read-only mapping of its own, let go of as it goes: the pages the arrays map stay as
-        the caller left them, and none of the file stays resident for the check's sake (at a
-        million items the index and areas files are most of a gigabyte). Once only."""
+        """Raise :class:`Unusable` when an array fails its checksum, unless this version of the
+        file was checked before; then stamp it. Reads the file through a read-only mapping of
+        its own, let go of as it goes: the pages the arrays map stay as the caller left them, and
+        none of the file stays resident for the check's sake (at a million items the index and
+        areas files are most of a gigabyte). Once only."""
+        if self.to_check is None:
+            return
         with self.to_check as pages:
             view = memoryview(pages)
             try:
@@ -113,10 +210,12 @@ class MappedArrays:
                     _let_go(pages, offset, length)
             finally:
                 view.release()
+        _stamp(self.path, self.version)
 
 
 def read_arrays(path: Path) -> ArrayFile:
-    """Every array of the file, checked, as copy-on-write views of its mapped pages."""
+    """Every array of the file, checked (or stamped as checked), as copy-on-write views of its
+    mapped pages."""
     mapped = map_arrays(path)
     mapped.check()
     return mapped.file
@@ -124,15 +223,18 @@ def read_arrays(path: Path) -> ArrayFile:
 
 def map_arrays(path: Path) -> MappedArrays:
     """Every array of the file, as copy-on-write views of its mapped pages, within the file's
-    bounds and numeric; their checksums are read by :meth:`MappedArrays.check`."""
+    bounds and numeric; their checksums are read by :meth:`MappedArrays.check` (unless this
+    version of the file is stamped as checked)."""
     with _open_private(path) as f:
-        meta, entries = _header(f.read(len(MAGIC) + 8), f)
-        size = os.fstat(f.fileno()).st_size
+        info = os.fstat(f.fileno())
+        meta, entries, header_crc = _header(f.read(len(MAGIC) + 8), f)
+        size = info.st_size
         start = -(-(f.tell()) // ALIGN) * ALIGN
         if size == 0:
             raise Unusable("empty")
+        version = Version.of(info, header_crc)
         pages = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
-        to_check = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        to_check = None if _stamped(path, version) else mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     arrays, checksums = {}, {}
     for entry in entries:
         try:
@@ -145,7 +247,7 @@ def map_arrays(path: Path) -> MappedArrays:
             raise Unusable(f"array {name!r} is out of bounds or not numeric")
         arrays[name] = np.frombuffer(pages, dtype=dtype, count=count, offset=offset).reshape(shape)
         checksums[name] = (offset, count * dtype.itemsize, entry.get("crc"))
-    return MappedArrays(ArrayFile(meta, arrays), checksums, to_check)
+    return MappedArrays(ArrayFile(meta, arrays), checksums, path, version, to_check)
 
 
 def _let_go(pages: mmap.mmap, offset: int, length: int) -> None:
@@ -170,9 +272,9 @@ def _open_private(path: Path) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def _header(lead: bytes, f: BinaryIO) -> tuple[dict[str, object], list[dict[str, object]]]:
-    """The checked header (the caller's metadata, the arrays' entries), read from ``f`` just
-    after its first bytes ``lead``."""
+def _header(lead: bytes, f: BinaryIO) -> tuple[dict[str, object], list[dict[str, object]], int]:
+    """The checked header (the caller's metadata, the arrays' entries, its CRC), read from ``f``
+    just after its first bytes ``lead``."""
     if len(lead) < len(MAGIC) + 8 or not lead.startswith(MAGIC):
         raise Unusable("not an array file")
     length = int.from_bytes(lead[len(MAGIC):], "little")
@@ -190,4 +292,4 @@ def _header(lead: bytes, f: BinaryIO) -> tuple[dict[str, object], list[dict[str,
     meta, entries = header.get("meta"), header.get("arrays")
     if not isinstance(meta, dict) or not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise Unusable("another format")
-    return meta, entries
+    return meta, entries, zlib.crc32(raw)

@@ -2,7 +2,7 @@
 
 Opening a store rebuilds its index (columns, BM25 postings, vectors) from the store's rows: a
 few seconds per million items, on every open. Instead, a memory saves :meth:`Index.arrays` to
-``<store>-index`` (engine/array_file.py: private, written whole and renamed, checked when read)
+``<store>-index`` (engine/array_file.py: private, written whole and renamed, checked once per version)
 and the next open maps them, then takes in what was committed after them from the activity log,
 as a memory following another process does (:meth:`Memory.refresh`).
 
@@ -219,7 +219,8 @@ def load(store: Store, new_index: Callable[[], Index]) -> tuple[Index, int] | No
 
     The arrays' checksums are read in another thread while the index is made from them (the
     two take about as long at a million items, and the check does not hold the GIL); the index
-    is returned only once every array has passed."""
+    is returned only once every array has passed. A file unchanged since it was written or last
+    checked whole is not read again (its stamp: engine/array_file.py)."""
     found = _map_saved(store, "index", INDEX_FORMAT)
     if found is None:
         return None

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from mnemoscope.engine import Memory
-from mnemoscope.engine.array_file import MAGIC, Unusable, read_arrays, write_arrays
+from mnemoscope.engine.array_file import MAGIC, STAMP_SUFFIX, Unusable, map_arrays, read_arrays, write_arrays
 from tests.support.stores import DEMO_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -200,7 +200,7 @@ def test_an_array_file_holds_numbers_only_and_replaces_itself_whole(tmp_path: Pa
     with pytest.raises(TypeError):
         write_arrays(path, {}, {"objects": np.array([{"a": 1}], dtype=object)})
     assert read_arrays(path).meta == {"log_id": 7}  # the failed write left the old file whole
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["arrays"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["arrays", "arrays" + STAMP_SUFFIX]  # and its stamp
     path.unlink()
     with pytest.raises(Unusable):
         read_arrays(path)
@@ -217,9 +217,11 @@ def test_the_checked_pages_of_an_array_file_do_not_stay_in_memory(tmp_path: Path
     still read the file's numbers (and take writes, copy-on-write) afterwards."""
     path, big = tmp_path / "arrays", np.arange(8 << 20, dtype=np.int64)  # 64 MiB
     write_arrays(path, {}, {"big": big, "small": np.arange(3, dtype=np.int32)})
+    path.with_name(path.name + STAMP_SUFFIX).unlink()  # (a stamped file is not read whole: this one is)
     before = _resident_file_kb()
     read = read_arrays(path)
     assert _resident_file_kb() - before < 16 << 10  # under 16 MiB of the 64 resident
+    assert map_arrays(path).checked_before  # (it was read whole, and stamped)
     assert np.array_equal(read.arrays["big"], big) and read.arrays["small"].tolist() == [0, 1, 2]
     read.arrays["big"][1] = -1
     assert read.arrays["big"][1] == -1 and read_arrays(path).arrays["big"][1] == 1

@@ -1,0 +1,186 @@
+"""The array file's whole check runs once per version of the file (engine/array_file.py): a file
+unchanged since it was written or checked is opened without reading its arrays, and anything that
+changes it through the file system (a byte flipped in place, a truncation, a file renamed over it,
+a copy) makes it checked whole again, so a damaged or torn file is still refused; a crash before
+the rename leaves the old file, still good."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mnemoscope.engine import Memory
+from mnemoscope.engine.array_file import STAMP_SUFFIX, Unusable, map_arrays, read_arrays, write_arrays
+
+ROOT = Path(__file__).resolve().parents[2]
+ARRAYS = {
+    "ids": np.arange(1000, dtype=np.int64),
+    "vectors": np.linspace(-1, 1, 3000, dtype=np.float32).reshape(1000, 3),
+    "codes": (np.arange(1000) % 7).astype(np.int8),
+    "alive": np.arange(1000) % 3 > 0,
+    "counts": np.arange(10, dtype=np.uint32),
+}
+
+
+def stamp_of(path: Path) -> Path:
+    return path.with_name(path.name + STAMP_SUFFIX)
+
+
+def opened(path: Path) -> bool:
+    """Whether the file opens (every check passed); raises Unusable otherwise. True: its arrays'
+    checksums were not read (this version was checked before)."""
+    mapped = map_arrays(path)
+    mapped.check()
+    return mapped.checked_before
+
+
+def flip_byte(path: Path, at: int) -> None:
+    """One byte of the file changed in place (same inode), as a disk or another program might."""
+    with open(path, "r+b") as f:
+        f.seek(at)
+        byte = f.read(1)
+        f.seek(at)
+        f.write(bytes([byte[0] ^ 0x01]))
+
+
+@pytest.fixture
+def written(tmp_path: Path) -> Path:
+    path = tmp_path / "arrays"
+    write_arrays(path, {"log_id": 7}, ARRAYS)
+    return path
+
+
+def test_a_file_unchanged_since_it_was_written_is_opened_without_reading_its_arrays(written: Path):
+    assert stamp_of(written).stat().st_mode & 0o777 == 0o600
+    assert opened(written) and opened(written)
+    read = read_arrays(written)
+    assert read.meta == {"log_id": 7}
+    assert all(np.array_equal(read.arrays[k], v) for k, v in ARRAYS.items())
+
+
+@pytest.mark.parametrize("name", sorted(ARRAYS))
+def test_a_byte_flipped_in_any_array_after_the_stamp_is_refused(written: Path, name: str):
+    offset, length, _crc = map_arrays(written).checksums[name]
+    assert length > 0
+    flip_byte(written, offset + length // 2)
+    with pytest.raises(Unusable, match=f"array {name!r} fails its checksum"):
+        opened(written)
+    with pytest.raises(Unusable):  # and again: a refused file is never stamped
+        opened(written)
+
+
+def test_a_byte_flipped_in_the_header_is_refused(written: Path):
+    flip_byte(written, 40)
+    with pytest.raises(Unusable, match="damaged header|not an array file"):
+        opened(written)
+
+
+@pytest.mark.parametrize("keep", [0.5, 0.99])
+def test_a_torn_file_is_refused(written: Path, keep: float):
+    os.truncate(written, int(written.stat().st_size * keep))
+    with pytest.raises(Unusable, match="out of bounds"):
+        opened(written)
+
+
+def test_a_file_replaced_after_its_check_is_checked_again(written: Path, tmp_path: Path):
+    assert opened(written)
+    damaged = tmp_path / "damaged"
+    shutil.copyfile(written, damaged)
+    damaged.chmod(0o600)
+    offset, length, _crc = map_arrays(written).checksums["vectors"]
+    flip_byte(damaged, offset + length - 1)
+    os.replace(damaged, written)  # renamed over it: another inode, the stamp names the old one
+    with pytest.raises(Unusable, match="'vectors' fails its checksum"):
+        opened(written)
+
+    other = tmp_path / "other"
+    write_arrays(other, {"log_id": 8}, {"ids": np.arange(5, dtype=np.int64)})
+    os.replace(other, written)  # a good file from elsewhere (its stamp is beside its old name)
+    assert not opened(written)  # read whole, passed, stamped
+    assert opened(written) and read_arrays(written).meta == {"log_id": 8}
+
+
+def test_a_copy_of_a_file_and_its_stamp_is_checked_whole(written: Path, tmp_path: Path):
+    folder = tmp_path / "copy"
+    folder.mkdir()
+    for path in (written, stamp_of(written)):
+        shutil.copy2(path, folder / path.name)  # times and mode kept, not the inode
+    assert not opened(folder / written.name)
+    assert opened(folder / written.name)
+
+
+def test_a_stamp_no_later_than_the_files_change_is_not_believed(written: Path):
+    """A write in place within the file system's clock tick of the stamp would keep the times it
+    names: such a stamp vouches for nothing (the file is read whole, then stamped anew)."""
+    changed = written.stat().st_ctime_ns
+    os.utime(stamp_of(written), ns=(changed, changed))
+    assert not opened(written)
+    assert opened(written)
+
+
+@pytest.mark.parametrize("spoil", ["public", "garbage", "another version"])
+def test_a_stamp_that_is_public_damaged_or_of_another_version_is_not_believed(written: Path, spoil: str):
+    stamp = stamp_of(written)
+    if spoil == "public":
+        stamp.chmod(0o644)
+    elif spoil == "garbage":
+        stamp.write_bytes(b"{not json")
+    else:
+        stamp.write_text(stamp.read_text().replace('"size": ', '"size": 1'))
+    assert not opened(written)
+
+
+CRASHING_WRITER = """
+import os, sys, time
+import numpy as np
+from mnemoscope.engine.array_file import write_arrays
+
+def hang(*args):
+    print("renaming", flush=True)
+    time.sleep(600)
+
+os.replace = hang  # the process dies here: the new file is whole in its temporary file, not renamed
+write_arrays(sys.argv[1], {"log_id": 9}, {"ids": np.arange(2_000_000, dtype=np.int64)})
+"""
+
+
+def test_a_crash_during_a_write_leaves_the_old_file_stamped_and_good(written: Path):
+    child = subprocess.Popen([sys.executable, "-c", CRASHING_WRITER, str(written)], cwd=ROOT, stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "renaming\n"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
+    left = [p.name for p in written.parent.iterdir() if p.name.endswith(".partial")]
+    assert left  # the crash left its temporary file, which no reader opens
+    assert opened(written)
+    assert read_arrays(written).meta == {"log_id": 7}
+
+
+def test_a_saved_index_reopened_unchanged_is_not_read_whole(demo_copy: Path):
+    """The index file a store saved is stamped: the next open maps it without its checksums."""
+    with Memory(demo_copy, save_index_above=0) as mem:
+        assert not mem.index_from_file
+    index = demo_copy.with_name(f"{demo_copy.name}-index")
+    assert map_arrays(index).checked_before
+    with Memory(demo_copy, save_index_above=0) as mem:
+        assert mem.index_from_file and mem.recall("who adopted a dog").hits
+    offset, length, _crc = max(map_arrays(index).checksums.values(), key=lambda c: c[1])
+    flip_byte(index, offset + length // 2)
+    with Memory(demo_copy, save_index_above=0) as mem:  # damaged: rebuilt from the rows, saved and stamped again
+        assert not mem.index_from_file and mem.recall("who adopted a dog").hits
+    assert map_arrays(index).checked_before
+
+
+def test_a_stamp_that_cannot_be_written_costs_a_whole_check_not_an_error(tmp_path: Path):
+    path = tmp_path / "arrays"
+    stamp_of(path).mkdir()  # a folder where the stamp would go: never written, never believed
+    write_arrays(path, {}, ARRAYS)
+    assert not opened(path) and not opened(path)
+    assert read_arrays(path).arrays["codes"].tolist() == ARRAYS["codes"].tolist()
