@@ -21,6 +21,8 @@ Usage::
     python bench/app_bench.py --store big.db --runs 3 --queries 10 --screens   # an existing store, every screen
     python bench/app_bench.py --store big.db --cached-bytecode   # start as an installed app: bytecode cached
     python bench/app_bench.py --store big.db --cold store       # each start with the store's files not in the page cache
+    python bench/app_bench.py --store big.db --cold all         # the WHOLE MACHINE's page cache dropped (root; everyone feels it)
+    python bench/app_bench.py --store old.db --queries 0 --code ../base   # another checkout's cold starts (an A/B)
 
 The report says how each start had its modules' bytecode, read from the files (read from a valid
 .pyc, compiled and written, or compiled), and how much it read from the disk (/proc/self/io).
@@ -68,6 +70,10 @@ async def main():
         shown = None
         while True:
             screen = app.screen
+            if screen.is_modal:  # a dialog instead of the Query screen (the store cannot be opened): say which
+                print("DIALOG", json.dumps([getattr(screen, "title_text", type(screen).__name__),
+                                            getattr(screen, "body", "")]), flush=True)
+                return
             if shown is None and getattr(screen, "NAME", "") == "query" and app.focused is not None \
                     and app.focused.id == "query-input":
                 shown = time.time()  # painted, the query box takes keys; the store may still be opening
@@ -75,6 +81,7 @@ async def main():
                 break  # the header has its counts: the next frame (≤ 1/60 s) paints them
             await asyncio.sleep(0.005)  # not pilot.pause(): that makes the app work, competing with the opening
         ready, ready_cpu = time.time(), time.process_time()
+        items = app.store_stats.items
         with open("/proc/self/io") as io:  # what the start read from the disk, not from the page cache
             read_bytes = next(int(l.split()[1]) for l in io if l.startswith("read_bytes"))
         # a person who types a query the moment the screen is usable: when do the results show?
@@ -85,6 +92,7 @@ async def main():
             await asyncio.sleep(0.002)
         print("READY", ready, t_start, shown, app.open_seconds, time.time(), ready_cpu, flush=True)
         print("READ", read_bytes, flush=True)
+        print("ITEMS", items, flush=True)
         print("BYTECODE", json.dumps(bytecode_used(t_start, {root!r})), flush=True)
         if {screens!r}:
             await tour(app, pilot)
@@ -194,6 +202,7 @@ class ColdStart:
     paints: dict[str, tuple[float, float]]  # with ``screens``: each screen's (wall s, UI-thread CPU s)
     rows: dict[str, str]  # the row counts the tour saw (what the Sources and Topics measures were taken on)
     bytecode: dict[str, dict[str, int]]  # project / other modules: how many had their bytecode read, written, compiled
+    items: int  # the store's items, as the app's header counted them
 
 
 def evict(store: Path, everything: bool = False) -> None:
@@ -222,6 +231,9 @@ def cold_start(store: Path, screens: bool, env: dict[str, str] | None = None, co
     out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=600, cwd=code,
                          env=env)
     lines = out.stdout.splitlines()
+    dialog = next((json.loads(l.split(maxsplit=1)[1]) for l in lines if l.startswith("DIALOG ")), None)
+    if dialog is not None:
+        raise SystemExit(f"cold start of {code} showed a dialog, not the Query screen: {dialog[0]}: {dialog[1]}")
     line = next((l for l in lines if l.startswith("READY")), None)
     if line is None or out.returncode != 0:
         raise SystemExit(f"cold start failed:\n{out.stdout}\n{out.stderr}")
@@ -234,7 +246,8 @@ def cold_start(store: Path, screens: bool, env: dict[str, str] | None = None, co
               for _tag, label, wall, ui_cpu in (l.split() for l in lines if l.startswith("SCREEN "))}
     rows = {label: counts for _tag, label, counts in (l.split(maxsplit=2) for l in lines if l.startswith("ROWS "))}
     bytecode = json.loads(next(l for l in lines if l.startswith("BYTECODE ")).split(maxsplit=1)[1])
-    return ColdStart(times, paints, rows, bytecode)
+    items = int(next(l for l in lines if l.startswith("ITEMS ")).split()[1])
+    return ColdStart(times, paints, rows, bytecode, items)
 
 
 def bytecode_env(cached: Path | None) -> tuple[dict[str, str] | None, str]:
@@ -332,11 +345,17 @@ def main() -> None:
                         help="start as an installed app does, every module's bytecode cached (one untimed start fills it)")
     parser.add_argument("--cold", choices=("store", "all"), default="",
                         help="before each cold start, take the store's files out of the page cache (a store not read "
-                             "for hours), or empty the whole page cache (root only)")
+                             "for hours); 'all' empties the WHOLE MACHINE's page cache (drop_caches, root only): every "
+                             "process of everyone on the machine reads its files from the disk again")
     parser.add_argument("--code", type=Path, default=ROOT,
-                        help="the checkout whose app the cold starts run (default: this one; another commit's for an A/B)")
+                        help="the checkout whose app the cold starts run (default: this one; another commit's for an "
+                             "A/B, with --queries 0: the query latencies run this checkout's code)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.queries and args.code.resolve() != ROOT:
+        # this process opens the store with its own code for the queries: on an older checkout's
+        # store it would migrate it, and that checkout's next start refuses the store
+        parser.error("--code times another checkout's cold starts alone: add --queries 0")
 
     store = args.store or user_cache_path("mnemoscope") / f"app-bench-{args.items}.db"
     built = None
@@ -351,14 +370,15 @@ def main() -> None:
     starts = [run.times for run in runs]
     bytecode = " | ".join(dict.fromkeys(describe_bytecode(run.bytecode) for run in runs))  # one, unless starts differed
     totals = sorted(s["total_s"] for s in starts)
-    from mnemoscope.engine import Memory
+    items = runs[-1].items  # an existing --store holds its own number, not --items
+    queries: dict[str, dict[str, float]] = {}  # --queries 0: the cold starts alone (an A/B of them), the store opened by ``code`` only
+    if args.queries:
+        from mnemoscope.engine import Memory
 
-    with Memory(store) as mem:
-        offered = mem.strategies()
-        items = mem.counts().items  # an existing --store holds its own number, not --items
-    strategies = [s for s in args.strategies.split(",") if s in offered]
-    # --queries 0: the cold starts alone (an A/B of them)
-    queries = asyncio.run(query_latencies(store, args.queries, strategies, args.mode)) if args.queries else {}
+        with Memory(store) as mem:
+            offered = mem.strategies()
+        strategies = [s for s in args.strategies.split(",") if s in offered]
+        queries = asyncio.run(query_latencies(store, args.queries, strategies, args.mode))
 
     report = {
         "items": items, "store": str(store), "code": str(args.code), "store_build_s": built, "bytecode_asked": asked, "bytecode": bytecode,
