@@ -9,10 +9,12 @@ supersession cannot order them. This step can, without facts:
   won by July 10, 2022?" asks about that day), or asks what someone decided ("what did Greg
   decide to buy?": the latest decision, not "why" or "when" they decided) and names someone the store knows (its
   *subjects*); it may ask about a slot of ``supersession.toml`` (a word of its
-  ``asks``: "live", "job", "partner");
+  ``asks``: "live", "job", "partner"; "what does Jun do (for a living)?" asks the job). "Who
+  works at Annelies's shop?" asks about others (no slot of hers, and their news counts), and
+  "the old barn" is a thing, not a time;
 * among the top candidates, those that name a subject and are *on topic*: they share a word with
   the question (its name aside), with the slot (its ``asks``, its objects, its predicates'
-  verbs: "moved", "quit") or with a value the slot held for the subject as these candidates'
+  verbs: "moved", "quit"; a job title said as "I'm a trainer now" for a question about titles) or with a value the slot held for the subject as these candidates'
   facts state it ("studying chemistry" makes "switching from chemistry to …" on topic); for a
   question about no slot, with a name that the subject's facts on the question's words hold
   ("Kenji is learning Portuguese" makes "I dropped Portuguese" on topic for "what language is
@@ -21,13 +23,13 @@ supersession cannot order them. This step can, without facts:
   end" on topic for "where does Hanne live?"); a sentence that says "instead" right after one on the topic is
   on it too;
 * an on-topic candidate that announces a *change* ("moved", "started", "left", "instead",
-  "switched", "no longer", "is over", "again", "now" set against before but not "right now", "new"
+  "switched", "hired me", "no longer", "is over", "again", "now" set against before but not "right now", "new"
   before a word of a slot's topic: "the new place" …) in a
   sentence on the topic goes above every older
   on-topic candidate ranked above it (a newer turn that merely uses the slot's words, "what are
   you working on?", does not); a turn that names no subject but is said by one announces a
   change of theirs only in a clause that is not someone else's ("Leah moved to Boulder", said
-  by Maya, is no news of where Maya lives);
+  by Maya, is no news of where Maya lives, nor "You moved in with her!": the listener's);
 * then the candidates whose facts state a value of the asked slot for the subject take the
   places they hold newest first: the latest value said is the answer even when the rules could
   not tell that it replaced the others (an object that names nothing, the same day, a change
@@ -68,6 +70,7 @@ from .latest import STATE_WORDS, asked_before, asks_state, naming_in_text, state
 from .supersession import Rules, Slot, object_names
 from .temporal import find_times
 from .records import Fact
+from .restate import is_title
 from .timeline import fact_of_row
 
 if TYPE_CHECKING:
@@ -79,6 +82,19 @@ WINDOW = 20  # the candidates looked at: a turn further down does not jump the w
 # Words that make a question about the past ("where did she live before?"), which wants the old value.
 _PAST = frozenset("""did was were used before previously first originally ago last earlier formerly former old
 until then""".split())
+# "Is Benedita turning the old barn into rooms?": "old" after an article names a thing by its age, not
+# a time; after a possessive ("her old job", "Noor's old flat") it names a value held before.
+_OLD_THING = re.compile(r"\b(?:the|a|an|this|that)\s+old\b", re.I)
+# "What does Jun do?", "What does Youssef do for a living?": the job, not a home ("living") nor
+# nothing (every word a framing word); between "does" and "do" only the subjects' names. Not "what
+# does Mel do to relax?", "… on Sundays?" nor "what does Jon tell Gina he won't do?".
+_DOES_FOR_WORK = re.compile(r"\s*what\s+(?:does|do)\s+(.+?)\s+do(?:\s+for\s+(?:a\s+living|work|a\s+job|money))?\s*[?.!]*\s*$",
+                            re.I)
+_JOB_WORDS = frozenset({"work", "job"})
+# "Who works at Annelies's shop?", "Who helps Benedita on the farm?": "who" is the verb's subject,
+# so the question asks about others, not about a slot of the person named ("who is Jess's partner?",
+# "who does Lena work for?" do: an auxiliary follows "who").
+_WHO_ELSE = re.compile(r"\s*who\s+(?:else\s+)?(?!(?:is|was|does|has)\b)[a-z]+s\b", re.I)
 # "What did Greg decide to buy?" asks for the latest decision, which a later change of mind replaces
 # ("I've gone off the camper van idea … a sailing boat instead"): a past tense, but not about the
 # past. "Why" and "when" did someone decide ask about the decision itself, and keep their order.
@@ -110,7 +126,8 @@ _OUTRIGHT = (r"instead(?! of)|change of plans?|change to|cancel+ed|called off|po
 _REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
 _INSTEAD = re.compile(r"\binstead\b(?! of)", re.I)
 # A question about a slot also listens to the verbs of a new home, job or partner ("moved",
-# "started at", "left", "broke up", "handed in my notice", "opened" a business, "seeing someone"),
+# "started at", "left", "broke up", "handed in my notice", "opened" a business, "seeing someone", a job
+# given: "they hired me", "took me on"),
 # and of one announced ("I'm leaving St Mary's", "I start at
 # a GP surgery in June", "she's moving to Bergen"), a return to what held before ("again", "back
 # on", not "my back on Friday": a back that hurts), and "now" as _NOW reads it. Not "new": in LoCoMo's turns it
@@ -118,7 +135,7 @@ _INSTEAD = re.compile(r"\binstead\b(?! of)", re.I)
 _CHANGE = re.compile(rf"\b(?:{_OUTRIGHT}|{_NOW}|switch(?:ed|ing)?|change[sd]?|these days|(?:is|are) over|gave up|given up|again|"
                      r"(?<!my )(?<!his )(?<!her )(?<!their )(?<!our )(?<!your )(?<!the )back on|"
                      r"quit|moved|relocated|started|joined|left|promoted|retired|resigned|broke up|split up|"
-                     r"leaving|start(?:ing)? (?:at|as)|moving to|handed in (?:my|his|her|their|our) notice|"
+                     r"leaving|start(?:ing)? (?:at|as)|moving to|hired me|t(?:ook|aken) me on|handed in (?:my|his|her|their|our) notice|"
                      r"(?:been )?seeing someone(?! about| for (?:my|his|her|their|our|the)\b)|met someone|"
                      r"divorced|got married|engaged)\b", re.I)
 # A business of one's own opened ("I've opened a little bakery in Leyton"): the verb with a
@@ -152,10 +169,16 @@ _NEW = re.compile(r"\bnew\s+(\w+(?:\s+\w+)?)", re.I)
 # A sentence that says what holds is new ("I swim on Wednesdays now") without saying what changed,
 # which the sentence beside it may say ("I stopped five-a-side, my knee can't take it").
 _NEW_STATE = re.compile(rf"\b(?:{_NOW}|these days|instead(?! of))\b", re.I)
+# "I'm a trainer now at a healthcare BPO", "I'm now a nurse": a job title said with the copula, which
+# states a value of the slot whose predicates say "works as" (what restate.py makes of such titles).
+_TITLED = "works as"
+_TITLE = re.compile(r"\bI(?:'m|’m| am)\s+(?:now\s+)?(?:a|an)\s+([a-z][a-z-]*(?:\s+[a-z][a-z-]*){0,2}?)"
+                    r"(?=\s+(?:now|at|for|with|in)\b|\s*[.,;:!?]|\s*$)", re.I)
 # A speaker speaking of themself ("I'm", "my", "we", "our"); "us" too, though it may be the country.
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
-# A clause that opens with someone else: "she's moved", "they sold the house".
-_THIRD_PERSON = re.compile(r"(?:he|she|they|his|her|their)\b", re.I)
+# A clause that opens with someone else: "she's moved", "they sold the house", and the listener: "You
+# moved in with her!" is their news.
+_THIRD_PERSON = re.compile(r"(?:he|she|they|his|her|their|you|your)\b", re.I)
 # Where a sentence's clauses part: "She isn't worried at all: Leah moved to Boulder in July and
 # hikes every weekend" holds three.
 _CLAUSE = re.compile(r"\s*[,;:]\s+|\s+(?:and|but|so|while|because)\s+", re.I)
@@ -173,6 +196,8 @@ class PresentQuestion:
     counted: frozenset[str] | None = None  # for "how many …": the tokens of what is counted
     state: bool = False  # asks whether a state holds now (:func:`.latest.asks_state`)
     own: frozenset[str] = frozenset()  # its words beside the slots' asks ("wrist", not "live" or "seeing anyone")
+    others: bool = False  # asks who else does something ("who works at Annelies's shop?"): others' news counts
+    titles: bool = False  # asks a slot of job titles: "I'm a trainer now" is on its topic
 
     @functools.cached_property
     def topic(self) -> frozenset[str]:
@@ -181,7 +206,8 @@ class PresentQuestion:
 
     def on_topic(self, sentence: str, tokens: frozenset[str]) -> bool:
         """Whether a sentence (with its tokens) holds a word or a phrase of the topic."""
-        return bool(self.topic & tokens) or self.phrases is not None and _says(self.phrases, sentence)
+        return bool(self.topic & tokens) or self.phrases is not None and _says(self.phrases, sentence) \
+            or self.titles and _says_title(sentence)
 
     def announces(self, sentence: str) -> bool:
         """Whether a sentence says a change of the answer; for a count, one of what is counted."""
@@ -206,6 +232,12 @@ def phrases_of(words: frozenset[str]) -> re.Pattern[str] | None:
 
 
 @functools.lru_cache(maxsize=16_384)
+def _says_title(sentence: str) -> bool:
+    """Whether a sentence says the speaker's job title (_TITLE, a title as restate.py reads one)."""
+    return any(is_title(m[1].lower(), True) for m in _TITLE.finditer(sentence))
+
+
+@functools.lru_cache(maxsize=16_384)
 def _says(phrases: re.Pattern[str], sentence: str) -> bool:
     """Whether a sentence holds one of the phrases (kept, as the sentences are)."""
     return phrases.search(sentence.replace("\u2019", "'")) is not None
@@ -226,24 +258,30 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     or with nothing to ask but names); a question about no slot listens only to changes said
     outright. ``names``: the subjects' names, which are no topic."""
     said = set(re.findall(r"[\w']+", query.lower()))  # "café" is one word
-    if said & _PAST and not (said & _PAST == {"did"} and _DECIDED.match(query)) \
+    dated = said & set(re.findall(r"[\w']+", _OLD_THING.sub("the", query.lower())))
+    if dated & _PAST and not (dated & _PAST == {"did"} and _DECIDED.match(query)) \
             or find_times(query, None) or _WHEN_PERFECT.match(query):  # "by July 10, 2022" asks about that day
         return None
+    if (job := _DOES_FOR_WORK.match(query)) and not re.sub(r"\band\b|\W", "", _without(names, job[1])):
+        said = set(_JOB_WORDS)
     terms = set(lexical_tokens(" ".join(w for w in said if w not in FRAMING_WORDS)))
     terms -= set(lexical_tokens(" ".join(n for n in names if not _named_as_topic(n, query))))
     state = asks_state(query)
     own = frozenset(terms) - STATE_WORDS
-    asked = [slot for slot in rules.slots.values()
-             if terms & asked_by(slot) or (phrases := phrases_of(slot.asks)) and _says(phrases, _without(names, query))]
+    others = _WHO_ELSE.match(query) is not None
+    asked = [] if others else [
+        slot for slot in rules.slots.values()
+        if terms & asked_by(slot) or (phrases := phrases_of(slot.asks)) and _says(phrases, _without(names, query))]
     if asked:
         cues = frozenset().union(*(slot.asks | slot.cues for slot in asked))
         return PresentQuestion(frozenset(terms), frozenset().union(*map(slot_cues, asked)),
                                frozenset(slot.name for slot in asked), _slot_change(cues), phrases_of(cues), state=state,
-                               own=own - set(lexical_tokens(" ".join(cues))))
+                               own=own - set(lexical_tokens(" ".join(cues))),
+                               titles=any(_TITLED in slot.predicates for slot in asked))
     how_many = _HOW_MANY.match(query)
     counted = frozenset(lexical_tokens(how_many[1])) - set(lexical_tokens(" ".join(names))) if how_many else None
     return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES, counted=counted, state=state,
-                           own=own) if terms else None
+                           own=own, others=others) if terms else None
 
 
 def _without(names: Sequence[str], query: str) -> str:
@@ -258,8 +296,9 @@ def _named_as_topic(name: str, query: str) -> bool:
     """Whether a name the question holds follows a preposition or a determiner: "When is
     Thandiwe going to Maputo?" asks about the trip to Maputo, "Is Oisín walking the Camino this
     Easter?" about the walk, the Camino and Easter (topics), not about Maputo, the Camino or
-    Easter as subjects, whose names are no topic. A person's name follows neither."""
-    return re.search(rf"\b(?:to|in|at|from|for|with|about|of|on|near|the|this|next|last)\s+{re.escape(name)}\b",
+    Easter as subjects, whose names are no topic. A person's name follows neither, nor is a
+    name that owns what follows a topic: "at Annelies's shop" asks about Annelies's shop."""
+    return re.search(rf"\b(?:to|in|at|from|for|with|about|of|on|near|the|this|next|last)\s+{re.escape(name)}\b(?!['’]s)",
                      query, re.I) is not None
 
 
@@ -426,7 +465,7 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
         if text is None:  # names no subject, or said after the reference time
             continue
         verdict = _changes(text, question, lent.get(item_id, frozenset()))
-        if verdict and item_id in hearsay:
+        if verdict and item_id in hearsay and not question.others:
             verdict = _own_change(text, question, other_names.get(item_id, ()))
         if verdict is False and question.state and states(text, question.own, lent.get(item_id, frozenset()),
                                                           names=subjects.values(), own_voice=item_id in spoken):

@@ -82,7 +82,7 @@ def restated(draft: FactDraft, speaker: str) -> list[FactDraft]:
     if home:
         out.append(_twin(draft, draft.subject, draft.subject_key, "lives in", home["place"]))
     title = _TITLE_AT.match(obj) if draft.predicate in _COPULA and draft.subject_named else None
-    if title and _is_title(title["title"], title["link"] == "at") and not title["name"].endswith(_POSSESSIVE) \
+    if title and is_title(title["title"], title["link"] == "at") and not title["name"].endswith(_POSSESSIVE) \
             and title["name"] not in (speaker, draft.subject):
         out.append(_twin(draft, draft.subject, draft.subject_key, "works at", title["name"]))
         out.append(_twin(draft, draft.subject, draft.subject_key, "works as", title["title"]))
@@ -97,7 +97,7 @@ def title_after_as(words: list[str], previous: FactDraft | None) -> FactDraft | 
                                 or _TOOK_JOB.search(previous.predicate) and previous.object.lower() in _JOBS):
         return None
     title = _AS_TITLE.match(" ".join(words))
-    if title is None or not _is_title(title["title"], True):
+    if title is None or not is_title(title["title"], True):
         return None
     return _twin(previous, previous.subject, previous.subject_key, "works as", title["title"])
 
@@ -107,7 +107,7 @@ def appointed(words: list[str], speaker: str, when: str | None) -> list[FactDraf
     High", "Inkwell Press promoted me to assistant editor at Inkwell Press" → the speaker *works
     as* the title and *works at* the name (the extractor reads no fact there: "they" names nobody)."""
     found = _APPOINTED.match(" ".join(words)) if speaker and "me" in words else None
-    if found is None or not _is_title(found["title"], True) or found["name"] == speaker:
+    if found is None or not is_title(found["title"], True) or found["name"] == speaker:
         return []
     key = entity_key(speaker)
     return [FactDraft(speaker, "works as", found["title"], key, entity_key(found["title"]), when, True),
@@ -120,7 +120,7 @@ def _is_home(obj: str, speaker: str) -> bool:
     return words in (["home"], [f"{speaker.lower()}'s", "home"])
 
 
-def _is_title(words: str, one_word: bool) -> bool:
+def is_title(words: str, one_word: bool) -> bool:
     """Whether ``words`` may name a job: no adverb, pronoun or "fan"/"student" among them, and
     unless ``one_word`` may do, two words at least ("a train driver for ScotRail"; "happy for"
     is a mood)."""

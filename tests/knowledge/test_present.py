@@ -8,6 +8,7 @@ import pytest
 from mnemoscope.engine import Memory
 from mnemoscope.engine.knowledge import present
 from mnemoscope.engine.knowledge.supersession import load_rules
+from mnemoscope.engine.text import lexical_tokens
 
 from .conftest import locomo, stored
 
@@ -458,3 +459,109 @@ bad_back = stored(BAD_BACK)
 def test_seeing_someone_for_a_bad_back_is_no_change_of_partner(bad_back):
     """"Back on" is a return ("I'm back on the night shift"), not "my back on Friday"."""
     assert above(ranked(bad_back, "Who is Maya's partner?"), "D1:1", "D2:1")
+
+
+def test_what_someone_does_asks_their_job_and_an_old_thing_is_no_past():
+    rules = load_rules()
+    for question in ("What does Petra do?", "What does Petra do for a living?", "What does Petra do for work?"):
+        asked = present.present_question(question, rules, ["Petra"])
+        assert asked is not None and {"employer", "role"} <= asked.slots and "home" not in asked.slots, question
+    for question in ("What does Petra do to unwind?", "What does Petra do on Sundays?",
+                     "What does Petra tell Oskar she won't do?"):  # no job: more than names between "does" and "do"
+        asked = present.present_question(question, rules, ["Petra", "Oskar"])
+        assert asked is None or "employer" not in asked.slots, question
+    assert "role" in present.present_question("What do Petra and Oskar do?", rules, ["Petra", "Oskar"]).slots
+    assert present.present_question("Is Petra turning the old mill into a studio?", rules, ["Petra"]) is not None
+    assert present.present_question("Where is Petra's old flat?", rules, ["Petra"]) is None  # the flat she had
+    assert present.present_question("What was Petra's old job?", rules, ["Petra"]) is None
+
+
+def test_who_does_something_for_someone_asks_about_others_not_their_slot():
+    rules = load_rules()
+    for question in ("Who works at Tomas's garage?", "Who lives with Tomas?", "Who helps Tomas in the garage?"):
+        asked = present.present_question(question, rules, ["Tomas"])
+        assert asked is not None and asked.others and not asked.slots, question
+    assert present.present_question("Who works at Tomas's garage?", rules, ["Tomas"]).terms == set(lexical_tokens("works garage"))
+    for question in ("Who is Tomas's partner?", "Who does Tomas work for?"):
+        asked = present.present_question(question, rules, ["Tomas"])
+        assert asked is not None and not asked.others and asked.slots, question
+
+
+HIRED = locomo("hired", ("Petra", "Oskar"),
+    ("9:00 am on 14 January, 2025", [
+        ("Petra", "Petra here, still on the placement at the county archive: I started there as a trainee."),
+        ("Oskar", "Do you like it?"),
+        ("Petra", "Petra loves it, though the pay is a joke."),
+        ("Oskar", "I'm repainting the boat this spring."),
+    ]),
+    ("6:00 pm on 2 September, 2025", [
+        ("Oskar", "Any news?"),
+        ("Petra", "The map library in Ghent hired me after the placement! Cataloguing sea charts."),
+        ("Oskar", "The boat is blue now."),
+    ]),
+    ("6:00 pm on 20 December, 2025", [
+        ("Petra", "Petra is fine. Tired, the Ghent commute is long."),
+        ("Petra", "Big change since: I'm a tram driver now, the early shifts suit me."),
+    ]),
+)
+hired = stored(HIRED)
+
+
+def test_a_job_given_or_a_title_said_now_answers_what_someone_does(hired):
+    assert above(ranked(hired, "What does Petra do for a living?", as_of="2025-10-01"), "D2:2", "D1:1")
+    assert above(ranked(hired, "What does Petra do?"), "D3:2", "D2:2")
+
+
+MILL = locomo("mill", ("Petra", "Oskar"),
+    ("9:00 am on 14 January, 2025", [
+        ("Petra", "I want to make a pottery studio in the old mill, with a kiln in the back."),
+        ("Oskar", "Ambitious."),
+    ]),
+    ("6:00 pm on 2 September, 2025", [
+        ("Oskar", "And the pottery studio in the old mill?"),
+        ("Petra", "I've given up on that. The roof is too far gone."),
+    ]),
+)
+mill = stored(MILL)
+
+
+def test_a_thing_called_old_keeps_a_question_in_the_present(mill):
+    assert above(ranked(mill, "Is Petra turning the old mill into a pottery studio?"), "D2:2", "D1:1")
+
+
+GARAGE = locomo("garage", ("Tomas", "Ida"),
+    ("9:00 am on 14 January, 2025", [
+        ("Tomas", "Kasia and Milan work at the garage with me, Kasia does the books and the tyres."),
+        ("Ida", "A good team."),
+        ("Tomas", "The garage opens at eight, I work there six days a week."),
+    ]),
+    ("6:00 pm on 2 September, 2025", [
+        ("Ida", "How are things?"),
+        ("Tomas", "Kasia stopped working at the garage in April. Jonah does the tyres now."),
+    ]),
+)
+garage = stored(GARAGE)
+
+
+def test_someone_elses_news_answers_a_question_about_who_else(garage):
+    assert above(ranked(garage, "Who works at Tomas's garage?"), "D2:2", "D1:1")
+
+
+SECOND_PERSON = locomo("second person", ("Sam", "Noor"),
+    ("9:00 am on 14 January, 2025", [
+        ("Sam", "I live on a narrowboat in Leeds, moored by the old mill."),
+        ("Noor", "Still on the boat then."),
+    ]),
+    ("6:00 pm on 2 September, 2025", [
+        ("Noor", "Ellie and I moved in together, into her parents' place in Hove."),
+        ("Sam", "You moved in with her! About time."),
+    ]),
+)
+second_person = stored(SECOND_PERSON)
+
+
+def test_news_said_to_the_listener_is_theirs_not_the_speakers(second_person):
+    hits = second_person.recall("Where does Sam live?", top_k=10, strategy="fused").hits
+    keys = [h.item.key for h in hits]
+    assert above(keys, "D1:1", "D2:2")
+    assert not any("change" in h.sources for h in hits if h.item.key == "D2:2")
