@@ -20,10 +20,11 @@ import logging
 import threading
 import zlib
 from array import array
+from contextlib import AbstractContextManager
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
+from threadpoolctl import OpenBLASController, ThreadpoolController
 
 from .errors import EmbeddingUnavailable
 from .lazy import sparse as sp
@@ -313,13 +314,51 @@ class OpenAIEmbedder:
 
 # -- BLAS threads --------------------------------------------------------------------------------
 
-_controller: ThreadpoolController | None = None
+
+class _OneBlasThread(AbstractContextManager[None]):
+    """BLAS limited to one thread while any thread of the process is inside. The limit of numpy's
+    BLAS (OpenBLAS on pthreads) is the process's, not a thread's, so it is held by one count: the
+    first thread in sets it, the last out restores what the first found. Each entry saving and
+    restoring on its own (threadpoolctl's limiter) races across threads: one entering inside
+    another's section saves the 1 that section set and restores it for the whole process after
+    both, or the first out lifts the limit while the other is still inside.
+
+    threadpoolctl lets one thread alone change such a process-wide pool, the first to set it, and
+    ignores the others until that one lets go: the thread that sets or restores lets go at once,
+    or the next change, made by whichever thread is first in or last out, would be ignored."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._inside = 0
+        self._restore: Callable[[], None] | None = None  # the first entry's limiter, restoring what it found
+        self._controller: ThreadpoolController | None = None  # built at the first entry: slow to make
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._inside == 0:
+                if self._controller is None:
+                    self._controller = ThreadpoolController()
+                try:
+                    self._restore = self._controller.limit(limits=1, user_api="blas").restore_original_limits
+                finally:
+                    OpenBLASController.clear_controlling_thread()
+            self._inside += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._inside -= 1
+            if self._inside == 0 and self._restore is not None:
+                try:
+                    self._restore()
+                finally:
+                    self._restore = None
+                    OpenBLASController.clear_controlling_thread()
 
 
-def one_blas_thread() -> Any:
-    """A context with BLAS limited to one thread: on a busy 2-core machine a 2-thread product
-    stalls for milliseconds (docs/benchmarks.md); the controller is built once, it is slow to make."""
-    global _controller
-    if _controller is None:
-        _controller = ThreadpoolController()
-    return _controller.limit(limits=1, user_api="blas")
+_ONE_BLAS_THREAD = _OneBlasThread()
+
+
+def one_blas_thread() -> AbstractContextManager[None]:
+    """A context with BLAS limited to one thread, safe to enter from several threads at once and
+    nested: on a busy 2-core machine a 2-thread product stalls for milliseconds (docs/benchmarks.md)."""
+    return _ONE_BLAS_THREAD

@@ -1,13 +1,19 @@
 """Dense signals: the hash embedder, the latent semantic model, the vector matrix."""
 
+import json
+import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 from mnemoscope.engine.dense import HashEmbedder, LatentSemanticModel, l2_normalize, randomized_svd_components
 from mnemoscope.engine.vectors import VectorIndex
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_hash_embedder_is_deterministic_normalised_and_lexical():
@@ -29,6 +35,65 @@ def test_hash_vectors_do_not_depend_on_the_batch_or_what_the_embedder_saw_before
     together = seasoned.embed(texts[::-1])[::-1]
     assert np.array_equal(alone.view(np.uint32), together.view(np.uint32))
     assert alone[0].any() and not alone[1].any()
+
+# Two threads in one_blas_thread, in a process of their own: a thread of another test (a lists
+# thread, say) still inside it would hold the limit. It prints what BLAS ran on at each point.
+BLAS_THREADS = """
+import json, threading
+from threadpoolctl import OpenBLASController, threadpool_info, threadpool_limits
+from mnemoscope.engine.dense import one_blas_thread
+
+def blas():
+    return sorted({lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"})
+
+threadpool_limits(limits=2, user_api="blas")
+OpenBLASController.clear_controlling_thread()  # (threadpoolctl: the thread that set a limit alone changes it until it lets go)
+seen = {"before": blas()}
+a_in, a_leave, b_in, b_read, b_leave = (threading.Event() for _ in range(5))
+
+def a():
+    with one_blas_thread():
+        a_in.set()
+        a_leave.wait(10)
+
+def b():
+    with one_blas_thread():
+        b_in.set()
+        b_read.wait(10)
+        seen["b inside, a gone"] = blas()
+        b_leave.wait(10)
+
+first, second = threading.Thread(target=a), threading.Thread(target=b)
+first.start()
+a_in.wait(10)
+second.start()
+b_in.wait(10)
+seen["both inside"] = blas()
+a_leave.set()
+first.join(10)
+b_read.set()
+b_leave.set()
+second.join(10)
+seen["both gone"] = blas()
+with one_blas_thread(), one_blas_thread():
+    seen["nested"] = blas()
+seen["nested gone"] = blas()
+print(json.dumps(seen))
+"""
+
+
+def test_one_blas_thread_holds_while_any_thread_is_inside_and_restores_after_the_last():
+    """A enters, B enters, A leaves while B is inside: B still runs on one BLAS thread, and
+    after both the process has the limit it had before; nested in one thread, the outer exit
+    restores. The limits are read through threadpoolctl's threadpool_info."""
+    done = subprocess.run([sys.executable, "-c", BLAS_THREADS], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    if seen["before"] != [2]:
+        pytest.skip("BLAS cannot run on two threads here: a limit of one changes nothing")
+    assert seen == {"before": [2], "both inside": [1], "b inside, a gone": [1], "both gone": [2], "nested": [1],
+                    "nested gone": [2]}
+
 
 def random_counts(seed, n_docs=200, n_terms=300):
     m = sp.random(n_docs, n_terms, density=0.05, random_state=seed, format="csr", dtype=np.float32)
