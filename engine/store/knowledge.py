@@ -573,14 +573,7 @@ class KnowledgeSQL:
             return self._in(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN ({{marks}}) ORDER BY id", ids)
         live = "1" if retired else self._LIVE
         if entity_id is not None and latest:
-            # the newest of each side by its own index, then the newest of both: a frequent
-            # entity's every fact (thousands, for a speaker) is not read and sorted to keep a few
-            newest = f"SELECT id FROM facts WHERE {{side}} = ? AND {live} ORDER BY id DESC LIMIT ?"
-            rows = self.conn.execute(
-                f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN (SELECT id FROM ({newest.format(side='subject_id')})"
-                f" UNION ALL SELECT id FROM ({newest.format(side='object_id')})) ORDER BY id DESC LIMIT ?",
-                (entity_id, latest, entity_id, latest, latest)).fetchall()
-            return rows[::-1]
+            return self._entity_facts(entity_id, live, 0, latest, newest=True)[::-1]
         if entity_id is not None:
             return self.conn.execute(f"SELECT {self._FACT_COLUMNS} FROM facts WHERE (subject_id = ? OR object_id = ?) AND {live}"
                                      " ORDER BY id", (entity_id, entity_id)).fetchall()
@@ -588,13 +581,19 @@ class KnowledgeSQL:
 
     def entity_fact_rows(self, entity_id: int, offset: int, limit: int) -> list[tuple]:
         """A page of the believed facts naming an entity (as subject or object), by id, as
-        ``fact_rows(entity_id=)`` lists them: the first ``offset + limit`` of each side by its own
-        index, then the page of both, so that a frequent entity's every fact (tens of thousands
-        for a speaker) is not read to show a page of them."""
-        first = f"SELECT id FROM facts WHERE {{side}} = ? AND {self._LIVE} ORDER BY id LIMIT ?"
+        ``fact_rows(entity_id=)`` lists them."""
+        return self._entity_facts(entity_id, self._LIVE, offset, limit, newest=False)
+
+    def _entity_facts(self, entity_id: int, live: str, offset: int, limit: int, newest: bool) -> list[tuple]:
+        """``limit`` facts naming an entity (as subject or object) from ``offset`` on, by id
+        (``newest``: from the newest down), of those ``live`` keeps: the first ``offset + limit``
+        of each side by its own index, then those of both, so that a frequent entity's every fact
+        (tens of thousands for a speaker) is not read and sorted to keep a few."""
+        order = "ORDER BY id DESC" if newest else "ORDER BY id"
+        first = f"SELECT id FROM facts WHERE {{side}} = ? AND {live} {order} LIMIT ?"
         return self.conn.execute(
             f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN (SELECT id FROM ({first.format(side='subject_id')})"
-            f" UNION ALL SELECT id FROM ({first.format(side='object_id')})) ORDER BY id LIMIT ? OFFSET ?",
+            f" UNION ALL SELECT id FROM ({first.format(side='object_id')})) {order} LIMIT ? OFFSET ?",
             (entity_id, offset + limit, entity_id, offset + limit, limit, offset)).fetchall()
 
     def facts_filed_under(self, subjects: Sequence[int]) -> list[tuple]:

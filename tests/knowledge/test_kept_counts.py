@@ -169,3 +169,25 @@ def test_a_page_of_an_entitys_facts_is_that_part_of_them_all_and_its_count_their
                     break
                 paged += [f.id for f in page]
             assert paged == every, entity.name
+
+
+def test_an_entitys_newest_facts_are_the_last_of_them_all_retired_ones_where_asked(demo_copy):
+    """``fact_rows(entity_id=, latest=)`` reads the newest of each side by its index, as a page
+    reads the first: they are the last ``latest`` of the entity's facts, in order, with the
+    retired ones only when asked for."""
+    with Memory(demo_copy) as mem:
+        maya = mem.knowledge.facts("Maya")
+        assert maya
+        mem.knowledge.edit_fact(maya[0].id, predicate="once " + maya[0].predicate)  # the old version retired
+        entities = [e.id for e in mem.knowledge.entities()]
+    store = Store(demo_copy)
+    try:
+        assert entities and store.fact_rows(retired=True) != store.fact_rows()
+        for entity in entities:
+            for retired in (False, True):
+                every = [r[0] for r in store.fact_rows(entity_id=entity, retired=retired)]
+                for latest in (1, 2, 5):
+                    assert [r[0] for r in store.fact_rows(entity_id=entity, latest=latest, retired=retired)] == \
+                        every[-latest:], (entity, retired, latest)
+    finally:
+        store.close()
