@@ -4,7 +4,9 @@ Both open the file read-only, straight through SQLite (not :class:`engine.store.
 refuses a damaged or foreign file before it is of any use here), and change nothing.
 
 :func:`check_file` reports the header (is it a Mnemoscope store, of which schema), SQLite's own
-integrity and foreign-key checks, and the file's permissions. :func:`readable_records` reads every
+integrity and foreign-key checks, the file's permissions, and the counts the store keeps by
+triggers that differ from a recount of its rows; :func:`recount` (``check --recount``, the one
+write here, through the store) sets those to the recount. :func:`readable_records` reads every
 source and item that can still be read, range by range and, where a range fails, row by row, so
 that a damaged page costs the rows on it and nothing else; :func:`engine.transfer.salvage`
 writes them as an export that ``mnemoscope import`` takes into a new store.
@@ -22,23 +24,40 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .base import APPLICATION_ID, HEADER_MAGIC
+from .counts import RECOUNTS
+from .knowledge import TOTALS_RECOUNTS
 
 MAX_PROBLEMS = 20  # lines of SQLite's integrity report that are kept
 _SOURCE_COLUMNS = ("id", "name", "kind", "content_hash", "meta")
 _ITEM_COLUMNS = ("id", "source_id", "key", "position", "kind", "speaker", "timestamp", "title", "text", "tags", "links",
                  "meta")
 _JSON_COLUMNS = {"meta": dict, "tags": list, "links": list}
+# the counts the store keeps by triggers, by table, each column with its recount from every row
+# (migrations counts-1 and knowledge-9): the app's header reads them instead of counting
+KEPT_COUNTS = {"record_counts": RECOUNTS, "knowledge_totals": TOTALS_RECOUNTS}
+
+
+@dataclass
+class CountDrift:
+    """A kept count that differs from a recount of the rows (a store edited by hand, or a write
+    the triggers missed): the app's header shows it, wrong, until :func:`recount`."""
+
+    table: str
+    column: str
+    kept: int
+    counted: int
 
 
 @dataclass
 class CheckReport:
     path: Path
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # damage, a foreign file, permissions
     notes: list[str] = field(default_factory=list)  # what is fine, for the report
+    drifts: list[CountDrift] = field(default_factory=list)  # kept counts that differ from a recount
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return not self.problems and not self.drifts
 
 
 @dataclass
@@ -91,6 +110,9 @@ def check_file(path: str | Path) -> CheckReport:
             broken = conn.execute("PRAGMA foreign_key_check").fetchall()
             if broken:
                 report.problems.append(f"{len(broken)} row(s) point to rows that are gone (first in table {broken[0][0]})")
+            report.drifts = count_drifts(conn)
+            if not report.drifts:
+                report.notes.append("the kept counts equal a recount")
     except sqlite3.DatabaseError as exc:
         report.problems.append(f"damaged: {exc}")
     finally:
@@ -106,6 +128,43 @@ def _check_schema(conn: sqlite3.Connection, report: CheckReport) -> None:
         report.problems.append(f"the store's own tables cannot be read: {exc}")
         return
     report.notes.append(f"{len(applied)} schema change(s) applied; {counts['sources']} source(s), {counts['items']} item(s)")
+
+
+def count_drifts(conn: sqlite3.Connection) -> list[CountDrift]:
+    """The kept counts (:data:`KEPT_COUNTS`) that differ from a recount. A table's counts and
+    their recount are read by one statement, so from one snapshot: another process committing
+    meanwhile cannot make them differ. A table an older store lacks is passed over: the next
+    open adds it, counted."""
+    present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    drifts: list[CountDrift] = []
+    for table, recounts in KEPT_COUNTS.items():
+        if table not in present:
+            continue
+        columns = list(recounts)
+        row = conn.execute(f"SELECT {', '.join(columns)}, {', '.join(f'({sql})' for sql in recounts.values())}"
+                           f" FROM {table}").fetchone()
+        if row is not None:
+            drifts += [CountDrift(table, column, kept, counted)
+                       for column, kept, counted in zip(columns, row, row[len(columns):]) if kept != counted]
+    return drifts
+
+
+def recount(path: str | Path) -> list[CountDrift]:
+    """Set the kept counts that differ from a recount to the recount (``check --recount``) and
+    return them as they were. Through the store, in one write transaction: a writer in another
+    process waits for it, so no count moves between the recount and the update (and a damaged,
+    foreign or read-only file is refused as every write refuses it)."""
+    from . import Store  # (the package imports this module's siblings, not this module)
+
+    store = Store(path)
+    try:
+        with store.transaction() as conn:
+            drifts = count_drifts(conn)
+            for drift in drifts:
+                conn.execute(f"UPDATE {drift.table} SET {drift.column} = ?", (drift.counted,))
+    finally:
+        store.close()
+    return drifts
 
 
 def readable_records(path: str | Path, salvaged: Salvaged, batch: int = 500) -> Iterator[dict[str, Any]]:

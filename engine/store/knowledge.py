@@ -171,11 +171,14 @@ def _totals_trigger(table: str, write: str, changed: str | None) -> str:
     return f"CREATE TRIGGER {table}_{write.lower()}_totals AFTER {on} {table} BEGIN UPDATE knowledge_totals SET {moves}; END;\n"
 
 
+# each total as counted from every row: what the migration starts from and ``check`` compares
+TOTALS_RECOUNTS = {column: f"SELECT COUNT(*) FROM {table} WHERE {counts.format(row=table)}"
+                   for column, (table, counts) in _TOTALS.items()}
+
 KNOWLEDGE_TOTALS = (
     "CREATE TABLE knowledge_totals (id INTEGER PRIMARY KEY CHECK (id = 0), "
     + ", ".join(f"{column} INTEGER NOT NULL" for column in _TOTALS) + ");\n"
-    + "INSERT INTO knowledge_totals VALUES (0, "
-    + ", ".join(f"(SELECT COUNT(*) FROM {table} WHERE {counts.format(row=table)})" for table, counts in _TOTALS.values())
+    + "INSERT INTO knowledge_totals VALUES (0, " + ", ".join(f"({recount})" for recount in TOTALS_RECOUNTS.values())
     + ");\n"
     + "".join(_totals_trigger(table, write, changed) for table, changed in _TOTALS_MOVED_BY.items()
               for write in ("INSERT", "DELETE", "UPDATE") if write != "UPDATE" or changed))

@@ -1,0 +1,80 @@
+"""``mnemoscope check`` compares the counts the store keeps by triggers (sources and items,
+``counts-1``; the knowledge totals, ``knowledge-9``) with a recount of the rows, says in one
+line which differ, and ``check --recount`` sets them to the recount."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from mnemoscope.engine.store import Store
+from tests.core.test_record_counts import as_before_the_counts
+from tests.support.cli import cli
+from tests.support.stores import store_checksum
+
+
+def kept(path: Path) -> dict[str, int]:
+    """The kept counts as the store reads them for the app's header."""
+    store = Store(path)
+    try:
+        return {**store.counts(), **store.knowledge_counts()}
+    finally:
+        store.close()
+
+
+def alter(path: Path, *statements: str) -> None:
+    """The store edited by hand, past its triggers' reach."""
+    conn = sqlite3.connect(path)
+    try:
+        for statement in statements:
+            conn.execute(statement)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def test_check_names_the_kept_counts_that_differ_from_a_recount_and_recount_sets_them(demo_copy: Path):
+    code, out = cli("--store", demo_copy, "check")
+    assert code == 0 and out.splitlines()[0] == f"{demo_copy}: ok" and "  the kept counts equal a recount" in out.splitlines()
+    right = kept(demo_copy)
+    assert right["items"] > 0 and right["facts"] > 0
+    alter(demo_copy, "UPDATE record_counts SET items = items + 3", "UPDATE knowledge_totals SET facts = facts - 2")
+    before = store_checksum(demo_copy)
+
+    code, out = cli("--store", demo_copy, "check")
+    lines = out.splitlines()
+    assert code == 1 and lines[0] == f"{demo_copy}: 1 problem(s)" and "--salvage" not in out
+    assert [line for line in lines if line.startswith("  problem:")] == [
+        f"  problem: the kept counts differ from a recount (items kept {right['items'] + 3}, counted {right['items']};"
+        f" facts kept {right['facts'] - 2}, counted {right['facts']}): the app's header shows them;"
+        f" `mnemoscope --store {demo_copy} check --recount` sets them to the recount"]
+    assert store_checksum(demo_copy) == before  # check itself changes nothing
+
+    code, out = cli("--store", demo_copy, "check", "--recount")
+    assert code == 0 and out == (f"recounted {demo_copy}: items {right['items']} (kept {right['items'] + 3}),"
+                                 f" facts {right['facts']} (kept {right['facts'] - 2})\n")
+    assert kept(demo_copy) == right
+    code, out = cli("--store", demo_copy, "check")
+    assert code == 0 and out.splitlines()[0] == f"{demo_copy}: ok"
+    code, out = cli("--store", demo_copy, "check", "--recount")
+    assert code == 0 and out == f"{demo_copy}: the kept counts equal a recount; nothing changed\n"
+
+
+def test_a_store_from_before_the_kept_counts_checks_ok_and_recount_adds_them(demo_copy: Path):
+    """An older store lacks the table: check passes it over (the next open adds it, counted)."""
+    right = kept(demo_copy)
+    as_before_the_counts(demo_copy)
+    code, out = cli("--store", demo_copy, "check")
+    assert code == 0 and out.splitlines()[0] == f"{demo_copy}: ok"
+    code, out = cli("--store", demo_copy, "check", "--recount")
+    assert code == 0 and out == f"{demo_copy}: the kept counts equal a recount; nothing changed\n"
+    assert kept(demo_copy) == right
+
+
+def test_recount_and_salvage_together_are_one_clear_refusal(demo_copy: Path, tmp_path: Path, capsys):
+    alter(demo_copy, "UPDATE record_counts SET sources = sources + 1")
+    before = store_checksum(demo_copy)
+    code, out = cli("--store", demo_copy, "check", "--recount", "--salvage", tmp_path / "rescue.jsonl")
+    err = capsys.readouterr().err
+    assert code == 2 and out == "" and err.count("\n") == 1 and "--salvage FILE or --recount, not both" in err
+    assert store_checksum(demo_copy) == before and not (tmp_path / "rescue.jsonl").exists()
