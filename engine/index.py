@@ -317,7 +317,13 @@ class Index:
 
     def lists_due(self) -> bool:
         """Whether a vector space holds more rows than its lists' threshold and no lists yet
-        (cheap: nothing is projected)."""
+        (cheap: nothing is projected). Asked without the memory's write lock (after a recall, in
+        a warm-up) while an ingest or a refresh, holding it, may add a space to ``vectors``
+        (:meth:`set_vectors` with a signature new to the index). It iterates a copy of the
+        spaces, never the dict: unpacking the dict's values into the tuple is one step in C,
+        under the GIL, that no other thread's write interleaves with, so the dict growing
+        meanwhile cannot fail it ("dictionary changed size during iteration"), as a generator
+        over ``vectors.values()`` would fail."""
         return any(space.lists_due for space in (*self.vectors.values(), self._lsa_vectors, self._word_vectors))
 
     # -- latent semantic model -----------------------------------------------------------------

@@ -4,6 +4,7 @@ the lists are made in a thread of its own (or at an ingest's end, a warm-up, a s
 rows keep coming."""
 
 import math
+import sys
 import threading
 import time
 from pathlib import Path
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 from mnemoscope.engine import Memory, index, vectors
+from mnemoscope.engine.lexical import BM25Params
 from mnemoscope.engine.vectors import VectorIndex
 from tests.support.stores import DEMO_DIR
 
@@ -146,3 +148,36 @@ def test_a_memory_closed_while_its_lists_are_made_aside_stops_making_them(lowere
         time.sleep(0.01)
     assert not any(t.name == "mnemoscope-lists" for t in threading.enumerate())
     assert reader.index.lsa_vectors.lists is None and reader.index.word_vectors.lists is None
+
+
+def test_lists_due_is_asked_while_another_thread_adds_a_vector_space():
+    """A recall or a warm-up asks ``Index.lists_due`` without the memory's write lock, while an
+    ingest or a refresh may add a space (``set_vectors`` with a signature new to the index): the
+    question reads a copy of the spaces, so the dict growing meanwhile never fails it ("dictionary
+    changed size during iteration", which a generator over ``vectors.values()`` raises here
+    within a few hundred spaces). Threads are switched as often as the interpreter allows."""
+    idx = index.Index(BM25Params())
+    asked, failed, done = [0], [], threading.Event()
+
+    def ask() -> None:
+        while not done.is_set():
+            try:
+                idx.lists_due()
+            except RuntimeError as exc:
+                failed.append(exc)
+                return
+            asked[0] += 1
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        asker = threading.Thread(target=ask)
+        asker.start()
+        for n in range(2000):
+            idx.set_vectors(f"space {n}", [], np.zeros((0, 8), dtype=np.float32))
+        done.set()
+        asker.join(10)
+    finally:
+        sys.setswitchinterval(interval)
+    assert asked[0] > 0 and len(idx.vectors) == 2000
+    assert failed == []
