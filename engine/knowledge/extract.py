@@ -94,21 +94,21 @@ _NUMBER = re.compile(r"\d+(?:st|nd|rd|th)?")  # "11th" of "June 11th" is no name
 # Ollie", "Julien and I", "Aoife says"), never a place, a company or a pet, which these patterns do
 # not introduce. Someone or some animal the turn speaks of without a name ("my son", "a puppy")
 # is what its "he" or "she" means, so then the pronoun stays unresolved.
-_PEOPLE = r"""(?:brother|sister|son|daughter|mum|mom|mother|dad|father|wife|husband|partner|boyfriend|girlfriend|
+PEOPLE = r"""(?:brother|sister|son|daughter|mum|mom|mother|dad|father|wife|husband|partner|boyfriend|girlfriend|
 fianc[ée]e?|friend|cousin|nephew|niece|uncle|aunt|grandma|grandpa|grandmother|grandfather|boss|manager|colleague|
 flatmate|roommate|neighbou?r|supervisor|teacher|coworker)"""
-_ANIMATE = rf"""(?:{_PEOPLE}|kids?|child|baby|boy|girl|guy|man|woman|lady|dog|cat|pup|puppy|kitten|pet|horse|bird|
+_ANIMATE = rf"""(?:{PEOPLE}|kids?|child|baby|boy|girl|guy|man|woman|lady|dog|cat|pup|puppy|kitten|pet|horse|bird|
 rabbit|bunny|hamster|parrot|turtle)"""
 _PERSON_NAME = r"(?P<name>[A-Z][a-z]+(?:-[A-Z][a-z]+)?)\b(?!['’])"
 _INTRODUCED = [re.compile(p, re.X) for p in (
-    rf"\b(?:[Mm]y|[Oo]ur|[Yy]our|[Hh]is|[Hh]er|[Tt]heir|[A-Z][a-z]+'s)\s+(?:(?:little|big|older|younger|best|new|old|late)\s+)?{_PEOPLE}\s+{_PERSON_NAME}",
+    rf"\b(?:[Mm]y|[Oo]ur|[Yy]our|[Hh]is|[Hh]er|[Tt]heir|[A-Z][a-z]+'s)\s+(?:(?:little|big|older|younger|best|new|old|late)\s+)?{PEOPLE}\s+{_PERSON_NAME}",
     rf"\b{_PERSON_NAME}\s+and\s+(?:I|me)\b",
     rf"\b(?:[Mm]e|I)\s+and\s+{_PERSON_NAME}",
     rf"\b{_PERSON_NAME}\s+(?:says|said|told|tells|asked|called|texted|phoned|thinks|wants|sends)\b",
 )]
 # "sister Bronwen" of "my sister Bronwen", "coworker Tomás" of "Maya's coworker Tomás": someone
 # introduced by name, the subject under that name.
-_NAMED_PERSON = re.compile(rf"(?:(?:little|big|older|younger|best|new|old|late)\s+)?{_PEOPLE}\s+"
+_NAMED_PERSON = re.compile(rf"(?:(?:little|big|older|younger|best|new|old|late)\s+)?{PEOPLE}\s+"
                            r"(?P<name>[A-Z][\w'’\-]*(?:\s+[A-Z][\w'’\-]*)?)", re.X)
 _UNNAMED = re.compile(rf"\b(?:[Mm]y|[Oo]ur|[Aa]n?|[Tt]his|[Tt]hat|[Tt]he|[Hh]is|[Hh]er|[Tt]heir)\s+(?:[a-z]+\s+)?{_ANIMATE}s?\b(?!\s+[A-Z])", re.X)
 _HE_SHE = re.compile(r"\b(?:[Hh]e|[Ss]he)\b")

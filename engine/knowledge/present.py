@@ -65,7 +65,8 @@ import numpy as np
 
 from ..as_of import later, said_on
 from ..query import FRAMING_WORDS
-from ..text import lexical_tokens, sentences
+from ..text import STOPWORDS, lexical_tokens, sentences
+from .extract import PEOPLE
 from .latest import STATE_WORDS, asked_before, asks_state, naming_in_text, states
 from .supersession import Rules, Slot, object_names
 from .temporal import find_times
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
     from ..store import Store
 
 WINDOW = 20  # the candidates looked at: a turn further down does not jump the whole list
+_ADJECTIVES = 2  # the words between "my" and a name it owns: "my old Land Rover", "my trusty old Raleigh"
 # Words that make a question about the past ("where did she live before?"), which wants the old value.
 _PAST = frozenset("""did was were used before previously first originally ago last earlier formerly former old
 until then""".split())
@@ -454,9 +456,8 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     stating = held.stating
     hearsay = spoken - named - stating  # turns of a subject's that name no subject and state no value of theirs
     question = dataclasses.replace(question, slot_cues=question.slot_cues | held.words)
-    if question.state:  # whether something holds now: what the subject has, by its name too
-        owned = _names_owned_on_topic(question, texts, other_names, lent, spoken)
-        question = dataclasses.replace(question, slot_cues=question.slot_cues | owned)
+    question = dataclasses.replace(  # what the subject has, and what answered the topic, by its name too
+        question, slot_cues=question.slot_cues | _names_held_on_topic(question, texts, other_names, lent, spoken))
     topical: list[int] = []  # positions in the ranking, best first
     changes: set[int] = set()
     values: set[int] = set()  # positions of the candidates that state a value of the asked slot
@@ -495,25 +496,39 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
                                found_by=found, features={k: v[positions] for k, v in ranking.features.items()})
 
 
-def _names_owned_on_topic(question: PresentQuestion, texts: dict[int, str], other_names: dict[int, list[str]],
-                          lent: dict[int, frozenset[str]], spoken: set[int]) -> frozenset[str]:
+def _names_held_on_topic(question: PresentQuestion, texts: dict[int, str], other_names: dict[int, list[str]],
+                         lent: dict[int, frozenset[str]], spoken: set[int]) -> frozenset[str]:
     """The tokens of the names (the store's entities, no subject) that the candidates on the
-    topic hold as the subject's own ("my Corolla" said by the subject, "your Corolla" to them):
-    what the subject has is often said once by its name, and its change by the name alone ("My
-    bass and my Corolla. I'm the only one with a car" — "And I sold the Corolla"). Only for a
-    question whether something holds now: for the others (open questions, slots) it turned none
-    of the update sets' questions and moved a LoCoMo answer down; and not every name of a turn
-    on the topic, nor of the sentences beside its own: the people those hold ("Eilidh found the
-    packet") put their other news above the answer."""
+    topic hold as the subject's own ("my Corolla", "my old Land Rover" said by the subject, "your
+    Corolla" to them), and those in the first sentence of an answer to a question on the topic
+    ("Where do you get your parts?" — "Still Velotrade in Cologne."): what the subject has or
+    uses is often said once by its name, and its change by the name alone ("And I sold the
+    Corolla", "I dropped Velotrade"). Not every name of a turn on the topic, nor of the sentences
+    beside its own: the people those hold ("Eilidh found the packet") put their other news above
+    the answer."""
     found: set[str] = set()
     for item, names in other_names.items():
         text = texts.get(item)
-        if text is None or _changes(text, question, lent.get(item, frozenset())) is None:
+        asked = lent.get(item, frozenset())
+        if text is None or _changes(text, question, asked) is None:
             continue
-        mine = r"(?:my|our)" if item in spoken else r"(?:your)"
-        found |= {token for name in names if re.search(rf"\b{mine}\s+{re.escape(name)}\b", text, re.I)
+        answer = sentences(text)[0] if question.topic & asked else ""
+        found |= {token for name in names if _owns(text, name, item in spoken) or re.search(rf"\b{re.escape(name)}\b", answer)
                   for token in lexical_tokens(name)}
     return frozenset(found)
+
+
+_PERSON = re.compile(PEOPLE, re.X)
+
+
+def _owns(text: str, name: str, own_voice: bool) -> bool:
+    """Whether a text calls the thing ``name`` names the subject's: "my Corolla", "my old Land
+    Rover" in the subject's voice (``own_voice``), "your Corolla" to them; the words between are
+    adjectives, so no function word ("our kitchen in Glenwood" owns no Glenwood) and no person's
+    noun ("my cousin Ada" is someone else, whose news is theirs)."""
+    mine = "my|our" if own_voice else "your"
+    return any(not any(w in STOPWORDS or _PERSON.fullmatch(w) for w in m[1].split())
+               for m in re.finditer(rf"\b(?i:{mine})\s+((?:[a-z][\w'-]*\s+){{0,{_ADJECTIVES}}}){re.escape(name)}\b", text))
 
 
 def _counted_names(question: PresentQuestion, texts: Iterable[str], names: Iterable[str]) -> frozenset[str]:

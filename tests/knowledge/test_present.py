@@ -565,3 +565,44 @@ def test_news_said_to_the_listener_is_theirs_not_the_speakers(second_person):
     keys = [h.item.key for h in hits]
     assert above(keys, "D1:1", "D2:2")
     assert not any("change" in h.sources for h in hits if h.item.key == "D2:2")
+
+
+OWNED = locomo("owned", ("Greta", "Oskar"),
+    ("9:00 am on 14 January, 2025", [
+        ("Greta", "My trusty old Volvo gets me everywhere, I drive to the coast most weekends."),
+        ("Oskar", "Where do you get your flour these days?"),
+        ("Greta", "Still Mehlhaus in Dresden. Their rye is lovely for the sourdough."),
+        ("Oskar", "My cousin Ada drives a van for the bakery."),
+    ]),
+    ("6:00 pm on 2 September, 2025", [
+        ("Greta", "The Volvo gave up on the motorway, so I sold the Volvo for scrap. Trains from now on."),
+        ("Greta", "And I dropped Mehlhaus, they doubled the price. A mill near Pirna delivers."),
+    ]),
+)
+owned = stored(OWNED)
+
+
+def test_a_thing_the_subject_calls_theirs_or_names_in_an_answer_joins_the_topic(owned):
+    """"My trusty old Volvo" (two words between "my" and the name) and "Still Mehlhaus in Dresden"
+    (the answer to a question on flour) make the turns that change them by the name alone on topic."""
+    assert above(ranked(owned, "What car does Greta drive?"), "D2:1", "D1:1")
+    assert above(ranked(owned, "Where does Greta buy her flour?"), "D2:2", "D1:3")
+
+
+KITCHEN = locomo("kitchen", ("Greta", "Oskar"),
+    ("9:00 am on 14 January, 2025", [
+        ("Greta", "Jo and I have a two-bed in Altstadt, right by the market."),
+        ("Greta", "I'm learning Czech for a trip in August."),
+    ]),
+    ("6:00 pm on 2 June, 2025", [
+        ("Greta", "Also, my Prague trip has moved: the hostel double-booked, so December."),
+        ("Greta", "Our kitchen in Altstadt is too small, so we rarely cook at home."),
+    ]),
+)
+kitchen = stored(KITCHEN)
+
+
+def test_a_place_said_after_a_noun_of_ones_own_is_not_owned(kitchen):
+    """"Our kitchen in Altstadt" owns a kitchen, not Altstadt: words between "our" and a name are
+    adjectives, no preposition. Altstadt on the topic put the trip that "moved" above the home."""
+    assert above(ranked(kitchen, "Where does Greta live?"), "D1:1", "D2:1")
