@@ -88,8 +88,10 @@ class BaseScreen(FittedScreen):
     TITLE = ""
     HELP = ""
     AREA: str | None = None  # the engine area the screen needs (knowledge, topics, ranker)
-    # in the key bar while a text box has focus: there digits are text, and Esc is the way to the screen keys
-    BINDINGS = [Binding("escape", "escape", "Leave the box", id="screen-escape")]
+    # in the key bar while a text box has focus: there digits are text, and Esc is the way to the screen keys.
+    # priority: run as the app takes the key, before the keys typed after it are handed to the box
+    # (else "abc", Esc, "2" typed fast put the 2 into the box: Esc reached the screen after it)
+    BINDINGS = [Binding("escape", "escape", "Leave the box", id="screen-escape", priority=True)]
 
     app: "MnemoscopeApp"
 
@@ -167,6 +169,7 @@ class BaseScreen(FittedScreen):
             self.app.action_cancel_task()
 
     def leave_box(self) -> None:
+        """Focus what comes after the box, at once (not after the keys already queued: see BINDINGS)."""
         self.focus_next()
 
     def redraw(self) -> None:

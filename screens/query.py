@@ -21,6 +21,8 @@ from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.screens.base import BaseScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
+    from textual.worker import Worker
+
     from mnemoscope.engine.knowledge.records import Episode, Fact
     from mnemoscope.engine.pipeline import Hit, MarkNote, Recall
 
@@ -108,6 +110,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.strategies: list[str] = []  # what the engine can run, fused first
         self.waiting_query: str | None = None  # sent before the store was open: runs once it is
         self.queries_sent = 0  # the newest query's number: an older one's outcome is dropped
+        self.query_worker: Worker | None = None  # the newest query's: cancelled (Esc), its hits are dropped
         self.strategy_docs: dict[str, str] = {}  # what each strategy does, in the engine's words
 
     def compose_body(self) -> ComposeResult:
@@ -217,19 +220,24 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
         self.queries_sent += 1
         sent = self.queries_sent
         # kept when cancelled: a query cancelled with Esc while it waited says so (not "Waiting for …")
-        self.run_task("query", "Query", ask, replace=True, show=False, keep_cancelled=True,
-                      done=lambda recall: self.answered(recall, text, sent), failed=self.query_failed)
+        self.query_worker = self.run_task("query", "Query", ask, replace=True, show=False, keep_cancelled=True,
+                                          done=lambda recall: self.answered(recall, text, sent),
+                                          failed=self.query_failed)
 
     def query_failed(self, error: str) -> None:
         self.set_status(error, "error")
         self.notify(error, title="Query", severity="error", markup=False)
 
     def answered(self, recall: "Recall | None", text: str, sent: int) -> None:
-        """The ``sent``-th query's outcome: None when it was cancelled while it waited."""
+        """The ``sent``-th query's outcome: None when it was cancelled while it waited. Cancelled
+        while the engine ran it (a thread runs to its end), its hits are dropped all the same."""
         if sent != self.queries_sent:  # a newer query replaced it: its outcome is not news
             return
         if recall is None:
             self.set_status(f"Cancelled: “{text}” did not run.", "warning")
+            return
+        if self.query_worker is not None and self.query_worker.is_cancelled:
+            self.set_status(f"Cancelled: “{text}”; its results are not shown.", "warning")
             return
         self.timeline["received"] = time.perf_counter()
         self.show_recall(recall)
@@ -365,7 +373,7 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
             self.query_one(TraceView).load(self.recall, animate=self.app.animate_trace)
 
     def leave_box(self) -> None:
-        self.query_one("#hits", DataTable).focus()
+        self.set_focus(self.query_one("#hits", DataTable))  # at once: widget.focus() waits for the queued keys
 
     def action_trace(self, what: str) -> None:
         self.action_panel("trace")

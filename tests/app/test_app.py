@@ -53,9 +53,9 @@ async def test_start_header_digits_palette_keys_help_and_a_store_that_cannot_be_
         assert app.current_mode == "query" and box.value == "3"  # an empty box too: a question may begin with one
         box.value = ""
         assert "esc Leave the box" in screen_lines(app)[-1]
-        await pilot.press("escape", "2")
+        burst("a", "b", "c", "escape", "2")  # Esc leaves the box in turn: the 2 after it switches screens
         await settle(pilot)
-        assert app.current_mode == "sources"
+        assert app.current_mode == "sources" and box.value == "abc"
         assert "Leave the box" not in screen_lines(app)[-1]  # no box has focus: Esc cancels a task
         # the tabs: the bar under their names marks the screen shown; a click on a name shows its screen
         names, bar = screen_lines(app)[1:3]

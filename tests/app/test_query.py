@@ -333,6 +333,36 @@ async def test_a_query_cancelled_while_it_waits_for_the_warm_up_says_so_and_neve
         assert text_of(status) == "Cancelled: “what did Maya adopt” did not run."
 
 
+async def test_a_query_cancelled_while_the_engine_runs_it_says_so_and_shows_nothing_new(demo_app, monkeypatch):
+    """A thread cannot be stopped: the recall runs to its end, and its hits are dropped."""
+    running, release, recall = threading.Event(), threading.Event(), Memory.recall
+
+    def held_recall(self: Memory, query: str, *args, **kwargs):
+        if query == "what did Maya adopt":
+            running.set()
+            release.wait(60)  # a bound, not a pause
+        return recall(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(Memory, "recall", held_recall)
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await ask(pilot, "starter")
+        screen, status = app.screen, app.screen.query_one("#query-status")
+        shown = screen.recall
+        assert shown is not None and shown.hits
+        box = screen.query_one("#query-input")
+        box.value = "what did Maya adopt"
+        box.focus()
+        await pilot.press("enter")
+        await until(pilot, running.is_set, "the recall to run")
+        await pilot.press("escape", "escape")  # out of the box, then Esc cancels the task
+        release.set()
+        await settle(pilot)
+        assert screen.recall is shown  # the hits of before, not the cancelled query's
+        assert text_of(status) == "Cancelled: “what did Maya adopt”; its results are not shown."
+
+
 async def test_a_query_sent_while_the_store_opens_waits_for_the_warm_up_too(demo_app, held, monkeypatch):
     """It runs once the strategies are read, which may come before the paint the warm-up's worker
     waits for: the warm-up is announced as the store is open, so the query waits all the same."""
