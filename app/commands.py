@@ -3,31 +3,59 @@ app's own actions are its system commands (``MnemoscopeApp.get_system_commands``
 
 from __future__ import annotations
 
+import asyncio
+import heapq
 from functools import partial
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from textual.command import Hit, Hits, Provider
+from textual.markup import escape
+
+if TYPE_CHECKING:
+    from mnemoscope.engine.records import Source
 
 Command = tuple[str, str, Callable[[], object]]
 """A palette command: title, help, what it does."""
+
+# The best-matching sources offered: the palette styles and lays out every hit it is given, and
+# "Sou" matches every source's "Source: …" (thousands in a big store: seconds per key typed).
+SOURCE_HITS = 30
+MATCHED_PER_TURN = 500  # sources matched between two looks at the keyboard (a newer key cancels the search)
 
 
 class MnemoscopeCommands(Provider):
     """Jump to a source of the store by name."""
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        # the sources, read once per palette opening (in a thread) rather than at every key
+        self._sources: asyncio.Future[list[Source]] | None = None
+
     async def search(self, query: str) -> Hits:
-        app = self.app
-        services = getattr(app, "services", None)
+        services = getattr(self.app, "services", None)
         if services is None or services.mem is None:
             return
+        if self._sources is None:
+            self._sources = asyncio.ensure_future(asyncio.to_thread(services.mem.sources))
+        sources = await asyncio.shield(self._sources)  # a search cancelled by the next key leaves the read going
         matcher = self.matcher(query)
-        for source in services.mem.sources():
-            name = f"Source: {Path(source.name).name}"
-            score = matcher.match(name)
+        scored: list[tuple[float, int]] = []
+        for n, source in enumerate(sources):
+            if n % MATCHED_PER_TURN == MATCHED_PER_TURN - 1:
+                await asyncio.sleep(0)
+            score = matcher.match(self.title(source))
             if score > 0:
-                yield Hit(score, matcher.highlight(name), partial(self._open, source.id),
-                          help=f"{source.kind} · {source.name}")
+                scored.append((score, -n))  # equal scores: in the store's order
+        for score, minus_n in heapq.nlargest(SOURCE_HITS, scored):
+            source = sources[-minus_n]
+            # the highlight and the palette read their text as markup: a name is shown as it is
+            yield Hit(score, matcher.highlight(escape(self.title(source))), partial(self._open, source.id),
+                      help=escape(f"{source.kind} · {source.name}"))
+
+    @staticmethod
+    def title(source: Source) -> str:
+        return f"Source: {Path(source.name).name}"
 
     async def discover(self) -> Hits:
         return

@@ -151,6 +151,32 @@ async def test_start_header_digits_palette_keys_help_and_a_store_that_cannot_be_
         assert app.services.mem is before and app.store_label == "demo.db"
 
 
+async def test_the_palette_offers_the_best_matching_sources_read_once(demo_app, monkeypatch: pytest.MonkeyPatch):
+    """Every source's title begins "Source: ": typing "Sou" matches them all, and the palette styles
+    and lays out every hit it gets (thousands in a big store: seconds per key)."""
+    from mnemoscope.app import commands
+
+    monkeypatch.setattr(commands, "SOURCE_HITS", 2, raising=False)  # (a name of its own: not before)
+    reads, sources = [], Memory.sources
+
+    def counted(self, *args, **kwargs):
+        reads.append(1)
+        return sources(self, *args, **kwargs)
+
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        monkeypatch.setattr(Memory, "sources", counted)
+        await pilot.press("ctrl+p", *"Source: s")
+        palette = app.screen
+        await until(pilot, lambda: palette.query_one(CommandList).option_count > 0, "the palette's search")
+        await settle(pilot)
+        titles = [str(palette.query_one(CommandList).get_option_at_index(n).prompt).split("\n")[0]
+                  for n in range(palette.query_one(CommandList).option_count)]
+        assert titles and len([t for t in titles if t.startswith("Source: ")]) == 2, titles
+        assert len(reads) == 1  # once for the palette opened, not at each key
+
+
 async def test_the_header_gives_way_so_the_counts_show(tmp_path: Path, demo_copy: Path):
     store = tmp_path / "a folder with a long name" / "my [old] store.db"  # brackets: not markup
     store.parent.mkdir()
@@ -235,4 +261,12 @@ async def test_markup_in_a_document_is_shown_as_it_is(tmp_path: Path):
         app.screen.query_one("#entity-filter").value = "tom"
         await settle(pilot)
         assert "Tom [/b]: 0 fact(s)" in "\n".join(screen_lines(app))
+        # the palette's hit for the source names it and its path as they are
+        await pilot.press("ctrl+p", *"notes")
+        palette = app.screen
+        await until(pilot, lambda: palette.query_one(CommandList).option_count > 0, "the palette's search")
+        await settle(pilot)
+        hits = palette.query_one(CommandList)
+        title, path = str(hits.get_option_at_index(0).prompt).split("\n")
+        assert title == "Source: notes [b]x.txt" and path.startswith("document · ") and path.endswith("/notes [b]x.txt")
         assert app.is_running
