@@ -9,7 +9,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.filter import LineFilter
@@ -18,6 +18,7 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from .collector import QuietCollector
 from .commands import Command, MnemoscopeCommands
 from .messages import StoreOpened, TaskProgress
 from .restyle import RestyleOnChangeApp
@@ -114,6 +115,8 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         self.started = time.perf_counter()
         self.ready_seconds: float | None = None
         self.open_seconds: float | None = None  # engine import + Memory(path), in the worker
+        self.collector = QuietCollector()
+        self.last_input = time.monotonic()  # a key or a click: the collector's sweep waits for a pause
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters, then one that drops control characters: what a document holds is
@@ -124,11 +127,25 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
 
     FOLLOW_INTERVAL = 0.25  # seconds between two looks at whether another process committed
     WARM_AFTER_FOLLOW = 0.5  # seconds after following a change before its matrices are built again
+    SWEEP_AFTER_PAUSE = 2.0  # seconds without a key or a click (and no task running) before the collector sweeps
 
     def on_mount(self) -> None:
         # open the store once the first screen is painted: importing the engine competes for the GIL
         self.call_after_refresh(self.open_store, None)
         self.set_interval(self.FOLLOW_INTERVAL, self._look_for_changes, name="follow")
+        self.collector.install()
+        self.set_interval(1.0, self._sweep_when_idle, name="sweep")
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown)) and not event.is_forwarded:
+            self.last_input = time.monotonic()
+        await super().on_event(event)
+
+    def _sweep_when_idle(self) -> None:
+        """The collector's sweep (see app.collector) once a person pauses: it holds the screen still
+        for as long as a full collection of everything takes."""
+        if not self.tasks and time.monotonic() - self.last_input >= self.SWEEP_AFTER_PAUSE and self.collector.sweep_due:
+            log.debug("swept the frozen objects in %.2f s", self.collector.sweep())
 
     def open_store(self, path: str | Path | None) -> None:
         running = [state.title for task, state in self.tasks.items() if task not in UNTIED_TASKS]
@@ -460,6 +477,7 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         for state in list(self.tasks.values()):
             if state.worker is not None:
                 state.worker.cancel()
+        self.collector.uninstall()
 
 
 def make_app(services: Services | None = None, **options: Any) -> MnemoscopeApp:
