@@ -25,7 +25,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from .errors import MnemoscopeError
 from .records import Item, ParsedSource, Source
@@ -211,15 +211,24 @@ def _read_openai_json(name: str, data: Any, text: str, digest: str) -> ParsedSou
     raw = data["messages"] if under else data
     if not isinstance(raw, list):
         raise ChatFormatError(f"'messages' must be a list of message objects, not {_short(raw)}", _line_of_key(text, "messages"))
+    meta = {"title": data["title"]} if isinstance(data, dict) and isinstance(data.get("title"), str) else {}
+    return _openai_conversation(name, raw, lambda n: element_line(text, n, under), meta=meta, content_hash=digest)
+
+
+def _openai_conversation(name: str, raw: Iterable[Any], line_of: Callable[[int], int | None],
+                         meta: dict[str, Any] | None, content_hash: str | None = None) -> ParsedSource:
+    """OpenAI-style message objects, each checked (:func:`read_message`), as one conversation
+    (:func:`conversation`): a file's and a program's alike, so both refuse the same messages.
+    Raises ChatFormatError naming the first bad message by its number, and by its line where
+    ``line_of`` knows it."""
     messages = []
     for n, obj in enumerate(raw):
         try:
             messages.append(read_message(obj, str(n)))
         except ValueError as exc:
-            raise ChatFormatError(f"message {n}: {exc}", element_line(text, n, under)) from None
-    meta = {"title": data["title"]} if isinstance(data, dict) and isinstance(data.get("title"), str) else {}
+            raise ChatFormatError(f"message {n}: {exc}", line_of(n)) from None
     try:
-        return conversation(name, messages, fmt="openai", meta=meta, content_hash=digest)
+        return conversation(name, messages, fmt="openai", meta=meta, content_hash=content_hash)
     except ValueError as exc:
         raise ChatFormatError(str(exc)) from None
 
@@ -398,13 +407,4 @@ def _line_of_key(text: str, key: str) -> int | None:
 def messages_source(name: str, messages: Iterable[dict[str, Any]], meta: dict[str, Any] | None = None) -> ParsedSource:
     """OpenAI-style message objects handed over by a program (the MCP ``remember`` tool) as one
     conversation. Raises ChatFormatError naming the message by its number."""
-    checked = []
-    for n, obj in enumerate(messages):
-        try:
-            checked.append(read_message(obj, str(n)))
-        except ValueError as exc:
-            raise ChatFormatError(f"message {n}: {exc}") from None
-    try:
-        return conversation(name, checked, fmt="openai", meta=meta)
-    except ValueError as exc:
-        raise ChatFormatError(str(exc)) from None
+    return _openai_conversation(name, messages, lambda n: None, meta)

@@ -121,3 +121,19 @@ def test_a_malformed_chat_is_one_line_exit_2_and_the_store_unchanged(tmp_path, n
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{tmp_path / name}{expected}" in err, err
     assert checksum(store) == before
+
+
+def test_a_program_s_messages_are_refused_as_a_file_s_are_without_a_line():
+    """The MCP ``remember`` tool hands messages over as objects: each bad one is refused with the
+    words a ``.json`` file of the same messages gets, the line left out."""
+    from mnemoscope.engine.conversations import ChatFormatError, messages_source
+
+    bad = {"list.json": MESSAGES[:2] + [{"role": "user", "content": 7}],
+           "wrapped.json": MESSAGES[:1] + [{"role": "user", "name": 3, "content": "x"}],
+           "silent.json": MESSAGES[:1]}
+    expected = {name: said.split(": ", 1)[1] for name, (_, said) in bad_chats(None).items() if name in bad}
+    assert expected
+    for name, messages in bad.items():
+        with pytest.raises(ChatFormatError) as refused:
+            messages_source("handed over", messages)
+        assert refused.value.line is None and str(refused.value).startswith(expected[name]), name
