@@ -16,7 +16,12 @@ most changes of a new conversation. This module gives the lift what needs no suc
   ankle?" — "Completely fine." is about the ankle, and "And Amira?" — "She decided against
   midwifery" is about Amira, though neither answer says so;
 * a subject named in a candidate's own words (:func:`naming_in_text`): "Kerttu's lending me her
-  car", said before Kerttu was known, made no mention of her when it was read.
+  car", said before Kerttu was known, made no mention of her when it was read;
+* what kind of value an open question asks for (:func:`answer_kind`) — a number for "how many"
+  or "how much", a weekday for "which days", a name for "who" — and whether a sentence states one
+  (:func:`states_kind`): among the turns on such a question's topic that state a value of its
+  kind, the latest said is the answer ("I keep 42 goats" — "Thirty-five are left"), as the
+  latest value of a slot is.
 """
 
 from __future__ import annotations
@@ -147,3 +152,34 @@ def naming_in_text(texts: dict[int, str], names: Collection[str]) -> set[int]:
         return set()
     pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, spelled)) + r")\b")
     return {item for item, text in texts.items() if pattern.search(text)}
+
+
+# What an open question's answer is, by its first words.
+_KINDS = ((re.compile(r"\s*how\s+(?:many|much)\b", re.I), "number"),
+          (re.compile(r"\s*(?:on\s+)?(?:which|what)\s+days?\b", re.I), "weekday"),
+          (re.compile(r"\s*who\b", re.I), "name"))
+# A count or an amount: "42", "12.50", "thirty-five", "a dozen"; not a year, a time of day ("at 5
+# am", "5:30") nor "one" (a pronoun as often as a number).
+_NUMBER = re.compile(r"(?<![\d:.,])\b(?!(?:19|20)\d\d\b)(?:\d+(?:[.,]\d+)?|two|three|four|five|six|seven|eight|nine|ten|"
+                     r"eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|dozen)"
+                     r"(?:-\w+)?\b(?!\s*(?:am|pm|a\.m|p\.m|o'clock)\b|[:.]\d)", re.I)
+_ONE_OF = re.compile(r"\bone of\b", re.I)
+WEEKDAY = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.I)
+
+
+def answer_kind(query: str) -> str | None:
+    """The kind of value an open question asks for: "number", "weekday", "name" or None; none for
+    one of several ("who is one of Tim's heroes?"), which asks for no latest value."""
+    if _ONE_OF.search(query):
+        return None
+    return next((kind for pattern, kind in _KINDS if pattern.match(query)), None)
+
+
+def states_kind(sentence: str, kind: str, names: Collection[str]) -> bool:
+    """Whether a sentence states a value of ``kind`` (:func:`answer_kind`); ``names``: the names
+    of the store's entities it holds, no subject's."""
+    if kind == "number":
+        return _NUMBER.search(sentence) is not None
+    if kind == "weekday":
+        return WEEKDAY.search(sentence) is not None
+    return any(re.search(rf"\b{re.escape(name)}\b", sentence) for name in names if name)

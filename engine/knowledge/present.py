@@ -30,7 +30,10 @@ supersession cannot order them. This step can, without facts:
   you working on?", does not); a turn that names no subject but is said by one announces a
   change of theirs only in a clause that is not someone else's ("Leah moved to Boulder", said
   by Maya, is no news of where Maya lives, nor "You moved in with her!": the listener's);
-* then the candidates whose facts state a value of the asked slot for the subject take the
+* then the candidates whose facts state a value of the asked slot for the subject — or, for an
+  open question about no slot, whose sentences on the topic state a value of the kind it asks
+  for (a number for "how many/much", a weekday for "which days", a name for "who":
+  :func:`.latest.answer_kind`; a weekday is on a day question's topic) — take the
   places they hold newest first: the latest value said is the answer even when the rules could
   not tell that it replaced the others (an object that names nothing, the same day, a change
   said without a change word) — a ranking that needs no supersession;
@@ -67,7 +70,7 @@ from ..as_of import later, said_on
 from ..query import FRAMING_WORDS
 from ..text import STOPWORDS, lexical_tokens, sentences
 from .extract import PEOPLE
-from .latest import STATE_WORDS, asked_before, asks_state, naming_in_text, states
+from .latest import STATE_WORDS, WEEKDAY, answer_kind, asked_before, asks_state, naming_in_text, states, states_kind
 from .supersession import Rules, Slot, object_names
 from .temporal import find_times
 from .records import Fact
@@ -97,6 +100,8 @@ _JOB_WORDS = frozenset({"work", "job"})
 # so the question asks about others, not about a slot of the person named ("who is Jess's partner?",
 # "who does Lena work for?" do: an auxiliary follows "who").
 _WHO_ELSE = re.compile(r"\s*who\s+(?:else\s+)?(?!(?:is|was|does|has)\b)[a-z]+s\b", re.I)
+# "Who performed at the concert?": a past tense after "who" asks about the past, as "did" does.
+_WHO_DID = re.compile(r"\s*who\s+(?:else\s+)?[a-z]+ed\b", re.I)
 # "What did Greg decide to buy?" asks for the latest decision, which a later change of mind replaces
 # ("I've gone off the camper van idea … a sailing boat instead"): a past tense, but not about the
 # past. "Why" and "when" did someone decide ask about the decision itself, and keep their order.
@@ -155,13 +160,14 @@ _FOUNDED = (r"\b(?:opened|set up|launched|founded)\s+(?:up\s+)?(?:a|an|my|our|hi
 _HOW_MANY = re.compile(r"\s*how many\s+(.*?)(?=\s+(?:does|do|did|has|have|had|is|are|was|were|will|can|could|would)\b|"
                        r"\s*[?]|$)", re.I)
 # Only of what is counted: the verb's object ("we lost Biscuit", "gave two of the hens to my
-# sister", "we adopted another dog") or, for those that take none, its subject ("Max died") is
+# sister", "we adopted another dog", "had to sell twenty goats", "kept the young does") or, for those that take none, its subject ("Max died") is
 # the question's noun or a name of the counted ones; "the kids lost the match" or "got a new
 # football" change no count of kids. Words in one stretch, no comma between. A part of a group
 # counts whatever the group is called: "we gave three of the bunnies to the neighbours"; and so
 # does the question's own verb with any object: "how many dogs has Maria adopted?" counts "I just
 # adopted this cute pup".
-_COUNT_TAKES = re.compile(r"\b(lost|put down|gave(?: away)?|rehomed|adopted|got (?:another|a new))((?:\s+[\w'-]+){1,4})",
+_COUNT_TAKES = re.compile(r"\b(lost|put down|gave(?: away)?|rehomed|adopted|got (?:another|a new)|sell|sold|bought|kept|"
+                          r"t(?:ook|aken) on)((?:\s+[\w'-]+){1,4})",
                           re.I)
 _PART_OF = re.compile(r"\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|\d+|some|both|all|a couple|a few|"
                       r"several|half|most) of (?:the|our|my|his|her|their|them)\b", re.I)
@@ -180,7 +186,7 @@ _TITLE = re.compile(r"\bI(?:'m|’m| am)\s+(?:now\s+)?(?:a|an)\s+([a-z][a-z-]*(?
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
 # A clause that opens with someone else: "she's moved", "they sold the house", and the listener: "You
 # moved in with her!" is their news.
-_THIRD_PERSON = re.compile(r"(?:he|she|they|his|her|their|you|your)\b", re.I)
+_SOMEONE_ELSE = re.compile(r"(?:he|she|they|his|her|their|you|your)\b", re.I)
 # Where a sentence's clauses part: "She isn't worried at all: Leah moved to Boulder in July and
 # hikes every weekend" holds three.
 _CLAUSE = re.compile(r"\s*[,;:]\s+|\s+(?:and|but|so|while|because)\s+", re.I)
@@ -200,6 +206,7 @@ class PresentQuestion:
     own: frozenset[str] = frozenset()  # its words beside the slots' asks ("wrist", not "live" or "seeing anyone")
     others: bool = False  # asks who else does something ("who works at Annelies's shop?"): others' news counts
     titles: bool = False  # asks a slot of job titles: "I'm a trainer now" is on its topic
+    kind: str | None = None  # the kind of value an open question asks for (:func:`.latest.answer_kind`)
 
     @functools.cached_property
     def topic(self) -> frozenset[str]:
@@ -209,7 +216,7 @@ class PresentQuestion:
     def on_topic(self, sentence: str, tokens: frozenset[str]) -> bool:
         """Whether a sentence (with its tokens) holds a word or a phrase of the topic."""
         return bool(self.topic & tokens) or self.phrases is not None and _says(self.phrases, sentence) \
-            or self.titles and _says_title(sentence)
+            or self.titles and _says_title(sentence) or self.kind == "weekday" and WEEKDAY.search(sentence) is not None
 
     def announces(self, sentence: str) -> bool:
         """Whether a sentence says a change of the answer; for a count, one of what is counted."""
@@ -261,7 +268,7 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     outright. ``names``: the subjects' names, which are no topic."""
     said = set(re.findall(r"[\w']+", query.lower()))  # "café" is one word
     dated = said & set(re.findall(r"[\w']+", _OLD_THING.sub("the", query.lower())))
-    if dated & _PAST and not (dated & _PAST == {"did"} and _DECIDED.match(query)) \
+    if dated & _PAST and not (dated & _PAST == {"did"} and _DECIDED.match(query)) or _WHO_DID.match(query) \
             or find_times(query, None) or _WHEN_PERFECT.match(query):  # "by July 10, 2022" asks about that day
         return None
     if (job := _DOES_FOR_WORK.match(query)) and not re.sub(r"\band\b|\W", "", _without(names, job[1])):
@@ -283,7 +290,7 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     how_many = _HOW_MANY.match(query)
     counted = frozenset(lexical_tokens(how_many[1])) - set(lexical_tokens(" ".join(names))) if how_many else None
     return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES, counted=counted, state=state,
-                           own=own, others=others) if terms else None
+                           own=own, others=others, kind=answer_kind(query)) if terms else None
 
 
 def _without(names: Sequence[str], query: str) -> str:
@@ -352,9 +359,7 @@ def _changes(text: str, question: PresentQuestion, lent: frozenset[str] = frozen
     sentence of an answer to a question on the topic (``lent``: the question's tokens, see
     :func:`.latest.asked_before`): "How's the ankle?" — "Completely fine."""
     split = sentence_tokens(text)
-    on_topic = [n for n, (sentence, tokens) in enumerate(split)
-                if question.on_topic(sentence, tokens) or n and question.on_topic(*split[n - 1])
-                and _INSTEAD.search(sentence) or n == 0 and bool(question.topic & lent)]
+    on_topic = _on_topic(split, question, lent)
     if not on_topic:
         return None
     beside = {m for n in on_topic if _NEW_STATE.search(split[n][0]) for m in (n - 1, n + 1) if 0 <= m < len(split)}
@@ -362,6 +367,23 @@ def _changes(text: str, question: PresentQuestion, lent: frozenset[str] = frozen
                or question.slots and _new_of_topic(split[n][0], question.topic) for n in on_topic) \
         or any(question.announces(clause) for m in beside for clause in _CLAUSE.split(split[m][0])
                if _FIRST_PERSON.search(clause))
+
+
+def _on_topic(split: tuple[tuple[str, frozenset[str]], ...], question: PresentQuestion, lent: frozenset[str]
+              ) -> list[int]:
+    """The sentences of a candidate (``split``: :func:`sentence_tokens`) on the topic, by number
+    (see :func:`_changes`)."""
+    return [n for n, (sentence, tokens) in enumerate(split)
+            if question.on_topic(sentence, tokens) or n and question.on_topic(*split[n - 1])
+            and _INSTEAD.search(sentence) or n == 0 and bool(question.topic & lent)]
+
+
+def _states_value(text: str, question: PresentQuestion, lent: frozenset[str], names: Sequence[str]) -> bool:
+    """Whether a sentence of a candidate on the topic states a value of the kind the question
+    asks for (:func:`.latest.states_kind`): "Still thirty-five." answering "How many goats now?"."""
+    split = sentence_tokens(text)
+    return question.kind is not None and any(states_kind(split[n][0], question.kind, names)
+                                             for n in _on_topic(split, question, lent))
 
 
 def _new_of_topic(sentence: str, topic: frozenset[str]) -> bool:
@@ -471,7 +493,8 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
         if verdict is False and question.state and states(text, question.own, lent.get(item_id, frozenset()),
                                                           names=subjects.values(), own_voice=item_id in spoken):
             verdict = True  # the latest word on whether it holds, change word or not
-        if item_id in stating:
+        if item_id in stating or verdict is not None and _states_value(text, question, lent.get(item_id, frozenset()),
+                                                                        other_names.get(item_id, ())):
             values.add(n)
             verdict = bool(verdict)
         if verdict is not None:
@@ -481,7 +504,8 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     placed = list(range(len(ids)))  # placed[k]: the candidate now at place k of the window
     for k, n in zip(topical, _newest_value_first(_lifted(topical, changes, said), values, said)):
         placed[k] = n
-    placed = _latest_value_above_older(placed, values, [n for n, i in enumerate(ids) if i in texts], said,
+    placed = _latest_value_above_older(placed, {n for n in values if ids[n] in stating},  # a slot's, by the facts
+                                       [n for n, i in enumerate(ids) if i in texts], said,
                                        {n for n, i in enumerate(ids) if i in held.others})
     if placed == list(range(len(ids))):
         return ranking
@@ -572,7 +596,7 @@ def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str]
         for clause in _CLAUSE.split(sentence):
             if _FIRST_PERSON.search(clause):
                 someone_else = False
-            elif _THIRD_PERSON.match(clause) or any(clause.startswith(name) for name in others):
+            elif _SOMEONE_ELSE.match(clause) or any(clause.startswith(name) for name in others):
                 someone_else = True
             if not someone_else:
                 kept.append(clause)

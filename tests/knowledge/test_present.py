@@ -606,3 +606,41 @@ def test_a_place_said_after_a_noun_of_ones_own_is_not_owned(kitchen):
     """"Our kitchen in Altstadt" owns a kitchen, not Altstadt: words between "our" and a name are
     adjectives, no preposition. Altstadt on the topic put the trip that "moved" above the home."""
     assert above(ranked(kitchen, "Where does Greta live?"), "D1:1", "D2:1")
+
+
+VALUES = locomo("values", ("Ailsa", "Rory"),
+    ("9:00 am on 14 January, 2025", [
+        ("Ailsa", "We keep sixty sheep on the hill, mostly Cheviots, and the sheep keep us busy."),
+        ("Ailsa", "The café is open Wednesday to Sunday, ten till four, and the café is busy."),
+        ("Ailsa", "At the café Morag helps me, she bakes the scones for the café."),
+    ]),
+    ("6:00 pm on 2 June, 2025", [
+        ("Rory", "How many sheep now?"),
+        ("Ailsa", "Forty. The hill can't feed more."),
+        ("Ailsa", "From May it's Thursday to Sunday only, the staff are stretched."),
+        ("Ailsa", "Morag went back to uni in Aberdeen. Her sister Eilidh helps me now."),
+    ]),
+    ("6:00 pm on 9 October, 2025", [
+        ("Ailsa", "We bought some Herdwick sheep from a neighbour, hardy wee things."),
+    ]),
+)
+values = stored(VALUES)
+
+
+def test_the_latest_value_of_the_kind_asked_answers_an_open_question(values):
+    """A number for "how many", a weekday for "which days", a name for "who": the latest said on
+    the topic goes first among those that state one, change word or not."""
+    assert above(ranked(values, "How many sheep does Ailsa keep?", as_of="2025-07-01"), "D2:2", "D1:1")
+    assert above(ranked(values, "On which days is Ailsa's café open?"), "D2:3", "D1:2")
+    assert above(ranked(values, "Who helps Ailsa at the café?"), "D2:4", "D1:3")
+
+
+def test_buying_or_selling_what_is_counted_changes_the_count(values):
+    assert above(ranked(values, "How many sheep does Ailsa keep?"), "D3:1", "D1:1")
+
+
+def test_a_question_about_what_happened_or_one_of_several_asks_no_latest_value():
+    rules = load_rules()
+    assert present.present_question("Who performed at Ailsa's birthday party?", rules, ["Ailsa"]) is None
+    assert present.present_question("Who is one of Ailsa's heroes?", rules, ["Ailsa"]).kind is None
+    assert present.present_question("Who is Ailsa's hero?", rules, ["Ailsa"]).kind == "name"
