@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from textual.command import Hit, Hits, Provider
+from textual.content import Content
+from textual.fuzzy import Matcher
 from textual.markup import escape
 
 if TYPE_CHECKING:
@@ -49,13 +51,25 @@ class MnemoscopeCommands(Provider):
                 scored.append((score, -n))  # equal scores: in the store's order
         for score, minus_n in heapq.nlargest(SOURCE_HITS, scored):
             source = sources[-minus_n]
-            # the highlight and the palette read their text as markup: a name is shown as it is
-            yield Hit(score, matcher.highlight(escape(self.title(source))), partial(self._open, source.id),
+            # the palette reads the help as markup: a name is shown as it is
+            yield Hit(score, self.highlighted(matcher, self.title(source)), partial(self._open, source.id),
                       help=escape(f"{source.kind} · {source.name}"))
 
     @staticmethod
     def title(source: Source) -> str:
         return f"Source: {Path(source.name).name}"
+
+    @staticmethod
+    def highlighted(matcher: Matcher, text: str) -> Content:
+        """``text`` as it is, with the letters the query matched marked. Not Matcher.highlight: it
+        reads its text as markup, so a name's brackets had to be escaped, and it marks the places
+        matched in the escaped text, one further on in the name per bracket before them."""
+        content = Content(text)
+        _score, offsets = matcher.fuzzy_search.match(matcher.query, text)
+        for offset in offsets:
+            if not text[offset].isspace():
+                content = content.stylize(matcher.match_style, offset, offset + 1)
+        return content
 
     async def discover(self) -> Hits:
         return

@@ -261,12 +261,16 @@ async def test_markup_in_a_document_is_shown_as_it_is(tmp_path: Path):
         app.screen.query_one("#entity-filter").value = "tom"
         await settle(pilot)
         assert "Tom [/b]: 0 fact(s)" in "\n".join(screen_lines(app))
-        # the palette's hit for the source names it and its path as they are
-        await pilot.press("ctrl+p", *"notes")
+        # the palette's hit for the source names it and its path as they are, and marks the
+        # letters typed where they are in the name (not one place further on per bracket before them)
+        await pilot.press("ctrl+p", *"x.txt")
         palette = app.screen
         await until(pilot, lambda: palette.query_one(CommandList).option_count > 0, "the palette's search")
         await settle(pilot)
         hits = palette.query_one(CommandList)
-        title, path = str(hits.get_option_at_index(0).prompt).split("\n")
+        prompt = hits.get_option_at_index(0).prompt
+        title, path = str(prompt).split("\n")
         assert title == "Source: notes [b]x.txt" and path.startswith("document · ") and path.endswith("/notes [b]x.txt")
+        marked = [span for span in prompt.spans if span.end <= len(title)]
+        assert marked and "".join(title[span.start:span.end] for span in marked) == "x.txt"
         assert app.is_running
