@@ -260,9 +260,11 @@ def _let_go(pages: mmap.mmap, offset: int, length: int) -> None:
 
 def _open_private(path: Path) -> BinaryIO:
     """The file, opened only if it is a regular file of this user that nobody else may read or
-    write (a file another user placed is not trusted)."""
+    write (a file another user placed is not trusted). Opened without blocking, as engine/files.py
+    reads: a named pipe in its place (which another user can put where a store in /tmp keeps a
+    file it has not written yet) would wait for a writer forever; it is refused instead."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise Unusable(exc.strerror or str(exc)) from None
     info = os.fstat(fd)

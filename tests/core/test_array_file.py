@@ -184,3 +184,27 @@ def test_a_stamp_that_cannot_be_written_costs_a_whole_check_not_an_error(tmp_pat
     write_arrays(path, {}, ARRAYS)
     assert not opened(path) and not opened(path)
     assert read_arrays(path).arrays["codes"].tolist() == ARRAYS["codes"].tolist()
+
+
+OPEN_BESIDE_A_FIFO = """
+import sys
+from pathlib import Path
+from mnemoscope.engine.array_file import Unusable, map_arrays
+
+try:
+    print("stamped" if map_arrays(Path(sys.argv[1])).checked_before else "to check", flush=True)
+except Unusable as exc:
+    print("unusable:", exc, flush=True)
+"""
+
+
+@pytest.mark.parametrize("where", ["the stamp", "the file"])
+def test_a_named_pipe_in_place_of_the_stamp_or_the_file_is_refused_at_once(written: Path, where: str):
+    """Opening a FIFO waits for a writer that may never come: another user may place one where a
+    store in a shared folder such as /tmp keeps its stamp. It is refused, not waited on."""
+    fifo = stamp_of(written) if where == "the stamp" else written
+    fifo.unlink()
+    os.mkfifo(fifo, 0o600)
+    done = subprocess.run([sys.executable, "-c", OPEN_BESIDE_A_FIFO, str(written)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=30)
+    assert done.stdout == ("to check\n" if where == "the stamp" else "unusable: not a private regular file of this user\n")
