@@ -63,6 +63,7 @@ from typing import Callable, Generic, Iterable, Mapping, TypeVar
 
 import numpy as np
 
+from ..arrays import SlotMap
 from ..pipeline import MarkNote, Ranking
 from ..query import answer_type
 from ..text import lexical_tokens
@@ -518,7 +519,7 @@ class FeedbackMemory:
 
     # -- the stage ----------------------------------------------------------------------------
 
-    def apply(self, ranking: Ranking, slot_of: dict[int, int], likeness: Likeness, now: float | None = None,
+    def apply(self, ranking: Ranking, slot_of: SlotMap, likeness: Likeness, now: float | None = None,
               shown: int = 10) -> Ranking:
         """``ranking`` with marked items moved (and marked items not among its candidates added);
         unchanged when no mark is like the query (``likeness`` is its :meth:`similarities`).
@@ -582,7 +583,7 @@ class FeedbackMemory:
         return _shifted(ranking, shifts, self.params.margin) if shifts else ranking
 
 
-def _corroborated(ranking: Ranking, slot_of: Mapping[int, int], likeness: Likeness, shown: int) -> tuple[int | None, int]:
+def _corroborated(ranking: Ranking, slot_of: SlotMap, likeness: Likeness, shown: int) -> tuple[int | None, int]:
     """The taught question the hits corroborate (:attr:`AlikeRule.shared`), by its place in
     ``likeness.marks``, and how many of its shown hits the ranking's first ``shown`` hold; (None,
     0) when none is. Only the best of them by likeness plus share may be: a question is a
@@ -597,7 +598,7 @@ def _corroborated(ranking: Ranking, slot_of: Mapping[int, int], likeness: Likene
     marks = likeness.marks
     items = [i for n in candidates.tolist() for i in marks[n].used + marks[n].ignored]
     owner = np.repeat(np.arange(len(candidates)), [len(marks[n].used) + len(marks[n].ignored) for n in candidates.tolist()])
-    slots = _slots(slot_of, items)
+    slots = slot_of.slots_of(np.asarray(items, dtype=np.int64))  # -1: deleted since, never among the hits
     top = ranking.slots[np.argsort(-ranking.scores.astype(np.float64), kind="stable")[:shown]]
     hits = np.bincount(owner, weights=np.isin(slots, top), minlength=len(candidates))
     share = hits / np.maximum(np.bincount(owner, minlength=len(candidates)), 1)
@@ -606,15 +607,6 @@ def _corroborated(ranking: Ranking, slot_of: Mapping[int, int], likeness: Likene
     if share[best] < rule.shared or likeness.sims[mark] < rule.shared_likeness or likeness.same[mark] > 0:
         return None, 0  # the same question's marks count in full already
     return mark, int(hits[best])
-
-
-def _slots(slot_of: Mapping[int, int], items: list[int]) -> np.ndarray:
-    """The slot of each item id (−1 for one deleted since): the index's table look-up when it has
-    one, else one look-up per item."""
-    lookup = getattr(slot_of, "slots_of", None)
-    if lookup is not None:
-        return lookup(np.asarray(items, dtype=np.int64))
-    return np.fromiter((slot_of.get(i, -1) for i in items), dtype=np.int64, count=len(items))
 
 
 class _View:

@@ -12,6 +12,7 @@ import pytest
 
 from mnemoscope.app.cli import main
 from mnemoscope.engine import Memory
+from mnemoscope.engine.arrays import SlotMap
 from mnemoscope.engine import index as index_module
 from mnemoscope.engine import query as query_module
 from mnemoscope.engine.dense import OpenAIEmbedder
@@ -28,6 +29,13 @@ QUERY = "what does Maya bake"
 
 def ids(rec):
     return [h.item.id for h in rec.hits]
+
+
+def identity_slots(n):
+    """Items 0 … n−1 in the slots of the same number, as an index maps them."""
+    slots = SlotMap()
+    slots.assign(np.arange(n), np.arange(n))
+    return slots
 
 
 def just_out_of_view(mem, question, shown, rec):
@@ -183,7 +191,7 @@ def test_an_item_ignored_for_the_same_question_is_still_held_to_the_view_when_al
     likeness = Likeness(np.array([1.0, 0.9]), rule, np.array([1.0, 0.0]), marks=tuple(memory.marks.values()))
     slots = np.arange(20)
     ranking = Ranking(slots, np.linspace(1.0, 0.0, 20))
-    moved = memory.apply(ranking, {i: i for i in range(20)}, likeness, now=0.0, shown=10)
+    moved = memory.apply(ranking, identity_slots(20), likeness, now=0.0, shown=10)
     order = moved.slots.tolist()
     assert order[:11] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 15, 9]  # 3 shown already stays; 15 just into view
     assert 3 not in moved.extras["taught"]
@@ -205,7 +213,7 @@ def test_the_taught_question_whose_shown_hits_the_question_finds_too_brings_its_
     sims = np.array(sims)  # Maya's question: alike, under the ramp; Sam's: more alike
     likeness = Likeness(sims, rule, np.zeros(2), np.ones(2), tuple(memory.marks.values()))
     ranking = Ranking(np.arange(20), np.linspace(1.0, 0.0, 20))  # 25 and 26 are not among its candidates
-    slot_of = {i: i for i in range(30)}
+    slot_of = identity_slots(30)
     moved = memory.apply(ranking, slot_of, likeness, now=0.0, shown=10)
     assert moved.slots.tolist()[:11] == list(range(9)) + [25, 9]  # into the last place shown, no higher
     note = moved.extras["taught"][25]
@@ -517,7 +525,7 @@ def test_a_mark_withdrawn_between_comparing_and_applying_leaves_the_marks_compar
     memory.add(2, "what does Maya bake", 0.0, [15], [])
     likeness = memory.similarities(Asked("what does Maya bake", {}, None), wording)
     memory.remove(1)
-    moved = memory.apply(Ranking(np.arange(20), np.linspace(1.0, 0.0, 20)), {i: i for i in range(20)}, likeness, now=0.0)
+    moved = memory.apply(Ranking(np.arange(20), np.linspace(1.0, 0.0, 20)), identity_slots(20), likeness, now=0.0)
     assert moved.slots.tolist()[0] == 15  # Maya's mark, the same question, lifts its item
     assert 7 not in moved.extras["taught"]  # Sam's, unlike the question, lifts nothing
     assert [q for q, _ in memory.alike("what does Maya cook", likeness)] == ["what does Maya bake"]
