@@ -41,9 +41,11 @@ Beside the likeness, the hits: a rewording searches the same part of the store a
 so its own hits hold several of those the original was shown, where another question about the
 same person mostly finds other turns. The one taught question that the new question's likeness
 plus that share picks out is *corroborated* when the share and the likeness are high enough
-(:attr:`AlikeRule.shared`): its marked items come into view even when the new question does not
-find them itself (a rewording's search misses what its original found), never higher, and the
-hit's note says how many of that question's hits were found again. The asked query's vector is the one
+(:attr:`AlikeRule.shared`), or when it is also the most alike and its likeness alone is
+(:attr:`AlikeRule.agreed_likeness`): its marked items come into view even when the new question
+does not find them itself (a rewording's search misses what its original found), taking the
+last places shown, one each (several would otherwise crowd one place, only the first in view),
+never higher, and the hit's note says how many of that question's hits were found again. The asked query's vector is the one
 recall made already; the marks' queries are embedded once, in batches, when the marks change,
 and kept in memory only. A shift is measured in the list's own score range (best − worst
 candidate): a lift of 1 puts an item above the list's best, so it works the same for every
@@ -102,8 +104,11 @@ class AlikeRule:
     question about the same person mostly finds other turns. The taught question (of those
     asking the same kind of answer, when ``same_answer``) whose likeness plus the share of its
     shown hits that the new question's own hits hold is highest is *corroborated* when that share
-    is at least ``shared`` and its likeness at least ``shared_likeness``: its marked items rise
-    whatever their standing in the new list, past ``reach`` — still only into view."""
+    is at least ``shared`` and its likeness at least ``shared_likeness``, or when it is the most
+    alike of them too and its likeness is at least ``agreed_likeness``, however few hits it shares
+    (the two signals point at the same question, and the likeness alone is high: a rewording whose
+    search misses its original's hits altogether): its marked items rise whatever their standing
+    in the new list, past ``reach`` — still only into view, each into one of the last places."""
 
     ramp: Ramp
     standing_power: float = 1.0
@@ -113,6 +118,7 @@ class AlikeRule:
     into_view: bool = False
     shared: float = 0.0
     shared_likeness: float = 0.0
+    agreed_likeness: float = math.inf
 
     @property
     def weight_cap(self) -> float:
@@ -137,9 +143,12 @@ class MarkParams:
     # held-out conversations were looked at for the variants tied there. The embedded rule's
     # likeness floor is the tuning set's next choice: its first let the random control lose more
     # than the target allows once the control was taught under it (the replay cannot see that).
+    # The agreed likeness (session 13) likewise, on conv-26/30/41 alone: from 0.6 to 0.75 it reaches
+    # the same rewordings there and moves no new or control question; 0.65 is inside that range. For
+    # the embedded rule no floor from 0.8 up reaches a rewording more there: none is set.
     worded: AlikeRule = field(default_factory=lambda: AlikeRule(
         Ramp(0.3, 1.0, 1.0), standing_power=2.0, nearest=2, same_answer=True, reach=0.1, into_view=True,
-        shared=0.2, shared_likeness=0.2))  # the word space's cosine
+        shared=0.2, shared_likeness=0.2, agreed_likeness=0.65))  # the word space's cosine
     planned: AlikeRule = field(default_factory=lambda: AlikeRule(
         Ramp(0.1, 1.0, 1.0), standing_power=2.0, nearest=2, same_answer=True, reach=0.1, into_view=True))  # the query plans' cosine, for a question with no word vector
     embedded: AlikeRule = field(default_factory=lambda: AlikeRule(
@@ -554,6 +563,8 @@ class FeedbackMemory:
                 for item in mark.ignored:
                     ignored.setdefault(item, []).append((float(same[n]) * decay, n))
         view = _View(ranking, shown, self.params.margin) if rule.into_view or backed is not None else None
+        # the corroborated question's items not shown yet take the last places, one each
+        room = sum(1 for item in backing if item in slot_of and view is not None and slot_of[item] not in view.shown)
         shifts: dict[int, tuple[float, MarkNote]] = {}
         for item in set(used) | set(ignored) | set(backing):
             if item not in slot_of:
@@ -569,7 +580,7 @@ class FeedbackMemory:
             if into_view:
                 lift = view.capped(slot_of[item], lift)
             if item in backing and view is not None and same_weight == 0:  # corroborated: into view, whatever its standing
-                brought = view.capped(slot_of[item], math.log2(1 + backing[item]) - down)
+                brought = view.capped(slot_of[item], math.log2(1 + backing[item]) - down, room)
                 if brought > lift:
                     lift, into_view = brought, True
                     votes_up = [(backing[item], backed)]
@@ -587,7 +598,9 @@ def _corroborated(ranking: Ranking, slot_of: SlotMap, likeness: Likeness, shown:
     """The taught question the hits corroborate (:attr:`AlikeRule.shared`), by its place in
     ``likeness.marks``, and how many of its shown hits the ranking's first ``shown`` hold; (None,
     0) when none is. Only the best of them by likeness plus share may be: a question is a
-    rewording of one question, not of every one whose hits it happens to share."""
+    rewording of one question, not of every one whose hits it happens to share; and it is
+    corroborated by its share and likeness, or by its likeness alone when it is also the most
+    alike (:attr:`AlikeRule.agreed_likeness`)."""
     rule = likeness.rule
     if rule.shared <= 0 or not len(ranking.slots):
         return None, 0
@@ -604,7 +617,10 @@ def _corroborated(ranking: Ranking, slot_of: SlotMap, likeness: Likeness, shown:
     share = hits / np.maximum(np.bincount(owner, minlength=len(candidates)), 1)
     best = int(np.argmax(likeness.sims[candidates] + share))
     mark = int(candidates[best])
-    if share[best] < rule.shared or likeness.sims[mark] < rule.shared_likeness or likeness.same[mark] > 0:
+    likeness_of = float(likeness.sims[mark])
+    shared = share[best] >= rule.shared and likeness_of >= rule.shared_likeness
+    agreed = likeness_of >= rule.agreed_likeness and likeness_of >= float(likeness.sims[candidates].max())
+    if not (shared or agreed) or likeness.same[mark] > 0:
         return None, 0  # the same question's marks count in full already
     return mark, int(hits[best])
 
@@ -619,19 +635,22 @@ class _View:
         order = np.argsort(-scores, kind="stable")
         self.shown = set(ranking.slots[order[:shown]].tolist())
         self.score = dict(zip(ranking.slots.tolist(), scores.tolist()))
-        self.last = float(scores[order[shown - 1]]) if len(scores) >= shown else -math.inf
+        self.places = scores[order[:shown]] if len(scores) >= shown else np.zeros(0)  # the shown hits' scores, best first
         self.floor = float(scores.min()) if len(scores) else 0.0  # where an item not found enters (:func:`_shifted`)
         self.unit = (float(scores.max() - scores.min()) if len(scores) else 0.0) or 1.0
         self.unit *= 1 + margin  # a lift of 1 moves a score by this much (:func:`_shifted`)
 
-    def capped(self, slot: int, lift: float) -> float:
+    def capped(self, slot: int, lift: float, room: int = 1) -> float:
         """``lift`` held to bringing ``slot`` just into view (none for a slot shown already); a
-        stronger lift lands a little higher, so that the items brought in keep their order."""
+        stronger lift lands a little higher, so that the items brought in keep their order. With
+        ``room`` above 1, items brought in together land above the last ``room`` hits shown, so
+        that all of them are in view: at most all but the first, which stays first."""
         if slot in self.shown:
             return 0.0
-        if self.last == -math.inf:
-            return lift
-        needed = (self.last - self.score.get(slot, self.floor)) / self.unit
+        if not len(self.places):
+            return lift  # fewer candidates than hits shown: everything is in view
+        place = float(self.places[len(self.places) - max(1, min(room, len(self.places) - 1))])
+        needed = (place - self.score.get(slot, self.floor)) / self.unit
         return min(lift, needed + 1e-6 * lift)
 
 

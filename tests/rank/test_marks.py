@@ -133,7 +133,9 @@ def test_a_rewording_with_no_shared_word_is_brought_into_view_offline_by_the_wor
     assert ids(after) == before[:9] + [target]
     note = after.hits[9].taught
     assert note.query == QUERY and note.into_view and 0.3 < note.similarity < 0.95  # alike, not the same question
-    assert note.describe() == f"marked used for {QUERY!r} (similarity {note.similarity:.2f}, 1 mark, brought into view)"
+    assert note.shared > 0  # the most alike taught question, from the agreed likeness on: corroborated
+    assert note.describe() == (f"marked used for {QUERY!r} (similarity {note.similarity:.2f}, {note.shared} of its hits "
+                               "found here too, 1 mark, brought into view)")
     assert mem.ranker.feedback_effects()[0].alike == []  # the Ranker screen: no other taught question
     lone = mem.recall(UNRELATED, strategy="fused")
     assert ids(lone) == unrelated and not any(h.taught for h in lone.hits)
@@ -228,6 +230,45 @@ def test_the_taught_question_whose_shown_hits_the_question_finds_too_brings_its_
     other_kind = replace(likeness, agrees=np.array([0.0, 1.0]))  # Maya's question asks another kind of answer
     held = memory.apply(ranking, slot_of, other_kind, now=0.0, shown=10).slots.tolist() == ranking.slots.tolist()
     assert held == rule.same_answer  # the words' rule asks for the same kind; the endpoint's does not
+
+
+def test_the_most_alike_taught_question_is_corroborated_by_a_high_likeness_alone_when_the_hits_do_not_point_elsewhere():
+    """A rewording whose search finds none of its original's hits: the original is corroborated
+    all the same when it is the most alike taught question (of the same kind) and its likeness
+    reaches the rule's agreed likeness; not when another is more alike, nor under that likeness."""
+    memory = FeedbackMemory()
+    memory.add(1, "what does Maya bake", 0.0, [25], [21, 22, 23, 24, 26, 27, 28, 29])  # none of them found here
+    memory.add(2, "what does Sam grow", 0.0, [30], [31, 32, 33])
+    rule = MarkParams().worded
+    ranking = Ranking(np.arange(20), np.linspace(1.0, 0.0, 20))
+    slot_of = identity_slots(40)
+
+    def brought(sims):
+        likeness = Likeness(np.array(sims), rule, np.zeros(2), np.ones(2), tuple(memory.marks.values()))
+        moved = memory.apply(ranking, slot_of, likeness, now=0.0, shown=10)
+        return moved.slots.tolist()[:10], moved.extras.get("taught", {})
+
+    shown, notes = brought([rule.agreed_likeness + 0.01, 0.1])
+    assert shown == list(range(9)) + [25]  # into the last place shown, though no hit is shared
+    assert notes[25].into_view and notes[25].shared == 0 and notes[25].query == "what does Maya bake"
+    assert notes[25].describe() == (f"marked used for 'what does Maya bake' (similarity {rule.agreed_likeness + 0.01:.2f}, "
+                                    "1 mark, brought into view)")
+    assert brought([rule.agreed_likeness - 0.01, 0.1]) == (list(range(10)), {})  # under the agreed likeness
+    shown, notes = brought([rule.agreed_likeness + 0.01, rule.agreed_likeness + 0.02])  # Sam's question is more alike
+    assert shown == list(range(9)) + [30] and list(notes) == [30]
+
+
+def test_a_corroborated_questions_marked_items_all_come_into_view_each_in_one_of_the_last_places():
+    """Three items marked for the corroborated question, none found by the new question: all
+    three take the last three places shown, in their order, and what the question found at the
+    top stays. Before, all three landed just above the last hit shown: only the first was in view."""
+    memory = FeedbackMemory()
+    memory.add(1, "what does Maya bake", 0.0, [25, 26, 27], [0, 1, 2, 11, 12, 13, 14])  # 3 of its 10 here
+    rule = MarkParams().worded
+    likeness = Likeness(np.array([0.25]), rule, np.zeros(1), np.ones(1), tuple(memory.marks.values()))
+    moved = memory.apply(Ranking(np.arange(20), np.linspace(1.0, 0.0, 20)), identity_slots(30), likeness, now=0.0, shown=10)
+    assert moved.slots.tolist()[:11] == list(range(7)) + [25, 26, 27, 7]
+    assert all(moved.extras["taught"][i].into_view and moved.extras["taught"][i].shared == 3 for i in (25, 26, 27))
 
 
 def test_a_mark_for_the_same_question_lifts_even_the_item_the_strategy_ranks_last(mem):
