@@ -18,7 +18,8 @@ the items marked for queries like the one asked:
   of another, even an alike one, whose answer it may be.
 
 Whether two queries are *the same* question is the cosine of their lexical tokens (stemmed, stop
-words out), each weighted by its IDF in the store. How *alike* two different questions are is,
+words out), each weighted by its IDF in the store; with an embedding endpoint, and the cosine of
+their embeddings too (either alone takes some different questions for the same). How *alike* two different questions are is,
 offline, the cosine of their vectors in the bundled word space (engine/wordvec.py: GloVe vectors
 of all their words, IDF-weighted, framing words weighing little): a rewording rarely keeps the
 original's distinctive words, but its words' vectors lie near theirs. A question with too few
@@ -153,7 +154,7 @@ class MarkParams:
         Ramp(0.1, 1.0, 1.0), standing_power=2.0, nearest=2, same_answer=True, reach=0.1, into_view=True))  # the query plans' cosine, for a question with no word vector
     embedded: AlikeRule = field(default_factory=lambda: AlikeRule(
         Ramp(0.72, 1.0, 3.0), shared=0.2, shared_likeness=0.75))  # the endpoint's embedding cosine
-    # The same question, by its tokens (or its embedding): its marks count in full whatever the
+    # The same question, by its tokens (and, with an endpoint, its embedding too): its marks count in full whatever the
     # item's standing in the new list (a marked hit the strategy ranks low, or not at all, still
     # rises above the list), and only its ignored hits sink.
     same: Ramp = field(default_factory=lambda: Ramp(0.95, 1.0, 2.0))
@@ -420,24 +421,26 @@ class FeedbackMemory:
     def _compared(self, asked: Asked, wording: Wording, vector: np.ndarray | None,
                   endpoint: Endpoint | None) -> Likeness:
         """:meth:`similarities`, with the guard held (the marks' rows grow here)."""
-        same_ramp = self.params.same
-        if vector is not None and endpoint is not None:
-            rows = self._mark_rows(endpoint)
-            sims = np.clip(rows @ vector, 0.0, 1.0) if len(rows) else np.zeros(0)
-            return Likeness(sims, self.params.embedded, same_ramp.strength(sims), marks=tuple(self.marks.values()))
         if not self.marks:
             return Likeness(np.zeros(0), self.params.worded, np.zeros(0))
+        same_ramp = self.params.same
         marks = list(self.marks.values())
         self._tokens = self._grown(self._tokens, wording.version, wording.token_idf,
                                    lambda new: [dict.fromkeys(m.tokens, 1.0) for m in new])
-        same = self._tokens.cosines(dict.fromkeys(lexical_tokens(asked.text), 1.0), wording.token_idf)
+        same = same_ramp.strength(self._tokens.cosines(dict.fromkeys(lexical_tokens(asked.text), 1.0), wording.token_idf))
+        if vector is not None and endpoint is not None:
+            sims = np.clip(self._mark_rows(endpoint) @ vector, 0.0, 1.0)
+            # The same question by its words and by its meaning: an embedding places "… his fourth
+            # tournament" and "… his first tournament", or "goals not related to basketball" and
+            # "goals with regards to basketball", above the same-question floor, and the words
+            # alone miss a name that weighs little in a conversation between those two people.
+            return Likeness(sims, self.params.embedded, np.minimum(same, same_ramp.strength(sims)), marks=tuple(marks))
         alike, rule = self._alike(asked, wording)
         if not rule.same_answer:
-            return Likeness(alike, rule, same_ramp.strength(same), marks=tuple(marks))
+            return Likeness(alike, rule, same, marks=tuple(marks))
         if self._answers is None or len(self._answers) != len(marks):
             self._answers = np.array([m.answer for m in marks], dtype=object)
-        return Likeness(alike, rule, same_ramp.strength(same), (self._answers == asked.answer).astype(np.float64),
-                        tuple(marks))
+        return Likeness(alike, rule, same, (self._answers == asked.answer).astype(np.float64), tuple(marks))
 
     def _alike(self, asked: Asked, wording: Wording) -> tuple[np.ndarray, AlikeRule]:
         """How alike ``asked`` is to every mark's question, and the rule for that likeness: the
