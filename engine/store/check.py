@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 from .base import APPLICATION_ID, HEADER_MAGIC
 from .counts import RECOUNTS
-from .knowledge import TOTALS_RECOUNTS
+from .knowledge import ENTITY_FACTS_RECOUNT, ENTITY_ITEMS_RECOUNT, TOTALS_RECOUNTS
 
 MAX_PROBLEMS = 20  # lines of SQLite's integrity report that are kept
 _SOURCE_COLUMNS = ("id", "name", "kind", "content_hash", "meta")
@@ -35,6 +35,11 @@ _JSON_COLUMNS = {"meta": dict, "tags": list, "links": list}
 # the counts the store keeps by triggers, by table, each column with its recount from every row
 # (migrations counts-1 and knowledge-9): the app's header reads them instead of counting
 KEPT_COUNTS = {"record_counts": RECOUNTS, "knowledge_totals": TOTALS_RECOUNTS}
+# each entity's kept counts (knowledge-7) that differ from their recount, in one statement
+_ENTITY_DRIFTS = ("SELECT c.entity_id, c.items, c.facts, COALESCE(m.n, 0), COALESCE(f.n, 0) FROM entity_counts c"
+                  f" LEFT JOIN ({ENTITY_ITEMS_RECOUNT}) m ON m.entity_id = c.entity_id"
+                  f" LEFT JOIN ({ENTITY_FACTS_RECOUNT}) f ON f.eid = c.entity_id"
+                  " WHERE c.items != COALESCE(m.n, 0) OR c.facts != COALESCE(f.n, 0) ORDER BY c.entity_id")
 
 
 @dataclass
@@ -46,6 +51,11 @@ class CountDrift:
     column: str
     kept: int
     counted: int
+    entity: int | None = None  # whose count it is, in entity_counts (None: the store's)
+
+    @property
+    def name(self) -> str:
+        return self.column if self.entity is None else f"entity {self.entity}'s {self.column}"
 
 
 @dataclass
@@ -131,8 +141,8 @@ def _check_schema(conn: sqlite3.Connection, report: CheckReport) -> None:
 
 
 def count_drifts(conn: sqlite3.Connection) -> list[CountDrift]:
-    """The kept counts (:data:`KEPT_COUNTS`) that differ from a recount. A table's counts and
-    their recount are read by one statement, so from one snapshot: another process committing
+    """The kept counts (:data:`KEPT_COUNTS`, and each entity's) that differ from a recount. A
+    table's counts and their recount are read by one statement, so from one snapshot: another process committing
     meanwhile cannot make them differ. A table an older store lacks is passed over: the next
     open adds it, counted."""
     present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -146,6 +156,11 @@ def count_drifts(conn: sqlite3.Connection) -> list[CountDrift]:
         if row is not None:
             drifts += [CountDrift(table, column, kept, counted)
                        for column, kept, counted in zip(columns, row, row[len(columns):]) if kept != counted]
+    if "entity_counts" in present:
+        for entity, items, facts, items_counted, facts_counted in conn.execute(_ENTITY_DRIFTS):
+            drifts += [CountDrift("entity_counts", column, kept, counted, entity)
+                       for column, kept, counted in (("items", items, items_counted), ("facts", facts, facts_counted))
+                       if kept != counted]
     return drifts
 
 
@@ -161,7 +176,11 @@ def recount(path: str | Path) -> list[CountDrift]:
         with store.transaction() as conn:
             drifts = count_drifts(conn)
             for drift in drifts:
-                conn.execute(f"UPDATE {drift.table} SET {drift.column} = ?", (drift.counted,))
+                if drift.entity is None:
+                    conn.execute(f"UPDATE {drift.table} SET {drift.column} = ?", (drift.counted,))
+                else:
+                    conn.execute(f"UPDATE {drift.table} SET {drift.column} = ? WHERE entity_id = ?",
+                                 (drift.counted, drift.entity))
     finally:
         store.close()
     return drifts

@@ -1,6 +1,7 @@
 """``mnemoscope check`` compares the counts the store keeps by triggers (sources and items,
-``counts-1``; the knowledge totals, ``knowledge-9``) with a recount of the rows, says in one
-line which differ, and ``check --recount`` sets them to the recount."""
+``counts-1``; the knowledge totals, ``knowledge-9``; each entity's, ``knowledge-7``) with a
+recount of the rows, says in one line which differ, and ``check --recount`` sets them to the
+recount."""
 
 from __future__ import annotations
 
@@ -78,3 +79,37 @@ def test_recount_and_salvage_together_are_one_clear_refusal(demo_copy: Path, tmp
     err = capsys.readouterr().err
     assert code == 2 and out == "" and err.count("\n") == 1 and "--salvage FILE or --recount, not both" in err
     assert store_checksum(demo_copy) == before and not (tmp_path / "rescue.jsonl").exists()
+
+
+def entity_counts(path: Path) -> list[tuple[int, int, int]]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT entity_id, items, facts FROM entity_counts ORDER BY entity_id").fetchall()
+    finally:
+        conn.close()
+
+
+def test_each_entitys_kept_counts_are_checked_and_recounted_in_one_line(demo_copy: Path):
+    """The Facts screen's counts of each entity (knowledge-7): every entity's items off by one and
+    the first's facts by two are one line naming the first five and counting the rest."""
+    right = entity_counts(demo_copy)
+    assert len(right) > 5 and right[0][2] > 0
+    (first, items, facts), (second, second_items, _) = right[:2]
+    alter(demo_copy, "UPDATE entity_counts SET items = items + 1", f"UPDATE entity_counts SET facts = facts + 2 WHERE entity_id = {first}")
+    more = len(right) + 1 - 5
+
+    code, out = cli("--store", demo_copy, "check")
+    problems = [line for line in out.splitlines() if line.startswith("  problem:")]
+    assert code == 1 and len(problems) == 1
+    assert problems[0].startswith(f"  problem: the kept counts differ from a recount (entity {first}'s items kept {items + 1},"
+                                  f" counted {items}; entity {first}'s facts kept {facts + 2}, counted {facts};"
+                                  f" entity {second}'s items kept {second_items + 1}, counted {second_items}; ")
+    assert f"; and {more} more): " in problems[0]
+
+    code, out = cli("--store", demo_copy, "check", "--recount")
+    assert code == 0 and out.startswith(f"recounted {demo_copy}: entity {first}'s items {items} (kept {items + 1}),"
+                                        f" entity {first}'s facts {facts} (kept {facts + 2}),")
+    assert out.endswith(f", and {more} more\n")
+    assert entity_counts(demo_copy) == right
+    code, out = cli("--store", demo_copy, "check")
+    assert code == 0 and out.splitlines()[0] == f"{demo_copy}: ok"
