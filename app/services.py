@@ -300,7 +300,8 @@ class Services:
         settings = self.mem.settings if self.mem is not None else (self.settings or Settings.load())
         base = (settings.llm_base_url or "").rstrip("/")
         if not base:
-            return LLMStatus(False, None, "no LLM endpoint configured (rule-based extraction; set MNEMOSCOPE_LLM_BASE_URL)")
+            # the setting first: a narrow terminal cuts the line's end
+            return LLMStatus(False, None, "none configured (set MNEMOSCOPE_LLM_BASE_URL): rule-based extraction")
         # Imported only when there is an endpoint to ask: importing the client takes seconds on a busy machine.
         from openai import APIConnectionError, APIStatusError, OpenAIError
 

@@ -53,7 +53,7 @@ Every change to the store, newest first: sources and items added, replaced or de
 extracted, curation, feedback, rebuilds — and the client that made it: `app` (this app), `cli`
 (the command line), `python` (a program using the library) or `mcp:<name>` (an agent through
 `mnemoscope mcp`). It follows what other processes commit, like every screen. The log keeps
-the newest 10,000 changes.
+the newest 10,000 changes; this view lists the newest 500.
 
 | key | does |
 |---|---|
@@ -98,7 +98,8 @@ the newest 10,000 changes.
         if selected is not None and any(e.id == selected.id for e in events):  # the same line stays selected
             table.move_cursor(row=[e.id for e in events].index(selected.id), animate=False)
         clients = Counter(e.client for e in events)
-        summary = Text(f"{len(events):,} change(s), newest first", style="bold")
+        summary = Text(f"{len(events):,} change(s), newest first" if len(events) < LINES_SHOWN else
+                       f"The newest {len(events):,} changes (older ones are not listed)", style="bold")
         if clients:
             summary.append("  ·  " + "  ".join(f"{client} {n:,}" for client, n in clients.most_common()), style="dim")
         else:

@@ -115,7 +115,8 @@ topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn o
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="query-bar"):
-            yield TextBox(placeholder="Ask the store… (Enter runs)", id="query-input", compact=True)
+            # short: the box is narrow at 80 columns; the status line under it says "press Enter"
+            yield TextBox(placeholder="Ask the store…", id="query-input", compact=True)
             yield Select([(f"intent {i}", i) for i in INTENTS], value="auto", allow_blank=False, compact=True,
                          id="query-intent", tooltip="Intent: auto infers one from the words")
             yield Select([(f"mode {m}", m) for m in MODES], value="pro", allow_blank=False, compact=True,

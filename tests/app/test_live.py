@@ -29,7 +29,8 @@ async def wait_for(pilot, condition, deadline: float = DEADLINE) -> float:
     return time.monotonic() - started
 
 
-async def test_the_app_follows_another_process(tmp_path):
+async def test_the_app_follows_another_process(tmp_path, monkeypatch):
+    monkeypatch.setattr("mnemoscope.screens.activity.LINES_SHOWN", 3)  # the log holds more: the view says so
     store = tmp_path / "live.db"
     with Memory(store) as mem:
         mem.ingest([DEMO_DIR / "sourdough-baking.md"])
@@ -54,6 +55,7 @@ async def test_the_app_follows_another_process(tmp_path):
         rows = [[str(cell) for cell in log.get_row_at(n)] for n in range(log.row_count)]
         assert any(r[1] == "cli" and r[2] == "source added" and "alpine-hiking.md" in r[4] for r in rows), rows
         assert newest[1] == "cli"
+        assert log.row_count == 3 and "The newest 3 changes (older ones are not listed)" in "\n".join(screen_lines(app))
 
 
 def test_hits_and_changes_name_an_agents_conversation():

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Input
 
 from mnemoscope.app.services import Services
 from mnemoscope.app.widgets import FormDialog, HelpScreen
@@ -30,14 +30,18 @@ def fitted(tables, start, end) -> None:
 
 def tables_fit(app, mode: str, size) -> None:
     """Every column of every table the screen shows fits its pane (none hides past the right
-    edge); the path box shows its whole placeholder."""
+    edge); every text box shows its whole placeholder; the LLM line names the setting whole."""
     tables = [table for table in app.screen.query(DataTable) if table.display]  # not a mode's hidden one
     assert tables, mode
     for table in tables:
         assert table.max_scroll_x == 0, f"{mode} #{table.id} at {size}: {table.max_scroll_x} cells hidden"
+    boxes = [box for box in app.screen.query(Input) if box.display and box.placeholder]
+    for box in boxes:
+        assert box.content_region.width >= len(box.placeholder), f"{mode} #{box.id}: the placeholder is cut at {size}"
     if mode == "ingest":
-        box = app.screen.query_one("#ingest-path")
-        assert box.region.width - 2 >= len(box.placeholder), f"the placeholder is cut at {size}"
+        assert boxes
+        assert "set MNEMOSCOPE_LLM_BASE_URL)" in text_of(app.screen.query_one("#llm-status"))
+        assert "set MNEMOSCOPE_LLM_BASE_URL)" in "\n".join(screen_lines(app)), f"the LLM line is cut at {size}"
 
 
 def keys_reachable(app, mode: str, size) -> None:
