@@ -2,9 +2,9 @@
 
 Python's full collection looks at every object that can be in a cycle. In the app they are
 mostly objects that live as long as it does (the engine's areas, each screen's widgets, Textual's
-styles and caches), and each full collection looked at all of them again: 0.1-0.35 s of the UI
-thread at a time on a 1M store, every second or two while a person pages through a table or types
-into the palette (docs/scaling.md, "The app at 1M (session 13)").
+styles and caches), and each full collection looked at all of them again, holding the UI thread
+every second or two while a person paged through a table or typed into the palette: the longest
+stalls of every screen (docs/scaling.md, "The app at 1M, the UI thread").
 
 So what survives a full collection is frozen (``gc.freeze``): the next ones look only at what was
 made since. A cycle that dies among the frozen (a page of rows replaced, a dialog closed) is not

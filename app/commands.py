@@ -21,7 +21,7 @@ Command = tuple[str, str, Callable[[], object]]
 """A palette command: title, help, what it does."""
 
 # The best-matching sources offered: the palette styles and lays out every hit it is given, and
-# "Sou" matches every source's "Source: …" (thousands in a big store: seconds per key typed).
+# "Sou" matches every source's "Source: …" title, each key typed.
 SOURCE_HITS = 30
 MATCHED_PER_TURN = 500  # sources matched between two looks at the keyboard (a newer key cancels the search)
 
