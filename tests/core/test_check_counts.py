@@ -9,6 +9,8 @@ import sqlite3
 from pathlib import Path
 
 from mnemoscope.engine.store import Store
+from mnemoscope.engine.store.check import count_drifts, open_read_only
+from tests.core.test_processes import make_sources, start_writer
 from tests.core.test_record_counts import as_before_the_counts
 from tests.support.cli import cli
 from tests.support.stores import store_checksum
@@ -113,3 +115,27 @@ def test_each_entitys_kept_counts_are_checked_and_recounted_in_one_line(demo_cop
     assert entity_counts(demo_copy) == right
     code, out = cli("--store", demo_copy, "check")
     assert code == 0 and out.splitlines()[0] == f"{demo_copy}: ok"
+
+
+def test_a_check_beside_a_writing_process_finds_no_difference(tmp_path: Path):
+    """Each table's counts and their recount are one statement, one snapshot: another process
+    committing sources all the while never makes them differ (two statements would, when a commit
+    lands between them)."""
+    store = tmp_path / "shared.db"
+    Store(store).close()
+    written = make_sources(tmp_path / "a", n_files=40, lines=8)
+    writer = start_writer(store, tmp_path / "a")
+    seen: set[int] = set()
+    try:
+        conn = open_read_only(store)
+        try:
+            while writer.poll() is None:
+                assert count_drifts(conn) == []
+                seen.add(conn.execute("SELECT items FROM record_counts").fetchone()[0])
+        finally:
+            conn.close()
+    finally:
+        writer.wait(timeout=180)
+    assert writer.returncode == 0, writer.stderr.read()
+    assert len(seen) > 2  # the checks ran while the sources were being written
+    assert kept(store)["items"] == sum(written.values())
