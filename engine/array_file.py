@@ -58,7 +58,7 @@ import time
 import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import BinaryIO, Mapping
+from typing import BinaryIO, Callable, Mapping
 
 import numpy as np
 
@@ -129,18 +129,22 @@ def write_arrays(path: Path, meta: Mapping[str, object], arrays: Mapping[str, np
         out.truncate(start + offset)
         out.flush()
         written = os.fstat(out.fileno())
-    _stamp_written(path, written, zlib.crc32(header))
+    # the file just renamed to ``path``, if it is still the one written (the temporary file's
+    # inode and modification time when complete; the rename gave it a new change time)
+    _stamp_current(path, zlib.crc32(header),
+                   lambda info: (info.st_dev, info.st_ino, info.st_mtime_ns) == (written.st_dev, written.st_ino, written.st_mtime_ns))
 
 
-def _stamp_written(path: Path, written: os.stat_result, header_crc: int) -> None:
-    """Stamp the file just renamed to ``path`` as checked, if it is still the one written (same
-    inode and modification time as the temporary file had when complete)."""
+def _stamp_current(path: Path, header_crc: int, is_vouched: Callable[[os.stat_result], bool]) -> None:
+    """Stamp the file now at ``path`` as checked if it is the one its writer or checker vouches
+    for (``is_vouched``). Another process may have saved a file over it meanwhile (a whole check
+    at a million items takes seconds), stamped by its own writer: that stamp is left as it is."""
     try:
         with _open_private(path) as f:
             info = os.fstat(f.fileno())
     except Unusable:
         return
-    if (info.st_dev, info.st_ino, info.st_mtime_ns) == (written.st_dev, written.st_ino, written.st_mtime_ns):
+    if is_vouched(info):
         _stamp(path, Version.of(info, header_crc))
 
 
@@ -210,7 +214,8 @@ class MappedArrays:
                     _let_go(pages, offset, length)
             finally:
                 view.release()
-        _stamp(self.path, self.version)
+        _stamp_current(self.path, self.version.header_crc,
+                       lambda info: Version.of(info, self.version.header_crc) == self.version)
 
 
 def read_arrays(path: Path) -> ArrayFile:

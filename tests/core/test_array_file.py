@@ -208,3 +208,16 @@ def test_a_named_pipe_in_place_of_the_stamp_or_the_file_is_refused_at_once(writt
     done = subprocess.run([sys.executable, "-c", OPEN_BESIDE_A_FIFO, str(written)], cwd=ROOT, capture_output=True,
                           text=True, timeout=30)
     assert done.stdout == ("to check\n" if where == "the stamp" else "unusable: not a private regular file of this user\n")
+
+
+def test_a_check_that_ends_after_a_newer_file_was_saved_leaves_the_newer_files_stamp(written: Path):
+    """A reader checking the file whole while another process saves a new one over it: the new
+    file's writer stamped it, and the reader's stamp of the version it checked (no longer at the
+    path) would replace that stamp, costing the next open a whole read of the new file."""
+    stamp_of(written).unlink()
+    older = map_arrays(written)  # to check whole: not stamped
+    assert not older.checked_before
+    write_arrays(written, {"log_id": 8}, ARRAYS)  # saved meanwhile, and stamped by its writer
+    older.check()  # the older version passes (read through its own mapping)
+    assert map_arrays(written).checked_before
+    assert read_arrays(written).meta == {"log_id": 8}
