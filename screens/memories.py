@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from mnemoscope.app.widgets import PromptDialog, clip
-from mnemoscope.app.widgets.tables import PagedTable, PlainTable, set_columns, turned_to
+from mnemoscope.app.widgets.tables import PagedTable, PlainTable, page_label, set_columns, turned_to
 from mnemoscope.screens.base import BaseScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
@@ -126,8 +126,7 @@ was built from: Enter on a turn jumps to it on the Sources screen.
         self.episodes, self.source_names, self.page_start, self.total = episodes, source_names, start, total
         table.clear()
         table.more_before, table.more_after = start > 0, start + len(episodes) < total
-        table.columns["summary"].label = Text(f"summary ({start + 1:,}–{start + len(episodes):,} of {total:,})"
-                                              if total > len(episodes) else "summary")
+        table.columns["summary"].label = Text(page_label("summary", start, len(episodes), total, self.summary_width))
         previous = object()
         for e in self.episodes:
             date = (e.time_start or "")[:10] or "undated"

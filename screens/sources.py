@@ -15,7 +15,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from mnemoscope.app.widgets import clip
-from mnemoscope.app.widgets.tables import PagedTable, set_columns, turned_to
+from mnemoscope.app.widgets.tables import PagedTable, page_label, set_columns, turned_to
 from mnemoscope.screens.base import BaseScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
@@ -74,7 +74,7 @@ items. The panel shows the selected item in full.
         self.pending_row: int | None = None  # where the cursor goes in the page being read (-1: its last row)
         self.pending_source: int | None = None
         self.pending_item: int | None = None
-        self.text_width = 0  # set with the columns
+        self.text_width = self.name_width = 0  # set with the columns
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="sources-main", classes="split"):
@@ -88,9 +88,9 @@ items. The panel shows the selected item in full.
         self.query_one("#sources-table", DataTable).focus()
 
     def fit_columns(self) -> None:
-        set_columns(self.query_one("#sources-table", DataTable),
-                    (("id", "id", 4), ("kind", "kind", 12), ("source", "name", None), ("items", "items", 9)),
-                    self.pane_width(3 / 5))
+        self.name_width = set_columns(self.query_one("#sources-table", DataTable),
+                                      (("id", "id", 4), ("kind", "kind", 12), ("source", "name", None), ("items", "items", 9)),
+                                      self.pane_width(3 / 5))
         self.text_width = set_columns(self.query_one("#items-table", DataTable),
                                       (("key", "key", 6), ("speaker", "speaker", 10), ("date", "date", 10),
                                        ("text", "text", None)), self.pane_width(3 / 5))
@@ -142,8 +142,7 @@ items. The panel shows the selected item in full.
         """The name column says which sources the page holds, when it does not hold them all."""
         table, start = self.query_one("#sources-table", PagedTable), self.sources_start
         shown = table.row_count
-        table.columns["name"].label = Text(f"source ({start + 1:,}–{start + shown:,} of {len(self.sources):,})"
-                                           if shown < len(self.sources) else "source")
+        table.columns["name"].label = Text(page_label("source", start, shown, len(self.sources), self.name_width))
 
     def add_source_row(self, table: DataTable, source: Source) -> None:
         count = self.counts.get(source.id)

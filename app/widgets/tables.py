@@ -108,6 +108,17 @@ class PagedTable(PlainTable):
             super().action_scroll_bottom()
 
 
+def page_label(noun: str, start: int, shown: int, total: int, width: int) -> str:
+    """A paged column's label: ``noun`` alone when the page holds every row, else which rows it
+    holds, in the most words that fit the column's ``width``. A label clipped by the table misleads:
+    'summary (1–200 of 464,' read as 464 episodes (the timeline beside its panel, at 1M)."""
+    if shown >= total:
+        return noun
+    first, last = f"{start + 1:,}", f"{start + shown:,}"
+    fitting = (f"{noun} ({first}–{last} of {total:,})", f"{first}–{last} of {total:,}", f"{first}+ of {total:,}")
+    return next((label for label in fitting if len(label) <= width), fitting[-1])
+
+
 def turned_to(to: str, start: int, size: int, total: int) -> tuple[int, int]:
     """Where a :class:`PagedTable` leaving its page (at ``start``, pages of ``size``, ``total``
     rows in all) goes: (the page's start, the cursor's row in it, -1 for its last): the next

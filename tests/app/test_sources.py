@@ -10,6 +10,7 @@ from typing import AsyncIterator, Awaitable, Callable
 from textual.widgets import DataTable
 
 from mnemoscope.app.widgets import ChoiceDialog
+from mnemoscope.app.widgets.tables import page_label
 from tests.app.mnemo_testing import SIZE, screen_lines, settle, text_of
 
 
@@ -222,6 +223,27 @@ async def test_the_timeline_keys_move_through_every_episode_page_after_page(demo
         assert await press("down", "down", "down", "down") == 4 and screen.page_start == 4
         assert await press("up") == 3 and screen.page_start == 0
         assert "Episode" in text_of(screen.query_one("#episode-body"))
+
+
+async def test_a_page_says_which_rows_it_holds_in_words_that_fit_its_column(demo_app, monkeypatch):
+    """Beside the panel (120 columns) the timeline's summary column is narrow: 'summary (1–200 of
+    464,' clipped there read as 464 episodes, so the label drops words until it fits."""
+    from mnemoscope.screens import memories
+
+    monkeypatch.setattr(memories, "EPISODE_ROWS", 4)
+    app = demo_app(start_mode="memories")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen, total = app.screen, app.store_stats.totals()["episodes"]
+        await pilot.press("end")
+        await settle(pilot)
+        assert screen.page_start > 0 and len(f"summary ({screen.page_start + 1}–{total} of {total})") > screen.summary_width
+        assert f" {screen.page_start + 1}–{total} of {total} " in "\n".join(screen_lines(app))
+    # at 1M, the widest words that fit
+    assert page_label("summary", 0, 200, 464_037, 30) == "summary (1–200 of 464,037)"
+    assert page_label("summary", 0, 200, 464_037, 22) == "1–200 of 464,037"
+    assert page_label("summary", 464_000, 37, 464_037, 22) == "464,001+ of 464,037"
+    assert page_label("source", 0, 500, 500, 30) == "source"  # the page holds them all
 
 
 @asynccontextmanager
