@@ -187,6 +187,8 @@ _FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|ourselves)\
 # A clause that opens with someone else: "she's moved", "they sold the house", and the listener: "You
 # moved in with her!" is their news.
 _SOMEONE_ELSE = re.compile(r"(?:he|she|they|his|her|their|you|your)\b", re.I)
+# Someone spoken of by a pronoun: "she runs the shop", "the two of them".
+_PRONOUN = re.compile(r"\b(?:he|she|they|him|her|them)\b", re.I)
 # Where a sentence's clauses part: "She isn't worried at all: Leah moved to Boulder in July and
 # hikes every weekend" holds three.
 _CLAUSE = re.compile(r"\s*[,;:]\s+|\s+(?:and|but|so|while|because)\s+", re.I)
@@ -380,10 +382,14 @@ def _on_topic(split: tuple[tuple[str, frozenset[str]], ...], question: PresentQu
 
 def _states_value(text: str, question: PresentQuestion, lent: frozenset[str], names: Sequence[str]) -> bool:
     """Whether a sentence of a candidate on the topic states a value of the kind the question
-    asks for (:func:`.latest.states_kind`): "Still thirty-five." answering "How many goats now?"."""
+    asks for (:func:`.latest.states_kind`): "Still thirty-five." answering "How many goats now?".
+    For a name, a sentence on the topic that speaks of someone by a pronoun names them in the
+    sentence before: "Olena started making the cheese with me. So now it's the two of them
+    helping"."""
     split = sentence_tokens(text)
-    return question.kind is not None and any(states_kind(split[n][0], question.kind, names)
-                                             for n in _on_topic(split, question, lent))
+    return question.kind is not None and any(
+        states_kind(split[m][0], question.kind, names) for n in _on_topic(split, question, lent)
+        for m in ([n - 1, n] if n and question.kind == "name" and _PRONOUN.search(split[n][0]) else [n]))
 
 
 def _new_of_topic(sentence: str, topic: frozenset[str]) -> bool:

@@ -644,3 +644,22 @@ def test_a_question_about_what_happened_or_one_of_several_asks_no_latest_value()
     assert present.present_question("Who performed at Ailsa's birthday party?", rules, ["Ailsa"]) is None
     assert present.present_question("Who is one of Ailsa's heroes?", rules, ["Ailsa"]).kind is None
     assert present.present_question("Who is Ailsa's hero?", rules, ["Ailsa"]).kind == "name"
+
+
+SHE_HELPS = locomo("she helps", ("Ailsa", "Rory"),
+    ("9:00 am on 14 January, 2025", [
+        ("Ailsa", "At the café Morag helps me, she helps with the baking for the café."),
+        ("Rory", "Good for you."),
+    ]),
+    ("6:00 pm on 2 June, 2025", [
+        ("Ailsa", "Morag left for uni in May, so her sister Eilidh came. She helps me now, weekends too."),
+        ("Rory", "Good for you."),
+    ]),
+)
+she_helps = stored(SHE_HELPS)
+
+
+def test_a_name_said_just_before_the_pronoun_that_answers_who_is_a_value(she_helps):
+    """"… her sister Eilidh came. She helps me now, weekends too.": the sentence on the
+    topic says "she", the one before names her."""
+    assert above(ranked(she_helps, "Who helps Ailsa at the café?"), "D2:1", "D1:1")
