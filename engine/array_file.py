@@ -172,7 +172,7 @@ def _stamped(path: Path, version: Version) -> bool:
         with _open_private(path.with_name(path.name + STAMP_SUFFIX)) as f:
             dated, raw = os.fstat(f.fileno()).st_mtime_ns, f.read(4096)
         return json.loads(raw) == asdict(version) and dated > version.ctime_ns
-    except (Unusable, OSError, ValueError):
+    except (Unusable, OSError, ValueError, RecursionError):  # RecursionError: JSON nested past the parser's depth
         return False
 
 
@@ -292,7 +292,7 @@ def _header(lead: bytes, f: BinaryIO) -> tuple[dict[str, object], list[dict[str,
         raise Unusable("damaged header")
     try:
         header = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past the parser's depth
         raise Unusable("damaged header") from None
     if not isinstance(header, dict) or header.get("format") not in FORMATS:
         raise Unusable("another format")

@@ -9,13 +9,14 @@ import shutil
 import signal
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mnemoscope.engine import Memory
-from mnemoscope.engine.array_file import STAMP_SUFFIX, Unusable, map_arrays, read_arrays, write_arrays
+from mnemoscope.engine.array_file import MAGIC, STAMP_SUFFIX, Unusable, map_arrays, read_arrays, write_arrays
 
 ROOT = Path(__file__).resolve().parents[2]
 ARRAYS = {
@@ -123,13 +124,15 @@ def test_a_stamp_no_later_than_the_files_change_is_not_believed(written: Path):
     assert opened(written)
 
 
-@pytest.mark.parametrize("spoil", ["public", "garbage", "another version"])
+@pytest.mark.parametrize("spoil", ["public", "garbage", "nested", "another version"])
 def test_a_stamp_that_is_public_damaged_or_of_another_version_is_not_believed(written: Path, spoil: str):
     stamp = stamp_of(written)
     if spoil == "public":
         stamp.chmod(0o644)
     elif spoil == "garbage":
         stamp.write_bytes(b"{not json")
+    elif spoil == "nested":
+        stamp.write_bytes(b"[" * 4096)  # deeper than json's recursion: RecursionError, not ValueError
     else:
         stamp.write_text(stamp.read_text().replace('"size": ', '"size": 1'))
     assert not opened(written)
@@ -188,6 +191,7 @@ def test_a_stamp_that_cannot_be_written_costs_a_whole_check_not_an_error(tmp_pat
 
 OPEN_BESIDE_A_FIFO = """
 import sys
+import zlib
 from pathlib import Path
 from mnemoscope.engine.array_file import Unusable, map_arrays
 
@@ -221,3 +225,13 @@ def test_a_check_that_ends_after_a_newer_file_was_saved_leaves_the_newer_files_s
     older.check()  # the older version passes (read through its own mapping)
     assert map_arrays(written).checked_before
     assert read_arrays(written).meta == {"log_id": 8}
+
+
+def test_a_header_nested_deeper_than_json_reads_is_refused(tmp_path: Path):
+    """A header whose CRC holds but whose JSON nests past the parser's recursion is "no file", as
+    any other damaged header, not a RecursionError out of the store's open."""
+    path, raw = tmp_path / "arrays", b"[" * 4096
+    path.write_bytes(MAGIC + len(raw).to_bytes(8, "little") + raw + zlib.crc32(raw).to_bytes(4, "little"))
+    path.chmod(0o600)
+    with pytest.raises(Unusable, match="damaged header"):
+        opened(path)
