@@ -82,13 +82,14 @@ the newest 10,000 changes; this view lists the newest 500.
 
     def refresh_data(self) -> None:
         services = self.services
-        self.run_task("activity", "Loading the activity log", lambda: services.memory.activity.recent(LINES_SHOWN),
+        # one more than shown: whether the log holds older changes than the view lists
+        self.run_task("activity", "Loading the activity log", lambda: services.memory.activity.recent(LINES_SHOWN + 1),
                       progress=False, show=False, replace=True, done=self.show_activity)
 
-    def show_activity(self, events: list["ActivityEvent"]) -> None:
+    def show_activity(self, read: list["ActivityEvent"]) -> None:
         table = self.query_one("#activity-table", DataTable)
         selected = self.current_event()
-        self.events = events
+        events = self.events = read[:LINES_SHOWN]
         table.clear()
         now = time.time()
         for event in events:
@@ -98,7 +99,7 @@ the newest 10,000 changes; this view lists the newest 500.
         if selected is not None and any(e.id == selected.id for e in events):  # the same line stays selected
             table.move_cursor(row=[e.id for e in events].index(selected.id), animate=False)
         clients = Counter(e.client for e in events)
-        summary = Text(f"{len(events):,} change(s), newest first" if len(events) < LINES_SHOWN else
+        summary = Text(f"{len(events):,} change(s), newest first" if len(read) <= LINES_SHOWN else
                        f"The newest {len(events):,} changes (older ones are not listed)", style="bold")
         if clients:
             summary.append("  ·  " + "  ".join(f"{client} {n:,}" for client, n in clients.most_common()), style="dim")

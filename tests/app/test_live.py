@@ -58,6 +58,24 @@ async def test_the_app_follows_another_process(tmp_path, monkeypatch):
         assert log.row_count == 3 and "The newest 3 changes (older ones are not listed)" in "\n".join(screen_lines(app))
 
 
+async def test_the_activity_view_says_older_changes_are_not_listed_only_when_there_are(demo_app, monkeypatch):
+    """A log that holds exactly as many changes as the view lists has none older to leave out."""
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        held = len(app.services.memory.activity.recent(100_000))
+        assert held > 1
+        for shown, summary in ((held, f"{held} change(s), newest first"),
+                               (held - 1, f"The newest {held - 1} changes (older ones are not listed)")):
+            monkeypatch.setattr("mnemoscope.screens.activity.LINES_SHOWN", shown)
+            await app.switch_mode("activity")
+            app.screen.refresh_data()
+            await settle(pilot)
+            assert app.screen.query_one("#activity-table", DataTable).row_count == shown
+            assert summary in "\n".join(screen_lines(app))
+            await app.switch_mode("query")
+
+
 def test_hits_and_changes_name_an_agents_conversation():
     """A chat's turns are numbered by their place (keys "0", "1", …): the hit's source column
     names the conversation and the speaker; the Activity view leaves out the agent's prefix that
