@@ -279,7 +279,7 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     terms -= set(lexical_tokens(" ".join(n for n in names if not _named_as_topic(n, query))))
     state = asks_state(query)
     own = frozenset(terms) - STATE_WORDS
-    others = _WHO_ELSE.match(query) is not None
+    others = (who := _WHO_ELSE.match(query)) is not None and not _verb_asks_of(who[0], query[who.end():], names, rules)
     asked = [] if others else [
         slot for slot in rules.slots.values()
         if terms & asked_by(slot) or (phrases := phrases_of(slot.asks)) and _says(phrases, _without(names, query))]
@@ -293,6 +293,15 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     counted = frozenset(lexical_tokens(how_many[1])) - set(lexical_tokens(" ".join(names))) if how_many else None
     return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES, counted=counted, state=state,
                            own=own, others=others, kind=answer_kind(query)) if terms else None
+
+
+def _verb_asks_of(opening: str, rest: str, names: Sequence[str], rules: Rules) -> bool:
+    """Whether "who <verb>" (``opening``) asks a slot of the subject named right after the verb
+    (``rest``): "Who manages Asha now?" asks her manager, as "who is Asha's manager?" does; "who
+    helps Benedita?" and "who works at Annelies's shop?" ask about others."""
+    verb = set(lexical_tokens(opening.split()[-1]))
+    return any(rest.lstrip().startswith(name) for name in names if name) \
+        and any(verb & asked_by(slot) for slot in rules.slots.values())
 
 
 def _without(names: Sequence[str], query: str) -> str:
