@@ -533,7 +533,10 @@ class Memory:
 
     def warm_up(self) -> None:
         """Load every area and build the search matrices now, so that the first query need not
-        (the app calls this behind its usable screen, and again after following another process)."""
+        (the app calls this behind its usable screen, and again after following another process).
+        The saved files it and the first queries read are asked of the disk first, all at once."""
+        parts = [AREAS_PART] if len(self._loaded) < len(self._areas) else []
+        index_file.read_ahead(self.store, parts + ([INDEX_PART] if self.index_from_file else []))
         self._load_areas()
         self.index.bm25.prepare()
         self.index.lsa_vectors  # items projected into the latent space

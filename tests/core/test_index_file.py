@@ -337,6 +337,68 @@ def test_an_areas_file_that_cannot_be_written_aside_costs_a_warning_not_an_error
     assert "was not saved" in caplog.text and not sidecar(demo_copy, "areas").exists()
 
 
+def _read_from_disk() -> int:
+    with open("/proc/self/io") as io:
+        return next(int(line.split()[1]) for line in io if line.startswith("read_bytes"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists() or not hasattr(os, "posix_fadvise"), reason="Linux's /proc, fadvise")
+def test_the_saved_files_are_read_ahead_in_one_go(areas_saved: Path):
+    """What the warm-up and the first recalls read of the saved files is asked of the disk at once
+    (index_file.read_ahead): reading them afterwards reads nothing more from the disk."""
+    from mnemoscope.engine import index_file
+
+    with Memory(areas_saved, **SAVE_ALWAYS) as mem:
+        paths = [index_file.path_of(mem.store, part) for part in ("areas", "index")]
+        assert all(path is not None and path.stat().st_size > 0 for path in paths)
+
+        def read_after(ahead: bool) -> int:
+            for path in paths:
+                with open(path, "rb") as f:
+                    os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)  # as after hours unread
+            if ahead:
+                thread = index_file.read_ahead(mem.store, ["areas", "index"])
+                assert thread is not None
+                thread.join(60)
+            before = _read_from_disk()
+            for path in paths:
+                path.read_bytes()
+            return _read_from_disk() - before
+
+        size = sum(path.stat().st_size for path in paths)
+        if read_after(False) < size // 2:
+            pytest.skip("this file system keeps the files in memory (tmpfs)")
+        assert read_after(True) < size // 10
+
+
+
+def test_a_named_pipe_in_place_of_a_saved_file_is_not_waited_on_by_the_read_ahead(areas_saved: Path):
+    """(Another user may place one where a store in a shared folder keeps a file: the open
+    refuses it, and the read-ahead passes it by instead of waiting for a writer.)"""
+    from mnemoscope.engine import index_file
+
+    areas = sidecar(areas_saved, "areas")
+    areas.unlink()
+    os.mkfifo(areas, 0o600)
+    with Memory(areas_saved, save_index_above=10**9) as mem:
+        thread = index_file.read_ahead(mem.store, ["areas", "index"])
+        assert thread is not None
+        thread.join(10)
+        assert not thread.is_alive()
+
+def test_the_warm_up_asks_for_the_saved_files_it_and_the_first_recalls_read(areas_saved: Path, monkeypatch):
+    from mnemoscope.engine import index_file
+
+    asked: list[list[str]] = []
+    monkeypatch.setattr(index_file, "read_ahead", lambda store, parts: asked.append(list(parts)))
+    with Memory(areas_saved, **SAVE_ALWAYS) as mem:
+        assert mem.index_from_file
+        mem.warm_up()
+        assert set(mem.areas_from_file) == SAVED_AREAS
+        mem.warm_up()  # again (after following another process): the areas are loaded
+    assert asked == [["areas", "index"], ["index"]]
+
+
 # -- what a saved file is derived from ----------------------------------------------------------
 
 
