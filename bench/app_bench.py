@@ -352,6 +352,8 @@ def main() -> None:
                              "A/B, with --queries 0: the query latencies run this checkout's code)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.runs < 1:  # the report is the cold starts' medians
+        parser.error("--runs: at least one cold start to time")
     if args.queries and args.code.resolve() != ROOT:
         # this process opens the store with its own code for the queries: on an older checkout's
         # store it would migrate it, and that checkout's next start refuses the store

@@ -47,3 +47,10 @@ def test_a_cold_start_reports_the_items_the_app_counted(demo_copy: Path):
     with Memory(demo_copy) as mem:
         assert report["items"] == mem.counts().items > 0
     assert report["cold_start"]["median_s"] > 0 and report["query_to_rendered"] == {}
+
+
+def test_no_cold_start_to_time_is_one_line(tmp_path: Path):
+    out = app_bench("--store", str(tmp_path / "s.db"), "--runs", "0", "--queries", "0")
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines()[-1].endswith("--runs: at least one cold start to time")
+    assert not (tmp_path / "s.db").exists()
