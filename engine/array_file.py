@@ -140,7 +140,7 @@ def _stamp_current(path: Path, header_crc: int, is_vouched: Callable[[os.stat_re
     for (``is_vouched``). Another process may have saved a file over it meanwhile (a whole check
     at a million items takes seconds), stamped by its own writer: that stamp is left as it is."""
     try:
-        with _open_private(path) as f:
+        with open_private(path) as f:
             info = os.fstat(f.fileno())
     except Unusable:
         return
@@ -169,7 +169,7 @@ def _stamped(path: Path, version: Version) -> bool:
     """Whether the stamp beside ``path`` vouches for ``version``: it names it and is private,
     and it was written in a later tick than the version's change time."""
     try:
-        with _open_private(path.with_name(path.name + STAMP_SUFFIX)) as f:
+        with open_private(path.with_name(path.name + STAMP_SUFFIX)) as f:
             dated, raw = os.fstat(f.fileno()).st_mtime_ns, f.read(4096)
         return json.loads(raw) == asdict(version) and dated > version.ctime_ns
     except (Unusable, OSError, ValueError, RecursionError):  # RecursionError: JSON nested past the parser's depth
@@ -178,7 +178,7 @@ def _stamped(path: Path, version: Version) -> bool:
 
 def read_header(path: Path) -> dict[str, object]:
     """The caller's metadata of a file, without reading or checking its arrays (cheap)."""
-    with _open_private(path) as f:
+    with open_private(path) as f:
         return _header(f.read(len(MAGIC) + 8), f)[0]
 
 
@@ -230,7 +230,7 @@ def map_arrays(path: Path) -> MappedArrays:
     """Every array of the file, as copy-on-write views of its mapped pages, within the file's
     bounds and numeric; their checksums are read by :meth:`MappedArrays.check` (unless this
     version of the file is stamped as checked)."""
-    with _open_private(path) as f:
+    with open_private(path) as f:
         info = os.fstat(f.fileno())
         meta, entries, header_crc = _header(f.read(len(MAGIC) + 8), f)
         size = info.st_size
@@ -263,7 +263,7 @@ def _let_go(pages: mmap.mmap, offset: int, length: int) -> None:
         pages.madvise(mmap.MADV_DONTNEED, first, offset + length - first)
 
 
-def _open_private(path: Path) -> BinaryIO:
+def open_private(path: Path) -> BinaryIO:
     """The file, opened only if it is a regular file of this user that nobody else may read or
     write (a file another user placed is not trusted). Opened without blocking, as engine/files.py
     reads: a named pipe in its place (which another user can put where a store in /tmp keeps a

@@ -41,7 +41,6 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
-import stat
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -53,7 +52,7 @@ import numpy as np
 
 from . import vectors
 from .activity import EFFECTS
-from .array_file import FORMAT, ArrayFile, MappedArrays, Unusable, map_arrays, read_header, write_arrays
+from .array_file import FORMAT, ArrayFile, MappedArrays, Unusable, map_arrays, open_private, read_header, write_arrays
 from .errors import FileRefused
 from .index import LSA_KEY, WORDS_KEY, Index
 from .store import Store
@@ -220,20 +219,17 @@ def read_ahead(store: Store, parts: Sequence[str]) -> threading.Thread | None:
 
 
 def _advise(paths: Sequence[Path]) -> None:
-    """The advice for each regular file of ``paths`` (opened without blocking and without
-    following a link, as engine/array_file.py opens them: a named pipe there is not waited on)."""
+    """The advice for each of ``paths`` that is a private regular file of this user, opened as
+    the saved files are read (:func:`engine.array_file.open_private`: a named pipe there is not
+    waited on)."""
     for path in paths:
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:  # none saved (a small store): nothing to read
+            with open_private(path) as f:
+                size = os.fstat(f.fileno()).st_size
+                for offset in range(0, size, READ_AHEAD_PIECE):
+                    os.posix_fadvise(f.fileno(), offset, READ_AHEAD_PIECE, os.POSIX_FADV_WILLNEED)
+        except Unusable:  # none saved (a small store), or not a file of ours: nothing to read
             continue
-        try:
-            info = os.fstat(fd)
-            if stat.S_ISREG(info.st_mode):
-                for offset in range(0, info.st_size, READ_AHEAD_PIECE):
-                    os.posix_fadvise(fd, offset, READ_AHEAD_PIECE, os.POSIX_FADV_WILLNEED)
-        finally:
-            os.close(fd)
 
 
 def keep_freed_blocks() -> None:
