@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .common import UsageError, store_path
 
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def check(args: argparse.Namespace, out: TextIO) -> int:
     from mnemoscope.engine.config import default_store_path
     from mnemoscope.engine.errors import StoreError
-    from mnemoscope.engine.store.check import check_file, recount
+    from mnemoscope.engine.store.check import KEPT_BY_MIGRATION, check_file, recount
     from mnemoscope.engine.transfer import salvage
 
     path = Path(store_path(args) or default_store_path()).expanduser()
@@ -37,9 +37,17 @@ def check(args: argparse.Namespace, out: TextIO) -> int:
     if args.salvage and args.recount:
         raise UsageError("check takes --salvage FILE or --recount, not both")
     if args.recount:
-        drifts = recount(path)
-        out.write(f"recounted {path}: " + _listed(drifts, lambda d: f"{d.name} {d.counted} (kept {d.kept})") + "\n"
-                  if drifts else f"{path}: the kept counts equal a recount; nothing changed\n")
+        done = recount(path)
+        lines = []
+        if done.added:  # a store from before them: its open upgraded it, and the migrations counted every row
+            rest = "" if done.drifts or len(done.added) == len(KEPT_BY_MIGRATION) else "; the rest equal a recount"
+            lines.append(f"upgraded {path}: added the kept counts of {' and of '.join(done.added)}, counted from every"
+                         f" row{rest}")
+        if done.drifts:
+            lines.append(f"recounted {path}: " + _listed(done.drifts, RECOUNTED))
+        elif not done.added:
+            lines.append(f"{path}: the kept counts equal a recount; nothing changed")
+        out.write("\n".join(lines) + "\n")
         return 0
     if args.salvage:
         saved = salvage(path, args.salvage)
@@ -51,7 +59,7 @@ def check(args: argparse.Namespace, out: TextIO) -> int:
     report = check_file(path)
     problems = list(report.problems)
     if report.drifts:
-        kept = _listed(report.drifts, lambda d: f"{d.name} kept {d.kept}, counted {d.counted}", "; ")
+        kept = _listed(report.drifts, FOUND, "; ")
         problems.append(f"the kept counts differ from a recount ({kept}): the app's header shows them;"
                         f" `mnemoscope --store {path} check --recount` sets them to the recount")
     lines = [f"{path}: {'ok' if report.ok else f'{len(problems)} problem(s)'}",
@@ -62,7 +70,16 @@ def check(args: argparse.Namespace, out: TextIO) -> int:
     return 0 if report.ok else 1
 
 
-def _listed(drifts: list[CountDrift], said: Callable[[CountDrift], str], sep: str = ", ") -> str:
-    """The first few drifts, and how many more: many entities' counts off stay one line."""
-    shown = sep.join(said(d) for d in drifts[:LISTED])
+# a drift as check names it and as ``--recount`` says what it set: a count kept and counted, a row
+# of an owner's counts missing, a row of counts of an owner that is gone
+FOUND = ("{name} kept {kept}, counted {counted}", "{name} not kept, counted {counted}",
+         "{name} kept {kept}, the {noun} is gone")
+RECOUNTED = ("{name} {counted} (kept {kept})", "{name} {counted} (not kept)", "{name} dropped (kept {kept}; the {noun} is gone)")
+
+
+def _listed(drifts: list[CountDrift], phrases: tuple[str, str, str], sep: str = ", ") -> str:
+    """The first few drifts, each in its case's phrase, and how many more: many entities' counts
+    off stay one line."""
+    shown = sep.join(phrases[1 if d.kept is None else 2 if d.counted is None else 0].format(
+        name=d.name, kept=d.kept, counted=d.counted, noun=d.noun) for d in drifts[:LISTED])
     return shown + (f"{sep}and {len(drifts) - LISTED} more" if len(drifts) > LISTED else "")

@@ -140,6 +140,7 @@ class StoreBase:
         self.closing = False  # set by close(): new statements are refused
         self._open_reads = 0  # live cursors on the shared connections
         self.lock_timeout = lock_timeout
+        self.upgraded: list[str] = []  # the migrations this open applied (``check --recount`` says what they added)
         in_memory = str(path) == ":memory:"
         if not in_memory:
             _prepare_file(self.path)
@@ -473,6 +474,7 @@ class StoreBase:
                 for statement in _statements(sql):
                     conn.execute(statement)
                 conn.execute("INSERT INTO schema_migrations VALUES (?, julianday('now'))", (name,))
+            self.upgraded = [name for name, _ in pending]
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version = {len(migrations)}")
 

@@ -35,11 +35,41 @@ _JSON_COLUMNS = {"meta": dict, "tags": list, "links": list}
 # the counts the store keeps by triggers, by table, each column with its recount from every row
 # (migrations counts-1 and knowledge-9): the app's header reads them instead of counting
 KEPT_COUNTS = {"record_counts": RECOUNTS, "knowledge_totals": TOTALS_RECOUNTS}
-# each entity's kept counts (knowledge-7) that differ from their recount, in one statement
-_ENTITY_DRIFTS = ("SELECT c.entity_id, c.items, c.facts, COALESCE(m.n, 0), COALESCE(f.n, 0) FROM entity_counts c"
-                  f" LEFT JOIN ({ENTITY_ITEMS_RECOUNT}) m ON m.entity_id = c.entity_id"
-                  f" LEFT JOIN ({ENTITY_FACTS_RECOUNT}) f ON f.eid = c.entity_id"
-                  " WHERE c.items != COALESCE(m.n, 0) OR c.facts != COALESCE(f.n, 0) ORDER BY c.entity_id")
+
+
+@dataclass(frozen=True)
+class KeptPerRow:
+    """Counts a table keeps for each row of another (each entity's, knowledge-7): a row of them
+    per owner, which its triggers add and delete with the owner's. Compared with the recount
+    over every owner and every row of counts, so that an owner without its row (missing from a
+    list read along the counts' index) and a row of an owner that is gone are found too."""
+
+    table: str  # the counts: entity_counts
+    key: str  # its column naming the owner: entity_id
+    owners: str  # the owners' table (its ``id``): entities
+    noun: str  # an owner, as check names it: entity
+    recounts: dict[str, str]  # column → a query of (owner id, its count) over every row; an owner absent counts 0
+
+    def drifts_sql(self) -> str:
+        """Each owner whose row differs from its recount, in one statement (one snapshot): (owner
+        id, the kept columns, their recounts); a kept column is NULL when the row is missing,
+        a recount NULL when the owner is gone."""
+        columns = list(self.recounts)
+        recounted = [f"CASE WHEN o.id IS NULL THEN NULL ELSE COALESCE(r{n}.n, 0) END" for n in range(len(columns))]
+        return (f"WITH {', '.join(f'r{n}(id, n) AS ({sql})' for n, sql in enumerate(self.recounts.values()))}"
+                f" SELECT k.id, {', '.join(f'c.{c}' for c in columns)}, {', '.join(recounted)}"
+                f" FROM (SELECT id FROM {self.owners} UNION SELECT {self.key} FROM {self.table}) k"
+                f" LEFT JOIN {self.owners} o ON o.id = k.id LEFT JOIN {self.table} c ON c.{self.key} = k.id"
+                + "".join(f" LEFT JOIN r{n} ON r{n}.id = k.id" for n in range(len(columns)))
+                + f" WHERE o.id IS NULL OR c.{self.key} IS NULL OR "
+                + " OR ".join(f"c.{c} != COALESCE(r{n}.n, 0)" for n, c in enumerate(columns)) + " ORDER BY k.id")
+
+
+KEPT_PER_ROW = (KeptPerRow("entity_counts", "entity_id", "entities", "entity",
+                           {"items": ENTITY_ITEMS_RECOUNT, "facts": ENTITY_FACTS_RECOUNT}),)
+# what each migration that adds kept counts adds, as ``check --recount`` says it after applying it
+KEPT_BY_MIGRATION = {"counts-1": "sources and items", "knowledge-7": "each entity's items and facts",
+                     "knowledge-9": "facts, episodes and events"}
 
 
 @dataclass
@@ -49,13 +79,23 @@ class CountDrift:
 
     table: str
     column: str
-    kept: int
-    counted: int
-    entity: int | None = None  # whose count it is, in entity_counts (None: the store's)
+    kept: int | None  # None: the row that keeps it is missing
+    counted: int | None  # None: its owner is gone (a row of counts of a deleted entity)
+    owner: int | None = None  # whose count it is (in a :class:`KeptPerRow` table; None: the store's)
+    noun: str = ""  # what the owner is: entity
 
     @property
     def name(self) -> str:
-        return self.column if self.entity is None else f"entity {self.entity}'s {self.column}"
+        return self.column if self.owner is None else f"{self.noun} {self.owner}'s {self.column}"
+
+
+@dataclass
+class Recounted:
+    """What :func:`recount` did: the kept counts an upgrade of the store's schema added as it
+    opened (counted from every row by their migrations), and the drifts it set to the recount."""
+
+    added: list[str]  # what the migrations applied by this open keep counts of (:data:`KEPT_BY_MIGRATION`)
+    drifts: list[CountDrift]
 
 
 @dataclass
@@ -141,7 +181,7 @@ def _check_schema(conn: sqlite3.Connection, report: CheckReport) -> None:
 
 
 def count_drifts(conn: sqlite3.Connection) -> list[CountDrift]:
-    """The kept counts (:data:`KEPT_COUNTS`, and each entity's) that differ from a recount. A
+    """The kept counts (:data:`KEPT_COUNTS`, :data:`KEPT_PER_ROW`) that differ from a recount. A
     table's counts and their recount are read by one statement, so from one snapshot: another process committing
     meanwhile cannot make them differ. A table an older store lacks is passed over: the next
     open adds it, counted."""
@@ -156,19 +196,23 @@ def count_drifts(conn: sqlite3.Connection) -> list[CountDrift]:
         if row is not None:
             drifts += [CountDrift(table, column, kept, counted)
                        for column, kept, counted in zip(columns, row, row[len(columns):]) if kept != counted]
-    if "entity_counts" in present:
-        for entity, items, facts, items_counted, facts_counted in conn.execute(_ENTITY_DRIFTS):
-            drifts += [CountDrift("entity_counts", column, kept, counted, entity)
-                       for column, kept, counted in (("items", items, items_counted), ("facts", facts, facts_counted))
-                       if kept != counted]
+    for kept in KEPT_PER_ROW:
+        if kept.table not in present:
+            continue
+        width = len(kept.recounts)
+        for row in conn.execute(kept.drifts_sql()):
+            drifts += [CountDrift(kept.table, column, row[1 + n], row[1 + width + n], row[0], kept.noun)
+                       for n, column in enumerate(kept.recounts) if row[1 + n] != row[1 + width + n]]
     return drifts
 
 
-def recount(path: str | Path) -> list[CountDrift]:
-    """Set the kept counts that differ from a recount to the recount (``check --recount``) and
-    return them as they were. Through the store, in one write transaction: a writer in another
-    process waits for it, so no count moves between the recount and the update (and a damaged,
-    foreign or read-only file is refused as every write refuses it)."""
+def recount(path: str | Path) -> Recounted:
+    """Set the kept counts that differ from a recount to the recount (``check --recount``), and
+    say what was done: the drifts as they were, and what kept counts the store's open added (a
+    store from before them is upgraded as it opens, its new counts counted from every row).
+    Through the store, in one write transaction: a writer in another process waits for it, so
+    no count moves between the recount and the update (and a damaged, foreign or read-only file
+    is refused as every write refuses it)."""
     from . import Store  # (the package imports this module's siblings, not this module)
 
     store = Store(path)
@@ -176,14 +220,25 @@ def recount(path: str | Path) -> list[CountDrift]:
         with store.transaction() as conn:
             drifts = count_drifts(conn)
             for drift in drifts:
-                if drift.entity is None:
-                    conn.execute(f"UPDATE {drift.table} SET {drift.column} = ?", (drift.counted,))
-                else:
-                    conn.execute(f"UPDATE {drift.table} SET {drift.column} = ? WHERE entity_id = ?",
-                                 (drift.counted, drift.entity))
+                _set(conn, drift)
     finally:
         store.close()
-    return drifts
+    return Recounted([KEPT_BY_MIGRATION[name] for name in store.upgraded if name in KEPT_BY_MIGRATION], drifts)
+
+
+def _set(conn: sqlite3.Connection, drift: CountDrift) -> None:
+    """One kept count set to its recount: a missing row of an owner's counts added, the row of
+    an owner that is gone deleted."""
+    if drift.owner is None:
+        conn.execute(f"UPDATE {drift.table} SET {drift.column} = ?", (drift.counted,))
+        return
+    key = next(kept.key for kept in KEPT_PER_ROW if kept.table == drift.table)
+    if drift.counted is None:
+        conn.execute(f"DELETE FROM {drift.table} WHERE {key} = ?", (drift.owner,))
+        return
+    if drift.kept is None:
+        conn.execute(f"INSERT OR IGNORE INTO {drift.table} ({key}) VALUES (?)", (drift.owner,))
+    conn.execute(f"UPDATE {drift.table} SET {drift.column} = ? WHERE {key} = ?", (drift.counted, drift.owner))
 
 
 def readable_records(path: str | Path, salvaged: Salvaged, batch: int = 500) -> Iterator[dict[str, Any]]:

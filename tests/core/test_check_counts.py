@@ -70,8 +70,11 @@ def test_a_store_from_before_the_kept_counts_checks_ok_and_recount_adds_them(dem
     code, out = cli("--store", demo_copy, "check")
     assert code == 0 and out.splitlines()[0] == f"{demo_copy}: ok"
     code, out = cli("--store", demo_copy, "check", "--recount")
-    assert code == 0 and out == f"{demo_copy}: the kept counts equal a recount; nothing changed\n"
+    assert code == 0 and out == (f"upgraded {demo_copy}: added the kept counts of sources and items, counted from every"
+                                 " row; the rest equal a recount\n")
     assert kept(demo_copy) == right
+    code, out = cli("--store", demo_copy, "check", "--recount")
+    assert code == 0 and out == f"{demo_copy}: the kept counts equal a recount; nothing changed\n"
 
 
 def test_recount_and_salvage_together_are_one_clear_refusal(demo_copy: Path, tmp_path: Path, capsys):
@@ -112,6 +115,33 @@ def test_each_entitys_kept_counts_are_checked_and_recounted_in_one_line(demo_cop
     assert code == 0 and out.startswith(f"recounted {demo_copy}: entity {first}'s items {items} (kept {items + 1}),"
                                         f" entity {first}'s facts {facts} (kept {facts + 2}),")
     assert out.endswith(f", and {more} more\n")
+    assert entity_counts(demo_copy) == right
+    code, out = cli("--store", demo_copy, "check")
+    assert code == 0 and out.splitlines()[0] == f"{demo_copy}: ok"
+
+
+def test_an_entity_without_its_kept_counts_or_counts_of_a_gone_entity_are_named_and_recounted(demo_copy: Path):
+    """An entity with no row of kept counts is missing from the Facts screen's list (which reads
+    the counts' index); a row of an entity that is gone is counted nowhere. Both are named, and
+    ``--recount`` adds the one and drops the other."""
+    right = entity_counts(demo_copy)
+    assert len(right) > 1 and right[0][1] > 0
+    (first, items, facts), gone = right[0], right[-1][0] + 100
+    alter(demo_copy, f"DELETE FROM entity_counts WHERE entity_id = {first}",
+          f"INSERT INTO entity_counts (entity_id, items, facts) VALUES ({gone}, 3, 1)")
+
+    code, out = cli("--store", demo_copy, "check")
+    problems = [line for line in out.splitlines() if line.startswith("  problem:")]
+    assert code == 1 and problems == [
+        f"  problem: the kept counts differ from a recount (entity {first}'s items not kept, counted {items};"
+        f" entity {first}'s facts not kept, counted {facts}; entity {gone}'s items kept 3, the entity is gone;"
+        f" entity {gone}'s facts kept 1, the entity is gone): the app's header shows them;"
+        f" `mnemoscope --store {demo_copy} check --recount` sets them to the recount"]
+
+    code, out = cli("--store", demo_copy, "check", "--recount")
+    assert code == 0 and out == (f"recounted {demo_copy}: entity {first}'s items {items} (not kept),"
+                                 f" entity {first}'s facts {facts} (not kept), entity {gone}'s items dropped (kept 3;"
+                                 f" the entity is gone), entity {gone}'s facts dropped (kept 1; the entity is gone)\n")
     assert entity_counts(demo_copy) == right
     code, out = cli("--store", demo_copy, "check")
     assert code == 0 and out.splitlines()[0] == f"{demo_copy}: ok"
