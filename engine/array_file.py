@@ -23,8 +23,9 @@ behind by another version, or not ours at all. So it is:
   time, which no program can set back), so it is checked whole again. A crash mid-write leaves
   the old file (and its stamp) or a temporary file nobody reads. A stamp is believed only if it
   was written in a later tick of the file system's clock than the file's change time (else a
-  write in place within that tick would keep the stamped times), so the writer waits out the
-  tick. What no stamp sees is the disk itself changing bytes under an unchanged file, which the
+  write in place within that tick would keep the stamped times), so the writer waits out a
+  short tick (:func:`date_again`); a clock behind the file, or one that ticks in seconds, leaves
+  the stamping to the next open, which checks the file whole. What no stamp sees is the disk itself changing bytes under an unchanged file, which the
   store's own pages (SQLite reads them unchecked) are exposed to as well.
 
   Two other ways were weighed: checking in the background after the open, with queries waiting
@@ -71,7 +72,9 @@ FORMATS = (1, 2)  # the container's numbers: one layout (see above)
 ALIGN = 64
 _KINDS = "biuf"  # bool, signed, unsigned, float: nothing that needs pickling
 STAMP_SUFFIX = ".checked"  # beside a file: the version of it whose arrays were checked (see above)
-_STAMP_TRIES, _STAMP_WAIT = 200, 0.002  # the writer waits out the clock's tick for at most ~0.4 s
+# the coarsest tick of a kernel's clock of file times worth waiting out (HZ=100: 10 ms, with room);
+# the stamp is dated again every _STAMP_WAIT seconds for at most two such ticks
+_TICK_NS, _STAMP_WAIT = 20_000_000, 0.002
 
 
 class Unusable(Exception):
@@ -150,19 +153,35 @@ def _stamp_current(path: Path, header_crc: int, is_vouched: Callable[[os.stat_re
 
 def _stamp(path: Path, version: Version) -> None:
     """Write the stamp saying ``version`` of ``path`` passed its checks, written (and so dated)
-    in a later tick of the file system's clock than the version's change time (see above). A
-    folder that cannot be written costs the next open a whole check, never an error."""
+    in a later tick of the file system's clock than the version's change time (see above): dated
+    again (its times set to now, not written again) while :func:`date_again` says waiting may
+    help; else removed, and the next open, which checks the file whole, stamps it. A folder that
+    cannot be written costs the next open a whole check, never an error."""
     stamp = path.with_name(path.name + STAMP_SUFFIX)
     try:
-        for _ in range(_STAMP_TRIES):
-            with atomic_writer(stamp) as out:
-                out.write(json.dumps(asdict(version)).encode())
-            if os.stat(stamp).st_mtime_ns > version.ctime_ns:
+        with atomic_writer(stamp) as out:
+            out.write(json.dumps(asdict(version)).encode())
+        started = time.monotonic_ns()
+        while (dated := os.stat(stamp, follow_symlinks=False).st_mtime_ns) <= version.ctime_ns:
+            if not date_again(dated, version.ctime_ns, time.monotonic_ns() - started):
+                os.unlink(stamp)  # a stamp no later than the change is not believed anyway
                 return
             time.sleep(_STAMP_WAIT)
-        os.unlink(stamp)  # the clock did not move on: a stamp of the same tick is not believed anyway
+            os.utime(stamp, follow_symlinks=False)
     except (OSError, FileRefused):
         return
+
+
+def date_again(dated_ns: int, changed_ns: int, waited_ns: int) -> bool:
+    """Whether a stamp dated ``dated_ns``, no later than the file's change time ``changed_ns``,
+    may be dated later than it by waiting ``waited_ns`` and more: only while the file system's
+    clock is within a tick of the change (the same tick; or a tick behind, when the change was
+    dated by a finer clock than the stamp), ticks finer than a second, and the wait is under two
+    ticks. A stamp dated further behind means the clock is behind the file (stepped back after
+    it was saved): no wait would be short. Dated in whole seconds, the clock ticks in seconds
+    (or two): waiting the tick out would cost every save a second or two, more than the next
+    open's whole check, which stamps the file."""
+    return changed_ns - _TICK_NS <= dated_ns <= changed_ns and dated_ns % 1_000_000_000 != 0 and waited_ns < 2 * _TICK_NS
 
 
 def _stamped(path: Path, version: Version) -> bool:

@@ -6,6 +6,7 @@ the rename leaves the old file, still good."""
 
 import os
 import shutil
+import time
 import signal
 import subprocess
 import sys
@@ -16,7 +17,9 @@ import numpy as np
 import pytest
 
 from mnemoscope.engine import Memory
-from mnemoscope.engine.array_file import MAGIC, STAMP_SUFFIX, Unusable, map_arrays, read_arrays, write_arrays
+from mnemoscope.engine import array_file
+from mnemoscope.engine.array_file import (MAGIC, STAMP_SUFFIX, Unusable, Version, _stamp, date_again, map_arrays,
+                                          read_arrays, write_arrays)
 
 ROOT = Path(__file__).resolve().parents[2]
 ARRAYS = {
@@ -235,3 +238,41 @@ def test_a_header_nested_deeper_than_json_reads_is_refused(tmp_path: Path):
     path.chmod(0o600)
     with pytest.raises(Unusable, match="damaged header"):
         opened(path)
+
+
+SECOND = 1_000_000_000
+CHANGED = 1_764_700_000 * SECOND + 123_456_789  # a file's change time, dated by a clock finer than a second
+
+
+@pytest.mark.parametrize("dated, waited, again", [
+    (CHANGED, 0, True),  # the same tick as the change: the clock moves on within a tick
+    (CHANGED - 4_000_000, 0, True),  # a coarser clock's tick behind the change (a kernel's, 4 ms)
+    (CHANGED, 60_000_000, False),  # waited three ticks: the clock does not move on
+    (CHANGED - 3600 * SECOND, 0, False),  # an hour behind the file: the clock was stepped back after the save
+    (CHANGED - 50_000_000, 0, False),  # behind by more than a tick
+    (1_764_700_000 * SECOND, 0, False),  # whole seconds: a file system dating in seconds waits a second or two
+])
+def test_the_stamp_is_dated_again_only_while_waiting_can_date_it_after_the_change(dated: int, waited: int, again: bool):
+    changed = 1_764_700_000 * SECOND if dated % SECOND == 0 else CHANGED
+    assert date_again(dated, changed, waited) is again
+
+
+def test_a_stamp_behind_a_change_in_the_future_is_given_up_at_once(written: Path, monkeypatch):
+    """A file changed "an hour from now" (the clock stepped back after it was saved: no test can
+    set a change time ahead without root, so the version stamped names one): no wait, no stamp
+    left, where the loop before wrote the stamp 200 times with a sleep between."""
+    sleeps: list[float] = []
+    monkeypatch.setattr(array_file.time, "sleep", sleeps.append)
+    info = written.stat()
+    ahead = Version(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, time.time_ns() + 3600 * SECOND, 0)
+    stamp_of(written).unlink()
+    _stamp(written, ahead)
+    assert sleeps == [] and not stamp_of(written).exists()
+
+
+def test_a_change_a_few_milliseconds_ahead_is_waited_out_and_stamped(written: Path):
+    """Within a tick of the clock: the stamp is dated again until it is later than the change."""
+    info = written.stat()
+    ahead = Version(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, time.time_ns() + 3_000_000, 0)
+    _stamp(written, ahead)
+    assert stamp_of(written).stat().st_mtime_ns > ahead.ctime_ns
