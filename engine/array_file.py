@@ -209,7 +209,8 @@ class MappedArrays:
     checksums: dict[str, tuple[int, int, object]]  # by array: (offset, bytes, the CRC its entry gives)
     path: Path
     version: Version  # the version mapped (its stamp, once checked)
-    to_check: mmap.mmap | None  # the same file mapped read-only (a file renamed over it since is not read); None: stamped
+    # the same file mapped read-only (a file renamed over it since is not read), and open to fsync it; None: stamped
+    to_check: tuple[mmap.mmap, BinaryIO] | None
 
     @property
     def checked_before(self) -> bool:
@@ -221,10 +222,16 @@ class MappedArrays:
         file was checked before; then stamp it. Reads the file through a read-only mapping of
         its own, let go of as it goes: the pages the arrays map stay as the caller left them, and
         none of the file stays resident for the check's sake (at a million items the index and
-        areas files are most of a gigabyte). Once only."""
+        areas files are most of a gigabyte). Once only.
+
+        The pages checked may be the page cache's alone (a file copied in by ``cp``, which does not
+        fsync): the file is fsynced before the stamp, so that a stamp on the disk never vouches
+        for bytes that a power cut could leave otherwise under the same times (a file system
+        that journals metadata ahead of data). A file already on the disk costs nothing more."""
         if self.to_check is None:
             return
-        with self.to_check as pages:
+        pages, synced = self.to_check
+        with synced, pages:
             view = memoryview(pages)
             try:
                 for name, (offset, length, crc) in self.checksums.items():
@@ -233,6 +240,10 @@ class MappedArrays:
                     _let_go(pages, offset, length)
             finally:
                 view.release()
+            try:
+                os.fsync(synced.fileno())
+            except OSError:  # not known to be on the disk: checked, not stamped (the next open checks it again)
+                return
         _stamp_current(self.path, self.version.header_crc,
                        lambda info: Version.of(info, self.version.header_crc) == self.version)
 
@@ -258,19 +269,20 @@ def map_arrays(path: Path) -> MappedArrays:
             raise Unusable("empty")
         version = Version.of(info, header_crc)
         pages = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
-        to_check = None if _stamped(path, version) else mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    arrays, checksums = {}, {}
-    for entry in entries:
-        try:
-            name, dtype, shape = str(entry["name"]), np.dtype(entry["dtype"]), tuple(int(n) for n in entry["shape"])
-            offset = start + int(entry["offset"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise Unusable(f"an array's entry is malformed: {exc}") from None
-        count = int(np.prod(shape)) if shape else 1
-        if dtype.kind not in _KINDS or min(shape, default=0) < 0 or offset < start or offset + count * dtype.itemsize > size:
-            raise Unusable(f"array {name!r} is out of bounds or not numeric")
-        arrays[name] = np.frombuffer(pages, dtype=dtype, count=count, offset=offset).reshape(shape)
-        checksums[name] = (offset, count * dtype.itemsize, entry.get("crc"))
+        arrays, checksums = {}, {}
+        for entry in entries:
+            try:
+                name, dtype, shape = str(entry["name"]), np.dtype(entry["dtype"]), tuple(int(n) for n in entry["shape"])
+                offset = start + int(entry["offset"])
+            except (KeyError, TypeError, ValueError) as exc:
+                raise Unusable(f"an array's entry is malformed: {exc}") from None
+            count = int(np.prod(shape)) if shape else 1
+            if dtype.kind not in _KINDS or min(shape, default=0) < 0 or offset < start or offset + count * dtype.itemsize > size:
+                raise Unusable(f"array {name!r} is out of bounds or not numeric")
+            arrays[name] = np.frombuffer(pages, dtype=dtype, count=count, offset=offset).reshape(shape)
+            checksums[name] = (offset, count * dtype.itemsize, entry.get("crc"))
+        to_check = None if _stamped(path, version) else (mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ),
+                                                          os.fdopen(os.dup(f.fileno()), "rb"))
     return MappedArrays(ArrayFile(meta, arrays), checksums, path, version, to_check)
 
 

@@ -276,3 +276,23 @@ def test_a_change_a_few_milliseconds_ahead_is_waited_out_and_stamped(written: Pa
     ahead = Version(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, time.time_ns() + 3_000_000, 0)
     _stamp(written, ahead)
     assert stamp_of(written).stat().st_mtime_ns > ahead.ctime_ns
+
+
+def test_a_file_checked_whole_is_fsynced_before_its_stamp(written: Path, tmp_path: Path, monkeypatch):
+    """A file copied in by a program that does not fsync (cp) may be in the page cache alone: the
+    check reads those pages, and a stamp on the disk must not vouch for bytes a power cut could
+    leave otherwise. The reader fsyncs the file before it writes the stamp."""
+    copy = tmp_path / "copy"
+    shutil.copyfile(written, copy)
+    copy.chmod(0o600)
+    synced: list[tuple[str, bool]] = []  # (the file fsynced, whether its stamp existed then)
+    fsync = os.fsync
+
+    def noted(fd: int) -> None:
+        synced.append((os.readlink(f"/proc/self/fd/{fd}"), stamp_of(copy).exists()))
+        fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", noted)
+    assert not opened(copy)
+    assert synced and (str(copy), False) in synced
+    assert opened(copy)  # and stamped
