@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--salvage", metavar="FILE", help="write what can be read as an export, for `import` into a new store")
     p.add_argument("--recount", action="store_true",
                    help="set the counts the store keeps (sources, items, facts, episodes, events, each entity's items and"
-                        " facts) to a recount of its rows")
+                        " facts, each source's items) to a recount of its rows")
     p.set_defaults(handler=check)
 
 
@@ -60,7 +60,7 @@ def check(args: argparse.Namespace, out: TextIO) -> int:
     problems = list(report.problems)
     if report.drifts:
         kept = _listed(report.drifts, FOUND, "; ")
-        problems.append(f"the kept counts differ from a recount ({kept}): the app's header shows them;"
+        problems.append(f"the kept counts differ from a recount ({kept}): the app shows them;"
                         f" `mnemoscope --store {path} check --recount` sets them to the recount")
     lines = [f"{path}: {'ok' if report.ok else f'{len(problems)} problem(s)'}",
              *(f"  {note}" for note in report.notes), *(f"  problem: {p}" for p in problems)]

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .base import APPLICATION_ID, HEADER_MAGIC
-from .counts import RECOUNTS
-from .knowledge import ENTITY_FACTS_RECOUNT, ENTITY_ITEMS_RECOUNT, TOTALS_RECOUNTS
+from .counts import RECOUNTS, SOURCE_ITEMS
+from .knowledge import ENTITY_ITEMS_AND_FACTS, TOTALS_RECOUNTS
 
 MAX_PROBLEMS = 20  # lines of SQLite's integrity report that are kept
 _SOURCE_COLUMNS = ("id", "name", "kind", "content_hash", "meta")
@@ -35,53 +35,22 @@ _JSON_COLUMNS = {"meta": dict, "tags": list, "links": list}
 # the counts the store keeps by triggers, by table, each column with its recount from every row
 # (migrations counts-1 and knowledge-9): the app's header reads them instead of counting
 KEPT_COUNTS = {"record_counts": RECOUNTS, "knowledge_totals": TOTALS_RECOUNTS}
-
-
-@dataclass(frozen=True)
-class KeptPerRow:
-    """Counts a table keeps for each row of another (each entity's, knowledge-7): a row of them
-    per owner, which its triggers add and delete with the owner's. Compared with the recount
-    over every owner and every row of counts, so that an owner without its row (missing from a
-    list read along the counts' index) and a row of an owner that is gone are found too."""
-
-    table: str  # the counts: entity_counts
-    key: str  # its column naming the owner: entity_id
-    owners: str  # the owners' table (its ``id``): entities
-    noun: str  # an owner, as check names it: entity
-    recounts: dict[str, str]  # column → a query of (owner id, its count) over every row; an owner absent counts 0
-
-    def drifts_sql(self) -> str:
-        """Each owner whose row differs from its recount, in one statement (one snapshot): (owner
-        id, the kept columns, their recounts); a kept column is NULL when the row is missing,
-        a recount NULL when the owner is gone."""
-        columns = list(self.recounts)
-        recounted = [f"CASE WHEN o.id IS NULL THEN NULL ELSE COALESCE(r{n}.n, 0) END" for n in range(len(columns))]
-        return (f"WITH {', '.join(f'r{n}(id, n) AS ({sql})' for n, sql in enumerate(self.recounts.values()))}"
-                f" SELECT k.id, {', '.join(f'c.{c}' for c in columns)}, {', '.join(recounted)}"
-                f" FROM (SELECT id FROM {self.owners} UNION SELECT {self.key} FROM {self.table}) k"
-                f" LEFT JOIN {self.owners} o ON o.id = k.id LEFT JOIN {self.table} c ON c.{self.key} = k.id"
-                + "".join(f" LEFT JOIN r{n} ON r{n}.id = k.id" for n in range(len(columns)))
-                + f" WHERE o.id IS NULL OR c.{self.key} IS NULL OR "
-                + " OR ".join(f"c.{c} != COALESCE(r{n}.n, 0)" for n, c in enumerate(columns)) + " ORDER BY k.id")
-
-
-KEPT_PER_ROW = (KeptPerRow("entity_counts", "entity_id", "entities", "entity",
-                           {"items": ENTITY_ITEMS_RECOUNT, "facts": ENTITY_FACTS_RECOUNT}),)
+KEPT_PER_ROW = (ENTITY_ITEMS_AND_FACTS, SOURCE_ITEMS)  # a row of counts per entity and per source
 # what each migration that adds kept counts adds, as ``check --recount`` says it after applying it
-KEPT_BY_MIGRATION = {"counts-1": "sources and items", "knowledge-7": "each entity's items and facts",
-                     "knowledge-9": "facts, episodes and events"}
+KEPT_BY_MIGRATION = {"counts-1": "sources and items", "counts-2": "each source's items",
+                     "knowledge-7": "each entity's items and facts", "knowledge-9": "facts, episodes and events"}
 
 
 @dataclass
 class CountDrift:
     """A kept count that differs from a recount of the rows (a store edited by hand, or a write
-    the triggers missed): the app's header shows it, wrong, until :func:`recount`."""
+    the triggers missed): the app shows it, wrong, until :func:`recount`."""
 
     table: str
     column: str
     kept: int | None  # None: the row that keeps it is missing
     counted: int | None  # None: its owner is gone (a row of counts of a deleted entity)
-    owner: int | None = None  # whose count it is (in a :class:`KeptPerRow` table; None: the store's)
+    owner: int | None = None  # whose count it is (in a table of :data:`KEPT_PER_ROW`; None: the store's)
     noun: str = ""  # what the owner is: entity
 
     @property

@@ -24,6 +24,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from .counts import KeptPerRow
+
+
 @dataclass(slots=True)
 class EpisodeMember:
     """What an episode shows of one of its items (:meth:`KnowledgeSQL.episode_members`)."""
@@ -88,33 +91,17 @@ END;
 # screen lists the most mentioned entities from an index instead of counting every mention.
 _MENTIONED = "SELECT 1 FROM mentions WHERE item_id = {row}.item_id AND entity_id = {row}.entity_id"
 _NAMING = "UPDATE entity_counts SET facts = facts {sign} 1 WHERE entity_id IN ({row}.subject_id, {row}.object_id)"
-# each entity's counts as counted from every row, by entity (``entity_id`` and ``eid``), ``n``:
-# what the migration starts from and ``check`` compares (an entity in neither counts 0)
+# each entity's counts as counted from every row, as (entity id, count): what the migration
+# starts from and ``check`` compares (an entity in neither counts 0)
 ENTITY_ITEMS_RECOUNT = "SELECT entity_id, COUNT(DISTINCT item_id) AS n FROM mentions GROUP BY entity_id"
 ENTITY_FACTS_RECOUNT = """SELECT eid, COUNT(*) AS n FROM (
               SELECT subject_id AS eid FROM facts WHERE retired_at IS NULL AND subject_id IS NOT NULL UNION ALL
               SELECT object_id FROM facts WHERE retired_at IS NULL AND object_id IS NOT NULL AND object_id IS NOT subject_id)
           GROUP BY eid"""
-ENTITY_COUNTS = f"""
-CREATE TABLE entity_counts (
-    entity_id INTEGER PRIMARY KEY,
-    items INTEGER NOT NULL DEFAULT 0,
-    facts INTEGER NOT NULL DEFAULT 0
-);
-INSERT INTO entity_counts (entity_id) SELECT id FROM entities;
-UPDATE entity_counts SET items = m.n
-    FROM ({ENTITY_ITEMS_RECOUNT}) AS m
-    WHERE m.entity_id = entity_counts.entity_id;
-UPDATE entity_counts SET facts = f.n
-    FROM ({ENTITY_FACTS_RECOUNT}) AS f
-    WHERE f.eid = entity_counts.entity_id;
+ENTITY_ITEMS_AND_FACTS = KeptPerRow("entity_counts", "entity_id", "entities", "entity",
+                                    {"items": ENTITY_ITEMS_RECOUNT, "facts": ENTITY_FACTS_RECOUNT})
+ENTITY_COUNTS = ENTITY_ITEMS_AND_FACTS.create_sql("counts") + f"""
 CREATE INDEX entity_counts_rank ON entity_counts(items + facts DESC, entity_id);
-CREATE TRIGGER entities_insert_counts AFTER INSERT ON entities BEGIN
-    INSERT OR IGNORE INTO entity_counts (entity_id) VALUES (NEW.id);
-END;
-CREATE TRIGGER entities_delete_counts AFTER DELETE ON entities BEGIN
-    DELETE FROM entity_counts WHERE entity_id = OLD.id;
-END;
 CREATE TRIGGER mentions_insert_counts AFTER INSERT ON mentions
 WHEN NOT EXISTS ({_MENTIONED.format(row="NEW")} AND surface != NEW.surface) BEGIN
     UPDATE entity_counts SET items = items + 1 WHERE entity_id = NEW.entity_id;

@@ -176,10 +176,6 @@ class RecordsSQL:
     def item_ids_of_source(self, source_id: int) -> list[int]:
         return [r[0] for r in self.conn.execute("SELECT id FROM items WHERE source_id = ? ORDER BY position", (source_id,))]
 
-    def item_counts_by_source(self) -> dict[int, int]:
-        """Items per source (sources without items are absent): one query, not one per source."""
-        return dict(self.conn.execute("SELECT source_id, COUNT(*) FROM items GROUP BY source_id").fetchall())
-
     def delete_item_row(self, item_id: int) -> None:
         self.conn.execute("DELETE FROM items WHERE id = ?", (item_id,))
 

@@ -36,6 +36,18 @@ def alter(path: Path, *statements: str) -> None:
         conn.close()
 
 
+def differ(path: Path, listed: str) -> list[str]:
+    """check's problem lines for kept counts that differ from a recount, ``listed``."""
+    return [f"  problem: the kept counts differ from a recount ({listed}): the app shows them;"
+            f" `mnemoscope --store {path} check --recount` sets them to the recount"]
+
+
+def problems(path: Path) -> tuple[int, list[str]]:
+    """check's exit code and problem lines."""
+    code, out = cli("--store", path, "check")
+    return code, [line for line in out.splitlines() if line.startswith("  problem:")]
+
+
 def test_check_names_the_kept_counts_that_differ_from_a_recount_and_recount_sets_them(demo_copy: Path):
     code, out = cli("--store", demo_copy, "check")
     assert code == 0 and out.splitlines()[0] == f"{demo_copy}: ok" and "  the kept counts equal a recount" in out.splitlines()
@@ -47,10 +59,8 @@ def test_check_names_the_kept_counts_that_differ_from_a_recount_and_recount_sets
     code, out = cli("--store", demo_copy, "check")
     lines = out.splitlines()
     assert code == 1 and lines[0] == f"{demo_copy}: 1 problem(s)" and "--salvage" not in out
-    assert [line for line in lines if line.startswith("  problem:")] == [
-        f"  problem: the kept counts differ from a recount (items kept {right['items'] + 3}, counted {right['items']};"
-        f" facts kept {right['facts'] - 2}, counted {right['facts']}): the app's header shows them;"
-        f" `mnemoscope --store {demo_copy} check --recount` sets them to the recount"]
+    assert [line for line in lines if line.startswith("  problem:")] == differ(demo_copy, (
+        f"items kept {right['items'] + 3}, counted {right['items']}; facts kept {right['facts'] - 2}, counted {right['facts']}"))
     assert store_checksum(demo_copy) == before  # check itself changes nothing
 
     code, out = cli("--store", demo_copy, "check", "--recount")
@@ -70,8 +80,8 @@ def test_a_store_from_before_the_kept_counts_checks_ok_and_recount_adds_them(dem
     code, out = cli("--store", demo_copy, "check")
     assert code == 0 and out.splitlines()[0] == f"{demo_copy}: ok"
     code, out = cli("--store", demo_copy, "check", "--recount")
-    assert code == 0 and out == (f"upgraded {demo_copy}: added the kept counts of sources and items, counted from every"
-                                 " row; the rest equal a recount\n")
+    assert code == 0 and out == (f"upgraded {demo_copy}: added the kept counts of sources and items and of each source's"
+                                 " items, counted from every row; the rest equal a recount\n")
     assert kept(demo_copy) == right
     code, out = cli("--store", demo_copy, "check", "--recount")
     assert code == 0 and out == f"{demo_copy}: the kept counts equal a recount; nothing changed\n"
@@ -103,13 +113,12 @@ def test_each_entitys_kept_counts_are_checked_and_recounted_in_one_line(demo_cop
     alter(demo_copy, "UPDATE entity_counts SET items = items + 1", f"UPDATE entity_counts SET facts = facts + 2 WHERE entity_id = {first}")
     more = len(right) + 1 - 5
 
-    code, out = cli("--store", demo_copy, "check")
-    problems = [line for line in out.splitlines() if line.startswith("  problem:")]
-    assert code == 1 and len(problems) == 1
-    assert problems[0].startswith(f"  problem: the kept counts differ from a recount (entity {first}'s items kept {items + 1},"
+    code, found = problems(demo_copy)
+    assert code == 1 and len(found) == 1
+    assert found[0].startswith(f"  problem: the kept counts differ from a recount (entity {first}'s items kept {items + 1},"
                                   f" counted {items}; entity {first}'s facts kept {facts + 2}, counted {facts};"
                                   f" entity {second}'s items kept {second_items + 1}, counted {second_items}; ")
-    assert f"; and {more} more): " in problems[0]
+    assert f"; and {more} more): " in found[0]
 
     code, out = cli("--store", demo_copy, "check", "--recount")
     assert code == 0 and out.startswith(f"recounted {demo_copy}: entity {first}'s items {items} (kept {items + 1}),"
@@ -130,13 +139,9 @@ def test_an_entity_without_its_kept_counts_or_counts_of_a_gone_entity_are_named_
     alter(demo_copy, f"DELETE FROM entity_counts WHERE entity_id = {first}",
           f"INSERT INTO entity_counts (entity_id, items, facts) VALUES ({gone}, 3, 1)")
 
-    code, out = cli("--store", demo_copy, "check")
-    problems = [line for line in out.splitlines() if line.startswith("  problem:")]
-    assert code == 1 and problems == [
-        f"  problem: the kept counts differ from a recount (entity {first}'s items not kept, counted {items};"
-        f" entity {first}'s facts not kept, counted {facts}; entity {gone}'s items kept 3, the entity is gone;"
-        f" entity {gone}'s facts kept 1, the entity is gone): the app's header shows them;"
-        f" `mnemoscope --store {demo_copy} check --recount` sets them to the recount"]
+    assert problems(demo_copy) == (1, differ(demo_copy, (
+        f"entity {first}'s items not kept, counted {items}; entity {first}'s facts not kept, counted {facts};"
+        f" entity {gone}'s items kept 3, the entity is gone; entity {gone}'s facts kept 1, the entity is gone")))
 
     code, out = cli("--store", demo_copy, "check", "--recount")
     assert code == 0 and out == (f"recounted {demo_copy}: entity {first}'s items {items} (not kept),"
@@ -147,10 +152,34 @@ def test_an_entity_without_its_kept_counts_or_counts_of_a_gone_entity_are_named_
     assert code == 0 and out.splitlines()[0] == f"{demo_copy}: ok"
 
 
+def test_each_sources_kept_count_of_items_is_checked_and_recounted(demo_copy: Path):
+    """The Sources screen's column (counts-2): a count off, a source without its row."""
+    right = source_counts(demo_copy)
+    assert len(right) > 1 and right[0][1] > 0 and right[1][1] > 0
+    (first, items), (second, second_items) = right[:2]
+    alter(demo_copy, f"UPDATE source_counts SET items = items + 2 WHERE source_id = {first}",
+          f"DELETE FROM source_counts WHERE source_id = {second}")
+
+    assert problems(demo_copy) == (1, differ(demo_copy, (
+        f"source {first}'s items kept {items + 2}, counted {items}; source {second}'s items not kept, counted {second_items}")))
+    code, out = cli("--store", demo_copy, "check", "--recount")
+    assert code == 0 and out == (f"recounted {demo_copy}: source {first}'s items {items} (kept {items + 2}),"
+                                 f" source {second}'s items {second_items} (not kept)\n")
+    assert source_counts(demo_copy) == right
+
+
+def source_counts(path: Path) -> list[tuple[int, int]]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT source_id, items FROM source_counts ORDER BY source_id").fetchall()
+    finally:
+        conn.close()
+
+
 def test_a_check_beside_a_writing_process_finds_no_difference(tmp_path: Path):
     """Each table's counts and their recount are one statement, one snapshot: another process
     committing sources all the while never makes them differ (two statements would, when a commit
-    lands between them)."""
+    lands between them), each source's included."""
     store = tmp_path / "shared.db"
     Store(store).close()
     written = make_sources(tmp_path / "a", n_files=40, lines=8)
