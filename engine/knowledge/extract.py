@@ -22,6 +22,8 @@ annotations (recall) and hand judgements of a seeded sample (precision).
 from __future__ import annotations
 
 import re
+from datetime import date, timedelta
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -761,3 +763,85 @@ def _event(item: Item, subject: str, predicate: str, obj: str, sentence: str, wh
     return Event(item_id=item.id or 0, participants=names, action=f"{subject} {predicate} {obj}",
                  time=when or _day(item.timestamp), location=loc.group(1) if loc else None,
                  reason=reason.group(1).strip() if reason else None, method=method.group(1).strip() if method else None)
+
+
+# -- mood: what a sentence tells as still to come ----------------------------------------------
+# A plan, an intention or an appointment ("The doctor wants to replace it", "I'm supposed to start
+# in August", "We're thinking of leaving Petone", "June 17th in Yarmouth") states no value as of
+# the day it is said: the knee is not replaced, the job not started, and what happens is told
+# later, or never. Read from the verb group, not from what it is about: a modal of the future or
+# of a wish before a verb, "be going/about/supposed/due to" + verb, a verb of intending + "to" +
+# verb, "thinking of" + "-ing"; or a clause in no past tense that names a time after its day.
+_WOULD = frozenset("will shall would might may gonna won't wouldn't shan't".split())
+_BE_TO = frozenset("going about supposed due".split())
+_INTEND = frozenset("""want wants wanted wanting plan plans planned planning hope hopes hoped hoping intend intends
+intended intending expect expects expected expecting aim aims aimed aiming""".split())
+_WEIGH = frozenset("thinking considering planning".split())  # "thinking of leaving", "planning on moving"
+_PERFECT = frozenset("have has had".split())
+_BE_FORMS = frozenset("am is are was were be been being".split())
+# Where a sentence's clauses part, kept with the clause after it: "I said yes, I'm supposed to start in August".
+_CLAUSE_EDGE = re.compile(r"\s*[,;:]\s+|\s+(?=(?:and|but|so|because|while|although|though|or)\s)", re.I)
+# A month without a year, not one since which something holds ("from May it's Thursday to Sunday");
+# one weekday, not a range of them ("open Thursday to Sunday") nor a habit ("on Saturdays").
+_MONTH_WORD = re.compile(rf"(?<!(?i:since) )(?<!(?i:last) )(?<!(?i:from) )\b(?:{'|'.join(m.capitalize() for m in MONTHS)})\b(?!\s+\d{{4}})")
+_DAY = "|".join(d.capitalize() for d in WEEKDAYS)
+_ONE_WEEKDAY = re.compile(rf"(?<!(?i:last) )(?<!to )(?<!till )(?<!until )(?<!through )(?<!and )(?<![-–])\b(?:{_DAY})\b"
+                          rf"(?!s|\s*(?:to|till|until|through|and|[-–])\s*(?:{_DAY}))")
+
+
+def realis(sentence: str, said: str | None, by: str | None = None) -> str:
+    """``sentence`` without its clauses that tell what is still to come (see above), as of the
+    day it was ``said`` (ISO): what it states as holding or as done. "" when nothing is left. A
+    clause that names the time it comes, when that time has come by the day ``by`` (ISO), stays:
+    "I start at Beaumont in December", said in October, states the new job as of January."""
+    return _realis(sentence, said[:10] if said else None, by[:10] if by else None)
+
+
+@lru_cache(maxsize=16_384)
+def _realis(sentence: str, said: str | None, by: str | None) -> str:
+    named = [(m.start(), m[0]) for pattern in (_MONTH_WORD, _ONE_WEEKDAY) for m in pattern.finditer(sentence)]
+    kept, dropped, start = [], False, 0  # named in the whole sentence: "Saturday and Sunday" spans an edge
+    for edge in [*_CLAUSE_EDGE.finditer(sentence), None]:
+        end = edge.start() if edge else len(sentence)
+        clause = sentence[start:end]
+        come = _to_come(clause, said, [word for at, word in named if start <= at < end])
+        if come is not None and not (by and come and come <= by):
+            dropped = True
+        elif clause.strip():
+            kept.append(clause.strip())
+        start = edge.end() if edge else start
+    return ", ".join(kept) if dropped else sentence
+
+
+def _to_come(clause: str, said: str | None, names: list[str]) -> str | None:
+    """When a clause tells what is still to come, the time it names ("" for none), else None:
+    its verb group (see above), or a time after ``said`` in a clause of no past tense ("We view
+    it Saturday", "Maybe June"; ``names``: the months without a year and the single weekdays it
+    names, which mean the next one)."""
+    written = _TOKEN.findall(_expand(clause))
+    tokens = [t.lower() if t != "May" else "" for t in written]  # the month, not the modal
+    times = sorted(t.value for t in find_times(clause, said) if said is None or t.value[:10] > said)
+    times += [_next(word, said) for word in names if said]
+    when = min(times, default="")
+    for n, tok in enumerate(tokens):
+        rest = [t for t in tokens[n + 1:n + 4] if not _is_adverb(t)]
+        nxt, after = (rest + ["", ""])[:2]
+        if tok in _WOULD and (nxt in BASES or nxt in ("be", "have") or after in BASES and nxt in _PERSONAL | {""}) \
+                or tok in _BE_TO and n and tokens[n - 1] in _BE_FORMS and nxt == "to" and after in BASES \
+                or tok in _INTEND and nxt == "to" and after in BASES \
+                or tok in _WEIGH and nxt in ("of", "about", "on") and _is_ing(after):
+            return when
+    if any(is_past(t) or t in _PERFECT and n + 1 < len(tokens) and (is_past(tokens[n + 1]) or tokens[n + 1] in PARTICIPLES)
+           for n, t in enumerate(tokens)):
+        return None
+    return when or (None if said or not names else "")
+
+
+def _next(word: str, said: str) -> str:
+    """The next month (ISO month) or weekday (ISO day) of that name after the day ``said``."""
+    day = date.fromisoformat(said)
+    low = word.lower()
+    if low in WEEKDAYS:
+        return (day + timedelta(days=(WEEKDAYS.index(low) - day.weekday() - 1) % 7 + 1)).isoformat()
+    month = MONTHS.index(low) + 1
+    return f"{day.year + (month <= day.month):04d}-{month:02d}"

@@ -48,6 +48,15 @@ something that changes, so there only a change said outright counts ("change of 
 "we're planning it for May". Lifting every announced change for every present-tense question cost LoCoMo's questions
 more than it gained. Everything else keeps its place, and so do candidates said on the same day.
 
+A turn states no value as of its day where it tells what is still to come: a plan, a wish or an
+appointment ("We're thinking of moving to Sopot", "The doctor wants to replace it. Maybe June.",
+"I'm supposed to start in August"), read from the verb group and the times a clause names
+(:func:`.extract.realis`), not from what it is about. Such a turn on the topic is neither a change
+nor a value: it keeps its place, and a newer change passes it. An appointment whose time has come
+by the question's reference day ("I start at Beaumont in December", asked in January) counts as
+done. A question about what is to come ("Where will Lena work?", "When is the wedding?", "What did
+Greg decide to buy?") takes plans as answers.
+
 A question whether something holds now ("Is Callum vegetarian?", "Is Dieter's ankle still
 broken?") needs no change word: the latest candidate on its own words counts as one. A turn
 answering the question just before it is on that question's topic and about whom it named; a
@@ -62,6 +71,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from datetime import date
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
@@ -69,7 +79,7 @@ import numpy as np
 from ..as_of import later, said_on
 from ..query import FRAMING_WORDS
 from ..text import STOPWORDS, lexical_tokens, sentences
-from .extract import PEOPLE
+from .extract import PEOPLE, realis
 from .latest import STATE_WORDS, WEEKDAY, answer_kind, asked_before, asks_state, naming_in_text, states, states_kind
 from .supersession import Rules, Slot, object_names
 from .temporal import find_times
@@ -110,6 +120,7 @@ _WHO_DID = re.compile(r"\s*who\s+(?:else\s+)?[a-z]+ed\b", re.I)
 # does Femi have practice?": "have" after "do"/"does" is the verb itself, in the present; nor "when
 # has Lena got swimming?", which asks what she has, as "when does Lena have swimming?" does.
 _WHEN_PERFECT = re.compile(r"\s*when\b(?!.*\b(?:do|does)\b).*\b(?:has|have|had)\b(?!(?:\s+[\w']+){0,3}?\s+got\b)", re.I)
+_WHEN = re.compile(r"\s*when\b", re.I)
 _DECIDED = re.compile(r"\s*(?:what|which|where|who)\b.*\bdid\b.*\b(?:decide|choose|pick|settle on|end up|go with)\b",
                       re.I)
 # Auxiliaries and light verbs that open a predicate ("is living in", "got married to"): no cue.
@@ -209,6 +220,8 @@ class PresentQuestion:
     others: bool = False  # asks who else does something ("who works at Annelies's shop?"): others' news counts
     titles: bool = False  # asks a slot of job titles: "I'm a trainer now" is on its topic
     kind: str | None = None  # the kind of value an open question asks for (:func:`.latest.answer_kind`)
+    plans: bool = False  # asks about what is to come ("Where will Lena work?"): a plan is its answer
+    by: str | None = None  # the reference day (ISO): a plan whose time has come by then is told as done
 
     @functools.cached_property
     def topic(self) -> frozenset[str]:
@@ -278,6 +291,9 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     terms = set(lexical_tokens(" ".join(w for w in said if w not in FRAMING_WORDS)))
     terms -= set(lexical_tokens(" ".join(n for n in names if not _named_as_topic(n, query))))
     state = asks_state(query)
+    # "Where will Lena work?", "when is Mel planning on going camping?", "when is Noor's wedding?", "what
+    # did Greg decide to buy?": what is to come is the answer, and so are a plan and an appointment.
+    plans = realis(query, None) != query or _WHEN.match(query) is not None or _DECIDED.match(query) is not None
     own = frozenset(terms) - STATE_WORDS
     others = (who := _WHO_ELSE.match(query)) is not None and not _verb_asks_of(who[0], query[who.end():], names, rules)
     asked = [] if others else [
@@ -288,11 +304,11 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
         return PresentQuestion(frozenset(terms), frozenset().union(*map(slot_cues, asked)),
                                frozenset(slot.name for slot in asked), _slot_change(cues), phrases_of(cues), state=state,
                                own=own - set(lexical_tokens(" ".join(cues))),
-                               titles=any(_TITLED in slot.predicates for slot in asked))
+                               titles=any(_TITLED in slot.predicates for slot in asked), plans=plans)
     how_many = _HOW_MANY.match(query)
     counted = frozenset(lexical_tokens(how_many[1])) - set(lexical_tokens(" ".join(names))) if how_many else None
     return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES, counted=counted, state=state,
-                           own=own, others=others, kind=answer_kind(query)) if terms else None
+                           own=own, others=others, kind=answer_kind(query), plans=plans) if terms else None
 
 
 def _verb_asks_of(opening: str, rest: str, names: Sequence[str], rules: Rules) -> bool:
@@ -361,23 +377,51 @@ def _verb(words: str) -> str:
     return "" if verb == "got" else lexical_tokens(verb)[0]
 
 
-def _changes(text: str, question: PresentQuestion, lent: frozenset[str] = frozenset()) -> bool | None:
+def _changes(text: str, question: PresentQuestion, lent: frozenset[str] = frozenset(), said: str | None = None
+             ) -> bool | None:
     """Whether a candidate announces a change of the answer (True), is on topic only (False),
     or is off topic (None). The change must be said in a sentence on the topic: "I'm switching
     to hiking training. Leah and I will stay in huts" changes nothing about where Leah lives.
     A sentence that says "instead" right after one on the topic is on it too: it replaces what
     was just said ("The Dolomites are off. I'm going to Lisbon instead."); so is the first
     sentence of an answer to a question on the topic (``lent``: the question's tokens, see
-    :func:`.latest.asked_before`): "How's the ankle?" — "Completely fine."""
+    :func:`.latest.asked_before`): "How's the ankle?" — "Completely fine." A change is read only
+    where a sentence states what holds or was done as of the day it was ``said`` (:func:`_stated`):
+    "I start at a GP surgery in June" changes nothing yet."""
     split = sentence_tokens(text)
     on_topic = _on_topic(split, question, lent)
     if not on_topic:
         return None
-    beside = {m for n in on_topic if _NEW_STATE.search(split[n][0]) for m in (n - 1, n + 1) if 0 <= m < len(split)}
-    return any(question.announces(split[n][0])
-               or question.slots and _new_of_topic(split[n][0], question.topic) for n in on_topic) \
-        or any(question.announces(clause) for m in beside for clause in _CLAUSE.split(split[m][0])
+    stated = [_stated(sentence, question, said) for sentence, _tokens in split]
+    beside = {m for n in on_topic if _NEW_STATE.search(stated[n]) for m in (n - 1, n + 1) if 0 <= m < len(split)}
+    return any(question.announces(stated[n])
+               or question.slots and _new_of_topic(stated[n], question.topic) for n in on_topic) \
+        or any(question.announces(clause) for m in beside for clause in _CLAUSE.split(stated[m])
                if _FIRST_PERSON.search(clause))
+
+
+def _stated(sentence: str, question: PresentQuestion, said: str | None) -> str:
+    """What a sentence states as holding, or as done, on the day it was ``said``: without its
+    clauses that tell what is still to come (a plan, a wish, an appointment: :func:`.extract.realis`),
+    which state no value as of that day ("The doctor wants to replace it. Maybe June."), unless the
+    question asks about what is to come (``plans``), or the time they name has come by the question's
+    reference day (``by``). Whole when ``said`` is not given."""
+    return sentence if said is None or question.plans else realis(sentence, said, question.by)
+
+
+def _to_come_only(text: str, question: PresentQuestion, lent: frozenset[str], said: str) -> bool:
+    """Whether a candidate on the topic says of it only what is still to come (:func:`_stated`):
+    "We're thinking of leaving Petone" is on where they live, and states no new home."""
+    split = sentence_tokens(text)
+    on_topic = _on_topic(split, question, lent)
+    if question.plans or not on_topic:
+        return False
+    for n in on_topic:
+        stated = _stated(split[n][0], question, said)
+        if stated == split[n][0] or stated and (question.on_topic(stated, frozenset(lexical_tokens(stated)))
+                                                or n == 0 and question.topic & lent or _INSTEAD.search(stated)):
+            return False
+    return True
 
 
 def _on_topic(split: tuple[tuple[str, frozenset[str]], ...], question: PresentQuestion, lent: frozenset[str]
@@ -389,7 +433,8 @@ def _on_topic(split: tuple[tuple[str, frozenset[str]], ...], question: PresentQu
             and _INSTEAD.search(sentence) or n == 0 and bool(question.topic & lent)]
 
 
-def _states_value(text: str, question: PresentQuestion, lent: frozenset[str], names: Sequence[str]) -> bool:
+def _states_value(text: str, question: PresentQuestion, lent: frozenset[str], names: Sequence[str],
+                  said: str | None = None) -> bool:
     """Whether a sentence of a candidate on the topic states a value of the kind the question
     asks for (:func:`.latest.states_kind`): "Still thirty-five." answering "How many goats now?".
     For a name, a sentence on the topic that speaks of someone by a pronoun names them in the
@@ -397,7 +442,7 @@ def _states_value(text: str, question: PresentQuestion, lent: frozenset[str], na
     helping"."""
     split = sentence_tokens(text)
     return question.kind is not None and any(
-        states_kind(split[m][0], question.kind, names) for n in _on_topic(split, question, lent)
+        states_kind(_stated(split[m][0], question, said), question.kind, names) for n in _on_topic(split, question, lent)
         for m in ([n - 1, n] if n and question.kind == "name" and _PRONOUN.search(split[n][0]) else [n]))
 
 
@@ -473,6 +518,7 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     question = present_question(query, rules, list(subjects.values())) if subjects else None
     if question is None or len(ranking.slots) < 2:
         return ranking
+    question = dataclasses.replace(question, by=as_of or date.today().isoformat())
     top = ranking.slots[:WINDOW]
     ids = [int(i) for i in index.item_ids[top]]
     named, spoken, other_names = _naming(store, ids, subjects)
@@ -502,14 +548,19 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
         text = texts.get(item_id)
         if text is None:  # names no subject, or said after the reference time
             continue
-        verdict = _changes(text, question, lent.get(item_id, frozenset()))
+        asked = lent.get(item_id, frozenset())
+        if _to_come_only(text, question, asked, said[n]):  # a plan on the topic: passed by what is said after it
+            topical.append(n)
+            continue
+        verdict = _changes(text, question, asked, said[n])
         if verdict and item_id in hearsay and not question.others:
-            verdict = _own_change(text, question, other_names.get(item_id, ()))
-        if verdict is False and question.state and states(text, question.own, lent.get(item_id, frozenset()),
-                                                          names=subjects.values(), own_voice=item_id in spoken):
+            verdict = _own_change(text, question, other_names.get(item_id, ()), said[n])
+        if verdict is False and question.state and states(text, question.own, asked, names=subjects.values(),
+                                                          own_voice=item_id in spoken,
+                                                          said=None if question.plans else said[n]):
             verdict = True  # the latest word on whether it holds, change word or not
-        if item_id in stating or verdict is not None and _states_value(text, question, lent.get(item_id, frozenset()),
-                                                                        other_names.get(item_id, ())):
+        if item_id in stating or verdict is not None and _states_value(text, question, asked,
+                                                                        other_names.get(item_id, ()), said[n]):
             values.add(n)
             verdict = bool(verdict)
         if verdict is not None:
@@ -594,7 +645,7 @@ def _naming(store: "Store", item_ids: list[int], subjects: dict[int, str]
     return named, spoken, other_names
 
 
-def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str]) -> bool:
+def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str], said: str | None = None) -> bool:
     """Whether a subject's turn that names no subject announces a change of their own: in what
     is left of its sentences without the clauses that are someone else's. A speaker tells their
     own news as "I", "we" or a request ("can you go back to English?"); "Leah moved to Boulder in
@@ -617,7 +668,7 @@ def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str]
                 kept.append(clause)
         if kept:
             own.append(", ".join(kept))
-    return bool(own) and bool(_changes(". ".join(own), question))
+    return bool(own) and bool(_changes(". ".join(own), question, said=said))
 
 
 def _lifted(topical: list[int], changes: set[int], said: list[str]) -> list[int]:

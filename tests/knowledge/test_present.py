@@ -663,3 +663,26 @@ def test_a_name_said_just_before_the_pronoun_that_answers_who_is_a_value(she_hel
     """"… her sister Eilidh came. She helps me now, weekends too.": the sentence on the
     topic says "she", the one before names her."""
     assert above(ranked(she_helps, "Who helps Ailsa at the café?"), "D2:1", "D1:1")
+
+
+PLANS = locomo("plans", ("Tomasz", "Ewa"),
+    ("9:00 am on 12 January, 2025", [
+        ("Tomasz", "We live in a flat in Gdynia, right by the old shipyard."),
+        ("Tomasz", "I work at the post office on Świętojańska, early shifts."),
+    ]),
+    ("6:00 pm on 20 March, 2025", [
+        ("Ewa", "Any news from the coast?"),
+        ("Tomasz", "We're thinking of moving to a house in Sopot, near the pier. We view it on Saturday."),
+        ("Tomasz", "And I start at the Baltic library in May, in the reading room."),
+    ]),
+)
+plans = stored(PLANS)
+
+
+def test_a_plan_is_no_newest_value_until_its_time_has_come(plans):
+    """A turn that only tells what is to come ("thinking of moving", "we view it on Saturday")
+    states no new home as of its day, whatever change word it holds; an appointment ("I start at
+    the Baltic library in May") states the new job once its time has come by the question's day."""
+    assert above(ranked(plans, "Where does Tomasz live?"), "D1:1", "D2:2")
+    assert above(ranked(plans, "Where does Tomasz work?", as_of="2025-04-01"), "D1:2", "D2:3")
+    assert above(ranked(plans, "Where does Tomasz work?", as_of="2025-06-01"), "D2:3", "D1:2")

@@ -1,0 +1,48 @@
+"""What a sentence states as holding or done on the day it is said, and what it tells as still to
+come (engine/knowledge/extract.py: realis), read from the verb group and the times it names."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemoscope.engine.knowledge.extract import realis
+
+
+@pytest.mark.parametrize("sentence", [
+    "The vet wants to operate on her hip.",
+    "I'm supposed to start at the depot soon.",
+    "We're thinking of selling the van.",
+    "He'll take over the shop.",
+    "They might close the pool.",
+    "We view the flat on Saturday.",
+    "Maybe October.",
+    "The 14th of November in Cork.",
+])
+def test_a_plan_a_wish_or_an_appointment_states_nothing_as_of_its_day(sentence):
+    assert realis(sentence, "2025-09-10") == ""
+
+
+@pytest.mark.parametrize("sentence", [
+    "I sold the van last week.",
+    "We moved to Cork in May.",
+    "I've handed in my notice.",
+    "The pool is open Monday to Friday.",
+    "From June it's open Thursday to Sunday.",
+    "I'm leaving the depot.",
+    "I swim on Wednesdays.",
+])
+def test_what_holds_or_was_done_is_stated(sentence):
+    assert realis(sentence, "2025-09-10") == sentence
+
+
+def test_only_the_clauses_still_to_come_are_left_out():
+    assert realis("I'll be honest, I've handed in my notice.", "2025-09-10") == "I've handed in my notice."
+    assert realis("We're thinking of leaving Cork, the rent went up.", "2025-09-10") == "the rent went up."
+
+
+def test_an_appointment_is_stated_once_its_time_has_come():
+    said = "2025-09-10"
+    assert realis("I start at the depot in November.", said, by="2025-10-01") == ""
+    assert realis("I start at the depot in November.", said, by="2025-12-01") == "I start at the depot in November."
+    assert realis("We view the flat on Saturday.", said, by="2025-09-20") == "We view the flat on Saturday."
+    assert realis("The vet wants to operate on her hip.", said, by="2030-01-01") == ""  # no time: never
