@@ -36,7 +36,7 @@ from ..arrays import distinct
 from ..dense import one_blas_thread
 from ..records import Item, Source
 from ..text import STOPWORDS, normalize, words
-from .entities import EntityRegistry, entity_key, name_vector
+from .entities import EntityRegistry, entity_key, name_vector, nickname_of
 from .episodes import group_items, session_of, summarize
 from .extract import Extraction, RuleExtractor
 from .graph import EDGE_TYPES, KnowledgeGraph
@@ -378,10 +378,11 @@ class KnowledgeBuilding(Area):
 
     def _link_synonyms(self, new: list[tuple[int, str, str]], batch: Batch) -> None:
         """Synonymy edges from each new entity to known ones: name similarity ≥ the link
-        threshold, or a short name that starts a person's name ("Mel" → "Melanie")."""
+        threshold, or a short name that starts one person's first name ("Mel" → "Melanie", "Nico"
+        → "Nicolás": :func:`.entities.nickname_of`)."""
         threshold = self.settings.entity_link_threshold
         names = self.registry.keys
-        first_names: dict[int, str] | None = None  # read once, when a new name needs them
+        people: dict[str, int] | None = None  # read once, when a new name needs them
         rows: list[tuple[int, int, float]] = []
         for eid, key, kind in new:
             cands = [c for c in self.registry.candidates(key) if c != eid]
@@ -395,19 +396,23 @@ class KnowledgeBuilding(Area):
                     if short is not None and short != eid:
                         rows.append((eid, short, NICKNAME_WEIGHT))
             elif " " not in key and len(key) >= 3:  # … and a new short form of a known person
-                first_names = self._first_names() if first_names is None else first_names
-                rows += [(eid, p, NICKNAME_WEIGHT) for p, first in first_names.items()
-                         if first != key and first.startswith(key)]
+                people = self._people() if people is None else people
+                if (person := nickname_of(key, people)) is not None:
+                    rows.append((eid, people[person], NICKNAME_WEIGHT))
         pairs = {(min(a, b), max(a, b)): w for a, b, w in rows}  # both sides may be new: one edge
         self.store.insert_synonyms((a, b, w) for (a, b), w in pairs.items())
         for (a, b), w in pairs.items():
             batch.edge("synonym", -a, -b, w)
 
-    def _first_names(self) -> dict[int, str]:
-        """Speakers (stored or in this batch) by id, with their first name's key."""
-        speakers = {eid: key for key, eid in self.registry.ids.items() if self.registry.kinds.get(eid) == "speaker"}
-        speakers.update({eid: key for key, (eid, _n, kind) in self.registry.pending.items() if kind == "speaker"})
-        return {eid: key.split()[0] for eid, key in speakers.items() if key}
+    def _people(self) -> dict[str, int]:
+        """The people a new short name may stand for, by key: the speakers (stored or in this
+        batch) and those the batch's conversation introduced as persons ("my husband Nicolás",
+        "me and Nico"), so that "Nico" is Nicolás in the conversation that says both."""
+        registry = self.registry
+        people = {key: eid for key, eid in registry.ids.items() if registry.kinds.get(eid) == "speaker"}
+        people.update({key: eid for key, (eid, _n, kind) in registry.pending.items() if kind == "speaker"})
+        people.update({key: eid for key in self.extractor.people if (eid := registry.lookup(key)) is not None})
+        return people
 
     def _store_facts(self, items: list[Item], extractions: list[Extraction], ids: dict[str, int], batch: Batch,
                      origin: str) -> dict[int, int]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import numpy as np
 
@@ -34,6 +35,16 @@ def gazetteer_worthy(key: str, kind: str) -> bool:
     """Whether to look for this name, in any case, inside other texts: names of two words or
     more (a one-word name is found where it is capitalised; in lower case it is a common word)."""
     return " " in key and kind in ("speaker", "title", "name")
+
+
+def nickname_of(short: str, people: Iterable[str]) -> str | None:
+    """The one person (a key of ``people``) whose first name ``short`` begins, when it is a word of
+    three letters or more: "nico" is Nicolás, "sam" Samantha. None when it begins none, or more
+    than one ("ali" with Alice and Alison stays apart: either may be meant)."""
+    if " " in short or len(short) < 3:
+        return None
+    found = {p for p in people if p and p.split()[0] != short and p.split()[0].startswith(short)}
+    return found.pop() if len(found) == 1 else None
 
 
 def name_vector(key: str, dim: int = 256) -> np.ndarray:

@@ -101,7 +101,7 @@ fianc[ée]e?|friend|cousin|nephew|niece|uncle|aunt|grandma|grandpa|grandmother|g
 flatmate|roommate|neighbou?r|supervisor|teacher|coworker)"""
 _ANIMATE = rf"""(?:{PEOPLE}|kids?|child|baby|boy|girl|guy|man|woman|lady|dog|cat|pup|puppy|kitten|pet|horse|bird|
 rabbit|bunny|hamster|parrot|turtle)"""
-_PERSON_NAME = r"(?P<name>[A-Z][a-z]+(?:-[A-Z][a-z]+)?)\b(?!['’])"
+_PERSON_NAME = r"(?P<name>[A-ZÀ-Þ][^\W\dA-ZÀ-Þ_]+(?:-[A-ZÀ-Þ][^\W\dA-ZÀ-Þ_]+)?)\b(?!['’])"  # "Nicolás", "Zoë"
 _INTRODUCED = [re.compile(p, re.X) for p in (
     rf"\b(?:[Mm]y|[Oo]ur|[Yy]our|[Hh]is|[Hh]er|[Tt]heir|[A-Z][a-z]+'s)\s+(?:(?:little|big|older|younger|best|new|old|late)\s+)?{PEOPLE}\s+{_PERSON_NAME}",
     rf"\b{_PERSON_NAME}\s+and\s+(?:I|me)\b",

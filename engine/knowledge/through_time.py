@@ -79,8 +79,12 @@ class KnowledgeThroughTime(KnowledgeCuration):
         """Above an item stating a fact superseded at the recall's reference time (``as_of``,
         default now) come the items stating what holds instead (:mod:`.in_time`); then, for a
         question about the present, a newer turn that changes the answer above the older ones
-        (:mod:`.present`), which reaches the changes no fact of a slot states."""
+        (:mod:`.present`), which reaches the changes no fact of a slot states. The people the
+        question names are also those linked to them by synonymy: a turn about "Nico" is about
+        Nicolás (:func:`.entities.nickname_of`)."""
         rules, index, as_of = self.timeline.rules, self.mem.index, q.options.get("as_of")
-        subjects = {e: self.registry.names.get(e, "") for e in self.named_in(q)}
+        named = self.named_in(q)
+        also = {b if a in named else a for a, b in self.store.synonyms_of(named)} if named else set()
+        subjects = {e: self.registry.names.get(e, "") for e in [*named, *sorted(also - set(named))]}
         ranking = rerank_in_time(self.store, index, rules, q.text, ranking, as_of, subjects)
         return lift_changes(self.store, index, rules, q.text, subjects, ranking, as_of)

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from mnemoscope.engine import Memory
+from mnemoscope.engine.knowledge.entities import nickname_of
 
 from .conftest import ingested
 
@@ -58,3 +59,11 @@ def test_a_phrase_subject_fact_can_be_edited_without_renaming_its_subject(note_m
     dough = next(f for f in k.facts() if f.subject == "dough")
     edited = k.fact(k.edit_fact(dough.id, object="light and airy").fact)
     assert (edited.subject, edited.object, edited.subject_id) == ("dough", "light and airy", dough.subject_id)
+
+
+def test_a_nickname_is_the_one_person_whose_first_name_it_starts():
+    assert nickname_of("nico", ["javiera", "nicolás", "benja"]) == "nicolás"
+    assert nickname_of("sam", ["samantha okafor"]) == "samantha okafor"
+    assert nickname_of("ali", ["alice", "alison"]) is None  # either may be meant: apart
+    assert nickname_of("al", ["alice"]) is None  # too short to tell
+    assert nickname_of("nico", ["nico", "javiera"]) is None  # a name is no nickname of itself

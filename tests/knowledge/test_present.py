@@ -686,3 +686,26 @@ def test_a_plan_is_no_newest_value_until_its_time_has_come(plans):
     assert above(ranked(plans, "Where does Tomasz live?"), "D1:1", "D2:2")
     assert above(ranked(plans, "Where does Tomasz work?", as_of="2025-04-01"), "D1:2", "D2:3")
     assert above(ranked(plans, "Where does Tomasz work?", as_of="2025-06-01"), "D2:3", "D1:2")
+
+
+NICKNAMES = locomo("nicknames", ("Marta", "Joana"),
+    ("9:00 am on 10 February, 2025", [
+        ("Marta", "My husband Tomás works at the ferry terminal, in the ticket office."),
+        ("Marta", "My sister Alice and my cousin Alison are coming for Easter."),
+        ("Joana", "Lovely, say hello to them."),
+    ]),
+    ("7:00 pm on 3 June, 2025", [
+        ("Marta", "Big change: Tom quit the terminal, he's on the fishing boats with his uncle."),
+        ("Marta", "The house is quiet, send my love to Ali."),
+    ]),
+)
+nicknames = stored(NICKNAMES)
+
+
+def test_a_short_name_that_starts_one_persons_name_is_that_person(nicknames):
+    """"Tom" is Tomás, whom the conversation introduced ("my husband Tomás"): his news, said
+    under the short name, is news of Tomás. "Ali" starts both Alice and Alison: it stays apart."""
+    by_name = {e.name: e for e in nicknames.knowledge.entities()}
+    assert by_name["Tomás"].id in by_name["Tom"].synonyms
+    assert not by_name["Ali"].synonyms
+    assert above(ranked(nicknames, "Where does Tomás work?"), "D2:1", "D1:1")
