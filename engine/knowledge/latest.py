@@ -17,6 +17,8 @@ most changes of a new conversation. This module gives the lift what needs no suc
   midwifery" is about Amira, though neither answer says so;
 * a subject named in a candidate's own words (:func:`naming_in_text`): "Kerttu's lending me her
   car", said before Kerttu was known, made no mention of her when it was read;
+* who speaks for a subject no one speaks as (:func:`spoken_for`): a business is told of by its
+  owner's "we" ("I run a food truck, it's called La Picá" — "We're down to two staff");
 * what kind of value an open question asks for (:func:`answer_kind`) — a number for "how many"
   or "how much", a weekday for "which days", a name for "who" — and whether a sentence states one
   (:func:`states_kind`): among the turns on such a question's topic that state a value of its
@@ -45,6 +47,8 @@ if TYPE_CHECKING:
 _STATE = re.compile(r"(?!.*\bif\b)\s*(?:(?:is|are|does|do)\b|(?!would|could|should|might|will)\w+\b.*\b(?:still|now|currently)\b)",
                     re.I)
 STATE_WORDS = frozenset(lexical_tokens("still now currently"))
+# A speaker speaking of themself ("I'm", "my", "we", "our"); "us" too, though it may be the country.
+FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
 
 
 def asks_state(query: str) -> bool:
@@ -187,3 +191,38 @@ def states_kind(sentence: str, kind: str, names: Collection[str]) -> bool:
     if kind == "weekday":
         return WEEKDAY.search(sentence) is not None
     return any(re.search(rf"\b{re.escape(name)}\b", sentence) for name in names if name)
+
+
+# A name told of this often (a city, a brand) is read no further for an owner: a business of a
+# conversation is named a few times, and reading every mention of a common name costs each recall.
+OWNED_MENTIONS = 50
+_WE = re.compile(r"\b(?:[Ww]e|[Oo]urs?|us)\b")
+
+
+def owners(store: "Store", subjects: Collection[int]) -> set[int]:
+    """The speakers who speak for a subject that is no speaker (a business, a band, a team): those
+    who name it in a sentence of their own in the first person ("I run a food truck in Wellington,
+    it's called La Picá"), so that their "we" is its voice. None for a subject named more often
+    than :data:`OWNED_MENTIONS` times."""
+    found: set[int] = set()
+    rows = [r for r in (store.entity_row(e) for e in subjects) if r is not None and r[3] != "speaker"]
+    counts = store.entity_counts([r[0] for r in rows])
+    for entity, _key, _name, _kind in (r[:4] for r in rows):
+        if counts.get(entity, (OWNED_MENTIONS + 1, 0))[0] > OWNED_MENTIONS:
+            continue
+        surfaces = {item: surface for item, surface, role in store.mentions_of_entity(entity) if role != "speaker"}
+        texts = store.item_texts(list(surfaces))
+        said_by = {item: e for item, e, _s, role in store.mentions_of_items(list(texts)) if role == "speaker"}
+        found |= {said_by[item] for item, text in texts.items() if item in said_by and any(
+            surfaces[item] in sentence and FIRST_PERSON.search(sentence) for sentence in sentences(text))}
+    return found - set(subjects)
+
+
+def spoken_for(store: "Store", item_ids: Collection[int], speakers: Collection[int]) -> set[int]:
+    """The items (of ``item_ids``) that ``speakers`` (:func:`owners`) say in the first person
+    plural: "We're down to two staff" is the business's news."""
+    if not speakers or not item_ids:
+        return set()
+    said = {item for item, entity, _s, role in store.mentions_of_items(list(item_ids))
+            if role == "speaker" and entity in speakers}
+    return {item for item, text in store.item_texts(sorted(said)).items() if _WE.search(text)}

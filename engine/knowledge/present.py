@@ -48,6 +48,10 @@ something that changes, so there only a change said outright counts ("change of 
 "we're planning it for May". Lifting every announced change for every present-tense question cost LoCoMo's questions
 more than it gained. Everything else keeps its place, and so do candidates said on the same day.
 
+A subject that speaks in no turn, a business or a band, is told of by its owner: a speaker who
+named it in the first person ("I run a food truck, it's called La Picá") speaks for it in their
+turns that say "we" ("We're down to two staff"), which are then its own (:func:`.latest.owners`).
+
 A turn states no value as of its day where it tells what is still to come: a plan, a wish or an
 appointment ("We're thinking of moving to Sopot", "The doctor wants to replace it. Maybe June.",
 "I'm supposed to start in August"), read from the verb group and the times a clause names
@@ -80,7 +84,8 @@ from ..as_of import later, said_on
 from ..query import FRAMING_WORDS
 from ..text import STOPWORDS, lexical_tokens, sentences
 from .extract import PEOPLE, realis
-from .latest import STATE_WORDS, WEEKDAY, answer_kind, asked_before, asks_state, naming_in_text, states, states_kind
+from .latest import (FIRST_PERSON, STATE_WORDS, WEEKDAY, answer_kind, asked_before, asks_state, naming_in_text,
+                     owners, spoken_for, states, states_kind)
 from .supersession import Rules, Slot, object_names
 from .temporal import find_times
 from .records import Fact
@@ -193,8 +198,6 @@ _NEW_STATE = re.compile(rf"\b(?:{_NOW}|these days|instead(?! of))\b", re.I)
 _TITLED = "works as"
 _TITLE = re.compile(r"\bI(?:'m|’m| am)\s+(?:now\s+)?(?:a|an)\s+([a-z][a-z-]*(?:\s+[a-z][a-z-]*){0,2}?)"
                     r"(?=\s+(?:now|at|for|with|in)\b|\s*[.,;:!?]|\s*$)", re.I)
-# A speaker speaking of themself ("I'm", "my", "we", "our"); "us" too, though it may be the country.
-_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
 # A clause that opens with someone else: "she's moved", "they sold the house", and the listener: "You
 # moved in with her!" is their news.
 _SOMEONE_ELSE = re.compile(r"(?:he|she|they|his|her|their|you|your)\b", re.I)
@@ -397,7 +400,7 @@ def _changes(text: str, question: PresentQuestion, lent: frozenset[str] = frozen
     return any(question.announces(stated[n])
                or question.slots and _new_of_topic(stated[n], question.topic) for n in on_topic) \
         or any(question.announces(clause) for m in beside for clause in _CLAUSE.split(stated[m])
-               if _FIRST_PERSON.search(clause))
+               if FIRST_PERSON.search(clause))
 
 
 def _stated(sentence: str, question: PresentQuestion, said: str | None) -> str:
@@ -522,6 +525,7 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     top = ranking.slots[:WINDOW]
     ids = [int(i) for i in index.item_ids[top]]
     named, spoken, other_names = _naming(store, ids, subjects)
+    spoken |= spoken_for(store, [i for i in ids if i not in spoken], owners(store, subjects))  # "we" of its owner
     said = said_on(store, index, top)
     known = [i for n, i in enumerate(ids) if not (as_of and later(said[n], as_of))]  # said by the reference time
     lent, asked_about = asked_before(store, index, top, subjects)
@@ -660,7 +664,7 @@ def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str]
     for sentence, _tokens in sentence_tokens(text):
         kept = []
         for clause in _CLAUSE.split(sentence):
-            if _FIRST_PERSON.search(clause):
+            if FIRST_PERSON.search(clause):
                 someone_else = False
             elif _SOMEONE_ELSE.match(clause) or any(clause.startswith(name) for name in others):
                 someone_else = True

@@ -709,3 +709,24 @@ def test_a_short_name_that_starts_one_persons_name_is_that_person(nicknames):
     assert by_name["Tomás"].id in by_name["Tom"].synonyms
     assert not by_name["Ali"].synonyms
     assert above(ranked(nicknames, "Where does Tomás work?"), "D2:1", "D1:1")
+
+
+BUSINESS = locomo("business", ("Ines", "Paul"),
+    ("9:00 am on 10 March, 2025", [
+        ("Ines", "I run a little bookshop in Ghent with my brother, it's called Het Leesvenster."),
+        ("Ines", "We have four staff, two of them students on weekends."),
+        ("Paul", "Sounds like a lot of work. Do you sell online too?"),
+    ]),
+    ("6:00 pm on 2 September, 2025", [
+        ("Ines", "Quiet summer. We're down to two staff since the students went home."),
+        ("Paul", "Hang in there."),
+    ]),
+)
+business = stored(BUSINESS)
+
+
+def test_a_business_is_told_of_by_its_owners_we(business):
+    """Het Leesvenster speaks in no turn and no later turn names it: its owner, who named it in
+    the first person ("I run a little bookshop …, it's called Het Leesvenster"), tells its news as
+    "we"."""
+    assert above(ranked(business, "How many staff does Het Leesvenster employ?"), "D2:1", "D1:2")
