@@ -293,7 +293,7 @@ class RuleExtractor:
         for sentence in sentences(text):
             for span in capitalised_spans(sentence, self.known):
                 key = entity_key(span)
-                if key in self.people and span not in (speaker, self._you):
+                if key in self.people and span not in (speaker, self._you) and not span.endswith(("'s", "’s")):
                     named = span
                 if key and key not in seen:
                     seen.add(key)

@@ -73,3 +73,16 @@ def test_a_move_said_of_he_supersedes_the_home_the_person_had(tmp_path):
         assert leeds.superseded_by is not None
         assert facts[leeds.superseded_by].object.startswith("Manchester")
         assert facts[leeds.superseded_by].predicate == "moved to"
+
+
+def test_a_name_introduced_with_letters_beyond_ascii_is_a_person_but_not_whom_its_possessive_means():
+    """"my coworker Tomás" introduces Tomás as "my coworker Tom" would; "Tomás's hallway" names
+    the hallway's owner, not whom the sentence's "she" means."""
+    intro, _ask, hallway = conversation(("Maya", "My coworker Tomás lives two blocks away."),
+                                        ("Sam", "How is the new dog?"),
+                                        ("Maya", "She knocked me over in Tomás's hallway."))
+    assert ("Tomás", "lives", "two blocks away") in triples(intro) or any(s == "Tomás" for s, _p, _o in triples(intro))
+    assert not any(s.startswith("Tomás") for s, _p, _o in triples(hallway)), hallway.facts
+    *_, news = conversation(("Maya", "My coworker Tomás lives two blocks away."),
+                            ("Maya", "He moved to Lisbon in May."))
+    assert any(s == "Tomás" and p == "moved to" for s, p, _o in triples(news)), news.facts
