@@ -19,7 +19,13 @@ the items marked for queries like the one asked:
 
 Whether two queries are *the same* question is the cosine of their lexical tokens (stemmed, stop
 words out), each weighted by its IDF in the store; with an embedding endpoint, and the cosine of
-their embeddings too (either alone takes some different questions for the same). How *alike* two different questions are is,
+their embeddings too (either alone takes some different questions for the same); and the same
+question names the same people and asks with the same question word for the same kind of answer
+(a conversation's speakers are named in nearly every turn, so their names weigh next to nothing
+among the words, and the question words are stop words: by its words "What pet does Caroline
+have?" was "What pets does Melanie have?", "Why did …" was "How did …"). A question that names
+other people than a taught one (each names someone the other does not) is not alike to it
+either, however alike its other words. How *alike* two different questions are is,
 offline, the cosine of their vectors in the bundled word space (engine/wordvec.py: GloVe vectors
 of all their words, IDF-weighted, framing words weighing little): a rewording rarely keeps the
 original's distinctive words, but its words' vectors lie near theirs. A question with too few
@@ -68,12 +74,31 @@ import numpy as np
 
 from ..arrays import SlotMap
 from ..pipeline import MarkNote, Ranking
-from ..query import answer_type
-from ..text import lexical_tokens
+from ..query import _name_tokens as name_tokens, answer_type
+from ..text import lexical_tokens, words
 from .rows import GrowingRows
 
 DAY = 86_400.0
 Key = TypeVar("Key", str, int)  # what an index's columns are: lexical tokens, or plan term ids
+
+_QUESTION_WORDS = frozenset({"how", "why", "what", "which", "who", "whom", "whose", "when", "where"})
+_HOW_MUCH = frozenset({"many", "much", "long", "often", "old", "far"})  # "how many" asks apart from "how"
+_ALSO_ASKED_AS = {"which": "what", "whom": "who"}
+
+
+def question_word(text: str) -> str | None:
+    """The question word a question opens with (within its first words, after a short lead-in),
+    "how many" apart from "how", "which" taken as "what" and "whom" as "who"; None for a yes/no
+    question. Two questions of the same words with another question word ask for another answer
+    ("How did Maria start volunteering?" and "Why …?"), which the engine's answer kind
+    (engine/query.py's ``answer_type``: a time, a place, a person) tells only for a few."""
+    opening = words(text)[:5]
+    for n, word in enumerate(opening):
+        if word in _QUESTION_WORDS:
+            if word == "how" and n + 1 < len(opening) and opening[n + 1] in _HOW_MUCH:
+                return f"how {opening[n + 1]}"
+            return _ALSO_ASKED_AS.get(word, word)
+    return None
 
 
 @dataclass(frozen=True)
@@ -93,8 +118,9 @@ class Ramp:
 class AlikeRule:
     """How the marks of a question only alike to the one asked count (the same question's always
     count in full): by ``ramp`` over the likeness; for an item, in proportion to its standing in
-    the new list ** ``standing_power``; only marks whose question asks for the same kind of answer
-    (``same_answer``), and of those the ``nearest`` most alike (0: all); lifting an item by at
+    the new list ** ``standing_power``; only marks whose question names no other people and, with
+    ``same_answer``, asks for the same kind of answer, and of those the ``nearest`` most alike
+    (0: all); lifting an item by at
     most ``reach`` of the list's range, however many such marks agree; and, with ``into_view``,
     only into the hits shown: an item the question already shows is not moved, another rises at
     most just above the last one shown.
@@ -103,7 +129,8 @@ class AlikeRule:
     found. A rewording searches the same part of the store as its original, so its own hits
     (before any mark moved them) hold several of the hits the original was shown; another
     question about the same person mostly finds other turns. The taught question (of those
-    asking the same kind of answer, when ``same_answer``) whose likeness plus the share of its
+    that may count: naming no other people and, when ``same_answer``, asking the same kind of
+    answer) whose likeness plus the share of its
     shown hits that the new question's own hits hold is highest is *corroborated* when that share
     is at least ``shared`` and its likeness at least ``shared_likeness``, or when it is the most
     alike of them too and its likeness is at least ``agreed_likeness``, however few hits it shares
@@ -203,6 +230,20 @@ class Mark:
     tokens: frozenset[str] = frozenset()
     answer: str | None = None  # the kind of answer its question asks for (engine/query.py)
     plan: MarkPlan | None = None  # its query's plan, made at the first comparison that needs it
+    names: frozenset[str] = frozenset()  # the people and things its question names (their tokens)
+    asks: str | None = None  # its question word (:func:`question_word`)
+
+    def clash(self, names: frozenset[str], tokens: frozenset[str]) -> bool:
+        """Whether this mark's question and another (``names`` it names, ``tokens`` it holds) are
+        about different people: each names someone the other does not. A rewording keeps its
+        original's people; it may leave out a name that is not one ("the LGBTQ support group": "the
+        group"), or a person, with a pronoun."""
+        return bool(self.names - tokens) and bool(names - self.tokens)
+
+    def same_people(self, names: frozenset[str], tokens: frozenset[str]) -> bool:
+        """Whether this mark's question and another name the same people: neither names one the
+        other leaves out."""
+        return self.names <= tokens and names <= self.tokens
 
 
 @dataclass(frozen=True)
@@ -311,8 +352,10 @@ class Likeness:
     """How alike one query is to every mark's query (in ``marks`` order) — ``sims``, what a
     note shows — with the rule that turns that into how much each mark counts (each similarity
     has its own scale), how much each counts as the same question (``same``:
-    :attr:`MarkParams.same` over how nearly each is), and, when the rule asks, whether each asks
-    for the same kind of answer (``agrees``). ``marks`` are the marks it was computed from, taken
+    :attr:`MarkParams.same` over how nearly each is, 0 for a question about other people or
+    asking for another answer), and whether each may count at all (``agrees``: it names no other
+    people, and, when the rule asks, it asks for the same kind of answer; None: every one may).
+    ``marks`` are the marks it was computed from, taken
     under the memory's guard: :meth:`FeedbackMemory.apply` and :meth:`FeedbackMemory.alike` read
     them, so a mark withdrawn by another thread in between cannot shift the rows."""
 
@@ -363,7 +406,6 @@ class FeedbackMemory:
     marks: dict[int, Mark] = field(default_factory=dict)
     _tokens: _Index[str] | None = None  # the marks' lexical tokens: is it the same question
     _terms: _Index[int] | None = None  # the marks' query plans: how alike is it
-    _answers: np.ndarray | None = None  # the kind of answer each mark's question asks for, in marks order
     _placed: _Placed | None = None  # the marks' questions in the word space: how alike is it
     _embedded: _Embedded | None = None
     # Held while the marks change and while a query is compared with them: the rows above grow
@@ -385,7 +427,7 @@ class FeedbackMemory:
             if event_id in self.marks:
                 self._changed()  # a mark replaced in place: its row is not the last one
             self.marks[event_id] = Mark(event_id, query, at, list(used), list(ignored), frozenset(lexical_tokens(query)),
-                                        answer_type(query), plan)
+                                        answer_type(query), plan, frozenset(name_tokens(query)), question_word(query))
 
     def remove(self, event_id: int) -> None:
         with self._guard:
@@ -399,7 +441,7 @@ class FeedbackMemory:
 
     def _changed(self) -> None:
         """Rows are no longer the marks in order: start the indexes anew at their next use."""
-        self._tokens = self._terms = self._answers = self._placed = None
+        self._tokens = self._terms = self._placed = None
         if self._embedded is not None:
             self._embedded.rows = None
 
@@ -427,20 +469,29 @@ class FeedbackMemory:
         marks = list(self.marks.values())
         self._tokens = self._grown(self._tokens, wording.version, wording.token_idf,
                                    lambda new: [dict.fromkeys(m.tokens, 1.0) for m in new])
-        same = same_ramp.strength(self._tokens.cosines(dict.fromkeys(lexical_tokens(asked.text), 1.0), wording.token_idf))
+        tokens = lexical_tokens(asked.text)
+        same = same_ramp.strength(self._tokens.cosines(dict.fromkeys(tokens, 1.0), wording.token_idf))
+        # Who is asked about, and what is asked for. A conversation's two speakers are named in
+        # nearly every turn, so their names weigh next to nothing among the words: "What pet does
+        # Caroline have?" is "What pets does Melanie have?" by its words, as "When did …" is "How
+        # did …" ("when" and "how" are stop words). The same question names the same people and
+        # asks for the same answer; an alike one names no other people (and, by the words' rules,
+        # asks for the same kind of answer).
+        held, names, asks = frozenset(tokens), frozenset(name_tokens(asked.text)), question_word(asked.text)
+        answers = np.array([m.answer == asked.answer for m in marks])
+        apart = np.array([m.clash(names, held) for m in marks])
+        same = same * (answers & np.array([m.asks == asks and m.same_people(names, held) for m in marks]))
         if vector is not None and endpoint is not None:
             sims = np.clip(self._mark_rows(endpoint) @ vector, 0.0, 1.0)
             # The same question by its words and by its meaning: an embedding places "… his fourth
             # tournament" and "… his first tournament", or "goals not related to basketball" and
             # "goals with regards to basketball", above the same-question floor, and the words
             # alone miss a name that weighs little in a conversation between those two people.
-            return Likeness(sims, self.params.embedded, np.minimum(same, same_ramp.strength(sims)), marks=tuple(marks))
+            return Likeness(sims, self.params.embedded, np.minimum(same, same_ramp.strength(sims)),
+                            (~apart).astype(np.float64), tuple(marks))
         alike, rule = self._alike(asked, wording)
-        if not rule.same_answer:
-            return Likeness(alike, rule, same, marks=tuple(marks))
-        if self._answers is None or len(self._answers) != len(marks):
-            self._answers = np.array([m.answer for m in marks], dtype=object)
-        return Likeness(alike, rule, same, (self._answers == asked.answer).astype(np.float64), tuple(marks))
+        agrees = ~apart & answers if rule.same_answer else ~apart
+        return Likeness(alike, rule, same, agrees.astype(np.float64), tuple(marks))
 
     def _alike(self, asked: Asked, wording: Wording) -> tuple[np.ndarray, AlikeRule]:
         """How alike ``asked`` is to every mark's question, and the rule for that likeness: the
@@ -607,7 +658,7 @@ def _corroborated(ranking: Ranking, slot_of: SlotMap, likeness: Likeness, shown:
     rule = likeness.rule
     if rule.shared <= 0 or not len(ranking.slots):
         return None, 0
-    asking = likeness.agrees > 0 if rule.same_answer and likeness.agrees is not None else np.ones(len(likeness.sims), bool)
+    asking = likeness.agrees > 0 if likeness.agrees is not None else np.ones(len(likeness.sims), bool)
     candidates = np.flatnonzero(asking)
     if not len(candidates):
         return None, 0

@@ -174,6 +174,63 @@ def test_an_alike_question_asking_for_another_kind_of_answer_is_not_moved_by_the
     assert any(h.taught and h.taught.query == QUERY for h in mem.recall(other_kind, strategy="fused").hits)
 
 
+PETS = "What pets does Maya have?"
+
+
+@pytest.fixture(params=["offline", "endpoint"])
+def store(request, mem):
+    """The test store offline, and under an endpoint that places every question on every other
+    (its embedding's likeness alone would let any taught question count for any asked one)."""
+    if request.param == "offline":
+        yield mem
+        return
+    server = request.getfixturevalue("openai_server")
+    server.on_embeddings = lambda texts: [[1.0, 0.0] for _ in texts]
+    with Memory(mem.path, **SETTINGS, embed_base_url=server.base_url, embed_model="toy", max_retries=0) as endpoint:
+        yield endpoint
+
+
+def test_marks_for_one_persons_question_move_nothing_for_the_same_question_about_another(store):
+    """Maya's and Daniel's names are in nearly every turn of their conversation (an IDF near 0), so
+    by its words "What pet does Daniel have?" was the same question as "What pets does Maya
+    have?": Maya's dog rose for Daniel, and what Maya's question showed sank (and, offline,
+    Maya's question was the most alike taught one, corroborated). The same question, and an
+    alike one, names the same people. Maya's question asked again, in lower case, and a
+    rewording that names her are still moved."""
+    daniels = "What pet does Daniel have?"
+    before = {k: ids(store.recall(daniels, strategy="fused", top_k=k)) for k in (10, 100)}
+    rec = store.recall(PETS, strategy="fused")
+    dog = [h.item.id for h in rec.hits if "Pepper" in h.item.text][-1:]
+    assert dog
+    store.feedback(rec.token, dog)
+    for k, untaught in before.items():
+        asked = store.recall(daniels, strategy="fused", top_k=k)
+        assert ids(asked) == untaught and not any(h.taught for h in asked.hits)
+    again = store.recall("what pet does maya have", strategy="fused")
+    assert ids(again)[0] == dog[0] and again.hits[0].taught.query == PETS
+    reworded = store.recall("Which animal does Maya own?", strategy="fused")
+    assert any(h.taught and h.taught.query == PETS and h.item.id == dog[0] for h in reworded.hits)
+
+
+@pytest.mark.parametrize("taught, asked", [("How did Maya get Pepper?", "When did Maya get Pepper?"),
+                                           ("When did Maya get Pepper?", "How did Maya get Pepper?"),
+                                           ("How did Maya get Pepper?", "Why did Maya get Pepper?")])
+def test_the_same_words_asking_for_another_answer_are_not_the_same_question(store, taught, asked):
+    """"When did …", "How did …" and "Why did …" share every word the marks weigh (the question
+    words are stop words): the same question by its words, though each asks for another answer.
+    The marks of one lift nothing to the top of the other's list and sink none of its hits.
+    Offline, "when" and "how" ask for another kind of answer by the engine's reading too (a
+    time): the marks of one move nothing for the other at all."""
+    before = ids(store.recall(asked, strategy="fused", top_k=100))
+    rec = store.recall(taught, strategy="fused")
+    store.feedback(rec.token, ids(rec)[7:8])
+    assert ids(store.recall(taught, strategy="fused"))[0] == ids(rec)[7]
+    after = store.recall(asked, strategy="fused", top_k=100)
+    assert not [h.taught for h in after.hits if h.taught and not 0 < h.taught.lift < 1]
+    if store.settings.embed_base_url == "" and "Why" not in asked:
+        assert ids(after) == before and not any(h.taught for h in after.hits)
+
+
 def test_of_the_alike_questions_only_the_nearest_marks_count_and_the_same_questions_always():
     rule = AlikeRule(Ramp(0.1, 1.0, 1.0), nearest=2)
     likeness = Likeness(np.array([0.5, 0.9, 0.3, 0.7, 0.2]), rule, Ramp(0.95, 1.0, 2.0).strength(np.array([0, 0, 0, 0, 0.99])))
@@ -228,9 +285,8 @@ def test_the_taught_question_whose_shown_hits_the_question_finds_too_brings_its_
                      replace(rule, shared_likeness=sims[0] + 0.05)):  # a likeness under the rule's
         again = memory.apply(ranking, slot_of, replace(likeness, rule=unbacked), now=0.0, shown=10)
         assert again.slots.tolist() == ranking.slots.tolist() and not again.extras.get("taught")
-    other_kind = replace(likeness, agrees=np.array([0.0, 1.0]))  # Maya's question asks another kind of answer
-    held = memory.apply(ranking, slot_of, other_kind, now=0.0, shown=10).slots.tolist() == ranking.slots.tolist()
-    assert held == rule.same_answer  # the words' rule asks for the same kind; the endpoint's does not
+    disagreeing = replace(likeness, agrees=np.array([0.0, 1.0]))  # Maya's question may not count (other people)
+    assert memory.apply(ranking, slot_of, disagreeing, now=0.0, shown=10).slots.tolist() == ranking.slots.tolist()
 
 
 def test_the_most_alike_taught_question_is_corroborated_by_a_high_likeness_alone_when_the_hits_do_not_point_elsewhere():
@@ -456,8 +512,10 @@ def test_the_marks_indexes_take_each_events_new_words_only_and_match_a_fresh_bui
         return [sum(w * q.get(k, 0.0) for k, w in weighted(row).items())
                 / math.sqrt(sum(w * w for w in weighted(row).values()) * sum(w * w for w in q.values())) for row in rows]
 
-    queries = ["what does Maya bake", "when did Maya bake sourdough", "which dog did Sam adopt", "Sam walks the dog"]
-    probe = "Maya bakes bread for Sam's dog"
+    # statements, naming no one the others leave out (a name opens each; the probe is in lower
+    # case): the same-question cosine is not held back for another question word or people
+    queries = ["Maya bakes", "Maya baked sourdough twice", "Sam adopted a dog", "Sam walks the dog"]
+    probe = "maya bakes bread for sam's dog"
     probed = Asked(probe, terms(probe), None)
     params = MarkParams(same=Ramp(0.0, 1.0, 1.0))  # how much each counts as the same question: its cosine
     grown, held = FeedbackMemory(params), set()
@@ -509,7 +567,7 @@ def test_with_an_endpoint_the_same_question_needs_its_words_as_well_as_its_meani
     wording = word_space_wording(lambda text: (None, None))
 
     def likeness(text):
-        return memory.similarities(Asked(text, {}, None), wording, np.array([1.0, 0.0]), endpoint)
+        return memory.similarities(Asked(text, {}, query_module.answer_type(text)), wording, np.array([1.0, 0.0]), endpoint)
 
     assert likeness(other).sims == pytest.approx([1.0]) and likeness(other).same == pytest.approx([0.0])
     assert likeness(again).same == pytest.approx([1.0])  # the same words, one the same meaning
