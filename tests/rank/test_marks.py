@@ -210,6 +210,9 @@ def test_marks_for_one_persons_question_move_nothing_for_the_same_question_about
     assert ids(again)[0] == dog[0] and again.hits[0].taught.query == PETS
     reworded = store.recall("Which animal does Maya own?", strategy="fused")
     assert any(h.taught and h.taught.query == PETS and h.item.id == dog[0] for h in reworded.hits)
+    theirs = store.recall(daniels, strategy="fused")
+    store.feedback(theirs.token, ids(theirs)[:1])
+    assert [e.alike for e in store.ranker.feedback_effects()] == [[], []]  # the Ranker screen: neither counts for the other
 
 
 @pytest.mark.parametrize("taught, asked", [("How did Maya get Pepper?", "When did Maya get Pepper?"),
