@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Input, Static
 
 from mnemoscope.app.commands import Command
 from mnemoscope.app.restyle import RestyledScreen
-from mnemoscope.app.widgets import ChoiceDialog, KeyBar, NavTabs, StoreHeader, TaskPanel
+from mnemoscope.app.widgets import ChoiceDialog, FormDialog, KeyBar, NavTabs, StoreHeader, TaskPanel
 
 if TYPE_CHECKING:
     from textual.worker import Worker
@@ -199,8 +199,10 @@ class BaseScreen(FittedScreen):
 
     # -- curation: the engine's dry run first, then the write ------------------------------------
 
-    def curate(self, title: str, what: str, call: Callable[[bool], Curated]) -> None:
-        """Run ``call(dry_run=True)``, show its report, and on confirmation ``call(dry_run=False)``."""
+    def curate(self, title: str, what: str, call: Callable[[bool], Curated], form: FormDialog | None = None) -> None:
+        """Run ``call(dry_run=True)``, show its report, and on confirmation ``call(dry_run=False)``.
+        ``form``: the dialog the change was typed in; a refused dry run's reason is shown there,
+        the dialog left open with the text, and it closes once the report is shown."""
         refused = self.app.refused(f"{title}: refused")
 
         def curated(report: Curated) -> None:
@@ -208,6 +210,8 @@ class BaseScreen(FittedScreen):
             self.app.store_changed()
 
         def dry_run_shown(report: Curated) -> None:
+            if form is not None:
+                form.dismiss(None)
             body = f"{what}\n\nThe dry run says this would change:\n\n{describe_report(report)}"
             self.app.push_screen(
                 ChoiceDialog(title, body, [("cancel", "Cancel"), ("apply", title)], danger="apply"),
@@ -215,7 +219,7 @@ class BaseScreen(FittedScreen):
                                              failed=refused) if choice == "apply" else None)
 
         self.run_task("dry-run", f"{title}: dry run", lambda: call(True), progress=False, show=False,
-                      done=dry_run_shown, failed=refused)
+                      done=dry_run_shown, failed=refused if form is None else form.refuse)
 
     def commands(self) -> Iterator[Command]:
         """Palette commands of this screen (title, help, callback)."""

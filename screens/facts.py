@@ -577,23 +577,22 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         knowledge, fact = self.services.memory.knowledge, self.selected_fact()
         items = ", ".join(map(str, fact.provenance)) if fact else ""
 
-        def added(values: dict[str, str] | None) -> None:
-            if values is None:
-                return
+        def add(values: dict[str, str]) -> None:
             try:
                 ids = [int(x) for x in values["items"].replace(",", " ").split()]
             except ValueError:
-                self.notify("Items are item ids, separated by commas.", title="Add fact: refused", severity="error")
+                form.refuse("items are item ids, separated by commas.")
                 return
             subject, predicate, obj = values["subject"], values["predicate"], values["object"]
             self.curate("Add fact", f"State “{subject} —{predicate}→ {obj}”, supported by item(s) {ids}?",
                         lambda dry_run: knowledge.add_fact(subject, predicate, obj, ids, time=values["time"] or None,
-                                                           dry_run=dry_run))
+                                                           dry_run=dry_run), form)
 
-        self.app.push_screen(FormDialog("Add a fact", [
+        form = FormDialog("Add a fact", [
             ("subject", "Subject", self.entity.name), ("predicate", "Predicate", ""), ("object", "Object", ""),
             ("items", "Items that state it (ids, comma-separated)", items),
-            ("time", "Time (ISO date, optional)", "")]), added)
+            ("time", "Time (ISO date, optional)", "")], add)
+        self.app.push_screen(form)
 
     def action_edit_fact(self) -> None:
         fact = self.selected_fact()
@@ -602,19 +601,19 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
             return
         knowledge = self.services.memory.knowledge
 
-        def edited(values: dict[str, str] | None) -> None:
-            if values is None:
-                return
+        def edit(values: dict[str, str]) -> None:
             changes = {k: v for k, v in values.items() if v != (getattr(fact, k) or "")}
             if not changes:
+                form.dismiss(None)
                 return
             self.curate("Edit fact", f"Change fact {fact.id} ({fact.triple()}): "
                         + ", ".join(f"{k} → {v!r}" for k, v in changes.items()),
-                        lambda dry_run: knowledge.edit_fact(fact.id, dry_run=dry_run, **changes))
+                        lambda dry_run: knowledge.edit_fact(fact.id, dry_run=dry_run, **changes), form)
 
-        self.app.push_screen(FormDialog(f"Edit fact {fact.id}", [
+        form = FormDialog(f"Edit fact {fact.id}", [
             ("subject", "Subject", fact.subject), ("predicate", "Predicate", fact.predicate),
-            ("object", "Object", fact.object), ("time", "Time (ISO date, optional)", fact.time or "")]), edited)
+            ("object", "Object", fact.object), ("time", "Time (ISO date, optional)", fact.time or "")], edit)
+        self.app.push_screen(form)
 
     def action_delete_fact(self) -> None:
         fact = self.selected_fact()

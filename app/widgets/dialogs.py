@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -72,22 +74,28 @@ class PromptDialog(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class FormDialog(ModalScreen[dict[str, str] | None]):
-    """A few labelled inputs (editing a fact); Enter in the last one or OK accepts."""
+class FormDialog(ModalScreen[None]):
+    """A few labelled inputs (a fact to add or edit); Enter in one or OK submits them. The dialog
+    stays open meanwhile: ``submit(values)`` checks them (the engine's dry run) and either closes
+    it or calls :meth:`refuse` with the reason, shown above the buttons with the text as typed, so
+    that a refused request is mended, not typed again."""
 
     BINDINGS = [Binding("escape", "dismiss_none", "Cancel", id="form-cancel")]
 
-    def __init__(self, title: str, fields: list[tuple[str, str, str]]) -> None:
+    def __init__(self, title: str, fields: list[tuple[str, str, str]], submit: Callable[[dict[str, str]], None]) -> None:
         super().__init__(classes="dialog")
-        self.title_text, self.fields = title, fields
+        self.title_text, self.fields, self.submit = title, fields, submit
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog-box") as box:
+        with Vertical(id="dialog-box", classes="form") as box:
             box.border_title = self.title_text
             with VerticalScroll(id="dialog-body", can_focus=False):  # scrolls in a short terminal; OK stays
                 for key, label, value in self.fields:
                     yield Label(label, markup=False)
                     yield TextBox(value, id=f"form-{key}")
+            reason = Static("", id="form-reason", markup=False)
+            reason.display = False
+            yield reason
             with Horizontal(id="dialog-buttons"):
                 yield Button("OK", id="form-ok", variant="primary")
                 yield Button("Cancel", id="form-cancel")
@@ -99,7 +107,13 @@ class FormDialog(ModalScreen[dict[str, str] | None]):
     @on(Input.Submitted)
     @on(Button.Pressed, "#form-ok")
     def accept(self) -> None:
-        self.dismiss({key: self.query_one(f"#form-{key}", Input).value.strip() for key, _l, _v in self.fields})
+        self.submit({key: self.query_one(f"#form-{key}", Input).value.strip() for key, _l, _v in self.fields})
+
+    def refuse(self, reason: str) -> None:
+        """The values were refused: say why; the dialog stays open with them."""
+        line = self.query_one("#form-reason", Static)
+        line.update(f"Refused: {reason}")
+        line.display = True
 
     @on(Button.Pressed, "#form-cancel")
     def action_dismiss_none(self) -> None:

@@ -108,14 +108,15 @@ async def test_curate_facts_and_entities_after_the_dry_run(demo_app):
         await settle(pilot)
         assert facts.cursor_row == 2 and screen.selected_fact().id == following
 
-        # a refused edit is a message, and the screen stays
+        # a refused edit says why in its dialog, which stays open until cancelled
         facts.focus()
         await pilot.press("e")
         assert isinstance(app.screen, FormDialog)
         app.screen.query_one("#form-subject").value = "Nobody Anybody Knows"
         await pilot.click("#form-ok")
         await settle(pilot)
-        assert any("refused" in n.title for n in app.notices)
+        assert "Refused: " in text_of(app.screen.query_one("#form-reason"))
+        await pilot.press("escape")
         assert app.screen is screen
 
         # a fact added by hand, after the dry run
@@ -387,3 +388,47 @@ async def test_an_entitys_counts_of_a_big_store_show_whole(demo_app, monkeypatch
         app.store_changed()
         await settle(pilot)
         assert app.screen.entities and "146,520  5,723" in "\n".join(screen_lines(app))
+
+
+async def test_a_refused_fact_keeps_its_dialog_open_with_the_text_and_the_reason(demo_app):
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        before = app.store_stats.totals()["facts"]
+        screen.query_one("#facts-table", DataTable).focus()
+        await pilot.press("a")
+        form = app.screen
+        assert isinstance(form, FormDialog)
+        typed = {"predicate": "", "object": "a sourdough class", "items": "1, two"}
+        for key, value in typed.items():
+            form.query_one(f"#form-{key}").value = value
+
+        # the items are not ids: the dialog stays, with what was typed and why
+        await pilot.click("#form-ok")
+        await settle(pilot)
+        assert app.screen is form
+        assert "item ids" in text_of(form.query_one("#form-reason"))
+        assert {key: form.query_one(f"#form-{key}").value for key in typed} == typed
+
+        # the engine refuses it (no predicate): the same, with the engine's reason, the store unchanged
+        # (Enter in a field submits too: OK ignores a click while it still shows the last one's press)
+        form.query_one("#form-items").value = "1"
+        form.query_one("#form-items").focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is form
+        assert "needs a subject, a predicate and an object" in text_of(form.query_one("#form-reason"))
+        assert form.query_one("#form-object").value == "a sourdough class"
+        assert app.store_stats.totals()["facts"] == before
+
+        # mended, it goes on to the dry run's report, and the dialog closes
+        form.query_one("#form-predicate").value = "teaches"
+        form.query_one("#form-predicate").focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ChoiceDialog)
+        assert "1 fact added" in text_of(app.screen.query_one("#dialog-text"))
+        await pilot.click("#choice-cancel")
+        await settle(pilot)
+        assert app.screen is screen
