@@ -117,6 +117,7 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         self.open_seconds: float | None = None  # engine import + Memory(path), in the worker
         self.collector = QuietCollector()
         self.last_input = time.monotonic()  # a key or a click: the collector's sweep waits for a pause
+        self.warm_ups_held: list[tuple[Callable[[], None], set[Worker]]] = []  # see _warm_up_once_shown
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters, then one that drops control characters: what a document holds is
@@ -167,13 +168,13 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
                       failed=self.store_failed, keep_cancelled=True)
 
     def store_opened(self, loaded: StoreLoaded) -> None:
-        # the warm-up is announced now, though it starts after the counts are painted: a query
-        # sent while the store was opening runs once the strategies are read, maybe before that paint
+        # the warm-up is announced now, though it starts once the screen has shown what it reads:
+        # a query sent while the store was opening runs as soon as the strategies are read
         ended = self.services.warm_up_coming(AFTER_OPEN)
         self.store_label = self.services.label
         self.counts_changed(loaded.stats)
         self.ready_seconds = time.perf_counter() - self.started
-        self.call_after_refresh(self._warm_up, ended)
+        self._warm_up_once_shown(ended)
         empty = loaded.stats is None or not loaded.stats.items
         self.post_message(StoreOpened(self.store_label, empty))
         if empty and self.offer_demo:
@@ -253,6 +254,27 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
             # the matrices the change dropped, built behind the screen rather than by the next
             # query; a moment later, so that the screens' own refresh comes first
             self.call_from_thread(self.set_timer, self.WARM_AFTER_FOLLOW, self._start_warm_up, name="warm after follow")
+
+    def _warm_up_once_shown(self, ended: Callable[[], None]) -> None:
+        """Start the warm-up once the tasks the new counts started (the Query screen's sources and
+        strategies) have shown their results, or after the next paint if they started none. The
+        warm-up first asks the disk for the saved files whole (Memory.warm_up): started beside
+        those tasks, their reads of the store waited behind it, and the screen was usable later.
+        A task started after them (a query, which waits for the warm-up) does not hold it."""
+        held = {state.worker for task, state in self.tasks.items()
+                if task not in ("store", *UNTIED_TASKS) and state.worker is not None}
+        if held:
+            self.warm_ups_held.append((ended, held))
+        else:
+            self.call_after_refresh(self._warm_up, ended)
+
+    def _release_warm_ups(self, finished: Worker) -> None:
+        """A task's result is shown: the warm-ups held for it alone start after the next paint."""
+        for ended, held in list(self.warm_ups_held):
+            held.discard(finished)
+            if not held:
+                self.warm_ups_held.remove((ended, held))
+                self.call_after_refresh(self._warm_up, ended)
 
     def _start_warm_up(self) -> None:
         """Announce the warm-up before its worker starts, so that a query sent at once waits for it."""
@@ -335,6 +357,7 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
             if state is not None and state.worker is worker:
                 del self.tasks[task]
                 self._show_tasks()
+            self._release_warm_ups(worker)
 
     def on_task_progress(self, message: TaskProgress) -> None:
         state = self.tasks.get(message.task)

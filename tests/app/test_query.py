@@ -484,3 +484,32 @@ def test_a_recall_waits_only_for_the_warm_ups_announced_before_it():
     first_ended()
     waiter.join(5)
     assert not waiter.is_alive()
+
+
+async def test_the_warm_up_starts_once_the_first_screen_has_what_it_reads(demo_app, held, monkeypatch):
+    """The warm-up reads the saved files from the disk at once: started beside the first screen's
+    own reads (the Query screen's sources and strategies), it slowed them, and the screen was
+    usable later. It starts once they are shown."""
+    reading, read = threading.Event(), threading.Event()
+    source_names = Services.source_names
+
+    def held_source_names(self):
+        reading.set()
+        read.wait(60)  # a bound, not a pause
+        return source_names(self)
+
+    monkeypatch.setattr(Services, "source_names", held_source_names)
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, reading.is_set, "the Query screen to read the sources")
+        await until(pilot, lambda: app.store_stats is not None, "the header's counts")
+        await pilot.pause()
+        await pilot.pause()  # two frames after the counts' paint: a warm-up due then has its worker
+        assert not held.warming.is_set() and not [w for w in app.workers if w.group == "warm-up"]
+        read.set()
+        await until(pilot, held.warming.is_set, "the warm-up to start")
+        held.release.set()
+        await settle(pilot)
+        await ask(pilot, "what did Maya adopt")
+        await settle(pilot)
+        assert held.recalled == ["what did Maya adopt"] and app.screen.recall is not None
