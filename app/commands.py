@@ -14,6 +14,8 @@ from textual.content import Content
 from textual.fuzzy import Matcher
 from textual.markup import escape
 
+from .services import MnemoscopeError, describe_error
+
 if TYPE_CHECKING:
     from mnemoscope.engine.records import Source
 
@@ -31,7 +33,8 @@ class MnemoscopeCommands(Provider):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        # the sources, read once per palette opening (in a thread) rather than at every key
+        # the sources, read once per palette opening (in a thread) rather than at every key; a read
+        # that failed is forgotten, not kept as the list
         self._sources: asyncio.Future[list[Source]] | None = None
 
     async def search(self, query: str) -> Hits:
@@ -40,7 +43,14 @@ class MnemoscopeCommands(Provider):
             return
         if self._sources is None:
             self._sources = asyncio.ensure_future(asyncio.to_thread(services.mem.sources))
-        sources = await asyncio.shield(self._sources)  # a search cancelled by the next key leaves the read going
+        reading = self._sources
+        try:
+            sources = await asyncio.shield(reading)  # a search cancelled by the next key leaves the read going
+        except MnemoscopeError as exc:  # the store busy, a disk error: said once, and the next key reads again
+            if self._sources is reading:
+                self._sources = None
+                self.app.notify(describe_error(exc), title="Sources", severity="error", markup=False)
+            return
         matcher = self.matcher(query)
         scored: list[tuple[float, int]] = []
         for n, source in enumerate(sources):

@@ -274,3 +274,34 @@ async def test_markup_in_a_document_is_shown_as_it_is(tmp_path: Path):
         marked = [span for span in prompt.spans if span.end <= len(title)]
         assert marked and "".join(title[span.start:span.end] for span in marked) == "x.txt"
         assert app.is_running
+
+
+async def test_a_failed_read_of_the_palettes_sources_is_said_and_read_again(demo_app, monkeypatch: pytest.MonkeyPatch):
+    """The sources are read once per palette opening: a read that failed (the store busy, a disk
+    error) was kept as the list's outcome, so no source was offered for the rest of the opening,
+    and nothing said why."""
+    from mnemoscope.engine.errors import StoreError
+
+    reads, sources = [], Memory.sources
+
+    def failing_once(self, *args, **kwargs):
+        reads.append(1)
+        if len(reads) == 1:
+            raise StoreError("database is locked")
+        return sources(self, *args, **kwargs)
+
+    def offered(palette) -> list[str]:
+        options = palette.query_one(CommandList)
+        return [str(options.get_option_at_index(n).prompt).split("\n")[0] for n in range(options.option_count)]
+
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        monkeypatch.setattr(Memory, "sources", failing_once)
+        await pilot.press("ctrl+p", *"Source: ")
+        palette = app.screen
+        await until(pilot, lambda: reads and app.titled("Sources"), "the failed read to be said")
+        assert "database is locked" in app.titled("Sources")[0].message
+        await pilot.press("s")  # the next key reads them again
+        await until(pilot, lambda: any(t.startswith("Source: ") for t in offered(palette)), "the sources offered")
+        assert len(reads) == 2
