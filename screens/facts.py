@@ -36,8 +36,8 @@ FACT_COLUMNS = (("subject", "subject", SUBJECT_WIDTH), ("predicate", "predicate"
                 ("object", "object", None), ("holds", "holds", 16), ("src", "sources", 3))  # object: what is left
 CONFLICT_COLUMNS = (("kind", "kind", 9), ("conflict", "conflict", None))
 ENTITY_ACTIONS = {"filter", "add_fact", "edit_fact", "delete_fact", "rename_entity", "merge_entity", "history",
-                  "as_of", "earlier", "later"}
-INBOX_ACTIONS = {"accept", "both", "merge", "retire", "undo"}
+                  "as_of", "earlier", "later", "inbox"}
+INBOX_ACTIONS = {"accept", "both", "merge", "retire", "undo", "leave_inbox"}
 CHOICE_WORDS = {"accept": "accepted", "both": "kept both", "merge": "merged", "retire": "retired"}
 KEYS_OF = {  # what each key does to a conflict of each kind, as the inbox says it
     "clash": {"accept": "a accept (the later replaces the other)", "both": "b keep both", "merge": "m merge (one value)",
@@ -193,6 +193,7 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         Binding("r", "retire", "Retire", id="inbox-retire"),
         Binding("u", "undo", "Undo", id="inbox-undo"),
         Binding("i", "inbox", "Inbox", id="facts-inbox"),
+        Binding("i", "leave_inbox", "Back to facts", id="inbox-leave"),  # the same key, said as what it does there
     ]
 
     def __init__(self) -> None:
@@ -483,6 +484,8 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         else:
             self.query_one("#entities-table", DataTable).focus()
             self.refresh_data()
+
+    action_leave_inbox = action_inbox  # the inbox's own `i`, which the key bar names for what it does there
 
     def _show_mode(self) -> None:
         for widget in self.query(".inbox"):

@@ -41,6 +41,7 @@ async def test_facts_in_time_and_the_conflict_inbox(demo_app):
         await settle(pilot)
         lines = screen_lines(app)
         assert any("backyard" in line[:48] for line in lines), "\n".join(lines)  # a long clash wraps, never cut
+        assert "i Back to facts" in lines[-1] and "Inbox" not in lines[-1], lines[-1]  # the key bar: what i does here
         await pilot.resize_terminal(*SIZE)
         await settle(pilot)
         screen.show_entities(screen.entities)  # loads that end after the inbox opened change nothing
