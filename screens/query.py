@@ -79,7 +79,7 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
 | `space` `.` `r` | trace: play/pause · single step · replay |
 | `c` | compare two strategies or intents on this query |
 
-The **signals** column says which signals found each hit: **B** BM25, **D** dense, **W** the
+The **found** column says which signals found each hit: **B** BM25, **D** dense, **W** the
 topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn of a hit.
 """
 
