@@ -10,7 +10,8 @@ supersession cannot order them. This step can, without facts:
   decide to buy?": the latest decision, not "why" or "when" they decided) and names someone the store knows (its
   *subjects*); it may ask about a slot of ``supersession.toml`` (a word of its
   ``asks``: "live", "job", "partner"; "what does Jun do (for a living)?" asks the job). "Who
-  works at Annelies's shop?" asks about others (no slot of hers, and their news counts), and
+  works at Annelies's shop?" asks about others (no slot of hers, and their news counts), "how
+  many people work on deck?" asks a count, never a slot (a number answers it, not an employer), and
   "the old barn" is a thing, not a time;
 * among the top candidates, those that name a subject and are *on topic*: they share a word with
   the question (its name aside), with the slot (its ``asks``, its objects, its predicates'
@@ -299,7 +300,8 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     plans = realis(query, None) != query or _WHEN.match(query) is not None or _DECIDED.match(query) is not None
     own = frozenset(terms) - STATE_WORDS
     others = (who := _WHO_ELSE.match(query)) is not None and not _verb_asks_of(who[0], query[who.end():], names, rules)
-    asked = [] if others else [
+    how_many = _HOW_MANY.match(query)  # a count: "how many people work on deck?" asks no employer
+    asked = [] if others or how_many else [
         slot for slot in rules.slots.values()
         if terms & asked_by(slot) or (phrases := phrases_of(slot.asks)) and _says(phrases, _without(names, query))]
     if asked:
@@ -308,7 +310,6 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
                                frozenset(slot.name for slot in asked), _slot_change(cues), phrases_of(cues), state=state,
                                own=own - set(lexical_tokens(" ".join(cues))),
                                titles=any(_TITLED in slot.predicates for slot in asked), plans=plans)
-    how_many = _HOW_MANY.match(query)
     counted = frozenset(lexical_tokens(how_many[1])) - set(lexical_tokens(" ".join(names))) if how_many else None
     return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES, counted=counted, state=state,
                            own=own, others=others, kind=answer_kind(query), plans=plans) if terms else None

@@ -730,3 +730,29 @@ def test_a_business_is_told_of_by_its_owners_we(business):
     the first person ("I run a little bookshop …, it's called Het Leesvenster"), tells its news as
     "we"."""
     assert above(ranked(business, "How many staff does Het Leesvenster employ?"), "D2:1", "D1:2")
+
+
+CREW = locomo("crew", ("Hedda", "Lars"),
+    ("9:00 am on 12 January, 2025", [
+        ("Hedda", "Three people work on the flower stall with me, Britt and Ole."),
+        ("Lars", "Cosy."),
+    ]),
+    ("9:00 am on 3 April, 2025", [
+        ("Hedda", "Five people work on the flower stall for the spring rush."),
+        ("Lars", "Busy!"),
+    ]),
+    ("9:00 am on 20 September, 2025", [
+        ("Lars", "How was the summer?"),
+        ("Hedda", "Two on the flower stall, Britt went off to college."),
+    ]),
+)
+crew = stored(CREW)
+
+
+def test_how_many_asks_a_count_not_the_slot_its_verb_names(crew):
+    """"How many people work on the flower stall with Hedda?" counts people: "work" asks no
+    employer there, and the latest count said goes first."""
+    assert present.present_question("How many people work on the flower stall with Hedda?", load_rules(),
+                                    ["Hedda"]).slots == frozenset()
+    keys = ranked(crew, "How many people work on the flower stall with Hedda?")
+    assert above(keys, "D3:2", "D2:1") and above(keys, "D3:2", "D1:1")
