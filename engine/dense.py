@@ -255,12 +255,14 @@ class OpenAIEmbedder:
         cache_get: Callable[[str, list[str]], dict[str, np.ndarray]] | None = None,
         cache_put: Callable[[str, list[tuple[str, np.ndarray]]], None] | None = None,
         signature: str = "",
+        stored_dim: Callable[[], int] | None = None,
     ) -> None:
         from .net import endpoint_client
 
         self.model = model
         self.signature = signature or f"openai:{model}"
-        self.dim = 0
+        self.dim = 0  # the length of this model's vectors, once one is seen (or stored)
+        self._stored_dim = stored_dim  # the length of the vectors the store holds under this signature (0: none yet)
         self.batch_size = batch_size
         self._client = endpoint_client(base_url, api_key, timeout=timeout, max_retries=max_retries)
         self._cache_get, self._cache_put = cache_get, cache_put
@@ -284,14 +286,28 @@ class OpenAIEmbedder:
             batch = missing[start : start + self.batch_size]
             vectors = self._call([inputs[i] for _, i in batch])
             fresh.extend((h, v) for (h, _), v in zip(batch, vectors))
-        if fresh and remember and self._cache_put:
-            self._cache_put(self.signature, fresh)
         known.update(dict(fresh))
         if not len(hashes):
             return np.zeros((0, self.dim), dtype=np.float32)
-        out = np.stack([known[h] for h in hashes])
+        out = np.stack(self._same_length([known[h] for h in hashes]))  # before the cache keeps any
+        if fresh and remember and self._cache_put:
+            self._cache_put(self.signature, fresh)
         self.dim = out.shape[1]
         return l2_normalize(out)
+
+    def _same_length(self, vectors: list[np.ndarray]) -> list[np.ndarray]:
+        """``vectors`` if each is as long as the vectors already stored or seen under this
+        signature: a model swapped behind the same name answers another length, and its vectors
+        would then be compared with (or stored beside) vectors they cannot be compared with."""
+        expected = (self._stored_dim() if self._stored_dim else 0) or self.dim
+        lengths = sorted({len(v) for v in vectors}, reverse=True)
+        if len(lengths) > 1:
+            raise EmbeddingUnavailable(f"the embedding endpoint answered vectors of {lengths[0]} and {lengths[1]} numbers"
+                                       f" for the model {self.model!r}; nothing was stored")
+        if lengths and expected and lengths[0] != expected:
+            raise EmbeddingUnavailable(f"the embedding endpoint answered vectors of {lengths[0]} numbers where this store's"
+                                       f" have {expected} (did the model behind {self.model!r} change?); nothing was stored")
+        return vectors
 
     def embed_query(self, text: str) -> np.ndarray:
         """A query's vector, from the cache or the endpoint, never written to the store."""
@@ -305,11 +321,26 @@ class OpenAIEmbedder:
             data = sorted(reply.data, key=lambda d: d.index)
             if len(data) != len(inputs):
                 raise EmbeddingUnavailable(f"the endpoint returned {len(data)} vectors for {len(inputs)} inputs")
-            return [np.asarray(d.embedding, dtype=np.float32) for d in data]
+            return [_vector(d.embedding) for d in data]
         except OpenAIError as exc:
             raise EmbeddingUnavailable(f"embedding endpoint failed: {type(exc).__name__}: {exc}") from None
         except (TypeError, ValueError, AttributeError) as exc:
             raise EmbeddingUnavailable(f"embedding endpoint answered in an unexpected shape: {exc}") from None
+
+
+def _vector(numbers: Any) -> np.ndarray:
+    """One vector an endpoint answered, as float32; an endpoint's answer is data to check, and
+    an empty vector or a NaN or infinite number (or one past float32's range) would be stored
+    and then rank every item by NaN."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        vector = np.asarray(numbers, dtype=np.float32)
+    if vector.ndim != 1 or not vector.size:
+        raise EmbeddingUnavailable("the embedding endpoint answered an empty vector" if vector.ndim == 1 else
+                                   f"the embedding endpoint answered a vector of {vector.ndim} dimensions, not a list of numbers")
+    if not np.isfinite(vector).all():
+        raise EmbeddingUnavailable("the embedding endpoint answered a vector holding a value that is not a finite number"
+                                   " (NaN, infinite or past float32's range); nothing was stored")
+    return vector
 
 
 # -- BLAS threads --------------------------------------------------------------------------------

@@ -141,8 +141,14 @@ class ImagesArea(Area):
                 base_url, s.image_embed_model, s.image_embed_api_key,
                 timeout=min(s.request_timeout, QUERY_TIMEOUT) if for_query else s.request_timeout,
                 max_retries=0 if for_query else s.max_retries, batch_size=s.image_batch_size,
-                cache_get=self.mem.store.cached_embeddings, cache_put=self._cache_put, signature=self.signature)
+                cache_get=self.mem.store.cached_embeddings, cache_put=self._cache_put, signature=self.signature,
+                stored_dim=self._stored_dim)
         return self._embedders[for_query]
+
+    def _stored_dim(self) -> int:
+        """The length of the image vectors the index holds (0: none yet)."""
+        stored = self.mem.index.vectors.get(self.signature)
+        return stored.dim if stored else 0
 
     def _cache_put(self, signature: str, rows: list[tuple[str, np.ndarray]]) -> None:
         with self.mem.store.transaction():
@@ -244,9 +250,6 @@ class ImagesArea(Area):
         except EmbeddingUnavailable as exc:
             log.warning("image signal skipped: %s", exc)
             q.notes["image_error"] = str(exc)
-            return out
-        if len(vec) != matrix.dim:
-            q.notes["image_error"] = f"the query vector has {len(vec)} dimensions, the image vectors {matrix.dim}"
             return out
         scores = matrix.scores(vec)
         out[: len(scores)] = scores

@@ -563,9 +563,14 @@ class Memory:
             self._external = OpenAIEmbedder(
                 s.embed_base_url, s.embed_model, s.embed_api_key, timeout=s.request_timeout, max_retries=s.max_retries,
                 batch_size=s.embed_batch_size,
-                cache_get=self.store.cached_embeddings, cache_put=self._cache_put,
+                cache_get=self.store.cached_embeddings, cache_put=self._cache_put, stored_dim=self._stored_dim,
             )
         return self._external
+
+    def _stored_dim(self) -> int:
+        """The length of the endpoint's vectors the index holds (0: none yet)."""
+        stored = self.index.vectors.get(self._external.signature) if self._external else None
+        return stored.dim if stored else 0
 
     def _cache_put(self, signature: str, rows: list[tuple[str, np.ndarray]]) -> None:
         with self.store.transaction():
