@@ -23,13 +23,16 @@ import ssl
 import time
 import urllib.parse
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import httpx2
 from openai import DefaultHttpxClient, OpenAI, OpenAIError
 
 USER_AGENT = "mnemoscope"
 MAX_REDIRECTS = 5
+# The most an endpoint's answer may hold. An honest one is far smaller (a batch of 64 vectors of
+# 3,072 numbers is a few MB as JSON); parsing holds about three times the answer in memory.
+MAX_ANSWER_BYTES = 256 * 2**20
 # Not global although Python's ipaddress may say so: IANA's special-purpose IPv4 block (where some
 # clouds put their metadata service) and the NAT64 prefix, whose addresses stand for IPv4 ones.
 _ALSO_BLOCKED = [ipaddress.ip_network("192.0.0.0/24")]
@@ -38,6 +41,11 @@ _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 class OffOrigin(OpenAIError):
     """An endpoint tried to send a request to another origin (a redirect); nothing was sent there."""
+
+
+class AnswerRefused(OpenAIError):
+    """An endpoint's answer not read (on): past :data:`MAX_ANSWER_BYTES`, or compressed although
+    asked not to be (a compressed answer is limited only by what it unpacks to). Not asked again."""
 
 
 class Refused(ValueError):
@@ -71,10 +79,40 @@ def endpoint_client(base_url: str, api_key: str, *, timeout: float, max_retries:
         if origin(str(request.url)) != home:
             raise OffOrigin(f"the endpoint {base_url} redirected to {request.url.scheme}://{request.url.host}, another"
                             " origin; nothing was sent there (set its base URL to where it points)")
+        request.headers["Accept-Encoding"] = "identity"  # the size cap then holds for what is parsed
 
-    http = DefaultHttpxClient(timeout=timeout, verify=_tls(), event_hooks={"request": [same_origin]})
+    def bounded(response: httpx2.Response) -> None:
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            response.close()
+            raise AnswerRefused(f"the endpoint answered {encoding}-compressed although asked for plain text; not read")
+        response.stream = _Bounded(response.stream, time.monotonic() + timeout, MAX_ANSWER_BYTES)
+
+    http = DefaultHttpxClient(timeout=timeout, verify=_tls(), event_hooks={"request": [same_origin], "response": [bounded]})
     return OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=max_retries,
                   http_client=http)
+
+
+class _Bounded(httpx2.SyncByteStream):
+    """An answer's body read until ``deadline`` and ``max_bytes`` at most. The client's timeout
+    bounds each read, not the whole body: a server sending a byte a second, or gigabytes, would
+    otherwise hold the ingest (and the memory) for as long as it liked."""
+
+    def __init__(self, stream: httpx2.SyncByteStream, deadline: float, max_bytes: int) -> None:
+        self.stream, self.deadline, self.max_bytes = stream, deadline, max_bytes
+
+    def __iter__(self) -> Iterator[bytes]:
+        read = 0
+        for chunk in self.stream:
+            read += len(chunk)
+            if read > self.max_bytes:
+                raise AnswerRefused(f"the endpoint answered more than {self.max_bytes // 2**20} MB; it was not read further")
+            if time.monotonic() > self.deadline:
+                raise httpx2.ReadTimeout("the answer was still arriving at the timeout")
+            yield chunk
+
+    def close(self) -> None:
+        self.stream.close()
 
 
 # -- URLs a document names --------------------------------------------------------------------
@@ -96,14 +134,14 @@ def download(url: str, *, timeout: float, max_bytes: int, retries: int = 0, allo
         if attempt:
             time.sleep(min(0.5 * 2 ** (attempt - 1), 4.0))
         try:
-            return _follow(url, timeout, max_bytes, allowed)
+            return _follow(url, timeout, max_bytes, allowed, time.monotonic() + timeout)
         except DownloadFailed as exc:
             if not exc.retry or attempt == retries:
                 raise
     raise AssertionError("unreachable")
 
 
-def _follow(url: str, timeout: float, max_bytes: int, allowed: set[str]) -> Downloaded:
+def _follow(url: str, timeout: float, max_bytes: int, allowed: set[str], deadline: float) -> Downloaded:
     client: httpx2.Client | None = None  # made after the first check passes: a refusal costs no TLS setup
     try:
         for _ in range(MAX_REDIRECTS + 1):
@@ -126,10 +164,12 @@ def _follow(url: str, timeout: float, max_bytes: int, allowed: set[str]) -> Down
                         code = reply.status_code
                         raise DownloadFailed(f"HTTP {code}", retry=code == 429 or code >= 500)
                     data = bytearray()
-                    for chunk in reply.iter_bytes():
+                    for chunk in reply.iter_bytes():  # decoded: the cap holds for what a compressed answer unpacks to
                         data += chunk
                         if len(data) > max_bytes:
                             raise Refused(f"larger than {max_bytes // 2**20} MB")
+                        if time.monotonic() > deadline:
+                            raise DownloadFailed("timed out (still arriving)")
                     return Downloaded(bytes(data), reply.headers.get("content-type", ""), url)
             except httpx2.TimeoutException:
                 raise DownloadFailed("timed out") from None

@@ -1,13 +1,18 @@
 """A configured endpoint that answers wrongly: its answers are untrusted data. Vectors that are not
 vectors (empty, NaN, infinite, of another length than the store's) are refused in one line and
-stored nowhere; an answer that never ends, or ends gigabytes later, is cut off."""
+stored nowhere; an answer that trickles in for ever, or ends gigabytes later, is cut off at the
+timeout or the size cap (a document's photo URL's too)."""
 
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 
+from mnemoscope.engine import net
+from mnemoscope.engine.dense import EmbeddingUnavailable, OpenAIEmbedder
+from mnemoscope.engine.net import DownloadFailed
 from tests.support.openai_server import OpenAIServer, hashed_vector
 
 from .conftest import cli, store_checksum
@@ -53,3 +58,85 @@ def test_vectors_of_another_length_than_the_stores_are_refused_at_ingest_and_rec
     assert store_checksum(store) == before
     code, out, err = cli("--store", store, "recall", "quay swept", "--strategy", "hybrid")
     assert code == 2 and err.count("\n") == 1 and "vectors of 8 numbers where this store's have 16" in err, err
+
+
+class Trickle:
+    """A loopback HTTP server whose every answer is 200 with a body of ``total`` spaces that arrives
+    ``step`` bytes every ``pause`` seconds (what a stuck or hostile server sends); gzipped when
+    ``gzip``, whatever the request accepts (a small answer that unpacks to ``total``)."""
+
+    def __init__(self, total: int, step: int, pause: float, gzip: bool = False) -> None:
+        import gzip as gzip_
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.sent = 0
+        trickle = self
+        body = gzip_.compress(b" " * total) if gzip else b""
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def answer(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body) if gzip else total))
+                if gzip:
+                    self.send_header("Content-Encoding", "gzip")
+                self.end_headers()
+                try:
+                    while trickle.sent < (len(body) if gzip else total):
+                        self.wfile.write(body[trickle.sent:trickle.sent + step] if gzip else b" " * step)
+                        self.wfile.flush()
+                        trickle.sent += step
+                        time.sleep(pause)
+                except OSError:  # the client hung up: what it should do
+                    pass
+
+            do_GET = do_POST = answer
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True).start()
+        self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def trickle(request):
+    server = Trickle(*request.param)
+    yield server
+    server.close()
+
+
+@pytest.mark.parametrize("trickle", [(10_000, 1, 0.1)], indirect=True)
+def test_an_endpoint_answer_that_trickles_in_is_cut_off_at_the_timeout(trickle):
+    embedder = OpenAIEmbedder(trickle.origin + "/v1", "e", "sk-secret", timeout=1.0, max_retries=0)
+    started = time.monotonic()
+    with pytest.raises(EmbeddingUnavailable, match="timed out"):
+        embedder.embed(["a private note"])
+    assert time.monotonic() - started < 5  # a byte each 0.1 s: 1,000 s to the end of the answer
+
+
+@pytest.mark.parametrize("trickle, says", [((64 * 2**20, 2**16, 0), "answered more than 1 MB"),
+                                           ((64 * 2**20, 2**10, 0, True), "answered gzip-compressed")],
+                         indirect=["trickle"], ids=["plain", "gzip"])
+def test_an_endpoint_answer_past_the_cap_is_not_read_whole(trickle, says, monkeypatch):
+    monkeypatch.setattr(net, "MAX_ANSWER_BYTES", 2**20, raising=False)
+    embedder = OpenAIEmbedder(trickle.origin + "/v1", "e", "sk-secret", timeout=5.0, max_retries=2)
+    with pytest.raises(EmbeddingUnavailable, match=says):
+        embedder.embed(["a private note"])
+    assert trickle.sent < 16 * 2**20  # it hung up soon after the cap, and did not ask again
+
+
+@pytest.mark.parametrize("trickle", [(10_000, 1, 0.1)], indirect=True)
+def test_a_documents_photo_url_that_trickles_in_is_cut_off_at_the_timeout(trickle):
+    started = time.monotonic()
+    with pytest.raises(DownloadFailed, match="timed out"):
+        net.download(trickle.origin + "/photo.png", timeout=1.0, max_bytes=2**20, allow_hosts=["127.0.0.1"])
+    assert time.monotonic() - started < 5
