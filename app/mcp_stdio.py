@@ -77,15 +77,19 @@ async def wire_streams() -> AsyncIterator[tuple[WireLines, WireWriter] | None]:
     os.close(null)
     os.dup2(STDERR, STDOUT)
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    # The transports get copies of the wire's descriptors: they close theirs when the host hangs
+    # up, and the originals are still there to put back.
     reading, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
-                                              os.fdopen(wire_in, "rb", buffering=0))
+                                              os.fdopen(os.dup(wire_in), "rb", buffering=0))
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
-                                                        os.fdopen(wire_out, "wb", buffering=0))
+                                                        os.fdopen(os.dup(wire_out), "wb", buffering=0))
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
     try:
         yield WireLines(reader), WireWriter(writer)
     finally:
         os.dup2(wire_in, STDIN)  # the standard streams back on the wire, as the SDK's claim leaves them
         os.dup2(wire_out, STDOUT)
+        os.close(wire_in)
+        os.close(wire_out)
         writer.close()
         reading.close()

@@ -206,3 +206,19 @@ async def test_a_stray_write_to_stdout_goes_to_stderr_not_into_the_protocol(tmp_
             assert text_of(await session.call_tool("noisy", {})) == "done"
             assert not (await session.call_tool("recall", {"query": "anything"})).is_error  # the wire still works
     assert "stray print" in errors.read_text() and "stray write" in errors.read_text()
+
+
+def test_the_host_closing_the_wire_ends_the_server_quietly(tmp_path):
+    """An agent host ends a session by closing the server's stdin: the server exits 0 and writes
+    nothing to stderr, which the host keeps in its log."""
+    server = subprocess.Popen(server_command(tmp_path / "quiet.db"), cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "host", "version": "1"}}}
+    server.stdin.write((json.dumps(hello) + "\n").encode())
+    server.stdin.flush()
+    assert json.loads(server.stdout.readline())["id"] == 1
+    server.stdin.close()
+    code = server.wait(timeout=60)
+    errors = server.stderr.read().decode()
+    assert code == 0 and "Traceback" not in errors, errors[-2000:]
