@@ -9,6 +9,7 @@ A bad record raises :class:`IngestError` naming the file and line. (An export is
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import os
@@ -139,7 +140,20 @@ def _read_bytes(path: Path) -> bytes:
         raise IngestError(path, str(exc)) from None
 
 
+# Byte-order marks that declare a file's encoding (UTF-32's before UTF-16's: FF FE 00 00 starts with FF FE).
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
+
+
 def _decode(path: Path, data: bytes) -> str:
+    """A file's text: UTF-8, or UTF-16 / UTF-32 when a byte-order mark says so (what Windows
+    editors and PowerShell's redirection write: text, although full of NUL bytes)."""
+    codec = next((name for bom, name in _BOMS if data.startswith(bom)), None)
+    if codec:
+        try:
+            return data.decode(codec)
+        except UnicodeDecodeError as exc:
+            raise IngestError(path, f"not {codec.upper()} text although it starts with its byte-order mark (byte {exc.start})") from None
     if b"\x00" in data[:8192]:
         raise IngestError(path, "binary file (contains NUL bytes), not text")
     try:

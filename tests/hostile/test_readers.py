@@ -113,3 +113,27 @@ def test_a_numeric_setting_is_a_plain_ascii_number_in_range(tmp_path, monkeypatc
     code, out, err = cli("--store", tmp_path / "m.db", "stats")
     assert code == 2 and out == "" and err.count("\n") == 1 and f"MNEMOSCOPE_{name}: {value!r} is not" in err
     assert not (tmp_path / "m.db").exists()
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be", "utf-32"])
+def test_a_file_saved_as_utf16_or_utf32_with_its_bom_is_read_as_the_text_it_is(tmp_path, codec):
+    """Windows editors and PowerShell's `>` write UTF-16 with a byte-order mark: that is text whose
+    encoding the file declares, not a binary file."""
+    bom = {"utf-16-be": "\ufeff"}.get(codec, "")  # utf-16 and utf-32 write their BOM themselves
+    (tmp_path / "chat.txt").write_bytes((bom + "Ann: the harbour lanterns\r\nBen: the ferry at dawn\r\n").encode(codec))
+    (tmp_path / "notes.md").write_bytes((bom + "# Quay\nThe quay is swept at noon.\n").encode(codec))
+    with Memory(tmp_path / "m.db", extensions=False) as mem:
+        report = mem.ingest([tmp_path / "chat.txt", tmp_path / "notes.md"])
+        texts = [[i.text for i in mem.source_items(s.source_id)] for s in report.sources]
+    assert texts == [["the harbour lanterns", "the ferry at dawn"], ["The quay is swept at noon."]]
+
+
+def test_a_utf16_file_that_is_not_is_one_line_naming_its_encoding(tmp_path):
+    path = tmp_path / "broken.md"
+    path.write_bytes(b"\xff\xfe" + "# T\nhello".encode("utf-16-le") + b"\x00\xd8")  # a lone surrogate half
+    store = tmp_path / "m.db"
+    Memory(store, extensions=False).close()
+    before = store_checksum(store)
+    code, out, err = cli("--store", store, "ingest", path)
+    assert code == 2 and err.count("\n") == 1 and "not UTF-16 text" in err, err
+    assert store_checksum(store) == before
