@@ -797,8 +797,16 @@ def realis(sentence: str, said: str | None, by: str | None = None) -> str:
     return _realis(sentence, said[:10] if said else None, by[:10] if by else None)
 
 
+# Every clause still to come holds one of these (a verb group's word, a time); most sentences hold
+# none, and skip the clause reading.
+_MAY_COME = re.compile(r"\b(?:" + "|".join(sorted(_WOULD | _BE_TO | _INTEND | _WEIGH)) + r")\b|['’](?:ll|d)\b|\d|"
+                       r"\b(?:tomorrow|tonight|next|this|soon)\b|" + _MONTH_WORD.pattern + "|" + _ONE_WEEKDAY.pattern, re.I)
+
+
 @lru_cache(maxsize=16_384)
 def _realis(sentence: str, said: str | None, by: str | None) -> str:
+    if not _MAY_COME.search(sentence):
+        return sentence
     named = [(m.start(), m[0]) for pattern in (_MONTH_WORD, _ONE_WEEKDAY) for m in pattern.finditer(sentence)]
     kept, dropped, start = [], False, 0  # named in the whole sentence: "Saturday and Sunday" spans an edge
     for edge in [*_CLAUSE_EDGE.finditer(sentence), None]:

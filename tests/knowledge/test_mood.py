@@ -13,6 +13,7 @@ from mnemoscope.engine.knowledge.extract import realis
     "I'm supposed to start at the depot soon.",
     "We're thinking of selling the van.",
     "He'll take over the shop.",
+    "She’ll take over the shop.",
     "They might close the pool.",
     "We view the flat on Saturday.",
     "Maybe October.",
