@@ -238,12 +238,21 @@ class Mark:
         about different people: each names someone the other does not. A rewording keeps its
         original's people; it may leave out a name that is not one ("the LGBTQ support group": "the
         group"), or a person, with a pronoun."""
-        return bool(self.names - tokens) and bool(names - self.tokens)
+        return bool(_left_out(self.names, tokens, names)) and bool(_left_out(names, self.tokens, self.names))
 
     def same_people(self, names: frozenset[str], tokens: frozenset[str]) -> bool:
         """Whether this mark's question and another name the same people: neither names one the
         other leaves out."""
-        return self.names <= tokens and names <= self.tokens
+        return not _left_out(self.names, tokens, names) and not _left_out(names, self.tokens, self.names)
+
+
+def _left_out(names: frozenset[str], tokens: frozenset[str], their_names: frozenset[str]) -> set[str]:
+    """Of one question's ``names``, those another question (its ``tokens``, ``their_names``) does
+    not name. A short form of a name names the same person ("Mel" and "Melanie", "Dan" and
+    "Daniel"): a name is there when it begins a name of the other, or one of those begins it (three
+    letters at least)."""
+    return {n for n in names - tokens
+            if not any(min(len(n), len(m)) >= 3 and (n.startswith(m) or m.startswith(n)) for m in their_names)}
 
 
 @dataclass(frozen=True)

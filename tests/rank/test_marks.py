@@ -215,6 +215,21 @@ def test_marks_for_one_persons_question_move_nothing_for_the_same_question_about
     assert [e.alike for e in store.ranker.feedback_effects()] == [[], []]  # the Ranker screen: neither counts for the other
 
 
+def test_a_short_form_of_a_name_names_the_same_person(mem):
+    """"Dan" is Daniel: a rewording that shortens a name ("Mel" for "Melanie") is about the same
+    person, so the taught question's marks still count for it (as an alike question's: into
+    view). Before, each question named someone the other did not, and nothing rose."""
+    daniels = "What pet does Daniel have?"
+    rec = mem.recall(daniels, strategy="fused")
+    cat = [h.item.id for h in rec.hits if "Miso" in h.item.text][-1:]
+    assert cat
+    shortened = "Which animal does Dan own?"
+    assert cat[0] not in ids(mem.recall(shortened, strategy="fused"))
+    mem.feedback(rec.token, cat)
+    after = mem.recall(shortened, strategy="fused")
+    assert [(h.item.id, h.taught.query) for h in after.hits if h.taught] == [(cat[0], daniels)]
+
+
 @pytest.mark.parametrize("taught, asked", [("How did Maya get Pepper?", "When did Maya get Pepper?"),
                                            ("When did Maya get Pepper?", "How did Maya get Pepper?"),
                                            ("How did Maya get Pepper?", "Why did Maya get Pepper?")])
