@@ -108,8 +108,8 @@ class RankerScreen(BaseScreen):
 The ranking learns from feedback (mark hits used with `u` on the Query screen, send with `f`).
 A marked item rises at once for its query and for queries alike it about the same people (another
 person's question in the same words is not alike); ignored hits sink a little, for the same question.
-The feedback events are listed on the right: the highlighted one shows which items it raises and
-lowers, and for which queries. A learned model is blended with a heuristic floor by λ, which a
+The feedback events are listed beside the state and charts (below them in a narrow terminal): the
+highlighted one shows which items it raises and lowers, and for which queries. A learned model is blended with a heuristic floor by λ, which a
 referee raises only when the model beats the heuristic on held-out queries; so learning can help
 and never makes ranking worse.
 
