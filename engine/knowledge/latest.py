@@ -6,7 +6,8 @@ off", "Completely fine. I ran 15 km on Sunday"), so a lift that waits for change
 most changes of a new conversation. This module gives the lift what needs no such words:
 
 * which questions ask whether a state holds now — a yes/no question in the present ("Is Callum
-  vegetarian?", "Does Dieter play in a band?") or one that says "still", "now" or "currently"
+  vegetarian?", "Does Dieter play in a band?") or the perfect ("Has Marcel had his knee replaced?":
+  the latest word tells, and a plan or a date set before it is no answer) or one that says "still", "now" or "currently"
   (:func:`asks_state`): there the latest candidate on the question's own words, of or by the
   subject, goes above the older ones on them, change word or not (:func:`states`). Open questions
   ("what books has Tim read?", "what is Gina's favourite dance?") keep their order: most of
@@ -41,10 +42,11 @@ if TYPE_CHECKING:
     from ..store import Store
 
 # "Is Callum vegetarian?", "Does Bartosz have a pet?", "Are you still …", "Where does Julien live
-# now?": whether something holds, or what holds, now. Not "Has Tim been to …?" (the past). The
+# now?", "Has Marcel had his knee replaced?" (a perfect asks whether it holds by now): whether
+# something holds, or what holds, now. Not "Has Tim been to …?" (an experience, any of them). The
 # words that say "now" are no topic: a turn saying "still" is not on the question's.
 # Nor a question in the conditional ("Would Caroline still want to … if …?"), which asks about no state.
-_STATE = re.compile(r"(?!.*\bif\b)\s*(?:(?:is|are|does|do)\b|(?!would|could|should|might|will)\w+\b.*\b(?:still|now|currently)\b)",
+_STATE = re.compile(r"(?!.*\bif\b)\s*(?:(?:is|are|does|do)\b|(?:has|have)\b(?!.*\bbeen\b)|(?!would|could|should|might|will)\w+\b.*\b(?:still|now|currently)\b)",
                     re.I)
 STATE_WORDS = frozenset(lexical_tokens("still now currently"))
 # A speaker speaking of themself ("I'm", "my", "we", "our"); "us" too, though it may be the country.

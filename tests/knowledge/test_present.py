@@ -756,3 +756,28 @@ def test_how_many_asks_a_count_not_the_slot_its_verb_names(crew):
                                     ["Hedda"]).slots == frozenset()
     keys = ranked(crew, "How many people work on the flower stall with Hedda?")
     assert above(keys, "D3:2", "D2:1") and above(keys, "D3:2", "D1:1")
+
+
+HIP = locomo("hip", ("Ada", "Bruno"),
+    ("9:00 am on 14 January, 2025", [
+        ("Ada", "How's the hip?"),
+        ("Bruno", "Sore. The surgeon wants to replace it, maybe in the spring."),
+    ]),
+    ("9:00 am on 2 April, 2025", [
+        ("Ada", "Any news on the hip?"),
+        ("Bruno", "April 28th at St James's. I'll be off the bike for a month."),
+    ]),
+    ("9:00 am on 20 August, 2025", [
+        ("Ada", "So the new hip is good?"),
+        ("Bruno", "Better than ever. They did it in May, I was back on the bike by July."),
+    ]),
+)
+hip = stored(HIP)
+
+
+def test_whether_something_has_happened_is_told_by_the_latest_word_not_by_the_plans(hip):
+    """"Has Bruno had his hip replaced?" asks whether it holds now, as "is" does (not "has he been
+    to …", an experience): the latest answer on the hip goes first, and the plan and the date set
+    before it ("wants to replace it", "April 28th …, I'll be off the bike") are no answer."""
+    keys = ranked(hip, "Has Bruno had his hip replaced?")
+    assert above(keys, "D3:2", "D1:2") and above(keys, "D3:2", "D2:2")
