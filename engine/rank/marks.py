@@ -120,18 +120,17 @@ class AlikeRule:
     count in full): by ``ramp`` over the likeness; for an item, in proportion to its standing in
     the new list ** ``standing_power``; only marks whose question names no other people and, with
     ``same_answer``, asks for the same kind of answer, and of those the ``nearest`` most alike
-    (0: all); lifting an item by at
-    most ``reach`` of the list's range, however many such marks agree; and, with ``into_view``,
-    only into the hits shown: an item the question already shows is not moved, another rises at
-    most just above the last one shown.
+    (0: all); lifting an item by at most ``reach`` of the list's range, however many such marks
+    agree; and, with ``into_view``, only into the hits shown: an item the question already shows
+    is not moved, another rises at most just above the last one shown.
 
     With ``shared`` above 0, a second signal beside the likeness: the hits the two questions
     found. A rewording searches the same part of the store as its original, so its own hits
     (before any mark moved them) hold several of the hits the original was shown; another
     question about the same person mostly finds other turns. The taught question (of those
     that may count: naming no other people and, when ``same_answer``, asking the same kind of
-    answer) whose likeness plus the share of its
-    shown hits that the new question's own hits hold is highest is *corroborated* when that share
+    answer) whose likeness plus the share of its shown hits that the new question's own hits
+    hold is highest is *corroborated* when that share
     is at least ``shared`` and its likeness at least ``shared_likeness``, or when it is the most
     alike of them too and its likeness is at least ``agreed_likeness``, however few hits it shares
     (the two signals point at the same question, and the likeness alone is high: a rewording whose
@@ -364,9 +363,9 @@ class Likeness:
     :attr:`MarkParams.same` over how nearly each is, 0 for a question about other people or
     asking for another answer), and whether each may count at all (``agrees``: it names no other
     people, and, when the rule asks, it asks for the same kind of answer; None: every one may).
-    ``marks`` are the marks it was computed from, taken
-    under the memory's guard: :meth:`FeedbackMemory.apply` and :meth:`FeedbackMemory.alike` read
-    them, so a mark withdrawn by another thread in between cannot shift the rows."""
+    ``marks`` are the marks it was computed from, taken under the memory's guard:
+    :meth:`FeedbackMemory.apply` and :meth:`FeedbackMemory.alike` read them, so a mark withdrawn
+    by another thread in between cannot shift the rows."""
 
     sims: np.ndarray
     rule: AlikeRule
