@@ -261,8 +261,7 @@ def hybrid(mem: Engine, q: Query, signals: Signals) -> Ranking:
     lists = {"bm25": signals.top("bm25", depth)}
     if s.fusion == "rrf" or len(lists["bm25"]) < q.top_k or mem.dense_weight() >= DENSE_PROPOSES:
         lists["dense"] = signals.top("dense", depth)
-    offline = s.embedder != "openai"  # an embedding model knows words itself (its weight is calibrated)
-    word = word_query(mem, q) if offline and s.fusion == "linear" and s.word_vectors_weight > 0 else None
+    word = word_query(mem, q) if s.fusion == "linear" else None
     if word is not None:
         lists["words"] = word[1].top(word[0], depth)
     words = None
@@ -287,9 +286,25 @@ def hybrid(mem: Engine, q: Query, signals: Signals) -> Ranking:
 
 def word_query(mem: Engine, q: Query) -> tuple[np.ndarray, VectorIndex] | None:
     """The query's vector in the bundled word-vector space (engine/wordvec.py) and the items'
-    rows there, or None when too few of the query's words have a vector (a Korean query)."""
-    vector, rows = mem.index.word_query(q.text)
-    return None if vector is None else (vector, rows)
+    rows there, made once per query; None with an embedding endpoint (the model knows words
+    itself, its weight is calibrated), with ``word_vectors_weight`` 0 (the space is off), or when
+    too few of the query's words have a vector (a Korean query)."""
+    s = mem.settings
+    if s.embedder == "openai" or s.word_vectors_weight <= 0:
+        return None
+    if "word_query" not in q.notes:
+        vector, rows = mem.index.word_query(q.text)
+        q.notes["word_query"] = None if vector is None else (vector, rows)
+    return q.notes["word_query"]
+
+
+def words_at(mem: Engine, q: Query, slots: np.ndarray) -> np.ndarray:
+    """The bundled word-space cosine of ``slots`` to the query (a row gather; 0 where
+    :func:`word_query` gives no vector)."""
+    word = word_query(mem, q)
+    if word is None:
+        return np.zeros(len(slots))
+    return word[1].scores_at(slots, word[0]).astype(np.float64)
 
 
 CORE_STRATEGIES = ("bm25", "dense", "hybrid")

@@ -5,7 +5,8 @@ other areas add: :meth:`engine.area.Area.signals`), plus the conversational neig
 strongest lexical hits. Each candidate then gets a fixed-order vector of features:
 
 * *static* features depend only on the store and the query (scores relative to the query's
-  best, rank discounts, RRF, neighbour strength, recency, speaker / title overlap, kind, length);
+  best, rank discounts, RRF, neighbour strength, recency, speaker / title overlap, kind, length,
+  the bundled word space's likeness);
 * *learned* features come from feedback (trust, use count, how well the query matches the
   queries an item was used for, co-access PageRank, the answer-likeness prior of
   :mod:`engine.rank.prior`) and are zero on a store nobody taught.
@@ -18,6 +19,7 @@ that barely varies stays barely varying instead of being blown up to ±8σ.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -26,7 +28,7 @@ import numpy as np
 
 from ..arrays import distinct
 from ..lexical import top_k
-from ..recall import dense_at
+from ..recall import dense_at, words_at
 from ..text import words
 
 if TYPE_CHECKING:
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
 CORE_SIGNALS = ("bm25", "dense")
 SCANNED_SIGNALS = ("bm25",)  # core signals whose own top candidates are read from every slot
 STATIC = ("bm25", "bm25_rank", "dense", "dense_rank", "rrf", "neighbour_bm25", "neighbour_dense",
-          "recency", "speaker", "title_hit", "kind_turn", "kind_note", "length")
+          "recency", "speaker", "title_hit", "kind_turn", "kind_note", "length", "words")
 LEARNED = ("trust", "uses", "feedback_match", "coaccess", "answer_prior")
 NEIGHBOUR_SEEDS = 20  # the strongest lexical hits whose neighbours become candidates
 SPREAD_FLOOR = 0.1  # a feature's spread is never taken as less than this share of [0, 1]
@@ -73,7 +75,7 @@ class SlotMeta:
         self.is_turn = np.zeros(0, dtype=bool)
         self.is_note = np.zeros(0, dtype=bool)
         self.title = np.zeros(0, dtype=np.int64)  # index into ``titles``: passages under one title belong together
-        self.question = np.zeros(0, dtype=bool)  # the text asks (has a question mark): read by the answer prior
+        self.question = np.zeros(0, dtype=bool)  # the text asks (has a question mark): the answer prior, answered_question
         self.exclamation = np.zeros(0, dtype=bool)
         self.title_words: dict[int, frozenset[str]] = {}
         self._title_id: dict[str, int] = {}
@@ -82,8 +84,9 @@ class SlotMeta:
         self._speaker_id: dict[str, int] = {}
         self._time_span: tuple[weakref.ref[Index], int, int, tuple[float, float] | None] | None = None
 
-    def add(self, slots: np.ndarray, rows: list[tuple[str | None, str, int, str]]) -> None:
-        """Record (speaker, title, text length, kind) for newly indexed slots."""
+    def add(self, slots: np.ndarray, rows: list[tuple[str | None, str, int, str, bool, bool]]) -> None:
+        """Record (speaker, title, text length, kind, whether the text asks, whether it exclaims)
+        for newly indexed slots."""
         if not len(slots):
             return
         need = int(slots.max()) + 1
@@ -96,7 +99,7 @@ class SlotMeta:
             self.title = np.concatenate([self.title, np.zeros(grow, dtype=np.int64)])
             self.question = np.concatenate([self.question, np.zeros(grow, dtype=bool)])
             self.exclamation = np.concatenate([self.exclamation, np.zeros(grow, dtype=bool)])
-        speakers, titles, lengths, kinds = zip(*rows)
+        speakers, titles, lengths, kinds, asks, exclaims = zip(*rows)
         for speaker in dict.fromkeys(speakers):  # each new name numbered in the order first seen
             if speaker:
                 self._speaker_index(speaker)
@@ -106,6 +109,8 @@ class SlotMeta:
         self.is_turn[slots] = kinds == "turn"
         self.is_note[slots] = kinds == "note"
         self.title[slots] = [self._title_id.setdefault(t or "", len(self._title_id)) for t in titles]
+        self.question[slots] = np.array(asks, dtype=bool)
+        self.exclamation[slots] = np.array(exclaims, dtype=bool)
         title_words = {t: frozenset(words(t)) for t in dict.fromkeys(titles) if t}  # one set per title, shared by its passages
         self.title_words.update((slot, title_words[t]) for slot, t in zip(slots.tolist(), titles) if t)
 
@@ -137,11 +142,6 @@ class SlotMeta:
         titled = np.flatnonzero(has_words[meta.title])
         meta.title_words = dict(zip(titled.tolist(), (title_words[t] for t in meta.title[titled].tolist())))
         return meta
-
-    def add_punctuation(self, slots: np.ndarray, texts: list[str]) -> None:
-        """Record whether each text asks or exclaims (after :meth:`add` gave the slots room)."""
-        self.question[slots] = ["?" in t for t in texts]
-        self.exclamation[slots] = ["!" in t for t in texts]
 
     def _speaker_index(self, speaker: str) -> int:
         key = speaker.casefold()
@@ -291,10 +291,16 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
         return CandidateFeatures(slots, names, out, found)
     col = {name: n for n, name in enumerate(names)}
     turn = meta.is_turn[slots]  # a turn's neighbours carry its conversation; a passage's do not (measured)
+    best_of = {}
     for name, at in (("bm25", signals["bm25"].__getitem__), ("dense", dense.at)):
-        best = float(at(ranked[name][:1])[0]) if len(ranked[name]) else 0.0
+        best = best_of[name] = float(at(ranked[name][:1])[0]) if len(ranked[name]) else 0.0
         out[:, col[name]] = _relative_to(at(slots), best)
         out[:, col[f"neighbour_{name}"]] = _neighbour_max(at, best, nb) * turn
+    asked = answered_question(meta, slots, nb)
+    lexical = signals["bm25"].__getitem__
+    out[:, col["bm25"]] = np.maximum(out[:, col["bm25"]], _relative_to(_lent(lexical, asked), best_of["bm25"]))
+    meaning = functools.partial(words_at, mem, q)
+    out[:, col["words"]] = _relative(np.maximum(meaning(slots), _lent(meaning, asked)))
     pos = {name: _positions(ranked[name], slots) for name in CORE_SIGNALS}
     out[:, col["bm25_rank"]] = _rank_discount(pos["bm25"])
     out[:, col["dense_rank"]] = _rank_discount(pos["dense"])
@@ -315,6 +321,31 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     for name, values in learned(slots, q, out[:, col["rrf"]]).items():
         out[:, col[name]] = values
     return CandidateFeatures(slots, names, out, found)
+
+
+def answered_question(meta: SlotMeta, slots: np.ndarray, nb: np.ndarray) -> np.ndarray:
+    """For each of ``slots``, the turn it answers (-1 for none): the turn just before it in the
+    same session (``nb``'s first column, :func:`neighbours`), when that turn asks (a question
+    mark) and another speaker said it.
+
+    An answer often shares no word with a later question about it ("They did it on February
+    9th" after "So the new knee works?"): the words are in the question it answers, which the
+    other speaker asked. So the answer is found by its question's words as well as its own."""
+    before = nb[:, 0] if nb.shape[1] else np.full(len(slots), -1, dtype=np.int64)
+    at = np.maximum(before, 0)
+    speaker = meta.speaker[slots]
+    answers = (before >= 0) & meta.is_turn[slots] & meta.question[at] & (speaker >= 0) & (meta.speaker[at] != speaker)
+    return np.where(answers, before, -1)
+
+
+def _lent(at: Callable[[np.ndarray], np.ndarray], asked: np.ndarray) -> np.ndarray:
+    """A signal's score (``at`` reads it at slots) of the question each row answers (``asked``,
+    :func:`answered_question`), 0 for none."""
+    out = np.zeros(len(asked))
+    answering = asked >= 0
+    if answering.any():
+        out[answering] = at(asked[answering])
+    return out
 
 
 def _relative_to(values: np.ndarray, best: float) -> np.ndarray:

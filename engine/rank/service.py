@@ -28,7 +28,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
@@ -124,6 +124,7 @@ class EventEffect:
 
 class RankerArea(Area):
     name = "ranker"
+    saved_format = 2  # 2: every slot's punctuation saved (1 held it only for items indexed in the saving process)
 
     def __init__(self, mem: Engine) -> None:
         super().__init__(mem)
@@ -134,7 +135,6 @@ class RankerArea(Area):
             trust_half_life_days=s.trust_half_life_days, edge_half_life_days=s.coaccess_half_life_days))
         self.meta = feats.SlotMeta()
         self.marks = FeedbackMemory()
-        self._punctuated = False  # SlotMeta's punctuation flags cover every stored item
         self._described: DescribedSlots | None = None  # the answer prior's descriptors, by slot
         self.state_problem = ""
         self.log_corrupt = False
@@ -147,7 +147,6 @@ class RankerArea(Area):
     def load(self) -> None:
         store = self.mem.store
         self.meta = feats.SlotMeta()
-        self._punctuated = False
         self._described = None
         self._add_meta(store.item_meta_rows())
         self._load_rest()
@@ -166,7 +165,7 @@ class RankerArea(Area):
         slots: a restore adopts them only when the index has the same slots."""
         n = self.mem.index.n_slots
         arrays, names = self.meta.arrays(n)
-        return ArrayFile({**names, "punctuated": self._punctuated}, {**arrays, "item_ids": self.mem.index.item_ids[:n]})
+        return ArrayFile(names, {**arrays, "item_ids": self.mem.index.item_ids[:n]})
 
     def restore(self, saved: ArrayFile) -> None:
         index, slot_ids = self.mem.index, saved.arrays["item_ids"]
@@ -176,7 +175,6 @@ class RankerArea(Area):
         if not isinstance(speakers, list) or not isinstance(titles, list):
             raise ValueError("saved speakers or titles are not lists")
         self.meta = feats.SlotMeta.restore(saved.arrays, {"speakers": speakers, "titles": titles})
-        self._punctuated = saved.meta.get("punctuated") is True
         self._described = None
         self._load_rest()
 
@@ -209,8 +207,7 @@ class RankerArea(Area):
         """Nothing to derive at ingest: the ranker learns from feedback."""
 
     def on_indexed(self, items: list["Item"]) -> None:
-        self._add_meta([(i.id, i.speaker, i.title, len(i.text), i.kind) for i in items])
-        self._add_punctuation(items)
+        self._add_meta([(i.id, i.speaker, i.title, len(i.text), i.kind, "?" in i.text, "!" in i.text) for i in items])
         if self.distilled is not None:
             self.distilled.embed_items(self.mem, self.mem.index.slots(i.id for i in items))
 
@@ -253,11 +250,6 @@ class RankerArea(Area):
         known = np.flatnonzero(slots >= 0).tolist()
         self.meta.add(slots[known], [rows[n][1:] for n in known])
 
-    def _add_punctuation(self, items: Iterable["Item"]) -> None:
-        slot_of = self.mem.index.slot_of
-        rows = [(slot_of[i.id], i.text) for i in items if i.id in slot_of]
-        self.meta.add_punctuation(np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows])
-
     def _descriptors(self, slots: np.ndarray) -> Descriptors:
         """The answer prior's view of these slots (distinct), each described once while the
         store holds the same items."""
@@ -271,10 +263,7 @@ class RankerArea(Area):
         return self._described.of(slots)
 
     def _describe(self, slots: np.ndarray) -> Descriptors:
-        """The answer prior's descriptors of these slots (reads every item's text once per open)."""
-        if not self._punctuated:
-            self._add_punctuation(self.mem.store.iter_items())
-            self._punctuated = True
+        """The answer prior's descriptors of these slots."""
         opening = self.meta.is_turn[slots] & (feats.neighbours(self.mem, self.meta, slots)[:, 0] < 0)
         return descriptors(self.mem.index.counts_matrix(slots), self.meta.length[slots], opening,
                            self.meta.question[slots], self.meta.exclamation[slots])

@@ -286,6 +286,8 @@ class RankerSQL:
         ids = np.array([r[0] for r in rows], dtype=np.int64)
         return ids, np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
 
-    def item_meta_rows(self) -> list[tuple[int, str | None, str, int, str]]:
-        """(id, speaker, title, text length, kind) of every item, for the ranker's features."""
-        return self.conn.execute("SELECT id, speaker, title, length(text), kind FROM items ORDER BY id").fetchall()
+    def item_meta_rows(self) -> list[tuple[int, str | None, str, int, str, int, int]]:
+        """(id, speaker, title, text length, kind, whether the text asks, whether it exclaims) of
+        every item, for the ranker's features."""
+        return self.conn.execute("SELECT id, speaker, title, length(text), kind, instr(text, '?') > 0, instr(text, '!') > 0"
+                                 " FROM items ORDER BY id").fetchall()

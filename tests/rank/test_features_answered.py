@@ -1,0 +1,57 @@
+"""An answer is found by the words of the question it answers (features.answered_question)."""
+
+from pathlib import Path
+
+import pytest
+
+from mnemoscope.engine import Memory
+
+QUESTION = "So the new knee works?"
+ANSWER = "They did it on February 9th, like they said, and I was back on the boat in March."
+OWN_QUESTION = "Is the knee still sore in the cold?"  # Marcel asks it himself: nothing to lend to his next turn
+AFTER_OWN = "Anyway the engine starts every morning now."
+TRANSCRIPT = f"""Renée: Papa! How was the weekend on the wharf?
+Marcel: Windy. We got every trap in before the rain came.
+Renée: {QUESTION}
+Marcel: {ANSWER}
+Renée: Good. Maman says hi.
+Marcel: {OWN_QUESTION}
+Marcel: {AFTER_OWN}
+Renée: And the crew this year?
+Marcel: Justin and Amara, and the price at the wharf dropped again.
+Marcel: I sold the old truck to Wade for the parts.
+"""
+ASKED = "Did the knee operation happen?"  # shares no word with the answer
+
+
+def features(mem: Memory, query: str) -> dict[str, dict[str, float]]:
+    hits = mem.recall(query, strategy="fused", top_k=20).hits
+    assert hits
+    return {h.item.text: h.features for h in hits}
+
+
+@pytest.mark.parametrize("save_index_above", [20_000, 1])  # reopened from the store's rows, or from the saved file
+def test_an_answer_takes_the_words_of_the_question_it_answers_and_keeps_them_when_reopened(tmp_path: Path,
+                                                                                          save_index_above: int):
+    path = tmp_path / "talk.txt"
+    path.write_text(TRANSCRIPT, encoding="utf-8")
+    settings = {"save_index_above": save_index_above}
+    with Memory(tmp_path / "store.db", **settings) as mem:
+        mem.ingest(path)
+        before = features(mem, ASKED)
+        ranked = [h.item.text for h in mem.recall(ASKED, strategy="fused", top_k=20).hits]
+    assert before[QUESTION]["bm25"] > 0 and before[ANSWER]["bm25"] == pytest.approx(before[QUESTION]["bm25"])
+    assert before[ANSWER]["words"] >= before[QUESTION]["words"]  # the question's meaning lent as well
+    assert before.get(AFTER_OWN, {"bm25": 0.0})["bm25"] == 0.0  # a speaker does not answer their own question
+    assert ranked.index(ANSWER) < ranked.index(AFTER_OWN) if AFTER_OWN in ranked else ANSWER in ranked
+    with Memory(tmp_path / "store.db", **settings) as reopened:  # the punctuation is read again, not lost
+        assert features(reopened, ASKED) == before
+
+
+def test_without_the_word_space_the_words_feature_is_zero(tmp_path: Path):
+    path = tmp_path / "talk.txt"
+    path.write_text(TRANSCRIPT, encoding="utf-8")
+    with Memory(tmp_path / "store.db", word_vectors_weight=0.0) as mem:
+        mem.ingest(path)
+        found = features(mem, ASKED)
+    assert found[ANSWER]["bm25"] > 0 and all(f["words"] == 0.0 for f in found.values())
