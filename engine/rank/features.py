@@ -299,8 +299,9 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     asked = answered_question(meta, slots, nb)
     lexical = signals["bm25"].__getitem__
     out[:, col["bm25"]] = np.maximum(out[:, col["bm25"]], _relative_to(_lent(lexical, asked), best_of["bm25"]))
-    meaning = functools.partial(words_at, mem, q)
-    out[:, col["words"]] = _relative(np.maximum(meaning(slots), _lent(meaning, asked)))
+    if turn.any():  # turns only: on passages the word space cost the multi-hop sets more than it gave (measured)
+        meaning = functools.partial(words_at, mem, q)
+        out[turn, col["words"]] = _relative(np.maximum(meaning(slots[turn]), _lent(meaning, asked[turn])))
     pos = {name: _positions(ranked[name], slots) for name in CORE_SIGNALS}
     out[:, col["bm25_rank"]] = _rank_discount(pos["bm25"])
     out[:, col["dense_rank"]] = _rank_discount(pos["dense"])

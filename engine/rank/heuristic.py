@@ -22,7 +22,7 @@ WEIGHTS: dict[str, float] = {
     "bm25_rank": 0.10,
     "dense": 0.15,
     "dense_rank": 0.10,
-    "words": 0.30,  # the bundled word space, an answer's own or its question's (features.answered_question)
+    "words": 0.30,  # turns: the bundled word space, an answer's own or its question's (features.answered_question)
     "rrf": -0.05,
     "neighbour_bm25": 0.20,  # conversation turns only
     "neighbour_dense": 0.10,

@@ -48,6 +48,15 @@ def test_an_answer_takes_the_words_of_the_question_it_answers_and_keeps_them_whe
         assert features(reopened, ASKED) == before
 
 
+def test_a_passage_has_no_words_feature(tmp_path: Path):
+    path = tmp_path / "knee.md"
+    path.write_text("# The knee\n\nThe operation on the knee happened in February.\n", encoding="utf-8")
+    with Memory(tmp_path / "store.db") as mem:
+        mem.ingest(path)
+        found = features(mem, ASKED)
+    assert all(f["words"] == 0.0 for f in found.values())
+
+
 def test_without_the_word_space_the_words_feature_is_zero(tmp_path: Path):
     path = tmp_path / "talk.txt"
     path.write_text(TRANSCRIPT, encoding="utf-8")
