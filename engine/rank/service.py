@@ -124,7 +124,6 @@ class EventEffect:
 
 class RankerArea(Area):
     name = "ranker"
-    saved_format = 2  # 2: every slot's punctuation saved (1 held it only for items indexed in the saving process)
 
     def __init__(self, mem: Engine) -> None:
         super().__init__(mem)
@@ -165,12 +164,14 @@ class RankerArea(Area):
         slots: a restore adopts them only when the index has the same slots."""
         n = self.mem.index.n_slots
         arrays, names = self.meta.arrays(n)
-        return ArrayFile(names, {**arrays, "item_ids": self.mem.index.item_ids[:n]})
+        return ArrayFile({**names, "punctuated": True}, {**arrays, "item_ids": self.mem.index.item_ids[:n]})
 
     def restore(self, saved: ArrayFile) -> None:
         index, slot_ids = self.mem.index, saved.arrays["item_ids"]
         if len(slot_ids) > len(index.item_ids) or not np.array_equal(slot_ids, index.item_ids[: len(slot_ids)]):
             raise ValueError("saved for other slots")
+        if saved.meta.get("punctuated") is not True:  # saved before every slot's punctuation was read at a load
+            raise ValueError("saved with the punctuation of some slots only")
         speakers, titles = saved.meta["speakers"], saved.meta["titles"]
         if not isinstance(speakers, list) or not isinstance(titles, list):
             raise ValueError("saved speakers or titles are not lists")
