@@ -112,7 +112,7 @@ def plan(text: str, vocabulary: Mapping[str, int], lexicon: "Lexicon | None" = N
         if token in vocabulary:
             out.terms[token] = weight
     if lexicon is not None:
-        names = _name_tokens(text)
+        names = name_tokens(text)
         for token in counts:
             if token in framing or token in names:
                 continue
@@ -128,7 +128,7 @@ def plan(text: str, vocabulary: Mapping[str, int], lexicon: "Lexicon | None" = N
     return out
 
 
-def _name_tokens(text: str) -> set[str]:
+def name_tokens(text: str) -> set[str]:
     """Tokens of capitalised words past the first: names, which need no related words."""
     found = re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w']+", text.strip())
     return {t for w in found if (t := latin_token(normalize(w).removesuffix("'s")))}

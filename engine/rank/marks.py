@@ -74,7 +74,7 @@ import numpy as np
 
 from ..arrays import SlotMap
 from ..pipeline import MarkNote, Ranking
-from ..query import _name_tokens as name_tokens, answer_type
+from ..query import answer_type, name_tokens
 from ..text import lexical_tokens, words
 from .rows import GrowingRows
 
