@@ -35,24 +35,47 @@ def kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-def open_regular(path: str | Path) -> BinaryIO:
-    """A regular file opened for reading (binary); raises :class:`FileRefused` for anything else."""
+def open_regular(path: str | Path, inside: Path | None = None) -> BinaryIO:
+    """A regular file opened for reading (binary); raises :class:`FileRefused` for anything else.
+
+    With ``inside`` (a resolved folder) the file opened must lie in that folder: a link as the
+    path's last part is not followed, and where the opened file really is is checked after the
+    open. A caller's check of a path before reading it (a folder walked, a photo's path resolved)
+    leaves a window in which a link put in place of the file, or of a folder on its way, would
+    lead the read outside."""
+    nofollow = getattr(os, "O_NOFOLLOW", 0) if inside is not None else 0
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | nofollow)
     except FileNotFoundError:
         raise FileRefused("no such file") from None
     except OSError as exc:
+        if nofollow and exc.errno == errno.ELOOP:
+            raise FileRefused("is a symbolic link, not followed here; it was not read") from None
         raise FileRefused(f"cannot read: {exc.strerror or exc}") from None
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
         raise FileRefused(f"is {kind_of(mode)}, not a file Mnemoscope reads")
+    if inside is not None and not _opened_inside(fd, inside):
+        os.close(fd)
+        raise FileRefused(f"lies outside {inside} (a link on its way); it was not read")
     return os.fdopen(fd, "rb")
 
 
-def read_regular(path: str | Path, max_bytes: int) -> bytes:
-    """The bytes of a regular file of at most ``max_bytes``; raises :class:`FileRefused`."""
-    with open_regular(path) as fh:
+def _opened_inside(fd: int, folder: Path) -> bool:
+    """Whether the file open as ``fd`` is in ``folder``, by the path the kernel has for it (Linux's
+    /proc; elsewhere the caller's check before the open stands alone)."""
+    try:
+        real = Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return True
+    return folder in real.parents
+
+
+def read_regular(path: str | Path, max_bytes: int, inside: Path | None = None) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes`` (in ``inside``: see
+    :func:`open_regular`); raises :class:`FileRefused`."""
+    with open_regular(path, inside) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > max_bytes:
             raise FileRefused(f"file too large ({size // 2**20} MiB; the limit is {max_bytes // 2**20} MiB)")

@@ -112,7 +112,7 @@ def _read_local(path: Path, place: Place) -> bytes:
     if resolved != root and root not in resolved.parents:
         raise ImageUnreadable(f"{full} is outside the ingested folder {root}; it was not read")
     try:
-        return read_regular(resolved, MAX_IMAGE_BYTES)
+        return read_regular(resolved, MAX_IMAGE_BYTES, inside=root)
     except FileRefused as exc:
         raise ImageUnreadable(f"{full}: {exc}") from None
 

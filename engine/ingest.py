@@ -89,7 +89,7 @@ def read_path(path: str | Path, chunk_tokens: int = 200, root: Path | None = Non
     folder the person named, kept in each source's meta as ``root``: the only place a
     document's local references (a shared photo's path) may point into."""
     path = Path(path).resolve()
-    data = _read_bytes(path)
+    data = _read_bytes(path, root)
     text = _decode(path, data)
     digest = hashlib.sha256(data).hexdigest()
     parsed = _parse(path, text, digest, chunk_tokens)
@@ -133,9 +133,9 @@ def note(text: str, name: str, title: str = "", tags: list[str] | None = None) -
 # -- bytes and text ---------------------------------------------------------------------------
 
 
-def _read_bytes(path: Path) -> bytes:
+def _read_bytes(path: Path, root: Path | None) -> bytes:
     try:
-        return read_regular(path, MAX_FILE_BYTES)
+        return read_regular(path, MAX_FILE_BYTES, inside=root.resolve() if root else None)
     except FileRefused as exc:
         raise IngestError(path, str(exc)) from None
 

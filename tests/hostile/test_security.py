@@ -229,3 +229,51 @@ def test_a_documents_control_characters_are_shown_never_sent_to_the_terminal(tmp
     assert not any(c in shown for c in "\x1b\x07\x9b\r")
     code, out, _ = cli("--store", store, "recall", "harbour lanterns", "--json")
     assert code == 0 and any(ESCAPES in hit["item"]["text"] for hit in json.loads(out)["hits"])  # the data, unchanged
+
+
+def test_a_file_swapped_for_a_link_after_the_folder_walk_is_not_read(tmp_path):
+    """The walk leaves links out, and the read does not follow one put in place of a walked file,
+    or of a folder on its way, between the walk and the read (another user's doing, in a shared
+    folder): what is read is in the folder the person named."""
+    from mnemoscope.engine.errors import IngestError
+    from mnemoscope.engine.ingest import discover, read_path
+
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "notes.md").write_text("# Secret\nThe outside passphrase zebra-17.")
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "notes.md").write_text("# Notes\nThe harbour opens at dawn.")
+    (docs / "sub" / "notes.md").write_text("# Sub\nThe ferry leaves at noon.")
+    found, _ = discover([docs])
+    assert [f.path for f in found] == [docs / "notes.md", docs / "sub" / "notes.md"]
+    (docs / "notes.md").unlink()
+    (docs / "notes.md").symlink_to(tmp_path / "outside" / "notes.md")  # the file, swapped for a link
+    (docs / "sub").rename(docs / "old-sub")
+    (docs / "sub").symlink_to(tmp_path / "outside")  # a folder on the way, swapped for a link
+    refusals = []
+    for f in found:
+        with pytest.raises(IngestError) as refused:
+            read_path(f.path, root=f.root)
+        refusals.append(str(refused.value))
+    assert all("it was not read" in r for r in refusals) and "zebra" not in "".join(refusals), refusals
+    assert [p.source.name for p in read_path(docs / "old-sub" / "notes.md", root=docs)] == [str(docs / "old-sub" / "notes.md")]
+
+
+
+def test_a_read_inside_a_folder_follows_no_link_out_of_it(tmp_path):
+    """What a photo's path and a walked file are read with (engine/files.py): the check is made on
+    the file opened, not on the path before it, so no swap between the two can lead outside."""
+    from mnemoscope.engine.errors import FileRefused
+    from mnemoscope.engine.files import read_regular
+
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "p.png").write_bytes(png("private photo"))
+    docs = tmp_path / "docs"
+    (docs / "inner").mkdir(parents=True)
+    (docs / "inner" / "ok.png").write_bytes(png("kayak"))
+    (docs / "link.png").symlink_to(tmp_path / "outside" / "p.png")
+    (docs / "way").symlink_to(tmp_path / "outside")
+    assert read_regular(docs / "inner" / "ok.png", 2**20, inside=docs) == png("kayak")
+    for path in (docs / "link.png", docs / "way" / "p.png"):
+        with pytest.raises(FileRefused, match="it was not read"):
+            read_regular(path, 2**20, inside=docs)
