@@ -1079,13 +1079,15 @@ class KnowledgeSQL:
     @contextmanager
     def dry_run(self) -> Iterator[None]:
         """Run writes inside a savepoint that is always rolled back: a dry run reports exactly
-        what the real run would change, and changes nothing."""
-        with self._holding_writer():  # type: ignore[attr-defined]
+        what the real run would change, and changes nothing.
+
+        The savepoint sits inside a write transaction (the write lock taken first, as every
+        write takes it): opened on its own, it began a deferred transaction whose first write
+        found another process's newer commit and failed at once, without the lock's wait."""
+        with self.transaction():  # type: ignore[attr-defined]  # nested transaction() calls join the savepoint
             self.conn.execute("SAVEPOINT knowledge_dry_run")
-            self._depth += 1  # type: ignore[attr-defined]  # nested transaction() calls join the savepoint
             try:
                 yield
             finally:
-                self._depth -= 1  # type: ignore[attr-defined]
                 self.conn.execute("ROLLBACK TO knowledge_dry_run")
                 self.conn.execute("RELEASE knowledge_dry_run")

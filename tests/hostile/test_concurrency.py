@@ -15,7 +15,7 @@ from pathlib import Path
 from mnemoscope.engine import Memory
 from mnemoscope.engine.records import Counts
 
-from .conftest import ROOT
+from .conftest import ROOT, store_checksum
 
 INGEST = """
 import sys
@@ -33,9 +33,9 @@ from mnemoscope.engine.errors import MnemoscopeError
 mem = Memory(sys.argv[1])
 mem.knowledge.entities()
 print("ready", flush=True)
-what, n = sys.argv[2:]
+what, n, *dry = sys.argv[2:]
 try:
-    print(getattr(mem, "delete_" + what)(int(n)))
+    print(getattr(mem, "delete_" + what)(int(n), dry_run=bool(dry)))
 except MnemoscopeError as exc:
     print("refused:", exc)
 """
@@ -161,6 +161,31 @@ def test_crossed_deletes_of_one_source_or_item_make_one_deletion_and_one_clear_r
         assert mem.counts() == Counts(sources=1, items=39)
         deletions = [e.action for e in mem.activity.recent() if "deleted" in e.action]
     assert sorted(deletions) == ["item.deleted", "source.deleted"]
+    healthy(store)
+
+
+def test_a_dry_run_delete_waits_for_a_writer_that_commits_meanwhile_and_reports(tmp_path):
+    """A dry run takes the write lock as a real delete does: its snapshot is read after the other
+    process's commit, so it waits and reports, instead of failing at once as "busy"."""
+    store = tmp_path / "m.db"
+    with Memory(store) as mem:
+        mem.add_note("Ann adopted a beagle called Biscuit. The harbour opens at dawn.", name="seed")
+        item = mem.source_items(mem.sources()[0].id)[0].id
+        assert mem.delete_item(item, dry_run=True)["facts_deleted"] == 2  # the dry run has facts to (pretend to) delete
+    before = store_checksum(store)
+    conn = sqlite3.connect(store, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")  # another process, mid-write
+    proc = subprocess.Popen([sys.executable, "-c", DELETE, str(store), "item", str(item), "dry"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+    time.sleep(0.5)  # the dry run has read and now waits for the lock
+    conn.execute("UPDATE sources SET name = name")  # the other process's write, committed while the dry run waits
+    conn.execute("COMMIT")
+    conn.close()
+    code, out, err = proc.wait(timeout=60), proc.stdout.read(), proc.stderr.read()
+    assert (code, err) == (0, ""), err
+    assert out.startswith("{'items': 1") and "'facts_deleted': 2" in out, out
+    assert store_checksum(store) == before
     healthy(store)
 
 
