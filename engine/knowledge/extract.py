@@ -784,6 +784,8 @@ _CLAUSE_EDGE = re.compile(r"\s*[,;:]\s+|\s+(?=(?:and|but|so|because|while|althou
 # A month without a year, not one since which something holds ("from May it's Thursday to Sunday");
 # one weekday, not a range of them ("open Thursday to Sunday") nor a habit ("on Saturdays").
 _MONTH_WORD = re.compile(rf"(?<!(?i:since) )(?<!(?i:last) )(?<!(?i:from) )\b(?:{'|'.join(m.capitalize() for m in MONTHS)})\b(?!\s+\d{{4}})")
+# … but in a plan, "from June" is when it starts: "From June we'll open Thursday to Sunday".
+_FROM_MONTH = re.compile(rf"\b(?i:from|starting) ({'|'.join(m.capitalize() for m in MONTHS)})\b(?!\s+\d{{4}})")
 _DAY = "|".join(d.capitalize() for d in WEEKDAYS)
 _ONE_WEEKDAY = re.compile(rf"(?<!(?i:last) )(?<!to )(?<!till )(?<!until )(?<!through )(?<!and )(?<![-–])\b(?:{_DAY})\b"
                           rf"(?!s|\s*(?:to|till|until|through|and|[-–])\s*(?:{_DAY}))")
@@ -838,7 +840,7 @@ def _to_come(clause: str, said: str | None, names: list[str]) -> str | None:
                 or tok in _BE_TO and n and tokens[n - 1] in _BE_FORMS and nxt == "to" and after in BASES \
                 or tok in _INTEND and nxt == "to" and after in BASES \
                 or tok in _WEIGH and nxt in ("of", "about", "on") and _is_ing(after):
-            return when
+            return when or min((_next(m[1], said) for m in _FROM_MONTH.finditer(clause) if said), default="")
     if any(is_past(t) or t in _PERFECT and n + 1 < len(tokens) and (is_past(tokens[n + 1]) or tokens[n + 1] in PARTICIPLES)
            for n, t in enumerate(tokens)):
         return None

@@ -47,3 +47,9 @@ def test_an_appointment_is_stated_once_its_time_has_come():
     assert realis("I start at the depot in November.", said, by="2025-12-01") == "I start at the depot in November."
     assert realis("We view the flat on Saturday.", said, by="2025-09-20") == "We view the flat on Saturday."
     assert realis("The vet wants to operate on her hip.", said, by="2030-01-01") == ""  # no time: never
+
+
+def test_a_plan_that_starts_from_a_month_comes_in_that_month():
+    said = "2025-04-10"
+    assert realis("From June we'll open Thursday to Sunday.", said, by="2025-05-01") == ""
+    assert realis("From June we'll open Thursday to Sunday.", said, by="2025-07-01") == "From June we'll open Thursday to Sunday."
