@@ -353,8 +353,7 @@ class RuleExtractor:
         if title is not None:
             out.facts.append(title)
         out.facts += appointed(words_, ctx.speaker, ctx.when)
-        while words_ and words_[0].lower() in _LEAD_SKIP:
-            words_ = words_[1:]
+        words_ = words_[_leading_skips(words_):]
         subject = None
         if len(words_) >= 2:
             subject = self._subject(words_, ctx, at_start) \
@@ -473,6 +472,16 @@ def _shared_subject(words_: list[str], opener: str, ctx: _Sentence, at_start: bo
         return _Subject(ctx.speaker, entity_key(ctx.speaker), 0, first_person=True,
                         elided="has" if low == "been" else "is")
     return None
+
+
+def _leading_skips(words_: list[str]) -> int:
+    """How many words open the clause without saying anything ("yeah so well, ..."): counted, then
+    cut once, since a clause can be a whole unpunctuated turn and cutting word by word copies it
+    each time."""
+    n = 0
+    while n < len(words_) and words_[n].lower() in _LEAD_SKIP:
+        n += 1
+    return n
 
 
 def _gerund_subject(words_: list[str], ctx: _Sentence) -> _Subject | None:

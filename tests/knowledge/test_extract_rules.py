@@ -204,3 +204,10 @@ def test_a_comma_joins_adjectives_but_not_two_clauses():
 ])
 def test_how_long_a_state_holds_is_no_part_of_the_clause(text, fact):
     assert said(text, "Ravi") == [fact]
+
+
+@pytest.mark.parametrize("opening", ["Yeah so well, ", "hello " * 3000])
+def test_words_that_open_a_clause_without_saying_anything_are_passed_over_however_many(opening):
+    """A whole unpunctuated turn can be one clause: its opening greetings are counted and cut once
+    (cut word by word, a turn of greetings took minutes to ingest: the write lock held meanwhile)."""
+    assert said(opening + "I adopted a beagle called Biscuit.") == [("Maya", "adopted", "beagle called Biscuit")]
