@@ -68,13 +68,14 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable, Generic, Iterable, Mapping, TypeVar
 
 import numpy as np
 
 from ..arrays import SlotMap
 from ..pipeline import MarkNote, Ranking
-from ..query import answer_type, name_tokens
+from ..query import answer_type, english_lexicon, name_tokens
 from ..text import lexical_tokens, words
 from .rows import GrowingRows
 
@@ -247,11 +248,25 @@ class Mark:
 
 def _left_out(names: frozenset[str], tokens: frozenset[str], their_names: frozenset[str]) -> set[str]:
     """Of one question's ``names``, those another question (its ``tokens``, ``their_names``) does
-    not name. A short form of a name names the same person ("Mel" and "Melanie", "Dan" and
-    "Daniel"): a name is there when it begins a name of the other, or one of those begins it (three
-    letters at least)."""
-    return {n for n in names - tokens
-            if not any(min(len(n), len(m)) >= 3 and (n.startswith(m) or m.startswith(n)) for m in their_names)}
+    not name, in any form (:func:`_same_name`)."""
+    return {n for n in names - tokens if not any(_same_name(n, m) for m in their_names)}
+
+
+def _same_name(one: str, other: str) -> bool:
+    """Whether two names (their tokens) name the same person or thing: a short form ("Mel" and
+    "Melanie", "Dan" and "Daniel": one begins the other, three letters at least), or a word of the
+    same root ("US" and "American", "England" and "English": the bundled lexicon relates both,
+    fully, to one word)."""
+    if min(len(one), len(other)) >= 3 and (one.startswith(other) or other.startswith(one)):
+        return True
+    return bool(_forms(one) & _forms(other))
+
+
+@lru_cache(maxsize=4096)
+def _forms(token: str) -> frozenset[str]:
+    """``token`` and the words the bundled lexicon relates to it fully (strength 1: its derived
+    forms and synonyms; engine/query.py)."""
+    return frozenset({token, *(t for t, strength in english_lexicon().related(token) if strength >= 1.0)})
 
 
 @dataclass(frozen=True)

@@ -233,6 +233,19 @@ def test_a_short_form_of_a_name_names_the_same_person(mem):
     assert [(h.item.id, h.taught.query) for h in after.hits if h.taught] == [(cat[0], daniels)]
 
 
+def test_a_name_in_another_form_of_its_word_names_the_same_thing():
+    """"US" and "American" name one country (the bundled lexicon relates both fully to
+    "America"): a rewording that says one for the other is about the same thing, and a mark of the
+    question counts for it; not a mark of the same question about someone else. Before, each named
+    something the other did not, and neither counted."""
+    memory = FeedbackMemory()
+    memory.add(1, "Which US cities did Maya visit?", 0.0, [1], [])
+    memory.add(2, "Which US cities did Daniel visit?", 0.0, [2], [])
+    wording = word_space_wording(lambda text: (np.array([1.0, 0.0], dtype=np.float32), "a model"))
+    likeness = memory.similarities(Asked("What American towns has Maya been to?", {}, None), wording)
+    assert likeness.agrees.tolist() == [1.0, 0.0]
+
+
 @pytest.mark.parametrize("taught, asked", [("How did Maya get Pepper?", "When did Maya get Pepper?"),
                                            ("When did Maya get Pepper?", "How did Maya get Pepper?"),
                                            ("How did Maya get Pepper?", "Why did Maya get Pepper?")])
