@@ -233,23 +233,47 @@ class Mark:
     names: frozenset[str] = frozenset()  # the people and things its question names (their tokens)
     asks: str | None = None  # its question word (:func:`question_word`)
 
-    def clash(self, names: frozenset[str], tokens: frozenset[str]) -> bool:
-        """Whether this mark's question and another (``names`` it names, ``tokens`` it holds) are
-        about different people: each names someone the other does not. A rewording keeps its
-        original's people; it may leave out a name that is not one ("the LGBTQ support group": "the
-        group"), or a person, with a pronoun."""
-        return bool(_left_out(self.names, tokens, names)) and bool(_left_out(names, self.tokens, self.names))
 
-    def same_people(self, names: frozenset[str], tokens: frozenset[str]) -> bool:
-        """Whether this mark's question and another name the same people: neither names one the
-        other leaves out."""
-        return not _left_out(self.names, tokens, names) and not _left_out(names, self.tokens, self.names)
+@dataclass
+class _Asking:
+    """What each mark's question asks and whom it names, in ``marks`` order: its kind of answer
+    and question word (arrays), and for each name the marks that name it. A new mark appends; a
+    withdrawn one starts it anew (as the marks' indexes). A query is compared with these once per
+    name, not once per mark."""
 
+    answers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    asks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    named: dict[str, list[int]] = field(default_factory=dict)
 
-def _left_out(names: frozenset[str], tokens: frozenset[str], their_names: frozenset[str]) -> set[str]:
-    """Of one question's ``names``, those another question (its ``tokens``, ``their_names``) does
-    not name, in any form (:func:`_same_name`)."""
-    return {n for n in names - tokens if not any(_same_name(n, m) for m in their_names)}
+    def extend(self, marks: list[Mark]) -> None:
+        held = len(self.answers)
+        self.answers = np.concatenate([self.answers, np.array([m.answer for m in marks], dtype=object)])
+        self.asks = np.concatenate([self.asks, np.array([m.asks for m in marks], dtype=object)])
+        for n, mark in enumerate(marks, held):
+            for name in mark.names:
+                self.named.setdefault(name, []).append(n)
+
+    def naming_other(self, names: frozenset[str], tokens: frozenset[str]) -> np.ndarray:
+        """Per mark, whether its question names someone a question naming ``names`` (holding
+        ``tokens``) does not name in any form (:func:`_same_name`)."""
+        out = np.zeros(len(self.answers), dtype=bool)
+        for name, marks in self.named.items():
+            if name not in tokens and not any(_same_name(name, n) for n in names):
+                out[marks] = True
+        return out
+
+    def without(self, names: frozenset[str], having: Callable[[str], np.ndarray]) -> np.ndarray:
+        """Per mark, whether its question leaves out one of ``names`` in every form: neither holds
+        the name (``having``: the marks whose tokens hold a token) nor names it otherwise."""
+        out = np.zeros(len(self.answers), dtype=bool)
+        for name in names:
+            there = np.zeros(len(self.answers), dtype=bool)
+            there[having(name)] = True
+            for other, marks in self.named.items():
+                if _same_name(name, other):
+                    there[marks] = True
+            out |= ~there
+        return out
 
 
 def _same_name(one: str, other: str) -> bool:
@@ -332,6 +356,11 @@ class _Index(Generic[Key]):
         norms = np.sqrt(np.bincount(rows, weights=values * values, minlength=self.n_marks))
         entries = GrowingRows(rows, cols, values / np.maximum(norms, 1e-12)[rows])
         return _Index(version, dict(self.column), weight, entries, self.n_marks, self.own_weight)
+
+    def holding(self, key: Key) -> np.ndarray:
+        """The rows (marks) that hold ``key``."""
+        column = self.column.get(key)
+        return self.entries.rows[self.entries.cols == column] if column is not None else np.zeros(0, dtype=np.int64)
 
     def cosines(self, query: dict[Key, float], idf: Callable[[list[Key]], np.ndarray]) -> np.ndarray:
         """Cosine of ``query`` (key → weight, weighted the same way) to every row; a key no mark
@@ -430,6 +459,7 @@ class FeedbackMemory:
     _tokens: _Index[str] | None = None  # the marks' lexical tokens: is it the same question
     _terms: _Index[int] | None = None  # the marks' query plans: how alike is it
     _placed: _Placed | None = None  # the marks' questions in the word space: how alike is it
+    _asking: _Asking | None = None  # what the marks' questions ask, and whom they name
     _embedded: _Embedded | None = None
     # Held while the marks change and while a query is compared with them: the rows above grow
     # as they are read, and two recalls in two threads (the app's query and its Ranker screen, a
@@ -464,7 +494,7 @@ class FeedbackMemory:
 
     def _changed(self) -> None:
         """Rows are no longer the marks in order: start the indexes anew at their next use."""
-        self._tokens = self._terms = self._placed = None
+        self._tokens = self._terms = self._placed = self._asking = None
         if self._embedded is not None:
             self._embedded.rows = None
 
@@ -500,10 +530,12 @@ class FeedbackMemory:
         # did …" ("when" and "how" are stop words). The same question names the same people and
         # asks for the same answer; an alike one names no other people (and, by the words' rules,
         # asks for the same kind of answer).
-        held, names, asks = frozenset(tokens), frozenset(name_tokens(asked.text)), question_word(asked.text)
-        answers = np.array([m.answer == asked.answer for m in marks])
-        apart = np.array([m.clash(names, held) for m in marks])
-        same = same * (answers & np.array([m.asks == asks and m.same_people(names, held) for m in marks]))
+        held, names = frozenset(tokens), frozenset(name_tokens(asked.text))
+        asking = self._asking_of(marks)
+        answers = asking.answers == asked.answer
+        naming_other, leaving_out = asking.naming_other(names, held), asking.without(names, self._tokens.holding)
+        apart = naming_other & leaving_out  # each names someone the other does not
+        same = same * (answers & (asking.asks == question_word(asked.text)) & ~naming_other & ~leaving_out)
         if vector is not None and endpoint is not None:
             sims = np.clip(self._mark_rows(endpoint) @ vector, 0.0, 1.0)
             # The same question by its words and by its meaning: an embedding places "… his fourth
@@ -515,6 +547,15 @@ class FeedbackMemory:
         alike, rule = self._alike(asked, wording)
         agrees = ~apart & answers if rule.same_answer else ~apart
         return Likeness(alike, rule, same, agrees.astype(np.float64), tuple(marks))
+
+    def _asking_of(self, marks: list[Mark]) -> _Asking:
+        """:class:`_Asking` of ``marks`` (the memory's, in order), extended by the marks added
+        since it was last read."""
+        if self._asking is None:
+            self._asking = _Asking()
+        if len(self._asking.answers) < len(marks):
+            self._asking.extend(marks[len(self._asking.answers):])
+        return self._asking
 
     def _alike(self, asked: Asked, wording: Wording) -> tuple[np.ndarray, AlikeRule]:
         """How alike ``asked`` is to every mark's question, and the rule for that likeness: the

@@ -612,6 +612,36 @@ def test_with_an_endpoint_the_same_question_needs_its_words_as_well_as_its_meani
     assert same.slots.tolist()[0] == 15 and same.extras["taught"][4].lift < 0  # the same question: in full
 
 
+def test_the_people_and_kind_gates_grow_with_the_marks_and_match_a_fresh_build():
+    """What each mark's question asks and whom it names is kept beside the marks' rows (a query is
+    compared once per name, not once per mark): grown mark by mark, and started anew after a
+    withdrawal, it gives what a memory built from the same marks at once gives."""
+    wording = word_space_wording(lambda text: (np.array([1.0, 0.0], dtype=np.float32), "a model"))
+    queries = ["What pets does Maya have?", "What pet does Daniel have?", "When did Mel get Pepper?",
+               "How did Melanie get Pepper?", "Which US cities did Maya visit?", "What pet does Maya have?"]
+    probes = [Asked(text, {}, query_module.answer_type(text)) for text in
+              ("What pet does Maya have?", "When did Melanie get Pepper?", "What American towns has Maya been to?")]
+
+    def gates(memory):
+        return [(lk.same.tolist(), lk.agrees.tolist()) for lk in (memory.similarities(p, wording) for p in probes)]
+
+    grown = FeedbackMemory()
+    for n, text in enumerate(queries):
+        grown.add(n, text, 0.0, [n], [])
+        fresh = FeedbackMemory()
+        for m, earlier in enumerate(queries[:n + 1]):
+            fresh.add(m, earlier, 0.0, [m], [])
+        assert gates(grown) == gates(fresh)
+    same, agrees = gates(grown)[0]
+    assert [s > 0 for s in same] == [True, False, False, False, False, True] and agrees == [1, 0, 0, 0, 1, 1]
+    grown.remove(1)
+    fresh = FeedbackMemory()
+    for m, text in enumerate(queries):
+        if m != 1:
+            fresh.add(m, text, 0.0, [m], [])
+    assert gates(grown) == gates(fresh)
+
+
 def test_the_marks_questions_are_placed_in_the_word_space_once_per_model_and_a_question_without_a_vector_is_planned():
     vectors = {"what does Maya bake": [1.0, 0.0], "which pastries come out of her oven": [0.8, 0.6],
                "where does Sam run": [0.0, 1.0], "what cakes does Maya make": [0.6, 0.8]}
