@@ -21,8 +21,17 @@ class UsageError(MnemoscopeError, ValueError):
     """A command-line mistake the user can fix."""
 
 
-def store_path(args: argparse.Namespace) -> str | None:
-    return args.store or os.environ.get("MNEMOSCOPE_STORE") or None
+def store_path(args: argparse.Namespace, named: str | None = None) -> str | None:
+    """The store a command opens: ``named`` (a command's own ``--store``), else ``--store``, else
+    ``MNEMOSCOPE_STORE``, else None (the default store). A ``--store`` given empty is refused:
+    it is ``--store "$STORE"`` with the variable unset, and the default store is the person's
+    own memory, not where what was meant for another store may go."""
+    for given in (named, args.store):
+        if given is not None:
+            if not given.strip():
+                raise UsageError("--store is empty: name a store file (leave --store out for the default store)")
+            return given
+    return os.environ.get("MNEMOSCOPE_STORE") or None
 
 
 def open_memory(args: argparse.Namespace) -> "Memory":

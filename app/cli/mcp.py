@@ -21,8 +21,9 @@ def mcp(args: argparse.Namespace, out: TextIO) -> int:
 
     from ..mcp_server import serve
 
+    path = store_path(args, args.mcp_store)
     if args.http is not None and not 1 <= args.http <= 65535:
         raise UsageError(f"--http expects a port number from 1 to 65535, got {args.http}")
-    mem = Memory(args.mcp_store or store_path(args), client="mcp:unknown")
+    mem = Memory(path, client="mcp:unknown")
     serve(mem, args.http)
     return 0

@@ -190,3 +190,17 @@ def test_recall_stores_no_query_text(store, tmp_path):
     with sqlite3.connect(path) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     assert b"zebra-passphrase" not in path.read_bytes()
+
+
+@pytest.mark.parametrize("argv", [["--store", "", "ingest", "{doc}"], ["mcp", "--store", " ", "--http", "70000"]],
+                         ids=["--store", "mcp --store"])
+def test_an_empty_store_path_is_refused_not_taken_for_the_default_store(tmp_path, monkeypatch, argv):
+    """`--store "$STORE"` with the variable unset: the person named a store and it is empty; the
+    default store (their own memory) must not receive what was meant for another."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("MNEMOSCOPE_STORE", raising=False)
+    doc = tmp_path / "secret.md"
+    doc.write_text("# Secret\nMeant for another store.")
+    code, out, err = cli(*(a.format(doc=doc) for a in argv))
+    assert code == 2 and err.count("\n") == 1 and "--store is empty" in err, err
+    assert not (tmp_path / "data").exists()
