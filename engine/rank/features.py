@@ -43,6 +43,7 @@ STATIC = ("bm25", "bm25_rank", "dense", "dense_rank", "rrf", "neighbour_bm25", "
 LEARNED = ("trust", "uses", "feedback_match", "coaccess", "answer_prior")
 NEIGHBOUR_SEEDS = 20  # the strongest lexical hits whose neighbours become candidates
 SPREAD_FLOOR = 0.1  # a feature's spread is never taken as less than this share of [0, 1]
+SESSION_GAP = 3600.0  # seconds: two stamped turns this close are of one session (sessions stamped once lie days apart)
 
 
 def feature_names(extra_signals: tuple[str, ...]) -> tuple[str, ...]:
@@ -196,7 +197,9 @@ def _rank_discount(pos: np.ndarray) -> np.ndarray:
 def neighbours(mem: "Engine", meta: SlotMeta, slots: np.ndarray, reach: int = 1) -> np.ndarray:
     """(len(slots), 2·reach) neighbour slots, -1 where none: adjacent items of the same source,
     session (time) and title — turns of one session, chunks of one section, never two
-    unrelated passages that merely sit side by side in a corpus file."""
+    unrelated passages that merely sit side by side in a corpus file. One session: the same time
+    (a transcript's session is stamped once), or times within :data:`SESSION_GAP` (a chat
+    export stamps each message: equal times alone made none of its turns neighbours)."""
     index = mem.index
     n = index.n_slots
     offsets = np.array([d for k in range(1, reach + 1) for d in (-k, k)], dtype=np.int64)
@@ -206,7 +209,7 @@ def neighbours(mem: "Engine", meta: SlotMeta, slots: np.ndarray, reach: int = 1)
     same = (inside & index.alive[safe] & (index.source_ids[safe] == index.source_ids[slots][:, None])
             & (np.abs(index.positions[safe] - index.positions[slots][:, None]) == np.abs(offsets)[None, :]))
     times, own = index.times[safe], index.times[slots][:, None]
-    same &= (times == own) | (np.isnan(times) & np.isnan(own))
+    same &= (np.abs(times - own) <= SESSION_GAP) | (np.isnan(times) & np.isnan(own))
     same &= meta.title[safe] == meta.title[slots][:, None]
     return np.where(same, cand, -1)
 

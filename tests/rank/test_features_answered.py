@@ -1,5 +1,6 @@
 """An answer is found by the words of the question it answers (features.answered_question)."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -88,3 +89,35 @@ def test_an_areas_file_saved_with_some_punctuation_only_is_read_from_the_store(t
     monkeypatch.undo()
     with Memory(tmp_path / "store.db", save_index_above=1) as reopened:
         assert features(reopened, ASKED) == before
+
+
+def chat_lines(stamps: list[int]) -> str:
+    """The transcript's turns as OpenAI chat messages, each stamped with its own time."""
+    turns = [line.split(": ", 1) for line in TRANSCRIPT.strip().splitlines()]
+    assert len(turns) == len(stamps)
+    return "".join(json.dumps({"role": "user", "name": speaker, "content": text, "timestamp": at}) + "\n"
+                   for (speaker, text), at in zip(turns, stamps))
+
+
+def test_turns_stamped_one_by_one_minutes_apart_are_one_session(tmp_path: Path):
+    """A chat export stamps every message: turns a minute apart are neighbours, and an answer
+    takes its question's words as in a transcript whose session has one time."""
+    path = tmp_path / "chat.jsonl"
+    path.write_text(chat_lines([1_700_000_000 + 60 * n for n in range(10)]), encoding="utf-8")
+    with Memory(tmp_path / "store.db") as mem:
+        mem.ingest(path)
+        found = features(mem, ASKED)
+    assert found[QUESTION]["bm25"] > 0 and found[ANSWER]["bm25"] == pytest.approx(found[QUESTION]["bm25"])
+    assert found[ANSWER]["neighbour_bm25"] > 0
+
+
+def test_a_question_the_day_before_is_not_answered_by_the_next_days_first_turn(tmp_path: Path):
+    """Turns stamped a day apart are two sessions: the answer's question is in another one."""
+    path = tmp_path / "chat.jsonl"
+    stamps = [1_700_000_000 + 60 * n for n in range(10)]
+    stamps[3:] = [at + 86_400 for at in stamps[3:]]  # the answer opens the next day's session
+    path.write_text(chat_lines(stamps), encoding="utf-8")
+    with Memory(tmp_path / "store.db") as mem:
+        mem.ingest(path)
+        found = features(mem, ASKED)
+    assert found[QUESTION]["bm25"] > 0 and found.get(ANSWER, {"bm25": 0.0})["bm25"] == 0.0
