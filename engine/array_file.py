@@ -25,8 +25,9 @@ behind by another version, or not ours at all. So it is:
   was written in a later tick of the file system's clock than the file's change time (else a
   write in place within that tick would keep the stamped times), so the writer waits out a
   short tick (:func:`date_again`); a clock behind the file, or one that ticks in seconds, leaves
-  the stamping to the next open, which checks the file whole. What no stamp sees is the disk itself changing bytes under an unchanged file, which the
-  store's own pages (SQLite reads them unchecked) are exposed to as well.
+  the stamping to the next open, which checks the file whole. What no stamp sees is the disk
+  itself changing bytes under an unchanged file, which the store's own pages (SQLite reads them
+  unchecked) are exposed to as well.
 
   Two other ways were weighed: checking in the background after the open, with queries waiting
   for it (every path that reads the index, ingest and the areas' loads included, would have to

@@ -37,7 +37,6 @@ RECORD_COUNTS = (
     + "".join(_count_trigger(table, write) for table in COUNTED for write in ("INSERT", "DELETE")))
 
 
-
 @dataclass(frozen=True)
 class KeptPerRow:
     """Counts a table keeps for each row of another (each entity's, knowledge-7; each source's,
