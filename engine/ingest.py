@@ -446,14 +446,23 @@ def read_jsonl_chat(path: Path, text: str, digest: str) -> ParsedSource:
     return ParsedSource(Source(name=str(path), kind="conversation", content_hash=digest, meta={"format": "jsonl", "speakers": speakers}), items)
 
 
-_SPEAKER_LINE = re.compile(r"^\s*([A-Z][\w .'\-]{0,40}?)\s*:\s+(\S.*)$")
+# A speaker's name starts with a letter (any script) and ends at a colon and a space, or at a
+# full-width colon (Chinese and Japanese put no space after it).
+_SPEAKER_LINE = re.compile(r"^\s*([^\W\d_][\w .'\-]{0,40}?)\s*(?::\s+|：\s*)(\S.*)$")
+
+
+def _speaker_line(line: str) -> re.Match[str] | None:
+    """``Speaker: text``, the speaker starting with a capital or an uncased letter (小明, 민지): a
+    lower-case word before a colon ("note: …", "todo: …") is no speaker."""
+    m = _SPEAKER_LINE.match(line)
+    return None if m is None or m.group(1)[0].islower() else m
 
 
 def looks_like_transcript(text: str) -> bool:
     filled = [line for line in text_lines(text) if line.strip()]
     if len(filled) < 2:
         return False
-    hits = sum(1 for line in filled if _SPEAKER_LINE.match(line))
+    hits = sum(1 for line in filled if _speaker_line(line))
     return hits / len(filled) >= 0.6
 
 
@@ -463,7 +472,7 @@ def read_transcript(name: str, text: str, digest: str) -> ParsedSource:
     for lineno, line in enumerate(text_lines(text), 1):
         if not line.strip():
             continue
-        m = _SPEAKER_LINE.match(line)
+        m = _speaker_line(line)
         if m:
             items.append(Item(text=m.group(2).strip(), kind="turn", key=str(len(items)), position=len(items),
                               speaker=m.group(1).strip(), meta={"line": lineno}))

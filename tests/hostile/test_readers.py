@@ -137,3 +137,19 @@ def test_a_utf16_file_that_is_not_is_one_line_naming_its_encoding(tmp_path):
     code, out, err = cli("--store", store, "ingest", path)
     assert code == 2 and err.count("\n") == 1 and "not UTF-16 text" in err, err
     assert store_checksum(store) == before
+
+
+def test_a_transcript_whose_speakers_are_named_beyond_ascii_is_a_transcript(tmp_path):
+    """A speaker's name starts with any capital or uncased letter (Émile, Özlem, Иван, 小明, with a
+    full-width colon as Chinese and Japanese write it); a lower-case word before a colon ("note:")
+    is no speaker."""
+    lines = ["Émile: How was the trip?", "Özlem: Long, but the hotel was fine.", "Иван: Я тоже был там.",
+             "小明：我们明天去海边。", "민지: 좋아요!"]
+    (tmp_path / "chat.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("note: buy bread\ntodo: call the vet\n", encoding="utf-8")
+    with Memory(tmp_path / "m.db", extensions=False) as mem:
+        chat, notes = mem.ingest([tmp_path / "chat.txt", tmp_path / "notes.txt"]).sources
+        turns = [(i.speaker, i.text) for i in mem.source_items(chat.source_id)]
+        assert turns == [("Émile", "How was the trip?"), ("Özlem", "Long, but the hotel was fine."),
+                         ("Иван", "Я тоже был там."), ("小明", "我们明天去海边。"), ("민지", "좋아요!")]
+        assert [i.kind for i in mem.source_items(notes.source_id)] == ["chunk"]
