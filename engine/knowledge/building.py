@@ -36,7 +36,7 @@ from ..arrays import distinct
 from ..dense import one_blas_thread
 from ..records import Item, Source
 from ..text import STOPWORDS, normalize, words
-from .entities import EntityRegistry, entity_key, name_vector, nickname_of
+from .entities import SHORT_FORM_DROPS, EntityRegistry, entity_key, name_vector, nickname_of
 from .episodes import group_items, session_of, summarize
 from .extract import Extraction, RuleExtractor
 from .graph import EDGE_TYPES, KnowledgeGraph
@@ -391,7 +391,7 @@ class KnowledgeBuilding(Area):
                 rows += [(eid, c, float(s)) for c, s in zip(cands, sims) if s >= threshold]
             if kind == "speaker":  # short forms of a person's first name: "Mel" for "Melanie"
                 first = key.split()[0]
-                for n in range(3, len(first)):
+                for n in range(3, len(first) - SHORT_FORM_DROPS + 1):  # "Ann" is not a short form of "Anna"
                     short = self.registry.lookup(first[:n])
                     if short is not None and short != eid:
                         rows.append((eid, short, NICKNAME_WEIGHT))

@@ -37,13 +37,18 @@ def gazetteer_worthy(key: str, kind: str) -> bool:
     return " " in key and kind in ("speaker", "title", "name")
 
 
+SHORT_FORM_DROPS = 2  # the letters a short form leaves out at least (:func:`nickname_of`)
+
+
 def nickname_of(short: str, people: Iterable[str]) -> str | None:
     """The one person (a key of ``people``) whose first name ``short`` begins, when it is a word of
     three letters or more: "nico" is Nicolás, "sam" Samantha. None when it begins none, or more
-    than one ("ali" with Alice and Alison stays apart: either may be meant)."""
+    than one ("ali" with Alice and Alison stays apart: either may be meant). A short form leaves out
+    two letters at least: a name one letter longer is another name ("Ann" and her sister "Anna",
+    "Dan" and "Dana", "Jan" and "Jane")."""
     if " " in short or len(short) < 3:
         return None
-    found = {p for p in people if p and p.split()[0] != short and p.split()[0].startswith(short)}
+    found = {p for p in people if p and len(first := p.split()[0]) >= len(short) + SHORT_FORM_DROPS and first.startswith(short)}
     return found.pop() if len(found) == 1 else None
 
 

@@ -67,3 +67,16 @@ def test_a_nickname_is_the_one_person_whose_first_name_it_starts():
     assert nickname_of("ali", ["alice", "alison"]) is None  # either may be meant: apart
     assert nickname_of("al", ["alice"]) is None  # too short to tell
     assert nickname_of("nico", ["nico", "javiera"]) is None  # a name is no nickname of itself
+    assert nickname_of("ann", ["ann", "anna"]) is None  # one letter more is another name: sisters
+    assert nickname_of("jan", ["jane"]) is None
+
+
+def test_a_sister_whose_name_starts_the_speakers_is_not_taken_for_her(tmp_path):
+    chat = tmp_path / "chat.txt"
+    chat.write_text("Anna: My sister Ann moved to Rome last year.\nBen: Does Ann like it there?\n"
+                    "Anna: Ann loves it, she works at a bakery now.\nBen: And you still work at the library?\n"
+                    "Anna: Yes, I still work at the library.\n", encoding="utf-8")
+    with Memory(tmp_path / "m.db") as mem:
+        mem.ingest([chat])
+        hits = mem.recall("Where does Anna work now?", strategy="fused", top_k=3).hits
+    assert hits and hits[0].item.text == "Yes, I still work at the library."
