@@ -70,6 +70,11 @@ REPLY_SCHEMA: dict[str, Any] = {
 }
 
 
+MAX_SUMMARY_CHARS = 4000  # an episode's summary is a paragraph
+MAX_FIELD_CHARS = 300  # a subject, a predicate, an object, an action or a place is a phrase, not a text
+MAX_PER_TURN = 25  # facts, events, names in a list: more than this per turn sent is no reading of them
+
+
 def _check(value: Any, schema: Any, where: str) -> None:
     """Raise :class:`LLMFailure` unless ``value`` has the shape of ``schema``."""
     if isinstance(schema, dict):
@@ -98,11 +103,9 @@ def _check(value: Any, schema: Any, where: str) -> None:
 def parse_reply(content: str, turns: dict[str, Item], known: Sequence[int] = ()) -> LLMExtraction:
     """Validate a reply against the schema, the turns sent and the known facts offered (their
     ids); raise :class:`LLMFailure` if not."""
-    try:
-        data = json.loads(content)
-    except (TypeError, json.JSONDecodeError) as exc:
-        raise LLMFailure(f"the reply is not valid JSON ({exc})") from None
+    data = _json(content, "the reply")
     _check(data, REPLY_SCHEMA, "reply")
+    _check_sizes(data, len(turns))
     for kind in ("events", "facts"):
         for n, entry in enumerate(data.get(kind, [])):
             unknown = [t for t in entry["turns"] if t not in turns]
@@ -131,12 +134,42 @@ def parse_reply(content: str, turns: dict[str, Item], known: Sequence[int] = ())
     return out
 
 
+def _json(content: str, what: str) -> Any:
+    """The JSON value of ``content``; :class:`LLMFailure` for anything else, nesting too deep for
+    the parser included (a RecursionError is no ValueError)."""
+    try:
+        return json.loads(content)
+    except (TypeError, ValueError) as exc:
+        raise LLMFailure(f"{what} is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise LLMFailure(f"{what} is not valid JSON (nested too deep)") from None
+
+
+def _check_sizes(data: dict[str, Any], turns: int) -> None:
+    """Raise :class:`LLMFailure` when a reply of the right shape says more than its turns can: a
+    reply is untrusted, and one that pours thousands of facts or megabytes of text into the store
+    is a fault, not a reading."""
+    if len(data["summary"]) > MAX_SUMMARY_CHARS:
+        raise LLMFailure(f"reply.summary: {len(data['summary']):,} characters; at most {MAX_SUMMARY_CHARS:,}")
+    most = MAX_PER_TURN * max(1, turns)
+    for kind in ("events", "facts"):
+        entries = data.get(kind, [])
+        if len(entries) > most:
+            raise LLMFailure(f"reply.{kind}: {len(entries):,} for {turns} turns; at most {MAX_PER_TURN} a turn")
+        for n, entry in enumerate(entries):
+            for key in REPLY_SCHEMA[kind][0]:
+                value = entry.get(key)
+                texts = value if isinstance(value, list) else [value]
+                if len(texts) > most or any(isinstance(t, str) and len(t) > MAX_FIELD_CHARS for t in texts):
+                    raise LLMFailure(f"reply.{kind}[{n}].{key}: more than {MAX_FIELD_CHARS} characters or {most} entries")
+
+
 def parse_judgement(content: str) -> str:
     """The coherence level of a judge's reply; raise :class:`LLMFailure` if there is none."""
-    try:
-        level = json.loads(content).get("coherence")
-    except (AttributeError, TypeError, json.JSONDecodeError) as exc:
-        raise LLMFailure(f"the judge's reply is not a JSON object ({exc})") from None
+    reply = _json(content, "the judge's reply")
+    if not isinstance(reply, dict):
+        raise LLMFailure("the judge's reply is not a JSON object")
+    level = reply.get("coherence")
     if level not in ("STRONG", "MODERATE", "WEAK"):
         raise LLMFailure(f"the judge's coherence is {level!r}, not STRONG, MODERATE or WEAK")
     return level

@@ -70,6 +70,14 @@ def test_a_server_error_is_retried(llm_mem, openai_server):
     (Reply({"summary": "x", "events": "none", "facts": []}), "expected a list"),
     (Reply({"summary": "x", "events": [], "facts": [{"subject": "A", "predicate": "b", "object": "c", "turns": ["D9:9"]}]}),
      "turns that were not sent"),
+    (Reply("[" * 100_000 + "]" * 100_000), "nested too deep"),
+    (Reply({"summary": "x" * 100_000, "events": [], "facts": []}), "reply.summary: 100,000 characters"),
+    (Reply({"summary": "x", "events": [], "facts": [{"subject": "A" * 5000, "predicate": "b", "object": "c", "turns": ["D1:1"]}]}),
+     "reply.facts[0].subject: more than"),
+    (Reply({"summary": "x", "events": [], "facts": [{"subject": "A", "predicate": "b", "object": f"c{n}", "turns": ["D1:1"]}
+                                                    for n in range(5000)]}), "reply.facts: 5,000 for 4 turns"),
+    (Reply({"summary": "x", "events": [], "facts": [{"subject": "A", "predicate": "b", "object": "c",
+                                                     "turns": ["D1:1"] * 5000}]}), "reply.facts[0].turns: more than"),
 ])
 def test_bad_replies_fail_the_items_and_keep_the_rule_result(llm_mem, openai_server, step, reason, caplog):
     before = store_checksum(llm_mem.path)
