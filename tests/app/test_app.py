@@ -151,6 +151,12 @@ async def test_start_header_digits_palette_keys_help_and_a_store_that_cannot_be_
         assert app.services.mem is before and app.store_label == "demo.db"
 
 
+def offered(palette) -> list[str]:
+    """The first line of each option the command palette lists."""
+    options = palette.query_one(CommandList)
+    return [str(options.get_option_at_index(n).prompt).split("\n")[0] for n in range(options.option_count)]
+
+
 async def test_the_palette_offers_the_best_matching_sources_read_once(demo_app, monkeypatch: pytest.MonkeyPatch):
     """Every source's title begins "Source: ": typing "Sou" matches them all, and the palette styles
     and lays out every hit it gets (thousands in a big store: seconds per key)."""
@@ -171,8 +177,7 @@ async def test_the_palette_offers_the_best_matching_sources_read_once(demo_app, 
         palette = app.screen
         await until(pilot, lambda: palette.query_one(CommandList).option_count > 0, "the palette's search")
         await settle(pilot)
-        titles = [str(palette.query_one(CommandList).get_option_at_index(n).prompt).split("\n")[0]
-                  for n in range(palette.query_one(CommandList).option_count)]
+        titles = offered(palette)
         assert titles and len([t for t in titles if t.startswith("Source: ")]) == 2, titles
         assert len(reads) == 1  # once for the palette opened, not at each key
 
@@ -289,10 +294,6 @@ async def test_a_failed_read_of_the_palettes_sources_is_said_and_read_again(demo
         if len(reads) == 1:
             raise StoreError("database is locked")
         return sources(self, *args, **kwargs)
-
-    def offered(palette) -> list[str]:
-        options = palette.query_one(CommandList)
-        return [str(options.get_option_at_index(n).prompt).split("\n")[0] for n in range(options.option_count)]
 
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:

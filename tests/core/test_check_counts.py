@@ -96,12 +96,17 @@ def test_recount_and_salvage_together_are_one_clear_refusal(demo_copy: Path, tmp
     assert store_checksum(demo_copy) == before and not (tmp_path / "rescue.jsonl").exists()
 
 
-def entity_counts(path: Path) -> list[tuple[int, int, int]]:
+def kept_rows(path: Path, sql: str) -> list[tuple[int, ...]]:
+    """The rows of a kept-counts table, read through a connection of its own."""
     conn = sqlite3.connect(path)
     try:
-        return conn.execute("SELECT entity_id, items, facts FROM entity_counts ORDER BY entity_id").fetchall()
+        return conn.execute(sql).fetchall()
     finally:
         conn.close()
+
+
+def entity_counts(path: Path) -> list[tuple[int, ...]]:
+    return kept_rows(path, "SELECT entity_id, items, facts FROM entity_counts ORDER BY entity_id")
 
 
 def test_each_entitys_kept_counts_are_checked_and_recounted_in_one_line(demo_copy: Path):
@@ -168,12 +173,8 @@ def test_each_sources_kept_count_of_items_is_checked_and_recounted(demo_copy: Pa
     assert source_counts(demo_copy) == right
 
 
-def source_counts(path: Path) -> list[tuple[int, int]]:
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute("SELECT source_id, items FROM source_counts ORDER BY source_id").fetchall()
-    finally:
-        conn.close()
+def source_counts(path: Path) -> list[tuple[int, ...]]:
+    return kept_rows(path, "SELECT source_id, items FROM source_counts ORDER BY source_id")
 
 
 def test_a_check_beside_a_writing_process_finds_no_difference(tmp_path: Path):
