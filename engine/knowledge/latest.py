@@ -59,16 +59,18 @@ def asks_state(query: str) -> bool:
 
 
 def states(text: str, words: frozenset[str], lent: frozenset[str] = frozenset(), *,
-           names: Collection[str] = (), own_voice: bool = True, said: str | None = None) -> bool:
+           names: Collection[str] = (), own_voice: bool = True, said: str | None = None,
+           by: str | None = None) -> bool:
     """Whether a candidate says something on ``words`` (the question's own) of the subject's: a
     sentence holding one, not in someone else's noun phrase (:func:`of_subject`), that is no
     question ("Are you still swimming?" says nothing), or its first sentence when the question
     just before it (``lent``, :func:`asked_before`) holds one. ``names``: the subjects' names;
     ``own_voice``: a subject says the candidate; ``said``: the day it was said, when only what a
     sentence states as holding or done by then counts (:func:`.extract.realis`: "Fraser and I set
-    a date! 14 June next year" says nothing yet of a wedding)."""
+    a date! 14 June next year" says nothing yet of a wedding); ``by``: the day asked about, by
+    which a clause naming its time may have come ("I start at Beaumont in December")."""
     split = sentences(text)
-    stated = [realis(sentence, said) if said else sentence for sentence in split]
+    stated = [realis(sentence, said, by) if said else sentence for sentence in split]
     return any(not sentence.rstrip().endswith("?") and stated[n]
                and (of_subject(stated[n], words, names, own_voice) or n == 0 and bool(words & lent))
                for n, sentence in enumerate(split))

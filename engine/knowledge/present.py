@@ -562,7 +562,7 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
             verdict = _own_change(text, question, other_names.get(item_id, ()), said[n])
         if verdict is False and question.state and states(text, question.own, asked, names=subjects.values(),
                                                           own_voice=item_id in spoken,
-                                                          said=None if question.plans else said[n]):
+                                                          said=None if question.plans else said[n], by=question.by):
             verdict = True  # the latest word on whether it holds, change word or not
         if item_id in stating or verdict is not None and _states_value(text, question, asked,
                                                                         other_names.get(item_id, ()), said[n]):

@@ -6,7 +6,7 @@ a name in a turn's words counts though no mention was made of it."""
 from __future__ import annotations
 
 from mnemoscope.engine.knowledge import present
-from mnemoscope.engine.knowledge.latest import asks_state, of_subject
+from mnemoscope.engine.knowledge.latest import asks_state, of_subject, states
 from mnemoscope.engine.knowledge.supersession import load_rules
 
 from .conftest import locomo, stored
@@ -168,3 +168,12 @@ def test_whose_noun_phrase_a_word_stands_in():
     assert not of_subject("My dog is sweet", word, ["Jon"], own_voice=False)  # the speaker's, not Jon's
     assert of_subject("A confession before you hear it from her: I'm smoking again.", frozenset({"smoke"}), ["Aino"],
                       own_voice=True)  # "her" opens no phrase across the colon
+
+
+def test_an_appointment_whose_day_has_come_by_the_question_states_its_value():
+    """The present-state check reads a sentence as of the day asked about, as the change check
+    does: "I start at Beaumont in December", said in October, holds in January, not before."""
+    said = "2025-10-02"
+    assert states("I start at Beaumont in December.", frozenset({"beaumont"}), said=said, by="2026-01-10")
+    assert not states("I start at Beaumont in December.", frozenset({"beaumont"}), said=said, by="2025-11-01")
+    assert not states("I start at Beaumont in December.", frozenset({"beaumont"}), said=said)
