@@ -84,7 +84,7 @@ class KnowledgeThroughTime(KnowledgeCuration):
         Nicolás (:func:`.entities.nickname_of`)."""
         rules, index, as_of = self.timeline.rules, self.mem.index, q.options.get("as_of")
         named = self.named_in(q)
-        also = {b if a in named else a for a, b in self.store.synonyms_of(named)} if named else set()
+        also = set().union(*self._synonyms(named).values()) if named else set()
         subjects = {e: self.registry.names.get(e, "") for e in [*named, *sorted(also - set(named))]}
         ranking = rerank_in_time(self.store, index, rules, q.text, ranking, as_of, subjects)
         return lift_changes(self.store, index, rules, q.text, subjects, ranking, as_of)
