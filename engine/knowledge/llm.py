@@ -122,7 +122,7 @@ def parse_reply(content: str, turns: dict[str, Item], known: Sequence[int] = ())
         s, p, o = (entry[k].strip() for k in ("subject", "predicate", "object"))
         if not (s and p and o):
             continue
-        for turn in entry["turns"]:
+        for turn in dict.fromkeys(entry["turns"]):  # a turn named twice is one provenance, one draft
             draft = FactDraft(s, p, o, entity_key(s), entity_key(o), _iso(entry.get("time"), turns[turn]))
             out.facts.setdefault(turn, []).append(draft)
             first_draft.setdefault(n, draft)
@@ -152,6 +152,8 @@ def _check_sizes(data: dict[str, Any], turns: int) -> None:
     if len(data["summary"]) > MAX_SUMMARY_CHARS:
         raise LLMFailure(f"reply.summary: {len(data['summary']):,} characters; at most {MAX_SUMMARY_CHARS:,}")
     most = MAX_PER_TURN * max(1, turns)
+    if len(data.get("replaces") or []) > len(data.get("facts", [])):
+        raise LLMFailure("reply.replaces: more entries than the reply has facts")
     for kind in ("events", "facts"):
         entries = data.get(kind, [])
         if len(entries) > most:

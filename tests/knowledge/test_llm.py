@@ -7,6 +7,7 @@ import pytest
 
 from mnemoscope.engine import Memory
 from mnemoscope.engine.knowledge import llm
+from mnemoscope.engine.records import Item
 from tests.support.openai_server import Fail, Garbage, Reply, Slow
 from tests.support.stores import store_checksum
 
@@ -176,3 +177,13 @@ def test_export_import_keeps_llm_facts_events_and_summaries(llm_mem, tmp_path):
         assert [copy.item(i).key for i in fact.provenance] == ["D1:1", "D1:2", "D2:1", "D2:2"]
         first = copy.knowledge.episodes()[0]
         assert first.summary == "Caroline and Melanie catch up." and any(e.origin == "llm" for e in first.events)
+
+
+def test_a_reply_may_name_a_turn_twice_but_replace_no_more_facts_than_it_has():
+    turns = {"D1:1": Item(text="I moved to Lyon.", kind="turn", key="D1:1", speaker="Maya", id=1)}
+    fact = {"subject": "Maya", "predicate": "moved to", "object": "Lyon", "turns": ["D1:1", "D1:1"]}
+    reply = llm.parse_reply(json.dumps({"summary": "x", "events": [], "facts": [fact]}), turns)
+    assert len(reply.facts["D1:1"]) == 1  # one draft per turn, however often the reply names it
+    replaces = [{"fact": 0, "known": "F7"}, {"fact": 0, "known": "F8"}]
+    with pytest.raises(llm.LLMFailure, match="replaces: more entries than the reply has facts"):
+        llm.parse_reply(json.dumps({"summary": "x", "events": [], "facts": [fact], "replaces": replaces}), turns, known=[7, 8])
