@@ -209,8 +209,13 @@ class BaseScreen(FittedScreen):
             self.notify(describe_report(report), title=f"{title}: done", markup=False)
             self.app.store_changed()
 
+        def form_open() -> bool:
+            return form is not None and form in self.app.screen_stack
+
         def dry_run_shown(report: Curated) -> None:
             if form is not None:
+                if not form_open():
+                    return  # the person left the form (Esc) while the dry run ran: nothing to confirm
                 form.dismiss(None)
             body = f"{what}\n\nThe dry run says this would change:\n\n{describe_report(report)}"
             self.app.push_screen(
@@ -219,7 +224,8 @@ class BaseScreen(FittedScreen):
                                              failed=refused) if choice == "apply" else None)
 
         self.run_task("dry-run", f"{title}: dry run", lambda: call(True), progress=False, show=False,
-                      done=dry_run_shown, failed=refused if form is None else form.refuse)
+                      done=dry_run_shown,
+                      failed=lambda reason: form.refuse(reason) if form_open() else refused(reason))
 
     def commands(self) -> Iterator[Command]:
         """Palette commands of this screen (title, help, callback)."""

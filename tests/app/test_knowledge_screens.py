@@ -432,3 +432,40 @@ async def test_a_refused_fact_keeps_its_dialog_open_with_the_text_and_the_reason
         await pilot.click("#choice-cancel")
         await settle(pilot)
         assert app.screen is screen
+
+
+@pytest.mark.parametrize("refused", [False, True])
+async def test_leaving_the_fact_form_while_its_dry_run_runs_drops_the_outcome(demo_app, monkeypatch, refused):
+    """Esc on the form while the dry run waits (for the write lock, behind another process): when
+    it ends, nothing is asked and no other screen is closed; a refusal is a notification."""
+    from mnemoscope.engine.errors import MnemoscopeError
+
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        knowledge, release = app.services.mem.knowledge, threading.Event()
+        add_fact = knowledge.add_fact
+
+        def held(*args, **kwargs):
+            release.wait(30)
+            if refused:
+                raise MnemoscopeError("the store is busy")
+            return add_fact(*args, **kwargs)
+
+        monkeypatch.setattr(knowledge, "add_fact", held)
+        screen.query_one("#facts-table", DataTable).focus()
+        await pilot.press("a")
+        form = app.screen
+        assert isinstance(form, FormDialog)
+        form.query_one("#form-predicate").value = "teaches"
+        form.query_one("#form-object").value = "a sourdough class"
+        await pilot.click("#form-ok")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        release.set()
+        await settle(pilot)
+        assert app.is_running and app.screen is screen and len(app.screen_stack) == 1
+        assert bool(app.titled("Add fact: refused")) == refused
