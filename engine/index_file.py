@@ -230,6 +230,8 @@ def _advise(paths: Sequence[Path]) -> None:
                     os.posix_fadvise(f.fileno(), offset, READ_AHEAD_PIECE, os.POSIX_FADV_WILLNEED)
         except Unusable:  # none saved (a small store), or not a file of ours: nothing to read
             continue
+        except OSError:  # advice only: a filesystem that refuses it reads the file when it is needed
+            continue
 
 
 def keep_freed_blocks() -> None:
