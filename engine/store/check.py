@@ -162,9 +162,10 @@ def count_drifts(conn: sqlite3.Connection) -> list[CountDrift]:
         columns = list(recounts)
         row = conn.execute(f"SELECT {', '.join(columns)}, {', '.join(f'({sql})' for sql in recounts.values())}"
                            f" FROM {table}").fetchone()
-        if row is not None:
-            drifts += [CountDrift(table, column, kept, counted)
-                       for column, kept, counted in zip(columns, row, row[len(columns):]) if kept != counted]
+        if row is None:  # its one row is gone (the store's readers then fail): every count of it is missing
+            row = (None,) * len(columns) + conn.execute(f"SELECT {', '.join(f'({sql})' for sql in recounts.values())}").fetchone()
+        drifts += [CountDrift(table, column, kept, counted)
+                   for column, kept, counted in zip(columns, row, row[len(columns):]) if kept != counted]
     for kept in KEPT_PER_ROW:
         if kept.table not in present:
             continue
@@ -199,6 +200,10 @@ def _set(conn: sqlite3.Connection, drift: CountDrift) -> None:
     """One kept count set to its recount: a missing row of an owner's counts added, the row of
     an owner that is gone deleted."""
     if drift.owner is None:
+        if drift.kept is None:  # the table's one row, all of its counts at once (its columns have no default)
+            recounts = ", ".join(f"({sql})" for sql in KEPT_COUNTS[drift.table].values())
+            conn.execute(f"INSERT OR IGNORE INTO {drift.table} VALUES (0, {recounts})")
+            return
         conn.execute(f"UPDATE {drift.table} SET {drift.column} = ?", (drift.counted,))
         return
     key = next(kept.key for kept in KEPT_PER_ROW if kept.table == drift.table)

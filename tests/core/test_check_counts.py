@@ -199,3 +199,17 @@ def test_a_check_beside_a_writing_process_finds_no_difference(tmp_path: Path):
     assert writer.returncode == 0, writer.stderr.read()
     assert len(seen) > 2  # the checks ran while the sources were being written
     assert kept(store)["items"] == sum(written.values())
+
+
+def test_the_stores_row_of_kept_counts_deleted_is_named_and_recount_restores_it(demo_copy: Path):
+    """record_counts and knowledge_totals keep one row each: with it gone the header's counts cannot
+    be read, so check names every count of it and --recount puts the row back, counted."""
+    right = kept(demo_copy)
+    alter(demo_copy, "DELETE FROM record_counts")
+    code, out = cli("--store", demo_copy, "check")
+    assert code == 1 and out.splitlines()[0] == f"{demo_copy}: 1 problem(s)", out
+    code, out = cli("--store", demo_copy, "check", "--recount")
+    assert code == 0 and out.startswith(f"recounted {demo_copy}: sources "), out
+    assert kept(demo_copy) == right
+    code, out = cli("--store", demo_copy, "check")
+    assert code == 0 and out.splitlines()[0] == f"{demo_copy}: ok"
