@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -54,6 +55,8 @@ class TaskState:
     what: str = ""
     show: bool = True
     owner: MessagePump | None = None
+    started: bool = False  # its job began on a thread: it will end with _finish_task
+    abandoned: bool = False  # cancelled before its job began: the job, if a thread still takes it, does nothing
 
 
 DROP_CONTROLS = DropControls()
@@ -118,6 +121,7 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         self.collector = QuietCollector()
         self.last_input = time.monotonic()  # a key or a click: the collector's sweep waits for a pause
         self.warm_ups_held: list[tuple[Callable[[], None], set[Worker]]] = []  # see _warm_up_once_shown
+        self.task_claims = threading.Lock()  # a task's job begins, or it is abandoned: never both (see _abandon)
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters, then one that drops control characters: what a document holds is
@@ -313,12 +317,18 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         if running is not None and not replace:
             self.notify(f"{running.title} is still running; wait or press Esc to cancel it.", severity="warning")
             return None
+        if running is not None:
+            self._abandon(task, running)
         state = TaskState(title, show=show, owner=owner)
         self.tasks[task] = state
         heading = getattr(owner, "TITLE", "") or title
 
         def job() -> None:
             worker = get_current_worker()
+            with self.task_claims:
+                if state.abandoned:
+                    return
+                state.started = True
 
             def report(done: int, total: int, what: str = "") -> None:
                 self.post_message(TaskProgress(task, done, total, what))
@@ -371,18 +381,33 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         self.task_tick += 1
 
     def action_cancel_task(self) -> None:
-        shown = [s for s in self.tasks.values() if s.worker is not None]
+        shown = [(task, s) for task, s in self.tasks.items() if s.worker is not None]
         if not shown:
             return
-        state = shown[-1]
-        state.worker.cancel()
+        task, state = shown[-1]
+        self._abandon(task, state)
         self.notify(f"Cancelling: {state.title}…", markup=False)
 
     def cancel_task(self, task: str, owner: MessagePump) -> None:
         """Cancel ``owner``'s task without a word: its owner left, and nobody waits for it."""
         state = self.tasks.get(task)
-        if state is not None and state.owner is owner and state.worker is not None:
-            state.worker.cancel()
+        if state is not None and state.owner is owner:
+            self._abandon(task, state)
+
+    def _abandon(self, task: str, state: TaskState) -> None:
+        """Cancel a task (replaced, Esc, or its owner left): its result will not be shown, so the
+        warm-ups held for it start now. A thread worker cancelled before its job began never runs
+        it, so nothing would call _finish_task: such a task is let go here, and its job returns at
+        once should a thread still take it. One that began ends as usual, in _finish_task."""
+        if state.worker is None:
+            return
+        state.worker.cancel()
+        self._release_warm_ups(state.worker)
+        with self.task_claims:
+            state.abandoned = not state.started
+        if state.abandoned and self.tasks.get(task) is state:
+            del self.tasks[task]
+            self._show_tasks()
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:

@@ -11,6 +11,7 @@ import pytest
 from textual.widgets import DataTable, Select, Tree
 
 from mnemoscope.app.services import AFTER_CHANGE, AFTER_OPEN, Services
+from mnemoscope.app.tui import MnemoscopeApp
 from mnemoscope.app.widgets.recall import INTENTS, MODES
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.engine import Memory
@@ -513,3 +514,33 @@ async def test_the_warm_up_starts_once_the_first_screen_has_what_it_reads(demo_a
         await ask(pilot, "what did Maya adopt")
         await settle(pilot)
         assert held.recalled == ["what did Maya adopt"] and app.screen.recall is not None
+
+
+@pytest.mark.parametrize("how", ["replaced", "cancelled with Esc", "cancelled as its owner left"])
+async def test_a_task_the_warm_up_waits_for_cancelled_before_it_ran_lets_the_warm_up_start(demo_app, held, how,
+                                                                                          monkeypatch):
+    """The warm-up waits for the Query screen's first read. A thread worker cancelled before its job
+    began never runs it: the read, replaced or cancelled in the tick it started (another process
+    committed as the store opened, or Esc at once), must neither hold the announced warm-up, for
+    which every query waits, nor stay listed as running."""
+    store_opened = MnemoscopeApp.store_opened
+
+    def opened_then_cancelled(self: MnemoscopeApp, loaded) -> None:
+        store_opened(self, loaded)
+        assert "strategies" in self.tasks  # the read the warm-up waits for, its job not begun
+        if how == "replaced":
+            self.screen.refresh_data()
+        elif how == "cancelled with Esc":
+            self.action_cancel_task()
+        else:
+            self.cancel_task("strategies", self.screen)
+
+    monkeypatch.setattr(MnemoscopeApp, "store_opened", opened_then_cancelled)
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, held.warming.is_set, "the warm-up to start", timeout=20)
+        held.release.set()
+        await settle(pilot, timeout=20)
+        assert not app.tasks
+        if how == "replaced":  # the read that replaced it is shown
+            assert app.screen.strategies
