@@ -11,7 +11,7 @@ Hooks, in the order a memory calls them:
 * ``load`` builds in-memory state from the store (at first use, and after a reindex or import);
   ``saved`` and ``restore`` keep that state beside a large store, so that the next process to
   open it maps the state instead of reading every row (:meth:`engine.memory.Memory._area`);
-* ingest: ``prepare`` (before the transaction: network work, returns warnings), ``on_ingest``
+* ingest: ``prepare`` (before the transaction: network work, returns what to report), ``on_ingest``
   (inside it: derive and store this area's rows), ``on_indexed`` (after the commit: update memory);
 * ``on_delete`` cascades inside the delete transaction (or a dry run) and reports what changes;
   ``on_changed_elsewhere`` follows what another process added or deleted (:mod:`engine.activity`);
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .vectors import VectorIndex
     from .index import Index
     from .pipeline import Hit, Query, Ranking, Recall, Signal, Strategy
-    from .records import AreaFigures, Item, ParsedSource, Source
+    from .records import AreaFigures, Item, ParsedSource, Prepared, Source
     from .store import Store
 
 
@@ -120,9 +120,10 @@ class Area:
 
     # -- ingest and delete --------------------------------------------------------------------
 
-    def prepare(self, parsed: ParsedSource) -> list[str]:
-        """Before the ingest transaction (no write lock held): slow or network work; warnings."""
-        return []
+    def prepare(self, parsed: ParsedSource) -> Prepared | None:
+        """Before the ingest transaction (no write lock held): slow or network work; its warnings
+        and what it did not fetch (None: nothing to say)."""
+        return None
 
     def on_ingest(self, source: Source, items: list[Item]) -> None:
         """Inside the ingest transaction: derive and store this area's rows for new items."""

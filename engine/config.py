@@ -33,6 +33,7 @@ from typing import Any, Iterator, Literal, Mapping, get_args, get_origin, get_ty
 
 import platformdirs
 
+from . import hosts
 from .errors import ConfigError, FileRefused
 from .files import read_regular
 
@@ -159,7 +160,7 @@ class Settings:
     image_embed_model: str = ""  # e.g. jina-clip-v2: shared photos are embedded at ingest and searched by text
     image_embed_base_url: str = ""
     image_batch_size: int = 8  # images per /embeddings request (each travels base64-encoded)
-    image_allow_hosts: str = ""  # hosts a document's image URL may name although not public (comma list: "nas.local,10.0.0.5")
+    image_allow_hosts: str = ""  # the only hosts a document's image URL is fetched from (comma list: "nas.local,*.example.org"; engine/hosts.py)
     request_timeout: float = 30.0
     lock_timeout: float = 30.0  # seconds a write waits for another process's write lock before saying who holds it
     max_retries: int = 3
@@ -351,6 +352,11 @@ def _checked(name: str, value: Any, where: str, kind: Any = None) -> Any:
     if kind is str:
         if not isinstance(value, str):
             raise ConfigError(f"{where}: {value!r} is not text")
+        if name == hosts.SETTING:
+            try:
+                hosts.HostList.parse(value)
+            except ValueError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
         return value
     return value
 

@@ -4,8 +4,9 @@ A reference comes from a document, so the document must not decide what Mnemosco
 contacts. What is read:
 
 - ``data:<type>;base64,…``: the bytes it carries;
-- ``http(s)://…``: downloaded from a public host only (:func:`engine.net.download`: the host's
-  addresses are checked after DNS resolution and on every redirect);
+- ``http(s)://…``: downloaded only from a host the person listed in ``image_allow_hosts``
+  (:func:`engine.net.download`; :class:`NotFetched` else, and nothing is contacted); the host's
+  addresses are checked after DNS resolution and on every redirect;
 - a path or a ``file://`` URL: only a file inside the folder the person ingested (resolved, links
   followed, then checked), relative to the file the turn came from. ``~`` is not expanded. A
   source that was imported, not ingested, has no such folder: its local references are not read.
@@ -23,8 +24,10 @@ import hashlib
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
+
 from .errors import FileRefused
 from .files import read_regular
+from .hosts import HostList
 
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"),
@@ -33,6 +36,15 @@ _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), 
 
 class ImageUnreadable(ValueError):
     """An image reference that cannot (or may not) be turned into bytes; ``str()`` is the reason."""
+
+
+class NotFetched(ImageUnreadable):
+    """An image URL whose host is not listed in ``image_allow_hosts``: kept as a reference and
+    counted, not a failure (listing the host and ``images --resume`` fetch it later)."""
+
+    def __init__(self, reason: str, host: str) -> None:
+        super().__init__(reason)
+        self.host = host
 
 
 @dataclass
@@ -65,11 +77,11 @@ class Fetching:
 
     timeout: float = 30.0
     retries: int = 3
-    allow_hosts: tuple[str, ...] = ()
+    allow: HostList = HostList()  # nothing listed: no URL is fetched
 
     @classmethod
     def from_list(cls, timeout: float, retries: int, allow_hosts: str) -> "Fetching":
-        return cls(timeout, retries, tuple(h.strip() for h in allow_hosts.split(",") if h.strip()))
+        return cls(timeout, retries, HostList.parse(allow_hosts))
 
 
 def read_image(ref: str, place: Place, fetching: Fetching | None = None) -> ImageData:
@@ -130,11 +142,13 @@ def _from_data_url(ref: str) -> bytes:
 
 
 def _download(url: str, fetching: Fetching) -> bytes:
-    from .net import DownloadFailed, Refused, download
+    from .net import DownloadFailed, NotListed, Refused, download
 
     try:
         return download(url, timeout=fetching.timeout, max_bytes=MAX_IMAGE_BYTES, retries=fetching.retries,
-                        allow_hosts=fetching.allow_hosts).data
+                        allow=fetching.allow).data
+    except NotListed as exc:
+        raise NotFetched(f"not fetched: {exc}", exc.host) from None
     except Refused as exc:
         raise ImageUnreadable(f"not fetched: {exc}") from None
     except DownloadFailed as exc:

@@ -17,10 +17,13 @@ the endpoint, so the cache key is the hash of the image's bytes and the endpoint
 to the image's host.
 
 **References** are read by :mod:`engine.image_refs`: a ``data:`` URL, an ``http(s)://`` URL of a
-public host (downloaded in parallel with the request timeout; only 429, 5xx and dropped
-connections are retried), or a file inside the folder the person ingested; only image bytes
-(by their magic numbers) of at most ``image_refs.MAX_IMAGE_BYTES`` are sent. A reference refused is a
-failure like any other: a warning naming ``file:line``, the turn kept with its caption.
+host the person listed in ``image_allow_hosts`` (downloaded in parallel with the request timeout;
+only 429, 5xx and dropped connections are retried), or a file inside the folder the person
+ingested; only image bytes (by their magic numbers) of at most ``image_refs.MAX_IMAGE_BYTES`` are
+sent. A URL of a host not listed is not contacted: the turn keeps it as a reference, and the
+ingest counts such URLs in one line naming the setting (not a failure: nothing was asked for). A
+reference refused for another reason is a failure like any other: a warning naming
+``file:line``, the turn kept with its caption.
 
 **Failures lose nothing.** Images are read and embedded before the ingest transaction (no write
 lock across network calls). An unreadable image or a failing endpoint leaves the turn stored with
@@ -48,11 +51,12 @@ from .config import ConfigError
 from .dense import EmbeddingUnavailable, OpenAIEmbedder
 from .errors import FileRefused
 from .files import read_regular
-from .image_refs import Fetching, ImageData, ImageUnreadable, Place, read_image
+from .hosts import not_fetched_line
+from .image_refs import Fetching, ImageData, ImageUnreadable, NotFetched, Place, read_image
 from .ingest import MAX_FILE_BYTES, _line_of
 from .pipeline import Query, Signal, Signals, Strategy
 from .recall import single_signal
-from .records import IMAGE_SIGNATURE_PREFIX, ImageCounts, Item, ParsedSource, Source
+from .records import IMAGE_SIGNATURE_PREFIX, ImageCounts, Item, ParsedSource, Prepared, Source
 
 if TYPE_CHECKING:
     from .area import Engine
@@ -100,11 +104,22 @@ class ResumeReport:
 
     embedded: int
     failures: list[ImageFailure] = field(default_factory=list)
+    not_fetched: list[str] = field(default_factory=list)  # the host of each URL not fetched (not listed)
     seconds: float = 0.0
 
     def summary(self) -> str:
         text = f"{self.embedded} image(s) embedded in {self.seconds:.2f}s"
-        return text + (f"; {len(self.failures)} still not embedded" if self.failures else "")
+        text += f"; {len(self.failures)} still not embedded" if self.failures else ""
+        return text + (f"; {not_fetched_line(self.not_fetched)}" if self.not_fetched else "")
+
+
+@dataclass
+class _Embedded:
+    """What :meth:`ImagesArea._embed` made of a batch of items."""
+
+    vectors: dict[int, np.ndarray] = field(default_factory=dict)  # by the item's position
+    failures: list[ImageFailure] = field(default_factory=list)
+    not_fetched: list[str] = field(default_factory=list)  # hosts, one per URL
 
 
 # -- the area ---------------------------------------------------------------------------------
@@ -159,14 +174,15 @@ class ImagesArea(Area):
     def load(self) -> None:
         """Nothing to build: image vectors are loaded with the core index (``index.vectors``)."""
 
-    def prepare(self, parsed: ParsedSource) -> list[str]:
-        """Before the ingest transaction: read and embed the source's images; returns warnings."""
+    def prepare(self, parsed: ParsedSource) -> Prepared | None:
+        """Before the ingest transaction: read and embed the source's images; returns one warning
+        for its failures and the hosts of the URLs not fetched (not in ``image_allow_hosts``)."""
         self._prepared = None
         if not self.enabled:
-            return []
-        vectors, failures = self._embed(parsed.source, list(enumerate(parsed.items)))
-        self._prepared = (parsed.items, vectors)
-        return [_warning(parsed.source.name, failures)] if failures else []
+            return None
+        embedded = self._embed(parsed.source, list(enumerate(parsed.items)))
+        self._prepared = (parsed.items, embedded.vectors)
+        return Prepared([_warning(parsed.source.name, embedded.failures)] if embedded.failures else [], embedded.not_fetched)
 
     def on_ingest(self, source: Source, items: list[Item]) -> None:
         if self._prepared and self._prepared[0] is items:
@@ -210,8 +226,10 @@ class ImagesArea(Area):
             by_source.setdefault(int(item.source_id), []).append(item)
         for done, (source_id, items) in enumerate(by_source.items(), 1):
             source = store.source(source_id)
-            vectors, failures = self._embed(source, list(enumerate(items)))
-            report.failures.extend(failures)
+            embedded = self._embed(source, list(enumerate(items)))
+            vectors = embedded.vectors
+            report.failures.extend(embedded.failures)
+            report.not_fetched.extend(embedded.not_fetched)
             if vectors:
                 with store.transaction():
                     alive = store.items([items[n].id for n in vectors])  # deleted meanwhile: skipped
@@ -258,14 +276,16 @@ class ImagesArea(Area):
 
     # -- embedding ----------------------------------------------------------------------------
 
-    def _embed(self, source: Source | None, items: list[tuple[int, Item]]) -> tuple[dict[int, np.ndarray], list[ImageFailure]]:
-        """Vectors of the images the ``(position, item)`` pairs share, by position, and the
-        failures. Batches of ``image_batch_size`` keep at most that many images in memory; after
-        the endpoint fails once the rest are not tried (each try would wait out the timeout)."""
+    def _embed(self, source: Source | None, items: list[tuple[int, Item]]) -> _Embedded:
+        """Vectors of the images the ``(position, item)`` pairs share, by position, the failures,
+        and the URLs not fetched because their host is not listed (not failures: the person has
+        not asked for them). Batches of ``image_batch_size`` keep at most that many images in
+        memory; after the endpoint fails once the rest are not tried (each try would wait out the
+        timeout)."""
         s = self.mem.settings
         origin = _SourceFile(source)
-        vectors: dict[int, np.ndarray] = {}
-        failures: list[ImageFailure] = []
+        out = _Embedded()
+        vectors, failures = out.vectors, out.failures
         shared = [(n, item, str(item.meta["image_url"])) for n, item in items if item.meta.get("image_url")]
         endpoint_down = ""
         for start in range(0, len(shared), max(1, s.image_batch_size)):
@@ -277,6 +297,8 @@ class ImagesArea(Area):
             for (n, item, ref), got in zip(batch, _read_batch([ref for _, _, ref in batch], origin.place, s)):
                 if isinstance(got, ImageData):
                     read.append((n, item, ref, got))
+                elif isinstance(got, NotFetched):
+                    out.not_fetched.append(got.host)
                 else:
                     failures.append(origin.failure(item, ref, str(got)))
             if not read:
@@ -289,7 +311,7 @@ class ImagesArea(Area):
                 failures.extend(origin.failure(item, ref, endpoint_down) for _, item, ref, _ in read)
                 continue
             vectors.update((r[0], v) for r, v in zip(read, matrix))
-        return vectors, failures
+        return out
 
 
 def _read_batch(refs: list[str], place: Place, s: Any) -> list[ImageData | ImageUnreadable]:

@@ -697,7 +697,7 @@ class Memory:
         # already paid for stay in the embedding cache even if this ingest fails.
         embedder = self._stored_embedder()
         vectors = embedder.embed([i.search_text() for i in p.items]) if embedder else None
-        warnings = [w for area in now for w in area.prepare(p)]  # e.g. images
+        prepared = [said for area in now if (said := area.prepare(p))]  # e.g. images
         vocab_before = len(index.vocab)
         removed: list[int] = []
         try:
@@ -744,7 +744,8 @@ class Memory:
             index.set_vectors(embedder.signature, [i.id for i in p.items], vectors)
         for area in now:
             area.on_indexed(p.items)
-        return SourceReport(p.source.name, "replaced" if existing else "added", len(p.items), source_id, warnings)
+        return SourceReport(p.source.name, "replaced" if existing else "added", len(p.items), source_id,
+                            [w for said in prepared for w in said.warnings], [h for said in prepared for h in said.not_fetched])
 
     @_one_writer
     def catch_up(self, *, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None) -> int:

@@ -6,12 +6,14 @@ the ``openai`` client, whose requests never leave the configured origin. A redir
 scheme, host or port is refused before it is followed, so neither the key nor the texts go
 there (httpx2 alone would drop the key but still send the texts).
 
-**URLs a document names** (a shared photo's ``img_url``; :func:`download`): fetched only from
-public hosts. The host is resolved here and every address it resolves to is checked (no
-loopback, private, link-local, cloud-metadata, shared, multicast or reserved address); the
-connection goes to the address checked (so a second lookup cannot rebind it), TLS still checks
-the certificate against the host name, and every redirect is checked the same way. Hosts the
-person lists in ``image_allow_hosts`` (a NAS on the home network, a test server) are exempt.
+**URLs a document names** (a shared photo's ``img_url``; :func:`download`): the content must not
+pick the host, so one is fetched only from a host the person listed in ``image_allow_hosts``
+(:mod:`engine.hosts`; empty by default: nothing is fetched), and every redirect must lead to a
+listed host too. The host is resolved here and every address it resolves to is checked (no
+loopback, private, link-local, cloud-metadata, shared, multicast or reserved address) unless the
+host is listed by its exact name (a NAS on the home network, a test server); the connection goes
+to the address checked (so a second lookup cannot rebind it), TLS still checks the certificate
+against the host name.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ import ssl
 import time
 import urllib.parse
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Iterator
 
 import httpx2
 from openai import DefaultHttpxClient, OpenAI, OpenAIError
+
+from .hosts import SETTING, HostList
 
 USER_AGENT = "mnemoscope"
 MAX_REDIRECTS = 5
@@ -50,6 +54,14 @@ class AnswerRefused(OpenAIError):
 
 class Refused(ValueError):
     """A URL a document named that Mnemoscope will not fetch; ``str()`` says why, in one line."""
+
+
+class NotListed(Refused):
+    """A URL whose host the person did not list in ``image_allow_hosts``: not contacted at all."""
+
+    def __init__(self, host: str) -> None:
+        super().__init__(f"{host} is not in {SETTING}; only the hosts listed there are fetched")
+        self.host = host
 
 
 class DownloadFailed(ValueError):
@@ -125,30 +137,33 @@ class Downloaded:
     url: str  # after redirects
 
 
-def download(url: str, *, timeout: float, max_bytes: int, retries: int = 0, allow_hosts: Iterable[str] = ()) -> Downloaded:
-    """GET a URL a document named: public hosts only (see the module docstring), at most
+def download(url: str, *, timeout: float, max_bytes: int, retries: int = 0, allow: HostList = HostList()) -> Downloaded:
+    """GET a URL a document named: listed hosts only (see the module docstring), at most
     ``max_bytes``. Only what may pass is retried, with backoff (429, 5xx, a dropped connection).
-    Raises :class:`Refused` for a URL that is not to be fetched, :class:`DownloadFailed` else."""
-    allowed = {h.strip().lower() for h in allow_hosts if h.strip()}
+    Raises :class:`NotListed` for a host not in ``allow`` (nothing sent anywhere), :class:`Refused`
+    for another URL that is not to be fetched, :class:`DownloadFailed` else."""
     for attempt in range(retries + 1):
         if attempt:
             time.sleep(min(0.5 * 2 ** (attempt - 1), 4.0))
         try:
-            return _follow(url, timeout, max_bytes, allowed, time.monotonic() + timeout)
+            return _follow(url, timeout, max_bytes, allow, time.monotonic() + timeout)
         except DownloadFailed as exc:
             if not exc.retry or attempt == retries:
                 raise
     raise AssertionError("unreachable")
 
 
-def _follow(url: str, timeout: float, max_bytes: int, allowed: set[str], deadline: float) -> Downloaded:
+def _follow(url: str, timeout: float, max_bytes: int, allow: HostList, deadline: float) -> Downloaded:
     client: httpx2.Client | None = None  # made after the first check passes: a refusal costs no TLS setup
     try:
         for _ in range(MAX_REDIRECTS + 1):
             scheme, host, port = origin(url)
             if scheme not in ("http", "https") or not host:
                 raise Refused(f"only http(s) URLs are fetched, not {url[:80]!r}")
-            address = public_address(host, port, allowed)
+            listed = allow.match(host)
+            if listed is None:
+                raise NotListed(host)
+            address = public_address(host, port, any_address=listed == "exact")
             client = client or DefaultHttpxClient(timeout=timeout, follow_redirects=False, verify=_tls())
             parts = urllib.parse.urlsplit(url)
             literal = f"[{address}]" if ":" in address else address
@@ -190,9 +205,9 @@ def _tls() -> ssl.SSLContext:
     return httpx2.create_ssl_context()
 
 
-def public_address(host: str, port: int, allowed: set[str] = frozenset()) -> str:
+def public_address(host: str, port: int, any_address: bool = False) -> str:
     """The address to connect to for ``host``: every address it resolves to must be public
-    (unless the host, as the URL writes it, is in ``allowed``)."""
+    (unless ``any_address``: the host is listed by its exact name)."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
@@ -200,12 +215,13 @@ def public_address(host: str, port: int, allowed: set[str] = frozenset()) -> str
     addresses = list(dict.fromkeys(info[4][0] for info in infos))
     if not addresses:
         raise DownloadFailed(f"cannot resolve {host}")
-    if host in allowed:  # as written in the URL: a name allowed does not allow what else resolves there
+    if any_address:  # the name as written in the URL: listing it does not list what else resolves there
         return addresses[0]
     for address in addresses:
         if not is_public(address):
             raise Refused(f"{host} is a {'loopback, private, link-local or reserved' if host != address else 'non-public'}"
-                          f" address ({address}); only public hosts are fetched (image_allow_hosts lists exceptions)")
+                          f" address ({address}); a host listed through a wildcard is fetched only at public"
+                          f" addresses (list it by its exact name in {SETTING})")
     return addresses[0]
 
 

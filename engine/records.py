@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .hosts import not_fetched_line
+
 if TYPE_CHECKING:
     from .store import Store
 
@@ -69,6 +71,15 @@ class SourceReport:
     items: int
     source_id: int
     warnings: list[str] = field(default_factory=list)  # stored, but something derived is missing (e.g. an image vector)
+    not_fetched: list[str] = field(default_factory=list)  # the host of each URL it named that was not fetched
+
+
+@dataclass
+class Prepared:
+    """What an area's work before the ingest transaction (:meth:`Area.prepare`) has to say."""
+
+    warnings: list[str] = field(default_factory=list)
+    not_fetched: list[str] = field(default_factory=list)  # hosts of URLs kept as references, not in image_allow_hosts
 
 
 @dataclass
@@ -86,6 +97,10 @@ class IngestReport:
     def warnings(self) -> list[str]:
         return [w for s in self.sources for w in s.warnings]
 
+    @property
+    def not_fetched(self) -> list[str]:
+        return [h for s in self.sources for h in s.not_fetched]
+
     def summary(self) -> str:
         counts = {k: sum(1 for s in self.sources if s.status == k) for k in ("added", "replaced", "unchanged")}
         parts = [f"{counts['added']} added", f"{counts['replaced']} replaced", f"{counts['unchanged']} unchanged"]
@@ -96,6 +111,8 @@ class IngestReport:
             text += f"; {len(self.errors)} error(s)"
         if self.warnings:
             text += f"; {len(self.warnings)} warning(s)"
+        if self.not_fetched:  # said once, here, so that every front end (CLI, app) shows it
+            text += "; " + not_fetched_line(self.not_fetched)
         return text
 
 

@@ -22,6 +22,7 @@ def images(args: argparse.Namespace, out: TextIO) -> int:
             report = mem.images.resume()
             lines = [report.summary(), *(f.line() for f in report.failures)]
             payload = {"embedded": report.embedded, "failures": [f.line() for f in report.failures],
+                       "not_fetched": len(report.not_fetched),
                        "seconds": round(report.seconds, 3), **asdict(mem.images.status())}
             emit(out, payload, args.json, "\n".join(lines))
             return 0

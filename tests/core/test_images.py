@@ -210,7 +210,7 @@ def test_image_references_of_every_kind_are_read(tmp_path):
     with ThreadingHTTPServer(("127.0.0.1", 0), handler) as httpd:
         threading.Thread(target=httpd.serve_forever, daemon=True).start()
         base = f"http://127.0.0.1:{httpd.server_address[1]}"
-        loopback = Fetching(timeout=5, retries=0, allow_hosts=("127.0.0.1",))
+        loopback = Fetching.from_list(5, 0, "127.0.0.1")
         assert read_image(f"{base}/a%20b.png", Place(), loopback).data.endswith(b"rest")
         with pytest.raises(ImageUnreadable, match="cannot download .*HTTP 404"):
             read_image(f"{base}/missing.png", Place(), loopback)

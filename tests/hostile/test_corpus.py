@@ -297,8 +297,9 @@ def test_a_documents_photos_read_its_folder_and_contact_the_endpoint_only(corpus
     assert result["code"] == 0 and "Traceback" not in result["err"], result
     lines = result["out"].splitlines()
     assert lines[0].startswith("1 source(s): 1 added") and "1 warning(s)" in lines[0]
+    assert "; 4 image URL(s) not fetched" in lines[0] and "image_allow_hosts" in lines[0]  # no host listed: none contacted
     assert lines[1].startswith(f"{corpus['d']}/photos/chat.jsonl:2: image 'file:///etc/passwd' of 1 not embedded")
-    assert "(and 9 more image(s)" in lines[1]
+    assert "(and 5 more image(s)" in lines[1]
     assert opened_outside(case, result["events"]) == []
     ports = {e[1].rsplit(", ", 1)[1].rstrip(")") for e in result["events"] if e[0] == "connect"}
     assert ports == {corpus["endpoint_port"]}  # the configured endpoint, and nothing a document named

@@ -12,6 +12,7 @@ import pytest
 
 from mnemoscope.engine import net
 from mnemoscope.engine.dense import EmbeddingUnavailable, OpenAIEmbedder
+from mnemoscope.engine.hosts import HostList
 from mnemoscope.engine.net import DownloadFailed
 from tests.support.openai_server import OpenAIServer, hashed_vector
 
@@ -138,5 +139,5 @@ def test_an_endpoint_answer_past_the_cap_is_not_read_whole(trickle, says, monkey
 def test_a_documents_photo_url_that_trickles_in_is_cut_off_at_the_timeout(trickle):
     started = time.monotonic()
     with pytest.raises(DownloadFailed, match="timed out"):
-        net.download(trickle.origin + "/photo.png", timeout=1.0, max_bytes=2**20, allow_hosts=["127.0.0.1"])
+        net.download(trickle.origin + "/photo.png", timeout=1.0, max_bytes=2**20, allow=HostList.parse("127.0.0.1"))
     assert time.monotonic() - started < 5

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import socket
 import stat
 from pathlib import Path
 
@@ -53,29 +54,73 @@ def sent_images(server: OpenAIServer) -> list[bytes]:
             if path.endswith("/embeddings") for x in body["input"] if isinstance(x, dict)]
 
 
-def test_a_document_reads_only_its_folder_and_contacts_only_public_hosts(tmp_path, openai_server):
+def test_a_document_reads_only_its_folder_and_contacts_no_host_unless_listed(tmp_path, openai_server, monkeypatch):
+    """Nothing listed in image_allow_hosts (the default): no URL a document names is contacted,
+    whatever its host; each stays in its turn and is counted in one line naming the setting."""
     outside = tmp_path / "outside.png"
     outside.write_bytes(png("private photo"))
     chat = hostile_chat(tmp_path / "docs", openai_server, outside)
+    refs = [json.loads(line)["img_url"] for line in chat.read_text().splitlines()]
+    urls = [r for r in refs if r.startswith("http")]
     with image_memory(tmp_path / "m.db", openai_server) as mem:
         report = mem.ingest(chat)
         assert mem.counts().items == 16  # every turn kept
+        assert sorted(i.meta["image_url"] for i in mem.source_items(report.sources[0].source_id)) == sorted(refs)
         [warning] = report.warnings
         assert warning.startswith(f"{chat}:2: image 'file:///etc/passwd' of 1 not embedded: ")
-        assert "(and 14 more image(s)" in warning
-        failures = mem.images.resume().failures  # the same refusals, one per photo, each at its line
+        assert "(and 9 more image(s)" in warning  # the refusals; the URLs are not failures
+        assert len(report.not_fetched) == len(urls) == 5
+        assert f"; 5 image URL(s) not fetched, their hosts (127.0.0.1, localhost, 169.254.169.254 and 2 more host(s)) not" \
+               " being in image_allow_hosts" in report.summary()
+        resumed = mem.images.resume()  # the same refusals, one per photo, each at its line
+    failures = resumed.failures
+    assert len(resumed.not_fetched) == 5 and "5 image URL(s) not fetched" in resumed.summary()
     assert sent_images(openai_server) == [png("kayak")]
     assert [(m, p) for m, p, _ in openai_server.headers if m == "GET"] == []  # /admin never asked for
     reasons = {f.ref: f.reason for f in failures}
-    assert len(failures) == 15 and all(f.where == f"{chat}:{n + 2}" for n, f in enumerate(failures))
+    assert len(failures) == 10 and all(f.where == f"{chat}:{refs.index(f.ref) + 1}" for f in failures)
+    assert not any(r.startswith("http") for r in reasons)
     assert "outside the ingested folder" in reasons["../outside.png"] and "outside" in reasons["link.png"]
     assert "outside the ingested folder" in reasons["/proc/self/environ"]
     assert "is not an image" in reasons["notes.txt"] and "is not an image" in reasons[next(r for r in reasons if r.startswith("data:"))]
-    assert all("only public hosts" in reasons[r] for r in reasons if r.startswith("http://"))
     assert "not read" in reasons["gopher://x/y"]
+    monkeypatch.setenv("MNEMOSCOPE_EMBED_BASE_URL", openai_server.base_url)
+    monkeypatch.setenv("MNEMOSCOPE_IMAGE_EMBED_MODEL", "clip")
+    code, out, _ = cli("--store", tmp_path / "cli.db", "ingest", chat)
+    assert code == 0 and out.count("5 image URL(s) not fetched") == 1 and "image_allow_hosts" in out
+    assert json.loads(cli("--store", tmp_path / "cli2.db", "ingest", chat, "--json")[1])["images_not_fetched"] == 5
+    assert [(m, p) for m, p, _ in openai_server.headers if m == "GET"] == []
 
 
-def test_an_imported_store_reads_no_local_file_and_a_private_host_needs_naming(tmp_path, openai_server):
+def test_only_listed_hosts_are_fetched_and_a_wildcard_reaches_public_addresses_only(tmp_path, openai_server, monkeypatch):
+    port = openai_server.origin.rsplit(":", 1)[1]
+    openai_server.files["/a.png"] = png("listed by address")
+    openai_server.files["/b.png"] = png("listed by name")
+    (tmp_path / "docs").mkdir()
+    chat = tmp_path / "docs" / "chat.jsonl"
+    refs = [f"http://127.0.0.1:{port}/a.png", f"http://localhost:{port}/b.png", f"http://photos.example.org:{port}/c.png",
+            f"http://example.org:{port}/d.png", f"http://evilexample.org:{port}/e.png"]
+    chat.write_text("".join(json.dumps({"speaker": "Ann", "text": f"photo {n}", "img_url": r}) + "\n" for n, r in enumerate(refs)))
+    real = socket.getaddrinfo  # the one thing a test cannot run for real: a domain's DNS, here pointing home
+    monkeypatch.setattr(socket, "getaddrinfo", lambda host, *a, **k: real("127.0.0.1" if "example.org" in host else host, *a, **k))
+    with image_memory(tmp_path / "m.db", openai_server, image_allow_hosts="127.0.0.1, LOCALHOST., *.example.org") as mem:
+        report = mem.ingest(chat)
+    assert sent_images(openai_server) == [png("listed by address"), png("listed by name")]
+    assert sorted(p for m, p, _ in openai_server.headers if m == "GET") == ["/a.png", "/b.png"]
+    assert report.not_fetched == ["example.org", "evilexample.org"]  # a wildcard lists subdomains, not the domain
+    [warning] = report.warnings  # photos.example.org: listed through the wildcard, but its address is loopback
+    assert "'http://photos.example.org" in warning and "fetched only at public addresses" in warning
+
+
+@pytest.mark.parametrize("listed", ["*", "*.org", "nas.*", "http://nas.local", "nas.local:8080", "a b"])
+def test_an_allow_list_that_would_let_the_content_pick_the_host_is_refused(tmp_path, listed, monkeypatch):
+    monkeypatch.setenv("MNEMOSCOPE_IMAGE_ALLOW_HOSTS", listed)
+    code, _, err = cli("--store", tmp_path / "m.db", "stats")
+    assert code == 2 and err.count("\n") == 1 and "MNEMOSCOPE_IMAGE_ALLOW_HOSTS" in err, err
+    assert not (tmp_path / "m.db").exists()
+
+
+def test_an_imported_store_reads_no_local_file_and_a_host_needs_listing(tmp_path, openai_server):
     outside = tmp_path / "outside.png"
     outside.write_bytes(png("private photo"))
     chat = hostile_chat(tmp_path / "docs", openai_server, outside)
@@ -88,19 +133,19 @@ def test_an_imported_store_reads_no_local_file_and_a_private_host_needs_naming(t
         reasons = {f.ref: f.reason for f in copy.images.resume().failures}
     assert sent_images(openai_server) == [png("admin panel")]  # only the host the person allowed, by name
     assert "read only while the folder holding them is ingested" in reasons["ok.png"]
-    assert "only public hosts" in reasons[f"http://localhost:{openai_server.origin.rsplit(':', 1)[1]}/admin"]
+    assert f"http://localhost:{openai_server.origin.rsplit(':', 1)[1]}/admin" not in reasons  # not listed: not a failure
 
 
-def test_a_redirect_to_a_private_host_is_refused_at_the_redirect(tmp_path, openai_server):
+def test_a_redirect_to_a_host_not_listed_is_refused_at_the_redirect(tmp_path, openai_server):
     port = openai_server.origin.rsplit(":", 1)[1]
     openai_server.redirects["/photo.png"] = f"http://localhost:{port}/admin"
     openai_server.files["/admin"] = png("admin panel")
     (tmp_path / "docs").mkdir()
     chat = tmp_path / "docs" / "chat.jsonl"
     chat.write_text(json.dumps({"speaker": "Ann", "text": "look", "img_url": f"{openai_server.origin}/photo.png"}) + "\n")
-    with image_memory(tmp_path / "m.db", openai_server, image_allow_hosts="127.0.0.1") as mem:
-        [warning] = mem.ingest(chat).warnings
-    assert "localhost is a loopback, private, link-local or reserved address" in warning
+    with image_memory(tmp_path / "m.db", openai_server, image_allow_hosts="127.0.0.1, *.example.org") as mem:
+        report = mem.ingest(chat)
+    assert report.not_fetched == ["localhost"] and report.warnings == []  # the redirect's host is not listed
     assert [p for m, p, _ in openai_server.headers if m == "GET"] == ["/photo.png"]
 
 
