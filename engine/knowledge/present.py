@@ -37,7 +37,10 @@ supersession cannot order them. This step can, without facts:
   :func:`.latest.answer_kind`; a weekday is on a day question's topic) — take the
   places they hold newest first: the latest value said is the answer even when the rules could
   not tell that it replaced the others (an object that names nothing, the same day, a change
-  said without a change word) — a ranking that needs no supersession;
+  said without a change word) — a ranking that needs no supersession; for an open question the
+  latest value of its kind also passes the older changes on the topic, as a change would ("we
+  sold the damaged hives, we'll be down to twenty" changes the count and states none of it yet;
+  "thirty-two hives on the hill", said later, is the answer);
 * and the latest of them goes above the older candidates that name the subject but state no value
   ("Julien and I broke up" says nothing of where he lives now), never above one said on its day
   or later, which may tell a newer value in words no rule reads; and above those that state a
@@ -572,6 +575,8 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
             topical.append(n)
             if verdict:
                 changes.add(n)
+    if question.kind is not None and values:  # the latest value of the kind asked is lifted as a change is
+        changes.add(max(values, key=lambda m: (said[m], -m)))
     placed = list(range(len(ids)))  # placed[k]: the candidate now at place k of the window
     for k, n in zip(topical, _newest_value_first(_lifted(topical, changes, said), values, said)):
         placed[k] = n

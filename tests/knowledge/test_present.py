@@ -783,3 +783,27 @@ def test_whether_something_has_happened_is_told_by_the_latest_word_not_by_the_pl
     before it ("wants to replace it", "April 28th …, I'll be off the bike") are no answer."""
     keys = ranked(hip, "Has Bruno had his hip replaced?")
     assert above(keys, "D3:2", "D1:2") and above(keys, "D3:2", "D2:2")
+
+
+HIVES = locomo("hives", ("Ivo", "Dara"),
+    ("9:00 am on 11 February, 2025", [
+        ("Ivo", "We keep forty hives on the hill above the farm, and the hives keep us busy."),
+        ("Dara", "Good for you."),
+    ]),
+    ("6:00 pm on 3 May, 2025", [
+        ("Ivo", "A storm wrecked the hive stands, so we sold the damaged hives. We'll be down to twenty hives."),
+        ("Dara", "Good for you."),
+    ]),
+    ("6:00 pm on 20 August, 2025", [
+        ("Ivo", "The swarms were kind this summer: thirty-two hives on the hill."),
+        ("Dara", "Good for you."),
+    ]),
+)
+hives = stored(HIVES)
+
+
+def test_the_latest_value_said_passes_an_older_change_that_states_none(hives):
+    """"We sold the damaged hives. We'll be down to twenty" changes the count and states no value
+    of it as of its day (twenty is still to come); "thirty-two hives on the hill", said later, is
+    the answer though it says no change word: the newest value passes the older changes."""
+    assert above(ranked(hives, "How many hives does Ivo keep?"), "D3:1", "D2:1")
