@@ -786,6 +786,9 @@ _BE_TO = frozenset("going about supposed due".split())
 _INTEND = frozenset("""want wants wanted wanting plan plans planned planning hope hopes hoped hoping intend intends
 intended intending expect expects expected expecting aim aims aimed aiming""".split())
 _WEIGH = frozenset("thinking considering planning".split())  # "thinking of leaving", "planning on moving"
+# A verb of saying or thinking after the modal frames the clause that follows: "I'd say I have three
+# cats", "I'll admit I sold the car" hedge the saying; what is said holds now (its own verb group tells).
+_FRAMES = frozenset("say guess admit think imagine reckon bet suppose estimate".split())
 _PERFECT = frozenset("have has had".split())
 _BE_FORMS = frozenset("am is are was were be been being".split())
 # Where a sentence's clauses part, kept with the clause after it: "I said yes, I'm supposed to start in August".
@@ -845,7 +848,7 @@ def _to_come(clause: str, said: str | None, names: list[str]) -> str | None:
     for n, tok in enumerate(tokens):
         rest = [t for t in tokens[n + 1:n + 4] if not _is_adverb(t)]
         nxt, after = (rest + ["", ""])[:2]
-        if tok in _WOULD and (nxt in BASES or nxt in ("be", "have") or after in BASES and nxt in _PERSONAL | {""}) \
+        if tok in _WOULD and nxt not in _FRAMES and (nxt in BASES or nxt in ("be", "have") or after in BASES and nxt in _PERSONAL | {""}) \
                 or tok in _BE_TO and n and tokens[n - 1] in _BE_FORMS and nxt == "to" and after in BASES \
                 or tok in _INTEND and nxt == "to" and after in BASES \
                 or tok in _WEIGH and nxt in ("of", "about", "on") and _is_ing(after):

@@ -36,6 +36,21 @@ def test_what_holds_or_was_done_is_stated(sentence):
     assert realis(sentence, "2025-09-10") == sentence
 
 
+@pytest.mark.parametrize("sentence", [
+    "I'd say I have three cats.",
+    "I would guess we keep about forty hives now.",
+    "I'll admit I sold the car.",
+    "I'd imagine the rent is 900 a month.",
+])
+def test_a_modal_before_a_verb_of_saying_or_thinking_frames_what_follows_as_stated(sentence):
+    """"I'd say", "I'll admit": the modal hedges the saying, not what is said, which holds now."""
+    assert realis(sentence, "2025-09-10") == sentence
+
+
+def test_a_modal_before_a_verb_of_saying_still_tells_a_plan_said_after_it():
+    assert realis("I'd say we'll move to Cork.", "2025-09-10") == ""
+
+
 def test_only_the_clauses_still_to_come_are_left_out():
     assert realis("I'll be honest, I've handed in my notice.", "2025-09-10") == "I've handed in my notice."
     assert realis("We're thinking of leaving Cork, the rent went up.", "2025-09-10") == "the rent went up."
