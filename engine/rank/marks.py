@@ -174,13 +174,17 @@ class MarkParams:
     # The agreed likeness (session 13) likewise, on conv-26/30/41 alone: from 0.6 to 0.75 it reaches
     # the same rewordings there and moves no new or control question; 0.65 is inside that range. For
     # the embedded rule no floor from 0.8 up reaches a rewording more there: none is set.
+    # The embedded rule asks for the same kind of answer too (session 15), as the words' rules do:
+    # an embedding places "How did Maria start volunteering at the shelter?" next to "When did …",
+    # and the first one's evidence lifted to the top is not the second one's answer. A rule of what
+    # counts, chosen on conv-26/30/41 with MiniLM as the endpoint (no rewording there lost).
     worded: AlikeRule = field(default_factory=lambda: AlikeRule(
         Ramp(0.3, 1.0, 1.0), standing_power=2.0, nearest=2, same_answer=True, reach=0.1, into_view=True,
         shared=0.2, shared_likeness=0.2, agreed_likeness=0.65))  # the word space's cosine
     planned: AlikeRule = field(default_factory=lambda: AlikeRule(
         Ramp(0.1, 1.0, 1.0), standing_power=2.0, nearest=2, same_answer=True, reach=0.1, into_view=True))  # the query plans' cosine, for a question with no word vector
     embedded: AlikeRule = field(default_factory=lambda: AlikeRule(
-        Ramp(0.72, 1.0, 3.0), shared=0.2, shared_likeness=0.75))  # the endpoint's embedding cosine
+        Ramp(0.72, 1.0, 3.0), same_answer=True, shared=0.2, shared_likeness=0.75))  # the endpoint's embedding cosine
     # The same question, by its tokens (and, with an endpoint, its embedding too): its marks count in full whatever the
     # item's standing in the new list (a marked hit the strategy ranks low, or not at all, still
     # rises above the list), and only its ignored hits sink.
@@ -291,6 +295,13 @@ def _forms(token: str) -> frozenset[str]:
     """``token`` and the words the bundled lexicon relates to it fully (strength 1: its derived
     forms and synonyms; engine/query.py)."""
     return frozenset({token, *(t for t, strength in english_lexicon().related(token) if strength >= 1.0)})
+
+
+def _agreeing(apart: np.ndarray, answers: np.ndarray, rule: AlikeRule) -> np.ndarray:
+    """Per mark, whether it may count for the query at all (:attr:`Likeness.agrees`): its question
+    names no other people (``apart``: each names someone the other does not) and, when the rule
+    asks (:attr:`AlikeRule.same_answer`), it asks for the same kind of answer (``answers``)."""
+    return (~apart & answers if rule.same_answer else ~apart).astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -542,11 +553,11 @@ class FeedbackMemory:
             # tournament" and "… his first tournament", or "goals not related to basketball" and
             # "goals with regards to basketball", above the same-question floor, and the words
             # alone miss a name that weighs little in a conversation between those two people.
-            return Likeness(sims, self.params.embedded, np.minimum(same, same_ramp.strength(sims)),
-                            (~apart).astype(np.float64), tuple(marks))
+            rule = self.params.embedded
+            return Likeness(sims, rule, np.minimum(same, same_ramp.strength(sims)),
+                            _agreeing(apart, answers, rule), tuple(marks))
         alike, rule = self._alike(asked, wording)
-        agrees = ~apart & answers if rule.same_answer else ~apart
-        return Likeness(alike, rule, same, agrees.astype(np.float64), tuple(marks))
+        return Likeness(alike, rule, same, _agreeing(apart, answers, rule), tuple(marks))
 
     def _asking_of(self, marks: list[Mark]) -> _Asking:
         """:class:`_Asking` of ``marks`` (the memory's, in order), extended by the marks added

@@ -253,15 +253,17 @@ def test_the_same_words_asking_for_another_answer_are_not_the_same_question(stor
     """"When did …", "How did …" and "Why did …" share every word the marks weigh (the question
     words are stop words): the same question by its words, though each asks for another answer.
     The marks of one lift nothing to the top of the other's list and sink none of its hits.
-    Offline, "when" and "how" ask for another kind of answer by the engine's reading too (a
-    time): the marks of one move nothing for the other at all."""
+    "When" and "how" ask for another kind of answer by the engine's reading too (a time): the
+    marks of one move nothing for the other at all, offline and under an endpoint that places the
+    two questions on one another (before session 15 the embedded rule lifted the item marked for
+    "How did …" for "When did …", by its standing)."""
     before = ids(store.recall(asked, strategy="fused", top_k=100))
     rec = store.recall(taught, strategy="fused")
     store.feedback(rec.token, ids(rec)[7:8])
     assert ids(store.recall(taught, strategy="fused"))[0] == ids(rec)[7]
     after = store.recall(asked, strategy="fused", top_k=100)
     assert not [h.taught for h in after.hits if h.taught and not 0 < h.taught.lift < 1]
-    if store.settings.embed_base_url == "" and "Why" not in asked:
+    if "Why" not in asked:
         assert ids(after) == before and not any(h.taught for h in after.hits)
 
 
