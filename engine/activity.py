@@ -42,6 +42,9 @@ EFFECTS: dict[str, tuple[str, ...]] = {
     "episode.merged": ("knowledge",), "episode.split": ("knowledge",), "facts.llm": ("knowledge",),
     "feedback": ("ranker",), "feedback.withdrawn": ("ranker",), "ranker.reset": ("ranker",),
     "ranker.distilled": ("ranker",),
+    # a process relearned from the log under its feature set: one with another set that reloaded
+    # on this line would relearn under its own and write, and the two would follow each other
+    "ranker.relearned": (),
     "topics.rebuilt": ("topics",),
     "index.refit": ("lsa",), "index.calibrated": ("calibration",),
     "store.cleared": ("all",), "store.imported": ("all",), "store.reindexed": ("all",),

@@ -17,13 +17,16 @@ the rest of the log, in one transaction.
 
 A state blob that fails its checksum, or a feedback log that cannot be read, is reported by
 :meth:`status`, and recall falls back to the heuristic (and, for a bad log, to no feedback
-memory); records are never touched.
+memory); records are never touched. A state made for another feature set (a new signal since)
+is learned again from the log at its first use, and written once (:meth:`_relearned`).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
@@ -34,7 +37,7 @@ import numpy as np
 
 from ..area import Area
 from ..array_file import ArrayFile
-from ..errors import EmbeddingUnavailable, FeedbackError
+from ..errors import EmbeddingUnavailable, FeedbackError, StoreBusy, StoreReadOnly
 from ..ingest import IngestError
 from ..pipeline import Hit, Query, Ranking, Recall, Signals, Strategy
 from ..recall import query_embedding
@@ -136,6 +139,9 @@ class RankerArea(Area):
         self.marks = FeedbackMemory()
         self._described: DescribedSlots | None = None  # the answer prior's descriptors, by slot
         self.state_problem = ""
+        self.relearned = ""  # what the last load relearned after the feature set changed (:meth:`_relearned`)
+        self._relearn: tuple[list[FeedbackRow], tuple[str, ...]] | None = None  # the log and the stored names, to relearn
+        self._relearning = threading.Lock()
         self.log_corrupt = False
         self._endpoint_failed = False  # the embedding endpoint failed the marks, and that was logged
         self.generation = -1  # the store's ranker generation this process's learned state is from
@@ -183,6 +189,7 @@ class RankerArea(Area):
         """Trust, edges, the feedback memory and the learned state, as the store holds them now."""
         store = self.mem.store
         self.generation = store.ranker_generation()
+        self.relearned = ""
         self.marks.clear()  # the marks' query vectors stay: a query already embedded is not embedded again
         self.log_corrupt = False
         try:
@@ -200,7 +207,13 @@ class RankerArea(Area):
             plan = self._plan(event.query)
             self.feedback_state.add_query(event.used, plan.term_ids())
             self.marks.add(event.id, event.query, event.created_at, event.used, event.ignored, plan)
-        model, reading, curve, prior = self._load_state()
+        try:
+            model, reading, curve, prior = self._load_state()
+        except StateMismatch as exc:
+            # relearned at the first use of the state, once every area is loaded: describing the
+            # events' hits again reads every signal, which a load of this area cannot
+            self._learned, self._relearn = self._fresh_state(), (events, exc.stored)
+            return
         train, held = self._buffers(events[-self.mlp_params.buffer:])
         self.learned = LearnedState(model, reading, prior, train, held, curve)
 
@@ -296,7 +309,8 @@ class RankerArea(Area):
                             PairBuffer(n, self.gate_params.window))
 
     def _load_state(self) -> tuple[PairwiseMLP, GateReading, list[CurvePoint], AnswerPrior]:
-        """The stored model and prior, or fresh ones at the heuristic if the blob is missing or bad."""
+        """The stored model and prior, or fresh ones at the heuristic if the blob is missing or bad;
+        :class:`.state.StateMismatch` when it was made for another feature set."""
         self.state_problem = ""
         stored = self.mem.store.ranker_state()
         fresh = (self._fresh_model(), GateReading(), [], AnswerPrior())
@@ -304,8 +318,8 @@ class RankerArea(Area):
             return fresh
         try:
             return unblob(*stored, self.names, self.mlp_params)
-        except StateMismatch as exc:
-            self.state_problem = f"reset: {exc}"
+        except StateMismatch:
+            raise
         except (ValueError, KeyError, TypeError) as exc:
             self.state_problem = f"reset: stored ranker state is corrupt ({exc}); using the heuristic"
             log.warning("ranker state in %s is corrupt (%s); reset to the heuristic", self.mem.path, exc)
@@ -359,6 +373,22 @@ class RankerArea(Area):
     # -- ranking ------------------------------------------------------------------------------
 
     @property
+    def learned(self) -> LearnedState:
+        """What was learned from feedback (:class:`.state.LearnedState`); after a load that found
+        it made for another feature set, relearned from the log here, once (:meth:`_relearned`)."""
+        while (pending := self._relearn) is not None:
+            with self._relearning:
+                if self._relearn is pending:
+                    learned = self._relearned(*pending)
+                    if self._relearn is pending:  # else another process's feedback came in meanwhile: again, with it
+                        self._learned, self._relearn = learned, None
+        return self._learned
+
+    @learned.setter
+    def learned(self, state: LearnedState) -> None:
+        self._learned, self._relearn = state, None
+
+    @property
     def lam(self) -> float:
         return self.learned.reading.lam
 
@@ -384,15 +414,39 @@ class RankerArea(Area):
         return Ranking(cf.slots[order], scores[order], found, cf.as_dict(order), {"lambda": lam})
 
     def _learned_columns(self, slots: np.ndarray, q: Query, rrf: np.ndarray) -> dict[str, np.ndarray]:
+        return self._learned_columns_of(self.feedback_state, self.prior, slots, q, rrf)
+
+    def _learned_columns_of(self, state: FeedbackState, answer_prior: AnswerPrior, slots: np.ndarray, q: Query,
+                            rrf: np.ndarray) -> dict[str, np.ndarray]:
+        """The learned features of ``slots`` from ``state`` and ``answer_prior`` (the ranker's own
+        at recall; as they were before an event, when the log is replayed under new features)."""
         index = self.mem.index
         ids = index.item_ids[slots]
-        trust, uses = self.feedback_state.trust_and_uses(ids)
-        match = self.feedback_state.feedback_match(ids, q.term_ids, index.bm25.idf, self._idf_version())
-        co = self.feedback_state.coaccess(index.slot_of, index.n_slots, slots, rrf)[slots]
+        trust, uses = state.trust_and_uses(ids)
+        match = state.feedback_match(ids, q.term_ids, index.bm25.idf, self._idf_version())
+        co = state.coaccess(index.slot_of, index.n_slots, slots, rrf)[slots]
         best = co.max() if len(co) else 0.0
-        prior = self.prior.score(self._descriptors(slots)) if self.prior.trained else np.zeros(len(slots))
+        prior = answer_prior.score(self._descriptors(slots)) if answer_prior.trained else np.zeros(len(slots))
         return {"trust": trust, "uses": uses, "feedback_match": match, "coaccess": co / best if best > 0 else co,
                 "answer_prior": prior}
+
+    def _described_again(self, query: str, shown: list[int], state: FeedbackState,
+                         answer_prior: AnswerPrior) -> np.ndarray | None:
+        """The feature rows of ``shown`` for ``query`` under the current feature set, as fused
+        finds them now, with the learned features read from ``state`` and ``answer_prior``; None
+        when one of them is no longer among the query's candidates."""
+        s, index = self.mem.settings, self.mem.index
+        planned = index.plan(query)
+        term_ids, weights = index.terms_of(planned)
+        q = Query(query, term_ids, weights, len(shown), "fused", answer=planned.answer_type)
+        cf = feats.build(self.mem, q, Signals(q, self.mem.signals()), self.meta,
+                         functools.partial(self._learned_columns_of, state, answer_prior),
+                         max(q.top_k, s.candidate_k), self.extra_signals(), s.rrf_k)
+        row_of = {int(slot): n for n, slot in enumerate(cf.slots.tolist())}
+        rows = [row_of.get(int(slot), -1) for slot in index.slot_of.slots_of(shown).tolist()]
+        if cf.names != self.names or -1 in rows:
+            return None
+        return cf.matrix[rows]
 
     # -- the feedback memory, tokens and feedback ----------------------------------------------
 
@@ -587,21 +641,62 @@ class RankerArea(Area):
         self.marks.remove(event_id)
         return UndoResult(event_id, True, event.query, now, learned.reading)
 
-    def _replayed(self, events: list[FeedbackRow]) -> tuple[FeedbackState, LearnedState]:
-        """Trust, edges and the learned state as if only ``events`` had been given (deleted items left out)."""
+    def _replayed(self, events: list[FeedbackRow],
+                  described: dict[int, np.ndarray] | None = None) -> tuple[FeedbackState, LearnedState]:
+        """Trust, edges and the learned state as if only ``events`` had been given (deleted items
+        left out). With ``described``, an event whose shown hits were described under another
+        feature set is described again under the current one (:meth:`_described_again`, from
+        what was learned before it) and learned from that; its rows are put in ``described``."""
         state = FeedbackState(self.feedback_state.params)
         state.load([], [], 0.0)
         learned = self._fresh_state()
         live = self.mem.index.slot_of
         for e in events:
             used = [i for i in e.used if i in live]
+            shown = [i for i in e.shown if i in live]
+            features, names = (e.features, e.names) if shown == e.shown else (None, e.names)
+            if described is not None and features is not None and tuple(names) != self.names:
+                features, names = self._described_again(e.query, shown, state, learned.prior), list(self.names)
+                if features is not None:
+                    described[e.id] = features
             changes = state.changes(used, [i for i in e.ignored if i in live], e.created_at)
             state.apply(changes, e.created_at)
             state.add_query(used, self.mem.index.query_terms(e.query)[0])
-            shown = [i for i in e.shown if i in live]
-            features = e.features if shown == e.shown else None
-            learned = self._learned_after(learned, e.id, e.query, shown, set(used), features, e.names)[0]
+            learned = self._learned_after(learned, e.id, e.query, shown, set(used), features, names)[0]
         return state, learned
+
+    def _relearned(self, events: list[FeedbackRow], stored: tuple[str, ...]) -> LearnedState:
+        """The learned state when the feature set changed since it was stored (``stored``: its
+        names; new signals, as session 14's ``words``): the model cannot read the new feature
+        vectors, so it is learned again from the feedback log, each event's shown hits described
+        under the new features as they were ranked then (:meth:`_replayed`), and the new rows and
+        state are written (one transaction), so that the next process reads them as they are.
+        Before, the state started afresh and the log's events no longer taught the model or the
+        gate: what a person taught was lost at the upgrade. A store that cannot be written keeps
+        the relearned state in memory; :meth:`status` says which."""
+        described: dict[int, np.ndarray] = {}
+        read_at = self.generation  # (the write below takes in other processes' commits first: this area may reload)
+        learned = self._replayed(events, described)[1]
+        added, gone = [n for n in self.names if n not in stored], [n for n in stored if n not in self.names]
+        change = "; ".join(part for part in (f"new {', '.join(added)}" if added else "",
+                                             f"without {', '.join(gone)}" if gone else "") if part)
+        what = f"relearned from its {len(events)} feedback event(s), {len(described)} described again under the new features"
+        store = self.mem.store
+        try:
+            with store.transaction():
+                if store.ranker_generation() != read_at:  # its feedback is not in what was relearned
+                    raise StoreBusy("another process taught the ranker since this one read the log")
+                store.set_feedback_features((event_id, list(self.names), rows) for event_id, rows in described.items())
+                store.set_ranker_state(learned.blob(self.names), time.time())
+                self.mem.activity.record("ranker.relearned", f"the feature set changed ({change}): {what}",
+                                         count=len(described))
+                self.generation = store.bump_ranker_generation()
+        except (StoreReadOnly, StoreBusy) as exc:
+            what += f", in memory only ({exc})"
+        self.state_problem = ""
+        self.relearned = f"the feature set changed ({change}): {what}"
+        log.info("%s: %s", self.mem.path, self.relearned)
+        return learned
 
     def _referee(self, model: PairwiseMLP, held: PairBuffer) -> GateReading:
         if not len(held):
@@ -649,6 +744,8 @@ class RankerArea(Area):
         learned = self.learned
         lam = learned.reading.lam
         state = self.state_problem or ("blended" if lam > 0 else "learning" if len(self.marks) else "heuristic")
+        if self.relearned and not self.state_problem:
+            state += f"; {self.relearned}"
         return RankerStatus(
             lam=lam, events=self.mem.store.count_feedback(), train_pairs=len(learned.train),
             held_out_pairs=len(learned.held_out), gate=learned.reading, model_steps=learned.model.steps,

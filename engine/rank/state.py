@@ -65,7 +65,13 @@ class LearnedState:
 
 
 class StateMismatch(ValueError):
-    """A stored state made for another feature set (new signals since): learning starts again."""
+    """A stored state made for another feature set (new signals since): the model cannot read
+    the new feature vectors, so the ranker learns again from the feedback log (``stored``: the
+    feature names the state was made for)."""
+
+    def __init__(self, message: str, stored: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.stored = stored
 
 
 def unblob(blob: bytes, checksum: str, names: tuple[str, ...],
@@ -77,7 +83,7 @@ def unblob(blob: bytes, checksum: str, names: tuple[str, ...],
     if meta["version"] != STATE_VERSION:
         raise ValueError(f"state version {meta['version']}")
     if tuple(meta["features"]) != names:
-        raise StateMismatch("the feature set changed (new signals); learning starts again")
+        raise StateMismatch("the feature set changed (new signals)", tuple(meta["features"]))
     prior = AnswerPrior(arrays.pop("answer_prior"))
     return (PairwiseMLP.from_arrays(arrays, params), GateReading(**meta["gate"]),
             [CurvePoint(*row) for row in meta["curve"]], prior)

@@ -216,6 +216,13 @@ class RankerSQL:
                                 " FROM feedback_events WHERE id = ?", (event_id,)).fetchone()
         return _feedback_row(row) if row else None
 
+    def set_feedback_features(self, rows: Iterable[tuple[int, list[str], np.ndarray]]) -> None:
+        """Each event's shown hits described again under other feature names (event id, names,
+        one row per shown hit): the ranker's relearning after its feature set changed."""
+        self.conn.executemany("UPDATE feedback_events SET names = ?, features = ? WHERE id = ?",
+                              [(json.dumps(names), matrix.astype(np.float32).tobytes(), event_id)
+                               for event_id, names, matrix in rows])
+
     def withdraw_feedback(self, event_id: int, at: float) -> None:
         self.conn.execute("UPDATE feedback_events SET withdrawn_at = ? WHERE id = ?", (at, event_id))
 

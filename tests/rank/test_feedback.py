@@ -148,6 +148,56 @@ def test_learning_survives_reopening(mem):
         assert shown(again.recall("sourdough bread class", strategy="fused")) == hits
 
 
+def test_a_store_taught_under_another_feature_set_relearns_from_its_log_when_opened(mem):
+    """A new signal changes the ranker's feature set (session 14's ``words`` did): the stored
+    model cannot read the new vectors. Before, the learned state started afresh at the next open
+    (no SGD step, no pair, an untrained answer prior) and the log's events no longer taught it.
+    Now each event's shown hits are described again under the new features and learned in order,
+    the new rows and state are written once, and status says so."""
+    for text in ("sourdough bread class", "border collie dog", "what does Maya bake", "trip to Lisbon"):
+        rec = mem.recall(text, strategy="fused")
+        mem.feedback(rec.token, shown(rec)[3:5])
+    before = mem.ranker.status()
+    assert before.model_steps > 0 and before.held_out_pairs > 0 and mem.ranker.prior.trained
+    assert "signal_answer" not in before.features
+    hits = shown(mem.recall("sourdough bread class", strategy="fused"))
+    path = mem.path
+    mem.close()
+    with Memory(path, fused_signals="answer") as upgraded:
+        after = upgraded.ranker.status()
+        assert after.features == [*before.features[:-5], "signal_answer", *before.features[-5:]]
+        assert (after.events, after.model_steps, after.train_pairs, after.held_out_pairs) == (
+            before.events, before.model_steps, before.train_pairs, before.held_out_pairs)
+        assert upgraded.ranker.prior.trained
+        assert after.state == ("learning; the feature set changed (new signal_answer): relearned from its 4 feedback "
+                               "event(s), 3 described again under the new features")  # one showed hits the marks moved
+        assert [e.names for e in upgraded.store.feedback_events() if e.features is not None] == [after.features] * 3
+        assert [(a.action, a.count) for a in upgraded.activity.recent(5) if a.action.startswith("ranker.")] == [("ranker.relearned", 3)]
+        assert shown(upgraded.recall("sourdough bread class", strategy="fused"))[:1] == hits[:1]
+    with Memory(path, fused_signals="answer") as again:  # read as written: not relearned again
+        status = again.ranker.status()
+        assert (status.state, status.model_steps, status.train_pairs) == ("learning", after.model_steps, after.train_pairs)
+
+
+def test_a_relearning_overtaken_by_another_processs_feedback_relearns_again_with_it(mem):
+    """Feedback another process (under the old feature set) gave between this process's load and
+    its relearning is not lost: the relearning's write takes in that commit first, finds the log
+    moved and relearns from all of it."""
+    rec = mem.recall("sourdough bread class", strategy="fused")
+    mem.feedback(rec.token, shown(rec)[3:4])
+    mem.close()
+    with Memory(mem.path, fused_signals="answer") as upgraded:
+        assert upgraded.ranker.relearned == ""  # loaded, not relearned yet
+        with Memory(mem.path, fused_signals="") as other:
+            again = other.recall("border collie dog", strategy="fused")
+            other.feedback(again.token, shown(again)[:1])
+            taught = other.ranker.status()
+        status = upgraded.ranker.status()
+        assert status.state.endswith("relearned from its 2 feedback event(s), 2 described again under the new features")
+        assert [e.names for e in upgraded.store.feedback_events()] == [status.features] * 2
+        assert (status.model_steps, status.train_pairs) == (taught.model_steps, taught.train_pairs)
+
+
 def test_feedback_from_another_process_is_picked_up(mem):
     rec = mem.recall("sourdough bread class", strategy="fused")
     with Memory(mem.path, fused_signals="") as other:
