@@ -36,7 +36,7 @@ from ..arrays import distinct
 from ..dense import one_blas_thread
 from ..records import Item, Source
 from ..text import STOPWORDS, normalize, words
-from .entities import SHORT_FORM_DROPS, EntityRegistry, entity_key, name_vector, nickname_of
+from .entities import EntityRegistry, entity_key, name_vector, nickname_of, short_forms
 from .episodes import group_items, session_of, summarize
 from .extract import Extraction, RuleExtractor
 from .graph import EDGE_TYPES, KnowledgeGraph
@@ -390,11 +390,8 @@ class KnowledgeBuilding(Area):
                 sims = np.stack([self._name_vector(c, names.get(c, "")) for c in cands]) @ self._name_vector(eid, key)
                 rows += [(eid, c, float(s)) for c, s in zip(cands, sims) if s >= threshold]
             if kind == "speaker":  # short forms of a person's first name: "Mel" for "Melanie"
-                first = key.split()[0]
-                for n in range(3, len(first) - SHORT_FORM_DROPS + 1):  # "Ann" is not a short form of "Anna"
-                    short = self.registry.lookup(first[:n])
-                    if short is not None and short != eid:
-                        rows.append((eid, short, NICKNAME_WEIGHT))
+                rows += [(eid, short, NICKNAME_WEIGHT) for form in short_forms(key)
+                         if (short := self.registry.lookup(form)) is not None and short != eid]
             elif " " not in key and len(key) >= 3:  # … and a new short form of a known person
                 people = self._people() if people is None else people
                 if (person := nickname_of(key, people)) is not None:

@@ -40,16 +40,29 @@ def gazetteer_worthy(key: str, kind: str) -> bool:
 SHORT_FORM_DROPS = 2  # the letters a short form leaves out at least (:func:`nickname_of`)
 
 
+def short_forms(name: str) -> list[str]:
+    """The short forms of a person's name (a key): the beginnings of its first name of three
+    letters or more that leave out :data:`SHORT_FORM_DROPS` letters at least ("mel" and "mela" of
+    "melanie"). A name one letter longer is another name: "Ann" and her sister "Anna", "Dan" and
+    "Dana", "Jan" and "Jane"."""
+    first = name.split()[0] if name.strip() else ""
+    return [first[:n] for n in range(3, len(first) - SHORT_FORM_DROPS + 1)]
+
+
 def nickname_of(short: str, people: Iterable[str]) -> str | None:
-    """The one person (a key of ``people``) whose first name ``short`` begins, when it is a word of
-    three letters or more: "nico" is Nicolás, "sam" Samantha. None when it begins none, or more
-    than one ("ali" with Alice and Alison stays apart: either may be meant). A short form leaves out
-    two letters at least: a name one letter longer is another name ("Ann" and her sister "Anna",
-    "Dan" and "Dana", "Jan" and "Jane")."""
-    if " " in short or len(short) < 3:
+    """The one person (a key of ``people``) of whose name ``short`` is a short form
+    (:func:`short_forms`): "nico" is Nicolás, "sam" Samantha. None when it is one of none, or of
+    more than one ("ali" with Alice and Alison stays apart: either may be meant)."""
+    if " " in short:
         return None
-    found = {p for p in people if p and len(first := p.split()[0]) >= len(short) + SHORT_FORM_DROPS and first.startswith(short)}
+    found = {p for p in people if short in short_forms(p)}
     return found.pop() if len(found) == 1 else None
+
+
+def one_shortens_the_other(a: str, b: str) -> bool:
+    """Whether one of two names (keys) is a short form of the other (:func:`short_forms`): "gus"
+    and "gustavo reyes"; not "ana de la fuente" and "anna de la fuente", spelled alike."""
+    return a in short_forms(b) or b in short_forms(a)
 
 
 def name_vector(key: str, dim: int = 256) -> np.ndarray:

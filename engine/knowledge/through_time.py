@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import KnowledgeError
 from ..pipeline import Query, Ranking
 from .curation import KnowledgeCuration
+from .entities import one_shortens_the_other
 from .in_time import rerank_in_time
 from .present import lift_changes
 from .records import Conflict, Decision, Fact
@@ -81,10 +82,12 @@ class KnowledgeThroughTime(KnowledgeCuration):
         question about the present, a newer turn that changes the answer above the older ones
         (:mod:`.present`), which reaches the changes no fact of a slot states. The people the
         question names are also those linked to them by synonymy: a turn about "Nico" is about
-        Nicolás (:func:`.entities.nickname_of`)."""
+        Nicolás (:func:`.entities.nickname_of`). Only a short form: a name linked by its spelling
+        alone ("Anna de la Fuente" for "Ana de la Fuente") may be someone else, whose news is theirs."""
         rules, index, as_of = self.timeline.rules, self.mem.index, q.options.get("as_of")
-        named = self.named_in(q)
-        also = set().union(*self._synonyms(named).values()) if named else set()
+        named, keys = self.named_in(q), self.registry.keys
+        also = {other for entity, others in (self._synonyms(named) if named else {}).items() for other in others
+                if one_shortens_the_other(keys.get(entity, ""), keys.get(other, ""))}
         subjects = {e: self.registry.names.get(e, "") for e in [*named, *sorted(also - set(named))]}
         ranking = rerank_in_time(self.store, index, rules, q.text, ranking, as_of, subjects)
         return lift_changes(self.store, index, rules, q.text, subjects, ranking, as_of)

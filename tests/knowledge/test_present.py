@@ -3,6 +3,8 @@ on the same topic, even when no fact of a slot states the change (engine/knowled
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mnemoscope.engine import Memory
@@ -807,3 +809,32 @@ def test_the_latest_value_said_passes_an_older_change_that_states_none(hives):
     of it as of its day (twenty is still to come); "thirty-two hives on the hill", said later, is
     the answer though it says no change word: the newest value passes the older changes."""
     assert above(ranked(hives, "How many hives does Ivo keep?"), "D3:1", "D2:1")
+
+
+
+COUSINS = [locomo("cousins", ("Ana de la Fuente", "Joana"),
+    ("9:00 am on 10 February, 2025", [
+        ("Ana de la Fuente", "I live in a flat in Sevilla, right by the river, and I love the flat."),
+        ("Joana", "Lovely. Say hello to the family."),
+    ]),
+), locomo("cousins later", ("Ana de la Fuente", "Joana"),
+    ("7:00 pm on 3 June, 2025", [
+        ("Joana", "I met your cousin Anna de la Fuente at the market: she moved to Valencia, a flat by the beach."),
+        ("Ana de la Fuente", "Good for her."),
+    ]),
+)]
+
+
+def test_a_name_spelled_alike_is_someone_else_not_a_short_form(tmp_path):
+    """"Anna de la Fuente", told of in a later chat, is spelled almost as "Ana de la Fuente" (a
+    synonymy link by likeness of names), but she is her cousin: her move is no news of where Ana
+    lives. Only a short form of the first name ("Tom" for Tomás) stands for the person a question
+    names."""
+    mem = Memory(tmp_path / "k.db")
+    for n, conversation in enumerate(COUSINS):
+        (tmp_path / f"c{n}.json").write_text(json.dumps([conversation]), encoding="utf-8")
+        mem.ingest(tmp_path / f"c{n}.json")
+    by_name = {e.name: e for e in mem.knowledge.entities()}
+    assert by_name["Anna de la Fuente"].id in by_name["Ana de la Fuente"].synonyms  # linked by the spelling
+    said = [h.item.text for h in mem.recall("Where does Ana de la Fuente live?", top_k=10, strategy="fused").hits]
+    assert above(said, COUSINS[0]["conversation"]["session_1"][0]["text"], COUSINS[1]["conversation"]["session_1"][0]["text"])
