@@ -119,11 +119,12 @@ def _someone_elses(before: list[str], theirs: frozenset[str], own_names: set[str
     return False
 
 
-def asked_before(store: "Store", index: "Index", slots: np.ndarray, subjects: Collection[int]
-                 ) -> tuple[dict[int, frozenset[str]], set[int]]:
+def asked_before(store: "Store", index: "Index", slots: np.ndarray, subjects: Collection[int],
+                 read: dict[int, str]) -> tuple[dict[int, frozenset[str]], set[int]]:
     """For the candidates (``slots``) that answer a question — the turn just before, in the same
     session, asks one: the question's words, by item id; and the candidates whose question names
-    a subject that did not ask it ("And Amira?")."""
+    a subject that did not ask it ("And Amira?"). ``read``: the texts the caller has read already
+    (most turns before a candidate are candidates too), by item id."""
     before = slots - 1
     safe = np.maximum(before, 0)
     same = (before >= 0) & (index.source_ids[safe] == index.source_ids[slots]) \
@@ -133,7 +134,9 @@ def asked_before(store: "Store", index: "Index", slots: np.ndarray, subjects: Co
     answer_of = {int(index.item_ids[b]): int(index.item_ids[s])
                  for b, s, ok in zip(safe.tolist(), slots.tolist(), same.tolist()) if ok}
     lent: dict[int, frozenset[str]] = {}
-    for asking, text in store.item_texts(list(answer_of)).items():
+    texts = {i: read[i] for i in answer_of if i in read}
+    texts.update(store.item_texts([i for i in answer_of if i not in read]))
+    for asking, text in texts.items():
         asked = [s for s in sentences(text) if s.rstrip().endswith("?")]
         if asked:
             lent[answer_of[asking]] = frozenset(t for s in asked[_last_topic(asked):] for t in lexical_tokens(s))
@@ -222,11 +225,9 @@ def owners(store: "Store", subjects: Collection[int]) -> set[int]:
     return found - set(subjects)
 
 
-def spoken_for(store: "Store", item_ids: Collection[int], speakers: Collection[int]) -> set[int]:
-    """The items (of ``item_ids``) that ``speakers`` (:func:`owners`) say in the first person
-    plural: "We're down to two staff" is the business's news."""
-    if not speakers or not item_ids:
-        return set()
-    said = {item for item, entity, _s, role in store.mentions_of_items(list(item_ids))
-            if role == "speaker" and entity in speakers}
-    return {item for item, text in store.item_texts(sorted(said)).items() if _WE.search(text)}
+def spoken_for(texts: dict[int, str], speaker_of: dict[int, int], speakers: Collection[int]) -> set[int]:
+    """The items (of ``texts``, by item id, with their speakers ``speaker_of``, both as the window
+    read them) that ``speakers`` (:func:`owners`) say in the first person plural: "We're down to two
+    staff" is the business's news."""
+    return {item for item, text in texts.items() if speaker_of.get(item) in speakers and _WE.search(text)} \
+        if speakers else set()

@@ -528,14 +528,14 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     question = dataclasses.replace(question, by=as_of or date.today().isoformat())
     top = ranking.slots[:WINDOW]
     ids = [int(i) for i in index.item_ids[top]]
-    named, spoken, other_names = _naming(store, ids, subjects)
-    spoken |= spoken_for(store, [i for i in ids if i not in spoken], owners(store, subjects))  # "we" of its owner
+    named, spoken, other_names, speaker_of = _naming(store, ids, subjects)
     said = said_on(store, index, top)
     known = [i for n, i in enumerate(ids) if not (as_of and later(said[n], as_of))]  # said by the reference time
-    lent, asked_about = asked_before(store, index, top, subjects)
-    named |= asked_about | naming_in_text(store.item_texts([i for i in known if i not in named | spoken]),
-                                          subjects.values())
-    texts = store.item_texts([i for i in known if i in named | spoken])
+    window = store.item_texts(known)
+    spoken |= spoken_for(window, speaker_of, owners(store, subjects))  # "we" of its owner
+    lent, asked_about = asked_before(store, index, top, subjects, window)
+    named |= asked_about | naming_in_text({i: t for i, t in window.items() if i not in named | spoken}, subjects.values())
+    texts = {i: t for i, t in window.items() if i in named | spoken}
     if question.counted is not None:
         counted = _counted_names(question, texts.values(), subjects.values())
         question = dataclasses.replace(question, counted=question.counted | counted, slot_cues=question.slot_cues | counted)
@@ -641,18 +641,21 @@ def _counted_names(question: PresentQuestion, texts: Iterable[str], names: Itera
 
 
 def _naming(store: "Store", item_ids: list[int], subjects: dict[int, str]
-            ) -> tuple[set[int], set[int], dict[int, list[str]]]:
-    """The candidates that name a subject (by a name they hold), those whose speaker is one, and
-    the names each holds of others."""
+            ) -> tuple[set[int], set[int], dict[int, list[str]], dict[int, int]]:
+    """The candidates that name a subject (by a name they hold), those whose speaker is one, the
+    names each holds of others, and each one's speaker: one read of the window's mentions."""
     named: set[int] = set()
     spoken: set[int] = set()
     other_names: dict[int, list[str]] = {}
+    speaker_of: dict[int, int] = {}
     for item, entity, surface, role in store.mentions_of_items(item_ids):
+        if role == "speaker":
+            speaker_of[item] = entity
         if entity in subjects:
             (spoken if role == "speaker" else named).add(item)
         elif role != "speaker":
             other_names.setdefault(item, []).append(surface)
-    return named, spoken, other_names
+    return named, spoken, other_names, speaker_of
 
 
 def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str], said: str | None = None) -> bool:

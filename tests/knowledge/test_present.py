@@ -838,3 +838,46 @@ def test_a_name_spelled_alike_is_someone_else_not_a_short_form(tmp_path):
     assert by_name["Anna de la Fuente"].id in by_name["Ana de la Fuente"].synonyms  # linked by the spelling
     said = [h.item.text for h in mem.recall("Where does Ana de la Fuente live?", top_k=10, strategy="fused").hits]
     assert above(said, COUSINS[0]["conversation"]["session_1"][0]["text"], COUSINS[1]["conversation"]["session_1"][0]["text"])
+
+
+WORKSHOP = locomo("workshop", ("Pia", "Otto"),
+    ("9:00 am on 10 March, 2025", [
+        ("Pia", "I run a bike workshop in Gent with my brother, it's called Spaak."),
+        ("Pia", "We have four mechanics, two of them students on weekends."),
+        ("Otto", "Sounds like a lot of work."),
+    ]),
+    ("6:00 pm on 2 September, 2025", [
+        ("Pia", "Quiet summer. We're down to two mechanics since the students went home."),
+        ("Otto", "Hang in there."),
+    ]),
+)
+workshop = stored(WORKSHOP)
+
+
+def test_the_lift_reads_each_candidates_mentions_and_text_once(workshop, monkeypatch):
+    """Whose each candidate is and what it says are read once per recall, for a business told of
+    by its owner's "we" too. (No candidate here asks a question, whose asker would be read; the
+    turns that name the business are read again by design: who named it, wherever it was.)"""
+    from mnemoscope.engine.knowledge import through_time
+    store, lifting, read = workshop.store, [], {"mentions": [], "texts": []}
+    for method, kind in (("mentions_of_items", "mentions"), ("item_texts", "texts")):
+        def counted(ids, _read=getattr(store, method), _kind=kind):
+            ids = list(ids)
+            if lifting:
+                read[_kind] += ids
+            return _read(ids)
+        monkeypatch.setattr(store, method, counted)
+
+    def lift(*args):
+        lifting.append(True)
+        try:
+            return present.lift_changes(*args)
+        finally:
+            lifting.clear()
+    monkeypatch.setattr(through_time, "lift_changes", lift)
+    assert above(ranked(workshop, "How many mechanics does Spaak employ?"), "D2:1", "D1:2")
+    window = {i.id for i in store.items_of_source(workshop.sources()[-1].id) if "Spaak" not in i.text}
+    for kind, ids in read.items():
+        on_window = [i for i in ids if i in window]
+        assert on_window, kind
+        assert len(on_window) == len(set(on_window)), (kind, sorted(on_window))
