@@ -50,7 +50,7 @@ from .feedback import FeedbackParams, FeedbackState
 from .gate import GateParams, GateReading, is_held_out, query_key, referee
 from .heuristic import score as heuristic_score
 from .heuristic import weights_for
-from .marks import Asked, Endpoint, FeedbackMemory, Likeness, MarkPlan, Wording
+from .marks import AlikeRule, Asked, Endpoint, FeedbackMemory, Likeness, MarkPlan, Wording
 from .mlp import MLPParams, PairwiseMLP
 from .prior import STYLE, AnswerPrior, DescribedSlots, Descriptors, descriptors
 from .state import CurvePoint, LearnedState, PairBuffer, StateMismatch, unblob
@@ -119,6 +119,9 @@ class EventEffect:
     raised: list[Item]  # marked used, still in the store
     lowered: list[Item]  # shown and ignored, still in the store
     alike: list[tuple[str, float]]  # other taught queries its marks count for, with their similarity
+    # the questions never taught for which its marked items come into view (the corroboration
+    # rule, :attr:`.marks.AlikeRule.shared`), in words; "" when none can
+    untaught: str = ""
 
     @property
     def withdrawn(self) -> bool:
@@ -768,10 +771,12 @@ class RankerArea(Area):
         items = self.mem.items({i for e in events for i in (*e.used, *e.ignored)})
         queries = [e.query for e in events]
         wording = self._wording()
+        rule = self.marks.params.embedded if self._endpoint() is not None else self.marks.params.worded
         return [EventEffect(e, [items[i] for i in e.used if i in items], [items[i] for i in e.ignored if i in items],
                             self.marks.alike(e.query, self._likeness(
                                 self.marks.asked(e.id, e.query, wording), wording,
-                                lambda endpoint, n=n: self.marks.vectors(queries, endpoint)[n])))
+                                lambda endpoint, n=n: self.marks.vectors(queries, endpoint)[n])),
+                            _untaught(rule, len(e.used) + len(e.ignored)) if e.used and e.withdrawn_at is None else "")
                 for n, e in enumerate(events)]
 
     def reset(self) -> None:
@@ -839,6 +844,21 @@ class RankerArea(Area):
                 store.set_ranker_state(learned.blob(self.names), time.time())
             store.bump_ranker_generation()
         self.load()
+
+
+def _untaught(rule: AlikeRule, shown: int) -> str:
+    """For which question never taught an event of ``shown`` hits brings its marked items into
+    view by ``rule``'s corroboration (:func:`.marks._corroborated`), in words: one that finds
+    enough of those hits again and is alike enough, or is the most alike and alike enough alone.
+    It must also name no other people and, by the rule, ask for the same kind of answer, and be
+    the best of the taught questions by likeness plus share: "may"."""
+    if rule.shared <= 0 or not shown:
+        return ""
+    found = max(1, math.ceil(rule.shared * shown - 1e-9))
+    text = f"an untaught question about the same people finding {found} of its {shown} hits again (alike ≥ {rule.shared_likeness:.2f})"
+    if math.isfinite(rule.agreed_likeness):
+        text += f" or most alike to it (≥ {rule.agreed_likeness:.2f})"
+    return text
 
 
 def _standardise(x: np.ndarray) -> np.ndarray:

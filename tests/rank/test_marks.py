@@ -20,8 +20,10 @@ from mnemoscope.engine.rank import FeedbackError
 from mnemoscope.engine.pipeline import Ranking
 from mnemoscope.engine.rank.marks import (AlikeRule, Asked, Endpoint, FeedbackMemory, Likeness, MarkParams, MarkPlan, Ramp,
                                            Wording)
+from mnemoscope.engine.rank.service import _untaught
 from mnemoscope.engine.text import lexical_tokens
 from mnemoscope.engine.wordvec import WordModel, WordSpace
+from mnemoscope.screens.ranker import effect_text
 from tests.rank.conftest import SETTINGS, reopened_after
 from tests.support.openai_server import Fail
 
@@ -385,6 +387,23 @@ def test_each_event_names_the_items_it_moves_and_the_taught_queries_it_also_coun
     assert middle.withdrawn and not oldest.withdrawn and not newest.withdrawn
     assert oldest.alike == [] and newest.alike == []  # the alike event is withdrawn: its marks count nowhere
     assert [q for q, _ in middle.alike] == [QUERY] and middle.alike[0][1] >= 0.6
+
+
+def test_each_event_says_for_which_untaught_question_its_used_items_come_into_view(mem):
+    """A rewording nobody taught is corroborated by the hits it finds again or by its likeness
+    (:func:`marks._corroborated`): the Ranker screen's event panel says so in one dim line, with
+    the rule's own figures (the endpoint's rule has no likeness-alone floor)."""
+    rec = mem.recall(QUERY, strategy="fused")
+    mem.feedback(rec.token, ids(rec)[3:4])
+    ignored_only = mem.recall("marathon training plan", strategy="fused")
+    mem.feedback(ignored_only.token, [])
+    nothing_used, effect = mem.ranker.feedback_effects()
+    assert len(ids(rec)) == 10 and nothing_used.untaught == ""
+    assert effect.untaught == ("an untaught question about the same people finding 2 of its 10 hits again (alike ≥ 0.20) "
+                               "or most alike to it (≥ 0.65)")
+    assert f"also counts for {effect.untaught}: its used items come into view" in effect_text(effect, 0.0, 300).plain
+    assert _untaught(MarkParams().embedded, 7) == ("an untaught question about the same people finding 2 of its 7 hits "
+                                                   "again (alike ≥ 0.75)")
 
 
 def test_marks_fade_with_time(mem):
