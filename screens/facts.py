@@ -37,14 +37,43 @@ FACT_COLUMNS = (("subject", "subject", SUBJECT_WIDTH), ("predicate", "predicate"
 CONFLICT_COLUMNS = (("kind", "kind", 9), ("conflict", "conflict", None))
 ENTITY_ACTIONS = {"filter", "add_fact", "edit_fact", "delete_fact", "rename_entity", "merge_entity", "history",
                   "as_of", "earlier", "later", "inbox"}
-INBOX_ACTIONS = {"accept", "both", "merge", "retire", "undo", "leave_inbox"}
+INBOX_ACTIONS = {"decide", "undo", "leave_inbox"}
 CHOICE_WORDS = {"accept": "accepted", "both": "kept both", "merge": "merged", "retire": "retired"}
-KEYS_OF = {  # what each key does to a conflict of each kind, as the inbox says it
-    "clash": {"accept": "a accept (the later replaces the other)", "both": "b keep both", "merge": "m merge (one value)",
-              "retire": "r retire b"},
-    "duplicate": {"accept": "a merge", "both": "b keep apart", "merge": "m merge"},
-    "orphaned": {"accept": "a keep it", "retire": "r retire it"},
+
+
+@dataclass(frozen=True)
+class DecisionKey:
+    """A key that settles a conflict, in the words of the conflict's kind: one choice reads
+    differently for two facts that clash and for two entities that may be one."""
+
+    choice: str  # the engine's choice (Conflict.choices)
+    key: str
+    label: str  # in the key bar
+    detail: str  # in the conflict's panel, after the key
+    show: bool = True  # False: the key works, but another in the bar already says the same
+
+
+DECISION_KEYS = {  # per kind, in the order the panel lists them
+    "clash": (DecisionKey("accept", "a", "Accept", "accept (the later replaces the other)"),
+              DecisionKey("both", "b", "Keep both", "keep both"),
+              DecisionKey("merge", "m", "Merge", "merge (one value)"),
+              DecisionKey("retire", "r", "Retire", "retire b")),
+    "duplicate": (DecisionKey("accept", "a", "Merge", "merge"),
+                  DecisionKey("both", "b", "Keep apart", "keep apart"),
+                  DecisionKey("merge", "m", "Merge", "merge", show=False)),
+    "orphaned": (DecisionKey("accept", "a", "Keep it", "keep it"),
+                 DecisionKey("retire", "r", "Retire it", "retire it")),
 }
+
+
+def keys_kind(conflict: Conflict) -> str:
+    """The kind whose words settle ``conflict``: its own, or, for a kind this app does not know, a clash's."""
+    return conflict.kind if conflict.kind in DECISION_KEYS else "clash"
+
+
+def decision_keys(conflict: Conflict) -> list[DecisionKey]:
+    """The keys that settle ``conflict``: those of its kind whose choice the engine offers for it."""
+    return [k for k in DECISION_KEYS[keys_kind(conflict)] if k.choice in conflict.choices]
 
 
 @dataclass(frozen=True)
@@ -100,8 +129,8 @@ def describe_conflict(conflict: Conflict, items: dict[int, Item], width: int = 1
                 text.append_text(highlight(line, words, style="bold"))
                 text.append("\n")
         text.append("\n")
-    keys = KEYS_OF.get(conflict.kind, KEYS_OF["clash"])
-    text.append("  ·  ".join(keys[c] for c in conflict.choices) + "  ·  u undo the last decision", style="italic")
+    shown = [f"{k.key} {k.detail}" for k in decision_keys(conflict) if k.show]
+    text.append("  ·  ".join([*shown, "u undo the last decision"]), style="italic")
     return text
 
 
@@ -173,8 +202,11 @@ behind it, settled in one key press. Every decision is logged and `u` undoes the
 | `m` | merge another entity into the selected one |
 | `i` | the conflict inbox (and back) |
 
-In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge), `b` keep both,
-`m` merge (one value in other words), `r` retire the second fact, `u` undo the last decision.
+In the inbox the key bar offers what applies to the selected conflict. Two facts that clash:
+`a` accept (the later fact replaces the other), `b` keep both, `m` merge (one value in other
+words), `r` retire the second fact. Two entities that may be one: `a` (or `m`) merge them, `b`
+keep them apart. A fact whose evidence was deleted: `a` keep it, `r` retire it. `u` undoes the
+last decision.
 """
     BINDINGS = [
         Binding("ctrl+f", "filter", "Filter", id="facts-filter"),
@@ -187,10 +219,8 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         Binding("t", "as_of", "As of", id="facts-as-of"),
         Binding("left_square_bracket", "earlier", "Earlier", id="facts-earlier", show=False),
         Binding("right_square_bracket", "later", "Later", id="facts-later", show=False),
-        Binding("a", "accept", "Accept", id="inbox-accept"),
-        Binding("b", "both", "Keep both", id="inbox-both"),
-        Binding("m", "merge", "Merge", id="inbox-merge"),
-        Binding("r", "retire", "Retire", id="inbox-retire"),
+        *[Binding(k.key, f"decide('{k.choice}', '{kind}')", k.label, id=f"inbox-{kind}-{k.choice}", show=k.show)
+          for kind, keys in DECISION_KEYS.items() for k in keys],  # gated by the selected conflict's kind
         Binding("u", "undo", "Undo", id="inbox-undo"),
         Binding("i", "inbox", "Inbox", id="facts-inbox"),
         Binding("i", "leave_inbox", "Back to facts", id="inbox-leave"),  # the same key, said as what it does there
@@ -248,8 +278,12 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
         """One key, two meanings: the entity actions outside the inbox, its choices inside it."""
         if action in ENTITY_ACTIONS:
             return not self.inbox
-        if action in INBOX_ACTIONS:
-            return self.inbox
+        if action in INBOX_ACTIONS and not self.inbox:
+            return False
+        if action == "decide":
+            choice, kind = parameters
+            conflict = self.selected_conflict()
+            return conflict is not None and kind == keys_kind(conflict) and choice in conflict.choices
         return super().check_action(action, parameters)
 
     # -- loading ------------------------------------------------------------------------------
@@ -533,30 +567,17 @@ In the inbox: `a` accept (the later fact replaces the other; a duplicate: merge)
             body.update(Text("No open conflicts: nothing the rules could not decide.", style="dim"))
         else:
             body.update(describe_conflict(conflict, self.evidence, self.pane_width(3 / 5, border=1) - 3))
+        self.refresh_bindings()  # the key bar says the choices in the words of this conflict's kind
 
-    def _decide(self, choice: str) -> None:
+    def action_decide(self, choice: str, _kind: str) -> None:
+        """Settle the selected conflict (the key is offered only where ``choice`` applies to it;
+        ``_kind`` tells the key bar's wordings apart)."""
         conflict = self.selected_conflict()
         if conflict is None:
-            self.notify("No conflict is selected.", severity="warning")
-            return
-        if choice not in conflict.choices:
-            self.notify(f"A {conflict.kind} takes {', '.join(conflict.choices)}.", severity="warning")
             return
         knowledge = self.services.memory.knowledge
         self.run_task("decide", f"{CHOICE_WORDS[choice].capitalize()}: conflict {conflict.id}",
                       lambda: knowledge.decide(conflict.id, choice), progress=False, done=self.decided)
-
-    def action_accept(self) -> None:
-        self._decide("accept")
-
-    def action_both(self) -> None:
-        self._decide("both")
-
-    def action_merge(self) -> None:
-        self._decide("merge")
-
-    def action_retire(self) -> None:
-        self._decide("retire")
 
     def action_undo(self) -> None:
         knowledge = self.services.memory.knowledge

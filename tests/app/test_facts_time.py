@@ -42,6 +42,20 @@ async def test_facts_in_time_and_the_conflict_inbox(demo_app):
         lines = screen_lines(app)
         assert any("backyard" in line[:48] for line in lines), "\n".join(lines)  # a long clash wraps, never cut
         assert "i Back to facts" in lines[-1] and "Inbox" not in lines[-1], lines[-1]  # the key bar: what i does here
+        # the key bar names each choice in the words of the selected conflict's kind, and offers only those that apply
+        bars = {}
+        for kind in ("clash", "duplicate"):
+            conflicts.move_cursor(row=kinds.index(kind))
+            await settle(pilot)
+            bars[kind] = screen_lines(app)[-1]
+        assert "a Accept" in bars["clash"] and "b Keep both" in bars["clash"] and "r Retire" in bars["clash"], bars
+        assert "a Merge" in bars["duplicate"] and "b Keep apart" in bars["duplicate"], bars
+        assert not any(word in bars["duplicate"] for word in ("Accept", "Keep both", "Retire")), bars
+        assert "a merge · b keep apart" in text_of(screen.query_one("#conflict-body")).replace("  ·  ", " · ")
+        await pilot.press("r")  # not offered for a duplicate: nothing decided
+        await settle(pilot)
+        assert conflicts.row_count == len(kinds) and not app.titled("Inbox")
+        conflicts.move_cursor(row=0)
         await pilot.resize_terminal(*SIZE)
         await settle(pilot)
         screen.show_entities(screen.entities)  # loads that end after the inbox opened change nothing
