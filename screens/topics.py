@@ -223,7 +223,12 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
             self.query_one("#topic-tree", Tree).focus()
 
     def action_focus_jumps(self) -> None:
-        self.query_one("#topic-jumps", OptionList).focus()
+        """Focus the relations with the first one highlighted: an OptionList focused with none
+        highlighted takes Enter for nothing, and the help says j, then Enter jumps."""
+        jumps = self.query_one("#topic-jumps", OptionList)
+        if jumps.highlighted is None and jumps.option_count:
+            jumps.highlighted = 0
+        jumps.focus()
 
     # -- rebuild ------------------------------------------------------------------------------
 

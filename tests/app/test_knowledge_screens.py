@@ -35,6 +35,10 @@ async def test_browse_the_topic_tree_jump_rebuild_it_then_the_memories_timeline(
         # a relation is a jump
         jumps = screen.query_one("#topic-jumps", OptionList)
         assert jumps.option_count > 0
+        nearest = jumps.get_option_at_index(0).id.removeprefix("j-")
+        await pilot.press("j", "enter")  # as the help and the list's title say: j, then Enter jumps
+        await settle(pilot)
+        assert tree.cursor_node is not None and tree.cursor_node.data == nearest
         await pilot.press("j")
         jumps.highlighted = jumps.option_count - 1
         target = jumps.get_option_at_index(jumps.option_count - 1).id.removeprefix("j-")
