@@ -93,7 +93,8 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         Binding("question_mark,f1", "help", "Help", id="help"),
         Binding("ctrl+o", "open_store", "Open store", id="open-store", show=False),
         Binding("escape", "cancel_task", "Cancel task", id="cancel-task", show=False),
-        Binding("f12", "screenshot", "Screenshot", id="screenshot", show=False),
+        # priority: over a dialog too (a modal screen's keys end at the dialog, the app's included)
+        Binding("f12", "screenshot", "Screenshot", id="screenshot", show=False, priority=True),
     ]
 
     store_label: reactive[str] = reactive("opening…")

@@ -16,7 +16,8 @@ from mnemoscope.screens.query import QueryScreen
 from tests.app.mnemo_testing import SIZE, ask, build_app, screen_lines, settle, text_of, until
 
 
-async def test_start_header_digits_palette_keys_help_and_a_store_that_cannot_be_opened(demo_app, tmp_path: Path):
+async def test_start_header_digits_palette_keys_help_and_a_store_that_cannot_be_opened(demo_app, tmp_path: Path,
+                                                                                       monkeypatch: pytest.MonkeyPatch):
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -93,6 +94,12 @@ async def test_start_header_digits_palette_keys_help_and_a_store_that_cannot_be_
                 elif key.startswith("f") and key[1:].isdigit():
                     shown = key.upper()
                 assert shown in GLOBAL_KEYS or key in "12345678", f"{key} is not in the help"
+        shots = tmp_path / "shots"
+        shots.mkdir()
+        monkeypatch.chdir(shots)
+        await pilot.press("f12")  # the help says F12 saves a screenshot: over a dialog too
+        assert isinstance(app.screen, HelpScreen) and app.titled("Screenshot")
+        assert [p.suffix for p in shots.iterdir()] == [".svg"]
         await pilot.press("escape")
 
         # the palette jumps to a source by name
