@@ -80,7 +80,9 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
 | `c` | compare two strategies or intents on this query |
 
 The **found** column says which signals found each hit: **B** BM25, **D** dense, **W** the
-topic walk, **P** PageRank over the knowledge graph, **N** a neighbouring turn of a hit.
+topic walk, **P** PageRank over the knowledge graph, **A** it holds the kind of answer the
+question asks for (a time for *when*, a place for *where*, a person for *who*), **N** a
+neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's backfill).
 """
 
     BINDINGS = [

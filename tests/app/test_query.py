@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Select, Tree
 
 from mnemoscope.app.services import AFTER_CHANGE, AFTER_OPEN, Services
 from mnemoscope.app.tui import MnemoscopeApp
-from mnemoscope.app.widgets.recall import INTENTS, MODES
+from mnemoscope.app.widgets.recall import INTENTS, MODES, signal_codes
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.engine import Memory
 from mnemoscope.screens.compare import CompareScreen
@@ -77,6 +77,13 @@ async def each_mode_and_what_the_screen_says(app, pilot) -> None:
         assert table.row_count == len(recall.hits) > 0
         assert app.focused is table
         assert "found by" in text_of(screen.query_one("#why-body"))
+
+    # every letter of the found column is explained in the help (the answer signal's among them)
+    await ask(pilot, "when did Maya adopt Pepper")
+    letters = {letter for hit in screen.recall.hits for letter in signal_codes(hit.sources)}
+    assert "A" in letters
+    for letter in letters:
+        assert f"**{letter}**" in screen.HELP, f"the found column's {letter} is not explained"
 
     # the hits highlight the query's terms
     await ask(pilot, "starter")
