@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +27,17 @@ if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
 # a page of the timeline: filling a table row costs the UI thread whether anyone scrolls to it or
 # not, and the keys move on to the next page, so a page is what a few screens show
 EPISODE_ROWS = 200
+
+# a conversation's episode summary opens with who and when ("Daniel and Maya (2023-04-03): …",
+# engine.knowledge.episodes.summarize): listed under the date column, a session's episodes all began alike
+SUMMARY_HEAD = re.compile(r"^[^():]*\(\d{4}-\d{2}-\d{2}(?: to \d{4}-\d{2}-\d{2})?\): ")
+
+
+def listed_summary(summary: str) -> str:
+    """What the timeline lists of an episode's summary: what happened, without the head that
+    says who and when (the panel shows the summary whole; another summary is listed as it is)."""
+    return SUMMARY_HEAD.sub("", " ".join(summary.split()), count=1)
+
 
 ROLES = (("who", "participants"), ("what", "action"), ("when", "time"), ("where", "location"),
          ("why", "reason"), ("how", "method"))
@@ -134,7 +146,7 @@ was built from: Enter on a turn jumps to it on the Sources screen.
             previous = date
             source = Path(source_names.get(e.source_id, "?").split("#")[0]).stem
             table.add_row(date if first else "", "┬" if first else "│", source[:18],
-                          clip(" ".join(e.summary.split()), self.summary_width), key=str(e.id))
+                          clip(listed_summary(e.summary), self.summary_width), key=str(e.id))
         ids = [e.id for e in self.episodes]
         if self.pending_row is not None and ids:
             table.move_cursor(row=self.pending_row % len(ids))

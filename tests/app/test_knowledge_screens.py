@@ -61,6 +61,11 @@ async def test_browse_the_topic_tree_jump_rebuild_it_then_the_memories_timeline(
         assert episodes.row_count > 10
         dated = [e.time_start for e in screen.episodes if e.time_start]
         assert dated == sorted(dated) and screen.episodes[0].time_start is not None
+        # a session's episodes are told apart by their first words: the date column says when,
+        # and the summary's head ("Daniel and Maya (2023-04-03): ") is left to the panel
+        session = [str(episodes.get_row_at(n)[3]) for n in range(4)]
+        assert len({summary.split()[0] for summary in session}) > 1, session
+        assert not any("(2023-" in summary for summary in session), session
         body = text_of(screen.query_one("#episode-body"))
         assert "Episode" in body and "who" in body
         turns = screen.query_one("#turns-table", DataTable)
