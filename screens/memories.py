@@ -45,8 +45,8 @@ ROLES = (("who", "participants"), ("what", "action"), ("when", "time"), ("where"
 
 def events_table(events: list[Event]) -> Table:
     table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold", expand=True)
-    for short, _role in ROLES:
-        table.add_column(short, overflow="fold")
+    for short, role in ROLES:  # folded, but a date (YYYY-MM-DD) whole in the narrow panel beside the timeline
+        table.add_column(short, overflow="fold", min_width=10 if role == "time" else None)
     for ev in events:
         row = []
         for _short, role in ROLES:

@@ -68,6 +68,12 @@ async def test_browse_the_topic_tree_jump_rebuild_it_then_the_memories_timeline(
         assert not any("(2023-" in summary for summary in session), session
         body = text_of(screen.query_one("#episode-body"))
         assert "Episode" in body and "who" in body
+        await pilot.resize_terminal(120, 40)  # the panel beside the timeline: an event's date is not folded
+        await settle(pilot)
+        times = {e.time for e in screen.episodes[0].events if e.time}
+        assert times and all(any(t in line for line in screen_lines(app)) for t in times), screen_lines(app)
+        await pilot.resize_terminal(*SIZE)
+        await settle(pilot)
         turns = screen.query_one("#turns-table", DataTable)
         assert turns.row_count == len(screen.episodes[0].items)
         item_id = screen.turns[0].id
