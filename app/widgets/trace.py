@@ -16,6 +16,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
@@ -25,6 +26,41 @@ if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from mnemoscope.engine.topics.navigate import WalkStep
 
 RELATION_MARK = {"start": "◎", "child": "↓", "parent": "↑", "sibling": "↔", "semantic": "≈"}
+NO_WALK = ("No walk in this recall (the walk runs with the walk and fused strategies when the engine "
+           "has a topic tree).")
+
+
+def step_line(step: int, total: int, playing: bool, width: int) -> str:
+    """Where the walk stands, whether it plays, and its keys, in as many words as ``width`` holds:
+    the panel beside the hits is narrower than the whole line, and the key bar does not list them."""
+    state = "▶ playing" if playing else "paused"
+    lines = (f"step {step}/{total} · {state} · space play/pause · . step · r replay",
+             f"step {step}/{total} · {state} · space play · . step · r replay",
+             f"{step}/{total} {'▶' if playing else '❚❚'} · space play · . step · r replay")
+    return next((line for line in lines if len(line) <= width), lines[-1])
+
+
+class TraceLine(Widget):
+    """The line over the walk (:func:`step_line`), fitted to its width at each paint; or why the
+    recall has no walk, wrapped. A step repaints the line alone: no new layout."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.at: tuple[int, int, bool] | None = None  # the step (from 1), of how many, playing
+        self.note = ""  # shown while there is no step: nothing before the first recall
+
+    def show_step(self, step: int, total: int, playing: bool) -> None:
+        was_note, self.at = self.at is None, (step, total, playing)
+        self.refresh(layout=was_note)
+
+    def show_no_walk(self) -> None:
+        self.at, self.note = None, NO_WALK
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        if self.at is None:
+            return Text(self.note, style="dim")
+        return Text(step_line(*self.at, width=self.content_size.width or 1_000))
 
 
 def graph_node(node: GraphNode) -> str:
@@ -56,7 +92,7 @@ class TraceView(Vertical):
         self._timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="trace-status")
+        yield TraceLine(id="trace-status")
         tree: Tree[str] = Tree("topics", id="trace-tree")
         tree.show_root = False
         yield tree
@@ -116,11 +152,10 @@ class TraceView(Vertical):
         self._show_step()
 
     def _show_step(self) -> None:
-        status = self.query_one("#trace-status", Static)
+        status = self.query_one("#trace-status", TraceLine)
         detail = self.query_one("#trace-step", Static)
         if not self.steps:
-            status.update(Text("No walk in this recall (the walk runs with the walk and fused strategies "
-                               "when the engine has a topic tree).", style="dim"))
+            status.show_no_walk()
             detail.update("")
             return
         current = self.steps[self.step] if self.step >= 0 else None
@@ -133,9 +168,7 @@ class TraceView(Vertical):
             node = self._topic_nodes.get(current.node)
             if node is not None:  # once the tree has its lines (nodes may have just been added)
                 self.call_after_refresh(tree.move_cursor, node, animate=False)
-        state = "▶ playing" if self.playing else "paused"
-        status.update(Text(f"step {self.step + 1}/{len(self.steps)} · {state} · space play/pause · . step · r replay"),
-                      layout=False)  # one line at any text (app.tcss): a step needs no new layout
+        status.show_step(self.step + 1, len(self.steps), self.playing)
         detail.update(self._step_text(current))
 
     def _step_text(self, step: WalkStep | None) -> RenderableType:

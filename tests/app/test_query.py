@@ -3,6 +3,7 @@ trace. Each test is one app run through several steps, as a person would take th
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from dataclasses import dataclass
@@ -147,6 +148,20 @@ async def the_trace_plays_steps_pauses_and_names_its_graph(app, pilot) -> None:
     assert "seeds (" in graph and "item:" in graph, graph
     assert "{" not in graph and "'node'" not in graph, "no raw dicts"
     await until(pilot, lambda: not trace.playing, "the last trace's end")
+
+    # beside the hits (a wide terminal) the line over the walk names every key, in fewer words
+    await pilot.resize_terminal(120, 40)
+    await until(pilot, lambda: screen.fitted_width == 120, "the query screen fitted to 120 columns")
+    await settle(pilot)
+    at_end = f"{len(trace.steps)}/{len(trace.steps)}"
+    line = next(line for line in screen_lines(app) if at_end in line)
+    assert all(key in line for key in ("space play", ". step", "r replay")), line
+    trace.load(dataclasses.replace(screen.recall, trace=[]), animate=False)  # no walk: the line says why, whole
+    await pilot.pause()
+    assert any(line.rstrip().endswith("topic tree).") for line in screen_lines(app)), "\n".join(screen_lines(app))
+    await pilot.resize_terminal(*SIZE)
+    await until(pilot, lambda: screen.fitted_width == SIZE[0], "the query screen fitted again")
+    await settle(pilot)
     await pilot.press("w")  # the Why panel again: no later query builds the trace
     screen.query_one("#query-strategy", Select).value = app.services.default_strategy()
 
