@@ -165,6 +165,7 @@ class Settings:
     lock_timeout: float = 30.0  # seconds a write waits for another process's write lock before saying who holds it
     max_retries: int = 3
     # limits
+    max_import_bytes: int = 2 * 2**30  # an export larger than this is not imported: import holds it all until it commits (README)
     max_query_chars: int = 20_000
     chunk_tokens: int = 200
     # API keys by endpoint (``llm``, ``embed``, ``image_embed``) and ``openai``; read them with api_key()
@@ -256,7 +257,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "walk_clarify_min_cos": _COSINE, "walk_markov_weight": _SHARE, "walk_markov_lambda": _SHARE,
     "walk_markov_smoothing": _SOME, "walk_rerank": _SHARE, "walk_fusion_weight": _SOME, "intent_min_confidence": _SHARE,
     "embed_batch_size": _COUNT, "image_batch_size": _COUNT, "request_timeout": _POSITIVE, "lock_timeout": _SOME,
-    "max_retries": _SOME, "max_query_chars": _COUNT, "chunk_tokens": _COUNT,
+    "max_retries": _SOME, "max_import_bytes": _COUNT, "max_query_chars": _COUNT, "chunk_tokens": _COUNT,
 }
 
 

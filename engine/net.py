@@ -4,7 +4,8 @@ library (httpx2): one path, two kinds of destination.
 **Endpoints the person configured** (embeddings, an LLM, an image model; :func:`endpoint_client`):
 the ``openai`` client, whose requests never leave the configured origin. A redirect to another
 scheme, host or port is refused before it is followed, so neither the key nor the texts go
-there (httpx2 alone would drop the key but still send the texts).
+there (httpx2 alone would drop the key but still send the texts). The whole exchange, headers
+included, ends within the request timeout (:class:`_Transport`), the body at ``MAX_ANSWER_BYTES``.
 
 **URLs a document names** (a shared photo's ``img_url``; :func:`download`): the content must not
 pick the host, so one is fetched only from a host the person listed in ``image_allow_hosts``
@@ -22,11 +23,15 @@ import functools
 import ipaddress
 import socket
 import ssl
+import threading
 import time
 import urllib.parse
+import urllib.request
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterable, Iterator
 
+import httpcore2
 import httpx2
 from openai import DefaultHttpxClient, OpenAI, OpenAIError
 
@@ -100,7 +105,8 @@ def endpoint_client(base_url: str, api_key: str, *, timeout: float, max_retries:
             raise AnswerRefused(f"the endpoint answered {encoding}-compressed although asked for plain text; not read")
         response.stream = _Bounded(response.stream, time.monotonic() + timeout, MAX_ANSWER_BYTES)
 
-    http = DefaultHttpxClient(timeout=timeout, verify=_tls(), event_hooks={"request": [same_origin], "response": [bounded]})
+    http = DefaultHttpxClient(timeout=timeout, transport=_Transport(base_url, timeout),
+                              event_hooks={"request": [same_origin], "response": [bounded]})
     return OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=max_retries,
                   http_client=http)
 
@@ -125,6 +131,145 @@ class _Bounded(httpx2.SyncByteStream):
 
     def close(self) -> None:
         self.stream.close()
+
+
+# -- the whole exchange within the timeout ----------------------------------------------------
+
+
+class _Deadline(threading.local):
+    """When this thread's request must be over (None: no request under way)."""
+
+    at: float | None = None
+
+
+_deadline = _Deadline()
+
+
+class _Transport(httpx2.BaseTransport):
+    """httpx2's transport on a connection pool whose every connect, read and write ends at the
+    request's deadline: ``timeout`` after it started. httpx2's own timeout bounds each read, so a
+    server dripping its status line and headers a byte at a time (up to h11's 100 KB) would hold a
+    request for days; this bounds the whole exchange, headers included (the body also has
+    :class:`_Bounded`). A proxy named by the environment (``HTTPS_PROXY``, ``HTTP_PROXY``, not
+    for a host ``NO_PROXY`` names) is used as httpx2 would, under the same deadline."""
+
+    def __init__(self, url: str, timeout: float) -> None:
+        backend = _DeadlineBackend()
+        proxy = _env_proxy(url)
+        self.timeout = timeout
+        self.pool = (httpcore2.HTTPProxy(proxy_url=proxy, ssl_context=_tls(), network_backend=backend) if proxy
+                     else httpcore2.ConnectionPool(ssl_context=_tls(), network_backend=backend))
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        _deadline.at = time.monotonic() + self.timeout
+        url = request.url
+        core = httpcore2.Request(method=request.method, url=httpcore2.URL(scheme=url.raw_scheme, host=url.raw_host,
+                                 port=url.port, target=url.raw_path),
+                                 headers=request.headers.raw, content=request.stream, extensions=request.extensions)
+        with _as_httpx2():
+            answer = self.pool.handle_request(core)
+        return httpx2.Response(status_code=answer.status, headers=answer.headers, stream=_Body(answer.stream),
+                               extensions=answer.extensions)
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+class _Body(httpx2.SyncByteStream):
+    """The answer's body, its connection's errors as httpx2's."""
+
+    def __init__(self, stream: Iterable[bytes]) -> None:
+        self.stream = stream
+
+    def __iter__(self) -> Iterator[bytes]:
+        with _as_httpx2():
+            yield from self.stream
+
+    def close(self) -> None:
+        close = getattr(self.stream, "close", None)
+        if close:
+            close()
+
+
+# httpcore2's errors and the httpx2 errors a client (the openai package's too) expects, subclasses first
+_ERRORS = ((httpcore2.ConnectTimeout, httpx2.ConnectTimeout), (httpcore2.ReadTimeout, httpx2.ReadTimeout),
+           (httpcore2.WriteTimeout, httpx2.WriteTimeout), (httpcore2.PoolTimeout, httpx2.PoolTimeout),
+           (httpcore2.TimeoutException, httpx2.TimeoutException), (httpcore2.ConnectError, httpx2.ConnectError),
+           (httpcore2.ReadError, httpx2.ReadError), (httpcore2.WriteError, httpx2.WriteError),
+           (httpcore2.NetworkError, httpx2.NetworkError), (httpcore2.ProxyError, httpx2.ProxyError),
+           (httpcore2.UnsupportedProtocol, httpx2.UnsupportedProtocol),
+           (httpcore2.RemoteProtocolError, httpx2.RemoteProtocolError),
+           (httpcore2.LocalProtocolError, httpx2.LocalProtocolError), (httpcore2.ProtocolError, httpx2.ProtocolError))
+
+
+@contextmanager
+def _as_httpx2() -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        mine = next((mine for theirs, mine in _ERRORS if isinstance(exc, theirs)), None)
+        if mine is None:
+            raise
+        raise mine(str(exc)) from exc
+
+
+class _DeadlineBackend(httpcore2.NetworkBackend):
+    """The system's sockets, each wait cut to what is left of this thread's deadline."""
+
+    def __init__(self) -> None:
+        self.backend = httpcore2.SyncBackend()
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Iterable[Any] | None = None) -> httpcore2.NetworkStream:
+        left = _left(timeout, httpcore2.ConnectTimeout)
+        return _DeadlineStream(self.backend.connect_tcp(host, port, left, local_address, socket_options))
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Iterable[Any] | None = None) -> httpcore2.NetworkStream:
+        raise httpcore2.UnsupportedProtocol("Mnemoscope connects over TCP only")
+
+    def sleep(self, seconds: float) -> None:
+        self.backend.sleep(seconds)
+
+
+class _DeadlineStream(httpcore2.NetworkStream):
+    def __init__(self, stream: httpcore2.NetworkStream) -> None:
+        self.stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self.stream.read(max_bytes, _left(timeout, httpcore2.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.stream.write(buffer, _left(timeout, httpcore2.WriteTimeout))
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore2.NetworkStream:
+        return _DeadlineStream(self.stream.start_tls(ssl_context, server_hostname, _left(timeout, httpcore2.ConnectTimeout)))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self.stream.get_extra_info(info)
+
+
+def _left(timeout: float | None, error: type[Exception]) -> float | None:
+    """The time a wait may take: ``timeout``, or less when the deadline is nearer."""
+    if _deadline.at is None:
+        return timeout
+    left = _deadline.at - time.monotonic()
+    if left <= 0:
+        raise error("the exchange was still under way at the timeout")
+    return left if timeout is None else min(timeout, left)
+
+
+def _env_proxy(url: str) -> str | None:
+    """The HTTP(S) proxy the environment names for ``url``, as httpx2 would use it (None: direct)."""
+    scheme, host, _ = origin(url)
+    proxy = urllib.request.getproxies().get(scheme)
+    if not proxy or urllib.request.proxy_bypass(host):
+        return None
+    return proxy if origin(proxy)[0] in ("http", "https") else None
 
 
 # -- URLs a document names --------------------------------------------------------------------
@@ -164,7 +309,7 @@ def _follow(url: str, timeout: float, max_bytes: int, allow: HostList, deadline:
             if listed is None:
                 raise NotListed(host)
             address = public_address(host, port, any_address=listed == "exact")
-            client = client or DefaultHttpxClient(timeout=timeout, follow_redirects=False, verify=_tls())
+            client = client or DefaultHttpxClient(timeout=timeout, follow_redirects=False, transport=_Transport(url, timeout))
             parts = urllib.parse.urlsplit(url)
             literal = f"[{address}]" if ":" in address else address
             pinned = parts._replace(netloc=f"{literal}:{port}").geturl()

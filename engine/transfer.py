@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -119,7 +120,7 @@ def import_(mem: Transferring, path: str | Path) -> IngestReport:
     interrupt or a failure halfway leaves the store as it was, and the in-memory index and
     areas, which followed the sources as they went in, are reloaded from it."""
     try:
-        exported = read_export(path)
+        exported = read_export(path, mem.settings.max_import_bytes)
     except IngestError as exc:
         raise IngestFailed([exc]) from None
     mem.refresh()
@@ -185,18 +186,25 @@ class ExportFile:
         return {p.source.name: (old_id, self.item_ids[old_id]) for old_id, p in self.sources.items()}
 
 
-def read_export(path: str | Path) -> ExportFile:
+def read_export(path: str | Path, max_bytes: int) -> ExportFile:
     """Read an export and check it: the trailer first (a file cut short or changed since its
     export is refused as a whole), then every core record (a source, then its items), so that a
     bad one is refused as ``file:line`` before the import writes anything. The areas' lines
-    (``knowledge.*``, ``ranker_*``) are kept for the areas to check."""
+    (``knowledge.*``, ``ranker_*``) are kept for the areas to check.
+
+    Import holds what it reads until its one transaction commits, so a file of more than
+    ``max_bytes`` (the setting ``max_import_bytes``) is refused before a line is read, and no
+    more than that is read from a file that grows meanwhile."""
     path = Path(path)
     try:
         with open_regular(path) as fh:
-            end = _check_trailer(path, fh)
+            size = os.fstat(fh.fileno()).st_size
+            if size > max_bytes:
+                raise IngestError(path, _too_large(f"is {size / 2**20:,.0f} MiB", max_bytes))
+            end = _check_trailer(path, _lines(fh, path, max_bytes))
             fh.seek(0)
             reader = _ExportReader(path, end)
-            for lineno, raw in enumerate(fh, 1):
+            for lineno, raw in _lines(fh, path, max_bytes):
                 if raw.strip():
                     reader.read(lineno, raw)
     except FileRefused as exc:
@@ -204,13 +212,29 @@ def read_export(path: str | Path) -> ExportFile:
     return reader.out
 
 
-def _check_trailer(path: Path, fh: BinaryIO) -> int:
+def _lines(fh: BinaryIO, path: Path, max_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of the file, no more than ``max_bytes`` read in all (a line too)."""
+    read, lineno = 0, 0
+    while raw := fh.readline(max_bytes + 1 - read):
+        read += len(raw)
+        if read > max_bytes:
+            raise IngestError(path, _too_large("grew past it while it was read", max_bytes))
+        lineno += 1
+        yield lineno, raw
+
+
+def _too_large(what: str, max_bytes: int) -> str:
+    return (f"{what}: more than max_import_bytes ({max_bytes / 2**20:,.0f} MiB), what an import reads; nothing was"
+            " imported (MNEMOSCOPE_MAX_IMPORT_BYTES raises it)")
+
+
+def _check_trailer(path: Path, lines: Iterable[tuple[int, bytes]]) -> int:
     """Refuse a file whose last line is not a trailer matching what precedes it; returns the
     trailer's line number."""
     digest = hashlib.sha256()
     counts = {"source": 0, "item": 0}
     records, last, last_line = 0, b"", 0
-    for lineno, raw in enumerate(fh, 1):
+    for lineno, raw in lines:
         if not raw.strip():
             continue
         if last:

@@ -141,3 +141,67 @@ def test_a_documents_photo_url_that_trickles_in_is_cut_off_at_the_timeout(trickl
     with pytest.raises(DownloadFailed, match="timed out"):
         net.download(trickle.origin + "/photo.png", timeout=1.0, max_bytes=2**20, allow=HostList.parse("127.0.0.1"))
     assert time.monotonic() - started < 5
+
+
+class HeaderDrip:
+    """A loopback server that answers every request with its status line and headers one byte
+    every ``pause`` seconds, for ``seconds`` at most (then it hangs up): each read gets a byte
+    well within any per-read timeout, so only a bound on the whole exchange ends it sooner."""
+
+    def __init__(self, pause: float = 0.05, seconds: float = 10.0) -> None:
+        import socket
+        import threading
+
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.origin = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.pause, self.seconds, self.connections = pause, seconds, 0
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self) -> None:
+        import threading
+
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self.drip, args=(conn,), daemon=True).start()
+
+    def drip(self, conn) -> None:
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: " + b"a" * 100_000
+        ends = time.monotonic() + self.seconds
+        with conn:
+            try:
+                conn.recv(65536)
+                for byte in head:
+                    if time.monotonic() > ends:
+                        return
+                    conn.sendall(bytes([byte]))
+                    time.sleep(self.pause)
+            except OSError:  # the client hung up: what it should do
+                pass
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.fixture
+def header_drip():
+    server = HeaderDrip()
+    yield server
+    server.close()
+
+
+def test_an_endpoint_that_drips_its_headers_is_cut_off_at_the_timeout(header_drip):
+    """The client's timeout bounds each read; the whole exchange, headers included, is bounded
+    too (before: the answer was read for as long as the server went on, here 10 s)."""
+    embedder = OpenAIEmbedder(header_drip.origin + "/v1", "e", "sk-secret", timeout=1.0, max_retries=0)
+    started = time.monotonic()
+    with pytest.raises(EmbeddingUnavailable, match="Timeout"):
+        embedder.embed(["a private note"])
+    assert time.monotonic() - started < 4
+    started = time.monotonic()
+    with pytest.raises(DownloadFailed, match="timed out"):
+        net.download(header_drip.origin + "/photo.png", timeout=1.0, max_bytes=2**20, allow=HostList.parse("127.0.0.1"))
+    assert time.monotonic() - started < 4 and header_drip.connections == 2

@@ -131,3 +131,22 @@ def test_every_file_a_command_writes_is_private_whole_and_a_file(filled, tmp_pat
                            (tmp_path / "no" / "x.jsonl", "does not exist")):
         code, out, err = cli("--store", filled / "m.db", *WRITERS[command], where)
         assert code == 2 and err.count("\n") == 1 and message in err and "Traceback" not in err, (where, err)
+
+
+def test_import_refuses_a_file_past_max_import_bytes_before_reading_it(filled, tmp_path, monkeypatch):
+    """Import holds an export in memory until it commits: a file past the cap is one line, exit
+    2, the store unchanged, and its bytes are not read (a sparse 64 MiB file of zeros, one
+    endless line: before, it was read whole and refused only for its missing trailer)."""
+    store = tmp_path / "target.db"
+    Memory(store, extensions=False).close()
+    before = store_checksum(store)
+    huge = tmp_path / "huge.jsonl"
+    with open(huge, "wb") as fh:
+        fh.truncate(64 * 2**20)
+    monkeypatch.setenv("MNEMOSCOPE_MAX_IMPORT_BYTES", str(2**20))
+    code, _, err = cli("--store", store, "import", huge)
+    assert code == 2 and err.count("\n") == 1 and "is 64 MiB: more than max_import_bytes (1 MiB)" in err, err
+    assert "MNEMOSCOPE_MAX_IMPORT_BYTES" in err and store_checksum(store) == before
+    good = filled / "good.jsonl"
+    monkeypatch.setenv("MNEMOSCOPE_MAX_IMPORT_BYTES", str(good.stat().st_size))
+    assert cli("--store", store, "import", good)[0] == 0  # an export within the cap, to its last byte

@@ -230,7 +230,7 @@ def test_a_folder_is_read_without_its_links_or_hidden_files(tmp_path):
     assert b"zebra" not in b"".join(p.read_bytes() for p in tmp_path.glob("m.db*"))
 
 
-HTTP_MODULES = ("httpx", "httpx2", "urllib.request", "http.client", "requests", "socket", "aiohttp", "urllib3", "ssl")
+HTTP_MODULES = ("httpx", "httpx2", "httpcore", "httpcore2", "urllib.request", "http.client", "requests", "socket", "aiohttp", "urllib3", "ssl")
 
 
 def test_every_http_request_goes_through_one_module():
