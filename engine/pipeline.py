@@ -96,6 +96,7 @@ class RankingExtras(TypedDict, total=False):
     graph: GraphReport  # the strategy walked the knowledge graph (shown with the recall)
     taught: dict[int, MarkNote]  # by slot: why the feedback memory moved it
     added: set[int]  # slots the feedback memory brought in (no strategy scored them)
+    answered: dict[int, tuple[int, dict[str, float]]]  # by slot: the question's item and what it lent (AnswerNote)
 
 
 @dataclass
@@ -141,6 +142,26 @@ class MarkNote:
 
 
 @dataclass
+class AnswerNote:
+    """Why an answer ranked on words it does not hold: it answers another speaker's question,
+    and ``fused`` read that question's scores for it where they were higher
+    (engine.rank.features.answered_question)."""
+
+    question_id: int  # the item that asks
+    question: str  # its text
+    lent: dict[str, float]  # each feature the question lent → the answer's own lower value, which it replaced
+
+    def describe(self) -> str:
+        question = self.question if len(self.question) <= 40 else self.question[:39].rstrip() + "…"
+        own = ", ".join(f"{name} {value:.2f}" for name, value in self.lent.items())
+        return f"{' and '.join(self.lent)} from the question it answers, {question!r} (its own: {own})"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"question_id": self.question_id, "question": self.question,
+                "lent": {name: round(value, 4) for name, value in self.lent.items()}}
+
+
+@dataclass
 class Hit:
     item: Item
     score: float
@@ -148,11 +169,13 @@ class Hit:
     sources: list[str]  # the signals that found this item among their candidates
     features: dict[str, float] = field(default_factory=dict)
     taught: MarkNote | None = None  # marked for this query or one like it (engine.rank.marks)
+    answers: AnswerNote | None = None  # ranked by the words of the question it answers as well
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self.item)
         return {"id": self.item.id, "rank": self.rank, "score": self.score, "sources": self.sources,
-                "features": self.features, "item": d, "taught": self.taught.to_dict() if self.taught else None}
+                "features": self.features, "item": d, "taught": self.taught.to_dict() if self.taught else None,
+                "answers": self.answers.to_dict() if self.answers else None}
 
 
 @dataclass

@@ -30,11 +30,13 @@ import numpy as np
 from .arrays import distinct
 from .as_of import parse_as_of, said_by
 from .errors import RecallError
-from .pipeline import MODES, QUERY_OPTIONS, Hit, Query, QueryOptions, Ranking, Recall, Signal, Signals, Strategy
+from .pipeline import (MODES, QUERY_OPTIONS, AnswerNote, Hit, Query, QueryOptions, Ranking, Recall, Signal, Signals,
+                       Strategy)
 
 if TYPE_CHECKING:
     from .area import Area, Engine
     from .index import Index
+    from .records import Item
     from .vectors import VectorIndex
 
 P = ParamSpec("P")
@@ -330,7 +332,8 @@ def describe(strategy: Strategy) -> str:
 def assemble(mem: Engine, q: Query, ranking: Ranking) -> list[Hit]:
     chosen = ranking.slots[: q.top_k]
     ids = [int(i) for i in mem.index.item_ids[chosen]]
-    items = mem.store.items(ids)
+    answered = {slot: lent for slot in chosen.tolist() if (lent := ranking.extras.get("answered", {}).get(slot))}
+    items = mem.store.items(ids + [question for question, _ in answered.values()])
     taught = ranking.extras.get("taught", {})
     columns = {name: values[: len(chosen)].astype(np.float64).tolist() for name, values in ranking.features.items()}
     scores = ranking.scores[: len(chosen)].astype(np.float64).tolist()
@@ -340,9 +343,16 @@ def assemble(mem: Engine, q: Query, ranking: Ranking) -> list[Hit]:
         if item is None:
             continue
         features = {name: values[n] for name, values in columns.items()}
-        hits.append(Hit(item=item, score=scores[n], rank=len(hits) + 1,
-                        sources=ranking.found_by.get(slot, []), features=features, taught=taught.get(slot)))
+        hits.append(Hit(item=item, score=scores[n], rank=len(hits) + 1, sources=ranking.found_by.get(slot, []),
+                        features=features, taught=taught.get(slot), answers=_answer_note(answered.get(slot), items)))
     return hits
+
+
+def _answer_note(lent: tuple[int, dict[str, float]] | None, items: dict[int, Item]) -> AnswerNote | None:
+    """What the question a hit answers lent it (``Ranking.extras["answered"]``), with its text."""
+    if lent is None or lent[0] not in items:
+        return None
+    return AnswerNote(question_id=lent[0], question=items[lent[0]].text, lent=lent[1])
 
 
 # -- the whole pipeline -----------------------------------------------------------------------

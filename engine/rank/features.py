@@ -59,6 +59,7 @@ class CandidateFeatures:
     names: tuple[str, ...]
     matrix: np.ndarray
     found_by: dict[int, list[str]] = field(default_factory=dict)
+    answered: dict[int, tuple[int, dict[str, float]]] = field(default_factory=dict)  # by slot: features._lending
 
     def column(self, name: str) -> np.ndarray:
         return self.matrix[:, self.names.index(name)]
@@ -301,10 +302,15 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
         out[:, col[f"neighbour_{name}"]] = _neighbour_max(at, best, nb) * turn
     asked = answered_question(meta, slots, nb)
     lexical = signals["bm25"].__getitem__
-    out[:, col["bm25"]] = np.maximum(out[:, col["bm25"]], _relative_to(_lent(lexical, asked), best_of["bm25"]))
+    own = {"bm25": out[:, col["bm25"]].copy(), "words": np.zeros(len(slots))}
+    lent = {"bm25": _relative_to(_lent(lexical, asked), best_of["bm25"]), "words": np.zeros(len(slots))}
     if turn.any():  # turns only: on passages the word space cost the multi-hop sets more than it gave (measured)
         meaning = functools.partial(words_at, mem, q)
-        out[turn, col["words"]] = _relative(np.maximum(meaning(slots[turn]), _lent(meaning, asked[turn])))
+        own_words, lent_words = meaning(slots[turn]), _lent(meaning, asked[turn])
+        best = max(float(np.maximum(own_words, lent_words).max()), 0.0)
+        own["words"][turn], lent["words"][turn] = _relative_to(own_words, best), _relative_to(lent_words, best)
+    for name in own:
+        out[:, col[name]] = np.maximum(own[name], lent[name])
     pos = {name: _positions(ranked[name], slots) for name in CORE_SIGNALS}
     out[:, col["bm25_rank"]] = _rank_discount(pos["bm25"])
     out[:, col["dense_rank"]] = _rank_discount(pos["dense"])
@@ -324,7 +330,7 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
         out[:, col[f"signal_{name}"]] = _relative(np.maximum(signals[name][slots], 0.0))
     for name, values in learned(slots, q, out[:, col["rrf"]]).items():
         out[:, col[name]] = values
-    return CandidateFeatures(slots, names, out, found)
+    return CandidateFeatures(slots, names, out, found, _lending(mem, slots, asked, own, lent))
 
 
 def answered_question(meta: SlotMeta, slots: np.ndarray, nb: np.ndarray) -> np.ndarray:
@@ -340,6 +346,18 @@ def answered_question(meta: SlotMeta, slots: np.ndarray, nb: np.ndarray) -> np.n
     speaker = meta.speaker[slots]
     answers = (before >= 0) & meta.is_turn[slots] & meta.question[at] & (speaker >= 0) & (meta.speaker[at] != speaker)
     return np.where(answers, before, -1)
+
+
+def _lending(mem: "Engine", slots: np.ndarray, asked: np.ndarray, own: dict[str, np.ndarray],
+             lent: dict[str, np.ndarray]) -> dict[int, tuple[int, dict[str, float]]]:
+    """By slot, for the candidates whose question lent a higher value than their own: the
+    question's item and each such feature's own value — what the why-view says of the answer
+    (:class:`engine.pipeline.AnswerNote`)."""
+    higher = {name: lent[name] > own[name] for name in own}
+    rows = np.flatnonzero(np.logical_or.reduce(list(higher.values())))
+    questions = mem.index.item_ids[asked[rows]].tolist()
+    return {int(slots[r]): (int(question), {name: float(own[name][r]) for name in own if higher[name][r]})
+            for r, question in zip(rows.tolist(), questions)}
 
 
 def _lent(at: Callable[[np.ndarray], np.ndarray], asked: np.ndarray) -> np.ndarray:

@@ -414,7 +414,7 @@ class RankerArea(Area):
             scores = (1 - lam) * _standardise(scores) + lam * _standardise(self.learned.model.score(cf.matrix))
         order = np.lexsort((cf.slots, -scores))
         found = {int(k): v for k, v in cf.found_by.items()}
-        return Ranking(cf.slots[order], scores[order], found, cf.as_dict(order), {"lambda": lam})
+        return Ranking(cf.slots[order], scores[order], found, cf.as_dict(order), {"lambda": lam, "answered": cf.answered})
 
     def _learned_columns(self, slots: np.ndarray, q: Query, rrf: np.ndarray) -> dict[str, np.ndarray]:
         return self._learned_columns_of(self.feedback_state, self.prior, slots, q, rrf)

@@ -121,3 +121,25 @@ def test_a_question_the_day_before_is_not_answered_by_the_next_days_first_turn(t
         mem.ingest(path)
         found = features(mem, ASKED)
     assert found[QUESTION]["bm25"] > 0 and found.get(ANSWER, {"bm25": 0.0})["bm25"] == 0.0
+
+
+def test_a_hit_ranked_by_the_question_it_answers_says_which_question_lent_what(tmp_path: Path):
+    """The why-view's record: the answer's BM25 is its question's, and the hit names that
+    question, the features it lent and the answer's own lower values; other hits name none."""
+    path = tmp_path / "talk.txt"
+    path.write_text(TRANSCRIPT, encoding="utf-8")
+    with Memory(tmp_path / "store.db") as mem:
+        mem.ingest(path)
+        hits = {h.item.text: h for h in mem.recall(ASKED, strategy="fused", top_k=20).hits}
+        question_id = hits[QUESTION].item.id
+        hybrid = mem.recall(ASKED, strategy="hybrid", top_k=20).hits
+    answer = hits[ANSWER]
+    assert answer.answers is not None
+    assert (answer.answers.question_id, answer.answers.question) == (question_id, QUESTION)
+    assert "bm25" in answer.answers.lent and answer.answers.lent["bm25"] < answer.features["bm25"]
+    assert all(own < answer.features[name] for name, own in answer.answers.lent.items())
+    assert QUESTION in answer.answers.describe()
+    assert answer.to_dict()["answers"] == {"question_id": question_id, "question": QUESTION,
+                                           "lent": {k: round(v, 4) for k, v in answer.answers.lent.items()}}
+    assert hits[QUESTION].answers is None and hits[QUESTION].to_dict()["answers"] is None
+    assert hybrid and all(h.answers is None for h in hybrid)  # only fused lends a question's words
