@@ -144,12 +144,13 @@ class MarkNote:
 @dataclass
 class AnswerNote:
     """Why an answer ranked on words it does not hold: it answers another speaker's question,
-    and ``fused`` read that question's scores for it where they were higher
-    (engine.rank.features.answered_question)."""
+    and ``fused`` read that question's scores for it where they were higher — its ``bm25`` and
+    ``words``, and as ``neighbour_bm25`` the BM25 of the turn the question follows up
+    (engine.rank.features.answered_question, asked_about)."""
 
     question_id: int  # the item that asks
     question: str  # its text
-    lent: dict[str, float]  # each feature the question lent → the answer's own lower value, which it replaced
+    lent: dict[str, float]  # each feature lent through the question → the answer's own lower value, replaced
 
     def describe(self) -> str:
         question = self.question if len(self.question) <= 40 else self.question[:39].rstrip() + "…"

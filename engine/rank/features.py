@@ -302,8 +302,10 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
         out[:, col[f"neighbour_{name}"]] = _neighbour_max(at, best, nb) * turn
     asked = answered_question(meta, slots, nb)
     lexical = signals["bm25"].__getitem__
-    own = {"bm25": out[:, col["bm25"]].copy(), "words": np.zeros(len(slots))}
-    lent = {"bm25": _relative_to(_lent(lexical, asked), best_of["bm25"]), "words": np.zeros(len(slots))}
+    own = {"bm25": out[:, col["bm25"]].copy(), "words": np.zeros(len(slots)),
+           "neighbour_bm25": out[:, col["neighbour_bm25"]].copy()}
+    lent = {"bm25": _relative_to(_lent(lexical, asked), best_of["bm25"]), "words": np.zeros(len(slots)),
+            "neighbour_bm25": _relative_to(_lent(lexical, asked_about(mem, meta, asked)), best_of["bm25"]) * turn}
     if turn.any():  # turns only: on passages the word space cost the multi-hop sets more than it gave (measured)
         meaning = functools.partial(words_at, mem, q)
         own_words, lent_words = meaning(slots[turn]), _lent(meaning, asked[turn])
@@ -346,6 +348,20 @@ def answered_question(meta: SlotMeta, slots: np.ndarray, nb: np.ndarray) -> np.n
     speaker = meta.speaker[slots]
     answers = (before >= 0) & meta.is_turn[slots] & meta.question[at] & (speaker >= 0) & (meta.speaker[at] != speaker)
     return np.where(answers, before, -1)
+
+
+def asked_about(mem: "Engine", meta: SlotMeta, asked: np.ndarray) -> np.ndarray:
+    """For each question (``asked``, :func:`answered_question`; -1 for none), the turn just before
+    it in its session (-1 for none): what a follow-up question asks about.
+
+    "What kind?" after "I adopted a dog named Pepper" holds no word of "What did Maya adopt?",
+    nor does its answer ("A border collie mix"): the turn the question follows up does. The
+    answer takes that turn's BM25 as a neighbour's, two turns away through the question."""
+    out = np.full(len(asked), -1, dtype=np.int64)
+    asking = asked >= 0
+    if asking.any():
+        out[asking] = neighbours(mem, meta, asked[asking], reach=1)[:, 0]
+    return out
 
 
 def _lending(mem: "Engine", slots: np.ndarray, asked: np.ndarray, own: dict[str, np.ndarray],

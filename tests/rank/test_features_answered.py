@@ -143,3 +143,39 @@ def test_a_hit_ranked_by_the_question_it_answers_says_which_question_lent_what(t
                                            "lent": {k: round(v, 4) for k, v in answer.answers.lent.items()}}
     assert hits[QUESTION].answers is None and hits[QUESTION].to_dict()["answers"] is None
     assert hybrid and all(h.answers is None for h in hybrid)  # only fused lends a question's words
+
+
+ADOPTED = "Guess what, I adopted a dog named Pepper last Saturday!"
+WHAT_KIND = "No way! What kind?"
+KIND = "A border collie mix, ten months old, from Rose City Animal Rescue."
+FOLLOW_UP = f"""Maya: Daniel! How are the night shifts treating you?
+Daniel: Brutal as ever. Anything new with you?
+Maya: {ADOPTED}
+Daniel: {WHAT_KIND}
+Maya: {KIND}
+Daniel: Who watches her while you are at the hospital?
+Maya: My coworker Tomás, two blocks away, walks her with his lab.
+Daniel: My brother is getting married in August and I am the best man.
+Maya: And the speech?
+Daniel: Half written. The kayak story has to be in it.
+Maya: Is that the ChatGPT paper on your desk?
+Daniel: Yes, for the reading group on Thursday.
+"""
+
+
+def test_an_answer_to_a_follow_up_question_takes_the_turn_the_question_asks_about(tmp_path: Path):
+    """'What kind?' asks about the turn before it: the answer to it ("A border collie mix") holds
+    none of the words of 'What did Maya adopt?', its question none either; the turn it follows up
+    holds them, and the answer ranks by it as a neighbour would."""
+    path = tmp_path / "talk.txt"
+    path.write_text(FOLLOW_UP, encoding="utf-8")
+    with Memory(tmp_path / "store.db") as mem:
+        mem.ingest(path)
+        hits = mem.recall("What did Maya adopt?", strategy="fused", top_k=12).hits
+    found = {h.item.text: h for h in hits}
+    assert found[ADOPTED].features["bm25"] == pytest.approx(1.0)
+    assert found[KIND].features["neighbour_bm25"] == pytest.approx(1.0)  # the turn "What kind?" asks about
+    assert found[KIND].answers is not None and found[KIND].answers.question == WHAT_KIND
+    assert "neighbour_bm25" in found[KIND].answers.lent
+    ranked = [h.item.text for h in hits]
+    assert ranked.index(KIND) < 3  # fifth without the turn its question asks about
