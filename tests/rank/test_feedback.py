@@ -152,8 +152,9 @@ def test_a_store_taught_under_another_feature_set_relearns_from_its_log_when_ope
     """A new signal changes the ranker's feature set (session 14's ``words`` did): the stored
     model cannot read the new vectors. Before, the learned state started afresh at the next open
     (no SGD step, no pair, an untrained answer prior) and the log's events no longer taught it.
-    Now each event's shown hits are described again under the new features and learned in order,
-    the new rows and state are written once, and status says so."""
+    Now each event's shown hits are described again under the new features (as its recall
+    described them: trust, uses and the prior as they were then) and learned in order, the new
+    rows and state are written once, and status says so."""
     for text in ("sourdough bread class", "border collie dog", "what does Maya bake", "trip to Lisbon"):
         rec = mem.recall(text, strategy="fused")
         mem.feedback(rec.token, shown(rec)[3:5])
@@ -161,6 +162,7 @@ def test_a_store_taught_under_another_feature_set_relearns_from_its_log_when_ope
     assert before.model_steps > 0 and before.held_out_pairs > 0 and mem.ranker.prior.trained
     assert "signal_answer" not in before.features
     hits = shown(mem.recall("sourdough bread class", strategy="fused"))
+    taught = {e.id: e for e in mem.store.feedback_events() if e.features is not None}
     path = mem.path
     mem.close()
     with Memory(path, fused_signals="answer") as upgraded:
@@ -171,7 +173,11 @@ def test_a_store_taught_under_another_feature_set_relearns_from_its_log_when_ope
         assert upgraded.ranker.prior.trained
         assert after.state == ("learning; the feature set changed (new signal_answer): relearned from its 4 feedback "
                                "event(s), 3 described again under the new features")  # one showed hits the marks moved
-        assert [e.names for e in upgraded.store.feedback_events() if e.features is not None] == [after.features] * 3
+        relearned = {e.id: e for e in upgraded.store.feedback_events() if e.features is not None}
+        assert [e.names for e in relearned.values()] == [after.features] * 3 and relearned.keys() == taught.keys()
+        for event_id, event in taught.items():  # described as the recall did, learned features included
+            columns = [relearned[event_id].names.index(name) for name in event.names]
+            assert np.allclose(relearned[event_id].features[:, columns], event.features, atol=1e-3)
         assert [(a.action, a.count) for a in upgraded.activity.recent(5) if a.action.startswith("ranker.")] == [("ranker.relearned", 3)]
         assert shown(upgraded.recall("sourdough bread class", strategy="fused"))[:1] == hits[:1]
     with Memory(path, fused_signals="answer") as again:  # read as written: not relearned again
