@@ -155,7 +155,7 @@ class AnswerNote:
     def describe(self) -> str:
         question = self.question if len(self.question) <= 40 else self.question[:39].rstrip() + "…"
         own = ", ".join(f"{name} {value:.2f}" for name, value in self.lent.items())
-        return f"{' and '.join(self.lent)} from the question it answers, {question!r} (its own: {own})"
+        return f"{' and '.join(self.lent)} through the question it answers, {question!r} (its own: {own})"
 
     def to_dict(self) -> dict[str, object]:
         return {"question_id": self.question_id, "question": self.question,
