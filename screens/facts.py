@@ -236,6 +236,7 @@ last decision.
         self.facts_shown_for: FactsRead | None = None
         self.facts_asked: FactsRead | None = None  # the page read last: on its way, or shown
         self.object_width = 0
+        self.name_width = 0  # the entity column's, once fitted
         self.as_of: str | None = None
         self.inbox = False
         self._direction = 1
@@ -268,9 +269,9 @@ last decision.
         if self.inbox:
             set_columns(self.query_one("#conflicts-table", DataTable), CONFLICT_COLUMNS, self.pane_width(2 / 5))
             return
-        set_columns(self.query_one("#entities-table", DataTable),
-                    (("entity", "name", None), ("kind", "kind", 8), ("items", "items", 7), ("facts", "facts", 6)),
-                    self.pane_width(2 / 5))
+        self.name_width = set_columns(self.query_one("#entities-table", DataTable),
+                                      (("entity", "name", None), ("kind", "kind", 8), ("items", "items", 7),
+                                       ("facts", "facts", 6)), self.pane_width(2 / 5))
         self.object_width = set_columns(self.query_one("#facts-table", DataTable), FACT_COLUMNS,
                                         self.pane_width(3 / 5, border=1))
 
@@ -332,7 +333,7 @@ last decision.
         self.entities = entities
         table.clear()
         for e in entities:
-            table.add_row(e.name, e.kind, f"{e.items:,}", f"{e.facts:,}", key=str(e.id))
+            table.add_row(clip(e.name, self.name_width), e.kind, f"{e.items:,}", f"{e.facts:,}", key=str(e.id))
         ids = [e.id for e in entities]
         if keep in ids:
             table.move_cursor(row=ids.index(keep))

@@ -405,6 +405,20 @@ async def test_an_entitys_counts_of_a_big_store_show_whole(demo_app, monkeypatch
         assert app.screen.entities and "146,520  5,723" in "\n".join(screen_lines(app))
 
 
+async def test_an_entity_name_longer_than_its_column_ends_with_an_ellipsis(demo_app):
+    """'Queries, Keys and Values' at 120 columns: cut, it says so, as the other tables' cells do."""
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#entities-table", DataTable)
+        width = table.ordered_columns[0].width
+        shown = "\n".join(screen_lines(app))
+        long = [e.name for e in app.screen.entities[:20] if len(e.name) > width]
+        assert long
+        for name in long:
+            assert name[: width - 1] + "…" in shown, name
+
+
 async def test_a_refused_fact_keeps_its_dialog_open_with_the_text_and_the_reason(demo_app):
     app = demo_app(start_mode="facts")
     async with app.run_test(size=(80, 24)) as pilot:
