@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from textual.worker import Worker
 
     from mnemoscope.engine.knowledge.records import Episode, Fact
-    from mnemoscope.engine.pipeline import Hit, MarkNote, Recall
+    from mnemoscope.engine.pipeline import AnswerNote, Hit, MarkNote, Recall
 
 SELECT_CHROME = 3  # a compact Select's cells around its label: padding and the ▼
 
@@ -55,6 +55,17 @@ def taught_line(note: MarkNote) -> Text:
     line = Text(("▲ raised: " if note.used else "▼ lowered: ") + note.describe(),
                 style="bold green" if note.used else "bold yellow")
     line.append(f" · feedback event {note.event} (the Ranker screen, 7, withdraws it)", style="dim")
+    return line
+
+
+def answered_line(note: AnswerNote) -> Text:
+    """An answer ranked on the words of the question it answers: fused read that question's
+    scores for it where they were higher, so the values in the table are the question's, and
+    the turn's own follow."""
+    own = ", ".join(f"{name} {value:.2f}" for name, value in note.lent.items())
+    line = Text("words matched through the question it answers: ")
+    line.append(f"“{' '.join(note.question.split())}”", style="italic")
+    line.append(f" · its own {own}", style="dim")
     return line
 
 
@@ -351,7 +362,8 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
         head.append(f"rank {hit.rank}", style="bold")
         head.append(f" · score {hit.score:.4f} · found by ")
         head.append(", ".join(hit.sources) or "–", style="bold")
-        parts: list[RenderableType] = [head, *([taught_line(hit.taught)] if hit.taught is not None else []), Text(""), table]
+        parts: list[RenderableType] = [head, *([taught_line(hit.taught)] if hit.taught is not None else []),
+                                       *([answered_line(hit.answers)] if hit.answers is not None else []), Text(""), table]
         if weights:
             parts.append(Text(f"\nheuristic floor Σ w × value = {floor:+.3f}; λ = {lam:.2f}: the learned model "
                               f"carries {lam:.0%} of the score" + (" (the floor alone ranks)" if not lam else ""),

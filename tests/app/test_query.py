@@ -86,6 +86,20 @@ async def each_mode_and_what_the_screen_says(app, pilot) -> None:
     for letter in letters:
         assert f"**{letter}**" in screen.HELP, f"the found column's {letter} is not explained"
 
+    # an answer ranked on the words of the question it answers says so, in one line, with its own values
+    answered = [n for n, hit in enumerate(screen.recall.hits) if hit.answers is not None]
+    assert answered and len(answered) < len(screen.recall.hits)
+    hits = screen.query_one("#hits", DataTable)
+    for row in (answered[0], next(n for n in range(len(screen.recall.hits)) if n not in answered)):
+        hits.move_cursor(row=row)
+        await pilot.pause()
+        why, note = text_of(screen.query_one("#why-body")), screen.recall.hits[row].answers
+        if note is None:
+            assert "through the question" not in why, why
+            continue
+        own = ", ".join(f"{name} {value:.2f}" for name, value in note.lent.items())
+        assert f"words matched through the question it answers: “{note.question}” · its own {own}" in why, why
+
     # the hits highlight the query's terms
     await ask(pilot, "starter")
     snippet = screen.query_one("#hits", DataTable).get_row_at(0)[-1]
