@@ -353,6 +353,29 @@ def test_the_most_alike_taught_question_is_corroborated_by_a_high_likeness_alone
     assert shown == list(range(9)) + [30] and list(notes) == [30]
 
 
+@pytest.mark.parametrize("which", ["worded", "embedded"])
+def test_the_shared_hits_corroborate_only_one_of_the_most_alike_taught_questions(which):
+    """A question's own hits hold turns that many questions about the same person find (the
+    speaker's short turns): a taught question far down the likeness order that was shown several
+    of them is not corroborated by them; the shared hits corroborate a likeness, they do not stand
+    in for it. Among the rule's ``pick_nearest`` most alike it is."""
+    rule = getattr(MarkParams(), which)
+    memory = FeedbackMemory()
+    memory.add(1, "what does Maya bake", 0.0, [25], [0, 1, 2, 11, 12, 13, 14, 15, 16])  # 3 of its 10 found here
+    for n in range(rule.pick_nearest):  # more alike, none of their hits found here
+        memory.add(2 + n, f"what does Sam grow {n}", 0.0, [30 + n], [40 + n])
+    sims = np.array([rule.shared_likeness + 0.01] + [rule.shared_likeness + 0.02] * rule.pick_nearest)
+    marks = tuple(memory.marks.values())
+    likeness = Likeness(sims, rule, np.zeros(len(marks)), np.ones(len(marks)), marks)
+    ranking = Ranking(np.arange(20), np.linspace(1.0, 0.0, 20))
+    slot_of = identity_slots(50)
+    assert memory.apply(ranking, slot_of, likeness, now=0.0, shown=10).slots.tolist() == ranking.slots.tolist()
+    one_fewer = replace(likeness, sims=sims[:-1], same=np.zeros(len(marks) - 1), agrees=np.ones(len(marks) - 1),
+                        marks=marks[:-1])
+    moved = memory.apply(ranking, slot_of, one_fewer, now=0.0, shown=10)
+    assert moved.slots.tolist()[:10] == list(range(9)) + [25] and moved.extras["taught"][25].shared == 3
+
+
 def test_a_corroborated_questions_marked_items_all_come_into_view_each_in_one_of_the_last_places():
     """Three items marked for the corroborated question, none found by the new question: all
     three take the last three places shown, in their order, and what the question found at the
