@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import re
+import stat
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, TypedDict
 
 import numpy as np
 import platformdirs
 
-from ..errors import UnknownIntent
+from ..errors import FileRefused, UnknownIntent
+from ..files import atomic_writer
 from ..lazy import sparse as sp
 
 INTENTS = ("deepen", "broaden", "compare", "apply", "clarify", "neutral")
@@ -209,23 +213,40 @@ def _cached_fit(rows: _Rows, y: np.ndarray, n_classes: int, l2_c: float) -> tupl
 
     The weights are a pure function of the shipped phrasings, so a later process loads them in
     a millisecond instead of fitting again; a missing or unreadable cache file is simply refitted.
+    The weights decide every inferred intent, so only a file no one else could have written is
+    loaded (:func:`_private`), and the folder and the file are made private (0700, 0600) whatever
+    the process's umask (under umask 000 the defaults would open them to every local user).
     """
     digest = hashlib.sha1(rows.data.tobytes() + rows.indices.tobytes() + y.tobytes() + repr(l2_c).encode()).hexdigest()[:16]
-    path = platformdirs.user_cache_path("mnemoscope") / f"intents-{digest}.npz"
-    try:
-        with np.load(path, allow_pickle=False) as cached:
-            return cached["coef"], cached["intercept"]
-    except (OSError, ValueError, KeyError):
-        pass
+    folder = platformdirs.user_cache_path("mnemoscope")
+    path = folder / f"intents-{digest}.npz"
+    if _private(path):
+        try:
+            with np.load(path, allow_pickle=False) as cached:
+                return cached["coef"], cached["intercept"]
+        except (OSError, ValueError, KeyError):
+            pass
     coef, intercept = _fit_softmax(rows.matrix(), y, n_classes, l2_c)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, coef=coef, intercept=intercept)
-        tmp.replace(path)
-    except OSError:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.chmod(0o700)  # made under another umask, or by an older version: ours, so private
+        with atomic_writer(path) as fh:
+            np.savez(fh, coef=coef, intercept=intercept)
+    except (OSError, FileRefused):
         pass  # a read-only cache directory only costs the next process a refit
     return coef, intercept
+
+
+def _private(path: Path) -> bool:
+    """Whether ``path`` is a regular file that only this user could have written: theirs, in a
+    folder of theirs, neither writable by group or others (a link is not followed)."""
+    try:
+        held = (os.stat(path.parent), os.lstat(path))
+    except OSError:
+        return False
+    mine = getattr(os, "getuid", lambda: None)()
+    return stat.S_ISREG(held[1].st_mode) and all(
+        (mine is None or st.st_uid == mine) and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) for st in held)
 
 
 _lock = threading.Lock()

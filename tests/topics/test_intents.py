@@ -1,9 +1,14 @@
 """The intent classifier on a labelled set it was never trained on (≥ 80 phrasings), including
 the phrasings BetterMem's substring rules got wrong."""
 
+import os
+import stat
+
+import numpy as np
 import pytest
 
-from mnemoscope.engine.topics.intents import INTENTS, UnknownIntent, check_intent, classifier, resolve_intent
+from mnemoscope.engine.topics.intents import (INTENTS, IntentClassifier, UnknownIntent, check_intent, classifier,
+                                               resolve_intent)
 from mnemoscope.engine.topics.intents_data import PHRASINGS
 
 # BetterMem's misfires (reference notes, defect 14): substring rules answered broaden, deepen,
@@ -160,3 +165,37 @@ def test_the_classifier_beats_the_reference_substring_rules():
     print(f"classifier {ours:.3f} vs substring rules {rules:.3f}")
     assert ours > rules
     assert [substring_intent(t) for t, _ in MISFIRES] != [label for _, label in MISFIRES]
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch):
+    """A user cache directory of the test's own, written under umask 000 (every bit the process
+    leaves to the umask is then open to other users)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    before = os.umask(0)
+    yield tmp_path / "cache" / "mnemoscope"
+    os.umask(before)
+
+
+def test_the_fit_is_cached_privately_whatever_the_umask(own_cache):
+    """The cached weights decide every inferred intent: their folder and file are the person's
+    alone (before: 0777 and 0666 under umask 000, so any local user could replace them)."""
+    IntentClassifier()
+    [cached] = own_cache.glob("intents-*.npz")
+    assert stat.S_IMODE(own_cache.stat().st_mode) == 0o700
+    assert stat.S_IMODE(cached.stat().st_mode) == 0o600
+
+
+def test_a_cached_fit_others_could_have_written_is_not_loaded(own_cache):
+    IntentClassifier()
+    [cached] = own_cache.glob("intents-*.npz")
+    with np.load(cached) as fit:
+        coef, intercept = fit["coef"], fit["intercept"]
+    planted = np.zeros_like(intercept)
+    planted[INTENTS.index("deepen")] = 100.0  # every query would read as "deepen"
+    np.savez(cached, coef=np.zeros_like(coef), intercept=planted)
+    cached.chmod(0o666)
+    assert IntentClassifier().classify("compare bm25 and dense").name == "compare"  # before: deepen
+    assert stat.S_IMODE(cached.stat().st_mode) == 0o600  # fitted again and written privately
+    with np.load(cached) as fit:
+        assert np.allclose(fit["intercept"], intercept)
