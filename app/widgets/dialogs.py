@@ -132,7 +132,8 @@ class NoteDialog(ModalScreen[tuple[str, str] | None]):
         with Vertical(id="dialog-box", classes="wide") as box:
             box.border_title = "New note"
             yield TextBox(placeholder="Title (optional)", id="note-title")
-            yield TextArea(id="note-text", soft_wrap=True)
+            # the cursor starts here (a pasted note keeps its lines), under the title's box: say so
+            yield TextArea(id="note-text", soft_wrap=True, placeholder="Type or paste the note here; Ctrl+S saves it.")
             with Horizontal(id="dialog-buttons"):
                 yield Button("Save note (Ctrl+S)", id="note-save", variant="primary")
                 yield Button("Cancel", id="note-cancel")

@@ -105,6 +105,10 @@ async def test_an_empty_store_fills_from_files_and_notes(tmp_path: Path):
         items = app.store_stats.items
         await pilot.press("n")
         assert isinstance(app.screen, NoteDialog)
+        # the cursor is in the text box, under the title's: the empty box says what goes there
+        await pilot.pause()
+        assert app.focused.id == "note-text"
+        assert any("Type or paste the note here" in line for line in screen_lines(app)), "\n".join(screen_lines(app))
         await pilot.press(*"Remember the blue kettle")
         await pilot.press("ctrl+s")
         await settle(pilot)
