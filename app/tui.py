@@ -204,11 +204,21 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         self.push_screen(ChoiceDialog("The store cannot be opened", error, choices), chosen)
 
     def offer_demo_content(self) -> None:
+        """The demo, or the Ingest screen: a choice, not 'key 1', which the query box the app
+        opens in would take as text."""
         body = ("This store is empty. Load the demo content: four short guides (sourdough, transformers, "
                 "retrieval-augmented generation, alpine hiking) and a conversation between two friends "
-                "over eight sessions?\n\nYou can also ingest your own files on the Ingest screen (key 1).")
-        self.push_screen(ChoiceDialog("An empty store", body, [("load", "Load demo content"), ("no", "Not now")]),
-                         lambda choice: self.load_demo() if choice == "load" else None)
+                "over eight sessions?\n\nOr ingest your own files and folders on the Ingest screen.")
+
+        def chosen(choice: str | None) -> None:
+            if choice == "load":
+                self.load_demo()
+            elif choice == "ingest":
+                self.action_goto("ingest")
+
+        self.push_screen(ChoiceDialog("An empty store", body, [("load", "Load demo content"),
+                                                               ("ingest", "Ingest my own files"), ("no", "Not now")]),
+                         chosen)
 
     def open_temporary(self) -> StoreLoaded:
         self.services.open_temporary()

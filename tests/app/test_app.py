@@ -233,6 +233,21 @@ async def test_empty_store_offers_the_demo(tmp_path: Path):
         assert any("Demo content loaded" in n.title for n in app.notices)
 
 
+async def test_an_empty_store_offers_its_own_files_too(tmp_path: Path):
+    """The offer names the Ingest screen: it takes a person there, whose focus is in the query box
+    (where the digit 1 would be typed, not switch screens)."""
+    app = build_app(tmp_path / "empty.db", offer_demo=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, ChoiceDialog)
+        assert "(key 1)" not in text_of(app.screen.query_one("#dialog-text"))
+        assert "Ingest my own files" in "\n".join(screen_lines(app))  # every choice shows whole at 80 columns
+        await pilot.click("#choice-ingest")
+        await settle(pilot)
+        assert app.current_mode == "ingest" and not isinstance(app.screen, ChoiceDialog)
+        assert app.store_stats.items == 0
+
+
 @pytest.mark.slow
 async def test_demo_flag_opens_a_temporary_store_with_the_demo():
     services = Services(demo=True)
