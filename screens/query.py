@@ -265,7 +265,7 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
         if not recall.hits and (recall.episodes or recall.facts):
             self.action_panel("knowledge")
         elif not recall.hits and not (self.app.store_stats and self.app.store_stats.items):
-            self.notify("The store is empty: ingest files on the Ingest screen (key 1), or load the demo content "
+            self.notify("The store is empty: ingest files on the Ingest screen (Esc, then 1), or load the demo content "
                         "(Ctrl+P → Load demo content).", title="No results", severity="warning")
         elif not recall.hits:
             self.notify(f"Nothing found for “{recall.query}”. Try other words or another strategy.",

@@ -32,10 +32,12 @@ async def test_an_empty_store_fills_from_files_and_notes(tmp_path: Path):
     async with app.run_test(size=(120, 36)) as pilot:  # wide: the log shares the width with the tree
         await settle(pilot)
         await ask(pilot, "anything at all")
-        assert any("The store is empty" in n.message for n in app.notices)
-
-        await app.switch_mode("ingest")
+        said = next(n.message for n in app.notices if "The store is empty" in n.message)
+        # the way it names works from where the person is: the query box, where 1 alone is text
+        assert app.focused.id == "query-input" and "(Esc, then 1)" in said, said
+        await pilot.press("escape", "1")
         await settle(pilot)
+        assert app.current_mode == "ingest"
         screen = app.screen
         tree = screen.query_one("#ingest-tree")
         assert [n.label.plain for n in tree.root.children] == ["first.md"]
