@@ -362,8 +362,10 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
         head.append(f"rank {hit.rank}", style="bold")
         head.append(f" · score {hit.score:.4f} · found by ")
         head.append(", ".join(hit.sources) or "–", style="bold")
-        parts: list[RenderableType] = [head, *([taught_line(hit.taught)] if hit.taught is not None else []),
-                                       *([answered_line(hit.answers)] if hit.answers is not None else []), Text(""), table]
+        notes = [taught_line(hit.taught)] if hit.taught is not None else []
+        if hit.answers is not None:
+            notes.append(answered_line(hit.answers))
+        parts: list[RenderableType] = [head, *notes, Text(""), table]
         if weights:
             parts.append(Text(f"\nheuristic floor Σ w × value = {floor:+.3f}; λ = {lam:.2f}: the learned model "
                               f"carries {lam:.0%} of the score" + (" (the floor alone ranks)" if not lam else ""),
