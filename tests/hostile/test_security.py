@@ -19,7 +19,7 @@ from mnemoscope.engine import image_refs
 from mnemoscope.engine.images import ImagesArea
 from tests.support.openai_server import OpenAIServer, png
 
-from .conftest import cli
+from .conftest import cli, run_python
 
 
 def hostile_chat(folder: Path, server: OpenAIServer, outside: Path) -> Path:
@@ -322,3 +322,49 @@ def test_a_read_inside_a_folder_follows_no_link_out_of_it(tmp_path):
     for path in (docs / "link.png", docs / "way" / "p.png"):
         with pytest.raises(FileRefused, match="it was not read"):
             read_regular(path, 2**20, inside=docs)
+
+
+def test_every_file_beside_a_store_is_private_even_with_umask_000(tmp_path):
+    """Audit: whatever the process's umask, each file a command writes beside a store (the store,
+    its -wal and -shm, the saved index and areas and their stamps, exports, salvage, the ranker's
+    export) is 0600 and each folder made for it 0700, after ingest, recall, feedback, export and
+    check; walked while the store is open, so that its -wal and -shm are there."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(6):
+        (docs / f"t{n}.txt").write_text("\n".join(f"Ann: the lantern {i} of file {n} lit the quay at dusk." for i in range(20)))
+    home = tmp_path / "private" / "deeper"
+    script = """
+import io, json, os, sys
+os.umask(0)
+from pathlib import Path
+from mnemoscope.app.cli import main
+from mnemoscope.engine import Memory
+home, docs = Path(sys.argv[1]), sys.argv[2]
+store = str(home / "m.db")
+def run(*argv):
+    out = io.StringIO()
+    code = main(["--store", store, *argv], out=out)
+    assert code == 0, (argv, code, out.getvalue())
+    return out.getvalue()
+run("ingest", docs)
+token = json.loads(run("recall", "lantern quay", "--json"))
+run("feedback", token["token"], "--used", str(token["hits"][0]["id"]))
+run("export", str(home / "all.jsonl"))
+run("ranker", "export", str(home / "ranker.json"))
+run("check")
+run("check", "--salvage", str(home / "rescue.jsonl"))
+with Memory(store) as mem:
+    mem.recall("lantern")
+    modes = {str(p.relative_to(home.parent)): oct(p.stat().st_mode & 0o777) for p in [home, *sorted(home.parent.rglob("*"))]}
+print(json.dumps(modes))
+"""
+    done = run_python(script, home, docs, env={**os.environ, "MNEMOSCOPE_SAVE_INDEX_ABOVE": "1"})
+    assert done.returncode == 0, done.stderr
+    modes = json.loads(done.stdout.splitlines()[-1])
+    assert {"deeper/m.db", "deeper/m.db-wal", "deeper/m.db-shm", "deeper/m.db-index", "deeper/all.jsonl",
+            "deeper/ranker.json", "deeper/rescue.jsonl"} <= set(modes), modes
+    assert any(name.endswith(".checked") for name in modes) and any("-areas" in name for name in modes), modes
+    wide = {name: mode for name, mode in modes.items() if mode != ("0o700" if name == "deeper" else "0o600")}
+    assert wide == {}
+    assert mode(tmp_path / "private") == 0o700
