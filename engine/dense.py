@@ -84,6 +84,12 @@ class _TokenIds(dict):
                     np.frombuffer(self.signs, dtype=np.float64)[token_ids])
 
 
+# Texts hashed together: their tokens' arrays (a dozen per token) and the float64 rows of the
+# normalisation are in memory at once, several times the vectors themselves, so the knowledge
+# area's drafts of a whole huge conversation (one per turn) are hashed a chunk at a time.
+EMBED_CHUNK = 8192
+
+
 class HashEmbedder:
     """Signed feature hashing into ``dim`` buckets, sub-linear term frequency, L2-normalised."""
 
@@ -102,6 +108,15 @@ class HashEmbedder:
         if len(self._ids) > 500_000:
             self._ids = _TokenIds(self.dim)
         ids = self._ids
+        if len(texts) <= EMBED_CHUNK:
+            return self._embed(texts, ids)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), EMBED_CHUNK):
+            out[start:start + EMBED_CHUNK] = self._embed(texts[start:start + EMBED_CHUNK], ids)
+        return out
+
+    def _embed(self, texts: Sequence[str], ids: _TokenIds) -> np.ndarray:
+        """:meth:`embed` of at most ``EMBED_CHUNK`` texts (each row depends on its text alone)."""
         token_lists = [feature_tokens(text) for text in texts]
         token_ids = np.array([ids[tok] for tokens in token_lists for tok in tokens], dtype=np.int64)
         rows = np.repeat(np.arange(len(texts), dtype=np.intp), [len(tokens) for tokens in token_lists])
