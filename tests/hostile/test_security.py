@@ -368,3 +368,27 @@ print(json.dumps(modes))
     wide = {name: mode for name, mode in modes.items() if mode != ("0o700" if name == "deeper" else "0o600")}
     assert wide == {}
     assert mode(tmp_path / "private") == 0o700
+
+
+async def test_the_apps_ingest_notification_says_how_many_image_urls_were_not_fetched(tmp_path, openai_server):
+    from tests.app.mnemo_testing import build_app, settle
+
+    (tmp_path / "docs").mkdir()
+    chat = tmp_path / "docs" / "chat.jsonl"
+    chat.write_text("".join(json.dumps({"speaker": "Ann", "text": f"photo {n}", "img_url": f"{openai_server.origin}/{n}.png"})
+                            + "\n" for n in range(3)))
+    settings = Settings.load(store=str(tmp_path / "m.db"), embed_base_url=openai_server.base_url,
+                             image_embed_model="clip", max_retries=0)
+    app = build_app(Services(tmp_path / "m.db", label="m.db", settings=settings), browse_root=tmp_path / "docs")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await app.switch_mode("ingest")
+        await settle(pilot)
+        app.screen.toggle(chat)
+        await pilot.press("i")
+        await settle(pilot)
+        await pilot.press("enter")  # "Ingest" has focus
+        await settle(pilot)
+        [done] = app.titled("Ingest")
+    assert "3 image URL(s) not fetched, their hosts (127.0.0.1) not being in image_allow_hosts" in done.message
+    assert [p for m, p, _ in openai_server.headers if m == "GET"] == []
