@@ -550,6 +550,24 @@ def _noun_phrase_end(words_: list[str], start: int) -> int:
     return end
 
 
+def counted_by_number(after: str) -> list[str] | None:
+    """What a number counts, read from the words right after it (``after``): the words of the
+    noun phrase it opens, up to a conjunction ("apple trees in the orchard": apple, trees; "years
+    old today": years, old); [] for a number alone ("we're farming fifteen.", "thirty-five now"),
+    which counts what the talk is about; None for a part of a group ("one of my choirs", "twenty of
+    the hives"), which counts no whole. A time said of the number ("now", "today") is no noun."""
+    words = _TOKEN.findall(_expand(after))
+    if words and words[0].lower() == "of":
+        return None
+    phrase = []
+    for word in words[:_noun_phrase_end(words, 0)]:
+        if word.lower() in _SHARING:
+            break
+        if word.lower() not in _OPENERS:
+            phrase.append(word)
+    return phrase
+
+
 def _opens_copula(word: str) -> bool:
     """An auxiliary or adverb: what makes "Snow can fall" a statement and "Bake covered" an instruction."""
     low = word.lower()

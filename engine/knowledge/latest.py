@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Collection
 import numpy as np
 
 from ..text import lexical_tokens, sentences
-from .extract import realis
+from .extract import counted_by_number, realis
 
 if TYPE_CHECKING:
     from ..index import Index
@@ -190,14 +190,24 @@ def answer_kind(query: str) -> str | None:
     return next((kind for pattern, kind in _KINDS if pattern.match(query)), None)
 
 
-def states_kind(sentence: str, kind: str, names: Collection[str]) -> bool:
+def states_kind(sentence: str, kind: str, names: Collection[str], counted: Collection[str] | None = None) -> bool:
     """Whether a sentence states a value of ``kind`` (:func:`answer_kind`); ``names``: the names
-    of the store's entities it holds, no subject's."""
+    of the store's entities it holds, no subject's. For a count (``counted``: the tokens of what
+    "how many …" counts) only a number of those: "down to twenty hives now" counts hives, "twelve
+    jars of honey" and "turned 3 years old" do not (:func:`.extract.counted_by_number`)."""
     if kind == "number":
-        return _NUMBER.search(sentence) is not None
+        return any(_counts(sentence[m.end():], counted) for m in _NUMBER.finditer(sentence)) if counted \
+            else _NUMBER.search(sentence) is not None
     if kind == "weekday":
         return WEEKDAY.search(sentence) is not None
     return any(re.search(rf"\b{re.escape(name)}\b", sentence) for name in names if name)
+
+
+def _counts(after: str, counted: Collection[str]) -> bool:
+    """Whether a number followed by ``after`` counts one of ``counted`` (tokens): the noun phrase
+    it opens holds one, or it stands alone ("Still thirty-five.")."""
+    phrase = counted_by_number(after)
+    return phrase is not None and (not phrase or not set(counted).isdisjoint(lexical_tokens(" ".join(phrase))))
 
 
 # A name told of this often (a city, a brand) is read no further for an owner: a business of a

@@ -449,7 +449,7 @@ def _states_value(text: str, question: PresentQuestion, lent: frozenset[str], na
     helping"."""
     split = sentence_tokens(text)
     return question.kind is not None and any(
-        states_kind(_stated(split[m][0], question, said), question.kind, names) for n in _on_topic(split, question, lent)
+        states_kind(_stated(split[m][0], question, said), question.kind, names, question.counted) for n in _on_topic(split, question, lent)
         for m in ([n - 1, n] if n and question.kind == "name" and _PRONOUN.search(split[n][0]) else [n]))
 
 

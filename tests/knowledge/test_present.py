@@ -881,3 +881,70 @@ def test_the_lift_reads_each_candidates_mentions_and_text_once(workshop, monkeyp
         on_window = [i for i in ids if i in window]
         assert on_window, kind
         assert len(on_window) == len(set(on_window)), (kind, sorted(on_window))
+
+
+GOATS = locomo("goats", ("Rhiannon", "Tess"),
+    ("9:00 am on 11 February, 2025", [
+        ("Rhiannon", "We have three goats, Bramble and Sloe and Hazel."),
+        ("Tess", "Lovely."),
+    ]),
+    ("6:00 pm on 3 May, 2025", [
+        ("Rhiannon", "Sadly Hazel died last week, so it's just Bramble and Sloe now."),
+        ("Tess", "I'm so sorry."),
+    ]),
+    ("6:00 pm on 20 August, 2025", [
+        ("Rhiannon", "Bramble turned 4 years old today and the goats got a whole bale of hay twice."),
+        ("Tess", "Happy birthday Bramble."),
+    ]),
+)
+goats = stored(GOATS)
+
+
+def test_a_later_number_that_counts_something_else_passes_no_change(goats):
+    """"Bramble turned 4 years old" states a number, but of years: it is no count of the goats
+    and passes nothing; "Hazel died", said before it, is the answer to "how many goats"."""
+    assert above(ranked(goats, "How many goats does Rhiannon have?"), "D2:1", "D3:1")
+
+
+ORCHARD = locomo("orchard", ("Ffion", "Wyn"),
+    ("9:00 am on 11 February, 2025", [
+        ("Ffion", "We look after sixty apple trees in the orchard behind the house."),
+        ("Wyn", "Good for you."),
+    ]),
+    ("6:00 pm on 3 May, 2025", [
+        ("Ffion", "The canker got into the orchard, so we're down to forty trees now."),
+        ("Wyn", "Good for you."),
+    ]),
+    ("6:00 pm on 20 August, 2025", [
+        ("Ffion", "The trees gave us nine crates of apples this autumn."),
+        ("Wyn", "Good for you."),
+    ]),
+)
+orchard = stored(ORCHARD)
+
+
+def test_a_later_number_of_what_the_counted_ones_yield_is_no_count_of_them(orchard):
+    """"nine crates of apples" counts crates: "down to forty trees now" stays the answer."""
+    assert above(ranked(orchard, "How many trees does Ffion look after?"), "D2:1", "D3:1")
+
+
+CHOIR = locomo("choir", ("Siân", "Mari"),
+    ("9:00 am on 11 February, 2025", [
+        ("Siân", "I lead four choirs in the valley this year."),
+        ("Mari", "Nice."),
+    ]),
+    ("6:00 pm on 3 May, 2025", [
+        ("Siân", "The chapel closed, so now I lead only three choirs."),
+        ("Mari", "Nice."),
+    ]),
+    ("6:00 pm on 20 August, 2025", [
+        ("Siân", "One of my choirs has fifty singers in it, and the rehearsals in the old school hall run late every week."),
+        ("Mari", "Nice."),
+    ]),
+)
+choir = stored(CHOIR)
+
+
+def test_a_number_inside_one_of_the_counted_ones_is_no_count_of_them(choir):
+    """"One of my choirs has fifty singers": fifty counts singers, not choirs."""
+    assert above(ranked(choir, "How many choirs does Siân lead?"), "D2:1", "D3:1")
