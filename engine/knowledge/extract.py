@@ -806,7 +806,10 @@ intended intending expect expects expected expecting aim aims aimed aiming""".sp
 _WEIGH = frozenset("thinking considering planning".split())  # "thinking of leaving", "planning on moving"
 # A verb of saying or thinking after the modal frames the clause that follows: "I'd say I have three
 # cats", "I'll admit I sold the car" hedge the saying; what is said holds now (its own verb group tells).
+# Only a clause: "that" or a subject after the verb; "We'll think about moving", "I'll think it over"
+# weigh what is still to come.
 _FRAMES = frozenset("say guess admit think imagine reckon bet suppose estimate".split())
+_SUBJECTS = frozenset("i you he she it we they".split())
 _PERFECT = frozenset("have has had".split())
 _BE_FORMS = frozenset("am is are was were be been being".split())
 # Where a sentence's clauses part, kept with the clause after it: "I said yes, I'm supposed to start in August".
@@ -866,7 +869,7 @@ def _to_come(clause: str, said: str | None, names: list[str]) -> str | None:
     for n, tok in enumerate(tokens):
         rest = [t for t in tokens[n + 1:n + 4] if not _is_adverb(t)]
         nxt, after = (rest + ["", ""])[:2]
-        if tok in _WOULD and nxt not in _FRAMES and (nxt in BASES or nxt in ("be", "have") or after in BASES and nxt in _PERSONAL | {""}) \
+        if tok in _WOULD and not _frames(tokens[n + 1:n + 8]) and (nxt in BASES or nxt in ("be", "have") or after in BASES and nxt in _PERSONAL | {""}) \
                 or tok in _BE_TO and n and tokens[n - 1] in _BE_FORMS and nxt == "to" and after in BASES \
                 or tok in _INTEND and nxt == "to" and after in BASES \
                 or tok in _WEIGH and nxt in ("of", "about", "on") and _is_ing(after):
@@ -875,6 +878,22 @@ def _to_come(clause: str, said: str | None, names: list[str]) -> str | None:
            for n, t in enumerate(tokens)):
         return None
     return when or (None if said or not names else "")
+
+
+def _frames(words: list[str]) -> bool:
+    """Whether ``words`` (after a modal) open with a verb of saying or thinking and the clause it
+    frames, "that" or a subject and its verb: "say I have", "admit that we", "imagine the rent is";
+    not "think about moving" nor "think it over", where the verb is what is to come."""
+    words = [w for w in words if not _is_adverb(w)]
+    verb, first, second = (words + ["", "", ""])[:3]
+    if verb not in _FRAMES or second in _PARTICLES:  # "think it over", "think that over"
+        return False
+    if first == "that":
+        return True
+    if first in _DETERMINERS | _POSSESSIVES:
+        end = _noun_phrase_end(words, 2)
+        return 2 < end < len(words) and (words[end] in _AUX or is_verb(words[end]))
+    return first in _SUBJECTS
 
 
 def _next(word: str, said: str) -> str:

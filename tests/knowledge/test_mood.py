@@ -47,6 +47,27 @@ def test_a_modal_before_a_verb_of_saying_or_thinking_frames_what_follows_as_stat
     assert realis(sentence, "2025-09-10") == sentence
 
 
+@pytest.mark.parametrize("sentence", [
+    "We'll think about moving to Cork.",
+    "I'll think about selling the van.",
+    "We would think of leaving the depot.",
+    "I'll think it over.",
+    "We'll think the offer over.",
+])
+def test_a_modal_before_thinking_about_something_weighs_what_is_to_come(sentence):
+    """"Think about/of", "think it over": no clause follows the verb, which is itself what is still
+    to come (a plan under consideration, as "we're thinking of moving" is)."""
+    assert realis(sentence, "2025-09-10") == ""
+
+
+@pytest.mark.parametrize("sentence", [
+    "I'd think that we have enough hay.",
+    "I'd say my sister sold the van.",
+])
+def test_a_clause_after_the_verb_of_saying_is_what_is_said(sentence):
+    assert realis(sentence, "2025-09-10") == sentence
+
+
 def test_a_modal_before_a_verb_of_saying_still_tells_a_plan_said_after_it():
     assert realis("I'd say we'll move to Cork.", "2025-09-10") == ""
 
