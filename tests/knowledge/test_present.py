@@ -8,7 +8,7 @@ import json
 import pytest
 
 from mnemoscope.engine import Memory
-from mnemoscope.engine.knowledge import present
+from mnemoscope.engine.knowledge import latest, present
 from mnemoscope.engine.knowledge.supersession import load_rules
 from mnemoscope.engine.text import lexical_tokens
 
@@ -948,3 +948,17 @@ choir = stored(CHOIR)
 def test_a_number_inside_one_of_the_counted_ones_is_no_count_of_them(choir):
     """"One of my choirs has fifty singers": fifty counts singers, not choirs."""
     assert above(ranked(choir, "How many choirs does Siân lead?"), "D2:1", "D3:1")
+
+
+@pytest.mark.parametrize("sentence, counts", [
+    ("We keep forty hives on the hill.", True),
+    ("So we're down to twenty hives now.", True),
+    ("Still thirty-five now.", True),  # a number alone counts what the talk is about
+    ("We're keeping fifteen.", True),
+    ("The hives gave us twelve jars of honey.", False),
+    ("Twenty of the hives came through the winter.", False),  # a part of them counts no whole
+    ("The oldest hive turned 3 years old.", False),
+])
+def test_a_number_states_a_count_only_of_what_is_counted(sentence, counts):
+    assert latest.states_kind(sentence, "number", (), frozenset(lexical_tokens("hives"))) is counts
+    assert latest.states_kind(sentence, "number", ())  # any number, for a question that counts nothing
