@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 from textual import on
@@ -27,6 +28,7 @@ if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from mnemoscope.engine.pipeline import AnswerNote, Hit, MarkNote, Recall
 
 SELECT_CHROME = 3  # a compact Select's cells around its label: padding and the ▼
+WHY_BAR = 10  # cells of a feature's bar in the Why panel, where the panel has room for them
 
 
 def knowledge_text(episodes: list[Episode], facts: list[Fact]) -> Text:
@@ -67,6 +69,42 @@ def answered_line(note: AnswerNote) -> Text:
     line.append(f"“{' '.join(note.question.split())}”", style="italic")
     line.append(f" · its own {own}", style="dim")
     return line
+
+
+@dataclass(frozen=True)
+class FeatureRow:
+    """One feature of a hit in the Why panel."""
+
+    name: str
+    value: str  # as shown
+    share: float  # of the best value among the hits, 0…1: the bar's length
+    part: str  # w × value, signed (fused), or ""
+
+
+@dataclass
+class FeatureBars:
+    """The Why panel's features, each with a bar against the best hit and, for fused, w × value.
+    Drawn at the panel's width: beside the hits (from 110 columns) the panel is narrower than
+    full bars and every name, and Rich would cut the names; the bars give way instead."""
+
+    part_head: str  # "w × value", or "" when no weights apply
+    rows: list[FeatureRow] = field(default_factory=list)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        words = (max((len(r.name) for r in self.rows), default=0) + max((len(r.value) for r in self.rows), default=0)
+                 + max([len(self.part_head), *(len(r.part) for r in self.rows)]) + 3)  # and a space between columns
+        bar = max(3, min(WHY_BAR, options.max_width - words))
+        table = Table.grid(padding=(0, 1))
+        table.add_column(style="bold")
+        table.add_column(justify="right")
+        table.add_column()
+        table.add_column(justify="right")
+        table.add_row(Text("feature", style="dim"), Text("value", style="dim"), "", Text(self.part_head, style="dim"))
+        for r in self.rows:
+            full = round(bar * r.share)
+            table.add_row(r.name, r.value, Text("█" * full + "░" * (bar - full), style="cyan"),
+                          Text(r.part, style="red" if r.part.startswith("-") else "green"))
+        yield table
 
 
 class QueryScreen(BaseScreen):
@@ -342,22 +380,15 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
         recall = self.recall
         fused = recall.strategy == "fused" and recall.lam is not None  # how a fused score is made, from the recall
         weights, lam = (recall.weights, recall.lam) if fused else ({}, 0.0)
-        table = Table.grid(padding=(0, 1))
-        table.add_column(style="bold")
-        table.add_column(justify="right")
-        table.add_column()
-        table.add_column(justify="right")
-        table.add_row(Text("feature", style="dim"), Text("value", style="dim"), "",
-                      Text("w × value", style="dim") if weights else "")
+        table = FeatureBars("w × value" if weights else "")
         floor = 0.0
         for name, value in hit.features.items():
             best = max((abs(h.features.get(name, 0.0)) for h in self.recall.hits), default=0.0) or 1.0
-            width = int(round(10 * abs(value) / best))
             part = ""
             if name in weights:
                 floor += weights[name] * value
-                part = Text(f"{weights[name] * value:+.3f}", style="green" if weights[name] * value >= 0 else "red")
-            table.add_row(name, f"{value:.4g}", Text("█" * width + "░" * (10 - width), style="cyan"), part)
+                part = f"{weights[name] * value:+.3f}"
+            table.rows.append(FeatureRow(name, f"{value:.4g}", abs(value) / best, part))
         head = Text()
         head.append(f"rank {hit.rank}", style="bold")
         head.append(f" · score {hit.score:.4f} · found by ")

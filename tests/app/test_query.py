@@ -86,6 +86,19 @@ async def each_mode_and_what_the_screen_says(app, pilot) -> None:
     for letter in letters:
         assert f"**{letter}**" in screen.HELP, f"the found column's {letter} is not explained"
 
+    # beside the hits (from 110 columns) every feature's name shows whole: the bars give way
+    await pilot.resize_terminal(110, 40)
+    await until(pilot, lambda: screen.fitted_width == 110, "the query screen fitted to 110 columns")
+    await settle(pilot)
+    await pilot.press("w")
+    shown = "\n".join(screen_lines(app))
+    assert screen.recall.hits[0].features
+    for name in screen.recall.hits[0].features:
+        assert f" {name} " in shown, f"{name} is cut:\n{shown}"
+    await pilot.resize_terminal(*SIZE)
+    await until(pilot, lambda: screen.fitted_width == SIZE[0], "the query screen fitted again")
+    await settle(pilot)
+
     # an answer ranked on the words of the question it answers says so, in one line, with its own values
     answered = [n for n, hit in enumerate(screen.recall.hits) if hit.answers is not None]
     assert answered and len(answered) < len(screen.recall.hits)
