@@ -382,7 +382,11 @@ class RankerArea(Area):
         while (pending := self._relearn) is not None:
             with self._relearning:
                 if self._relearn is pending:
-                    learned = self._relearned(*pending)
+                    try:
+                        learned = self._relearned(*pending)
+                    except EmbeddingUnavailable as exc:  # the dense signal asks the endpoint: the next use tries again
+                        self.relearned = f"the feature set changed: relearning from the log waits for the endpoint ({exc})"
+                        return self._learned
                     if self._relearn is pending:  # else another process's feedback came in meanwhile: again, with it
                         self._learned, self._relearn = learned, None
         return self._learned

@@ -9,7 +9,9 @@ from mnemoscope.app.cli import main
 from mnemoscope.engine import IngestFailed, Memory
 from mnemoscope.engine.rank import FeedbackError
 from mnemoscope.engine.arrays import SlotMap
+from mnemoscope.engine.errors import EmbeddingUnavailable
 from mnemoscope.engine.rank import feedback as feedback_module
+from mnemoscope.engine.rank import features as features_module
 from mnemoscope.engine.rank.feedback import FeedbackParams, FeedbackState
 from mnemoscope.engine.transfer import write_records
 from tests.rank.conftest import SETTINGS
@@ -202,6 +204,28 @@ def test_a_relearning_overtaken_by_another_processs_feedback_relearns_again_with
         assert status.state.endswith("relearned from its 2 feedback event(s), 2 described again under the new features")
         assert [e.names for e in upgraded.store.feedback_events()] == [status.features] * 2
         assert (status.model_steps, status.train_pairs) == (taught.model_steps, taught.train_pairs)
+
+
+def test_a_relearning_that_the_embedding_endpoint_holds_up_waits_and_status_still_answers(mem, monkeypatch):
+    """Describing the events' hits again reads the dense signal, which under ``embedder = "openai"``
+    asks the endpoint: while it fails, status says the relearning waits (the state starts afresh
+    meanwhile), and the next use relearns."""
+    rec = mem.recall("sourdough bread class", strategy="fused")
+    mem.feedback(rec.token, shown(rec)[3:5])
+    mem.close()
+    with Memory(mem.path, fused_signals="answer") as upgraded:
+        build = features_module.build
+
+        def endpoint_down(*args, **kwargs):
+            raise EmbeddingUnavailable("embedding endpoint failed: HTTP 503")
+
+        monkeypatch.setattr(features_module, "build", endpoint_down)
+        waiting = upgraded.ranker.status()
+        assert waiting.state == ("learning; the feature set changed: relearning from the log waits for the endpoint "
+                                 "(embedding endpoint failed: HTTP 503)") and waiting.model_steps == 0
+        monkeypatch.setattr(features_module, "build", build)
+        assert upgraded.ranker.status().state.endswith("relearned from its 1 feedback event(s), 1 described again "
+                                                       "under the new features")
 
 
 def test_feedback_from_another_process_is_picked_up(mem):
