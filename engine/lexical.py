@@ -134,6 +134,11 @@ class BM25Index:
         if in_main < len(slots):
             self._delta_dirty = True
 
+    def lengths_at(self, slots: np.ndarray) -> np.ndarray:
+        """Each slot's indexed length: the count of its terms (stop words dropped; a turn's speaker
+        name is one of them)."""
+        return self._lengths.view[slots]
+
     def prepare(self) -> None:
         """Build the matrices now (after a load every document is pending) rather than in the
         first query."""

@@ -43,6 +43,7 @@ STATIC = ("bm25", "bm25_rank", "dense", "dense_rank", "rrf", "neighbour_bm25", "
 LEARNED = ("trust", "uses", "feedback_match", "coaccess", "answer_prior")
 NEIGHBOUR_SEEDS = 20  # the strongest lexical hits whose neighbours become candidates
 SPREAD_FLOOR = 0.1  # a feature's spread is never taken as less than this share of [0, 1]
+SHORT_QUESTION = 10  # indexed words, the speaker's name one of them ("And the cat?": 2)
 SESSION_GAP = 3600.0  # seconds: two stamped turns this close are of one session (sessions stamped once lie days apart)
 
 
@@ -321,7 +322,9 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     out[:, col["recency"]] = _recency(mem, meta, slots)
     qwords = set(words(q.text))
     speakers = meta.speaker_ids_in(qwords)
-    out[:, col["speaker"]] = (meta.speaker[slots][:, None] == speakers).any(axis=1) if len(speakers) else 0.0
+    if len(speakers):
+        said = (meta.speaker[slots][:, None] == speakers).any(axis=1)
+        out[:, col["speaker"]] = said & ~short_questions(mem, meta, slots)
     if meta.title_words:
         out[:, col["title_hit"]] = [len(meta.title_words.get(s, frozenset()) & qwords) / max(len(qwords), 1)
                                     for s in slots.tolist()]
@@ -333,6 +336,16 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     for name, values in learned(slots, q, out[:, col["rrf"]]).items():
         out[:, col[name]] = values
     return CandidateFeatures(slots, names, out, found, _lending(mem, slots, asked, own, lent))
+
+
+def short_questions(mem: "Engine", meta: SlotMeta, slots: np.ndarray) -> np.ndarray:
+    """Whether each of ``slots`` asks (a question mark) in at most :data:`SHORT_QUESTION` indexed
+    words.
+
+    A turn said by someone the question names is likelier about them (the ``speaker`` feature),
+    but not their short questions: "And the cat?" asks after someone else's news, and its few
+    words, the speaker's name among them, score high where longer turns dilute them."""
+    return meta.question[slots] & (mem.index.bm25.lengths_at(slots) <= SHORT_QUESTION)
 
 
 def answered_question(meta: SlotMeta, slots: np.ndarray, nb: np.ndarray) -> np.ndarray:

@@ -6,10 +6,10 @@ data (the only data there is): recall@10 + nDCG@10 on the five LoCoMo dev conver
 recall@5 + recall@10 (× 0.5) on the MuSiQue and HotpotQA subsets, nDCG@10 (× 2) on MIRACL-ko;
 the checks that held out are in docs/benchmarks.md ("Measurements behind the code"). What they say: the knowledge graph's
 PageRank (seeded by the query's entities and BM25 hits) carries the most; the neighbours of a
-strong turn often hold the evidence; turns by a speaker the question names, and longer items, are
-likelier answers. The word space's weight (``words``, turns only: a turn's or the question it
-answers) was chosen later, on the knowledge-update sets and LoCoMo dev (docs/benchmarks.md,
-session 14). Without the PageRank signal (``fused_signals=""``) these weights lean too little
+strong turn often hold the evidence; turns by a speaker the question names (not their short
+questions: features.short_questions), and longer items, are likelier answers. The word space's
+weight (``words``, turns only: a turn's or the question it answers) was chosen later, on the
+knowledge-update sets and LoCoMo dev (docs/benchmarks.md, session 14). Without the PageRank signal (``fused_signals=""``) these weights lean too little
 on BM25: multi-hop recall falls below BM25 alone. Learned features weigh 0 here: only the gated
 model may use them, so feedback can never pull the floor down.
 """

@@ -1,0 +1,38 @@
+"""The speaker feature: a turn said by someone the question names is likelier about them — but
+not their short questions, which ask about someone else's news (features.short_questions)."""
+
+from pathlib import Path
+
+from mnemoscope.engine import Memory
+
+STAYING = ("We're staying in Melbourne after all. The university froze Siân's post, so the house in Brunswick"
+           " stays ours.")
+GREETING = "Bore da from Melbourne! The boys start their new school on Monday, the one by the park. How's Nain doing?"
+CALL = f"""Gethin: {GREETING}
+Carys: Bruised pride mostly. She slipped on the back step bringing the washing in.
+Gethin: And the cat?
+Carys: Smwt sleeps on her feet every night, he's fine.
+Gethin: That little Fiat is still going?
+Carys: Just about. I drive it up to Llanberis every evening after work.
+Gethin: Is Rhodri still building that shed?
+Carys: The shed has a name now. Don't ask.
+Gethin: {STAYING}
+Carys: Oh no. I can hear it in your voice.
+Gethin: Where's the spare key kept these days?
+Carys: Under the slate by the door, as always.
+"""
+
+
+def test_the_named_speakers_short_questions_do_not_rank_as_their_news(tmp_path: Path):
+    path = tmp_path / "call.txt"
+    path.write_text(CALL, encoding="utf-8")
+    with Memory(tmp_path / "store.db") as mem:
+        mem.ingest(path)
+        hits = mem.recall("Where does Gethin live?", strategy="fused", top_k=12).hits
+    found = {h.item.text: h.features for h in hits}
+    assert found[STAYING]["speaker"] == 1.0
+    assert found["And the cat?"]["speaker"] == 0.0 and found["That little Fiat is still going?"]["speaker"] == 0.0
+    assert found[GREETING]["speaker"] == 1.0  # it asks too, but says more
+    ranked = [h.item.text for h in hits]
+    asked = ["And the cat?", "That little Fiat is still going?", "Is Rhodri still building that shed?"]
+    assert ranked.index(STAYING) < min(ranked.index(text) for text in asked)  # under two of them when they count
