@@ -224,11 +224,11 @@ def test_a_short_form_of_a_name_names_the_same_person(mem):
     """"Dan" is Daniel: a rewording that shortens a name ("Mel" for "Melanie") is about the same
     person, so the taught question's marks still count for it (as an alike question's: into
     view). Before, each question named someone the other did not, and nothing rose."""
-    daniels = "What pet does Daniel have?"
+    daniels = "What is the name of Daniel's cat?"
     rec = mem.recall(daniels, strategy="fused")
     cat = [h.item.id for h in rec.hits if "Miso" in h.item.text][-1:]
     assert cat
-    shortened = "Which animal does Dan own?"
+    shortened = "What is Dan's cat called?"
     assert cat[0] not in ids(mem.recall(shortened, strategy="fused"))
     mem.feedback(rec.token, cat)
     after = mem.recall(shortened, strategy="fused")
