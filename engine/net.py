@@ -4,8 +4,8 @@ library (httpx2): one path, two kinds of destination.
 **Endpoints the person configured** (embeddings, an LLM, an image model; :func:`endpoint_client`):
 the ``openai`` client, whose requests never leave the configured origin. A redirect to another
 scheme, host or port is refused before it is followed, so neither the key nor the texts go
-there (httpx2 alone would drop the key but still send the texts). The whole exchange, headers
-included, ends within the request timeout (:class:`_Transport`), the body at ``MAX_ANSWER_BYTES``.
+there (httpx2 alone would drop the key but still send the texts). The whole answer, headers
+included, arrives within the request timeout (:class:`_Transport`), the body at ``MAX_ANSWER_BYTES``.
 
 **URLs a document names** (a shared photo's ``img_url``; :func:`download`): the content must not
 pick the host, so one is fetched only from a host the person listed in ``image_allow_hosts``
@@ -137,8 +137,10 @@ class _Bounded(httpx2.SyncByteStream):
 
 
 class _Deadline(threading.local):
-    """When this thread's request must be over (None: no request under way)."""
+    """This thread's request: how long its answer may take to arrive (None: no request under
+    way), and by when, counted from the first read after the request was sent."""
 
+    timeout: float | None = None
     at: float | None = None
 
 
@@ -146,12 +148,13 @@ _deadline = _Deadline()
 
 
 class _Transport(httpx2.BaseTransport):
-    """httpx2's transport on a connection pool whose every connect, read and write ends at the
-    request's deadline: ``timeout`` after it started. httpx2's own timeout bounds each read, so a
-    server dripping its status line and headers a byte at a time (up to h11's 100 KB) would hold a
-    request for days; this bounds the whole exchange, headers included (the body also has
-    :class:`_Bounded`). A proxy named by the environment (``HTTPS_PROXY``, ``HTTP_PROXY``, not
-    for a host ``NO_PROXY`` names) is used as httpx2 would, under the same deadline."""
+    """httpx2's transport on a connection pool whose reads of an answer end at a deadline:
+    ``timeout`` after the first read once the request is sent. httpx2's own timeout bounds each
+    read, so a server dripping its status line and headers a byte at a time (up to h11's 100 KB)
+    would hold a request for days; this bounds the whole answer, headers included (the body also
+    has :class:`_Bounded`). Sending is bounded per write as before: a batch of photos may take
+    longer than the timeout to upload on a slow line. A proxy named by the environment
+    (``HTTPS_PROXY``, ``HTTP_PROXY``, not for a host ``NO_PROXY`` names) is used as httpx2 would."""
 
     def __init__(self, url: str, timeout: float) -> None:
         backend = _DeadlineBackend()
@@ -161,7 +164,7 @@ class _Transport(httpx2.BaseTransport):
                      else httpcore2.ConnectionPool(ssl_context=_tls(), network_backend=backend))
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        _deadline.at = time.monotonic() + self.timeout
+        _deadline.timeout, _deadline.at = self.timeout, None
         url = request.url
         core = httpcore2.Request(method=request.method, url=httpcore2.URL(scheme=url.raw_scheme, host=url.raw_host,
                                  port=url.port, target=url.raw_path),
@@ -214,15 +217,14 @@ def _as_httpx2() -> Iterator[None]:
 
 
 class _DeadlineBackend(httpcore2.NetworkBackend):
-    """The system's sockets, each wait cut to what is left of this thread's deadline."""
+    """The system's sockets, each read cut to what is left of this thread's deadline."""
 
     def __init__(self) -> None:
         self.backend = httpcore2.SyncBackend()
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: Iterable[Any] | None = None) -> httpcore2.NetworkStream:
-        left = _left(timeout, httpcore2.ConnectTimeout)
-        return _DeadlineStream(self.backend.connect_tcp(host, port, left, local_address, socket_options))
+        return _DeadlineStream(self.backend.connect_tcp(host, port, timeout, local_address, socket_options))
 
     def connect_unix_socket(self, path: str, timeout: float | None = None,
                             socket_options: Iterable[Any] | None = None) -> httpcore2.NetworkStream:
@@ -237,29 +239,32 @@ class _DeadlineStream(httpcore2.NetworkStream):
         self.stream = stream
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self.stream.read(max_bytes, _left(timeout, httpcore2.ReadTimeout))
+        return self.stream.read(max_bytes, _left(timeout))
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self.stream.write(buffer, _left(timeout, httpcore2.WriteTimeout))
+        _deadline.at = None  # (a proxy's CONNECT answer is read before the request is sent)
+        self.stream.write(buffer, timeout)
 
     def close(self) -> None:
         self.stream.close()
 
     def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
                   timeout: float | None = None) -> httpcore2.NetworkStream:
-        return _DeadlineStream(self.stream.start_tls(ssl_context, server_hostname, _left(timeout, httpcore2.ConnectTimeout)))
+        return _DeadlineStream(self.stream.start_tls(ssl_context, server_hostname, timeout))
 
     def get_extra_info(self, info: str) -> Any:
         return self.stream.get_extra_info(info)
 
 
-def _left(timeout: float | None, error: type[Exception]) -> float | None:
-    """The time a wait may take: ``timeout``, or less when the deadline is nearer."""
-    if _deadline.at is None:
+def _left(timeout: float | None) -> float | None:
+    """The time a read may wait: ``timeout``, or less when the answer's deadline is nearer."""
+    if _deadline.timeout is None:
         return timeout
+    if _deadline.at is None:
+        _deadline.at = time.monotonic() + _deadline.timeout
     left = _deadline.at - time.monotonic()
     if left <= 0:
-        raise error("the exchange was still under way at the timeout")
+        raise httpcore2.ReadTimeout("the answer was still arriving at the timeout")
     return left if timeout is None else min(timeout, left)
 
 
