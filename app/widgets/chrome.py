@@ -38,6 +38,12 @@ class TextBox(Input):
     terminal) "dox", Backspace, "g" gave "dox", and Ctrl+U then "what" gave "" (Textual issue
     6605). A key bound on the box itself runs here, in turn; every other key goes on as before."""
 
+    @on(events.Blur)
+    def _show_the_start(self) -> None:
+        """Left, the box shows the start of what it holds (a long query, a path), not the end the
+        cursor was at; back in it, Textual selects it all, and the cursor's end shows again."""
+        self.scroll_to(x=0, animate=False, immediate=True)
+
     @on(events.Key)
     async def _own_key_in_turn(self, event: events.Key) -> None:
         active = self.screen.active_bindings.get(event.key)

@@ -198,6 +198,8 @@ async def two_strategies_side_by_side(app, pilot) -> None:
     await pilot.resize_terminal(80, 24)
     await until(pilot, lambda: app.screen.fitted_width == 80, "the query screen fitted to 80 columns")
     await settle(pilot)
+    await ask(pilot, "when did Maya adopt her dog Pepper")  # longer than the box: left, it shows its start
+    assert app.focused is app.screen.query_one("#hits") and "│ when did Maya" in screen_lines(app)[4], screen_lines(app)[4]
     await ask(pilot, "sourdough starter")
     await pilot.press("c")
     await settle(pilot)
