@@ -66,6 +66,15 @@ def short_path(path: str | Path) -> str:
     return "~" + text[len(home):] if home != "/" and text.startswith(home + "/") else text
 
 
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all, readable by its owner only: a screenshot shows the
+    memory's texts, so it is kept as private as the store (a refusal is a MnemoscopeError's one line)."""
+    from mnemoscope.engine.files import atomic_writer
+
+    with atomic_writer(path) as fh:
+        fh.write(text.encode("utf-8"))
+
+
 class Services:
     """Open, close and reach the store. One instance per app."""
 

@@ -23,7 +23,8 @@ from .collector import QuietCollector
 from .commands import Command, MnemoscopeCommands
 from .messages import StoreOpened, TaskProgress
 from .restyle import RestyleOnChangeApp
-from .services import AFTER_CHANGE, AFTER_OPEN, Cancelled, MnemoscopeError, Progress, Services, describe_error
+from .services import (AFTER_CHANGE, AFTER_OPEN, Cancelled, MnemoscopeError, Progress, Services, describe_error,
+                       write_private)
 from .widgets import ChoiceDialog, HelpScreen, PromptDialog
 from .widgets.text import DropControls
 from .widgets.chrome import SCREENS
@@ -494,7 +495,17 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         return lambda error: self.notify(error, title=title, severity="error", markup=False)
 
     def action_screenshot(self) -> None:
-        path = self.save_screenshot(path=str(Path.cwd()))
+        """F12: an SVG of the screen in the current folder, private to its owner like the store it shows."""
+        stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{int(time.time() * 1000) % 1000:03d}"
+        try:
+            path = Path.cwd() / f"mnemoscope-{stamp}.svg"
+            write_private(path, self.export_screenshot(title=self.title))
+        except MnemoscopeError as exc:
+            self.notify(describe_error(exc), title="Screenshot", severity="error", markup=False)
+            return
+        except OSError as exc:  # the current folder itself is gone
+            self.notify(f"no screenshot saved: {exc.strerror or exc}", title="Screenshot", severity="error", markup=False)
+            return
         self.notify(f"Saved {path}", title="Screenshot", markup=False)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -100,6 +102,14 @@ async def test_start_header_digits_palette_keys_help_and_a_store_that_cannot_be_
         await pilot.press("f12")  # the help says F12 saves a screenshot: over a dialog too
         assert isinstance(app.screen, HelpScreen) and app.titled("Screenshot")
         assert [p.suffix for p in shots.iterdir()] == [".svg"]
+        assert [stat.S_IMODE(p.stat().st_mode) for p in shots.iterdir()] == [0o600]  # it shows the memory's texts
+        gone = tmp_path / "gone"
+        gone.mkdir()
+        monkeypatch.chdir(gone)
+        os.rmdir(gone)
+        await pilot.press("f12")  # a current folder deleted under the app: said, not a traceback
+        assert app.is_running and [n.severity for n in app.titled("Screenshot")] == ["information", "error"]
+        monkeypatch.chdir(shots)
         await pilot.press("escape")
 
         # the palette jumps to a source by name
