@@ -18,7 +18,8 @@ the rest of the log, in one transaction.
 A state blob that fails its checksum, or a feedback log that cannot be read, is reported by
 :meth:`status`, and recall falls back to the heuristic (and, for a bad log, to no feedback
 memory); records are never touched. A state made for another feature set (a new signal since)
-is learned again from the log at its first use, and written once (:meth:`_relearned`).
+is learned again from the log at its first use, or before any write of the state, and written
+once (:meth:`_relearned`); the log's own rows stay as they were shown.
 """
 
 from __future__ import annotations
@@ -217,7 +218,9 @@ class RankerArea(Area):
             # events' hits again reads every signal, which a load of this area cannot
             self._learned, self._relearn = self._fresh_state(), (events, exc.stored)
             return
-        train, held = self._buffers(events[-self.mlp_params.buffer:])
+        recent = events[-self.mlp_params.buffer:]
+        described = store.described_feedback(self.names) if any(tuple(e.names) != self.names for e in recent) else {}
+        train, held = self._buffers(recent, described)
         self.learned = LearnedState(model, reading, prior, train, held, curve)
 
     def on_ingest(self, source: "Source", items: list["Item"]) -> None:
@@ -240,8 +243,10 @@ class RankerArea(Area):
         if not dry_run and item_ids:
             self.feedback_state.forget(item_ids)
             self.marks.forget_items(set(item_ids))
-            if self.learned.prior.trained:
-                self.learned = replace(self.learned, prior=self._replayed_prior(set(item_ids)))
+            # a relearning pending rebuilds the state from the log without these items: until it
+            # has, the stored state (made for another feature set) stays as it is
+            if self._relearn is None and self._learned.prior.trained:
+                self.learned = replace(self._learned, prior=self._replayed_prior(set(item_ids)))
                 self.mem.store.set_ranker_state(self.learned.blob(self.names), time.time())
             self.generation = self.mem.store.bump_ranker_generation()
         return report
@@ -339,13 +344,16 @@ class RankerArea(Area):
         held = is_held_out(group, self.gate_params.holdout_every, self.mem.settings.ranker_seed)
         return matrix[idx[:, 0]], matrix[idx[:, 1]], held, group
 
-    def _buffers(self, events: list[FeedbackRow]) -> tuple[PairBuffer, PairBuffer]:
-        """The learner's buffers rebuilt from the feedback log (same split as when the events came)."""
+    def _buffers(self, events: list[FeedbackRow], described: dict[int, np.ndarray]) -> tuple[PairBuffer, PairBuffer]:
+        """The learner's buffers rebuilt from the feedback log (same split as when the events came);
+        an event shown under another feature set counts by its rows in ``described`` (kept beside
+        the log by the relearning)."""
         train = PairBuffer(len(self.names), self.mlp_params.buffer)
         held = PairBuffer(len(self.names), self.gate_params.window)
         for e in events:
-            if e.features is not None and tuple(e.names) == self.names:
-                better, worse, is_held, group = self._pairs(e.query, e.shown, set(e.used), e.features)
+            features = e.features if tuple(e.names) == self.names else described.get(e.id)
+            if features is not None:
+                better, worse, is_held, group = self._pairs(e.query, e.shown, set(e.used), features)
                 if is_held:
                     held = held.with_added(better, worse, group)
                 else:
@@ -378,18 +386,34 @@ class RankerArea(Area):
     @property
     def learned(self) -> LearnedState:
         """What was learned from feedback (:class:`.state.LearnedState`); after a load that found
-        it made for another feature set, relearned from the log here, once (:meth:`_relearned`)."""
+        it made for another feature set, relearned from the log here, once (:meth:`_relearned`).
+        While the embedding endpoint holds the relearning up, recall and status read a fresh
+        state (the next use tries again); a write never builds on it (:meth:`_writable`)."""
+        try:
+            return self._current()
+        except EmbeddingUnavailable as exc:  # the dense signal asks the endpoint
+            self.relearned = f"the feature set changed: relearning from the log waits for the endpoint ({exc})"
+            return self._learned
+
+    def _current(self) -> LearnedState:
+        """The learned state, relearned first if it is pending; EmbeddingUnavailable while the
+        endpoint holds the relearning up."""
         while (pending := self._relearn) is not None:
             with self._relearning:
                 if self._relearn is pending:
-                    try:
-                        learned = self._relearned(*pending)
-                    except EmbeddingUnavailable as exc:  # the dense signal asks the endpoint: the next use tries again
-                        self.relearned = f"the feature set changed: relearning from the log waits for the endpoint ({exc})"
-                        return self._learned
-                    if self._relearn is pending:  # else another process's feedback came in meanwhile: again, with it
+                    learned = self._relearned(*pending)
+                    if self._relearn is pending:  # else the store moved meanwhile (:meth:`_relearned`): again
                         self._learned, self._relearn = learned, None
         return self._learned
+
+    def _writable(self) -> LearnedState:
+        """The learned state a write builds on, relearned first: a state stored without the
+        relearning would be taken for one made from the log, and the log would never teach it
+        again. While the endpoint holds the relearning up, a FeedbackError (nothing written)."""
+        try:
+            return self._current()
+        except EmbeddingUnavailable as exc:
+            raise FeedbackError(_waits(exc)) from None
 
     @learned.setter
     def learned(self, state: LearnedState) -> None:
@@ -588,6 +612,7 @@ class RankerArea(Area):
         used = [i for i in row.shown if i in set(used_ids)]
         ignored = [i for i in row.shown if i not in set(used_ids)]
         store = self.mem.store
+        self._writable()  # a relearning pending is done (or refused) before this write, in its own transaction
         with store.transaction():
             taken = store.event_of_token(row.token)
             if taken is not None:
@@ -596,7 +621,7 @@ class RankerArea(Area):
                 self._load_learning()  # another process taught the ranker since: build on what it stored
             changes = self.feedback_state.changes(used, ignored, now)
             event_id = store.insert_feedback(row, now, used, ignored)
-            learned, n_train, n_held = self._learned_after(self.learned, event_id, row.query, row.shown, set(used),
+            learned, n_train, n_held = self._learned_after(self._writable(), event_id, row.query, row.shown, set(used),
                                                            row.features, row.names)
             store.upsert_trust(changes.trust)
             store.upsert_edges(changes.edges)
@@ -637,7 +662,7 @@ class RankerArea(Area):
                 if event.withdrawn_at is not None:
                     return UndoResult(event_id, False, event.query, event.withdrawn_at, self.learned.reading)
                 store.withdraw_feedback(event_id, now)
-                state, learned = self._replayed(store.feedback_events())
+                state, learned = self._replayed_to_write(store.feedback_events())
             except CorruptFeedback as exc:
                 raise FeedbackError(str(exc)) from None
             store.replace_learned_rows(state.trust_rows(), state.edge_rows())
@@ -649,11 +674,11 @@ class RankerArea(Area):
         return UndoResult(event_id, True, event.query, now, learned.reading)
 
     def _replayed(self, events: list[FeedbackRow],
-                  described: dict[int, np.ndarray] | None = None) -> tuple[FeedbackState, LearnedState]:
+                  described: dict[int, np.ndarray]) -> tuple[FeedbackState, LearnedState]:
         """Trust, edges and the learned state as if only ``events`` had been given (deleted items
-        left out). With ``described``, an event whose shown hits were described under another
-        feature set is described again under the current one (:meth:`_described_again`, from
-        what was learned before it) and learned from that; its rows are put in ``described``."""
+        left out). An event whose shown hits were described under another feature set is learned
+        from its rows under the current one: those in ``described``, else described again now
+        (:meth:`_described_again`, from what was learned before it) and put in ``described``."""
         state = FeedbackState(self.feedback_state.params)
         state.load([], [], 0.0)
         learned = self._fresh_state()
@@ -662,42 +687,68 @@ class RankerArea(Area):
             used = [i for i in e.used if i in live]
             shown = [i for i in e.shown if i in live]
             features, names = (e.features, e.names) if shown == e.shown else (None, e.names)
-            if described is not None and features is not None and tuple(names) != self.names:
-                features, names = self._described_again(e.query, shown, state, learned.prior), list(self.names)
-                if features is not None:
-                    described[e.id] = features
+            if features is not None and tuple(names) != self.names:
+                if e.id not in described:
+                    again = self._described_again(e.query, shown, state, learned.prior)
+                    if again is not None:
+                        described[e.id] = again
+                features, names = described.get(e.id), list(self.names)
             changes = state.changes(used, [i for i in e.ignored if i in live], e.created_at)
             state.apply(changes, e.created_at)
             state.add_query(used, self.mem.index.query_terms(e.query)[0])
             learned = self._learned_after(learned, e.id, e.query, shown, set(used), features, names)[0]
         return state, learned
 
+    def _replayed_to_write(self, events: list[FeedbackRow]) -> tuple[FeedbackState, LearnedState]:
+        """:meth:`_replayed` inside a write transaction (an undo, an import): with the rows kept
+        beside the log for this feature set, the new ones kept too; a FeedbackError (the
+        transaction writes nothing) while the endpoint holds a description up."""
+        store = self.mem.store
+        described = store.described_feedback(self.names)
+        kept = set(described)
+        try:
+            replayed = self._replayed(events, described)
+        except EmbeddingUnavailable as exc:
+            raise FeedbackError(_waits(exc)) from None
+        store.add_described_feedback(self.names, [(i, rows) for i, rows in described.items() if i not in kept])
+        return replayed
+
     def _relearned(self, events: list[FeedbackRow], stored: tuple[str, ...]) -> LearnedState:
         """The learned state when the feature set changed since it was stored (``stored``: its
         names; new signals, as session 14's ``words``): the model cannot read the new feature
         vectors, so it is learned again from the feedback log, each event's shown hits described
-        under the new features as they were ranked then (:meth:`_replayed`), and the new rows and
-        state are written (one transaction), so that the next process reads them as they are.
-        Before, the state started afresh and the log's events no longer taught the model or the
-        gate: what a person taught was lost at the upgrade. A store that cannot be written keeps
-        the relearned state in memory; :meth:`status` says which."""
-        described: dict[int, np.ndarray] = {}
+        under the new features as they were ranked then (:meth:`_replayed`). The state and those
+        rows (beside the log, keyed by the feature set) are written in one transaction; the log's
+        own rows are not touched: they are what was shown, and a process with the other feature
+        set reads them. Before, the state started afresh and what a person taught was lost at
+        the upgrade. If the store moved since this process read the log (another process
+        relearned it, or gave feedback), what it holds now is read again (:meth:`_current` goes
+        on from there). A store that cannot be written keeps the relearned state in memory;
+        :meth:`status` says which."""
+        store = self.mem.store
         read_at = self.generation  # (the write below takes in other processes' commits first: this area may reload)
+        described = store.described_feedback(self.names)
+        kept = set(described)
         learned = self._replayed(events, described)[1]
         added, gone = [n for n in self.names if n not in stored], [n for n in stored if n not in self.names]
         change = "; ".join(part for part in (f"new {', '.join(added)}" if added else "",
                                              f"without {', '.join(gone)}" if gone else "") if part)
         what = f"relearned from its {len(events)} feedback event(s), {len(described)} described again under the new features"
-        store = self.mem.store
         try:
             with store.transaction():
-                if store.ranker_generation() != read_at:  # its feedback is not in what was relearned
-                    raise StoreBusy("another process taught the ranker since this one read the log")
-                store.set_feedback_features((event_id, list(self.names), rows) for event_id, rows in described.items())
+                if store.ranker_generation() != read_at:
+                    raise _StoreMoved
+                store.add_described_feedback(self.names, [(i, rows) for i, rows in described.items() if i not in kept])
                 store.set_ranker_state(learned.blob(self.names), time.time())
                 self.mem.activity.record("ranker.relearned", f"the feature set changed ({change}): {what}",
                                          count=len(described))
                 self.generation = store.bump_ranker_generation()
+        except _StoreMoved:
+            self._load_learning()
+            if self._relearn is None:  # the stored state is for this feature set: another process relearned it
+                self.relearned = (f"the feature set changed ({change}): relearned from its log by another process "
+                                  "meanwhile, read from the store")
+            return self._learned
         except (StoreReadOnly, StoreBusy) as exc:
             what += f", in memory only ({exc})"
         self.state_problem = ""
@@ -843,11 +894,22 @@ class RankerArea(Area):
             store.upsert_trust(trust)
             store.upsert_edges(edges)
             if store.import_feedback(events):
-                state, learned = self._replayed(store.feedback_events())
+                state, learned = self._replayed_to_write(store.feedback_events())
                 store.replace_learned_rows(state.trust_rows(), state.edge_rows())
                 store.set_ranker_state(learned.blob(self.names), time.time())
             store.bump_ranker_generation()
         self.load()
+
+
+class _StoreMoved(Exception):
+    """Raised inside the relearning's write when the store's ranker state moved since the log was
+    read: the write is undone, and what the store holds now is read again."""
+
+
+def _waits(exc: Exception) -> str:
+    """The one line a write refused while the relearning waits for the endpoint says."""
+    return (f"the ranker must relearn from its feedback log after a feature change before this write, and that "
+            f"waits for the embedding endpoint ({exc}); nothing was changed, try again when it answers")
 
 
 def _untaught(rule: AlikeRule, shown: int) -> str:

@@ -4,7 +4,10 @@ A recall writes nothing: its feedback token is signed and carries what feedback 
 (:mod:`engine.rank.tokens`), with the key the store was given when its ranker tables were made.
 The feedback log keeps, per event, the token's id (so a token is accepted once, even by two
 processes at once: a unique index), the query, what was shown and used, and the shown feature
-vectors, so the learner's state can be rebuilt from it. An event withdrawn by undo stays in the
+vectors, so the learner's state can be rebuilt from it. Those rows are never rewritten: when the
+ranker's feature set changes, its relearning keeps each event's hits described under the new set
+beside the log (``feedback_described``, keyed by the feature names), so two processes with two
+feature sets each keep their own and the log stays what was shown at the time. An event withdrawn by undo stays in the
 log with its ``withdrawn_at`` time and counts for nothing. Every write of learned state bumps a
 generation counter, so a process can tell, inside its own write transaction, whether another
 process taught the ranker since it last loaded.
@@ -82,6 +85,17 @@ MIGRATIONS = [
         CREATE UNIQUE INDEX feedback_events_token ON feedback_events(token);
         INSERT OR IGNORE INTO kv (key, value) VALUES ('rank.token_key', randomblob(32));
         INSERT OR IGNORE INTO kv (key, value) VALUES ('rank.generation', 0);
+        """,
+    ),
+    (
+        "ranker-3",
+        """
+        CREATE TABLE feedback_described (
+            event_id INTEGER NOT NULL REFERENCES feedback_events(id) ON DELETE CASCADE,
+            names TEXT NOT NULL,
+            features BLOB NOT NULL,
+            PRIMARY KEY (event_id, names)
+        ) WITHOUT ROWID;
         """,
     ),
 ]
@@ -216,12 +230,19 @@ class RankerSQL:
                                 " FROM feedback_events WHERE id = ?", (event_id,)).fetchone()
         return _feedback_row(row) if row else None
 
-    def set_feedback_features(self, rows: Iterable[tuple[int, list[str], np.ndarray]]) -> None:
-        """Each event's shown hits described again under other feature names (event id, names,
-        one row per shown hit): the ranker's relearning after its feature set changed."""
-        self.conn.executemany("UPDATE feedback_events SET names = ?, features = ? WHERE id = ?",
-                              [(json.dumps(names), matrix.astype(np.float32).tobytes(), event_id)
-                               for event_id, names, matrix in rows])
+    def described_feedback(self, names: Sequence[str]) -> dict[int, np.ndarray]:
+        """Events' shown hits described again under the feature set ``names`` (event id → one row
+        per shown hit), as the ranker's relearning kept them."""
+        rows = self.conn.execute("SELECT event_id, features FROM feedback_described WHERE names = ?",
+                                 (json.dumps(list(names)),)).fetchall()
+        return {r[0]: np.frombuffer(r[1], dtype=np.float32).reshape(-1, len(names)).astype(np.float64) for r in rows}
+
+    def add_described_feedback(self, names: Sequence[str], rows: Iterable[tuple[int, np.ndarray]]) -> None:
+        """Keep events' shown hits described under the feature set ``names`` beside the log (the
+        events' own rows stay as they were shown)."""
+        key = json.dumps(list(names))
+        self.conn.executemany("INSERT OR REPLACE INTO feedback_described (event_id, names, features) VALUES (?,?,?)",
+                              [(event_id, key, matrix.astype(np.float32).tobytes()) for event_id, matrix in rows])
 
     def withdraw_feedback(self, event_id: int, at: float) -> None:
         self.conn.execute("UPDATE feedback_events SET withdrawn_at = ? WHERE id = ?", (at, event_id))
@@ -231,7 +252,7 @@ class RankerSQL:
         return self.conn.execute("SELECT COUNT(*) FROM feedback_events WHERE withdrawn_at IS NULL").fetchone()[0]
 
     def clear_feedback(self) -> None:
-        for table in ("feedback_events", "coaccess_edges", "item_trust", "ranker_state"):
+        for table in ("feedback_described", "feedback_events", "coaccess_edges", "item_trust", "ranker_state"):
             self.conn.execute(f"DELETE FROM {table}")
 
     def replace_learned_rows(self, trust: Iterable[tuple[int, float, int, float]],

@@ -156,7 +156,7 @@ def test_a_store_taught_under_another_feature_set_relearns_from_its_log_when_ope
     (no SGD step, no pair, an untrained answer prior) and the log's events no longer taught it.
     Now each event's shown hits are described again under the new features (as its recall
     described them: trust, uses and the prior as they were then) and learned in order, the new
-    rows and state are written once, and status says so."""
+    rows (beside the log: its own rows stay as shown) and state are written once, and status says so."""
     for text in ("sourdough bread class", "border collie dog", "what does Maya bake", "trip to Lisbon"):
         rec = mem.recall(text, strategy="fused")
         mem.feedback(rec.token, shown(rec)[3:5])
@@ -175,11 +175,15 @@ def test_a_store_taught_under_another_feature_set_relearns_from_its_log_when_ope
         assert upgraded.ranker.prior.trained
         assert after.state == ("learning; the feature set changed (new signal_answer): relearned from its 4 feedback "
                                "event(s), 3 described again under the new features")  # one showed hits the marks moved
-        relearned = {e.id: e for e in upgraded.store.feedback_events() if e.features is not None}
-        assert [e.names for e in relearned.values()] == [after.features] * 3 and relearned.keys() == taught.keys()
+        kept = {e.id: e for e in upgraded.store.feedback_events() if e.features is not None}
+        assert kept.keys() == taught.keys()
+        for event_id, event in taught.items():  # the log's rows untouched
+            assert kept[event_id].names == event.names and np.array_equal(kept[event_id].features, event.features)
+        relearned = upgraded.store.described_feedback(after.features)
+        assert relearned.keys() == taught.keys()
         for event_id, event in taught.items():  # described as the recall did, learned features included
-            columns = [relearned[event_id].names.index(name) for name in event.names]
-            assert np.allclose(relearned[event_id].features[:, columns], event.features, atol=1e-3)
+            columns = [after.features.index(name) for name in event.names]
+            assert np.allclose(relearned[event_id][:, columns], event.features, atol=1e-3)
         assert [(a.action, a.count) for a in upgraded.activity.recent(5) if a.action.startswith("ranker.")] == [("ranker.relearned", 3)]
         assert shown(upgraded.recall("sourdough bread class", strategy="fused"))[:1] == hits[:1]
     with Memory(path, fused_signals="answer") as again:  # read as written: not relearned again
@@ -202,7 +206,8 @@ def test_a_relearning_overtaken_by_another_processs_feedback_relearns_again_with
             taught = other.ranker.status()
         status = upgraded.ranker.status()
         assert status.state.endswith("relearned from its 2 feedback event(s), 2 described again under the new features")
-        assert [e.names for e in upgraded.store.feedback_events()] == [status.features] * 2
+        assert [e.names for e in upgraded.store.feedback_events()] == [taught.features] * 2  # as they were shown
+        assert len(upgraded.store.described_feedback(status.features)) == 2
         assert (status.model_steps, status.train_pairs) == (taught.model_steps, taught.train_pairs)
 
 
@@ -399,3 +404,106 @@ def test_the_coaccess_walk_is_the_same_on_a_dense_and_a_sparse_transition(monkey
     state.invalidate()
     dense_walk = state.coaccess(slot_of, len(ids), seeds, restart)
     assert sparse_walk.max() > 0 and dense_walk == pytest.approx(sparse_walk, rel=1e-9, abs=1e-12)
+
+
+def taught_under_core_signals(mem: Memory) -> int:
+    for text in ("sourdough bread class", "border collie dog", "what does Maya bake", "trip to Lisbon"):
+        rec = mem.recall(text, strategy="fused")
+        mem.feedback(rec.token, shown(rec)[3:5])
+    return mem.ranker.status().model_steps
+
+
+def test_an_undo_as_the_first_write_after_a_feature_change_keeps_the_other_events_learning(mem):
+    """An undo rebuilds the state from the log: under a new feature set it describes the events
+    again as the relearning does (from the review; before, it stored 0 steps and 0 pairs for good)."""
+    steps = taught_under_core_signals(mem)
+    assert steps > 0
+    mem.close()
+    with Memory(mem.path, fused_signals="answer") as upgraded:
+        first = upgraded.store.feedback_events()[0].id
+        upgraded.ranker.undo(first)  # the first thing this process does with the ranker
+        status = upgraded.ranker.status()
+    assert status.model_steps > 0 and status.train_pairs > 0
+    with Memory(mem.path, fused_signals="answer") as again:
+        assert (again.ranker.status().model_steps, again.ranker.status().train_pairs) == (
+            status.model_steps, status.train_pairs)
+
+
+def test_an_export_taught_under_another_feature_set_imports_with_its_learning(mem, tmp_path):
+    """(from the review; before, the import stored 0 steps)"""
+    steps = taught_under_core_signals(mem)
+    assert steps > 0
+    mem.export(tmp_path / "e.jsonl")
+    with Memory(tmp_path / "copy.db", fused_signals="answer") as copy:
+        copy.import_(tmp_path / "e.jsonl")
+        status = copy.ranker.status()
+    assert status.model_steps == steps
+
+
+def test_while_the_endpoint_holds_the_relearning_up_a_write_of_the_state_is_refused_and_nothing_changes(
+        mem, monkeypatch):
+    """Feedback and undo build on the learned state; before, they stored the fresh one made
+    without the log (and it was never relearned after). Now each is refused in one line, the
+    store unchanged; a delete leaves the state to the relearning; once the endpoint answers the
+    relearning keeps everything."""
+    steps = taught_under_core_signals(mem)
+    mem.close()
+    with Memory(mem.path, fused_signals="answer") as upgraded:
+        build = features_module.build
+
+        def endpoint_down(*args, **kwargs):
+            raise EmbeddingUnavailable("embedding endpoint failed: HTTP 503")
+
+        monkeypatch.setattr(features_module, "build", endpoint_down)
+        rec = upgraded.recall("sourdough bread class", strategy="bm25")
+        before = (upgraded.store.ranker_state(), upgraded.store.ranker_generation(), upgraded.store.count_feedback())
+        first = upgraded.store.feedback_events()[0]
+        writes = [lambda: upgraded.ranker.feedback(rec.token, shown(rec)[:1]), lambda: upgraded.ranker.undo(first.id)]
+        for write in writes:
+            with pytest.raises(FeedbackError, match="waits for the embedding endpoint .*HTTP 503.*nothing was changed"):
+                write()
+            assert (upgraded.store.ranker_state(), upgraded.store.ranker_generation(),
+                    upgraded.store.count_feedback()) == before
+        upgraded.delete_item(first.ignored[0])
+        assert upgraded.store.ranker_state() == before[0]
+        monkeypatch.setattr(features_module, "build", build)
+        rec = upgraded.recall("sourdough bread class", strategy="bm25")
+        upgraded.ranker.feedback(rec.token, shown(rec)[:1])
+        status = upgraded.ranker.status()  # relearned without the deleted item's events' pairs
+        assert status.events == 5 and 0 < status.model_steps < steps and status.train_pairs > 0
+        assert [a.action for a in upgraded.activity.recent(3)] == ["feedback", "ranker.relearned", "item.deleted"]
+
+
+def test_two_processes_with_two_feature_sets_keep_the_logs_rows_and_each_its_own_state(mem):
+    """An app with one feature set beside a CLI with another: each relearns at its open, from
+    the log's rows as they were shown (never rewritten), and each state is its set's."""
+    steps = taught_under_core_signals(mem)
+    rows = [(e.names, e.features) for e in mem.store.feedback_events()]
+    core = mem.ranker.status().features
+    assert [names for names, features in rows if features is not None] == [core] * 3
+    mem.close()
+    for _ in range(2):
+        for signals in ("answer", ""):
+            with Memory(mem.path, fused_signals=signals) as opened:
+                status = opened.ranker.status()
+                assert status.model_steps == steps and status.train_pairs > 0
+                assert (signals == "answer") == ("signal_answer" in status.features)
+                after = [(e.names, e.features) for e in opened.store.feedback_events()]
+    assert rows and len(after) == len(rows)
+    for (names, features), (names_after, features_after) in zip(rows, after):
+        assert names == names_after and (features is None) == (features_after is None)
+        assert features is None or np.array_equal(features, features_after)
+
+
+def test_the_second_of_two_processes_relearning_the_same_store_says_another_process_relearned_it(mem):
+    """Both opened the old store before either relearned: the second finds the first's state and
+    says so (before: 'another process taught the ranker since…', which nobody did)."""
+    steps = taught_under_core_signals(mem)
+    mem.close()
+    with Memory(mem.path, fused_signals="answer") as first, Memory(mem.path, fused_signals="answer") as second:
+        assert first.ranker.relearned == second.ranker.relearned == ""
+        assert first.ranker.status().state.endswith("described again under the new features")
+        status = second.ranker.status()
+        assert status.state == ("learning; the feature set changed (new signal_answer): relearned from its log by "
+                                "another process meanwhile, read from the store")
+        assert (status.model_steps, status.train_pairs) == (steps, first.ranker.status().train_pairs)
