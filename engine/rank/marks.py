@@ -183,9 +183,8 @@ class MarkParams:
     # and the first one's evidence lifted to the top is not the second one's answer. A rule of what
     # counts, chosen on conv-26/30/41 with MiniLM as the endpoint (no rewording there lost).
     # The pick among the five most alike (session 15, both rules) was found looking at the
-    # held-out conversations' rewordings by class (another question corroborated for 13 of 42
-    # against 6 before fused's answer-turn features); on conv-26/30/41 any of 3, 5 or 8 moves
-    # nothing, 1 or 2 loses rewordings; 5 was chosen before the held-out figure was read: not blind.
+    # held-out conversations' rewordings by class, so it is not blind; how 5 was chosen on
+    # conv-26/30/41 is in docs/benchmarks.md (session 15).
     worded: AlikeRule = field(default_factory=lambda: AlikeRule(
         Ramp(0.3, 1.0, 1.0), standing_power=2.0, nearest=2, same_answer=True, reach=0.1, into_view=True,
         shared=0.2, shared_likeness=0.2, agreed_likeness=0.65, pick_nearest=5))  # the word space's cosine

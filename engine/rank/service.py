@@ -921,7 +921,9 @@ def _untaught(rule: AlikeRule, shown: int) -> str:
     if rule.shared <= 0 or not shown:
         return ""
     found = max(1, math.ceil(rule.shared * shown - 1e-9))
-    text = f"an untaught question about the same people finding {found} of its {shown} hits again (alike ≥ {rule.shared_likeness:.2f})"
+    nearest = f", this among its {rule.pick_nearest} most alike taught questions" if rule.pick_nearest > 0 else ""
+    text = (f"an untaught question about the same people finding {found} of its {shown} hits again "
+            f"(alike ≥ {rule.shared_likeness:.2f}{nearest})")
     if math.isfinite(rule.agreed_likeness):
         text += f" or most alike to it (≥ {rule.agreed_likeness:.2f})"
     return text

@@ -422,11 +422,11 @@ def test_each_event_says_for_which_untaught_question_its_used_items_come_into_vi
     mem.feedback(ignored_only.token, [])
     nothing_used, effect = mem.ranker.feedback_effects()
     assert len(ids(rec)) == 10 and nothing_used.untaught == ""
-    assert effect.untaught == ("an untaught question about the same people finding 2 of its 10 hits again (alike ≥ 0.20) "
-                               "or most alike to it (≥ 0.65)")
+    assert effect.untaught == ("an untaught question about the same people finding 2 of its 10 hits again (alike ≥ 0.20, "
+                               "this among its 5 most alike taught questions) or most alike to it (≥ 0.65)")
     assert f"also counts for {effect.untaught}: its used items come into view" in effect_text(effect, 0.0, 300).plain
     assert _untaught(MarkParams().embedded, 7) == ("an untaught question about the same people finding 2 of its 7 hits "
-                                                   "again (alike ≥ 0.75)")
+                                                   "again (alike ≥ 0.75, this among its 5 most alike taught questions)")
 
 
 def test_marks_fade_with_time(mem):
