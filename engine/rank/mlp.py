@@ -28,6 +28,10 @@ class MLPParams:
     replay: int = 32  # replayed pairs per event
     steps: int = 3  # SGD passes per event
     buffer: int = 4096
+    # after a feature change, only the newest events are described again (one fused feature build
+    # each, tens of ms at a million items): the buffer holds about their pairs; older events
+    # teach trust, edges, the marks and the answer prior, and the model what the kept rows give
+    relearn_newest: int = 300
 
 
 def _gelu(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

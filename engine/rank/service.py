@@ -678,17 +678,19 @@ class RankerArea(Area):
         """Trust, edges and the learned state as if only ``events`` had been given (deleted items
         left out). An event whose shown hits were described under another feature set is learned
         from its rows under the current one: those in ``described``, else described again now
-        (:meth:`_described_again`, from what was learned before it) and put in ``described``."""
+        (:meth:`_described_again`, from what was learned before it) and put in ``described``: the
+        newest ``relearn_newest`` only, which bounds the cost (:class:`.mlp.MLPParams`)."""
         state = FeedbackState(self.feedback_state.params)
         state.load([], [], 0.0)
         learned = self._fresh_state()
         live = self.mem.index.slot_of
+        newest = {e.id for e in events[-self.mlp_params.relearn_newest:]}
         for e in events:
             used = [i for i in e.used if i in live]
             shown = [i for i in e.shown if i in live]
             features, names = (e.features, e.names) if shown == e.shown else (None, e.names)
             if features is not None and tuple(names) != self.names:
-                if e.id not in described:
+                if e.id not in described and e.id in newest:
                     again = self._described_again(e.query, shown, state, learned.prior)
                     if again is not None:
                         described[e.id] = again
@@ -734,6 +736,9 @@ class RankerArea(Area):
         change = "; ".join(part for part in (f"new {', '.join(added)}" if added else "",
                                              f"without {', '.join(gone)}" if gone else "") if part)
         what = f"relearned from its {len(events)} feedback event(s), {len(described)} described again under the new features"
+        if len(events) > self.mlp_params.relearn_newest:
+            what += (f" (the newest {self.mlp_params.relearn_newest} at most; the older teach trust, edges, "
+                     "the marks and the answer prior)")
         try:
             with store.transaction():
                 if store.ranker_generation() != read_at:

@@ -1,6 +1,7 @@
 """Feedback: validation, trust, co-access edges with decay that prunes, persistence."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -507,3 +508,20 @@ def test_the_second_of_two_processes_relearning_the_same_store_says_another_proc
         assert status.state == ("learning; the feature set changed (new signal_answer): relearned from its log by "
                                 "another process meanwhile, read from the store")
         assert (status.model_steps, status.train_pairs) == (steps, first.ranker.status().train_pairs)
+
+
+def test_a_relearning_describes_again_the_newest_events_only_and_says_so(mem):
+    """Describing an event again is one fused feature build (tens of ms at a million items): a
+    long log is relearned from its newest events' rows; the older teach the rest."""
+    steps = taught_under_core_signals(mem)
+    mem.close()
+    with Memory(mem.path, fused_signals="answer") as upgraded:
+        upgraded.ranker.mlp_params = replace(upgraded.ranker.mlp_params, relearn_newest=2)
+        status = upgraded.ranker.status()
+        assert status.state.endswith("described again under the new features (the newest 2 at most; the older teach "
+                                     "trust, edges, the marks and the answer prior)")
+        described = upgraded.store.described_feedback(status.features)
+        newest = [e.id for e in upgraded.store.feedback_events()][-2:]
+        assert described and set(described) <= set(newest)
+        assert status.held_out_pairs + status.train_pairs > 0 and status.model_steps < steps
+        assert upgraded.ranker.prior.trained
