@@ -1,6 +1,7 @@
 """Feedback: validation, trust, co-access edges with decay that prunes, persistence."""
 
 import json
+from typing import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -212,6 +213,18 @@ def test_a_relearning_overtaken_by_another_processs_feedback_relearns_again_with
         assert (status.model_steps, status.train_pairs) == (taught.model_steps, taught.train_pairs)
 
 
+def the_endpoint_fails(monkeypatch) -> Callable[[], None]:
+    """Fused's feature build fails as the dense signal does under ``embedder = "openai"`` while the
+    endpoint is down (describing hits again builds them); returns what makes it answer again."""
+    build = features_module.build
+
+    def endpoint_down(*args, **kwargs):
+        raise EmbeddingUnavailable("embedding endpoint failed: HTTP 503")
+
+    monkeypatch.setattr(features_module, "build", endpoint_down)
+    return lambda: monkeypatch.setattr(features_module, "build", build)
+
+
 def test_a_relearning_that_the_embedding_endpoint_holds_up_waits_and_status_still_answers(mem, monkeypatch):
     """Describing the events' hits again reads the dense signal, which under ``embedder = "openai"``
     asks the endpoint: while it fails, status says the relearning waits (the state starts afresh
@@ -220,16 +233,11 @@ def test_a_relearning_that_the_embedding_endpoint_holds_up_waits_and_status_stil
     mem.feedback(rec.token, shown(rec)[3:5])
     mem.close()
     with Memory(mem.path, fused_signals="answer") as upgraded:
-        build = features_module.build
-
-        def endpoint_down(*args, **kwargs):
-            raise EmbeddingUnavailable("embedding endpoint failed: HTTP 503")
-
-        monkeypatch.setattr(features_module, "build", endpoint_down)
+        answers_again = the_endpoint_fails(monkeypatch)
         waiting = upgraded.ranker.status()
         assert waiting.state == ("learning; the feature set changed: relearning from the log waits for the endpoint "
                                  "(embedding endpoint failed: HTTP 503)") and waiting.model_steps == 0
-        monkeypatch.setattr(features_module, "build", build)
+        answers_again()
         assert upgraded.ranker.status().state.endswith("relearned from its 1 feedback event(s), 1 described again "
                                                        "under the new features")
 
@@ -450,12 +458,7 @@ def test_while_the_endpoint_holds_the_relearning_up_a_write_of_the_state_is_refu
     steps = taught_under_core_signals(mem)
     mem.close()
     with Memory(mem.path, fused_signals="answer") as upgraded:
-        build = features_module.build
-
-        def endpoint_down(*args, **kwargs):
-            raise EmbeddingUnavailable("embedding endpoint failed: HTTP 503")
-
-        monkeypatch.setattr(features_module, "build", endpoint_down)
+        answers_again = the_endpoint_fails(monkeypatch)
         rec = upgraded.recall("sourdough bread class", strategy="bm25")
         before = (upgraded.store.ranker_state(), upgraded.store.ranker_generation(), upgraded.store.count_feedback())
         first = upgraded.store.feedback_events()[0]
@@ -467,7 +470,7 @@ def test_while_the_endpoint_holds_the_relearning_up_a_write_of_the_state_is_refu
                     upgraded.store.count_feedback()) == before
         upgraded.delete_item(first.ignored[0])
         assert upgraded.store.ranker_state() == before[0]
-        monkeypatch.setattr(features_module, "build", build)
+        answers_again()
         rec = upgraded.recall("sourdough bread class", strategy="bm25")
         upgraded.ranker.feedback(rec.token, shown(rec)[:1])
         status = upgraded.ranker.status()  # relearned without the deleted item's events' pairs
