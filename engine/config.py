@@ -160,7 +160,7 @@ class Settings:
     image_embed_model: str = ""  # e.g. jina-clip-v2: shared photos are embedded at ingest and searched by text
     image_embed_base_url: str = ""
     image_batch_size: int = 8  # images per /embeddings request (each travels base64-encoded)
-    image_allow_hosts: str = ""  # the only hosts a document's image URL is fetched from (comma list: "nas.local,*.example.org"; engine/hosts.py)
+    image_allow_hosts: str = ""  # the only hosts a document's image URL is fetched from (comma list: "nas.local,*.example.org,127.0.0.1:8080"; engine/hosts.py)
     request_timeout: float = 30.0
     lock_timeout: float = 30.0  # seconds a write waits for another process's write lock before saying who holds it
     max_retries: int = 3

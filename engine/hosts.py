@@ -4,8 +4,9 @@ against them.
 A document is content: it must not pick the hosts Mnemoscope contacts. So a URL a document names
 (a shared photo's ``img_url``) is fetched only from a host the person listed: an exact name (or
 address), or ``*.example.org`` for every subdomain of example.org (not example.org itself: list it
-too). A bare ``*``, or a wildcard over a whole top-level domain (``*.com``), would hand the choice
-back to the content, so neither is accepted. The list is empty by default: nothing is fetched until
+too), each on any port unless the entry names one (``nas.local:8080``). A bare ``*``, or a
+wildcard over a whole top-level domain (``*.com``), would hand the choice back to the content, so
+neither is accepted. Names are compared in one ASCII form (:func:`canonical`), the one resolved. The list is empty by default: nothing is fetched until
 the person says so. Only a host listed by its exact name may resolve to a loopback or private
 address (a NAS at home, a test server); a host listed through a wildcard must resolve to public
 addresses (:func:`engine.net.public_address`), so that a domain's DNS cannot point a listed
@@ -23,73 +24,95 @@ from dataclasses import dataclass
 from typing import Literal
 
 SETTING = "image_allow_hosts"
-_LABEL = re.compile(r"^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?$")
+_LABEL = re.compile(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?")
 
 Listed = Literal["exact", "domain"]
 
 
 @dataclass(frozen=True)
 class HostList:
-    """Hosts listed by exact name, and domains (``.example.org``) whose subdomains are listed."""
+    """Hosts listed by exact name, and domains (``.example.org``) whose subdomains are listed; each
+    with the one port it is listed on, or None for any port."""
 
-    exact: frozenset[str] = frozenset()
-    domains: tuple[str, ...] = ()
+    exact: frozenset[tuple[str, int | None]] = frozenset()
+    domains: tuple[tuple[str, int | None], ...] = ()
 
     @classmethod
     def parse(cls, text: str) -> "HostList":
         """The comma list of a setting's value; raises ValueError naming the first bad entry."""
-        exact: set[str] = set()
-        domains: list[str] = []
+        exact: set[tuple[str, int | None]] = set()
+        domains: list[tuple[str, int | None]] = []
         for entry in (e.strip() for e in text.split(",")):
             if not entry:
                 continue
-            if entry.startswith("*."):
-                domain = _name(entry[2:], entry)
+            host, port = _split_port(entry)
+            if host.startswith("*."):
+                domain = _name(host[2:], entry)
                 if "." not in domain:
                     raise ValueError(f"{entry!r} would list every host of a top-level domain; name a domain (*.example.org)")
-                domains.append("." + domain)
-            elif entry == "*":
+                domains.append(("." + domain, port))
+            elif host == "*":
                 raise ValueError("a bare '*' (any host) is not accepted: the content would pick the host; list host names"
                                  " or *.example.org")
-            elif "*" in entry:
+            elif "*" in host:
                 raise ValueError(f"{entry!r}: a '*' names subdomains only as '*.' at the start (*.example.org)")
             else:
-                exact.add(_name(entry, entry))
+                exact.add((_name(host, entry), port))
         return cls(frozenset(exact), tuple(domains))
 
-    def __bool__(self) -> bool:
-        return bool(self.exact or self.domains)
-
-    def match(self, host: str) -> Listed | None:
-        """How ``host`` (as a URL names it) is listed: by its exact name, under a listed domain, or not."""
-        host = normal(host)
-        if host in self.exact:
+    def match(self, host: str, port: int) -> Listed | None:
+        """How ``host`` (in its :func:`canonical` form) on ``port`` is listed: by its exact name,
+        under a listed domain, or not. A listing without a port covers every port."""
+        if (host, None) in self.exact or (host, port) in self.exact:
             return "exact"
         if _is_address(host):  # "*.0.0.1" names no domain of 127.0.0.1
             return None
-        return "domain" if any(host.endswith(d) for d in self.domains) else None
+        return "domain" if any(host.endswith(d) and p in (None, port) for d, p in self.domains) else None
 
 
-def normal(host: str) -> str:
-    """A host name as compared: lower case, no trailing dot, an IPv6 address without brackets and
-    in its short form."""
-    host = host.strip().lower().rstrip(".")
+def canonical(host: str) -> str:
+    """The one form of a host that is both compared with the list and resolved: lower-case ASCII
+    (an international name IDNA-encoded), no trailing dot, an IP address in its short form without
+    brackets. Anything else raises ValueError: a name with a character DNS names do not hold (a NUL,
+    a space, a ``%``) would pass a comparison on its whole text while the resolver reads only part
+    of it."""
     bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if "%" not in bare:  # a scoped IPv6 address names an interface, not a host
+        try:
+            return str(ipaddress.ip_address(bare))
+        except ValueError:
+            pass
     try:
-        return str(ipaddress.ip_address(bare))
-    except ValueError:
-        return host
+        ascii_name = host.encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        raise ValueError(f"{host!r} is not a host name") from None
+    ascii_name = ascii_name[:-1] if ascii_name.endswith(".") else ascii_name
+    if not ascii_name or len(ascii_name) > 253 or not all(_LABEL.fullmatch(label) for label in ascii_name.split(".")):
+        raise ValueError(f"{host!r} is not a host name")
+    return ascii_name
+
+
+def _split_port(entry: str) -> tuple[str, int | None]:
+    """An entry's host and the port it names (``nas.local:8080``, ``[::1]:8080``), or None."""
+    if entry.startswith("[") and "]:" in entry:
+        host, _, port = entry.rpartition(":")
+    elif entry.count(":") == 1:
+        host, _, port = entry.partition(":")
+    else:
+        return entry, None
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{entry!r}: the port after ':' must be a number from 1 to 65535")
+    return host, int(port)
 
 
 def _name(text: str, entry: str) -> str:
-    """A host name or address as listed, or ValueError (a URL, a port or a path is not a host)."""
-    host = normal(text)
-    if _is_address(host):
-        return host
-    if not host or not all(_LABEL.match(label) for label in host.split(".")):
-        raise ValueError(f"{entry!r} is not a host name (list names like nas.local or *.example.org, no scheme,"
-                         " port or path)")
-    return host
+    """A host name or address as listed, in its :func:`canonical` form, or ValueError (a URL or a
+    path is not a host)."""
+    try:
+        return canonical(text)
+    except ValueError:
+        raise ValueError(f"{entry!r} is not a host name (list names like nas.local, nas.local:8080 or *.example.org,"
+                         " no scheme or path)") from None
 
 
 def not_fetched_line(hosts: list[str]) -> str:

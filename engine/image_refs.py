@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import re
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from .files import read_regular
 from .hosts import HostList
 
 MAX_IMAGE_BYTES = 20 * 1024 * 1024
+_SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*):")  # as urlsplit reads it, without parsing the rest
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"),
           (b"GIF89a", "image/gif"), (b"BM", "image/bmp"))
 
@@ -87,15 +89,23 @@ class Fetching:
 def read_image(ref: str, place: Place, fetching: Fetching | None = None) -> ImageData:
     """The image behind a reference; raises :class:`ImageUnreadable` with the reason."""
     ref = ref.strip()
-    scheme = urllib.parse.urlsplit(ref).scheme.lower() if "://" in ref or ref.lower().startswith("data:") else ""
+    named = _SCHEME.match(ref) if "://" in ref or ref.lower().startswith("data:") else None
+    scheme = named[1].lower() if named else ""
     if scheme == "data":
         return _image(_from_data_url(ref), "the data: URL")
     if scheme in ("http", "https"):
         return _image(_download(ref, fetching or Fetching()), ref)
     if scheme not in ("", "file"):
         raise ImageUnreadable(f"a {scheme}: reference is not read (only http(s), data: and files in the ingested folder)")
-    path = Path(urllib.parse.unquote(urllib.parse.urlsplit(ref).path)) if scheme == "file" else Path(ref)
+    path = Path(urllib.parse.unquote(_file_path(ref))) if scheme == "file" else Path(ref)
     return _image(_read_local(path, place), str(path))
+
+
+def _file_path(ref: str) -> str:
+    try:
+        return urllib.parse.urlsplit(ref).path
+    except ValueError:  # a bracket left open in what would be the host
+        raise ImageUnreadable(f"not a well-formed URL: {ref[:80]!r}") from None
 
 
 def image_type(data: bytes) -> str | None:

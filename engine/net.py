@@ -35,7 +35,7 @@ import httpcore2
 import httpx2
 from openai import DefaultHttpxClient, OpenAI, OpenAIError
 
-from .hosts import SETTING, HostList
+from .hosts import SETTING, HostList, canonical
 
 USER_AGENT = "mnemoscope"
 MAX_REDIRECTS = 5
@@ -306,24 +306,22 @@ def download(url: str, *, timeout: float, max_bytes: int, retries: int = 0, allo
 def _follow(url: str, timeout: float, max_bytes: int, allow: HostList, deadline: float) -> Downloaded:
     client: httpx2.Client | None = None  # made after the first check passes: a refusal costs no TLS setup
     try:
-        for _ in range(MAX_REDIRECTS + 1):
-            scheme, host, port = origin(url)
-            if scheme not in ("http", "https") or not host:
-                raise Refused(f"only http(s) URLs are fetched, not {url[:80]!r}")
-            listed = allow.match(host)
+        for hop in range(MAX_REDIRECTS + 1):
+            scheme, host, port = _target(url)
+            listed = allow.match(host, port)
+            if listed is None and hop:  # the answer of a listed host picked this one: not the person's to list
+                raise Refused(f"redirected to {_netloc(host, port, scheme)}, which is not in {SETTING}; not followed")
             if listed is None:
                 raise NotListed(host)
             address = public_address(host, port, any_address=listed == "exact")
             client = client or DefaultHttpxClient(timeout=timeout, follow_redirects=False, transport=_Transport(url, timeout))
-            parts = urllib.parse.urlsplit(url)
-            literal = f"[{address}]" if ":" in address else address
-            pinned = parts._replace(netloc=f"{literal}:{port}").geturl()
-            headers = {"Host": parts.netloc.rpartition("@")[2], "User-Agent": USER_AGENT}
+            pinned = urllib.parse.urlsplit(url)._replace(netloc=_netloc(address, port, scheme)).geturl()
+            headers = {"Host": _netloc(host, port, scheme), "User-Agent": USER_AGENT}
             extensions = {"sni_hostname": host} if scheme == "https" else {}
             try:
                 with client.stream("GET", pinned, headers=headers, extensions=extensions) as reply:
                     if reply.is_redirect and reply.headers.get("location"):
-                        url = urllib.parse.urljoin(url, reply.headers["location"])
+                        url = _join(url, reply.headers["location"])
                         continue
                     if reply.status_code >= 400:
                         code = reply.status_code
@@ -346,6 +344,37 @@ def _follow(url: str, timeout: float, max_bytes: int, allow: HostList, deadline:
         if client is not None:
             client.close()
     raise Refused(f"more than {MAX_REDIRECTS} redirects")
+
+
+def _target(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) of a URL a document (or a server's redirect) named, the host in the
+    :func:`engine.hosts.canonical` form that is both matched and resolved; :class:`Refused` for
+    anything else (a port out of range, an unclosed bracket, a host no DNS name can be)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        scheme, host, port = parts.scheme.lower(), parts.hostname or "", parts.port
+    except ValueError:
+        raise Refused(f"not a well-formed URL: {url[:80]!r}") from None
+    if scheme not in ("http", "https") or not host:
+        raise Refused(f"only http(s) URLs are fetched, not {url[:80]!r}")
+    try:
+        return scheme, canonical(host), port or (443 if scheme == "https" else 80)
+    except ValueError:
+        raise Refused(f"{host[:80]!r} is not a host name; not fetched") from None
+
+
+def _join(url: str, location: str) -> str:
+    """Where a redirect leads; :class:`Refused` when its Location is no URL."""
+    try:
+        return urllib.parse.urljoin(url, location)
+    except ValueError:
+        raise Refused(f"redirected to {location[:80]!r}, not a well-formed URL") from None
+
+
+def _netloc(host: str, port: int, scheme: str) -> str:
+    """``host[:port]`` as a URL writes it (an IPv6 address in brackets, the scheme's port left out)."""
+    literal = f"[{host}]" if ":" in host else host
+    return literal if port == (443 if scheme == "https" else 80) else f"{literal}:{port}"
 
 
 @functools.cache

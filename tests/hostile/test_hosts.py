@@ -1,0 +1,129 @@
+"""What a document's image URL may name (review of 7395ba5): the host matched with the list is the
+host resolved, a malformed URL is one turn's failure, a listing may name a port, and a redirect off
+the list is a refusal the person is not invited to undo."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from mnemoscope.engine import net
+from mnemoscope.engine.hosts import HostList, canonical
+from tests.support.openai_server import OpenAIServer, png
+
+from .test_security import image_memory, sent_images
+
+
+def chat_with(folder: Path, *refs: str) -> Path:
+    """A chat of one turn per image reference, then a turn whose photo is a local file (ok.png)."""
+    folder.mkdir()
+    (folder / "ok.png").write_bytes(png("kayak"))
+    chat = folder / "chat.jsonl"
+    chat.write_text("".join(json.dumps({"speaker": "Ann", "text": f"look {n}", "img_url": r}) + "\n"
+                            for n, r in enumerate([*refs, "ok.png"])))
+    return chat
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+@pytest.mark.parametrize("host", ["localhost\x00.example.org", "localhost .example.org", "localhost%00.example.org"])
+def test_a_host_no_dns_name_can_be_is_refused_before_any_connection(scheme, host, monkeypatch):
+    """getaddrinfo resolves a host only up to a NUL: "localhost\\0.example.org" passed the
+    wildcard's check on its whole text and was resolved (and connected to) as "localhost"
+    (fails before: a connection, and on https a TypeError)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(5)
+    accepted: list[bytes] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # closed at the test's end
+                return
+            accepted.append(conn.recv(100))
+            conn.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    monkeypatch.setattr(net, "is_public", lambda address: True)  # loopback stands for the public host a document names
+    url = f"{scheme}://{host}:{listener.getsockname()[1]}/a.png"
+    with pytest.raises(net.Refused) as refused:
+        net.download(url, timeout=3, max_bytes=2**20, allow=HostList.parse("*.example.org"))
+    assert not isinstance(refused.value, net.NotListed) and "is not a host name" in str(refused.value)
+    assert accepted == []
+    listener.close()
+
+
+def test_hosts_are_compared_in_the_one_form_that_is_resolved():
+    """Case, a trailing dot and an international name in either form are one host; an IPv6
+    address in any spelling is one address."""
+    listed = HostList.parse("*.bücher.example, xn--caf-dma.example, [::1], NAS.local.")
+    assert listed.match(canonical("Foto.BÜCHER.example."), 80) == "domain"
+    assert listed.match(canonical("foto.xn--bcher-kva.example"), 80) == "domain"
+    assert listed.match(canonical("café.example"), 443) == "exact"
+    assert listed.match(canonical("0:0::1"), 80) == "exact" and listed.match(canonical("nas.local"), 80) == "exact"
+    assert listed.match(canonical("bücher.example"), 80) is None  # the domain itself is not a subdomain
+    for bad in ["a\x00b.example", "a b.example", "a%2eb.example", "a..b.example", "fe80::1%eth0", ""]:
+        with pytest.raises(ValueError):
+            canonical(bad)
+
+
+@pytest.mark.parametrize("ref", ["http://x.example.org:99999/a.png", "http://[::1/a.png", "http://[bold]x/a.png",
+                                 "file://[::1/a.png"])
+def test_a_malformed_image_url_is_one_failure_not_a_crash(tmp_path, openai_server, ref):
+    """Fails before: the whole ingest ended in a ValueError traceback (urlsplit, the port)."""
+    chat = chat_with(tmp_path / "docs", ref)
+    with image_memory(tmp_path / "m.db", openai_server, image_allow_hosts="*.example.org") as mem:
+        report = mem.ingest(chat)
+        assert mem.counts().items == 2
+    [warning] = report.warnings
+    assert warning.startswith(f"{chat}:1: image ") and "well-formed" in warning, warning
+    assert sent_images(openai_server) == [png("kayak")] and report.not_fetched == []
+
+
+@pytest.mark.parametrize("location", ["http://x.example.org:99999/a.png", "http://[::1/a.png", "http://[bold]x/a.png"])
+def test_a_redirect_to_a_malformed_url_is_one_failure(tmp_path, openai_server, location):
+    """Fails before: the redirect's Location raised a ValueError out of the ingest."""
+    openai_server.redirects["/photo.png"] = location
+    chat = chat_with(tmp_path / "docs", f"{openai_server.origin}/photo.png")
+    with image_memory(tmp_path / "m.db", openai_server, image_allow_hosts="127.0.0.1, *.example.org") as mem:
+        report = mem.ingest(chat)
+        assert mem.counts().items == 2
+    [warning] = report.warnings
+    assert warning.startswith(f"{chat}:1: image ") and "well-formed" in warning, warning
+
+
+def test_a_redirect_off_the_list_is_a_refusal_not_an_invitation_to_list_it(tmp_path, openai_server):
+    """The listed server's answer picks the redirect's host: the summary must not ask the person to
+    list it (fails before: counted "not fetched", "list a host there", its host named)."""
+    port = openai_server.origin.rsplit(":", 1)[1]
+    openai_server.redirects["/photo.png"] = f"http://169.254.169.254:{port}/latest/meta-data/"
+    chat = chat_with(tmp_path / "docs", f"{openai_server.origin}/photo.png")
+    with image_memory(tmp_path / "m.db", openai_server, image_allow_hosts="127.0.0.1") as mem:
+        report = mem.ingest(chat)
+    assert report.not_fetched == [] and "not fetched" not in report.summary()
+    [warning] = report.warnings
+    assert f"redirected to 169.254.169.254:{port}, which is not in image_allow_hosts; not followed" in warning
+    assert [p for m, p, _ in openai_server.headers if m == "GET"] == ["/photo.png"]
+
+
+def test_a_listing_with_a_port_opens_that_port_only(tmp_path, openai_server):
+    """Fails before: "127.0.0.1:8080" was refused as a listing, so a listed host was open on
+    every port (a chat could GET a local database's or admin page's port)."""
+    port = int(openai_server.origin.rsplit(":", 1)[1])
+    openai_server.files["/a.png"] = png("on the listed port")
+    with OpenAIServer() as other:
+        other.files["/b.png"] = png("another port")
+        other_port = int(other.origin.rsplit(":", 1)[1])
+        chat = chat_with(tmp_path / "docs", f"http://127.0.0.1:{port}/a.png", f"http://127.0.0.1:{other_port}/b.png")
+        with image_memory(tmp_path / "m.db", openai_server, image_allow_hosts=f"127.0.0.1:{port}") as mem:
+            report = mem.ingest(chat)
+        assert [m for m, _, _ in other.headers] == []
+    assert sent_images(openai_server) == [png("on the listed port"), png("kayak")]
+    assert report.not_fetched == ["127.0.0.1"]
+    assert HostList.parse("[::1]:8080, *.example.org:8443").match("::1", 8080) == "exact"
+    assert HostList.parse("*.example.org:8443").match("a.example.org", 443) is None
