@@ -35,6 +35,7 @@ import httpcore2
 import httpx2
 from openai import DefaultHttpxClient, OpenAI, OpenAIError
 
+from .errors import ConfigError
 from .hosts import SETTING, HostList, canonical
 
 USER_AGENT = "mnemoscope"
@@ -154,13 +155,15 @@ class _Transport(httpx2.BaseTransport):
     would hold a request for days; this bounds the whole answer, headers included (the body also
     has :class:`_Bounded`). Sending is bounded per write as before: a batch of photos may take
     longer than the timeout to upload on a slow line. A proxy named by the environment
-    (``HTTPS_PROXY``, ``HTTP_PROXY``, not for a host ``NO_PROXY`` names) is used as httpx2 would."""
+    (``HTTPS_PROXY``, ``HTTP_PROXY`` or ``ALL_PROXY``, not for a host ``NO_PROXY`` names) is used,
+    under the same deadline, or the request refused (:func:`_env_proxy`)."""
 
     def __init__(self, url: str, timeout: float) -> None:
         backend = _DeadlineBackend()
         proxy = _env_proxy(url)
         self.timeout = timeout
-        self.pool = (httpcore2.HTTPProxy(proxy_url=proxy, ssl_context=_tls(), network_backend=backend) if proxy
+        self.pool = (httpcore2.HTTPProxy(proxy_url=proxy.url, proxy_auth=proxy.auth, ssl_context=_tls(),
+                                         network_backend=backend) if proxy
                      else httpcore2.ConnectionPool(ssl_context=_tls(), network_backend=backend))
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -268,13 +271,29 @@ def _left(timeout: float | None) -> float | None:
     return left if timeout is None else min(timeout, left)
 
 
-def _env_proxy(url: str) -> str | None:
-    """The HTTP(S) proxy the environment names for ``url``, as httpx2 would use it (None: direct)."""
+@dataclass(frozen=True)
+class _Proxy:
+    url: str  # without credentials
+    auth: tuple[str, str] | None
+
+
+def _env_proxy(url: str) -> _Proxy | None:
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY``/``HTTP_PROXY``, else
+    ``ALL_PROXY``; None: direct, or a host ``NO_PROXY`` names), its credentials apart. A person who
+    set a proxy is never bypassed: one this transport cannot carry (SOCKS, say) is a
+    :class:`ConfigError`, and nothing is sent."""
     scheme, host, _ = origin(url)
-    proxy = urllib.request.getproxies().get(scheme)
-    if not proxy or urllib.request.proxy_bypass(host):
+    proxies = urllib.request.getproxies()
+    named = proxies.get(scheme) or proxies.get("all")
+    if not named or urllib.request.proxy_bypass(host):
         return None
-    return proxy if origin(proxy)[0] in ("http", "https") else None
+    parts = urllib.parse.urlsplit(named if "://" in named else "http://" + named)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"the environment's proxy for {scheme} URLs ({parts.scheme}://{parts.hostname}, from"
+                          f" {scheme.upper()}_PROXY or ALL_PROXY) is not an http(s) proxy, the only kind Mnemoscope"
+                          " can use; nothing was sent (name an http proxy, or the host in NO_PROXY)")
+    auth = (urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or "")) if parts.username else None
+    return _Proxy(parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl(), auth)
 
 
 # -- URLs a document names --------------------------------------------------------------------
