@@ -200,7 +200,7 @@ def read_export(path: str | Path, max_bytes: int) -> ExportFile:
         with open_regular(path) as fh:
             size = os.fstat(fh.fileno()).st_size
             if size > max_bytes:
-                raise IngestError(path, _too_large(f"is {size / 2**20:,.0f} MiB", max_bytes))
+                raise IngestError(path, _too_large(f"is {_size(size)}", max_bytes))
             end = _check_trailer(path, _lines(fh, path, max_bytes))
             fh.seek(0)
             reader = _ExportReader(path, end)
@@ -224,8 +224,15 @@ def _lines(fh: BinaryIO, path: Path, max_bytes: int) -> Iterator[tuple[int, byte
 
 
 def _too_large(what: str, max_bytes: int) -> str:
-    return (f"{what}: more than max_import_bytes ({max_bytes / 2**20:,.0f} MiB), what an import reads; nothing was"
+    return (f"{what}: more than max_import_bytes ({_size(max_bytes)}), what an import reads; nothing was"
             " imported (MNEMOSCOPE_MAX_IMPORT_BYTES raises it)")
+
+
+def _size(n: int) -> str:
+    """A size in the unit that keeps it readable: a small cap in whole MiB would read "0 MiB"."""
+    if n >= 2**20:
+        return f"{n / 2**20:,.0f} MiB"
+    return f"{n / 2**10:,.0f} KiB" if n >= 2**10 else f"{n:,} bytes"
 
 
 def _check_trailer(path: Path, lines: Iterable[tuple[int, bytes]]) -> int:

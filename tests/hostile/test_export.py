@@ -147,6 +147,11 @@ def test_import_refuses_a_file_past_max_import_bytes_before_reading_it(filled, t
     code, _, err = cli("--store", store, "import", huge)
     assert code == 2 and err.count("\n") == 1 and "is 64 MiB: more than max_import_bytes (1 MiB)" in err, err
     assert "MNEMOSCOPE_MAX_IMPORT_BYTES" in err and store_checksum(store) == before
+    for cap, says in ((1000, "is 64 MiB: more than max_import_bytes (1,000 bytes)"),
+                      (500 * 2**10, "is 64 MiB: more than max_import_bytes (500 KiB)")):  # not "(0 MiB)" (fails before)
+        monkeypatch.setenv("MNEMOSCOPE_MAX_IMPORT_BYTES", str(cap))
+        code, _, err = cli("--store", store, "import", huge)
+        assert code == 2 and says in err, err
     good = filled / "good.jsonl"
     monkeypatch.setenv("MNEMOSCOPE_MAX_IMPORT_BYTES", str(good.stat().st_size))
     assert cli("--store", store, "import", good)[0] == 0  # an export within the cap, to its last byte
