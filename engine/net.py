@@ -287,11 +287,15 @@ def _env_proxy(url: str) -> _Proxy | None:
     named = proxies.get(scheme) or proxies.get("all")
     if not named or urllib.request.proxy_bypass(host):
         return None
-    parts = urllib.parse.urlsplit(named if "://" in named else "http://" + named)
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"the environment's proxy for {scheme} URLs ({parts.scheme}://{parts.hostname}, from"
-                          f" {scheme.upper()}_PROXY or ALL_PROXY) is not an http(s) proxy, the only kind Mnemoscope"
-                          " can use; nothing was sent (name an http proxy, or the host in NO_PROXY)")
+    try:
+        parts = urllib.parse.urlsplit(named if "://" in named else "http://" + named)
+        usable = parts.scheme.lower() in ("http", "https") and bool(parts.hostname) and parts.port != 0
+    except ValueError:  # a port out of range, a bracket left open
+        parts, usable = urllib.parse.urlsplit("unreadable://"), False
+    if not usable:
+        raise ConfigError(f"the environment's proxy for {scheme} URLs ({parts.scheme}://{parts.hostname or '?'}, from"
+                          f" {scheme.upper()}_PROXY or ALL_PROXY) is not an http(s) proxy Mnemoscope can use;"
+                          " nothing was sent (name an http proxy, or the host in NO_PROXY)")
     auth = (urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or "")) if parts.username else None
     return _Proxy(parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl(), auth)
 

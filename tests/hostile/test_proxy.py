@@ -66,10 +66,14 @@ def test_all_proxy_is_used_with_its_credentials(openai_server: OpenAIServer, pro
     assert fields[b"proxy-authorization"] == b"Basic " + base64.b64encode(b"ann:s@cret")
 
 
-@pytest.mark.parametrize("name, value", [("ALL_PROXY", "socks5://127.0.0.1:1"), ("HTTP_PROXY", "socks5h://127.0.0.1:1")])
+@pytest.mark.parametrize("name, value, says", [("ALL_PROXY", "socks5://127.0.0.1:1", "socks5://127.0.0.1"),
+                                               ("HTTP_PROXY", "socks5h://127.0.0.1:1", "socks5h://127.0.0.1"),
+                                               ("HTTP_PROXY", "http://[::1:8080", "unreadable://?"),
+                                               ("ALL_PROXY", "http://127.0.0.1:99999", "unreadable://?")])
 def test_a_proxy_the_transport_cannot_use_is_one_line_not_a_way_around_it(tmp_path, openai_server, no_proxy_env,
-                                                                          monkeypatch, name, value):
-    """Fails before: a SOCKS proxy was skipped and the texts went to the endpoint directly."""
+                                                                          monkeypatch, name, value, says):
+    """Fails before: a SOCKS proxy was skipped and the texts went to the endpoint directly; a
+    proxy URL that does not parse was a ValueError traceback."""
     for setting, v in {"EMBEDDER": "openai", "EMBED_BASE_URL": openai_server.base_url, "EMBED_MODEL": "e",
                        "MAX_RETRIES": "0", "REQUEST_TIMEOUT": "5"}.items():
         monkeypatch.setenv(f"MNEMOSCOPE_{setting}", v)
@@ -80,5 +84,5 @@ def test_a_proxy_the_transport_cannot_use_is_one_line_not_a_way_around_it(tmp_pa
     monkeypatch.setenv(name, value)
     code, _, err = cli("--store", store, "ingest", tmp_path / "a.md")
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
-    assert "socks5" in err and "not an http(s) proxy" in err, err
+    assert says in err and "not an http(s) proxy Mnemoscope can use" in err, err
     assert openai_server.requests == [] and store_checksum(store) == before
