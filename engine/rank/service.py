@@ -617,6 +617,9 @@ class RankerArea(Area):
             taken = store.event_of_token(row.token)
             if taken is not None:
                 raise FeedbackError(f"this recall token was already used (feedback event {taken}); recall again")
+            gone = sorted(set(row.shown) - set(self.mem.items(row.shown)))
+            if gone:  # their trust and edges could not be written: the recall's list is not the store's now
+                raise FeedbackError(f"item(s) {', '.join(map(str, gone[:5]))} this recall showed were deleted since; recall again")
             if store.ranker_generation() != self.generation:
                 self._load_learning()  # another process taught the ranker since: build on what it stored
             changes = self.feedback_state.changes(used, ignored, now)

@@ -528,3 +528,17 @@ def test_a_relearning_describes_again_the_newest_events_only_and_says_so(mem):
         assert described and set(described) <= set(newest)
         assert status.held_out_pairs + status.train_pairs > 0 and status.model_steps < steps
         assert upgraded.ranker.prior.trained
+
+
+def test_feedback_on_a_recall_that_showed_an_item_deleted_since_is_one_line_and_writes_nothing(mem):
+    """Before: sqlite3.IntegrityError (FOREIGN KEY) from the deleted item's trust row."""
+    rec = mem.recall("sourdough bread class", strategy="fused")
+    hits = shown(rec)
+    assert len(hits) > 5
+    mem.delete_item(hits[5])
+    generation = mem.store.ranker_generation()
+    with pytest.raises(FeedbackError, match=f"item\\(s\\) {hits[5]} this recall showed were deleted since; recall again"):
+        mem.feedback(rec.token, hits[:1])
+    assert (events(mem), mem.store.ranker_generation()) == (0, generation)
+    again = mem.recall("sourdough bread class", strategy="fused")
+    assert mem.feedback(again.token, shown(again)[:1]).event_id > 0
