@@ -435,6 +435,10 @@ def is_public(address: str) -> bool:
             ip = ip.ipv4_mapped
         elif ip in _NAT64:
             ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        elif ip.sixtofour is not None:  # 6to4 (2002::/16) reaches the IPv4 address it carries
+            ip = ip.sixtofour
+        elif ip.is_site_local:  # fec0::/10, deprecated but still routed on some private networks
+            return False
     if ip.is_multicast or ip.is_reserved or ip.is_unspecified or ip.is_loopback or ip.is_link_local or ip.is_private:
         return False
     return ip.is_global and not any(ip in net for net in _ALSO_BLOCKED if net.version == ip.version)
