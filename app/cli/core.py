@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import glob
-import shutil
 import sys
 from argparse import ArgumentTypeError
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .common import UsageError, emit, open_memory, store_path
+from .common import UsageError, emit, open_memory
 from .parsing import count_int, plain_int
 from .progress import ProgressLine
 
@@ -159,25 +156,8 @@ def export(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def import_(args: argparse.Namespace, out: TextIO) -> int:
-    """Import an export. A refused import into a store that did not exist leaves no store behind:
-    the files this command created under the store's name are removed, so "nothing was imported"
-    holds for the folder too (the export is read only once the store is open, inside its lock)."""
-    from mnemoscope.engine.config import default_store_path
-
-    store = Path(store_path(args) or default_store_path())
-    existing = set(store.parent.glob(glob.escape(store.name) + "*")) if store.parent.is_dir() else set()
-    new_store = store not in existing
-    try:
-        with open_memory(args) as mem:
-            report = mem.import_(args.file)
-    except BaseException:
-        if new_store:
-            for created in set(store.parent.glob(glob.escape(store.name) + "*")) - existing:
-                if created.is_dir():
-                    shutil.rmtree(created, ignore_errors=True)
-                else:
-                    created.unlink(missing_ok=True)
-        raise
+    with open_memory(args) as mem:
+        report = mem.import_(args.file)
     out.write(report.summary() + "\n")
     return 0
 

@@ -155,23 +155,3 @@ def test_import_refuses_a_file_past_max_import_bytes_before_reading_it(filled, t
     good = filled / "good.jsonl"
     monkeypatch.setenv("MNEMOSCOPE_MAX_IMPORT_BYTES", str(good.stat().st_size))
     assert cli("--store", store, "import", good)[0] == 0  # an export within the cap, to its last byte
-
-
-def test_a_refused_import_into_a_new_store_leaves_no_store_behind(filled, tmp_path):
-    """"Nothing was imported" holds for the folder too: a refused import into a store that did not
-    exist removes what the command created under its name (before, an empty store file stayed),
-    and a store that existed is left, unchanged."""
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"bad": 1}\n')
-    neighbour = tmp_path / "new.db.notes"  # a file that only shares the name's start, there before
-    neighbour.write_text("kept")
-    code, _, err = cli("--store", tmp_path / "new.db", "import", bad)
-    assert code == 2 and "nothing was imported" in err and "Traceback" not in err, err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "new.db.notes"]
-    store = tmp_path / "old.db"
-    Memory(store, extensions=False).close()
-    before = store_checksum(store)
-    code, _, err = cli("--store", store, "import", bad)
-    assert code == 2 and store.exists() and store_checksum(store) == before, err
-    assert cli("--store", tmp_path / "new.db", "import", filled / "good.jsonl")[0] == 0  # a good one still makes it
-    assert (tmp_path / "new.db").exists()
