@@ -40,6 +40,7 @@ TRAILER = "trailer"
 FORMAT = "mnemoscope-export"
 FORMAT_VERSION = 1
 LOCAL_META = ("root",)  # source meta that names this machine's folders: never exported, never imported
+_TAIL = 64 * 1024  # what check_export reads of a file's end: a trailer is one short line
 
 
 class Transferring(Protocol):
@@ -198,9 +199,7 @@ def read_export(path: str | Path, max_bytes: int) -> ExportFile:
     path = Path(path)
     try:
         with open_regular(path) as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size > max_bytes:
-                raise IngestError(path, _too_large(f"is {_size(size)}", max_bytes))
+            _check_file(fh, path, max_bytes)
             end = _check_trailer(path, _lines(fh, path, max_bytes))
             fh.seek(0)
             reader = _ExportReader(path, end)
@@ -208,8 +207,40 @@ def read_export(path: str | Path, max_bytes: int) -> ExportFile:
                 if raw.strip():
                     reader.read(lineno, raw)
     except FileRefused as exc:
-        raise IngestError(path, f"{exc}{'; import reads one export file' if 'folder' in str(exc) else ''}") from None
+        raise _refused(path, exc) from None
     return reader.out
+
+
+def check_export(path: str | Path, max_bytes: int) -> None:
+    """The checks of an export that read none of its records: a regular file, no larger than
+    ``max_bytes``, ending with a trailer of this format and version. Raises :class:`IngestFailed`.
+
+    An import runs them before it opens its store, so that a file that is no export at all (a
+    wrong name, a folder, a file cut short) is refused before a store that did not exist is
+    created: removing one afterwards could remove the store of another process that opened the
+    new path meanwhile."""
+    path = Path(path)
+    try:
+        with open_regular(path) as fh:
+            _check_file(fh, path, max_bytes)
+    except FileRefused as exc:
+        raise IngestFailed([_refused(path, exc)]) from None
+    except IngestError as exc:
+        raise IngestFailed([exc]) from None
+
+
+def _refused(path: Path, exc: FileRefused) -> IngestError:
+    return IngestError(path, f"{exc}{'; import reads one export file' if 'folder' in str(exc) else ''}")
+
+
+def _check_file(fh: BinaryIO, path: Path, max_bytes: int) -> None:
+    """The size cap and the trailer's kind, read from the file's end (see :func:`check_export`)."""
+    size = os.fstat(fh.fileno()).st_size
+    if size > max_bytes:
+        raise IngestError(path, _too_large(f"is {_size(size)}", max_bytes))
+    fh.seek(max(0, size - _TAIL))
+    _check_kind(path, fh.read(_TAIL).rstrip().rsplit(b"\n", 1)[-1], None)
+    fh.seek(0)
 
 
 def _lines(fh: BinaryIO, path: Path, max_bytes: int) -> Iterator[tuple[int, bytes]]:
@@ -251,7 +282,17 @@ def _check_trailer(path: Path, lines: Iterable[tuple[int, bytes]]) -> int:
             if kind in counts:
                 counts[kind] += 1
         last, last_line = raw, lineno
-    if not last:
+    trailer = _check_kind(path, last, last_line)
+    expected = _trailer(records, counts["source"], counts["item"], digest.hexdigest())
+    if trailer != expected:
+        raise IngestError(path, f"the trailer does not match the records ({_difference(trailer, expected)}): the file was"
+                          " changed or damaged after its export; nothing was imported", last_line)
+    return last_line
+
+
+def _check_kind(path: Path, last: bytes, line: int | None) -> dict[str, Any]:
+    """The trailer that ``last``, a file's last line, must be; refuses anything else."""
+    if not last.strip():
         raise IngestError(path, "is empty: not a Mnemoscope export")
     try:
         trailer = json.loads(last)
@@ -259,15 +300,10 @@ def _check_trailer(path: Path, lines: Iterable[tuple[int, bytes]]) -> int:
         trailer = None
     if not isinstance(trailer, dict) or trailer.get("type") != TRAILER or trailer.get("format") != FORMAT:
         raise IngestError(path, "has no export trailer at its end: the export was cut short (interrupted?) or this is not"
-                          " a Mnemoscope export; nothing was imported", last_line)
+                          " a Mnemoscope export; nothing was imported", line)
     if trailer.get("version") != FORMAT_VERSION:
-        raise IngestError(path, f"export format version {trailer.get('version')!r} is not one this Mnemoscope reads",
-                          last_line)
-    expected = _trailer(records, counts["source"], counts["item"], digest.hexdigest())
-    if trailer != expected:
-        raise IngestError(path, f"the trailer does not match the records ({_difference(trailer, expected)}): the file was"
-                          " changed or damaged after its export; nothing was imported", last_line)
-    return last_line
+        raise IngestError(path, f"export format version {trailer.get('version')!r} is not one this Mnemoscope reads", line)
+    return trailer
 
 
 def _kind_of(line: bytes) -> str:

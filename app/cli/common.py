@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, TextIO
 from mnemoscope.engine.errors import MnemoscopeError
 
 if TYPE_CHECKING:
-    from mnemoscope.engine import Memory
+    from mnemoscope.engine import Memory, Settings
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"  # the benchmarks' default data folder
 
@@ -34,10 +34,12 @@ def store_path(args: argparse.Namespace, named: str | None = None) -> str | None
     return os.environ.get("MNEMOSCOPE_STORE") or None
 
 
-def open_memory(args: argparse.Namespace) -> "Memory":
+def open_memory(args: argparse.Namespace, settings: "Settings | None" = None) -> "Memory":
+    """The store a command opens (:func:`store_path`), with ``settings`` if the command has read
+    them already (else they are read from the config file and the environment)."""
     from mnemoscope.engine import Memory
 
-    return Memory(store_path(args), client="cli")
+    return Memory(store_path(args), settings, client="cli")
 
 
 def emit(out: TextIO, payload: Any, as_json: bool, text: Callable[[], str] | str | None = None) -> None:

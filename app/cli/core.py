@@ -156,7 +156,14 @@ def export(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def import_(args: argparse.Namespace, out: TextIO) -> int:
-    with open_memory(args) as mem:
+    """Import an export. A file that is no export is refused before the store is opened, so a
+    refused import into a new path leaves no store there (:func:`engine.transfer.check_export`)."""
+    from mnemoscope.engine import Settings
+    from mnemoscope.engine.transfer import check_export
+
+    settings = Settings.load()
+    check_export(args.file, settings.max_import_bytes)
+    with open_memory(args, settings) as mem:
         report = mem.import_(args.file)
     out.write(report.summary() + "\n")
     return 0

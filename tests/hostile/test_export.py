@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from mnemoscope.engine import IngestFailed, Memory
 from mnemoscope.engine.transfer import write_records
 
-from .conftest import cli, damage, run_python, store_checksum
+from .conftest import ROOT, cli, damage, run_python, store_checksum
 
 BACKUP = "an older backup the person relies on\n"
 
@@ -155,3 +159,62 @@ def test_import_refuses_a_file_past_max_import_bytes_before_reading_it(filled, t
     good = filled / "good.jsonl"
     monkeypatch.setenv("MNEMOSCOPE_MAX_IMPORT_BYTES", str(good.stat().st_size))
     assert cli("--store", store, "import", good)[0] == 0  # an export within the cap, to its last byte
+
+
+def _cut_short(good: Path, bad: Path) -> None:
+    lines = good.read_text(encoding="utf-8").splitlines(keepends=True)
+    bad.write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda good, bad: None, "no such file"),
+    (lambda good, bad: bad.mkdir(), "import reads one export file"),
+    (lambda good, bad: bad.write_bytes(b""), "is empty"),
+    (lambda good, bad: bad.write_text('[{"role": "user", "content": "hi"}]\n'), "no export trailer at its end"),
+    (_cut_short, "no export trailer at its end"),
+    (lambda good, bad: bad.write_text(good.read_text().replace('"version": 1', '"version": 9')), "version 9"),
+    (lambda good, bad: bad.write_bytes(b"x" * 70_000 + good.read_bytes().splitlines()[-1].lstrip(b"{")),
+     "no export trailer at its end"),  # a last line longer than what the check reads of the end
+    (lambda good, bad: shutil.copy(good, bad), "more than max_import_bytes"),
+])
+def test_a_refused_import_into_a_new_store_path_creates_no_store(filled, tmp_path, monkeypatch, make, says):
+    """A file that is no export (missing, a folder, empty, another format, cut short, another
+    version, past the cap) is refused before the store is opened: "nothing was imported" holds
+    for the folder too. Before, the store was created first and an empty store file stayed."""
+    bad = tmp_path / "bad.jsonl"
+    make(filled / "good.jsonl", bad)
+    if "max_import_bytes" in says:
+        monkeypatch.setenv("MNEMOSCOPE_MAX_IMPORT_BYTES", "1000")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, _, err = cli("--store", tmp_path / "new.db", "import", bad)
+    assert code == 2 and err.count("\n") == 1 and says in err and "Traceback" not in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_a_refused_import_never_removes_a_store_another_process_opened_meanwhile(tmp_path):
+    """The race a32d945 had: an import refused late (its last record is bad, found after the whole
+    file was read) removed the files it had created under the store's name, so a second process
+    that had opened the new store meanwhile and written to it lost its writes. The refused
+    import now leaves whatever it created, and the other process's item stays."""
+    source = {"type": "source", "id": 1, "name": "long.txt", "kind": "document", "content_hash": "h", "meta": {}}
+    items = [{"type": "item", "id": n, "source_id": 1, "text": f"line {n} " + "harbour lantern " * 60, "key": f"k{n}",
+              "position": n} for n in range(1, 20_001)]
+    items[-1]["position"] = "last"  # refused only once every record before it was checked
+    late = tmp_path / "late.jsonl"
+    write_records(late, [source, *items])
+    store = tmp_path / "new.db"
+    refused = subprocess.Popen([sys.executable, "-m", "mnemoscope", "--store", str(store), "import", str(late)],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not store.exists() and refused.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert store.exists(), refused.communicate()  # the refused import created the store, as any open does
+    log = tmp_path / "notes" / "log.txt"
+    log.parent.mkdir()
+    log.write_text("The lighthouse keeper's log, written meanwhile.")
+    with Memory(store, extensions=False) as mem:  # another process's write while that import reads its file
+        mem.ingest(log)
+    _, err = refused.communicate(timeout=60)
+    assert refused.returncode == 2 and "late.jsonl:20001" in err and err.count("\n") == 1, err
+    with Memory(store, extensions=False) as mem:
+        assert [Path(s.name).name for s in mem.store.sources()] == ["log.txt"]
