@@ -92,7 +92,7 @@ _NO_NAME_START = _NOT_NAMES | STOPWORDS | _OPENERS  # a word that opens no name 
 _TITLES = frozenset("mr mrs ms dr prof st".split())  # alone, a title names nobody
 _NUMBER = re.compile(r"\d+(?:st|nd|rd|th)?")  # "11th" of "June 11th" is no name
 
-# Who "he" and "she" may mean: a name the conversation has introduced as a person ("my brother
+# Who "he" and "she" ("her", "him", "his") may mean: a name the conversation has introduced as a person ("my brother
 # Ollie", "Julien and I", "Aoife says"), never a place, a company or a pet, which these patterns do
 # not introduce. Someone or some animal the turn speaks of without a name ("my son", "a puppy")
 # is what its "he" or "she" means, so then the pronoun stays unresolved.
@@ -113,7 +113,8 @@ _INTRODUCED = [re.compile(p, re.X) for p in (
 _NAMED_PERSON = re.compile(rf"(?:(?:little|big|older|younger|best|new|old|late)\s+)?{PEOPLE}\s+"
                            r"(?P<name>[A-Z][\w'’\-]*(?:\s+[A-Z][\w'’\-]*)?)", re.X)
 _UNNAMED = re.compile(rf"\b(?:[Mm]y|[Oo]ur|[Aa]n?|[Tt]his|[Tt]hat|[Tt]he|[Hh]is|[Hh]er|[Tt]heir)\s+(?:[a-z]+\s+)?{_ANIMATE}s?\b(?!\s+[A-Z])", re.X)
-_HE_SHE = re.compile(r"\b(?:[Hh]e|[Ss]he)\b")
+# A person spoken of without a name: "she moved", "her doctor", "give him my love".
+_OF_PERSON = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]im|[Hh]er|[Hh]is)\b")
 
 # "St. Mary's", "Mr. Greg": the period ends no clause; a saint's or a mountain's is part of a place's name
 _PLACE_ABBREVIATION = r"(?:St|Mt)\.(?=\s+[A-Z])"
@@ -227,7 +228,7 @@ class RuleExtractor:
         self.speakers: list[str] = []  # speakers of the batch so far, latest last: "you" is the one before
         self._you = ""
         self.people: set[str] = set()  # keys of the names the batch introduced as persons
-        self._talked_of = ""  # the person the last turn named: "Did you see Julien?" "He moved …"
+        self._talked_of = ""  # whom the talk is about: the person the last turn named, or spoke of as "she" …
 
     def reset(self) -> None:
         """Forget the batch (its names and speakers) before reading the next source."""
@@ -290,6 +291,7 @@ class RuleExtractor:
         referent = title if title[:1].isupper() and "heading_path" not in item.meta else ""
         self._introduce_people(text, speaker)
         named, other = "", False  # other: someone or something else the pronoun may mean
+        kept = ""  # the person talked of, when this turn speaks of them only by a pronoun
         for sentence in sentences(text):
             for span in capitalised_spans(sentence, self.known):
                 key = entity_key(span)
@@ -302,12 +304,14 @@ class RuleExtractor:
             if self.people and not (other or referent):  # no one to mean: nothing to look for
                 other = _UNNAMED.search(sentence) is not None or self._opens_with_another(sentence, speaker)
             person = "" if other or referent else named or self._talked_of
-            if person and _HE_SHE.search(sentence) and entity_key(person) not in seen:
-                seen.add(entity_key(person))
-                out.mentions.append((person, entity_key(person), "name", "pronoun"))
+            if person and _OF_PERSON.search(sentence):
+                kept = person
+                if entity_key(person) not in seen:
+                    seen.add(entity_key(person))
+                    out.mentions.append((person, entity_key(person), "name", "pronoun"))
             if "|" not in sentence:  # a Markdown table's cells are no sentence
                 self._clauses(sentence, item, speaker, referent, out, person)
-        self._talked_of = "" if other else named
+        self._talked_of = "" if other else named or kept  # "Is she still in Leeds?" is still about Kasia
         for key in self.registry.find_in(text + (" " + caption if caption else "")):
             if key not in seen:
                 seen.add(key)

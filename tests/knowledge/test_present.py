@@ -962,3 +962,24 @@ def test_a_number_inside_one_of_the_counted_ones_is_no_count_of_them(choir):
 def test_a_number_states_a_count_only_of_what_is_counted(sentence, counts):
     assert latest.states_kind(sentence, "number", (), frozenset(lexical_tokens("hives"))) is counts
     assert latest.states_kind(sentence, "number", ())  # any number, for a question that counts nothing
+
+
+NIA = locomo("nia", ("Bea", "Tom"),
+    ("9:00 am on 10 January, 2024", [
+        ("Tom", "How is your grandmother Nia doing?"),
+        ("Bea", "Much better. Nia's doctor is Dr Hughes and he is very kind."),
+    ]),
+    ("6:30 pm on 5 June, 2024", [
+        ("Tom", "Say hello to Nia from me."),
+        ("Bea", "I will, she turns ninety on Sunday."),
+        ("Tom", "Who's her doctor these days?"),
+        ("Bea", "Dr Okonkwo. Dr Hughes retired in April."),
+    ]),
+)
+nia = stored(NIA)
+
+
+def test_an_answer_to_a_question_about_her_is_about_the_person_the_conversation_is_about(nia):
+    """"Who's her doctor these days?" asks about Nia, named two turns before it: its answer is
+    her latest doctor, above the doctor she had."""
+    assert above(ranked(nia, "Who is Nia's doctor?", as_of="2024-07-01"), "D2:4", "D1:2")

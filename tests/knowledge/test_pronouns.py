@@ -86,3 +86,33 @@ def test_a_name_introduced_with_letters_beyond_ascii_is_a_person_but_not_whom_it
     *_, news = conversation(("Maya", "My coworker Tomás lives two blocks away."),
                             ("Maya", "He moved to Lisbon in May."))
     assert any(s == "Tomás" and p == "moved to" for s, p, _o in triples(news)), news.facts
+
+
+def test_the_person_stays_talked_of_through_a_turn_that_speaks_of_them_only_as_she():
+    """"Is she still in Leeds?" names no one, and is still about Kasia: the answer's "she" is
+    Kasia, two turns after her name."""
+    *_, ask, news = conversation(("Bea", "My sister Kasia is thinking about moving."),
+                                 ("Tom", "Is she still in Leeds?"),
+                                 ("Bea", "No, she moved to York in May."))
+    assert ("Kasia", "kasia", "name", "pronoun") in ask.mentions
+    assert any(s == "Kasia" and p == "moved to" and o.startswith("York") for s, p, o in triples(news)), news.facts
+
+
+def test_her_and_him_speak_of_the_person_the_conversation_is_about():
+    """"Who's her doctor now?" is a question about Nia, named in the turn before; "him" too."""
+    _intro, ask = conversation(("Bea", "My grandmother Nia turned ninety on Sunday."),
+                               ("Tom", "Who's her doctor now?"))
+    assert ("Nia", "nia", "name", "pronoun") in ask.mentions
+    _intro, ask = conversation(("Bea", "My brother Ollie is back from Spain."),
+                               ("Tom", "Give him my love."))
+    assert ("Ollie", "ollie", "name", "pronoun") in ask.mentions
+
+
+def test_a_turn_about_someone_else_ends_the_talk_of_the_person():
+    """A pronoun keeps the person talked of only while no one else is spoken of: after "My son
+    showed me his drawings", "she" is not Kasia."""
+    *_, last = conversation(("Bea", "My sister Kasia is thinking about moving."),
+                            ("Tom", "Is she still in Leeds?"),
+                            ("Bea", "My son showed me his drawings."),
+                            ("Bea", "She lives in York now."))
+    assert not [m for m in last.mentions if m[3] == "pronoun"], last.mentions
