@@ -55,6 +55,9 @@ more than it gained. Everything else keeps its place, and so do candidates said 
 A subject that speaks in no turn, a business or a band, is told of by its owner: a speaker who
 named it in the first person ("I run a food truck, it's called La Picá") speaks for it in their
 turns that say "we" ("We're down to two staff"), which are then its own (:func:`.latest.owners`).
+A question that names no one the store knows ("How many singers are in the choir?") is about a
+thing told of by those who have it: its subjects are the speakers of the candidates, it asks no
+slot of theirs, and the news of others counts as theirs does.
 
 A turn states no value as of its day where it tells what is still to come: a plan, a wish or an
 appointment ("We're thinking of moving to Sopot", "The doctor wants to replace it. Maybe June.",
@@ -284,10 +287,12 @@ def slot_cues(slot: Slot) -> frozenset[str]:
     return frozenset(lexical_tokens(" ".join(words)))
 
 
-def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQuestion | None:
+def present_question(query: str, rules: Rules, names: Sequence[str], unnamed: bool = False) -> PresentQuestion | None:
     """The question's topic when it asks about the present (None for a question about the past,
     or with nothing to ask but names); a question about no slot listens only to changes said
-    outright. ``names``: the subjects' names, which are no topic."""
+    outright. ``names``: the subjects' names, which are no topic; ``unnamed``: the question names
+    no one, and its subjects are the speakers telling of the thing it asks about (:func:`_voices`),
+    so it asks no slot of theirs and the news of others counts."""
     said = set(re.findall(r"[\w']+", query.lower()))  # "café" is one word
     dated = said & set(re.findall(r"[\w']+", _OLD_THING.sub("the", query.lower())))
     if dated & _PAST and not (dated & _PAST == {"did"} and _DECIDED.match(query)) or _WHO_DID.match(query) \
@@ -302,7 +307,7 @@ def present_question(query: str, rules: Rules, names: Sequence[str]) -> PresentQ
     # did Greg decide to buy?": what is to come is the answer, and so are a plan and an appointment.
     plans = realis(query, None) != query or _WHEN.match(query) is not None or _DECIDED.match(query) is not None
     own = frozenset(terms) - STATE_WORDS
-    others = (who := _WHO_ELSE.match(query)) is not None and not _verb_asks_of(who[0], query[who.end():], names, rules)
+    others = unnamed or (who := _WHO_ELSE.match(query)) is not None and not _verb_asks_of(who[0], query[who.end():], names, rules)
     how_many = _HOW_MANY.match(query)  # a count: "how many people work on deck?" asks no employer
     asked = [] if others or how_many else [
         slot for slot in rules.slots.values()
@@ -521,8 +526,12 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
                  ranking: "Ranking", as_of: str | None) -> "Ranking":
     """The ranking with each candidate that announces a change of the answer to a present-tense
     question above the older on-topic candidates (see the module docstring). ``subjects``: the
-    entities the question names, by id, with their names."""
-    question = present_question(query, rules, list(subjects.values())) if subjects else None
+    entities the question names, by id, with their names; none: the speakers of the candidates
+    (:func:`_voices`)."""
+    unnamed = not subjects
+    if unnamed:
+        subjects = _voices(store, index.item_ids[ranking.slots[:WINDOW]].tolist())
+    question = present_question(query, rules, list(subjects.values()), unnamed) if subjects else None
     if question is None or len(ranking.slots) < 2:
         return ranking
     question = dataclasses.replace(question, by=as_of or date.today().isoformat())
@@ -638,6 +647,13 @@ def _counted_names(question: PresentQuestion, texts: Iterable[str], names: Itera
     found = {token for text in texts for sentence, tokens in sentence_tokens(text) if question.terms & tokens
              for token in lexical_tokens(" ".join(object_names(sentence)))}
     return frozenset(found - set(lexical_tokens(" ".join(names))))
+
+
+def _voices(store: "Store", item_ids: list[int]) -> dict[int, str]:
+    """The speakers of the candidates, by id, with their names: whom a question that names no one
+    ("How many singers are in the choir?") is about, as a thing is told of by those who have it
+    ("We're at thirty-two singers now"), in turns that name no one either."""
+    return {entity: surface for _item, entity, surface, role in store.mentions_of_items(item_ids) if role == "speaker"}
 
 
 def _naming(store: "Store", item_ids: list[int], subjects: dict[int, str]

@@ -983,3 +983,23 @@ def test_an_answer_to_a_question_about_her_is_about_the_person_the_conversation_
     """"Who's her doctor these days?" asks about Nia, named two turns before it: its answer is
     her latest doctor, above the doctor she had."""
     assert above(ranked(nia, "Who is Nia's doctor?", as_of="2024-07-01"), "D2:4", "D1:2")
+
+
+SINGERS = locomo("singers", ("Lin", "Max"),
+    ("9:00 am on 10 January, 2024", [
+        ("Max", "How's the choir going?"),
+        ("Lin", "The choir has twenty singers in it, and the choir sings every Tuesday in the chapel."),
+    ]),
+    ("6:30 pm on 5 June, 2024", [
+        ("Max", "Still growing?"),
+        ("Lin", "We're at thirty-two singers now, and a waiting list."),
+    ]),
+)
+singers = stored(SINGERS)
+
+
+def test_a_question_that_names_no_one_is_about_what_the_speakers_tell_of(singers):
+    """"How many singers are in the choir?" names no one the store knows: the choir is told of by
+    those who sing in it ("We're at thirty-two singers now"), so the latest count said goes first."""
+    assert not singers.knowledge.query_entities("How many singers are in the choir?")
+    assert above(ranked(singers, "How many singers are in the choir?", as_of="2024-07-01"), "D2:2", "D1:2")
