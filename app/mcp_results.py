@@ -88,6 +88,9 @@ class Remembered(Result):
     status: str = Field(description="added | replaced | unchanged (the same content was already stored)")
     item_ids: list[int] = Field(description="the stored items (turns or chunks), in order")
     skipped: dict[str, int] = Field(default_factory=dict, description="messages not stored, by role")
+    parts_left_out: dict[str, int] = Field(
+        default_factory=dict, description="content parts not stored, by type: a turn keeps its text and its first image"
+        " (its photo); audio, files, further images and the parts of a message not stored are left out")
 
 
 class HitOut(Result):

@@ -53,9 +53,11 @@ Mnemoscope app."""
 
 
 class ContentPart(BaseModel, extra="allow"):
-    """One part of a message's content; only text parts are stored."""
+    """One part of a message's content: text parts are stored, and a message's first image part
+    as its turn's photo (engine/conversations.py); the result counts what was left out."""
 
-    type: str = Field(description="'text' (stored); image, audio and file parts are left out")
+    type: str = Field(description="'text' (stored); 'image_url' with {'url': URL or data: URL} (the first of a message"
+                      " is stored as its photo); audio, file and further image parts are left out, and counted")
     text: str | None = Field(default=None, description="the text of a 'text' part")
 
 
@@ -335,7 +337,8 @@ def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | 
     report = mem.ingest_parsed([parsed]).sources[0]
     ids = [i.id for i in mem.source_items(report.source_id)]
     return Remembered(source_id=report.source_id, source=report.name, status=report.status, item_ids=ids,
-                      skipped=parsed.source.meta.get("skipped", {}))
+                      skipped=parsed.source.meta.get("skipped", {}),
+                      parts_left_out=parsed.source.meta.get("parts_left_out", {}))
 
 
 def _recall(mem: "Memory", source_name: Callable[[int], str], query: str, strategy: str | None, mode: str,

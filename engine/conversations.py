@@ -5,7 +5,11 @@ Shapes (``docs/formats.md`` describes each):
 
 * **OpenAI chat messages**: ``{"role", "content", "name"?, "timestamp"?}`` objects, one per line
   (``.jsonl``), as a JSON list, or under ``{"messages": [...]}``. ``content`` is a string or a list
-  of parts, whose text parts are joined.
+  of parts, whose text parts are joined; its first image part (``image_url``, ``input_image``:
+  a URL or a ``data:`` URL) is the turn's photo, kept as LoCoMo's ``img_url`` is
+  (``meta.image_url``, read and embedded by :mod:`.images` when an image model is set). The parts
+  not kept (audio, files, further images, the parts of a message that is not a turn) are counted
+  by type in the source's ``meta.parts_left_out``, so that a caller can say what was not stored.
 * **ChatGPT's export** (``conversations.json``): a list of conversations, each a ``mapping`` tree
   of message nodes; the branch that ends at ``current_node`` is the conversation as last seen.
 
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Sequence
 
@@ -34,6 +38,7 @@ KEPT_ROLES = ("user", "assistant")
 SKIPPED_ROLES = ("system", "developer", "tool", "function")
 ROLES = KEPT_ROLES + SKIPPED_ROLES
 TEXT_PARTS = ("text", "input_text", "output_text")  # the content part types whose "text" is kept
+IMAGE_PARTS = ("image_url", "input_image")  # the content part types whose "image_url" is a photo's reference
 
 
 class ChatFormatError(MnemoscopeError, ValueError):
@@ -53,6 +58,8 @@ class Message:
     name: str | None = None
     timestamp: str | None = None  # ISO 8601
     key: str = ""
+    image: str | None = None  # the first image part's reference: the turn's photo
+    left_out: dict[str, int] = field(default_factory=dict)  # the content parts not kept, by type
 
     @property
     def kept(self) -> bool:
@@ -71,25 +78,53 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def content_text(content: Any) -> str:
-    """A message's ``content`` as text: a string, or the text parts of a list joined by blank
-    lines (image, audio and file parts carry no text and are left out). Raises ValueError."""
+@dataclass
+class Content:
+    """A message's ``content`` read: its text, its photo, and the parts not kept, by type."""
+
+    text: str = ""
+    image: str | None = None
+    image_part: str = ""  # the type of the part the image came from
+    left_out: dict[str, int] = field(default_factory=dict)
+
+    def leave_out(self, kind: str) -> None:
+        self.left_out[kind[:40]] = self.left_out.get(kind[:40], 0) + 1
+
+
+def read_content(content: Any) -> Content:
+    """A message's ``content``: a string, or a list of parts whose text parts are joined by blank
+    lines and whose first image part is the photo; audio, file and other parts, and any further
+    image, are counted as left out. Raises ValueError."""
     if content is None or isinstance(content, str):
-        return content or ""
+        return Content(content or "")
     if not isinstance(content, list):
         raise ValueError(f"'content' must be a string or a list of parts, not {_short(content)}")
-    texts = []
+    out, texts = Content(), []
     for n, part in enumerate(content):
         if isinstance(part, str):
             texts.append(part)
             continue
         if not isinstance(part, dict) or not isinstance(part.get("type"), str):
             raise ValueError(f"content part {n} must be a string or an object with a string 'type', not {_short(part)}")
-        if part["type"] in TEXT_PARTS:
+        kind = part["type"]
+        if kind in TEXT_PARTS:
             if not isinstance(part.get("text"), str):
-                raise ValueError(f"content part {n} of type {part['type']!r} needs a string 'text'")
+                raise ValueError(f"content part {n} of type {kind!r} needs a string 'text'")
             texts.append(part["text"])
-    return "\n\n".join(t for t in texts if t.strip())
+        elif kind in IMAGE_PARTS and out.image is None and _image_ref(part):
+            out.image, out.image_part = _image_ref(part), kind
+        else:
+            out.leave_out(kind)
+    out.text = "\n\n".join(t for t in texts if t.strip())
+    return out
+
+
+def _image_ref(part: dict[str, Any]) -> str | None:
+    """An image part's reference: ``{"image_url": {"url": …}}`` (chat completions) or
+    ``{"image_url": "…"}`` (responses); None for one that names none (an uploaded file's id)."""
+    ref = part.get("image_url")
+    ref = ref.get("url") if isinstance(ref, dict) else ref
+    return ref.strip() if isinstance(ref, str) and ref.strip() else None
 
 
 def iso_time(value: Any) -> str | None:
@@ -119,8 +154,13 @@ def read_message(obj: Any, key: str) -> Message:
     name = obj.get("name")
     if name is not None and not isinstance(name, str):
         raise ValueError(f"'name' must be a string, not {_short(name)}")
-    return Message(role=role, text=content_text(obj.get("content")), name=(name or "").strip() or None,
-                   timestamp=iso_time(obj.get("timestamp")), key=key)
+    content = read_content(obj.get("content"))
+    message = Message(role=role, text=content.text, name=(name or "").strip() or None,
+                      timestamp=iso_time(obj.get("timestamp")), key=key, image=content.image, left_out=content.left_out)
+    if message.image and not message.kept:  # not a turn: nothing holds its photo
+        content.leave_out(content.image_part)
+        message.image = None
+    return message
 
 
 # -- messages to a source ---------------------------------------------------------------------
@@ -135,16 +175,22 @@ def conversation(name: str, messages: Sequence[Message], *, fmt: str, meta: dict
     if not kept:
         raise ValueError("no user or assistant message with text")
     items = [Item(text=m.text.strip(), kind="turn", key=m.key, position=n, speaker=m.speaker, timestamp=m.timestamp,
-                  meta={"role": m.role}) for n, m in enumerate(kept)]
+                  meta={"role": m.role, **({"image_url": m.image} if m.image else {})}) for n, m in enumerate(kept)]
     skipped: dict[str, int] = {}
+    left_out: dict[str, int] = {}
     for m in messages:
+        for kind, count in m.left_out.items():
+            left_out[kind] = left_out.get(kind, 0) + count
         if not m.kept:
             skipped[m.role] = skipped.get(m.role, 0) + 1
-    digest = content_hash or hashlib.sha256(
-        json.dumps([(i.key, i.speaker, i.timestamp, i.text) for i in items], ensure_ascii=False).encode()).hexdigest()
+    digest = content_hash or hashlib.sha256(json.dumps(
+        [(i.key, i.speaker, i.timestamp, i.text, *([i.meta["image_url"]] if "image_url" in i.meta else []))
+         for i in items], ensure_ascii=False).encode()).hexdigest()
     source_meta = {"format": fmt, "speakers": sorted({i.speaker for i in items if i.speaker}), **(meta or {})}
     if skipped:
         source_meta["skipped"] = skipped
+    if left_out:
+        source_meta["parts_left_out"] = left_out
     return ParsedSource(Source(name=name, kind="conversation", content_hash=digest, meta=source_meta), items)
 
 

@@ -153,3 +153,20 @@ def test_a_transcript_whose_speakers_are_named_beyond_ascii_is_a_transcript(tmp_
         assert turns == [("Émile", "How was the trip?"), ("Özlem", "Long, but the hotel was fine."),
                          ("Иван", "Я тоже был там."), ("小明", "我们明天去海边。"), ("민지", "좋아요!")]
         assert [i.kind for i in mem.source_items(notes.source_id)] == ["chunk"]
+
+
+def test_a_chat_files_image_parts_are_its_photos_or_counted_never_dropped_unsaid(tmp_path):
+    """An OpenAI chat file's first image part per message is the turn's photo (as LoCoMo's
+    img_url); the other parts are counted in the source's meta. Before, every image, audio and
+    file part was dropped and nothing said so."""
+    lines = [{"role": "user", "content": [{"type": "text", "text": "My kayak."},
+                                          {"type": "image_url", "image_url": {"url": "https://photos.example/k.png"}},
+                                          {"type": "file", "file": {"file_id": "f1"}}]},
+             {"role": "assistant", "content": [{"type": "image_url", "image_url": {"url": "https://photos.example/r.png"}}]},
+             {"role": "assistant", "content": "Lovely."}]
+    (tmp_path / "chat.jsonl").write_text("\n".join(json.dumps(m) for m in lines) + "\n")
+    with Memory(tmp_path / "m.db", extensions=False) as mem:
+        [report] = mem.ingest(tmp_path / "chat.jsonl").sources
+        first, _ = mem.source_items(report.source_id)
+        assert first.meta["image_url"] == "https://photos.example/k.png"
+        assert mem.store.source(report.source_id).meta["parts_left_out"] == {"file": 1, "image_url": 1}

@@ -1,0 +1,57 @@
+"""What ``remember`` stores of a message's parts, through the SDK's own client over stdio: a
+message's first image part is its turn's photo (read and embedded as an ingested one is), and
+every part not stored is counted in the result, never dropped in silence."""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+import pytest
+
+from mnemoscope.engine import Memory
+from tests.support.openai_server import png
+
+from .test_mcp_server import ROOT, agent, server_command, text_of
+
+pytestmark = pytest.mark.xdist_group("mcp")
+
+
+def data_url(word: str) -> str:
+    return "data:image/png;base64," + base64.b64encode(png(word)).decode()
+
+
+async def test_remember_keeps_a_messages_photo_and_counts_the_parts_it_leaves_out(tmp_path, openai_server):
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    store = tmp_path / "agent.db"
+    command, *args = server_command(store)
+    env = {**os.environ, "MNEMOSCOPE_EMBED_BASE_URL": openai_server.base_url, "MNEMOSCOPE_IMAGE_EMBED_MODEL": "clip",
+           "MNEMOSCOPE_MAX_RETRIES": "0"}
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "Here is what I paddled on Saturday."},
+                                     {"type": "image_url", "image_url": {"url": data_url("red kayak")}},
+                                     {"type": "image_url", "image_url": {"url": data_url("second photo")}},
+                                     {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}]},
+        {"role": "assistant", "content": "What a boat!"},
+        {"role": "user", "content": [{"type": "input_image", "image_url": data_url("a photo alone")}]},
+    ]
+    params = StdioServerParameters(command=command, args=args, cwd=str(ROOT), env=env)
+    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=agent()) as session:
+        await session.initialize()
+        remembered = await session.call_tool("remember", {"messages": messages})
+        assert not remembered.is_error, text_of(remembered)
+        stored = remembered.structured_content
+        assert len(stored["item_ids"]) == 2 and stored["skipped"] == {"user": 1}
+        assert stored["parts_left_out"] == {"image_url": 1, "input_audio": 1, "input_image": 1}
+        found = (await session.call_tool("recall", {"query": "red kayak", "strategy": "image", "top_k": 1})).structured_content
+        assert [h["id"] for h in found["hits"]] == stored["item_ids"][:1]  # the photo was embedded: found by what it shows
+        plain = await session.call_tool("remember", {"messages": [{"role": "user", "content": "Only words."}]})
+        assert plain.structured_content["parts_left_out"] == {}
+    with Memory(store, extensions=False) as mem:
+        first, second = mem.source_items(stored["source_id"])
+        assert first.meta["image_url"] == data_url("red kayak") and "image_url" not in second.meta
+    sent = [x["image"] for _, body in openai_server.requests for x in body["input"] if isinstance(x, dict)]
+    assert sent == [data_url("red kayak")]  # only the photo stored was read and sent
