@@ -106,7 +106,7 @@ def endpoint_client(base_url: str, api_key: str, *, timeout: float, max_retries:
             raise AnswerRefused(f"the endpoint answered {encoding}-compressed although asked for plain text; not read")
         response.stream = _Bounded(response.stream, time.monotonic() + timeout, MAX_ANSWER_BYTES)
 
-    http = DefaultHttpxClient(timeout=timeout, transport=_Transport(base_url, timeout),
+    http = DefaultHttpxClient(timeout=timeout, transport=_Transport(_env_proxy(base_url), timeout),
                               event_hooks={"request": [same_origin], "response": [bounded]})
     return OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=max_retries,
                   http_client=http)
@@ -154,13 +154,12 @@ class _Transport(httpx2.BaseTransport):
     read, so a server dripping its status line and headers a byte at a time (up to h11's 100 KB)
     would hold a request for days; this bounds the whole answer, headers included (the body also
     has :class:`_Bounded`). Sending is bounded per write as before: a batch of photos may take
-    longer than the timeout to upload on a slow line. A proxy named by the environment
-    (``HTTPS_PROXY``, ``HTTP_PROXY`` or ``ALL_PROXY``, not for a host ``NO_PROXY`` names) is used,
-    under the same deadline, or the request refused (:func:`_env_proxy`)."""
+    longer than the timeout to upload on a slow line. ``proxy`` is the one the environment names
+    for the URLs this transport carries (:func:`_env_proxy`), used under the same deadline; None
+    goes direct."""
 
-    def __init__(self, url: str, timeout: float) -> None:
+    def __init__(self, proxy: _Proxy | None, timeout: float) -> None:
         backend = _DeadlineBackend()
-        proxy = _env_proxy(url)
         self.timeout = timeout
         self.pool = (httpcore2.HTTPProxy(proxy_url=proxy.url, proxy_auth=proxy.auth, ssl_context=_tls(),
                                          network_backend=backend) if proxy
@@ -327,7 +326,10 @@ def download(url: str, *, timeout: float, max_bytes: int, retries: int = 0, allo
 
 
 def _follow(url: str, timeout: float, max_bytes: int, allow: HostList, deadline: float) -> Downloaded:
-    client: httpx2.Client | None = None  # made after the first check passes: a refusal costs no TLS setup
+    """One download, each redirect checked (:func:`download`). Each hop goes the way the
+    environment names for its own URL: a redirect from http to https, or to a host ``NO_PROXY``
+    does not name, takes that URL's proxy (or none), not the first URL's."""
+    clients: dict[_Proxy | None, httpx2.Client] = {}  # made after the first check passes: a refusal costs no TLS setup
     try:
         for hop in range(MAX_REDIRECTS + 1):
             scheme, host, port = _target(url)
@@ -337,7 +339,11 @@ def _follow(url: str, timeout: float, max_bytes: int, allow: HostList, deadline:
             if listed is None:
                 raise NotListed(host)
             address = public_address(host, port, any_address=listed == "exact")
-            client = client or DefaultHttpxClient(timeout=timeout, follow_redirects=False, transport=_Transport(url, timeout))
+            proxy = _env_proxy(url)
+            if proxy not in clients:
+                clients[proxy] = DefaultHttpxClient(timeout=timeout, follow_redirects=False,
+                                                    transport=_Transport(proxy, timeout))
+            client = clients[proxy]
             pinned = urllib.parse.urlsplit(url)._replace(netloc=_netloc(address, port, scheme)).geturl()
             headers = {"Host": _netloc(host, port, scheme), "User-Agent": USER_AGENT}
             extensions = {"sni_hostname": host} if scheme == "https" else {}
@@ -364,7 +370,7 @@ def _follow(url: str, timeout: float, max_bytes: int, allow: HostList, deadline:
             except httpx2.HTTPError as exc:
                 raise DownloadFailed(str(exc) or type(exc).__name__) from None
     finally:
-        if client is not None:
+        for client in clients.values():
             client.close()
     raise Refused(f"more than {MAX_REDIRECTS} redirects")
 

@@ -6,11 +6,14 @@ from __future__ import annotations
 import base64
 import socket
 import threading
+from contextlib import contextmanager
 from typing import Iterator
 
 import pytest
 
 from mnemoscope.engine.dense import EmbeddingUnavailable, OpenAIEmbedder
+from mnemoscope.engine.hosts import HostList
+from mnemoscope.engine.net import DownloadFailed, download
 from tests.support.openai_server import OpenAIServer
 
 from .conftest import cli, store_checksum
@@ -18,9 +21,13 @@ from .conftest import cli, store_checksum
 TEXT = "# Harbour\nThe harbour lanterns are lit at dusk.\n"
 
 
-@pytest.fixture
-def proxy() -> Iterator[tuple[int, list[bytes]]]:
-    """A listener standing for an HTTP proxy: it records each request's head and answers 502."""
+BAD_GATEWAY = b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+
+
+@contextmanager
+def listening(answer: bytes) -> Iterator[tuple[int, list[bytes]]]:
+    """A listener on 127.0.0.1 that records what each connection sends first (an HTTP request's
+    head, or a TLS hello) and answers ``answer``."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(5)
@@ -34,14 +41,21 @@ def proxy() -> Iterator[tuple[int, list[bytes]]]:
                 return
             with conn:
                 head = b""
-                while b"\r\n\r\n" not in head and (chunk := conn.recv(4096)):
+                while b"\r\n\r\n" not in head and not head.startswith(b"\x16") and (chunk := conn.recv(4096)):
                     head += chunk
                 heads.append(head)
-                conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                conn.sendall(answer)
 
     threading.Thread(target=serve, daemon=True).start()
     yield listener.getsockname()[1], heads
     listener.close()
+
+
+@pytest.fixture
+def proxy() -> Iterator[tuple[int, list[bytes]]]:
+    """A listener standing for an HTTP proxy: it records each request's head and answers 502."""
+    with listening(BAD_GATEWAY) as proxy:
+        yield proxy
 
 
 @pytest.fixture
@@ -86,3 +100,35 @@ def test_a_proxy_the_transport_cannot_use_is_one_line_not_a_way_around_it(tmp_pa
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert says in err and "not an http(s) proxy Mnemoscope can use" in err, err
     assert openai_server.requests == [] and store_checksum(store) == before
+
+
+def test_a_redirect_from_http_to_https_takes_the_proxy_named_for_https(no_proxy_env, monkeypatch):
+    """A photo's http URL goes through HTTP_PROXY; its redirect to https goes the way the
+    environment names for https (here: direct, no HTTPS_PROXY). Fails before: the transport made
+    for the first URL carried the https hop through the http proxy too (a CONNECT to it)."""
+    with listening(b"\x15\x03\x03\x00\x02\x02\x28") as (tls_port, hellos):  # a TLS alert: the handshake fails
+        moved = f"HTTP/1.1 302 Found\r\nLocation: https://127.0.0.1:{tls_port}/kayak.png\r\nContent-Length: 0\r\n\r\n"
+        with listening(moved.encode()) as (proxy_port, heads):
+            monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy_port}")
+            allow = HostList.parse(f"localhost, 127.0.0.1:{tls_port}")
+            with pytest.raises(DownloadFailed):
+                download("http://localhost:9/kayak.png", timeout=5.0, max_bytes=2**20, allow=allow)
+    [head] = heads
+    assert head.startswith(b"GET http://127.0.0.1:9/kayak.png ") and b"Host: localhost:9" in head, head
+    assert len(hellos) == 1 and hellos[0].startswith(b"\x16")  # the https hop reached its host directly
+
+
+def test_a_redirect_away_from_a_host_no_proxy_names_takes_the_proxy(openai_server, proxy, no_proxy_env, monkeypatch):
+    """NO_PROXY names the first host only: the redirect's host is reached through the proxy.
+    Fails before: the first host's NO_PROXY sent the redirect's request direct too."""
+    port, heads = proxy
+    openai_server.redirects["/kayak.png"] = f"{openai_server.origin}/moved.png"  # 127.0.0.1, not localhost
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("NO_PROXY", "localhost")
+    served = openai_server.origin.rpartition(":")[2]
+    allow = HostList.parse(f"localhost:{served}, 127.0.0.1:{served}")
+    with pytest.raises(DownloadFailed, match="HTTP 502"):
+        download(f"http://localhost:{served}/kayak.png", timeout=5.0, max_bytes=2**20, allow=allow)
+    [head] = heads
+    assert head.startswith(f"GET http://127.0.0.1:{served}/moved.png ".encode()), head
+    assert [h[1] for h in openai_server.headers] == ["/kayak.png"]  # the first hop went direct, the second did not
