@@ -13,8 +13,10 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-# In a checkout the subpackages are the repository's top-level folders, beside this one: Python
-# finds them through this package's path, so the checkout it runs from is the code that runs (an
+# In a checkout the subpackages are the repository's top-level folders, linked into this one
+# (engine -> ../engine, …: tools that read folders, such as lint-imports, see the installed layout).
+# Where the links are missing (a checkout made without symbolic links), Python finds the folders
+# through this package's path. Either way the checkout it runs from is the code that runs (an
 # editable install and a git worktree alike). An installed wheel has them inside this folder.
 _checkout = Path(__file__).resolve().parent.parent
 if not (Path(__file__).parent / "engine").is_dir() and (_checkout / "engine" / "__init__.py").is_file():
