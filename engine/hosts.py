@@ -6,7 +6,10 @@ A document is content: it must not pick the hosts Mnemoscope contacts. So a URL 
 address), or ``*.example.org`` for every subdomain of example.org (not example.org itself: list it
 too), each on any port unless the entry names one (``nas.local:8080``). A bare ``*``, or a
 wildcard over a whole top-level domain (``*.com``), would hand the choice back to the content, so
-neither is accepted. Names are compared in one ASCII form (:func:`canonical`), the one resolved. The list is empty by default: nothing is fetched until
+neither is accepted; nor is a wildcard over a public suffix (``*.co.uk``, ``*.github.io``), a
+name under which anyone may register their own, by the Public Suffix List bundled in
+``engine/data`` (read only when a wildcard is listed). Names are compared in one ASCII form
+(:func:`canonical`), the one resolved. The list is empty by default: nothing is fetched until
 the person says so. Only a host listed by its exact name may resolve to a loopback or private
 address (a NAS at home, a test server); a host listed through a wildcard must resolve to public
 addresses (:func:`engine.net.public_address`), so that a domain's DNS cannot point a listed
@@ -18,13 +21,17 @@ library is imported.
 
 from __future__ import annotations
 
+import functools
+import gzip
 import ipaddress
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 SETTING = "image_allow_hosts"
 _LABEL = re.compile(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?")
+PUBLIC_SUFFIXES = Path(__file__).with_name("data") / "public_suffix_list.dat.gz"  # engine/data/README.md
 
 Listed = Literal["exact", "domain"]
 
@@ -50,6 +57,9 @@ class HostList:
                 domain = _name(host[2:], entry)
                 if "." not in domain:
                     raise ValueError(f"{entry!r} would list every host of a top-level domain; name a domain (*.example.org)")
+                if is_public_suffix(domain):
+                    raise ValueError(f"{entry!r} would list every host under {domain}, a public suffix where anyone can"
+                                     " register a name; name a domain (*.example.co.uk)")
                 domains.append(("." + domain, port))
             elif host == "*":
                 raise ValueError("a bare '*' (any host) is not accepted: the content would pick the host; list host names"
@@ -90,6 +100,38 @@ def canonical(host: str) -> str:
     if not ascii_name or len(ascii_name) > 253 or not all(_LABEL.fullmatch(label) for label in ascii_name.split(".")):
         raise ValueError(f"{host!r} is not a host name")
     return ascii_name
+
+
+def is_public_suffix(domain: str) -> bool:
+    """Whether ``domain`` (in its :func:`canonical` form) is a public suffix, by the list's rules:
+    a rule names it (``co.uk``), or a wildcard rule names its parent (``*.ck``) and no exception
+    rule names it (``!www.ck``)."""
+    names, wildcards, exceptions = _suffix_rules()
+    if domain in exceptions:
+        return False
+    return domain in names or domain.partition(".")[2] in wildcards
+
+
+@functools.cache
+def _suffix_rules() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The Public Suffix List's rules in the :func:`canonical` form: the names, the parents of
+    wildcard rules and the exceptions (the list's ASCII rules are in that form already). A rule the
+    IDNA codec cannot encode is left out: no host that :func:`canonical` accepts could match it."""
+    names: set[str] = set()
+    wildcards: set[str] = set()
+    exceptions: set[str] = set()
+    with gzip.open(PUBLIC_SUFFIXES, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            rule = line.split(maxsplit=1)[0] if line.strip() else ""
+            if not rule or rule.startswith("//"):
+                continue
+            kind, rule = ((exceptions, rule[1:]) if rule.startswith("!") else
+                          (wildcards, rule[2:]) if rule.startswith("*.") else (names, rule))
+            try:
+                kind.add(rule.lower() if rule.isascii() else canonical(rule))
+            except ValueError:
+                continue
+    return frozenset(names), frozenset(wildcards), frozenset(exceptions)
 
 
 def _split_port(entry: str) -> tuple[str, int | None]:

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from mnemoscope.engine import net
+from mnemoscope.engine import Settings, net
+from mnemoscope.engine.config import ConfigError
 from mnemoscope.engine.hosts import HostList, canonical
 from tests.support.openai_server import OpenAIServer, png
 
+from .conftest import cli
 from .test_security import image_memory, sent_images
 
 
@@ -137,3 +139,44 @@ def test_an_address_is_public_only_if_what_it_reaches_is(address: str, public: b
     """6to4 (2002::/16) reaches the IPv4 address inside it and site-local fec0::/10 is a private
     network's: both counted as public before (review)."""
     assert net.is_public(address) is public
+
+
+@pytest.mark.parametrize("listed, suffix", [("*.co.uk", "co.uk"), ("*.com.au", "com.au"), ("*.github.io", "github.io"),
+                                            ("*.Foo.CK", "foo.ck"), ("*.xn--p1ai:443", None), ("*.рф", None)])
+def test_a_wildcard_over_a_public_suffix_is_refused_at_config_load(tmp_path, monkeypatch, listed, suffix):
+    """Anyone can register a name under co.uk or github.io, so "*.co.uk" hands the choice of host
+    back to the content, as "*.com" would (fails before: all but the top-level ones were accepted).
+    The Public Suffix List decides (engine/data), its wildcard rules too (*.ck)."""
+    monkeypatch.setenv("MNEMOSCOPE_IMAGE_ALLOW_HOSTS", f"nas.local, {listed}")
+    code, _, err = cli("--store", tmp_path / "m.db", "stats")
+    assert code == 2 and err.count("\n") == 1 and "MNEMOSCOPE_IMAGE_ALLOW_HOSTS" in err, err
+    assert ("a public suffix where anyone can register a name" in err and f"under {suffix}," in err) if suffix else \
+        "top-level domain" in err, err
+    assert not (tmp_path / "m.db").exists()
+    config = tmp_path / "config.toml"
+    config.write_text(f'image_allow_hosts = "{listed}"\n', encoding="utf-8")
+    monkeypatch.delenv("MNEMOSCOPE_IMAGE_ALLOW_HOSTS")
+    with pytest.raises(ConfigError, match="image_allow_hosts"):
+        Settings.load(config_file=config)
+
+
+def test_a_wildcard_over_a_registered_domain_is_accepted():
+    """Under a public suffix, a registered domain may be listed with its subdomains; an exception
+    rule (!www.ck) is a registered domain too."""
+    listed = HostList.parse("*.example.co.uk, *.ann.github.io, *.www.ck, *.bücher.example")
+    assert listed.match("photos.example.co.uk", 443) == "domain" and listed.match("cdn.ann.github.io", 443) == "domain"
+    assert listed.match("a.www.ck", 80) == "domain" and listed.match("bob.github.io", 443) is None
+
+
+async def test_the_app_says_why_it_cannot_open_a_store_under_a_public_suffix_wildcard(tmp_path, monkeypatch):
+    """The app, started with "*.co.uk" listed, shows the same one line in its dialog and creates
+    no store (fails before: the store opened and the wildcard stood)."""
+    from tests.app.mnemo_testing import build_app, settle
+
+    monkeypatch.setenv("MNEMOSCOPE_IMAGE_ALLOW_HOSTS", "*.co.uk")
+    app = build_app(tmp_path / "m.db")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        shown = [str(w.render()) for w in app.screen.query("Static")]
+        assert any("'*.co.uk' would list every host under co.uk, a public suffix" in text for text in shown), shown
+    assert list(tmp_path.iterdir()) == []
