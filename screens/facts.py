@@ -208,21 +208,24 @@ words), `r` retire the second fact. Two entities that may be one: `a` (or `m`) m
 keep them apart. A fact whose evidence was deleted: `a` keep it, `r` retire it. `u` undoes the
 last decision.
 """
+    # in the key bar's order: at 80 columns the last ones give way to "? more", so what a person
+    # looks for first comes first (the inbox, time), curation after it
     BINDINGS = [
         Binding("ctrl+f", "filter", "Filter", id="facts-filter"),
+        Binding("i", "inbox", "Inbox", id="facts-inbox"),
+        Binding("h", "history", "History", id="facts-history"),
+        Binding("t", "as_of", "As of", id="facts-as-of"),
+        Binding("left_square_bracket", "earlier", "Earlier", id="facts-earlier", show=False),
+        Binding("right_square_bracket", "later", "Later", id="facts-later", show=False),
         Binding("a", "add_fact", "Add", id="facts-add"),
         Binding("e", "edit_fact", "Edit", id="facts-edit"),
         Binding("d", "delete_fact", "Delete", id="facts-delete"),
         Binding("r", "rename_entity", "Rename", id="facts-rename"),
         Binding("m", "merge_entity", "Merge", id="facts-merge"),
-        Binding("h", "history", "History", id="facts-history"),
-        Binding("t", "as_of", "As of", id="facts-as-of"),
-        Binding("left_square_bracket", "earlier", "Earlier", id="facts-earlier", show=False),
-        Binding("right_square_bracket", "later", "Later", id="facts-later", show=False),
+        # the inbox's: its choices in the panel's order (DECISION_KEYS), gated by the selected conflict's kind
         *[Binding(k.key, f"decide('{k.choice}', '{kind}')", k.label, id=f"inbox-{kind}-{k.choice}", show=k.show)
-          for kind, keys in DECISION_KEYS.items() for k in keys],  # gated by the selected conflict's kind
+          for kind, keys in DECISION_KEYS.items() for k in keys],
         Binding("u", "undo", "Undo", id="inbox-undo"),
-        Binding("i", "inbox", "Inbox", id="facts-inbox"),
         Binding("i", "leave_inbox", "Back to facts", id="inbox-leave"),  # the same key, said as what it does there
     ]
 

@@ -135,6 +135,13 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
 """
 
     BINDINGS = [
+        # the trace's keys: in the key bar (first, at 80 columns the others give way) while its tab
+        # is shown; from another tab the same keys, hidden, show the trace and act on it
+        Binding("space", "trace('toggle')", "Play/pause", id="trace-toggle"),
+        Binding("full_stop", "trace('single_step')", "Step", id="trace-step"),
+        Binding("r", "trace('replay')", "Replay", id="trace-replay"),
+        *[Binding(key, f"trace('{what}', 'show')", "Trace", id=f"trace-show-{what}", show=False)
+          for key, what in (("space", "toggle"), ("full_stop", "single_step"), ("r", "replay"))],
         Binding("u", "toggle_used", "Used", id="query-used"),
         Binding("f", "feedback", "Feedback", id="query-feedback"),
         Binding("c", "compare", "Compare", id="query-compare"),
@@ -142,9 +149,6 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
         Binding("x", "panel('text')", "Text", id="query-text", show=False),
         Binding("t", "panel('trace')", "Trace", id="query-trace"),
         Binding("k", "panel('knowledge')", "Knowledge", id="query-knowledge", show=False),
-        Binding("space", "trace('toggle')", "Play/pause trace", id="trace-toggle", show=False),
-        Binding("full_stop", "trace('single_step')", "Step trace", id="trace-step", show=False),
-        Binding("r", "trace('replay')", "Replay trace", id="trace-replay", show=False),
     ]
 
     def __init__(self) -> None:
@@ -416,6 +420,7 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
 
     @on(TabbedContent.TabActivated, "#query-detail")
     def detail_shown(self, event: TabbedContent.TabActivated) -> None:
+        self.refresh_bindings()  # the trace's keys come and go with its tab
         if event.pane.id == "trace" and self.trace_pending and self.recall is not None:
             self.trace_pending = False
             self.query_one(TraceView).load(self.recall, animate=self.app.animate_trace)
@@ -423,7 +428,16 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
     def leave_box(self) -> None:
         self.set_focus(self.query_one("#hits", DataTable))  # at once: widget.focus() waits for the queued keys
 
-    def action_trace(self, what: str) -> None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The trace's keys: the shown ones while the Trace tab is, the hidden ones elsewhere."""
+        if action == "trace":
+            shown = any(tabs.active == "trace" for tabs in self.query("#query-detail").results(TabbedContent))
+            return shown if len(parameters) == 1 else not shown
+        return super().check_action(action, parameters)
+
+    def action_trace(self, what: str, _show: str = "") -> None:
+        """Play, step or replay the trace (``_show``: the key came from another tab, which the
+        trace's replaces)."""
         self.action_panel("trace")
         getattr(self.query_one(TraceView), what)()
 

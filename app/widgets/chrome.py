@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from pathlib import PurePath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from textual import events, on
 from textual.content import Content
 from textual.markup import escape
-from textual.binding import Binding
+from textual.binding import ActiveBinding, Binding
+from textual.dom import DOMNode
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.style import Style as VisualStyle
@@ -140,6 +142,34 @@ class NavTabs(Static):
         return Content.assemble(names, "\n", line)
 
 
+def _declared_order(active: Iterable[ActiveBinding]) -> Callable[[ActiveBinding], tuple[int, int]]:
+    """The key bar's order: each node's keys together (the focused widget's first, as Textual
+    chains them), and a node's keys in the order its class declares them. Not Textual's order,
+    which is that of each key's first binding: a screen that binds one key twice, for two modes
+    (Facts' `a`, `m`, `r`: curation outside the inbox, decisions in it), would list the second
+    mode's keys in the first mode's order."""
+    nodes: dict[DOMNode, int] = {}
+    for node, *_rest in active:
+        nodes.setdefault(node, len(nodes))
+
+    def order(key: ActiveBinding) -> tuple[int, int]:
+        declared = _declared_ids(type(key.node))
+        return nodes[key.node], declared.get(key.binding.id or "", len(declared))
+
+    return order
+
+
+@cache
+def _declared_ids(cls: type) -> dict[str, int]:
+    """Binding id → its place among a class's bindings, its bases' first (as Textual merges them)."""
+    ids: dict[str, int] = {}
+    for klass in reversed(cls.__mro__):
+        for binding in vars(klass).get("BINDINGS", ()):
+            if isinstance(binding, Binding) and binding.id:
+                ids.setdefault(binding.id, len(ids))
+    return ids
+
+
 MORE_KEYS = "more"  # the help key's description in a bar too narrow for every key
 
 
@@ -187,7 +217,7 @@ class KeyBar(Static):
             return
         bindings = screen.active_bindings
         first: dict[str, tuple[Binding, bool]] = {}
-        for _node, binding, enabled, _tooltip in bindings.values():
+        for _node, binding, enabled, _tooltip in sorted(bindings.values(), key=_declared_order(bindings.values())):
             if binding.show:
                 first.setdefault(binding.action, (binding, enabled))
         self.keys = list(first.values())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, TypeVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -11,10 +11,25 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from .chrome import TextBox
+from .chrome import KeyBar, TextBox
+
+ResultType = TypeVar("ResultType")
 
 
-class ChoiceDialog(ModalScreen[str | None]):
+class Dialog(ModalScreen[ResultType]):
+    """A modal dialog with its own key bar over the screen's: the screen's keys do not act while
+    the dialog is open, so the bar at the bottom names the dialog's. Subclasses write
+    ``compose_dialog``."""
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_dialog()
+        yield KeyBar()
+
+    def compose_dialog(self) -> ComposeResult:
+        yield from ()
+
+
+class ChoiceDialog(Dialog[str | None]):
     """A title, a body and a row of buttons; dismisses with the chosen button's id (Esc: None)."""
 
     BINDINGS = [Binding("escape", "dismiss_none", "Close", id="dialog-close")]
@@ -24,7 +39,7 @@ class ChoiceDialog(ModalScreen[str | None]):
         super().__init__(classes="dialog")
         self.title_text, self.body, self.choices, self.danger, self.markup = title, body, choices, danger, markup
 
-    def compose(self) -> ComposeResult:
+    def compose_dialog(self) -> ComposeResult:
         with Vertical(id="dialog-box") as box:
             box.border_title = self.title_text
             with VerticalScroll(id="dialog-body"):
@@ -45,7 +60,7 @@ class ChoiceDialog(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class PromptDialog(ModalScreen[str | None]):
+class PromptDialog(Dialog[str | None]):
     """One line of input (a path, a new name); Enter accepts, Esc cancels."""
 
     BINDINGS = [Binding("escape", "dismiss_none", "Cancel", id="dialog-cancel")]
@@ -54,7 +69,7 @@ class PromptDialog(ModalScreen[str | None]):
         super().__init__(classes="dialog")
         self.title_text, self.prompt, self.value, self.placeholder = title, prompt, value, placeholder
 
-    def compose(self) -> ComposeResult:
+    def compose_dialog(self) -> ComposeResult:
         with Vertical(id="dialog-box") as box:
             box.border_title = self.title_text
             yield Label(self.prompt, markup=False)
@@ -74,7 +89,7 @@ class PromptDialog(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class FormDialog(ModalScreen[None]):
+class FormDialog(Dialog[None]):
     """A few labelled inputs (a fact to add or edit); Enter in one or OK submits them. The dialog
     stays open meanwhile: ``submit(values)`` checks them (the engine's dry run) and either closes
     it or calls :meth:`refuse` with the reason, shown above the buttons with the text as typed, so
@@ -86,7 +101,7 @@ class FormDialog(ModalScreen[None]):
         super().__init__(classes="dialog")
         self.title_text, self.fields, self.submit = title, fields, submit
 
-    def compose(self) -> ComposeResult:
+    def compose_dialog(self) -> ComposeResult:
         with Vertical(id="dialog-box", classes="form") as box:
             box.border_title = self.title_text
             with VerticalScroll(id="dialog-body", can_focus=False):  # scrolls in a short terminal; OK stays
@@ -120,13 +135,13 @@ class FormDialog(ModalScreen[None]):
         self.dismiss(None)
 
 
-class NoteDialog(ModalScreen[tuple[str, str] | None]):
+class NoteDialog(Dialog[tuple[str, str] | None]):
     """Paste or type a note: a title and the text. Ctrl+S saves."""
 
     BINDINGS = [Binding("escape", "dismiss_none", "Cancel", id="note-cancel"),
                 Binding("ctrl+s", "save", "Save note", id="note-save", priority=True)]
 
-    def compose(self) -> ComposeResult:
+    def compose_dialog(self) -> ComposeResult:
         from textual.widgets import TextArea  # imported when first needed: keeps start-up short
 
         with Vertical(id="dialog-box", classes="wide") as box:
@@ -168,16 +183,22 @@ GLOBAL_KEYS = """\
 """
 
 
-class HelpScreen(ModalScreen[None]):
-    """The keys of the current screen and of the whole app."""
+class HelpScreen(Dialog[None]):
+    """The keys of the current screen and of the whole app. In a short terminal the text scrolls:
+    the box and the key bar say so, and the arrows scroll it wherever the focus is (on the Close
+    button too, which has no use for them)."""
 
-    BINDINGS = [Binding("escape,question_mark,f1,q", "close", "Close", id="help-close")]
+    SCROLLS = "↑ ↓ PgUp PgDn scroll"  # under the box, when the text is longer than it
+    BINDINGS = [Binding("escape,question_mark,f1,q", "close", "Close", id="help-close"),
+                Binding("down", "scroll('down')", "Scroll", key_display="↑↓", id="help-scroll", priority=True),
+                *[Binding(key, f"scroll('{how}')", "Scroll", id=f"help-scroll-{how}", show=False, priority=True)
+                  for key, how in (("up", "up"), ("pagedown", "page_down"), ("pageup", "page_up"))]]
 
     def __init__(self, title: str, screen_help: str) -> None:
         super().__init__(classes="dialog")
         self.title_text, self.screen_help = title, screen_help
 
-    def compose(self) -> ComposeResult:
+    def compose_dialog(self) -> ComposeResult:
         from textual.widgets import Markdown  # imported when first needed: keeps start-up short
 
         with Vertical(id="dialog-box", classes="wide") as box:
@@ -186,6 +207,22 @@ class HelpScreen(ModalScreen[None]):
                 yield Markdown(self.screen_help + "\n\n### Everywhere\n\n" + GLOBAL_KEYS)
             with Horizontal(id="dialog-buttons"):
                 yield Button("Close", id="help-close", variant="primary")
+
+    def on_mount(self) -> None:
+        self.watch(self.query_one("#dialog-body"), "show_vertical_scrollbar", self._scrolls)
+
+    def _scrolls(self, scrolls: bool) -> None:
+        """The text became longer than the box (or fits again: a resize)."""
+        self.query_one("#dialog-box").border_subtitle = self.SCROLLS if scrolls else ""
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "scroll":  # (asked before the body is composed too)
+            return any(body.show_vertical_scrollbar for body in self.query("#dialog-body"))
+        return True
+
+    def action_scroll(self, how: str) -> None:
+        getattr(self.query_one("#dialog-body", VerticalScroll), f"scroll_{how}")()
 
     @on(Button.Pressed, "#help-close")
     def action_close(self) -> None:

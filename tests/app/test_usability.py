@@ -66,13 +66,13 @@ async def visit_every_screen(app, pilot, size) -> None:
 
 async def more_keys_open_the_help(app, pilot) -> None:
     """Facts has more keys than 80 columns hold: the bar keeps the first ones and ends on "? more",
-    whose click opens the help that lists the rest (the conflict inbox's `i`)."""
+    whose click opens the help that lists the rest (merging entities' `m`)."""
     await app.switch_mode("facts")
     await settle(pilot)
     bar = screen_lines(app)[-1]
-    assert "t As of" in bar and " Inbox " not in bar and bar.rstrip().endswith("? more ▏^p"), bar
+    assert "i Inbox" in bar and " Merge " not in bar and bar.rstrip().endswith("? more ▏^p"), bar
     await pilot.click("KeyBar", offset=(bar.index("more"), 0))
-    assert isinstance(app.screen, HelpScreen) and "| `i` |" in app.screen.screen_help
+    assert isinstance(app.screen, HelpScreen) and "| `m` |" in app.screen.screen_help
     await pilot.press("escape")
     await settle(pilot)
 
