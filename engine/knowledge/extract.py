@@ -823,6 +823,14 @@ _CLAUSE_EDGE = re.compile(r"\s*[,;:]\s+|\s+(?=(?:and|but|so|because|while|althou
 _MONTH_WORD = re.compile(rf"(?<!(?i:since) )(?<!(?i:last) )(?<!(?i:from) )\b(?:{'|'.join(m.capitalize() for m in MONTHS)})\b(?!\s+\d{{4}})")
 # … but in a plan, "from June" is when it starts: "From June we'll open Thursday to Sunday".
 _FROM_MONTH = re.compile(rf"\b(?i:from|starting) ({'|'.join(m.capitalize() for m in MONTHS)})\b(?!\s+\d{{4}})")
+# A season after a preposition, the next one as a month without a year is: "we move to Cork in the
+# spring", said in September, is still to come (not "since the spring", nor "last spring").
+_SEASON = re.compile(r"\b(?i:in|by|over|during|until|till|for)\s+(?:the\s+)?(?i:(spring|summer|autumn|fall|winter))\b")
+_SEASON_STARTS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+# A verb with no subject of its own after "and"/"or"/"but" shares the verb group before it: "we will
+# sell the car and move to Cork" (not "and work is busy", whose "work" has its own verb).
+_SHARED_VERB = re.compile(r"\s*(?:and|or|but)\s+(?:then\s+|also\s+)?([a-z]+)\b(?!\s+(?:is|are|was|were|has|have|had|will|would)\b)",
+                          re.I)
 _DAY = "|".join(d.capitalize() for d in WEEKDAYS)
 _ONE_WEEKDAY = re.compile(rf"(?<!(?i:last) )(?<!to )(?<!till )(?<!until )(?<!through )(?<!and )(?<![-–])\b(?:{_DAY})\b"
                           rf"(?!s|\s*(?:to|till|until|through|and|[-–])\s*(?:{_DAY}))")
@@ -839,7 +847,8 @@ def realis(sentence: str, said: str | None, by: str | None = None) -> str:
 # Every clause still to come holds one of these (a verb group's word, a time); most sentences hold
 # none, and skip the clause reading.
 _MAY_COME = re.compile(r"\b(?:" + "|".join(sorted(_WOULD | _BE_TO | _INTEND | _WEIGH)) + r")\b|['’](?:ll|d)\b|\d|"
-                       r"\b(?:tomorrow|tonight|next|this|soon)\b|" + _MONTH_WORD.pattern + "|" + _ONE_WEEKDAY.pattern, re.I)
+                       r"\b(?:tomorrow|tonight|next|this|soon|spring|summer|autumn|fall|winter)\b|" + _MONTH_WORD.pattern + "|"
+                       + _ONE_WEEKDAY.pattern, re.I)
 
 
 @lru_cache(maxsize=16_384)
@@ -847,11 +856,14 @@ def _realis(sentence: str, said: str | None, by: str | None) -> str:
     if not _MAY_COME.search(sentence):
         return sentence
     named = [(m.start(), m[0]) for pattern in (_MONTH_WORD, _ONE_WEEKDAY) for m in pattern.finditer(sentence)]
+    named += [(m.start(1), m[1]) for m in _SEASON.finditer(sentence)]
     kept, dropped, start = [], False, 0  # named in the whole sentence: "Saturday and Sunday" spans an edge
+    come: str | None = None
     for edge in [*_CLAUSE_EDGE.finditer(sentence), None]:
         end = edge.start() if edge else len(sentence)
         clause = sentence[start:end]
-        come = _to_come(clause, said, [word for at, word in named if start <= at < end])
+        shares = come is not None and (verb := _SHARED_VERB.match(clause)) is not None and verb[1].lower() in BASES
+        come = come if shares else _to_come(clause, said, [word for at, word in named if start <= at < end])
         if come is not None and not (by and come and come <= by):
             dropped = True
         elif clause.strip():
@@ -901,10 +913,11 @@ def _frames(words: list[str]) -> bool:
 
 
 def _next(word: str, said: str) -> str:
-    """The next month (ISO month) or weekday (ISO day) of that name after the day ``said``."""
+    """The next month (ISO month), season (the month it starts) or weekday (ISO day) of that name
+    after the day ``said``."""
     day = date.fromisoformat(said)
     low = word.lower()
     if low in WEEKDAYS:
         return (day + timedelta(days=(WEEKDAYS.index(low) - day.weekday() - 1) % 7 + 1)).isoformat()
-    month = MONTHS.index(low) + 1
+    month = _SEASON_STARTS[low] if low in _SEASON_STARTS else MONTHS.index(low) + 1
     return f"{day.year + (month <= day.month):04d}-{month:02d}"

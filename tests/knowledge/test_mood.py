@@ -89,3 +89,37 @@ def test_a_plan_that_starts_from_a_month_comes_in_that_month():
     said = "2025-04-10"
     assert realis("From June we'll open Thursday to Sunday.", said, by="2025-05-01") == ""
     assert realis("From June we'll open Thursday to Sunday.", said, by="2025-07-01") == "From June we'll open Thursday to Sunday."
+
+
+@pytest.mark.parametrize("sentence", [
+    "I'll bet we move to Cork in the spring.",
+    "We move to Cork in the spring.",
+    "They open the new pool over the summer.",
+])
+def test_a_season_to_come_is_a_time_to_come(sentence):
+    """"In the spring", said in September, is the next spring, as "in June" is the next June: what
+    happens then is still to come, hedged ("I'll bet") or not."""
+    assert realis(sentence, "2025-09-10") == ""
+
+
+@pytest.mark.parametrize("sentence", [
+    "We moved to Cork in the spring.",
+    "The pool was shut over the summer.",
+])
+def test_a_season_gone_by_is_stated(sentence):
+    assert realis(sentence, "2025-09-10") == sentence
+
+
+@pytest.mark.parametrize("sentence", [
+    "We will sell the car and move to Cork.",
+    "I'm going to hand in my notice and start at the bakery.",
+    "We'll sell the house, and buy a boat.",
+])
+def test_a_verb_that_shares_a_plans_subject_is_part_of_the_plan(sentence):
+    """"We will sell the car and move to Cork": "move to Cork" has no verb group of its own, it
+    shares "will" with "sell", so the move is still to come too."""
+    assert realis(sentence, "2025-09-10") == ""
+
+
+def test_a_clause_with_its_own_subject_after_a_plan_keeps_its_own_verb_group():
+    assert realis("I'll sell the van and work is busy.", "2025-09-10") == "and work is busy."
