@@ -38,6 +38,13 @@ def gazetteer_worthy(key: str, kind: str) -> bool:
 
 
 SHORT_FORM_DROPS = 2  # the letters a short form leaves out at least (:func:`nickname_of`)
+# A first name longer than this is no person's ("x" * 100000 as a speaker is content): it has no short
+# forms, which would otherwise be as many as its letters, each as long.
+LONGEST_FIRST_NAME = 24
+
+
+def _first_name(name: str) -> str:
+    return name.split(maxsplit=1)[0] if name.strip() else ""
 
 
 def short_forms(name: str) -> list[str]:
@@ -45,8 +52,15 @@ def short_forms(name: str) -> list[str]:
     letters or more that leave out :data:`SHORT_FORM_DROPS` letters at least ("mel" and "mela" of
     "melanie"). A name one letter longer is another name: "Ann" and her sister "Anna", "Dan" and
     "Dana", "Jan" and "Jane"."""
-    first = name.split()[0] if name.strip() else ""
-    return [first[:n] for n in range(3, len(first) - SHORT_FORM_DROPS + 1)]
+    first = _first_name(name)
+    return [first[:n] for n in range(3, len(first) - SHORT_FORM_DROPS + 1)] if len(first) <= LONGEST_FIRST_NAME else []
+
+
+def _shortens(short: str, name: str) -> bool:
+    """Whether ``short`` is one of :func:`short_forms` of ``name``, without listing them."""
+    first = _first_name(name)
+    return len(first) <= LONGEST_FIRST_NAME and 3 <= len(short) <= len(first) - SHORT_FORM_DROPS \
+        and first.startswith(short)
 
 
 def nickname_of(short: str, people: Iterable[str]) -> str | None:
@@ -55,14 +69,14 @@ def nickname_of(short: str, people: Iterable[str]) -> str | None:
     more than one ("ali" with Alice and Alison stays apart: either may be meant)."""
     if " " in short:
         return None
-    found = {p for p in people if short in short_forms(p)}
+    found = {p for p in people if _shortens(short, p)}
     return found.pop() if len(found) == 1 else None
 
 
 def one_shortens_the_other(a: str, b: str) -> bool:
     """Whether one of two names (keys) is a short form of the other (:func:`short_forms`): "gus"
     and "gustavo reyes"; not "ana de la fuente" and "anna de la fuente", spelled alike."""
-    return a in short_forms(b) or b in short_forms(a)
+    return _shortens(a, b) or _shortens(b, a)
 
 
 def name_vector(key: str, dim: int = 256) -> np.ndarray:

@@ -1,12 +1,13 @@
 """Which fact subjects become entities: names do; a common noun phrase files its fact under the
 entity its item is about (a document's section, a turn's speaker) instead of becoming one."""
 
+import time
 from pathlib import Path
 
 import pytest
 
 from mnemoscope.engine import Memory
-from mnemoscope.engine.knowledge.entities import nickname_of
+from mnemoscope.engine.knowledge.entities import nickname_of, one_shortens_the_other, short_forms
 
 from .conftest import ingested
 
@@ -80,3 +81,16 @@ def test_a_sister_whose_name_starts_the_speakers_is_not_taken_for_her(tmp_path):
         mem.ingest([chat])
         hits = mem.recall("Where does Anna work now?", strategy="fused", top_k=3).hits
     assert hits and hits[0].item.text == "Yes, I still work at the library."
+
+
+def test_a_first_name_too_long_for_a_person_has_no_short_forms():
+    """A speaker "name" of 100,000 letters (content, not a person) made 100,000 prefixes, gigabytes
+    and tens of seconds at every ingest of a turn of theirs (guard's finding): a first name longer
+    than a person's has none, and a short form is checked without listing them."""
+    started = time.process_time()
+    assert short_forms("x" * 100_000) == []
+    assert nickname_of("xxx", ["x" * 100_000]) is None
+    assert not one_shortens_the_other("xxx", "x" * 100_000)
+    assert time.process_time() - started < 0.5
+    assert short_forms("gustavo reyes") == ["gus", "gust", "gusta"]
+    assert one_shortens_the_other("gus", "gustavo reyes")
