@@ -94,7 +94,7 @@ from .extract import PEOPLE, realis
 from .latest import (FIRST_PERSON, STATE_WORDS, WEEKDAY, answer_kind, asked_before, asks_state, naming_in_text,
                      owners, spoken_for, states, states_kind)
 from .supersession import Rules, Slot, object_names
-from .temporal import find_times
+from .temporal import MONTHS, find_times
 from .records import Fact
 from .restate import is_title
 from .timeline import fact_of_row
@@ -149,10 +149,14 @@ _NOW = r"(?<!right )(?<!for )(?<!by )(?<!until )(?<!till )(?<!just )now(?! that|
 # "cancelled", "from now on", "no longer", "moved" (a meeting), "switched", "dropped" (not "dropped
 # by/off/in": a visit), "sold", "stopped", and a plan that did not go as planned: "fell through",
 # "after all", "in the end", "decided against". This is all a question about no slot listens to
-# ("quit" and "gave up" only for a slot: for other questions they cost LoCoMo's a little).
+# ("quit" and "gave up" only for a slot: for other questions they cost LoCoMo's a little). What has
+# held since a time said by its date began then: "I've been working out of Bandon since the third of
+# November", "we've been on 99.9 FM since the first of September" (not "since I was a kid").
+_SINCE = (r"since (?:the )?(?:[\w-]+ (?:of )?)?(?:" + "|".join(MONTHS) + r")|since (?:last|this) (?:week|month|year|spring|"
+          r"summer|autumn|fall|winter)|since (?:19|20)\d\d")
 _OUTRIGHT = (r"instead(?! of)|change of plans?|change to|cancel+ed|called off|postponed|rescheduled|from now on|"
              r"go(?:ing)? back to|no longer|any ?more|gone off|moved|switched|dropped(?! by| off| in)|sold|"
-             r"stopped|fell through|after all|in the end|decided against|shelved|scrapped|put on hold")
+             r"stopped|fell through|after all|in the end|decided against|shelved|scrapped|put on hold|" + _SINCE)
 _REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
 _INSTEAD = re.compile(r"\binstead\b(?! of)", re.I)
 # A question about a slot also listens to the verbs of a new home, job or partner ("moved",

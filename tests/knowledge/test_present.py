@@ -1003,3 +1003,22 @@ def test_a_question_that_names_no_one_is_about_what_the_speakers_tell_of(singers
     those who sing in it ("We're at thirty-two singers now"), so the latest count said goes first."""
     assert not singers.knowledge.query_entities("How many singers are in the choir?")
     assert above(ranked(singers, "How many singers are in the choir?", as_of="2024-07-01"), "D2:2", "D1:2")
+
+
+STATION = locomo("station", ("Ilse", "Raul"),
+    ("9:00 am on 6 March, 2025", [
+        ("Raul", "Which station are you working out of these days?"),
+        ("Ilse", "Still Mayfield station, nights, working out of Mayfield with Declan."),
+    ]),
+    ("6:30 pm on 11 January, 2026", [
+        ("Raul", "Did the transfer go through?"),
+        ("Ilse", "It did. I've been working out of Bandon since the third of November."),
+    ]),
+)
+station = stored(STATION)
+
+
+def test_what_holds_since_a_date_is_a_change_said_without_a_change_word(station):
+    """"I've been working out of Bandon since the third of November": what holds since a time
+    began then, so it goes above where she worked before."""
+    assert above(ranked(station, "Which station does Ilse work out of?", as_of="2026-02-01"), "D2:2", "D1:2")
