@@ -146,6 +146,7 @@ class RankerArea(Area):
         self.relearned = ""  # what the last load relearned after the feature set changed (:meth:`_relearned`)
         self._relearn: tuple[list[FeedbackRow], tuple[str, ...]] | None = None  # the log and the stored names, to relearn
         self._relearning = threading.Lock()
+        self._aside: threading.Thread | None = None  # a relearning started by :meth:`warm_up`
         self.log_corrupt = False
         self._endpoint_failed = False  # the embedding endpoint failed the marks, and that was logged
         self.generation = -1  # the store's ranker generation this process's learned state is from
@@ -222,6 +223,23 @@ class RankerArea(Area):
         described = store.described_feedback(self.names) if any(tuple(e.names) != self.names for e in recent) else {}
         train, held = self._buffers(recent, described)
         self.learned = LearnedState(model, reading, prior, train, held, curve)
+
+    def warm_up(self) -> None:
+        """Start a pending relearning (:meth:`_relearned`) in a thread of its own. The app's
+        first query waits for its warm-up, and the relearning describes the hits of up to
+        ``relearn_newest`` events again under the new features: seconds of CPU at a million items,
+        once. Recall meanwhile ranks with the state it has (:attr:`_serving`); a write waits for
+        it. A daemon: nobody waits for it at close (a closed store ends it with an error, logged)."""
+        if self._relearn is None or (self._aside is not None and self._aside.is_alive()):
+            return
+        self._aside = threading.Thread(target=self._relearn_aside, name="mnemoscope-relearn", daemon=True)
+        self._aside.start()
+
+    def _relearn_aside(self) -> None:
+        try:
+            self._learned_now()
+        except Exception as exc:  # the store closed under it, say: the next use tries again
+            log.warning("%s: relearning the ranker from its log stopped: %s", self.mem.path, exc)
 
     def on_ingest(self, source: "Source", items: list["Item"]) -> None:
         """Nothing to derive at ingest: the ranker learns from feedback."""
@@ -389,6 +407,10 @@ class RankerArea(Area):
         it made for another feature set, relearned from the log here, once (:meth:`_relearned`).
         While the embedding endpoint holds the relearning up, recall and status read a fresh
         state (the next use tries again); a write never builds on it (:meth:`_writable`)."""
+        return self._learned_now()
+
+    def _learned_now(self) -> LearnedState:
+        """:attr:`learned`."""
         try:
             return self._current()
         except EmbeddingUnavailable as exc:  # the dense signal asks the endpoint
@@ -420,12 +442,25 @@ class RankerArea(Area):
         self._learned, self._relearn = state, None
 
     @property
+    def _serving(self) -> LearnedState:
+        """The learned state a recall ranks with: :attr:`learned`, except while a relearning runs
+        aside (:meth:`warm_up`): then the state so far (a fresh one: the heuristic floor, with the
+        trust, edges and marks read from the log), not waiting for it."""
+        if self._relearning_aside():
+            return self._learned
+        return self.learned
+
+    def _relearning_aside(self) -> bool:
+        aside = self._aside
+        return self._relearn is not None and aside is not None and aside.is_alive()
+
+    @property
     def lam(self) -> float:
-        return self.learned.reading.lam
+        return self._serving.reading.lam
 
     @property
     def prior(self) -> AnswerPrior:
-        return self.learned.prior
+        return self._serving.prior
 
     def strategies(self) -> dict[str, Strategy]:
         return {"fused": self.rank}
@@ -437,9 +472,10 @@ class RankerArea(Area):
         cf = feats.build(self.mem, q, signals, self.meta, self._learned_columns,
                          max(q.top_k, s.candidate_k), self.extra_signals(), s.rrf_k)
         scores = heuristic_score(cf.matrix, cf.names)
-        lam = self.lam if cf.names == self.names else 0.0
+        serving = self._serving
+        lam = serving.reading.lam if cf.names == self.names else 0.0
         if lam > 0 and len(scores):
-            scores = (1 - lam) * _standardise(scores) + lam * _standardise(self.learned.model.score(cf.matrix))
+            scores = (1 - lam) * _standardise(scores) + lam * _standardise(serving.model.score(cf.matrix))
         order = np.lexsort((cf.slots, -scores))
         found = {int(k): v for k, v in cf.found_by.items()}
         return Ranking(cf.slots[order], scores[order], found, cf.as_dict(order), {"lambda": lam, "answered": cf.answered})
@@ -807,10 +843,14 @@ class RankerArea(Area):
         return report
 
     def status(self) -> RankerStatus:
-        learned = self.learned
+        aside = self._relearning_aside()
+        learned = self._serving
         lam = learned.reading.lam
         state = self.state_problem or ("blended" if lam > 0 else "learning" if len(self.marks) else "heuristic")
-        if self.relearned and not self.state_problem:
+        if aside:
+            state += ("; the feature set changed: relearning from the feedback log in the background, recall ranks"
+                      " without the learned model until it ends")
+        elif self.relearned and not self.state_problem:
             state += f"; {self.relearned}"
         return RankerStatus(
             lam=lam, events=self.mem.store.count_feedback(), train_pairs=len(learned.train),
@@ -863,7 +903,7 @@ class RankerArea(Area):
 
     def _prior_export(self) -> dict[str, Any]:
         """The answer prior's weights: its style flags by name, its term buckets where non-zero."""
-        w = self.prior.weights
+        w = self.learned.prior.weights
         terms = w[:-1 - len(STYLE)]
         return {"intercept": float(w[-1]), "style": dict(zip(STYLE, map(float, w[-1 - len(STYLE):-1]))),
                 "term_buckets": {int(b): float(terms[b]) for b in np.flatnonzero(terms)}}

@@ -1,6 +1,7 @@
 """Feedback: validation, trust, co-access edges with decay that prunes, persistence."""
 
 import json
+import threading
 from typing import Callable
 from dataclasses import replace
 
@@ -15,6 +16,7 @@ from mnemoscope.engine.errors import EmbeddingUnavailable
 from mnemoscope.engine.rank import feedback as feedback_module
 from mnemoscope.engine.rank import features as features_module
 from mnemoscope.engine.rank.feedback import FeedbackParams, FeedbackState
+from mnemoscope.engine.rank.service import RankerArea
 from mnemoscope.engine.transfer import write_records
 from tests.rank.conftest import SETTINGS
 
@@ -528,6 +530,42 @@ def test_a_relearning_describes_again_the_newest_events_only_and_says_so(mem):
         assert described and set(described) <= set(newest)
         assert status.held_out_pairs + status.train_pairs > 0 and status.model_steps < steps
         assert upgraded.ranker.prior.trained
+
+
+def test_the_warm_up_relearns_aside_and_recall_does_not_wait_for_it(mem, monkeypatch):
+    """At a million items the relearning after a feature change took ~12 s of CPU, inside the
+    first recall, and the app's first query waits for its warm-up. Now the warm-up starts it in a
+    thread of its own: recall meanwhile ranks without the learned model (the marks still move
+    hits), status says so, a write waits for it. Before, the warm-up did not start it and the
+    recall ran it (this test's recall would wait for the held relearning)."""
+    steps = taught_under_core_signals(mem)
+    mem.close()
+    started, release = threading.Event(), threading.Event()
+    relearned = RankerArea._relearned
+
+    def held(self, *args):
+        started.set()
+        assert release.wait(30)
+        return relearned(self, *args)
+
+    monkeypatch.setattr(RankerArea, "_relearned", held)
+    with Memory(mem.path, fused_signals="answer") as upgraded:
+        upgraded.warm_up()
+        assert started.wait(5)
+        answered = []
+        asking = threading.Thread(target=lambda: answered.append(upgraded.recall("sourdough bread class", strategy="fused")))
+        asking.start()
+        asking.join(10)
+        assert answered and answered[0].lam == 0.0 and answered[0].hits
+        status = upgraded.ranker.status()
+        assert status.state == ("learning; the feature set changed: relearning from the feedback log in the "
+                                "background, recall ranks without the learned model until it ends")
+        assert status.model_steps == 0
+        release.set()
+        upgraded.ranker.feedback(answered[0].token, shown(answered[0])[:1])  # waits for the relearning
+        status = upgraded.ranker.status()
+        assert status.events == 5 and status.model_steps >= steps
+        assert "relearned from its 4 feedback event(s)" in status.state
 
 
 def test_feedback_on_a_recall_that_showed_an_item_deleted_since_is_one_line_and_writes_nothing(mem):
