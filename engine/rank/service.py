@@ -793,7 +793,10 @@ class RankerArea(Area):
                 self.relearned = (f"the feature set changed ({change}): relearned from its log by another process "
                                   "meanwhile, read from the store")
             return self._learned
-        except (StoreReadOnly, StoreBusy) as exc:
+        except StoreReadOnly:
+            what += ", in memory only: the store is read-only" + (
+                ", and not yet upgraded to keep a relearning (open it once with write access)" if store.missing else "")
+        except StoreBusy as exc:
             what += f", in memory only ({exc})"
         self.state_problem = ""
         self.relearned = f"the feature set changed ({change}): {what}"

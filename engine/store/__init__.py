@@ -27,7 +27,8 @@ class Store(RecordsSQL, CountsSQL, IndexSQL, KnowledgeSQL, TopicsSQL, RankerSQL,
     """One SQLite file holding every record and the derived rows that make start-up fast."""
 
     def __init__(self, path: str | Path, *, lock_timeout: float = 30.0, read_only: bool = False) -> None:
-        super().__init__(path, MIGRATIONS, lock_timeout=lock_timeout, read_only=read_only)
+        super().__init__(path, MIGRATIONS, lock_timeout=lock_timeout, read_only=read_only,
+                         readable_without=ranker.READABLE_WITHOUT)
 
 
 __all__ = ["Store", "StoreError", "NotAStore", "NewerStore", "StoreBusy", "StoreReadOnly", "StoreDamaged", "StoreDiskError",

@@ -127,8 +127,12 @@ class StoreBase:
     """
 
     def __init__(self, path: str | Path, migrations: Sequence[Migration], *, lock_timeout: float = 30.0,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, readable_without: frozenset[str] = frozenset()) -> None:
+        """``readable_without``: migrations a read-only open may find missing (each adds only
+        what a reader can do without); :attr:`missing` names those it did."""
         self.path = Path(path)
+        self.readable_without = readable_without
+        self.missing: frozenset[str] = frozenset()  # pending migrations a read-only open went on without
         self._lock = threading.RLock()  # the writer's: held by the thread inside a transaction or a dry run
         self._holder: int | None = None  # that thread's id (see conn)
         self._held = 0  # how deep it holds the lock
@@ -155,7 +159,7 @@ class StoreBase:
                 self.writer.execute("PRAGMA journal_mode=WAL")
                 self.writer.execute("PRAGMA synchronous=NORMAL")
             self.writer.execute("PRAGMA foreign_keys=ON")
-            if pending or not (marked or self.read_only):
+            if not self.read_only and (pending or not marked):
                 self._migrate(migrations)
             if not (in_memory or self.read_only):
                 self.reader = self._query_only_connection()
@@ -251,7 +255,9 @@ class StoreBase:
             raise NewerStore(f"{self.path}: written by a newer Mnemoscope (schema change {unknown[0]!r} is unknown to"
                              " this one); upgrade Mnemoscope to open it; nothing was changed")
         pending = [(name, sql) for name, sql in migrations if name not in applied]
-        if pending and self.read_only:
+        if pending and self.read_only and applied and {name for name, _ in pending} <= self.readable_without:
+            self.missing = frozenset(name for name, _ in pending)
+        elif pending and self.read_only:
             raise StoreReadOnly(f"{self.path}: {'is not a store yet' if not applied else 'needs a schema upgrade'} and"
                                 " is read-only; open it once with write access")
         return pending, app_id == APPLICATION_ID

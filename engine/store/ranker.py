@@ -100,6 +100,11 @@ MIGRATIONS = [
     ),
 ]
 
+# A store not yet upgraded to ranker-3 opened read-only (the upgrade needs a write) goes on
+# without the relearning's kept rows: the ranker relearns in memory, describing the events again.
+DESCRIBED = "ranker-3"
+READABLE_WITHOUT = frozenset({DESCRIBED})
+
 TOKEN_KEY = "rank.token_key"
 GENERATION = "rank.generation"
 
@@ -167,6 +172,7 @@ class RankerSQL:
     """Mixin of :class:`engine.store.Store`: everything the ranker stores."""
 
     conn: sqlite3.Connection
+    missing: frozenset[str]
 
     # -- the token key and the generation --------------------------------------------------
 
@@ -232,7 +238,10 @@ class RankerSQL:
 
     def described_feedback(self, names: Sequence[str]) -> dict[int, np.ndarray]:
         """Events' shown hits described again under the feature set ``names`` (event id → one row
-        per shown hit), as the ranker's relearning kept them."""
+        per shown hit), as the ranker's relearning kept them; none in a store opened read-only
+        before the table was made (:data:`READABLE_WITHOUT`)."""
+        if DESCRIBED in self.missing:
+            return {}
         rows = self.conn.execute("SELECT event_id, features FROM feedback_described WHERE names = ?",
                                  (json.dumps(list(names)),)).fetchall()
         return {r[0]: np.frombuffer(r[1], dtype=np.float32).reshape(-1, len(names)).astype(np.float64) for r in rows}

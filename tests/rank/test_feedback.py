@@ -1,7 +1,13 @@
 """Feedback: validation, trust, co-access edges with decay that prunes, persistence."""
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import threading
+from pathlib import Path
 from typing import Callable
 from dataclasses import replace
 
@@ -580,3 +586,50 @@ def test_feedback_on_a_recall_that_showed_an_item_deleted_since_is_one_line_and_
     assert (events(mem), mem.store.ranker_generation()) == (0, generation)
     again = mem.recall("sourdough bread class", strategy="fused")
     assert mem.feedback(again.token, shown(again)[:1]).event_id > 0
+
+
+READ_ONLY_STATUS = """
+import json, os, sys
+from mnemoscope.engine import Memory
+
+def opened(path):
+    with Memory(path, fused_signals="answer") as mem:
+        status = mem.ranker.status()
+        return [status.state, status.model_steps, len(mem.recall("sourdough bread class", strategy="fused").hits)]
+
+opened(sys.argv[2])  # a writable copy first: every module this reads is imported before the user changes
+if os.geteuid() == 0:  # root writes anything: become a user who may only read
+    os.setgid(65534)
+    os.setuid(65534)
+print(json.dumps(opened(sys.argv[1])))
+"""
+
+
+def test_a_store_not_upgraded_to_keep_relearnings_opens_read_only_and_relearns_in_memory(mem, tmp_path):
+    """A store taught before ranker-3 (the kept re-descriptions) could not be opened read-only at
+    all: the upgrade needs a write ("needs a schema upgrade and is read-only"). It opens now, the
+    ranker relearns in memory, status says so, and the file is not changed."""
+    steps = taught_under_core_signals(mem)
+    with mem.store.transaction():  # as a store made before ranker-3 was
+        mem.store.conn.execute("DROP TABLE feedback_described")
+        mem.store.conn.execute("DELETE FROM schema_migrations WHERE name = 'ranker-3'")
+    mem.close()
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))  # outside pytest's private folders, so another user can read
+    try:
+        os.chmod(folder, 0o755)
+        path = Path(shutil.copy(mem.path, folder / "old.db"))
+        os.chmod(path, 0o444)
+        before = path.read_bytes()
+        scratch = shutil.copy(mem.path, tmp_path / "scratch.db")
+        run = subprocess.run([sys.executable, "-c", READ_ONLY_STATUS, str(path), scratch], capture_output=True, text=True,
+                             timeout=120, cwd=Path(__file__).parents[2],
+                             env={**os.environ, "XDG_CONFIG_HOME": str(folder)})  # a config folder it may read
+        assert run.returncode == 0, run.stderr
+        state, model_steps, hits = json.loads(run.stdout.splitlines()[-1])
+        assert state == ("learning; the feature set changed (new signal_answer): relearned from its 4 feedback event(s), "
+                         "3 described again under the new features, in memory only: the store is read-only, and not "
+                         "yet upgraded to keep a relearning (open it once with write access)")
+        assert model_steps == steps and hits == 10
+        assert path.read_bytes() == before and sorted(p.name for p in folder.iterdir()) == ["old.db"]
+    finally:
+        shutil.rmtree(folder)
