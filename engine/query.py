@@ -36,6 +36,9 @@ FRAMING_WORDS = frozenset(
     go goes going went gone get gets got getting make makes made take takes took taken put come came have has had
     do does did give gave keep kept let seem seems want wanted""".split()
 )  # the second line: light verbs, which carry a question's shape more than its content
+# Phrases whose words only place a question in time or shape it ("where does Bea live these days?":
+# "days" is no topic of it, and matched "three days a week" first).
+FRAMING_PHRASES = re.compile(r"\b(?:these days|at the moment|right now|at present|for now|any more)\b")
 FRAMING_WEIGHT = 0.2  # a framing word keeps this share of its weight (0 would lose "what kind of art": art stays)
 EXPANSION_WEIGHT = 0.5  # a related word from the lexicon weighs this × its relation's strength
 EXPANSION_LIMIT = 8  # related words kept per query word, the strongest first
@@ -51,6 +54,12 @@ ANSWER_WORDS = {
         april may june july august september october november december summer winter spring autumn
         recently earlier later since date birthday anniversary""",
 }
+# A question that says none of these asks what holds now ("where does Bea live?", "who is Ilse
+# crewed with these days?"): a past tense, an earlier time, a date. "When did…", "what was…" and
+# "where was Raúl living in June 2025?" ask about a time of their own.
+_NOT_NOW = re.compile(r"\b(?:did|didn't|was|wasn't|were|weren't|had|hadn't|used to|before|ago|last|first|originally"
+                      r"|(?:19|20)\d\d|january|february|march|april|may|june|july|august|september|october|november"
+                      r"|december|spring|summer|autumn|winter)\b")
 _WHEN_SHAPES = re.compile(r"\b(what|which)\s+(date|day|month|year|time|week|weekend)\b|\bhow\s+long\s+ago\b")
 
 
@@ -75,6 +84,11 @@ def answer_type(text: str) -> str | None:
         if word in ANSWER_TYPES:
             return ANSWER_TYPES[word]
     return None
+
+
+def asks_now(text: str) -> bool:
+    """Whether a question asks what holds now: it names no past tense, earlier time or date."""
+    return _NOT_NOW.search(normalize(text)) is None
 
 
 def answer_tokens(kind: str, vocabulary: Mapping[str, int]) -> list[str]:
@@ -104,6 +118,11 @@ def plan(text: str, vocabulary: Mapping[str, int], lexicon: "Lexicon | None" = N
     for token in lexical_tokens(text, char_ngrams):
         counts[token] = counts.get(token, 0) + 1
     framing = framing_tokens()
+    phrased: dict[str, int] = {}
+    for phrase in FRAMING_PHRASES.findall(normalize(text)):
+        for token in lexical_tokens(phrase, char_ngrams):
+            phrased[token] = phrased.get(token, 0) + 1
+    framing = framing | {t for t, n in phrased.items() if n >= counts.get(t, 0)}
     out = QueryPlan(answer_type=answer_type(text), consulted=set(counts))
     for token, n in counts.items():
         weight = 1.0 + math.log(n)

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..arrays import distinct
 from ..lexical import top_k
+from ..query import asks_now
 from ..recall import dense_at, words_at
 from ..text import words
 
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 CORE_SIGNALS = ("bm25", "dense")
 SCANNED_SIGNALS = ("bm25",)  # core signals whose own top candidates are read from every slot
 STATIC = ("bm25", "bm25_rank", "dense", "dense_rank", "rrf", "neighbour_bm25", "neighbour_dense",
-          "recency", "speaker", "title_hit", "kind_turn", "kind_note", "length", "words")
+          "recency", "present_recency", "speaker", "title_hit", "kind_turn", "kind_note", "length", "words")
 LEARNED = ("trust", "uses", "feedback_match", "coaccess", "answer_prior")
 NEIGHBOUR_SEEDS = 20  # the strongest lexical hits whose neighbours become candidates
 SPREAD_FLOOR = 0.1  # a feature's spread is never taken as less than this share of [0, 1]
@@ -320,6 +321,8 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     rrf = sum(np.where(p >= 0, 1.0 / (rrf_k + 1 + p), 0.0) for p in pos.values())
     out[:, col["rrf"]] = _relative(rrf)
     out[:, col["recency"]] = _recency(mem, meta, slots)
+    if asks_now(q.text):  # what holds now: of two turns alike, the newer is likelier the answer
+        out[:, col["present_recency"]] = out[:, col["recency"]]
     qwords = set(words(q.text))
     speakers = meta.speaker_ids_in(qwords)
     if len(speakers):

@@ -29,6 +29,7 @@ WEIGHTS: dict[str, float] = {
     "neighbour_bm25": 0.20,  # conversation turns only
     "neighbour_dense": 0.10,
     "speaker": 1.30,
+    "present_recency": 0.10,  # a question about what holds now (engine/query.py's asks_now): newer items
     "length": 0.45,
     "signal_answer": 0.15,  # BM25 of items holding the kind of answer asked for, e.g. a time for "when" (engine/query.py)
 }

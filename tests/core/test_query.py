@@ -18,6 +18,17 @@ def test_framing_words_weigh_little_and_the_focus_keeps_its_weight():
     assert terms["know"] < 0.5 * terms["dough"]
 
 
+def test_a_phrase_that_places_the_question_in_time_weighs_as_framing(tmp_path):
+    """"These days" says when, not what: its "days" matched "three days a week" above the move."""
+    assert plan("Where does Maya live these days?", {"dai": 0, "live": 1}).terms == {"dai": 0.2, "live": 1.0}
+    assert plan("How many days a week does Maya work these days?", {"dai": 0}).terms["dai"] > 1.0  # asked about too
+    texts = ["Three days a week now, the other days are mine.", "I live by the harbour in Robin Hood's Bay.",
+             "The bakery opens at eight on Sundays.", "I planted tomatoes in the garden."]
+    with _store(tmp_path, texts) as mem:
+        hits = mem.recall("Where does Maya live these days?", strategy="bm25", top_k=2).hits
+    assert hits and "harbour" in hits[0].item.text
+
+
 def test_related_words_join_at_a_fraction_only_when_the_store_holds_them():
     p = plan("How did Melanie's boy cope after the crash?", VOCAB, LEXICON)
     assert set(p.expansions) == {"accid", "wreck", "son"}  # "plane" is not in the store; a name brings nothing

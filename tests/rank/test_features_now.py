@@ -1,0 +1,52 @@
+"""A question about what holds now (engine/query.py's asks_now) favours newer items a little
+(the ``present_recency`` feature): of two turns that answer it equally well, or equally badly,
+the newer is likelier what holds now. A question with a past tense or a date is left as it was."""
+
+from pathlib import Path
+
+import pytest
+
+from mnemoscope.engine import Memory
+from mnemoscope.engine.query import asks_now
+from mnemoscope.engine.records import Item, ParsedSource, Source
+
+OFFICE = "Mornings at the office on the quay, and the evenings are mine."  # the two alike but for the place
+SHOP = "Mornings at the shop on the quay, and the evenings are mine."
+SESSIONS = [
+    ("2025-03-06T23:40:00", [("Ilse", "How are things with you?"), ("Raúl", OFFICE), ("Ilse", "Talk soon!")]),
+    ("2025-10-02T22:05:00", [("Ilse", "How are things with you?"), ("Raúl", SHOP), ("Ilse", "Talk soon!")]),
+]
+
+
+@pytest.fixture
+def mem(tmp_path: Path):
+    items = [Item(text=text, kind="turn", key=f"D{s}:{n}", position=10 * s + n, speaker=speaker, timestamp=when)
+             for s, (when, turns) in enumerate(SESSIONS, 1) for n, (speaker, text) in enumerate(turns, 1)]
+    with Memory(tmp_path / "now.db") as memory:
+        memory.ingest_parsed([ParsedSource(Source(name="chat", kind="conversation", content_hash="h"), items)])
+        yield memory
+
+
+@pytest.mark.parametrize("question, now", [
+    ("What does Raúl do for a living?", True),
+    ("Who is Ilse crewed with these days?", True),
+    ("Where did Raúl work?", False),
+    ("What was Raúl's job?", False),
+    ("Where was Raúl living in June 2025?", False),
+    ("What did Raúl do before the hostel?", False),
+])
+def test_a_question_asks_what_holds_now_unless_it_names_a_past_or_a_date(question, now):
+    assert asks_now(question) is now
+
+
+def test_a_question_about_now_ranks_the_newer_of_two_unmatched_answers_first(mem: Memory):
+    def order(question: str) -> tuple[list[str], dict[str, dict[str, float]]]:
+        hits = mem.recall(question, strategy="fused", top_k=8).hits
+        assert hits
+        return [h.item.text for h in hits], {h.item.text: h.features for h in hits}
+
+    ranked, features = order("What does Raúl do for a living?")
+    assert features[SHOP]["present_recency"] == 1.0 and features[OFFICE]["present_recency"] == 0.0
+    assert ranked.index(SHOP) < ranked.index(OFFICE)  # the older ranked first before the feature
+    _, past = order("What did Raúl do for a living in March 2025?")
+    assert {f["present_recency"] for f in past.values()} == {0.0}
