@@ -113,6 +113,11 @@ _INTRODUCED = [re.compile(p, re.X) for p in (
 _NAMED_PERSON = re.compile(rf"(?:(?:little|big|older|younger|best|new|old|late)\s+)?{PEOPLE}\s+"
                            r"(?P<name>[A-Z][\w'’\-]*(?:\s+[A-Z][\w'’\-]*)?)", re.X)
 _UNNAMED = re.compile(rf"\b(?:[Mm]y|[Oo]ur|[Aa]n?|[Tt]his|[Tt]hat|[Tt]he|[Hh]is|[Hh]er|[Tt]heir)\s+(?:[a-z]+\s+)?{_ANIMATE}s?\b(?!\s+[A-Z])", re.X)
+# A clause whose subject is a noun phrase (a determiner and a noun before its verb: "The landlord is
+# lovely too, he moved to York"): someone or something the turn does not name, whom its "he" may mean.
+_ANOTHER_SUBJECT = re.compile(r"(?:^|[,;:]\s+|\b(?:and|but|so)\s+)(?:[Tt]he|[Aa]n?|[Mm]y|[Oo]ur|[Yy]our|[Hh]is|[Hh]er|[Tt]heir)"
+                              r"\s+(?:[a-z-]+\s+){0,2}?[a-z-]+\s+(?:is|was|are|were|has|had|says|said|told|tells|moved|"
+                              r"lives|lived|works|worked|went|came|got|gets)\b")
 # A person spoken of without a name: "she moved", "her doctor", "give him my love".
 _OF_PERSON = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]im|[Hh]er|[Hh]is)\b")
 
@@ -229,6 +234,7 @@ class RuleExtractor:
         self._you = ""
         self.people: set[str] = set()  # keys of the names the batch introduced as persons
         self._talked_of = ""  # whom the talk is about: the person the last turn named, or spoke of as "she" …
+        self._talk_day: str | None = None  # the day of that talk: a new day (a new session) starts afresh
 
     def reset(self) -> None:
         """Forget the batch (its names and speakers) before reading the next source."""
@@ -236,6 +242,7 @@ class RuleExtractor:
         self.speakers.clear()
         self.people.clear()
         self._talked_of = ""
+        self._talk_day = None
 
     def addressee(self, speaker: str) -> str:
         """Who a turn speaks to: the latest earlier speaker who is someone else."""
@@ -290,6 +297,8 @@ class RuleExtractor:
         # A passage's title names what its pronouns mean; a Markdown heading names a topic.
         referent = title if title[:1].isupper() and "heading_path" not in item.meta else ""
         self._introduce_people(text, speaker)
+        if _day(item.timestamp) != self._talk_day:  # "she" in a new session means no one from the last
+            self._talked_of, self._talk_day = "", _day(item.timestamp)
         named, other = "", False  # other: someone or something else the pronoun may mean
         kept = ""  # the person talked of, when this turn speaks of them only by a pronoun
         for sentence in sentences(text):
@@ -302,7 +311,8 @@ class RuleExtractor:
                     self.local.add(key)
                     out.mentions.append((span, key, "name", "mention"))
             if self.people and not (other or referent):  # no one to mean: nothing to look for
-                other = _UNNAMED.search(sentence) is not None or self._opens_with_another(sentence, speaker)
+                other = _UNNAMED.search(sentence) is not None or _ANOTHER_SUBJECT.search(sentence) is not None \
+                    or self._opens_with_another(sentence, speaker)
             person = "" if other or referent else named or self._talked_of
             if person and _OF_PERSON.search(sentence):
                 kept = person

@@ -116,3 +116,27 @@ def test_a_turn_about_someone_else_ends_the_talk_of_the_person():
                             ("Bea", "My son showed me his drawings."),
                             ("Bea", "She lives in York now."))
     assert not [m for m in last.mentions if m[3] == "pronoun"], last.mentions
+
+
+def test_the_talk_of_a_person_ends_with_the_session():
+    """"She" in a later session, after the turns that spoke of Kasia, means no one from the last:
+    the review's "Did she like your new flat?" a month on."""
+    turns = [Item(text=text, kind="turn", key=f"D{s}:{n}", speaker=speaker, id=10 * s + n, timestamp=when)
+             for s, when, session in ((1, "2024-01-10T09:00:00", [("Bea", "My sister Kasia lives in Leeds."),
+                                                                  ("Tom", "Is she enjoying it?"),
+                                                                  ("Bea", "She loves it.")]),
+                                      (2, "2024-06-05T18:30:00", [("Tom", "Did she like your new flat?")]))
+             for n, (speaker, text) in enumerate(session, 1)]
+    extractor = RuleExtractor(EntityRegistry())
+    *_, loves, later = [extractor.extract(item) for item in turns]
+    assert ("Kasia", "kasia", "name", "pronoun") in loves.mentions
+    assert not [m for m in later.mentions if m[3] == "pronoun"], later.mentions
+
+
+def test_he_after_a_noun_phrase_subject_is_not_the_person_talked_of():
+    """"The landlord is lovely too, he moved to York in May": "he" is the landlord, whom the turn
+    does not name, not Kasia (the review's case)."""
+    *_, last = conversation(("Bea", "My sister Kasia lives in Leeds and works at the library."),
+                            ("Tom", "Is she enjoying it?"),
+                            ("Bea", "She does. The landlord is lovely too, he moved to York in May."))
+    assert not any(s == "Kasia" and p == "moved to" for s, p, _o in triples(last)), last.facts
