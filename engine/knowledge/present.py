@@ -549,6 +549,8 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     lent, asked_about = asked_before(store, index, top, subjects, window)
     named |= asked_about | naming_in_text({i: t for i, t in window.items() if i not in named | spoken}, subjects.values())
     texts = {i: t for i, t in window.items() if i in named | spoken}
+    if unnamed:  # told by anyone, so not of another thing of the kind: "my running club", "my neighbour's allotment"
+        texts = {i: t for i, t in texts.items() if not _of_another_thing(t, query)}
     if question.counted is not None:
         counted = _counted_names(question, texts.values(), subjects.values())
         question = dataclasses.replace(question, counted=question.counted | counted, slot_cues=question.slot_cues | counted)
@@ -651,6 +653,45 @@ def _counted_names(question: PresentQuestion, texts: Iterable[str], names: Itera
     found = {token for text in texts for sentence, tokens in sentence_tokens(text) if question.terms & tokens
              for token in lexical_tokens(" ".join(object_names(sentence)))}
     return frozenset(found - set(lexical_tokens(" ".join(names))))
+
+
+_WORD = re.compile(r"[\w'’-]+")
+_THEIRS = frozenset("his her their your".split())
+
+
+def _of_another_thing(text: str, query: str) -> bool:
+    """Whether a candidate speaks of another thing of the kind a question that names no one asks
+    about: a word of the question after a word the question does not hold where the question has
+    its own before it ("my running club" for "the chess club"), or after someone else's possessive
+    ("my neighbour's allotment", "his club"), with no mention of the question's own ("the chess
+    club"). "the rota", "sixty members" are the thing, or say nothing of whose it is."""
+    asked = [w.lower() for w in _WORD.findall(query)]
+    tokens = [_token(w) for w in asked]
+    own = {tokens[n + 1]: tokens[n] for n in range(len(tokens) - 1) if tokens[n] and tokens[n + 1]}  # head: its modifier
+    held = {t for t in tokens if t}
+    another = ours = False
+    for sentence in sentences(text):
+        words = [w.lower() for w in _WORD.findall(sentence)]
+        for n, word in enumerate(words[1:], 1):
+            token = _token(word)
+            if token not in held:
+                continue
+            before = words[n - 1]
+            if token in own and _token(before) == own[token]:
+                ours = True
+            elif before in _THEIRS or before.endswith(("'s", "’s")) and _token(before) not in held \
+                    or token in own and _token(before) and _token(before) not in held and not _NUMBER_WORD.fullmatch(before):
+                another = True
+    return another and not ours
+
+
+_NUMBER_WORD = re.compile(r"\d+|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|\w+ty)(?:-\w+)?")
+
+
+def _token(word: str) -> str:
+    """A word's lexical token, "" for a stopword ("the station's" → "station")."""
+    found = lexical_tokens(re.sub(r"['’]s$", "", word))
+    return found[0] if found else ""
 
 
 def _voices(store: "Store", item_ids: list[int]) -> dict[int, str]:

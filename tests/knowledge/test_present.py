@@ -1022,3 +1022,27 @@ def test_what_holds_since_a_date_is_a_change_said_without_a_change_word(station)
     """"I've been working out of Bandon since the third of November": what holds since a time
     began then, so it goes above where she worked before."""
     assert above(ranked(station, "Which station does Ilse work out of?", as_of="2026-02-01"), "D2:2", "D1:2")
+
+
+CLUBS = locomo("clubs", ("Jo", "Sam"),
+    ("9:00 am on 10 January, 2024", [
+        ("Jo", "The chess club has forty members."),
+        ("Sam", "That's a lot of chess players."),
+    ]),
+    ("6:30 pm on 5 June, 2024", [
+        ("Sam", "My running club is up to sixty members now."),
+        ("Jo", "Wow, well done."),
+        ("Uma", "My neighbour's allotment switched to strawberries now."),
+    ]),
+)
+clubs = stored(CLUBS)
+
+
+def test_a_question_that_names_no_one_is_not_about_another_thing_of_its_kind(clubs):
+    """The review's cases: "my running club" is not the chess club, and "my neighbour's allotment"
+    is someone else's, so neither passes what was said of the thing asked about."""
+    assert above(ranked(clubs, "How many members does the chess club have?", as_of="2024-07-01"), "D1:1", "D2:1")
+    assert present._of_another_thing("My running club is up to sixty members now.", "How many members does the chess club have?")
+    assert present._of_another_thing("My neighbour's allotment switched to strawberries now.", "What does the allotment grow?")
+    assert not present._of_another_thing("We've got thirty-four on the rota now.", "How many volunteers are on the station's rota?")
+    assert not present._of_another_thing("The chess club has forty members.", "How many members does the chess club have?")
