@@ -9,7 +9,8 @@ PageRank (seeded by the query's entities and BM25 hits) carries the most; the ne
 strong turn often hold the evidence; turns by a speaker the question names (not their short
 questions: features.short_questions), and longer items, are likelier answers. The word space's
 weight (``words``, turns only: a turn's or the question it answers) was chosen later, on the
-knowledge-update sets and LoCoMo dev (docs/benchmarks.md, session 14). Without the PageRank signal (``fused_signals=""``) these weights lean too little
+knowledge-update sets and LoCoMo dev (docs/benchmarks.md, session 14), and so was ``present_recency``'s (session
+16): for a question about what holds now, of two turns alike the newer is likelier the answer. Without the PageRank signal (``fused_signals=""``) these weights lean too little
 on BM25: multi-hop recall falls below BM25 alone. Learned features weigh 0 here: only the gated
 model may use them, so feedback can never pull the floor down.
 """
