@@ -30,13 +30,29 @@ EPISODE_ROWS = 200
 
 # a conversation's episode summary opens with who and when ("Daniel and Maya (2023-04-03): …",
 # engine.knowledge.episodes.summarize): listed under the date column, a session's episodes all began alike
-SUMMARY_HEAD = re.compile(r"^[^():]*\(\d{4}-\d{2}-\d{2}(?: to \d{4}-\d{2}-\d{2})?\): ")
+SUMMARY_HEAD = re.compile(r"^(?P<who>[^():]*?) ?\(\d{4}-\d{2}-\d{2}(?: to \d{4}-\d{2}-\d{2})?\): ")
+PANEL_NAMES = 6  # the most names the panel's line of who and when lists besides the speakers
 
 
 def listed_summary(summary: str) -> str:
     """What the timeline lists of an episode's summary: what happened, without the head that
-    says who and when (the panel shows the summary whole; another summary is listed as it is)."""
+    says who and when (another summary is listed as it is)."""
     return SUMMARY_HEAD.sub("", " ".join(summary.split()), count=1)
+
+
+def panel_head(episode: Episode) -> tuple[str, str]:
+    """The panel's line of when and who, and the summary under it. A conversation's summary opens
+    with who spoke and on which days ("Daniel and Maya (2023-04-03): …"): the line says that
+    (the speakers, then the others its events name), and the summary is shown from what happened."""
+    when = episode.time_start[:16].replace("T", " ") if episode.time_start else "undated"
+    if episode.time_end and episode.time_start and episode.time_end[:10] != episode.time_start[:10]:
+        when += f" to {episode.time_end[:10]}"
+    head = SUMMARY_HEAD.match(episode.summary)
+    speakers = head["who"].split(" and ") if head else []
+    others = [name for name in episode.participants if name not in speakers][:PANEL_NAMES]
+    who = " and ".join(speakers) + (" · about " if speakers and others else "") + ", ".join(others)
+    summary = episode.summary[head.end():] if head else episode.summary
+    return f"{when} · {len(episode.items)} turn(s) · {who}", summary
 
 
 ROLES = (("who", "participants"), ("what", "action"), ("when", "time"), ("where", "location"),
@@ -170,11 +186,11 @@ was built from: Enter on a turn jumps to it on the Sources screen.
             return
         head = Text()
         head.append(f"Episode {ep.id} · {ep.session}\n", style="bold")
-        when = ep.time_start[:16].replace("T", " ") if ep.time_start else "undated"
-        head.append(f"{when} · {len(ep.items)} turn(s) · {', '.join(ep.participants[:6])}\n", style="dim")
+        line, summary = panel_head(ep)
+        head.append(line + "\n", style="dim")
         if ep.merged_from:
             head.append(f"merged from episode(s) {', '.join(map(str, ep.merged_from))} (s splits)\n", style="yellow")
-        head.append("\n" + ep.summary + "\n")
+        head.append("\n" + summary + "\n")
         parts: list[RenderableType] = [head]
         if ep.events:
             parts.append(Text(f"\nEvents (5W1H, {len(ep.events)})", style="bold"))

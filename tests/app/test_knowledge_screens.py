@@ -4,6 +4,7 @@ in test_query, where the feedback it shows is sent)."""
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 
 import pytest
@@ -498,3 +499,25 @@ async def test_leaving_the_fact_form_while_its_dry_run_runs_drops_the_outcome(de
         await settle(pilot)
         assert app.is_running and app.screen is screen and len(app.screen_stack) == 1
         assert bool(app.titled("Add fact: refused")) == refused
+
+
+async def test_an_episodes_panel_says_who_and_when_once(demo_app):
+    """The line over the summary says when and who; the engine's summary of a conversation opens
+    with the same ("Maya (2023-04-03): …"): the panel shows it from what happened."""
+    app = demo_app(start_mode="memories")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        table = screen.query_one("#episodes-table", DataTable)
+        heads = {n: re.match(r"(.+?) \((\d{4}-\d\d-\d\d)\): ", e.summary) for n, e in enumerate(screen.episodes)}
+        rows = [n for n, head in heads.items() if head][:3]
+        assert rows
+        for row in rows:
+            table.move_cursor(row=row)
+            await settle(pilot)
+            who, day = heads[row].groups()
+            lines = text_of(screen.query_one("#episode-body")).splitlines()
+            assert lines[1].startswith(day) and all(name in lines[1] for name in who.split(" and ")), lines[:4]
+            summary = lines[3]
+            assert summary and not summary.startswith(who) and day not in summary, summary
+            assert summary in screen.current_episode().summary
