@@ -89,6 +89,9 @@ def effect_text(effect: EventEffect, now: float, width: int) -> Text:
     return text
 
 
+WHEN_WIDTH = len("withdrawn")  # the when column's widest: a withdrawn event says so there, whole
+
+
 def when(timestamp: float, now: float) -> str:
     age = max(0.0, now - timestamp)
     for unit, seconds in (("d", 86400), ("h", 3600), ("m", 60)):
@@ -143,7 +146,7 @@ and never makes ranking worse.
 
     def fit_columns(self) -> None:
         self.query_width = set_columns(self.query_one("#feedback-table", DataTable),
-                                       (("#", "id", 3), ("when", "when", 8), ("query", "query", None),
+                                       (("#", "id", 3), ("when", "when", WHEN_WIDTH), ("query", "query", None),
                                         ("used", "used", 5)),
                                        self.pane_width(1 / 2, border=1) if self.app.size.width >= WIDE
                                        else self.app.size.width // 2 - 1)  # narrow: beside the event panel

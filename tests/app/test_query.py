@@ -4,6 +4,7 @@ trace. Each test is one app run through several steps, as a person would take th
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -294,6 +295,7 @@ async def test_mark_hits_used_teach_the_ranker_and_see_it_learn(demo_app):
         assert app.titled("Feedback withdrawn") and app.services.memory.ranker.status().events == 1
         assert "withdrawn" in text_of(ranker.query_one("#event-detail"))
         assert ranker.query_one("#feedback-table", DataTable).row_count == 2  # still listed, as withdrawn
+        assert any(re.search(r"\b2 +withdrawn +what did Maya", line) for line in screen_lines(app)), screen_lines(app)
         await pilot.press("w")
         assert any("already withdrawn" in n.message for n in app.notices)
         # … and its effect is gone at the next recall
