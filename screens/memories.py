@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,7 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from mnemoscope.app.widgets import PromptDialog, clip
+from mnemoscope.app.widgets import PromptDialog, clip, split_summary
 from mnemoscope.app.widgets.tables import PagedTable, PlainTable, page_label, set_columns, turned_to
 from mnemoscope.screens.base import BaseScreen
 
@@ -28,16 +27,13 @@ if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
 # not, and the keys move on to the next page, so a page is what a few screens show
 EPISODE_ROWS = 200
 
-# a conversation's episode summary opens with who and when ("Daniel and Maya (2023-04-03): …",
-# engine.knowledge.episodes.summarize): listed under the date column, a session's episodes all began alike
-SUMMARY_HEAD = re.compile(r"^(?P<who>[^():]*?) ?\(\d{4}-\d{2}-\d{2}(?: to \d{4}-\d{2}-\d{2})?\): ")
 PANEL_NAMES = 6  # the most names the panel's line of who and when lists besides the speakers
 
 
 def listed_summary(summary: str) -> str:
     """What the timeline lists of an episode's summary: what happened, without the head that
     says who and when (another summary is listed as it is)."""
-    return SUMMARY_HEAD.sub("", " ".join(summary.split()), count=1)
+    return split_summary(" ".join(summary.split()))[1]
 
 
 def panel_head(episode: Episode) -> tuple[str, str]:
@@ -47,11 +43,9 @@ def panel_head(episode: Episode) -> tuple[str, str]:
     when = episode.time_start[:16].replace("T", " ") if episode.time_start else "undated"
     if episode.time_end and episode.time_start and episode.time_end[:10] != episode.time_start[:10]:
         when += f" to {episode.time_end[:10]}"
-    head = SUMMARY_HEAD.match(episode.summary)
-    speakers = head["who"].split(" and ") if head else []
-    others = [name for name in episode.participants if name not in speakers][:PANEL_NAMES]
-    who = " and ".join(speakers) + (" · about " if speakers and others else "") + ", ".join(others)
-    summary = episode.summary[head.end():] if head else episode.summary
+    speakers, summary = split_summary(episode.summary)
+    others = [name for name in episode.participants if name not in speakers.split(" and ")][:PANEL_NAMES]
+    who = speakers + (" · about " if speakers and others else "") + ", ".join(others)
     return f"{when} · {len(episode.items)} turn(s) · {who}", summary
 
 

@@ -16,7 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Input, Select, Static, TabbedContent, TabPane
 
 from mnemoscope.app.services import RecallRequest
-from mnemoscope.app.widgets import TextBox, highlight, query_terms
+from mnemoscope.app.widgets import TextBox, highlight, query_terms, split_summary
 from mnemoscope.app.widgets.recall import INTENTS, MODES, HitsTable, hit_source_label
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.screens.base import BaseScreen
@@ -32,22 +32,31 @@ WHY_BAR = 10  # cells of a feature's bar in the Why panel, where the panel has r
 
 
 def knowledge_text(episodes: list[Episode], facts: list[Fact]) -> Text:
-    """The episodes and facts of a recall (Lite: these are the answer; Pro and Max: beside the items)."""
+    """The episodes and facts of a recall (Lite: these are the answer; Pro and Max: beside the
+    items). An episode's date once (its summary's head says it again); each fact with when it
+    held, and one that no longer holds dim and said so, as the CLI does ("superseded by #197"):
+    the recall returns it because it was once true, which is not the answer to "now"."""
     text = Text()
     text.append(f"Episodes ({len(episodes)})\n", style="bold")
     for e in episodes:
         text.append("• ")
         if e.time_start:
             text.append(f"{e.time_start[:10]} ", style="cyan")
-        text.append(f"{e.summary}\n")
+        who, what = split_summary(e.summary)
+        text.append(f"{who}: {what}\n" if who else f"{what}\n")
     text.append(f"\nFacts ({len(facts)})\n", style="bold")
     for f in facts:
-        text.append("• ")
-        text.append(f.subject, style="bold")
-        text.append(f" {f.predicate} ")
-        text.append(f.object, style="bold")
+        state = f.state(f.seen_at)
+        dim = "dim" if state != "current" else ""
+        text.append("• ", style=dim)
+        text.append(f.subject, style=f"bold {dim}")
+        text.append(f" {f.predicate} ", style=dim)
+        text.append(f.object, style=f"bold {dim}")
         if f.time:
             text.append(f"  {f.time}", style="cyan")
+        text.append(f"  {f.validity()}", style="cyan")
+        if state != "current":
+            text.append(f"  {state}" + (f" by #{f.superseded_by}" if f.superseded_by else ""), style="bold yellow")
         text.append(f"  ({len(f.provenance)} source{'s' if len(f.provenance) != 1 else ''})\n", style="dim")
     return text
 

@@ -1,4 +1,4 @@
-"""Text helpers: query terms highlighted in a snippet."""
+"""Text helpers: query terms highlighted in a snippet; an episode's summary without its head."""
 
 from __future__ import annotations
 
@@ -14,6 +14,18 @@ _STOP = frozenset(
     "a an and are as at be but by did do does for from had has have how i in is it its me my of on or our so "
     "that the their them then there these they this to was we were what when where which who why will with you".split()
 )
+
+
+# a conversation's episode summary opens with who spoke and on which days ("Daniel and Maya
+# (2023-04-03): …", engine.knowledge.episodes.summarize)
+_SUMMARY_HEAD = re.compile(r"^(?P<who>[^():]*?) ?\(\d{4}-\d{2}-\d{2}(?: to \d{4}-\d{2}-\d{2})?\): ")
+
+
+def split_summary(summary: str) -> tuple[str, str]:
+    """An episode's summary as (who spoke, what happened): shown beside its date, the head's own
+    date would say it twice. ("", the summary) for one without that head (a document's)."""
+    head = _SUMMARY_HEAD.match(summary)
+    return (head["who"], summary[head.end():]) if head else ("", summary)
 
 
 def query_terms(query: str) -> list[str]:

@@ -322,6 +322,24 @@ def test_an_undated_episode_is_listed_without_a_gap():
     assert lines[1:3] == ["• Shaping", "• 2023-04-03 Daniel and Maya"]
 
 
+async def test_the_knowledge_panel_marks_a_fact_that_no_longer_holds_and_dates_an_episode_once(demo_app):
+    """The recall returns the fact Pepper's favourite toy had until the demo's August session,
+    beside the one that replaced it: the panel says which holds, as `mnemoscope recall` does."""
+    app = demo_app(start_mode="query")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#query-topk").value = "3"  # (the facts a recall returns follow its top k)
+        await ask(pilot, "squeaky hedgehog toy")
+        lines = text_of(app.screen.query_one("#knowledge-body")).splitlines()
+        old = [line for line in lines if "squeaky hedgehog" in line]
+        new = [line for line in lines if "Bruno's old rope" in line]
+        assert old and new, "\n".join(lines)
+        assert "2023-04-03 → 2023-08-20" in old[0] and "superseded by #" in old[0], old
+        assert "since 2023-08-20" in new[0] and "superseded" not in new[0], new
+        episodes = [line for line in lines[1:lines.index("")] if line.startswith("• 20")]
+        assert episodes and not any(re.search(r"\(\d{4}-\d\d-\d\d", line) for line in episodes), episodes
+
+
 @dataclass
 class HeldWarmUp:
     """The app's warm-up held until ``release`` is set, and the query of every recall made."""
