@@ -209,6 +209,14 @@ class Services:
 
         return parse_as_of(text)
 
+    @staticmethod
+    def later(a: str, b: str) -> bool:
+        """Whether date ``a`` lies after ``b`` as an as-of date reads them: at the precision both
+        give ("2023-05-06" is not after "2023-05", which means all of May)."""
+        from mnemoscope.engine.as_of import later
+
+        return later(a, b)
+
     def warm_up_coming(self, cause: str) -> Callable[[], None]:
         """Announce a warm-up (on the UI thread, before its worker starts): from now on a recall
         waits for it, and a waiting query says ``cause`` (:data:`AFTER_OPEN`, :data:`AFTER_CHANGE`).

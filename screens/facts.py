@@ -463,12 +463,14 @@ last decision.
                       done=self.step_to)
 
     def step_to(self, dates: list[str]) -> None:
-        current = self.as_of
+        """A date typed as a month or a year ("2023-05") means all of it, as recall reads it: the
+        next date is after that month, the previous one before it."""
+        current, after = self.as_of, self.services.later
         if self._direction < 0:
-            earlier = [d for d in dates if current is None or d < current]
+            earlier = [d for d in dates if current is None or after(current, d)]
             self.set_as_of(earlier[-1] if earlier else (dates[0] if dates else None))
         else:
-            later = [d for d in dates if current is not None and d > current]
+            later = [d for d in dates if current is not None and after(d, current)]
             self.set_as_of(later[0] if later else None)
 
     def action_history(self) -> None:

@@ -72,3 +72,26 @@ async def test_facts_in_time_and_the_conflict_inbox(demo_app):
         await settle(pilot)
         assert screen.query_one("#entities-table").display and not conflicts.display
         assert facts.row_count and facts.get_row_at(0)[3].plain  # the facts and their columns are back
+
+
+async def test_stepping_from_a_month_goes_past_it_not_into_it(demo_app):
+    """As of "2023-05" is all of May, as recall reads it: `]` went to 2023-05-06 and showed fewer
+    facts than the month had (18 of Maya's against 43), stepping back in time."""
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert screen.entity is not None and screen.entity.name == "Maya"
+        screen.query_one("#facts-table").focus()
+        await pilot.press("t", *"2023-05", "enter")
+        await settle(pilot)
+        in_may = screen.facts_total
+        assert screen.as_of == "2023-05" and in_may
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert screen.as_of > "2023-05-31" and screen.facts_total >= in_may, (screen.as_of, screen.facts_total)
+        await pilot.press("t", *"2023-05", "enter")
+        await settle(pilot)
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert screen.as_of < "2023-05" and screen.facts_total <= in_may, (screen.as_of, screen.facts_total)
