@@ -95,3 +95,21 @@ async def test_stepping_from_a_month_goes_past_it_not_into_it(demo_app):
         await pilot.press("left_square_bracket")
         await settle(pilot)
         assert screen.as_of < "2023-05" and screen.facts_total <= in_may, (screen.as_of, screen.facts_total)
+
+
+async def test_the_drawing_never_folds_a_line_under_its_tree(demo_app):
+    """Maya as of 2023-05, 120 columns: "├─ Pepper's favourite toy: is ─▶ squeaky hedgehog she
+    carries everywhere" was longer than the pane and went on at its left edge."""
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        screen.query_one("#facts-table").focus()
+        await pilot.press("t", *"2023-05", "enter")
+        await settle(pilot)
+        graph = screen.query_one("#graph-body")
+        drawn = text_of(graph).split("\n")  # (its last line empty: the drawing ends with a newline)
+        assert any("squeaky hedgehog" in line for line in drawn), drawn
+        assert graph.size.height == len(drawn), (graph.size, drawn)
+        lines = screen_lines(app)
+        assert any(line.rstrip().endswith("…") and "squeaky hedgehog" in line for line in lines), "\n".join(lines)
