@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -36,6 +36,25 @@ class ItemPage:
     offset: int  # how many of the source's items come before it
     items: list[Item]
 
+
+
+# the most of one meta value the item's panel shows: a photo a chat sent inline is kept whole in
+# its turn's meta (a data: URL, megabytes of base64), and laying that out held the screen for seconds
+META_CHARS = 200
+
+
+def shown_meta(value: Any) -> Any:
+    """An item's meta value as its panel shows it: a text longer than META_CHARS cut, saying how
+    long it is (a data: URL keeps its head, "data:image/png;base64,… (2,796,224 characters)"), in
+    lists and objects too."""
+    if isinstance(value, str) and len(value) > META_CHARS:
+        comma = value.find(",", 0, META_CHARS) if value.startswith("data:") else -1
+        return f"{value[:comma + 1] if comma >= 0 else value[:META_CHARS]}… ({len(value):,} characters)"
+    if isinstance(value, dict):
+        return {k: shown_meta(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shown_meta(v) for v in value]
+    return value
 
 
 class SourcesScreen(BaseScreen):
@@ -299,7 +318,7 @@ items. The panel shows the selected item in full.
         if item.title:
             text.append(item.title + "\n", style="italic")
         text.append("\n" + item.text + "\n")
-        extra = {k: v for k, v in (item.meta or {}).items() if k not in ("heading_path",)}
+        extra = {k: shown_meta(v) for k, v in (item.meta or {}).items() if k not in ("heading_path",)}
         if item.tags or extra:
             text.append("\n" + json.dumps({"tags": item.tags, **extra}, ensure_ascii=False), style="dim")
         text.append(f"\nitem id {item.id}", style="dim")

@@ -269,3 +269,30 @@ def place_after(pilot, place: Callable[[], int]) -> Callable[..., Awaitable[int]
         return place()
     return press
 
+
+
+async def test_a_turn_with_a_photo_sent_inline_shows_its_meta_short(tmp_path):
+    """A chat turn's photo sent as a data: URL is kept whole in its meta: the item's panel laid
+    out megabytes of base64 and held the screen for seconds (review, s16). It says how long it is."""
+    import base64
+    import json
+
+    from mnemoscope.engine import Memory
+    from tests.app.mnemo_testing import build_app
+
+    photo = "data:image/png;base64," + base64.b64encode(bytes(range(256)) * 2000).decode()
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(json.dumps({"role": "user", "content": [
+        {"type": "text", "text": "Here is my red kayak on the lake"},
+        {"type": "image_url", "image_url": {"url": photo}}]}) + "\n")
+    store = tmp_path / "store.db"
+    with Memory(store) as mem:
+        mem.ingest([chat])
+    app = build_app(store, start_mode="sources")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert screen.current_item() is not None and "image_url" in screen.current_item().meta
+        body = text_of(screen.query_one("#item-body"))
+        assert "red kayak" in body and f"data:image/png;base64,… ({len(photo):,} characters)" in body, body[:500]
+        assert len(body) < 1000
