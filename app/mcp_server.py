@@ -157,7 +157,14 @@ def user_message(exc: BaseException) -> str | None:
 class Server(MCPServer):
     """MCPServer whose tool errors are one line naming the tool: ``recall: top_k: input should be
     greater than or equal to 1 (got 0)``, ``forget: no item with id 9; nothing was deleted``; and
-    whose stdio wire is read and written by the event loop, not a thread per line."""
+    whose stdio wire is read and written by the event loop, not a thread per line.
+
+    An argument the tool does not take is refused before it runs: the SDK would drop it, so
+    ``sourc`` for ``source`` would store under another name."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tool_arguments: dict[str, frozenset[str]] | None = None  # by tool, read once from the tools' schemas
 
     async def run_stdio_async(self) -> None:
         """Serve over stdin and stdout, read and written by the event loop (app/mcp_stdio.py)."""
@@ -166,6 +173,12 @@ class Server(MCPServer):
                 await self._lowlevel_server.run(read, write, self._lowlevel_server.create_initialization_options())
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+        if self.tool_arguments is None:
+            self.tool_arguments = {t.name: frozenset(t.input_schema.get("properties", {})) for t in await self.list_tools()}
+        problem = _argument_problem(arguments, self.tool_arguments.get(name))
+        if problem:
+            return CallToolResult(content=[TextContent(type="text", text=f"{name}: {problem}; nothing was done")],
+                                  is_error=True)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -177,6 +190,19 @@ class Server(MCPServer):
             else:
                 raise
             return CallToolResult(content=[TextContent(type="text", text=f"{name}: {text}")], is_error=True)
+
+
+def _argument_problem(arguments: Any, taken: frozenset[str] | None) -> str | None:
+    """Why a tool's arguments are refused before it runs (:class:`Server`), or None. ``taken``:
+    the argument names the tool takes (None: an unknown tool, which the SDK refuses itself)."""
+    if taken is not None and isinstance(arguments, dict) and (unknown := sorted(set(arguments) - taken)):
+        return f"unknown argument {_shown(unknown[0])} (it takes {', '.join(sorted(taken))})"
+    return None
+
+
+def _shown(name: str) -> str:
+    text = repr(name)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _problem(error: Any) -> str:
@@ -369,7 +395,8 @@ def _forget(mem: "Memory", item_ids: list[int], source_id: int | None, dry_run: 
         return Forgotten(dry_run=dry_run, changes=mem.delete_source(source_id, dry_run=dry_run))
     missing = sorted(set(item_ids) - set(mem.items(item_ids)))
     if missing:
-        raise ToolError(f"no item with id {', '.join(map(str, missing))}; nothing was deleted")
+        more = f" and {len(missing) - 10:,} more" if len(missing) > 10 else ""
+        raise ToolError(f"no item with id {', '.join(map(str, missing[:10]))}{more}; nothing was deleted")
     total: dict[str, Any] = {}
     for item_id in dict.fromkeys(item_ids):
         for key, value in mem.delete_item(item_id, dry_run=dry_run).items():

@@ -1,0 +1,94 @@
+"""Tool arguments built to hurt, sent by the SDK's own client over stdio: every one is refused in
+one line naming the tool and the argument, nothing is stored, and the server keeps serving."""
+
+from __future__ import annotations
+
+import json
+import select
+import subprocess
+import time
+
+import pytest
+
+from mnemoscope.engine import Memory
+
+from .test_mcp_server import ROOT, agent, server_command, text_of
+
+pytestmark = pytest.mark.xdist_group("mcp")
+
+
+async def test_hostile_arguments_are_one_line_each_and_store_nothing(tmp_path):
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    store = tmp_path / "agent.db"
+    command, *args = server_command(store)
+    params = StdioServerParameters(command=command, args=args, cwd=str(ROOT))
+    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=agent()) as session:
+        await session.initialize()
+        stored = (await session.call_tool("remember", {"text": "Biscuit the beagle came home in May 2023."})).structured_content
+        for tool, arguments, expected in [
+            ("remember", {"text": "Kept under a name.", "sourc": "notes"},  # fails before: stored, its name lost
+             "remember: unknown argument 'sourc' (it takes messages, source, text, title); nothing was done"),
+            ("recall", {"query": "beagle", "top-k": 3}, "recall: unknown argument 'top-k'"),
+            ("forget", {"item_ids": list(range(10**6, 10**6 + 5000))},  # fails before: 5,000 ids in the line
+             "forget: no item with id 1000000, 1000001, 1000002, 1000003, 1000004, 1000005, 1000006, 1000007, 1000008,"
+             " 1000009 and 4,990 more; nothing was deleted"),
+            ("forget", {"source_id": 2**70}, "forget: a number in this request is out of range"),
+            ("episodes", {"source_id": 2**63}, "episodes: a number in this request is out of range"),
+            ("facts", {"limit": -1}, "facts: limit: input should be greater than or equal to 1"),
+            ("recall", {"query": "beagle", "top_k": 10**30}, "recall: top_k: input should be less than or equal to 100"),
+            ("recall", {"query": "q" * 2_000_000}, "recall: the query is 2,000,000 characters long; the limit is"),
+            ("recall", {"query": "beagle", "as_of": "2023-02-30"}, "recall: as_of '2023-02-30' is not a date"),
+            ("recall", {"query": "beagle", "as_of": "0000-01-01"}, "recall: as_of '0000-01-01' is not a date"),
+            ("recall", {"query": "beagle", "as_of": "2023\x00"}, "recall: as_of '2023\\x00' is not a date"),
+            ("remember", {"messages": [{"role": "user", "content": "hi", "timestamp": 1e20}]},
+             "remember: message 0: timestamp 1e+20 is out of range"),
+        ]:
+            result = await session.call_tool(tool, arguments)
+            assert result.is_error and text_of(result).startswith(expected), text_of(result)
+            assert "\n" not in text_of(result) and "Traceback" not in text_of(result) and len(text_of(result)) < 400
+        alive = await session.call_tool("recall", {"query": "beagle", "top_k": 1})
+        assert [h["id"] for h in alive.structured_content["hits"]] == stored["item_ids"]
+    with Memory(store, extensions=False) as mem:
+        assert [s.name for s in mem.sources()] == [stored["source"]]  # nothing else was stored
+
+
+def test_a_request_whose_strings_are_not_text_is_answered_not_dropped(tmp_path):
+    """JSON may escape an unpaired surrogate ("\\ud800": Python's encoder writes one for such a
+    string), which is no text. The SDK's parser refuses such a line and then drops it without an
+    answer, so the client waited for ever (fails before: no answer to ids 1-3); the wire answers
+    it with a JSON-RPC error naming its id, runs nothing, and serves the next request. Sent as raw
+    lines, since the SDK's client will not encode one."""
+    requests = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", "arguments": {"text": "a \ud800 b"}}},
+        {"jsonrpc": "2.0", "id": "two", "method": "tools/call",
+         "params": {"name": "remember", "arguments": {"messages": [{"role": "user", "content": "x\udcff"}]}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "recall", "arguments": {"query": "be\ud800"}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call",  # a surrogate pair is one character: read as sent
+         "params": {"name": "remember", "arguments": {"text": "Biscuit the beagle \U0001F436."}}},
+    ]
+    server = subprocess.Popen(server_command(tmp_path / "agent.db"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+    answers: dict[int | str, dict] = {}
+    try:
+        server.stdin.write("".join(json.dumps(r) + "\n" for r in requests))  # \ud800 written as an escape: valid JSON
+        server.stdin.flush()
+        deadline = time.monotonic() + 60  # a request dropped is never answered: wait for the others only so long
+        while len(answers) < 4 and select.select([server.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            answer = json.loads(server.stdout.readline())
+            if answer.get("id") in (1, "two", 3, 4):
+                answers[answer["id"]] = answer
+    finally:
+        server.stdin.close()
+        assert server.wait(timeout=60) == 0
+    refused = "a string in this request is not text: an unpaired surrogate (U+{}); the request was not run"
+    assert {n: answers[n]["error"] for n in (1, "two", 3)} == {
+        1: {"code": -32602, "message": refused.format("D800")}, "two": {"code": -32602, "message": refused.format("DCFF")},
+        3: {"code": -32602, "message": refused.format("D800")}}
+    assert not answers[4]["result"]["isError"]
+    with Memory(tmp_path / "agent.db", extensions=False) as mem:
+        assert [i.text for s in mem.sources() for i in mem.source_items(s.id)] == ["Biscuit the beagle \U0001F436."]
