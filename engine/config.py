@@ -35,7 +35,7 @@ import platformdirs
 
 from . import hosts
 from .errors import ConfigError, FileRefused
-from .files import read_regular
+from .files import read_own
 
 log = logging.getLogger(__name__)
 
@@ -373,8 +373,12 @@ def _is_file(path: Path) -> bool:
 
 def _read_config(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(read_regular(path, MAX_ENV_FILE_BYTES).decode("utf-8"))
-    except (FileRefused, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = read_own(path, MAX_ENV_FILE_BYTES)
+    except FileRefused as exc:
+        raise ConfigError(f"{path}: cannot read the config file ({exc})") from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: not a readable TOML config file ({exc})") from None
 
 
@@ -416,8 +420,12 @@ def env_file(path: str | Path | None) -> Iterator[list[str]]:
 
 def _read_env_file(path: Path) -> dict[str, str]:
     try:  # a regular file only: a FIFO would wait for a writer forever, /dev/zero never ends
-        text = read_regular(path, MAX_ENV_FILE_BYTES).decode("utf-8")
-    except (FileRefused, UnicodeDecodeError) as exc:
+        data = read_own(path, MAX_ENV_FILE_BYTES)
+    except FileRefused as exc:
+        raise ConfigError(f"{path}: cannot read the env file ({exc})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: cannot read the env file ({exc})") from None
     out: dict[str, str] = {}
     for number, line in enumerate(text.split("\n"), 1):  # lines end at \n (not at U+2028, as str.splitlines has it)

@@ -76,13 +76,39 @@ def read_regular(path: str | Path, max_bytes: int, inside: Path | None = None) -
     """The bytes of a regular file of at most ``max_bytes`` (in ``inside``: see
     :func:`open_regular`); raises :class:`FileRefused`."""
     with open_regular(path, inside) as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size > max_bytes:
-            raise FileRefused(f"file too large ({size // 2**20} MiB; the limit is {max_bytes // 2**20} MiB)")
-        try:
-            data = fh.read(max_bytes + 1)
-        except OSError as exc:
-            raise FileRefused(f"cannot read: {exc.strerror or exc}") from None
+        return _read_at_most(fh, max_bytes)
+
+
+def read_own(path: str | Path, max_bytes: int) -> bytes:
+    """The bytes of a settings file (the config file, an env file): a regular file that no other
+    user can change. Such a file says where texts and keys are sent, so one that another user
+    could write, or replace through its folder, is refused, as ssh refuses such a config (root's
+    own files and folders count as this user's). Raises :class:`FileRefused`."""
+    with open_regular(path) as fh:
+        info = os.fstat(fh.fileno())
+        folder = Path(os.path.realpath(path)).parent
+        trusted = (os.getuid(), 0)
+        if info.st_uid not in trusted:
+            raise FileRefused(f"it belongs to another user (uid {info.st_uid}) and says where texts and keys are sent;"
+                              " nothing was read from it")
+        if info.st_mode & 0o022:
+            raise FileRefused(f"others can write it (mode {info.st_mode & 0o777:o}) and it says where texts and keys are"
+                              f" sent; nothing was read from it: chmod go-w {path}")
+        held = os.stat(folder)
+        if held.st_uid not in trusted or held.st_mode & 0o022 and not held.st_mode & stat.S_ISVTX:
+            raise FileRefused(f"another user can change its folder {folder} (mode {held.st_mode & 0o777:o}, uid"
+                              f" {held.st_uid}) and put another file in its place; nothing was read from it")
+        return _read_at_most(fh, max_bytes)
+
+
+def _read_at_most(fh: BinaryIO, max_bytes: int) -> bytes:
+    size = os.fstat(fh.fileno()).st_size
+    if size > max_bytes:
+        raise FileRefused(f"file too large ({size // 2**20} MiB; the limit is {max_bytes // 2**20} MiB)")
+    try:
+        data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise FileRefused(f"cannot read: {exc.strerror or exc}") from None
     if len(data) > max_bytes:
         raise FileRefused(f"file too large (the limit is {max_bytes // 2**20} MiB)")
     return data
