@@ -17,7 +17,7 @@ import re
 import stat
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple
+from typing import Any, Iterable, Iterator, NamedTuple
 
 from . import conversations
 from .conversations import ChatFormatError
@@ -28,6 +28,9 @@ from .text import sentences, token_count
 
 SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".json", ".jsonl", ".ndjson"}
 MAX_FILE_BYTES = 200 * 1024 * 1024
+# A "sentence" longer than this (a document without sentence ends, a blob of one line) is cut at
+# spaces: a chunk is what a hit carries whole, to a person, an agent or the app.
+MAX_CHUNK_CHARS = 20_000
 
 
 # -- entry points -----------------------------------------------------------------------------
@@ -188,21 +191,35 @@ def load_json(path: str | Path, text: str, line: int | None = None) -> Any:
 def chunk_text(text: str, budget: int = 200) -> list[str]:
     """Pack whole sentences into chunks of at most ``budget`` tokens; paragraphs break softly.
 
-    A sentence is never split: one longer than the budget becomes a chunk of its own.
+    A sentence is not split: one longer than the budget becomes a chunk of its own, unless it is
+    longer than :data:`MAX_CHUNK_CHARS`, which is cut at spaces into pieces no longer than that.
     """
     chunks: list[str] = []
     current: list[str] = []
-    used = 0
-    for sentence in sentences(text):
+    used, chars = 0, -1  # chars: of the chunk as joined, its first sentence without a space before it
+    for sentence in (piece for whole in sentences(text) for piece in _pieces(whole)):
         cost = token_count(sentence)
-        if current and used + cost > budget:
+        if current and (used + cost > budget or chars + 1 + len(sentence) > MAX_CHUNK_CHARS):
             chunks.append(" ".join(current))
-            current, used = [], 0
+            current, used, chars = [], 0, -1
         current.append(sentence)
         used += cost
+        chars += 1 + len(sentence)
     if current:
         chunks.append(" ".join(current))
     return chunks
+
+
+def _pieces(sentence: str) -> Iterator[str]:
+    """``sentence``, or pieces of it no longer than :data:`MAX_CHUNK_CHARS`, each cut at the last
+    space in its second half (where there is none, at the limit)."""
+    start = 0
+    while len(sentence) - start > MAX_CHUNK_CHARS:
+        end = sentence.rfind(" ", start + MAX_CHUNK_CHARS // 2, start + MAX_CHUNK_CHARS + 1)
+        end = end if end > start else start + MAX_CHUNK_CHARS
+        yield sentence[start:end].strip()
+        start = end
+    yield sentence[start:].strip()
 
 
 def read_plain(name: str, text: str, digest: str, chunk_tokens: int = 200) -> ParsedSource:

@@ -170,3 +170,18 @@ def test_a_chat_files_image_parts_are_its_photos_or_counted_never_dropped_unsaid
         first, _ = mem.source_items(report.source_id)
         assert first.meta["image_url"] == "https://photos.example/k.png"
         assert mem.store.source(report.source_id).meta["parts_left_out"] == {"file": 1, "image_url": 1}
+
+
+def test_a_document_of_one_endless_line_is_cut_into_chunks_a_hit_can_carry(tmp_path):
+    """A file without sentence ends (one 1.6 MB line, and a 50 KB word) was one item of all of it,
+    which every hit on it then carried whole (fails before: one item of 1.6 MB). It is
+    cut at spaces into chunks of at most MAX_CHUNK_CHARS, every word kept."""
+    most = 20_000  # engine/ingest.py's MAX_CHUNK_CHARS
+    line = "harbour lantern ferry " * 75_000
+    (tmp_path / "line.txt").write_text(line + "\n\n" + "x" * 50_000)
+    with Memory(tmp_path / "m.db", extensions=False) as mem:
+        [report] = mem.ingest(tmp_path / "line.txt").sources
+        texts = [i.text for i in mem.source_items(report.source_id)]
+        hit = mem.recall("lantern", top_k=1, strategy="bm25").hits[0]
+    assert texts and max(map(len, texts)) <= most and len(hit.item.text) <= most
+    assert " ".join(texts[:-3]).split() == line.split() and "".join(texts[-3:]) == "x" * 50_000
