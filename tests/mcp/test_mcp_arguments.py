@@ -12,20 +12,14 @@ import pytest
 
 from mnemoscope.engine import Memory
 
-from .test_mcp_server import ROOT, agent, server_command, text_of
+from .test_mcp_server import ROOT, agent_session, server_command, text_of
 
 pytestmark = pytest.mark.xdist_group("mcp")
 
 
 async def test_hostile_arguments_are_one_line_each_and_store_nothing(tmp_path):
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
     store = tmp_path / "agent.db"
-    command, *args = server_command(store)
-    params = StdioServerParameters(command=command, args=args, cwd=str(ROOT))
-    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=agent()) as session:
-        await session.initialize()
+    async with agent_session(store) as session:
         stored = (await session.call_tool("remember", {"text": "Biscuit the beagle came home in May 2023."})).structured_content
         for tool, arguments, expected in [
             ("remember", {"text": "Kept under a name.", "sourc": "notes"},  # fails before: stored, its name lost

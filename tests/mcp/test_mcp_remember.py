@@ -13,7 +13,7 @@ import pytest
 from mnemoscope.engine import Memory
 from tests.support.openai_server import png
 
-from .test_mcp_server import ROOT, agent, server_command, text_of
+from .test_mcp_server import agent_session, text_of
 
 pytestmark = pytest.mark.xdist_group("mcp")
 
@@ -23,11 +23,7 @@ def data_url(word: str) -> str:
 
 
 async def test_remember_keeps_a_messages_photo_and_counts_the_parts_it_leaves_out(tmp_path, openai_server):
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
     store = tmp_path / "agent.db"
-    command, *args = server_command(store)
     env = {**os.environ, "MNEMOSCOPE_EMBED_BASE_URL": openai_server.base_url, "MNEMOSCOPE_IMAGE_EMBED_MODEL": "clip",
            "MNEMOSCOPE_MAX_RETRIES": "0"}
     messages = [
@@ -38,9 +34,7 @@ async def test_remember_keeps_a_messages_photo_and_counts_the_parts_it_leaves_ou
         {"role": "assistant", "content": "What a boat!"},
         {"role": "user", "content": [{"type": "input_image", "image_url": data_url("a photo alone")}]},
     ]
-    params = StdioServerParameters(command=command, args=args, cwd=str(ROOT), env=env)
-    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=agent()) as session:
-        await session.initialize()
+    async with agent_session(store, env) as session:
         remembered = await session.call_tool("remember", {"messages": messages})
         assert not remembered.is_error, text_of(remembered)
         stored = remembered.structured_content

@@ -11,7 +11,9 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any, AsyncIterator
 
 import pytest
 
@@ -43,15 +45,22 @@ def agent():
     return Implementation(name="test-agent", version="1.0")
 
 
-async def test_an_agent_remembers_recalls_teaches_and_forgets_over_stdio(tmp_path):
+@asynccontextmanager
+async def agent_session(store: Path, env: dict[str, str] | None = None) -> AsyncIterator[Any]:
+    """The SDK's client session with ``mnemoscope mcp`` on ``store``, spawned over stdio, initialized."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    store = tmp_path / "agent.db"
     command, *args = server_command(store)
-    params = StdioServerParameters(command=command, args=args, cwd=str(ROOT))
+    params = StdioServerParameters(command=command, args=args, cwd=str(ROOT), env=env)
     async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=agent()) as session:
         await session.initialize()
+        yield session
+
+
+async def test_an_agent_remembers_recalls_teaches_and_forgets_over_stdio(tmp_path):
+    store = tmp_path / "agent.db"
+    async with agent_session(store) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
         assert set(tools) == {"remember", "recall", "feedback", "facts", "entities", "episodes", "forget"}
         assert all(t.description and len(t.description) > 80 for t in tools.values())  # docstrings an agent can act on
