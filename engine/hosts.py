@@ -60,6 +60,9 @@ class HostList:
                 if is_public_suffix(domain):
                     raise ValueError(f"{entry!r} would list every host under {domain}, a public suffix where anyone can"
                                      " register a name; name a domain (*.example.co.uk)")
+                if below := public_suffix_under(domain):
+                    raise ValueError(f"{entry!r} would also list the hosts under public suffixes inside {domain} ({below}),"
+                                     " where anyone can register a name; list the hosts you mean, or a domain under it")
                 domains.append(("." + domain, port))
             elif host == "*":
                 raise ValueError("a bare '*' (any host) is not accepted: the content would pick the host; list host names"
@@ -110,6 +113,16 @@ def is_public_suffix(domain: str) -> bool:
     if domain in exceptions:
         return False
     return domain in names or domain.partition(".")[2] in wildcards
+
+
+def public_suffix_under(domain: str) -> str | None:
+    """A public suffix inside ``domain`` (``s3.amazonaws.com`` inside amazonaws.com), or None: a
+    wildcard over ``domain`` matches hosts at every depth, those under it too."""
+    names, wildcards, _ = _suffix_rules()
+    if domain in wildcards:  # "*.compute.amazonaws.com": every name one label under it is one
+        return "*." + domain
+    inner = "." + domain
+    return next((rule for rule in sorted(names | wildcards) if rule.endswith(inner)), None)
 
 
 @functools.cache

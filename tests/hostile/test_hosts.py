@@ -160,6 +160,16 @@ def test_a_wildcard_over_a_public_suffix_is_refused_at_config_load(tmp_path, mon
         Settings.load(config_file=config)
 
 
+@pytest.mark.parametrize("listed, below", [("*.amazonaws.com", "af-south-1.airflow.amazonaws.com"),
+                                           ("*.compute.amazonaws.com", "*.compute.amazonaws.com")])
+def test_a_wildcard_over_a_domain_with_public_suffixes_inside_is_refused(tmp_path, monkeypatch, listed, below):
+    """A wildcard matches hosts at every depth: "*.amazonaws.com" listed attacker-bucket.s3.amazonaws.com
+    (s3.amazonaws.com is a public suffix). Fails before: both were accepted (review, 13:49)."""
+    monkeypatch.setenv("MNEMOSCOPE_IMAGE_ALLOW_HOSTS", listed)
+    code, _, err = cli("--store", tmp_path / "m.db", "stats")
+    assert code == 2 and err.count("\n") == 1 and f"public suffixes inside {listed[2:]} ({below})" in err, err
+
+
 def test_a_wildcard_over_a_registered_domain_is_accepted():
     """Under a public suffix, a registered domain may be listed with its subdomains; an exception
     rule (!www.ck) is a registered domain too."""
