@@ -90,7 +90,8 @@ class Remembered(Result):
     skipped: dict[str, int] = Field(default_factory=dict, description="messages not stored, by role")
     parts_left_out: dict[str, int] = Field(
         default_factory=dict, description="content parts not stored, by type: a turn keeps its text and its first image"
-        " (its photo); audio, files, further images and the parts of a message not stored are left out")
+        " (its photo; a data: URL of at most 1 MiB); audio, files, further or larger images and the parts of a message"
+        " not stored are left out")
 
 
 class HitOut(Result):

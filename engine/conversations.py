@@ -6,10 +6,11 @@ Shapes (``docs/formats.md`` describes each):
 * **OpenAI chat messages**: ``{"role", "content", "name"?, "timestamp"?}`` objects, one per line
   (``.jsonl``), as a JSON list, or under ``{"messages": [...]}``. ``content`` is a string or a list
   of parts, whose text parts are joined; its first image part (``image_url``, ``input_image``:
-  a URL or a ``data:`` URL) is the turn's photo, kept as LoCoMo's ``img_url`` is
-  (``meta.image_url``, read and embedded by :mod:`.images` when an image model is set). The parts
-  not kept (audio, files, further images, the parts of a message that is not a turn) are counted
-  by type in the source's ``meta.parts_left_out``, so that a caller can say what was not stored.
+  a URL or a ``data:`` URL of at most :data:`MAX_INLINE_IMAGE_CHARS`) is the turn's photo, kept as
+  LoCoMo's ``img_url`` is (``meta.image_url``, read and embedded by :mod:`.images` when an image
+  model is set). The parts not kept (audio, files, further or larger images, the parts of a
+  message that is not a turn) are counted by type in the source's ``meta.parts_left_out``, so
+  that a caller can say what was not stored.
 * **ChatGPT's export** (``conversations.json``): a list of conversations, each a ``mapping`` tree
   of message nodes; the branch that ends at ``current_node`` is the conversation as last seen.
 
@@ -39,6 +40,9 @@ SKIPPED_ROLES = ("system", "developer", "tool", "function")
 ROLES = KEPT_ROLES + SKIPPED_ROLES
 TEXT_PARTS = ("text", "input_text", "output_text")  # the content part types whose "text" is kept
 IMAGE_PARTS = ("image_url", "input_image")  # the content part types whose "image_url" is a photo's reference
+# A photo's reference is kept in its turn's meta, which every recall that returns the turn reads:
+# an image sent inline (a data: URL) larger than this is left out (and counted), not stored.
+MAX_INLINE_IMAGE_CHARS = 2**20
 
 
 class ChatFormatError(MnemoscopeError, ValueError):
@@ -111,12 +115,16 @@ def read_content(content: Any) -> Content:
             if not isinstance(part.get("text"), str):
                 raise ValueError(f"content part {n} of type {kind!r} needs a string 'text'")
             texts.append(part["text"])
-        elif kind in IMAGE_PARTS and out.image is None and _image_ref(part):
-            out.image, out.image_part = _image_ref(part), kind
+        elif kind in IMAGE_PARTS and out.image is None and (ref := _image_ref(part)) and _kept_inline(ref):
+            out.image, out.image_part = ref, kind
         else:
             out.leave_out(kind)
     out.text = "\n\n".join(t for t in texts if t.strip())
     return out
+
+
+def _kept_inline(ref: str) -> bool:
+    return not (len(ref) > MAX_INLINE_IMAGE_CHARS and ref[:5].lower() == "data:")
 
 
 def _image_ref(part: dict[str, Any]) -> str | None:

@@ -185,3 +185,21 @@ def test_a_document_of_one_endless_line_is_cut_into_chunks_a_hit_can_carry(tmp_p
         hit = mem.recall("lantern", top_k=1, strategy="bm25").hits[0]
     assert texts and max(map(len, texts)) <= most and len(hit.item.text) <= most
     assert " ".join(texts[:-3]).split() == line.split() and "".join(texts[-3:]) == "x" * 50_000
+
+
+def test_an_inline_image_past_the_cap_is_counted_not_kept_in_the_turn(tmp_path):
+    """A turn's photo is kept in its meta, which every recall returning it reads: a 2 MB data:
+    URL made the store and each such recall carry it (review, 13:49; fails before: kept whole).
+    It is left out and counted; a small one is still the photo."""
+    small, big = "data:image/png;base64," + "A" * 1000, "data:image/png;base64," + "A" * (2 * 2**20)
+    lines = [{"role": "user", "content": [{"type": "text", "text": "Screenshot one."},
+                                          {"type": "image_url", "image_url": {"url": big}}]},
+             {"role": "user", "content": [{"type": "text", "text": "Screenshot two."},
+                                          {"type": "image_url", "image_url": {"url": small}}]}]
+    (tmp_path / "chat.jsonl").write_text("\n".join(json.dumps(m) for m in lines) + "\n")
+    with Memory(tmp_path / "m.db", extensions=False) as mem:
+        [report] = mem.ingest(tmp_path / "chat.jsonl").sources
+        first, second = mem.source_items(report.source_id)
+        assert "image_url" not in first.meta and second.meta["image_url"] == small
+        assert mem.store.source(report.source_id).meta["parts_left_out"] == {"image_url": 1}
+    assert (tmp_path / "m.db").stat().st_size < 2**20
