@@ -50,6 +50,11 @@ def prepare_query(mem: Engine, areas: Sequence[Area], text: str, top_k: int, str
                   **options: Unpack[QueryOptions]) -> Query:
     if not isinstance(text, str) or not text.strip():
         raise RecallError("the query is empty")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a command line's bytes that are not UTF-8 arrive as lone surrogates
+        raise RecallError(f"the query is not text: it holds an unpaired surrogate (U+{ord(text[exc.start]):04X}),"
+                          " as bytes that are not UTF-8 become on a command line") from None
     limit = mem.settings.max_query_chars
     if len(text) > limit:
         raise RecallError(f"the query is {len(text):,} characters long; the limit is {limit:,}")

@@ -27,3 +27,13 @@ def test_a_fused_recall_shows_the_graph_its_pagerank_signal_walked(demo_store):
         hybrid = mem.recall("what did Maya adopt", strategy="hybrid")
     assert fused.graph and fused.graph["seeds"] and fused.graph["reached"]
     assert hybrid.graph is None  # hybrid never ran PageRank
+
+
+def test_a_query_that_is_not_text_is_one_line_and_exit_2(demo_store, capsys):
+    """Bytes that are not UTF-8 on a command line reach Python as a lone surrogate ("\\udcff"): it was a
+    traceback where the feedback token is made; the store is only read."""
+    out = io.StringIO()
+    code = main(["--store", str(demo_store), "recall", "beagle \udcff", "--strategy", "fused"], out)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and out.getvalue() == ""
+    assert err.count("\n") == 0 and "not text" in err and "U+DCFF" in err
