@@ -86,9 +86,16 @@ def answer_type(text: str) -> str | None:
     return None
 
 
+_SO_FAR = re.compile(r"\b(?:has|have|hasn't|haven't)\b(?:\s+[\w']+){0,3}?\s+[\w']+(?:ed|en|wn|ne|un|ught|ot|ut)\b")
+_ONGOING = re.compile(r"\bbeen\s+\w+ing\b")
+
+
 def asks_now(text: str) -> bool:
-    """Whether a question asks what holds now: it names no past tense, earlier time or date."""
-    return _NOT_NOW.search(normalize(text)) is None
+    """Whether a question asks what holds now: it names no past tense, earlier time or date, and
+    does not ask what has happened so far ("which cities has Lena visited?": every one counts)
+    unless it goes on ("which yoga has Maria been practicing?")."""
+    lowered = normalize(text)
+    return _NOT_NOW.search(lowered) is None and (_SO_FAR.search(lowered) is None or _ONGOING.search(lowered) is not None)
 
 
 def answer_tokens(kind: str, vocabulary: Mapping[str, int]) -> list[str]:

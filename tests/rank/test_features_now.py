@@ -1,6 +1,7 @@
 """A question about what holds now (engine/query.py's asks_now) favours newer items a little
 (the ``present_recency`` feature): of two turns that answer it equally well, or equally badly,
-the newer is likelier what holds now. A question with a past tense or a date is left as it was."""
+the newer is likelier what holds now. A question with a past tense or a date, or one asking what
+has happened so far, is left as it was."""
 
 from pathlib import Path
 
@@ -34,6 +35,10 @@ def mem(tmp_path: Path):
     ("What was Raúl's job?", False),
     ("Where was Raúl living in June 2025?", False),
     ("What did Raúl do before the hostel?", False),
+    ("Which cities has Lena visited on her trips?", False),  # so far: every one counts, not the newest
+    ("What has Joanna suggested to Nate?", False),
+    ("Which style of yoga has Maria been practicing?", True),  # it goes on
+    ("How long has Melanie been painting?", True),
 ])
 def test_a_question_asks_what_holds_now_unless_it_names_a_past_or_a_date(question, now):
     assert asks_now(question) is now
