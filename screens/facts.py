@@ -21,7 +21,7 @@ from mnemoscope.app.widgets.tables import PagedTable, PlainTable, set_columns, t
 from mnemoscope.screens.base import BaseScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
-    from mnemoscope.engine.knowledge.records import Conflict, CurationReport, Decision, Entity, Fact
+    from mnemoscope.engine.knowledge.records import Conflict, CurationReport, Entity, Fact
     from mnemoscope.engine.records import Item
 
 ENTITY_ROWS = 500  # the most mentioned entities (of those the filter names)
@@ -38,7 +38,6 @@ CONFLICT_COLUMNS = (("kind", "kind", 9), ("conflict", "conflict", None))
 ENTITY_ACTIONS = {"filter", "add_fact", "edit_fact", "delete_fact", "rename_entity", "merge_entity", "history",
                   "as_of", "earlier", "later", "inbox"}
 INBOX_ACTIONS = {"decide", "undo", "leave_inbox"}
-CHOICE_WORDS = {"accept": "accepted", "both": "kept both", "merge": "merged", "retire": "retired"}
 
 
 @dataclass(frozen=True)
@@ -50,19 +49,21 @@ class DecisionKey:
     key: str
     label: str  # in the key bar
     detail: str  # in the conflict's panel, after the key
+    done: str  # in the notice once decided
     show: bool = True  # False: the key works, but another in the bar already says the same
 
 
 DECISION_KEYS = {  # per kind, in the order the panel lists them
-    "clash": (DecisionKey("accept", "a", "Accept", "accept (the later replaces the other)"),
-              DecisionKey("both", "b", "Keep both", "keep both"),
-              DecisionKey("merge", "m", "Merge", "merge (one value)"),
-              DecisionKey("retire", "r", "Retire", "retire b")),
-    "duplicate": (DecisionKey("accept", "a", "Merge", "merge"),
-                  DecisionKey("both", "b", "Keep apart", "keep apart"),
-                  DecisionKey("merge", "m", "Merge", "merge", show=False)),
-    "orphaned": (DecisionKey("accept", "a", "Keep it", "keep it"),
-                 DecisionKey("retire", "r", "Retire it", "retire it")),
+    "clash": (DecisionKey("accept", "a", "Accept", "accept (the later replaces the other)",
+                          "Accepted (the later replaces the other)"),
+              DecisionKey("both", "b", "Keep both", "keep both", "Kept both"),
+              DecisionKey("merge", "m", "Merge", "merge (one value)", "Merged (one value)"),
+              DecisionKey("retire", "r", "Retire", "retire b", "Retired b")),
+    "duplicate": (DecisionKey("accept", "a", "Merge", "merge", "Merged"),
+                  DecisionKey("both", "b", "Keep apart", "keep apart", "Kept apart"),
+                  DecisionKey("merge", "m", "Merge", "merge", "Merged", show=False)),
+    "orphaned": (DecisionKey("accept", "a", "Keep it", "keep it", "Kept"),
+                 DecisionKey("retire", "r", "Retire it", "retire it", "Retired")),
 }
 
 
@@ -575,22 +576,28 @@ last decision.
             body.update(describe_conflict(conflict, self.evidence, self.pane_width(3 / 5, border=1) - 3))
         self.refresh_bindings()  # the key bar says the choices in the words of this conflict's kind
 
-    def action_decide(self, choice: str, _kind: str) -> None:
+    def action_decide(self, choice: str, kind: str) -> None:
         """Settle the selected conflict (the key is offered only where ``choice`` applies to it;
-        ``_kind`` tells the key bar's wordings apart)."""
+        ``kind`` tells the key bar's wordings apart, and words the notice as the key did)."""
         conflict = self.selected_conflict()
         if conflict is None:
             return
+        key = next(k for k in DECISION_KEYS[kind] if k.choice == choice)
         knowledge = self.services.memory.knowledge
-        self.run_task("decide", f"{CHOICE_WORDS[choice].capitalize()}: conflict {conflict.id}",
-                      lambda: knowledge.decide(conflict.id, choice), progress=False, done=self.decided)
+        self.run_task("decide", f"{key.label}: conflict {conflict.id}", lambda: knowledge.decide(conflict.id, choice),
+                      progress=False, done=lambda decision: self.decided(
+                          f"{key.done}: {conflict.summary()} · decision #{decision.id}, u undoes it"))
 
     def action_undo(self) -> None:
+        """Undo the last decision not undone yet (an undo is not one: u again undoes the one before)."""
         knowledge = self.services.memory.knowledge
-        self.run_task("decide", "Undo the last decision", knowledge.undo_last, progress=False, done=self.decided)
+        self.run_task("decide", "Undo the last decision", knowledge.undo_last, progress=False,
+                      done=lambda undo: self.decided(f"Undone: decision #{undo.undoes} (logged as #{undo.id})"))
 
-    def decided(self, decision: Decision) -> None:
-        self.notify(f"Decision #{decision.id}: {decision.summary}", title="Inbox", markup=False)
+    def decided(self, told: str) -> None:
+        """A decision made or undone, said in the words of the key pressed, not the engine's
+        choice ("accept" for two entities merged, "both" for two kept apart)."""
+        self.notify(told, title="Inbox", markup=False)
         self.app.store_changed()
 
     def selected_fact(self) -> Fact | None:

@@ -113,3 +113,31 @@ async def test_the_drawing_never_folds_a_line_under_its_tree(demo_app):
         assert graph.size.height == len(drawn), (graph.size, drawn)
         lines = screen_lines(app)
         assert any(line.rstrip().endswith("…") and "squeaky hedgehog" in line for line in lines), "\n".join(lines)
+
+
+async def test_a_decision_is_told_in_the_words_of_its_key(demo_app):
+    """Two entities that may be one: `a` is "Merge" in the key bar, and the notice said
+    "accept conflict 2"; `b` "Keep apart", and it said "both"."""
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("i")
+        await settle(pilot)
+        conflicts = screen.query_one("#conflicts-table", DataTable)
+        kinds = [conflicts.get_row_at(n)[0] for n in range(conflicts.row_count)]
+        for key, words in (("a", "Merged: "), ("b", "Kept apart: ")):
+            conflicts.move_cursor(row=kinds.index("duplicate"))
+            await settle(pilot)
+            summary = screen.selected_conflict().summary()
+            await pilot.press(key)
+            await settle(pilot)
+            told = app.titled("Inbox")[-1].message
+            assert told.startswith(words + summary) and "u undoes it" in told, told
+            assert "accept" not in told and "both" not in told, told
+            decision = int(told.rsplit("#", 1)[1].split(",")[0])
+            await pilot.press("u")
+            await settle(pilot)
+            undone = app.titled("Inbox")[-1].message
+            assert undone.startswith(f"Undone: decision #{decision} (logged as #") and "u undoes" not in undone, undone
+            assert conflicts.row_count == len(kinds)
