@@ -128,7 +128,9 @@ def parse_reply(content: str, turns: dict[str, Item], known: Sequence[int] = ())
             first_draft.setdefault(n, draft)
     for n, entry in enumerate(data.get("replaces") or []):
         known_id = entry["known"].strip().lstrip("Ff")
-        if entry["fact"] not in first_draft or not known_id.isdigit() or int(known_id) not in known:
+        # ASCII digits only, and few: "F²" is a digit to isdigit() and no int, and int() refuses 4,300 digits
+        if entry["fact"] not in first_draft or not (known_id.isascii() and known_id.isdigit() and len(known_id) <= 18) \
+                or int(known_id) not in known:
             raise LLMFailure(f"reply.replaces[{n}] names a fact that is not in the reply or was not offered: {entry}")
         out.replaces.append((first_draft[entry["fact"]], int(known_id)))
     return out

@@ -79,6 +79,9 @@ def test_a_server_error_is_retried(llm_mem, openai_server):
                                                     for n in range(5000)]}), "reply.facts: 5,000 for 4 turns"),
     (Reply({"summary": "x", "events": [], "facts": [{"subject": "A", "predicate": "b", "object": "c",
                                                      "turns": ["D1:1"] * 5000}]}), "reply.facts[0].turns: more than"),
+    *[(Reply({"summary": "x", "events": [], "facts": [{"subject": "A", "predicate": "b", "object": "c", "turns": ["D1:1"]}],
+              "replaces": [{"fact": 0, "known": known}]}), "names a fact that is not in the reply or was not offered")
+      for known in ("F²", "F" + "9" * 5000)],  # guard's finding: each crashed with a ValueError, not retried
 ])
 def test_bad_replies_fail_the_items_and_keep_the_rule_result(llm_mem, openai_server, step, reason, caplog):
     before = store_checksum(llm_mem.path)
