@@ -113,11 +113,11 @@ _INTRODUCED = [re.compile(p, re.X) for p in (
 _NAMED_PERSON = re.compile(rf"(?:(?:little|big|older|younger|best|new|old|late)\s+)?{PEOPLE}\s+"
                            r"(?P<name>[A-Z][\w'’\-]*(?:\s+[A-Z][\w'’\-]*)?)", re.X)
 _UNNAMED = re.compile(rf"\b(?:[Mm]y|[Oo]ur|[Aa]n?|[Tt]his|[Tt]hat|[Tt]he|[Hh]is|[Hh]er|[Tt]heir)\s+(?:[a-z]+\s+)?{_ANIMATE}s?\b(?!\s+[A-Z])", re.X)
-# A clause whose subject is a noun phrase (a determiner and a noun before its verb: "The landlord is
-# lovely too, he moved to York"): someone or something the turn does not name, whom its "he" may mean.
-_ANOTHER_SUBJECT = re.compile(r"(?:^|[,;:]\s+|\b(?:and|but|so)\s+)(?:[Tt]he|[Aa]n?|[Mm]y|[Oo]ur|[Yy]our|[Hh]is|[Hh]er|[Tt]heir)"
-                              r"\s+(?:[a-z-]+\s+){0,2}?[a-z-]+\s+(?:is|was|are|were|has|had|says|said|told|tells|moved|"
-                              r"lives|lived|works|worked|went|came|got|gets)\b")
+# Someone or something the turn does not name, before a "he" or "she" of the same sentence: a
+# determiner and a noun ("The landlord phoned today, he moved to York", "Her landlord sent a letter,
+# he …"), whom that pronoun may mean as well as the person talked of; not "my sister Kasia" (named).
+_NOUN_BEFORE_HE = re.compile(r"\b(?:[Tt]he|[Aa]n?|[Mm]y|[Oo]ur|[Yy]our|[Hh]is|[Hh]er|[Tt]heir|[Tt]his|[Tt]hat)\s+"
+                             r"(?:[a-z-]+\s+){0,2}?(?!(?:he|she|it|they|we|you|i)\b)[a-z-]+\b(?!\s+[A-Z]).*?\b(?:[Hh]e|[Ss]he)\b")
 # A person spoken of without a name: "she moved", "her doctor", "give him my love".
 _OF_PERSON = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]im|[Hh]er|[Hh]is)\b")
 
@@ -311,7 +311,7 @@ class RuleExtractor:
                     self.local.add(key)
                     out.mentions.append((span, key, "name", "mention"))
             if self.people and not (other or referent):  # no one to mean: nothing to look for
-                other = _UNNAMED.search(sentence) is not None or _ANOTHER_SUBJECT.search(sentence) is not None \
+                other = _UNNAMED.search(sentence) is not None or _NOUN_BEFORE_HE.search(sentence) is not None \
                     or self._opens_with_another(sentence, speaker)
             person = "" if other or referent else named or self._talked_of
             if person and _OF_PERSON.search(sentence):
@@ -833,10 +833,6 @@ _CLAUSE_EDGE = re.compile(r"\s*[,;:]\s+|\s+(?=(?:and|but|so|because|while|althou
 _MONTH_WORD = re.compile(rf"(?<!(?i:since) )(?<!(?i:last) )(?<!(?i:from) )\b(?:{'|'.join(m.capitalize() for m in MONTHS)})\b(?!\s+\d{{4}})")
 # … but in a plan, "from June" is when it starts: "From June we'll open Thursday to Sunday".
 _FROM_MONTH = re.compile(rf"\b(?i:from|starting) ({'|'.join(m.capitalize() for m in MONTHS)})\b(?!\s+\d{{4}})")
-# A season after a preposition, the next one as a month without a year is: "we move to Cork in the
-# spring", said in September, is still to come (not "since the spring", nor "last spring").
-_SEASON = re.compile(r"\b(?i:in|by|over|during|until|till|for)\s+(?:the\s+)?(?i:(spring|summer|autumn|fall|winter))\b")
-_SEASON_STARTS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 # A verb with no subject of its own after "and"/"or"/"but" shares the verb group before it: "we will
 # sell the car and move to Cork" (not "and work is busy", whose "work" has its own verb).
 _SHARED_VERB = re.compile(r"\s*(?:and|or|but)\s+(?:then\s+|also\s+)?([a-z]+)\b(?!\s+(?:is|are|was|were|has|have|had|will|would)\b)",
@@ -857,8 +853,7 @@ def realis(sentence: str, said: str | None, by: str | None = None) -> str:
 # Every clause still to come holds one of these (a verb group's word, a time); most sentences hold
 # none, and skip the clause reading.
 _MAY_COME = re.compile(r"\b(?:" + "|".join(sorted(_WOULD | _BE_TO | _INTEND | _WEIGH)) + r")\b|['’](?:ll|d)\b|\d|"
-                       r"\b(?:tomorrow|tonight|next|this|soon|spring|summer|autumn|fall|winter)\b|" + _MONTH_WORD.pattern + "|"
-                       + _ONE_WEEKDAY.pattern, re.I)
+                       r"\b(?:tomorrow|tonight|next|this|soon)\b|" + _MONTH_WORD.pattern + "|" + _ONE_WEEKDAY.pattern, re.I)
 
 
 @lru_cache(maxsize=16_384)
@@ -866,7 +861,6 @@ def _realis(sentence: str, said: str | None, by: str | None) -> str:
     if not _MAY_COME.search(sentence):
         return sentence
     named = [(m.start(), m[0]) for pattern in (_MONTH_WORD, _ONE_WEEKDAY) for m in pattern.finditer(sentence)]
-    named += [(m.start(1), m[1]) for m in _SEASON.finditer(sentence)]
     kept, dropped, start = [], False, 0  # named in the whole sentence: "Saturday and Sunday" spans an edge
     come: str | None = None
     for edge in [*_CLAUSE_EDGE.finditer(sentence), None]:
@@ -923,11 +917,10 @@ def _frames(words: list[str]) -> bool:
 
 
 def _next(word: str, said: str) -> str:
-    """The next month (ISO month), season (the month it starts) or weekday (ISO day) of that name
-    after the day ``said``."""
+    """The next month (ISO month) or weekday (ISO day) of that name after the day ``said``."""
     day = date.fromisoformat(said)
     low = word.lower()
     if low in WEEKDAYS:
         return (day + timedelta(days=(WEEKDAYS.index(low) - day.weekday() - 1) % 7 + 1)).isoformat()
-    month = _SEASON_STARTS[low] if low in _SEASON_STARTS else MONTHS.index(low) + 1
+    month = MONTHS.index(low) + 1
     return f"{day.year + (month <= day.month):04d}-{month:02d}"
