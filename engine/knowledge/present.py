@@ -149,14 +149,20 @@ _NOW = r"(?<!right )(?<!for )(?<!by )(?<!until )(?<!till )(?<!just )now(?! that|
 # "cancelled", "from now on", "no longer", "moved" (a meeting), "switched", "dropped" (not "dropped
 # by/off/in": a visit), "sold", "stopped", and a plan that did not go as planned: "fell through",
 # "after all", "in the end", "decided against". This is all a question about no slot listens to
-# ("quit" and "gave up" only for a slot: for other questions they cost LoCoMo's a little). What has
-# held since a time said by its date began then: "I've been working out of Bandon since the third of
-# November", "we've been on 99.9 FM since the first of September" (not "since I was a kid").
-_SINCE = (r"since (?:the )?(?:[\w-]+ (?:of )?)?(?:" + "|".join(MONTHS) + r")|since (?:last|this) (?:week|month|year|spring|"
-          r"summer|autumn|fall|winter)|since (?:19|20)\d\d")
+# ("quit" and "gave up" only for a slot: for other questions they cost LoCoMo's a little).
 _OUTRIGHT = (r"instead(?! of)|change of plans?|change to|cancel+ed|called off|postponed|rescheduled|from now on|"
              r"go(?:ing)? back to|no longer|any ?more|gone off|moved|switched|dropped(?! by| off| in)|sold|"
-             r"stopped|fell through|after all|in the end|decided against|shelved|scrapped|put on hold|" + _SINCE)
+             r"stopped|fell through|after all|in the end|decided against|shelved|scrapped|put on hold")
+# What has held since a time said by its date began then, a change said without a change word: "I've
+# been working out of Bandon since the third of November", "Since the first of August I'm on the RRV",
+# "we've been on 99.9 FM since the first of September". Only a clause whose subject is a pronoun with a
+# verb group of the present or the present perfect, and not negated: not "I was at the bakery since
+# 2019" (past), "I haven't had a day off since May", "My parents have lived in Bath since March"
+# (someone else), nor "since I was a kid" (no date).
+_SINCE = re.compile(r"\bsince (?:the )?(?:[\w-]+ (?:of )?)?(?:" + "|".join(MONTHS) + r")\b|\bsince (?:last|this) (?:week|"
+                    r"month|year|spring|summer|autumn|fall|winter)\b|\bsince (?:19|20)\d\d\b", re.I)
+_HOLDS_NOW = re.compile(r"\b(?:I|we|he|she)(?:['’](?:ve|m|re|s)\b|\s+(?:have|has|am|are|is)\b)", re.I)
+_NEGATED = re.compile(r"\b(?:not|never|no)\b|n['’]t\b", re.I)
 _REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
 _INSTEAD = re.compile(r"\binstead\b(?! of)", re.I)
 # A question about a slot also listens to the verbs of a new home, job or partner ("moved",
@@ -249,7 +255,7 @@ class PresentQuestion:
 
     def announces(self, sentence: str) -> bool:
         """Whether a sentence says a change of the answer; for a count, one of what is counted."""
-        return _announces(self.change, sentence) \
+        return _announces(self.change, sentence) or _holds_since(sentence) \
             or self.counted is not None and _count_changed(sentence, self.counted, self.terms)
 
 
@@ -375,6 +381,13 @@ def sentence_tokens(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
 def _announces(change: re.Pattern[str], sentence: str) -> bool:
     """Whether an on-topic sentence says a change (kept, as the sentences are)."""
     return change.search(sentence) is not None
+
+
+@functools.lru_cache(maxsize=16_384)
+def _holds_since(sentence: str) -> bool:
+    """Whether a clause of a sentence says that what it states has held since a date (_SINCE)."""
+    return any(_SINCE.search(clause) and _HOLDS_NOW.search(clause) and not _NEGATED.search(clause)
+               for clause in _CLAUSE.split(sentence))
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -549,8 +562,8 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     lent, asked_about = asked_before(store, index, top, subjects, window)
     named |= asked_about | naming_in_text({i: t for i, t in window.items() if i not in named | spoken}, subjects.values())
     texts = {i: t for i, t in window.items() if i in named | spoken}
-    if unnamed:  # told by anyone, so not of another thing of the kind: "my running club", "my neighbour's allotment"
-        texts = {i: t for i, t in texts.items() if not _of_another_thing(t, query)}
+    if unnamed:  # told by anyone: only news of the thing an older candidate told of
+        texts = _same_thing(texts, question, lent, {i: said[n] for n, i in enumerate(ids)})
     if question.counted is not None:
         counted = _counted_names(question, texts.values(), subjects.values())
         question = dataclasses.replace(question, counted=question.counted | counted, slot_cues=question.slot_cues | counted)
@@ -655,43 +668,21 @@ def _counted_names(question: PresentQuestion, texts: Iterable[str], names: Itera
     return frozenset(found - set(lexical_tokens(" ".join(names))))
 
 
-_WORD = re.compile(r"[\w'’-]+")
-_THEIRS = frozenset("his her their your".split())
+_HOW = frozenset(lexical_tokens("many much"))  # of "how many", which asks and names nothing
 
 
-def _of_another_thing(text: str, query: str) -> bool:
-    """Whether a candidate speaks of another thing of the kind a question that names no one asks
-    about: a word of the question after a word the question does not hold where the question has
-    its own before it ("my running club" for "the chess club"), or after someone else's possessive
-    ("my neighbour's allotment", "his club"), with no mention of the question's own ("the chess
-    club"). "the rota", "sixty members" are the thing, or say nothing of whose it is."""
-    asked = [w.lower() for w in _WORD.findall(query)]
-    tokens = [_token(w) for w in asked]
-    own = {tokens[n + 1]: tokens[n] for n in range(len(tokens) - 1) if tokens[n] and tokens[n + 1]}  # head: its modifier
-    held = {t for t in tokens if t}
-    another = ours = False
-    for sentence in sentences(text):
-        words = [w.lower() for w in _WORD.findall(sentence)]
-        for n, word in enumerate(words[1:], 1):
-            token = _token(word)
-            if token not in held:
-                continue
-            before = words[n - 1]
-            if token in own and _token(before) == own[token]:
-                ours = True
-            elif before in _THEIRS or before.endswith(("'s", "’s")) and _token(before) not in held \
-                    or token in own and _token(before) and _token(before) not in held and not _NUMBER_WORD.fullmatch(before):
-                another = True
-    return another and not ours
-
-
-_NUMBER_WORD = re.compile(r"\d+|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|\w+ty)(?:-\w+)?")
-
-
-def _token(word: str) -> str:
-    """A word's lexical token, "" for a stopword ("the station's" → "station")."""
-    found = lexical_tokens(re.sub(r"['’]s$", "", word))
-    return found[0] if found else ""
+def _same_thing(texts: dict[int, str], question: PresentQuestion, lent: dict[int, frozenset[str]],
+                said: dict[int, str]) -> dict[int, str]:
+    """Of the candidates of a question that names no one (``texts``, by item id; ``said``: their
+    days), those that hold, with the question they answer (``lent``), every word naming the thing
+    asked about that an older one holds: the question's words but what it counts ("chess", "club"
+    of "How many members does the chess club have?"). "The club I run for runners is up to sixty
+    members now" is no news of the chess club of "The chess club has forty members"; "We've got
+    thirty-four on the rota now", answering "Still growing, the station?", is news of the station's
+    rota."""
+    thing = question.terms - (question.counted or frozenset()) - STATE_WORDS - _HOW
+    held = {i: thing & (frozenset(lexical_tokens(t)) | lent.get(i, frozenset())) for i, t in texts.items()}
+    return {i: t for i, t in texts.items() if all(held[o] <= held[i] for o in texts if said[o] < said[i])}
 
 
 def _voices(store: "Store", item_ids: list[int]) -> dict[int, str]:
