@@ -113,11 +113,10 @@ _INTRODUCED = [re.compile(p, re.X) for p in (
 _NAMED_PERSON = re.compile(rf"(?:(?:little|big|older|younger|best|new|old|late)\s+)?{PEOPLE}\s+"
                            r"(?P<name>[A-Z][\w'’\-]*(?:\s+[A-Z][\w'’\-]*)?)", re.X)
 _UNNAMED = re.compile(rf"\b(?:[Mm]y|[Oo]ur|[Aa]n?|[Tt]his|[Tt]hat|[Tt]he|[Hh]is|[Hh]er|[Tt]heir)\s+(?:[a-z]+\s+)?{_ANIMATE}s?\b(?!\s+[A-Z])", re.X)
-# Someone or something the turn does not name, before a "he" or "she" of the same sentence: a
-# determiner and a noun ("The landlord phoned today, he moved to York", "Her landlord sent a letter,
-# he …"), whom that pronoun may mean as well as the person talked of; not "my sister Kasia" (named).
-_NOUN_BEFORE_HE = re.compile(r"\b(?:[Tt]he|[Aa]n?|[Mm]y|[Oo]ur|[Yy]our|[Hh]is|[Hh]er|[Tt]heir|[Tt]his|[Tt]hat)\s+"
-                             r"(?:[a-z-]+\s+){0,2}?(?!(?:he|she|it|they|we|you|i)\b)[a-z-]+\b(?!\s+[A-Z]).*?\b(?:[Hh]e|[Ss]he)\b")
+# The words that open a noun phrase of someone or something the turn does not name ("The landlord
+# phoned today, he moved to York", "Her landlord sent a letter, he …"): whom a later "he" or "she"
+# of the sentence may mean as well as the person talked of (:func:`_another_subject`).
+_DETERMINERS = frozenset("the a an my our your his her their this that".split())
 # A person spoken of without a name: "she moved", "her doctor", "give him my love".
 _OF_PERSON = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]im|[Hh]er|[Hh]is)\b")
 
@@ -311,7 +310,7 @@ class RuleExtractor:
                     self.local.add(key)
                     out.mentions.append((span, key, "name", "mention"))
             if self.people and not (other or referent):  # no one to mean: nothing to look for
-                other = _UNNAMED.search(sentence) is not None or _NOUN_BEFORE_HE.search(sentence) is not None \
+                other = _UNNAMED.search(sentence) is not None or _another_subject(sentence) \
                     or self._opens_with_another(sentence, speaker)
             person = "" if other or referent else named or self._talked_of
             if person and _OF_PERSON.search(sentence):
@@ -449,6 +448,26 @@ def _named_person(phrase: list[str], used: int) -> _Subject | None:
     """The person a possessive's noun phrase introduces by name ("sister Bronwen" → Bronwen), or None."""
     found = _NAMED_PERSON.fullmatch(" ".join(phrase))
     return _Subject(found["name"], entity_key(found["name"]), used) if found else None
+
+
+def _another_subject(sentence: str) -> bool:
+    """Whether a noun phrase that is the subject of its verb comes before the sentence's "he" or
+    "she": a determiner, up to two words and a noun, maybe "of" and a word, then a verb ("The
+    landlord phoned today, he …", "A neighbour of hers is nice, she …"). Not an object ("I brought
+    a slice to Rosa and she said …") nor someone named ("my sister Kasia")."""
+    words = _TOKEN.findall(sentence)
+    low = [w.lower() for w in words]
+    end = next((n for n, w in enumerate(low) if w in ("he", "she")), 0)
+    for n in range(end):
+        if low[n] not in _DETERMINERS:
+            continue
+        for m in range(n + 1, min(n + 4, end)):
+            if not words[m].islower():
+                break
+            after = m + 3 if m + 2 < end and low[m + 1] == "of" else m + 1
+            if after < end and (low[after] in _AUX or is_verb(low[after])):
+                return True
+    return False
 
 
 def _previous_thing(pronoun: str, ctx: _Sentence) -> _Subject | None:

@@ -146,3 +146,11 @@ def test_he_after_a_noun_phrase_is_not_the_person_talked_of(news):
                             ("Tom", "Is she enjoying it?"),
                             ("Bea", news))
     assert not any(s == "Kasia" and p == "moved to" for s, p, _o in triples(last)), last.facts
+
+
+def test_she_after_a_noun_phrase_that_is_an_object_is_still_the_person_talked_of():
+    """"I brought a slice to Rosa and she said …": "a slice" is no subject, so "she" is Rosa (the
+    demo's fact, which a rule against any noun phrase before "she" lost)."""
+    *_, news = conversation(("Maya", "My friend Rosa runs the bakery on Alberta Street."),
+                            ("Maya", "I brought a slice to Rosa and she said my starter wasn't at its peak."))
+    assert any(s == "Rosa" and p == "said" for s, p, _o in triples(news)), news.facts
