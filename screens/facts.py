@@ -105,6 +105,23 @@ def holds(fact: Fact) -> Text:
     return Text(f"since {fact.valid_from}" if fact.valid_from else "")
 
 
+EVIDENCE_INDENT = 3 + 3  # an evidence turn's lines after its first sit under its key ("   D1:6 …")
+SCROLLBAR = 2  # cells the conflict panel's scrollbar takes when its text is longer than the panel
+
+
+def line_breaks(text: str, first: int, rest: int) -> list[int]:
+    """Where to break ``text`` at spaces so that its first line holds ``first`` cells and each next
+    one ``rest``: the conflict panel indents an evidence turn's second line under its first, where
+    the panel's own wrapping began it at the left edge, under the sides' labels."""
+    breaks, start, room = [], 0, max(first, 1)
+    while len(text) - start > room:
+        cut = text.rfind(" ", start, start + room + 1)
+        cut = cut + 1 if cut > start else start + room  # after the space (it ends the line), or mid-word
+        breaks.append(cut)
+        start, room = cut, max(rest, 1)
+    return breaks
+
+
 def describe_conflict(conflict: Conflict, items: dict[int, Item], width: int = 100) -> Text:
     """A conflict's two sides (facts with their validity, or entities) and the items behind each,
     one line per item (clipped to ``width``)."""
@@ -125,10 +142,16 @@ def describe_conflict(conflict: Conflict, items: dict[int, Item], width: int = 1
                 where = item.key if item.speaker or not item.title else f"“{clip(item.title, 24)}”"  # a turn, or a section
                 head = f"   {where} " + (f"[{item.timestamp[:10]}] " if item.timestamp else "")
                 words = query_terms(named)
-                line = snippet(who + item.text, words, max(10, 2 * width - len(head)))  # two lines at most
+                room = width - SCROLLBAR  # the panel's, beside its scrollbar
+                # two lines at most (less a word's worth each, where a line breaks before a word)
+                line = snippet(who + item.text, words, max(10, 2 * room - len(head) - EVIDENCE_INDENT - 12))
                 text.append(head, style="dim")
-                text.append_text(highlight(line, words, style="bold"))
-                text.append("\n")
+                pieces = highlight(line, words, style="bold").divide(
+                    line_breaks(line, room - len(head), room - EVIDENCE_INDENT))
+                for n, piece in enumerate(pieces):
+                    text.append(" " * EVIDENCE_INDENT if n else "")
+                    text.append_text(piece)
+                    text.append("\n")
         text.append("\n")
     shown = [f"{k.key} {k.detail}" for k in decision_keys(conflict) if k.show]
     text.append("  ·  ".join([*shown, "u undo the last decision"]), style="italic")

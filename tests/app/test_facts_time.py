@@ -141,3 +141,14 @@ async def test_a_decision_is_told_in_the_words_of_its_key(demo_app):
             undone = app.titled("Inbox")[-1].message
             assert undone.startswith(f"Undone: decision #{decision} (logged as #") and "u undoes" not in undone, undone
             assert conflicts.row_count == len(kinds)
+
+
+async def test_an_evidence_turns_second_line_sits_under_its_first(demo_app):
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await settle(pilot)
+        lines = [line[49:] for line in screen_lines(app)]  # the panel, right of the list
+        first = next(n for n, line in enumerate(lines) if line.lstrip().startswith("D1:6 [2023-04-03]"))
+        assert lines[first + 1].startswith(" " * 7) and lines[first + 1].strip(), "\n".join(lines[first - 2:first + 3])
