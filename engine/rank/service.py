@@ -146,6 +146,7 @@ class RankerArea(Area):
         self.relearned = ""  # what the last load relearned after the feature set changed (:meth:`_relearned`)
         self._relearn: tuple[list[FeedbackRow], tuple[str, ...]] | None = None  # the log and the stored names, to relearn
         self._relearning = threading.Lock()
+        self._loading = threading.Lock()  # one load of the learned state at a time (:meth:`_load_learning`)
         self._aside: threading.Thread | None = None  # a relearning started by :meth:`warm_up`
         self.log_corrupt = False
         self._endpoint_failed = False  # the embedding endpoint failed the marks, and that was logged
@@ -191,27 +192,39 @@ class RankerArea(Area):
         self._load_rest()
 
     def _load_learning(self) -> None:
-        """Trust, edges, the feedback memory and the learned state, as the store holds them now."""
+        """Trust, edges, the feedback memory and the learned state, as the store holds them now.
+
+        Two threads may load at once (the warm-up's relearning finds the store moved while a
+        recall takes in the same commit), and recalls read the state meanwhile: so one load runs
+        at a time, and the feedback state is built aside and put in place whole. Filled in place,
+        a load's used-for counts went into the other's fresh state, and feedback_match read them."""
+        with self._loading:
+            self._load_learning_now()
+
+    def _load_learning_now(self) -> None:
         store = self.mem.store
         self.generation = store.ranker_generation()
         self.relearned = ""
         self.marks.clear()  # the marks' query vectors stay: a query already embedded is not embedded again
         self.log_corrupt = False
+        state = FeedbackState(self.feedback_state.params)
         try:
             events = store.feedback_events()
         except CorruptFeedback as exc:
             self.log_corrupt = True
-            self.feedback_state.load([], [], 0.0)
+            state.load([], [], 0.0)
+            self.feedback_state = state
             self.learned = self._fresh_state()
             self.state_problem = (f"no feedback: the feedback log is corrupt ({exc}); recall uses no feedback, "
                                   "records are untouched; `mnemoscope ranker reset` starts learning again")
             log.warning("%s: %s", self.mem.path, self.state_problem)
             return
-        self.feedback_state.load(store.trust_rows(), store.coaccess_edges(), events[-1].created_at if events else 0.0)
+        state.load(store.trust_rows(), store.coaccess_edges(), events[-1].created_at if events else 0.0)
         for event in events:
             plan = self._plan(event.query)
-            self.feedback_state.add_query(event.used, plan.term_ids())
+            state.add_query(event.used, plan.term_ids())
             self.marks.add(event.id, event.query, event.created_at, event.used, event.ignored, plan)
+        self.feedback_state = state
         try:
             model, reading, curve, prior = self._load_state()
         except StateMismatch as exc:
