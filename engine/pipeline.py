@@ -126,19 +126,21 @@ class MarkNote:
     event: int = 0  # the feedback event of that query: withdrawing it undoes the strongest mark
     into_view: bool = False  # an alike question's marks brought it into the hits shown, and no higher
     shared: int = 0  # that question's shown hits this query found too, when they (not the likeness alone) moved it
+    held: str = ""  # not moved (``lift`` 0): why that alike question's mark left it where the list has it
 
     def describe(self) -> str:
         what = "marked used" if self.used else "shown and ignored"
         query = self.query if len(self.query) <= 40 else self.query[:39].rstrip() + "…"
         view = ", brought into view" if self.into_view else ""
         shared = f", {self.shared} of its hits found here too" if self.shared else ""
+        held = f": not moved, {self.held}" if self.held else ""
         return (f"{what} for {query!r} (similarity {self.similarity:.2f}{shared}, "
-                f"{self.marks} mark{'s' * (self.marks != 1)}{view})")
+                f"{self.marks} mark{'s' * (self.marks != 1)}{view}){held}")
 
     def to_dict(self) -> dict[str, object]:
         return {"query": self.query, "similarity": round(self.similarity, 4), "marks": self.marks,
                 "lift": round(self.lift, 4), "used": self.used, "event": self.event, "into_view": self.into_view,
-                "shared": self.shared}
+                "shared": self.shared, "held": self.held}
 
 
 @dataclass

@@ -62,7 +62,10 @@ def knowledge_text(episodes: list[Episode], facts: list[Fact]) -> Text:
 
 
 def taught_line(note: MarkNote) -> Text:
-    """What feedback did to a hit, and where to undo it."""
+    """What feedback did to a hit, and where to undo it; or why an alike question's mark left it
+    where it was (a person who taught it looks for it to move)."""
+    if note.held:
+        return Text("◦ " + note.describe(), style="italic")
     line = Text(("▲ raised: " if note.used else "▼ lowered: ") + note.describe(),
                 style="bold green" if note.used else "bold yellow")
     line.append(f" · feedback event {note.event} (the Ranker screen, 7, withdraws it)", style="dim")

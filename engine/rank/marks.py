@@ -40,7 +40,13 @@ in proportion to its own standing in the new question's list (the new question m
 its own), by at most ``reach`` of the list's range, and only into view: an item the new question
 shows already is not moved, another rises at most just above the last hit shown — a near miss
 comes into view, what the question found itself at the top is never pushed down by another
-question's marks. When an embedding endpoint is configured, the cosine of the queries'
+question's marks. A near duplicate is the exception (likeness 0.8 or more, the same people,
+question word and kind of answer: :attr:`AlikeRule.near`): its marks are not held to the view
+or the reach, scaled down by its likeness and the item's standing, so the hit a person taught moves
+for "when did Maya adopt her dog Pepper" as it did for "when did Maya adopt Pepper", by less. A
+marked hit shown and left
+where it was carries a note that says why (:attr:`engine.pipeline.MarkNote.held`): shown already,
+or the gate that refused its question. When an embedding endpoint is configured, the cosine of the queries'
 embeddings replaces the likeness (a paraphrase-trained model places rewordings close), with a
 rule of its own, as that cosine has a scale of its own.
 
@@ -67,7 +73,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Callable, Generic, Iterable, Mapping, TypeVar
 
@@ -139,7 +145,17 @@ class AlikeRule:
     in the new list, past ``reach`` — still only into view, each into one of the last places. With
     ``pick_nearest`` above 0 only the ``pick_nearest`` most alike of them may be picked: the shared
     hits corroborate a likeness, they do not stand in for it (a question's own hits hold turns that
-    many questions about the same person find, the speaker's short turns first)."""
+    many questions about the same person find, the speaker's short turns first).
+
+    With ``near``, a *near duplicate* — likeness at least ``near.threshold``, and the same people,
+    question word and kind of answer (the same question's gates, without its words) — counts like
+    the same question, not held to the view or the reach: by ``near`` over the likeness, times the
+    item's standing ** ``standing_power`` (random marks of a near duplicate otherwise lifted turns
+    that answer nothing over the new question's own best: the random control lost more than the
+    target allows on the held-out conversations), so its marked hits rise wherever the list has
+    them, by less than for the taught question itself ("when did Maya adopt her dog Pepper" after
+    "when did Maya adopt Pepper"; a person sees a rewording that leaves the hit they taught where
+    it was as the teaching not taken)."""
 
     ramp: Ramp
     standing_power: float = 1.0
@@ -151,6 +167,7 @@ class AlikeRule:
     shared_likeness: float = 0.0
     agreed_likeness: float = math.inf
     pick_nearest: int = 0
+    near: Ramp | None = None
 
     @property
     def weight_cap(self) -> float:
@@ -187,7 +204,7 @@ class MarkParams:
     # conv-26/30/41 is in docs/benchmarks.md (session 15).
     worded: AlikeRule = field(default_factory=lambda: AlikeRule(
         Ramp(0.3, 1.0, 1.0), standing_power=2.0, nearest=2, same_answer=True, reach=0.1, into_view=True,
-        shared=0.2, shared_likeness=0.2, agreed_likeness=0.65, pick_nearest=5))  # the word space's cosine
+        shared=0.2, shared_likeness=0.2, agreed_likeness=0.65, pick_nearest=5, near=Ramp(0.8, 1.0, 1.0)))  # the word space's cosine
     planned: AlikeRule = field(default_factory=lambda: AlikeRule(
         Ramp(0.1, 1.0, 1.0), standing_power=2.0, nearest=2, same_answer=True, reach=0.1, into_view=True))  # the query plans' cosine, for a question with no word vector
     embedded: AlikeRule = field(default_factory=lambda: AlikeRule(
@@ -427,13 +444,25 @@ class Likeness:
     people, and, when the rule asks, it asks for the same kind of answer; None: every one may).
     ``marks`` are the marks it was computed from, taken under the memory's guard:
     :meth:`FeedbackMemory.apply` and :meth:`FeedbackMemory.alike` read them, so a mark withdrawn
-    by another thread in between cannot shift the rows."""
+    by another thread in between cannot shift the rows. ``kin``: whether each mark's question
+    names the same people and asks with the same question word for the same kind of answer (a
+    near duplicate's gates, :attr:`AlikeRule.near`); ``apart``: whether it names other people (a
+    refusal's reason, :attr:`MarkNote.held`)."""
 
     sims: np.ndarray
     rule: AlikeRule
     same: np.ndarray
     agrees: np.ndarray | None = None
     marks: tuple[Mark, ...] = ()
+    kin: np.ndarray | None = None
+    apart: np.ndarray | None = None
+
+    def near(self) -> np.ndarray:
+        """How much each mark counts as a near duplicate's (:attr:`AlikeRule.near`), 0 for the
+        same question's (which count in full) and for any other."""
+        if self.rule.near is None or self.kin is None:
+            return np.zeros(len(self.sims))
+        return self.rule.near.strength(self.sims) * self.kin * (self.same == 0)
 
     def strength(self) -> np.ndarray:
         """How much each mark counts: as an alike question by the rule, and always when it is
@@ -553,7 +582,8 @@ class FeedbackMemory:
         answers = asking.answers == asked.answer
         naming_other, leaving_out = asking.naming_other(names, held), asking.without(names, self._tokens.holding)
         apart = naming_other & leaving_out  # each names someone the other does not
-        same = same * (answers & (asking.asks == question_word(asked.text)) & ~naming_other & ~leaving_out)
+        kin = answers & (asking.asks == question_word(asked.text)) & ~naming_other & ~leaving_out
+        same = same * kin
         if vector is not None and endpoint is not None:
             sims = np.clip(self._mark_rows(endpoint) @ vector, 0.0, 1.0)
             # The same question by its words and by its meaning: an embedding places "… his fourth
@@ -562,9 +592,9 @@ class FeedbackMemory:
             # alone miss a name that weighs little in a conversation between those two people.
             rule = self.params.embedded
             return Likeness(sims, rule, np.minimum(same, same_ramp.strength(sims)),
-                            _agreeing(apart, answers, rule), tuple(marks))
+                            _agreeing(apart, answers, rule), tuple(marks), kin, apart)
         alike, rule = self._alike(asked, wording)
-        return Likeness(alike, rule, same, _agreeing(apart, answers, rule), tuple(marks))
+        return Likeness(alike, rule, same, _agreeing(apart, answers, rule), tuple(marks), kin, apart)
 
     def _asking_of(self, marks: list[Mark]) -> _Asking:
         """:class:`_Asking` of ``marks`` (the memory's, in order), extended by the marks added
@@ -674,60 +704,85 @@ class FeedbackMemory:
         ``extras["taught"]``."""
         if not likeness.marks:
             return ranking
-        sims, same = likeness.sims, likeness.same
+        sims, same, near = likeness.sims, likeness.same, likeness.near()
         strength = likeness.strength()
         rule = likeness.rule
+        like_same = (same > 0) | (near > 0)  # counts in full, whatever the item's standing or place
+        refused = (sims >= rule.ramp.threshold) & (strength == 0) & ~like_same  # alike, held back by a gate
         backed, shared_hits = _corroborated(ranking, slot_of, likeness, shown)
-        if not strength.any() and backed is None:
+        if not strength.any() and not near.any() and not refused.any() and backed is None:
             return ranking
         standing = _standing(ranking)
         now = time.time() if now is None else now
         marks = likeness.marks
         used: dict[int, list[tuple[float, float, int]]] = {}  # item -> (weight, sameness, mark)
         ignored: dict[int, list[tuple[float, int]]] = {}
-        counted = set(np.flatnonzero(strength).tolist()) | ({backed} if backed is not None else set())
+        counted = set(np.flatnonzero(strength + near).tolist()) | ({backed} if backed is not None else set())
         backing: dict[int, float] = {}  # item -> the corroborated mark's weight
         for n in sorted(counted):
             mark = marks[n]
             decay = 0.5 ** (max(0.0, now - mark.at) // DAY / self.params.half_life_days)
             for item in mark.used:
-                if strength[n] > 0:
+                if near[n] > 0:  # a near duplicate: like the same question, by its own ramp and the item's standing
+                    used.setdefault(item, []).append((float(near[n]) * decay, 0.0, n))
+                elif strength[n] > 0:
                     used.setdefault(item, []).append((float(strength[n]) * decay, float(same[n]), n))
                 if n == backed:
                     backing[item] = decay
             if same[n] > 0:
                 for item in mark.ignored:
                     ignored.setdefault(item, []).append((float(same[n]) * decay, n))
-        view = _View(ranking, shown, self.params.margin) if rule.into_view or backed is not None else None
+        view = _View(ranking, shown, self.params.margin)
         # the corroborated question's items not shown yet take the last places, one each
-        room = sum(1 for item in backing if item in slot_of and view is not None and slot_of[item] not in view.shown)
+        room = sum(1 for item in backing if item in slot_of and slot_of[item] not in view.shown)
         shifts: dict[int, tuple[float, MarkNote]] = {}
+        held: dict[int, MarkNote] = {}  # shown marked items an alike question's marks leave where they are
         for item in set(used) | set(ignored) | set(backing):
             if item not in slot_of:
                 continue  # deleted since it was marked
-            fit = standing.get(slot_of[item], 0.0) ** rule.standing_power
+            slot = slot_of[item]
+            fit = standing.get(slot, 0.0) ** rule.standing_power
             votes_up = [(w * max(fit, sameness), n) for w, sameness, n in used.get(item, [])]
-            same_weight = sum(v for v, n in votes_up if same[n] > 0)
-            alike_weight = sum(v for v, n in votes_up if same[n] == 0)
+            same_weight = sum(v for v, n in votes_up if like_same[n])
+            alike_weight = sum(v for v, n in votes_up if not like_same[n])
             up = math.log2(1 + same_weight + min(alike_weight, rule.weight_cap))
             down = self.params.ignored_share * math.log2(1 + sum(w for w, _ in ignored.get(item, [])))
             lift = up - down
-            into_view = view is not None and rule.into_view and same_weight == 0 and lift > 0  # a sink is never held back
-            if into_view:
-                lift = view.capped(slot_of[item], lift)
-            if item in backing and view is not None and same_weight == 0:  # corroborated: into view, whatever its standing
-                brought = view.capped(slot_of[item], math.log2(1 + backing[item]) - down, room)
+            into_view = rule.into_view and same_weight == 0 and lift > 0  # a sink is never held back
+            by_shared = False  # the shared hits moved it, not the likeness
+            if into_view and slot in view.shown:  # not moved: says why
+                lift, into_view = 0.0, False
+                best = max(votes_up)[1]
+                held[slot] = self._note(marks[best], sims[best], len(votes_up), 0.0,
+                                        "shown already: an alike question's marks only bring a hit into view")
+            elif into_view:
+                lift = view.capped(slot, lift)
+            if item in backing and same_weight == 0:  # corroborated: into view, whatever its standing
+                brought = view.capped(slot, math.log2(1 + backing[item]) - down, room)
                 if brought > lift:
-                    lift, into_view = brought, True
+                    lift, into_view, by_shared = brought, True, True
                     votes_up = [(backing[item], backed)]
+                    held.pop(slot, None)
             if lift == 0:
                 continue
             votes = votes_up if lift > 0 else ignored[item]
             best = max(votes, key=lambda v: (v[0], v[1]))[1]
-            shifts[slot_of[item]] = (lift, MarkNote(marks[best].query, float(sims[best]), len(votes), lift, lift > 0,
-                                                  marks[best].event_id, into_view,
-                                                  shared_hits if best == backed and lift > 0 else 0))
-        return _shifted(ranking, shifts, self.params.margin) if shifts else ranking
+            shifts[slot] = (lift, MarkNote(marks[best].query, float(sims[best]), len(votes), lift, lift > 0,
+                                           marks[best].event_id, into_view,
+                                           shared_hits if by_shared else 0))
+        for n in np.flatnonzero(refused)[np.argsort(-sims[refused], kind="stable")].tolist():
+            for item in marks[n].used:
+                slot = slot_of.get(item)
+                if slot in view.shown and slot not in shifts and slot not in held:
+                    held[slot] = self._note(marks[n], sims[n], 1, 0.0, _refusal(likeness, n))
+        if shifts:
+            return _shifted(ranking, shifts, self.params.margin, held)
+        return replace(ranking, extras={**ranking.extras, "taught": held}) if held else ranking
+
+    @staticmethod
+    def _note(mark: Mark, sim: float, marks: int, lift: float, held: str) -> MarkNote:
+        """The note of a marked item left where the list has it, saying why (:attr:`MarkNote.held`)."""
+        return MarkNote(mark.query, float(sim), marks, lift, True, mark.event_id, held=held)
 
 
 def _corroborated(ranking: Ranking, slot_of: SlotMap, likeness: Likeness, shown: int) -> tuple[int | None, int]:
@@ -804,8 +859,19 @@ def _standing(ranking: Ranking) -> dict[int, float]:
     return dict(zip(ranking.slots.tolist(), rel.tolist()))
 
 
-def _shifted(ranking: Ranking, shifts: dict[int, tuple[float, MarkNote]], margin: float) -> Ranking:
-    """A new ranking with each shifted slot moved by lift × (score range + margin), re-sorted."""
+def _refusal(likeness: Likeness, n: int) -> str:
+    """Why mark ``n``, alike to the query, does not count for it: the gate that refused it."""
+    if likeness.apart is not None and likeness.apart[n]:
+        return "its question names other people"
+    if likeness.agrees is not None and likeness.agrees[n] == 0:
+        return "its question asks for another kind of answer"
+    return f"other taught questions are more alike (only the {likeness.rule.nearest} most alike count)"
+
+
+def _shifted(ranking: Ranking, shifts: dict[int, tuple[float, MarkNote]], margin: float,
+             held: dict[int, MarkNote] | None = None) -> Ranking:
+    """A new ranking with each shifted slot moved by lift × (score range + margin), re-sorted;
+    ``held`` notes the marked hits left where they were."""
 
     slots, scores = ranking.slots, ranking.scores.astype(np.float64)
     moved = np.array(sorted(shifts), dtype=np.int64)
@@ -825,6 +891,6 @@ def _shifted(ranking: Ranking, shifts: dict[int, tuple[float, MarkNote]], margin
     found = dict(ranking.found_by)
     for s in fresh.tolist():
         found[s] = ["feedback"]
-    extras = {**ranking.extras, "taught": {s: note for s, (_, note) in shifts.items()},
+    extras = {**ranking.extras, "taught": {**(held or {}), **{s: note for s, (_, note) in shifts.items()}},
               "added": set(fresh.tolist())}
     return Ranking(slots[order], scores[order], found, features, extras)

@@ -638,7 +638,8 @@ class RankerArea(Area):
         marks it. Random feedback opened the gate that way (an item an alike question's random
         mark brought into view, then picked at random, gave the model nine held-out wins at once:
         docs/benchmarks.md). Such an event still teaches the marks, the trust and the edges."""
-        memory_placed = ranking.extras.get("added", set()) | set(ranking.extras.get("taught", {}))
+        moved = {slot for slot, note in ranking.extras.get("taught", {}).items() if note.lift != 0}  # not the held notes
+        memory_placed = ranking.extras.get("added", set()) | moved
         return not memory_placed & set(shown_slots.tolist())
 
     def read_token(self, token: str, now: float | None = None) -> FeedbackRow:
