@@ -179,6 +179,10 @@ _NUMBER = re.compile(r"(?<![\d:.,])\b(?!(?:19|20)\d\d\b)(?:\d+(?:[.,]\d+)?|two|t
                      r"eleven|twelve|(?:thir|four|fif|six|seven|eigh|nine)teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|dozen)"
                      r"(?:-\w+)?\b(?!\s*(?:am|pm|a\.m|p\.m|o'clock)\b|[:.]\d)", re.I)
 _ONE_OF = re.compile(r"\bone of\b", re.I)
+# A number right after one person and the copula is their age, no count: "he's twenty-two" ("we're
+# twenty-two" counts those who say it).
+_AGE = re.compile(r"\b(?:I['’]m|I am|(?:he|she)['’]s|(?:he|she) is)\s+(?:only\s+|just\s+|nearly\s+|almost\s+|about\s+)?$",
+                  re.I)
 WEEKDAY = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.I)
 
 
@@ -196,8 +200,8 @@ def states_kind(sentence: str, kind: str, names: Collection[str], counted: Colle
     "how many …" counts) only a number of those: "down to twenty hives now" counts hives, "twelve
     jars of honey" and "turned 3 years old" do not (:func:`.extract.counted_by_number`)."""
     if kind == "number":
-        return any(_counts(sentence[m.end():], counted) for m in _NUMBER.finditer(sentence)) if counted \
-            else _NUMBER.search(sentence) is not None
+        return any(_counts(sentence[m.end():], counted) and not _AGE.search(sentence[:m.start()])
+                   for m in _NUMBER.finditer(sentence)) if counted else _NUMBER.search(sentence) is not None
     if kind == "weekday":
         return WEEKDAY.search(sentence) is not None
     return any(re.search(rf"\b{re.escape(name)}\b", sentence) for name in names if name)

@@ -958,6 +958,9 @@ def test_a_number_inside_one_of_the_counted_ones_is_no_count_of_them(choir):
     ("The hives gave us twelve jars of honey.", False),
     ("Twenty of the hives came through the winter.", False),  # a part of them counts no whole
     ("The oldest hive turned 3 years old.", False),
+    ("Tomas minds them now, he's twenty-two.", False),  # a person's age after the copula counts nothing
+    ("I'm nearly forty, and we keep forty hives.", True),
+    ("We're twenty-two now.", True),  # "we" are what is counted
 ])
 def test_a_number_states_a_count_only_of_what_is_counted(sentence, counts):
     assert latest.states_kind(sentence, "number", (), frozenset(lexical_tokens("hives"))) is counts
