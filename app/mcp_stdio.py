@@ -61,7 +61,8 @@ class WireLines:
 
 def _not_text(line: str) -> str | None:
     """The JSON-RPC error answering a request that escapes an unpaired surrogate, or None for a
-    line the SDK reads (a surrogate pair is one character), or cannot read for another reason."""
+    line the SDK reads (a surrogate pair is one character), or cannot read for another reason (not
+    JSON, or nested too deep for Python's parser: the SDK drops such a line and serves the next)."""
     from mcp import types
 
     try:
@@ -71,7 +72,7 @@ def _not_text(line: str) -> str | None:
         pass
     try:
         request: Any = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than Python's parser recurses: the SDK's to refuse
         return None
     lone = next((s for s in _strings(request) if not _encodes(s)), None)
     if lone is None or not isinstance(request, dict) or not isinstance(request.get("id"), (int, str)):

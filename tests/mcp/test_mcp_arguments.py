@@ -48,16 +48,49 @@ async def test_hostile_arguments_are_one_line_each_and_store_nothing(tmp_path):
         assert [s.name for s in mem.sources()] == [stored["source"]]  # nothing else was stored
 
 
+INITIALIZE = [
+    {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+     "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]
+REFUSED = "a string in this request is not text: an unpaired surrogate (U+{}); the request was not run"
+
+
+def raw_exchange(store, lines: list[str], ids: set[int | str]) -> dict[int | str, dict]:
+    """The server's answers, by id, to the ``lines`` after the initialize handshake (raw JSON
+    lines, since the SDK's client will not encode an unpaired surrogate), read until each of
+    ``ids`` is answered; the server must then end cleanly when its stdin closes."""
+    server = subprocess.Popen(server_command(store), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+    answers: dict[int | str, dict] = {}
+    try:
+        server.stdin.write("".join(json.dumps(r) + "\n" for r in INITIALIZE) + "".join(line + "\n" for line in lines))
+        server.stdin.flush()
+        deadline = time.monotonic() + 60  # a request dropped is never answered: wait for the others only so long
+        while not ids <= answers.keys() and select.select([server.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            line = server.stdout.readline()
+            if not line:  # the server ended
+                break
+            answer = json.loads(line)
+            if answer.get("id", 0) != 0:  # 0 is the handshake's
+                answers[answer["id"]] = answer
+    finally:
+        server.stdin.close()
+        try:
+            ended = server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            raise
+    assert ended == 0
+    return answers
+
+
 def test_a_request_whose_strings_are_not_text_is_answered_not_dropped(tmp_path):
     """JSON may escape an unpaired surrogate ("\\ud800": Python's encoder writes one for such a
     string), which is no text. The SDK's parser refuses such a line and then drops it without an
     answer, so the client waited for ever (fails before: no answer to ids 1-3); the wire answers
-    it with a JSON-RPC error naming its id, runs nothing, and serves the next request. Sent as raw
-    lines, since the SDK's client will not encode one."""
+    it with a JSON-RPC error naming its id, runs nothing, and serves the next request."""
     requests = [
-        {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", "arguments": {"text": "a \ud800 b"}}},
         {"jsonrpc": "2.0", "id": "two", "method": "tools/call",
          "params": {"name": "remember", "arguments": {"messages": [{"role": "user", "content": "x\udcff"}]}}},
@@ -65,24 +98,26 @@ def test_a_request_whose_strings_are_not_text_is_answered_not_dropped(tmp_path):
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call",  # a surrogate pair is one character: read as sent
          "params": {"name": "remember", "arguments": {"text": "Biscuit the beagle \U0001F436."}}},
     ]
-    server = subprocess.Popen(server_command(tmp_path / "agent.db"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
-    answers: dict[int | str, dict] = {}
-    try:
-        server.stdin.write("".join(json.dumps(r) + "\n" for r in requests))  # \ud800 written as an escape: valid JSON
-        server.stdin.flush()
-        deadline = time.monotonic() + 60  # a request dropped is never answered: wait for the others only so long
-        while len(answers) < 4 and select.select([server.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]:
-            answer = json.loads(server.stdout.readline())
-            if answer.get("id") in (1, "two", 3, 4):
-                answers[answer["id"]] = answer
-    finally:
-        server.stdin.close()
-        assert server.wait(timeout=60) == 0
-    refused = "a string in this request is not text: an unpaired surrogate (U+{}); the request was not run"
+    # \ud800 written as an escape: valid JSON
+    answers = raw_exchange(tmp_path / "agent.db", [json.dumps(r) for r in requests], {1, "two", 3, 4})
     assert {n: answers[n]["error"] for n in (1, "two", 3)} == {
-        1: {"code": -32602, "message": refused.format("D800")}, "two": {"code": -32602, "message": refused.format("DCFF")},
-        3: {"code": -32602, "message": refused.format("D800")}}
+        1: {"code": -32602, "message": REFUSED.format("D800")}, "two": {"code": -32602, "message": REFUSED.format("DCFF")},
+        3: {"code": -32602, "message": REFUSED.format("D800")}}
     assert not answers[4]["result"]["isError"]
     with Memory(tmp_path / "agent.db", extensions=False) as mem:
         assert [i.text for s in mem.sources() for i in mem.source_items(s.id)] == ["Biscuit the beagle \U0001F436."]
+
+
+def test_a_request_nested_too_deep_with_a_surrogate_leaves_the_server_serving(tmp_path):
+    """A line that escapes an unpaired surrogate and nests 2,000 deep made Python's parser raise
+    RecursionError out of the wire, and the server died: every later request went unanswered
+    (fails before: no answer to ids 2 and 3, and the server's exit is not 0). The SDK refuses
+    such a line as it does one without the surrogate, and the next requests are answered."""
+    deep = ('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"recall","arguments":'
+            '{"query":"\\ud800","x":' + "[" * 2000 + "]" * 2000 + "}}}")
+    after = [{"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+             {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "recall", "arguments": {"query": "\ud800"}}}]
+    answers = raw_exchange(tmp_path / "agent.db", [deep] + [json.dumps(r) for r in after], {2, 3})
+    assert sorted(answers, key=str) == [2, 3]  # the deep line is the SDK's to refuse, as without the surrogate
+    assert "recall" in {tool["name"] for tool in answers[2]["result"]["tools"]}
+    assert answers[3]["error"] == {"code": -32602, "message": REFUSED.format("D800")}
