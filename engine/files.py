@@ -83,7 +83,9 @@ def read_own(path: str | Path, max_bytes: int) -> bytes:
     """The bytes of a settings file (the config file, an env file): a regular file that no other
     user can change. Such a file says where texts and keys are sent, so one that another user
     could write, or replace through its folder, is refused, as ssh refuses such a config (root's
-    own files and folders count as this user's). Raises :class:`FileRefused`."""
+    own files and folders count as this user's). A group-writable file or folder is the owner's
+    own when its group is the owner's private group, as the default umask 002 of user-private
+    groups makes them (664, 775). Raises :class:`FileRefused`."""
     with open_regular(path) as fh:
         info = os.fstat(fh.fileno())
         folder = Path(os.path.realpath(path)).parent
@@ -91,14 +93,50 @@ def read_own(path: str | Path, max_bytes: int) -> bytes:
         if info.st_uid not in trusted:
             raise FileRefused(f"it belongs to another user (uid {info.st_uid}) and says where texts and keys are sent;"
                               " nothing was read from it")
-        if info.st_mode & 0o022:
-            raise FileRefused(f"others can write it (mode {info.st_mode & 0o777:o}) and it says where texts and keys are"
-                              f" sent; nothing was read from it: chmod go-w {path}")
+        writers = _other_writers(info)
+        if writers:
+            raise FileRefused(f"{writers} can write it (mode {info.st_mode & 0o777:o}) and it says where texts and keys"
+                              f" are sent; nothing was read from it: chmod {'o' if writers == 'others' else 'g'}-w {path}")
         held = os.stat(folder)
-        if held.st_uid not in trusted or held.st_mode & 0o022 and not held.st_mode & stat.S_ISVTX:
-            raise FileRefused(f"another user can change its folder {folder} (mode {held.st_mode & 0o777:o}, uid"
+        writers = "" if held.st_mode & stat.S_ISVTX else _other_writers(held)
+        if held.st_uid not in trusted or writers:
+            who = writers or f"another user (uid {held.st_uid})"
+            raise FileRefused(f"{who} can change its folder {folder} (mode {held.st_mode & 0o777:o}, uid"
                               f" {held.st_uid}) and put another file in its place; nothing was read from it")
         return _read_at_most(fh, max_bytes)
+
+
+def _other_writers(info: os.stat_result) -> str:
+    """Who besides the owner can write a file or folder, as the refusal says it ("others", "the
+    group NAME"), or "" for no one."""
+    if info.st_mode & 0o002:
+        return "others"
+    if info.st_mode & 0o020 and not _private_group(info.st_gid, info.st_uid):
+        return f"the group {_group_name(info.st_gid)}"
+    return ""
+
+
+def _private_group(gid: int, uid: int) -> bool:
+    """Whether ``gid`` is ``uid``'s private group: no member but that user, and no other user's
+    primary group (OpenSSH's rule for a group-writable file). Unknown ids are not private."""
+    import grp  # POSIX only, and only a group-writable file asks
+    import pwd
+
+    try:
+        owner = pwd.getpwuid(uid).pw_name
+        members = grp.getgrgid(gid).gr_mem
+    except KeyError:
+        return False
+    return set(members) <= {owner} and not any(user.pw_gid == gid and user.pw_uid != uid for user in pwd.getpwall())
+
+
+def _group_name(gid: int) -> str:
+    import grp
+
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)
 
 
 def _read_at_most(fh: BinaryIO, max_bytes: int) -> bytes:

@@ -5,7 +5,9 @@ person's (these tests run as root); another user is uid 65534."""
 
 from __future__ import annotations
 
+import grp
 import os
+import pwd
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,8 @@ import pytest
 from .conftest import cli
 
 OTHER_USER = 65534
+NOGROUP = 65534  # the primary group of nobody (and others): shared, not root's own
+ROOT_GROUP = 0
 ENDPOINT = 'embed_base_url = "http://127.0.0.1:9/v1"\nembedder = "openai"\n'
 
 
@@ -30,10 +34,13 @@ def config(tmp_path, monkeypatch) -> Path:
 
 @pytest.mark.parametrize("change, says", [
     (lambda p: os.chmod(p, 0o666), "others can write it (mode 666)"),
-    (lambda p: os.chmod(p, 0o620), "others can write it (mode 620)"),
+    (lambda p: os.chmod(p, 0o602), "others can write it (mode 602)"),
+    (lambda p: (os.chown(p, -1, NOGROUP), os.chmod(p, 0o664)), f"the group {grp.getgrgid(NOGROUP).gr_name} can write it (mode 664)"),
     (lambda p: os.chown(p, OTHER_USER, OTHER_USER), f"it belongs to another user (uid {OTHER_USER})"),
-    (lambda p: os.chmod(p.parent, 0o777), "another user can change its folder"),
-    (lambda p: os.chown(p.parent, OTHER_USER, OTHER_USER), "another user can change its folder"),
+    (lambda p: os.chmod(p.parent, 0o777), "others can change its folder"),
+    (lambda p: (os.chown(p.parent, -1, NOGROUP), os.chmod(p.parent, 0o775)),
+     f"the group {grp.getgrgid(NOGROUP).gr_name} can change its folder"),
+    (lambda p: os.chown(p.parent, OTHER_USER, OTHER_USER), f"another user (uid {OTHER_USER}) can change its folder"),
 ])
 def test_a_config_file_others_can_change_is_refused_before_anything_is_read(config, tmp_path, change, says):
     """Fails before: the file was read, and its endpoint would have been sent the store's texts."""
@@ -42,6 +49,29 @@ def test_a_config_file_others_can_change_is_refused_before_anything_is_read(conf
     code, _, err = cli("--store", store, "stats")
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert f"{config}: cannot read the config file ({says}" in err and not store.exists(), err
+
+
+def test_group_writable_under_the_owners_private_group_is_read_under_a_shared_group_refused(config, tmp_path):
+    """The default umask 002 of user-private groups (Debian, Ubuntu) makes a person's own files
+    664 and folders 775 in a group that is theirs alone: such a config is read, as OpenSSH reads
+    it (fails before: "others can write it (mode 664)"). The same modes under a group with another
+    member are refused, and the line says the group."""
+    if os.getuid() != 0:
+        pytest.skip("giving a file to a chosen group needs root")
+    if grp.getgrgid(ROOT_GROUP).gr_mem or any(u.pw_gid == ROOT_GROUP and u.pw_uid != 0 for u in pwd.getpwall()):
+        pytest.skip("root's group is not root's alone on this machine")
+    for path, mode in ((config, 0o664), (config.parent, 0o775)):
+        os.chown(path, 0, ROOT_GROUP)
+        os.chmod(path, mode)
+    code, out, err = cli("--store", tmp_path / "m.db", "stats", "--json")
+    assert code == 0 and '"embedder": "openai"' in out, (out, err)
+    shared = [g for g in grp.getgrall() if set(g.gr_mem) - {"root"}]
+    if not shared:
+        pytest.skip("no group on this machine has a member but root")
+    os.chown(config, 0, shared[0].gr_gid)
+    code, _, err = cli("--store", tmp_path / "m.db", "stats")
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"cannot read the config file (the group {shared[0].gr_name} can write it (mode 664)" in err, err
 
 
 def test_a_config_file_of_the_person_is_read_and_a_sticky_shared_folder_is_fine(config, tmp_path):
