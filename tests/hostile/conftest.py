@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import io
 import os
+import socket
 import subprocess
 import sys
-from contextlib import redirect_stderr, redirect_stdout
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from mnemoscope.app.cli import main
@@ -58,3 +61,30 @@ def damage(store: Path, needle: bytes) -> None:
     start = data.index(needle) // page_size * page_size
     data[start:start + 100] = b"\xff" * 100
     store.write_bytes(bytes(data))
+
+
+@contextmanager
+def listening(answer: bytes) -> Iterator[tuple[int, list[bytes]]]:
+    """A listener on 127.0.0.1 that records what each connection sends first (an HTTP request's
+    head, or a TLS hello) and answers ``answer``."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(5)
+    heads: list[bytes] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # closed at the test's end
+                return
+            with conn:
+                head = b""
+                while b"\r\n\r\n" not in head and not head.startswith(b"\x16") and (chunk := conn.recv(4096)):
+                    head += chunk
+                heads.append(head)
+                conn.sendall(answer)
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield listener.getsockname()[1], heads
+    listener.close()

@@ -5,8 +5,6 @@ the list is a refusal the person is not invited to undo."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,7 @@ from mnemoscope.engine.config import ConfigError
 from mnemoscope.engine.hosts import HostList, canonical
 from tests.support.openai_server import OpenAIServer, png
 
-from .conftest import cli
+from .conftest import cli, listening
 from .test_security import image_memory, sent_images
 
 
@@ -36,28 +34,13 @@ def test_a_host_no_dns_name_can_be_is_refused_before_any_connection(scheme, host
     """getaddrinfo resolves a host only up to a NUL: "localhost\\0.example.org" passed the
     wildcard's check on its whole text and was resolved (and connected to) as "localhost"
     (fails before: a connection, and on https a TypeError)."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(5)
-    accepted: list[bytes] = []
-
-    def accept() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:  # closed at the test's end
-                return
-            accepted.append(conn.recv(100))
-            conn.close()
-
-    threading.Thread(target=accept, daemon=True).start()
-    monkeypatch.setattr(net, "is_public", lambda address: True)  # loopback stands for the public host a document names
-    url = f"{scheme}://{host}:{listener.getsockname()[1]}/a.png"
-    with pytest.raises(net.Refused) as refused:
-        net.download(url, timeout=3, max_bytes=2**20, allow=HostList.parse("*.example.org"))
+    with listening(b"") as (port, accepted):
+        monkeypatch.setattr(net, "is_public", lambda address: True)  # loopback stands for the public host a document names
+        url = f"{scheme}://{host}:{port}/a.png"
+        with pytest.raises(net.Refused) as refused:
+            net.download(url, timeout=3, max_bytes=2**20, allow=HostList.parse("*.example.org"))
     assert not isinstance(refused.value, net.NotListed) and "is not a host name" in str(refused.value)
     assert accepted == []
-    listener.close()
 
 
 def test_hosts_are_compared_in_the_one_form_that_is_resolved():

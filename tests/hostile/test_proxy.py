@@ -4,9 +4,6 @@
 from __future__ import annotations
 
 import base64
-import socket
-import threading
-from contextlib import contextmanager
 from typing import Iterator
 
 import pytest
@@ -16,39 +13,12 @@ from mnemoscope.engine.hosts import HostList
 from mnemoscope.engine.net import DownloadFailed, download
 from tests.support.openai_server import OpenAIServer
 
-from .conftest import cli, store_checksum
+from .conftest import cli, listening, store_checksum
 
 TEXT = "# Harbour\nThe harbour lanterns are lit at dusk.\n"
 
 
 BAD_GATEWAY = b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-
-
-@contextmanager
-def listening(answer: bytes) -> Iterator[tuple[int, list[bytes]]]:
-    """A listener on 127.0.0.1 that records what each connection sends first (an HTTP request's
-    head, or a TLS hello) and answers ``answer``."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(5)
-    heads: list[bytes] = []
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:  # closed at the test's end
-                return
-            with conn:
-                head = b""
-                while b"\r\n\r\n" not in head and not head.startswith(b"\x16") and (chunk := conn.recv(4096)):
-                    head += chunk
-                heads.append(head)
-                conn.sendall(answer)
-
-    threading.Thread(target=serve, daemon=True).start()
-    yield listener.getsockname()[1], heads
-    listener.close()
 
 
 @pytest.fixture
