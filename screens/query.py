@@ -46,17 +46,17 @@ def knowledge_text(episodes: list[Episode], facts: list[Fact]) -> Text:
         text.append(f"{who}: {what}\n" if who else f"{what}\n")
     text.append(f"\nFacts ({len(facts)})\n", style="bold")
     for f in facts:
-        state = f.state(f.seen_at)
-        dim = "dim" if state != "current" else ""
+        note = f.state_note()
+        dim = "dim" if note else ""
         text.append("• ", style=dim)
         text.append(f.subject, style=f"bold {dim}")
         text.append(f" {f.predicate} ", style=dim)
         text.append(f.object, style=f"bold {dim}")
-        if f.time:
+        if f.time and f.time != f.valid_from:
             text.append(f"  {f.time}", style="cyan")
         text.append(f"  {f.validity()}", style="cyan")
-        if state != "current":
-            text.append(f"  {state}" + (f" by #{f.superseded_by}" if f.superseded_by else ""), style="bold yellow")
+        if note:
+            text.append(f"  {note}", style="bold yellow")
         text.append(f"  ({len(f.provenance)} source{'s' if len(f.provenance) != 1 else ''})\n", style="dim")
     return text
 

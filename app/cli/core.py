@@ -113,8 +113,8 @@ def recall_text(result: Recall) -> str:
     if result.facts:
         lines.append(f"facts ({len(result.facts)}):")
         for f in result.facts:
-            state = f.state(f.seen_at)
-            mark = "" if state == "current" else f" ({state}{f' by #{f.superseded_by}' if f.superseded_by else ''})"
+            note = f.state_note()
+            mark = f" ({note})" if note else ""
             lines.append(f"  - #{f.id} {f.subject} —{f.predicate}→ {f.object}  [{f.validity()}]{mark}"
                          f"  [{len(f.provenance)} source(s)]")
     if result.trace:

@@ -108,8 +108,8 @@ def facts(args: argparse.Namespace, out: TextIO) -> int:
     def text() -> str:
         lines = [f"{len(found)} fact(s)" + (f" in the history of fact {args.history}" if args.history is not None else "")]
         for f in found:
-            state = f.state(f.seen_at)
-            mark = "" if state == "current" else f"  {state}" + (f" by #{f.superseded_by}" if f.superseded_by else "")
+            note = f.state_note()
+            mark = f"  {note}" if note else ""
             version = f"  (version of #{f.version_of})" if f.version_of else ""
             lines.append(f"#{f.id:<6} {f.subject} —[{f.predicate}]→ {f.object}  [{f.validity()}]{mark}{version}"
                          f"  (items {', '.join(map(str, f.provenance))})")

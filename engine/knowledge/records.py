@@ -66,6 +66,14 @@ class Fact:
                 return "superseded"
         return "current"
 
+    def state_note(self) -> str:
+        """The state as a listing marks it beside the fact ("superseded by #12", "not yet",
+        "retired"), empty while it holds; as of when it was recalled."""
+        state = self.state(self.seen_at)
+        if state == "superseded" and self.superseded_by is not None:
+            return f"{state} by #{self.superseded_by}"
+        return "" if state == "current" else state
+
     def validity(self, at: str | None = None) -> str:
         """The validity as a person reads it ("2023-04-01 → 2023-06", "since 2023-04-01", "–"),
         as known at ``at`` (default: when it was recalled; an end after that is not shown)."""
