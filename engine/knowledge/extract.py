@@ -116,7 +116,7 @@ _UNNAMED = re.compile(rf"\b(?:[Mm]y|[Oo]ur|[Aa]n?|[Tt]his|[Tt]hat|[Tt]he|[Hh]is|
 # The words that open a noun phrase of someone or something the turn does not name ("The landlord
 # phoned today, he moved to York", "Her landlord sent a letter, he …"): whom a later "he" or "she"
 # of the sentence may mean as well as the person talked of (:func:`_another_subject`).
-_DETERMINERS = frozenset("the a an my our your his her their this that".split())
+_OPENS_NOUN_PHRASE = _DETERMINERS | _POSSESSIVES
 # A person spoken of without a name: "she moved", "her doctor", "give him my love".
 _OF_PERSON = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]im|[Hh]er|[Hh]is)\b")
 
@@ -459,7 +459,7 @@ def _another_subject(sentence: str) -> bool:
     low = [w.lower() for w in words]
     end = next((n for n, w in enumerate(low) if w in ("he", "she")), 0)
     for n in range(end):
-        if low[n] not in _DETERMINERS:
+        if low[n] not in _OPENS_NOUN_PHRASE:
             continue
         for m in range(n + 1, min(n + 4, end)):
             if not words[m].islower():

@@ -1059,3 +1059,10 @@ def test_a_question_that_names_no_one_is_not_about_another_thing_of_its_kind(tmp
                           ("6:30 pm on 5 June, 2024", [("Sam", newer), ("Jo", "Wow, well done.")]))
     with ingested_conversation(tmp_path, conversation) as mem:
         assert above(ranked(mem, question, as_of="2024-07-01"), "D1:1", "D2:1")
+
+
+def test_a_count_followed_by_a_time_phrase_still_counts_what_is_asked():
+    """"these days" after a number is no noun it counts: "We have thirty these days" answers how many
+    hives (a second set of determiners, meant for one check, had replaced the extractor's own)."""
+    assert latest.states_kind("We have thirty these days.", "number", [], {"hive"})
+    assert not latest.states_kind("We have thirty crates these days.", "number", [], {"hive"})
