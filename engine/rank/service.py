@@ -667,7 +667,7 @@ class RankerArea(Area):
             taken = store.event_of_token(row.token)
             if taken is not None:
                 raise FeedbackError(f"this recall token was already used (feedback event {taken}); recall again")
-            gone = sorted(set(row.shown) - set(self.mem.items(row.shown)))
+            gone = sorted(set(row.shown) - store.existing_items(row.shown))
             if gone:  # their trust and edges could not be written: the recall's list is not the store's now
                 raise FeedbackError(f"item(s) {', '.join(map(str, gone[:5]))} this recall showed were deleted since; recall again")
             if store.ranker_generation() != self.generation:

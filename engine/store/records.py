@@ -146,6 +146,10 @@ class RecordsSQL:
                 out[row[0]] = _item_from_row(row)
         return out
 
+    def existing_items(self, ids: Iterable[int]) -> set[int]:
+        """Which of these ids are items still in the store, reading the ids alone."""
+        return {row[0] for row in self._in("SELECT id FROM items WHERE id IN ({marks})", list(ids))}
+
     def item_texts(self, ids: Iterable[int]) -> dict[int, str]:
         """id → text of these items: for a reader of texts alone, without decoding each item's
         tags, links and meta."""
