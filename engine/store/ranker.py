@@ -244,7 +244,9 @@ class RankerSQL:
             return {}
         rows = self.conn.execute("SELECT event_id, features FROM feedback_described WHERE names = ?",
                                  (json.dumps(list(names)),)).fetchall()
-        return {r[0]: np.frombuffer(r[1], dtype=np.float32).reshape(-1, len(names)).astype(np.float64) for r in rows}
+        width = 4 * len(names)  # a row whose length is no whole number of hits is damaged: left out, described again
+        return {r[0]: np.frombuffer(r[1], dtype=np.float32).reshape(-1, len(names)).astype(np.float64) for r in rows
+                if isinstance(r[1], bytes) and width and len(r[1]) % width == 0}
 
     def add_described_feedback(self, names: Sequence[str], rows: Iterable[tuple[int, np.ndarray]]) -> None:
         """Keep events' shown hits described under the feature set ``names`` beside the log (the
