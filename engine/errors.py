@@ -64,6 +64,11 @@ class OutOfRange(RequestError):
     """A number (an id, a count) beyond what the store can hold (2^63 - 1)."""
 
 
+class NotText(RequestError):
+    """A text holding an unpaired surrogate, which no file can store (bytes of a command line
+    that are not UTF-8 become one)."""
+
+
 class AreaMissing(RequestError):
     """A call needs an area (knowledge, topics, ranker, images) this memory was opened without."""
 

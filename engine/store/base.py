@@ -30,7 +30,7 @@ APPLICATION_ID = 0x4D4E454D  # "MNEM", in the SQLite header: this file is a Mnem
 HEADER_MAGIC = b"SQLite format 3\x00"
 SQLITE_MAX_INT = 2**63 - 1
 
-from ..errors import (NewerStore, NotAStore, OutOfRange, StoreBusy, StoreClosed, StoreDamaged, StoreDiskError,
+from ..errors import (NewerStore, NotAStore, NotText, OutOfRange, StoreBusy, StoreClosed, StoreDamaged, StoreDiskError,
                       StoreError, StoreReadOnly)
 from .locks import write_lock_holder
 
@@ -47,7 +47,7 @@ class _Connection(sqlite3.Connection):
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         try:
             return self._run(sql, parameters)
-        except (sqlite3.DatabaseError, OverflowError) as exc:
+        except (sqlite3.DatabaseError, OverflowError, UnicodeEncodeError) as exc:
             raise self.store.explain(exc) from None
 
     def _run(self, sql: str, parameters: Any) -> sqlite3.Cursor:
@@ -56,7 +56,7 @@ class _Connection(sqlite3.Connection):
     def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
         try:
             return super().executemany(sql, parameters)
-        except (sqlite3.DatabaseError, OverflowError) as exc:
+        except (sqlite3.DatabaseError, OverflowError, UnicodeEncodeError) as exc:
             raise self.store.explain(exc) from None
 
 
@@ -450,6 +450,10 @@ class StoreBase:
         when it is none of the kinds a person can act on, such as a constraint)."""
         if isinstance(exc, OverflowError):
             return OutOfRange(f"a number in this request is out of range (at most {SQLITE_MAX_INT})")
+        if isinstance(exc, UnicodeEncodeError):
+            where = f"U+{ord(exc.object[exc.start]):04X}"
+            return NotText(f"a text in this request is not text: it holds an unpaired surrogate ({where}); a command"
+                           " line's bytes that are not UTF-8 become one. Nothing was changed")
         if isinstance(exc, sqlite3.IntegrityError):
             return exc
         name = getattr(exc, "sqlite_errorname", "") or ""

@@ -179,6 +179,18 @@ def test_numbers_beyond_what_the_store_holds_are_one_clear_refusal(store, tmp_pa
     assert store_checksum(path) == before
 
 
+def test_a_text_that_is_not_text_is_one_clear_refusal(store, tmp_path):
+    """Bytes of a command line that are not UTF-8 become a lone surrogate, which SQLite cannot
+    store: a fact, a rename or a note holding one was a UnicodeEncodeError traceback (the
+    transaction rolled back). Every statement's text is checked where the store runs it."""
+    path = copy_of(store, tmp_path)
+    before = store_checksum(path)
+    for argv in (["fact", "add", "Maya\udcff", "adopted", "cat", "--item", "1"], ["entity", "rename", "1", "Zed\udcff"]):
+        code, _, err = cli("--store", path, *argv)
+        assert code == 2 and err.count("\n") == 1 and "unpaired surrogate (U+DCFF)" in err, (argv, err)
+    assert store_checksum(path) == before
+
+
 def test_recall_stores_no_query_text(store, tmp_path):
     path = copy_of(store, tmp_path)
     before = store_checksum(path)
