@@ -290,7 +290,7 @@ class KnowledgeBuilding(Area):
         if batch is None:
             return
         for eid, kind in batch.kinds.items():
-            self.registry.kinds[eid] = kind
+            self.registry.set_kind(eid, kind)
         self._fact_ids.update(batch.facts)
         if batch.provenance:
             items = sorted({i for _f, i in batch.provenance})

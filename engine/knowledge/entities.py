@@ -107,9 +107,11 @@ class EntityRegistry:
     pending: dict[str, tuple[int, str, str]] = field(default_factory=dict)  # key → (id, name, kind)
     pending_gazetteer: set[str] = field(default_factory=set)
     first_words: set[str] = field(default_factory=set)  # a cheap filter before joining n-grams
+    speakers: set[int] = field(default_factory=set)  # whose short forms a question may call them by
 
     def load(self, rows: list[tuple[int, str, str, str]]) -> None:
-        for table in (self.ids, self.names, self.keys, self.kinds, self.gazetteer, self.by_word, self.first_words):
+        for table in (self.ids, self.names, self.keys, self.kinds, self.gazetteer, self.by_word, self.first_words,
+                      self.speakers):
             table.clear()
         self.rollback()
         for eid, key, name, kind in rows:
@@ -124,6 +126,10 @@ class EntityRegistry:
 
     def _add(self, eid: int, key: str, name: str, kind: str) -> None:
         self.ids[key], self.names[eid], self.keys[eid], self.kinds[eid] = eid, name, key, kind
+        if kind == "speaker":
+            self.speakers.add(eid)
+        else:
+            self.speakers.discard(eid)
         if gazetteer_worthy(key, kind):
             self.gazetteer.add(key)
             self.first_words.add(key.split(" ", 1)[0])
@@ -136,6 +142,19 @@ class EntityRegistry:
         if hit is None and key in self.pending:
             return self.pending[key][0]
         return hit
+
+    def set_kind(self, eid: int, kind: str) -> None:
+        """A known entity's kind, grown stronger by a write (a name mentioned first that speaks later)."""
+        self.kinds[eid] = kind
+        if kind == "speaker":
+            self.speakers.add(eid)
+
+    def speaker_called(self, short: str) -> int | None:
+        """The one speaker whose first name ``short`` (a key no entity has) is a short form of
+        (:func:`nickname_of`): "Gen" in a question is Genevieve when she speaks and is only ever
+        called "Gen" in a vocative the extractor takes no name from ("Gen, are you alive?")."""
+        found = nickname_of(short, [self.keys[e] for e in self.speakers])
+        return None if found is None else self.ids[found]
 
     def stage(self, eid: int, key: str, name: str, kind: str) -> None:
         if key not in self.ids:

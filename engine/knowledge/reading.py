@@ -57,11 +57,14 @@ class KnowledgeReading(KnowledgeBuilding):
     _kept_episodes: KeptEpisodes | None = None
 
     def query_entities(self, text: str) -> list[int]:
-        """Entities the query names (known names in it, and its capitalised spans); never a day
-        of the week, which a store may hold as an entity from an older extraction."""
-        spans = [entity_key(s) for s in capitalised_spans(text, lambda key: self.registry.lookup(key) is not None)]
-        keys = [k for k in dict.fromkeys(self.registry.find_in(text) + spans) if k not in WEEKDAY_NAMES]
-        return [eid for k in keys if (eid := self.registry.lookup(k)) is not None]
+        """Entities the query names (known names in it, and its capitalised spans, a span no
+        entity has being the speaker whose first name it shortens: :meth:`.EntityRegistry.speaker_called`);
+        never a day of the week, which a store may hold as an entity from an older extraction."""
+        registry = self.registry
+        spans = [entity_key(s) for s in capitalised_spans(text, lambda key: registry.lookup(key) is not None)]
+        keys = [k for k in dict.fromkeys(registry.find_in(text) + spans) if k not in WEEKDAY_NAMES]
+        found = [registry.lookup(k) if registry.lookup(k) is not None else registry.speaker_called(k) for k in keys]
+        return list(dict.fromkeys(eid for eid in found if eid is not None))
 
     def named_in(self, q: Query) -> list[int]:
         """:meth:`query_entities` of a recall's query, found once per recall: the graph's seeds,

@@ -1,0 +1,61 @@
+"""Whom a question and an answer are about (engine/knowledge/reading.py, present.py, latest.py):
+a speaker called by a short form of their name, an answer that names only its value, a thing
+that speaks through its owner, and a question about a past date."""
+
+from __future__ import annotations
+
+import json
+
+from mnemoscope.engine import Memory
+
+from .conftest import locomo, stored
+
+
+def ranked(mem: Memory, question: str, **options) -> list[str]:
+    return [h.item.key for h in mem.recall(question, top_k=10, strategy="fused", **options).hits]
+
+
+def above(keys: list[str], first: str, second: str) -> bool:
+    assert first in keys and second in keys, keys
+    return keys.index(first) < keys.index(second)
+
+
+SHORT = locomo("short", ("Rosalind", "Padraig"),
+    ("9:00 am on 3 February, 2025", [
+        ("Padraig", "Ros, are you alive? Your mother says you never ring."),
+        ("Rosalind", "Work is mad. I work every early shift at the bakery on Mill Lane, and work eats the weekends."),
+        ("Padraig", "Rossy, you need a holiday."),
+    ]),
+    ("9:00 am on 20 August, 2025", [
+        ("Rosalind", "I've left the bakery. I'm at the florist on Quay Street now, and I love it."),
+        ("Padraig", "About time."),
+    ]),
+)
+short = stored(SHORT)
+
+
+def test_a_short_form_of_one_speakers_name_in_a_question_is_that_speaker(short):
+    """"Ros" is never a name of the store (only a vocative, "Ros, are you alive?"): the question
+    calls Rosalind by it, and asks about her job, so her new job goes above the old one."""
+    rosalind = next(e.id for e in short.knowledge.entities() if e.name == "Rosalind")
+    for question in ("Where does Ros work now?", "Is Ros's job still at the bakery?"):
+        assert short.knowledge.query_entities(question) == [rosalind]
+    assert above(ranked(short, "Where does Ros work now?"), "D2:1", "D1:2")
+
+
+def test_a_short_form_of_two_speakers_or_a_whole_other_name_names_no_one(tmp_path):
+    """"Ali" starts both Alice and Alison: either may be meant. "Ro" is too short to be a form of
+    anyone's, "Rosalinda" is another name, and "Rosalin" leaves out one letter only."""
+    conversations = [locomo("a", ("Alice", "Rosalind"), ("9:00 am on 3 February, 2025", [
+                         ("Alice", "Morning!"), ("Rosalind", "Morning to you.")])),
+                     locomo("b", ("Alison", "Tom"), ("9:00 am on 3 February, 2025", [
+                         ("Alison", "Hello there."), ("Tom", "Hi.")]))]
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(conversations), encoding="utf-8")
+    with Memory(tmp_path / "two.db") as mem:
+        mem.ingest(path)
+        for question in ("Where does Ali live?", "Where does Ro live?", "Where does Rosalinda live?",
+                         "Where does Rosalin live?"):
+            assert mem.knowledge.query_entities(question) == [], question
+        rosalind = next(e.id for e in mem.knowledge.entities() if e.name == "Rosalind")
+        assert mem.knowledge.query_entities("Where does Rosa live?") == [rosalind]
