@@ -50,6 +50,7 @@ class RecallRequest:
     mode: str = "pro"
     top_k: int = 10
     intent: str | None = None  # None: the engine infers it
+    as_of: str | None = None  # answer as of this date (what was said by then, the facts that held then); None: now
 
 
 @dataclass
@@ -296,7 +297,7 @@ class Services:
         if cancelled is not None and cancelled():
             return None
         return self.memory.recall(query, top_k=request.top_k, strategy=request.strategy, mode=request.mode,
-                                  trace=True, intent=request.intent)
+                                  trace=True, intent=request.intent, as_of=request.as_of)
 
     # -- writing ------------------------------------------------------------------------------
 

@@ -100,6 +100,8 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
     def show_title(self, waiting: str = "") -> None:
         """The query compared, and while the engine warms up what the comparison waits for."""
         title = Text.assemble(("Compare  ", "bold"), f"“{self.query_text}”")
+        if self.request.as_of:
+            title.append(f" as of {self.request.as_of}", style="cyan")
         if waiting:
             title.append(f"  {waiting}", style="italic")
         self.query_one("#compare-title", Static).update(title)

@@ -16,7 +16,7 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
 
-from mnemoscope.app.widgets import ChoiceDialog, FormDialog, PromptDialog, TextBox, clip, highlight, query_terms, snippet
+from mnemoscope.app.widgets import AsOfBox, ChoiceDialog, FormDialog, PromptDialog, TextBox, clip, highlight, query_terms, snippet
 from mnemoscope.app.widgets.tables import PagedTable, PlainTable, set_columns, turned_to
 from mnemoscope.screens.base import BaseScreen
 
@@ -279,7 +279,7 @@ last decision.
                 yield PlainTable(id="entities-table", cursor_type="row", zebra_stripes=True)
                 yield PlainTable(id="conflicts-table", cursor_type="row", zebra_stripes=True, classes="inbox")
             with Vertical(id="facts-right"):
-                yield TextBox(placeholder="As of (YYYY-MM-DD, t): now", id="as-of-date", compact=True)
+                yield AsOfBox(placeholder="As of (YYYY-MM-DD, t): now", id="as-of-date")
                 yield PagedTable(id="facts-table", cursor_type="row", zebra_stripes=True)
                 with VerticalScroll(id="entity-graph"):
                     yield Static("", id="graph-body")
@@ -452,18 +452,14 @@ last decision.
     def action_as_of(self) -> None:
         self.query_one("#as-of-date", Input).focus()
 
-    @on(Input.Submitted, "#as-of-date")
-    def as_of_typed(self, event: Input.Submitted) -> None:
-        try:
-            self.set_as_of(self.services.as_of_date(event.value.strip()))
-        except ValueError as exc:
-            self.notify(str(exc), title="As of", severity="error", markup=False)
-            return
+    @on(AsOfBox.Chosen, "#as-of-date")
+    def as_of_typed(self, event: AsOfBox.Chosen) -> None:
+        self.set_as_of(event.when)
         self.query_one("#facts-table", DataTable).focus()
 
     def set_as_of(self, when: str | None) -> None:
         self.as_of = when
-        self.query_one("#as-of-date", Input).value = when or ""
+        self.query_one("#as-of-date", AsOfBox).show(when)
         if self.entity is not None:
             self.load_facts(self.entity)
 

@@ -16,7 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Input, Select, Static, TabbedContent, TabPane
 
 from mnemoscope.app.services import RecallRequest
-from mnemoscope.app.widgets import TextBox, highlight, query_terms, split_summary
+from mnemoscope.app.widgets import AsOfBox, TextBox, highlight, query_terms, split_summary
 from mnemoscope.app.widgets.recall import INTENTS, MODES, HitsTable, hit_source_label
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.screens.base import BaseScreen
@@ -31,12 +31,15 @@ SELECT_CHROME = 3  # a compact Select's cells around its label: padding and the 
 WHY_BAR = 10  # cells of a feature's bar in the Why panel, where the panel has room for them
 
 
-def knowledge_text(episodes: list[Episode], facts: list[Fact]) -> Text:
+def knowledge_text(episodes: list[Episode], facts: list[Fact], as_of: str | None = None) -> Text:
     """The episodes and facts of a recall (Lite: these are the answer; Pro and Max: beside the
     items). An episode's date once (its summary's head says it again); each fact with when it
     held, and one that no longer holds dim and said so, as the CLI does ("superseded by #197"):
-    the recall returns it because it was once true, which is not the answer to "now"."""
+    the recall returns it because it was once true, which is not the answer to "now". Asked as
+    of a date, the states are as of that date (a fact replaced later holds), and the head says so."""
     text = Text()
+    if as_of:
+        text.append(f"As of {as_of}: what had been said by then, and the facts that held then\n\n", style="cyan")
     text.append(f"Episodes ({len(episodes)})\n", style="bold")
     for e in episodes:
         text.append("• ")
@@ -127,7 +130,9 @@ class QueryScreen(BaseScreen):
 
 Type a query and press **Enter**. Choose the **intent** (auto infers one and shows it), the
 **mode** (lite: episodes and facts; pro: plus the items; max: plus backfill from the same
-episodes), the **strategy** (fused, or one signal alone) and **top k**.
+episodes), the **strategy** (fused, or one signal alone), **top k** and the date to answer
+**as of** (2023-05-01, 2023-05 or 2023; empty: now): what had been said by then, the facts that
+held then.
 
 | key | does |
 |---|---|
@@ -139,6 +144,7 @@ episodes), the **strategy** (fused, or one signal alone) and **top k**.
 | `w` `x` `t` `k` | right panel: why · text · trace · knowledge (episodes and facts) |
 | `space` `.` `r` | trace: play/pause · single step · replay |
 | `c` | compare two strategies or intents on this query |
+| `a` | the as-of box: type a date and Enter to ask as of then (empty: now) |
 
 The **found** column says which signals found each hit: **B** BM25, **D** dense, **W** the
 topic walk, **P** PageRank over the knowledge graph, **A** it holds the kind of answer the
@@ -157,6 +163,7 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
         Binding("u", "toggle_used", "Used", id="query-used"),
         Binding("f", "feedback", "Feedback", id="query-feedback"),
         Binding("c", "compare", "Compare", id="query-compare"),
+        Binding("a", "as_of", "As of", id="query-as-of"),
         Binding("w", "panel('why')", "Why", id="query-why"),
         Binding("x", "panel('text')", "Text", id="query-text", show=False),
         Binding("t", "panel('trace')", "Trace", id="query-trace"),
@@ -166,6 +173,7 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
     def __init__(self) -> None:
         super().__init__()
         self.recall: Recall | None = None
+        self.recall_as_of: str | None = None  # the date the recall shown was asked as of (None: now)
         self.used: set[int] = set()
         self.source_names: dict[int, str] = {}
         self.submitted_at = 0.0
@@ -184,13 +192,16 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
         with Horizontal(id="query-bar"):
             # short: the box is narrow at 80 columns; the status line under it says "press Enter"
             yield TextBox(placeholder="Ask the store…", id="query-input", compact=True)
-            yield Select([(f"intent {i}", i) for i in INTENTS], value="auto", allow_blank=False, compact=True,
-                         id="query-intent", tooltip="Intent: auto infers one from the words")
-            yield Select([(f"mode {m}", m) for m in MODES], value="pro", allow_blank=False, compact=True,
-                         id="query-mode", tooltip="Recall mode")
-            yield Select([("hybrid", "hybrid")], value="hybrid", allow_blank=False, compact=True,
-                         id="query-strategy", tooltip="Strategy: fused, or one signal alone")
-            yield TextBox("10", type="integer", compact=True, id="query-topk", tooltip="top k", max_length=3)
+            with Horizontal(id="query-options"):  # beside the box when wide, under it when narrow
+                yield Select([(f"intent {i}", i) for i in INTENTS], value="auto", allow_blank=False, compact=True,
+                             id="query-intent", tooltip="Intent: auto infers one from the words")
+                yield Select([(f"mode {m}", m) for m in MODES], value="pro", allow_blank=False, compact=True,
+                             id="query-mode", tooltip="Recall mode")
+                yield Select([("hybrid", "hybrid")], value="hybrid", allow_blank=False, compact=True,
+                             id="query-strategy", tooltip="Strategy: fused, or one signal alone")
+                yield TextBox("10", type="integer", compact=True, id="query-topk", tooltip="top k", max_length=3)
+                yield AsOfBox(id="query-date", tooltip="As of a date (2023-05-01, 2023-05 or 2023): what had been "
+                              "said by then, the facts that held then. Empty: now")
         yield Static("Type a query and press Enter.", id="query-status")
         with Horizontal(id="query-results", classes="split"):
             yield HitsTable(mark="✓", mark_width=1, rank_width=3, details=True, id="hits")
@@ -248,13 +259,27 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
         intent = self.query_one("#query-intent", Select).value
         return RecallRequest(strategy=str(self.query_one("#query-strategy", Select).value),
                              mode=str(self.query_one("#query-mode", Select).value), top_k=top_k,
-                             intent=None if intent == "auto" else str(intent))
+                             intent=None if intent == "auto" else str(intent),
+                             as_of=self.query_one("#query-date", AsOfBox).when)
 
     @on(Input.Submitted, "#query-input")
     @on(Input.Submitted, "#query-topk")
     def submit(self, event: Input.Submitted) -> None:
         # the query as it was at Enter: keys typed after it may be in the box by now
         self.run_query(event.value if event.input.id == "query-input" else self.query_one("#query-input", Input).value)
+
+    @on(AsOfBox.Chosen, "#query-date")
+    def as_of_chosen(self, event: AsOfBox.Chosen) -> None:
+        """A date in force: the question in the box is asked again as of it, and the keys act on
+        its hits (the box would take them as text)."""
+        if self.query_one("#query-input", Input).value.strip():
+            self.leave_box()
+            self.run_query(self.query_one("#query-input", Input).value)
+        else:
+            self.set_status(f"Ask a question: it is answered as of {event.when or 'now'}.")
+
+    def action_as_of(self) -> None:
+        self.query_one("#query-date", AsOfBox).focus()
 
     def run_query(self, text: str) -> None:
         if not text.strip():
@@ -289,16 +314,17 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
         sent = self.queries_sent
         # kept when cancelled: a query cancelled with Esc while it waited says so (not "Waiting for …")
         self.query_worker = self.run_task("query", "Query", ask, replace=True, show=False, keep_cancelled=True,
-                                          done=lambda recall: self.answered(recall, text, sent),
+                                          done=lambda recall: self.answered(recall, text, sent, request.as_of),
                                           failed=self.query_failed)
 
     def query_failed(self, error: str) -> None:
         self.set_status(error, "error")
         self.notify(error, title="Query", severity="error", markup=False)
 
-    def answered(self, recall: "Recall | None", text: str, sent: int) -> None:
-        """The ``sent``-th query's outcome: None when it was cancelled while it waited. Cancelled
-        while the engine ran it (a thread runs to its end), its hits are dropped all the same."""
+    def answered(self, recall: "Recall | None", text: str, sent: int, as_of: str | None = None) -> None:
+        """The ``sent``-th query's outcome (asked as of ``as_of``): None when it was cancelled while
+        it waited. Cancelled while the engine ran it (a thread runs to its end), its hits are
+        dropped all the same."""
         if sent != self.queries_sent:  # a newer query replaced it: its outcome is not news
             return
         if recall is None:
@@ -308,11 +334,11 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
             self.set_status(f"Cancelled: “{text}”; its results are not shown.", "warning")
             return
         self.timeline["received"] = time.perf_counter()
-        self.show_recall(recall)
+        self.show_recall(recall, as_of)
         self.timeline["shown"] = time.perf_counter()
 
-    def show_recall(self, recall: "Recall") -> None:
-        self.recall = recall
+    def show_recall(self, recall: "Recall", as_of: str | None = None) -> None:
+        self.recall, self.recall_as_of = recall, as_of
         self.used = set()
         table = self.fill_hits(recall)
         self.set_status(self.describe_recall(recall), "warning" if not recall.hits else "")
@@ -327,7 +353,7 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
         self.show_selected()
         self.show_knowledge()
         if self.query_one("#query-detail", TabbedContent).active == "trace":
-            self.query_one(TraceView).load(recall, animate=self.app.animate_trace)
+            self.query_one(TraceView).load(recall, animate=self.app.animate_trace, as_of=as_of)
         else:
             self.trace_pending = True  # built when its tab is shown: the tree costs layout time
         if recall.hits and self.focused is self.query_one("#query-input"):
@@ -352,6 +378,8 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
             parts.append(f"intent auto → {name}" if recall.intent.get("inferred") else f"intent {name}")
         if recall.facts or recall.episodes:
             parts.append(f"{len(recall.episodes)} episodes, {len(recall.facts)} facts")
+        if self.recall_as_of:
+            parts.insert(1, f"as of {self.recall_as_of}")
         if self.app.show_timings and recall.timings.get("total_ms") is not None:
             parts.append(f"{recall.timings['total_ms']:.1f} ms")
         return " · ".join(parts)
@@ -409,6 +437,8 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
         head.append(f"rank {hit.rank}", style="bold")
         head.append(f" · score {hit.score:.4f} · found by ")
         head.append(", ".join(hit.sources) or "–", style="bold")
+        if self.recall_as_of:
+            head.append(f" · as of {self.recall_as_of}", style="cyan")
         notes = [taught_line(hit.taught)] if hit.taught is not None else []
         if hit.answers is not None:
             notes.append(answered_line(hit.answers))
@@ -428,14 +458,14 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
         if not self.services.has("knowledge"):
             body.update("The engine has no knowledge area (episodes and facts).")
             return
-        body.update(knowledge_text(recall.episodes, recall.facts))
+        body.update(knowledge_text(recall.episodes, recall.facts, self.recall_as_of))
 
     @on(TabbedContent.TabActivated, "#query-detail")
     def detail_shown(self, event: TabbedContent.TabActivated) -> None:
         self.refresh_bindings()  # the trace's keys come and go with its tab
         if event.pane.id == "trace" and self.trace_pending and self.recall is not None:
             self.trace_pending = False
-            self.query_one(TraceView).load(self.recall, animate=self.app.animate_trace)
+            self.query_one(TraceView).load(self.recall, animate=self.app.animate_trace, as_of=self.recall_as_of)
 
     def leave_box(self) -> None:
         self.set_focus(self.query_one("#hits", DataTable))  # at once: widget.focus() waits for the queued keys

@@ -1,10 +1,11 @@
 """Widgets shared by several screens."""
 
+from .as_of import AsOfBox
 from .chart import ColumnChart
 from .chrome import KeyBar, NavTabs, StoreHeader, TextBox
 from .dialogs import ChoiceDialog, FormDialog, HelpScreen, NoteDialog, PromptDialog
 from .task import TaskPanel
 from .text import clip, highlight, query_terms, snippet, split_summary
 
-__all__ = ["ColumnChart", "KeyBar", "NavTabs", "StoreHeader", "TextBox", "ChoiceDialog", "FormDialog", "HelpScreen", "NoteDialog", "PromptDialog", "TaskPanel",
+__all__ = ["AsOfBox", "ColumnChart", "KeyBar", "NavTabs", "StoreHeader", "TextBox", "ChoiceDialog", "FormDialog", "HelpScreen", "NoteDialog", "PromptDialog", "TaskPanel",
            "clip", "highlight", "query_terms", "snippet", "split_summary"]

@@ -48,6 +48,7 @@ class TraceLine(Widget):
         super().__init__(**kwargs)
         self.at: tuple[int, int, bool] | None = None  # the step (from 1), of how many, playing
         self.note = ""  # shown while there is no step: nothing before the first recall
+        self.as_of: str | None = None  # the date the recall was asked as of (None: now)
 
     def show_step(self, step: int, total: int, playing: bool) -> None:
         was_note, self.at = self.at is None, (step, total, playing)
@@ -58,9 +59,10 @@ class TraceLine(Widget):
         self.refresh(layout=True)
 
     def render(self) -> Text:
+        when = Text(f"as of {self.as_of} · ", style="cyan") if self.as_of else Text()
         if self.at is None:
-            return Text(self.note, style="dim")
-        return Text(step_line(*self.at, width=self.content_size.width or 1_000))
+            return when + Text(self.note, style="dim")
+        return when + Text(step_line(*self.at, width=(self.content_size.width or 1_000) - len(when)))
 
 
 def graph_node(node: GraphNode) -> str:
@@ -100,8 +102,10 @@ class TraceView(Vertical):
             yield Static("", id="trace-step")
             yield Static("", id="trace-graph")
 
-    def load(self, recall: Recall, animate: bool = True) -> None:
+    def load(self, recall: Recall, animate: bool = True, as_of: str | None = None) -> None:
+        """Show ``recall``'s walk (asked as of ``as_of``: the line over it says so)."""
         self.stop()
+        self.query_one("#trace-status", TraceLine).as_of = as_of
         self.steps = list(recall.trace)
         self.graph = recall.graph
         self._build_tree()

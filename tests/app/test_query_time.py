@@ -1,0 +1,50 @@
+"""The Query screen as of a date: the hits, the Why, the Knowledge and the trace answer with what
+the store had heard and what held then, as `mnemoscope recall --as-of` does."""
+
+from __future__ import annotations
+
+from textual.widgets import Input
+
+from mnemoscope.app.widgets.trace import TraceView
+from tests.app.mnemo_testing import SIZE, ask, settle, text_of
+
+
+async def test_a_question_asked_as_of_a_date_and_a_date_that_is_none(demo_app):
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await ask(pilot, "where does Daniel work", strategy="fused")
+        now = screen.recall
+        assert any(h.item.timestamp > "2023-05-01" for h in now.hits), [h.item.timestamp for h in now.hits]
+
+        await pilot.press("escape", "a")  # the as-of box, from the hits
+        assert app.focused is screen.query_one("#query-date")
+        await pilot.press(*"2023-05-01", "enter")
+        await settle(pilot)
+        then = screen.recall
+        assert then is not now and then.hits
+        assert all(h.item.timestamp[:10] <= "2023-05-01" for h in then.hits), [h.item.timestamp for h in then.hits]
+        assert app.focused is screen.query_one("#hits")  # the keys act on the hits again
+        assert "as of 2023-05-01" in text_of(screen.query_one("#query-status"))
+        assert "as of 2023-05-01" in text_of(screen.query_one("#why-body"))
+        await pilot.press("k")
+        knowledge = text_of(screen.query_one("#knowledge-body"))
+        assert knowledge.startswith("As of 2023-05-01") and "Cartwheel" in knowledge and "Lumen" not in knowledge
+        await pilot.press("t")
+        await settle(pilot)
+        assert text_of(screen.query_one(TraceView).query_one("#trace-status")).startswith("as of 2023-05-01")
+
+        # a date that is none: one notice, no traceback, the recall and the date in force unchanged
+        await pilot.press("escape", "a", "ctrl+u", *"2023-13-45", "enter")
+        await settle(pilot)
+        assert [n.severity for n in app.titled("As of")] == ["error"], app.notices
+        assert "2023-13-45" in app.titled("As of")[0].message and "\n" not in app.titled("As of")[0].message
+        assert screen.recall is then
+        await pilot.press("escape")  # leaving the box puts back the date in force
+        assert screen.query_one("#query-date", Input).value == "2023-05-01"
+
+        await pilot.press("a", "ctrl+u", "enter")  # empty: now
+        await settle(pilot)
+        assert [h.item.id for h in screen.recall.hits] == [h.item.id for h in now.hits]
+        assert "as of" not in text_of(screen.query_one("#query-status"))
