@@ -15,9 +15,10 @@ import json
 import os
 import re
 import stat
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Iterator, NamedTuple
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from . import conversations
 from .conversations import ChatFormatError
@@ -28,9 +29,17 @@ from .text import sentences, token_count
 
 SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".json", ".jsonl", ".ndjson"}
 MAX_FILE_BYTES = 200 * 1024 * 1024
-# A "sentence" longer than this (a document without sentence ends, a blob of one line) is cut at
-# spaces: a chunk is what a hit carries whole, to a person, an agent or the app.
+# The longest text one item holds: a hit carries its item whole, to a person, an agent or the app.
+# A document's "sentence" longer than this (a blob of one line) is cut at spaces; any other text
+# (a turn, a note, a chat message) is split into items of its own (:func:`hold_to_limits`).
 MAX_CHUNK_CHARS = 20_000
+# The longest speaker or title an item may have: a text split at MAX_CHUNK_CHARS repeats both in
+# every piece, and so does each chunk of a section its heading. Longer, the ingest is refused.
+MAX_LABEL_CHARS = 2_000
+# A Markdown heading longer than this is read as text: every chunk below it would repeat it.
+MAX_HEADING_CHARS = 300
+# A split item's photo stays with its first piece (the others would each embed it again).
+_FIRST_PIECE_META = ("image_url", "image_caption")
 
 
 # -- entry points -----------------------------------------------------------------------------
@@ -210,6 +219,55 @@ def chunk_text(text: str, budget: int = 200) -> list[str]:
     return chunks
 
 
+def hold_to_limits(parsed: Sequence[ParsedSource]) -> None:
+    """Hold parsed sources, before any of them is stored, to what one item may hold, whichever
+    reader or caller made them (a file, a note, an MCP client's messages).
+
+    A speaker or a title longer than :data:`MAX_LABEL_CHARS` refuses the whole lot with an
+    :class:`IngestError` naming the source and the item, so nothing is stored. A text longer
+    than :data:`MAX_CHUNK_CHARS` is split, at spaces as a document's long sentence is, into
+    items that follow each other: the first keeps the item's key and photo, the next ones are
+    keyed ``KEY+2``, ``KEY+3`` … and every piece says ``part`` "n/total" in its meta; the source's
+    positions are renumbered so that the pieces stay neighbours. Nothing is left out."""
+    for p in parsed:
+        for item in p.items:
+            for label, value in (("speaker", item.speaker or ""), ("title", item.title)):
+                if len(value) > MAX_LABEL_CHARS:
+                    line = item.meta.get("line")
+                    raise IngestError(p.source.name, f"{item.kind} {item.key!r}: its {label} is {len(value):,} characters"
+                                      f" long; at most {MAX_LABEL_CHARS:,}; nothing was stored",
+                                      line if isinstance(line, int) else None)
+    for p in parsed:
+        if any(len(item.text) > MAX_CHUNK_CHARS for item in p.items):
+            p.items = _split_long(p.items)
+
+
+def _split_long(items: list[Item]) -> list[Item]:
+    """``items`` with each text over :data:`MAX_CHUNK_CHARS` split (see :func:`hold_to_limits`)."""
+    keys = {item.key for item in items}
+    out: list[Item] = []
+    for item in items:
+        out.append(item)
+        if len(item.text) <= MAX_CHUNK_CHARS:
+            continue
+        pieces = [piece for piece in _pieces(item.text) if piece] or [""]  # (blank: its spaces were the length)
+        if len(pieces) == 1:
+            item.text = pieces[0]
+            continue
+        rest = {k: v for k, v in item.meta.items() if k not in _FIRST_PIECE_META}
+        for n, piece in enumerate(pieces[1:], 2):
+            key = f"{item.key}+{n}"
+            while key in keys:  # (a reader's own keys may look like this)
+                key += "+"
+            keys.add(key)
+            out.append(replace(item, text=piece, key=key, meta={**rest, "part": f"{n}/{len(pieces)}"},
+                               tags=list(item.tags), links=list(item.links)))
+        item.text, item.meta["part"] = pieces[0], f"1/{len(pieces)}"
+    for position, item in enumerate(out):
+        item.position = position
+    return out
+
+
 def _pieces(sentence: str) -> Iterator[str]:
     """``sentence``, or pieces of it no longer than :data:`MAX_CHUNK_CHARS`, each cut at the last
     space in its second half (where there is none, at the limit)."""
@@ -245,7 +303,7 @@ def read_markdown(name: str, text: str, digest: str, chunk_tokens: int = 200) ->
     for lineno, line in enumerate(text_lines(text), 1):
         if _FENCE.match(line):
             in_fence = not in_fence
-        m = None if in_fence else _HEADING.match(line)
+        m = None if in_fence or len(line) > MAX_HEADING_CHARS else _HEADING.match(line)
         if m:
             sections.append(([t for _, t in stack], lines, start))
             level = len(m.group(1))
@@ -486,16 +544,20 @@ def looks_like_transcript(text: str) -> bool:
 def read_transcript(name: str, text: str, digest: str) -> ParsedSource:
     """``Speaker: text`` lines; a line without a speaker continues the previous turn."""
     items: list[Item] = []
+    said: list[list[str]] = []  # each turn's lines, joined at the end (joined line by line, a long turn took quadratic time)
     for lineno, line in enumerate(text_lines(text), 1):
         if not line.strip():
             continue
         m = _speaker_line(line)
         if m:
-            items.append(Item(text=m.group(2).strip(), kind="turn", key=str(len(items)), position=len(items),
+            items.append(Item(text="", kind="turn", key=str(len(items)), position=len(items),
                               speaker=m.group(1).strip(), meta={"line": lineno}))
+            said.append([m.group(2).strip()])
         elif items:
-            items[-1].text += " " + line.strip()
+            said[-1].append(line.strip())
         else:
             raise IngestError(name, "transcript starts without a 'Speaker:' prefix", lineno)
+    for item, lines in zip(items, said):
+        item.text = " ".join(lines)
     speakers = sorted({i.speaker for i in items if i.speaker})
     return ParsedSource(Source(name=name, kind="conversation", content_hash=digest, meta={"format": "transcript", "speakers": speakers}), items)

@@ -39,7 +39,7 @@ from .dense import HashEmbedder, OpenAIEmbedder
 from .errors import AreaMissing, IngestFailed, RequestError, StoreError
 from .extensions import AREAS, AreaPlug
 from .index import LSA_KEY, WORDS_KEY, Index
-from .ingest import IngestError, discover, note, read_path
+from .ingest import IngestError, discover, hold_to_limits, note, read_path
 from .lexical import BM25Params
 from .pipeline import Query, QueryOptions, Recall, Signal, Signals
 from .query import english_lexicon
@@ -649,6 +649,7 @@ class Memory:
         ``catch_up`` is false); an interrupted ingest is resumed by ingesting the same files
         again (stored sources are skipped) or by :meth:`catch_up`."""
         started = time.perf_counter()
+        hold_to_limits(parsed)  # (before any write: a refusal leaves the store as it was)
         self.refresh()  # build on what other processes committed, not on a stale index
         self._load_areas()
         report = IngestReport()

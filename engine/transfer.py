@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Iterator, NoReturn, P
 
 from .errors import ExportFailed, FileRefused, IngestFailed
 from .files import atomic_writer, open_regular
-from .ingest import IngestError, _short
+from .ingest import MAX_CHUNK_CHARS, IngestError, _short
 from .records import IngestReport, Item, ParsedSource, Source
 from .store.check import Salvaged, readable_records
 
@@ -393,6 +393,9 @@ class _ExportReader:
             self.fail(f"item {old_id} appears twice")
         if key in self.keys[source_id]:
             self.fail(f"two items of source {source_id} have the key {key!r}")
+        if len(rec["text"]) > MAX_CHUNK_CHARS:  # (split, it would no longer match the knowledge the export holds for it)
+            self.fail(f"item {old_id}'s text is {len(rec['text']):,} characters long; an item holds at most"
+                      f" {MAX_CHUNK_CHARS:,} (a store of an earlier version kept longer ones: ingest that source's file again)")
         self.items.add(old_id)
         self.keys[source_id].add(key)
         self.out.item_ids[source_id].append(old_id)

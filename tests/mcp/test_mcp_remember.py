@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mnemoscope.engine import Memory
+from mnemoscope.engine.ingest import MAX_CHUNK_CHARS
 from tests.support.openai_server import png
 
 from .test_mcp_server import agent_session, text_of
@@ -49,3 +50,25 @@ async def test_remember_keeps_a_messages_photo_and_counts_the_parts_it_leaves_ou
         assert first.meta["image_url"] == data_url("red kayak") and "image_url" not in second.meta
     sent = [x["image"] for _, body in openai_server.requests for x in body["input"] if isinstance(x, dict)]
     assert sent == [data_url("red kayak")]  # only the photo stored was read and sent
+
+
+async def test_remember_splits_a_long_message_and_refuses_a_name_no_item_may_hold(tmp_path):
+    """A chat message is held to the limit of a document's chunk: longer, it is split into items
+    that follow each other (before: one item of the whole message); a speaker's name over the
+    limit is one line and stores nothing."""
+    store = tmp_path / "agent.db"
+    long = " ".join(f"harbour{n} lantern" for n in range(4_000))
+    async with agent_session(store, dict(os.environ)) as session:
+        remembered = await session.call_tool("remember", {"messages": [{"role": "user", "content": long},
+                                                                       {"role": "assistant", "content": "Noted."}]})
+        assert not remembered.is_error, text_of(remembered)
+        ids = remembered.structured_content["item_ids"]
+        named = await session.call_tool("remember", {"messages": [{"role": "user", "content": "hi", "name": "N" * 2_001}]})
+        assert named.is_error and text_of(named).count("\n") == 0
+        assert "its speaker is 2,001 characters long; at most 2,000; nothing was stored" in text_of(named)
+    with Memory(store, extensions=False) as mem:
+        found = mem.items(ids)
+        items = [found[i] for i in ids]
+        assert len(mem.sources()) == 1
+    assert len(items) > 2 and all(len(i.text) <= MAX_CHUNK_CHARS for i in items)
+    assert " ".join(i.text for i in items[:-1]) == long and items[-1].text == "Noted."

@@ -1,0 +1,157 @@
+"""One limit per stored text, whatever made it: a turn, a transcript line, a chat message, a note
+or a document holds at most MAX_CHUNK_CHARS characters per item. A longer text is split into
+neighbouring items, nothing left out; a speaker or title that every piece would repeat is
+refused with one line, the store unchanged."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+
+import pytest
+
+from mnemoscope.engine import Memory
+from mnemoscope.engine.errors import IngestError
+from mnemoscope.engine.ingest import MAX_CHUNK_CHARS, MAX_LABEL_CHARS, read_transcript
+from mnemoscope.engine.transfer import _trailer
+
+from .conftest import cli, store_checksum
+
+# A long turn: words, as a pasted document would be (60,000+ characters: three or four items).
+LONG = " ".join(f"harbour{n} lantern" for n in range(4_000))
+
+
+def _files(tmp_path):
+    """The same long turn, between two short ones, in each conversation format that reads files."""
+    turns = [("Ann", "We met at the quay."), ("Bob", LONG), ("Ann", "Then the ferry left.")]
+    jsonl = tmp_path / "chat.jsonl"
+    jsonl.write_text("".join(json.dumps({"speaker": s, "text": t}) + "\n" for s, t in turns))
+    transcript = tmp_path / "talk.txt"
+    transcript.write_text("".join(f"{s}: {t}\n" for s, t in turns))
+    locomo = tmp_path / "locomo.json"
+    locomo.write_text(json.dumps([{"sample_id": "x", "conversation": {
+        "speaker_a": "Ann", "speaker_b": "Bob", "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [{"speaker": s, "dia_id": f"D1:{n}", "text": t} for n, (s, t) in enumerate(turns, 1)]}}]))
+    openai = tmp_path / "openai.jsonl"
+    openai.write_text("".join(json.dumps({"role": "user" if s == "Ann" else "assistant", "content": t}) + "\n"
+                              for s, t in turns))
+    return {"jsonl": jsonl, "transcript": transcript, "locomo": locomo, "openai": openai}
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "transcript", "locomo", "openai"])
+def test_a_long_turn_is_split_into_neighbouring_items_with_nothing_left_out(tmp_path, kind):
+    path = _files(tmp_path)[kind]
+    with Memory(tmp_path / "m.db", extensions=False) as mem:
+        report = mem.ingest(path)
+        items = mem.source_items(report.sources[0].source_id)
+    assert items and len(items) > 3  # (before: 3 items, one of 79,000 characters)
+    assert all(len(i.text) <= MAX_CHUNK_CHARS for i in items)
+    assert [i.position for i in items] == list(range(len(items)))
+    long = items[1:-1]
+    assert long and {i.speaker for i in long} == {items[1].speaker} and items[1].speaker != items[0].speaker
+    assert " ".join(i.text for i in long) == LONG
+    assert [i.meta["part"] for i in long] == [f"{n}/{len(long)}" for n in range(1, len(long) + 1)]
+    assert [i.key for i in long[1:]] == [f"{long[0].key}+{n}" for n in range(2, len(long) + 1)]
+    assert items[-1].text == "Then the ferry left."
+
+
+def test_a_long_note_is_split_too(tmp_path):
+    with Memory(tmp_path / "m.db", extensions=False) as mem:
+        first = mem.add_note(LONG, title="pasted")
+        items = mem.source_items(first.source_id)
+    assert first.id == items[0].id and len(items) > 1
+    assert all(len(i.text) <= MAX_CHUNK_CHARS and i.title == "pasted" for i in items)
+    assert " ".join(i.text for i in items) == LONG
+
+
+def test_a_split_turns_photo_stays_with_its_first_piece(tmp_path):
+    path = tmp_path / "chat.jsonl"
+    path.write_text(json.dumps({"speaker": "Bob", "text": LONG, "img_url": "https://example.org/quay.jpg",
+                                "blip_caption": "a quay at dusk"}) + "\n")
+    with Memory(tmp_path / "m.db", extensions=False) as mem:
+        items = mem.source_items(mem.ingest(path).sources[0].source_id)
+    assert len(items) > 1
+    assert items[0].meta["image_url"] == "https://example.org/quay.jpg" and items[0].meta["image_caption"] == "a quay at dusk"
+    assert all("image_url" not in i.meta and "image_caption" not in i.meta and i.meta["line"] == 1 for i in items[1:])
+
+
+def test_a_piece_key_a_reader_already_uses_is_not_taken(tmp_path):
+    path = tmp_path / "chat.jsonl"
+    path.write_text(json.dumps({"speaker": "Bob", "text": LONG, "id": "a"}) + "\n"
+                    + json.dumps({"speaker": "Ann", "text": "ok", "id": "a+2"}) + "\n")
+    with Memory(tmp_path / "m.db", extensions=False) as mem:
+        items = mem.source_items(mem.ingest(path).sources[0].source_id)
+    keys = [i.key for i in items]
+    assert len(keys) == len(set(keys)) and keys[:2] == ["a", "a+2+"] and keys[-1] == "a+2"
+    assert items[-1].text == "ok"
+
+
+def test_a_speaker_over_the_limit_is_one_line_and_stores_nothing(tmp_path):
+    good = tmp_path / "a.jsonl"
+    good.write_text(json.dumps({"speaker": "Ann", "text": "fine"}) + "\n")
+    bad = tmp_path / "b.jsonl"
+    bad.write_text(json.dumps({"speaker": "Ann", "text": "hi"}) + "\n"
+                   + json.dumps({"speaker": "B" * (MAX_LABEL_CHARS + 1), "text": "hello"}) + "\n")
+    store = tmp_path / "m.db"
+    Memory(store, extensions=False).close()
+    before = store_checksum(store)
+    code, out, err = cli("--store", store, "ingest", good, bad)
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"b.jsonl:2: turn '1': its speaker is {MAX_LABEL_CHARS + 1:,} characters long" in err, err
+    assert store_checksum(store) == before
+
+
+def test_a_remembered_title_over_the_limit_is_refused_before_a_write(tmp_path):
+    store = tmp_path / "m.db"
+    with Memory(store, extensions=False) as mem:
+        mem.add_note("first", title="kept")
+    before = store_checksum(store)
+    with Memory(store, extensions=False) as mem, pytest.raises(IngestError, match="its title is 2,001 characters"):
+        mem.add_note("second", title="t" * (MAX_LABEL_CHARS + 1))
+    assert store_checksum(store) == before
+
+
+def test_a_markdown_heading_longer_than_a_heading_is_read_as_text(tmp_path):
+    """Every chunk of a section repeats its heading path as its title: a 'heading' of a
+    megabyte would be stored once per chunk (before: 40 chunks × 1 MB)."""
+    path = tmp_path / "doc.md"
+    heading = "# " + "heading " * 125_000
+    path.write_text(heading + "\n\n" + "A sentence about the harbour. " * 4_000 + "\n")
+    with Memory(tmp_path / "m.db", extensions=False) as mem:
+        items = mem.source_items(mem.ingest(path).sources[0].source_id)
+    assert items and all(i.title == "" and len(i.text) <= MAX_CHUNK_CHARS for i in items)
+    assert sum(len(i.text) for i in items) >= len(heading) - 2
+
+
+def test_a_transcript_turn_of_many_lines_is_read_in_linear_time():
+    """A line without a speaker continues the turn before it; joined one line at a time, a turn
+    of 40,000 lines took seconds of CPU (quadratic: 8 MB took 17 s)."""
+    text = "Ann: hello\n" + "and then some more words of the same long turn here\n" * 40_000
+    started = time.process_time()
+    parsed = read_transcript("t.txt", text, "x")
+    took = time.process_time() - started
+    assert len(parsed.items) == 1 and parsed.items[0].text.count("and then") == 40_000
+    assert took < 0.5, took
+
+
+def test_an_export_holding_a_text_over_the_limit_is_refused_with_its_line(tmp_path):
+    """Splitting an imported item would part it from the knowledge the export holds for it."""
+    store = tmp_path / "m.db"
+    with Memory(store, extensions=False) as mem:
+        mem.add_note("a short note")
+    export = tmp_path / "all.jsonl"
+    assert cli("--store", store, "export", export)[0] == 0
+    records = [json.loads(line) for line in export.read_text().splitlines()[:-1]]
+    assert [r["type"] for r in records].count("item") == 1
+    lines = [json.dumps({**r, "text": "w " * MAX_CHUNK_CHARS} if r["type"] == "item" else r) + "\n" for r in records]
+    digest = hashlib.sha256("".join(lines).encode()).hexdigest()
+    export.write_text("".join(lines) + json.dumps(_trailer(len(lines), 1, 1, digest)) + "\n")
+    target = tmp_path / "target.db"
+    Memory(target, extensions=False).close()
+    before = store_checksum(target)
+    code, out, err = cli("--store", target, "import", export)
+    line = 1 + [r["type"] for r in records].index("item")
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"all.jsonl:{line}: " in err and "text is 40,000 characters long; an item holds at most 20,000" in err, err
+    assert store_checksum(target) == before
