@@ -94,6 +94,16 @@ class FeatureRow:
     value: str  # as shown
     share: float  # of the best value among the hits, 0…1: the bar's length
     part: str  # w × value, signed (fused), or ""
+    weight: float = 0.0  # |w × value|: how much the feature moved the score (fused)
+
+
+def reasons_first(rows: list[FeatureRow]) -> tuple[list[FeatureRow], list[str]]:
+    """The rows that carry a value, those that moved the score most first (in a short terminal
+    the panel shows a few rows: they are the reasons), the rest in the engine's order; and the
+    names of the features that are 0 for this hit, said in one line under the table."""
+    shown = [r for r in rows if r.share or r.part.strip("+-0.")]
+    shown.sort(key=lambda r: -r.weight)  # stable: unweighted features keep the engine's order
+    return shown, [r.name for r in rows if r not in shown]
 
 
 @dataclass
@@ -103,11 +113,12 @@ class FeatureBars:
     full bars and every name, and Rich would cut the names; the bars give way instead."""
 
     part_head: str  # "w × value", or "" when no weights apply
-    rows: list[FeatureRow] = field(default_factory=list)
+    rows: list[FeatureRow] = field(default_factory=list)  # in the engine's order; drawn reasons first
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        words = (max((len(r.name) for r in self.rows), default=0) + max((len(r.value) for r in self.rows), default=0)
-                 + max([len(self.part_head), *(len(r.part) for r in self.rows)]) + 3)  # and a space between columns
+        rows, zero = reasons_first(self.rows)
+        words = (max((len(r.name) for r in rows), default=0) + max((len(r.value) for r in rows), default=0)
+                 + max([len(self.part_head), *(len(r.part) for r in rows)]) + 3)  # and a space between columns
         bar = max(3, min(WHY_BAR, options.max_width - words))
         table = Table.grid(padding=(0, 1))
         table.add_column(style="bold")
@@ -115,11 +126,13 @@ class FeatureBars:
         table.add_column()
         table.add_column(justify="right")
         table.add_row(Text("feature", style="dim"), Text("value", style="dim"), "", Text(self.part_head, style="dim"))
-        for r in self.rows:
+        for r in rows:
             full = round(bar * r.share)
             table.add_row(r.name, r.value, Text("█" * full + "░" * (bar - full), style="cyan"),
                           Text(r.part, style="red" if r.part.startswith("-") else "green"))
         yield table
+        if zero:
+            yield Text("0 for this hit: " + ", ".join(zero), style="dim")
 
 
 class QueryScreen(BaseScreen):
@@ -371,15 +384,17 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
         self.last_render_ms = (self.timeline["rendered"] - self.submitted_at) * 1000
 
     def describe_recall(self, recall: Recall) -> str:
-        parts = [f"{len(recall.hits)} item{'s' if len(recall.hits) != 1 else ''}",
-                 f"strategy {recall.strategy}", f"mode {recall.mode}"]
+        """What the recall found, news first: the line is cut at its end in a narrow terminal, and
+        the strategy and mode it ran with are the bar's choices above it."""
+        parts = [f"{len(recall.hits)} item{'s' if len(recall.hits) != 1 else ''}"]
+        if self.recall_as_of:
+            parts.append(f"as of {self.recall_as_of}")
         if recall.intent:
             name = recall.intent.get("name")
             parts.append(f"intent auto → {name}" if recall.intent.get("inferred") else f"intent {name}")
         if recall.facts or recall.episodes:
             parts.append(f"{len(recall.episodes)} episodes, {len(recall.facts)} facts")
-        if self.recall_as_of:
-            parts.insert(1, f"as of {self.recall_as_of}")
+        parts += [f"strategy {recall.strategy}", f"mode {recall.mode}"]
         if self.app.show_timings and recall.timings.get("total_ms") is not None:
             parts.append(f"{recall.timings['total_ms']:.1f} ms")
         return " · ".join(parts)
@@ -428,11 +443,12 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
         floor = 0.0
         for name, value in hit.features.items():
             best = max((abs(h.features.get(name, 0.0)) for h in self.recall.hits), default=0.0) or 1.0
-            part = ""
+            part, moved = "", 0.0
             if name in weights:
-                floor += weights[name] * value
-                part = f"{weights[name] * value:+.3f}"
-            table.rows.append(FeatureRow(name, f"{value:.4g}", abs(value) / best, part))
+                moved = weights[name] * value
+                floor += moved
+                part = f"{moved:+.3f}"
+            table.rows.append(FeatureRow(name, f"{value:.4g}", abs(value) / best, part, abs(moved)))
         head = Text()
         head.append(f"rank {hit.rank}", style="bold")
         head.append(f" · score {hit.score:.4f} · found by ")
@@ -442,9 +458,9 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
         notes = [taught_line(hit.taught)] if hit.taught is not None else []
         if hit.answers is not None:
             notes.append(answered_line(hit.answers))
-        parts: list[RenderableType] = [head, *notes, Text(""), table]
+        parts: list[RenderableType] = [head, *notes, table]
         if weights:
-            parts.append(Text(f"\nheuristic floor Σ w × value = {floor:+.3f}; λ = {lam:.2f}: the learned model "
+            parts.append(Text(f"heuristic floor Σ w × value = {floor:+.3f}; λ = {lam:.2f}: the learned model "
                               f"carries {lam:.0%} of the score" + (" (the floor alone ranks)" if not lam else ""),
                               style="italic"))
         note = self.strategy_docs.get(self.recall.strategy, "")

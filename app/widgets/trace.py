@@ -30,19 +30,14 @@ NO_WALK = ("No walk in this recall (the walk runs with the walk and fused strate
            "has a topic tree).")
 
 
-def step_line(step: int, total: int, playing: bool, width: int) -> str:
-    """Where the walk stands, whether it plays, and its keys, in as many words as ``width`` holds:
-    the panel beside the hits is narrower than the whole line, and the key bar does not list them."""
-    state = "▶ playing" if playing else "paused"
-    lines = (f"step {step}/{total} · {state} · space play/pause · . step · r replay",
-             f"step {step}/{total} · {state} · space play · . step · r replay",
-             f"{step}/{total} {'▶' if playing else '❚❚'} · space play · . step · r replay")
-    return next((line for line in lines if len(line) <= width), lines[-1])
+def step_line(step: int, total: int, playing: bool) -> str:
+    """Where the walk stands and whether it plays (its keys are in the key bar while the trace is shown)."""
+    return f"step {step}/{total} · {'▶ playing' if playing else 'paused'}"
 
 
 class TraceLine(Widget):
-    """The line over the walk (:func:`step_line`), fitted to its width at each paint; or why the
-    recall has no walk, wrapped. A step repaints the line alone: no new layout."""
+    """The line over the walk (:func:`step_line`); or why the recall has no walk, wrapped. A step
+    repaints the line alone: no new layout."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -62,7 +57,7 @@ class TraceLine(Widget):
         when = Text(f"as of {self.as_of} · ", style="cyan") if self.as_of else Text()
         if self.at is None:
             return when + Text(self.note, style="dim")
-        return when + Text(step_line(*self.at, width=(self.content_size.width or 1_000) - len(when)))
+        return when + Text(step_line(*self.at))
 
 
 def graph_node(node: GraphNode) -> str:

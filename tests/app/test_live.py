@@ -116,6 +116,6 @@ async def test_a_query_sent_while_the_store_opens_runs_once_it_is_open(demo_copy
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"sourdough starter", "enter")  # typed at once, before the store is open
         assert services.mem is None
-        assert "runs as soon as it is open" in screen_lines(app)[7]  # the status line; not "no store is open"
+        assert "runs as soon as it is open" in screen_lines(app)[5]  # the status line; not "no store is open"
         services.may_open.set()
         await wait_for(pilot, lambda: app.screen.query_one("#hits", DataTable).row_count > 0, deadline=30.0)
