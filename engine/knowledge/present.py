@@ -74,7 +74,12 @@ answering the question just before it is on that question's topic and about whom
 subject's name in a turn's words counts as naming them (:mod:`.latest`).
 
 "Newest" is as of the recall's reference time (``as_of``, default now): candidates said after it
-take no part (the recall drops them next).
+take no part (the recall drops them next). A question about a slot with "was" or "were" that names a
+past period ("Where was Morven living in January 2026?", "What was Katya's job in June 2025?") asks
+what held then: the same reading as of the period's last day (or the reference time, if earlier;
+for "in early 2026" the reference time alone). "Did" and a question about no slot with a date keep
+their order: "Who was the new addition to Nate's family in May 2022?" and "Where was John between
+August 11 and August 15 2023?" ask about an event.
 """
 
 from __future__ import annotations
@@ -82,7 +87,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from datetime import date
+from datetime import date, timedelta
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
@@ -111,6 +116,13 @@ _PAST = frozenset("""did was were used before previously first originally ago la
 until then""".split())
 # "Is Benedita turning the old barn into rooms?": "old" after an article names a thing by its age, not
 # a time; after a possessive ("her old job", "Noor's old flat") it names a value held before.
+# A past period a question names by a season or a part of a year: "in early 2026", "spring 2025",
+# "the spring of 2025", "mid-2025", "the end of 2025".
+_PERIOD = re.compile(r"\b(?:early|mid|late|end of|start of|beginning of|spring|summer|autumn|fall|winter)(?:\s+of)?[\s-]+"
+                     r"(?:19|20)\d\d\b", re.I)
+# The past of a state ("where was Morven living …", "who were …"): with a period named, the present
+# reading as of then; "did" asks about an event, and keeps its order.
+_WAS = frozenset({"was", "were"})
 _OLD_THING = re.compile(r"\b(?:the|a|an|this|that)\s+old\b", re.I)
 # "What does Jun do?", "What does Youssef do for a living?": the job, not a home ("living") nor
 # nothing (every word a framing word); between "does" and "do" only the subjects' names. Not "what
@@ -242,6 +254,7 @@ class PresentQuestion:
     kind: str | None = None  # the kind of value an open question asks for (:func:`.latest.answer_kind`)
     plans: bool = False  # asks about what is to come ("Where will Lena work?"): a plan is its answer
     by: str | None = None  # the reference day (ISO): a plan whose time has come by then is told as done
+    until: str | None = None  # a past period it asks about ("in January 2026"): its last day, "" when unresolved
 
     @functools.cached_property
     def topic(self) -> frozenset[str]:
@@ -305,9 +318,13 @@ def present_question(query: str, rules: Rules, names: Sequence[str], unnamed: bo
     so it asks no slot of theirs and the news of others counts."""
     said = set(re.findall(r"[\w']+", query.lower()))  # "café" is one word
     dated = said & set(re.findall(r"[\w']+", _OLD_THING.sub("the", query.lower())))
-    if dated & _PAST and not (dated & _PAST == {"did"} and _DECIDED.match(query)) or _WHO_DID.match(query) \
-            or find_times(query, None) or _WHEN_PERFECT.match(query):  # "by July 10, 2022" asks about that day
+    until = period_end(query) if dated & _PAST and dated & _PAST <= _WAS else None
+    if until is None and (dated & _PAST and not (dated & _PAST == {"did"} and _DECIDED.match(query))
+                          or find_times(query, None)) \
+            or _WHO_DID.match(query) or _WHEN_PERFECT.match(query):  # "by July 10, 2022" asks about that day
         return None
+    if until is not None:  # the period's words are no topic: "January" is in no answer of where she lived
+        said = set(re.findall(r"[\w']+", _without_period(query).lower()))
     if (job := _DOES_FOR_WORK.match(query)) and not re.sub(r"\band\b|\W", "", _without(names, job[1])):
         said = set(_JOB_WORDS)
     terms = set(lexical_tokens(" ".join(w for w in said if w not in FRAMING_WORDS)))
@@ -327,7 +344,9 @@ def present_question(query: str, rules: Rules, names: Sequence[str], unnamed: bo
         return PresentQuestion(frozenset(terms), frozenset().union(*map(slot_cues, asked)),
                                frozenset(slot.name for slot in asked), _slot_change(cues), phrases_of(cues), state=state,
                                own=own - set(lexical_tokens(" ".join(cues))),
-                               titles=any(_TITLED in slot.predicates for slot in asked), plans=plans)
+                               titles=any(_TITLED in slot.predicates for slot in asked), plans=plans, until=until)
+    if until is not None:  # a past date asks about a slot only: "what was in the paper in May 2023?" about an event
+        return None
     counted = frozenset(lexical_tokens(how_many[1])) - set(lexical_tokens(" ".join(names))) if how_many else None
     return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES, counted=counted, state=state,
                            own=own, others=others, kind=answer_kind(query), plans=plans) if terms else None
@@ -347,6 +366,28 @@ def _without(names: Sequence[str], query: str) -> str:
     single?" holds "is single"."""
     for name in sorted(filter(None, names), key=len, reverse=True):
         query = re.sub(rf"\s*\b{re.escape(name)}(?:'s|’s)?\b", "", query)
+    return query
+
+
+def period_end(query: str) -> str | None:
+    """The last day (ISO) of the past period a question names ("in January 2026" → 2026-01-31, "in
+    2025" → 2025-12-31), "" for one named by a season or a part of a year ("in early 2026", "the spring
+    of 2025", "mid-2025") whose bounds the recall's reference time gives, None for none."""
+    if _PERIOD.search(query):
+        return ""
+    times = find_times(query, None)
+    if not times:
+        return None
+    value = max(t.value for t in times)
+    year, month = int(value[:4]), int(value[5:7]) if len(value) >= 7 else 12
+    return value if len(value) == 10 else (date(year + month // 12, month % 12 + 1, 1) - timedelta(days=1)).isoformat()
+
+
+def _without_period(query: str) -> str:
+    """The question without the past period it names (:func:`period_end`)."""
+    query = _PERIOD.sub("", query)
+    for mention in sorted(find_times(query, None), key=lambda t: t.start, reverse=True):
+        query = query[:mention.start] + query[mention.end:]
     return query
 
 
@@ -551,6 +592,10 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     question = present_question(query, rules, list(subjects.values()), unnamed) if subjects else None
     if question is None or len(ranking.slots) < 2:
         return ranking
+    if question.until is not None:  # "Where was Morven living in January 2026?": the present as of then
+        as_of = min(filter(None, (as_of, question.until)), default=None)
+        if as_of is None:  # "in early 2026" and no reference time: no day to read it at
+            return ranking
     question = dataclasses.replace(question, by=as_of or date.today().isoformat())
     top = ranking.slots[:WINDOW]
     ids = [int(i) for i in index.item_ids[top]]

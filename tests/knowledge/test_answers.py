@@ -59,3 +59,43 @@ def test_a_short_form_of_two_speakers_or_a_whole_other_name_names_no_one(tmp_pat
             assert mem.knowledge.query_entities(question) == [], question
         rosalind = next(e.id for e in mem.knowledge.entities() if e.name == "Rosalind")
         assert mem.knowledge.query_entities("Where does Rosa live?") == [rosalind]
+
+
+HOMES_THEN = locomo("homes-then", ("Wanjiru", "Bram"),
+    ("9:00 am on 12 January, 2025", [
+        ("Wanjiru", "I'm living in the flat above the chemist on Dock Street, living on toast, living the dream."),
+        ("Bram", "Glamorous."),
+        ("Wanjiru", "Work is the bakery on Quay Street, early shifts, and the work never stops."),
+    ]),
+    ("9:00 am on 3 May, 2025", [
+        ("Wanjiru", "We moved! A cottage in Kilkeel, with a garden."),
+        ("Bram", "A garden!"),
+        ("Wanjiru", "And I've left the bakery, I'm a gardener at the castle now."),
+    ]),
+    ("9:00 am on 20 October, 2025", [
+        ("Wanjiru", "I moved in with Femi in Newry last week."),
+        ("Bram", "Big step."),
+    ]),
+)
+homes_then = stored(HOMES_THEN)
+
+
+def test_a_slot_asked_in_the_past_tense_of_a_named_period_is_read_as_of_then(homes_then):
+    """"Where was Wanjiru living in June 2025?" asks what held then: the move of May goes above the
+    flat of January, and the move of October, after June, is not lifted above either; the same with
+    the recall's reference time inside the period, and for her job."""
+    june = ranked(homes_then, "Where was Wanjiru living in June 2025?")
+    assert above(june, "D2:1", "D1:1")
+    assert not above(june, "D3:1", "D2:1")
+    assert above(ranked(homes_then, "Where was Wanjiru living in June 2025?", as_of="2025-06-10"), "D2:1", "D1:1")
+    assert above(ranked(homes_then, "What was Wanjiru's job in June 2025?"), "D2:3", "D1:3")
+    assert above(ranked(homes_then, "What was Wanjiru's job in the summer of 2025?", as_of="2025-08-31"), "D2:3", "D1:3")
+
+
+def test_a_past_date_without_a_slot_or_with_did_keeps_the_order(homes_then):
+    """An event asked about with a date ("Where was Wanjiru in June 2025?": no slot; "Where did
+    Wanjiru live in June 2025?") and a season with no reference time keep the strategy's order."""
+    for question in ("Where was Wanjiru in June 2025?", "Where did Wanjiru live in June 2025?",
+                     "Where was Wanjiru living in early 2025?"):
+        hits = homes_then.recall(question, top_k=10, strategy="fused").hits
+        assert hits and not any("change" in h.sources for h in hits), question
