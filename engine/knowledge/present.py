@@ -95,6 +95,7 @@ import numpy as np
 from ..as_of import later, said_on
 from ..query import FRAMING_WORDS
 from ..text import STOPWORDS, lexical_tokens, sentences
+from .entities import one_shortens_the_other
 from .extract import PEOPLE, realis
 from .latest import (FIRST_PERSON, STATE_WORDS, WEEKDAY, answer_kind, asked_before, asks_state, naming_in_text,
                      owners, spoken_for, states, states_kind)
@@ -328,7 +329,9 @@ def present_question(query: str, rules: Rules, names: Sequence[str], unnamed: bo
     if (job := _DOES_FOR_WORK.match(query)) and not re.sub(r"\band\b|\W", "", _without(names, job[1])):
         said = set(_JOB_WORDS)
     terms = set(lexical_tokens(" ".join(w for w in said if w not in FRAMING_WORDS)))
-    terms -= set(lexical_tokens(" ".join(n for n in names if not _named_as_topic(n, query))))
+    named = [n for n in names if not _named_as_topic(n, query)]
+    terms -= set(lexical_tokens(" ".join(named)))
+    terms -= set(lexical_tokens(" ".join(w for w in said for n in named if one_shortens_the_other(w, n.lower()))))  # "Gen"
     state = asks_state(query)
     # "Where will Lena work?", "when is Mel planning on going camping?", "when is Noor's wedding?", "what
     # did Greg decide to buy?": what is to come is the answer, and so are a plan and an appointment.

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 
 from mnemoscope.engine import Memory
+from mnemoscope.engine.knowledge import present
+from mnemoscope.engine.knowledge.supersession import load_rules
 
 from .conftest import locomo, stored
 
@@ -41,6 +43,15 @@ def test_a_short_form_of_one_speakers_name_in_a_question_is_that_speaker(short):
     for question in ("Where does Ros work now?", "Is Ros's job still at the bakery?"):
         assert short.knowledge.query_entities(question) == [rosalind]
     assert above(ranked(short, "Where does Ros work now?"), "D2:1", "D1:2")
+
+
+def test_the_short_form_a_question_calls_someone_by_is_no_word_of_its_topic():
+    """"Ros" names Rosalind: a turn that says "Ros, are you alive?" is not on the topic of where she
+    works."""
+    question = present.present_question("Where does Ros work now?", load_rules(), ["Rosalind"])
+    named = present.present_question("Where does Rosalind work now?", load_rules(), ["Rosalind"])
+    assert question is not None and named is not None and question.slots
+    assert question.terms == named.terms
 
 
 def test_a_short_form_of_two_speakers_or_a_whole_other_name_names_no_one(tmp_path):
