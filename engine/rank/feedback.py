@@ -11,6 +11,7 @@ decayed edge carries less mass instead of being renormalised back to full streng
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
@@ -176,6 +177,11 @@ class FeedbackState:
         self.query_bags: dict[int, dict[int, float]] = {}  # item id -> {term id: count}
         self._used_for: UsedFor | None = None
         self._counted: list[tuple[int, int, float, float]] = []  # bag counts added since _used_for last read them
+        # Held while the bags are counted and while recall reads the used-for rows: two recalls in
+        # two threads (the app's query and its Ranker screen) each added the same counts, and a
+        # feedback's counts appended while a recall took them in were lost (a rare stress run read
+        # another feedback_match than a fresh open, review of session 16).
+        self._counting = threading.Lock()
         self._coaccess: tuple[tuple[int, float], np.ndarray, np.ndarray | sp.csr_matrix] | None = None  # at (slots, clock)
         self._trust_arrays = TrustColumns()
         self._trust_columns: tuple[float, np.ndarray, np.ndarray] | None = None  # decayed, at a clock
@@ -194,8 +200,9 @@ class FeedbackState:
         self._edge_at = self.edges.position()
         self._trust_arrays = TrustColumns()
         self._trust_arrays.put(self.trust_rows())
-        self.query_bags = {}
-        self._used_for, self._counted = None, []
+        with self._counting:
+            self.query_bags = {}
+            self._used_for, self._counted = None, []
         self.invalidate()
 
     def invalidate(self) -> None:
@@ -206,13 +213,14 @@ class FeedbackState:
     def add_query(self, item_ids: list[int], term_ids: np.ndarray) -> None:
         """Remember that these items were used for a query with these terms (recall's index of
         them takes the new counts at its next read)."""
-        for item_id in item_ids:
-            bag = self.query_bags.setdefault(item_id, {})
-            for t in term_ids.tolist():
-                before = bag.get(t, 0.0)
-                bag[t] = before + 1.0
-                if self._used_for is not None:
-                    self._counted.append((item_id, t, before, 1.0))
+        with self._counting:
+            for item_id in item_ids:
+                bag = self.query_bags.setdefault(item_id, {})
+                for t in term_ids.tolist():
+                    before = bag.get(t, 0.0)
+                    bag[t] = before + 1.0
+                    if self._used_for is not None:
+                        self._counted.append((item_id, t, before, 1.0))
 
     # -- feedback -----------------------------------------------------------------------------
 
@@ -267,11 +275,12 @@ class FeedbackState:
     def forget(self, item_ids: list[int]) -> None:
         """Drop deleted items (the store's cascade already removed their rows)."""
         gone = set(item_ids)
-        for i in gone:
-            self.trust.pop(i, None)
-            self.query_bags.pop(i, None)
+        with self._counting:
+            for i in gone:
+                self.trust.pop(i, None)
+                self.query_bags.pop(i, None)
+            self._used_for, self._counted = None, []
         self._trust_arrays.drop(list(gone))
-        self._used_for, self._counted = None, []
         if len(self.edges):
             self.edges.keep(~(np.isin(self.edges.a, list(gone)) | np.isin(self.edges.b, list(gone))))
             self._edge_at = self.edges.position()
@@ -316,18 +325,20 @@ class FeedbackState:
         that person's previously used items."""
         if not self.query_bags or not len(term_ids):
             return np.zeros(len(item_ids))
-        used_for = self._used_for_rows(idf, version)
-        terms = term_ids[term_ids < used_for.width]
-        q = np.zeros(used_for.width)
-        q[terms] = idf(terms)
-        norm = np.linalg.norm(q)
-        if norm == 0:
-            return np.zeros(len(item_ids))
-        return used_for.match(item_ids, q / norm)
+        with self._counting:  # the rows grow as they are read
+            used_for = self._used_for_rows(idf, version)
+            terms = term_ids[term_ids < used_for.width]
+            q = np.zeros(used_for.width)
+            q[terms] = idf(terms)
+            norm = np.linalg.norm(q)
+            if norm == 0:
+                return np.zeros(len(item_ids))
+            return used_for.match(item_ids, q / norm)
 
     def _used_for_rows(self, idf: Callable[[np.ndarray], np.ndarray], version: tuple[int, int, int]) -> UsedFor:
         """The items' used-for rows with the counts added since they were last read (weighted anew
-        when the store's IDF weights changed; built from every count after a load or a deletion)."""
+        when the store's IDF weights changed; built from every count after a load or a deletion).
+        Called with ``_counting`` held."""
         if self._used_for is None:
             self._used_for = UsedFor(version, width=version[2])
             self._counted = [(i, t, 0.0, c) for i, bag in self.query_bags.items() for t, c in bag.items()]

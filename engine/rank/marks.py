@@ -304,6 +304,12 @@ class _Asking:
         return out
 
 
+def _mark(event_id: int, query: str, at: float, used: list[int], ignored: list[int], plan: MarkPlan | None) -> Mark:
+    """One event's mark, with what its question asks and whom it names."""
+    return Mark(event_id, query, at, list(used), list(ignored), frozenset(lexical_tokens(query)), answer_type(query),
+                plan, frozenset(name_tokens(query)), question_word(query))
+
+
 def _same_name(one: str, other: str) -> bool:
     """Whether two names (their tokens) name the same person or thing: a short form ("Mel" and
     "Melanie", "Dan" and "Daniel": one begins the other, three letters at least), or a word of the
@@ -523,11 +529,21 @@ class FeedbackMemory:
             plan: MarkPlan | None = None) -> None:
         """Remember one event (with its question's ``plan`` when the caller made it already); a
         new one is appended to what recall reads (nothing is rebuilt)."""
+        mark = _mark(event_id, query, at, used, ignored, plan)
         with self._guard:
             if event_id in self.marks:
                 self._changed()  # a mark replaced in place: its row is not the last one
-            self.marks[event_id] = Mark(event_id, query, at, list(used), list(ignored), frozenset(lexical_tokens(query)),
-                                        answer_type(query), plan, frozenset(name_tokens(query)), question_word(query))
+            self.marks[event_id] = mark
+
+    def refill(self, events: Iterable[tuple[int, str, float, list[int], list[int], MarkPlan | None]]) -> None:
+        """Hold the marks of ``events`` alone ((event id, query, time, used, ignored, plan) each, as
+        :meth:`add` takes them), put in place whole once all are made: a reload reads the log while
+        recalls run on other threads, and cleared and filled event by event, a recall meanwhile
+        found only the first marks and left a taught hit where the strategy had it."""
+        marks = {event[0]: _mark(*event) for event in events}
+        with self._guard:
+            self.marks = marks
+            self._changed()
 
     def remove(self, event_id: int) -> None:
         with self._guard:

@@ -196,8 +196,9 @@ class RankerArea(Area):
 
         Two threads may load at once (the warm-up's relearning finds the store moved while a
         recall takes in the same commit), and recalls read the state meanwhile: so one load runs
-        at a time, and the feedback state is built aside and put in place whole. Filled in place,
-        a load's used-for counts went into the other's fresh state, and feedback_match read them."""
+        at a time, and the feedback state and the marks are built aside and put in place whole.
+        Filled in place, a load's used-for counts went into the other's fresh state, and
+        feedback_match read them; a recall found only the marks read so far."""
         with self._loading:
             self._load_learning_now()
 
@@ -205,7 +206,6 @@ class RankerArea(Area):
         store = self.mem.store
         self.generation = store.ranker_generation()
         self.relearned = ""
-        self.marks.clear()  # the marks' query vectors stay: a query already embedded is not embedded again
         self.log_corrupt = False
         state = FeedbackState(self.feedback_state.params)
         try:
@@ -214,17 +214,20 @@ class RankerArea(Area):
             self.log_corrupt = True
             state.load([], [], 0.0)
             self.feedback_state = state
+            self.marks.clear()
             self.learned = self._fresh_state()
             self.state_problem = (f"no feedback: the feedback log is corrupt ({exc}); recall uses no feedback, "
                                   "records are untouched; `mnemoscope ranker reset` starts learning again")
             log.warning("%s: %s", self.mem.path, self.state_problem)
             return
         state.load(store.trust_rows(), store.coaccess_edges(), events[-1].created_at if events else 0.0)
+        marks = []
         for event in events:
             plan = self._plan(event.query)
             state.add_query(event.used, plan.term_ids())
-            self.marks.add(event.id, event.query, event.created_at, event.used, event.ignored, plan)
+            marks.append((event.id, event.query, event.created_at, event.used, event.ignored, plan))
         self.feedback_state = state
+        self.marks.refill(marks)  # the marks' query vectors stay: a query already embedded is not embedded again
         try:
             model, reading, curve, prior = self._load_state()
         except StateMismatch as exc:
