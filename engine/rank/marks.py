@@ -272,11 +272,13 @@ class _Asking:
     answers: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
     asks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
     named: dict[str, list[int]] = field(default_factory=dict)
+    shown: "Shown" = field(default_factory=lambda: Shown.of(()))
 
     def extend(self, marks: list[Mark]) -> None:
         held = len(self.answers)
         self.answers = np.concatenate([self.answers, np.array([m.answer for m in marks], dtype=object)])
         self.asks = np.concatenate([self.asks, np.array([m.asks for m in marks], dtype=object)])
+        self.shown = self.shown.extended(marks, held)
         for n, mark in enumerate(marks, held):
             for name in mark.names:
                 self.named.setdefault(name, []).append(n)
@@ -302,6 +304,34 @@ class _Asking:
                     there[marks] = True
             out |= ~there
         return out
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The items the marks' events showed, one entry each: the item, its mark (by place in
+    ``marks``) and whether it was marked used. Which taught question the new question's hits
+    corroborate and which shown hits a refused mark used are read from these arrays at every
+    recall, not by walking every mark's items in Python: with thousands of marks most are alike
+    enough to be candidates, and that walk grew with the whole log."""
+
+    items: np.ndarray
+    marks: np.ndarray
+    used: np.ndarray
+
+    @classmethod
+    def of(cls, marks: Iterable[Mark]) -> "Shown":
+        empty = np.zeros(0, dtype=np.int64)
+        return cls(empty, empty, np.zeros(0, dtype=bool)).extended(list(marks), 0)
+
+    def extended(self, marks: list[Mark], first: int) -> "Shown":
+        """These entries and those of ``marks``, whose first is mark ``first``."""
+        sizes = [len(m.used) + len(m.ignored) for m in marks]
+        items = np.fromiter((i for m in marks for i in m.used + m.ignored), dtype=np.int64, count=sum(sizes))
+        owner = np.repeat(np.arange(first, first + len(marks), dtype=np.int64), sizes)
+        used = np.fromiter((n < len(m.used) for m in marks for n in range(len(m.used) + len(m.ignored))), dtype=bool,
+                           count=sum(sizes))
+        return Shown(np.concatenate([self.items, items]), np.concatenate([self.marks, owner]),
+                     np.concatenate([self.used, used]))
 
 
 def _mark(event_id: int, query: str, at: float, used: list[int], ignored: list[int], plan: MarkPlan | None) -> Mark:
@@ -462,6 +492,10 @@ class Likeness:
     marks: tuple[Mark, ...] = ()
     kin: np.ndarray | None = None
     apart: np.ndarray | None = None
+    shown: Shown | None = None  # what ``marks``' events showed (None: read from them when needed)
+
+    def shown_items(self) -> Shown:
+        return self.shown if self.shown is not None else Shown.of(self.marks)
 
     def near(self) -> np.ndarray:
         """How much each mark counts as a near duplicate's (:attr:`AlikeRule.near`), 0 for the
@@ -562,9 +596,12 @@ class FeedbackMemory:
             self._embedded.rows = None
 
     def forget_items(self, item_ids: set[int]) -> None:
-        for mark in self.marks.values():
-            mark.used = [i for i in mark.used if i not in item_ids]
-            mark.ignored = [i for i in mark.ignored if i not in item_ids]
+        """Drop deleted items from the marks (and from what the marks showed, read again at the next use)."""
+        with self._guard:
+            for mark in self.marks.values():
+                mark.used = [i for i in mark.used if i not in item_ids]
+                mark.ignored = [i for i in mark.ignored if i not in item_ids]
+            self._asking = None
 
     # -- similarity ---------------------------------------------------------------------------
 
@@ -608,9 +645,9 @@ class FeedbackMemory:
             # alone miss a name that weighs little in a conversation between those two people.
             rule = self.params.embedded
             return Likeness(sims, rule, np.minimum(same, same_ramp.strength(sims)),
-                            _agreeing(apart, answers, rule), tuple(marks), kin, apart)
+                            _agreeing(apart, answers, rule), tuple(marks), kin, apart, asking.shown)
         alike, rule = self._alike(asked, wording)
-        return Likeness(alike, rule, same, _agreeing(apart, answers, rule), tuple(marks), kin, apart)
+        return Likeness(alike, rule, same, _agreeing(apart, answers, rule), tuple(marks), kin, apart, asking.shown)
 
     def _asking_of(self, marks: list[Mark]) -> _Asking:
         """:class:`_Asking` of ``marks`` (the memory's, in order), extended by the marks added
@@ -725,8 +762,10 @@ class FeedbackMemory:
         rule = likeness.rule
         like_same = (same > 0) | (near > 0)  # counts in full, whatever the item's standing or place
         refused = (sims >= rule.ramp.threshold) & (strength == 0) & ~like_same  # alike, held back by a gate
-        backed, shared_hits = _corroborated(ranking, slot_of, likeness, shown)
-        if not strength.any() and not near.any() and not refused.any() and backed is None:
+        in_view = _in_view(ranking, slot_of, likeness.shown_items(), shown)
+        backed, shared_hits = _corroborated(ranking, likeness, in_view)
+        refusals = _refusals(slot_of, likeness, refused, in_view)
+        if not strength.any() and not near.any() and not refusals and backed is None:
             return ranking
         standing = _standing(ranking)
         now = time.time() if now is None else now
@@ -786,11 +825,9 @@ class FeedbackMemory:
             shifts[slot] = (lift, MarkNote(marks[best].query, float(sims[best]), len(votes), lift, lift > 0,
                                            marks[best].event_id, into_view,
                                            shared_hits if by_shared else 0))
-        for n in np.flatnonzero(refused)[np.argsort(-sims[refused], kind="stable")].tolist():
-            for item in marks[n].used:
-                slot = slot_of.get(item)
-                if slot in view.shown and slot not in shifts and slot not in held:
-                    held[slot] = self._note(marks[n], sims[n], 1, 0.0, _refusal(likeness, n))
+        for slot, n in refusals:
+            if slot not in shifts and slot not in held:
+                held[slot] = self._note(marks[n], sims[n], 1, 0.0, _refusal(likeness, n))
         if shifts:
             return _shifted(ranking, shifts, self.params.margin, held)
         return replace(ranking, extras={**ranking.extras, "taught": held}) if held else ranking
@@ -801,11 +838,20 @@ class FeedbackMemory:
         return MarkNote(mark.query, float(sim), marks, lift, True, mark.event_id, held=held)
 
 
-def _corroborated(ranking: Ranking, slot_of: SlotMap, likeness: Likeness, shown: int) -> tuple[int | None, int]:
+def _in_view(ranking: Ranking, slot_of: SlotMap, shown_by: Shown, shown: int) -> np.ndarray:
+    """Per entry of ``shown_by``: whether its item is among the ranking's first ``shown`` hits."""
+    if not len(ranking.slots):
+        return np.zeros(len(shown_by.items), dtype=bool)
+    top = ranking.slots[np.argsort(-ranking.scores.astype(np.float64), kind="stable")[:shown]]
+    return np.isin(slot_of.slots_of(shown_by.items), top)  # an item deleted since (slot -1) never is
+
+
+def _corroborated(ranking: Ranking, likeness: Likeness, in_view: np.ndarray) -> tuple[int | None, int]:
     """The taught question the hits corroborate (:attr:`AlikeRule.shared`), by its place in
-    ``likeness.marks``, and how many of its shown hits the ranking's first ``shown`` hold; (None,
-    0) when none is. Only the best of them by likeness plus share may be: a question is a
-    rewording of one question, not of every one whose hits it happens to share; and it is
+    ``likeness.marks``, and how many of its shown hits are in view now (``in_view``: per entry of
+    :meth:`Likeness.shown_items`); (None, 0) when none is. Only the best of them by likeness plus
+    share may be: a question is a rewording of one question, not of every one whose hits it
+    happens to share; and it is
     corroborated by its share and likeness, or by its likeness alone when it is also the most
     alike (:attr:`AlikeRule.agreed_likeness`)."""
     rule = likeness.rule
@@ -815,13 +861,9 @@ def _corroborated(ranking: Ranking, slot_of: SlotMap, likeness: Likeness, shown:
     candidates = np.flatnonzero(asking)
     if not len(candidates):
         return None, 0
-    marks = likeness.marks
-    items = [i for n in candidates.tolist() for i in marks[n].used + marks[n].ignored]
-    owner = np.repeat(np.arange(len(candidates)), [len(marks[n].used) + len(marks[n].ignored) for n in candidates.tolist()])
-    slots = slot_of.slots_of(np.asarray(items, dtype=np.int64))  # -1: deleted since, never among the hits
-    top = ranking.slots[np.argsort(-ranking.scores.astype(np.float64), kind="stable")[:shown]]
-    hits = np.bincount(owner, weights=np.isin(slots, top), minlength=len(candidates))
-    share = hits / np.maximum(np.bincount(owner, minlength=len(candidates)), 1)
+    owner, n_marks = likeness.shown_items().marks, len(likeness.sims)
+    hits = np.bincount(owner, weights=in_view, minlength=n_marks)[candidates]
+    share = hits / np.maximum(np.bincount(owner, minlength=n_marks)[candidates], 1)
     score = likeness.sims[candidates] + share
     if 0 < rule.pick_nearest < len(candidates):  # the hits corroborate a likeness, never replace it
         score[np.argsort(-likeness.sims[candidates], kind="stable")[rule.pick_nearest:]] = -np.inf
@@ -873,6 +915,19 @@ def _standing(ranking: Ranking) -> dict[int, float]:
     floor, span = float(scores.min()), float(scores.max() - scores.min())
     rel = (scores - floor) / span if span > 0 else np.ones(len(scores))
     return dict(zip(ranking.slots.tolist(), rel.tolist()))
+
+
+def _refusals(slot_of: SlotMap, likeness: Likeness, refused: np.ndarray, in_view: np.ndarray) -> list[tuple[int, int]]:
+    """(slot, mark) of each shown hit (``in_view``, per entry of :meth:`Likeness.shown_items`) a
+    ``refused`` mark used, the most alike mark first (then in the marks' order, each mark's items
+    in the order it marked them): the first for a slot is the one its note names."""
+    shown_by = likeness.shown_items()
+    counted = in_view & shown_by.used & refused[shown_by.marks]
+    if not counted.any():
+        return []
+    slots, owners = slot_of.slots_of(shown_by.items[counted]), shown_by.marks[counted]
+    order = np.lexsort((owners, -likeness.sims[owners]))
+    return list(zip(slots[order].tolist(), owners[order].tolist()))
 
 
 def _refusal(likeness: Likeness, n: int) -> str:
