@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 EVENTS_SHOWN = 200
 ITEMS_NAMED = 3  # items of each kind the event panel names
+RELEARNING_LOOK = 1.0  # seconds between looks at a background relearning (its end changes λ, the model and the curve)
 
 
 def win_rate(gate: GateReading) -> float | None:
@@ -162,6 +163,8 @@ and never makes ranking worse.
         self.app.store_changed()
 
     def show_status(self, status: RankerStatus, effects: list[EventEffect]) -> None:
+        if status.relearning:  # nothing says when it ends: look again (only while the screen is shown)
+            self.set_timer(RELEARNING_LOOK, self.redraw, name="relearning")
         self.query_one("#ranker-body", Static).update(status_table(status))
         curve = status.curve
         self.query_one("#curve-lambda", ColumnChart).values = [p.lam for p in curve]

@@ -104,6 +104,7 @@ class RankerStatus:
     state: str  # "heuristic" | "learning" | "blended" | "reset: <why>" | "no feedback: <why>"
     marks: int = 0  # feedback events the feedback memory consults at recall
     curve: list[CurvePoint] = field(default_factory=list)
+    relearning: bool = False  # relearning in the background (:meth:`RankerArea.warm_up`): the rest changes at its end
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -877,7 +878,7 @@ class RankerArea(Area):
             held_out_pairs=len(learned.held_out), gate=learned.reading, model_steps=learned.model.steps,
             coaccess_edges=len(self.feedback_state.edges), trusted_items=len(self.feedback_state.trust),
             features=list(self.names), heuristic={n: float(w) for n, w in zip(self.names, weights_for(self.names)) if w},
-            state=state, marks=len(self.marks), curve=list(learned.curve))
+            state=state, marks=len(self.marks), curve=list(learned.curve), relearning=aside)
 
     def feedback_log(self, limit: int = 100) -> list[FeedbackRow]:
         """The most recent feedback events, newest first, withdrawn ones included (marked);
