@@ -13,6 +13,8 @@ Hooks, in the order a memory calls them:
   open it maps the state instead of reading every row (:meth:`engine.memory.Memory._area`);
 * ingest: ``prepare`` (before the transaction: network work, returns what to report), ``on_ingest``
   (inside it: derive and store this area's rows), ``on_indexed`` (after the commit: update memory);
+  a deferred area reads a long source in pieces (a :class:`Piece` each, one transaction each), and
+  ``cut`` says where a piece may end;
 * ``on_delete`` cascades inside the delete transaction (or a dry run) and reports what changes;
   ``on_changed_elsewhere`` follows what another process added or deleted (:mod:`engine.activity`);
 * export and import: ``export_records``, ``importing`` (checks this area's records first and
@@ -27,6 +29,7 @@ Hooks, in the order a memory calls them:
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Protocol
 
@@ -42,6 +45,24 @@ if TYPE_CHECKING:
     from .pipeline import Hit, Query, Ranking, Recall, Signal, Strategy
     from .records import AreaFigures, Item, ParsedSource, Prepared, Source
     from .store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """Where the items a deferred area reads lie in their source. A catch-up reads a long source
+    in pieces, one transaction each, so that its memory and what a crash loses are bounded by the
+    piece; an area keeps across the cut what continues there (a conversation's speakers, the
+    link from one turn to the next) and does what needs the whole source at its last piece."""
+
+    before: Item | None = None  # the source's item just before the piece (read already); None at its start
+    last: bool = True  # whether the source ends with this piece
+
+    @property
+    def first(self) -> bool:
+        return self.before is None
+
+
+WHOLE = Piece()  # a whole source at once (every ingest that is not deferred)
 
 
 class Engine(Protocol):
@@ -125,8 +146,15 @@ class Area:
         and what it did not fetch (None: nothing to say)."""
         return None
 
-    def on_ingest(self, source: Source, items: list[Item]) -> None:
-        """Inside the ingest transaction: derive and store this area's rows for new items."""
+    def on_ingest(self, source: Source, items: list[Item], piece: Piece = WHOLE) -> None:
+        """Inside the ingest transaction: derive and store this area's rows for new items (in
+        position order; a deferred area may be given a source in pieces: ``piece``)."""
+
+    def cut(self, items: list[Item]) -> int:
+        """How many of these items (the start of a piece of a longer source, in position order)
+        this area can read now, the rest waiting for the next piece, as one read of the whole
+        source would have read them (0: none: a larger piece is wanted). By default all."""
+        return len(items)
 
     def on_indexed(self, items: list[Item]) -> None:
         """After the commit: update in-memory state (slots are assigned by now)."""

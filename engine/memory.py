@@ -30,7 +30,7 @@ import numpy as np
 from . import activity as log_actions
 from . import index_file, transfer
 from .activity import Activity, Changes
-from .area import Area
+from .area import Area, Piece
 from .array_file import ArrayFile
 from .calibration import CALIBRATION_KEY, calibrate
 from .calibration import SAMPLE as CALIBRATION_SAMPLE
@@ -60,6 +60,9 @@ UNREADABLE_MODEL = (ValueError, KeyError, EOFError, OSError, zipfile.BadZipFile)
 
 Progress = Callable[[int, int, str], None]  # (done, total, what)
 MIDWAY_FIT_AHEAD = 100_000  # items still to ingest for a refit of the latent model along the way
+# Items a catch-up reads per transaction, at most: a long source (a year of one conversation) is
+# read in pieces, so that the catch-up's memory is the piece's, not the source's.
+CATCH_UP_PIECE = 2_000
 P = ParamSpec("P")
 R = TypeVar("R")
 AreaT = TypeVar("AreaT", bound=Area)
@@ -749,11 +752,13 @@ class Memory:
                             [w for said in prepared for w in said.warnings], [h for said in prepared for h in said.not_fetched])
 
     @_one_writer
-    def catch_up(self, *, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None) -> int:
+    def catch_up(self, *, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
+                 piece_items: int = CATCH_UP_PIECE) -> int:
         """Let the deferred areas (knowledge, topics) read what a deferred ingest stored: the
-        oldest queued source first, each in one transaction. Interrupting it (``cancelled``, a
-        crash) loses nothing: what is not read stays queued for the next call. Returns how many
-        items were read."""
+        oldest queued source first, in pieces of at most ``piece_items`` items (more only where an
+        area cannot end a piece sooner: an episode longer than that), each in one transaction.
+        Interrupting it (``cancelled``, a crash) loses nothing: what is not read stays queued
+        for the next call. Returns how many items were read."""
         self.refresh()
         self._load_areas()
         areas = [area for area in self.areas if area.deferred]
@@ -761,16 +766,15 @@ class Memory:
         with _bulk_work():
             while not (cancelled and cancelled()):
                 with self.store.transaction():  # (taken under the write lock: another process may be reading the same queue)
-                    queued = self.store.next_deferred()
-                    if queued is None:
+                    found = self._next_piece(areas, piece_items)
+                    if found is None:
                         break
-                    source_id, ids = queued
-                    source = self.store.source(source_id)
-                    items = [item for _, item in sorted(self.store.items(ids).items())]
+                    source, items, piece = found
                     for area in areas:
-                        area.on_ingest(source, items)
+                        area.on_ingest(source, items, piece)
+                    ids = [item.id for item in items]
                     self.store.finish_deferred(ids)
-                    self.activity.record(log_actions.AREAS_CAUGHT_UP, source.name, count=len(ids), source_id=source_id,
+                    self.activity.record(log_actions.AREAS_CAUGHT_UP, source.name, count=len(ids), source_id=source.id,
                                          added=log_actions.ranges(ids))
                 self.index.set_pending(ids, False)
                 for area in areas:
@@ -780,6 +784,18 @@ class Memory:
                     progress(done, max(total, done), source.name)
         self._save_index()
         return done
+
+    def _next_piece(self, areas: list[Area], limit: int) -> tuple[Source, list[Item], Piece] | None:
+        """The queue's next piece: the oldest queued source's next items, ended where every area
+        can end it (:meth:`Area.cut`; a larger piece where one cannot), with where it lies."""
+        while (queued := self.store.next_deferred(limit)) is not None:
+            items = [item for _, item in sorted(self.store.items(queued.ids).items())]
+            keep = min((area.cut(items) for area in areas), default=len(items)) if queued.more else len(items)
+            if keep:
+                return self.store.source(queued.source_id), items[:keep], \
+                    Piece(self.store.item_before(queued.source_id, items[0].position), last=keep == len(items) and not queued.more)
+            limit *= 2
+        return None
 
     def _refit_lsa(self) -> None:
         """Fit the latent model and the word model (engine/wordvec.py) on the store as it is, and

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..activity import FACTS_EXTRACTED
-from ..area import Area
+from ..area import WHOLE, Area, Piece
 from ..array_file import ArrayFile
 from ..arrays import distinct
 from ..dense import one_blas_thread
@@ -146,6 +146,7 @@ class KnowledgeBuilding(Area):
         self._fact_terms: dict[int, frozenset[str]] = {}
         self._name_vectors: dict[int, np.ndarray] = {}
         self._batch: Batch | None = None
+        self._read_to: int | None = None  # the last item the extractor read, in a write that committed
         self.timeline = Timeline(self.store, self.registry, lambda: self.settings.supersession_rules)
         self.inbox = Inbox(self.store, self.timeline, mem.items)
 
@@ -254,11 +255,14 @@ class KnowledgeBuilding(Area):
 
     # -- ingest -------------------------------------------------------------------------------
 
-    def on_ingest(self, source: Source, items: list[Item]) -> None:
+    def on_ingest(self, source: Source, items: list[Item], piece: Piece = WHOLE) -> None:
         """Inside the source's transaction: extract its entities, mentions, facts, events and
-        episodes by rule, store them, and stage what the graph gains (see :meth:`on_indexed`)."""
+        episodes by rule, store them, and stage what the graph gains (see :meth:`on_indexed`).
+        A piece of a source continues the extractor's reading (its speakers, the people it
+        introduced, whom "she" means) when this area read the item before it."""
         batch = self._begin_batch()
-        self.extractor.reset()
+        if piece.before is None or piece.before.id != self._read_to:
+            self.extractor.reset()
         extractions = [self.extractor.extract(item) for item in items]
         ids = self._register_entities(extractions, batch)
         mentions = []
@@ -270,7 +274,7 @@ class KnowledgeBuilding(Area):
         self._store_facts(items, extractions, ids, batch, origin="rule")
         self.timeline.apply_rules(sorted(batch.facts.values()))
         self.inbox.find_duplicates(batch.entities)
-        self._store_episodes(source, items, extractions, batch)
+        self._store_episodes(source, items, extractions, batch, piece.before)
         if batch.facts:
             self.mem.activity.record(FACTS_EXTRACTED, source.name, count=len(batch.facts), source_id=source.id)
         if self.llm_configured:
@@ -284,9 +288,15 @@ class KnowledgeBuilding(Area):
         self._batch = Batch()
         return self._batch
 
+    def cut(self, items: list[Item]) -> int:
+        """A piece ends before its last episode, which the next items may still join."""
+        drafts = group_items(items, self.settings.episode_window)
+        return len(items) - len(drafts[-1].items) if drafts else 0
+
     def on_indexed(self, items: list[Item]) -> None:
         batch, self._batch = self._batch, None
         self.registry.commit()
+        self._read_to = items[-1].id if items else None
         if batch is None:
             return
         for eid, kind in batch.kinds.items():
@@ -329,8 +339,9 @@ class KnowledgeBuilding(Area):
         by_source: dict[int | None, list[Item]] = defaultdict(list)
         for item in added:
             by_source[item.source_id].append(item)
-        for items in by_source.values():
-            link_next(items, batch)
+        for source_id, items in by_source.items():  # (from the item before them: a catch-up's piece continues one)
+            before = store.item_before(source_id, min(i.position for i in items)) if source_id is not None else None
+            link_next([before, *items] if before is not None else items, batch)
         with self.graph.lock:
             self.graph.add_entities(batch.entities)
             self._apply_edges(batch)
@@ -482,7 +493,10 @@ class KnowledgeBuilding(Area):
                 [r[0] for r in stored], self._fact_vectors(triples), [fact_words(*t) for t in triples])
         return rows
 
-    def _store_episodes(self, source: Source, items: list[Item], extractions: list[Extraction], batch: Batch) -> None:
+    def _store_episodes(self, source: Source, items: list[Item], extractions: list[Extraction], batch: Batch,
+                        before: Item | None = None) -> None:
+        """The items' episodes (a piece of a source holds whole episodes: :meth:`cut`), and the
+        ``next`` edges between them, from the item ``before`` them in the source on."""
         events_of = {item.id: ex.events for item, ex in zip(items, extractions)}
         rows, events = [], []
         for draft in group_items(items, self.settings.episode_window):
@@ -493,7 +507,7 @@ class KnowledgeBuilding(Area):
             clique(batch, [i.id for i in draft.items])
         self.store.insert_episode_items(rows)
         self.store.insert_events(events)
-        link_next(items, batch)
+        link_next([before, *items] if before is not None else items, batch)
 
 
 def _head(key: str) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
+from ..area import WHOLE, Piece
 from ..records import Item, Source
 from .building import Batch, KnowledgeBuilding, clique, edge_type, fact_key, link_next
 from .entities import entity_key
@@ -55,11 +56,11 @@ class KnowledgeTransfer(KnowledgeBuilding):
         super().__init__(mem)
         self._import: _Import | None = None  # set while Memory.import_ runs (see importing())
 
-    def on_ingest(self, source: Source, items: list[Item]) -> None:
+    def on_ingest(self, source: Source, items: list[Item], piece: Piece = WHOLE) -> None:
         """While an import runs, a source its snapshot covers is restored from it, not extracted."""
         restoring = self._import.part(source.name, items) if self._import else None
         if restoring is None:
-            super().on_ingest(source, items)
+            super().on_ingest(source, items, piece)
         else:
             self._restore(source, items, *restoring, self._begin_batch())
 

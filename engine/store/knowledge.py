@@ -39,6 +39,15 @@ class EpisodeMember:
     image_meta: dict[str, Any] | None  # the item's meta where it names an image caption
 
 
+@dataclass(slots=True)
+class DeferredPiece:
+    """A source's next deferred items (:meth:`KnowledgeSQL.next_deferred`) and where they lie in it."""
+
+    source_id: int
+    ids: list[int]  # in position order
+    more: bool  # whether more of the source's deferred items follow them
+
+
 WRITES = ("INSERT", "UPDATE", "DELETE")
 # Writes that move the knowledge_writes counter (knowledge-4): what the memos of facts and their
 # provenance are keyed on, so writes elsewhere (feedback, trust) keep them.
@@ -898,19 +907,23 @@ class KnowledgeSQL:
     def defer_items(self, item_ids: Sequence[int]) -> None:
         self._set_queue_status(item_ids, "deferred")
 
-    def next_deferred(self) -> tuple[int, list[int]] | None:
-        """(source id, its deferred item ids in id order) of the oldest deferred item's source.
-        The source's items are found from the source (CROSS JOIN keeps that order): from the
-        queue's status, SQLite walked every deferred item, a million at the start of a large
-        catch-up, for each source."""
-        row = self.conn.execute("SELECT i.source_id FROM extraction_queue q JOIN items i ON i.id = q.item_id"
+    def next_deferred(self, limit: int) -> DeferredPiece | None:
+        """The oldest deferred item's source and its next ``limit`` deferred item ids, in
+        position order (ids are allocated in position order): a catch-up reads a long source in
+        pieces, each its own transaction, so that memory and a lost transaction stay bounded by
+        the piece, not the source. The source's items are found from the source (CROSS JOIN
+        keeps its (source, position) index in front): from the queue's status, SQLite walked
+        every deferred item, a million at the start of a large catch-up, for each piece."""
+        row = self.conn.execute("SELECT i.source_id, i.position FROM extraction_queue q JOIN items i ON i.id = q.item_id"
                                 " WHERE q.status = 'deferred' ORDER BY q.item_id LIMIT 1").fetchone()
         if row is None:
             return None
+        source_id, position = row
         ids = [r[0] for r in self.conn.execute(
             "SELECT q.item_id FROM items i CROSS JOIN extraction_queue q ON q.item_id = i.id"
-            " WHERE i.source_id = ? AND q.status = 'deferred' ORDER BY q.item_id", (row[0],))]
-        return row[0], ids
+            " WHERE i.source_id = ? AND i.position >= ? AND q.status = 'deferred' ORDER BY i.position LIMIT ?",
+            (source_id, position, limit + 1))]
+        return DeferredPiece(source_id, ids[:limit], len(ids) > limit)
 
     def finish_deferred(self, item_ids: Sequence[int]) -> None:
         """These items leave the queue, unless the areas queued them again for the LLM."""

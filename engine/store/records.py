@@ -146,6 +146,13 @@ class RecordsSQL:
                 out[row[0]] = _item_from_row(row)
         return out
 
+    def item_before(self, source_id: int, position: int) -> Item | None:
+        """The source's item just before this position (None at its start): where a piece of a
+        source read by a catch-up continues from."""
+        row = self.conn.execute(f"SELECT {_ITEM_COLUMNS} FROM items WHERE source_id = ? AND position < ?"
+                                " ORDER BY position DESC LIMIT 1", (source_id, position)).fetchone()
+        return _item_from_row(row) if row else None
+
     def existing_items(self, ids: Iterable[int]) -> set[int]:
         """Which of these ids are items still in the store, reading the ids alone."""
         return {row[0] for row in self._in("SELECT id FROM items WHERE id IN ({marks})", list(ids))}

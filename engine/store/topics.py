@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from array import array
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
@@ -127,6 +128,20 @@ class TopicsSQL:
         rows = self.conn.execute("SELECT id, json_extract(meta, '$.session'), json_extract(meta, '$.heading_path[0]')"
                                  " FROM items WHERE id <= ? ORDER BY id", (up_to,)).fetchall()
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), [r[1] or r[2] for r in rows]
+
+    def source_best_leaves(self, source_id: int) -> tuple[np.ndarray, list[object]]:
+        """(best leaf, group key) of each of a source's items that has a leaf, in position order:
+        the source's moves once a catch-up has read it in pieces (each item's best leaf as
+        :meth:`topic_assignments` orders them; the group key as :meth:`item_groups` reads it)."""
+        rows = self.conn.execute(
+            "SELECT best, json_extract(meta, '$.session'), json_extract(meta, '$.heading_path[0]') FROM"
+            " (SELECT meta, position, (SELECT leaf FROM topic_items t WHERE t.item_id = i.id ORDER BY weight DESC, leaf LIMIT 1)"
+            " AS best FROM items i WHERE source_id = ?) WHERE best IS NOT NULL ORDER BY position", (source_id,))
+        leaves, groups = array("q"), []
+        for best, session, heading in rows:
+            leaves.append(best)
+            groups.append(session or heading)
+        return np.frombuffer(leaves, dtype=np.int64), groups
 
     def speakers(self) -> list[str]:
         """Every distinct speaker of an item."""

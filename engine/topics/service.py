@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from ..area import Area
+from ..area import WHOLE, Area, Piece
 from ..array_file import ArrayFile
 from ..arrays import Column, distinct, positions
 from ..dense import one_blas_thread
@@ -143,6 +143,7 @@ class TopicsArea(Area):
         # one ingest's leaves and moves, from on_ingest (in the transaction) to on_indexed (after it)
         self._pending: tuple[list[int], np.ndarray | None, np.ndarray, np.ndarray, np.ndarray, list[Transition],
                              list[Transition]] | None = None
+        self._source_ended = True  # whether the last write read its source to the end (a piece may not)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -221,9 +222,11 @@ class TopicsArea(Area):
         known = slots >= 0
         self.state.assign(slots[known], leaves[known], weights[known])
 
-    def on_ingest(self, source: Source, items: list[Item]) -> None:
-        """Assign the new items to leaves and store them with the source's transitions."""
+    def on_ingest(self, source: Source, items: list[Item], piece: Piece = WHOLE) -> None:
+        """Assign the new items to leaves and store them; at the source's end, its transitions
+        (read from the store's leaves when the source came in pieces: a move crosses the cut)."""
         self._pending = None
+        self._source_ended = piece.last
         st = self.state
         if st is None or not items:
             return
@@ -234,11 +237,18 @@ class TopicsArea(Area):
         rows, leaves, weights = self._assign(vecs, len(items))
         self.mem.store.insert_topic_assignments(
             (items[r].id, int(t), float(w)) for r, t, w in zip(rows.tolist(), leaves.tolist(), weights.tolist()))
-        order = sorted(range(len(items)), key=lambda i: items[i].position)
-        best = self._best_leaves(rows, leaves, len(items))
-        replaced = self.mem.store.topic_transitions([source.id])  # a source ingested again: its old moves go
-        added = source_transitions(best[order], [group_of(items[i]) for i in order], st.tree)
-        self.mem.store.replace_topic_transitions(source.id, added)
+        replaced: list[Transition] = []
+        added: list[Transition] = []
+        if piece.first:  # a source ingested again: its old moves go
+            replaced = self.mem.store.topic_transitions([source.id])
+        if piece.last and piece.first:
+            order = sorted(range(len(items)), key=lambda i: items[i].position)
+            added = source_transitions(self._best_leaves(rows, leaves, len(items))[order],
+                                       [group_of(items[i]) for i in order], st.tree)
+        elif piece.last:
+            added = source_transitions(*self.mem.store.source_best_leaves(source.id), st.tree)
+        if piece.first or piece.last:
+            self.mem.store.replace_topic_transitions(source.id, added)
         self._pending = ([i.id for i in items], vecs, rows, leaves, weights, replaced, added)
 
     def on_indexed(self, items: list[Item]) -> None:
@@ -252,7 +262,7 @@ class TopicsArea(Area):
             self._add_assignments(slots, rows, leaves, weights)
             st.markov.remove(replaced)  # this source's moves only: O(source), but for a merge now and then (see add)
             st.markov.add(added)
-        if self.settings.topic_auto_build and self.needs_rebuild():
+        if self._source_ended and self.settings.topic_auto_build and self.needs_rebuild():
             try:  # the items are committed; a failed rebuild only leaves the previous tree
                 self.rebuild()
             except Exception as exc:  # noqa: BLE001 - reported, never fatal to the ingest
