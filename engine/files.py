@@ -13,6 +13,7 @@ import errno
 import os
 import stat
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
@@ -81,29 +82,61 @@ def read_regular(path: str | Path, max_bytes: int, inside: Path | None = None) -
 
 def read_own(path: str | Path, max_bytes: int) -> bytes:
     """The bytes of a settings file (the config file, an env file): a regular file that no other
-    user can change. Such a file says where texts and keys are sent, so one that another user
-    could write, or replace through its folder, is refused, as ssh refuses such a config (root's
-    own files and folders count as this user's). A group-writable file or folder is the owner's
-    own when its group is the owner's private group, as the default umask 002 of user-private
-    groups makes them (664, 775). Raises :class:`FileRefused`."""
+    user can change (:func:`others_control`). Such a file says where texts and keys are sent, so
+    one that another user could write, or replace through its folder, is refused, as ssh refuses
+    such a config. Raises :class:`FileRefused`."""
     with open_regular(path) as fh:
-        info = os.fstat(fh.fileno())
-        folder = Path(os.path.realpath(path)).parent
-        trusted = (os.getuid(), 0)
-        if info.st_uid not in trusted:
-            raise FileRefused(f"it belongs to another user (uid {info.st_uid}) and says where texts and keys are sent;"
-                              " nothing was read from it")
-        writers = _other_writers(info)
-        if writers:
-            raise FileRefused(f"{writers} can write it (mode {info.st_mode & 0o777:o}) and it says where texts and keys"
-                              f" are sent; nothing was read from it: chmod {'o' if writers == 'others' else 'g'}-w {path}")
-        held = os.stat(folder)
-        writers = "" if held.st_mode & stat.S_ISVTX else _other_writers(held)
-        if held.st_uid not in trusted or writers:
-            who = writers or f"another user (uid {held.st_uid})"
-            raise FileRefused(f"{who} can change its folder {folder} (mode {held.st_mode & 0o777:o}, uid"
-                              f" {held.st_uid}) and put another file in its place; nothing was read from it")
+        control = others_control(path, os.fstat(fh.fileno()))
+        if control and control.by == "owner":
+            raise FileRefused(f"{control.reason} and says where texts and keys are sent; nothing was read from it")
+        if control and control.by == "writers":
+            raise FileRefused(f"{control.reason} and it says where texts and keys are sent; nothing was read from it:"
+                              f" chmod {'o' if control.reason.startswith('others') else 'g'}-w {path}")
+        if control:
+            raise FileRefused(f"{control.reason} and put another file in its place; nothing was read from it")
         return _read_at_most(fh, max_bytes)
+
+
+@dataclass(frozen=True)
+class Control:
+    """Why another user could change a file: ``by`` its "owner", its other "writers", or through
+    its "folder"; ``reason`` as a refusal says it."""
+
+    by: str
+    reason: str
+
+
+def others_control(path: str | Path, info: os.stat_result) -> Control | None:
+    """Why another user could change the file at ``path`` (``info``: what was opened there), or
+    None when none can: it belongs to another user, others (or a group shared with other users)
+    can write it, or another user can change a folder it is in (the one its name is in, and the
+    real one when that name is a link), and so put another file in its place. Root's own files
+    and folders count as this user's; a folder with the sticky bit (``/tmp``) lets no one
+    replace another's file. A group-writable file or folder is the owner's own when its group is
+    the owner's private group, as the default umask 002 of user-private groups makes them (664,
+    775)."""
+    trusted = (os.getuid(), 0)
+    if info.st_uid not in trusted:
+        return Control("owner", f"it belongs to another user (uid {info.st_uid})")
+    writers = _other_writers(info)
+    if writers:
+        return Control("writers", f"{writers} can write it (mode {info.st_mode & 0o777:o})")
+    named = Path(os.path.abspath(path))
+    for folder in dict.fromkeys([Path(os.path.realpath(named)).parent, *([named.parent] if named.is_symlink() else [])]):
+        control = folder_control(folder)
+        if control:
+            return control
+    return None
+
+
+def folder_control(folder: str | Path) -> Control | None:
+    """Why another user could change what ``folder`` holds (see :func:`others_control`), or None."""
+    held = os.stat(folder)
+    writers = "" if held.st_mode & stat.S_ISVTX else _other_writers(held)
+    if held.st_uid in (os.getuid(), 0) and not writers:
+        return None
+    who = writers or f"another user (uid {held.st_uid})"
+    return Control("folder", f"{who} can change its folder {folder} (mode {held.st_mode & 0o777:o}, uid {held.st_uid})")
 
 
 def _other_writers(info: os.stat_result) -> str:

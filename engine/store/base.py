@@ -5,10 +5,13 @@ store made before the id existed, its own migration table) says it is Mnemoscope
 applied migrations say it is not from a newer Mnemoscope. Anything else is refused with one
 line and left exactly as it was (no WAL switch, no table).
 
-A new store is created private (the file 0600, folders made for it 0700); SQLite gives its
-``-wal`` and ``-shm`` files the permissions of the store. A store that cannot be written (the
-file or its folder is read-only) opens read-only: recall and browsing work, a write is refused
-with one line. SQLite's own failures reach the caller as :class:`StoreError` subclasses whose
+A new store is created private (the file 0600, folders made for it 0700), and only in a folder
+no other user can change; SQLite gives its ``-wal`` and ``-shm`` files the permissions of the
+store. A store that cannot be written (the file or its folder is read-only) opens read-only:
+recall and browsing work, a write is refused with one line. So does a store another user could
+change or read what is written into (:func:`engine.files.others_control`: the file is theirs,
+others can write it, or they can change its folder; or a ``-wal``, ``-shm`` or ``-activity`` file
+beside it is theirs or a link): the line says why. SQLite's own failures reach the caller as :class:`StoreError` subclasses whose
 text says what happened and what to do (a lock held by another process names that process's
 activity; a damaged file points to ``mnemoscope check``).
 """
@@ -32,6 +35,7 @@ SQLITE_MAX_INT = 2**63 - 1
 
 from ..errors import (NewerStore, NotAStore, NotText, OutOfRange, StoreBusy, StoreClosed, StoreDamaged, StoreDiskError,
                       StoreError, StoreReadOnly)
+from ..files import folder_control, others_control
 from .locks import write_lock_holder
 
 
@@ -146,9 +150,8 @@ class StoreBase:
         self.lock_timeout = lock_timeout
         self.upgraded: list[str] = []  # the migrations this open applied (``check --recount`` says what they added)
         in_memory = str(path) == ":memory:"
-        if not in_memory:
-            _prepare_file(self.path)
-        self.read_only = read_only or (not in_memory and not _writable(self.path))
+        self.untrusted = "" if in_memory else _prepare_file(self.path)  # why another user could change it, if they could
+        self.read_only = read_only or bool(self.untrusted) or (not in_memory and not _writable(self.path))
         if not (in_memory or self.read_only):
             recognised = self._recognise_read_only(migrations)  # a refused file is left unwritten, not even checkpointed
         self.writer = self._connect(in_memory)
@@ -205,6 +208,10 @@ class StoreBase:
                 conn = self._connection(uri + "&immutable=1", shared=True)
         return conn
 
+    def _why_read_only(self) -> str:
+        """Why another user's hand keeps this store read-only, as a refusal adds it ("" if none)."""
+        return f" ({self.untrusted}: it is not written to)" if self.untrusted else ""
+
     def _uri(self, mode: str) -> str:
         return f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode={mode}"
 
@@ -259,7 +266,7 @@ class StoreBase:
             self.missing = frozenset(name for name, _ in pending)
         elif pending and self.read_only:
             raise StoreReadOnly(f"{self.path}: {'is not a store yet' if not applied else 'needs a schema upgrade'} and"
-                                " is read-only; open it once with write access")
+                                f" is read-only{self._why_read_only()}; open it once with write access")
         return pending, app_id == APPLICATION_ID
 
     # -- transactions -------------------------------------------------------------------------
@@ -286,7 +293,7 @@ class StoreBase:
                         self.conn.execute(f"RELEASE {savepoint}")
                 return
             if self.read_only:
-                raise StoreReadOnly(f"{self.path} is read-only: recall and browsing work, changes do not;"
+                raise StoreReadOnly(f"{self.path} is read-only{self._why_read_only()}: recall and browsing work, changes do not;"
                                     " nothing was changed")
             self.conn.execute("BEGIN IMMEDIATE")
             self._depth = 1
@@ -419,7 +426,7 @@ class StoreBase:
             return
         label, since = self._activity or ("writing", time.time())
         try:
-            fd = os.open(self.activity_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            fd = os.open(self.activity_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
             with os.fdopen(fd, "w") as fh:
                 json.dump({"pid": os.getpid(), "activity": label, "since": since}, fh)
         except OSError:
@@ -462,7 +469,8 @@ class StoreBase:
             return StoreBusy(f"{self.path} is busy: {self.holder()}; waited {self.lock_timeout:g} s. Let it finish"
                              " (or stop it) and run this again; nothing was changed")
         if name.startswith("SQLITE_READONLY") or "readonly" in text:
-            return StoreReadOnly(f"{self.path} is read-only: recall and browsing work, changes do not; nothing was changed")
+            return StoreReadOnly(f"{self.path} is read-only{self._why_read_only()}: recall and browsing work, changes do not;"
+                                 " nothing was changed")
         if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text or "not a database" in text:
             return StoreDamaged(f"{self.path} is damaged ({text}): `mnemoscope --store {self.path} check` checks it,"
                                 " and `check --salvage FILE` exports what can still be read")
@@ -534,9 +542,11 @@ def _snapshot_of(conn: sqlite3.Connection) -> Iterator[None]:
 # -- the file ---------------------------------------------------------------------------------
 
 
-def _prepare_file(path: Path) -> None:
+def _prepare_file(path: Path) -> str:
     """Check the store's path, and create the file (0600, its new folders 0700) if missing.
-    Refuses a path under a file, and anything but a regular file."""
+    Refuses a path under a file, anything but a regular file, and a new store in a folder another
+    user can change. Returns why another user could change the store (see the module's
+    docstring), or "" when no one can."""
     missing: list[Path] = []
     folder = path.parent
     while not folder.exists():
@@ -544,23 +554,49 @@ def _prepare_file(path: Path) -> None:
         folder = folder.parent
     if not folder.is_dir():
         raise StoreError(f"cannot create the store {path}: {folder} is a file, not a folder")
+    if not os.path.lexists(path):
+        control = folder_control(folder)
+        why = control.reason if control else "" if missing else _planted_beside(path)
+        if why:
+            raise StoreError(f"cannot create the store {path}: {why}; nothing was created. Choose a folder of your own"
+                             " (mkdir -m 700 FOLDER)")
     try:
         for new in reversed(missing):
             new.mkdir(mode=0o700, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     except FileExistsError:
         try:
-            mode = os.stat(path).st_mode
+            info = os.stat(path)
         except OSError as exc:
             raise StoreError(f"cannot open the store {path}: {exc.strerror or exc} (a broken link?)") from None
-        if stat.S_ISDIR(mode):
+        if stat.S_ISDIR(info.st_mode):
             raise NotAStore(f"{path} is a folder, not a store file") from None
-        if not stat.S_ISREG(mode):
+        if not stat.S_ISREG(info.st_mode):
             raise NotAStore(f"{path} is not a regular file (a FIFO, a socket or a device), not a store") from None
-        return
+        control = others_control(path, info)
+        return control.reason if control else next(filter(None, map(_planted_beside, {path, Path(os.path.realpath(path))})), "")
     except OSError as exc:
         raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}") from None
     os.close(fd)
+    return ""
+
+
+def _planted_beside(path: Path) -> str:
+    """Why a file SQLite or this store opens by name beside ``path`` (``-wal``, ``-shm``,
+    ``-activity``) is another user's to change: a link, or a file of theirs, which a folder
+    like /tmp lets anyone put there first. "" when none is."""
+    for suffix in ("-wal", "-shm", "-activity"):
+        beside = path.with_name(path.name + suffix)
+        try:
+            info = os.lstat(beside)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            return f"{beside.name} beside it is a link"
+        control = others_control(beside, info)
+        if control and control.by != "folder":
+            return f"{beside.name} beside it: {control.reason}"
+    return ""
 
 
 def _writable(path: Path) -> bool:
