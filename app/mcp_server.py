@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import unicodedata
 from contextlib import asynccontextmanager
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Annotated, Any, AsyncIterator, Callable, Literal, TypeVar
@@ -245,6 +246,10 @@ def build_server(mem: "Memory") -> MCPServer:
         Returns the source id and the stored item ids."""
         if (messages is None) == (text is None):
             raise ToolError("give either messages (a conversation) or text (a document), not both or neither")
+        _check_name("source", source, MAX_SOURCE_CHARS)
+        _check_name("title", title)
+        for n, m in enumerate(messages or []):
+            _check_name(f"messages.{n}.name", m.name)
         raw = [m.model_dump(exclude_none=True) for m in messages] if messages is not None else None
         return await engine.answer(ctx, lambda m: _remember(m, raw, text, title, source), writes=True)
 
@@ -327,6 +332,23 @@ def build_server(mem: "Memory") -> MCPServer:
 
 
 # -- what each tool does, in the worker thread ---------------------------------------------------
+
+
+# A source's name comes back with every hit of it (recall's ``source``), and is shown as a list's line.
+MAX_SOURCE_CHARS = 500
+
+
+def _check_name(field: str, value: str | None, limit: int | None = None) -> None:
+    """Refuse a name an agent gives (a source, a title, a speaker) that holds a control character
+    (an escape sequence would drive the terminal of whoever lists it; a line break splits its
+    line) or, with ``limit``, is longer than that. Content may hold them; a name is shown alone."""
+    if value is None:
+        return
+    if limit is not None and len(value) > limit:
+        raise ToolError(f"{field}: at most {limit:,} characters (got {len(value):,}); nothing was stored")
+    bad = next((n for n, c in enumerate(value) if unicodedata.category(c) == "Cc"), None)
+    if bad is not None:
+        raise ToolError(f"{field}: a name holds no control characters (U+{ord(value[bad]):04X} at {bad}); nothing was stored")
 
 
 def _area(mem: "Memory", name: str) -> Any:
