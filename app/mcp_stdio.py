@@ -11,10 +11,14 @@ stray print or a child process cannot write into the protocol.
 Anything but a pipe or a socket (a terminal, a file) is left to the SDK's transport: the loop
 cannot wait on a file, and a terminal's flags are shared with the shell that owns it.
 
-A request whose JSON escapes an unpaired surrogate (``"\\ud800"``: valid JSON, which Python's
-encoder writes for such a string, but no text) is one the SDK's parser refuses and then drops
-without an answer, so the client would wait for ever: the wire answers it with a JSON-RPC error
-naming its id instead, and the request is not run.
+Every line is answered or read. The SDK drops a line its parser refuses without an answer (the
+client of a request waits for ever), so the wire answers such a line itself with a JSON-RPC error,
+as the specification asks, and passes the next one on: -32700 (parse error, id null) for a line
+that is not JSON or is longer than :data:`LINE_LIMIT`; -32602 naming its id for a request whose
+JSON escapes an unpaired surrogate (``"\\ud800"``: valid JSON, which Python's encoder writes for such
+a string, but no text); -32600 (invalid request) for any other JSON that is no JSON-RPC message,
+naming its id where one can be read (a line nested too deep to parse has none). A blank line
+carries nothing and is skipped.
 """
 
 from __future__ import annotations
@@ -32,37 +36,60 @@ STDIN, STDOUT, STDERR = 0, 1, 2
 # One message is one line; a `remember` of a long document is a long line.
 LINE_LIMIT = 1 << 30
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")  # half of a pair, or alone
-INVALID_PARAMS = -32602
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 
 
 class WireLines:
     """The messages arriving on the wire, one decoded line at a time (as the SDK reads them); a
-    request the SDK would drop for an unpaired surrogate is answered on ``writer`` instead."""
+    line the SDK would drop is answered on ``writer`` instead (see the module's docstring)."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: WireWriter) -> None:
-        self.reader = reader
+    def __init__(self, reader: asyncio.StreamReader, writer: WireWriter, limit: int = LINE_LIMIT) -> None:
+        self.reader = reader  # made with ``limit`` as its own
         self.writer = writer
+        self.limit = limit
 
     def __aiter__(self) -> WireLines:
         return self
 
     async def __anext__(self) -> str:
         while True:
-            line = await self.reader.readline()
+            line = await self._line()
+            if line is None:
+                await self._answer(_error(None, PARSE_ERROR, f"a message longer than {self.limit:,} bytes; it was not read"))
+                continue
             if not line:
                 raise StopAsyncIteration
             text = line.decode("utf-8", errors="replace")
-            answer = _not_text(text) if _SURROGATE_ESCAPE.search(text) else None
+            if not text.strip():
+                continue
+            answer = _refusal(text)
             if answer is None:
                 return text
-            await self.writer.write(answer)
-            await self.writer.flush()
+            await self._answer(answer)
+
+    async def _line(self) -> bytes | None:
+        """The next line (empty at the wire's end), or None for one longer than the reader's limit,
+        read to its end and let go a limit's worth at a time."""
+        too_long = False
+        while True:
+            try:
+                line = await self.reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:  # the wire ended without a line end
+                line = exc.partial
+            except asyncio.LimitOverrunError as exc:
+                await self.reader.readexactly(exc.consumed)
+                too_long = True
+                continue
+            return None if too_long else line
+
+    async def _answer(self, answer: str) -> None:
+        await self.writer.write(answer)
+        await self.writer.flush()
 
 
-def _not_text(line: str) -> str | None:
-    """The JSON-RPC error answering a request that escapes an unpaired surrogate, or None for a
-    line the SDK reads (a surrogate pair is one character), or cannot read for another reason (not
-    JSON, or nested too deep for Python's parser: the SDK drops such a line and serves the next)."""
+def _refusal(line: str) -> str | None:
+    """The JSON-RPC error answering a line the SDK's parser refuses (see the module's docstring),
+    or None for a line it reads (a surrogate pair is one character)."""
     from mcp import types
 
     try:
@@ -71,15 +98,24 @@ def _not_text(line: str) -> str | None:
     except ValueError:
         pass
     try:
-        request: Any = json.loads(line)
-    except (ValueError, RecursionError):  # nested deeper than Python's parser recurses: the SDK's to refuse
-        return None
-    lone = next((s for s in _strings(request) if not _encodes(s)), None)
-    if lone is None or not isinstance(request, dict) or not isinstance(request.get("id"), (int, str)):
-        return None
-    bad = next(c for c in lone if 0xD800 <= ord(c) <= 0xDFFF)
-    message = f"a string in this request is not text: an unpaired surrogate (U+{ord(bad):04X}); the request was not run"
-    return json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": {"code": INVALID_PARAMS, "message": message}}) + "\n"
+        message: Any = json.loads(line)
+    except RecursionError:
+        return _error(None, INVALID_REQUEST, "a message nested too deeply to read; it was not run")
+    except ValueError:
+        return _error(None, PARSE_ERROR, "not JSON; the line was not read")
+    given = message.get("id") if isinstance(message, dict) else None
+    known = given if isinstance(given, (int, str)) and not isinstance(given, bool) else None
+    lone = next((s for s in _strings(message) if not _encodes(s)), None)
+    if lone is not None:
+        bad = next(c for c in lone if 0xD800 <= ord(c) <= 0xDFFF)
+        return _error(known, INVALID_PARAMS, f"a string in this request is not text: an unpaired surrogate"
+                      f" (U+{ord(bad):04X}); the request was not run")
+    return _error(known, INVALID_REQUEST, "not a JSON-RPC request, notification or response this server reads"
+                  " (jsonrpc \"2.0\", a method or a result); it was not run")
+
+
+def _error(request_id: int | str | None, code: int, message: str) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}) + "\n"
 
 
 def _strings(value: Any) -> list[str]:
@@ -149,7 +185,7 @@ async def wire_streams() -> AsyncIterator[tuple[WireLines, WireWriter] | None]:
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
     try:
         wire_writer = WireWriter(writer)
-        yield WireLines(reader, wire_writer), wire_writer
+        yield WireLines(reader, wire_writer, LINE_LIMIT), wire_writer
     finally:
         os.dup2(wire_in, STDIN)  # the standard streams back on the wire, as the SDK's claim leaves them
         os.dup2(wire_out, STDOUT)

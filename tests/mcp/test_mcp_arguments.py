@@ -3,6 +3,7 @@ one line naming the tool and the argument, nothing is stored, and the server kee
 
 from __future__ import annotations
 
+import asyncio
 import json
 import select
 import subprocess
@@ -10,6 +11,7 @@ import time
 
 import pytest
 
+from mnemoscope.app.mcp_stdio import WireLines
 from mnemoscope.engine import Memory
 
 from .test_mcp_server import ROOT, agent_session, server_command, text_of
@@ -65,10 +67,11 @@ INITIALIZE = [
 REFUSED = "a string in this request is not text: an unpaired surrogate (U+{}); the request was not run"
 
 
-def raw_exchange(store, lines: list[str], ids: set[int | str]) -> dict[int | str, dict]:
+def raw_exchange(store, lines: list[str], ids: set[int | str]) -> dict[int | str | None, dict]:
     """The server's answers, by id, to the ``lines`` after the initialize handshake (raw JSON
     lines, since the SDK's client will not encode an unpaired surrogate), read until each of
-    ``ids`` is answered; the server must then end cleanly when its stdin closes."""
+    ``ids`` is answered; the server must then end cleanly when its stdin closes. Answers without
+    an id (id null) are listed in order under None."""
     server = subprocess.Popen(server_command(store), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
     answers: dict[int | str, dict] = {}
@@ -81,7 +84,9 @@ def raw_exchange(store, lines: list[str], ids: set[int | str]) -> dict[int | str
             if not line:  # the server ended
                 break
             answer = json.loads(line)
-            if answer.get("id", 0) != 0:  # 0 is the handshake's
+            if answer.get("id") is None:
+                answers.setdefault(None, []).append(answer)
+            elif answer["id"] != 0:  # 0 is the handshake's
                 answers[answer["id"]] = answer
     finally:
         server.stdin.close()
@@ -127,6 +132,48 @@ def test_a_request_nested_too_deep_with_a_surrogate_leaves_the_server_serving(tm
     after = [{"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
              {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "recall", "arguments": {"query": "\ud800"}}}]
     answers = raw_exchange(tmp_path / "agent.db", [deep] + [json.dumps(r) for r in after], {2, 3})
-    assert sorted(answers, key=str) == [2, 3]  # the deep line is the SDK's to refuse, as without the surrogate
+    assert sorted(answers, key=str) == [2, 3, None]  # the deep line's id cannot be read: answered with id null
+    assert [a["error"]["code"] for a in answers[None]] == [-32600]
     assert "recall" in {tool["name"] for tool in answers[2]["result"]["tools"]}
     assert answers[3]["error"] == {"code": -32602, "message": REFUSED.format("D800")}
+
+
+def test_every_line_the_sdk_cannot_read_is_answered_and_the_server_serves_on(tmp_path):
+    """The SDK drops a line its parser refuses, with no answer: a client of that request waited
+    for ever (fails before: none of these answered). The wire answers each with a JSON-RPC error,
+    as the specification asks: -32700 for a line that is not JSON, -32600 for JSON that is no
+    JSON-RPC message (its id named where one can be read); a blank line carries nothing."""
+    lines = ["this is not json", '{"jsonrpc": "2.0", "id": 7, "method": 5}', "[1, 2]", "",
+             '{"jsonrpc": "1.0", "id": "old", "method": "tools/list"}', '{"id": true, "method": "x"}',
+             "[" * 3000 + "]" * 3000, json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})]
+    answers = raw_exchange(tmp_path / "agent.db", lines, {7, "old", 8})
+    assert answers[7]["error"]["code"] == -32600 and answers["old"]["error"]["code"] == -32600
+    assert "not a JSON-RPC request, notification or response" in answers[7]["error"]["message"]
+    assert [a["error"]["code"] for a in answers[None]] == [-32700, -32600, -32600, -32600]
+    assert answers[None][0]["error"]["message"] == "not JSON; the line was not read"
+    assert "tools" in answers[8]["result"]
+
+
+async def test_a_line_longer_than_the_limit_is_answered_and_the_next_is_read():
+    """A message longer than the wire's limit was an error out of the reader that ended the
+    server (asyncio's readline raises ValueError); it is read to its end, answered -32700, and
+    the next line is passed on."""
+    reader = asyncio.StreamReader(limit=64)
+    answered: list[str] = []
+
+    class Collected:
+        async def write(self, text: str) -> None:
+            answered.append(text)
+
+        async def flush(self) -> None:
+            pass
+
+    wire = WireLines(reader, Collected(), limit=64)
+    tools = json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})
+    reader.feed_data(b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "' + b"y" * 500 + b'"}}\n')
+    reader.feed_data(tools.encode() + b"\n" + b"z" * 300)
+    reader.feed_eof()
+    read = [line async for line in wire]
+    assert read == [tools + "\n"]
+    assert [json.loads(a)["error"] for a in answered] == [
+        {"code": -32700, "message": "a message longer than 64 bytes; it was not read"}] * 2
