@@ -115,7 +115,7 @@ def read_content(content: Any) -> Content:
             if not isinstance(part.get("text"), str):
                 raise ValueError(f"content part {n} of type {kind!r} needs a string 'text'")
             texts.append(part["text"])
-        elif kind in IMAGE_PARTS and out.image is None and (ref := _image_ref(part)) and _kept_inline(ref):
+        elif kind in IMAGE_PARTS and out.image is None and (ref := _image_ref(part)) and kept_inline(ref):
             out.image, out.image_part = ref, kind
         else:
             out.leave_out(kind)
@@ -123,7 +123,9 @@ def read_content(content: Any) -> Content:
     return out
 
 
-def _kept_inline(ref: str) -> bool:
+def kept_inline(ref: str) -> bool:
+    """Whether a photo's reference is kept: any URL, and a ``data:`` URL of at most
+    :data:`MAX_INLINE_IMAGE_CHARS`."""
     return not (len(ref) > MAX_INLINE_IMAGE_CHARS and ref[:5].lower() == "data:")
 
 

@@ -33,8 +33,9 @@ MAX_FILE_BYTES = 200 * 1024 * 1024
 # A document's "sentence" longer than this (a blob of one line) is cut at spaces; any other text
 # (a turn, a note, a chat message) is split into items of its own (:func:`hold_to_limits`).
 MAX_CHUNK_CHARS = 20_000
-# The longest speaker or title an item may have: a text split at MAX_CHUNK_CHARS repeats both in
-# every piece, and so does each chunk of a section its heading. Longer, the ingest is refused.
+# The longest speaker, title or photo caption an item may have: a text split at MAX_CHUNK_CHARS
+# repeats the first two in every piece, each chunk of a section its heading, and the indexes read
+# a caption with the text. Longer, the ingest is refused.
 MAX_LABEL_CHARS = 2_000
 # A Markdown heading longer than this is read as text: every chunk below it would repeat it.
 MAX_HEADING_CHARS = 300
@@ -223,15 +224,17 @@ def hold_to_limits(parsed: Sequence[ParsedSource]) -> None:
     """Hold parsed sources, before any of them is stored, to what one item may hold, whichever
     reader or caller made them (a file, a note, an MCP client's messages).
 
-    A speaker or a title longer than :data:`MAX_LABEL_CHARS` refuses the whole lot with an
-    :class:`IngestError` naming the source and the item, so nothing is stored. A text longer
+    A speaker, a title or a photo's caption longer than :data:`MAX_LABEL_CHARS` refuses the whole
+    lot with an :class:`IngestError` naming the source and the item, so nothing is stored. A text longer
     than :data:`MAX_CHUNK_CHARS` is split, at spaces as a document's long sentence is, into
     items that follow each other: the first keeps the item's key and photo, the next ones are
     keyed ``KEY+2``, ``KEY+3`` … and every piece says ``part`` "n/total" in its meta; the source's
     positions are renumbered so that the pieces stay neighbours. Nothing is left out."""
     for p in parsed:
         for item in p.items:
-            for label, value in (("speaker", item.speaker or ""), ("title", item.title)):
+            caption = item.meta.get("image_caption")
+            for label, value in (("speaker", item.speaker or ""), ("title", item.title),
+                                 ("photo's caption", caption if isinstance(caption, str) else "")):
                 if len(value) > MAX_LABEL_CHARS:
                     line = item.meta.get("line")
                     raise IngestError(p.source.name, f"{item.kind} {item.key!r}: its {label} is {len(value):,} characters"
@@ -417,6 +420,7 @@ def _locomo_sample(path: Path, text: str, sample: dict[str, Any], index: int) ->
     speakers = [_typed(path, text, f"conversation {sample_id}", k, conv[k], (str,)) for k in ("speaker_a", "speaker_b")
                 if conv.get(k) is not None]
     items: list[Item] = []
+    left_out: dict[str, int] = {}  # photos not kept, by field (photo_meta)
     seen: set[str] = set()
     for key in session_keys:
         session_no = int(key.split("_")[1])
@@ -444,7 +448,7 @@ def _locomo_sample(path: Path, text: str, sample: dict[str, Any], index: int) ->
                 raise IngestError(path, f"{where}: duplicate dia_id {dia_id!r}", _line_of(text, f'"{dia_id}"'))
             seen.add(dia_id)
             try:
-                photo = photo_meta(turn)
+                photo = photo_meta(turn, left_out)
             except BadPhoto as exc:
                 raise IngestError(path, f"{where}: {exc}", _line_of(text, f'"{dia_id}"')) from None
             meta: dict[str, Any] = {"session": session_no, "session_date": date_raw, **photo}
@@ -454,7 +458,8 @@ def _locomo_sample(path: Path, text: str, sample: dict[str, Any], index: int) ->
                     timestamp=timestamp, tags=[f"session:{session_no}"], meta=meta,
                 )
             )
-    meta = {"format": "locomo", "sample_id": sample_id, "speakers": [s for s in speakers if s], "sessions": len(session_keys)}
+    meta = {"format": "locomo", "sample_id": sample_id, "speakers": [s for s in speakers if s], "sessions": len(session_keys),
+            **({"parts_left_out": left_out} if left_out else {})}
     content = json.dumps(sample, sort_keys=True, ensure_ascii=False)
     digest = hashlib.sha256(f"locomo:{sample_id}:{content}".encode("utf-8")).hexdigest()
     return ParsedSource(Source(name=f"{path}#{sample_id}", kind="conversation", content_hash=digest, meta=meta), items)
@@ -464,11 +469,15 @@ class BadPhoto(ValueError):
     """A turn's photo fields have the wrong type; the reader adds the file and line."""
 
 
-def photo_meta(turn: dict[str, Any]) -> dict[str, str]:
+def photo_meta(turn: dict[str, Any], left_out: dict[str, int]) -> dict[str, str]:
     """A turn's shared photo as item meta, read the LoCoMo way from ``img_url`` (a reference, or a
     list whose first one is used) and ``blip_caption`` (what the photo shows): ``image_url`` is
     what :mod:`engine.images` reads and embeds, ``image_caption`` what the indexes search
-    (:meth:`Item.search_text`). Raises :class:`BadPhoto` for a field of the wrong type."""
+    (:meth:`Item.search_text`). A reference not kept is counted in ``left_out`` under ``img_url``
+    (the source's ``meta.parts_left_out``, as a chat file's parts are): a list's further ones, and
+    a ``data:`` URL over :data:`engine.conversations.MAX_INLINE_IMAGE_CHARS`, which every recall
+    returning the turn would carry (the next one of the list is then the photo). Raises
+    :class:`BadPhoto` for a field of the wrong type."""
     meta: dict[str, str] = {}
     caption, urls = turn.get("blip_caption"), turn.get("img_url")
     if caption is not None and not isinstance(caption, str):
@@ -477,9 +486,11 @@ def photo_meta(turn: dict[str, Any]) -> dict[str, str]:
         raise BadPhoto(f"'img_url' must be a string or a list of strings, not {_short(urls)}")
     if caption:
         meta["image_caption"] = caption
-    url = urls[0] if isinstance(urls, list) and urls else urls
-    if url:
-        meta["image_url"] = url
+    for url in filter(None, urls if isinstance(urls, list) else [urls]):
+        if "image_url" not in meta and conversations.kept_inline(url):
+            meta["image_url"] = url
+        else:
+            left_out["img_url"] = left_out.get("img_url", 0) + 1
     return meta
 
 
@@ -489,6 +500,7 @@ def read_jsonl_chat(path: Path, text: str, digest: str) -> ParsedSource:
     and a shared photo, ``img_url`` and ``blip_caption`` as in LoCoMo (:func:`photo_meta`).
     The line format is described in docs/formats.md."""
     items: list[Item] = []
+    left_out: dict[str, int] = {}  # photos not kept, by field (photo_meta)
     keys: set[str] = set()
     for lineno, line in enumerate(text.split("\n"), 1):  # JSON Lines ends a line at \n only
         if not line.strip():
@@ -510,7 +522,7 @@ def read_jsonl_chat(path: Path, text: str, digest: str) -> ParsedSource:
             raise IngestError(path, f"the id {key!r} is used by an earlier line", lineno)
         keys.add(key)
         try:
-            photo = photo_meta(obj)
+            photo = photo_meta(obj, left_out)
         except BadPhoto as exc:
             raise IngestError(path, str(exc), lineno) from None
         items.append(Item(text=obj["text"], kind="turn", key=key, position=len(items), speaker=obj["speaker"],
@@ -518,7 +530,8 @@ def read_jsonl_chat(path: Path, text: str, digest: str) -> ParsedSource:
     if not items:
         raise IngestError(path, "no chat lines")
     speakers = sorted({i.speaker for i in items if i.speaker})
-    return ParsedSource(Source(name=str(path), kind="conversation", content_hash=digest, meta={"format": "jsonl", "speakers": speakers}), items)
+    meta = {"format": "jsonl", "speakers": speakers, **({"parts_left_out": left_out} if left_out else {})}
+    return ParsedSource(Source(name=str(path), kind="conversation", content_hash=digest, meta=meta), items)
 
 
 # A speaker's name starts with a letter (any script) and ends at a colon and a space, or at a
