@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import json.decoder
+import json.scanner
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Sequence
@@ -72,6 +74,64 @@ class Message:
     @property
     def speaker(self) -> str:
         return self.name or self.role.capitalize()
+
+
+# -- reading JSON ------------------------------------------------------------------------------
+
+
+class DuplicateKey(ValueError):
+    """A JSON object that names a key twice; ``line``: where that object starts, in the text read."""
+
+    def __init__(self, key: str, line: int | None = None) -> None:
+        self.key, self.line = key, line
+        super().__init__(f"an object names the key {_short(key)} twice (which one is meant?)")
+
+
+class _Twice(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def read_json(text: str | bytes) -> Any:
+    """``json.loads``, refusing an object that names a key twice with :class:`DuplicateKey`:
+    Python keeps the last of ``{"speaker": "Ann", "speaker": "Bob"}`` without a word, so a file
+    would say one thing and have another stored. The line the object starts on is found by a
+    second, slower read, made only for a refusal."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique)
+    except _Twice as exc:
+        raise DuplicateKey(exc.key, _line_of_twice(text if isinstance(text, str) else text.decode("utf-8"))) from None
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        raise _Twice(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
+    return out
+
+
+def _line_of_twice(text: str) -> int | None:
+    """The line where the first object :func:`read_json` refused starts, read by the standard
+    library's pure-Python scanner, which tells each object's place."""
+    starts: list[int] = []
+
+    def parse_object(s_and_end: tuple[str, int], *args: Any) -> tuple[dict[str, Any], int]:
+        strict, scan_once, object_hook, _pairs_hook, *memo = args
+        try:
+            return json.decoder.JSONObject(s_and_end, strict, scan_once, object_hook, _unique, *memo)
+        except _Twice:
+            starts.append(s_and_end[1] - 1)
+            raise
+
+    decoder = json.JSONDecoder()
+    decoder.parse_object = parse_object  # type: ignore[method-assign]
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+    try:
+        decoder.decode(text)
+    except (_Twice, ValueError, RecursionError):
+        pass
+    return text.count("\n", 0, starts[0]) + 1 if starts else None
 
 
 # -- checking one message ---------------------------------------------------------------------
@@ -226,7 +286,7 @@ def read_openai_jsonl(name: str, text: str, digest: str) -> ParsedSource:
         if not line.strip():
             continue
         try:
-            messages.append(read_message(json.loads(line), str(len(messages))))
+            messages.append(read_message(read_json(line), str(len(messages))))
         except json.JSONDecodeError as exc:
             raise ChatFormatError(f"malformed JSON: {exc.msg}", lineno) from None
         except RecursionError:

@@ -186,11 +186,14 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def load_json(path: str | Path, text: str, line: int | None = None) -> Any:
-    """``json.loads`` with every failure as one :class:`IngestError` naming the line."""
+    """``json.loads`` with every failure as one :class:`IngestError` naming the line; an object
+    naming a key twice is one (:func:`.conversations.read_json`)."""
     try:
-        return json.loads(text)
+        return conversations.read_json(text)
     except json.JSONDecodeError as exc:
         raise IngestError(path, f"malformed JSON: {exc.msg}", (line or 1) + exc.lineno - 1) from None
+    except conversations.DuplicateKey as exc:
+        raise IngestError(path, str(exc), (line or 1) + (exc.line or 1) - 1) from None
     except RecursionError:
         raise IngestError(path, "JSON nested too deeply to read", line) from None
 

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Iterator, NoReturn, Protocol, Sequence
 
+from .conversations import DuplicateKey, read_json
 from .errors import ExportFailed, FileRefused, IngestFailed
 from .files import atomic_writer, open_regular
 from .ingest import MAX_CHUNK_CHARS, IngestError, _short
@@ -338,11 +339,13 @@ class _ExportReader:
     def read(self, lineno: int, raw: bytes) -> None:
         self.lineno = lineno
         try:
-            rec = json.loads(raw.decode("utf-8"))
+            rec = read_json(raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
             self.fail(f"not UTF-8 text (byte {exc.start} of the line)")
         except json.JSONDecodeError as exc:
             self.fail(f"malformed JSON: {exc.msg}")
+        except DuplicateKey as exc:
+            self.fail(str(exc))
         except RecursionError:
             self.fail("JSON nested too deeply to read")
         if not isinstance(rec, dict) or not isinstance(rec.get("type"), str):

@@ -4,13 +4,15 @@ person did not name."""
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import os
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -19,7 +21,7 @@ from tests.support.stores import store_checksum
 
 ROOT = Path(__file__).resolve().parents[2]
 
-__all__ = ["ROOT", "cli", "damage", "run_python", "store_checksum", "file_digest"]
+__all__ = ["ROOT", "cli", "damage", "edited_export", "run_python", "store_checksum", "file_digest"]
 
 
 def cli(*argv: str | Path) -> tuple[int, str, str]:
@@ -88,3 +90,26 @@ def listening(answer: bytes) -> Iterator[tuple[int, list[bytes]]]:
     threading.Thread(target=serve, daemon=True).start()
     yield listener.getsockname()[1], heads
     listener.close()
+
+
+def edited_export(tmp_path: Path, edit: Callable[[str], str]) -> tuple[Path, int, Path]:
+    """An export of a store holding one note whose item's line ``edit`` rewrote, with a trailer
+    that matches (as if the export had been written so): (the export, the item's line number, an
+    empty store to import it into)."""
+    from mnemoscope.engine import Memory
+    from mnemoscope.engine.transfer import _trailer
+
+    store = tmp_path / "edited-source.db"
+    with Memory(store, extensions=False) as mem:
+        mem.add_note("a short note")
+    export = tmp_path / "all.jsonl"
+    assert cli("--store", store, "export", export)[0] == 0
+    lines = [line + "\n" for line in export.read_text().splitlines()[:-1]]
+    items = [n for n, line in enumerate(lines) if json.loads(line)["type"] == "item"]
+    assert len(items) == 1
+    lines[items[0]] = edit(lines[items[0]])
+    trailer = _trailer(len(lines), 1, 1, hashlib.sha256("".join(lines).encode()).hexdigest())
+    export.write_text("".join(lines) + json.dumps(trailer) + "\n")
+    target = tmp_path / "target.db"
+    Memory(target, extensions=False).close()
+    return export, items[0] + 1, target

@@ -5,7 +5,6 @@ refused with one line, the store unchanged."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 
@@ -14,9 +13,8 @@ import pytest
 from mnemoscope.engine import Memory
 from mnemoscope.engine.errors import IngestError
 from mnemoscope.engine.ingest import MAX_CHUNK_CHARS, MAX_LABEL_CHARS, read_transcript
-from mnemoscope.engine.transfer import _trailer
 
-from .conftest import cli, store_checksum
+from .conftest import cli, edited_export, store_checksum
 
 # A long turn: words, as a pasted document would be (60,000+ characters: three or four items).
 LONG = " ".join(f"harbour{n} lantern" for n in range(4_000))
@@ -137,21 +135,10 @@ def test_a_transcript_turn_of_many_lines_is_read_in_linear_time():
 
 def test_an_export_holding_a_text_over_the_limit_is_refused_with_its_line(tmp_path):
     """Splitting an imported item would part it from the knowledge the export holds for it."""
-    store = tmp_path / "m.db"
-    with Memory(store, extensions=False) as mem:
-        mem.add_note("a short note")
-    export = tmp_path / "all.jsonl"
-    assert cli("--store", store, "export", export)[0] == 0
-    records = [json.loads(line) for line in export.read_text().splitlines()[:-1]]
-    assert [r["type"] for r in records].count("item") == 1
-    lines = [json.dumps({**r, "text": "w " * MAX_CHUNK_CHARS} if r["type"] == "item" else r) + "\n" for r in records]
-    digest = hashlib.sha256("".join(lines).encode()).hexdigest()
-    export.write_text("".join(lines) + json.dumps(_trailer(len(lines), 1, 1, digest)) + "\n")
-    target = tmp_path / "target.db"
-    Memory(target, extensions=False).close()
+    export, line, target = edited_export(
+        tmp_path, lambda item: json.dumps({**json.loads(item), "text": "w " * MAX_CHUNK_CHARS}) + "\n")
     before = store_checksum(target)
     code, out, err = cli("--store", target, "import", export)
-    line = 1 + [r["type"] for r in records].index("item")
     assert code == 2 and err.count("\n") == 1, err
     assert f"all.jsonl:{line}: " in err and "text is 40,000 characters long; an item holds at most 20,000" in err, err
     assert store_checksum(target) == before
