@@ -245,10 +245,10 @@ def hold_to_limits(parsed: Sequence[ParsedSource]) -> None:
                                       line if isinstance(line, int) else None)
     for p in parsed:
         if any(len(item.text) > MAX_CHUNK_CHARS for item in p.items):
-            p.items = _split_long(p.items)
+            p.items = split_long(p.items)
 
 
-def _split_long(items: list[Item]) -> list[Item]:
+def split_long(items: list[Item]) -> list[Item]:
     """``items`` with each text over :data:`MAX_CHUNK_CHARS` split (see :func:`hold_to_limits`)."""
     keys = {item.key for item in items}
     out: list[Item] = []

@@ -6,6 +6,7 @@ refused with one line, the store unchanged."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 
 import pytest
@@ -14,7 +15,7 @@ from mnemoscope.engine import Memory
 from mnemoscope.engine.errors import IngestError
 from mnemoscope.engine.ingest import MAX_CHUNK_CHARS, MAX_LABEL_CHARS, read_transcript
 
-from .conftest import cli, edited_export, store_checksum
+from .conftest import cli, store_checksum
 
 # A long turn: words, as a pasted document would be (60,000+ characters: three or four items).
 LONG = " ".join(f"harbour{n} lantern" for n in range(4_000))
@@ -133,12 +134,30 @@ def test_a_transcript_turn_of_many_lines_is_read_in_linear_time():
     assert took < 0.5, took
 
 
-def test_an_export_holding_a_text_over_the_limit_is_refused_with_its_line(tmp_path):
-    """Splitting an imported item would part it from the knowledge the export holds for it."""
-    export, line, target = edited_export(
-        tmp_path, lambda item: json.dumps({**json.loads(item), "text": "w " * MAX_CHUNK_CHARS}) + "\n")
-    before = store_checksum(target)
-    code, out, err = cli("--store", target, "import", export)
-    assert code == 2 and err.count("\n") == 1, err
-    assert f"all.jsonl:{line}: " in err and "text is 40,000 characters long; an item holds at most 20,000" in err, err
-    assert store_checksum(target) == before
+def test_an_export_of_a_store_made_before_the_limit_imports_split_with_its_knowledge(tmp_path):
+    """A store made before every text was held to the limit holds longer turns and exports them;
+    import takes what the store held, split as an ingest splits it, the knowledge on the first
+    piece (fails before: the whole import refused for the one long item; review's 16:22)."""
+    old = tmp_path / "old.db"
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(json.dumps({"speaker": "Maya", "text": "Maya adopted a dog named Pepper in April."}) + "\n"
+                    + json.dumps({"speaker": "Dan", "text": "Dan moved to Cork."}) + "\n")
+    with Memory(old) as mem:
+        source = mem.ingest(chat).sources[0].source_id
+        first = mem.source_items(source)[0]
+        facts_before = sorted((f.subject, f.predicate, f.object) for f in mem.knowledge.facts(None, 100))
+    with sqlite3.connect(old) as conn:  # the turn as an older version stored it: whole
+        conn.execute("UPDATE items SET text = ? WHERE id = ?", (first.text + " " + LONG, first.id))
+    export = tmp_path / "old.jsonl"
+    assert cli("--store", old, "export", export)[0] == 0
+    new = tmp_path / "new.db"
+    code, out, err = cli("--store", new, "import", export)
+    assert code == 0, err
+    with Memory(new) as mem:
+        items = mem.source_items(mem.sources()[0].id)
+        facts = mem.knowledge.facts(None, 100)
+    assert len(items) > 3 and all(len(i.text) <= MAX_CHUNK_CHARS for i in items)
+    assert " ".join(i.text for i in items[:-1]) == first.text + " " + LONG and items[-1].text == "Dan moved to Cork."
+    assert facts_before and sorted((f.subject, f.predicate, f.object) for f in facts) == facts_before
+    pepper = [f for f in facts if "Pepper" in f.object]
+    assert pepper and all(f.provenance == [items[0].id] for f in pepper)
