@@ -90,7 +90,8 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         # app while the box was still empty, and "2" switched screens)
         *[Binding(key, f"goto('{mode}')", title, id=f"goto-{mode}", show=False, priority=True)
           for mode, key, title in SCREENS],
-        Binding("slash", "focus_query", "Query box", id="focus-query", show=False),
+        # priority too: the keys typed right after it are the box's, not the focused list's (in a box, "/" is text)
+        Binding("slash", "focus_query", "Query box", id="focus-query", show=False, priority=True),
         Binding("question_mark,f1", "help", "Help", id="help"),
         Binding("ctrl+o", "open_store", "Open store", id="open-store", show=False),
         Binding("escape", "cancel_task", "Cancel task", id="cancel-task", show=False),
@@ -432,7 +433,7 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Over a dialog, a screen key is the dialog's: the screens stay where they are."""
-        if action == "goto":
+        if action in ("goto", "focus_query"):
             return not isinstance(self.screen, ModalScreen)
         return True
 
@@ -445,7 +446,7 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
             await self.switch_mode("query")
         while not self.screen.query("#query-input") and len(self.screen_stack) > 1:
             await self.pop_screen()  # a view over the query screen (Compare) closes: "/" means the query box
-        self.screen.query_one("#query-input").focus()
+        self.screen.set_focus(self.screen.query_one("#query-input"))  # at once: the keys queued after "/" are its
 
     def action_help(self) -> None:
         screen = self.screen

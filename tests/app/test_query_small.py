@@ -3,6 +3,8 @@ hits, and the reasons a hit ranked, the weightiest first."""
 
 from __future__ import annotations
 
+from textual import events
+
 from tests.app.mnemo_testing import ask, screen_lines, settle
 
 
@@ -26,3 +28,22 @@ async def test_the_answer_and_its_reasons_read_at_80_by_24(demo_app):
         assert moved
         rows = [line.split()[0] for line in panel[2:] if line.split()]
         assert len(rows) >= 5 and rows[:5] == moved[:5], ("\n".join(panel), moved[:5])
+
+
+async def test_slash_then_keys_typed_fast_go_to_the_query_box(demo_app):
+    """'/' and what is typed after it at once (a fast typist, keys queued while the app was busy)
+    are the query box's: they went to the hits, whose keys they are too ('w' the Why panel)."""
+    app = demo_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await ask(pilot, "sourdough starter", strategy="fused")
+        assert app.focused is screen.query_one("#hits")
+
+        def burst(*keys: str) -> None:
+            for key in keys:
+                app.post_message(events.Key(key, key if len(key) == 1 else None))
+
+        burst("slash", "ctrl+u", *"when", "enter")
+        await settle(pilot)
+        assert screen.recall.query == "when"
