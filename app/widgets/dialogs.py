@@ -32,7 +32,12 @@ class Dialog(ModalScreen[ResultType]):
 class ChoiceDialog(Dialog[str | None]):
     """A title, a body and a row of buttons; dismisses with the chosen button's id (Esc: None)."""
 
-    BINDINGS = [Binding("escape", "dismiss_none", "Close", id="dialog-close")]
+    # the choices are buttons: the key bar says how to reach and press one (a newcomer on "Withdraw
+    # feedback event 1?" saw only "esc Close", the safe first button focused)
+    BINDINGS = [Binding("escape", "dismiss_none", "Close", id="dialog-close"),
+                Binding("tab,right", "app.focus_next", "Next choice", id="dialog-next"),
+                Binding("shift+tab,left", "app.focus_previous", "Previous choice", id="dialog-previous", show=False),
+                Binding("enter", "choose", "Choose", id="dialog-choose", priority=True)]
 
     def __init__(self, title: str, body: str, choices: list[tuple[str, str]], *, danger: str | None = None,
                  markup: bool = False) -> None:
@@ -58,6 +63,11 @@ class ChoiceDialog(Dialog[str | None]):
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
+
+    def action_choose(self) -> None:
+        """Enter: the focused choice (its button pressed, as a click would)."""
+        if isinstance(self.focused, Button):
+            self.focused.press()
 
 
 class PromptDialog(Dialog[str | None]):

@@ -292,8 +292,9 @@ async def test_mark_hits_used_teach_the_ranker_and_see_it_learn(demo_app):
         # the highlighted event (the newest) says what it does; w withdraws it, after a confirmation
         detail = text_of(ranker.query_one("#event-detail"))
         assert "for 'what did Maya adopt'" in detail and "raises (marked used): 1" in detail, detail
-        await pilot.press("w")
-        await pilot.click("#choice-withdraw")
+        await pilot.press("w")  # the confirmation's key bar says how to choose; the keys choose, as a click does
+        assert all(key in screen_lines(app)[-1] for key in ("Next choice", "Choose")), screen_lines(app)[-1]
+        await pilot.press("right", "enter")
         await settle(pilot)
         assert app.titled("Feedback withdrawn") and app.services.memory.ranker.status().events == 1
         assert "withdrawn" in text_of(ranker.query_one("#event-detail"))
