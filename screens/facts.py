@@ -608,10 +608,18 @@ last decision.
                           f"{key.done}: {conflict.summary()} · decision #{decision.id}, u undoes it"))
 
     def action_undo(self) -> None:
-        """Undo the last decision not undone yet (an undo is not one: u again undoes the one before)."""
+        """Undo the last decision not undone yet (an undo is not one: u again undoes the one before);
+        the notice names the conflict it opened again, not only the decision's number (which the
+        person who pressed the key a while ago never saw but in a notice)."""
         knowledge = self.services.memory.knowledge
-        self.run_task("decide", "Undo the last decision", knowledge.undo_last, progress=False,
-                      done=lambda undo: self.decided(f"Undone: decision #{undo.undoes} (logged as #{undo.id})"))
+
+        def undo() -> str:
+            undone = knowledge.undo_last()
+            told = f"Undone: decision #{undone.undoes} (logged as #{undone.id})"
+            reopened = next((c for c in knowledge.conflicts() if c.id == undone.conflict_id), None)
+            return told if reopened is None else f"{told}: {reopened.summary()} is open again"
+
+        self.run_task("decide", "Undo the last decision", undo, progress=False, done=self.decided)
 
     def decided(self, told: str) -> None:
         """A decision made or undone, said in the words of the key pressed, not the engine's

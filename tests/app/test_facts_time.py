@@ -140,6 +140,7 @@ async def test_a_decision_is_told_in_the_words_of_its_key(demo_app):
             await settle(pilot)
             undone = app.titled("Inbox")[-1].message
             assert undone.startswith(f"Undone: decision #{decision} (logged as #") and "u undoes" not in undone, undone
+            assert undone.endswith(f": {summary} is open again"), undone  # which conflict, not only its number
             assert conflicts.row_count == len(kinds)
 
 
