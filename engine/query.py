@@ -154,10 +154,16 @@ def plan(text: str, vocabulary: Mapping[str, int], lexicon: "Lexicon | None" = N
     return out
 
 
-def name_tokens(text: str) -> set[str]:
-    """Tokens of capitalised words past the first: names, which need no related words."""
+def name_words(text: str) -> set[str]:
+    """Capitalised words past the first (case-folded, possessive dropped): the names a question
+    uses ("Where does Gen work?": "gen")."""
     found = re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w']+", text.strip())
-    return {t for w in found if (t := latin_token(normalize(w).removesuffix("'s")))}
+    return {normalize(w).removesuffix("'s") for w in found}
+
+
+def name_tokens(text: str) -> set[str]:
+    """Lexical tokens of :func:`name_words`: names, which need no related words."""
+    return {t for w in name_words(text) if (t := latin_token(w))}
 
 
 class Lexicon:

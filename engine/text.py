@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Iterable
 
 # Hangul syllable runs and other word runs are separate words, so "KM인가" is "km" + "인가".
 _WORD = re.compile(r"[\uac00-\ud7a3]+|[^\W_\uac00-\ud7a3]+(?:'[^\W_\uac00-\ud7a3]+)*", re.UNICODE)
@@ -173,6 +174,50 @@ def sentences(text: str) -> list[str]:
 def token_count(text: str) -> int:
     """A cheap model-agnostic token estimate: words plus punctuation runs."""
     return len(re.findall(r"\w+|[^\w\s]", text))
+
+
+# -- short forms of a person's name (the knowledge area's linking, fused's speaker feature) --------------
+
+SHORT_FORM_DROPS = 2  # the letters a short form leaves out at least (:func:`nickname_of`)
+# A first name longer than this is no person's ("x" * 100000 as a speaker is content): it has no short
+# forms, which would otherwise be as many as its letters, each as long.
+LONGEST_FIRST_NAME = 24
+
+
+def _first_name(name: str) -> str:
+    return name.split(maxsplit=1)[0] if name.strip() else ""
+
+
+def short_forms(name: str) -> list[str]:
+    """The short forms of a person's name (a key): the beginnings of its first name of three
+    letters or more that leave out :data:`SHORT_FORM_DROPS` letters at least ("mel" and "mela" of
+    "melanie"). A name one letter longer is another name: "Ann" and her sister "Anna", "Dan" and
+    "Dana", "Jan" and "Jane"."""
+    first = _first_name(name)
+    return [first[:n] for n in range(3, len(first) - SHORT_FORM_DROPS + 1)] if len(first) <= LONGEST_FIRST_NAME else []
+
+
+def _shortens(short: str, name: str) -> bool:
+    """Whether ``short`` is one of :func:`short_forms` of ``name``, without listing them."""
+    first = _first_name(name)
+    return len(first) <= LONGEST_FIRST_NAME and 3 <= len(short) <= len(first) - SHORT_FORM_DROPS \
+        and first.startswith(short)
+
+
+def nickname_of(short: str, people: Iterable[str]) -> str | None:
+    """The one person (a key of ``people``) of whose name ``short`` is a short form
+    (:func:`short_forms`): "nico" is Nicolás, "sam" Samantha. None when it is one of none, or of
+    more than one ("ali" with Alice and Alison stays apart: either may be meant)."""
+    if " " in short:
+        return None
+    found = {p for p in people if _shortens(short, p)}
+    return found.pop() if len(found) == 1 else None
+
+
+def one_shortens_the_other(a: str, b: str) -> bool:
+    """Whether one of two names (keys) is a short form of the other (:func:`short_forms`): "gus"
+    and "gustavo reyes"; not "ana de la fuente" and "anna de la fuente", spelled alike."""
+    return _shortens(a, b) or _shortens(b, a)
 
 
 # -- Porter stemmer (M. F. Porter, 1980), the original algorithm -------------------------------

@@ -28,9 +28,9 @@ import numpy as np
 
 from ..arrays import distinct
 from ..lexical import top_k
-from ..query import asks_now
+from ..query import asks_now, name_words
 from ..recall import dense_at, words_at
-from ..text import words
+from ..text import nickname_of, words
 
 if TYPE_CHECKING:
     from ..area import Engine
@@ -155,8 +155,18 @@ class SlotMeta:
             self._speaker_words.append(frozenset(words(key)))
         return self._speaker_id[key]
 
-    def speaker_ids_in(self, query_words: set[str]) -> np.ndarray:
-        return np.array([n for n, name_words in enumerate(self._speaker_words) if name_words & query_words], dtype=np.int64)
+    def speaker_ids_in(self, text: str) -> np.ndarray:
+        """The speakers a query names: by a word of their name, or by a short form of their first
+        name written as a name ("Where does Gen work now?" names Genevieve when no other speaker's
+        name starts so: :func:`engine.text.nickname_of`). People call each other so, and a
+        question asked in their words does too."""
+        query_words = set(words(text))
+        named = {n for n, spoken in enumerate(self._speaker_words) if spoken & query_words}
+        named_words = set().union(*(self._speaker_words[n] for n in named)) if named else set()
+        for short in name_words(text) - named_words:
+            if (person := nickname_of(short, self.speakers)) is not None:
+                named.add(self._speaker_id[person])
+        return np.array(sorted(named), dtype=np.int64)
 
     def live_time_span(self, index: Index) -> tuple[float, float] | None:
         """The oldest and newest time of the live items (None when fewer than two differ): the
@@ -324,7 +334,7 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     if asks_now(q.text):  # what holds now: of two turns alike, the newer is likelier the answer
         out[:, col["present_recency"]] = out[:, col["recency"]]
     qwords = set(words(q.text))
-    speakers = meta.speaker_ids_in(qwords)
+    speakers = meta.speaker_ids_in(q.text)
     if len(speakers):
         said = (meta.speaker[slots][:, None] == speakers).any(axis=1)
         out[:, col["speaker"]] = said & ~short_questions(mem, meta, slots)

@@ -36,3 +36,25 @@ def test_the_named_speakers_short_questions_do_not_rank_as_their_news(tmp_path: 
     ranked = [h.item.text for h in hits]
     asked = ["And the cat?", "That little Fiat is still going?", "Is Rhodri still building that shed?"]
     assert ranked.index(STAYING) < min(ranked.index(text) for text in asked)  # under two of them when they count
+
+
+def test_a_short_form_of_a_speakers_first_name_names_them(tmp_path: Path):
+    """"Geth" in a question is Gethin, as Carys calls him: his turns count as the named speaker's.
+    A short form of no one's name, or one written in lower case (a word, not a name), names no one."""
+    path = tmp_path / "call.txt"
+    path.write_text(CALL, encoding="utf-8")
+    with Memory(tmp_path / "store.db") as mem:
+        mem.ingest(path)
+
+        def recall(question: str) -> tuple[list[str], dict[str, dict[str, float]]]:
+            hits = mem.recall(question, strategy="fused", top_k=12).hits
+            assert hits
+            return [h.item.text for h in hits], {h.item.text: h.features for h in hits}
+
+        ranked, found = recall("Where does Geth live?")
+        assert found[STAYING]["speaker"] == 1.0
+        assert {text for text, f in found.items() if f["speaker"]} == {STAYING, GREETING} & found.keys()
+        assert ranked.index(STAYING) < 3
+        for other in ("Where does Gert live?", "Where does geth live?"):
+            assert {f["speaker"] for f in recall(other)[1].values()} == {0.0}
+
