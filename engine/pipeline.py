@@ -147,8 +147,9 @@ class MarkNote:
 class AnswerNote:
     """Why an answer ranked on words it does not hold: it answers another speaker's question,
     and ``fused`` read that question's scores for it where they were higher — its ``bm25`` and
-    ``words``, and as ``neighbour_bm25`` the BM25 of the turn the question follows up
-    (engine.rank.features.answered_question, asked_about)."""
+    ``words``, as ``neighbour_bm25`` the BM25 of the turn the question follows up, and as
+    ``signal_answer`` its BM25 when the answer holds the kind asked for, a time for "when"
+    (engine.rank.features.answered_question, asked_about, _answer_lent)."""
 
     question_id: int  # the item that asks
     question: str  # its text

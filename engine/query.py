@@ -60,7 +60,7 @@ ANSWER_WORDS = {
 _NOT_NOW = re.compile(r"\b(?:did|didn't|was|wasn't|were|weren't|had|hadn't|used to|before|ago|last|first|originally"
                       r"|(?:19|20)\d\d|january|february|march|april|may|june|july|august|september|october|november"
                       r"|december|spring|summer|autumn|winter)\b")
-_WHEN_SHAPES = re.compile(r"\b(what|which)\s+(date|day|month|year|time|week|weekend)\b|\bhow\s+long\s+ago\b")
+_WHEN_SHAPES = re.compile(r"\b(what|which)\s+(date|day|month|year|time|week|weekend)\b|\bhow\s+long\b")
 
 
 @dataclass
@@ -76,7 +76,8 @@ class QueryPlan:
 
 
 def answer_type(text: str) -> str | None:
-    """The kind of answer a question asks for, from its question word ("what date" is "when")."""
+    """The kind of answer a question asks for, from its question word ("what date" is "when", and
+    so is "how long": "How long has Nate had his turtles?" is answered by "for 3 years")."""
     lowered = normalize(text)
     if _WHEN_SHAPES.search(lowered):
         return "time"

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from ..arrays import distinct
+from ..arrays import distinct, positions
 from ..lexical import top_k
-from ..query import asks_now, name_words
-from ..recall import dense_at, words_at
+from ..query import ANSWER_WORDS, asks_now, name_words
+from ..recall import answer_holders, dense_at, words_at
 from ..text import nickname_of, words
 
 if TYPE_CHECKING:
@@ -337,7 +337,7 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     speakers = meta.speaker_ids_in(q.text)
     if len(speakers):
         said = (meta.speaker[slots][:, None] == speakers).any(axis=1)
-        out[:, col["speaker"]] = said & ~short_questions(mem, meta, slots)
+        out[:, col["speaker"]] = said & ~short_questions(mem, meta, slots, q)
     if meta.title_words:
         out[:, col["title_hit"]] = [len(meta.title_words.get(s, frozenset()) & qwords) / max(len(qwords), 1)
                                     for s in slots.tolist()]
@@ -346,19 +346,27 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     out[:, col["length"]] = meta.length[slots]
     for name in extra_signals:
         out[:, col[f"signal_{name}"]] = _relative(np.maximum(signals[name][slots], 0.0))
+    if "answer" in extra_signals:  # an answer holding the kind asked for, by its question's words too
+        own["signal_answer"], lent["signal_answer"] = _answer_lent(mem, q, signals, slots, asked)
+        out[:, col["signal_answer"]] = np.maximum(own["signal_answer"], lent["signal_answer"])
     for name, values in learned(slots, q, out[:, col["rrf"]]).items():
         out[:, col[name]] = values
     return CandidateFeatures(slots, names, out, found, _lending(mem, slots, asked, own, lent))
 
 
-def short_questions(mem: "Engine", meta: SlotMeta, slots: np.ndarray) -> np.ndarray:
+def short_questions(mem: "Engine", meta: SlotMeta, slots: np.ndarray, q: "Query") -> np.ndarray:
     """Whether each of ``slots`` asks (a question mark) in at most :data:`SHORT_QUESTION` indexed
-    words.
+    words, and holds no answer of the kind ``q`` asks for.
 
     A turn said by someone the question names is likelier about them (the ``speaker`` feature),
     but not their short questions: "And the cat?" asks after someone else's news, and its few
-    words, the speaker's name among them, score high where longer turns dilute them."""
-    return meta.question[slots] & (mem.index.bm25.lengths_at(slots) <= SHORT_QUESTION)
+    words, the speaker's name among them, score high where longer turns dilute them. A short
+    turn that asks and holds a time tells of something when ("Guess what I did? Dyed my hair
+    last week!" answers "When did Nate dye his hair?"): for a question asking a time it counts."""
+    short = meta.question[slots] & (mem.index.bm25.lengths_at(slots) <= SHORT_QUESTION)
+    if q.answer in ANSWER_WORDS and short.any():
+        short &= ~positions(answer_holders(mem.index, q.answer), slots)[1]
+    return short
 
 
 def answered_question(meta: SlotMeta, slots: np.ndarray, nb: np.ndarray) -> np.ndarray:
@@ -410,6 +418,24 @@ def _lent(at: Callable[[np.ndarray], np.ndarray], asked: np.ndarray) -> np.ndarr
     if answering.any():
         out[answering] = at(asked[answering])
     return out
+
+
+def _answer_lent(mem: "Engine", q: "Query", signals: "Signals", slots: np.ndarray,
+                 asked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The answer signal of ``slots`` relative to their best (their own), and on the same scale,
+    for those that hold the kind of answer ``q`` asks for, the BM25 of the question each answers
+    (``asked``, :func:`answered_question`; lent).
+
+    "I've had them for 3 years now" holds the time "How long has Nate had his turtles?" asks
+    for, but no word of it: "How long have you had them?", which it answers, does. The answer
+    signal (BM25 of the items holding such an answer) reads it through that question, as BM25
+    does."""
+    own = np.maximum(signals["answer"][slots], 0.0)
+    best = float(own.max()) if len(own) else 0.0
+    holds = np.zeros(len(slots), dtype=bool)
+    if q.answer in ANSWER_WORDS:
+        holds = positions(answer_holders(mem.index, q.answer), slots)[1]
+    return _relative_to(own, best), _relative_to(_lent(signals["bm25"].__getitem__, np.where(holds, asked, -1)), best)
 
 
 def _relative_to(values: np.ndarray, best: float) -> np.ndarray:

@@ -43,6 +43,7 @@ def test_related_words_join_at_a_fraction_only_when_the_store_holds_them():
     ("When did Caroline go to the LGBTQ support group?", "time"),
     ("What date was Caroline at the queer support circle?", "time"),
     ("Tell me when Caroline presented a talk to students", "time"),  # after a short lead-in
+    ("How long has Nate had his first two turtles?", "time"),  # a span of time
     ("Where did Maya hike?", "place"),
     ("Who supports Caroline?", "person"),
     ("What did Maya bake?", None),

@@ -179,3 +179,32 @@ def test_an_answer_to_a_follow_up_question_takes_the_turn_the_question_asks_abou
     assert "neighbour_bm25" in found[KIND].answers.lent
     ranked = [h.item.text for h in hits]
     assert ranked.index(KIND) < 3  # fifth without the turn its question asks about
+
+
+HOW_LONG = "Awww! How long have you had them?"
+SPAN = "Three years this spring, and they still hide from the vacuum."
+TURTLES = f"""Joanna: Are those turtles on your windowsill?
+Nate: Shelly and Crush. They keep me calm before a tournament.
+Joanna: {HOW_LONG}
+Nate: {SPAN}
+Joanna: I finished the second draft of my screenplay last night.
+Nate: Congrats! Send it over, I want to read it this weekend.
+"""
+
+
+def test_an_answer_holding_the_time_asked_for_takes_its_questions_words_for_the_answer_signal(tmp_path: Path):
+    """"Three years this spring" holds the time "How long has Nate had his turtles?" asks for, and
+    none of its words: the question it answers holds them. The answer signal (BM25 of the items
+    holding a time) reads the answer through that question, and the hit says so; a turn holding a
+    time that answers no question keeps its own."""
+    path = tmp_path / "talk.txt"
+    path.write_text(TURTLES, encoding="utf-8")
+    with Memory(tmp_path / "store.db") as mem:
+        mem.ingest(path)
+        hits = {h.item.text: h for h in mem.recall("How long has Nate had his turtles?", strategy="fused", top_k=6).hits}
+    span = hits[SPAN]
+    assert span.features["signal_answer"] > 0
+    assert span.answers is not None and span.answers.question == HOW_LONG
+    assert span.answers.lent["signal_answer"] < span.features["signal_answer"]
+    weekend = hits["Congrats! Send it over, I want to read it this weekend."]
+    assert weekend.answers is None or "signal_answer" not in weekend.answers.lent

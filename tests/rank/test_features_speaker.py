@@ -58,3 +58,30 @@ def test_a_short_form_of_a_speakers_first_name_names_them(tmp_path: Path):
         for other in ("Where does Gert live?", "Where does geth live?"):
             assert {f["speaker"] for f in recall(other)[1].values()} == {0.0}
 
+
+DYED = "Hey Jo, guess what I did? Dyed my hair last week, come see!"
+CATCH_UP = f"""Nate: {DYED}
+Joanna: Purple! It suits you. The screenplay is stuck on page forty.
+Nate: And the turtles?
+Joanna: You tell me, they're yours.
+Nate: Fair. They're sleeping under the lamp as we speak.
+"""
+
+
+def test_a_short_question_that_holds_a_time_answers_a_question_asking_when(tmp_path: Path):
+    """"Guess what I did? Dyed my hair last week" asks, in few words, but tells when: for "When
+    did Nate dye his hair?" it is Nate's news. For a question asking no time it stays a short
+    question, and so does one that holds no time."""
+    path = tmp_path / "catch-up.txt"
+    path.write_text(CATCH_UP, encoding="utf-8")
+    with Memory(tmp_path / "store.db") as mem:
+        mem.ingest(path)
+
+        def features(question: str) -> dict[str, dict[str, float]]:
+            hits = mem.recall(question, strategy="fused", top_k=5).hits
+            assert hits
+            return {h.item.text: h.features for h in hits}
+
+        when = features("When did Nate dye his hair?")
+        assert when[DYED]["speaker"] == 1.0 and when["And the turtles?"]["speaker"] == 0.0
+        assert features("What colour is Nate's hair?")[DYED]["speaker"] == 0.0
