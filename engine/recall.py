@@ -32,6 +32,7 @@ from .as_of import parse_as_of, said_by
 from .errors import RecallError
 from .pipeline import (MODES, QUERY_OPTIONS, AnswerNote, Hit, Query, QueryOptions, Ranking, Recall, Signal, Signals,
                        Strategy)
+from .text import words
 
 if TYPE_CHECKING:
     from .area import Area, Engine
@@ -291,24 +292,27 @@ def hybrid(mem: Engine, q: Query, signals: Signals) -> Ranking:
     return Ranking(slots, scores, found, features)
 
 
-def word_query(mem: Engine, q: Query) -> tuple[np.ndarray, VectorIndex] | None:
+def word_query(mem: Engine, q: Query, without: frozenset[str] = frozenset()) -> tuple[np.ndarray, VectorIndex] | None:
     """The query's vector in the bundled word-vector space (engine/wordvec.py) and the items'
-    rows there, made once per query; None with an embedding endpoint (the model knows words
-    itself, its weight is calibrated), with ``word_vectors_weight`` 0 (the space is off), or when
-    too few of the query's words have a vector (a Korean query)."""
+    rows there, made once per query (and per ``without``: words of it left out, as long as
+    another is left); None with an embedding endpoint (the model knows words itself, its weight
+    is calibrated), with ``word_vectors_weight`` 0 (the space is off), or when too few of the
+    query's words have a vector (a Korean query)."""
     s = mem.settings
     if s.embedder == "openai" or s.word_vectors_weight <= 0:
         return None
-    if "word_query" not in q.notes:
-        vector, rows = mem.index.word_query(q.text)
-        q.notes["word_query"] = None if vector is None else (vector, rows)
-    return q.notes["word_query"]
+    note = "word_query" + "".join(f" -{w}" for w in sorted(without))
+    if note not in q.notes:
+        kept = [w for w in words(q.text) if w not in without]
+        vector, rows = mem.index.word_query(" ".join(kept) if without and kept else q.text)
+        q.notes[note] = None if vector is None else (vector, rows)
+    return q.notes[note]
 
 
-def words_at(mem: Engine, q: Query, slots: np.ndarray) -> np.ndarray:
-    """The bundled word-space cosine of ``slots`` to the query (a row gather; 0 where
-    :func:`word_query` gives no vector)."""
-    word = word_query(mem, q)
+def words_at(mem: Engine, q: Query, slots: np.ndarray, without: frozenset[str] = frozenset()) -> np.ndarray:
+    """The bundled word-space cosine of ``slots`` to the query, ``without`` those of its words
+    (:func:`word_query`; a row gather; 0 where it gives no vector)."""
+    word = word_query(mem, q, without)
     if word is None:
         return np.zeros(len(slots))
     return word[1].scores_at(slots, word[0]).astype(np.float64)

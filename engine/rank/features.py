@@ -155,18 +155,19 @@ class SlotMeta:
             self._speaker_words.append(frozenset(words(key)))
         return self._speaker_id[key]
 
-    def speaker_ids_in(self, text: str) -> np.ndarray:
-        """The speakers a query names: by a word of their name, or by a short form of their first
-        name written as a name ("Where does Gen work now?" names Genevieve when no other speaker's
-        name starts so: :func:`engine.text.nickname_of`). People call each other so, and a
-        question asked in their words does too."""
+    def named_speakers(self, text: str) -> tuple[np.ndarray, frozenset[str]]:
+        """The speakers a query names, and the words of it that name them: a word of their name,
+        or a short form of their first name written as a name ("Where does Gen work now?" names
+        Genevieve when no other speaker's name starts so: :func:`engine.text.nickname_of`).
+        People call each other so, and a question asked in their words does too."""
         query_words = set(words(text))
         named = {n for n, spoken in enumerate(self._speaker_words) if spoken & query_words}
-        named_words = set().union(*(self._speaker_words[n] for n in named)) if named else set()
-        for short in name_words(text) - named_words:
+        naming = set().union(*(self._speaker_words[n] for n in named)) & query_words
+        for short in name_words(text) - naming:
             if (person := nickname_of(short, self.speakers)) is not None:
                 named.add(self._speaker_id[person])
-        return np.array(sorted(named), dtype=np.int64)
+                naming.add(short)
+        return np.array(sorted(named), dtype=np.int64), frozenset(naming)
 
     def live_time_span(self, index: Index) -> tuple[float, float] | None:
         """The oldest and newest time of the live items (None when fewer than two differ): the
@@ -318,8 +319,12 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
            "neighbour_bm25": out[:, col["neighbour_bm25"]].copy()}
     lent = {"bm25": _relative_to(_lent(lexical, asked), best_of["bm25"]), "words": np.zeros(len(slots)),
             "neighbour_bm25": _relative_to(_lent(lexical, asked_about(mem, meta, asked)), best_of["bm25"]) * turn}
+    speakers, naming = meta.named_speakers(q.text)
     if turn.any():  # turns only: on passages the word space cost the multi-hop sets more than it gave (measured)
-        meaning = functools.partial(words_at, mem, q)
+        # without the named speakers' names: they are the speaker feature's to match, and in the word
+        # space a name is near every other ("Daniel" near "Nora"), so a question naming a speaker was
+        # alike to any turn or question naming anyone
+        meaning = functools.partial(words_at, mem, q, without=naming)
         own_words, lent_words = meaning(slots[turn]), _lent(meaning, asked[turn])
         best = max(float(np.maximum(own_words, lent_words).max()), 0.0)
         own["words"][turn], lent["words"][turn] = _relative_to(own_words, best), _relative_to(lent_words, best)
@@ -334,7 +339,6 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     if asks_now(q.text):  # what holds now: of two turns alike, the newer is likelier the answer
         out[:, col["present_recency"]] = out[:, col["recency"]]
     qwords = set(words(q.text))
-    speakers = meta.speaker_ids_in(q.text)
     if len(speakers):
         said = (meta.speaker[slots][:, None] == speakers).any(axis=1)
         out[:, col["speaker"]] = said & ~short_questions(mem, meta, slots, q)

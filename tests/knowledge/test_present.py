@@ -127,7 +127,9 @@ def test_now_set_against_before_changes_a_slot_but_not_right_now_nor_a_dated_que
     york = next(h for h in hits if h.item.key == "D2:4")  # "a shared house in York now": a home's cue and "now"
     assert above([h.item.key for h in hits], "D2:4", "D1:4") and "change" in york.sources
     assert ranked(commute, "Where does Noor live on 1 March, 2023?")[0] == "D1:4"  # asks about that day
-    assert ranked(commute, "What does Noor's sister play?")[0] == "D1:3"  # no slot: "now" is no change said outright
+    sister = {h.item.key: h for h in commute.recall("What does Noor's sister play?", top_k=10, strategy="fused").hits}
+    assert "change" not in sister["D2:2"].sources  # no slot: "now" is no change said outright
+    assert "D1:3" in list(sister)[:2]  # two turns alike (the cello): which goes first is the ranker's, not the lift's
 
 
 @pytest.mark.parametrize("sentence, changes", [

@@ -85,3 +85,35 @@ def test_a_short_question_that_holds_a_time_answers_a_question_asking_when(tmp_p
         when = features("When did Nate dye his hair?")
         assert when[DYED]["speaker"] == 1.0 and when["And the turtles?"]["speaker"] == 0.0
         assert features("What colour is Nate's hair?")[DYED]["speaker"] == 0.0
+
+
+LUMEN = "I started at Lumen Labs on Monday and I survived it. Search ranking, as I hoped."
+NORA = "Deal. Bring Pepper, Nora misses her."
+MOVE = "Congratulations again! Is Nora surviving the move?"
+BARELY = "Barely. She went to buy shelves and left me to unpack the kitchen, and I gave my first talk on Thursday."
+FIRST_WEEK = f"""Maya: Daniel! How was the first week?
+Daniel: {LUMEN}
+Maya: That is huge. Tell me everything on Sunday.
+Daniel: {NORA}
+Maya: {MOVE}
+Daniel: {BARELY}
+Maya: A talk already? Was it the one about triage?
+Daniel: The very same. Someone asked for the slides afterwards.
+"""
+
+
+def test_the_named_speakers_name_is_left_out_of_the_word_space(tmp_path: Path):
+    """In the bundled word space a name is near every other name: "Where does Daniel work?" was
+    alike to any turn naming Nora (0.63), and lent that to the answer of "Is Nora surviving the
+    move?" (0.77, above the job's own turn on the demo). The named speaker is the speaker
+    feature's to match; the words feature reads the rest of the question."""
+    path = tmp_path / "talk.txt"
+    path.write_text(FIRST_WEEK, encoding="utf-8")
+    with Memory(tmp_path / "store.db") as mem:
+        mem.ingest(path)
+        hits = mem.recall("Where does Daniel work?", strategy="fused", top_k=8).hits
+    found = {h.item.text: h.features for h in hits}
+    assert found[LUMEN]["speaker"] == found[NORA]["speaker"] == found[BARELY]["speaker"] == 1.0
+    assert found[NORA]["words"] < 0.1 and found[BARELY]["words"] < 0.1 < found[LUMEN]["words"]
+    ranked = [h.item.text for h in hits]
+    assert ranked.index(LUMEN) < min(ranked.index(NORA), ranked.index(BARELY))
