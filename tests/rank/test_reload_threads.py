@@ -7,11 +7,14 @@ the other's fresh state, so feedback_match read from them until the next reload:
 counted differently in that process than in a fresh one (found in review, requests.md 14:24)."""
 
 import threading
+from typing import Callable, TypeVar
 
 from mnemoscope.engine import Memory
 from mnemoscope.engine.rank.feedback import FeedbackState, UsedFor
 from mnemoscope.engine.rank.service import RankerArea
 from tests.rank.conftest import SETTINGS
+
+T = TypeVar("T")
 
 QUESTIONS = ("sourdough bread class", "border collie dog", "what does Maya bake", "trip to Lisbon")
 
@@ -20,6 +23,46 @@ def scores(mem: Memory) -> list[list[tuple[int, float, float]]]:
     """Each question's hits with their score and how alike the question is to what they were used for."""
     return [[(h.item.id, round(h.score, 9), round(h.features.get("feedback_match", 0.0), 9))
              for h in mem.recall(q, strategy="fused").hits] for q in QUESTIONS]
+
+
+def paused_at(monkeypatch, owner: type, name: str, after: bool = True) -> tuple[threading.Event, threading.Event]:
+    """Patch ``owner.name`` so that its first call on the thread named "first" stops (after the
+    call, or before it) until ``go`` is set; ``paused`` is set when it has stopped."""
+    paused, go = threading.Event(), threading.Event()
+    original = getattr(owner, name)
+
+    def held(self, *args):
+        stops = threading.current_thread().name == "first" and not paused.is_set()
+        if stops and not after:
+            paused.set()
+            assert go.wait(30)
+        result = original(self, *args)
+        if stops and after:
+            paused.set()
+            assert go.wait(30)
+        return result
+
+    monkeypatch.setattr(owner, name, held)
+    return paused, go
+
+
+def beside(first: Callable[[], object], meanwhile: Callable[[], T], paused: threading.Event, go: threading.Event) -> T:
+    """Run ``first`` on a thread named "first" until it pauses, then ``meanwhile`` on another (it
+    runs whole, or waits for the first), then let the first go; both must end. ``meanwhile``'s result."""
+    done: list[T] = []
+    one = threading.Thread(target=first, name="first")
+    two = threading.Thread(target=lambda: done.append(meanwhile()), name="second")
+    one.start()
+    try:
+        assert paused.wait(30)
+        two.start()
+        two.join(2)
+    finally:
+        go.set()
+    one.join(30)
+    two.join(30)
+    assert not one.is_alive() and not two.is_alive() and done
+    return done[0]
 
 
 def test_two_reloads_on_two_threads_leave_the_state_a_fresh_open_reads(mem, monkeypatch):
@@ -35,26 +78,8 @@ def test_two_reloads_on_two_threads_leave_the_state_a_fresh_open_reads(mem, monk
         expected = scores(fresh)
     assert any(f for hits in expected for _i, _s, f in hits)  # the bags are read
 
-    paused, go = threading.Event(), threading.Event()
-    add_query = FeedbackState.add_query
-
-    def held(self, item_ids, term_ids):  # the first load stops after its first event
-        add_query(self, item_ids, term_ids)
-        if threading.current_thread().name == "first" and not paused.is_set():
-            paused.set()
-            assert go.wait(30)
-
-    monkeypatch.setattr(FeedbackState, "add_query", held)
-    first = threading.Thread(target=mem.ranker.load, name="first")
-    second = threading.Thread(target=mem.ranker.load, name="second")
-    first.start()
-    assert paused.wait(30)
-    second.start()
-    second.join(2)  # the second load runs whole meanwhile, or waits for the first
-    go.set()
-    first.join(30)
-    second.join(30)
-    assert not first.is_alive() and not second.is_alive()
+    paused, go = paused_at(monkeypatch, FeedbackState, "add_query")  # the first load stops after its first event
+    beside(mem.ranker.load, mem.ranker.load, paused, go)
     assert scores(mem) == expected
 
 
@@ -71,26 +96,9 @@ def test_two_recalls_reading_the_used_for_rows_at_once_count_each_use_once(mem, 
     assert any(f for hits in expected for _i, _s, f in hits)
     mem.ranker.load()  # the rows are built again at the next read
 
-    paused, go = threading.Event(), threading.Event()
-    add = UsedFor.add
-
-    def held(self, counts, idf):  # the first recall stops inside its read of the counts
-        add(self, counts, idf)
-        if threading.current_thread().name == "first" and not paused.is_set():
-            paused.set()
-            assert go.wait(30)
-
-    monkeypatch.setattr(UsedFor, "add", held)
-    first = threading.Thread(target=lambda: mem.recall(QUESTIONS[0], strategy="fused"), name="first")
-    second = threading.Thread(target=lambda: mem.recall(QUESTIONS[1], strategy="fused"), name="second")
-    first.start()
-    assert paused.wait(30)
-    second.start()
-    second.join(2)  # the second recall runs whole meanwhile, or waits for the first
-    go.set()
-    first.join(30)
-    second.join(30)
-    assert not first.is_alive() and not second.is_alive()
+    paused, go = paused_at(monkeypatch, UsedFor, "add")  # the first recall stops inside its read of the counts
+    beside(lambda: mem.recall(QUESTIONS[0], strategy="fused"), lambda: mem.recall(QUESTIONS[1], strategy="fused"),
+           paused, go)
     assert scores(mem) == expected
 
 
@@ -106,23 +114,6 @@ def test_a_recall_while_the_marks_are_read_again_moves_the_taught_hit_as_before(
         mem.feedback(rec.token, taught[-1:])
     assert [h.item.id for h in mem.recall(QUESTIONS[-1], strategy="fused").hits][0] == taught[-1]
 
-    paused, go = threading.Event(), threading.Event()
-    plan = RankerArea._plan
-
-    def held(self, text):  # the reload stops after planning its first event's question
-        if threading.current_thread().name == "reload" and not paused.is_set():
-            paused.set()
-            assert go.wait(30)
-        return plan(self, text)
-
-    monkeypatch.setattr(RankerArea, "_plan", held)
-    reload = threading.Thread(target=mem.ranker.load, name="reload")
-    reload.start()
-    assert paused.wait(30)
-    try:
-        asked = mem.recall(QUESTIONS[-1], strategy="fused")
-    finally:
-        go.set()
-        reload.join(30)
-    assert not reload.is_alive()
+    paused, go = paused_at(monkeypatch, RankerArea, "_plan", after=False)  # the reload stops at its first event
+    asked = beside(mem.ranker.load, lambda: mem.recall(QUESTIONS[-1], strategy="fused"), paused, go)
     assert [h.item.id for h in asked.hits][0] == taught[-1]
