@@ -143,6 +143,11 @@ class RankerArea(Area):
         self.meta = feats.SlotMeta()
         self.marks = FeedbackMemory()
         self._described: DescribedSlots | None = None  # the answer prior's descriptors, by slot
+        # Held while they are read and added to: the relearning thread replays the prior while
+        # recalls describe their candidates, and two adds at once gave some slots another
+        # slot's entries, read by every later recall (a stress run of session 17: answer_prior
+        # of three candidates −0.50 against a fresh open's −0.81).
+        self._describing = threading.Lock()
         self.state_problem = ""
         self.relearned = ""  # what the last load relearned after the feature set changed (:meth:`_relearned`)
         self._relearn: tuple[list[FeedbackRow], tuple[str, ...]] | None = None  # the log and the stored names, to relearn
@@ -312,12 +317,14 @@ class RankerArea(Area):
         store holds the same items."""
         index = self.mem.index
         version = (index.n_slots, index.n_items)
-        if self._described is None or self._described.version != version:
-            self._described = DescribedSlots.empty(version, index.n_slots)
-        new = self._described.missing(slots)
-        if len(new):
-            self._described.add(new, self._describe(new))
-        return self._described.of(slots)
+        with self._describing:
+            described = self._described  # a load may set it aside meanwhile: this call reads one
+            if described is None or described.version != version:
+                described = self._described = DescribedSlots.empty(version, index.n_slots)
+            new = described.missing(slots)
+            if len(new):
+                described.add(new, self._describe(new))
+            return described.of(slots)
 
     def _describe(self, slots: np.ndarray) -> Descriptors:
         """The answer prior's descriptors of these slots."""

@@ -9,8 +9,11 @@ counted differently in that process than in a fresh one (found in review, reques
 import threading
 from typing import Callable, TypeVar
 
+import numpy as np
+
 from mnemoscope.engine import Memory
 from mnemoscope.engine.rank.feedback import FeedbackState, UsedFor
+from mnemoscope.engine.rank.prior import DescribedSlots
 from mnemoscope.engine.rank.service import RankerArea
 from tests.rank.conftest import SETTINGS
 
@@ -117,3 +120,32 @@ def test_a_recall_while_the_marks_are_read_again_moves_the_taught_hit_as_before(
     paused, go = paused_at(monkeypatch, RankerArea, "_plan", after=False)  # the reload stops at its first event
     asked = beside(mem.ranker.load, lambda: mem.recall(QUESTIONS[-1], strategy="fused"), paused, go)
     assert [h.item.id for h in asked.hits][0] == taught[-1]
+
+
+def test_two_recalls_describing_candidates_at_once_keep_each_slots_own_descriptors(mem, monkeypatch):
+    """The answer prior's descriptors are kept per slot as the recalls describe their candidates;
+    the relearning thread describes the log's hits meanwhile. Two adds at once gave the slots of
+    one the entries of the other, read at every later recall (a stress run of session 17:
+    answer_prior −0.50 against a fresh open's −0.81; fails before: the first slots' descriptors
+    are not their own)."""
+    ranker = mem.ranker
+    slots = np.arange(mem.index.n_slots, dtype=np.int64)
+    ours, theirs = slots[: len(slots) // 2], slots[len(slots) // 2:]
+    assert len(ours) > 5 and len(theirs) > 5
+    paused, go = threading.Event(), threading.Event()
+
+    def add(self, slots, described):  # DescribedSlots.add, stopped between its two steps on the first thread
+        counts = np.bincount(described.rows, minlength=len(slots))
+        self.start[slots] = len(self.cols) + np.cumsum(counts) - counts
+        self.count[slots] = counts
+        self.scale[slots] = described.scale
+        if threading.current_thread().name == "first" and not paused.is_set():
+            paused.set()
+            assert go.wait(30)
+        self.cols = np.concatenate([self.cols, described.cols])
+
+    monkeypatch.setattr(DescribedSlots, "add", add)
+    beside(lambda: ranker._descriptors(ours), lambda: ranker._descriptors(theirs), paused, go)
+    for part in (ours, theirs):
+        kept, made = ranker._descriptors(part), ranker._describe(part)
+        assert np.array_equal(kept.rows, made.rows) and np.array_equal(kept.cols, made.cols)
