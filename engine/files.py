@@ -106,7 +106,7 @@ class Control:
     reason: str
 
 
-def others_control(path: str | Path, info: os.stat_result) -> Control | None:
+def others_control(path: str | Path, info: os.stat_result, *, names: bool = False) -> Control | None:
     """Why another user could change the file at ``path`` (``info``: what was opened there), or
     None when none can: it belongs to another user, others (or a group shared with other users)
     can write it, or another user can change a folder it is in (the one its name is in, and the
@@ -114,7 +114,7 @@ def others_control(path: str | Path, info: os.stat_result) -> Control | None:
     and folders count as this user's; a folder with the sticky bit (``/tmp``) lets no one
     replace another's file. A group-writable file or folder is the owner's own when its group is
     the owner's private group, as the default umask 002 of user-private groups makes them (664,
-    775)."""
+    775). With ``names`` (:func:`folder_control`), a sticky folder others can write counts too."""
     trusted = (os.getuid(), 0)
     if info.st_uid not in trusted:
         return Control("owner", f"it belongs to another user (uid {info.st_uid})")
@@ -123,20 +123,27 @@ def others_control(path: str | Path, info: os.stat_result) -> Control | None:
         return Control("writers", f"{writers} can write it (mode {info.st_mode & 0o777:o})")
     named = Path(os.path.abspath(path))
     for folder in dict.fromkeys([Path(os.path.realpath(named)).parent, *([named.parent] if named.is_symlink() else [])]):
-        control = folder_control(folder)
+        control = folder_control(folder, names=names)
         if control:
             return control
     return None
 
 
-def folder_control(folder: str | Path) -> Control | None:
-    """Why another user could change what ``folder`` holds (see :func:`others_control`), or None."""
+def folder_control(folder: str | Path, *, names: bool = False) -> Control | None:
+    """Why another user could change what ``folder`` holds (see :func:`others_control`), or None.
+    With ``names``, a sticky folder others can write (``/tmp``) counts too: no one replaces
+    another's file there, but anyone may put a file or a link at a name not yet taken, as the
+    ``-wal`` and ``-shm`` names SQLite opens beside a store at each open are, between two opens."""
     held = os.stat(folder)
-    writers = "" if held.st_mode & stat.S_ISVTX else _other_writers(held)
+    writers = _other_writers(held)
+    mode = f"(mode {held.st_mode & 0o7777:o}, uid {held.st_uid})"
+    if held.st_mode & stat.S_ISVTX and writers:
+        return Control("folder", f"{writers} can put files in its folder {folder} {mode} at the names SQLite opens beside"
+                       " a store") if names else None
     if held.st_uid in (os.getuid(), 0) and not writers:
         return None
     who = writers or f"another user (uid {held.st_uid})"
-    return Control("folder", f"{who} can change its folder {folder} (mode {held.st_mode & 0o777:o}, uid {held.st_uid})")
+    return Control("folder", f"{who} can change its folder {folder} {mode}")
 
 
 def _other_writers(info: os.stat_result) -> str:

@@ -6,12 +6,13 @@ applied migrations say it is not from a newer Mnemoscope. Anything else is refus
 line and left exactly as it was (no WAL switch, no table).
 
 A new store is created private (the file 0600, folders made for it 0700), and only in a folder
-no other user can change; SQLite gives its ``-wal`` and ``-shm`` files the permissions of the
+no other user can change or put files in (not /tmp itself: SQLite opens the ``-wal`` and ``-shm``
+files by name at each open, and anyone may put a link there first); SQLite gives its ``-wal`` and ``-shm`` files the permissions of the
 store. A store that cannot be written (the file or its folder is read-only) opens read-only:
 recall and browsing work, a write is refused with one line. So does a store another user could
 change or read what is written into (:func:`engine.files.others_control`: the file is theirs,
-others can write it, or they can change its folder; or a ``-wal``, ``-shm`` or ``-activity`` file
-beside it is theirs or a link): the line says why. SQLite's own failures reach the caller as :class:`StoreError` subclasses whose
+others can write it, or they can change its folder or put files in it; or a ``-wal``, ``-shm`` or
+``-activity`` file beside it is theirs or a link): the line says why. SQLite's own failures reach the caller as :class:`StoreError` subclasses whose
 text says what happened and what to do (a lock held by another process names that process's
 activity; a damaged file points to ``mnemoscope check``).
 """
@@ -555,11 +556,12 @@ def _prepare_file(path: Path) -> str:
     if not folder.is_dir():
         raise StoreError(f"cannot create the store {path}: {folder} is a file, not a folder")
     if not os.path.lexists(path):
-        control = folder_control(folder)
+        control = folder_control(folder, names=True)
         why = control.reason if control else "" if missing else _planted_beside(path)
         if why:
             raise StoreError(f"cannot create the store {path}: {why}; nothing was created. Choose a folder of your own"
-                             " (mkdir -m 700 FOLDER)")
+                             " (mkdir -m 700 FOLDER; a file system without Unix permissions, such as FAT, SMB or WSL's"
+                             " /mnt/c, shows every folder as everyone's)")
     try:
         for new in reversed(missing):
             new.mkdir(mode=0o700, exist_ok=True)
@@ -573,7 +575,7 @@ def _prepare_file(path: Path) -> str:
             raise NotAStore(f"{path} is a folder, not a store file") from None
         if not stat.S_ISREG(info.st_mode):
             raise NotAStore(f"{path} is not a regular file (a FIFO, a socket or a device), not a store") from None
-        control = others_control(path, info)
+        control = others_control(path, info, names=True)
         return control.reason if control else next(filter(None, map(_planted_beside, {path, Path(os.path.realpath(path))})), "")
     except OSError as exc:
         raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}") from None
@@ -583,8 +585,8 @@ def _prepare_file(path: Path) -> str:
 
 def _planted_beside(path: Path) -> str:
     """Why a file SQLite or this store opens by name beside ``path`` (``-wal``, ``-shm``,
-    ``-activity``) is another user's to change: a link, or a file of theirs, which a folder
-    like /tmp lets anyone put there first. "" when none is."""
+    ``-activity``) is another user's to change: a link, or a file of theirs (left from a time the
+    folder was open to them). "" when none is."""
     for suffix in ("-wal", "-shm", "-activity"):
         beside = path.with_name(path.name + suffix)
         try:

@@ -112,12 +112,20 @@ def test_a_new_store_is_created_only_in_a_folder_no_other_user_can_change(tmp_pa
     assert "nothing was created" in err and list(folder.iterdir()) == []
 
 
-def test_a_new_store_in_a_sticky_shared_folder_is_made_private_and_writable(tmp_path):
-    """/tmp (1777) lets no one replace another's file: a store there is the person's."""
+def test_a_store_in_a_sticky_shared_folder_is_neither_made_nor_written(tmp_path):
+    """In /tmp (1777) no one replaces another's file, but anyone may put a link at a name not yet
+    taken, and SQLite opens the store's -wal and -shm by name at each open (review's 17:05:
+    before, a new store was made there and written)."""
     folder = tmp_path / "tmp"
     folder.mkdir()
     os.chmod(folder, 0o1777)
-    with Memory(folder / "new.db", extensions=False) as mem:
-        mem.add_note("kept")
-    assert os.stat(folder / "new.db").st_mode & 0o777 == 0o600
-    shutil.rmtree(folder)
+    code, out, err = cli("--store", folder / "new.db", "stats")
+    assert code == 2 and err.count("\n") == 1 and list(folder.iterdir()) == [], err
+    assert f"others can put files in its folder {folder} (mode 1777, uid 0) at the names SQLite opens" in err, err
+    assert "WSL's /mnt/c" in err
+    mine = tmp_path / "mine" / "m.db"
+    mine.parent.mkdir(mode=0o700)
+    with Memory(mine, extensions=False) as mem:
+        mem.add_note("The harbour lanterns are lit at dusk.")
+    shutil.move(mine, folder / "m.db")
+    _writes_refused(folder / "m.db", f"others can put files in its folder {folder}")
