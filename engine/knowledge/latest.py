@@ -141,16 +141,15 @@ def asked_before(store: "Store", index: "Index", slots: np.ndarray, subjects: Co
     for asking, text in texts.items():
         if tokens := _asks(text):
             lent[answer_of[asking]] = tokens
-        if _follows_up(text):  # "When?", "To where?": no word of their own
-            follow_ups.append(answer_of[asking])
+            if _follows_up(text):
+                follow_ups.append(answer_of[asking])
     mentions = store.mentions_of_items([b for b, a in answer_of.items() if a in lent])
     asker = {item: entity for item, entity, _surface, role in mentions if role == "speaker"}
     about = {answer_of[item] for item, entity, _surface, role in mentions
              if role != "speaker" and entity in subjects and asker.get(item) != entity}
     slot_of = {int(index.item_ids[s]): s for s in slots.tolist()}
     for answer in follow_ups:
-        if words := lent.get(answer, frozenset()) | _followed_up(store, index, slot_of[answer]):
-            lent[answer] = words
+        lent[answer] |= _followed_up(store, index, slot_of[answer])
     return lent, about
 
 

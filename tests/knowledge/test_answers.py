@@ -165,24 +165,3 @@ def test_a_thing_is_told_of_by_who_names_it_in_a_turn_that_says_we(band):
     assert above(keys, "D2:1", "D1:3")
     hits = band.recall("Where do The Hollow Reeds rehearse?", top_k=10, strategy="fused").hits
     assert hits and not any("change" in h.sources for h in hits if h.item.key == "D2:3")
-
-
-MATCH = locomo("match", ("Petra", "Joss"),
-    ("9:00 am on 2 March, 2025", [
-        ("Petra", "The match is on the fourth of May, at the club ground, the match of the season."),
-        ("Joss", "I'll come."),
-    ]),
-    ("9:00 am on 9 April, 2025", [
-        ("Petra", "The match has been moved."),
-        ("Joss", "To when?"),
-        ("Petra", "The eleventh, the pitch is waterlogged, so it's a week later instead."),
-        ("Joss", "Fine."),
-    ]),
-)
-match = stored(MATCH)
-
-
-def test_a_question_of_no_word_of_its_own_follows_up_what_was_said(match):
-    """"To when?" holds no word of content: it asks about the match that "has been moved", and the
-    answer ("… a week later instead") is news of the match."""
-    assert above(ranked(match, "When is Petra's match?"), "D2:3", "D1:1")
