@@ -285,9 +285,8 @@ _WE = re.compile(r"\b(?:[Ww]e|[Oo]urs?|us)\b")
 def owners(store: "Store", subjects: Collection[int]) -> set[int]:
     """The speakers who speak for a subject that is no speaker (a business, a band, a team): those
     who name it in a sentence of their own in the first person ("I run a food truck in Wellington,
-    it's called La Picá"), or in a turn that says "we" or "our" ("We're in. Slack Tide has its own
-    brewhouse."; not "Slack Tide. I like it.": a customer's "I"), so that their "we" is its voice.
-    None for a subject named more often than :data:`OWNED_MENTIONS` times."""
+    it's called La Picá"), so that their "we" is its voice. None for a subject named more often
+    than :data:`OWNED_MENTIONS` times."""
     found: set[int] = set()
     rows = [r for r in (store.entity_row(e) for e in subjects) if r is not None and r[3] != "speaker"]
     counts = store.entity_counts([r[0] for r in rows])
@@ -297,8 +296,8 @@ def owners(store: "Store", subjects: Collection[int]) -> set[int]:
         surfaces = {item: surface for item, surface, role in store.mentions_of_entity(entity) if role != "speaker"}
         texts = store.item_texts(list(surfaces))
         said_by = {item: e for item, e, _s, role in store.mentions_of_items(list(texts)) if role == "speaker"}
-        found |= {said_by[item] for item, text in texts.items() if item in said_by and (_WE.search(text) or any(
-            surfaces[item] in sentence and FIRST_PERSON.search(sentence) for sentence in sentences(text)))}
+        found |= {said_by[item] for item, text in texts.items() if item in said_by and any(
+            surfaces[item] in sentence and FIRST_PERSON.search(sentence) for sentence in sentences(text))}
     return found - set(subjects)
 
 

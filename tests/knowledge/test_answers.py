@@ -140,28 +140,3 @@ def test_an_answer_to_a_question_of_few_words_is_about_what_it_follows_up(follow
     hits = followed_up.recall("When is Sabine's wedding?", top_k=10, strategy="fused").hits
     assert [h.item.key for h in hits if "change" in h.sources] and \
         not any("change" in h.sources for h in hits if h.item.key == "D2:7")
-
-
-BAND = locomo("band", ("Ruairi", "Dana"),
-    ("9:00 am on 14 March, 2025", [
-        ("Ruairi", "We got it! The Hollow Reeds are on at the Cobblestone on Friday."),
-        ("Dana", "The Hollow Reeds. I love that name. Where do you rehearse these days?"),
-        ("Ruairi", "Aoife's shed in Stoneybatter, it's freezing but we play loud enough to stay warm."),
-    ]),
-    ("9:00 am on 22 September, 2025", [
-        ("Ruairi", "The shed flooded, so we've moved rehearsals to the youth club in Phibsborough."),
-        ("Dana", "Drier, at least."),
-        ("Dana", "My choir moved rehearsals to the church hall instead, we rehearse on Thursdays now."),
-    ]),
-)
-band = stored(BAND)
-
-
-def test_a_thing_is_told_of_by_who_names_it_in_a_turn_that_says_we(band):
-    """Ruairi names The Hollow Reeds in a turn that says "we" ("We got it! The Hollow Reeds are on
-    …", two sentences): his "we" is the band's, and its move of rehearsals goes above the shed. Dana
-    names the band with "I love that name": her choir's move is no news of the band."""
-    keys = ranked(band, "Where do The Hollow Reeds rehearse?")
-    assert above(keys, "D2:1", "D1:3")
-    hits = band.recall("Where do The Hollow Reeds rehearse?", top_k=10, strategy="fused").hits
-    assert hits and not any("change" in h.sources for h in hits if h.item.key == "D2:3")
