@@ -124,89 +124,27 @@ def asked_before(store: "Store", index: "Index", slots: np.ndarray, subjects: Co
     """For the candidates (``slots``) that answer a question — the turn just before, in the same
     session, asks one: the question's words, by item id; and the candidates whose question names
     a subject that did not ask it ("And Amira?"). ``read``: the texts the caller has read already
-    (most turns before a candidate are candidates too), by item id.
-
-    A question of few words follows up what the one answering said last ("The wedding has moved."
-    — "Moved where?" — "To the farm, in September instead"; "Same date?" — "No, the twelfth"): the
-    answer is about that too, so the question's words take in the last sentence of the answering
-    speaker's turn before it, and, when that turn answered such a question as well, that one's
-    (:func:`_followed_up`)."""
-    before, same = _turn_before(index, slots)
-    answer_of = {int(index.item_ids[b]): int(index.item_ids[s])
-                 for b, s, ok in zip(before.tolist(), slots.tolist(), same.tolist()) if ok}
-    lent: dict[int, frozenset[str]] = {}
-    texts = {i: read[i] for i in answer_of if i in read}
-    texts.update(store.item_texts([i for i in answer_of if i not in read]))
-    follow_ups: list[int] = []
-    for asking, text in texts.items():
-        if tokens := _asks(text):
-            lent[answer_of[asking]] = tokens
-            if _follows_up(text):
-                follow_ups.append(answer_of[asking])
-    mentions = store.mentions_of_items([b for b, a in answer_of.items() if a in lent])
-    asker = {item: entity for item, entity, _surface, role in mentions if role == "speaker"}
-    about = {answer_of[item] for item, entity, _surface, role in mentions
-             if role != "speaker" and entity in subjects and asker.get(item) != entity}
-    slot_of = {int(index.item_ids[s]): s for s in slots.tolist()}
-    for answer in follow_ups:
-        lent[answer] |= _followed_up(store, index, slot_of[answer])
-    return lent, about
-
-
-# The content words a question following up the last thing said holds at most: "Moved where?",
-# "Same date?", "For good?", "The packhouse?".
-_ELLIPTIC = 2
-_FOLLOW_UPS = 2  # how far back a chain of such questions is followed
-
-
-def _turn_before(index: "Index", slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The slot just before each of ``slots`` and whether it is the turn before in the same session."""
+    (most turns before a candidate are candidates too), by item id."""
     before = slots - 1
     safe = np.maximum(before, 0)
     same = (before >= 0) & (index.source_ids[safe] == index.source_ids[slots]) \
         & (index.positions[safe] == index.positions[slots] - 1)
     times, own = index.times[safe], index.times[slots]
     same &= (times == own) | (np.isnan(times) & np.isnan(own))
-    return safe, same
-
-
-def _asks(text: str) -> frozenset[str]:
-    """The words of the questions a turn asks that a reply answers (:func:`_last_topic`)."""
-    asked = [s for s in sentences(text) if s.rstrip().endswith("?")]
-    return frozenset(t for s in asked[_last_topic(asked):] for t in lexical_tokens(s)) if asked else frozenset()
-
-
-def _follows_up(text: str) -> bool:
-    """Whether a turn asks a question of few words (:data:`_ELLIPTIC`) that turns to nothing new
-    ("Moved where?", not "And Lukas?", which asks about Lukas)."""
-    asked = [s for s in sentences(text) if s.rstrip().endswith("?")]
-    return bool(asked) and len(_asks(text)) <= _ELLIPTIC and not _TURNS_TO.match(asked[_last_topic(asked)])
-
-
-def _followed_up(store: "Store", index: "Index", answer: int) -> frozenset[str]:
-    """The words of what a question of few words (the turn before the slot ``answer``) follows up:
-    the last sentence of the answering speaker's own turn before that question, and, when that turn
-    answered such a question too, that question's words and what it followed up, back
-    :data:`_FOLLOW_UPS` questions at most."""
-    words: set[str] = set()
-    for _hop in range(_FOLLOW_UPS):
-        if answer < 3:
-            break
-        chain = np.array([answer, answer - 1, answer - 2])
-        _before, same = _turn_before(index, chain)
-        answering, _question, earlier, asking = (int(index.item_ids[s]) for s in range(answer, answer - 4, -1))
-        speaker = {item: entity for item, entity, _s, role in store.mentions_of_items([answering, earlier])
-                   if role == "speaker"}
-        if not same[:2].all() or answering not in speaker or speaker.get(earlier) != speaker[answering]:
-            break
-        texts = store.item_texts([earlier, asking])
-        said = sentences(texts.get(earlier, ""))
-        words |= set(lexical_tokens(said[-1])) if said else set()
-        if not same[2] or not _follows_up(texts.get(asking, "")):  # the earlier turn follows up nothing
-            break
-        words |= _asks(texts[asking])
-        answer -= 2
-    return frozenset(words)
+    answer_of = {int(index.item_ids[b]): int(index.item_ids[s])
+                 for b, s, ok in zip(safe.tolist(), slots.tolist(), same.tolist()) if ok}
+    lent: dict[int, frozenset[str]] = {}
+    texts = {i: read[i] for i in answer_of if i in read}
+    texts.update(store.item_texts([i for i in answer_of if i not in read]))
+    for asking, text in texts.items():
+        asked = [s for s in sentences(text) if s.rstrip().endswith("?")]
+        if asked:
+            lent[answer_of[asking]] = frozenset(t for s in asked[_last_topic(asked):] for t in lexical_tokens(s))
+    mentions = store.mentions_of_items([b for b, a in answer_of.items() if a in lent])
+    asker = {item: entity for item, entity, _surface, role in mentions if role == "speaker"}
+    about = {answer_of[item] for item, entity, _surface, role in mentions
+             if role != "speaker" and entity in subjects and asker.get(item) != entity}
+    return lent, about
 
 
 # A question that turns to something new: "How's the wrist? And are you coming to the quiz?"

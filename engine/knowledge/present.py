@@ -638,7 +638,7 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
             continue
         verdict = _changes(text, question, asked, said[n])
         if verdict and item_id in hearsay and not question.others:
-            verdict = _own_change(text, question, other_names.get(item_id, ()), said[n], asked)
+            verdict = _own_change(text, question, other_names.get(item_id, ()), said[n])
         if verdict is False and question.state and states(text, question.own, asked, names=subjects.values(),
                                                           own_voice=item_id in spoken,
                                                           said=None if question.plans else said[n], by=question.by):
@@ -758,8 +758,7 @@ def _naming(store: "Store", item_ids: list[int], subjects: dict[int, str]
     return named, spoken, other_names, speaker_of
 
 
-def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str], said: str | None = None,
-                lent: frozenset[str] = frozenset()) -> bool:
+def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str], said: str | None = None) -> bool:
     """Whether a subject's turn that names no subject announces a change of their own: in what
     is left of its sentences without the clauses that are someone else's. A speaker tells their
     own news as "I", "we" or a request ("can you go back to English?"); "Leah moved to Boulder in
@@ -767,13 +766,11 @@ def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str]
     sentence ("Hanne didn't go to Bergen in the end, the aquarium job fell through"), up to a
     clause in the first person. Someone who is part of what the subject held is no one else:
     "Rosa moved in with her boyfriend" changes whom Asha shares her flat with when Asha shared it
-    with Rosa (a name on the topic). What is left of an answer's first sentence still answers the
-    question before it (``lent``, :func:`.latest.asked_before`)."""
+    with Rosa (a name on the topic)."""
     others = [name for name in other_names if not question.topic & set(lexical_tokens(name))]
     own: list[str] = []
-    answers = False  # the first sentence is kept, as the answer to the question before
     someone_else = False
-    for n, (sentence, _tokens) in enumerate(sentence_tokens(text)):
+    for sentence, _tokens in sentence_tokens(text):
         kept = []
         for clause in _CLAUSE.split(sentence):
             if FIRST_PERSON.search(clause):
@@ -784,8 +781,7 @@ def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str]
                 kept.append(clause)
         if kept:
             own.append(", ".join(kept))
-            answers = answers or n == 0
-    return bool(own) and bool(_changes(". ".join(own), question, lent if answers else frozenset(), said))
+    return bool(own) and bool(_changes(". ".join(own), question, said=said))
 
 
 def _lifted(topical: list[int], changes: set[int], said: list[str]) -> list[int]:

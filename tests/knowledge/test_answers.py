@@ -110,33 +110,3 @@ def test_a_past_date_without_a_slot_or_with_did_keeps_the_order(homes_then):
                      "Where was Wanjiru living in early 2025?"):
         hits = homes_then.recall(question, top_k=10, strategy="fused").hits
         assert hits and not any("change" in h.sources for h in hits), question
-
-
-FOLLOWED_UP = locomo("followed-up", ("Sabine", "Kofi"),
-    ("9:00 am on 10 February, 2025", [
-        ("Sabine", "We booked the wedding! The old boathouse in Cobh, the fourteenth of June, the wedding of the year."),
-        ("Kofi", "Brilliant."),
-    ]),
-    ("9:00 am on 20 November, 2025", [
-        ("Sabine", "Other news. The wedding has moved."),
-        ("Kofi", "Moved where?"),
-        ("Sabine", "The boathouse flooded, so we're doing it at my aunt's orchard near Youghal instead."),
-        ("Kofi", "Same date?"),
-        ("Sabine", "No, the orchard is busy in June, so it's the twentieth of September instead."),
-        ("Kofi", "And your job?"),
-        ("Sabine", "The bakery wants me on weekends instead."),
-    ]),
-)
-followed_up = stored(FOLLOWED_UP)
-
-
-def test_an_answer_to_a_question_of_few_words_is_about_what_it_follows_up(followed_up):
-    """"Moved where?" follows up "The wedding has moved.": the answer ("… at my aunt's orchard …
-    instead") is news of the wedding, and so is the answer to the next follow-up ("Same date?" —
-    "… the twentieth of September instead"), two questions on; "And your job?" turns to something
-    new, and its answer is no news of the wedding."""
-    assert above(ranked(followed_up, "Where is Sabine's wedding?"), "D2:3", "D1:1")
-    assert above(ranked(followed_up, "When is Sabine's wedding?"), "D2:5", "D1:1")
-    hits = followed_up.recall("When is Sabine's wedding?", top_k=10, strategy="fused").hits
-    assert [h.item.key for h in hits if "change" in h.sources] and \
-        not any("change" in h.sources for h in hits if h.item.key == "D2:7")
