@@ -27,6 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from ..arrays import distinct
+from ..as_of import later, said_on_items
 from ..lexical import top_k as top_k_of
 from ..pagerank import Seeds, local_push, personalized_pagerank
 from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
@@ -221,7 +222,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         """Add facts, episodes and graph to ``result``; drop or backfill hits as the mode asks."""
         graph = ranking.extras.get("graph") or q.notes.get("graph")
         if graph:
-            result.graph = graph
+            result.graph = self._said_by(graph, q.options.get("as_of"))
         scores = {h.item.id: h.score for h in result.hits}
         result.facts = self.facts_for(q.text, scores, self.settings.facts_top_k, q.options.get("as_of"), self.named_in(q))
         result.episodes = self.episodes_of_hits([h.item.id for h in result.hits])
@@ -229,6 +230,17 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
             result.hits = []
         elif q.mode == "max":
             result.hits = result.hits + self._backfill(result, limit=2 * q.top_k)
+
+    def _said_by(self, graph: GraphReport, as_of: str | None) -> GraphReport:
+        """The graph report without the items said after ``as_of``: a recall as of a date shows no
+        turn from after it, as its hits do not (the walk may still have passed through them)."""
+        if as_of is None:
+            return graph
+        items = {int(n["node"].split(":", 1)[1]) for n in [*graph["seeds"], *graph["reached"]] if n["kind"] == "item"}
+        late = {i for i, day in said_on_items(self.store, self.mem.index, sorted(items)).items() if later(day, as_of)}
+        if not late:
+            return graph
+        return {"seeds": _not_items(graph["seeds"], late), "reached": _not_items(graph["reached"], late)}
 
     def _backfill(self, result: Recall, limit: int) -> list[Hit]:
         """Other items of the hits' episodes, episode by episode, in item order, up to ``limit``."""
@@ -240,6 +252,11 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
             if item_id in items:
                 out.append(Hit(item=items[item_id], score=0.0, rank=len(result.hits) + len(out) + 1, sources=["episode"]))
         return out
+
+
+def _not_items(nodes: list[GraphNode], items: set[int]) -> list[GraphNode]:
+    """``nodes`` without those of ``items``."""
+    return [n for n in nodes if n["kind"] != "item" or int(n["node"].split(":", 1)[1]) not in items]
 
 
 def _normalised(scores: np.ndarray) -> np.ndarray:

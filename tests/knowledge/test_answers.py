@@ -110,3 +110,15 @@ def test_a_past_date_without_a_slot_or_with_did_keeps_the_order(homes_then):
                      "Where was Wanjiru living in early 2025?"):
         hits = homes_then.recall(question, top_k=10, strategy="fused").hits
         assert hits and not any("change" in h.sources for h in hits), question
+
+
+def test_a_recall_as_of_a_date_shows_no_turn_said_after_it_in_its_graph(homes_then):
+    """The walk's report (the Trace panel's nodes reached) keeps to what was said by the date, as
+    the hits do: as of April 2025 no turn of May or October."""
+    every = homes_then.recall("Where does Wanjiru live?", top_k=20, strategy="ppr")
+    key_of = {h.item.id: h.item.key for h in every.hits}
+    assert every.graph and any(key_of.get(int(n["node"].split(":")[1]), "").startswith("D3")
+                               for n in every.graph["reached"] if n["kind"] == "item")
+    then = homes_then.recall("Where does Wanjiru live?", top_k=20, strategy="ppr", as_of="2025-04-01")
+    shown = [int(n["node"].split(":")[1]) for part in ("seeds", "reached") for n in then.graph[part] if n["kind"] == "item"]
+    assert shown and all(key_of[i].startswith("D1") for i in shown)
