@@ -371,6 +371,7 @@ class KnowledgeBuilding(Area):
                 batch.kinds[eid] = wanted[key][1]
         self.store.set_entity_kinds(batch.kinds.items())
         new = [(k, name, kind) for k, (name, kind) in wanted.items() if k not in ids]
+        self.extractor.fresh.update(k for k, _name, _kind in new)  # (for the source's next piece)
         if new:
             fresh = self.store.upsert_entities(new)
             for key, name, kind in new:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass, field
+from typing import AbstractSet
 
 import numpy as np
 
@@ -131,8 +132,9 @@ class EntityRegistry:
         self.pending.clear()
         self.pending_gazetteer.clear()
 
-    def find_in(self, text: str) -> list[str]:
-        """Known names (keys) occurring in ``text`` as whole-word runs, longest first, no overlaps."""
+    def find_in(self, text: str, unknown: AbstractSet[str] = frozenset()) -> list[str]:
+        """Known names (keys) occurring in ``text`` as whole-word runs, longest first, no overlaps
+        (those in ``unknown`` taken as not known)."""
         w = words(text)
         found: list[str] = []
         i = 0
@@ -143,7 +145,7 @@ class EntityRegistry:
                 continue
             for n in range(min(MAX_GAZETTEER_WORDS, len(w) - i), 1, -1):
                 gram = " ".join(w[i:i + n])
-                if gram in self.gazetteer or gram in self.pending_gazetteer:
+                if (gram in self.gazetteer or gram in self.pending_gazetteer) and gram not in unknown:
                     found.append(gram)
                     i += n
                     break

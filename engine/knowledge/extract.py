@@ -232,6 +232,9 @@ class RuleExtractor:
         self.speakers: list[str] = []  # speakers of the batch so far, latest last: "you" is the one before
         self._you = ""
         self.people: set[str] = set()  # keys of the names the batch introduced as persons
+        # names the source's earlier pieces registered (a catch-up reads a long source in pieces):
+        # not known to the rest of it, as one read of the whole source does not know them
+        self.fresh: set[str] = set()
         self._talked_of = ""  # whom the talk is about: the person the last turn named, or spoke of as "she" …
         self._talk_day: str | None = None  # the day of that talk: a new day (a new session) starts afresh
 
@@ -240,6 +243,7 @@ class RuleExtractor:
         self.local.clear()
         self.speakers.clear()
         self.people.clear()
+        self.fresh.clear()
         self._talked_of = ""
         self._talk_day = None
 
@@ -248,7 +252,7 @@ class RuleExtractor:
         return next((s for s in reversed(self.speakers) if s != speaker), "")
 
     def known(self, key: str) -> bool:
-        return key in self.local or self.registry.lookup(key) is not None
+        return key in self.local or key not in self.fresh and self.registry.lookup(key) is not None
 
     def _opens_with_another(self, sentence: str, speaker: str) -> bool:
         """Whether the sentence opens with a name not introduced as a person, as its subject
@@ -321,7 +325,7 @@ class RuleExtractor:
             if "|" not in sentence:  # a Markdown table's cells are no sentence
                 self._clauses(sentence, item, speaker, referent, out, person)
         self._talked_of = "" if other else named or kept  # "Is she still in Leeds?" is still about Kasia
-        for key in self.registry.find_in(text + (" " + caption if caption else "")):
+        for key in self.registry.find_in(text + (" " + caption if caption else ""), self.fresh):
             if key not in seen:
                 seen.add(key)
                 out.mentions.append((key, key, "name", "mention"))

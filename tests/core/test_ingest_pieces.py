@@ -5,6 +5,7 @@ topic assignments and moves, and the same fact graph and topic move counts in me
 process and in another that follows it piece by piece. Conflicts and decisions are the same too, numbered in the
 order the pieces found them."""
 
+import json
 import re
 import shutil
 import sqlite3
@@ -22,10 +23,22 @@ NOT_COMPARED = {"activity", "schema_migrations", "kv", "extraction_queue"}  # a 
 WEIGHED = {"topic_items": "weight"}  # P(leaf | item): a product of a piece's rows, equal to float32 rounding
 
 
+# A name of three words met in the first episode, then written in lower case: one read of the
+# whole source does not know it yet where it comes again (the gazetteer is the store's as the
+# source began), so neither may a later piece.
+CLUB = [("Ana", "I joined the Riverside Climbing Club last week."), ("Ben", "Nice, how is it going?"),
+        ("Ana", "Hard, my arms are sore."), ("Ben", "Did you try the big wall?"), ("Ana", "Not yet, next month."),
+        ("Ben", "I will come along then."), ("Ana", "Bring chalk and shoes."), ("Ben", "I have both."),
+        ("Ana", "Great, see you there."), ("Ben", "What time on Thursday?"),
+        ("Ana", "the riverside climbing club opens at six."), ("Ben", "Six works for me.")]
+
+
 def _queued(path: Path) -> None:
+    club = path.parent / "club.jsonl"
+    club.write_text("".join(json.dumps({"speaker": who, "text": said}) + "\n" for who, said in CLUB), encoding="utf-8")
     with Memory(path) as mem:
         mem.ingest(sorted(DEMO_DIR.glob("*.md")))
-        mem.ingest([CONVERSATION], defer=True, catch_up=False)
+        mem.ingest([CONVERSATION, club], defer=True, catch_up=False)
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +141,7 @@ def test_an_interrupted_catch_up_loses_only_its_piece_and_resumes(queued, tmp_pa
         assert mem.store.deferred_count() == queued_items - read  # the rest is still queued
     with Memory(path) as reopened:
         assert reopened.catch_up(piece_items=50) == queued_items - read
-        source = next(s for s in reopened.store.sources() if s.name.startswith(str(CONVERSATION)))
-        turns = reopened.store.item_ids_of_source(source.id)
-        episodes = reopened.store.episodes_of_items(turns)
+        store = reopened.store
+        turns = [i for source in store.sources() if not source.name.endswith(".md") for i in store.item_ids_of_source(source.id)]
+        episodes = store.episodes_of_items(turns)
         assert len(turns) == queued_items and set(episodes) == set(turns)  # every turn read, in an episode
