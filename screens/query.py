@@ -29,6 +29,12 @@ if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
 
 SELECT_CHROME = 3  # a compact Select's cells around its label: padding and the ▼
 WHY_BAR = 10  # cells of a feature's bar in the Why panel, where the panel has room for them
+# the rules that move a hit after it was scored, as its Why says so: its score is then its place's
+# (or just above the hit it passes), not the sum of the reasons listed under it
+MOVED = {"change": "▲ moved up: it tells of a change newer than the hits it passes (what holds now); "
+                   "the score is the place's, the reasons below its own",
+         "successor": "▲ moved up: it states what replaced a fact a hit below it states; the score is "
+                      "just above that hit's, the reasons below its own"}
 
 
 def knowledge_text(episodes: list[Episode], facts: list[Fact], as_of: str | None = None) -> Text:
@@ -162,7 +168,10 @@ held then.
 The **found** column says which signals found each hit: **B** BM25, **D** dense, **W** the
 topic walk, **P** PageRank over the knowledge graph, **A** it holds the kind of answer the
 question asks for (a time for *when*, a place for *where*, a person for *who*), **N** a
-neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's backfill).
+neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's backfill);
+and moved after it was scored: **C** it tells of a change newer than the hits it passes, **S** it
+states what replaced a fact of a hit below it, **F** feedback marked it used for this question
+or one alike (the Why panel says which).
 """
 
     BINDINGS = [
@@ -455,7 +464,9 @@ neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's
         head.append(", ".join(hit.sources) or "–", style="bold")
         if self.recall_as_of:
             head.append(f" · as of {self.recall_as_of}", style="cyan")
-        notes = [taught_line(hit.taught)] if hit.taught is not None else []
+        notes = [Text(MOVED[name], style="bold cyan") for name in hit.sources if name in MOVED]
+        if hit.taught is not None:
+            notes.append(taught_line(hit.taught))
         if hit.answers is not None:
             notes.append(answered_line(hit.answers))
         parts: list[RenderableType] = [head, *notes, table]

@@ -48,3 +48,22 @@ async def test_a_question_asked_as_of_a_date_and_a_date_that_is_none(demo_app):
         await settle(pilot)
         assert [h.item.id for h in screen.recall.hits] == [h.item.id for h in now.hits]
         assert "as of" not in text_of(screen.query_one("#query-status"))
+
+
+async def test_a_hit_moved_after_it_was_scored_says_so(demo_app):
+    """'where does Daniel work': the present rule puts a newer turn telling of a change above the
+    hits it passes, with the place's score (review's 16:50: the Why listed its reasons as if they
+    made that score). Its found letter is explained in the help, and its Why says it was moved."""
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await ask(pilot, "where does Daniel work", strategy="fused")
+        moved = [n for n, h in enumerate(screen.recall.hits) if "change" in h.sources or "successor" in h.sources]
+        assert moved, [h.sources for h in screen.recall.hits]
+        table = screen.query_one("#hits")
+        table.move_cursor(row=moved[0])
+        await pilot.pause()
+        letters = table.get_row_at(moved[0])[3]
+        assert ("C" in letters or "S" in letters) and all(f"**{c}**" in screen.HELP for c in letters), letters
+        assert "▲ moved up" in text_of(screen.query_one("#why-body"))
