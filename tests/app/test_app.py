@@ -232,6 +232,25 @@ async def test_corrupt_store_shows_a_dialog_and_the_app_stays_usable(tmp_path: P
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+async def test_a_store_another_user_could_change_is_said_read_only_at_open(tmp_path: Path):
+    """The engine opens it read-only (guard's 1b01d3a); the app says so once, before a change is refused."""
+    folder = tmp_path / "mine"
+    folder.mkdir(mode=0o700)
+    path = folder / "m.db"
+    with Memory(path, extensions=False) as mem:
+        mem.add_note("The harbour lanterns are lit at dusk.")
+    os.chown(path, 65534, 65534)
+    app = build_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        told = app.titled("Read-only store")
+        assert [n.severity for n in told] == ["warning"], app.notices
+        assert "is opened read-only: it belongs to another user" in told[0].message, told[0].message
+        await ask(pilot, "harbour lanterns")  # recall works
+        assert app.screen.recall.hits
+
+
 async def test_empty_store_offers_the_demo(tmp_path: Path):
     app = build_app(tmp_path / "empty.db", offer_demo=True)
     async with app.run_test(size=SIZE) as pilot:
