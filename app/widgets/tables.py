@@ -69,7 +69,8 @@ class PagedTable(PlainTable):
             """The table left (``@on(PagedTable.LeavePage, "#its-id")`` selects by it)."""
             return self.table
 
-    BINDINGS = [Binding("home", "scroll_top", show=False), Binding("end", "scroll_bottom", show=False)]
+    BINDINGS = [Binding("home", "scroll_top", show=False, id="table-top"),
+                Binding("end", "scroll_bottom", show=False, id="table-bottom")]
 
     more_before = False  # whether the list goes on before the page and after it (the screen sets them)
     more_after = False
