@@ -31,10 +31,7 @@ SELECT_CHROME = 3  # a compact Select's cells around its label: padding and the 
 WHY_BAR = 10  # cells of a feature's bar in the Why panel, where the panel has room for them
 # the rules that move a hit after it was scored, as its Why says so: its score is then its place's
 # (or just above the hit it passes), not the sum of the reasons listed under it
-MOVED = {"change": "▲ moved up: it tells of a change newer than the hits it passes (what holds now); "
-                   "the score is the place's, the reasons below its own",
-         "successor": "▲ moved up: it states what replaced a fact a hit below it states; the score is "
-                      "just above that hit's, the reasons below its own"}
+MOVED = {"change": "a newer change", "successor": "what replaced a fact below"}  # the help's C and S
 
 
 def knowledge_text(episodes: list[Episode], facts: list[Fact], as_of: str | None = None) -> Text:
@@ -464,7 +461,9 @@ or one alike (the Why panel says which).
         head.append(", ".join(hit.sources) or "–", style="bold")
         if self.recall_as_of:
             head.append(f" · as of {self.recall_as_of}", style="cyan")
-        notes = [Text(MOVED[name], style="bold cyan") for name in hit.sources if name in MOVED]
+        moved = [MOVED[name] for name in hit.sources if name in MOVED]
+        notes = [Text(f"▲ moved up: {', '.join(moved)}; the score is the place's, not the sum below", style="bold cyan")
+                 ] if moved else []
         if hit.taught is not None:
             notes.append(taught_line(hit.taught))
         if hit.answers is not None:
