@@ -17,6 +17,7 @@ from textual.filter import LineFilter
 from textual.message_pump import MessagePump
 from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
+from textual.widgets import Input
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from .collector import QuietCollector
@@ -437,8 +438,10 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Over a dialog, a screen key is the dialog's: the screens stay where they are."""
-        if action in ("goto", "focus_query"):
+        if action == "goto":
             return not isinstance(self.screen, ModalScreen)
+        if action == "focus_query":  # in a text box "/" is text (a path, "and/or"): Textual does not leave it the box
+            return not isinstance(self.screen, ModalScreen) and not isinstance(self.focused, Input)
         return True
 
     def action_goto(self, mode: str) -> None:

@@ -47,3 +47,22 @@ async def test_slash_then_keys_typed_fast_go_to_the_query_box(demo_app):
         burst("slash", "ctrl+u", *"when", "enter")
         await settle(pilot)
         assert screen.recall.query == "when"
+
+
+async def test_slash_is_text_in_every_box(demo_app):
+    """Review's 17:23: with '/' a priority binding no box took it ('and/or' became 'andor', a path
+    typed on the Ingest screen switched to the query box). In a box it is text; elsewhere the box."""
+    app = demo_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        box = app.screen.query_one("#query-input")
+        await pilot.press(*"sourdough and/or starter")
+        assert box.value == "sourdough and/or starter"
+        await pilot.press("escape", "1")
+        await settle(pilot)
+        path = app.screen.query_one("#ingest-path")
+        path.focus()
+        await pilot.press("ctrl+u", *"/tmp/x/y.md")
+        assert app.current_mode == "ingest" and path.value == "/tmp/x/y.md"
+        await pilot.press("escape", "slash")  # outside a box: the query box
+        assert app.current_mode == "query" and app.focused is box
