@@ -1,0 +1,26 @@
+"""`mnemoscope check` names why a store opens read-only when another user could change it (the
+store's open says so only when a change is refused)."""
+
+from __future__ import annotations
+
+import os
+
+from mnemoscope.engine import Memory
+
+from .conftest import cli
+
+
+def test_check_names_a_folder_others_can_change(tmp_path):
+    """A store in a folder others can write opens read-only: check says so, and why (fails
+    before: "ok", exit 0)."""
+    folder = tmp_path / "shared"
+    folder.mkdir(mode=0o700)
+    path = folder / "m.db"
+    with Memory(path, extensions=False) as mem:
+        mem.add_note("The harbour lanterns are lit at dusk.")
+    code, out, _err = cli("--store", path, "check")
+    assert code == 0 and f"{path}: ok" in out, out
+    os.chmod(folder, 0o777)
+    code, out, _err = cli("--store", path, "check")
+    assert code == 1 and f"{path}: 1 problem(s)" in out, out
+    assert "problem: another user could change it: others can change its folder" in out and "opens read-only" in out, out
