@@ -137,13 +137,14 @@ def folder_control(folder: str | Path, *, names: bool = False) -> Control | None
     held = os.stat(folder)
     writers = _other_writers(held)
     mode = f"(mode {held.st_mode & 0o7777:o}, uid {held.st_uid})"
-    if held.st_mode & stat.S_ISVTX and writers:
+    if held.st_uid not in (os.getuid(), 0):  # its owner may rename or delete anything in it, sticky or not
+        return Control("folder", f"another user (uid {held.st_uid}) can change its folder {folder} {mode}")
+    if not writers:
+        return None
+    if held.st_mode & stat.S_ISVTX:
         return Control("folder", f"{writers} can put files in its folder {folder} {mode} at the names SQLite opens beside"
                        " a store") if names else None
-    if held.st_uid in (os.getuid(), 0) and not writers:
-        return None
-    who = writers or f"another user (uid {held.st_uid})"
-    return Control("folder", f"{who} can change its folder {folder} {mode}")
+    return Control("folder", f"{writers} can change its folder {folder} {mode}")
 
 
 def _other_writers(info: os.stat_result) -> str:

@@ -41,6 +41,9 @@ def config(tmp_path, monkeypatch) -> Path:
     (lambda p: (os.chown(p.parent, -1, NOGROUP), os.chmod(p.parent, 0o775)),
      f"the group {grp.getgrgid(NOGROUP).gr_name} can change its folder"),
     (lambda p: os.chown(p.parent, OTHER_USER, OTHER_USER), f"another user (uid {OTHER_USER}) can change its folder"),
+    # a sticky folder lets others add files only; its owner still renames or deletes any file in it
+    (lambda p: (os.chown(p.parent, OTHER_USER, OTHER_USER), os.chmod(p.parent, 0o1777)),
+     f"another user (uid {OTHER_USER}) can change its folder"),
 ])
 def test_a_config_file_others_can_change_is_refused_before_anything_is_read(config, tmp_path, change, says):
     """Fails before: the file was read, and its endpoint would have been sent the store's texts."""
