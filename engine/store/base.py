@@ -36,7 +36,7 @@ SQLITE_MAX_INT = 2**63 - 1
 
 from ..errors import (NewerStore, NotAStore, NotText, OutOfRange, StoreBusy, StoreClosed, StoreDamaged, StoreDiskError,
                       StoreError, StoreReadOnly)
-from ..files import folder_control, others_control
+from ..files import Control, folder_control, others_control
 from .locks import write_lock_holder
 
 
@@ -556,15 +556,12 @@ def _prepare_file(path: Path) -> str:
     if not folder.is_dir():
         raise StoreError(f"cannot create the store {path}: {folder} is a file, not a folder")
     if not os.path.lexists(path):
-        control = folder_control(folder, names=True)
-        why = control.reason if control else "" if missing else _planted_beside(path)
-        if why:
-            raise StoreError(f"cannot create the store {path}: {why}; nothing was created. Choose a folder of your own"
-                             " (mkdir -m 700 FOLDER; a file system without Unix permissions, such as FAT, SMB or WSL's"
-                             " /mnt/c, shows every folder as everyone's)")
+        # a folder this call makes (0700) is the store's own: then only who can change the folder it goes in counts
+        _refuse_new(path, folder_control(folder, names=not missing))
     try:
         for new in reversed(missing):
             new.mkdir(mode=0o700, exist_ok=True)
+            _refuse_new(path, folder_control(new, names=True))  # another user may have made it first
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     except FileExistsError:
         try:
@@ -581,6 +578,16 @@ def _prepare_file(path: Path) -> str:
         raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}") from None
     os.close(fd)
     return ""
+
+
+def _refuse_new(path: Path, control: Control | None) -> None:
+    """Refuse to create the store at ``path`` when another user could change its folder
+    (``control``), or has put a file at a name beside it."""
+    why = control.reason if control else _planted_beside(path) if path.parent.exists() else ""
+    if why:
+        raise StoreError(f"cannot create the store {path}: {why}; nothing was created. Choose a folder of your own"
+                         " (mkdir -m 700 FOLDER; a file system without Unix permissions, such as FAT, SMB or WSL's"
+                         " /mnt/c, shows every folder as everyone's)")
 
 
 def _planted_beside(path: Path) -> str:

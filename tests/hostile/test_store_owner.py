@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,22 @@ def test_a_store_in_a_sticky_shared_folder_is_neither_made_nor_written(tmp_path)
         mem.add_note("The harbour lanterns are lit at dusk.")
     shutil.move(mine, folder / "m.db")
     _writes_refused(folder / "m.db", f"others can put files in its folder {folder}")
+
+
+def test_a_new_store_in_a_new_folder_of_a_sticky_shared_folder_is_made_in_a_folder_of_its_own(tmp_path):
+    """`--store /tmp/notes/m.db` with /tmp/notes not yet there: the folder this makes is 0700 and
+    the store's own, so the store is made (before: refused, telling the person to mkdir by hand);
+    a folder another user made first at that name is refused."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    os.chmod(folder, 0o1777)
+    code, _, err = cli("--store", folder / "notes" / "m.db", "stats")
+    assert code == 0, err
+    assert stat.S_IMODE(os.stat(folder / "notes").st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(folder / "notes" / "m.db").st_mode) == 0o600
+    theirs = folder / "theirs"
+    theirs.mkdir(mode=0o755)
+    os.chown(theirs, 65534, 65534)
+    code, _, err = cli("--store", theirs / "deeper" / "m.db", "stats")
+    assert code == 2 and err.count("\n") == 1, err
+    assert "another user (uid 65534) can change its folder" in err and list(theirs.iterdir()) == [], err
