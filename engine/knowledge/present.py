@@ -84,10 +84,11 @@ August 11 and August 15 2023?" ask about an event.
 
 from __future__ import annotations
 
+import calendar
 import dataclasses
 import functools
 import re
-from datetime import date, timedelta
+from datetime import date
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
@@ -383,7 +384,12 @@ def period_end(query: str) -> str | None:
         return None
     value = max(t.value for t in times)
     year, month = int(value[:4]), int(value[5:7]) if len(value) >= 7 else 12
-    return value if len(value) == 10 else (date(year + month // 12, month % 12 + 1, 1) - timedelta(days=1)).isoformat()
+    try:  # a year a calendar cannot hold ("December 9999", "0000") or a day no month has is no period
+        if len(value) == 10:
+            return date.fromisoformat(value).isoformat()
+        return date(year, month, calendar.monthrange(year, month)[1]).isoformat()
+    except ValueError:
+        return None
 
 
 def _without_period(query: str) -> str:

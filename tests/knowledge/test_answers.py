@@ -112,6 +112,14 @@ def test_a_past_date_without_a_slot_or_with_did_keeps_the_order(homes_then):
         assert hits and not any("change" in h.sources for h in hits), question
 
 
+def test_a_period_no_calendar_holds_is_no_period(homes_then):
+    """"in December 9999" (its last day would be in year 10000), "in January 0000" and a day no
+    month has are read as no period: the recall answers (before: a ValueError traceback)."""
+    for question in ("Where was Wanjiru living in December 9999?", "Where was Wanjiru living in January 0000?",
+                     "Where was Wanjiru living on 2025-02-30?"):
+        assert homes_then.recall(question, top_k=10, strategy="fused").hits, question
+
+
 def test_a_recall_as_of_a_date_shows_no_turn_said_after_it_in_its_graph(homes_then):
     """The walk's report (the Trace panel's nodes reached) keeps to what was said by the date, as
     the hits do: as of April 2025 no turn of May or October."""
