@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .pipeline import Ranking
     from .store import Store
 
-_PARTIAL = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
+_PARTIAL = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?", re.ASCII)  # "２０２３" is no date the filter can compare
 
 
 def parse_as_of(value: Any) -> str | None:

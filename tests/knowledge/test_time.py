@@ -85,6 +85,9 @@ def test_recall_answers_with_what_holds_now_or_at_a_date(moves):
     assert "Lyon" in early and "Berlin" not in early
     with pytest.raises(RecallError, match="not a date"):
         moves.recall("where does Lena live", as_of="last spring")
+    for other_digits in ("２０２３-０２", "٢٠٢٣"):  # before: accepted, and the filter then kept everything (now)
+        with pytest.raises(RecallError, match="not a date"):
+            moves.recall("where does Lena live", as_of=other_digits)
 
 
 def test_the_inbox_holds_a_clash_and_a_duplicate(moves):
