@@ -23,11 +23,17 @@ Carys: Under the slate by the door, as always.
 """
 
 
+def transcript_store(tmp_path: Path, text: str) -> Memory:
+    """A store in ``tmp_path`` holding ``text`` as one transcript (``with`` it, to close it)."""
+    path = tmp_path / "transcript.txt"
+    path.write_text(text, encoding="utf-8")
+    mem = Memory(tmp_path / "store.db")
+    mem.ingest(path)
+    return mem
+
+
 def test_the_named_speakers_short_questions_do_not_rank_as_their_news(tmp_path: Path):
-    path = tmp_path / "call.txt"
-    path.write_text(CALL, encoding="utf-8")
-    with Memory(tmp_path / "store.db") as mem:
-        mem.ingest(path)
+    with transcript_store(tmp_path, CALL) as mem:
         hits = mem.recall("Where does Gethin live?", strategy="fused", top_k=12).hits
     found = {h.item.text: h.features for h in hits}
     assert found[STAYING]["speaker"] == 1.0
@@ -41,10 +47,7 @@ def test_the_named_speakers_short_questions_do_not_rank_as_their_news(tmp_path: 
 def test_a_short_form_of_a_speakers_first_name_names_them(tmp_path: Path):
     """"Geth" in a question is Gethin, as Carys calls him: his turns count as the named speaker's.
     A short form of no one's name, or one written in lower case (a word, not a name), names no one."""
-    path = tmp_path / "call.txt"
-    path.write_text(CALL, encoding="utf-8")
-    with Memory(tmp_path / "store.db") as mem:
-        mem.ingest(path)
+    with transcript_store(tmp_path, CALL) as mem:
 
         def recall(question: str) -> tuple[list[str], dict[str, dict[str, float]]]:
             hits = mem.recall(question, strategy="fused", top_k=12).hits
@@ -72,10 +75,7 @@ def test_a_short_question_that_holds_a_time_answers_a_question_asking_when(tmp_p
     """"Guess what I did? Dyed my hair last week" asks, in few words, but tells when: for "When
     did Nate dye his hair?" it is Nate's news. For a question asking no time it stays a short
     question, and so does one that holds no time."""
-    path = tmp_path / "catch-up.txt"
-    path.write_text(CATCH_UP, encoding="utf-8")
-    with Memory(tmp_path / "store.db") as mem:
-        mem.ingest(path)
+    with transcript_store(tmp_path, CATCH_UP) as mem:
 
         def features(question: str) -> dict[str, dict[str, float]]:
             hits = mem.recall(question, strategy="fused", top_k=5).hits
@@ -107,10 +107,7 @@ def test_the_named_speakers_name_is_left_out_of_the_word_space(tmp_path: Path):
     alike to any turn naming Nora (0.63), and lent that to the answer of "Is Nora surviving the
     move?" (0.77, above the job's own turn on the demo). The named speaker is the speaker
     feature's to match; the words feature reads the rest of the question."""
-    path = tmp_path / "talk.txt"
-    path.write_text(FIRST_WEEK, encoding="utf-8")
-    with Memory(tmp_path / "store.db") as mem:
-        mem.ingest(path)
+    with transcript_store(tmp_path, FIRST_WEEK) as mem:
         hits = mem.recall("Where does Daniel work?", strategy="fused", top_k=8).hits
     found = {h.item.text: h.features for h in hits}
     assert found[LUMEN]["speaker"] == found[NORA]["speaker"] == found[BARELY]["speaker"] == 1.0
