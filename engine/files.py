@@ -110,7 +110,8 @@ def others_control(path: str | Path, info: os.stat_result, *, names: bool = Fals
     """Why another user could change the file at ``path`` (``info``: what was opened there), or
     None when none can: it belongs to another user, others (or a group shared with other users)
     can write it, or another user can change a folder it is in (the one its name is in, and the
-    real one when that name is a link), and so put another file in its place. Root's own files
+    real one when that name is a link) or a folder above that one (:func:`folder_control`), and
+    so put another file in its place. Root's own files
     and folders count as this user's; a folder with the sticky bit (``/tmp``) lets no one
     replace another's file. A group-writable file or folder is the owner's own when its group is
     the owner's private group, as the default umask 002 of user-private groups makes them (664,
@@ -133,18 +134,36 @@ def folder_control(folder: str | Path, *, names: bool = False) -> Control | None
     """Why another user could change what ``folder`` holds (see :func:`others_control`), or None.
     With ``names``, a sticky folder others can write (``/tmp``) counts too: no one replaces
     another's file there, but anyone may put a file or a link at a name not yet taken, as the
-    ``-wal`` and ``-shm`` names SQLite opens beside a store at each open are, between two opens."""
+    ``-wal`` and ``-shm`` names SQLite opens beside a store at each open are, between two opens.
+
+    Every folder above it counts as well, up to the root, by the path as named and as it really
+    is: another user who can change one of them renames the folder on the way and puts a folder
+    of theirs in its place, with files of their choosing at the same names. A sticky folder
+    (``/tmp``) lets no one rename another's folder, so it does not count there."""
+    return _folder_control(Path(folder), names, "its folder") or next(
+        filter(None, (_folder_control(above, False, "a folder on its way,") for above in _folders_above(folder))), None)
+
+
+def _folders_above(folder: str | Path) -> list[Path]:
+    """The folders that hold ``folder`` or a folder on its way to the root, by its path as named
+    (a link on the way lives in one of these) and as it really is."""
+    named, real = Path(os.path.abspath(folder)), Path(os.path.realpath(folder))
+    return list(dict.fromkeys([*real.parents, *named.parents]))
+
+
+def _folder_control(folder: Path, names: bool, what: str) -> Control | None:
+    """Why another user could change what ``folder`` holds, itself alone (:func:`folder_control`)."""
     held = os.stat(folder)
     writers = _other_writers(held)
     mode = f"(mode {held.st_mode & 0o7777:o}, uid {held.st_uid})"
     if held.st_uid not in (os.getuid(), 0):  # its owner may rename or delete anything in it, sticky or not
-        return Control("folder", f"another user (uid {held.st_uid}) can change its folder {folder} {mode}")
+        return Control("folder", f"another user (uid {held.st_uid}) can change {what} {folder} {mode}")
     if not writers:
         return None
     if held.st_mode & stat.S_ISVTX:
         return Control("folder", f"{writers} can put files in its folder {folder} {mode} at the names SQLite opens beside"
                        " a store") if names else None
-    return Control("folder", f"{writers} can change its folder {folder} {mode}")
+    return Control("folder", f"{writers} can change {what} {folder} {mode}")
 
 
 def _other_writers(info: os.stat_result) -> str:

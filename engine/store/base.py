@@ -11,7 +11,7 @@ files by name at each open, and anyone may put a link there first); SQLite gives
 store. A store that cannot be written (the file or its folder is read-only) opens read-only:
 recall and browsing work, a write is refused with one line. So does a store another user could
 change or read what is written into (:func:`engine.files.others_control`: the file is theirs,
-others can write it, or they can change its folder or put files in it; or a ``-wal``, ``-shm`` or
+others can write it, or they can change its folder or a folder above it, or put files in it; or a ``-wal``, ``-shm`` or
 ``-activity`` file beside it is theirs or a link): the line says why. SQLite's own failures reach the caller as :class:`StoreError` subclasses whose
 text says what happened and what to do (a lock held by another process names that process's
 activity; a damaged file points to ``mnemoscope check``).
@@ -572,12 +572,21 @@ def _prepare_file(path: Path) -> str:
             raise NotAStore(f"{path} is a folder, not a store file") from None
         if not stat.S_ISREG(info.st_mode):
             raise NotAStore(f"{path} is not a regular file (a FIFO, a socket or a device), not a store") from None
-        control = others_control(path, info, names=True)
-        return control.reason if control else next(filter(None, map(_planted_beside, {path, Path(os.path.realpath(path))})), "")
+        return untrusted(path, info)
     except OSError as exc:
         raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}") from None
     os.close(fd)
     return ""
+
+
+def untrusted(path: Path, info: os.stat_result) -> str:
+    """Why another user could change the store at ``path`` (``info``: its ``os.stat``) or read what
+    is written into it, or "" when no one can (see the module's docstring). The one rule: the
+    store's open (read-only when it is not "") and ``mnemoscope check`` (a problem) both ask it."""
+    control = others_control(path, info, names=True)
+    if control:
+        return control.reason
+    return next(filter(None, map(_planted_beside, dict.fromkeys([path, Path(os.path.realpath(path))]))), "")
 
 
 def _refuse_new(path: Path, control: Control | None) -> None:

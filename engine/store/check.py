@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..files import others_control
-from .base import APPLICATION_ID, HEADER_MAGIC
+from .base import APPLICATION_ID, HEADER_MAGIC, untrusted
 from .counts import RECOUNTS, SOURCE_ITEMS
 from .knowledge import ENTITY_ITEMS_AND_FACTS, TOTALS_RECOUNTS
 
@@ -115,9 +114,9 @@ def check_file(path: str | Path) -> CheckReport:
         return report
     if stat.S_IMODE(info.st_mode) & 0o077:
         report.problems.append(f"readable by others (mode {stat.S_IMODE(info.st_mode):o}): chmod 600 {path}")
-    control = others_control(path, info, names=True)  # as the store's open reads it
-    if control:  # the store opens read-only then, and only a refused change said why
-        report.problems.append(f"another user could change it: {control.reason}; it opens read-only (recall and"
+    why = untrusted(path, info)  # as the store's open reads it
+    if why:  # the store opens read-only then, and only a refused change said why
+        report.problems.append(f"another user could change it: {why}; it opens read-only (recall and"
                                " browsing work, changes are refused)")
     try:
         conn = open_read_only(path)

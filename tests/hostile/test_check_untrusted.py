@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from mnemoscope.engine import Memory
 
 from .conftest import cli
@@ -24,3 +26,25 @@ def test_check_names_a_folder_others_can_change(tmp_path):
     code, out, _err = cli("--store", path, "check")
     assert code == 1 and f"{path}: 1 problem(s)" in out, out
     assert "problem: another user could change it: others can change its folder" in out and "opens read-only" in out, out
+
+
+def test_check_names_a_file_planted_beside_a_store(tmp_path):
+    """A -wal or -shm file of another user's, or a link, beside a store makes its open read-only;
+    check said "ok" (fails before: exit 0), as the two asked different questions."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    folder = tmp_path / "mine"
+    folder.mkdir(mode=0o700)
+    path = folder / "m.db"
+    with Memory(path, extensions=False) as mem:
+        mem.add_note("The harbour lanterns are lit at dusk.")
+    planted = folder / "m.db-wal"
+    planted.write_bytes(b"")
+    os.chown(planted, 65534, 65534)
+    code, out, _err = cli("--store", path, "check")
+    assert code == 1 and "problem: another user could change it: m.db-wal beside it: it belongs to another user" in out, out
+    planted.unlink()
+    (folder / "m.db-shm").unlink(missing_ok=True)  # (the check's own read may have made one)
+    (folder / "m.db-shm").symlink_to(tmp_path / "elsewhere")
+    code, out, _err = cli("--store", path, "check")
+    assert code == 1 and "problem: another user could change it: m.db-shm beside it is a link" in out, out

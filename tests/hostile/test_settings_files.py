@@ -91,3 +91,15 @@ def test_an_env_file_others_can_write_is_refused(tmp_path, capsys):
     code, _, err = cli("--env-file", named, "--store", tmp_path / "m.db", "stats")
     assert code == 2 and err.count("\n") == 1, err
     assert f"{named}: cannot read the env file (others can write it (mode 646)" in err and not (tmp_path / "m.db").exists()
+
+
+def test_a_config_file_under_a_folder_others_can_change_is_refused(config, tmp_path):
+    """Who can change a folder above the config's renames its folder and puts one of theirs with
+    another config in its place (fails before: only the config's own folder was asked)."""
+    above = config.parent.parent
+    os.chmod(above, 0o777)
+    code, _, err = cli("--store", tmp_path / "m.db", "stats")
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"cannot read the config file (others can change a folder on its way, {above} (mode 777, uid 0)" in err, err
+    os.chmod(above, 0o1777)
+    assert cli("--store", tmp_path / "m.db", "stats")[0] == 0

@@ -149,3 +149,26 @@ def test_a_new_store_in_a_new_folder_of_a_sticky_shared_folder_is_made_in_a_fold
     code, _, err = cli("--store", theirs / "deeper" / "m.db", "stats")
     assert code == 2 and err.count("\n") == 1, err
     assert "another user (uid 65534) can change its folder" in err and list(theirs.iterdir()) == [], err
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda p: os.chmod(p, 0o777), "others can change a folder on its way, {above} (mode 777, uid 0)"),
+    (lambda p: os.chown(p, OTHER_USER, OTHER_USER), "another user (uid 65534) can change a folder on its way, {above}"),
+], ids=["others-write", "theirs"])
+def test_a_store_under_a_folder_another_user_can_change_is_not_private(tmp_path, change, says):
+    """Its own folder 0700 is not enough: who can change a folder above it renames the store's
+    folder and puts one of theirs in its place (before: only the store's own folder was asked,
+    and such a store was made and written)."""
+    above = tmp_path / "shared"
+    folder = above / "mine"
+    folder.mkdir(parents=True, mode=0o700)
+    with Memory(folder / "m.db", extensions=False) as mem:
+        mem.add_note("The harbour lanterns are lit at dusk.")
+    change(above)
+    _writes_refused(folder / "m.db", says.format(above=above))
+    code, out, err = cli("--store", folder / "new.db", "stats")
+    assert code == 2 and err.count("\n") == 1 and says.format(above=above) in err and "nothing was created" in err, err
+    assert not (folder / "new.db").exists()
+    os.chmod(above, 0o1777)  # sticky, as /tmp: no one renames another's folder in it
+    os.chown(above, 0, 0)
+    assert cli("--store", folder / "new.db", "stats")[0] == 0
