@@ -77,9 +77,10 @@ subject's name in a turn's words counts as naming them (:mod:`.latest`).
 take no part (the recall drops them next). A question about a slot with "was" or "were" that names a
 past period ("Where was Morven living in January 2026?", "What was Katya's job in June 2025?") asks
 what held then: the same reading as of the period's last day (or the reference time, if earlier;
-for "in early 2026" the reference time alone). "Did" and a question about no slot with a date keep
-their order: "Who was the new addition to Nate's family in May 2022?" and "Where was John between
-August 11 and August 15 2023?" ask about an event.
+for "in early 2026" the reference time alone), and so does "did" with a slot's verb ("Where did Morven
+live in 2024?"). "Did" with another verb and a question about no slot with a date keep their order:
+"What major achievement did Joanna accomplish in January 2022?", "Who was the new addition to Nate's
+family in May 2022?" and "Where was John between August 11 and August 15 2023?" ask about an event.
 """
 
 from __future__ import annotations
@@ -123,8 +124,11 @@ until then""".split())
 _PERIOD = re.compile(r"\b(?:early|mid|late|end of|start of|beginning of|spring|summer|autumn|fall|winter)(?:\s+of)?[\s-]+"
                      r"(?:19|20)\d\d\b", re.I)
 # The past of a state ("where was Morven living …", "who were …"): with a period named, the present
-# reading as of then; "did" asks about an event, and keeps its order.
+# reading as of then. "Did" asks about an event ("What major achievement did Joanna accomplish in
+# January 2022?") unless its verb is a slot's: "Where did Morven live in 2024?" asks what held then,
+# as "where was Morven living" does (:func:`_did_asks_slot`).
 _WAS = frozenset({"was", "were"})
+_DID = re.compile(r"\bdid\b(.*)", re.I)
 _OLD_THING = re.compile(r"\b(?:the|a|an|this|that)\s+old\b", re.I)
 # "What does Jun do?", "What does Youssef do for a living?": the job, not a home ("living") nor
 # nothing (every word a framing word); between "does" and "do" only the subjects' names. Not "what
@@ -320,7 +324,8 @@ def present_question(query: str, rules: Rules, names: Sequence[str], unnamed: bo
     so it asks no slot of theirs and the news of others counts."""
     said = set(re.findall(r"[\w']+", query.lower()))  # "café" is one word
     dated = said & set(re.findall(r"[\w']+", _OLD_THING.sub("the", query.lower())))
-    until = period_end(query) if dated & _PAST and dated & _PAST <= _WAS else None
+    past = dated & _PAST
+    until = period_end(query) if past and (past <= _WAS or past == {"did"} and _did_asks_slot(query, rules)) else None
     if until is None and (dated & _PAST and not (dated & _PAST == {"did"} and _DECIDED.match(query))
                           or find_times(query, None)) \
             or _WHO_DID.match(query) or _WHEN_PERFECT.match(query):  # "by July 10, 2022" asks about that day
@@ -354,6 +359,14 @@ def present_question(query: str, rules: Rules, names: Sequence[str], unnamed: bo
     counted = frozenset(lexical_tokens(how_many[1])) - set(lexical_tokens(" ".join(names))) if how_many else None
     return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES, counted=counted, state=state,
                            own=own, others=others, kind=answer_kind(query), plans=plans) if terms else None
+
+
+def _did_asks_slot(query: str, rules: Rules) -> bool:
+    """Whether a word after "did" asks a slot: the verb "did" lends its tense to ("Where did Morven
+    live in 2024?", "Which firm did Katya work for in 2025?"), not a word before it ("What major
+    achievement did Joanna accomplish?" asks about an event, "major" of a degree or not)."""
+    after = set(lexical_tokens(_without_period(_DID.search(query)[1])))
+    return any(after & asked_by(slot) for slot in rules.slots.values())
 
 
 def _verb_asks_of(opening: str, rest: str, names: Sequence[str], rules: Rules) -> bool:

@@ -103,11 +103,22 @@ def test_a_slot_asked_in_the_past_tense_of_a_named_period_is_read_as_of_then(hom
     assert above(ranked(homes_then, "What was Wanjiru's job in the summer of 2025?", as_of="2025-08-31"), "D2:3", "D1:3")
 
 
-def test_a_past_date_without_a_slot_or_with_did_keeps_the_order(homes_then):
+def test_did_with_a_slots_verb_and_a_named_period_is_read_as_of_then(homes_then):
+    """"Where did Wanjiru live in June 2025?" asks what held then, as "where was she living" does: the
+    move of May above the flat of January, October's move not above May's; "did" lends its tense to
+    the slot's verb ("live", "work")."""
+    june = ranked(homes_then, "Where did Wanjiru live in June 2025?")
+    assert above(june, "D2:1", "D1:1")
+    assert not above(june, "D3:1", "D2:1")
+    assert above(ranked(homes_then, "Where did Wanjiru work in June 2025?"), "D2:3", "D1:3")
+
+
+def test_a_past_date_without_a_slot_or_with_did_and_an_event_keeps_the_order(homes_then):
     """An event asked about with a date ("Where was Wanjiru in June 2025?": no slot; "Where did
-    Wanjiru live in June 2025?") and a season with no reference time keep the strategy's order."""
-    for question in ("Where was Wanjiru in June 2025?", "Where did Wanjiru live in June 2025?",
-                     "Where was Wanjiru living in early 2025?"):
+    Wanjiru go in June 2025?", "What major move did Wanjiru make in May 2025?": "did" with a verb of
+    no slot, "move" before it) and a season with no reference time keep the strategy's order."""
+    for question in ("Where was Wanjiru in June 2025?", "Where did Wanjiru go in June 2025?",
+                     "What major move did Wanjiru make in May 2025?", "Where was Wanjiru living in early 2025?"):
         hits = homes_then.recall(question, top_k=10, strategy="fused").hits
         assert hits and not any("change" in h.sources for h in hits), question
 
