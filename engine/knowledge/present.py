@@ -106,6 +106,7 @@ from .temporal import MONTHS, find_times
 from .records import Fact
 from .restate import is_title
 from .timeline import fact_of_row
+from .verbs import is_verb
 
 if TYPE_CHECKING:
     from ..index import Index
@@ -783,7 +784,9 @@ def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str]
     own news as "I", "we" or a request ("can you go back to English?"); "Leah moved to Boulder in
     July", said by Maya, is Leah's news, not Maya's, and so is what follows of Leah in the
     sentence ("Hanne didn't go to Bergen in the end, the aquarium job fell through"), up to a
-    clause in the first person. Someone who is part of what the subject held is no one else:
+    clause in the first person; a clause that opens with its verb shares the subject before it, so "She
+    went to buy shelves and left me to unpack the kitchen" is hers though it says "me", and "they hired me
+    after the internship" is the speaker's. Someone who is part of what the subject held is no one else:
     "Rosa moved in with her boyfriend" changes whom Asha shares her flat with when Asha shared it
     with Rosa (a name on the topic)."""
     others = [name for name in other_names if not question.topic & set(lexical_tokens(name))]
@@ -792,7 +795,7 @@ def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str]
     for sentence, _tokens in sentence_tokens(text):
         kept = []
         for clause in _CLAUSE.split(sentence):
-            if FIRST_PERSON.search(clause):
+            if FIRST_PERSON.search(clause) and not (someone_else and _opens_with_verb(clause)):
                 someone_else = False
             elif _SOMEONE_ELSE.match(clause) or any(clause.startswith(name) for name in others):
                 someone_else = True
@@ -801,6 +804,14 @@ def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str]
         if kept:
             own.append(", ".join(kept))
     return bool(own) and bool(_changes(". ".join(own), question, said=said))
+
+
+def _opens_with_verb(clause: str) -> bool:
+    """Whether a clause has no subject of its own, its first word a verb: it shares the subject of
+    the clause before ("She went to buy shelves and left me to unpack the kitchen" is her leaving, the
+    speaker only its object), where "They hired me" has its own and is the speaker's news."""
+    words = clause.split(maxsplit=1)
+    return bool(words) and is_verb(words[0].lower())
 
 
 def _lifted(topical: list[int], changes: set[int], said: list[str]) -> list[int]:

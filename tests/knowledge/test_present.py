@@ -1068,3 +1068,27 @@ def test_a_count_followed_by_a_time_phrase_still_counts_what_is_asked():
     hives (a second set of determiners, meant for one check, had replaced the extractor's own)."""
     assert latest.states_kind("We have thirty these days.", "number", [], {"hive"})
     assert not latest.states_kind("We have thirty crates these days.", "number", [], {"hive"})
+
+
+UNPACK = locomo("unpack", ("Daniel", "Maya"),
+    ("9:00 am on 10 January, 2025", [
+        ("Daniel", "I work at Cartwheel, on the search team."),
+        ("Maya", "Nice."),
+    ]),
+    ("6:00 pm on 3 May, 2025", [
+        ("Maya", "How was the weekend?"),
+        ("Daniel", "Chaos. She went to buy shelves and left me to unpack the kitchen."),
+    ]),
+    ("6:00 pm on 9 September, 2025", [
+        ("Maya", "Any news?"),
+        ("Daniel", "Big news, they hired me after the trial week."),
+    ]),
+)
+unpack = stored(UNPACK)
+
+
+def test_a_verb_after_someone_elses_clause_is_theirs_though_it_says_me(unpack):
+    """"She went to buy shelves and left me to unpack the kitchen": the leaving is hers, the speaker
+    only its object, so it is no news of where Daniel works; "they hired me" is his (its own subject)."""
+    assert above(ranked(unpack, "Where is Daniel working these days?", as_of="2025-06-01"), "D1:1", "D2:2")
+    assert above(ranked(unpack, "Where is Daniel working these days?"), "D3:2", "D1:1")
