@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from .mcp_results import (EpisodeOut, FactOut, FeedbackOut, Forgotten, HitOut, RecallOut, Remembered, Result,
                           as_tool_result)
-from .mcp_stdio import wire_streams
+from .mcp_stdio import wire_transport
 
 if TYPE_CHECKING:
     from mnemoscope.engine import Memory
@@ -158,7 +158,7 @@ def user_message(exc: BaseException) -> str | None:
 class Server(MCPServer):
     """MCPServer whose tool errors are one line naming the tool: ``recall: top_k: input should be
     greater than or equal to 1 (got 0)``, ``forget: no item with id 9; nothing was deleted``; and
-    whose stdio wire is read and written by the event loop, not a thread per line.
+    whose stdio wire is read, parsed once and written by the event loop, not a thread per line.
 
     An argument the tool does not take is refused before it runs: the SDK would drop it, so
     ``sourc`` for ``source`` would store under another name."""
@@ -169,9 +169,13 @@ class Server(MCPServer):
 
     async def run_stdio_async(self) -> None:
         """Serve over stdin and stdout, read and written by the event loop (app/mcp_stdio.py)."""
-        async with wire_streams() as wire:
-            async with stdio_server(*(wire or ())) as (read, write):
-                await self._lowlevel_server.run(read, write, self._lowlevel_server.create_initialization_options())
+        options = self._lowlevel_server.create_initialization_options()
+        async with wire_transport() as wire:
+            if wire is not None:
+                await self._lowlevel_server.run(*wire, options)
+                return
+        async with stdio_server() as (read, write):
+            await self._lowlevel_server.run(read, write, options)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         if self.tool_arguments is None:

@@ -3,8 +3,9 @@
 The SDK's stdio transport wraps stdin and stdout in anyio's file objects, which run every
 ``readline``, ``write`` and ``flush`` in a worker thread: three thread hops for each message,
 which cost the server more CPU than the rest of answering a ping. An agent host spawns the server
-with pipes, and the event loop can wait on a pipe directly, so :func:`wire_streams` hands the
-SDK's ``stdio_server`` line streams that do so. Like the SDK's own claim on the standard streams,
+with pipes, and the event loop can wait on a pipe directly, so :func:`wire_transport` is the
+transport there: it reads each line, parses it once into the message the SDK's server takes (and
+answers it itself when it is none), and writes the server's answers. Like the SDK's own claim on the standard streams,
 it moves fd 0 and fd 1 off the wire while serving (fd 0 to the null device, fd 1 to stderr), so a
 stray print or a child process cannot write into the protocol.
 
@@ -32,6 +33,11 @@ import sys
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
+import anyio
+import mcp_types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+
 STDIN, STDOUT, STDERR = 0, 1, 2
 # One message is one line; a `remember` of a long document is a long line.
 LINE_LIMIT = 1 << 30
@@ -40,8 +46,8 @@ PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 
 
 class WireLines:
-    """The messages arriving on the wire, one decoded line at a time (as the SDK reads them); a
-    line the SDK would drop is answered on ``writer`` instead (see the module's docstring)."""
+    """The messages arriving on the wire, each line parsed once into the message the SDK's server
+    takes; a line that holds none is answered on ``writer`` instead (see the module's docstring)."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: WireWriter, limit: int = LINE_LIMIT) -> None:
         self.reader = reader  # made with ``limit`` as its own
@@ -51,7 +57,7 @@ class WireLines:
     def __aiter__(self) -> WireLines:
         return self
 
-    async def __anext__(self) -> str:
+    async def __anext__(self) -> SessionMessage:
         while True:
             line = await self._line()
             if line is None:
@@ -62,10 +68,10 @@ class WireLines:
             text = line.decode("utf-8", errors="replace")
             if not text.strip():
                 continue
-            answer = _refusal(text)
-            if answer is None:
-                return text
-            await self._answer(answer)
+            try:
+                return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(text, by_name=False))
+            except ValueError:  # (pydantic's ValidationError is one)
+                await self._answer(_refusal(text))
 
     async def _line(self) -> bytes | None:
         """The next line (empty at the wire's end), or None for one longer than the reader's limit,
@@ -87,16 +93,8 @@ class WireLines:
         await self.writer.flush()
 
 
-def _refusal(line: str) -> str | None:
-    """The JSON-RPC error answering a line the SDK's parser refuses (see the module's docstring),
-    or None for a line it reads (a surrogate pair is one character)."""
-    from mcp import types
-
-    try:
-        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        return None
-    except ValueError:
-        pass
+def _refusal(line: str) -> str:
+    """The JSON-RPC error answering a line the SDK's parser refused (see the module's docstring)."""
     try:
         message: Any = json.loads(line)
     except RecursionError:
@@ -163,9 +161,38 @@ def _on_a_pipe(fd: int) -> bool:
 
 
 @asynccontextmanager
-async def wire_streams() -> AsyncIterator[tuple[WireLines, WireWriter] | None]:
-    """The wire's line streams for ``stdio_server(stdin=…, stdout=…)``, or None where the SDK's
-    own transport must serve (not POSIX, or stdin or stdout is not a pipe or a socket)."""
+async def wire_transport() -> AsyncIterator[tuple[MemoryObjectReceiveStream, MemoryObjectSendStream] | None]:
+    """The server's (read, write) streams over the wire, as ``stdio_server`` yields them, or None
+    where the SDK's own transport must serve (not POSIX, or stdin or stdout is not a pipe or a
+    socket)."""
+    async with _wire() as wire:
+        if wire is None:
+            yield None
+            return
+        lines, writer = wire
+        read_send, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        write_stream, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
+
+        async def read() -> None:
+            async with read_send:
+                async for message in lines:
+                    await read_send.send(message)
+
+        async def write() -> None:
+            async with write_receive:
+                async for message in write_receive:
+                    await writer.write(message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n")
+                    await writer.flush()
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(read)
+            tasks.start_soon(write)
+            yield read_stream, write_stream
+
+
+@asynccontextmanager
+async def _wire() -> AsyncIterator[tuple[WireLines, WireWriter] | None]:
+    """The wire's lines and writer, or None (see :func:`wire_transport`)."""
     if sys.platform == "win32" or not (_on_a_pipe(STDIN) and _on_a_pipe(STDOUT)):
         yield None
         return
