@@ -34,6 +34,7 @@ from .mcp_stdio import wire_transport
 
 if TYPE_CHECKING:
     from mnemoscope.engine import Memory
+    from mnemoscope.engine.records import Source
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -244,7 +245,8 @@ def build_server(mem: "Memory") -> MCPServer:
         transaction, or nothing.
 
         `source` names what you store: remembering again under the same name replaces it (send the
-        whole conversation each time to keep one growing conversation up to date). Without it,
+        whole conversation each time to keep one growing conversation up to date); a source the
+        person stored (ingested, imported, noted) is never replaced: that is an error. Without it,
         the name is made of the first words and a hash of the content, so remembering the same
         content twice stores it once.
         Returns the source id and the stored item ids."""
@@ -340,6 +342,8 @@ def build_server(mem: "Memory") -> MCPServer:
 
 # A source's name comes back with every hit of it (recall's ``source``), and is shown as a list's line.
 MAX_SOURCE_CHARS = 500
+# The source meta key naming the MCP client that stored a source: what an agent may replace.
+WRITTEN_BY = "written_by"
 
 
 def _check_name(field: str, value: str | None, limit: int | None = None) -> None:
@@ -386,11 +390,22 @@ def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | 
     label = " ".join(parsed.items[0].text.split()[:6])  # from the content alone: the same content, the same name
     label = (label if len(label) <= 48 else label[:47] + "…").replace("/", "-")
     parsed.source.name = source or f"mcp:{client}/{label} ({parsed.source.content_hash[:8]})"
-    report = mem.ingest_parsed([parsed]).sources[0]
+    parsed.source.meta[WRITTEN_BY] = f"mcp:{client}"
+    report = mem.ingest_parsed([parsed], before_replacing=_agents_own).sources[0]
     ids = [i.id for i in mem.source_items(report.source_id)]
     return Remembered(source_id=report.source_id, source=report.name, status=report.status, item_ids=ids,
                       skipped=parsed.source.meta.get("skipped", {}),
                       parts_left_out=parsed.source.meta.get("parts_left_out", {}))
+
+
+def _agents_own(stored: "Source") -> None:
+    """Refuse to replace a source an agent did not store through MCP: what the person put in the
+    store (a file ingested, an import, a note) is theirs; an agent naming it must not overwrite
+    it in silence. A source stored through MCP says so in its meta (one stored before that
+    was named ``mcp:…`` when the agent gave no name)."""
+    if not (str(stored.meta.get(WRITTEN_BY, "")).startswith("mcp:") or stored.name.startswith("mcp:")):
+        raise ToolError(f"source: {stored.name!r} is a source stored by the person, not through MCP, and an agent"
+                        " does not replace it; remember under another name; nothing was stored")
 
 
 def _recall(mem: "Memory", source_name: Callable[[int], str], query: str, strategy: str | None, mode: str,

@@ -641,7 +641,7 @@ class Memory:
     @_one_writer
     def ingest_parsed(self, parsed: Sequence[ParsedSource], *, progress: Progress | None = None,
                       cancelled: Callable[[], bool] | None = None, defer: bool | None = None,
-                      catch_up: bool = True) -> IngestReport:
+                      catch_up: bool = True, before_replacing: Callable[[Source], None] | None = None) -> IngestReport:
         """Store parsed sources, one transaction each; unchanged sources are skipped.
 
         With ``defer`` (by default: when the sources hold at least ``defer_above`` items) every
@@ -650,7 +650,12 @@ class Memory:
         has them (another thread's, another process's), on the core's strategies and on what
         the areas already hold. :meth:`catch_up` then works through the queue (here, unless
         ``catch_up`` is false); an interrupted ingest is resumed by ingesting the same files
-        again (stored sources are skipped) or by :meth:`catch_up`."""
+        again (stored sources are skipped) or by :meth:`catch_up`.
+
+        ``before_replacing`` is called with a stored source that a parsed one of the same name
+        would replace, under the write lock (so no other writer comes in between); it raises to
+        refuse, and that source's transaction stores nothing (an MCP agent may not replace what a
+        person stored: app/mcp_server.py)."""
         started = time.perf_counter()
         hold_to_limits(parsed)  # (before any write: a refusal leaves the store as it was)
         self.refresh()  # build on what other processes committed, not on a stale index
@@ -666,7 +671,7 @@ class Memory:
             for p in parsed:
                 if cancelled and cancelled():
                     break
-                report.sources.append(self._ingest_source(p, defer))
+                report.sources.append(self._ingest_source(p, defer, before_replacing))
                 done += len(p.items)
                 if self._refit_midway(total - done):
                     self._refit_lsa()
@@ -691,7 +696,8 @@ class Memory:
         ingest pays for one fit, at its end, as before."""
         return ahead >= max(self.index.n_items, MIDWAY_FIT_AHEAD) and self.index.needs_lsa_fit(growth=4.0)
 
-    def _ingest_source(self, p: ParsedSource, defer: bool = False) -> SourceReport:
+    def _ingest_source(self, p: ParsedSource, defer: bool = False,
+                       before_replacing: Callable[[Source], None] | None = None) -> SourceReport:
         store, index = self.store, self.index
         now = [area for area in self.areas if not (defer and area.deferred)]  # the areas that read it now
         existing = store.source_by_name(p.source.name)
@@ -713,6 +719,8 @@ class Memory:
                 if store.vocab_size() > vocab_before:  # another process added terms meanwhile
                     index.merge_vocab(store.vocabulary())
                 first_new_term = len(index.vocab)
+                if existing and before_replacing:
+                    before_replacing(existing)
                 if existing:
                     removed = store.item_ids_of_source(existing.id)
                     self._cascade(removed, dry_run=False)

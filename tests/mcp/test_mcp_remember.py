@@ -72,3 +72,25 @@ async def test_remember_splits_a_long_message_and_refuses_a_name_no_item_may_hol
         assert len(mem.sources()) == 1
     assert len(items) > 2 and all(len(i.text) <= MAX_CHUNK_CHARS for i in items)
     assert " ".join(i.text for i in items[:-1]) == long and items[-1].text == "Noted."
+
+
+async def test_an_agent_does_not_replace_a_source_the_person_stored(tmp_path):
+    """`remember` under the name of a document the person ingested replaced it (fails before: the
+    person's document was gone, the agent's text in its place). It is one line and stores nothing;
+    what an agent stored through MCP it may still replace by name."""
+    store = tmp_path / "agent.db"
+    doc = tmp_path / "harbour.md"
+    doc.write_text("# Harbour\nThe lanterns are lit at dusk by the keeper.\n")
+    with Memory(store, extensions=False) as mem:
+        [person] = mem.ingest(doc).sources
+    async with agent_session(store, dict(os.environ)) as session:
+        taken = await session.call_tool("remember", {"text": "The lanterns are never lit.", "source": person.name})
+        assert taken.is_error and text_of(taken).count("\n") == 0, text_of(taken)
+        assert text_of(taken) == (f"remember: source: {person.name!r} is a source stored by the person, not through MCP,"
+                                  " and an agent does not replace it; remember under another name; nothing was stored")
+        first = await session.call_tool("remember", {"text": "The ferry leaves at dawn.", "source": "agent notes"})
+        again = await session.call_tool("remember", {"text": "The ferry leaves at noon.", "source": "agent notes"})
+        assert [r.structured_content["status"] for r in (first, again)] == ["added", "replaced"]
+    with Memory(store, extensions=False) as mem:
+        kept = {s.name: [i.text for i in mem.source_items(s.id)] for s in mem.sources()}
+    assert kept == {person.name: ["The lanterns are lit at dusk by the keeper."], "agent notes": ["The ferry leaves at noon."]}
