@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import unicodedata
 from contextlib import asynccontextmanager
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Annotated, Any, AsyncIterator, Callable, Literal, TypeVar
@@ -347,16 +346,14 @@ WRITTEN_BY = "written_by"
 
 
 def _check_name(field: str, value: str | None, limit: int | None = None) -> None:
-    """Refuse a name an agent gives (a source, a title, a speaker) that holds a control character
-    (an escape sequence would drive the terminal of whoever lists it; a line break splits its
-    line) or, with ``limit``, is longer than that. Content may hold them; a name is shown alone."""
-    if value is None:
-        return
-    if limit is not None and len(value) > limit:
-        raise ToolError(f"{field}: at most {limit:,} characters (got {len(value):,}); nothing was stored")
-    bad = next((n for n, c in enumerate(value) if unicodedata.category(c) == "Cc"), None)
-    if bad is not None:
-        raise ToolError(f"{field}: a name holds no control characters (U+{ord(value[bad]):04X} at {bad}); nothing was stored")
+    """Refuse a name an agent gives (a source, a title, a speaker) that a label may not be, by the
+    rule every edge keeps (:func:`engine.ingest.label_problem`: no control character, and at most
+    ``limit`` characters, or a label's limit). Content may hold control characters; a name is shown alone."""
+    from mnemoscope.engine.ingest import MAX_LABEL_CHARS, label_problem
+
+    problem = label_problem(value, limit or MAX_LABEL_CHARS) if value is not None else None
+    if problem:
+        raise ToolError(f"{field} {problem}; nothing was stored")
 
 
 def _area(mem: "Memory", name: str) -> Any:

@@ -35,8 +35,10 @@ MAX_FILE_BYTES = 200 * 1024 * 1024
 MAX_CHUNK_CHARS = 20_000
 # The longest speaker, title or photo caption an item may have: a text split at MAX_CHUNK_CHARS
 # repeats the first two in every piece, each chunk of a section its heading, and the indexes read
-# a caption with the text. Longer, the ingest is refused.
+# a caption with the text. Longer, the file (the note, the agent's message) is refused.
 MAX_LABEL_CHARS = 2_000
+# A control character (Unicode's Cc: C0, DEL, C1), which a speaker or a title may not hold.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # A Markdown heading longer than this is read as text: every chunk below it would repeat it.
 MAX_HEADING_CHARS = 300
 # A split item's photo stays with its first piece (the others would each embed it again).
@@ -107,6 +109,7 @@ def read_path(path: str | Path, chunk_tokens: int = 200, root: Path | None = Non
     digest = hashlib.sha256(data).hexdigest()
     parsed = _parse(path, text, digest, chunk_tokens)
     for p in parsed:
+        check_labels(p)  # here, per file: a preview counts it, a lenient ingest sets this file aside
         p.source.meta["root"] = str(root or path.parent)
     return parsed
 
@@ -223,26 +226,86 @@ def chunk_text(text: str, budget: int = 200) -> list[str]:
     return chunks
 
 
+def label_problem(value: str, limit: int = MAX_LABEL_CHARS, *, shown_alone: bool = True) -> str | None:
+    """Why ``value`` cannot be a label, or None: the one rule for every edge that makes one (a
+    file's reader, a note, an MCP agent's names; an import makes an export's labels fit instead,
+    :func:`fit_labels`). A label is at most ``limit`` characters (it is repeated with every piece
+    of a split text); one ``shown_alone`` (a speaker, a title, a source's name: not a photo's
+    caption, which is read with the text) holds no control character, since an escape sequence
+    would drive the terminal of whoever lists it and a line break splits its line."""
+    if len(value) > limit:
+        return f"is {len(value):,} characters long; at most {limit:,}"
+    bad = _CONTROL.search(value) if shown_alone else None
+    return f"holds a control character (U+{ord(bad.group()):04X} at {bad.start()})" if bad else None
+
+
+def _labels(item: Item) -> list[tuple[str, str, bool]]:
+    """An item's labels: (what it is, its value, whether it is shown alone)."""
+    caption = item.meta.get("image_caption")
+    return [("speaker", item.speaker or "", True), ("title", item.title, True),
+            ("photo's caption", caption if isinstance(caption, str) else "", False)]
+
+
+def _fits(item: Item) -> bool:
+    """Whether every label of ``item`` keeps the rule (:func:`label_problem`), asked the quick
+    way: it is asked of every item a file or a caller makes."""
+    caption = item.meta.get("image_caption")
+    return (len(item.title) <= MAX_LABEL_CHARS and len(item.speaker or "") <= MAX_LABEL_CHARS
+            and not _CONTROL.search(f"{item.speaker or ''}{item.title}")
+            and not (isinstance(caption, str) and len(caption) > MAX_LABEL_CHARS))
+
+
+def check_labels(p: ParsedSource) -> None:
+    """Refuse a parsed source whose item has a label :func:`label_problem` refuses, with an
+    :class:`IngestError` naming the source, the item and (where the reader kept it) the line."""
+    for item in p.items:
+        if _fits(item):
+            continue
+        for label, value, alone in _labels(item):
+            problem = value and label_problem(value, shown_alone=alone)
+            if problem:
+                line = item.meta.get("line")
+                raise IngestError(p.source.name, f"{item.kind} {item.key!r}: its {label} {problem}; nothing was stored",
+                                  line if isinstance(line, int) else None)
+
+
+def fit_labels(p: ParsedSource) -> list[str]:
+    """Make the labels of an export's source keep :func:`label_problem`'s rule, and say what
+    changed: a label over the limit is cut to it, a control character in one shown alone becomes
+    a space. An export holds what a store held, which an older store did not hold to the rule;
+    refusing a backup whole for a label would lose the lot (as its long texts are split, not
+    refused: engine/transfer.py)."""
+    said: list[str] = []
+    for item in (item for item in p.items if not _fits(item)):
+        for label, value, alone in _labels(item):
+            if not (value and label_problem(value, shown_alone=alone)):
+                continue
+            fitted = (_CONTROL.sub(" ", value) if alone else value)[:MAX_LABEL_CHARS]
+            if label == "speaker":
+                item.speaker = fitted
+            elif label == "title":
+                item.title = fitted
+            else:
+                item.meta["image_caption"] = fitted
+            done = [f"cut from {len(value):,} to {len(fitted):,} characters"] if len(value) > len(fitted) else []
+            done += ["control characters made spaces"] if alone and _CONTROL.search(value) else []
+            said.append(f"{p.source.name}: {item.kind} {item.key!r}: its {label}: {' and '.join(done)}")
+    return said
+
+
 def hold_to_limits(parsed: Sequence[ParsedSource]) -> None:
     """Hold parsed sources, before any of them is stored, to what one item may hold, whichever
     reader or caller made them (a file, a note, an MCP client's messages).
 
-    A speaker, a title or a photo's caption longer than :data:`MAX_LABEL_CHARS` refuses the whole
-    lot with an :class:`IngestError` naming the source and the item, so nothing is stored. A text longer
+    A label :func:`label_problem` refuses (a file's reader refused it already, as it parsed the
+    file: this is the backstop for what a caller parsed itself) refuses the whole lot with an
+    :class:`IngestError` naming the source and the item, so nothing is stored. A text longer
     than :data:`MAX_CHUNK_CHARS` is split, at spaces as a document's long sentence is, into
     items that follow each other: the first keeps the item's key and photo, the next ones are
     keyed ``KEY+2``, ``KEY+3`` … and every piece says ``part`` "n/total" in its meta; the source's
     positions are renumbered so that the pieces stay neighbours. Nothing is left out."""
     for p in parsed:
-        for item in p.items:
-            caption = item.meta.get("image_caption")
-            for label, value in (("speaker", item.speaker or ""), ("title", item.title),
-                                 ("photo's caption", caption if isinstance(caption, str) else "")):
-                if len(value) > MAX_LABEL_CHARS:
-                    line = item.meta.get("line")
-                    raise IngestError(p.source.name, f"{item.kind} {item.key!r}: its {label} is {len(value):,} characters"
-                                      f" long; at most {MAX_LABEL_CHARS:,}; nothing was stored",
-                                      line if isinstance(line, int) else None)
+        check_labels(p)
     for p in parsed:
         if any(len(item.text) > MAX_CHUNK_CHARS for item in p.items):
             p.items = split_long(p.items)
@@ -315,7 +378,7 @@ def read_markdown(name: str, text: str, digest: str, chunk_tokens: int = 200) ->
             level = len(m.group(1))
             while stack and stack[-1][0] >= level:
                 stack.pop()
-            stack.append((level, m.group(2).strip()))
+            stack.append((level, " ".join(m.group(2).split())))  # (a tab in a heading is a space, as Markdown reads it)
             lines, start = [], lineno
         else:
             lines.append(line)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Iterator, NoReturn, P
 from .conversations import DuplicateKey, read_json
 from .errors import ExportFailed, FileRefused, IngestFailed
 from .files import atomic_writer, open_regular
-from .ingest import MAX_CHUNK_CHARS, IngestError, _short, split_long
+from .ingest import MAX_CHUNK_CHARS, IngestError, _short, fit_labels, split_long
 from .records import IngestReport, Item, ParsedSource, Source
 from .store.check import Salvaged, readable_records
 
@@ -120,12 +120,15 @@ def import_(mem: Transferring, path: str | Path) -> IngestReport:
     restore its state as each source is ingested (the knowledge snapshot does), and
     ``import_records`` runs after the sources. All of that is one transaction: a crash, an
     interrupt or a failure halfway leaves the store as it was, and the in-memory index and
-    areas, which followed the sources as they went in, are reloaded from it."""
+    areas, which followed the sources as they went in, are reloaded from it. A label an older
+    store held that breaks today's rule is made to fit (:func:`engine.ingest.fit_labels`), and
+    the report's warnings say which."""
     try:
         exported = read_export(path, mem.settings.max_import_bytes)
     except IngestError as exc:
         raise IngestFailed([exc]) from None
     _split_long_items(exported)
+    fitted = [fit_labels(parsed) for parsed in exported.sources.values()]
     mem.refresh()
     areas = mem.areas  # every area loaded before the transaction opens
     with ExitStack() as importing:
@@ -139,6 +142,8 @@ def import_(mem: Transferring, path: str | Path) -> IngestReport:
             with mem.store.transaction():
                 report = mem.ingest_parsed(list(exported.sources.values()))
                 id_map = _imported_ids(mem, exported, report)
+                for stored, said in zip(report.sources, fitted):
+                    stored.warnings += said if stored.status != "unchanged" else []
                 for area in areas:
                     area.import_records([r for _, r in exported.records], id_map)
                 mem.activity.record("store.imported", Path(path).name, count=report.items)

@@ -165,7 +165,7 @@ def import_(args: argparse.Namespace, out: TextIO) -> int:
     check_export(args.file, settings.max_import_bytes)
     with open_memory(args, settings) as mem:
         report = mem.import_(args.file)
-    out.write(report.summary() + "\n")
+    out.write("\n".join([report.summary(), *report.warnings]) + "\n")
     return 0
 
 

@@ -15,7 +15,7 @@ from mnemoscope.engine import Memory
 from mnemoscope.engine.errors import IngestError
 from mnemoscope.engine.ingest import MAX_CHUNK_CHARS, MAX_LABEL_CHARS, read_transcript
 
-from .conftest import cli, store_checksum
+from .conftest import cli, edited_export, store_checksum
 
 # A long turn: words, as a pasted document would be (60,000+ characters: three or four items).
 LONG = " ".join(f"harbour{n} lantern" for n in range(4_000))
@@ -161,3 +161,64 @@ def test_an_export_of_a_store_made_before_the_limit_imports_split_with_its_knowl
     assert facts_before and sorted((f.subject, f.predicate, f.object) for f in facts) == facts_before
     pepper = [f for f in facts if "Pepper" in f.object]
     assert pepper and all(f.provenance == [items[0].id] for f in pepper)
+
+
+def test_a_file_with_a_label_over_the_limit_is_an_error_of_its_own(tmp_path):
+    """The label check ran at store time over the whole batch: the preview (parse) said 0 errors,
+    then the whole batch was refused, and a lenient ingest did not set the one bad file aside
+    (fails before: no error in the preview; IngestError out of ingest(strict=False))."""
+    good = tmp_path / "a.jsonl"
+    good.write_text(json.dumps({"speaker": "Ann", "text": "The ferry leaves at dawn."}) + "\n")
+    bad = tmp_path / "b.jsonl"
+    bad.write_text(json.dumps({"speaker": "Ann", "text": "hi"}) + "\n"
+                   + json.dumps({"speaker": "B" * (MAX_LABEL_CHARS + 1), "text": "hello"}) + "\n")
+    with Memory(tmp_path / "m.db", extensions=False) as mem:
+        parsed, _skipped, errors = mem.parse([good, bad])
+        assert [p.source.name for p in parsed] == [str(good)]
+        assert [str(e) for e in errors] == [f"{bad}:2: turn '1': its speaker is 2,001 characters long; at most 2,000;"
+                                            " nothing was stored"]
+        report = mem.ingest([good, bad], strict=False)
+        assert [s.name for s in report.sources] == [str(good)] and len(report.errors) == 1
+        assert [s.name for s in mem.sources()] == [str(good)]
+
+
+def test_a_control_character_in_a_speaker_or_title_is_refused_at_every_edge(tmp_path):
+    """One rule for a label, whichever edge makes it: before, only the MCP server refused an
+    escape sequence in a name, and a file's or a note's was stored (fails before: exit 0)."""
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(json.dumps({"speaker": "Ann", "text": "hi"}) + "\n"
+                    + json.dumps({"speaker": "Bob\x1b]0;pwned\x07", "text": "hello"}) + "\n")
+    store = tmp_path / "m.db"
+    Memory(store, extensions=False).close()
+    before = store_checksum(store)
+    code, _out, err = cli("--store", store, "ingest", chat)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "chat.jsonl:2: turn '1': its speaker holds a control character (U+001B at 3); nothing was stored" in err, err
+    with Memory(store, extensions=False) as mem, pytest.raises(IngestError, match=r"its title holds a control character \(U\+000A at 1\)"):
+        mem.add_note("a note", title="a\nb")
+    assert store_checksum(store) == before
+
+
+def test_a_tab_in_a_markdown_heading_is_read_as_a_space(tmp_path):
+    doc = tmp_path / "doc.md"
+    doc.write_text("# Harbour\tlights\n\nThe lanterns are lit at dusk.\n")
+    with Memory(tmp_path / "m.db", extensions=False) as mem:
+        [item] = mem.source_items(mem.ingest(doc).sources[0].source_id)
+    assert item.title == "Harbour lights"
+
+
+@pytest.mark.parametrize("speaker, says", [
+    ("B" * (MAX_LABEL_CHARS + 1), "note '0': its speaker: cut from 2,001 to 2,000 characters"),
+    ("Bob\x1b[2J", "note '0': its speaker: control characters made spaces"),
+], ids=["long", "control"])
+def test_an_export_holding_a_label_an_older_store_allowed_is_imported_whole(tmp_path, speaker, says):
+    """A store made before the label rule exports such labels; the import refused the whole
+    backup (fails before: exit 2, nothing imported). It keeps every record, fits the label to the
+    rule and says so."""
+    export, _line, target = edited_export(
+        tmp_path, lambda line: json.dumps({**json.loads(line), "speaker": speaker}) + "\n")
+    code, out, err = cli("--store", target, "import", export)
+    assert code == 0 and says in out, (out, err)
+    with Memory(target, extensions=False) as mem:
+        [item] = [i for s in mem.sources() for i in mem.source_items(s.id)]
+    assert item.text == "a short note" and item.speaker == speaker.replace("\x1b", " ")[:MAX_LABEL_CHARS]

@@ -42,13 +42,13 @@ async def test_hostile_arguments_are_one_line_each_and_store_nothing(tmp_path):
              "remember: message 0: timestamp 1e+20 is out of range"),
             # a name comes back with every hit and is a list's line: before, each of these was stored
             ("remember", {"text": "Named.", "source": "s" * 100_000},
-             "remember: source: at most 500 characters (got 100,000); nothing was stored"),
+             "remember: source is 100,000 characters long; at most 500; nothing was stored"),
             ("remember", {"text": "Named.", "source": "notes\x1b]0;pwned\x07"},
-             "remember: source: a name holds no control characters (U+001B at 5); nothing was stored"),
+             "remember: source holds a control character (U+001B at 5); nothing was stored"),
             ("remember", {"text": "Named.", "title": "a\nb"},
-             "remember: title: a name holds no control characters (U+000A at 1); nothing was stored"),
+             "remember: title holds a control character (U+000A at 1); nothing was stored"),
             ("remember", {"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "yo", "name": "Ann\x9b2J"}]},
-             "remember: messages.1.name: a name holds no control characters (U+009B at 3); nothing was stored"),
+             "remember: messages.1.name holds a control character (U+009B at 3); nothing was stored"),
         ]:
             result = await session.call_tool(tool, arguments)
             assert result.is_error and text_of(result).startswith(expected), text_of(result)

@@ -65,7 +65,7 @@ async def test_remember_splits_a_long_message_and_refuses_a_name_no_item_may_hol
         ids = remembered.structured_content["item_ids"]
         named = await session.call_tool("remember", {"messages": [{"role": "user", "content": "hi", "name": "N" * 2_001}]})
         assert named.is_error and text_of(named).count("\n") == 0
-        assert "its speaker is 2,001 characters long; at most 2,000; nothing was stored" in text_of(named)
+        assert text_of(named) == "remember: messages.0.name is 2,001 characters long; at most 2,000; nothing was stored"
     with Memory(store, extensions=False) as mem:
         found = mem.items(ids)
         items = [found[i] for i in ids]
