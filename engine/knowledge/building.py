@@ -259,12 +259,17 @@ class KnowledgeBuilding(Area):
         """Inside the source's transaction: extract its entities, mentions, facts, events and
         episodes by rule, store them, and stage what the graph gains (see :meth:`on_indexed`).
         A piece of a source continues the extractor's reading (its speakers, the people it
-        introduced, whom "she" means) when this area read the item before it."""
+        introduced, whom "she" means) when this area read the item before it in a write that
+        committed; only this path adds to what the source's later pieces take as unknown
+        (``extractor.fresh``), not a hand edit or an import between two pieces."""
         batch = self._begin_batch()
         if piece.before is None or piece.before.id != self._read_to:
             self.extractor.reset()
+        self._read_to = None  # until this write commits: a piece that fails is read again afresh, as after a reopen
         extractions = [self.extractor.extract(item) for item in items]
         ids = self._register_entities(extractions, batch)
+        new = set(batch.entities)
+        self.extractor.fresh.update(key for key, eid in ids.items() if eid in new)  # (for the source's next piece)
         mentions = []
         for item, ex in zip(items, extractions):
             for surface, key, _kind, role in ex.mentions:
@@ -371,7 +376,6 @@ class KnowledgeBuilding(Area):
                 batch.kinds[eid] = wanted[key][1]
         self.store.set_entity_kinds(batch.kinds.items())
         new = [(k, name, kind) for k, (name, kind) in wanted.items() if k not in ids]
-        self.extractor.fresh.update(k for k, _name, _kind in new)  # (for the source's next piece)
         if new:
             fresh = self.store.upsert_entities(new)
             for key, name, kind in new:
