@@ -104,10 +104,9 @@ class EntityRegistry:
         return hit
 
     def set_kind(self, eid: int, kind: str) -> None:
-        """A known entity's kind, grown stronger by a write (a name mentioned first that speaks later)."""
-        self.kinds[eid] = kind
-        if kind == "speaker":
-            self.speakers.add(eid)
+        """A known entity's kind, grown stronger by a write (a name mentioned first that speaks
+        later): held as a load of its row would hold it (a tag named later joins the gazetteer)."""
+        self._add(eid, self.keys[eid], self.names[eid], kind)
 
     def speaker_called(self, short: str) -> int | None:
         """The one speaker whose first name ``short`` (a key no entity has) is a short form of
