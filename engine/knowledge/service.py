@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from ..arrays import distinct
-from ..as_of import later, said_on_items
+from ..as_of import later, said_on
 from ..lexical import top_k as top_k_of
 from ..pagerank import Seeds, local_push, personalized_pagerank
 from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
@@ -144,11 +144,12 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
 
     def graph_scores(self, text: str, first_stage: np.ndarray, weights: dict[str, float] | None = None,
                      reached: int = 20, entities: list[int] | None = None,
-                     first_top: np.ndarray | None = None) -> GraphResult:
+                     first_top: np.ndarray | None = None, as_of: str | None = None) -> GraphResult:
         """PPR from the query's entities (``entities``: those already found in ``text``) and the
         top first-stage items (``first_top``: its ``ppr_seed_items`` best, when known); item scores by slot. The graph is held still meanwhile: the seeds'
         node numbers, the matrices and the description must count the same nodes while a write in
-        another thread (a catch-up's source) adds entities and edges."""
+        another thread (a catch-up's source) adds entities and edges. ``as_of``: the description
+        leaves out the items said after it (:meth:`_best`)."""
         index = self.mem.index
         weights = self.edge_weights(weights)
         entities = self.query_entities(text) if entities is None else entities
@@ -156,17 +157,18 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
             seeds = self.seeds(entities, first_stage, weights, first_top)
             items = np.zeros(index.n_slots, dtype=np.float64)
             if seeds.mass.sum() <= 0:
-                return GraphResult(items, np.zeros(0, dtype=np.int64), self._describe(seeds.nodes, seeds.mass, top=20), [])
+                return GraphResult(items, np.zeros(0, dtype=np.int64),
+                                   self._describe(seeds.nodes, seeds.mass, 20, as_of), [])
             visits, nodes = self.ppr(seeds, weights)
             on_items = nodes[nodes < index.n_slots]
             on_items = on_items[index.alive[on_items]]
             items[on_items] = visits[on_items]
-            return GraphResult(items, on_items, self._describe(seeds.nodes, seeds.mass, top=20),
-                               self._describe(nodes, visits[nodes], top=reached))
+            return GraphResult(items, on_items, self._describe(seeds.nodes, seeds.mass, 20, as_of),
+                               self._describe(nodes, visits[nodes], reached, as_of))
 
-    def _describe(self, nodes: np.ndarray, scores: np.ndarray, top: int) -> list[GraphNode]:
+    def _describe(self, nodes: np.ndarray, scores: np.ndarray, top: int, as_of: str | None) -> list[GraphNode]:
         """The ``top`` best of ``nodes`` (ascending) by ``scores`` as the recall shows them."""
-        index, chosen = self.mem.index, top_k_of(scores, top)[0]
+        index, chosen = self.mem.index, self._best(nodes, scores, top, as_of)
         n_slots = index.n_slots
         entities_end = n_slots + len(self.graph.entity_ids)
         out: list[GraphNode] = []
@@ -182,6 +184,24 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
                 out.append({"node": f"phrase:{phrase}", "kind": "phrase", "name": phrase, "score": score})
         return out
 
+    def _best(self, nodes: np.ndarray, scores: np.ndarray, top: int, as_of: str | None) -> np.ndarray:
+        """Where the ``top`` best of ``nodes`` are, best first; as of a date, of those that are
+        no item said after it: a recall as of a date shows no turn from after it, as its hits do
+        not (the walk may still have passed through them), and as many nodes as existed then.
+        Read in widening rounds, as the best of a large walk are mostly known early."""
+        wanted = top
+        while True:
+            chosen = top_k_of(scores, wanted)[0]
+            if as_of is None:
+                return chosen
+            slots = nodes[chosen]
+            late = slots < self.mem.index.n_slots  # items, then those said after the date
+            late[late] = [later(day, as_of) for day in said_on(self.store, self.mem.index, slots[late])]
+            kept = chosen[~late]
+            if len(kept) >= top or len(chosen) < wanted:
+                return kept[:top]
+            wanted *= 4
+
     # -- recall -------------------------------------------------------------------------------
 
     def signals(self) -> dict[str, Signal]:
@@ -193,7 +213,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
     def ppr_signal(self, q: Query, signals: Signals) -> np.ndarray:
         """Personalized PageRank over the knowledge graph, seeded by the query's entities and top BM25 items."""
         graph = self.graph_scores(q.text, signals["bm25"], entities=self.named_in(q),
-                                  first_top=signals.top("bm25", self.settings.ppr_seed_items))
+                                  first_top=signals.top("bm25", self.settings.ppr_seed_items), as_of=q.options.get("as_of"))
         q.notes["graph"] = graph.report()  # shown by any strategy that used it
         signals.supports["ppr"] = graph.scored
         return graph.item_scores
@@ -206,7 +226,8 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         first = literal_bm25(self.mem, q)
         positive = np.flatnonzero(first > 0)
         graph = self.graph_scores(q.text, first, entities=self.named_in(q),
-                                  first_top=top_k_of(first, self.settings.ppr_seed_items, among=positive)[0])
+                                  first_top=top_k_of(first, self.settings.ppr_seed_items, among=positive)[0],
+                                  as_of=q.options.get("as_of"))
         scored = distinct(np.concatenate([positive, graph.scored]))  # every other slot blends to 0
         lexical, walk = _normalised(first[scored]), _normalised(graph.item_scores[scored])
         blend = self.settings.ppr_blend
@@ -222,7 +243,7 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
         """Add facts, episodes and graph to ``result``; drop or backfill hits as the mode asks."""
         graph = ranking.extras.get("graph") or q.notes.get("graph")
         if graph:
-            result.graph = self._said_by(graph, q.options.get("as_of"))
+            result.graph = graph
         scores = {h.item.id: h.score for h in result.hits}
         result.facts = self.facts_for(q.text, scores, self.settings.facts_top_k, q.options.get("as_of"), self.named_in(q))
         result.episodes = self.episodes_of_hits([h.item.id for h in result.hits])
@@ -230,17 +251,6 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
             result.hits = []
         elif q.mode == "max":
             result.hits = result.hits + self._backfill(result, limit=2 * q.top_k)
-
-    def _said_by(self, graph: GraphReport, as_of: str | None) -> GraphReport:
-        """The graph report without the items said after ``as_of``: a recall as of a date shows no
-        turn from after it, as its hits do not (the walk may still have passed through them)."""
-        if as_of is None:
-            return graph
-        items = {int(n["node"].split(":", 1)[1]) for n in [*graph["seeds"], *graph["reached"]] if n["kind"] == "item"}
-        late = {i for i, day in said_on_items(self.store, self.mem.index, sorted(items)).items() if later(day, as_of)}
-        if not late:
-            return graph
-        return {"seeds": _not_items(graph["seeds"], late), "reached": _not_items(graph["reached"], late)}
 
     def _backfill(self, result: Recall, limit: int) -> list[Hit]:
         """Other items of the hits' episodes, episode by episode, in item order, up to ``limit``."""
@@ -252,11 +262,6 @@ class KnowledgeArea(ExtractionQueue, KnowledgeTransfer, KnowledgeThroughTime):
             if item_id in items:
                 out.append(Hit(item=items[item_id], score=0.0, rank=len(result.hits) + len(out) + 1, sources=["episode"]))
         return out
-
-
-def _not_items(nodes: list[GraphNode], items: set[int]) -> list[GraphNode]:
-    """``nodes`` without those of ``items``."""
-    return [n for n in nodes if n["kind"] != "item" or int(n["node"].split(":", 1)[1]) not in items]
 
 
 def _normalised(scores: np.ndarray) -> np.ndarray:
