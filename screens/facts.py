@@ -616,8 +616,8 @@ last decision.
         def undo() -> str:
             undone = knowledge.undo_last()
             told = f"Undone: decision #{undone.undoes} (logged as #{undone.id})"
-            reopened = next((c for c in knowledge.conflicts() if c.id == undone.conflict_id), None)
-            return told if reopened is None else f"{told}: {reopened.summary()} is open again"
+            reopened = None if undone.conflict_id is None else knowledge.conflict(undone.conflict_id)
+            return told if reopened is None or reopened.status != "open" else f"{told}: {reopened.summary()} is open again"
 
         self.run_task("decide", "Undo the last decision", undo, progress=False, done=self.decided)
 

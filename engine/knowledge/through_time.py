@@ -47,11 +47,10 @@ class KnowledgeThroughTime(KnowledgeCuration):
 
     def undo_last(self, dry_run: bool = False) -> Decision:
         """Undo the last decision of a person that is not undone yet (the app's one key press)."""
-        last = next((d for d in self.decisions(limit=None) if d.actor == "user" and d.undoes is None
-                     and d.undone_by is None), None)
+        last = self.store.last_undoable_decision("user")
         if last is None:
             raise KnowledgeError("there is no decision of yours to undo")
-        return self.undo(last.id, dry_run)
+        return self.undo(last, dry_run)
 
     def decisions(self, limit: int | None = 50, fact_id: int | None = None) -> list[Decision]:
         """The audit log, newest first (all, or those that changed one fact)."""

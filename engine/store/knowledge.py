@@ -1002,6 +1002,13 @@ class KnowledgeSQL:
             rows = self.conn.execute(sql + " ORDER BY id DESC LIMIT ?", (limit or -1,)).fetchall()
         return [(*r[:6], json.loads(r[6]), *r[7:]) for r in rows]
 
+    def last_undoable_decision(self, actor: str) -> int | None:
+        """The newest decision of ``actor`` that is no undo and is not undone (read from the end of
+        the log, not the whole log parsed)."""
+        row = self.conn.execute("SELECT id FROM decisions WHERE actor = ? AND undoes IS NULL AND undone_by IS NULL"
+                                " ORDER BY id DESC LIMIT 1", (actor,)).fetchone()
+        return row[0] if row else None
+
     def _scope(self, facts: Sequence[int], entities: Sequence[int], conflicts: Sequence[int]) -> dict[str, tuple[str, list]]:
         """WHERE clauses (and their parameters) that hold every row a decision about these facts,
         entities and conflicts can change, before it and after."""

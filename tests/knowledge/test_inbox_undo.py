@@ -1,0 +1,57 @@
+"""The inbox's one-key undo (the Facts screen's `u`, KnowledgeThroughTime.undo_last): it undoes
+the newest decision of a person that is no undo and is not undone, and reads that one decision
+from the end of the audit log (the log was read and parsed whole at each key press)."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mnemoscope.engine import Memory
+from mnemoscope.engine.errors import KnowledgeError
+
+PEOPLE = [f"Person{a}{b}" for a in "ABCDEFGH" for b in "ABCDE"]  # 40 people, each in two homes at once
+
+
+@pytest.fixture(scope="module")
+def clashes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store with one open conflict per person: two homes stated on the same day."""
+    folder = tmp_path_factory.mktemp("clashes")
+    chat = folder / "homes.jsonl"
+    chat.write_text("".join(json.dumps({"speaker": who, "text": f"I live in {city}.", "timestamp": "2024-01-05T10:00:00"})
+                            + "\n" for who in PEOPLE for city in ("Lyon", "Berlin")), encoding="utf-8")
+    with Memory(folder / "s.db") as mem:
+        mem.ingest(chat)
+        assert len(mem.knowledge.conflicts()) == len(PEOPLE)
+    return folder / "s.db"
+
+
+def decided(clashes: Path, folder: Path, count: int) -> Memory:
+    """A copy of the store with its first ``count`` conflicts decided (a person's decisions)."""
+    path = folder / f"{count}.db"
+    shutil.copy(clashes, path)
+    mem = Memory(path)
+    for conflict in mem.knowledge.conflicts()[:count]:
+        mem.knowledge.decide(conflict.id, "both")
+    return mem
+
+
+def test_undo_last_undoes_the_newest_decision_not_undone_then_the_one_before(clashes, tmp_path):
+    with decided(clashes, tmp_path, 2) as mem:
+        k = mem.knowledge
+        first, second = sorted(d.id for d in k.decisions(limit=None))
+        assert k.undo_last().undoes == second
+        assert k.undo_last().undoes == first  # an undo is no decision to undo
+        with pytest.raises(KnowledgeError, match="no decision of yours to undo"):
+            k.undo_last()
+        assert len(k.conflicts()) == len(PEOPLE)
+
+
+def test_undo_last_reads_only_the_decision_it_undoes(clashes, tmp_path):
+    """An older line of the log that cannot be read (its changes no JSON) does not stop the undo
+    of the newest: the log is not read whole to find it."""
+    with decided(clashes, tmp_path, 2) as mem:
+        first, second = sorted(d.id for d in mem.knowledge.decisions(limit=None))
+        mem.store.writer.execute("UPDATE decisions SET changes = 'damaged' WHERE id = ?", (first,))
+        assert mem.knowledge.undo_last().undoes == second
