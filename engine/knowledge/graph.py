@@ -107,6 +107,7 @@ class StableEdges:
 
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 def _locked(method: F) -> F:
@@ -309,14 +310,7 @@ class KnowledgeGraph:
         if kind != "semantic":
             stable = self._take_in(kind, index)
             return stable.keys, stable.values
-        key = ("semantic", *_state(index))
-        hit = self._cache.get(key)
-        if hit is None:
-            m = semantic_knn(index, index.n_slots)  # items only: their node numbers are their slots
-            rows = np.repeat(np.arange(index.n_slots, dtype=np.int64), np.diff(m.indptr))
-            upper = rows < m.indices  # the matrix is symmetric: its upper triangle
-            hit = self._cache[key] = summed(rows[upper] << KEY_BITS | m.indices[upper], m.data[upper])
-        return hit  # type: ignore[return-value]
+        return self._kept(("semantic", *_state(index)), lambda: _semantic_entries(index))
 
     def _compact(self, entries: list[tuple[np.ndarray, np.ndarray, np.float32]], index: "Index") -> Adjacency:
         """The weighted sum of some types' entries in stable numbers (keys, values, weight; each
@@ -361,49 +355,39 @@ class KnowledgeGraph:
         """The weighted sum of the edge types' matrices (each entry summed in the weights' order),
         made again from each type's entries after a change: the types' entries are the one form
         of the edges kept across commits."""
-        key = ("mix", tuple(sorted(weights.items())), *_state(index))
+        return self._kept(("mix", *_weighed(weights, index)), lambda: self._compact(
+            [(*self._entries(kind, index), np.float32(w)) for kind, w in weights.items() if w > 0], index))
+
+    def _of_mix(self, what: str, weights: dict[str, float], index: "Index", made: Callable[[Adjacency], T]) -> T:
+        """``made`` of the weighted mix, kept with it."""
+        return self._kept((what, *_weighed(weights, index)), lambda: made(self._mix(weights, index)))
+
+    def _kept(self, key: tuple, build: Callable[[], T]) -> T:
+        """What ``build`` makes, kept under ``key`` until the edges change (the keys hold the
+        index's state: :func:`_state`)."""
         hit = self._cache.get(key)
         if hit is None:
-            entries = [(*self._entries(kind, index), np.float32(w)) for kind, w in weights.items() if w > 0]
-            hit = self._cache[key] = self._compact(entries, index)
+            hit = self._cache[key] = build()
         return hit  # type: ignore[return-value]
-
-    def _inverse_degree(self, mix: Adjacency) -> np.ndarray:
-        """1 / each node's weighted degree (0 for none)."""
-        degree = np.asarray(mix.csr().sum(axis=1)).ravel()
-        return np.where(degree > 0, 1.0 / np.where(degree > 0, degree, 1.0), 0.0).astype(np.float32)
 
     @_locked
     def transition(self, weights: dict[str, float], index: "Index") -> sp.csr_matrix:
         """Column-stochastic transpose of the weighted mix (rows of dangling nodes stay empty):
         entry (u, v) is mix(v, u) / degree(v), and the mix is symmetric."""
-        key = ("transition", tuple(sorted(weights.items())), *_state(index))
-        hit = self._cache.get(key)
-        if hit is None:
-            mix = self._mix(weights, index)
-            hit = self._cache[key] = mix.csr(mix.values * self._inverse_degree(mix)[mix.columns])
-        return hit  # type: ignore[return-value]
+        return self._of_mix("transition", weights, index,
+                            lambda mix: mix.csr(mix.values * _inverse_degree(mix)[mix.columns]))
 
     @_locked
     def forward(self, weights: dict[str, float], index: "Index") -> sp.csr_matrix:
         """Row-stochastic form of :meth:`transition` (row u: where a step from u goes), for push."""
-        key = ("forward", tuple(sorted(weights.items())), *_state(index))
-        hit = self._cache.get(key)
-        if hit is None:
-            mix = self._mix(weights, index)
-            hit = self._cache[key] = mix.csr(mix.values * mix.per_row(self._inverse_degree(mix)))
-        return hit  # type: ignore[return-value]
+        return self._of_mix("forward", weights, index,
+                            lambda mix: mix.csr(mix.values * mix.per_row(_inverse_degree(mix))))
 
     @_locked
     def degrees(self, index: "Index", weights: dict[str, float]) -> np.ndarray:
         """Number of neighbours of every node under the mix (for seed specificity); kept with
         the matrices, as every query asks for it."""
-        key = ("degrees", tuple(sorted(weights.items())), *_state(index))
-        hit = self._cache.get(key)
-        if hit is None:
-            mix = self._mix(weights, index)
-            hit = self._cache[key] = np.diff(mix.indptr)
-        return hit  # type: ignore[return-value]
+        return self._of_mix("degrees", weights, index, lambda mix: np.diff(mix.indptr))
 
 
 def _mirrored(upper: Adjacency) -> Adjacency:
@@ -419,6 +403,26 @@ def _mirrored(upper: Adjacency) -> Adjacency:
     columns[from_left], values[from_left] = lower.indices, lower.data
     columns[~from_left], values[~from_left] = upper.columns, upper.values
     return Adjacency(upper.n, indptr, columns, values)
+
+
+def _semantic_entries(index: "Index") -> tuple[np.ndarray, np.ndarray]:
+    """The semantic edges' entries (items only: their node numbers are their slots), from the
+    latent space's nearest neighbours: the symmetric matrix's upper triangle."""
+    m = semantic_knn(index, index.n_slots)
+    rows = np.repeat(np.arange(index.n_slots, dtype=np.int64), np.diff(m.indptr))
+    upper = rows < m.indices
+    return summed(rows[upper] << KEY_BITS | m.indices[upper], m.data[upper])
+
+
+def _inverse_degree(mix: Adjacency) -> np.ndarray:
+    """1 / each node's weighted degree (0 for none)."""
+    degree = np.asarray(mix.csr().sum(axis=1)).ravel()
+    return np.where(degree > 0, 1.0 / np.where(degree > 0, degree, 1.0), 0.0).astype(np.float32)
+
+
+def _weighed(weights: dict[str, float], index: "Index") -> tuple:
+    """The part of a cache key a mix of the edge types depends on: its weights and :func:`_state`."""
+    return (tuple(sorted(weights.items())), *_state(index))
 
 
 def _state(index: "Index") -> tuple[int, int, int]:
