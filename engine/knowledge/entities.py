@@ -70,12 +70,11 @@ class EntityRegistry:
     speakers: set[int] = field(default_factory=set)  # whose short forms a question may call them by
 
     def load(self, rows: list[tuple[int, str, str, str]]) -> None:
+        """The registry of these rows alone."""
         for table in (self.ids, self.names, self.keys, self.kinds, self.gazetteer, self.by_word, self.first_words,
                       self.speakers):
             table.clear()
-        self.rollback()
-        for eid, key, name, kind in rows:
-            self._add(eid, key, name, kind)
+        self.take_in(rows)
 
     def take_in(self, rows: list[tuple[int, str, str, str]]) -> None:
         """Rows another process added or changed (a kind grows stronger, never weaker), on top of
