@@ -25,7 +25,7 @@ from array import array
 from collections import defaultdict
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, AbstractSet
 
 import numpy as np
 
@@ -190,13 +190,8 @@ class KnowledgeBuilding(Area):
         g.clear()
         g.add_entities([r[0] for r in rows])
         batch = Batch()
-        mentions = store.mention_rows()
-        for item_id, entity_id, _surface, role in mentions:
-            batch.edge(edge_type(role), item_id, -entity_id)
-        facts = store.fact_rows()
-        for fid, _s, _p, _o, sid, oid, *_ in facts:
-            if sid is not None and oid is not None and sid != oid:
-                batch.edge("fact", -sid, -oid)
+        mentions, facts = store.mention_rows(), store.fact_rows()
+        _stored_edges(mentions, facts, batch)
         sources = store.fact_sources_of([r[0] for r in facts])
         self._link_statements(facts, [(f, i) for f, items in sources.items() for i in items], mentions, batch)
         for a, b, w in store.synonym_rows():
@@ -332,12 +327,8 @@ class KnowledgeBuilding(Area):
         stated = sorted({f for f, _i in provenance})
         self._fact_ids.update((key, fid) for fid, key, _subject in store.fact_keys(stated))
         self._subject_vectors.clear()
-        for item_id, entity_id, _surface, role in mentions:
-            batch.edge(edge_type(role), item_id, -entity_id)
         facts = store.fact_rows(stated)
-        for fid, _s, _p, _o, sid, oid, *_ in facts:
-            if fid not in known_facts and sid is not None and oid is not None and sid != oid:
-                batch.edge("fact", -sid, -oid)
+        _stored_edges(mentions, facts, batch, known_facts)
         self._link_statements(facts, provenance, mentions, batch)
         for members in store.items_of_episodes(sorted(set(store.episodes_of_items(ids).values()))).values():
             clique(batch, sorted(members))
@@ -513,6 +504,17 @@ class KnowledgeBuilding(Area):
         self.store.insert_episode_items(rows)
         self.store.insert_events(events)
         link_next([before, *items] if before is not None else items, batch)
+
+
+def _stored_edges(mentions: list[tuple[int, int, str, str]], facts: list[tuple], batch: Batch,
+                  known_facts: AbstractSet[int] = frozenset()) -> None:
+    """The edges of stored rows: each mention joins its item and its entity, each fact (but those
+    of ``known_facts``, in the graph already) its subject and object entities."""
+    for item_id, entity_id, _surface, role in mentions:
+        batch.edge(edge_type(role), item_id, -entity_id)
+    for fid, _s, _p, _o, sid, oid, *_ in facts:
+        if fid not in known_facts and sid is not None and oid is not None and sid != oid:
+            batch.edge("fact", -sid, -oid)
 
 
 def _head(key: str) -> str:
