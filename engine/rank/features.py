@@ -19,6 +19,7 @@ that barely varies stays barely varying instead of being blown up to ±8σ.
 
 from __future__ import annotations
 
+import copy
 import functools
 import weakref
 from dataclasses import dataclass, field
@@ -95,14 +96,7 @@ class SlotMeta:
             return
         need = int(slots.max()) + 1
         if need > len(self.speaker):  # room for twice as many: growing per batch would cost O(store) each time
-            grow = max(need, 2 * len(self.speaker)) - len(self.speaker)
-            self.speaker = np.concatenate([self.speaker, np.full(grow, -1, dtype=np.int64)])
-            self.length = np.concatenate([self.length, np.zeros(grow)])
-            self.is_turn = np.concatenate([self.is_turn, np.zeros(grow, dtype=bool)])
-            self.is_note = np.concatenate([self.is_note, np.zeros(grow, dtype=bool)])
-            self.title = np.concatenate([self.title, np.zeros(grow, dtype=np.int64)])
-            self.question = np.concatenate([self.question, np.zeros(grow, dtype=bool)])
-            self.exclamation = np.concatenate([self.exclamation, np.zeros(grow, dtype=bool)])
+            self._grow(self, max(need, 2 * len(self.speaker)) - len(self.speaker))
         speakers, titles, lengths, kinds, asks, exclaims = zip(*rows)
         for speaker in dict.fromkeys(speakers):  # each new name numbered in the order first seen
             if speaker:
@@ -119,6 +113,23 @@ class SlotMeta:
         self.title_words.update((slot, title_words[t]) for slot, t in zip(slots.tolist(), titles) if t)
 
     SLOT_ARRAYS = ("speaker", "length", "is_turn", "is_note", "title", "question", "exclamation")
+
+    def covering(self, n_slots: int) -> "SlotMeta":
+        """These features, or when they hold fewer than ``n_slots`` slots a copy that gives the
+        rest none (no speaker, no length): a recall on one thread may find the slots of items
+        another process added before the thread taking them in has added their features here."""
+        if len(self.speaker) >= n_slots:
+            return self
+        meta = copy.copy(self)
+        self._grow(meta, n_slots - len(self.speaker))
+        return meta
+
+    def _grow(self, into: "SlotMeta", grow: int) -> None:
+        """Set ``into``'s per-slot arrays to these with ``grow`` slots more, of no features (no
+        speaker, the first title)."""
+        for name in self.SLOT_ARRAYS:
+            column = getattr(self, name)
+            setattr(into, name, np.concatenate([column, np.full(grow, -1 if name == "speaker" else 0, dtype=column.dtype)]))
 
     def arrays(self, n_slots: int) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
         """The per-slot arrays of the first ``n_slots`` slots (views), and the speakers and titles

@@ -162,10 +162,9 @@ class RankerArea(Area):
     # -- the area's hooks ----------------------------------------------------------------------
 
     def load(self) -> None:
-        store = self.mem.store
-        self.meta = feats.SlotMeta()
-        self._described = None
-        self._add_meta(store.item_meta_rows())
+        meta = feats.SlotMeta()
+        meta.add(*self._slot_rows(self.mem.store.item_meta_rows()))
+        self._put_meta(meta)
         self._load_rest()
 
     def _load_rest(self) -> None:
@@ -193,9 +192,17 @@ class RankerArea(Area):
         speakers, titles = saved.meta["speakers"], saved.meta["titles"]
         if not isinstance(speakers, list) or not isinstance(titles, list):
             raise ValueError("saved speakers or titles are not lists")
-        self.meta = feats.SlotMeta.restore(saved.arrays, {"speakers": speakers, "titles": titles})
-        self._described = None
+        self._put_meta(feats.SlotMeta.restore(saved.arrays, {"speakers": speakers, "titles": titles}))
         self._load_rest()
+
+    def _put_meta(self, meta: feats.SlotMeta) -> None:
+        """Put slot features built aside in place whole, and the answer prior's descriptors made
+        from the old ones aside with them. Another process's feedback reloads this area while
+        recalls and the relearning thread read the features: emptied and filled again in place,
+        a recall meanwhile read them half built (an IndexError, or descriptors kept wrong)."""
+        with self._describing:
+            self.meta = meta
+            self._described = None
 
     def _load_learning(self) -> None:
         """Trust, edges, the feedback memory and the learned state, as the store holds them now.
@@ -307,10 +314,20 @@ class RankerArea(Area):
             names = [n for n in names if n in {w.strip() for w in wanted.split(",")}]
         return tuple(names)
 
-    def _add_meta(self, rows: list[tuple]) -> None:
+    def _slot_rows(self, rows: list[tuple]) -> tuple[np.ndarray, list[tuple]]:
+        """The slots of the items of ``rows`` (item id first) still indexed, and their features."""
         slots = self.mem.index.slot_of.slots_of([r[0] for r in rows])
         known = np.flatnonzero(slots >= 0).tolist()
-        self.meta.add(slots[known], [rows[n][1:] for n in known])
+        return slots[known], [rows[n][1:] for n in known]
+
+    def _add_meta(self, rows: list[tuple]) -> None:
+        """New items' slot features, added with the lock describing holds: the index has their
+        slots first, and a recall on another thread may have described them from features not
+        yet here: such descriptors are not kept."""
+        slots, features = self._slot_rows(rows)
+        with self._describing:
+            self.meta.add(slots, features)
+            self._described = None
 
     def _descriptors(self, slots: np.ndarray) -> Descriptors:
         """The answer prior's view of these slots (distinct), each described once while the
@@ -328,9 +345,14 @@ class RankerArea(Area):
 
     def _describe(self, slots: np.ndarray) -> Descriptors:
         """The answer prior's descriptors of these slots."""
-        opening = self.meta.is_turn[slots] & (feats.neighbours(self.mem, self.meta, slots)[:, 0] < 0)
-        return descriptors(self.mem.index.counts_matrix(slots), self.meta.length[slots], opening,
-                           self.meta.question[slots], self.meta.exclamation[slots])
+        meta = self._meta()
+        opening = meta.is_turn[slots] & (feats.neighbours(self.mem, meta, slots)[:, 0] < 0)
+        return descriptors(self.mem.index.counts_matrix(slots), meta.length[slots], opening, meta.question[slots],
+                           meta.exclamation[slots])
+
+    def _meta(self) -> feats.SlotMeta:
+        """The slot features as a recall reads them: of every slot the index holds (:meth:`feats.SlotMeta.covering`)."""
+        return self.meta.covering(self.mem.index.n_slots)
 
     def _trained_prior(self, prior: AnswerPrior, shown: list[int], used: set[int]) -> AnswerPrior:
         """``prior`` after one event (items deleted since are left out)."""
@@ -493,7 +515,7 @@ class RankerArea(Area):
         """Every signal's candidates, one feature vector each, scored by the ranker (engine.rank):
         the heuristic floor, blended with the learned model once its gate opens."""
         s = self.mem.settings
-        cf = feats.build(self.mem, q, signals, self.meta, self._learned_columns,
+        cf = feats.build(self.mem, q, signals, self._meta(), self._learned_columns,
                          max(q.top_k, s.candidate_k), self.extra_signals(), s.rrf_k)
         scores = heuristic_score(cf.matrix, cf.names)
         serving = self._serving
@@ -530,7 +552,7 @@ class RankerArea(Area):
         planned = index.plan(query)
         term_ids, weights = index.terms_of(planned)
         q = Query(query, term_ids, weights, len(shown), "fused", answer=planned.answer_type)
-        cf = feats.build(self.mem, q, Signals(q, self.mem.signals()), self.meta,
+        cf = feats.build(self.mem, q, Signals(q, self.mem.signals()), self._meta(),
                          functools.partial(self._learned_columns_of, state, answer_prior),
                          max(q.top_k, s.candidate_k), self.extra_signals(), s.rrf_k)
         row_of = {int(slot): n for n, slot in enumerate(cf.slots.tolist())}

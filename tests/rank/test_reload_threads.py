@@ -13,6 +13,7 @@ import numpy as np
 
 from mnemoscope.engine import Memory
 from mnemoscope.engine.rank.feedback import FeedbackState, UsedFor
+from mnemoscope.engine.rank.features import SlotMeta
 from mnemoscope.engine.rank.prior import DescribedSlots
 from mnemoscope.engine.rank.service import RankerArea
 from tests.rank.conftest import SETTINGS
@@ -26,6 +27,12 @@ def scores(mem: Memory) -> list[list[tuple[int, float, float]]]:
     """Each question's hits with their score and how alike the question is to what they were used for."""
     return [[(h.item.id, round(h.score, 9), round(h.features.get("feedback_match", 0.0), 9))
              for h in mem.recall(q, strategy="fused").hits] for q in QUESTIONS]
+
+
+def priors(mem: Memory) -> list[list[tuple[int, float]]]:
+    """Each question's hits with their answer prior (what kind of item people use)."""
+    return [[(h.item.id, round(h.features.get("answer_prior", 0.0), 9)) for h in mem.recall(q, strategy="fused").hits]
+            for q in QUESTIONS]
 
 
 def paused_at(monkeypatch, owner: type, name: str, after: bool = True) -> tuple[threading.Event, threading.Event]:
@@ -149,3 +156,57 @@ def test_two_recalls_describing_candidates_at_once_keep_each_slots_own_descripto
     for part in (ours, theirs):
         kept, made = ranker._descriptors(part), ranker._describe(part)
         assert np.array_equal(kept.rows, made.rows) and np.array_equal(kept.cols, made.cols)
+
+
+def test_a_recall_while_a_reload_reads_the_slot_features_scores_as_a_fresh_open(mem, monkeypatch):
+    """Another process's feedback reloads the ranker (its slot features with it) while this
+    process's recalls and its relearning thread describe candidates for the answer prior. The
+    reload emptied the slot features and filled them again in place: a recall meanwhile read
+    them half built (the answer prior's descriptors of its candidates were kept so, and read by
+    every later recall: 1 of 30 stress runs of session 17 differed in answer_prior alone; fails
+    before: the recall paused beside the reload raised IndexError)."""
+    for q in QUESTIONS:
+        rec = mem.recall(q, strategy="fused")
+        mem.feedback(rec.token, [h.item.id for h in rec.hits][:2])
+    with Memory(mem.path, **SETTINGS) as fresh:
+        expected = scores(fresh)
+    assert any(h.features.get("answer_prior", 0.0) for h in mem.recall(QUESTIONS[0], strategy="fused").hits)
+
+    paused, go = paused_at(monkeypatch, SlotMeta, "add", after=False)  # the reload stops as it fills them in
+    asked = beside(mem.ranker.load, lambda: mem.recall(QUESTIONS[0], strategy="fused"), paused, go)
+    assert [(h.item.id, round(h.score, 9)) for h in asked.hits] == [(i, s) for i, s, _f in expected[0]]
+    assert scores(mem) == expected
+
+
+def test_a_recall_while_another_process_s_items_come_in_keeps_no_descriptors_made_without_their_features(mem, tmp_path,
+                                                                                                        monkeypatch):
+    """Items another process added reach the index before their slot features: a recall on
+    another thread meanwhile described the new slots from features not yet there, and those
+    descriptors were kept for every later recall (fails before: the answer prior of the new
+    items differs from a fresh open's)."""
+    for q in QUESTIONS:
+        rec = mem.recall(q, strategy="fused")
+        mem.feedback(rec.token, [h.item.id for h in rec.hits][:2])
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Baking\n\nMaya's sourdough bread class: what does Maya bake? A border collie dog watched.\n\n"
+                     "# Travel\n\nThe trip to Lisbon, and a border collie dog at the sourdough bread class.\n")
+    with Memory(mem.path, **SETTINGS) as other:
+        other.ingest(notes)
+        added = {i.id for i in other.source_items(other.sources()[-1].id)}
+    # the new items are indexed, the ranker not yet told of them
+    paused, go = paused_at(monkeypatch, RankerArea, "on_changed_elsewhere", after=False)
+    taking_in = threading.Thread(target=mem.refresh, name="first")
+    taking_in.start()
+    try:
+        assert paused.wait(30)
+        meanwhile = priors(mem)  # runs whole: a recall does not wait for another thread's refresh
+    finally:
+        go.set()
+    taking_in.join(30)
+    assert not taking_in.is_alive()
+    assert added & {i for hits in meanwhile for i, _p in hits}  # described before their features came
+    with Memory(mem.path, **SETTINGS) as fresh:
+        expected = priors(fresh)
+    assert added & {i for hits in expected for i, _p in hits}  # the new items are among the hits
+    assert any(p for hits in expected for _i, p in hits)
+    assert priors(mem) == expected
