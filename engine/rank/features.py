@@ -350,9 +350,10 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     if asks_now(q.text):  # what holds now: of two turns alike, the newer is likelier the answer
         out[:, col["present_recency"]] = out[:, col["recency"]]
     qwords = set(words(q.text))
+    holds = holding_answer(mem, q, slots)
     if len(speakers):
         said = (meta.speaker[slots][:, None] == speakers).any(axis=1)
-        out[:, col["speaker"]] = said & ~short_questions(mem, meta, slots, q)
+        out[:, col["speaker"]] = said & ~short_questions(mem, meta, slots, holds)
     if meta.title_words:
         out[:, col["title_hit"]] = [len(meta.title_words.get(s, frozenset()) & qwords) / max(len(qwords), 1)
                                     for s in slots.tolist()]
@@ -362,26 +363,31 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     for name in extra_signals:
         out[:, col[f"signal_{name}"]] = _relative(np.maximum(signals[name][slots], 0.0))
     if "answer" in extra_signals:  # an answer holding the kind asked for, by its question's words too
-        own["signal_answer"], lent["signal_answer"] = _answer_lent(mem, q, signals, slots, asked)
+        own["signal_answer"], lent["signal_answer"] = _answer_lent(signals, slots, asked, holds)
         out[:, col["signal_answer"]] = np.maximum(own["signal_answer"], lent["signal_answer"])
     for name, values in learned(slots, q, out[:, col["rrf"]]).items():
         out[:, col[name]] = values
     return CandidateFeatures(slots, names, out, found, _lending(mem, slots, asked, own, lent))
 
 
-def short_questions(mem: "Engine", meta: SlotMeta, slots: np.ndarray, q: "Query") -> np.ndarray:
+def holding_answer(mem: "Engine", q: "Query", slots: np.ndarray) -> np.ndarray:
+    """Whether each of ``slots`` holds an answer of the kind ``q`` asks for (none when it asks for
+    no particular kind): read once per recall, for the speaker feature and the answer signal."""
+    if q.answer not in ANSWER_WORDS:
+        return np.zeros(len(slots), dtype=bool)
+    return positions(answer_holders(mem.index, q.answer), slots)[1]
+
+
+def short_questions(mem: "Engine", meta: SlotMeta, slots: np.ndarray, holds: np.ndarray) -> np.ndarray:
     """Whether each of ``slots`` asks (a question mark) in at most :data:`SHORT_QUESTION` indexed
-    words, and holds no answer of the kind ``q`` asks for.
+    words, and holds no answer of the kind the question asks for (``holds``: :func:`holding_answer`).
 
     A turn said by someone the question names is likelier about them (the ``speaker`` feature),
     but not their short questions: "And the cat?" asks after someone else's news, and its few
     words, the speaker's name among them, score high where longer turns dilute them. A short
     turn that asks and holds a time tells of something when ("Guess what I did? Dyed my hair
     last week!" answers "When did Nate dye his hair?"): for a question asking a time it counts."""
-    short = meta.question[slots] & (mem.index.bm25.lengths_at(slots) <= SHORT_QUESTION)
-    if q.answer in ANSWER_WORDS and short.any():
-        short &= ~positions(answer_holders(mem.index, q.answer), slots)[1]
-    return short
+    return meta.question[slots] & (mem.index.bm25.lengths_at(slots) <= SHORT_QUESTION) & ~holds
 
 
 def answered_question(meta: SlotMeta, slots: np.ndarray, nb: np.ndarray) -> np.ndarray:
@@ -435,11 +441,12 @@ def _lent(at: Callable[[np.ndarray], np.ndarray], asked: np.ndarray) -> np.ndarr
     return out
 
 
-def _answer_lent(mem: "Engine", q: "Query", signals: "Signals", slots: np.ndarray,
-                 asked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _answer_lent(signals: "Signals", slots: np.ndarray, asked: np.ndarray,
+                 holds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The answer signal of ``slots`` relative to their best (their own), and on the same scale,
-    for those that hold the kind of answer ``q`` asks for, the BM25 of the question each answers
-    (``asked``, :func:`answered_question`; lent).
+    for those that hold the kind of answer the question asks for (``holds``,
+    :func:`holding_answer`), the BM25 of the question each answers (``asked``,
+    :func:`answered_question`; lent).
 
     "I've had them for 3 years now" holds the time "How long has Nate had his turtles?" asks
     for, but no word of it: "How long have you had them?", which it answers, does. The answer
@@ -447,9 +454,6 @@ def _answer_lent(mem: "Engine", q: "Query", signals: "Signals", slots: np.ndarra
     does."""
     own = np.maximum(signals["answer"][slots], 0.0)
     best = float(own.max()) if len(own) else 0.0
-    holds = np.zeros(len(slots), dtype=bool)
-    if q.answer in ANSWER_WORDS:
-        holds = positions(answer_holders(mem.index, q.answer), slots)[1]
     return _relative_to(own, best), _relative_to(_lent(signals["bm25"].__getitem__, np.where(holds, asked, -1)), best)
 
 

@@ -208,3 +208,21 @@ def test_an_answer_holding_the_time_asked_for_takes_its_questions_words_for_the_
     assert span.answers.lent["signal_answer"] < span.features["signal_answer"]
     weekend = hits["Congrats! Send it over, I want to read it this weekend."]
     assert weekend.answers is None or "signal_answer" not in weekend.answers.lent
+
+
+def test_a_recall_reads_which_candidates_hold_the_answer_once(tmp_path: Path, monkeypatch):
+    """The speaker feature (a named speaker's short question counts unless it holds the answer)
+    and the answer signal (lent by the question an answer follows) both read which candidates
+    hold an answer of the kind asked: once per recall (the final reader's finding: twice)."""
+    from mnemoscope.engine.rank import features as feats
+
+    path = tmp_path / "talk.txt"
+    path.write_text(TRANSCRIPT, encoding="utf-8")
+    read = []
+    holders = feats.answer_holders
+    monkeypatch.setattr(feats, "answer_holders", lambda index, kind: read.append(kind) or holders(index, kind))
+    with Memory(tmp_path / "store.db") as mem:
+        mem.ingest(path)
+        hits = mem.recall("When was Marcel back on the boat?", strategy="fused", top_k=20).hits
+    assert ANSWER in {h.item.text for h in hits} and any(h.features.get("signal_answer") for h in hits)
+    assert read == ["time"]
