@@ -82,7 +82,7 @@ import numpy as np
 from ..arrays import SlotMap
 from ..pipeline import MarkNote, Ranking
 from ..query import answer_type, english_lexicon, name_tokens
-from ..text import lexical_tokens, words
+from ..text import lexical_tokens, one_shortens_the_other, words
 from .rows import GrowingRows
 
 DAY = 86_400.0
@@ -342,12 +342,11 @@ def _mark(event_id: int, query: str, at: float, used: list[int], ignored: list[i
 
 def _same_name(one: str, other: str) -> bool:
     """Whether two names (their tokens) name the same person or thing: a short form ("Mel" and
-    "Melanie", "Dan" and "Daniel": one begins the other, three letters at least), or a word of the
-    same root ("US" and "American", "England" and "English": the bundled lexicon relates both,
-    fully, to one word)."""
-    if min(len(one), len(other)) >= 3 and (one.startswith(other) or other.startswith(one)):
-        return True
-    return bool(_forms(one) & _forms(other))
+    "Melanie", "Dan" and "Daniel") by the rule the speaker feature reads a question's names with
+    (:func:`engine.text.one_shortens_the_other`: "Ann" and her sister "Anna" are two people), or
+    a word of the same root ("US" and "American", "England" and "English": the bundled lexicon
+    relates both, fully, to one word; a name is also its own)."""
+    return one_shortens_the_other(one, other) or bool(_forms(one) & _forms(other))
 
 
 @lru_cache(maxsize=4096)

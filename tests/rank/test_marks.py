@@ -254,6 +254,20 @@ def test_a_name_in_another_form_of_its_word_names_the_same_thing():
     assert likeness.agrees.tolist() == [1.0, 0.0]
 
 
+@pytest.mark.parametrize("asked, counts", [("Which cities did Ann visit?", [0.0, 0.0]),
+                                           ("Which cities did Mel visit?", [0.0, 1.0])])
+def test_a_name_one_letter_longer_names_another_person(asked, counts):
+    """"Ann" and her sister "Anna" are two people, as the speaker feature reads a question's names
+    (a short form leaves out two letters at least, engine/text.short_forms); "Mel" is still
+    Melanie. Before, the marks' own looser rule (one name begins the other) took Ann's question for
+    one about Anna, and Anna's marks counted for it."""
+    memory = FeedbackMemory()
+    memory.add(1, "Which cities did Anna visit?", 0.0, [1], [])
+    memory.add(2, "Which cities did Melanie visit?", 0.0, [2], [])
+    wording = word_space_wording(lambda text: (np.array([1.0, 0.0], dtype=np.float32), "a model"))
+    assert memory.similarities(Asked(asked, {}, None), wording).agrees.tolist() == counts
+
+
 @pytest.mark.parametrize("taught, asked", [("How did Maya get Pepper?", "When did Maya get Pepper?"),
                                            ("When did Maya get Pepper?", "How did Maya get Pepper?"),
                                            ("How did Maya get Pepper?", "Why did Maya get Pepper?")])
