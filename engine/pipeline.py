@@ -189,6 +189,7 @@ class Recall:
     top_k: int
     hits: list[Hit]
     mode: str = "pro"
+    as_of: str | None = None  # the date it was asked as of (engine.as_of's ISO form: what was said by then); None: now
     facts: list[Fact] = field(default_factory=list)
     episodes: list[Episode] = field(default_factory=list)
     intent: IntentReport | None = None
@@ -201,7 +202,7 @@ class Recall:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "query": self.query, "strategy": self.strategy, "mode": self.mode, "top_k": self.top_k,
+            "query": self.query, "strategy": self.strategy, "mode": self.mode, "top_k": self.top_k, "as_of": self.as_of,
             "hits": [h.to_dict() for h in self.hits], "facts": [f.to_dict() for f in self.facts],
             "episodes": [e.to_dict() for e in self.episodes], "intent": self.intent,
             "trace": [s.to_dict() for s in self.trace], "graph": self.graph, "token": self.token,

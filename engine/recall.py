@@ -378,7 +378,7 @@ def recall(mem: Engine, areas: Sequence[Area], text: str, *, top_k: int = 10, st
     ranking = said_by(mem.store, mem.index, ranking, q.options["as_of"])  # as of a date: only what was said by then
     ranked = time.perf_counter()
     hits = assemble(mem, q, ranking)
-    result = Recall(query=text, strategy=strategy, mode=mode, top_k=top_k, hits=hits)
+    result = Recall(query=text, strategy=strategy, mode=mode, top_k=top_k, hits=hits, as_of=q.options["as_of"])
     for area in areas:  # the walk's intent and steps, facts and episodes (by mode), a feedback token
         area.complete(q, ranking, hits, result)
     result.timings = {**scored.timings, "rank_ms": (ranked - started) * 1000,

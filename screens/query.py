@@ -192,7 +192,6 @@ or one alike (the Why panel says which).
     def __init__(self) -> None:
         super().__init__()
         self.recall: Recall | None = None
-        self.recall_as_of: str | None = None  # the date the recall shown was asked as of (None: now)
         self.used: set[int] = set()
         self.source_names: dict[int, str] = {}
         self.submitted_at = 0.0
@@ -333,15 +332,15 @@ or one alike (the Why panel says which).
         sent = self.queries_sent
         # kept when cancelled: a query cancelled with Esc while it waited says so (not "Waiting for …")
         self.query_worker = self.run_task("query", "Query", ask, replace=True, show=False, keep_cancelled=True,
-                                          done=lambda recall: self.answered(recall, text, sent, request.as_of),
+                                          done=lambda recall: self.answered(recall, text, sent),
                                           failed=self.query_failed)
 
     def query_failed(self, error: str) -> None:
         self.set_status(error, "error")
         self.notify(error, title="Query", severity="error", markup=False)
 
-    def answered(self, recall: "Recall | None", text: str, sent: int, as_of: str | None = None) -> None:
-        """The ``sent``-th query's outcome (asked as of ``as_of``): None when it was cancelled while
+    def answered(self, recall: "Recall | None", text: str, sent: int) -> None:
+        """The ``sent``-th query's outcome: None when it was cancelled while
         it waited. Cancelled while the engine ran it (a thread runs to its end), its hits are
         dropped all the same."""
         if sent != self.queries_sent:  # a newer query replaced it: its outcome is not news
@@ -353,11 +352,11 @@ or one alike (the Why panel says which).
             self.set_status(f"Cancelled: “{text}”; its results are not shown.", "warning")
             return
         self.timeline["received"] = time.perf_counter()
-        self.show_recall(recall, as_of)
+        self.show_recall(recall)
         self.timeline["shown"] = time.perf_counter()
 
-    def show_recall(self, recall: "Recall", as_of: str | None = None) -> None:
-        self.recall, self.recall_as_of = recall, as_of
+    def show_recall(self, recall: "Recall") -> None:
+        self.recall = recall
         self.used = set()
         table = self.fill_hits(recall)
         self.set_status(self.describe_recall(recall), "warning" if not recall.hits else "")
@@ -372,7 +371,7 @@ or one alike (the Why panel says which).
         self.show_selected()
         self.show_knowledge()
         if self.query_one("#query-detail", TabbedContent).active == "trace":
-            self.query_one(TraceView).load(recall, animate=self.app.animate_trace, as_of=as_of)
+            self.query_one(TraceView).load(recall, animate=self.app.animate_trace)
         else:
             self.trace_pending = True  # built when its tab is shown: the tree costs layout time
         if recall.hits and self.focused is self.query_one("#query-input"):
@@ -393,8 +392,8 @@ or one alike (the Why panel says which).
         """What the recall found, news first: the line is cut at its end in a narrow terminal, and
         the strategy and mode it ran with are the bar's choices above it."""
         parts = [f"{len(recall.hits)} item{'s' if len(recall.hits) != 1 else ''}"]
-        if self.recall_as_of:
-            parts.append(f"as of {self.recall_as_of}")
+        if recall.as_of:
+            parts.append(f"as of {recall.as_of}")
         if recall.intent:
             name = recall.intent.get("name")
             parts.append(f"intent auto → {name}" if recall.intent.get("inferred") else f"intent {name}")
@@ -459,8 +458,8 @@ or one alike (the Why panel says which).
         head.append(f"rank {hit.rank}", style="bold")
         head.append(f" · score {hit.score:.4f} · found by ")
         head.append(", ".join(hit.sources) or "–", style="bold")
-        if self.recall_as_of:
-            head.append(f" · as of {self.recall_as_of}", style="cyan")
+        if self.recall.as_of:
+            head.append(f" · as of {self.recall.as_of}", style="cyan")
         moved = [MOVED[name] for name in hit.sources if name in MOVED]
         notes = [Text(f"▲ moved up: {', '.join(moved)}; the score is the place's, not the sum below", style="bold cyan")
                  ] if moved else []
@@ -484,14 +483,14 @@ or one alike (the Why panel says which).
         if not self.services.has("knowledge"):
             body.update("The engine has no knowledge area (episodes and facts).")
             return
-        body.update(knowledge_text(recall.episodes, recall.facts, self.recall_as_of))
+        body.update(knowledge_text(recall.episodes, recall.facts, recall.as_of))
 
     @on(TabbedContent.TabActivated, "#query-detail")
     def detail_shown(self, event: TabbedContent.TabActivated) -> None:
         self.refresh_bindings()  # the trace's keys come and go with its tab
         if event.pane.id == "trace" and self.trace_pending and self.recall is not None:
             self.trace_pending = False
-            self.query_one(TraceView).load(self.recall, animate=self.app.animate_trace, as_of=self.recall_as_of)
+            self.query_one(TraceView).load(self.recall, animate=self.app.animate_trace)
 
     def leave_box(self) -> None:
         self.set_focus(self.query_one("#hits", DataTable))  # at once: widget.focus() waits for the queued keys

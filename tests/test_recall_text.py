@@ -37,3 +37,24 @@ def test_a_query_that_is_not_text_is_one_line_and_exit_2(demo_store, capsys):
     err = capsys.readouterr().err.strip()
     assert code == 2 and out.getvalue() == ""
     assert err.count("\n") == 0 and "not text" in err and "U+DCFF" in err
+
+
+def test_a_recall_carries_the_date_it_was_asked_as_of(demo_store):
+    """The as-of date is part of the recall (final reader fa #2: it was carried beside it, through
+    the facade and the app): its record, its JSON and its line say it, in the form recall read it."""
+    import datetime
+    import json
+
+    from mnemoscope.engine import Memory
+
+    with Memory(demo_store) as mem:
+        assert mem.recall("where does Daniel work").as_of is None
+        assert mem.recall("where does Daniel work", as_of="2023-05").as_of == "2023-05"
+        then = mem.recall("where does Daniel work", as_of=datetime.datetime(2023, 5, 1, 14, 30))
+    assert then.as_of == "2023-05-01" and then.to_dict()["as_of"] == "2023-05-01"
+    out = io.StringIO()
+    assert main(["--store", str(demo_store), "recall", "where does Daniel work", "--as-of", "2023-05-01"], out) == 0
+    assert "as of 2023-05-01" in out.getvalue().splitlines()[0]
+    out = io.StringIO()
+    assert main(["--store", str(demo_store), "recall", "where does Daniel work", "--as-of", "2023-05", "--json"], out) == 0
+    assert json.loads(out.getvalue())["as_of"] == "2023-05"

@@ -98,6 +98,8 @@ def recall_text(result: Recall) -> str:
     how = f"{result.strategy}, {result.mode}"
     if intent:
         how += f", intent {intent.get('name')}{' (inferred)' if intent.get('inferred') else ''}"
+    if result.as_of:
+        how += f", as of {result.as_of}"
     lines = [f"{len(result.hits)} hit(s) for {result.query!r} [{how}, {result.timings.get('total_ms', 0):.1f} ms]"]
     for h in result.hits:
         who = f"{h.item.speaker}: " if h.item.speaker else ""

@@ -97,10 +97,10 @@ class TraceView(Vertical):
             yield Static("", id="trace-step")
             yield Static("", id="trace-graph")
 
-    def load(self, recall: Recall, animate: bool = True, as_of: str | None = None) -> None:
-        """Show ``recall``'s walk (asked as of ``as_of``: the line over it says so)."""
+    def load(self, recall: Recall, animate: bool = True) -> None:
+        """Show ``recall``'s walk (asked as of a date: the line over it says so)."""
         self.stop()
-        self.query_one("#trace-status", TraceLine).as_of = as_of
+        self.query_one("#trace-status", TraceLine).as_of = recall.as_of
         self.steps = list(recall.trace)
         self.graph = recall.graph
         self._build_tree()
