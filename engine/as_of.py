@@ -9,6 +9,7 @@ knowledge area adds the rest of the picture, which facts held then (:mod:`engine
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Sequence
@@ -50,6 +51,23 @@ def later(a: str, b: str) -> bool:
     after "2023-06")."""
     n = min(len(a), len(b))
     return a[:n] > b[:n]
+
+
+def period_after(as_of: str) -> float:
+    """The first instant after the day, month or year ``as_of`` names, as a timestamp of the
+    items' clock (local time, as :func:`said_on` reads it): an item said before it was said by then."""
+    year, month, day = (int(part) for part in (as_of.split("-") + ["1", "1"])[:3])
+    parts = as_of.count("-")
+    try:
+        if parts == 2:
+            start = date.fromordinal(date(year, month, day).toordinal() + 1)
+        elif parts == 1:
+            start = date(year + month // 12, month % 12 + 1, 1)
+        else:
+            start = date(year + 1, 1, 1)
+        return datetime(start.year, start.month, start.day).timestamp()
+    except (ValueError, OverflowError, OSError):  # past the calendar's end (9999) or the clock's first day
+        return math.inf if year > 1970 else -math.inf
 
 
 def said_on(store: "Store", index: "Index", slots: np.ndarray) -> list[str]:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from ..arrays import distinct, positions
+from ..as_of import period_after
 from ..lexical import top_k
 from ..query import ANSWER_WORDS, asks_now, name_words
 from ..recall import answer_holders, dense_at, words_at
@@ -88,6 +89,7 @@ class SlotMeta:
         self._speaker_words: list[frozenset[str]] = []  # each speaker's name's words, matched against every query
         self._speaker_id: dict[str, int] = {}
         self._time_span: tuple[weakref.ref[Index], int, int, tuple[float, float] | None] | None = None
+        self._newest_before: tuple[weakref.ref[Index], int, int, dict[float, float | None]] | None = None
 
     def add(self, slots: np.ndarray, rows: list[tuple[str | None, str, int, str, bool, bool]]) -> None:
         """Record (speaker, title, text length, kind, whether the text asks, whether it exclaims)
@@ -192,6 +194,21 @@ class SlotMeta:
             span = (float(times.min()), float(times.max())) if len(times) and times.max() != times.min() else None
             held = self._time_span = (weakref.ref(index), index.n_slots, index.n_items, span)
         return held[3]
+
+
+    def newest_before(self, index: Index, before: float) -> float | None:
+        """The newest time of the live items said before ``before`` (None: none is dated): the
+        recency feature's now, as of a date. Kept as :meth:`live_time_span` is, per date asked."""
+        held = self._newest_before
+        if held is None or held[0]() is not index or held[1:3] != (index.n_slots, index.n_items):
+            held = self._newest_before = (weakref.ref(index), index.n_slots, index.n_items, {})
+        if before not in held[3]:
+            if len(held[3]) >= 64:  # as of many dates: not one entry per date ever asked
+                held[3].clear()
+            times = index.times[index.alive]
+            said = times[times < before]  # NaN (undated) compares false: left out
+            held[3][before] = float(said.max()) if len(said) else None
+        return held[3][before]
 
 
 LearnedColumns = Callable[[np.ndarray, "Query", np.ndarray], dict[str, np.ndarray]]
@@ -346,7 +363,7 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     out[:, col["dense_rank"]] = _rank_discount(pos["dense"])
     rrf = sum(np.where(p >= 0, 1.0 / (rrf_k + 1 + p), 0.0) for p in pos.values())
     out[:, col["rrf"]] = _relative(rrf)
-    out[:, col["recency"]] = _recency(mem, meta, slots)
+    out[:, col["recency"]] = _recency(mem, meta, slots, q.options.get("as_of"))
     if asks_now(q.text):  # what holds now: of two turns alike, the newer is likelier the answer
         out[:, col["present_recency"]] = out[:, col["recency"]]
     qwords = set(words(q.text))
@@ -462,17 +479,25 @@ def _relative_to(values: np.ndarray, best: float) -> np.ndarray:
     return np.clip(values / best, 0.0, 1.0) if best > 0 else np.zeros(np.shape(values))
 
 
-def _recency(mem: "Engine", meta: SlotMeta, slots: np.ndarray) -> np.ndarray:
-    """Position of each item's time between the store's oldest and newest (0.5 when unknown).
+def _recency(mem: "Engine", meta: SlotMeta, slots: np.ndarray, as_of: str | None) -> np.ndarray:
+    """How recent each item is (0.5 when unknown): 1 for the newest item said by the recall's now,
+    less by its age in units of the store's whole span (the store's oldest item 0 at the store's now).
 
-    The clock is the store's own newest item, never the wall clock, so a recall is repeatable.
-    """
+    Now is the store's own newest item, never the wall clock, so a recall is repeatable; as of a
+    date, the newest item said by then. The unit of age stays the store's whole span: the same two
+    turns a month apart differ as much as of last June as today. Measured against the span up to
+    that date instead, an earlier date stretched the differences, and ``present_recency``, whose
+    weight was read on the store's span, ranked newer turns over current evidence
+    (docs/benchmarks.md, session 18)."""
     span = meta.live_time_span(mem.index)
     if span is None:
         return np.full(len(slots), 0.5)
     oldest, newest = span
+    now = newest if as_of is None else meta.newest_before(mem.index, period_after(as_of))
+    if now is None:
+        return np.full(len(slots), 0.5)
     t = mem.index.times[slots]
-    return np.where(np.isnan(t), 0.5, (t - oldest) / (newest - oldest))
+    return np.where(np.isnan(t), 0.5, np.clip(1.0 - (now - t) / (newest - oldest), 0.0, 1.0))
 
 
 class Normaliser:

@@ -55,3 +55,22 @@ def test_a_question_about_now_ranks_the_newer_of_two_unmatched_answers_first(mem
     assert ranked.index(SHOP) < ranked.index(OFFICE)  # the older ranked first before the feature
     _, past = order("What did Raúl do for a living in March 2025?")
     assert {f["present_recency"] for f in past.values()} == {0.0}
+
+
+def test_as_of_a_date_the_newest_item_said_by_then_is_now_and_a_month_weighs_as_much(tmp_path: Path):
+    """As of a date, the recency clock runs as of it: the newest item said by then is 1. The unit of
+    age stays the store's span: two turns differ as much as of that date as today (measured against
+    the span up to the date instead, newer turns outranked current evidence: docs/benchmarks.md)."""
+    bakery = "Mornings at the bakery on the quay, and the evenings are mine."
+    sessions = [("2025-01-10T20:00:00", [("Raúl", bakery)]), *SESSIONS]
+    items = [Item(text=text, kind="turn", key=f"D{s}:{n}", position=10 * s + n, speaker=speaker, timestamp=when)
+             for s, (when, turns) in enumerate(sessions, 1) for n, (speaker, text) in enumerate(turns, 1)]
+    with Memory(tmp_path / "then.db") as mem:
+        mem.ingest_parsed([ParsedSource(Source(name="chat", kind="conversation", content_hash="h"), items)])
+        now = {h.item.text: h.features for h in mem.recall("What does Raúl do for a living?", strategy="fused").hits}
+        hits = mem.recall("What does Raúl do for a living?", strategy="fused", as_of="2025-06").hits
+    then = {h.item.text: h.features for h in hits}
+    assert SHOP not in then and then[OFFICE]["present_recency"] == 1.0 and now[SHOP]["present_recency"] == 1.0
+    gap = {name: f[OFFICE]["present_recency"] - f[bakery]["present_recency"] for name, f in (("now", now), ("then", then))}
+    assert 0.1 < gap["then"] == pytest.approx(gap["now"])
+    assert [h.item.text for h in hits].index(OFFICE) < [h.item.text for h in hits].index(bakery)
