@@ -19,6 +19,9 @@ twin in a slot's own words, beside it, never instead of it:
 * "<subject> rents/shares (a) … room/flat/house … in <Place>" → *lives in* the place (one does
   not rent or share a flat one does not live in; "bought" or "has" a house may be a second one,
   and "rented a cottage" or one "for the summer" is a holiday);
+* "<subject> runs/manages/heads/leads the <part of a workplace> at|for <Name>" ("I run the kitchen at
+  Ostra now") → *works at* the name; only a part a business has (kitchen, bar, desk, ward …), not
+  "the book club at St Mary's";
 * "they (have) made me (a|an|the) <title> at|of|for <Name>", "<Name> promoted me to …" (see
   :func:`appointed`) → the speaker *works as* the title and *works at* the name.
 
@@ -61,6 +64,13 @@ _APPOINTED = re.compile(r"^(?:they|[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*) (?:ha
                         r"(?:made|appointed|promoted) me (?:to |as )?(?:(?:a|an|the) )?"
                         rf"(?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){{0,3}}) (?:at|of|for) (?P<name>{_NAME})")
 _AS_TITLE = re.compile(r"^(?:a|an|the) (?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){0,2})(?: (?:at|for|in|with) .*)?$")
+# "I run the kitchen at Ostra now", "she manages the bar at the Crown": a part of a workplace run for it is
+# a job there. Only such parts: "I run the book club at St Mary's" or "the quiz at the Crown" is no job.
+_RUNS = re.compile(r"^(?:is |has been )?(?:runs|running|manages|managing|heads|heading|leads|leading)$")
+_WORKPLACE_PARTS = frozenset("""kitchen kitchens bar floor desk office lab laboratory ward department branch
+warehouse workshop shop store pharmacy clinic practice restaurant café cafe bakery salon studio site""".split())
+_PART_AT = re.compile(r"^(?:now |still )?(?:the |a |an )?(?P<part>[a-z][a-z\-]*(?: [a-z][a-z\-]*){0,2}) (?:at|for) "
+                      r"(?:the )?(?P<name>(?:St\. )?[A-Z][\w'’\-&]*(?: [A-Z][\w'’\-&]*)*)")
 # "I've taken a job as a music teacher", "I got a new job as a nurse": a job taken, its title after "as"
 _TOOK_JOB = re.compile(r"\b(?:got|took|taken|started|accepted|landed|found)$")
 _JOBS = frozenset({"job", "new job", "position", "new position", "role", "new role", "post"})
@@ -86,6 +96,10 @@ def restated(draft: FactDraft, speaker: str) -> list[FactDraft]:
             and title["name"] not in (speaker, draft.subject):
         out.append(_twin(draft, draft.subject, draft.subject_key, "works at", title["name"]))
         out.append(_twin(draft, draft.subject, draft.subject_key, "works as", title["title"]))
+    run = _PART_AT.match(obj) if draft.subject_named and _RUNS.match(draft.predicate) else None
+    if run and run["part"].split()[-1] in _WORKPLACE_PARTS and not run["name"].endswith(_POSSESSIVE) \
+            and run["name"] not in (speaker, draft.subject):
+        out.append(_twin(draft, draft.subject, draft.subject_key, "works at", run["name"]))
     return out
 
 

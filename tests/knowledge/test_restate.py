@@ -32,6 +32,8 @@ from .test_extract_rules import said
      [("Rory", "works at", "Western General"), ("Rory", "works as", "staff nurse")]),
     ("Rory", "I've been head chef at the Anchor since March.",
      [("Rory", "works at", "Anchor"), ("Rory", "works as", "head chef")]),
+    ("Tomasz", "I quit Mirelle in August. I run the kitchen at Ostra now.", [("Tomasz", "works at", "Ostra")]),
+    ("Bea", "I'm managing the bar at the Crown these days.", [("Bea", "works at", "Crown")]),
 ])
 def test_a_home_a_job_and_a_title_said_in_other_words_gain_a_slot_fact(speaker, text, twins):
     facts = said(text, speaker=speaker, addressee="Omar")
@@ -56,6 +58,8 @@ def test_a_home_a_job_and_a_title_said_in_other_words_gain_a_slot_fact(speaker, 
     "I was a waiter at the Ritz years ago.",  # past, not what holds
     "I'm a bridesmaid at the Harrisons' wedding in May!",  # their wedding, no employer
     "I'm a volunteer at the Oxfam shop on Saturdays.",  # unpaid: no employer
+    "I run the book club at St Mary's.",  # a club run is no job there
+    "I run the kitchen at Tom's on Sundays.",  # Tom's own
 ])
 def test_moods_and_wishes_gain_no_slot_fact(text):
     facts = said(text, speaker="Lena", addressee="Omar")
@@ -81,3 +85,19 @@ def test_the_restated_facts_are_superseded_by_the_later_change(moved):
     role = moved.recall("What is Lena's role?", top_k=5, strategy="fused").hits
     keys = [h.item.key for h in role]
     assert "D3:1" in keys and ("D1:2" not in keys or keys.index("D3:1") < keys.index("D1:2"))
+
+
+TOMASZ = locomo("tomasz", ("Tomasz", "Bea"),
+    ("8:10 pm on 9 January, 2025", [("Tomasz", "I'm a sous chef at Mirelle in Soho, eighty covers a night.")]),
+    ("9:45 pm on 3 October, 2025", [("Tomasz", "I quit Mirelle in August. I run the kitchen at Ostra now.")]),
+)
+kitchen = stored(TOMASZ)
+
+
+def test_a_kitchen_run_somewhere_else_after_quitting_is_a_job_change(kitchen):
+    """"I quit Mirelle in August. I run the kitchen at Ostra now": the job at Mirelle ends, and Ostra is
+    where Tomasz works, a change the rules order."""
+    facts = {f"{f.subject} {f.predicate} {f.object}": f for f in kitchen.knowledge.facts()}
+    by_id = {f.id: f for f in facts.values()}
+    assert by_id[facts["Tomasz works at Mirelle"].superseded_by].object == "Ostra"
+
