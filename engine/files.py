@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -230,12 +231,14 @@ def check_target(path: str | Path) -> Path:
 
 @contextmanager
 def atomic_writer(path: str | Path) -> Iterator[BinaryIO]:
-    """Write ``path`` all at once: the block writes to a private temporary file beside it,
-    which replaces ``path`` (fsynced, then renamed) only if the block ends without an error."""
+    """Write ``path`` all at once: the block writes to a private temporary file beside it (made
+    new, at a name no one can guess), which replaces ``path`` (fsynced, then renamed) only if the
+    block ends without an error."""
     target = check_target(path)
-    temp = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:  # a new file at a name no one can guess (O_EXCL, 0600): in a folder shared with others
+        # (/tmp), a file or a link of theirs at a name made of the process id was written into
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+        temp = Path(name)
     except OSError as exc:
         raise FileRefused(f"cannot write in {target.parent}: {exc.strerror or exc}; nothing was written") from None
     try:

@@ -218,3 +218,25 @@ def test_a_refused_import_never_removes_a_store_another_process_opened_meanwhile
     assert refused.returncode == 2 and "late.jsonl:20001" in err and err.count("\n") == 1, err
     with Memory(store, extensions=False) as mem:
         assert [Path(s.name).name for s in mem.store.sources()] == ["log.txt"]
+
+
+def test_an_export_into_a_shared_folder_is_not_written_into_a_file_planted_there(filled, tmp_path):
+    """The temporary file beside the target was named by the process id and opened without
+    O_EXCL: another user who put a file of theirs at that name in a shared folder (/tmp) got the
+    export written into it and renamed over the target, theirs to read (fails before: the
+    backup's owner is uid 65534, mode 666)."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o1777)
+    os.chmod(shared, 0o1777)
+    target = shared / "backup.jsonl"
+    planted = shared / f".backup.jsonl.{os.getpid()}.partial"
+    planted.write_bytes(b"")
+    os.chown(planted, 65534, 65534)
+    os.chmod(planted, 0o666)
+    code, _out, err = cli("--store", filled / "m.db", "export", target)
+    assert code == 0, err
+    info = target.stat()
+    assert (info.st_uid, info.st_mode & 0o777) == (0, 0o600)
+    assert planted.stat().st_size == 0 and target.read_text() == (filled / "good.jsonl").read_text()
