@@ -347,9 +347,9 @@ WRITTEN_BY = "written_by"
 
 def _check_name(field: str, value: str | None, limit: int | None = None) -> None:
     """Refuse a name an agent gives (a source, a title, a speaker) that a label may not be, by the
-    rule every edge keeps (:func:`engine.ingest.label_problem`: no control character, and at most
+    rule every edge keeps (:func:`engine.records.label_problem`: no control character, and at most
     ``limit`` characters, or a label's limit). Content may hold control characters; a name is shown alone."""
-    from mnemoscope.engine.ingest import MAX_LABEL_CHARS, label_problem
+    from mnemoscope.engine.records import MAX_LABEL_CHARS, label_problem
 
     problem = label_problem(value, limit or MAX_LABEL_CHARS) if value is not None else None
     if problem:

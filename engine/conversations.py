@@ -35,7 +35,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Sequence
 
 from .errors import MnemoscopeError
-from .records import Item, ParsedSource, Source
+from .records import Item, ParsedSource, Source, label_problem
 
 KEPT_ROLES = ("user", "assistant")
 SKIPPED_ROLES = ("system", "developer", "tool", "function")
@@ -224,8 +224,12 @@ def read_message(obj: Any, key: str) -> Message:
     name = obj.get("name")
     if name is not None and not isinstance(name, str):
         raise ValueError(f"'name' must be a string, not {_short(name)}")
+    name = (name or "").strip() or None
+    problem = name and label_problem(name)
+    if problem:  # (here, where the reader knows the line: engine/ingest.py's check_labels is the backstop)
+        raise ValueError(f"'name' {problem}")
     content = read_content(obj.get("content"))
-    message = Message(role=role, text=content.text, name=(name or "").strip() or None,
+    message = Message(role=role, text=content.text, name=name,
                       timestamp=iso_time(obj.get("timestamp")), key=key, image=content.image, left_out=content.left_out)
     if message.image and not message.kept:  # not a turn: nothing holds its photo
         content.leave_out(content.image_part)

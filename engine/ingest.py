@@ -24,7 +24,7 @@ from . import conversations
 from .conversations import ChatFormatError
 from .errors import FileRefused, IngestError
 from .files import kind_of, read_regular
-from .records import Item, ParsedSource, Source
+from .records import CONTROL, MAX_LABEL_CHARS, Item, ParsedSource, Source, label_problem
 from .text import sentences, token_count
 
 SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".json", ".jsonl", ".ndjson"}
@@ -33,12 +33,6 @@ MAX_FILE_BYTES = 200 * 1024 * 1024
 # A document's "sentence" longer than this (a blob of one line) is cut at spaces; any other text
 # (a turn, a note, a chat message) is split into items of its own (:func:`hold_to_limits`).
 MAX_CHUNK_CHARS = 20_000
-# The longest speaker, title or photo caption an item may have: a text split at MAX_CHUNK_CHARS
-# repeats the first two in every piece, each chunk of a section its heading, and the indexes read
-# a caption with the text. Longer, the file (the note, the agent's message) is refused.
-MAX_LABEL_CHARS = 2_000
-# A control character (Unicode's Cc: C0, DEL, C1), which a speaker or a title may not hold.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # A Markdown heading longer than this is read as text: every chunk below it would repeat it.
 MAX_HEADING_CHARS = 300
 # A split item's photo stays with its first piece (the others would each embed it again).
@@ -226,19 +220,6 @@ def chunk_text(text: str, budget: int = 200) -> list[str]:
     return chunks
 
 
-def label_problem(value: str, limit: int = MAX_LABEL_CHARS, *, shown_alone: bool = True) -> str | None:
-    """Why ``value`` cannot be a label, or None: the one rule for every edge that makes one (a
-    file's reader, a note, an MCP agent's names; an import makes an export's labels fit instead,
-    :func:`fit_labels`). A label is at most ``limit`` characters (it is repeated with every piece
-    of a split text); one ``shown_alone`` (a speaker, a title, a source's name: not a photo's
-    caption, which is read with the text) holds no control character, since an escape sequence
-    would drive the terminal of whoever lists it and a line break splits its line."""
-    if len(value) > limit:
-        return f"is {len(value):,} characters long; at most {limit:,}"
-    bad = _CONTROL.search(value) if shown_alone else None
-    return f"holds a control character (U+{ord(bad.group()):04X} at {bad.start()})" if bad else None
-
-
 def _labels(item: Item) -> list[tuple[str, str, bool]]:
     """An item's labels: (what it is, its value, whether it is shown alone)."""
     caption = item.meta.get("image_caption")
@@ -251,7 +232,7 @@ def _fits(item: Item) -> bool:
     way: it is asked of every item a file or a caller makes."""
     caption = item.meta.get("image_caption")
     return (len(item.title) <= MAX_LABEL_CHARS and len(item.speaker or "") <= MAX_LABEL_CHARS
-            and not _CONTROL.search(f"{item.speaker or ''}{item.title}")
+            and not CONTROL.search(f"{item.speaker or ''}{item.title}")
             and not (isinstance(caption, str) and len(caption) > MAX_LABEL_CHARS))
 
 
@@ -280,7 +261,7 @@ def fit_labels(p: ParsedSource) -> list[str]:
         for label, value, alone in _labels(item):
             if not (value and label_problem(value, shown_alone=alone)):
                 continue
-            fitted = (_CONTROL.sub(" ", value) if alone else value)[:MAX_LABEL_CHARS]
+            fitted = (CONTROL.sub(" ", value) if alone else value)[:MAX_LABEL_CHARS]
             if label == "speaker":
                 item.speaker = fitted
             elif label == "title":
@@ -288,7 +269,7 @@ def fit_labels(p: ParsedSource) -> list[str]:
             else:
                 item.meta["image_caption"] = fitted
             done = [f"cut from {len(value):,} to {len(fitted):,} characters"] if len(value) > len(fitted) else []
-            done += ["control characters made spaces"] if alone and _CONTROL.search(value) else []
+            done += ["control characters made spaces"] if alone and CONTROL.search(value) else []
             said.append(f"{p.source.name}: {item.kind} {item.key!r}: its {label}: {' and '.join(done)}")
     return said
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +12,27 @@ from .hosts import not_fetched_line
 if TYPE_CHECKING:
     from .store import Store
 
+# The longest speaker, title or photo caption an item may have: a text split at
+# engine.ingest.MAX_CHUNK_CHARS repeats the first two in every piece, each chunk of a section its
+# heading, and the indexes read a caption with the text. Longer, the file (the note, the agent's
+# message) is refused.
+MAX_LABEL_CHARS = 2_000
+# A control character (Unicode's Cc: C0, DEL, C1), which a speaker or a title may not hold.
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 IMAGE_SIGNATURE_PREFIX = "image:"  # item_vectors rows of image models (a reindex keeps them: they need no text)
+
+
+def label_problem(value: str, limit: int = MAX_LABEL_CHARS, *, shown_alone: bool = True) -> str | None:
+    """Why ``value`` cannot be a label, or None: the one rule for every edge that makes one (a
+    file's reader, a note, an MCP agent's names; an import makes an export's labels fit instead,
+    :func:`engine.ingest.fit_labels`). A label is at most ``limit`` characters (it is repeated with every piece
+    of a split text); one ``shown_alone`` (a speaker, a title, a source's name: not a photo's
+    caption, which is read with the text) holds no control character, since an escape sequence
+    would drive the terminal of whoever lists it and a line break splits its line."""
+    if len(value) > limit:
+        return f"is {len(value):,} characters long; at most {limit:,}"
+    bad = CONTROL.search(value) if shown_alone else None
+    return f"holds a control character (U+{ord(bad.group()):04X} at {bad.start()})" if bad else None
 
 
 @dataclass

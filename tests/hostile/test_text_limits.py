@@ -222,3 +222,14 @@ def test_an_export_holding_a_label_an_older_store_allowed_is_imported_whole(tmp_
     with Memory(target, extensions=False) as mem:
         [item] = [i for s in mem.sources() for i in mem.source_items(s.id)]
     assert item.text == "a short note" and item.speaker == speaker.replace("\x1b", " ")[:MAX_LABEL_CHARS]
+
+
+def test_a_chat_messages_name_that_is_no_label_is_refused_with_its_line(tmp_path):
+    """An OpenAI-style chat file's message names became turns' speakers with no line in the
+    refusal (the store-time check knew only the turn); the reader refuses it where it reads it."""
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(json.dumps({"role": "user", "content": "hi"}) + "\n"
+                    + json.dumps({"role": "user", "content": "yo", "name": "Ann\x1b[2J"}) + "\n")
+    code, _out, err = cli("--store", tmp_path / "m.db", "ingest", chat)
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{chat}:2: 'name' holds a control character (U+001B at 3)" in err, err
