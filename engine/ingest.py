@@ -489,6 +489,8 @@ def _locomo_sample(path: Path, text: str, sample: dict[str, Any], index: int) ->
             if missing:
                 line = _line_of(text, needle) if raw_id is not None else None
                 raise IngestError(path, f"{where}: missing field(s) {', '.join(missing)}", line)
+            if problem := label_problem(turn["speaker"]):  # (here, where the turn's line can be found)
+                raise IngestError(path, f"{where}: 'speaker' {problem}", _line_of(text, needle) if raw_id is not None else None)
             dia_id = str(_typed(path, text, where, "dia_id", raw_id, (str, int), needle) if raw_id not in (None, "") else
                          f"D{session_no}:{n + 1}")
             if dia_id in seen:

@@ -233,3 +233,17 @@ def test_a_chat_messages_name_that_is_no_label_is_refused_with_its_line(tmp_path
     code, _out, err = cli("--store", tmp_path / "m.db", "ingest", chat)
     assert code == 2 and err.count("\n") == 1, err
     assert f"{chat}:2: 'name' holds a control character (U+001B at 3)" in err, err
+
+
+def test_a_locomo_speaker_that_is_no_label_is_refused_with_its_line(tmp_path):
+    """A LoCoMo turn's speaker was refused by the check over parsed items, which knows no line
+    (fails before: no line in the refusal)."""
+    sample = {"sample_id": "s1", "conversation": {"speaker_a": "Ann", "session_1_date_time": "1:56 pm on 8 May, 2023",
+              "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "hi"},
+                            {"speaker": "B" * (MAX_LABEL_CHARS + 1), "dia_id": "D1:2", "text": "hello"}]}}
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([sample], indent=1))
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if '"D1:2"' in text)
+    code, _out, err = cli("--store", tmp_path / "m.db", "ingest", path)
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{path}:{line}: conversation s1, session_1 turn 2: 'speaker' is 2,001 characters long; at most 2,000" in err, err
