@@ -4,7 +4,7 @@
 ``episodes`` groups items into episodic memories, ``graph`` keeps typed edges and computes
 Personalized PageRank, ``llm`` is the optional LLM extractor, ``portable`` the export format.
 ``service`` is the ``mem.knowledge`` area the app, the CLI and recall use, built up from
-``building`` (ingest-time knowledge), ``reading`` (browse), ``curation``, ``transfer`` (export and
+``building`` (ingest-time knowledge; ``dedup`` its fact dedup), ``reading`` (browse), ``curation``, ``transfer`` (export and
 import) and ``queue`` (the LLM extraction queue).
 """
 

@@ -1,8 +1,8 @@
 """Ingest-time knowledge: what the knowledge area derives from items as they are stored.
 
 At ingest (inside the source's transaction) every item is read by the rule-based extractor:
-its entities and mentions, facts (deduplicated: normalised key, then vector similarity within
-the same subject), 5W1H events, and the episode it belongs to. A fact's subject becomes an
+its entities and mentions, facts (deduplicated by :mod:`.dedup`: normalised key, then vector
+similarity within the same subject), 5W1H events, and the episode it belongs to. A fact's subject becomes an
 entity only when it is a name; a common noun phrase ("the dough", "poke test helps") files the
 fact under the entity its item is about and joins the graph as a phrase node instead. The rows
 are written in the transaction; what the in-memory state gains (entities, fact keys, graph
@@ -20,8 +20,6 @@ graph, the fact keys and the caches the dedup reads) and builds it from the stor
 
 from __future__ import annotations
 
-import re
-from array import array
 from collections import defaultdict
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -32,10 +30,10 @@ import numpy as np
 from ..activity import FACTS_EXTRACTED
 from ..area import WHOLE, Area, Piece
 from ..array_file import ArrayFile
-from ..arrays import distinct
 from ..dense import one_blas_thread
 from ..records import Item, Source
-from ..text import STOPWORDS, normalize, words
+from ..text import STOPWORDS
+from .dedup import RowMatrix, fact_key, fact_words
 from .entities import EntityRegistry, entity_key, name_vector, nickname_of, short_forms
 from .episodes import group_items, session_of, summarize
 from .extract import Extraction, RuleExtractor
@@ -49,11 +47,6 @@ if TYPE_CHECKING:
 
 NICKNAME_WEIGHT = 0.9
 KIND_RANK = {"speaker": 3, "title": 2, "name": 1, "tag": 0}  # one name seen in two roles keeps the stronger
-
-
-def fact_key(subject: str, predicate: str, obj: str) -> str:
-    """Stage-one dedup key: normalised words of subject, predicate and object."""
-    return "|".join(" ".join(re.findall(r"\w+", normalize(x))) for x in (subject, predicate, obj))
 
 
 @dataclass
@@ -72,61 +65,6 @@ class Batch:
     def edge(self, kind: str, a: int, b: int, w: float = 1.0) -> None:
         xs, ys, ws = self.edges[kind]
         xs.append(a), ys.append(b), ws.append(w)
-
-
-class RowMatrix:
-    """A subject's fact vectors, appended one at a time into a matrix that doubles its capacity.
-
-    Up to :data:`SCAN_ALL` rows a lookup compares with every row. Past that it compares only with
-    the rows that share one of the fact's :data:`RAREST` rarest words (an inverted index over the
-    rows' words): a speaker of a year-long conversation states tens of thousands of facts, and a
-    scan of them all for every new fact made ingest quadratic. A near duplicate shares almost
-    every word, so it shares a rare one."""
-
-    def __init__(self, ids: list[int], vectors: np.ndarray, words: list[set[str]]) -> None:
-        """The rows of these facts (their ids, "s p o" vectors and content words, in one order)."""
-        self.ids = list(ids)
-        self.matrix = np.zeros((max(8, len(ids)), vectors.shape[1]), dtype=np.float32)
-        self.matrix[: len(ids)] = vectors
-        self._rows_of: dict[str, array] = {}  # word → rows stating it
-        for row, row_words in enumerate(words):
-            self._index(row, row_words)
-
-    def add(self, row_id: int, vec: np.ndarray, words: set[str]) -> None:
-        if len(self.ids) == len(self.matrix):
-            self.matrix = np.concatenate([self.matrix, np.zeros_like(self.matrix)])
-        row = len(self.ids)
-        self.matrix[row] = vec
-        self.ids.append(row_id)
-        self._index(row, words)
-
-    def _index(self, row: int, words: set[str]) -> None:
-        for w in words:
-            self._rows_of.setdefault(w, array("l")).append(row)
-
-    def nearest(self, vec: np.ndarray, words: set[str]) -> tuple[int | None, float]:
-        if not self.ids:
-            return None, 0.0
-        if len(self.ids) <= SCAN_ALL:
-            sims = self.matrix[: len(self.ids)] @ vec
-            best = int(np.argmax(sims))
-            return self.ids[best], float(sims[best])
-        lists = sorted((self._rows_of[w] for w in words if w in self._rows_of), key=len)[:RAREST]
-        if not lists:
-            return None, 0.0
-        rows = distinct(np.concatenate([np.frombuffer(rows, dtype=np.int64) for rows in lists]))
-        sims = self.matrix[rows] @ vec
-        best = int(np.argmax(sims))
-        return self.ids[int(rows[best])], float(sims[best])
-
-
-SCAN_ALL = 4096
-RAREST = 3
-
-
-def fact_words(subject: str, predicate: str, obj: str) -> set[str]:
-    """The content words of a fact, as its dedup index keys them."""
-    return {w for w in words(f"{subject} {predicate} {obj}") if w not in STOPWORDS}
 
 
 class KnowledgeBuilding(Area):

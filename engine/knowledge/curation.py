@@ -16,7 +16,8 @@ from datetime import datetime
 from typing import Callable, Concatenate, Iterator, ParamSpec, Sequence, TypeVar
 
 from ..errors import KnowledgeError
-from .building import Batch, fact_key
+from .building import Batch
+from .dedup import fact_key
 from .entities import entity_key
 from .episodes import summarize
 from .extract import Extraction

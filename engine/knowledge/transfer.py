@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from ..area import WHOLE, Piece
 from ..records import Item, Source
-from .building import Batch, KnowledgeBuilding, clique, edge_type, fact_key, link_next
+from .building import Batch, KnowledgeBuilding, clique, edge_type, link_next
+from .dedup import fact_key
 from .entities import entity_key
 from .extract import Extraction
 from .portable import FactRecord, ImportRecords, SourcePart, read_records, snapshot_records

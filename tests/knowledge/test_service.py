@@ -248,18 +248,18 @@ def test_a_name_that_later_speaks_is_a_speaker(tmp_path):
 
 def test_fact_dedup_past_a_full_scan_finds_near_duplicates_through_rare_words(monkeypatch):
     from mnemoscope.engine.dense import HashEmbedder
-    from mnemoscope.engine.knowledge import building
+    from mnemoscope.engine.knowledge import dedup
 
-    monkeypatch.setattr(building, "SCAN_ALL", 50)
+    monkeypatch.setattr(dedup, "SCAN_ALL", 50)
     hasher = HashEmbedder(256)
     facts = [("Maya", "likes", f"the {colour} kite number {n}") for n, colour in
              enumerate(["red", "blue", "green", "amber", "violet"] * 40)]
-    vectors, words = hasher.embed([" ".join(f) for f in facts]), [building.fact_words(*f) for f in facts]
-    rows = building.RowMatrix(list(range(120)), vectors[:120], words[:120])  # read from the store, then stated
+    vectors, words = hasher.embed([" ".join(f) for f in facts]), [dedup.fact_words(*f) for f in facts]
+    rows = dedup.RowMatrix(list(range(120)), vectors[:120], words[:120])  # read from the store, then stated
     for fid in range(120, len(facts)):
         rows.add(fid, vectors[fid], words[fid])
     probe = ("Maya", "likes", "the violet kite number 104")
-    near, sim = rows.nearest(hasher.embed([" ".join(probe)])[0], building.fact_words(*probe))
+    near, sim = rows.nearest(hasher.embed([" ".join(probe)])[0], dedup.fact_words(*probe))
     assert near == 104 and sim > 0.99
 
 
