@@ -199,12 +199,24 @@ def fit(counts_of: Callable[[np.ndarray], sp.csr_matrix], n_rows: int, df: np.nd
     for lo in range(0, n_rows, FIT_BLOCK):
         rows = np.arange(lo, min(lo + FIT_BLOCK, n_rows))
         weighted[rows] = space._weighted(counts_of(rows), vocab)
-    live_rows = alive[:n_rows]
-    weighted[~live_rows] = 0.0
-    live = weighted if live_rows.all() else weighted[live_rows]
-    common = np.linalg.svd(live, full_matrices=False)[2][0] if len(live) > 1 else np.zeros(vectors.dim, np.float32)
-    del live
+    weighted[~alive[:n_rows]] = 0.0
+    common = _common_direction(weighted) if int(alive[:n_rows].sum()) > 1 else np.zeros(vectors.dim, np.float32)
     space.model = WordModel(idf, math.log1p(n_live), common.astype(np.float32))
     for lo in range(0, n_rows, FIT_BLOCK):
         weighted[lo:lo + FIT_BLOCK] = space._unit(weighted[lo:lo + FIT_BLOCK])
     return space, weighted
+
+
+def _common_direction(rows: np.ndarray) -> np.ndarray:
+    """The rows' first right singular vector, as the top eigenvector of their Gram matrix summed
+    ``FIT_BLOCK`` rows at a time (an SVD of the whole n × dim matrix makes its n × dim factor and
+    workspace: the ingest's peak at a few hundred thousand items). Its sign, which the model never
+    reads, is the one along the rows' sum, so that one set of rows gives one model signature."""
+    gram = np.zeros((rows.shape[1], rows.shape[1]))
+    total = np.zeros(rows.shape[1])
+    for lo in range(0, len(rows), FIT_BLOCK):
+        block = rows[lo:lo + FIT_BLOCK].astype(np.float64)
+        gram += block.T @ block
+        total += block.sum(axis=0)
+    top = np.linalg.eigh(gram)[1][:, -1]
+    return top if top @ total >= 0 else -top
