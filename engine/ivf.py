@@ -21,6 +21,9 @@ from .arrays import Column
 
 FIT_SAMPLE = 32_768  # rows the centroids are fitted on
 FIT_ROUNDS = 8  # Lloyd iterations
+# Rows scored against the centroids at a time when filed: the rows × lists product is
+# ADD_BLOCK × lists float32 (16 MB at 1,024 lists), not one the size of every row given at once
+ADD_BLOCK = 4_096
 
 
 def fit_centroids(sample: np.ndarray, k: int, seed: int = 0, rounds: int = FIT_ROUNDS) -> np.ndarray:
@@ -57,7 +60,8 @@ class InvertedLists:
         if not len(slots):
             return
         self._list_of.resize(int(slots.max()) + 1)
-        self._list_of.view[slots] = np.argmax(rows @ self.centroids.T, axis=1)
+        for lo in range(0, len(slots), ADD_BLOCK):
+            self._list_of.view[slots[lo:lo + ADD_BLOCK]] = np.argmax(rows[lo:lo + ADD_BLOCK] @ self.centroids.T, axis=1)
         self._order = None
 
     def order(self) -> np.ndarray:
