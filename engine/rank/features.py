@@ -485,10 +485,12 @@ def _recency(mem: "Engine", meta: SlotMeta, slots: np.ndarray, as_of: str | None
 
     Now is the store's own newest item, never the wall clock, so a recall is repeatable; as of a
     date, the newest item said by then. The unit of age stays the store's whole span: the same two
-    turns a month apart differ as much as of last June as today. Measured against the span up to
-    that date instead, an earlier date stretched the differences, and ``present_recency``, whose
-    weight was read on the store's span, ranked newer turns over current evidence
-    (docs/benchmarks.md, session 18)."""
+    turns a month apart differ as much as of last June as today. A candidate said after that date
+    is newer than 1 (the one feature above 1; it leaves the hits: :func:`engine.as_of.said_by`), so
+    every candidate keeps its place against the others as the store's clock gives it, for what
+    reranks them before that. Measured against the span up to that date instead, an earlier date
+    stretched the differences, and ``present_recency``, whose weight was read on the store's span,
+    ranked newer turns over current evidence (docs/benchmarks.md, session 18)."""
     span = meta.live_time_span(mem.index)
     if span is None:
         return np.full(len(slots), 0.5)
@@ -497,7 +499,7 @@ def _recency(mem: "Engine", meta: SlotMeta, slots: np.ndarray, as_of: str | None
     if now is None:
         return np.full(len(slots), 0.5)
     t = mem.index.times[slots]
-    return np.where(np.isnan(t), 0.5, np.clip(1.0 - (now - t) / (newest - oldest), 0.0, 1.0))
+    return np.where(np.isnan(t), 0.5, 1.0 - (now - t) / (newest - oldest))
 
 
 class Normaliser:

@@ -5,10 +5,12 @@ has happened so far, is left as it was."""
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mnemoscope.engine import Memory
 from mnemoscope.engine.query import asks_now
+from mnemoscope.engine.recall import strategies
 from mnemoscope.engine.records import Item, ParsedSource, Source
 
 OFFICE = "Mornings at the office on the quay, and the evenings are mine."  # the two alike but for the place
@@ -74,3 +76,18 @@ def test_as_of_a_date_the_newest_item_said_by_then_is_now_and_a_month_weighs_as_
     gap = {name: f[OFFICE]["present_recency"] - f[bakery]["present_recency"] for name, f in (("now", now), ("then", then))}
     assert 0.1 < gap["then"] == pytest.approx(gap["now"])
     assert [h.item.text for h in hits].index(OFFICE) < [h.item.text for h in hits].index(bakery)
+
+
+def test_as_of_a_date_fused_ranks_its_candidates_as_the_stores_clock_does(mem: Memory):
+    """Before the items said after the date leave (engine.as_of.said_by), fused ranks every
+    candidate as it does now: the recency as of a date is the store clock's shifted, those said after
+    it above 1, so what reranks the list before the filter finds it in the same order."""
+    question = "What does Raúl do for a living?"
+    rankings = {}
+    for when in (None, "2025-06"):
+        q, signals = mem.query(question, strategy="fused", top_k=8, as_of=when)
+        rankings[when] = strategies(mem, mem.areas)["fused"](q, signals)
+    now, then = rankings[None], rankings["2025-06"]
+    assert len(now.slots) > 2 and list(then.slots) == list(now.slots)
+    shift = then.features["recency"] - now.features["recency"]
+    assert np.allclose(shift, shift[0]) and shift[0] > 0 and then.features["recency"].max() > 1.0
