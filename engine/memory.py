@@ -101,6 +101,13 @@ def _bulk_work() -> Iterator[None]:
             gc.enable()
 
 
+def _taken_from(sources: list[ParsedSource]) -> Iterator[ParsedSource]:
+    """The sources in order, each taken out of the list as it is given."""
+    sources.reverse()
+    while sources:
+        yield sources.pop()
+
+
 def _of_kind(area: Area, kind: type[AreaT]) -> AreaT:
     """``area`` as the built-in area of ``kind``'s name; an area of another class plugged in under
     that name (``Memory.add_extension``) is no such area."""
@@ -628,7 +635,8 @@ class Memory:
             raise IngestFailed([exc]) from None
         if errors and strict:
             raise IngestFailed(errors)
-        report = self.ingest_parsed(parsed, progress=progress, cancelled=cancelled, defer=defer, catch_up=catch_up)
+        report = self.ingest_parsed(parsed, progress=progress, cancelled=cancelled, defer=defer, catch_up=catch_up,
+                                    let_go=True)
         report.skipped = [str(p) for p in skipped]
         report.errors = [str(e) for e in errors]
         return report
@@ -641,7 +649,8 @@ class Memory:
     @_one_writer
     def ingest_parsed(self, parsed: Sequence[ParsedSource], *, progress: Progress | None = None,
                       cancelled: Callable[[], bool] | None = None, defer: bool | None = None,
-                      catch_up: bool = True, before_replacing: Callable[[Source], None] | None = None) -> IngestReport:
+                      catch_up: bool = True, before_replacing: Callable[[Source], None] | None = None,
+                      let_go: bool = False) -> IngestReport:
         """Store parsed sources, one transaction each; unchanged sources are skipped.
 
         With ``defer`` (by default: when the sources hold at least ``defer_above`` items) every
@@ -655,7 +664,11 @@ class Memory:
         ``before_replacing`` is called with a stored source that a parsed one of the same name
         would replace, under the write lock (so no other writer comes in between); it raises to
         refuse, and that source's transaction stores nothing (an MCP agent may not replace what a
-        person stored: app/mcp_server.py)."""
+        person stored: app/mcp_server.py).
+
+        ``let_go``: ``parsed`` is a list that no one reads after (:meth:`ingest` parses its own):
+        each source is taken out of it as it is stored, so that its parsed items (about 1 KB each)
+        are not held through the models' fits, the inverted lists and the catch-up."""
         started = time.perf_counter()
         hold_to_limits(parsed)  # (before any write: a refusal leaves the store as it was)
         self.refresh()  # build on what other processes committed, not on a stale index
@@ -665,19 +678,9 @@ class Memory:
         if defer is None:
             defer = 0 < self.settings.defer_above <= total
         defer = defer and any(area.deferred for area in self.areas)  # (the core alone has nothing to defer)
-        done = 0
-        refitted = False
         with _bulk_work():
-            for p in parsed:
-                if cancelled and cancelled():
-                    break
-                report.sources.append(self._ingest_source(p, defer, before_replacing))
-                done += len(p.items)
-                if self._refit_midway(total - done):
-                    self._refit_lsa()
-                    refitted = True
-                if progress:
-                    progress(done, total, p.source.name)
+            refitted = self._store_sources(_taken_from(parsed) if let_go else parsed, total, defer, report, progress,
+                                           cancelled, before_replacing)
         if self.index.needs_lsa_fit() or (refitted and self.index.lsa_fitted_on < self.index.n_items):
             self._refit_lsa()  # the model an ingest leaves is fitted on everything it ingested
         self._calibrate_dense()
@@ -687,6 +690,24 @@ class Memory:
         self._save_index()
         report.seconds = time.perf_counter() - started
         return report
+
+    def _store_sources(self, sources: Iterable[ParsedSource], total: int, defer: bool, report: IngestReport,
+                       progress: Progress | None, cancelled: Callable[[], bool] | None,
+                       before_replacing: Callable[[Source], None] | None) -> bool:
+        """Store each source, refitting the models midway when due (:meth:`_refit_midway`);
+        returns whether they were. No source is held here once this returns (``let_go``)."""
+        done, refitted = 0, False
+        for p in sources:
+            if cancelled and cancelled():
+                break
+            report.sources.append(self._ingest_source(p, defer, before_replacing))
+            done += len(p.items)
+            if self._refit_midway(total - done):
+                self._refit_lsa()
+                refitted = True
+            if progress:
+                progress(done, total, p.source.name)
+        return refitted
 
     def _refit_midway(self, ahead: int) -> bool:
         """Whether a long ingest refits the latent model now, so that the dense signal stays usable
