@@ -130,6 +130,7 @@ and never makes ranking worse.
     def __init__(self) -> None:
         super().__init__()
         self.effects: dict[str, EventEffect] = {}
+        self.columns: list[str] = []  # the feedback table's column keys, as fitted to the width
 
     def compose_body(self) -> ComposeResult:
         yield self.missing_area_note()
@@ -146,11 +147,15 @@ and never makes ranking worse.
                     yield Static("", id="event-detail")
 
     def fit_columns(self) -> None:
-        self.query_width = set_columns(self.query_one("#feedback-table", DataTable),
-                                       (("#", "id", 3), ("when", "when", WHEN_WIDTH), ("query", "query", None),
-                                        ("used", "used", 5)),
-                                       self.pane_width(1 / 2, border=1) if self.app.size.width >= WIDE
-                                       else self.app.size.width // 2 - 1)  # narrow: beside the event panel
+        """Wide: the table is half the terminal. Narrow, it sits beside the event panel: it takes
+        3/5 of the width and leaves out the when column (the panel says when), so that a query
+        reads (at 80 columns: 33 cells, not 12)."""
+        wide = self.app.size.width >= WIDE
+        columns = (("#", "id", 3), *((("when", "when", WHEN_WIDTH),) if wide else ()), ("query", "query", None),
+                   ("used", "used", 5))
+        self.columns = [key for _label, key, _width in columns]
+        self.query_width = set_columns(self.query_one("#feedback-table", DataTable), columns,
+                                       self.pane_width(1 / 2, border=1) if wide else self.app.size.width * 3 // 5)
 
     def refresh_data(self) -> None:
         memory = self.services.memory  # its ranker is loaded in the worker, on first use
@@ -176,15 +181,25 @@ and never makes ranking worse.
         self.effects = {str(f.event.id): f for f in effects}
         for f in effects:
             e = f.event
-            style = "dim strike" if f.withdrawn else ""
-            table.add_row(str(e.id), "withdrawn" if f.withdrawn else when(e.created_at, now),
-                          Text(clip(" ".join(e.query.split()), self.query_width), style=style),
-                          f"{len(e.used)}/{len(e.shown)}", key=str(e.id))
+            cells = {"id": str(e.id), "when": "withdrawn" if f.withdrawn else when(e.created_at, now),
+                     "query": self.query_cell(e.query, f.withdrawn), "used": f"{len(e.used)}/{len(e.shown)}"}
+            table.add_row(*(cells[key] for key in self.columns), key=str(e.id))
         if selected in self.effects:  # new events come in above: the cursor stays on its own
             table.move_cursor(row=table.get_row_index(selected), animate=False)
         table.border_title = f"feedback events ({status.events:,}" + (
             f", {len(effects) - sum(not f.withdrawn for f in effects)} withdrawn)" if any(f.withdrawn for f in effects) else ")")
         self.show_event()
+
+    def query_cell(self, query: str, withdrawn: bool) -> Text:
+        """A withdrawn event's query is struck through; without the when column (narrow) it also
+        says withdrawn, first: a terminal may not draw the strike."""
+        text = " ".join(query.split())
+        if not withdrawn:
+            return Text(clip(text, self.query_width))
+        said = "" if "when" in self.columns else "withdrawn "
+        cell = Text(said, style="yellow")
+        cell.append(clip(text, self.query_width - len(said)), style="dim strike")
+        return cell
 
     def selected_key(self) -> str | None:
         table = self.query_one("#feedback-table", DataTable)
