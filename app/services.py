@@ -30,6 +30,7 @@ Progress = Callable[[int, int, str], None]
 Cancelled = Callable[[], bool]
 WARM_UP_WAIT = 120.0  # seconds a recall waits at most for the warm-up (it takes a few at a million items)
 WARM_UP_POLL = 0.1  # seconds between two looks at whether a waiting recall was cancelled
+RELEARNING_POLL = 0.5  # seconds between two looks at whether a wait for the ranker's relearning was cancelled
 # why a warm-up runs, as a waiting query says it ("Waiting for …"): each announcement names its cause
 AFTER_OPEN = "the engine to load its graph, topic tree and ranker (once after the store opens)"
 AFTER_CHANGE = "the engine to take in a change another process made to the store (its matrices built again)"
@@ -199,6 +200,15 @@ class Services:
         return self.mem is not None and self.mem.has_area(area)
 
     # -- reading ------------------------------------------------------------------------------
+
+    def wait_relearned(self, cancelled: Cancelled) -> bool:
+        """Wait for the ranker's relearning in the background to end (True), or until
+        ``cancelled()`` (False): a screen shows its end without reloading meanwhile."""
+        ranker = self.memory.ranker
+        while not ranker.wait_relearned(RELEARNING_POLL):
+            if cancelled():
+                return False
+        return True
 
     def stats(self) -> Stats | None:
         return self.memory.stats() if self.mem is not None else None

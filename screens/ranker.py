@@ -12,6 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
+from textual.worker import Worker, get_current_worker
 
 from mnemoscope.app.widgets import ChoiceDialog, ColumnChart, clip
 from mnemoscope.app.widgets.tables import PlainTable, set_columns
@@ -23,8 +24,8 @@ if TYPE_CHECKING:
     from mnemoscope.engine.records import Item
 
 EVENTS_SHOWN = 200
+LOAD = "ranker"  # the task that loads the screen
 ITEMS_NAMED = 3  # items of each kind the event panel names
-RELEARNING_LOOK = 1.0  # seconds between looks at a background relearning (its end changes λ, the model and the curve)
 
 
 def win_rate(gate: GateReading) -> float | None:
@@ -131,6 +132,8 @@ and never makes ranking worse.
         super().__init__()
         self.effects: dict[str, EventEffect] = {}
         self.columns: list[str] = []  # the feedback table's column keys, as fitted to the width
+        self.reload_queued = False  # the store changed while a load ran: load once more after it
+        self.waiting: Worker | None = None  # the wait for a background relearning's end
 
     def compose_body(self) -> ComposeResult:
         yield self.missing_area_note()
@@ -158,18 +161,47 @@ and never makes ranking worse.
                                        self.pane_width(1 / 2, border=1) if wide else self.app.size.width * 3 // 5)
 
     def refresh_data(self) -> None:
+        """Load the status and the events, one load at a time: changes that come while one runs
+        (another process's feedback, a commit each) load once more after it, not once each."""
+        if LOAD in self.app.tasks:
+            self.reload_queued = True
+            return
         memory = self.services.memory  # its ranker is loaded in the worker, on first use
-        self.run_task("ranker", "Loading the ranker",
+        self.run_task(LOAD, "Loading the ranker",
                       lambda: (memory.ranker.status(), memory.ranker.feedback_effects(EVENTS_SHOWN)),
-                      progress=False, show=False, replace=True, done=lambda loaded: self.show_status(*loaded))
+                      progress=False, show=False, done=lambda loaded: self.loaded(lambda: self.show_status(*loaded)),
+                      failed=lambda reason: self.loaded(lambda: self.notify(reason, title=self.TITLE, severity="error",
+                                                                            markup=False)))
+
+    def loaded(self, show: Callable[[], object]) -> None:
+        """A load's outcome is shown; the changes that came meanwhile are loaded now."""
+        show()
+        if self.reload_queued:
+            self.reload_queued = False
+            self.call_later(self.redraw)  # once the load's task has left app.tasks
+
+    def wait_for_relearning(self) -> None:
+        """Reload once when the relearning in the background ends (it changes λ, the model, the
+        curve), not again and again while it runs: one wait at a time, in a thread."""
+        if self.waiting is not None and not self.waiting.is_finished:
+            return
+        services = self.services
+
+        def wait() -> None:
+            worker = get_current_worker()
+            if services.wait_relearned(lambda: worker.is_cancelled):
+                self.app.call_from_thread(self.redraw)
+
+        self.waiting = self.run_worker(wait, name="relearning", group="ranker-relearning", thread=True,
+                                       exit_on_error=False)
 
     def reset_done(self, _result: None) -> None:
         self.notify("Learning forgotten: ranking is the heuristic again.", title="Ranker reset")
         self.app.store_changed()
 
     def show_status(self, status: RankerStatus, effects: list[EventEffect]) -> None:
-        if status.relearning:  # nothing says when it ends: look again (only while the screen is shown)
-            self.set_timer(RELEARNING_LOOK, self.redraw, name="relearning")
+        if status.relearning:
+            self.wait_for_relearning()
         self.query_one("#ranker-body", Static).update(status_table(status))
         curve = status.curve
         self.query_one("#curve-lambda", ColumnChart).values = [p.lam for p in curve]

@@ -264,6 +264,15 @@ class RankerArea(Area):
         self._aside = threading.Thread(target=self._relearn_aside, name="mnemoscope-relearn", daemon=True)
         self._aside.start()
 
+    def wait_relearned(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a relearning started by :meth:`warm_up` to end; True
+        once none runs. A view that shows its end (the app's Ranker screen) waits for it here
+        rather than asking :meth:`status` again and again."""
+        aside = self._aside
+        if aside is not None:
+            aside.join(timeout)
+        return not self._relearning_aside()
+
     def _relearn_aside(self) -> None:
         try:
             self._learned_now()
