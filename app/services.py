@@ -191,9 +191,10 @@ class Services:
         return self.mem
 
     def read_only_reason(self) -> str:
-        """Why the open store is not written to (another user could change it), or "" (a change
-        refused says it too, but a person should know before changing anything)."""
-        return self.mem.store.untrusted if self.mem is not None else ""
+        """Why the open store is not written to (another user could change it, the file or its
+        folder may not be written), or "" (a change refused says it too, but a person should
+        know before changing anything)."""
+        return self.mem.store.why_read_only if self.mem is not None else ""
 
     def has(self, area: str) -> bool:
         """Whether the open engine has an area (knowledge, topics, ranker)."""

@@ -184,12 +184,12 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         self.ready_seconds = time.perf_counter() - self.started
         self._warm_up_once_shown(ended)
         empty = loaded.stats is None or not loaded.stats.items
-        untrusted = self.services.read_only_reason()
-        if untrusted:  # once, at open: browsing and recall work, no change is written
-            self.notify(f"{self.store_label} is opened read-only: {untrusted}. Browsing and recall work; "
+        why = self.services.read_only_reason()
+        if why:  # once, at open: browsing and recall work, no change is written
+            self.notify(f"{self.store_label} is opened read-only: {why}. Browsing and recall work; "
                         "changes are not written.", title="Read-only store", severity="warning", markup=False)
         self.post_message(StoreOpened(self.store_label, empty))
-        if empty and self.offer_demo:
+        if empty and self.offer_demo and not why:  # (its content could not be written)
             self.offer_demo_content()
 
     def store_failed(self, error: str) -> None:

@@ -71,9 +71,20 @@ class ChangeWatch:
     at any size and never waits for the store's main connection, which a long write may hold."""
 
     def __init__(self, path: str | Path) -> None:
-        self.conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
-                                    check_same_thread=False)
-        self.version = self._read()
+        uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+        self.conn = self._connect(uri)
+        try:
+            self.version = self._read()
+        except sqlite3.OperationalError:
+            # a WAL store in a folder this user may not write, without its -shm file: read as it
+            # is, as the store itself then does (StoreBase._connect); no change is seen
+            self.conn.close()
+            self.conn = self._connect(uri + "&immutable=1")
+            self.version = self._read()
+
+    @staticmethod
+    def _connect(uri: str) -> sqlite3.Connection:
+        return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
 
     def _read(self) -> int:
         return self.conn.execute("PRAGMA data_version").fetchone()[0]

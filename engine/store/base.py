@@ -152,7 +152,10 @@ class StoreBase:
         self.upgraded: list[str] = []  # the migrations this open applied (``check --recount`` says what they added)
         in_memory = str(path) == ":memory:"
         self.untrusted = "" if in_memory else _prepare_file(self.path)  # why another user could change it, if they could
-        self.read_only = read_only or bool(self.untrusted) or (not in_memory and not _writable(self.path))
+        # why no change is written, as a person reads it ("" when changes are written)
+        self.why_read_only = ("it was opened read-only" if read_only else
+                              self.untrusted or ("" if in_memory else _why_not_writable(self.path)))
+        self.read_only = bool(self.why_read_only)
         if not (in_memory or self.read_only):
             recognised = self._recognise_read_only(migrations)  # a refused file is left unwritten, not even checkpointed
         self.writer = self._connect(in_memory)
@@ -210,8 +213,10 @@ class StoreBase:
         return conn
 
     def _why_read_only(self) -> str:
-        """Why another user's hand keeps this store read-only, as a refusal adds it ("" if none)."""
-        return f" ({self.untrusted}: it is not written to)" if self.untrusted else ""
+        """Why this store is read-only, as a refusal adds it ("" if it is not)."""
+        if self.untrusted:
+            return f" ({self.untrusted}: it is not written to)"
+        return f" ({self.why_read_only})" if self.why_read_only else ""
 
     def _uri(self, mode: str) -> str:
         return f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode={mode}"
@@ -617,14 +622,16 @@ def _planted_beside(path: Path) -> str:
     return ""
 
 
-def _writable(path: Path) -> bool:
-    """Whether a write may succeed: the file is writable, and its folder is (SQLite makes the
-    ``-wal`` and ``-shm`` files there) or both already exist writable."""
+def _why_not_writable(path: Path) -> str:
+    """Why a write would fail, or "" if it may succeed: the file must be writable, and its
+    folder too (SQLite makes the ``-wal`` and ``-shm`` files there) unless both exist writable."""
     if not os.access(path, os.W_OK):
-        return False
+        return "you may not write to the file"
     if os.access(path.parent, os.W_OK | os.X_OK):
-        return True
-    return all(os.access(path.with_name(path.name + suffix), os.W_OK) for suffix in ("-wal", "-shm"))
+        return ""
+    if all(os.access(path.with_name(path.name + suffix), os.W_OK) for suffix in ("-wal", "-shm")):
+        return ""
+    return "you may not write to its folder, where SQLite keeps the -wal and -shm files"
 
 
 def _statements(script: str) -> list[str]:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import stat
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -249,6 +254,62 @@ async def test_a_store_another_user_could_change_is_said_read_only_at_open(tmp_p
         assert "is opened read-only: it belongs to another user" in told[0].message, told[0].message
         await ask(pilot, "harbour lanterns")  # recall works
         assert app.screen.recall.hits
+
+
+READ_ONLY_APP = """
+import asyncio, json, os, sys
+from pathlib import Path
+from tests.app.mnemo_testing import ask, build_app, settle
+
+async def opened(path):
+    app = build_app(Path(path))
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        await ask(pilot, "harbour lanterns")
+        await pilot.press("u", "f")
+        await settle(pilot)
+        return [[n.title, n.severity, n.message] for n in app.notices]
+
+asyncio.run(opened(sys.argv[1]))  # a writable copy first: every module is imported before the user changes
+os.setgid(65534)
+os.setuid(65534)
+print(json.dumps([asyncio.run(opened(path)) for path in sys.argv[2:]]))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="becoming a user who may only read needs root")
+def test_a_store_this_user_may_not_write_opens_says_why_once_and_a_change_says_why(tmp_path: Path):
+    """A store file the user may not write, and one in a folder they may not write (SQLite's -wal
+    and -shm go there): the app said nothing at open (only a store another user could change was
+    said read-only), a refused change did not say why, and the second could not be opened at all
+    (the change watch's own connection failed). Fails before: no app opened the store."""
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))  # outside pytest's private folders, so another user can read
+    try:
+        os.chmod(folder, 0o755)
+        scratch = tmp_path / "scratch.db"
+        with Memory(scratch, extensions=False) as mem:
+            mem.add_note("The harbour lanterns are lit at dusk.")
+        file_read_only, folder_read_only = folder / "file.db", folder / "folder.db"
+        for path in (file_read_only, folder_read_only):
+            shutil.copy(scratch, path)
+        os.chmod(file_read_only, 0o444)
+        os.chown(folder_read_only, 65534, 65534)  # theirs, in a folder they may not write
+        before = [p.read_bytes() for p in (file_read_only, folder_read_only)]
+        run = subprocess.run([sys.executable, "-c", READ_ONLY_APP, scratch, file_read_only, folder_read_only],
+                             capture_output=True, text=True, timeout=600, cwd=Path(__file__).parents[2],
+                             env={**os.environ, "XDG_CONFIG_HOME": str(folder)})  # a config folder it may read
+        assert run.returncode == 0, run.stderr[-3000:]
+        told = json.loads(run.stdout.splitlines()[-1])
+        assert len(told) == 2
+        for notices, why in zip(told, ("you may not write to the file", "you may not write to its folder")):
+            opened = [n for n in notices if n[0] == "Read-only store"]
+            assert len(opened) == 1 and opened[0][1] == "warning" and f"is opened read-only: {why}" in opened[0][2], notices
+            refused = [n for n in notices if n[0] == "Feedback"]
+            assert len(refused) == 1 and f"is read-only ({why}" in refused[0][2], notices
+        assert [p.read_bytes() for p in (file_read_only, folder_read_only)] == before
+    finally:
+        shutil.rmtree(folder)
 
 
 async def test_empty_store_offers_the_demo(tmp_path: Path):

@@ -122,7 +122,8 @@ def test_a_read_only_store_answers_recall_and_refuses_changes_in_one_line(store,
         assert unconfigured == 2 and config.count("\n") == 1 and "config.toml: not a readable TOML config file" in config
         assert code == 0 and '"hits": [{' in out.splitlines()[-1], err
         assert refused == 2 and why.count("\n") == 1
-        assert "is read-only: recall and browsing work, changes do not; nothing was changed" in why
+        assert ("is read-only (you may not write to the file): recall and browsing work, changes do not; nothing was "
+                "changed") in why
         assert store_checksum(path) == before
     finally:
         shutil.rmtree(folder)
