@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.markup import escape
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
 
@@ -228,8 +230,21 @@ class BaseScreen(FittedScreen):
                       failed=lambda reason: form.refuse(reason) if form_open() else refused(reason))
 
     def commands(self) -> Iterator[Command]:
-        """Palette commands of this screen (title, help, callback)."""
-        yield from ()
+        """Palette commands of this screen (title, help, callback): each of its own keys (those
+        with an id: not Textual's focus keys) that acts now, the key bar's and those it leaves
+        out for room, so that the palette offers every action; the help line is the binding's
+        tooltip, if it has one, and its key. One command per title: the key the bar shows, if
+        one does (the Query screen's hidden space, . and r also show the trace)."""
+        offered: set[str] = set()
+        bindings = sorted(self.active_bindings.values(), key=lambda active: not active.binding.show)
+        for node, binding, enabled, tooltip in bindings:
+            if (node is not self or not enabled or binding.id is None or binding.key == "escape"
+                    or binding.description in offered):
+                continue
+            offered.add(binding.description)
+            key = f"key {self.app.get_key_display(binding)}"
+            yield (f"{self.TITLE}: {binding.description}", escape(f"{tooltip} ({key})" if tooltip else key),
+                   partial(self.run_action, binding.action))
 
 
 REPORT_LABELS = {"items": "items deleted", "sources": "sources deleted",

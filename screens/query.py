@@ -174,19 +174,22 @@ or one alike (the Why panel says which).
     BINDINGS = [
         # the trace's keys: in the key bar (first, at 80 columns the others give way) while its tab
         # is shown; from another tab the same keys, hidden, show the trace and act on it
-        Binding("space", "trace('toggle')", "Play/pause", id="trace-toggle"),
-        Binding("full_stop", "trace('single_step')", "Step", id="trace-step"),
-        Binding("r", "trace('replay')", "Replay", id="trace-replay"),
+        Binding("space", "trace('toggle')", "Play/pause", id="trace-toggle", tooltip="Play or pause the trace"),
+        Binding("full_stop", "trace('single_step')", "Step", id="trace-step", tooltip="The trace's next step"),
+        Binding("r", "trace('replay')", "Replay", id="trace-replay", tooltip="Play the trace from its start"),
         *[Binding(key, f"trace('{what}', 'show')", "Trace", id=f"trace-show-{what}", show=False)
           for key, what in (("space", "toggle"), ("full_stop", "single_step"), ("r", "replay"))],
-        Binding("u", "toggle_used", "Used", id="query-used"),
-        Binding("f", "feedback", "Feedback", id="query-feedback"),
-        Binding("c", "compare", "Compare", id="query-compare"),
-        Binding("a", "as_of", "As of", id="query-as-of"),
-        Binding("w", "panel('why')", "Why", id="query-why"),
-        Binding("x", "panel('text')", "Text", id="query-text", show=False),
-        Binding("t", "panel('trace')", "Trace", id="query-trace"),
-        Binding("k", "panel('knowledge')", "Knowledge", id="query-knowledge", show=False),
+        Binding("u", "toggle_used", "Used", id="query-used", tooltip="Mark the selected hit used (or not)"),
+        Binding("f", "feedback", "Feedback", id="query-feedback",
+                tooltip="Send feedback: the hits marked used, the others shown as ignored"),
+        Binding("c", "compare", "Compare", id="query-compare",
+                tooltip="Compare two strategies or intents on this query"),
+        Binding("a", "as_of", "As of", id="query-as-of", tooltip="Ask as of a date"),
+        Binding("w", "panel('why')", "Why", id="query-why", tooltip="Why the selected hit ranked"),
+        Binding("x", "panel('text')", "Text", id="query-text", show=False, tooltip="The selected hit's text"),
+        Binding("t", "panel('trace')", "Trace", id="query-trace", tooltip="How the walk found the hits"),
+        Binding("k", "panel('knowledge')", "Knowledge", id="query-knowledge", show=False,
+                tooltip="The episodes and facts the mode found"),
     ]
 
     def __init__(self) -> None:

@@ -125,8 +125,9 @@ and never makes ranking worse.
 | `w` | withdraw the highlighted feedback event (its effect is gone at the next recall) |
 | `R` | reset: forget all learning (after a confirmation) |
 """
-    BINDINGS = [Binding("w", "withdraw", "Withdraw", id="ranker-withdraw"),
-                Binding("R", "reset", "Reset", id="ranker-reset")]
+    BINDINGS = [Binding("w", "withdraw", "Withdraw", id="ranker-withdraw",
+                        tooltip="Withdraw the highlighted feedback event"),
+                Binding("R", "reset", "Reset", id="ranker-reset", tooltip="Forget all learning")]
 
     def __init__(self) -> None:
         super().__init__()

@@ -19,6 +19,7 @@ from mnemoscope.app.services import Services
 from mnemoscope.app.widgets import ChoiceDialog, HelpScreen, PromptDialog
 from mnemoscope.app.widgets.dialogs import GLOBAL_KEYS
 from mnemoscope.engine import Memory
+from mnemoscope.screens.compare import CompareScreen
 from mnemoscope.screens.query import QueryScreen
 from tests.app.mnemo_testing import SIZE, ask, build_app, screen_lines, settle, text_of, until
 
@@ -179,6 +180,25 @@ def offered(palette) -> list[str]:
     return [str(options.get_option_at_index(n).prompt).split("\n")[0] for n in range(options.option_count)]
 
 
+async def test_the_palette_offers_the_screens_own_actions(demo_app):
+    """Ctrl+P offers every action, the README says; it offered the app's alone, none of a
+    screen's keys (Used, Compare, Withdraw, Merge …). Fails before: no 'Query: Compare'."""
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await ask(pilot, "sourdough starter", strategy="fused")
+        await pilot.press("ctrl+p", *"Query: Compar")
+        palette = app.screen
+        await until(pilot, lambda: palette.query_one(CommandList).option_count > 0, "the palette's search")
+        options = palette.query_one(CommandList)
+        assert offered(palette)[0] == "Query: Compare"
+        assert "Compare two strategies or intents on this query (key c)" in str(options.get_option_at_index(0).prompt)
+        assert not any("Focus" in title for title in offered(palette))  # Textual's keys of a screen are not its own
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, CompareScreen)
+
+
 async def test_the_palette_offers_the_best_matching_sources_read_once(demo_app, monkeypatch: pytest.MonkeyPatch):
     """Every source's title begins "Source: ": typing "Sou" matches them all, and the palette styles
     and lays out every hit it gets (thousands in a big store: seconds per key)."""
@@ -304,7 +324,7 @@ def test_a_store_this_user_may_not_write_opens_says_why_once_and_a_change_says_w
         assert len(told) == 2
         for notices, why in zip(told, ("you may not write to the file", "you may not write to its folder")):
             opened = [n for n in notices if n[0] == "Read-only store"]
-            assert len(opened) == 1 and opened[0][1] == "warning" and f"is opened read-only: {why}" in opened[0][2], notices
+            assert [n[1] for n in opened] == ["warning"] and f"is opened read-only: {why}" in opened[0][2], notices
             refused = [n for n in notices if n[0] == "Feedback"]
             assert len(refused) == 1 and f"is read-only ({why}" in refused[0][2], notices
         assert [p.read_bytes() for p in (file_read_only, folder_read_only)] == before
