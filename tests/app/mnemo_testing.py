@@ -49,13 +49,14 @@ class PilotApp(MnemoscopeApp):
         return [n for n in self.notices if n.title == title]
 
 
-def build_app(store: Path | Services, **options) -> PilotApp:
+def build_app(store: Path | Services, app_class: type[PilotApp] = PilotApp, **options) -> PilotApp:
     """The app on ``store`` as the tests see it: deterministic labels, no animation, no timings.
-    Pass ``Services`` to choose its label (the store's file name otherwise)."""
+    Pass ``Services`` to choose its label (the store's file name otherwise), ``app_class`` for a
+    PilotApp that keeps more."""
     services = store if isinstance(store, Services) else Services(store, label=store.name)
     defaults = dict(offer_demo=False, browse_root=DEMO_DIR, animate=False, show_timings=False)
     defaults.update(options)
-    return PilotApp(services, **defaults)
+    return app_class(services, **defaults)
 
 
 async def settle(pilot, timeout: float = 120.0) -> None:
