@@ -306,8 +306,7 @@ class RuleExtractor:
             self._talked_of, self._talk_day = "", _day(item.timestamp)
         named, other = "", False  # other: someone or something else the pronoun may mean
         kept = ""  # the person talked of, when this turn speaks of them only by a pronoun
-        split = sentences(text)
-        for sentence in split:
+        for sentence in sentences(text):
             for span in capitalised_spans(sentence, self.known):
                 key = entity_key(span)
                 if key in self.people and span not in (speaker, self._you) and not span.endswith(("'s", "’s")):
@@ -328,7 +327,7 @@ class RuleExtractor:
             if "|" not in sentence:  # a Markdown table's cells are no sentence
                 self._clauses(sentence, item, speaker, referent, out, person)
         self._talked_of = "" if other else named or kept  # "Is she still in Leeds?" is still about Kasia
-        out.facts += self._answer(item, split, speaker)
+        out.facts += self._answer(item, text, speaker)
         for key in self.registry.find_in(text + (" " + caption if caption else ""), self.fresh):
             if key not in seen:
                 seen.add(key)
@@ -338,11 +337,11 @@ class RuleExtractor:
                                     time=_day(item.timestamp), method="photo"))
         return out
 
-    def _answer(self, item: Item, split: list[str], speaker: str) -> list[FactDraft]:
+    def _answer(self, item: Item, text: str, speaker: str) -> list[FactDraft]:
         """The slot fact a turn states by naming only its value, in answer to the other speaker's
         question just before it, that day ("Where are you living?" — "A rented flat in Kralingen.":
         :func:`.restate.answered`); then remember this turn's own closing question for the next."""
-        split = split if item.kind == "turn" and speaker else []
+        split = sentences(text) if item.kind == "turn" and speaker else []
         asked, day = self._asked, _day(item.timestamp)
         self._asked = (speaker, split[-1], day) if split and split[-1].rstrip().endswith("?") else None
         if not split or asked is None or asked[0] == speaker or asked[2] != day:
