@@ -31,7 +31,7 @@ from ..records import Item
 from ..text import STOPWORDS, sentences
 from .entities import EntityRegistry, entity_key
 from .records import Event, FactDraft
-from .restate import answered, appointed, restated, title_after_as
+from .restate import appointed, restated, title_after_as
 from .temporal import MONTHS, WEEKDAYS, find_times
 from .verbs import BASES, FORMS, PARTICIPLES, agree, is_past, is_verb
 
@@ -237,7 +237,6 @@ class RuleExtractor:
         self.fresh: set[str] = set()
         self._talked_of = ""  # whom the talk is about: the person the last turn named, or spoke of as "she" …
         self._talk_day: str | None = None  # the day of that talk: a new day (a new session) starts afresh
-        self._asked: tuple[str, str, str | None] | None = None  # the last turn's question: asker, sentence, day
 
     def reset(self) -> None:
         """Forget the batch (its names and speakers) before reading the next source."""
@@ -247,7 +246,6 @@ class RuleExtractor:
         self.fresh.clear()
         self._talked_of = ""
         self._talk_day = None
-        self._asked = None
 
     def addressee(self, speaker: str) -> str:
         """Who a turn speaks to: the latest earlier speaker who is someone else."""
@@ -327,7 +325,6 @@ class RuleExtractor:
             if "|" not in sentence:  # a Markdown table's cells are no sentence
                 self._clauses(sentence, item, speaker, referent, out, person)
         self._talked_of = "" if other else named or kept  # "Is she still in Leeds?" is still about Kasia
-        out.facts += self._answer(item, text, speaker)
         for key in self.registry.find_in(text + (" " + caption if caption else ""), self.fresh):
             if key not in seen:
                 seen.add(key)
@@ -336,17 +333,6 @@ class RuleExtractor:
             out.events.append(Event(item_id=item.id or 0, participants=[speaker], action=f"{speaker} shared {caption}",
                                     time=_day(item.timestamp), method="photo"))
         return out
-
-    def _answer(self, item: Item, text: str, speaker: str) -> list[FactDraft]:
-        """The slot fact a turn states by naming only its value, in answer to the other speaker's
-        question just before it, that day ("Where are you living?" — "A rented flat in Kralingen.":
-        :func:`.restate.answered`); then remember this turn's own closing question for the next."""
-        split = sentences(text) if item.kind == "turn" and speaker else []
-        asked, day = self._asked, _day(item.timestamp)
-        self._asked = (speaker, split[-1], day) if split and split[-1].rstrip().endswith("?") else None
-        if not split or asked is None or asked[0] == speaker or asked[2] != day:
-            return []
-        return answered(asked[1], split[0], capitalised_spans(split[0], self.known), speaker, asked[0])
 
     # -- clauses ------------------------------------------------------------------------------
 

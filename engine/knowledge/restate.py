@@ -22,9 +22,6 @@ twin in a slot's own words, beside it, never instead of it:
 * "<subject> runs/manages/heads/leads the <part of a workplace> at|for <Name>" ("I run the kitchen at
   Ostra now") → *works at* the name; only a part a business has (kitchen, bar, desk, ward …), not
   "the book club at St Mary's";
-* an answer that names only its value, to the other speaker's question just before it about where
-  someone lives or works ("Where are you living these days?" — "A rented flat in Kralingen." or
-  "Robin Hood's Bay.") → that someone *lives in* / *works at* the place (see :func:`answered`);
 * "they (have) made me (a|an|the) <title> at|of|for <Name>", "<Name> promoted me to …" (see
   :func:`appointed`) → the speaker *works as* the title and *works at* the name.
 
@@ -129,44 +126,6 @@ def appointed(words: list[str], speaker: str, when: str | None) -> list[FactDraf
     key = entity_key(speaker)
     return [FactDraft(speaker, "works as", found["title"], key, entity_key(found["title"]), when, True),
             FactDraft(speaker, "works at", found["name"], key, entity_key(found["name"]), when, True)]
-
-
-# A question about where someone lives or works (the slot from the question's verb), of the one
-# asked ("Where are you living now?", "And where do you work these days?") or of someone it names
-# ("Where does Hanne live now?"); not about a plan ("Where will you live?", "… going to work?"),
-# nor "stay", which a holiday asks too ("Where are you staying in Rome?").
-_WHERE = re.compile(r"\b(?i:where)\b(?!.*\b(?i:will|would|going to|gonna|planning|plan|want|wants|hoping)\b)"
-                    r"(?:.*?\b(?:does|is)\s+(?P<name>[A-Z][\w'’-]+))?.*?\b(?P<verb>(?i:lives?|living|work(?:s|ing)?|based))\b")
-_ANSWERED = {"live": "lives in", "lives": "lives in", "living": "lives in", "based": "lives in",
-             "work": "works at", "works": "works at", "working": "works at"}
-_YOU = re.compile(r"\byou\b", re.I)
-_LEADING = frozenset("still yes yeah no just now only oh well".split())
-# What comes just before a place an answer names alone: "Still in Jesmond", "At the Mill", "A rented
-# flat in Kralingen"; before it no subject of its own ("I moved in with Sam" states itself), no one
-# else's ("her flat in Leeds") and no "with Tom" (a person, no place).
-_PLACE_BEFORE = frozenset("at in on near by the".split()) | _LEADING
-_NOT_BEFORE = frozenset("i we he she they it you my our his her their your with from to for of".split())
-
-
-def answered(question: str, sentence: str, spans: list[str], speaker: str, asker: str) -> list[FactDraft]:
-    """The slot fact an answer's first ``sentence`` states by naming only its value: the other
-    speaker (``asker``) asked just before where the speaker, or someone the question names, lives or
-    works, and the sentence names a place (the first of its capitalised ``spans``) with only a
-    preposition, an article or a noun before it ("Where are you living?" — "A rented flat in Kralingen,
-    near the lake." → the speaker *lives in* Kralingen). A date ("The second of June"), a person
-    ("With Tom") or a sentence with a subject of its own states nothing so."""
-    asked = _WHERE.search(question)
-    subject = speaker if asked and _YOU.search(question) else asked["name"] if asked else None
-    if not subject or subject == asker or not spans:
-        return []
-    words = spans[0].split()
-    while len(words) > 1 and words[0].lower() in _LEADING:
-        words = words[1:]
-    place = " ".join(words)
-    before = re.findall(r"[\w'’-]+", sentence[:sentence.find(spans[0])].lower())
-    if place in (speaker, asker, subject) or _NOT_BEFORE.intersection(before) or before and before[-1] not in _PLACE_BEFORE:
-        return []
-    return [FactDraft(subject, _ANSWERED[asked["verb"].lower()], place, entity_key(subject), entity_key(place))]
 
 
 def _is_home(obj: str, speaker: str) -> bool:

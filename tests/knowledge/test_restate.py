@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from mnemoscope.engine.knowledge.entities import EntityRegistry
-from mnemoscope.engine.knowledge.extract import RuleExtractor
-from mnemoscope.engine.records import Item
-
 from .conftest import locomo, stored
 from .test_extract_rules import said
 
@@ -105,62 +101,3 @@ def test_a_kitchen_run_somewhere_else_after_quitting_is_a_job_change(kitchen):
     by_id = {f.id: f for f in facts.values()}
     assert by_id[facts["Tomasz works at Mirelle"].superseded_by].object == "Ostra"
 
-
-def answer_to(question, answer, asker="Omar", speaker="Lena", day="2025-03-01T10:00:00"):
-    """The facts of ``answer``, said by ``speaker`` right after ``asker``'s ``question``."""
-    extractor = RuleExtractor(EntityRegistry())
-    extractor.extract(Item(text=question, kind="turn", key="D1:1", speaker=asker, timestamp=day, id=1))
-    item = Item(text=answer, kind="turn", key="D1:2", speaker=speaker, timestamp=day, id=2)
-    return [(f.subject, f.predicate, f.object) for f in extractor.extract(item).facts]
-
-
-@pytest.mark.parametrize("question, answer, fact", [
-    ("Happy new year! Where are you living these days?", "A rented flat in Kralingen, near the lake.",
-     ("Lena", "lives in", "Kralingen")),
-    ("And where are you working now?", "Still at the State Library on North Terrace.", ("Lena", "works at", "State Library")),
-    ("Where do you work?", "At the Mill, since May.", ("Lena", "works at", "Mill")),
-    ("Any news of Hanne? Where does Hanne live now?", "Still in Bergen, with her sister.", ("Hanne", "lives in", "Bergen")),
-])
-def test_an_answer_naming_only_a_place_states_the_slot_the_question_asked(question, answer, fact):
-    assert fact in answer_to(question, answer)
-
-
-@pytest.mark.parametrize("question, answer", [
-    ("Where are you living these days?", "I moved in with Sam two weeks ago."),  # a subject of its own
-    ("Where are you working?", "With Tom, at the bakery."),  # a person, no place
-    ("Where will you live?", "A flat in Leeds, hopefully."),  # a plan
-    ("Where are you staying in Rome?", "A hotel near the Pantheon."),  # a holiday
-    ("Pushed to when? And where is the wedding?", "The second of June, at the farm."),  # no slot asked
-    ("How is Leeds?", "Wet. Work is busy at the Mill."),  # no question of where
-])
-def test_an_answer_states_no_slot_without_a_where_question_and_a_place_alone(question, answer):
-    assert not [f for f in answer_to(question, answer) if f[1] in ("lives in", "works at")]
-
-
-def test_a_question_of_another_day_or_by_the_same_speaker_is_answered_by_no_one():
-    assert ("Lena", "lives in", "Kralingen") not in answer_to("Where are you living?", "A flat in Kralingen.", asker="Lena")
-    extractor = RuleExtractor(EntityRegistry())
-    extractor.extract(Item(text="Where are you living?", kind="turn", key="D1:9", speaker="Omar",
-                           timestamp="2025-03-01T10:00:00", id=1))
-    later = Item(text="A flat in Kralingen.", kind="turn", key="D2:1", speaker="Lena", timestamp="2025-05-01T10:00:00", id=2)
-    assert not [f for f in extractor.extract(later).facts if f.predicate == "lives in"]
-
-
-MILL = locomo("mill", ("Dan", "Aoife"),
-    ("9:00 am on 12 January, 2025", [("Dan", "I work at the Copper Kettle on the quay.")]),
-    ("6:00 pm on 3 June, 2025", [
-        ("Aoife", "Long time! Where are you working now?"),
-        ("Dan", "At the Mill. Better hours, worse coffee."),
-    ]),
-)
-mill = stored(MILL)
-
-
-def test_an_answer_naming_only_the_new_place_supersedes_the_old_and_answers_first(mill):
-    """"Where are you working now?" — "At the Mill.": the slot comes from the question, the value from
-    the answer, so the job at the Copper Kettle is superseded and the answer goes first."""
-    facts = {f"{f.subject} {f.predicate} {f.object}": f for f in mill.knowledge.facts()}
-    by_id = {f.id: f for f in facts.values()}
-    assert by_id[facts["Dan works at Copper Kettle on the quay"].superseded_by].object == "Mill"
-    keys = [h.item.key for h in mill.recall("Where does Dan work?", top_k=5, strategy="fused").hits]
-    assert keys and keys[0] == "D2:2", keys
