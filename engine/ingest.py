@@ -228,12 +228,9 @@ def _labels(item: Item) -> list[tuple[str, str, bool]]:
 
 
 def _fits(item: Item) -> bool:
-    """Whether every label of ``item`` keeps the rule (:func:`label_problem`), asked the quick
-    way: it is asked of every item a file or a caller makes."""
-    caption = item.meta.get("image_caption")
-    return (len(item.title) <= MAX_LABEL_CHARS and len(item.speaker or "") <= MAX_LABEL_CHARS
-            and not CONTROL.search(f"{item.speaker or ''}{item.title}")
-            and not (isinstance(caption, str) and len(caption) > MAX_LABEL_CHARS))
+    """Whether every label of ``item`` keeps the rule: :func:`label_problem` itself, so that the
+    rule is stated once (it is asked of every item a file or a caller makes)."""
+    return not any(value and label_problem(value, shown_alone=alone) for _, value, alone in _labels(item))
 
 
 def check_labels(p: ParsedSource) -> None:
