@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Mapping
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from .rows import GrowingRows
 
 if TYPE_CHECKING:
     from ..arrays import SlotMap
+    from .marks import MarkPlan
 
 DAY = 86_400.0
 # Up to this many linked items the co-access walk's transition is a dense array: its product
@@ -175,6 +176,8 @@ class FeedbackState:
         self.edges = EdgeSet()
         self._edge_at: dict[tuple[int, int], int] = {}
         self.query_bags: dict[int, dict[int, float]] = {}  # item id -> {term id: count}
+        self._asked: list[tuple[str, list[int], MarkPlan]] = []  # per event: its query, used items, the query's plan
+        self._planned_over: tuple[Mapping[str, int] | None, int] = (None, 0)  # the vocabulary and its size every plan held over
         self._used_for: UsedFor | None = None
         self._counted: list[tuple[int, int, float, float]] = []  # bag counts added since _used_for last read them
         # Held while the bags are counted and while recall reads the used-for rows: two recalls in
@@ -201,7 +204,7 @@ class FeedbackState:
         self._trust_arrays = TrustColumns()
         self._trust_arrays.put(self.trust_rows())
         with self._counting:
-            self.query_bags = {}
+            self.query_bags, self._asked, self._planned_over = {}, [], (None, 0)
             self._used_for, self._counted = None, []
         self.invalidate()
 
@@ -210,17 +213,43 @@ class FeedbackState:
         self._coaccess = None
         self._trust_columns = None
 
-    def add_query(self, item_ids: list[int], term_ids: np.ndarray) -> None:
-        """Remember that these items were used for a query with these terms (recall's index of
-        them takes the new counts at its next read)."""
+    def add_query(self, item_ids: list[int], query: str, plan: MarkPlan) -> None:
+        """Remember that these items were used for ``query``, planned as ``plan`` (recall's index
+        of them takes the new counts at its next read)."""
         with self._counting:
-            for item_id in item_ids:
-                bag = self.query_bags.setdefault(item_id, {})
-                for t in term_ids.tolist():
-                    before = bag.get(t, 0.0)
-                    bag[t] = before + 1.0
-                    if self._used_for is not None:
-                        self._counted.append((item_id, t, before, 1.0))
+            self._asked.append((query, list(item_ids), plan))
+            self._count(item_ids, plan.term_ids())
+
+    def _count(self, item_ids: list[int], term_ids: np.ndarray) -> None:
+        """Add one use of each term to each item's bag. Called with ``_counting`` held."""
+        for item_id in item_ids:
+            bag = self.query_bags.setdefault(item_id, {})
+            for t in term_ids.tolist():
+                before = bag.get(t, 0.0)
+                bag[t] = before + 1.0
+                if self._used_for is not None:
+                    self._counted.append((item_id, t, before, 1.0))
+
+    def follow(self, vocabulary: Mapping[str, int], plan: Callable[[str], MarkPlan]) -> None:
+        """Plan again (``plan``) the queries whose plan ``vocabulary`` no longer gives, and count the
+        bags anew when one changed. Another process's ingest grows the vocabulary a process holds:
+        a word a taught query asked, or a word related to one, may join it, and a fresh open plans
+        the query with that word; the bags kept the plan made when the feedback was given, so
+        feedback_match read otherwise in this process than in a fresh one."""
+        held_over, size = self._planned_over
+        if vocabulary is held_over and len(vocabulary) == size:
+            return
+        with self._counting:
+            stale = [n for n, (_, _, held) in enumerate(self._asked) if not held.holds(vocabulary)]
+            replanned = {n: plan(self._asked[n][0]) for n in stale}
+            moved = any(replanned[n].terms != self._asked[n][2].terms for n in stale)
+            for n, again in replanned.items():
+                self._asked[n] = (self._asked[n][0], self._asked[n][1], again)
+            if moved:
+                self.query_bags, self._used_for, self._counted = {}, None, []
+                for _, items, held in self._asked:
+                    self._count(items, held.term_ids())
+            self._planned_over = (vocabulary, len(vocabulary))
 
     # -- feedback -----------------------------------------------------------------------------
 
@@ -279,6 +308,7 @@ class FeedbackState:
             for i in gone:
                 self.trust.pop(i, None)
                 self.query_bags.pop(i, None)
+            self._asked = [(query, [i for i in items if i not in gone], held) for query, items, held in self._asked]
             self._used_for, self._counted = None, []
         self._trust_arrays.drop(list(gone))
         if len(self.edges):

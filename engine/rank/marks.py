@@ -81,7 +81,7 @@ import numpy as np
 
 from ..arrays import SlotMap
 from ..pipeline import MarkNote, Ranking
-from ..query import answer_type, english_lexicon, name_tokens
+from ..query import QueryPlan, answer_type, english_lexicon, name_tokens
 from ..text import lexical_tokens, one_shortens_the_other, words
 from .rows import GrowingRows
 
@@ -236,6 +236,11 @@ class MarkPlan:
     def over(cls, terms: dict[int, float], consulted: Iterable[str], vocabulary: Mapping[str, int]) -> "MarkPlan":
         words = frozenset(consulted)
         return cls(terms, words, len(words & vocabulary.keys()), len(vocabulary), vocabulary)
+
+    @classmethod
+    def of(cls, planned: QueryPlan, vocabulary: Mapping[str, int]) -> "MarkPlan":
+        """``planned`` (engine/query.py's plan over ``vocabulary``) by term id."""
+        return cls.over({vocabulary[t]: w for t, w in planned.terms.items()}, planned.consulted, vocabulary)
 
     def term_ids(self) -> np.ndarray:
         return np.fromiter(self.terms, dtype=np.int64, count=len(self.terms))

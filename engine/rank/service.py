@@ -237,7 +237,7 @@ class RankerArea(Area):
         marks = []
         for event in events:
             plan = self._plan(event.query)
-            state.add_query(event.used, plan.term_ids())
+            state.add_query(event.used, event.query, plan)
             marks.append((event.id, event.query, event.created_at, event.used, event.ignored, plan))
         self.feedback_state = state
         self.marks.refill(marks)  # the marks' query vectors stay: a query already embedded is not embedded again
@@ -545,6 +545,7 @@ class RankerArea(Area):
         index = self.mem.index
         ids = index.item_ids[slots]
         trust, uses = state.trust_and_uses(ids)
+        state.follow(index.vocab, self._plan)
         match = state.feedback_match(ids, q.term_ids, index.bm25.idf, self._idf_version())
         co = state.coaccess(index.slot_of, index.n_slots, slots, rrf)[slots]
         best = co.max() if len(co) else 0.0
@@ -639,8 +640,7 @@ class RankerArea(Area):
     def _plan(self, text: str) -> MarkPlan:
         """The query plan (engine/query.py) as recall makes it, by term id."""
         index = self.mem.index
-        planned = index.plan(text)
-        return MarkPlan.over({index.vocab[t]: w for t, w in planned.terms.items()}, planned.consulted, index.vocab)
+        return MarkPlan.of(index.plan(text), index.vocab)
 
     def _term_idf(self, term_ids: list[int]) -> np.ndarray:
         """IDF in the store of term ids; an unknown one (−1) counts as the rarest."""
@@ -726,7 +726,7 @@ class RankerArea(Area):
             generation = store.bump_ranker_generation()
         self.feedback_state.apply(changes, now)
         plan = self._plan(row.query)  # made once: the used-for rows and the next recall's marks both read it
-        self.feedback_state.add_query(used, plan.term_ids())
+        self.feedback_state.add_query(used, row.query, plan)
         self.marks.add(event_id, row.query, now, used, ignored, plan)
         self.learned, self.generation = learned, generation
         self.state_problem = "" if n_train or n_held else self.state_problem
@@ -792,7 +792,7 @@ class RankerArea(Area):
                 features, names = described.get(e.id), list(self.names)
             changes = state.changes(used, [i for i in e.ignored if i in live], e.created_at)
             state.apply(changes, e.created_at)
-            state.add_query(used, self.mem.index.query_terms(e.query)[0])
+            state.add_query(used, e.query, self._plan(e.query))
             learned = self._learned_after(learned, e.id, e.query, shown, set(used), features, names)[0]
         return state, learned
 

@@ -23,6 +23,7 @@ from mnemoscope.engine.errors import EmbeddingUnavailable
 from mnemoscope.engine.rank import feedback as feedback_module
 from mnemoscope.engine.rank import features as features_module
 from mnemoscope.engine.rank.feedback import FeedbackParams, FeedbackState
+from mnemoscope.engine.rank.marks import MarkPlan
 from mnemoscope.engine.rank.service import RankerArea
 from mnemoscope.engine.transfer import write_records
 from tests.rank.conftest import SETTINGS
@@ -387,14 +388,14 @@ def test_each_event_adds_its_own_words_to_the_used_for_rows_and_matches_a_fresh_
     for n, (used, text) in enumerate(events):
         terms = index.query_terms(text)[0]
         assert terms.size
-        grown.add_query(items[used].tolist(), terms)
+        grown.add_query(items[used].tolist(), text, MarkPlan.of(index.plan(text), index.vocab))
         counts[used, terms[:, None]] += 1
         asked.clear()
         match = grown.feedback_match(items, probe, idf, version)
         assert sum(asked) == len(items[used]) * len(terms) + len(probe)  # a rebuild would look up every count held
         fresh = FeedbackState(FeedbackParams())
         for earlier, earlier_text in events[:n + 1]:
-            fresh.add_query(items[earlier].tolist(), index.query_terms(earlier_text)[0])
+            fresh.add_query(items[earlier].tolist(), earlier_text, MarkPlan.of(index.plan(earlier_text), index.vocab))
         assert match == pytest.approx(fresh.feedback_match(items, probe, index.bm25.idf, version), rel=1e-12, abs=1e-15)
     assert counts.max() > 1  # an item was used twice for one term
     weights = index.bm25.idf(np.arange(len(index.vocab)))

@@ -6,7 +6,10 @@ same commit and reload it too. Two loads interleaved used to count the used-for 
 the other's fresh state, so feedback_match read from them until the next reload: what was taught
 counted differently in that process than in a fresh one (found in review, requests.md 14:24)."""
 
+import subprocess
+import sys
 import threading
+from pathlib import Path
 from typing import Callable, TypeVar
 
 import numpy as np
@@ -33,6 +36,16 @@ def priors(mem: Memory) -> list[list[tuple[int, float]]]:
     """Each question's hits with their answer prior (what kind of item people use)."""
     return [[(h.item.id, round(h.features.get("answer_prior", 0.0), 9)) for h in mem.recall(q, strategy="fused").hits]
             for q in QUESTIONS]
+
+
+NOTES = ("# Baking\n\nMaya's sourdough bread class: what does Maya bake? A border collie dog watched.\n\n"
+         "# Travel\n\nThe trip to Lisbon, and a border collie dog at the sourdough bread class.\n")
+INGEST = """
+import sys
+from mnemoscope.engine import Memory
+with Memory(sys.argv[1], fused_signals="") as other:
+    other.ingest(sys.argv[2])
+"""
 
 
 def paused_at(monkeypatch, owner: type, name: str, after: bool = True) -> tuple[threading.Event, threading.Event]:
@@ -188,8 +201,7 @@ def test_a_recall_while_another_process_s_items_come_in_keeps_no_descriptors_mad
         rec = mem.recall(q, strategy="fused")
         mem.feedback(rec.token, [h.item.id for h in rec.hits][:2])
     notes = tmp_path / "notes.md"
-    notes.write_text("# Baking\n\nMaya's sourdough bread class: what does Maya bake? A border collie dog watched.\n\n"
-                     "# Travel\n\nThe trip to Lisbon, and a border collie dog at the sourdough bread class.\n")
+    notes.write_text(NOTES)
     with Memory(mem.path, **SETTINGS) as other:
         other.ingest(notes)
         added = {i.id for i in other.source_items(other.sources()[-1].id)}
@@ -210,3 +222,25 @@ def test_a_recall_while_another_process_s_items_come_in_keeps_no_descriptors_mad
     assert added & {i for hits in expected for i, _p in hits}  # the new items are among the hits
     assert any(p for hits in expected for _i, p in hits)
     assert priors(mem) == expected
+
+
+def test_a_process_following_another_process_s_ingest_matches_queries_as_a_fresh_open(mem, tmp_path):
+    """The used-for bags kept each query's plan as it was made when the feedback was given; another
+    process's ingest brings words a taught query asks (or words related to them) into the
+    vocabulary, and a fresh open plans the query with them. This process went on reading the old
+    plans (fails before: feedback_match 0.835 for the taught question's own hits, 1.0 opened afresh)."""
+    planned = [set(mem.index.plan(q).terms) for q in QUESTIONS]
+    for q in QUESTIONS:
+        rec = mem.recall(q, strategy="fused")
+        mem.feedback(rec.token, [h.item.id for h in rec.hits][:2])
+    notes = tmp_path / "notes.md"
+    notes.write_text(NOTES)
+    run = subprocess.run([sys.executable, "-c", INGEST, str(mem.path), str(notes)], capture_output=True, text=True,
+                         timeout=120, cwd=Path(__file__).parents[2])
+    assert run.returncode == 0, run.stderr
+    mem.refresh()
+    assert planned != [set(mem.index.plan(q).terms) for q in QUESTIONS]  # a taught query plans otherwise now
+    with Memory(mem.path, **SETTINGS) as fresh:
+        expected = scores(fresh)
+    assert any(f for hits in expected for _i, _s, f in hits)  # the bags are read
+    assert scores(mem) == expected
