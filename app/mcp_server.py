@@ -46,8 +46,8 @@ facts, entities and episodes extracted from them. Call `remember` with what is w
 conversation so far, or a document's text), `recall` before answering a question that earlier
 sessions may answer, and `feedback` with the ids of the hits you actually used, so that the
 ranking learns. `facts`, `entities` and `episodes` list what the store knows; `forget` deletes
-(try it with dry_run first). A person may be watching and curating the same store in the
-Mnemoscope app."""
+what agents remembered (try it with dry_run first): what the person stored is theirs to delete.
+A person may be watching and curating the same store in the Mnemoscope app."""
 
 
 # -- arguments ---------------------------------------------------------------------------------
@@ -306,9 +306,11 @@ def build_server(mem: "Memory") -> MCPServer:
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
     async def forget(ctx: Context, item_ids: list[int] | None = None, source_id: int | None = None,
                      dry_run: bool = False) -> Annotated[CallToolResult, Forgotten]:
-        """Delete items (by id) or a whole source (by id), with the facts and episodes that only
-        they supported. With `dry_run` nothing changes and the answer says what would be deleted;
-        use it first when unsure. Give item_ids or source_id, not both."""
+        """Delete items (by id) or a whole source (by id) that an agent stored with `remember`, with
+        the facts and episodes that only they supported. A source the person stored (ingested,
+        imported, noted), and any item in it, is theirs: that is an error, and nothing is deleted.
+        With `dry_run` nothing changes and the answer says what would be deleted; use it first
+        when unsure. Give item_ids or source_id, not both."""
         if (not item_ids) == (source_id is None):
             raise ToolError("give either item_ids or source_id, not both or neither")
         return await engine.answer(ctx, lambda m: _forget(m, item_ids or [], source_id, dry_run), writes=True)
@@ -341,8 +343,6 @@ def build_server(mem: "Memory") -> MCPServer:
 
 # A source's name comes back with every hit of it (recall's ``source``), and is shown as a list's line.
 MAX_SOURCE_CHARS = 500
-# The source meta key naming the MCP client that stored a source: what an agent may replace.
-WRITTEN_BY = "written_by"
 
 
 def _check_name(field: str, value: str | None, limit: int | None = None) -> None:
@@ -366,6 +366,7 @@ def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | 
               source: str | None) -> Remembered:
     from mnemoscope.engine.conversations import messages_source
     from mnemoscope.engine.ingest import read_markdown
+    from mnemoscope.engine.records import WRITTEN_BY
 
     client = mem.activity.client.removeprefix("mcp:")
     if messages is not None:
@@ -398,11 +399,27 @@ def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | 
 def _agents_own(stored: "Source") -> None:
     """Refuse to replace a source an agent did not store through MCP: what the person put in the
     store (a file ingested, an import, a note) is theirs; an agent naming it must not overwrite
-    it in silence. A source stored through MCP says so in its meta (one stored before that
-    was named ``mcp:…`` when the agent gave no name)."""
-    if not (str(stored.meta.get(WRITTEN_BY, "")).startswith("mcp:") or stored.name.startswith("mcp:")):
+    it in silence. Only the mark the server writes counts (:attr:`Source.by_agent`), not a name."""
+    if not stored.by_agent:
         raise ToolError(f"source: {stored.name!r} is a source stored by the person, not through MCP, and an agent"
                         " does not replace it; remember under another name; nothing was stored")
+
+
+def _agent_may_delete(item_id: int | None) -> Callable[["Source | None"], None]:
+    """The check ``forget`` asks before deleting a source (``item_id`` None) or an item, with its
+    source: an agent deletes only what an agent stored through MCP; the person's sources, and
+    the items in them, are the person's to delete, and the refusal says how."""
+    def check(source: "Source | None") -> None:
+        if source is not None and source.by_agent:
+            return
+        if item_id is None and source is not None:
+            what, target = f"source {source.id} ({source.name!r}) is", f"source:{source.id}"
+        else:
+            what, target = f"item {item_id} is in {source.name if source else '?'!r},", str(item_id)
+        raise ToolError(f"{what} a source the person stored (ingested, imported or noted), not one an agent stored"
+                        f" through MCP: an agent does not delete it; the person can, with `mnemoscope delete {target}`"
+                        " or in the app's Sources screen (d); nothing was deleted")
+    return check
 
 
 def _recall(mem: "Memory", source_name: Callable[[int], str], query: str, strategy: str | None, mode: str,
@@ -429,15 +446,23 @@ def _feedback(mem: "Memory", token: str, used: list[int], ignored: list[int]) ->
 
 
 def _forget(mem: "Memory", item_ids: list[int], source_id: int | None, dry_run: bool) -> Forgotten:
+    """Delete what an agent stored through MCP (:func:`_agent_may_delete`): every item is checked
+    before the first is deleted, so a refusal deletes nothing."""
     if source_id is not None:
-        return Forgotten(dry_run=dry_run, changes=mem.delete_source(source_id, dry_run=dry_run))
-    missing = sorted(set(item_ids) - set(mem.items(item_ids)))
+        changes = mem.delete_source(source_id, dry_run=dry_run, before_deleting=_agent_may_delete(None))
+        return Forgotten(dry_run=dry_run, changes=changes)
+    found = mem.items(item_ids)
+    missing = sorted(set(item_ids) - set(found))
     if missing:
         more = f" and {len(missing) - 10:,} more" if len(missing) > 10 else ""
         raise ToolError(f"no item with id {', '.join(map(str, missing[:10]))}{more}; nothing was deleted")
+    sources = {s.id: s for s in mem.sources()}
+    for item_id in dict.fromkeys(item_ids):
+        _agent_may_delete(item_id)(sources.get(found[item_id].source_id))
     total: dict[str, Any] = {}
     for item_id in dict.fromkeys(item_ids):
-        for key, value in mem.delete_item(item_id, dry_run=dry_run).items():
+        changes = mem.delete_item(item_id, dry_run=dry_run, before_deleting=_agent_may_delete(item_id))
+        for key, value in changes.items():
             total[key] = total.get(key, 0) + value if isinstance(value, (int, float)) else value
     return Forgotten(dry_run=dry_run, changes=total)
 

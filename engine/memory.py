@@ -999,14 +999,23 @@ class Memory:
         return report
 
     @_one_writer
-    def delete_item(self, item_id: int, dry_run: bool = False) -> dict[str, int]:
-        """Delete one item; facts and episodes that lose their last provenance go with it."""
-        self.item(item_id)
+    def delete_item(self, item_id: int, dry_run: bool = False,
+                    before_deleting: Callable[[Source | None], None] | None = None) -> dict[str, int]:
+        """Delete one item; facts and episodes that lose their last provenance go with it.
+
+        ``before_deleting`` is called with the item's source, in a dry run too, and again under
+        the write lock (so that no other writer comes in between); it raises to refuse, and
+        nothing is deleted (an MCP agent may not delete what a person stored: app/mcp_server.py)."""
+        source = self.store.source(self.item(item_id).source_id)
+        if before_deleting:
+            before_deleting(source)
         self._load_areas()
         if dry_run:
             return self._cascade([item_id], dry_run=True)
         with self.store.transaction():  # checked again with the write lock held: another process may have deleted it
             source = self.store.source(self.item(item_id).source_id)
+            if before_deleting:
+                before_deleting(source)
             report = self._cascade([item_id], dry_run=False)
             self.store.delete_item_row(item_id)
             self.activity.record(log_actions.ITEM_DELETED, f"item {item_id} of {source.name if source else '?'}", count=1,
@@ -1015,13 +1024,19 @@ class Memory:
         return report
 
     @_one_writer
-    def delete_source(self, source_id: int, dry_run: bool = False) -> dict[str, int]:
+    def delete_source(self, source_id: int, dry_run: bool = False,
+                      before_deleting: Callable[[Source], None] | None = None) -> dict[str, int]:
+        """Delete a source and its items (see :meth:`delete_item`, ``before_deleting`` too)."""
         source, ids = self._source_and_items(source_id)
+        if before_deleting:
+            before_deleting(source)
         self._load_areas()
         if dry_run:
             return {"sources": 1, **self._cascade(ids, dry_run=True)}
         with self.store.transaction():  # checked again with the write lock held: another process may have changed it
             source, ids = self._source_and_items(source_id)
+            if before_deleting:
+                before_deleting(source)
             report = self._cascade(ids, dry_run=False)
             self.store.delete_source_row(source_id)
             self.activity.record(log_actions.SOURCE_DELETED, source.name, count=len(ids), source_id=source_id,

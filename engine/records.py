@@ -19,6 +19,10 @@ if TYPE_CHECKING:
 MAX_LABEL_CHARS = 2_000
 # A control character (Unicode's Cc: C0, DEL, C1), which a speaker or a title may not hold.
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# The source meta key naming the MCP client that stored a source (``mcp:CLIENT``), written by the
+# MCP server alone: the only sources an agent may replace or delete. An import drops it
+# (engine/transfer.py): what a file says never decides what an agent may do.
+WRITTEN_BY = "written_by"
 IMAGE_SIGNATURE_PREFIX = "image:"  # item_vectors rows of image models (a reindex keeps them: they need no text)
 
 
@@ -44,6 +48,12 @@ class Source:
     content_hash: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
     id: int | None = None
+
+    @property
+    def by_agent(self) -> bool:
+        """Whether an agent stored it through MCP (its meta's :data:`WRITTEN_BY`); a source the
+        person stored (ingested, imported, noted, in the app) is not, whatever its name."""
+        return str(self.meta.get(WRITTEN_BY, "")).startswith("mcp:")
 
 
 @dataclass

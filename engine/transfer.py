@@ -28,7 +28,7 @@ from .conversations import DuplicateKey, read_json
 from .errors import ExportFailed, FileRefused, IngestFailed
 from .files import atomic_writer, open_regular
 from .ingest import MAX_CHUNK_CHARS, IngestError, _short, fit_labels, split_long
-from .records import IngestReport, Item, ParsedSource, Source
+from .records import WRITTEN_BY, IngestReport, Item, ParsedSource, Source
 from .store.check import Salvaged, readable_records
 
 if TYPE_CHECKING:
@@ -129,6 +129,7 @@ def import_(mem: Transferring, path: str | Path) -> IngestReport:
         raise IngestFailed([exc]) from None
     _split_long_items(exported)
     fitted = [fit_labels(parsed) for parsed in exported.sources.values()]
+    marked = [_the_persons(parsed) for parsed in exported.sources.values()]
     mem.refresh()
     areas = mem.areas  # every area loaded before the transaction opens
     with ExitStack() as importing:
@@ -144,6 +145,7 @@ def import_(mem: Transferring, path: str | Path) -> IngestReport:
                 id_map = _imported_ids(mem, exported, report)
                 for stored, said in zip(report.sources, fitted):
                     stored.warnings += said if stored.status != "unchanged" else []
+                _say_made_the_persons(report, marked)
                 for area in areas:
                     area.import_records([r for _, r in exported.records], id_map)
                 mem.activity.record("store.imported", Path(path).name, count=report.items)
@@ -151,6 +153,21 @@ def import_(mem: Transferring, path: str | Path) -> IngestReport:
             mem.reload()  # forget what the rolled-back transaction had put in memory
             raise
     return report
+
+
+def _the_persons(parsed: ParsedSource) -> bool:
+    """Make an exported source the person's: drop the mark the MCP server writes on what an agent
+    stores (:data:`engine.records.WRITTEN_BY`), which lets an agent replace or delete it. Whoever
+    wrote the file chose that mark, and an import is the person's act; returns whether it was there."""
+    return parsed.source.meta.pop(WRITTEN_BY, None) is not None
+
+
+def _say_made_the_persons(report: IngestReport, marked: list[bool]) -> None:
+    """One warning, on the first such source, when sources stored as an agent's came in as the person's."""
+    made = [stored for stored, was in zip(report.sources, marked) if was and stored.status != "unchanged"]
+    if made:
+        made[0].warnings.append(f"{len(made):,} source(s) the export says an agent stored through MCP are the person's"
+                                " once imported: an agent no longer replaces or forgets them")
 
 
 def _split_long_items(exported: ExportFile) -> None:
