@@ -68,31 +68,47 @@ class ActivitySQL:
 class ChangeWatch:
     """Whether anyone committed to a store since the last look: SQLite's ``PRAGMA data_version``
     on a connection of its own (read-only, never in a transaction), so that a tick costs the same
-    at any size and never waits for the store's main connection, which a long write may hold."""
+    at any size and never waits for the store's main connection, which a long write may hold.
+
+    A look never waits either (no busy timeout): while another process holds the store locked
+    (an exclusive lock, a WAL recovery) it sees no change yet, and looks again the next time."""
 
     def __init__(self, path: str | Path) -> None:
-        uri = f"{Path(path).resolve().as_uri()}?mode=ro"
-        self.conn = self._connect(uri)
-        try:
-            self.version = self._read()
-        except sqlite3.OperationalError:
-            # a WAL store in a folder this user may not write, without its -shm file: read as it
-            # is, as the store itself then does (StoreBase._connect); no change is seen
-            self.conn.close()
-            self.conn = self._connect(uri + "&immutable=1")
-            self.version = self._read()
+        self.uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+        self.conn = self._connect(self.uri)
+        self.immutable = False
+        self.version = self._look()  # None: not read yet (the store was locked)
 
     @staticmethod
     def _connect(uri: str) -> sqlite3.Connection:
-        return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False, timeout=0)
 
     def _read(self) -> int:
         return self.conn.execute("PRAGMA data_version").fetchone()[0]
 
+    def _look(self) -> int | None:
+        """The store's data version, or None while another connection holds it locked."""
+        try:
+            return self._read()
+        except sqlite3.OperationalError as exc:
+            name = exc.sqlite_errorname
+            if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+                return None
+            if self.immutable or not name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN")):
+                raise
+        # a WAL store in a folder this user may not write, without its -shm file: read as it is,
+        # as the store itself then does (StoreBase._connect); no change is seen. Only then: a
+        # store merely locked for a while must not lose every later change.
+        self.conn.close()
+        self.conn = self._connect(self.uri + "&immutable=1")
+        self.immutable = True
+        return self._read()
+
     def changed(self) -> bool:
-        """True once for each look after another connection (of any process) committed."""
-        version = self._read()
-        if version == self.version:
+        """True once for each look after another connection (of any process) committed, and at
+        the first look that reads the store after it was locked (a change may have come meanwhile)."""
+        version = self._look()
+        if version is None or version == self.version:
             return False
         self.version = version
         return True
