@@ -12,7 +12,6 @@ import functools
 import hashlib
 import os
 import re
-import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ import numpy as np
 import platformdirs
 
 from ..errors import FileRefused, UnknownIntent
-from ..files import atomic_writer
+from ..files import atomic_writer, open_regular, others_control
 from ..lazy import sparse as sp
 
 INTENTS = ("deepen", "broaden", "compare", "apply", "clarify", "neutral")
@@ -214,18 +213,15 @@ def _cached_fit(rows: _Rows, y: np.ndarray, n_classes: int, l2_c: float) -> tupl
     The weights are a pure function of the shipped phrasings, so a later process loads them in
     a millisecond instead of fitting again; a missing or unreadable cache file is simply refitted.
     The weights decide every inferred intent, so only a file no one else could have written is
-    loaded (:func:`_private`), and the folder and the file are made private (0700, 0600) whatever
+    loaded (:func:`_load_own`), and the folder and the file are made private (0700, 0600) whatever
     the process's umask (under umask 000 the defaults would open them to every local user).
     """
     digest = hashlib.sha1(rows.data.tobytes() + rows.indices.tobytes() + y.tobytes() + repr(l2_c).encode()).hexdigest()[:16]
     folder = platformdirs.user_cache_path("mnemoscope")
     path = folder / f"intents-{digest}.npz"
-    if _private(path):
-        try:
-            with np.load(path, allow_pickle=False) as cached:
-                return cached["coef"], cached["intercept"]
-        except (OSError, ValueError, KeyError):
-            pass
+    cached = _load_own(path)
+    if cached is not None:
+        return cached
     coef, intercept = _fit_softmax(rows.matrix(), y, n_classes, l2_c)
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -237,16 +233,18 @@ def _cached_fit(rows: _Rows, y: np.ndarray, n_classes: int, l2_c: float) -> tupl
     return coef, intercept
 
 
-def _private(path: Path) -> bool:
-    """Whether ``path`` is a regular file that only this user could have written: theirs, in a
-    folder of theirs, neither writable by group or others (a link is not followed)."""
+def _load_own(path: Path) -> tuple[np.ndarray, np.ndarray] | None:
+    """The cached weights, read only from a regular file that no other user could have written
+    or put in place, by the rule stores and settings files keep (:func:`engine.files.others_control`:
+    the file, its folder and every folder above it); None otherwise, or when unreadable."""
     try:
-        held = (os.stat(path.parent), os.lstat(path))
-    except OSError:
-        return False
-    mine = getattr(os, "getuid", lambda: None)()
-    return stat.S_ISREG(held[1].st_mode) and all(
-        (mine is None or st.st_uid == mine) and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) for st in held)
+        with open_regular(path) as fh:
+            if others_control(path, os.fstat(fh.fileno())):
+                return None
+            with np.load(fh, allow_pickle=False) as cached:
+                return cached["coef"], cached["intercept"]
+    except (FileRefused, OSError, ValueError, KeyError):
+        return None
 
 
 _lock = threading.Lock()

@@ -3,6 +3,7 @@ the phrasings BetterMem's substring rules got wrong."""
 
 import os
 import stat
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -186,16 +187,35 @@ def test_the_fit_is_cached_privately_whatever_the_umask(own_cache):
     assert stat.S_IMODE(cached.stat().st_mode) == 0o600
 
 
-def test_a_cached_fit_others_could_have_written_is_not_loaded(own_cache):
-    IntentClassifier()
-    [cached] = own_cache.glob("intents-*.npz")
+def plant(cached: Path) -> np.ndarray:
+    """Replace the cached fit by weights that read every query as "deepen"; the fit's intercept."""
     with np.load(cached) as fit:
         coef, intercept = fit["coef"], fit["intercept"]
     planted = np.zeros_like(intercept)
-    planted[INTENTS.index("deepen")] = 100.0  # every query would read as "deepen"
+    planted[INTENTS.index("deepen")] = 100.0
     np.savez(cached, coef=np.zeros_like(coef), intercept=planted)
+    return intercept
+
+
+def test_a_cached_fit_others_could_have_written_is_not_loaded(own_cache):
+    IntentClassifier()
+    [cached] = own_cache.glob("intents-*.npz")
+    intercept = plant(cached)
     cached.chmod(0o666)
     assert IntentClassifier().classify("compare bm25 and dense").name == "compare"  # before: deepen
     assert stat.S_IMODE(cached.stat().st_mode) == 0o600  # fitted again and written privately
     with np.load(cached) as fit:
         assert np.allclose(fit["intercept"], intercept)
+
+
+def test_a_cached_fit_under_a_folder_others_can_change_is_not_loaded(own_cache):
+    """Another user who can change a folder above the cache renames its folder and puts one of
+    theirs in its place, private-looking (0700, a 0600 file of their weights). The cache is held
+    to the rule stores and settings files keep (fails before: the cache's own folder and file
+    alone were asked, and the planted weights read every query as "deepen")."""
+    IntentClassifier()
+    [cached] = own_cache.glob("intents-*.npz")
+    plant(cached)
+    cached.chmod(0o600)
+    own_cache.parent.chmod(0o777)  # the cache home: not sticky, others may rename what it holds
+    assert IntentClassifier().classify("compare bm25 and dense").name == "compare"
