@@ -237,6 +237,18 @@ def read_message(obj: Any, key: str) -> Message:
     return message
 
 
+def _title_meta(title: Any) -> dict[str, Any]:
+    """A conversation's title as its source's meta (none unless a string), held to the label
+    rule (:func:`label_problem`) where the file is read, so that the refusal names its line.
+    Raises ValueError."""
+    if not isinstance(title, str):
+        return {}
+    problem = label_problem(title)
+    if problem:
+        raise ValueError(f"'title' {problem}")
+    return {"title": title}
+
+
 # -- messages to a source ---------------------------------------------------------------------
 
 
@@ -331,7 +343,10 @@ def _read_openai_json(name: str, data: Any, text: str, digest: str) -> ParsedSou
     raw = data["messages"] if under else data
     if not isinstance(raw, list):
         raise ChatFormatError(f"'messages' must be a list of message objects, not {_short(raw)}", _line_of_key(text, "messages"))
-    meta = {"title": data["title"]} if isinstance(data, dict) and isinstance(data.get("title"), str) else {}
+    try:
+        meta = _title_meta(data.get("title")) if isinstance(data, dict) else {}
+    except ValueError as exc:
+        raise ChatFormatError(str(exc), _line_of_key(text, "title")) from None
     return _openai_conversation(name, raw, lambda n: element_line(text, n, under), meta=meta, content_hash=digest)
 
 
@@ -389,8 +404,7 @@ def _chatgpt_branch(conv: Any, index: int) -> tuple[list[Message], str, dict[str
     conv_id = conv.get("conversation_id") or conv.get("id") or str(index)
     if not isinstance(conv_id, str):
         raise ValueError(f"'id' must be a string, not {_short(conv_id)}")
-    title = conv.get("title")
-    meta: dict[str, Any] = {"title": title} if isinstance(title, str) else {}
+    meta = _title_meta(conv.get("title"))
     if conv.get("create_time") is not None:
         meta["create_time"] = iso_time(conv["create_time"])
     messages = []

@@ -247,3 +247,40 @@ def test_a_locomo_speaker_that_is_no_label_is_refused_with_its_line(tmp_path):
     code, _out, err = cli("--store", tmp_path / "m.db", "ingest", path)
     assert code == 2 and err.count("\n") == 1, err
     assert f"{path}:{line}: conversation s1, session_1 turn 2: 'speaker' is 2,001 characters long; at most 2,000" in err, err
+
+
+def chatgpt_conversation(conv_id: str, title: str) -> dict:
+    """One conversation of a ChatGPT data export (conversations.json), a user's line and a reply."""
+    def node(node_id, role, text, parent, children):
+        return {"id": node_id, "parent": parent, "children": children,
+                "message": {"id": node_id, "author": {"role": role}, "content": {"content_type": "text", "parts": [text]}}}
+    return {"title": title, "conversation_id": conv_id, "create_time": 1700000000, "current_node": "b",
+            "mapping": {"a": node("a", "user", "Where is the harbour?", None, ["b"]),
+                        "b": node("b", "assistant", "By the old lighthouse.", "a", [])}}
+
+
+def test_a_chat_exports_title_that_is_no_label_is_refused_with_its_line(tmp_path):
+    """A ChatGPT export's conversation title, and an OpenAI chat file's title, became the source's
+    title whatever they held (fails before: stored, exit 0): they are labels, under the one rule,
+    refused where the file is read with the file and line, the store unchanged."""
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps([chatgpt_conversation("c1", "Harbour"),
+                                  chatgpt_conversation("c2", "Harbour\x1b]0;pwned\x07")], indent=1))
+    line = [n for n, text in enumerate(export.read_text().splitlines(), 1) if text == " {"][1]
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}], "title": "T" * (MAX_LABEL_CHARS + 1)},
+                               indent=1))
+    title_line = next(n for n, text in enumerate(chat.read_text().splitlines(), 1) if '"title"' in text)
+    store = tmp_path / "m.db"
+    Memory(store, extensions=False).close()
+    before = store_checksum(store)
+    for path, says in [(export, f"{export}:{line}: conversation 1: 'title' holds a control character (U+001B at 7)"),
+                       (chat, f"{chat}:{title_line}: 'title' is 2,001 characters long; at most 2,000")]:
+        code, _out, err = cli("--store", store, "ingest", path)
+        assert code == 2 and err.count("\n") == 1 and says in err, err
+    assert store_checksum(store) == before
+    export.write_text(json.dumps([chatgpt_conversation("c1", "Harbour")]))
+    code, out, err = cli("--store", store, "ingest", export)
+    assert code == 0, err
+    with Memory(store, extensions=False) as mem:
+        assert [s.meta["title"] for s in mem.sources()] == ["Harbour"]
