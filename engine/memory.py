@@ -116,6 +116,15 @@ def _of_kind(area: Area, kind: type[AreaT]) -> AreaT:
     return area
 
 
+def _stored_as_it_is(stored: Source, parsed: Source) -> bool:
+    """Whether a source of the same name is stored as ``parsed`` would be: the same content, by
+    the same hand (through MCP by an agent, or by the person: :attr:`Source.by_agent`). The
+    person ingesting or importing what an agent stored makes it theirs (it is stored again), so
+    that an agent that stored a file's bytes under its path first does not keep the person's
+    document for its own to replace or forget."""
+    return stored.content_hash == parsed.content_hash and stored.by_agent == parsed.by_agent
+
+
 def _one_writer(method: Callable[Concatenate[Memory, P], R]) -> Callable[Concatenate[Memory, P], R]:
     """A write that may span several transactions (an ingest of many sources, an import) runs
     alone: another thread's write waits for it instead of interleaving with it. While it runs,
@@ -722,7 +731,7 @@ class Memory:
         store, index = self.store, self.index
         now = [area for area in self.areas if not (defer and area.deferred)]  # the areas that read it now
         existing = store.source_by_name(p.source.name)
-        if existing and existing.content_hash == p.source.content_hash:
+        if existing and _stored_as_it_is(existing, p.source):
             return SourceReport(p.source.name, "unchanged", len(p.items), existing.id)
         # Embed before the transaction: no write lock is held across network calls, and vectors
         # already paid for stay in the embedding cache even if this ingest fails.
@@ -735,7 +744,7 @@ class Memory:
             with store.transaction():  # (which takes in what other processes committed meanwhile)
                 index, vocab_before = self.index, len(self.index.vocab)
                 existing = store.source_by_name(p.source.name)  # again, under the write lock
-                if existing and existing.content_hash == p.source.content_hash:  # another process stored it
+                if existing and _stored_as_it_is(existing, p.source):  # another process stored it
                     return SourceReport(p.source.name, "unchanged", len(p.items), existing.id)
                 if store.vocab_size() > vocab_before:  # another process added terms meanwhile
                     index.merge_vocab(store.vocabulary())

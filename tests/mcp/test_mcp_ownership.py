@@ -94,3 +94,27 @@ async def test_an_import_makes_an_agents_sources_the_persons(tmp_path):
     assert kept(second) == before
     assert done.stdout.splitlines()[1:] == ["1 source(s) the export says an agent stored through MCP are the person's once"
                                             " imported: an agent no longer replaces or forgets them"]
+
+
+async def test_the_persons_ingest_of_what_an_agent_stored_first_makes_it_the_persons(tmp_path):
+    """An agent that stored a file's very bytes under the file's path before the person ingested
+    it kept the source as its own: the ingest said "unchanged", and the agent could then forget
+    (or replace) the person's document (fails before). The person's ingest stores it again as theirs."""
+    store = tmp_path / "agent.db"
+    doc = tmp_path / "harbour.md"
+    doc.write_text("Harbour\nThe lanterns are lit at dusk.\n")
+    async with agent_session(store, dict(os.environ)) as session:
+        first = await session.call_tool("remember", {"title": "Harbour", "text": "The lanterns are lit at dusk.\n",
+                                                     "source": str(doc.resolve())})
+        assert first.structured_content["status"] == "added"
+    with Memory(store, extensions=False) as mem:
+        [report] = mem.ingest(doc).sources
+    assert report.status == "replaced"
+    before = kept(store)
+    async with agent_session(store, dict(os.environ)) as session:
+        forgotten = await session.call_tool("forget", {"source_id": report.source_id})
+        assert forgotten.is_error and text_of(forgotten).startswith(f"forget: source {report.source_id} ")
+        again = await session.call_tool("remember", {"title": "Harbour", "text": "The lanterns are lit at dusk.\n",
+                                                     "source": str(doc.resolve())})
+        assert again.is_error and text_of(again).startswith("remember: source: ")
+    assert kept(store) == before == {str(doc.resolve()): ["Harbour The lanterns are lit at dusk."]}
