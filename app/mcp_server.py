@@ -474,10 +474,13 @@ def _source_items(mem: "Memory", source_id: int) -> list[dict[str, Any]]:
              "title": i.title, "text": i.text} for i in mem.source_items(source_id)]
 
 
-def serve(mem: "Memory", http_port: int | None = None) -> None:
-    """Serve until the host closes stdin (stdio) or the process is interrupted (HTTP)."""
+def serve(mem: "Memory", http_port: int | None = None, token: str | None = None) -> None:
+    """Serve until the host closes stdin (stdio) or the process is interrupted (HTTP, where every
+    request must carry ``token``, by default the user's: app/mcp_http.py)."""
     server = build_server(mem)
     if http_port is None:
         server.run("stdio")
     else:
-        server.run("streamable-http", host="127.0.0.1", port=http_port)
+        from .mcp_http import http_token, serve_http, token_path
+
+        serve_http(server, http_port, token or http_token(token_path()))

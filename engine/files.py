@@ -81,17 +81,18 @@ def read_regular(path: str | Path, max_bytes: int, inside: Path | None = None) -
         return _read_at_most(fh, max_bytes)
 
 
-def read_own(path: str | Path, max_bytes: int) -> bytes:
-    """The bytes of a settings file (the config file, an env file): a regular file that no other
-    user can change (:func:`others_control`). Such a file says where texts and keys are sent, so
-    one that another user could write, or replace through its folder, is refused, as ssh refuses
-    such a config. Raises :class:`FileRefused`."""
+def read_own(path: str | Path, max_bytes: int, decides: str = "says where texts and keys are sent") -> bytes:
+    """The bytes of a settings file (the config file, an env file, the MCP port's token): a
+    regular file that no other user can change (:func:`others_control`). Such a file ``decides``
+    what others may not (where texts and keys are sent, who may use the MCP port), so one that
+    another user could write, or replace through its folder, is refused, as ssh refuses such a
+    config. Raises :class:`FileRefused`."""
     with open_regular(path) as fh:
         control = others_control(path, os.fstat(fh.fileno()))
         if control and control.by == "owner":
-            raise FileRefused(f"{control.reason} and says where texts and keys are sent; nothing was read from it")
+            raise FileRefused(f"{control.reason} and {decides}; nothing was read from it")
         if control and control.by == "writers":
-            raise FileRefused(f"{control.reason} and it says where texts and keys are sent; nothing was read from it:"
+            raise FileRefused(f"{control.reason} and it {decides}; nothing was read from it:"
                               f" chmod {'o' if control.reason.startswith('others') else 'g'}-w {path}")
         if control:
             raise FileRefused(f"{control.reason} and put another file in its place; nothing was read from it")

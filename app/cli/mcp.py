@@ -11,7 +11,8 @@ from .common import UsageError, store_path
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mcp", help="serve the store to an agent host over MCP (stdio; --http PORT for HTTP)")
     p.add_argument("--store", dest="mcp_store", metavar="PATH", help="store file (default: as for every command)")
-    p.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio")
+    p.add_argument("--http", type=int, metavar="PORT", help="streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of"
+                   " stdio; clients send the bearer token it prints (kept in the user config folder's mcp-token)")
     p.set_defaults(handler=mcp)
 
 
@@ -22,8 +23,13 @@ def mcp(args: argparse.Namespace, out: TextIO) -> int:
     from ..mcp_server import serve
 
     path = store_path(args, args.mcp_store)
-    if args.http is not None and not 1 <= args.http <= 65535:
-        raise UsageError(f"--http expects a port number from 1 to 65535, got {args.http}")
+    token = None
+    if args.http is not None:
+        if not 1 <= args.http <= 65535:
+            raise UsageError(f"--http expects a port number from 1 to 65535, got {args.http}")
+        from ..mcp_http import http_token, token_path
+
+        token = http_token(token_path())  # before the store: a refused token file opens nothing
     mem = Memory(path, client="mcp:unknown")
-    serve(mem, args.http)
+    serve(mem, args.http, token)
     return 0

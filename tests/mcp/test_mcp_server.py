@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -135,53 +136,100 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def refused_from_a_web_page(port: int) -> list[tuple[int, bytes]]:
-    """(status, body) of an initialize request sent with another site's Host, then Origin."""
+def initialize_over_http(port: int, *headers: dict[str, str]) -> list[tuple[int, bytes]]:
+    """(status, body) of an initialize request sent with each of ``headers``."""
     import http.client
     import json
 
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "page", "version": "1"}}})
     out = []
-    for headers in ({"Host": f"evil.example:{port}"}, {"Host": f"127.0.0.1:{port}", "Origin": "http://evil.example"}):
+    for given in headers:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         conn.request("POST", "/mcp", body, {"Content-Type": "application/json",
-                                            "Accept": "application/json, text/event-stream", **headers})
+                                            "Accept": "application/json, text/event-stream", **given})
         reply = conn.getresponse()
         out.append((reply.status, reply.read()))
         conn.close()
     return out
 
 
-async def test_streamable_http_on_loopback(tmp_path):
+def refused_from_a_web_page(port: int, token: str) -> list[tuple[int, bytes]]:
+    """(status, body) of an initialize request sent with the token but another site's Host, then Origin."""
+    bearer = {"Authorization": f"Bearer {token}"}
+    return initialize_over_http(port, {"Host": f"evil.example:{port}", **bearer},
+                                {"Host": f"127.0.0.1:{port}", "Origin": "http://evil.example", **bearer})
+
+
+def wait_for_port(server: subprocess.Popen, port: int) -> None:
+    deadline = time.monotonic() + 60
+    while True:  # the SDK's import takes seconds on a busy machine
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert server.poll() is None and time.monotonic() < deadline, server.stderr.read().decode()
+            time.sleep(0.2)
+
+
+async def test_streamable_http_on_loopback_serves_only_the_holder_of_the_token(tmp_path):
+    """Any user of the machine can connect to a loopback port: without the person's token (0600,
+    beside their config) a request is 401 and reaches nothing (fails before: another user's
+    client initialized a session and could recall and forget)."""
+    import httpx2
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    port = free_port()
-    server = subprocess.Popen(server_command(tmp_path / "http.db", "--http", str(port)), cwd=ROOT,
+    from mnemoscope.app.mcp_http import token_path
+
+    port, store = free_port(), tmp_path / "http.db"
+    server = subprocess.Popen(server_command(store, "--http", str(port)), cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
+        wait_for_port(server, port)
+        token = token_path().read_text().strip()
+        assert stat.S_IMODE(token_path().stat().st_mode) == 0o600 and len(token) >= 32
+        assert [status for status, _ in initialize_over_http(port, {}, {"Authorization": "Bearer " + "x" * 43},
+                                                             {"Authorization": f"Basic {token}"},
+                                                             {"Authorization": f"bearer {token}"})] == [401, 401, 401, 200]
         url = f"http://127.0.0.1:{port}/mcp"
-        deadline = time.monotonic() + 60
-        while True:  # the SDK's import takes seconds on a busy machine
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert server.poll() is None and time.monotonic() < deadline, server.stderr.read().decode()
-                time.sleep(0.2)
-        async with streamable_http_client(url) as (read, write), ClientSession(read, write, client_info=agent()) as session:
+        client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+        async with client, streamable_http_client(url, http_client=client) as (read, write), \
+                ClientSession(read, write, client_info=agent()) as session:
             await session.initialize()
             stored = (await session.call_tool("remember", {"text": "# Alps\nWe hiked the Eiger trail in June.",
                                                            "title": "Trip"})).structured_content
             hits = (await session.call_tool("recall", {"query": "Eiger hike", "strategy": "bm25"})).structured_content["hits"]
             assert hits and hits[0]["id"] in stored["item_ids"] and hits[0]["source"] == stored["source"]
-        # a web page that rebinds its name to 127.0.0.1 reaches the port but not the memory
-        assert refused_from_a_web_page(port) == [(421, b"Invalid Host header"), (403, b"Invalid Origin header")]
+        # a web page that rebinds its name to 127.0.0.1 reaches the port but not the memory, token or not
+        assert refused_from_a_web_page(port, token) == [(421, b"Invalid Host header"), (403, b"Invalid Origin header")]
     finally:
         server.terminate()
-        out, _ = server.communicate(timeout=30)
+        out, err = server.communicate(timeout=30)
     assert out == b""  # nothing but the protocol, and over HTTP not even that, goes to stdout
+    assert f"'Authorization: Bearer {token}'".encode() in err.splitlines()[0]
+
+
+def test_a_token_file_others_could_read_or_change_serves_nothing(tmp_path):
+    """The token is refused in one line, exit 2, before a store is opened (none is made)."""
+    from mnemoscope.app.mcp_http import token_path
+
+    path = token_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    saved = path.read_bytes() if path.exists() else None
+    try:
+        for mode, says in [(0o644, "other users can read the MCP token (mode 644)"), (0o602, "others can write it (mode 602)")]:
+            path.write_text("t" * 43 + "\n")
+            path.chmod(mode)
+            done = subprocess.run(server_command(tmp_path / "never.db", "--http", str(free_port())), cwd=ROOT,
+                                  capture_output=True, text=True, timeout=120)
+            assert done.returncode == 2 and done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
+            assert str(path) in done.stderr and not (tmp_path / "never.db").exists()
+    finally:
+        path.unlink()
+        if saved is not None:
+            path.write_bytes(saved)
+            path.chmod(0o600)
 
 
 # The server with one more tool that writes to stdout, as a stray print or a child process would.
