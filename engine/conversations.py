@@ -224,10 +224,7 @@ def read_message(obj: Any, key: str) -> Message:
     name = obj.get("name")
     if name is not None and not isinstance(name, str):
         raise ValueError(f"'name' must be a string, not {_short(name)}")
-    name = (name or "").strip() or None
-    problem = name and label_problem(name)
-    if problem:  # (here, where the reader knows the line: engine/ingest.py's check_labels is the backstop)
-        raise ValueError(f"'name' {problem}")
+    name = _label("'name'", (name or "").strip() or None)
     content = read_content(obj.get("content"))
     message = Message(role=role, text=content.text, name=name,
                       timestamp=iso_time(obj.get("timestamp")), key=key, image=content.image, left_out=content.left_out)
@@ -237,16 +234,18 @@ def read_message(obj: Any, key: str) -> Message:
     return message
 
 
-def _title_meta(title: Any) -> dict[str, Any]:
-    """A conversation's title as its source's meta (none unless a string), held to the label
-    rule (:func:`label_problem`) where the file is read, so that the refusal names its line.
-    Raises ValueError."""
-    if not isinstance(title, str):
-        return {}
-    problem = label_problem(title)
+def _label(field: str, value: str | None) -> str | None:
+    """``value`` when it may be a label (:func:`label_problem`), checked here, where the reader
+    knows the line (engine/ingest.py's check_labels is the backstop); raises ValueError naming ``field``."""
+    problem = value and label_problem(value)
     if problem:
-        raise ValueError(f"'title' {problem}")
-    return {"title": title}
+        raise ValueError(f"{field} {problem}")
+    return value
+
+
+def _title_meta(title: Any) -> dict[str, Any]:
+    """A conversation's title as its source's meta (none unless a string), a label (:func:`_label`)."""
+    return {"title": _label("'title'", title)} if isinstance(title, str) else {}
 
 
 # -- messages to a source ---------------------------------------------------------------------
@@ -483,7 +482,8 @@ def _chatgpt_message(msg: Any, node_id: str) -> Message | None:
         raise ValueError(f"content 'parts' must be a list, not {_short(parts)}")
     text = "\n\n".join(p for p in parts if isinstance(p, str) and p.strip())  # image parts are objects
     name = msg["author"].get("name")
-    return Message(role=role, text=text, name=name if isinstance(name, str) and name.strip() else None,
+    name = _label("author 'name'", name if isinstance(name, str) and name.strip() else None)
+    return Message(role=role, text=text, name=name,
                    timestamp=iso_time(msg.get("create_time")), key=str(msg.get("id") or node_id))
 
 

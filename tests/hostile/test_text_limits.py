@@ -284,3 +284,16 @@ def test_a_chat_exports_title_that_is_no_label_is_refused_with_its_line(tmp_path
     assert code == 0, err
     with Memory(store, extensions=False) as mem:
         assert [s.meta["title"] for s in mem.sources()] == ["Harbour"]
+
+
+def test_a_chat_exports_author_name_that_is_no_label_is_refused_with_its_conversations_line(tmp_path):
+    """A ChatGPT export's author name was refused by the check over parsed items, which names the
+    turn but no line (fails before): the reader refuses it with its conversation's line."""
+    named = chatgpt_conversation("c2", "Harbour")
+    named["mapping"]["b"]["message"]["author"]["name"] = "Bot\x1b[2J"
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps([chatgpt_conversation("c1", "Quay"), named], indent=1))
+    line = [n for n, text in enumerate(export.read_text().splitlines(), 1) if text == " {"][1]
+    code, _out, err = cli("--store", tmp_path / "m.db", "ingest", export)
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"{export}:{line}: conversation 1: message 'b': author 'name' holds a control character (U+001B at 3)" in err, err
