@@ -366,7 +366,7 @@ def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | 
               source: str | None) -> Remembered:
     from mnemoscope.engine.conversations import messages_source
     from mnemoscope.engine.ingest import read_markdown
-    from mnemoscope.engine.records import WRITTEN_BY
+    from mnemoscope.engine.records import CONTROL, WRITTEN_BY
 
     client = mem.activity.client.removeprefix("mcp:")
     if messages is not None:
@@ -385,7 +385,8 @@ def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | 
             parsed.source.meta["title"] = title
             for item in parsed.items:
                 item.title = " › ".join(p for p in (title, item.title) if p)
-    label = " ".join(parsed.items[0].text.split()[:6])  # from the content alone: the same content, the same name
+    # from the content alone (the same content, the same name), which may hold control characters a name may not
+    label = " ".join(CONTROL.sub(" ", parsed.items[0].text).split()[:6])
     label = (label if len(label) <= 48 else label[:47] + "…").replace("/", "-")
     parsed.source.name = source or f"mcp:{client}/{label} ({parsed.source.content_hash[:8]})"
     parsed.source.meta[WRITTEN_BY] = f"mcp:{client}"

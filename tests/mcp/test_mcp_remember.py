@@ -94,3 +94,18 @@ async def test_an_agent_does_not_replace_a_source_the_person_stored(tmp_path):
     with Memory(store, extensions=False) as mem:
         kept = {s.name: [i.text for i in mem.source_items(s.id)] for s in mem.sources()}
     assert kept == {person.name: ["The lanterns are lit at dusk by the keeper."], "agent notes": ["The ferry leaves at noon."]}
+
+
+async def test_a_name_made_from_the_content_holds_no_control_character(tmp_path):
+    """Without a `source`, the name is made of the content's first words, and the content may hold
+    control characters: an escape sequence became part of the source's name, which every hit and
+    listing shows (fails before). They are spaces in the name; the text keeps them."""
+    store = tmp_path / "agent.db"
+    text = "\x1b]0;pwned\x07\x1b[2J The lanterns are lit at dusk."
+    async with agent_session(store, dict(os.environ)) as session:
+        stored = (await session.call_tool("remember", {"text": text})).structured_content
+    assert stored["source"].startswith("mcp:test-agent/]0;pwned [2J The lanterns are lit (")
+    with Memory(store, extensions=False) as mem:
+        [source] = mem.sources()
+        [item] = mem.source_items(source.id)
+    assert source.name == stored["source"] and item.text == text.strip()
