@@ -31,8 +31,7 @@ from ..records import Item
 from ..text import STOPWORDS, sentences
 from .entities import EntityRegistry, entity_key
 from .records import Event, FactDraft
-from .answers import answered
-from .restate import appointed, at_work, joined, restated, title_after_as
+from .restate import appointed, restated, title_after_as
 from .temporal import MONTHS, WEEKDAYS, find_times
 from .verbs import BASES, FORMS, PARTICIPLES, agree, is_past, is_verb
 
@@ -238,8 +237,6 @@ class RuleExtractor:
         self.fresh: set[str] = set()
         self._talked_of = ""  # whom the talk is about: the person the last turn named, or spoke of as "she" …
         self._talk_day: str | None = None  # the day of that talk: a new day (a new session) starts afresh
-        self._before: tuple[str, str, str | None] = ("", "", None)  # the last turn's speaker, text and day
-        self._working = False  # whether this turn, or the one before it that day, speaks of work
 
     def reset(self) -> None:
         """Forget the batch (its names and speakers) before reading the next source."""
@@ -249,7 +246,6 @@ class RuleExtractor:
         self.fresh.clear()
         self._talked_of = ""
         self._talk_day = None
-        self._before = ("", "", None)
 
     def addressee(self, speaker: str) -> str:
         """Who a turn speaks to: the latest earlier speaker who is someone else."""
@@ -304,9 +300,6 @@ class RuleExtractor:
         # A passage's title names what its pronouns mean; a Markdown heading names a topic.
         referent = title if title[:1].isupper() and "heading_path" not in item.meta else ""
         self._introduce_people(text, speaker)
-        day = _day(item.timestamp)
-        before, self._before = self._before, (speaker, text, day) if item.kind == "turn" else ("", "", None)
-        self._working = at_work(text) or before[2] == day and at_work(before[1])
         if _day(item.timestamp) != self._talk_day:  # "she" in a new session means no one from the last
             self._talked_of, self._talk_day = "", _day(item.timestamp)
         named, other = "", False  # other: someone or something else the pronoun may mean
@@ -332,7 +325,6 @@ class RuleExtractor:
             if "|" not in sentence:  # a Markdown table's cells are no sentence
                 self._clauses(sentence, item, speaker, referent, out, person)
         self._talked_of = "" if other else named or kept  # "Is she still in Leeds?" is still about Kasia
-        out.facts += self._answer(text, speaker, before, day)
         for key in self.registry.find_in(text + (" " + caption if caption else ""), self.fresh):
             if key not in seen:
                 seen.add(key)
@@ -341,20 +333,6 @@ class RuleExtractor:
             out.events.append(Event(item_id=item.id or 0, participants=[speaker], action=f"{speaker} shared {caption}",
                                     time=_day(item.timestamp), method="photo"))
         return out
-
-    def _answer(self, text: str, speaker: str, before: tuple[str, str, str | None], day: str | None) -> list[FactDraft]:
-        """The slot fact a turn states by naming only the value the other speaker's question just
-        before it (that day) asked for ("Where are you living now?" — "Still in Jesmond.": see
-        :mod:`.answers`); a first word counts as a name here ("Tamsin.")."""
-        asker, question, asked_on = before
-        split = sentences(text)
-        if not split or not asker or asker == speaker or asked_on != day or not question.rstrip().endswith("?"):
-            return []
-        spans = capitalised_spans(split[0], lambda key: True)
-        return answered(sentences(question)[-1], split[0], spans, speaker, asker, self._is_person)
-
-    def _is_person(self, name: str) -> bool:
-        return entity_key(name) in self.people or name in self.speakers
 
     # -- clauses ------------------------------------------------------------------------------
 
@@ -383,7 +361,6 @@ class RuleExtractor:
                 clause, opener = [], low
             else:
                 clause.append(tok)
-        out.facts += joined(plain, speaker, ctx.when, self._working)
 
     def _clause(self, words_: list[str], opener: str, ctx: _Sentence, out: Extraction) -> None:
         """Read one clause into a fact (and an event, unless it only describes): subject noun

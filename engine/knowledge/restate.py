@@ -19,19 +19,11 @@ twin in a slot's own words, beside it, never instead of it:
 * "<subject> rents/shares (a) … room/flat/house … in <Place>" → *lives in* the place (one does
   not rent or share a flat one does not live in; "bought" or "has" a house may be a second one,
   and "rented a cottage" or one "for the summer" is a holiday);
-* "<subject> is (still|now) in (a|the) <home> … in <Place>" or "… in the <Place> flat" → *lives in* the
-  place ("We're still in the flat on the front in Morecambe"); "<subject> is still in <Place>" or "is in
-  <Place> now" too ("Lukas is still in Brunswick"), not a place one is in for a while ("in Rome for the
-  week") nor "in Rome" alone, where one may be for a day;
 * "<subject> runs/manages/heads/leads the <part of a workplace> at|for <Name>" ("I run the kitchen at
   Ostra now") → *works at* the name; only a part a business has (kitchen, bar, desk, ward …), not
   "the book club at St Mary's";
 * "they (have) made me (a|an|the) <title> at|of|for <Name>", "<Name> promoted me to …" (see
-  :func:`appointed`) → the speaker *works as* the title and *works at* the name;
-* "I started as (a|the) <title> at|with|for <Name>" → *works as* the title and *works at* the name;
-  "I started with <Name>", "I've moved over to <Name>" → *works at* the name, only in a turn that
-  speaks of work (see :func:`joined`): "I started with Spanish" or "we've moved over to Leeds" are
-  no job.
+  :func:`appointed`) → the speaker *works as* the title and *works at* the name.
 
 What no pattern here reads stays a plain fact: a missing slot fact costs an unordered change,
 a wrong one a wrong supersession.
@@ -68,11 +60,6 @@ _STAY = re.compile(r"\bfor (?:a|the|two|three|our|my|his|her|their) (?:\w+ )?(?:
 _HOME_IN = re.compile(r"^(?:[a-z\-]+ ){0,3}(?:room|flat|house|apartment|studio|cottage|bedsit|place) in "
                       r"(?P<place>[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*)")
 _NAME = r"(?:St\. |The )?[A-Z][\w'’\-&]*(?: [A-Z][\w'’\-&]*)*"
-_HOMES = r"(?:flat|house|apartment|studio|cottage|bach|bedsit|room|place)"
-_IN_HOME = re.compile(rf"^(?:still |now )?in (?:a |an |the |my |our |his |her |their )?(?:[\w'’-]+ ){{0,3}}{_HOMES}"
-                      rf"(?: (?:on|by|off|near|above|over) [\w'’ -]+?)? in (?P<place>{_NAME})")
-_IN_NAMED_HOME = re.compile(rf"^(?:still |now )?in the (?P<place>{_NAME}) {_HOMES}\b")
-_STILL_IN = re.compile(rf"^(?:still in (?P<still>{_NAME})(?: now| for now)?|in (?P<now>{_NAME}) now)$")
 _APPOINTED = re.compile(r"^(?:they|[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*) (?:have |has )?(?:just |finally |now )?"
                         r"(?:made|appointed|promoted) me (?:to |as )?(?:(?:a|an|the) )?"
                         rf"(?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){{0,3}}) (?:at|of|for) (?P<name>{_NAME})")
@@ -85,10 +72,6 @@ warehouse workshop shop store pharmacy clinic practice restaurant café cafe bak
 _PART_AT = re.compile(r"^(?:now |still )?(?:the |a |an )?(?P<part>[a-z][a-z\-]*(?: [a-z][a-z\-]*){0,2}) (?:at|for) "
                       r"(?:the )?(?P<name>(?:St\. )?[A-Z][\w'’\-&]*(?: [A-Z][\w'’\-&]*)*)")
 # "I've taken a job as a music teacher", "I got a new job as a nurse": a job taken, its title after "as"
-# A workplace named by a capitalised name and a lower-case noun: "Marion library", "Leeds council".
-_INSTITUTIONS = frozenset("library council hospital school college university surgery depot".split())
-# Words that open a sentence with a capital and are nobody: "Then started …", "It began with …".
-_NOT_SUBJECTS = frozenset("it this that there he she they you then today yesterday".split())
 _TOOK_JOB = re.compile(r"\b(?:got|took|taken|started|accepted|landed|found)$")
 _JOBS = frozenset({"job", "new job", "position", "new position", "role", "new role", "post"})
 
@@ -108,9 +91,6 @@ def restated(draft: FactDraft, speaker: str) -> list[FactDraft]:
         else None
     if home:
         out.append(_twin(draft, draft.subject, draft.subject_key, "lives in", home["place"]))
-    being = _being_home(obj) if draft.predicate in _COPULA and draft.subject_named else None
-    if being and being not in (speaker, draft.subject):
-        out.append(_twin(draft, draft.subject, draft.subject_key, "lives in", being))
     title = _TITLE_AT.match(obj) if draft.predicate in _COPULA and draft.subject_named else None
     if title and is_title(title["title"], title["link"] == "at") and not title["name"].endswith(_POSSESSIVE) \
             and title["name"] not in (speaker, draft.subject):
@@ -146,60 +126,6 @@ def appointed(words: list[str], speaker: str, when: str | None) -> list[FactDraf
     key = entity_key(speaker)
     return [FactDraft(speaker, "works as", found["title"], key, entity_key(found["title"]), when, True),
             FactDraft(speaker, "works at", found["name"], key, entity_key(found["name"]), when, True)]
-
-
-# "I started as branch manager at Marion library", "I started with Access Cabs", "I've moved over to Brightwell":
-# a new employer said with a verb no slot lists. The clause opens the sentence or follows a mark ("My news: …").
-_JOINED = re.compile(r"(?:^|[,:;] )(?:(?i:so|and|then|but|well|oh|now|yes|yeah),? )*(?P<subject>I|We|we|[A-Z][\w'’\-]+) "
-                     r"(?:have |has )?(?:just |now |finally |officially )?"
-                     r"(?:(?P<start>started|began)(?: again| back)?(?: as (?:a |an |the )?"
-                     r"(?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){0,3}))? (?P<link>at|with|for)"
-                     r"|(?P<move>moved) (?:over|across) to) "
-                     rf"(?:the )?(?P<name>{_NAME})(?: (?P<noun>{'|'.join(sorted(_INSTITUTIONS))})\b)?")
-# A turn that speaks of work: "started with <Name>" there is a new employer.
-_AT_WORK = re.compile(r"\b(?:job|jobs|work|works|working|shift|shifts|hired|employer|boss|company|contract|salary|"
-                      r"colleagues|quit|resigned|notice|done with|redundant|laid off)\b", re.I)
-
-
-def at_work(text: str) -> bool:
-    """Whether a turn (or the question before it) speaks of work: :func:`joined` reads "started
-    with <Name>" or "moved over to <Name>" as a job only there."""
-    return _AT_WORK.search(text) is not None
-
-
-def joined(sentence: str, speaker: str, when: str | None, working: bool) -> list[FactDraft]:
-    """The employer (and title) a sentence says its subject joined, in words the extractor reads as
-    no slot: "I started as branch manager at Marion library" (the clause breaks at "as"), "I started
-    with Access Cabs", "I've moved over to Brightwell". A title makes it a job; without one,
-    "started with" and "moved over to" are a job only when ``working`` (the turn or the question
-    before it speaks of work: "I started with Spanish", "we've moved over to Leeds" are not);
-    "started at <Name>" the slot reads already. The subject is the speaker ("I", "we") or a name."""
-    found = _JOINED.search(sentence)
-    if found is None or not speaker:
-        return []
-    title, name = found["title"], found["name"]
-    subject = speaker if found["subject"] in ("I", "We", "we") else found["subject"]
-    if title is not None and not is_title(title, True) or title is None and (found["link"] == "at" or not working) \
-            or name.endswith(_POSSESSIVE) or name in (speaker, subject) or subject.lower() in _NOT_SUBJECTS:
-        return []
-    employer = f"{name} {found['noun']}" if found["noun"] else name
-    key = entity_key(subject)
-    out = [FactDraft(subject, "works at", employer, key, entity_key(employer), when, True)]
-    if title is not None:
-        out.append(FactDraft(subject, "works as", title, key, entity_key(title), when, True))
-    return out
-
-
-def _being_home(obj: str) -> str | None:
-    """The place a copula's object says its subject lives in: "still in the flat on the front in
-    Morecambe", "in the Morecambe flat for now", "still in Brunswick", "in Orleans now"; None for a
-    stay ("in Rome for the week") or a place one may be in for a day ("in Rome", "in the Crown")."""
-    if _STAY.search(obj):
-        return None
-    found = _IN_HOME.match(obj) or _IN_NAMED_HOME.match(obj) or _STILL_IN.match(obj)
-    if found is None:
-        return None
-    return next(v for k, v in found.groupdict().items() if v)
 
 
 def _is_home(obj: str, speaker: str) -> bool:

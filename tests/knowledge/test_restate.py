@@ -34,18 +34,6 @@ from .test_extract_rules import said
      [("Rory", "works at", "Anchor"), ("Rory", "works as", "head chef")]),
     ("Tomasz", "I quit Mirelle in August. I run the kitchen at Ostra now.", [("Tomasz", "works at", "Ostra")]),
     ("Bea", "I'm managing the bar at the Crown these days.", [("Bea", "works at", "Crown")]),
-    ("Deb", "I'm not at the State Library any more. I started as branch manager at Marion library on the "
-            "thirteenth of October.", [("Deb", "works at", "Marion library"), ("Deb", "works as", "branch manager")]),
-    ("Rashid", "My news: I'm done with Suburban. I started with Access Cabs on the second of February.",
-     [("Rashid", "works at", "Access Cabs")]),
-    ("Kofi", "The job's a step up. I've moved over to Brightwell Couriers.", [("Kofi", "works at", "Brightwell Couriers")]),
-    ("Anders", "We're still in the flat on the front in Morecambe.", [("Anders", "lives in", "Morecambe")]),
-    ("Anders", "We're still in the Morecambe flat for now.", [("Anders", "lives in", "Morecambe")]),
-    ("Zuzana", "And rent, ugh. I'm in a one-bed flat in Bishopston, £1,150 a month.", [("Zuzana", "lives in", "Bishopston")]),
-    ("Malik", "We're in Orleans now, on a street where everyone has the same mailbox.", [("Malik", "lives in", "Orleans")]),
-    ("Hanne", "The Bergen job fell through, so I'm still in Oslo.", [("Hanne", "lives in", "Oslo")]),
-    ("Margo", "Good news: I'm charge tech at Harbour Lab now.",
-     [("Margo", "works at", "Harbour Lab"), ("Margo", "works as", "charge tech")]),
 ])
 def test_a_home_a_job_and_a_title_said_in_other_words_gain_a_slot_fact(speaker, text, twins):
     facts = said(text, speaker=speaker, addressee="Omar")
@@ -72,15 +60,6 @@ def test_a_home_a_job_and_a_title_said_in_other_words_gain_a_slot_fact(speaker, 
     "I'm a volunteer at the Oxfam shop on Saturdays.",  # unpaid: no employer
     "I run the book club at St Mary's.",  # a club run is no job there
     "I run the kitchen at Tom's on Sundays.",  # Tom's own
-    "I'm in Rome this week for a conference.",  # a stay
-    "I'm still in Paris for the weekend.",
-    "I'm in Rome!",  # one may be somewhere for a day
-    "I'm still in the Crown, come over.",
-    "I'm in hospital again.",
-    "I started with Spanish last month, then Italian.",  # no work in the turn: a subject learnt
-    "We've moved over to Leeds for the summer.",
-    "I started as a volunteer at the Oxfam shop.",  # no title
-    "I started with Tom's recipe and it worked out.",  # someone's own, and "worked" is no work said
 ])
 def test_moods_and_wishes_gain_no_slot_fact(text):
     facts = said(text, speaker="Lena", addressee="Omar")
@@ -113,12 +92,6 @@ TOMASZ = locomo("tomasz", ("Tomasz", "Bea"),
     ("9:45 pm on 3 October, 2025", [("Tomasz", "I quit Mirelle in August. I run the kitchen at Ostra now.")]),
 )
 kitchen = stored(TOMASZ)
-
-
-def test_being_done_with_an_employer_ends_the_job_there(kitchen):
-    """"I'm done with Suburban" closes "works at Suburban" (an end names its object), nothing else."""
-    rules = kitchen.knowledge.timeline.rules
-    assert rules.slot_of("Rashid", "is done with", "Suburban") == (rules.slots["employer"], True)
 
 
 def test_a_kitchen_run_somewhere_else_after_quitting_is_a_job_change(kitchen):
