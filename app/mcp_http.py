@@ -20,7 +20,7 @@ from typing import Any, Awaitable, Callable
 
 from mnemoscope.engine.config import config_path
 from mnemoscope.engine.errors import ConfigError, FileRefused
-from mnemoscope.engine.files import read_own
+from mnemoscope.engine.files import make_private_folders, read_own
 
 Scope = dict[str, Any]
 ASGIApp = Callable[[Scope, Callable[[], Awaitable[dict[str, Any]]], Callable[[dict[str, Any]], Awaitable[None]]],
@@ -56,7 +56,7 @@ def http_token(path: Path) -> str:
 def _make_token(path: Path) -> None:
     """Write a new random token at ``path``, created private and whole: linked into place from a
     private temporary file, so that two servers starting at once keep the first one's."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_folders(path.parent)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{TOKEN_FILE}.")  # 0600
     try:
         with os.fdopen(fd, "w") as fh:

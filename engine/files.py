@@ -214,6 +214,19 @@ def _read_at_most(fh: BinaryIO, max_bytes: int) -> bytes:
     return data
 
 
+def make_private_folders(folder: str | Path) -> None:
+    """Make ``folder`` and every missing folder above it, each 0700 whatever the umask: ``mkdir -p``
+    (``Path.mkdir(parents=True)``) makes the ones above with the umask's mode, under umask 000
+    folders every user could change, and so replace what they hold."""
+    missing: list[Path] = []
+    folder = Path(folder)
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for new in reversed(missing):
+        new.mkdir(mode=0o700, exist_ok=True)
+
+
 def check_target(path: str | Path) -> Path:
     """A path a file may be written to: missing, or a regular file, in an existing folder."""
     path = Path(path)

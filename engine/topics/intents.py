@@ -21,7 +21,7 @@ import numpy as np
 import platformdirs
 
 from ..errors import FileRefused, UnknownIntent
-from ..files import atomic_writer, open_regular, others_control
+from ..files import atomic_writer, make_private_folders, open_regular, others_control
 from ..lazy import sparse as sp
 
 INTENTS = ("deepen", "broaden", "compare", "apply", "clarify", "neutral")
@@ -224,7 +224,7 @@ def _cached_fit(rows: _Rows, y: np.ndarray, n_classes: int, l2_c: float) -> tupl
         return cached
     coef, intercept = _fit_softmax(rows.matrix(), y, n_classes, l2_c)
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private_folders(folder)
         folder.chmod(0o700)  # made under another umask, or by an older version: ours, so private
         with atomic_writer(path) as fh:
             np.savez(fh, coef=coef, intercept=intercept)

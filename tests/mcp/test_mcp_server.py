@@ -7,6 +7,7 @@ every worker collects this module while one worker runs its tests (their group).
 from __future__ import annotations
 
 import json
+import os
 import socket
 import stat
 import subprocess
@@ -208,6 +209,21 @@ async def test_streamable_http_on_loopback_serves_only_the_holder_of_the_token(t
         out, err = server.communicate(timeout=30)
     assert out == b""  # nothing but the protocol, and over HTTP not even that, goes to stdout
     assert f"'Authorization: Bearer {token}'".encode() in err.splitlines()[0]
+
+
+def test_the_token_and_the_folders_it_makes_are_private_whatever_the_umask(tmp_path):
+    """Under umask 000 the folders made above the token were 0777 (fails before): every user could
+    replace the token file, and the server refused its own token."""
+    from mnemoscope.app.mcp_http import http_token
+
+    path = tmp_path / "config" / "deep" / "mcp-token"
+    before = os.umask(0)
+    try:
+        token = http_token(path)
+    finally:
+        os.umask(before)
+    assert len(token) >= 32 and http_token(path) == token  # made once, then read
+    assert [stat.S_IMODE(p.stat().st_mode) for p in (path, path.parent, path.parent.parent)] == [0o600, 0o700, 0o700]
 
 
 def test_a_token_file_others_could_read_or_change_serves_nothing(tmp_path):

@@ -185,6 +185,7 @@ def test_the_fit_is_cached_privately_whatever_the_umask(own_cache):
     [cached] = own_cache.glob("intents-*.npz")
     assert stat.S_IMODE(own_cache.stat().st_mode) == 0o700
     assert stat.S_IMODE(cached.stat().st_mode) == 0o600
+    assert stat.S_IMODE(own_cache.parent.stat().st_mode) == 0o700  # the cache home it made too (before: 0777)
 
 
 def plant(cached: Path) -> np.ndarray:
