@@ -15,6 +15,7 @@ import os
 import secrets
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
@@ -35,11 +36,19 @@ def token_path() -> Path:
     return config_path().parent / TOKEN_FILE
 
 
-def http_token(path: Path) -> str:
+@dataclass(frozen=True)
+class Token:
+    """The token clients must send, where it is kept, and whether this start made it."""
+
+    value: str
+    path: Path
+    new: bool
+
+
+def http_token(path: Path) -> Token:
     """The token clients must send, made on first use; raises :class:`ConfigError` (one line) for
     a file another user could read or change, or one that holds no token."""
-    if not os.path.lexists(path):
-        _make_token(path)
+    new = not os.path.lexists(path) and _make_token(path)
     try:
         token = read_own(path, 4096, decides="holds the key to the MCP port").decode("utf-8", "replace").strip()
     except FileRefused as exc:
@@ -50,12 +59,13 @@ def http_token(path: Path) -> str:
     if len(token) < MIN_TOKEN_CHARS or not token.isprintable() or " " in token:
         raise ConfigError(f"{path}: holds no MCP token (one word of at least {MIN_TOKEN_CHARS} characters);"
                           " delete it and a new one is made")
-    return token
+    return Token(token, path, new)
 
 
-def _make_token(path: Path) -> None:
+def _make_token(path: Path) -> bool:
     """Write a new random token at ``path``, created private and whole: linked into place from a
-    private temporary file, so that two servers starting at once keep the first one's."""
+    private temporary file, so that two servers starting at once keep the first one's. Returns
+    whether this call's token is the one."""
     make_private_folders(path.parent)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{TOKEN_FILE}.")  # 0600
     try:
@@ -66,7 +76,8 @@ def _make_token(path: Path) -> None:
         try:
             os.link(temporary, path)
         except FileExistsError:
-            pass  # another server made it meanwhile: its token is the one
+            return False  # another server made it meanwhile: its token is the one
+        return True
     finally:
         os.unlink(temporary)
 
@@ -94,15 +105,23 @@ class BearerOnly:
         return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self.token)
 
 
-def serve_http(server: Any, port: int, token: str) -> None:
+def serve_http(server: Any, port: int, token: Token) -> None:
     """Serve ``server`` (an MCPServer) over streamable HTTP on 127.0.0.1:``port`` until interrupted,
     every request held to ``token`` (:func:`http_token`); says on stderr where, and how a client
-    sends it."""
+    sends it (:func:`how_to_connect`)."""
     import anyio
     import uvicorn
 
-    app = BearerOnly(server.streamable_http_app(host=HOST), token)
-    print(f"mnemoscope mcp: http://{HOST}:{port}/mcp; a client sends the header 'Authorization: Bearer {token}'"
-          f" (kept in {token_path()}, readable by you alone)", file=sys.stderr, flush=True)
+    app = BearerOnly(server.streamable_http_app(host=HOST), token.value)
+    print(how_to_connect(port, token), file=sys.stderr, flush=True)
     config = uvicorn.Config(app, host=HOST, port=port, log_level=server.settings.log_level.lower())
     anyio.run(uvicorn.Server(config).serve)
+
+
+def how_to_connect(port: int, token: Token) -> str:
+    """The line a start says: the token itself only when this start made it (the person sees it
+    once); later starts name its file, so that a supervisor's log of stderr keeps no token."""
+    where = f"mnemoscope mcp: http://{HOST}:{port}/mcp; a client sends the header 'Authorization: Bearer "
+    if token.new:
+        return f"{where}{token.value}' (a new token, kept in {token.path}, readable by you alone)"
+    return f"{where}TOKEN', TOKEN being what {token.path} holds (cat {token.path})"

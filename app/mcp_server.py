@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from mnemoscope.engine import Memory
     from mnemoscope.engine.records import Source
 
+    from .mcp_http import Token
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -475,7 +477,7 @@ def _source_items(mem: "Memory", source_id: int) -> list[dict[str, Any]]:
              "title": i.title, "text": i.text} for i in mem.source_items(source_id)]
 
 
-def serve(mem: "Memory", http_port: int | None = None, token: str | None = None) -> None:
+def serve(mem: "Memory", http_port: int | None = None, token: "Token | None" = None) -> None:
     """Serve until the host closes stdin (stdio) or the process is interrupted (HTTP, where every
     request must carry ``token``, by default the user's: app/mcp_http.py)."""
     server = build_server(mem)

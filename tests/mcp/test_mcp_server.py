@@ -181,15 +181,15 @@ async def test_streamable_http_on_loopback_serves_only_the_holder_of_the_token(t
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    from mnemoscope.app.mcp_http import token_path
-
     port, store = free_port(), tmp_path / "http.db"
-    server = subprocess.Popen(server_command(store, "--http", str(port)), cwd=ROOT,
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}  # no token yet: this start makes it
+    path = tmp_path / "config" / "mnemoscope" / "mcp-token"
+    server = subprocess.Popen(server_command(store, "--http", str(port)), cwd=ROOT, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         wait_for_port(server, port)
-        token = token_path().read_text().strip()
-        assert stat.S_IMODE(token_path().stat().st_mode) == 0o600 and len(token) >= 32
+        token = path.read_text().strip()
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600 and len(token) >= 32
         assert [status for status, _ in initialize_over_http(port, {}, {"Authorization": "Bearer " + "x" * 43},
                                                              {"Authorization": f"Basic {token}"},
                                                              {"Authorization": f"bearer {token}"})] == [401, 401, 401, 200]
@@ -208,7 +208,23 @@ async def test_streamable_http_on_loopback_serves_only_the_holder_of_the_token(t
         server.terminate()
         out, err = server.communicate(timeout=30)
     assert out == b""  # nothing but the protocol, and over HTTP not even that, goes to stdout
-    assert f"'Authorization: Bearer {token}'".encode() in err.splitlines()[0]
+    again = restarted_stderr(store, env)
+    assert token.encode() not in again  # the token shown once (fails before: at every start)
+    assert f"'Authorization: Bearer {token}' (a new token, kept in {path}".encode() in err.splitlines()[0]
+    assert f"'Authorization: Bearer TOKEN', TOKEN being what {path} holds (cat {path})".encode() in again, again
+
+
+def restarted_stderr(store: Path, env: dict[str, str]) -> bytes:
+    """What a later start of the HTTP server says on stderr before it serves."""
+    port = free_port()
+    server = subprocess.Popen(server_command(store, "--http", str(port)), cwd=ROOT, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for_port(server, port)
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=30)
+    return err
 
 
 def test_the_token_and_the_folders_it_makes_are_private_whatever_the_umask(tmp_path):
@@ -222,7 +238,8 @@ def test_the_token_and_the_folders_it_makes_are_private_whatever_the_umask(tmp_p
         token = http_token(path)
     finally:
         os.umask(before)
-    assert len(token) >= 32 and http_token(path) == token  # made once, then read
+    assert token.new and len(token.value) >= 32 and not http_token(path).new  # made once, then read
+    assert http_token(path).value == token.value
     assert [stat.S_IMODE(p.stat().st_mode) for p in (path, path.parent, path.parent.parent)] == [0o600, 0o700, 0o700]
 
 
