@@ -60,7 +60,15 @@ ANSWER_WORDS = {
 _NOT_NOW = re.compile(r"\b(?:did|didn't|was|wasn't|were|weren't|had|hadn't|used to|before|ago|last|first|originally"
                       r"|(?:19|20)\d\d|january|february|march|april|may|june|july|august|september|october|november"
                       r"|december|spring|summer|autumn|winter)\b")
-_WHEN_SHAPES = re.compile(r"\b(what|which)\s+(date|day|month|year|time|week|weekend)\b|\bhow\s+long\b")
+_WHEN_SHAPES = re.compile(r"\b(what|which)\s+(date|day|month|year|time|week|weekend)\b|\bhow\s+(?:long|much\s+time)\b")
+# Nouns that ask for a kind of answer after "what" / "which", as a question word does: "Which city
+# did John recommend?" asks a place as "Where…" does, "Which people did Nate invite?" a person.
+_KIND_NOUNS = {noun: kind for kind, nouns in {
+    "place": "place city country state nation town village location destination spot venue",
+    "person": "person people"}.items() for noun in nouns.split()}
+_PLURALS = {"places": "place", "cities": "city", "countries": "country", "states": "state", "nations": "nation",
+            "towns": "town", "villages": "village", "locations": "location", "destinations": "destination",
+            "spots": "spot", "venues": "venue", "persons": "person"}
 
 
 @dataclass
@@ -77,13 +85,40 @@ class QueryPlan:
 
 def answer_type(text: str) -> str | None:
     """The kind of answer a question asks for, from its question word ("what date" is "when", and
-    so is "how long": "How long has Nate had his turtles?" is answered by "for 3 years")."""
+    so is "how long": "How long has Nate had his turtles?" is answered by "for 3 years"), or from
+    the noun a "what" / "which" asks with ("which country" is "where")."""
     lowered = normalize(text)
     if _WHEN_SHAPES.search(lowered):
         return "time"
-    for word in words(lowered)[:4]:  # the question word opens the question, or follows a short lead-in
+    opening = words(lowered)[:8]
+    for word in opening[:4]:  # the question word opens the question, or follows a short lead-in
         if word in ANSWER_TYPES:
             return ANSWER_TYPES[word]
+    return _asked_by_noun(opening)
+
+
+_AFTER_HEAD = frozenset("""is was are were do does did has have had will would can could should might may must
+    where that which who whom whose when in""".split())  # a word that may follow the noun a question asks with
+
+
+def _asked_by_noun(opening: list[str]) -> str | None:
+    """The kind a "what" / "which" question asks by its noun (:data:`_KIND_NOUNS`): the noun right
+    after it, after one word ("What European countries…"), or after "is the" ("What's the odd spot
+    where…"), as the head of its phrase, which a verb or a clause word follows; not a noun that
+    names something else ("What country music band…", "What people skills…", "What state of mind…")."""
+    for n, word in enumerate(opening[:4]):
+        if word not in ("what", "which"):
+            continue
+        rest = opening[n + 1:]
+        if rest[:1] and rest[0] in ("is", "was", "are", "were"):
+            rest = rest[1:]
+        if rest[:1] == ["the"]:
+            rest = rest[1:]
+        for k, noun in enumerate(rest[:2]):
+            kind = _KIND_NOUNS.get(_PLURALS.get(noun, noun))
+            if kind and (k + 1 == len(rest) or rest[k + 1] in _AFTER_HEAD):
+                return kind
+        return None
     return None
 
 

@@ -47,6 +47,15 @@ def test_related_words_join_at_a_fraction_only_when_the_store_holds_them():
     ("Where did Maya hike?", "place"),
     ("Who supports Caroline?", "person"),
     ("What did Maya bake?", None),
+    ("How much time did Jon need to open his studio?", "time"),
+    ("Which country was Tim visiting in November?", "place"),  # the noun a "what" / "which" asks with
+    ("What European countries has Maria been to?", "place"),  # after one word
+    ("What's the odd spot where Oliver stashed his bone?", "place"),  # after "is the"
+    ("Which people did Nate invite to his party?", "person"),
+    ("What state of mind was Maya in?", None),  # a noun that names something else
+    ("What country music band does Daniel like?", None),
+    ("What people skills did Maya learn?", None),
+    ("What kind of art does Caroline make?", None),
 ])
 def test_the_question_word_says_what_kind_of_answer_is_wanted(question, kind):
     assert answer_type(question) == kind
