@@ -603,12 +603,27 @@ def _held_values(rules: "Rules", question: PresentQuestion, subjects: dict[int, 
                  frozenset(others - stating))
 
 
+_KIN = re.sub(r"\s+", "", PEOPLE)  # "sister", "boss", "flatmate": a person named after it is someone's
+_KIN_BEFORE = "(?:little|big|older|younger|best|new|old|late|twin)"
+
+
+def _asked_of(query: str, subjects: dict[int, str]) -> dict[int, str]:
+    """The subjects a question asks about: "Where does Zuzana's sister Hana live now?" names Zuzana
+    only to say whose sister Hana is, so Hana's news answers it and Zuzana's own does not. Only a
+    relation a person has ("sister", "boss"): "Zuzana's talk with Hana" is Zuzana's."""
+    owners = {i for i, name in subjects.items()
+              if any(re.search(rf"\b{re.escape(name)}['’]s (?:{_KIN_BEFORE} )?{_KIN}s? {re.escape(other)}\b", query)
+                     for j, other in subjects.items() if j != i)}
+    return {i: name for i, name in subjects.items() if i not in owners}
+
+
 def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, subjects: dict[int, str],
                  ranking: "Ranking", as_of: str | None) -> "Ranking":
     """The ranking with each candidate that announces a change of the answer to a present-tense
     question above the older on-topic candidates (see the module docstring). ``subjects``: the
     entities the question names, by id, with their names; none: the speakers of the candidates
     (:func:`_voices`)."""
+    subjects = _asked_of(query, subjects)
     unnamed = not subjects
     if unnamed:
         subjects = _voices(store, index.item_ids[ranking.slots[:WINDOW]].tolist())

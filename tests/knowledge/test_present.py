@@ -1092,3 +1092,26 @@ def test_a_verb_after_someone_elses_clause_is_theirs_though_it_says_me(unpack):
     only its object, so it is no news of where Daniel works; "they hired me" is his (its own subject)."""
     assert above(ranked(unpack, "Where is Daniel working these days?", as_of="2025-06-01"), "D1:1", "D2:2")
     assert above(ranked(unpack, "Where is Daniel working these days?"), "D3:2", "D1:1")
+
+
+SISTER = locomo("sister", ("Zuzana", "Omar"),
+    ("10:00 am on 5 January, 2025", [("Zuzana", "Sunday evenings I call my sister Hana in Prague."), ("Omar", "Nice.")]),
+    ("10:00 am on 5 March, 2025", [("Zuzana", "Hana has moved to Vienna for a job, she loves it."), ("Omar", "Wow.")]),
+    ("10:00 am on 5 May, 2025", [("Zuzana", "And I switched jobs: I'm at the university now, in the Disability Service."),
+                                 ("Omar", "Great.")]),
+)
+sister = stored(SISTER)
+
+
+def test_whose_relative_a_question_asks_about_is_no_subject_of_it(sister):
+    """"Where does Zuzana's sister Hana live now?" asks about Hana: Zuzana's own change of job is no news
+    of it, and Hana's move goes first, as for "Where does Hana live now?"."""
+    for question in ("Where does Zuzana's sister Hana live now?", "Where does Hana live now?"):
+        keys = ranked(sister, question)
+        assert keys and keys[0] == "D2:1", (question, keys)
+
+
+def test_a_question_about_what_one_did_with_another_keeps_both_subjects(sister):
+    """"Zuzana's work with Hana" is Zuzana's: her change of job still answers a question about her work."""
+    keys = ranked(sister, "Where does Zuzana's work with Hana happen now?")
+    assert keys and keys.index("D3:1") < keys.index("D2:1"), keys
