@@ -31,7 +31,7 @@ from .text import latin_token, lexical_tokens, normalize, words
 FRAMING_WORDS = frozenset(
     """know knew known tell told remember remembers remembered recall recalls recalled think thought wonder wondering
     idea ideas mention mentioned mentions say said says kind kinds sort sorts type types thing things stuff something
-    anything happen happened happens would could likely probably ever currently lately recently exactly actually
+    anything happen happened happens would could likely probably ever now nowadays currently lately recently exactly actually
     please curious info information detail details specific particular any some way ways
     go goes going went gone get gets got getting make makes made take takes took taken put come came have has had
     do does did give gave keep kept let seem seems want wanted""".split()

@@ -29,6 +29,17 @@ def test_a_phrase_that_places_the_question_in_time_weighs_as_framing(tmp_path):
     assert hits and "harbour" in hits[0].item.text
 
 
+def test_now_places_the_question_in_time_and_weighs_as_framing(tmp_path):
+    """"Now" says when, as "currently" and "these days" do: "where does Maya live now" ranked the
+    demo's turns that say "now" (jet lag, packing, new boots) above her home in Sellwood."""
+    assert plan("Where does Maya live now?", {"now": 0, "live": 1}).terms == {"now": 0.2, "live": 1.0}
+    texts = ["Packing now, honestly, the flight is now at six.", "I live by the harbour in Robin Hood's Bay.",
+             "The bakery opens at eight on Sundays.", "I planted tomatoes in the garden."]
+    with _store(tmp_path, texts) as mem:
+        hits = mem.recall("Where does Maya live now?", strategy="bm25", top_k=2).hits
+    assert hits and "harbour" in hits[0].item.text
+
+
 def test_related_words_join_at_a_fraction_only_when_the_store_holds_them():
     p = plan("How did Melanie's boy cope after the crash?", VOCAB, LEXICON)
     assert set(p.expansions) == {"accid", "wreck", "son"}  # "plane" is not in the store; a name brings nothing
