@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 import threading
 from contextlib import asynccontextmanager
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, AsyncIterator, Callable, Literal, TypeVar
 
 import anyio
@@ -408,10 +410,11 @@ def _agents_own(stored: "Source") -> None:
                         " does not replace it; remember under another name; nothing was stored")
 
 
-def _agent_may_delete(item_id: int | None) -> Callable[["Source | None"], None]:
+def _agent_may_delete(store: Path, item_id: int | None) -> Callable[["Source | None"], None]:
     """The check ``forget`` asks before deleting a source (``item_id`` None) or an item, with its
     source: an agent deletes only what an agent stored through MCP; the person's sources, and
-    the items in them, are the person's to delete, and the refusal says how."""
+    the items in them, are the person's to delete, and the refusal says how, naming ``store``
+    (the person's default store may be another, with another source of that id)."""
     def check(source: "Source | None") -> None:
         if source is not None and source.by_agent:
             return
@@ -420,8 +423,9 @@ def _agent_may_delete(item_id: int | None) -> Callable[["Source | None"], None]:
         else:
             what, target = f"item {item_id} is in {source.name if source else '?'!r},", str(item_id)
         raise ToolError(f"{what} a source the person stored (ingested, imported or noted), not one an agent stored"
-                        f" through MCP: an agent does not delete it; the person can, with `mnemoscope delete {target}`"
-                        " or in the app's Sources screen (d); nothing was deleted")
+                        f" through MCP: an agent does not delete it; the person can, with"
+                        f" `mnemoscope --store {shlex.quote(str(store))} delete {target}` or in the app's Sources screen"
+                        " (d); nothing was deleted")
     return check
 
 
@@ -452,7 +456,7 @@ def _forget(mem: "Memory", item_ids: list[int], source_id: int | None, dry_run: 
     """Delete what an agent stored through MCP (:func:`_agent_may_delete`): every item is checked
     before the first is deleted, so a refusal deletes nothing."""
     if source_id is not None:
-        changes = mem.delete_source(source_id, dry_run=dry_run, before_deleting=_agent_may_delete(None))
+        changes = mem.delete_source(source_id, dry_run=dry_run, before_deleting=_agent_may_delete(mem.path, None))
         return Forgotten(dry_run=dry_run, changes=changes)
     found = mem.items(item_ids)
     missing = sorted(set(item_ids) - set(found))
@@ -461,10 +465,10 @@ def _forget(mem: "Memory", item_ids: list[int], source_id: int | None, dry_run: 
         raise ToolError(f"no item with id {', '.join(map(str, missing[:10]))}{more}; nothing was deleted")
     sources = {s.id: s for s in mem.sources()}
     for item_id in dict.fromkeys(item_ids):
-        _agent_may_delete(item_id)(sources.get(found[item_id].source_id))
+        _agent_may_delete(mem.path, item_id)(sources.get(found[item_id].source_id))
     total: dict[str, Any] = {}
     for item_id in dict.fromkeys(item_ids):
-        changes = mem.delete_item(item_id, dry_run=dry_run, before_deleting=_agent_may_delete(item_id))
+        changes = mem.delete_item(item_id, dry_run=dry_run, before_deleting=_agent_may_delete(mem.path, item_id))
         for key, value in changes.items():
             total[key] = total.get(key, 0) + value if isinstance(value, (int, float)) else value
     return Forgotten(dry_run=dry_run, changes=total)

@@ -25,10 +25,11 @@ def kept(store) -> dict[str, list[str]]:
         return {s.name: [i.text for i in mem.source_items(s.id)] for s in mem.sources()}
 
 
-def refusal(what: str, target: str) -> str:
+def refusal(store, what: str, target: str) -> str:
+    """The one line, naming the store: the person's default store may hold another source of that id."""
     return (f"forget: {what} a source the person stored (ingested, imported or noted), not one an agent stored through"
-            f" MCP: an agent does not delete it; the person can, with `mnemoscope delete {target}` or in the app's"
-            " Sources screen (d); nothing was deleted")
+            f" MCP: an agent does not delete it; the person can, with `mnemoscope --store {store.resolve()} delete {target}`"
+            " or in the app's Sources screen (d); nothing was deleted")
 
 
 async def test_an_agent_forgets_only_what_an_agent_stored(tmp_path):
@@ -47,12 +48,12 @@ async def test_an_agent_forgets_only_what_an_agent_stored(tmp_path):
         before = kept(store)
         assert len(before) == 3
         for arguments, expected in [
-            ({"source_id": person.source_id}, refusal(f"source {person.source_id} ({person.name!r}) is", f"source:{person.source_id}")),
+            ({"source_id": person.source_id}, refusal(store, f"source {person.source_id} ({person.name!r}) is", f"source:{person.source_id}")),
             ({"source_id": person.source_id, "dry_run": True},
-             refusal(f"source {person.source_id} ({person.name!r}) is", f"source:{person.source_id}")),
-            ({"source_id": noted.source_id}, refusal(f"source {noted.source_id} ('mcp:planted') is", f"source:{noted.source_id}")),
-            ({"item_ids": [item.id]}, refusal(f"item {item.id} is in {person.name!r},", str(item.id))),
-            ({"item_ids": [*stored["item_ids"], item.id]}, refusal(f"item {item.id} is in {person.name!r},", str(item.id))),
+             refusal(store, f"source {person.source_id} ({person.name!r}) is", f"source:{person.source_id}")),
+            ({"source_id": noted.source_id}, refusal(store, f"source {noted.source_id} ('mcp:planted') is", f"source:{noted.source_id}")),
+            ({"item_ids": [item.id]}, refusal(store, f"item {item.id} is in {person.name!r},", str(item.id))),
+            ({"item_ids": [*stored["item_ids"], item.id]}, refusal(store, f"item {item.id} is in {person.name!r},", str(item.id))),
         ]:
             result = await session.call_tool("forget", arguments)
             assert result.is_error and text_of(result) == expected, text_of(result)
