@@ -137,8 +137,8 @@ class AlikeRule:
     question about the same person mostly finds other turns. The taught question (of those
     that may count: naming no other people and, when ``same_answer``, asking the same kind of
     answer) whose likeness plus the share of its shown hits that the new question's own hits
-    hold is highest is *corroborated* when that share
-    is at least ``shared`` and its likeness at least ``shared_likeness``, or when it is the most
+    hold is highest (or a more alike one of the question's kin, :func:`_corroborated`) is
+    *corroborated* when that share is at least ``shared`` and its likeness at least ``shared_likeness``, or when it is the most
     alike of them too and its likeness is at least ``agreed_likeness``, however few hits it shares
     (the two signals point at the same question, and the likeness alone is high: a rewording whose
     search misses its original's hits altogether): its marked items rise whatever their standing
@@ -857,7 +857,15 @@ def _corroborated(ranking: Ranking, likeness: Likeness, in_view: np.ndarray) -> 
     share may be: a question is a rewording of one question, not of every one whose hits it
     happens to share; and it is
     corroborated by its share and likeness, or by its likeness alone when it is also the most
-    alike (:attr:`AlikeRule.agreed_likeness`)."""
+    alike (:attr:`AlikeRule.agreed_likeness`).
+
+    When that best one is not of the new question's kin (:attr:`Likeness.kin`: the same people,
+    question word and kind of answer) and one of its kin is more alike, the best of those is
+    taken, if corroborated: among questions about the same person, alike within a few
+    hundredths, one more shared hit (a tenth) let a less alike question of another form win ("How
+    did Joanna celebrate…", 0.452 + 0.3, over "What did Joanna write yesterday that appeared on
+    the big screen?", 0.547 + 0.2, for "Which piece of Joanna's writing … shown in a theater?"),
+    and the shared hits corroborate a likeness, they do not stand in for it."""
     rule = likeness.rule
     if rule.shared <= 0 or not len(ranking.slots):
         return None, 0
@@ -868,15 +876,24 @@ def _corroborated(ranking: Ranking, likeness: Likeness, in_view: np.ndarray) -> 
     owner, n_marks = likeness.shown_items().marks, len(likeness.sims)
     hits = np.bincount(owner, weights=in_view, minlength=n_marks)[candidates]
     share = hits / np.maximum(np.bincount(owner, minlength=n_marks)[candidates], 1)
-    score = likeness.sims[candidates] + share
+    sims = likeness.sims[candidates]
+    score = sims + share
     if 0 < rule.pick_nearest < len(candidates):  # the hits corroborate a likeness, never replace it
-        score[np.argsort(-likeness.sims[candidates], kind="stable")[rule.pick_nearest:]] = -np.inf
+        score[np.argsort(-sims, kind="stable")[rule.pick_nearest:]] = -np.inf
+
+    def backed(best: int) -> bool:
+        shared = share[best] >= rule.shared and sims[best] >= rule.shared_likeness
+        return bool(shared or (sims[best] >= rule.agreed_likeness and sims[best] >= sims.max()))
+
     best = int(np.argmax(score))
+    kin = likeness.kin[candidates] > 0 if likeness.kin is not None else np.zeros(len(candidates), dtype=bool)
+    closer = kin & np.isfinite(score) & (sims > sims[best])
+    if not kin[best] and closer.any():
+        nearer = int(np.argmax(np.where(closer, score, -np.inf)))
+        if likeness.same[candidates[nearer]] > 0 or backed(nearer):
+            best = nearer
     mark = int(candidates[best])
-    likeness_of = float(likeness.sims[mark])
-    shared = share[best] >= rule.shared and likeness_of >= rule.shared_likeness
-    agreed = likeness_of >= rule.agreed_likeness and likeness_of >= float(likeness.sims[candidates].max())
-    if not (shared or agreed) or likeness.same[mark] > 0:
+    if not backed(best) or likeness.same[mark] > 0:
         return None, 0  # the same question's marks count in full already
     return mark, int(hits[best])
 

@@ -396,6 +396,30 @@ def test_the_shared_hits_corroborate_only_one_of_the_most_alike_taught_questions
     assert moved.slots.tolist()[:10] == list(range(9)) + [25] and moved.extras["taught"][25].shared == 3
 
 
+def test_the_shared_hits_do_not_let_a_less_alike_question_of_another_form_win_over_a_more_alike_one_of_its_kin():
+    """Two taught questions about the same person: the one asking as the question does (the same
+    people, question word and kind of answer) is more alike by a hundredth, the other shares one
+    hit more. The kin one is corroborated; the other when the kin one is not corroborated, or is
+    the less alike (fails before: the other question's item came into view)."""
+    rule = MarkParams().worded
+    memory = FeedbackMemory()
+    memory.add(1, "what did Maya bake yesterday", 0.0, [25], [0, 1, 11, 12, 13, 14, 15, 16, 17])  # 2 of its 10 here
+    memory.add(2, "how did Maya celebrate", 0.0, [26], [0, 1, 2, 11, 12, 13, 14, 15, 16])  # 3 of its 10 here
+    marks = tuple(memory.marks.values())
+    likeness = Likeness(np.array([0.55, 0.54]), rule, np.zeros(2), np.ones(2), marks, kin=np.array([True, False]))
+    ranking = Ranking(np.arange(20), np.linspace(1.0, 0.0, 20))
+    slot_of = identity_slots(30)
+
+    def brought(likeness):
+        moved = memory.apply(ranking, slot_of, likeness, now=0.0, shown=10)
+        return [s for s in moved.slots.tolist()[:10] if s >= 20]
+
+    assert brought(likeness) == [25]
+    assert brought(replace(likeness, kin=np.array([False, False]))) == [26]  # by likeness plus share alone
+    assert brought(replace(likeness, sims=np.array([0.53, 0.54]))) == [26]  # the kin one the less alike
+    assert brought(replace(likeness, rule=replace(rule, shared=0.25))) == [26]  # the kin one's share too small
+
+
 def test_a_corroborated_questions_marked_items_all_come_into_view_each_in_one_of_the_last_places():
     """Three items marked for the corroborated question, none found by the new question: all
     three take the last three places shown, in their order, and what the question found at the
