@@ -610,9 +610,10 @@ _KIN_BEFORE = "(?:little|big|older|younger|best|new|old|late|twin)"
 def _asked_of(query: str, subjects: dict[int, str]) -> dict[int, str]:
     """The subjects a question asks about: "Where does Zuzana's sister Hana live now?" names Zuzana
     only to say whose sister Hana is, so Hana's news answers it and Zuzana's own does not. Only a
-    relation a person has ("sister", "boss"): "Zuzana's talk with Hana" is Zuzana's."""
+    relation a person has ("sister", "boss"): "Zuzana's talk with Hana" is Zuzana's; and not an owner
+    named again in her own right ("Does Zuzana's sister Hana still live near Zuzana?")."""
     owners = {i for i, name in subjects.items()
-              if any(re.search(rf"\b{re.escape(name)}['’]s (?:{_KIN_BEFORE} )?{_KIN}s? {re.escape(other)}\b", query)
+              if len(re.findall(rf"\b{re.escape(name)}\b", query)) == 1 and any(re.search(rf"\b{re.escape(name)}['’]s (?:{_KIN_BEFORE} )?{_KIN}s? {re.escape(other)}\b", query)
                      for j, other in subjects.items() if j != i)}
     return {i: name for i, name in subjects.items() if i not in owners}
 

@@ -1115,3 +1115,9 @@ def test_a_question_about_what_one_did_with_another_keeps_both_subjects(sister):
     """"Zuzana's work with Hana" is Zuzana's: her change of job still answers a question about her work."""
     keys = ranked(sister, "Where does Zuzana's work with Hana happen now?")
     assert keys and keys.index("D3:1") < keys.index("D2:1"), keys
+
+
+def test_an_owner_named_again_in_her_own_right_stays_a_subject(sister):
+    """"Is Zuzana's sister Hana still working near Zuzana's job?" is about Zuzana's job too (review, 23:04)."""
+    keys = ranked(sister, "Is Zuzana's sister Hana still working near Zuzana's job now?")
+    assert keys and keys.index("D3:1") < keys.index("D2:1"), keys
