@@ -861,11 +861,10 @@ def _corroborated(ranking: Ranking, likeness: Likeness, in_view: np.ndarray) -> 
 
     When that best one is not of the new question's kin (:attr:`Likeness.kin`: the same people,
     question word and kind of answer) and one of its kin is more alike, the best of those is
-    taken, if corroborated: among questions about the same person, alike within a few
-    hundredths, one more shared hit (a tenth) let a less alike question of another form win ("How
-    did Joanna celebrate…", 0.452 + 0.3, over "What did Joanna write yesterday that appeared on
-    the big screen?", 0.547 + 0.2, for "Which piece of Joanna's writing … shown in a theater?"),
-    and the shared hits corroborate a likeness, they do not stand in for it."""
+    taken, if corroborated: questions about the same person share many hits, so one more shared
+    hit could otherwise let a less alike question of another form ("How did Joanna celebrate…")
+    win over the question the new one rewords ("What did Joanna write that appeared on the big
+    screen?"); the shared hits corroborate a likeness, they do not stand in for it."""
     rule = likeness.rule
     if rule.shared <= 0 or not len(ranking.slots):
         return None, 0

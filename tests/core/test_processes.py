@@ -12,15 +12,24 @@ from pathlib import Path
 import pytest
 
 from mnemoscope.engine import Memory
+from tests.support.processes import store_held
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Ingest every file of a folder, one transaction per source, printing each source once committed.
+# Ingest every file of a folder, one transaction per source, printing each source once committed;
+# with a third argument, wait for a line after the first one (a reader looks before the rest comes).
 WRITER = """
 import sys
 from mnemoscope.engine import Memory
+gate = len(sys.argv) > 3
+def said(done, total, name):
+    global gate
+    print(name, flush=True)
+    if gate:
+        gate = False
+        sys.stdin.readline()
 mem = Memory(sys.argv[1], extensions=False)
-mem.ingest(sys.argv[2], progress=lambda done, total, name: print(name, flush=True))
+mem.ingest(sys.argv[2], progress=said)
 """
 
 WORDS = ("river mountain harbour violin garden lantern meadow comet pepper tulip glacier canyon orchard falcon "
@@ -40,9 +49,11 @@ def make_sources(folder: Path, n_files: int, lines: int) -> dict[str, int]:
     return out
 
 
-def start_writer(store: Path, folder: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", WRITER, str(store), str(folder)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def start_writer(store: Path, folder: Path, gated: bool = False) -> subprocess.Popen:
+    """The writer (:data:`WRITER`); ``gated``: it waits for a line on stdin after its first source."""
+    return subprocess.Popen([sys.executable, "-c", WRITER, str(store), str(folder), *(["gated"] if gated else [])],
+                            cwd=ROOT, stdin=subprocess.PIPE if gated else None, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
 
 
 def items_per_source(store: Path) -> dict[str, int]:
@@ -77,10 +88,13 @@ def test_a_reader_queries_while_another_process_ingests(tmp_path):
     make_sources(tmp_path / "stream", n_files=200, lines=8)
     store = tmp_path / "shared.db"
     reader = Memory(store, extensions=False)
-    writer = start_writer(store, tmp_path / "stream")
+    writer = start_writer(store, tmp_path / "stream", gated=True)
     seen, latencies = [], []
     try:
-        writer.stdout.readline()  # the first source is committed
+        writer.stdout.readline()  # the first source is committed, and the writer waits
+        seen.append(reader.stats().items)  # (a loaded machine could otherwise see every source at once)
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
         while writer.poll() is None:
             started = time.perf_counter()
             hits = reader.recall("turn about the glacier", strategy="bm25", top_k=5).hits
@@ -187,32 +201,15 @@ def test_two_writers_and_a_reader_lose_nothing_and_the_reader_follows_exactly(tm
     assert report["same"] == dict.fromkeys(("bm25", "hybrid", "ppr", "walk", "fused"), True)  # as if opened afresh
 
 
-# Hold the store's write lock (a write transaction left open) until told to let go.
-HOLDER = """
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN IMMEDIATE")
-conn.execute("INSERT OR REPLACE INTO kv (key, value) VALUES ('held', 'yes')")
-print("held", flush=True)
-sys.stdin.readline()
-conn.execute("ROLLBACK")
-"""
-
-
 def test_recall_never_waits_for_a_write_lock_another_process_holds(demo_copy):
     from mnemoscope.engine.errors import StoreBusy
 
     with Memory(demo_copy, lock_timeout=0.3) as mem:  # a recall that wrote would fail after 0.3 s
         mem.warm_up()
-        holder = spawn(HOLDER, str(demo_copy))
-        try:
-            assert holder.stdout.readline().strip() == "held", holder.stderr.read()
+        with store_held(demo_copy):
             for strategy in ("fused", "ppr", "walk", "hybrid_walk"):
                 rec = mem.recall("when did Maya adopt Pepper", strategy=strategy, mode="max")
                 assert rec.hits and rec.token  # the feedback token is issued without writing
             with pytest.raises(StoreBusy, match=r"busy: .*nothing was changed"):  # a write waits, then says so
                 mem.delete_item(rec.hits[0].item.id)
-        finally:
-            holder.communicate("go\n", timeout=30)
-        assert holder.returncode == 0
         mem.feedback(rec.token, [rec.hits[0].item.id])  # the token recall issued is good once the lock is free

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from mnemoscope.engine import Memory
 from mnemoscope.engine.records import Counts
+from tests.support.processes import store_held
 
 from .conftest import ROOT, store_checksum
 
@@ -236,18 +237,6 @@ def test_processes_creating_one_new_store_at_once_all_open_it(tmp_path):
         assert mem.counts().items == 0
 
 
-HOLD_EXCLUSIVE = """
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("PRAGMA locking_mode=EXCLUSIVE")
-conn.execute("BEGIN EXCLUSIVE")
-print("held", flush=True)
-sys.stdin.readline()
-conn.execute("COMMIT")
-conn.close()
-"""
-
-
 def test_the_change_watch_made_while_another_process_holds_the_store_still_sees_later_commits(tmp_path):
     """The app's change watch, made while another process held the store locked, fell back to
     reading the file as immutable (meant for a folder the user may not write) after a 5 s wait,
@@ -257,14 +246,11 @@ def test_the_change_watch_made_while_another_process_holds_the_store_still_sees_
     store = tmp_path / "s.db"
     with Memory(store, extensions=False) as mem:
         mem.add_note("The harbour lanterns are lit at dusk.")
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_EXCLUSIVE, str(store)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "held"
-    started = time.monotonic()
-    watch = ChangeWatch(store)
-    waited = time.monotonic() - started
-    assert not watch.changed()  # locked: no change seen yet
-    holder.communicate("release\n", timeout=30)
+    with store_held(store, "exclusive"):
+        started = time.monotonic()
+        watch = ChangeWatch(store)
+        waited = time.monotonic() - started
+        assert not watch.changed()  # locked: no change seen yet
     with Memory(store, extensions=False) as mem:
         mem.add_note("The ferry leaves at dawn.")
     assert watch.changed() and not watch.changed()
