@@ -50,6 +50,11 @@ def emit(out: TextIO, payload: Any, as_json: bool, text: Callable[[], str] | str
         out.write((text() if callable(text) else text or str(payload)) + "\n")
 
 
+def json_option(parser: argparse.ArgumentParser) -> None:
+    """The ``--json`` every listing and report offers."""
+    parser.add_argument("--json", action="store_true", help="print JSON, the machine-readable form, instead of text")
+
+
 def settings_of(pairs: list[str]) -> dict[str, Any]:
     """``--set NAME=VALUE`` options as engine settings."""
     out = {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .common import emit, open_memory
+from .common import emit, json_option, open_memory
 
 if TYPE_CHECKING:
     from mnemoscope.engine.knowledge.records import Conflict, Decision
@@ -25,7 +25,7 @@ SNIPPET = 100
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("conflicts", help="the conflict inbox: list, decide, undo, audit log, rescan")
     p.add_argument("--all", action="store_true", help="decided conflicts too")
-    p.add_argument("--json", action="store_true")
+    json_option(p)
     p.set_defaults(handler=list_conflicts)
     csub = p.add_subparsers(dest="action", metavar="action")
     for choice in CHOICES:
@@ -34,19 +34,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         _writes(d)
         d.set_defaults(handler=decide, choice=choice)
     u = csub.add_parser("undo", help="undo a decision (its rows go back to how they were)")
-    u.add_argument("decision", type=int)
+    u.add_argument("decision", type=int, help="the decision's id (`conflicts log` lists them)")
     _writes(u)
     u.set_defaults(handler=undo)
     log = csub.add_parser("log", help="the audit log of decisions, newest first")
     log.add_argument("--fact", type=int, default=None, help="only decisions that changed this fact")
-    log.add_argument("--limit", type=int, default=50)
-    log.add_argument("--json", action="store_true")
+    log.add_argument("--limit", type=int, default=50, help="at most this many decisions (default: 50)")
+    json_option(log)
     log.set_defaults(handler=decision_log)
     r = csub.add_parser("rescan", help="apply the supersession rules to every stored fact")
     _writes(r)
     r.set_defaults(handler=rescan)
     rules = csub.add_parser("rules", help="the supersession rules in use and where they come from")
-    rules.add_argument("--json", action="store_true")
+    json_option(rules)
     rules.set_defaults(handler=show_rules)
 
 
@@ -58,7 +58,7 @@ _HELP = {"accept": "a clash: the later fact supersedes the other; a duplicate: m
 
 def _writes(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
-    p.add_argument("--json", action="store_true")
+    json_option(p)
 
 
 def list_conflicts(args: argparse.Namespace, out: TextIO) -> int:

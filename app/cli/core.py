@@ -7,7 +7,7 @@ import sys
 from argparse import ArgumentTypeError
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .common import UsageError, emit, open_memory
+from .common import UsageError, emit, json_option, open_memory
 from .parsing import count_int, plain_int
 from .progress import ProgressLine
 
@@ -17,39 +17,42 @@ if TYPE_CHECKING:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ingest", help="ingest files or folders")
-    p.add_argument("paths", nargs="+")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("paths", nargs="+", help="files or folders (.md, .txt, chats: docs/formats.md)")
+    json_option(p)
     p.set_defaults(handler=ingest)
 
     p = sub.add_parser("recall", help="ask the store a question")
-    p.add_argument("query")
-    p.add_argument("--strategy", default=None, help="bm25 | dense | hybrid | … (default: the engine's default)")
-    p.add_argument("--top-k", type=count_int, default=10)
-    p.add_argument("--mode", default="pro", choices=["lite", "pro", "max"])
+    p.add_argument("query", help="the question, in words")
+    p.add_argument("--strategy", default=None,
+                   help="bm25, dense, hybrid, ppr, walk, hybrid_walk, fused, or image with an image model "
+                        "(default: the default_strategy setting, fused)")
+    p.add_argument("--top-k", type=count_int, default=10, help="how many hits to show (default: 10)")
+    p.add_argument("--mode", default="pro", choices=["lite", "pro", "max"],
+                   help="lite: episodes and facts only; pro: plus the hits (default); max: plus backfill from their episodes")
     p.add_argument("--intent", default=None, help="deepen | broaden | compare | apply | clarify | neutral (default: inferred)")
     p.add_argument("--trace", action="store_true", default=None, help="include the walk's step-by-step trace")
     p.add_argument("--seed", type=int, default=None, help="seed for a sampled walk (same seed, same walk)")
     p.add_argument("--as-of", default=None, metavar="DATE",
                    help="answer with what was said and held true at this date (2023-06-01, 2023-06 or 2023)")
-    p.add_argument("--json", action="store_true")
+    json_option(p)
     p.set_defaults(handler=recall)
 
     p = sub.add_parser("stats", help="counts of what the store holds")
-    p.add_argument("--json", action="store_true")
+    json_option(p)
     p.set_defaults(handler=stats)
 
     p = sub.add_parser("export", help="write every record as JSON lines")
-    p.add_argument("file")
+    p.add_argument("file", help="the export to write (replaced only once it is complete)")
     p.set_defaults(handler=export)
 
     p = sub.add_parser("import", help="read an export")
-    p.add_argument("file")
+    p.add_argument("file", help="a file `mnemoscope export` wrote")
     p.set_defaults(handler=import_)
 
     p = sub.add_parser("delete", help="delete an item (ID) or a source (source:ID), with cascade")
-    p.add_argument("id")
+    p.add_argument("id", help="an item id (42) or a source (source:3)")
     p.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
-    p.add_argument("--json", action="store_true")
+    json_option(p)
     p.set_defaults(handler=delete)
 
     p = sub.add_parser("clear", help="delete everything in the store")

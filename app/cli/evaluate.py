@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from .common import DATA, UsageError, emit, settings_of
+from .common import DATA, UsageError, emit, json_option, settings_of
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,14 +18,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     evsub = ev.add_subparsers(dest="dataset", metavar="dataset", required=True)
 
     def retrieval(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--strategy", default=None)
+        p.add_argument("--strategy", default=None, help="the strategy measured (default: the default_strategy setting)")
         p.add_argument("--baseline", action="append", default=[], help="another strategy, or rank_bm25 (repeatable)")
         p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="an engine setting for this run")
         p.add_argument("--core", action="store_true", help="the core alone: no knowledge, topics or ranker extensions")
-        p.add_argument("--json", action="store_true")
+        json_option(p)
 
     p = evsub.add_parser("locomo", help="LoCoMo evidence retrieval")
-    p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"))
+    p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"), help="default: LoCoMo dev")
     p.add_argument("--paraphrases", metavar="FILE", default=None,
                    help="reworded questions (e.g. ../shared/data/locomo/paraphrases_dev.json): "
                         "original and reworded figures side by side")
@@ -34,13 +34,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=eval_locomo)
 
     p = evsub.add_parser("miracl", help="MIRACL-ko passage retrieval (+ perturbations)")
-    p.add_argument("dir", nargs="?", default=str(DATA / "miracl_ko"))
+    p.add_argument("dir", nargs="?", default=str(DATA / "miracl_ko"), help="default: the shared MIRACL-ko folder")
     retrieval(p)
     p.set_defaults(handler=eval_miracl)
 
     p = evsub.add_parser("multihop", help="MuSiQue / HotpotQA supporting-passage recall")
-    p.add_argument("corpus", nargs="?", default=str(DATA / "multihop" / "musique_corpus.json"))
-    p.add_argument("questions", nargs="?", default=None)
+    p.add_argument("corpus", nargs="?", default=str(DATA / "multihop" / "musique_corpus.json"),
+                   help="default: MuSiQue's corpus (hotpotqa_corpus.json beside it for HotpotQA)")
+    p.add_argument("questions", nargs="?", default=None, help="default: the corpus file named with _questions for _corpus")
     retrieval(p)
     p.set_defaults(handler=eval_multihop)
 
@@ -54,41 +55,41 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"), help="LoCoMo dev")
     p.add_argument("--sample", type=int, default=50, help="supersessions sampled per corpus and from all pooled")
     p.add_argument("--seed", type=int, default=16, help="the seed of the samples")
-    p.add_argument("--json", action="store_true")
+    json_option(p)
     p.set_defaults(handler=eval_supersession)
 
     p = evsub.add_parser("extraction", help="rule extractor vs LoCoMo's observation and event annotations")
-    p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"))
-    p.add_argument("--json", action="store_true")
+    p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"), help="default: LoCoMo dev")
+    json_option(p)
     p.set_defaults(handler=eval_extraction)
 
     p = evsub.add_parser("tune-heuristic", help="re-tune the fused heuristic's weights on the dev benchmarks (prints them)")
     p.add_argument("data", nargs="?", default=str(DATA), help="the shared data folder")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="an engine setting for this run")
-    p.add_argument("--json", action="store_true")
+    json_option(p)
     p.set_defaults(handler=tune_heuristic)
 
     p = evsub.add_parser("learning", help="simulated feedback on LoCoMo dev: held-out gain, λ, random control")
-    p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"))
-    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("file", nargs="?", default=str(DATA / "locomo" / "locomo10_dev.json"), help="default: LoCoMo dev")
+    p.add_argument("--seed", type=int, default=7, help="the seed of the simulated choices and the random control")
     p.add_argument("--curve-every", type=int, default=10, help="measure held-out quality every N feedback events")
     p.add_argument("--repeats", type=int, default=3, help="feedback events in the repeated-query scenario")
     p.add_argument("--paraphrases", metavar="FILE", help="people's rewordings of dev questions (e.g. "
                    "../shared/data/locomo/paraphrases_dev.json): recall@10 of a taught question's rewording")
     p.add_argument("--latency-items", type=int, default=10_000, help="synthetic store size for feedback latency (0: skip)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="an engine setting for this run")
-    p.add_argument("--json", action="store_true")
+    json_option(p)
     p.set_defaults(handler=eval_learning)
 
     p = sub.add_parser("bench", help="synthetic scale benchmark (ingest, latency, memory)")
-    p.add_argument("--items", type=int, default=10_000)
-    p.add_argument("--strategies", default="bm25,dense,hybrid")
-    p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--items", type=int, default=10_000, help="synthetic turns to ingest (default: 10,000)")
+    p.add_argument("--strategies", default="bm25,dense,hybrid", help="the strategies timed, comma-separated")
+    p.add_argument("--queries", type=int, default=200, help="questions timed per strategy (default: 200)")
     p.add_argument("--core", action="store_true", help="the core alone: no knowledge, topics or ranker extensions")
     p.add_argument("--no-baseline", action="store_true", help="leave out rank_bm25 (it needs hours and gigabytes at a million items)")
     p.add_argument("--keep", type=Path, metavar="STORE", help="keep the store built here (a new file) to time other code on it: bench/store_p50.py")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="an engine setting for this run")
+    json_option(p)
     p.set_defaults(handler=bench)
 
 

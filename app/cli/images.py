@@ -6,13 +6,13 @@ import argparse
 from dataclasses import asdict
 from typing import TextIO
 
-from .common import emit, open_memory
+from .common import emit, json_option, open_memory
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("images", help="shared photos: how many are embedded; --resume embeds the rest")
     p.add_argument("--resume", action="store_true", help="embed every image that has no vector yet")
-    p.add_argument("--json", action="store_true")
+    json_option(p)
     p.set_defaults(handler=images)
 
 

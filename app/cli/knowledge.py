@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, TextIO
 
-from .common import emit, open_memory
+from .common import emit, json_option, open_memory
 
 if TYPE_CHECKING:
     from mnemoscope.engine.knowledge.records import CurationReport
@@ -18,58 +18,58 @@ if TYPE_CHECKING:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("facts", help="list facts (subject, predicate, object, validity, provenance)")
     p.add_argument("--entity", default=None, help="only facts naming this entity (id or name)")
-    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--limit", type=int, default=None, help="at most this many facts")
     p.add_argument("--as-of", default=None, metavar="DATE", help="only facts that held and were said by this date")
     p.add_argument("--history", type=int, default=None, metavar="ID",
                    help="a fact's chain: the versions and facts it replaced or that replaced it")
-    p.add_argument("--json", action="store_true")
+    json_option(p)
     p.set_defaults(handler=facts)
 
     p = sub.add_parser("entities", help="list entities, most mentioned first")
     p.add_argument("--kind", default=None, help="speaker | title | name | tag")
-    p.add_argument("--limit", type=int, default=None)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--limit", type=int, default=None, help="at most this many entities")
+    json_option(p)
     p.set_defaults(handler=entities)
 
     p = sub.add_parser("episodes", help="list episodic memories (summary, events, provenance)")
     p.add_argument("--source", type=int, default=None, help="only episodes of this source id")
-    p.add_argument("--json", action="store_true")
+    json_option(p)
     p.set_defaults(handler=episodes)
 
     p = sub.add_parser("extract", help="run the LLM extractor over the queue (needs an LLM endpoint)")
     p.add_argument("--resume", action="store_true", help="also retry items that failed before")
     p.add_argument("--limit", type=int, default=None, help="at most this many items")
-    p.add_argument("--json", action="store_true")
+    json_option(p)
     p.set_defaults(handler=extract)
 
     p = sub.add_parser("fact", help="add, edit or delete a fact")
     fsub = p.add_subparsers(dest="action", metavar="action", required=True)
     a = fsub.add_parser("add", help="state a fact by hand, supported by stored items")
     for name in ("subject", "predicate", "object"):
-        a.add_argument(name)
+        a.add_argument(name, help=f"the fact's {name}, in words")
     a.add_argument("--item", type=int, action="append", required=True, dest="items",
                    help="an item that states it (repeat for more)")
-    a.add_argument("--time", default=None)
+    a.add_argument("--time", default=None, help="when it held (2023-05-01, 2023-05 or 2023)")
     _curation(a, add_fact)
     e = fsub.add_parser("edit", help="change a fact's words or time")
-    e.add_argument("id", type=int)
+    e.add_argument("id", type=int, help="the fact's id")
     for name in ("subject", "predicate", "object", "time"):
-        e.add_argument(f"--{name}", default=None)
+        e.add_argument(f"--{name}", default=None, help=f"the new {name} (default: unchanged)")
     _curation(e, edit_fact)
     d = fsub.add_parser("delete", help="delete a fact")
-    d.add_argument("id", type=int)
+    d.add_argument("id", type=int, help="the fact's id")
     _curation(d, delete_fact)
 
     p = sub.add_parser("entity", help="rename, merge or split entities")
     esub = p.add_subparsers(dest="action", metavar="action", required=True)
     r = esub.add_parser("rename", help="give an entity a new name")
-    r.add_argument("id", type=int)
-    r.add_argument("name")
+    r.add_argument("id", type=int, help="the entity's id")
+    r.add_argument("name", help="its new name")
     _curation(r, rename_entity)
     _merge_parser(esub, "fold entity OTHER into KEEP (each an id or a name)", merge_entities, str)
     s = esub.add_parser("split", help="move the mentions written SURFACE… to a new entity")
-    s.add_argument("id", type=int)
-    s.add_argument("surfaces", nargs="+")
+    s.add_argument("id", type=int, help="the entity's id")
+    s.add_argument("surfaces", nargs="+", help="the ways of writing it whose mentions move")
     s.add_argument("--name", default=None, help="the new entity's name (default: the first surface)")
     _curation(s, split_entity)
 
@@ -77,20 +77,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     psub = p.add_subparsers(dest="action", metavar="action", required=True)
     _merge_parser(psub, "join episode OTHER into KEEP (reversible)", merge_episodes)
     s = psub.add_parser("split", help="undo the merges into an episode")
-    s.add_argument("id", type=int)
+    s.add_argument("id", type=int, help="the episode's id")
     _curation(s, split_episode)
 
 
 def _merge_parser(sub: argparse._SubParsersAction, help_text: str, handler, argument_type: type = int) -> None:
     p = sub.add_parser("merge", help=help_text)
-    p.add_argument("keep", type=argument_type)
-    p.add_argument("other", type=argument_type)
+    p.add_argument("keep", type=argument_type, help="the one that stays")
+    p.add_argument("other", type=argument_type, help="the one folded into it")
     _curation(p, handler)
 
 
 def _curation(p: argparse.ArgumentParser, handler) -> None:
     p.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
-    p.add_argument("--json", action="store_true")
+    json_option(p)
     p.set_defaults(handler=handler)
 
 

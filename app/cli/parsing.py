@@ -30,11 +30,17 @@ def count_int(text: str) -> int:
 
 
 class Parser(argparse.ArgumentParser):
-    """``argparse`` with one-line errors, and :func:`plain_int` for ``type=int``."""
+    """``argparse`` with one-line errors, :func:`plain_int` for ``type=int``, and a help text for
+    every argument: ``mnemoscope COMMAND --help`` is where a person learns what each one is for."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.register("type", int, plain_int)
+
+    def add_argument(self, *args, **kwargs) -> argparse.Action:
+        if not kwargs.get("help"):
+            raise TypeError(f"{self.prog} {args[0] if args else ''}: every argument says what it is for (help=...)")
+        return super().add_argument(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from mnemoscope.engine.files import atomic_writer
 
-from .common import UsageError, emit, open_memory
+from .common import UsageError, emit, json_option, open_memory
 from .parsing import plain_int
 
 if TYPE_CHECKING:
@@ -21,13 +21,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ranker", help="the learned ranker: status, reset, export")
     rsub = p.add_subparsers(dest="action", metavar="action", required=True)
     q = rsub.add_parser("status", help="λ, the gate's referee, feedback counts, the learning curve")
-    q.add_argument("--json", action="store_true")
+    json_option(q)
     q.set_defaults(handler=status)
     q = rsub.add_parser("reset", help="forget all feedback and learning (records are untouched)")
     q.add_argument("--yes", action="store_true", help="really do it")
     q.set_defaults(handler=reset)
     q = rsub.add_parser("export", help="write the model, feedback log, edges and trust as JSON")
-    q.add_argument("file")
+    q.add_argument("file", help="the JSON file to write")
     q.set_defaults(handler=export)
 
     p = sub.add_parser("feedback", help="tell the ranker which hits of a recall were used; list or undo feedback",
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("event", nargs="?", help="with 'undo': the feedback event to withdraw")
     p.add_argument("--used", default="", help="comma-separated item ids that were used")
     p.add_argument("--ignored", default="", help="comma-separated item ids that were not (default: every other shown hit)")
-    p.add_argument("--json", action="store_true")
+    json_option(p)
     p.set_defaults(handler=feedback)
 
 

@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from mnemoscope.app.cli import main
+from mnemoscope.app.cli.parsing import Parser
 from tests.support.cli import cli
 
 
@@ -130,3 +132,11 @@ def test_top_k_out_of_range_names_the_range_the_command_accepts(store, capsys, v
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
     assert f"argument --top-k: expected a whole number from 1 to 9223372036854775807, not '{value}'" in err, err
+
+
+def test_every_argument_says_what_it_is_for(capsys):
+    with pytest.raises(TypeError, match="help"):
+        Parser(prog="mnemoscope x").add_argument("--flag")
+    assert main(["recall", "--help"]) == 0
+    shown = capsys.readouterr().out
+    assert "how many hits to show" in shown and "print JSON" in shown
