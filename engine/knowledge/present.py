@@ -605,6 +605,14 @@ def _held_values(rules: "Rules", question: PresentQuestion, subjects: dict[int, 
 
 _KIN = re.sub(r"\s+", "", PEOPLE)  # "sister", "boss", "flatmate": a person named after it is someone's
 _KIN_BEFORE = "(?:little|big|older|younger|best|new|old|late|twin)"
+# What stands between an owner's name and her relative's in "Zuzana's sister Hana", "Mel's little brother Jo".
+_RELATION = re.compile(rf"['’]s (?:{_KIN_BEFORE} )?{_KIN}s? ")
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole_name(name: str) -> re.Pattern[str]:
+    """A name as whole words (compiled once per name: the same people are asked about again and again)."""
+    return re.compile(rf"\b{re.escape(name)}\b")
 
 
 def _asked_of(query: str, subjects: dict[int, str]) -> dict[int, str]:
@@ -612,9 +620,14 @@ def _asked_of(query: str, subjects: dict[int, str]) -> dict[int, str]:
     only to say whose sister Hana is, so Hana's news answers it and Zuzana's own does not. Only a
     relation a person has ("sister", "boss"): "Zuzana's talk with Hana" is Zuzana's; and not an owner
     named again in her own right ("Does Zuzana's sister Hana still live near Zuzana?")."""
-    owners = {i for i, name in subjects.items()
-              if len(re.findall(rf"\b{re.escape(name)}\b", query)) == 1 and any(re.search(rf"\b{re.escape(name)}['’]s (?:{_KIN_BEFORE} )?{_KIN}s? {re.escape(other)}\b", query)
-                     for j, other in subjects.items() if j != i)}
+    relations = [(m.start(), m.end()) for m in _RELATION.finditer(query)]
+    if not relations:
+        return subjects
+    spans = {i: [(m.start(), m.end()) for m in _whole_name(name).finditer(query)] for i, name in subjects.items()}
+    owners = {i for i, found in spans.items()
+              if len(found) == 1 and any(found[0][1] == start and any(at == end for j, others in spans.items() if j != i
+                                                                      for at, _ in others)
+                                         for start, end in relations)}
     return {i: name for i, name in subjects.items() if i not in owners}
 
 
