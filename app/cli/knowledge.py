@@ -155,9 +155,12 @@ def extract(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _report(args: argparse.Namespace, out: TextIO, curated: CurationReport) -> int:
+    """The curation's report; the text leaves out the ids a dry run has not made ("fact None"),
+    which the JSON keeps as null."""
     verb = "would change" if args.dry_run else "changed"
     report = curated.to_dict()
-    emit(out, report, args.json, lambda: f"{verb}: " + ", ".join(f"{k} {v}" for k, v in report.items()))
+    emit(out, report, args.json,
+         lambda: f"{verb}: " + ", ".join(f"{k} {v}" for k, v in report.items() if v is not None))
     return 0
 
 

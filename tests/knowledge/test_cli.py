@@ -52,6 +52,8 @@ def test_a_fact_added_by_hand_is_listed_with_its_items(store, capsys):
     item = run_json(capsys, "--store", store, "facts", "--json")[0]["provenance"][0]
     argv = ["--store", store, "fact", "add", "Caroline", "volunteers at", "the animal shelter", "--item", str(item)]
     assert run_json(capsys, *argv, "--dry-run", "--json") == {"facts_added": 1, "fact": None}
+    assert main([*argv, "--dry-run"]) == 0  # the text names no id a dry run has not made
+    assert capsys.readouterr().out == "would change: facts_added 1\n"
     assert not [f for f in run_json(capsys, "--store", store, "facts", "--json") if f["object"] == "the animal shelter"]
     fact_id = run_json(capsys, *argv, "--time", "2023-05-20", "--json")["fact"]
     added = [f for f in run_json(capsys, "--store", store, "facts", "--json") if f["id"] == fact_id]
