@@ -140,12 +140,16 @@ class Engine:
 
 
 def client_label(ctx: Context) -> str:
-    """``mcp:<client name>`` as the client introduced itself (``mcp:unknown`` if it did not)."""
+    """``mcp:<client name>`` as the client introduced itself (``mcp:unknown`` if it did not, or
+    its name shows nothing), made a label (:func:`engine.records.shown_label`): it names the
+    writer of every source the client stores, in every listing of them."""
+    from mnemoscope.engine.records import shown_label
+
     try:
         info = ctx.session.client_params.client_info
     except (AttributeError, ValueError):
         info = None
-    name = " ".join(str(getattr(info, "name", "") or "").split())[:60]
+    name = " ".join(shown_label(str(getattr(info, "name", "") or "")).split())[:60]
     return f"mcp:{name or 'unknown'}"
 
 
@@ -352,10 +356,13 @@ MAX_SOURCE_CHARS = 500
 def _check_name(field: str, value: str | None, limit: int | None = None) -> None:
     """Refuse a name an agent gives (a source, a title, a speaker) that a label may not be, by the
     rule every edge keeps (:func:`engine.records.label_problem`: no control character, and at most
-    ``limit`` characters, or a label's limit). Content may hold control characters; a name is shown alone."""
+    ``limit`` characters, or a label's limit), and not blank: a name that shows nothing names
+    nothing. Content may hold control characters; a name is shown alone."""
     from mnemoscope.engine.records import MAX_LABEL_CHARS, label_problem
 
-    problem = label_problem(value, limit or MAX_LABEL_CHARS) if value is not None else None
+    if not value:
+        return
+    problem = label_problem(value, limit or MAX_LABEL_CHARS) or ("is blank" if value.isspace() else None)
     if problem:
         raise ToolError(f"{field} {problem}; nothing was stored")
 
@@ -370,7 +377,7 @@ def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | 
               source: str | None) -> Remembered:
     from mnemoscope.engine.conversations import messages_source
     from mnemoscope.engine.ingest import read_markdown
-    from mnemoscope.engine.records import CONTROL, WRITTEN_BY
+    from mnemoscope.engine.records import WRITTEN_BY, shown_label
 
     client = mem.activity.client.removeprefix("mcp:")
     if messages is not None:
@@ -389,8 +396,8 @@ def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | 
             parsed.source.meta["title"] = title
             for item in parsed.items:
                 item.title = " › ".join(p for p in (title, item.title) if p)
-    # from the content alone (the same content, the same name), which may hold control characters a name may not
-    label = " ".join(CONTROL.sub(" ", parsed.items[0].text).split()[:6])
+    # from the content alone (the same content, the same name), which may hold characters a name may not
+    label = " ".join(shown_label(parsed.items[0].text).split()[:6])
     label = (label if len(label) <= 48 else label[:47] + "…").replace("/", "-")
     parsed.source.name = source or f"mcp:{client}/{label} ({parsed.source.content_hash[:8]})"
     parsed.source.meta[WRITTEN_BY] = f"mcp:{client}"

@@ -24,7 +24,7 @@ from . import conversations
 from .conversations import ChatFormatError
 from .errors import FileRefused, IngestError
 from .files import kind_of, read_regular
-from .records import CONTROL, MAX_LABEL_CHARS, Item, ParsedSource, Source, label_problem
+from .records import CONTROL, INVISIBLE, MAX_LABEL_CHARS, Item, ParsedSource, Source, label_problem, shown_label
 from .text import sentences, token_count
 
 SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".json", ".jsonl", ".ndjson"}
@@ -250,7 +250,7 @@ def check_labels(p: ParsedSource) -> None:
 def fit_labels(p: ParsedSource) -> list[str]:
     """Make the labels of an export's source keep :func:`label_problem`'s rule, and say what
     changed: a label over the limit is cut to it, a control character in one shown alone becomes
-    a space. An export holds what a store held, which an older store did not hold to the rule;
+    a space and an invisible one is dropped. An export holds what a store held, which an older store did not hold to the rule;
     refusing a backup whole for a label would lose the lot (as its long texts are split, not
     refused: engine/transfer.py)."""
     said: list[str] = []
@@ -258,15 +258,17 @@ def fit_labels(p: ParsedSource) -> list[str]:
         for label, value, alone in _labels(item):
             if not (value and label_problem(value, shown_alone=alone)):
                 continue
-            fitted = (CONTROL.sub(" ", value) if alone else value)[:MAX_LABEL_CHARS]
+            shown = shown_label(value) if alone else value
+            fitted = shown[:MAX_LABEL_CHARS]
             if label == "speaker":
                 item.speaker = fitted
             elif label == "title":
                 item.title = fitted
             else:
                 item.meta["image_caption"] = fitted
-            done = [f"cut from {len(value):,} to {len(fitted):,} characters"] if len(value) > len(fitted) else []
+            done = [f"cut from {len(shown):,} to {len(fitted):,} characters"] if len(shown) > len(fitted) else []
             done += ["control characters made spaces"] if alone and CONTROL.search(value) else []
+            done += ["invisible characters dropped"] if alone and INVISIBLE.search(value) else []
             said.append(f"{p.source.name}: {item.kind} {item.key!r}: its {label}: {' and '.join(done)}")
     return said
 

@@ -19,6 +19,14 @@ if TYPE_CHECKING:
 MAX_LABEL_CHARS = 2_000
 # A control character (Unicode's Cc: C0, DEL, C1), which a speaker or a title may not hold.
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# An invisible character that reorders or hides the text around it, which a label may not hold
+# either: the bidi embeddings, overrides and isolates ("report\u202efdp.exe" shows as
+# "reportexe.pdf"), the line and paragraph separators, the zero-width space, the word joiner and
+# the invisible operators, the byte order mark. The zero-width joiner and non-joiner, which
+# scripts and emoji need, and the left-to-right and right-to-left marks, which mixed-direction
+# names need, are not among them.
+INVISIBLE = re.compile("[\u200b\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_NOT_SHOWN = re.compile(f"{CONTROL.pattern}|{INVISIBLE.pattern}")
 # The source meta key naming the MCP client that stored a source (``mcp:CLIENT``), written by the
 # MCP server alone: the only sources an agent may replace or delete. An import drops it
 # (engine/transfer.py): what a file says never decides what an agent may do.
@@ -32,11 +40,22 @@ def label_problem(value: str, limit: int = MAX_LABEL_CHARS, *, shown_alone: bool
     :func:`engine.ingest.fit_labels`). A label is at most ``limit`` characters (it is repeated with every piece
     of a split text); one ``shown_alone`` (a speaker, a title, a source's name: not a photo's
     caption, which is read with the text) holds no control character, since an escape sequence
-    would drive the terminal of whoever lists it and a line break splits its line."""
+    would drive the terminal of whoever lists it and a line break splits its line, and no
+    :data:`INVISIBLE` character, since a label that shows one text and holds another misleads
+    whoever reads it."""
     if len(value) > limit:
         return f"is {len(value):,} characters long; at most {limit:,}"
-    bad = CONTROL.search(value) if shown_alone else None
-    return f"holds a control character (U+{ord(bad.group()):04X} at {bad.start()})" if bad else None
+    bad = _NOT_SHOWN.search(value) if shown_alone else None
+    if bad is None:
+        return None
+    what = "a control character" if CONTROL.match(bad.group()) else "an invisible character"
+    return f"holds {what} (U+{ord(bad.group()):04X} at {bad.start()})"
+
+
+def shown_label(value: str) -> str:
+    """``value`` made to keep :func:`label_problem`'s rule on characters: each control character a
+    space, each :data:`INVISIBLE` one dropped (it takes no room)."""
+    return INVISIBLE.sub("", CONTROL.sub(" ", value))
 
 
 @dataclass

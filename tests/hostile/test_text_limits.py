@@ -210,7 +210,8 @@ def test_a_tab_in_a_markdown_heading_is_read_as_a_space(tmp_path):
 @pytest.mark.parametrize("speaker, says", [
     ("B" * (MAX_LABEL_CHARS + 1), "note '0': its speaker: cut from 2,001 to 2,000 characters"),
     ("Bob\x1b[2J", "note '0': its speaker: control characters made spaces"),
-], ids=["long", "control"])
+    ("\u202eBob\u2069", "note '0': its speaker: invisible characters dropped"),
+], ids=["long", "control", "invisible"])
 def test_an_export_holding_a_label_an_older_store_allowed_is_imported_whole(tmp_path, speaker, says):
     """A store made before the label rule exports such labels; the import refused the whole
     backup (fails before: exit 2, nothing imported). It keeps every record, fits the label to the
@@ -221,7 +222,8 @@ def test_an_export_holding_a_label_an_older_store_allowed_is_imported_whole(tmp_
     assert code == 0 and says in out, (out, err)
     with Memory(target, extensions=False) as mem:
         [item] = [i for s in mem.sources() for i in mem.source_items(s.id)]
-    assert item.text == "a short note" and item.speaker == speaker.replace("\x1b", " ")[:MAX_LABEL_CHARS]
+    assert item.text == "a short note"
+    assert item.speaker == speaker.replace("\x1b", " ").replace("\u202e", "").replace("\u2069", "")[:MAX_LABEL_CHARS]
 
 
 def test_a_chat_messages_name_that_is_no_label_is_refused_with_its_line(tmp_path):
@@ -272,13 +274,8 @@ def test_a_chat_exports_title_that_is_no_label_is_refused_with_its_line(tmp_path
                                indent=1))
     title_line = next(n for n, text in enumerate(chat.read_text().splitlines(), 1) if '"title"' in text)
     store = tmp_path / "m.db"
-    Memory(store, extensions=False).close()
-    before = store_checksum(store)
-    for path, says in [(export, f"{export}:{line}: conversation 1: 'title' holds a control character (U+001B at 7)"),
-                       (chat, f"{chat}:{title_line}: 'title' is 2,001 characters long; at most 2,000")]:
-        code, _out, err = cli("--store", store, "ingest", path)
-        assert code == 2 and err.count("\n") == 1 and says in err, err
-    assert store_checksum(store) == before
+    each_refused_in_one_line(store, [(export, f"{export}:{line}: conversation 1: 'title' holds a control character (U+001B at 7)"),
+                                     (chat, f"{chat}:{title_line}: 'title' is 2,001 characters long; at most 2,000")])
     export.write_text(json.dumps([chatgpt_conversation("c1", "Harbour")]))
     code, out, err = cli("--store", store, "ingest", export)
     assert code == 0, err
@@ -297,3 +294,34 @@ def test_a_chat_exports_author_name_that_is_no_label_is_refused_with_its_convers
     code, _out, err = cli("--store", tmp_path / "m.db", "ingest", export)
     assert code == 2 and err.count("\n") == 1, err
     assert f"{export}:{line}: conversation 1: message 'b': author 'name' holds a control character (U+001B at 3)" in err, err
+
+
+def test_an_invisible_character_in_a_label_is_refused_with_its_line(tmp_path):
+    """A bidi override shows a label's text reversed ("Harbour\u202efdp.exe" reads as
+    "Harbourexe.pdf"), an isolate or a zero-width space hides what it holds: a label that shows
+    one text and holds another was stored (fails before: exit 0). The reader refuses it where it
+    reads it, as it refuses a control character."""
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps([chatgpt_conversation("c1", "Harbour\u202efdp.exe")], indent=1))
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(json.dumps({"speaker": "Ann", "text": "hi"}) + "\n"
+                    + json.dumps({"speaker": "An\u200bn", "text": "hello"}) + "\n")
+    store = tmp_path / "m.db"
+    each_refused_in_one_line(store, [(export, f"{export}:2: conversation 0: 'title' holds an invisible character (U+202E at 7)"),
+                                     (chat, f"{chat}:2: turn '1': its speaker holds an invisible character (U+200B at 2)")])
+    before = store_checksum(store)
+    with Memory(store, extensions=False) as mem, pytest.raises(IngestError, match=r"its title holds an invisible character \(U\+2066 at 0\)"):
+        mem.add_note("a note", title="\u2066a")
+    assert store_checksum(store) == before
+
+
+def each_refused_in_one_line(store, refusals: list[tuple]) -> None:
+    """Ingest each (file, what the refusal says) into a new ``store``: each is refused in one line
+    saying it, exit 2, the store unchanged."""
+    assert refusals
+    Memory(store, extensions=False).close()
+    before = store_checksum(store)
+    for path, says in refusals:
+        code, _out, err = cli("--store", store, "ingest", path)
+        assert code == 2 and err.count("\n") == 1 and says in err, err
+    assert store_checksum(store) == before

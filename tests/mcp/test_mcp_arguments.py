@@ -49,6 +49,17 @@ async def test_hostile_arguments_are_one_line_each_and_store_nothing(tmp_path):
              "remember: title holds a control character (U+000A at 1); nothing was stored"),
             ("remember", {"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "yo", "name": "Ann\x9b2J"}]},
              "remember: messages.1.name holds a control character (U+009B at 3); nothing was stored"),
+            # a name that shows one text and holds another, or shows nothing (fails before: each stored)
+            ("remember", {"text": "Named.", "source": "notes\u202etxt.exe"},
+             "remember: source holds an invisible character (U+202E at 5); nothing was stored"),
+            ("remember", {"text": "Named.", "title": "\u2066Harbour\u2069"},
+             "remember: title holds an invisible character (U+2066 at 0); nothing was stored"),
+            ("remember", {"text": "Named.", "source": "no\u200btes"},
+             "remember: source holds an invisible character (U+200B at 2); nothing was stored"),
+            ("remember", {"text": "Named.", "source": " \u3000 "}, "remember: source is blank; nothing was stored"),
+            ("remember", {"text": "Named.", "title": "  "}, "remember: title is blank; nothing was stored"),
+            ("remember", {"messages": [{"role": "user", "content": "hi", "name": "\xa0"}]},
+             "remember: messages.0.name is blank; nothing was stored"),
         ]:
             result = await session.call_tool(tool, arguments)
             assert result.is_error and text_of(result).startswith(expected), text_of(result)

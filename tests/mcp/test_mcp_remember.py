@@ -109,3 +109,20 @@ async def test_a_name_made_from_the_content_holds_no_control_character(tmp_path)
         [source] = mem.sources()
         [item] = mem.source_items(source.id)
     assert source.name == stored["source"] and item.text == text.strip()
+
+
+@pytest.mark.parametrize("name, shown", [("claude\x1b]0;pwned\x07\u202e", "claude ]0;pwned"), ("\u200b \u2066", "unknown")],
+                         ids=["escape-and-override", "invisible"])
+async def test_the_name_an_agent_gives_itself_is_held_to_the_label_rule(tmp_path, name, shown):
+    """The client's name (its initialize request's clientInfo) is the writer every source it
+    stores names (written_by) and the head of a name made from the content, and the content's
+    words may hold invisible characters: an escape sequence, a bidi override or nothing visible
+    at all went into both (fails before). Control characters are spaces there, invisible ones
+    dropped, and a name that shows nothing is "unknown"."""
+    store = tmp_path / "agent.db"
+    async with agent_session(store, dict(os.environ), name=name) as session:
+        stored = (await session.call_tool("remember", {"text": "Harbour \u202enotes\u2069 at dusk."})).structured_content
+    assert stored["source"].startswith(f"mcp:{shown}/Harbour notes at dusk. (")
+    with Memory(store, extensions=False) as mem:
+        [source] = mem.sources()
+    assert source.meta["written_by"] == f"mcp:{shown}" and source.name == stored["source"]

@@ -40,22 +40,23 @@ def text_of(result) -> str:
     return result.content[0].text
 
 
-def agent():
+def agent(name: str = "test-agent"):
     """The client's name and version, as the server logs them (``mcp:test-agent``)."""
     from mcp_types import Implementation
 
-    return Implementation(name="test-agent", version="1.0")
+    return Implementation(name=name, version="1.0")
 
 
 @asynccontextmanager
-async def agent_session(store: Path, env: dict[str, str] | None = None) -> AsyncIterator[Any]:
-    """The SDK's client session with ``mnemoscope mcp`` on ``store``, spawned over stdio, initialized."""
+async def agent_session(store: Path, env: dict[str, str] | None = None, name: str = "test-agent") -> AsyncIterator[Any]:
+    """The SDK's client session with ``mnemoscope mcp`` on ``store``, spawned over stdio, initialized,
+    the client introducing itself as ``name``."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     command, *args = server_command(store)
     params = StdioServerParameters(command=command, args=args, cwd=str(ROOT), env=env)
-    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=agent()) as session:
+    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=agent(name)) as session:
         await session.initialize()
         yield session
 
