@@ -138,6 +138,9 @@ class RecallOut(Result):
     strategy: str
     mode: str
     intent: str | None = None
+    as_of: str | None = Field(default=None, description="the date the answer is as of, as `as_of` was read (2023-06-15,"
+                              " 2023-06 or 2023; a time of day is dropped): only what had been said by then, the facts"
+                              " as they held then; absent when not asked: as of now, with everything the store holds")
     hits: list[HitOut] = Field(description="best first")
     episodes: list[EpisodeOut] = Field(default_factory=list, description="episodic memories the hits belong to")
     facts: list[FactOut] = Field(default_factory=list, description="subject-predicate-object facts the hits state")

@@ -449,7 +449,7 @@ def _recall(mem: "Memory", source_name: Callable[[int], str], query: str, strate
                      state=f.state(f.seen_at), superseded_by=f.superseded_by if f.state(f.seen_at) == "superseded" else None,
                      provenance=f.provenance) for f in result.facts]
     return RecallOut(query=result.query, strategy=result.strategy, mode=result.mode,
-                     intent=(result.intent or {}).get("name"), hits=hits, episodes=episodes, facts=facts,
+                     intent=(result.intent or {}).get("name"), as_of=result.as_of, hits=hits, episodes=episodes, facts=facts,
                      token=result.token)
 
 

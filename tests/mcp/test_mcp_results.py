@@ -48,3 +48,30 @@ async def test_recall_results_conform_to_a_schema_without_refs_or_nulls(demo_cop
     Draft202012Validator(schema).validate(answer)
     assert nulls_in(answer) == []  # a field without a value is left out
     assert any("speaker" in h for h in answer["hits"]) and any("valid_to" not in f for f in answer["facts"])
+
+
+async def test_recall_as_of_a_date_says_the_date_it_answered_as_of(tmp_path):
+    """Issue 16's recall as of a date, the whole path through the SDK's client over stdio: only
+    what had been said by then, the facts in the state they held then (no end after the date),
+    and the answer says which date it answered as of, as the engine read it (fails before: no
+    ``as_of`` in the result, a time of day given and dropped unsaid). Asked of now, it has none."""
+    from .test_mcp_server import agent_session, text_of
+
+    conversation = [
+        {"role": "user", "name": "Maya", "content": "I live in Lisbon, in a flat near the river.", "timestamp": "2023-03-02T10:00:00Z"},
+        {"role": "assistant", "content": "Lisbon is lovely in spring.", "timestamp": "2023-03-02T10:01:00Z"},
+        {"role": "user", "name": "Maya", "content": "I moved to Porto last week, a new flat by the sea.", "timestamp": "2023-09-10T10:00:00Z"},
+        {"role": "assistant", "content": "Porto by the sea sounds wonderful.", "timestamp": "2023-09-10T10:01:00Z"}]
+    async with agent_session(tmp_path / "agent.db") as session:
+        remembered = await session.call_tool("remember", {"messages": conversation})
+        assert not remembered.is_error, text_of(remembered)
+        then = (await session.call_tool("recall", {"query": "where does Maya live", "as_of": "2023-06-15T08:00:00",
+                                                   "mode": "max"})).structured_content
+        now = (await session.call_tool("recall", {"query": "where does Maya live", "mode": "max"})).structured_content
+    assert then["as_of"] == "2023-06-15" and "as_of" not in now
+    assert then["hits"] and all(h["timestamp"] < "2023-06-15" for h in then["hits"])
+    assert all(e["time_end"] < "2023-06-15" for e in then["episodes"])
+    lisbon = [f for f in then["facts"] if f["object"] == "Lisbon"]
+    assert lisbon and all(f["state"] == "current" and "valid_to" not in f for f in lisbon)
+    assert any(h["text"].startswith("I moved to Porto") for h in now["hits"])
+    assert [f["state"] for f in now["facts"] if f["object"] == "Lisbon"] == ["superseded"]
