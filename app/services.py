@@ -196,6 +196,12 @@ class Services:
         know before changing anything)."""
         return self.mem.store.why_read_only if self.mem is not None else ""
 
+    def ranker_problem(self) -> str:
+        """Why recall uses less than was taught (a feedback log or learned state that cannot be
+        read: no feedback, or the heuristic alone), or "". A person should hear it when the store
+        opens, not only on the Ranker screen, or a mark sent meanwhile is refused unexplained."""
+        return self.mem.ranker.state_problem if self.has("ranker") else ""
+
     def has(self, area: str) -> bool:
         """Whether the open engine has an area (knowledge, topics, ranker)."""
         return self.mem is not None and self.mem.has_area(area)

@@ -126,6 +126,7 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         self.last_input = time.monotonic()  # a key or a click: the collector's sweep waits for a pause
         self.warm_ups_held: list[tuple[Callable[[], None], set[Worker]]] = []  # see _warm_up_once_shown
         self.task_claims = threading.Lock()  # a task's job begins, or it is abandoned: never both (see _abandon)
+        self.ranker_problem_told = ""  # see _tell_ranker_problem
 
     def get_line_filters(self) -> Sequence[LineFilter]:
         """Textual's filters, then one that drops control characters: what a document holds is
@@ -309,8 +310,19 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         announced must end (a cancelled thread worker would run on regardless)."""
         try:
             self.services.warm_up()
+            problem = self.services.ranker_problem()
+            if problem:
+                self.call_from_thread(self._tell_ranker_problem, problem)
         finally:
             ended()
+
+    def _tell_ranker_problem(self, problem: str) -> None:
+        """Once per problem: the store's feedback cannot be read, so recall ranks without it (the
+        warm-up after a store opens, or after another process's change, loads the ranker)."""
+        if problem != self.ranker_problem_told:
+            self.ranker_problem_told = problem
+            self.notify(f"{self.store_label}: {problem}. The Ranker screen (7) lists the events; R there resets learning.",
+                        title="Feedback not used", severity="warning", markup=False)
 
     @work(thread=True, exclusive=True, group="stats", exit_on_error=False)
     def _refresh_stats(self) -> None:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from mnemoscope.engine.rank.gate import GateReading
     from mnemoscope.engine.rank.service import EventEffect, RankerStatus, UndoResult
     from mnemoscope.engine.records import Item
+    from mnemoscope.engine.store.ranker import CorruptFeedback
 
 EVENTS_SHOWN = 200
 LOAD = "ranker"  # the task that loads the screen
@@ -91,6 +92,10 @@ def effect_text(effect: EventEffect, now: float, width: int) -> Text:
     return text
 
 
+UNREADABLE = ("While the log holds an event that cannot be read, recall uses no feedback at all. R resets "
+              "learning (the records are untouched).")
+
+
 WHEN_WIDTH = len("withdrawn")  # the when column's widest: a withdrawn event says so there, whole
 
 
@@ -132,6 +137,8 @@ and never makes ranking worse.
     def __init__(self) -> None:
         super().__init__()
         self.effects: dict[str, EventEffect] = {}
+        self.unreadable: dict[str, str] = {}  # events that cannot be read, by key: why
+        self.log_unreadable = False  # some event cannot be read (maybe one not listed): no feedback counts
         self.columns: list[str] = []  # the feedback table's column keys, as fitted to the width
         self.reload_queued = False  # the store changed while a load ran: load once more after it
         self.waiting: Worker | None = None  # the wait for a background relearning's end
@@ -168,8 +175,12 @@ and never makes ranking worse.
             self.reload_queued = True
             return
         memory = self.services.memory  # its ranker is loaded in the worker, on first use
-        self.run_task(LOAD, "Loading the ranker",
-                      lambda: (memory.ranker.status(), memory.ranker.feedback_effects(EVENTS_SHOWN)),
+
+        def load() -> tuple[RankerStatus, list[EventEffect], list[CorruptFeedback]]:
+            unreadable: list[CorruptFeedback] = []
+            return memory.ranker.status(), memory.ranker.feedback_effects(EVENTS_SHOWN, unreadable), unreadable
+
+        self.run_task(LOAD, "Loading the ranker", load,
                       progress=False, show=False, done=lambda loaded: self.loaded(lambda: self.show_status(*loaded)),
                       failed=lambda reason: self.loaded(lambda: self.notify(reason, title=self.TITLE, severity="error",
                                                                             markup=False)))
@@ -200,7 +211,7 @@ and never makes ranking worse.
         self.notify("Learning forgotten: ranking is the heuristic again.", title="Ranker reset")
         self.app.store_changed()
 
-    def show_status(self, status: RankerStatus, effects: list[EventEffect]) -> None:
+    def show_status(self, status: RankerStatus, effects: list[EventEffect], unreadable: list[CorruptFeedback]) -> None:
         if status.relearning:
             self.wait_for_relearning()
         self.query_one("#ranker-body", Static).update(status_table(status))
@@ -212,12 +223,17 @@ and never makes ranking worse.
         table.clear()
         now = self.clock()
         self.effects = {str(f.event.id): f for f in effects}
-        for f in effects:
-            e = f.event
-            cells = {"id": str(e.id), "when": "withdrawn" if f.withdrawn else when(e.created_at, now),
-                     "query": self.query_cell(e.query, f.withdrawn), "used": f"{len(e.used)}/{len(e.shown)}"}
-            table.add_row(*(cells[key] for key in self.columns), key=str(e.id))
-        if selected in self.effects:  # new events come in above: the cursor stays on its own
+        self.unreadable = {str(exc.event_id): str(exc) for exc in unreadable}
+        self.log_unreadable = status.log_unreadable
+        rows = [(f.event.id, {"id": str(f.event.id), "when": "withdrawn" if f.withdrawn else when(f.event.created_at, now),
+                              "query": self.query_cell(f.event.query, f.withdrawn),
+                              "used": f"{len(f.event.used)}/{len(f.event.shown)}"}) for f in effects]
+        rows += [(exc.event_id, {"id": str(exc.event_id), "when": "", "used": "",
+                                 "query": Text(clip("cannot be read", self.query_width), style="red")})
+                 for exc in unreadable]
+        for event_id, cells in sorted(rows, key=lambda row: -row[0]):
+            table.add_row(*(cells[key] for key in self.columns), key=str(event_id))
+        if selected in self.effects or selected in self.unreadable:  # new events come in above: the cursor stays on its own
             table.move_cursor(row=table.get_row_index(selected), animate=False)
         table.border_title = f"feedback events ({status.events:,}" + (
             f", {len(effects) - sum(not f.withdrawn for f in effects)} withdrawn)" if any(f.withdrawn for f in effects) else ")")
@@ -240,16 +256,27 @@ and never makes ranking worse.
 
     @on(DataTable.RowHighlighted, "#feedback-table")
     def show_event(self) -> None:
-        effect = self.effects.get(self.selected_key() or "")
+        key = self.selected_key() or ""
+        effect = self.effects.get(key)
         detail = self.query_one("#event-detail", Static)
-        if effect is None:
-            detail.update(Text("No feedback yet. On the Query screen, mark the hits that helped with u and "
-                               "send them with f: they rise at once for that question.", style="dim"))
-            return
-        detail.update(effect_text(effect, self.clock(), max(20, self.query_one("#event-panel").size.width - 2)))
+        if key in self.unreadable:
+            detail.update(Text(f"{self.unreadable[key]}.\n\n{UNREADABLE}", style="yellow"))
+        elif effect is None:
+            detail.update(Text(f"The feedback log cannot be read. {UNREADABLE}", style="yellow") if self.log_unreadable
+                          else Text("No feedback yet. On the Query screen, mark the hits that helped with u and "
+                                    "send them with f: they rise at once for that question.", style="dim"))
+        else:
+            text = effect_text(effect, self.clock(), max(20, self.query_one("#event-panel").size.width - 2))
+            detail.update(Text.assemble((f"Not counted now. {UNREADABLE}\n\n", "yellow"), text)
+                          if self.log_unreadable else text)
 
     def action_withdraw(self) -> None:
-        effect = self.effects.get(self.selected_key() or "")
+        key = self.selected_key() or ""
+        effect = self.effects.get(key)
+        if key in self.unreadable or self.log_unreadable:
+            self.notify(f"{self.unreadable.get(key, 'The feedback log cannot be read')}: no event can be withdrawn "
+                        "until it is. R resets learning (the records are untouched).", severity="warning", markup=False)
+            return
         if effect is None or not self.services.has("ranker"):
             self.notify("No feedback event to withdraw.", severity="warning")
             return

@@ -15,6 +15,7 @@ from .parsing import plain_int
 
 if TYPE_CHECKING:
     from mnemoscope.engine.rank.service import RankerStatus
+    from mnemoscope.engine.store.ranker import CorruptFeedback
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -83,7 +84,9 @@ def export(args: argparse.Namespace, out: TextIO) -> int:
         data = mem.ranker.export()
     with atomic_writer(args.file) as fh:  # private, whole or not at all, and only onto a file
         fh.write(json.dumps(data, ensure_ascii=False, default=str).encode("utf-8"))
-    out.write(f"ranker exported to {args.file} ({len(data['feedback'])} feedback event(s))\n")
+    left_out = data["unreadable_feedback"]
+    out.write(f"ranker exported to {args.file} ({len(data['feedback'])} feedback event(s)"
+              + (f"; left out, as they cannot be read: {'; '.join(left_out)}" if left_out else "") + ")\n")
     return 0
 
 
@@ -115,15 +118,25 @@ def undo(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def feedback_list(args: argparse.Namespace, out: TextIO) -> int:
+    """``feedback list``: the newest 50 events; one that cannot be read is listed as such, not
+    left out (a log that looked empty hid why recall used no feedback)."""
+    unreadable: list[CorruptFeedback] = []
     with open_memory(args) as mem:
-        events = mem.ranker.feedback_log(50)
-    rows = [{"event_id": e.id, "created_at": e.created_at, "query": e.query, "used": e.used, "ignored": e.ignored,
-             "withdrawn_at": e.withdrawn_at} for e in events]
-    emit(out, rows, args.json, lambda: "\n".join(
-        [f"{e.id:>5}  {time.strftime('%Y-%m-%d %H:%M', time.localtime(e.created_at))}  {e.query[:50]!r}  used "
-         f"{','.join(map(str, e.used)) or '-'}" + ("  (withdrawn)" if e.withdrawn_at else "") for e in events]
-        or ["no feedback yet"]))
+        events = mem.ranker.feedback_log(50, unreadable)
+    rows = sorted([{"event_id": e.id, "created_at": e.created_at, "query": e.query, "used": e.used,
+                    "ignored": e.ignored, "withdrawn_at": e.withdrawn_at} for e in events]
+                  + [{"event_id": exc.event_id, "unreadable": str(exc)} for exc in unreadable],
+                  key=lambda row: -row["event_id"])
+    emit(out, rows, args.json, lambda: "\n".join(map(_event_line, rows)) or "no feedback yet")
     return 0
+
+
+def _event_line(row: dict) -> str:
+    if "unreadable" in row:
+        return f"{row['event_id']:>5}  {row['unreadable']}"
+    return (f"{row['event_id']:>5}  {time.strftime('%Y-%m-%d %H:%M', time.localtime(row['created_at']))}  "
+            f"{row['query'][:50]!r}  used {','.join(map(str, row['used'])) or '-'}"
+            + ("  (withdrawn)" if row["withdrawn_at"] else ""))
 
 
 def _event_id(text: str | None) -> int:

@@ -105,6 +105,7 @@ class RankerStatus:
     marks: int = 0  # feedback events the feedback memory consults at recall
     curve: list[CurvePoint] = field(default_factory=list)
     relearning: bool = False  # relearning in the background (:meth:`RankerArea.warm_up`): the rest changes at its end
+    log_unreadable: bool = False  # a feedback event cannot be read: recall uses no feedback (``state`` says which)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -916,20 +917,20 @@ class RankerArea(Area):
             held_out_pairs=len(learned.held_out), gate=learned.reading, model_steps=learned.model.steps,
             coaccess_edges=len(self.feedback_state.edges), trusted_items=len(self.feedback_state.trust),
             features=list(self.names), heuristic={n: float(w) for n, w in zip(self.names, weights_for(self.names)) if w},
-            state=state, marks=len(self.marks), curve=list(learned.curve), relearning=aside)
+            state=state, marks=len(self.marks), curve=list(learned.curve), relearning=aside,
+            log_unreadable=self.log_corrupt)
 
-    def feedback_log(self, limit: int = 100) -> list[FeedbackRow]:
-        """The most recent feedback events, newest first, withdrawn ones included (marked);
-        empty when the log cannot be read (``status`` says why)."""
-        try:
-            return self.mem.store.feedback_events(limit, newest_first=True, withdrawn=True)
-        except CorruptFeedback:
-            return []
+    def feedback_log(self, limit: int = 100, unreadable: list[CorruptFeedback] | None = None) -> list[FeedbackRow]:
+        """The most recent feedback events, newest first, withdrawn ones included (marked). Those
+        that cannot be read are left out, and named in ``unreadable`` when it is given (recall
+        then uses no feedback at all: ``status`` says so)."""
+        return self.mem.store.feedback_events(limit, newest_first=True, withdrawn=True,
+                                              unreadable=[] if unreadable is None else unreadable)
 
-    def feedback_effects(self, limit: int = 100) -> list[EventEffect]:
+    def feedback_effects(self, limit: int = 100, unreadable: list[CorruptFeedback] | None = None) -> list[EventEffect]:
         """The most recent feedback events (as :meth:`feedback_log`), each with what it does. A
         mark's question is compared by the plan it keeps, not planned again per call."""
-        events = self.feedback_log(limit)
+        events = self.feedback_log(limit, unreadable)
         items = self.mem.items({i for e in events for i in (*e.used, *e.ignored)})
         queries = [e.query for e in events]
         wording = self._wording()
@@ -950,11 +951,15 @@ class RankerArea(Area):
         self.load()
 
     def export(self) -> dict[str, Any]:
-        """Everything the ranker knows, as plain JSON-ready data."""
+        """Everything the ranker knows, as plain JSON-ready data (feedback events that cannot be
+        read are named under ``unreadable_feedback``)."""
+        unreadable: list[CorruptFeedback] = []
+        events = self.feedback_log(10**9, unreadable)
         return {
             "status": self.status().to_dict(),
             "model": {k: v.tolist() for k, v in self.learned.model.arrays().items()},
-            "feedback": [{k: v for k, v in asdict(e).items() if k != "features"} for e in self.feedback_log(10**9)],
+            "feedback": [{k: v for k, v in asdict(e).items() if k != "features"} for e in events],
+            "unreadable_feedback": [str(exc) for exc in unreadable],
             "coaccess_edges": [list(map(float, r)) for r in self.mem.store.coaccess_edges()],
             "trust": [list(map(float, r)) for r in self.mem.store.trust_rows()],
             "answer_prior": self._prior_export(),
@@ -970,8 +975,12 @@ class RankerArea(Area):
     def export_records(self) -> list[dict[str, Any]]:
         """Trust, co-access rows and the feedback log for an export (:mod:`.portable`)."""
         store = self.mem.store
+        unreadable: list[CorruptFeedback] = []
+        events = store.feedback_events(withdrawn=True, unreadable=unreadable)
+        for exc in unreadable:  # the rest of the store is exported whole: a backup is not refused for one row
+            log.warning("%s: %s; left out of the export", self.mem.path, exc)
         return [*portable.trust_records(store.trust_rows()), *portable.edge_records(store.coaccess_edges()),
-                *map(portable.feedback_record, store.feedback_events(withdrawn=True))]
+                *map(portable.feedback_record, events)]
 
     @contextmanager
     def importing(self, path: Path, records: list[tuple[int, dict[str, Any]]], exported: Any) -> Iterator[None]:

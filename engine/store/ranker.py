@@ -136,7 +136,11 @@ class FeedbackRow:
 
 
 class CorruptFeedback(ValueError):
-    """A feedback event whose stored row cannot be read."""
+    """A feedback event whose stored row cannot be read (``event_id``)."""
+
+    def __init__(self, event_id: int, reason: str) -> None:
+        super().__init__(f"feedback event {event_id} cannot be read ({reason})")
+        self.event_id = event_id
 
 
 def _matrix(blob: bytes | None, rows: int) -> np.ndarray | None:
@@ -161,7 +165,7 @@ def _feedback_row(r: Sequence) -> FeedbackRow:
         return FeedbackRow(r[0], r[1], float(r[2]), r[3], shown, _ids(r[5]), _ids(r[6]), names,
                            _matrix(r[8], len(shown)), r[9])
     except (ValueError, TypeError) as exc:  # json.JSONDecodeError is a ValueError
-        raise CorruptFeedback(f"feedback event {r[0]} cannot be read ({exc})") from None
+        raise CorruptFeedback(r[0], str(exc)) from None
 
 
 def state_checksum(blob: bytes) -> str:
@@ -221,15 +225,25 @@ class RankerSQL:
         return row[0] if row else None
 
     def feedback_events(self, limit: int | None = None, newest_first: bool = False, *,
-                        withdrawn: bool = False) -> list[FeedbackRow]:
+                        withdrawn: bool = False, unreadable: list[CorruptFeedback] | None = None) -> list[FeedbackRow]:
         """The feedback log (without withdrawn events unless asked). A row whose JSON or
-        features cannot be read raises :class:`CorruptFeedback` naming the event."""
+        features cannot be read raises :class:`CorruptFeedback` naming the event; or, given an
+        ``unreadable`` list, is left out and named there (a listing or an export shows what can
+        still be read; learning from a log with a hole in it would be learning something else)."""
         order = "DESC" if newest_first else "ASC"
         where = "" if withdrawn else " WHERE withdrawn_at IS NULL"
         sql = (f"SELECT id, token, created_at, query, shown, used, ignored, names, features, withdrawn_at"
                f" FROM feedback_events{where} ORDER BY id {order}")
         rows = self.conn.execute(sql + (" LIMIT ?" if limit else ""), (limit,) if limit else ()).fetchall()
-        return [_feedback_row(r) for r in rows]
+        if unreadable is None:
+            return [_feedback_row(r) for r in rows]
+        events = []
+        for r in rows:
+            try:
+                events.append(_feedback_row(r))
+            except CorruptFeedback as exc:
+                unreadable.append(exc)
+        return events
 
     def feedback_event(self, event_id: int) -> FeedbackRow | None:
         row = self.conn.execute("SELECT id, token, created_at, query, shown, used, ignored, names, features, withdrawn_at"

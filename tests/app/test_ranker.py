@@ -31,3 +31,27 @@ async def test_the_feedback_events_queries_read_whole_at_80_by_24(demo_copy):
         assert TAUGHT
         for text in TAUGHT:
             assert any(text in line for line in lines), f"{text!r} not whole on the Ranker screen:\n" + "\n".join(lines)
+
+
+async def test_a_feedback_log_that_cannot_be_read_is_told_at_open_and_its_event_listed(demo_copy):
+    """Recall falls back to no feedback; before, the app said so only in the Ranker screen's state
+    row, and its events table read empty with "No feedback yet" under a title counting 3 events
+    (fails before: no notice, no row). Now a notice at open, the event named in the table, and
+    the events that can be read are said not to count."""
+    import sqlite3
+
+    teach(demo_copy)
+    with sqlite3.connect(demo_copy) as conn:
+        conn.execute("UPDATE feedback_events SET shown = 'oops' WHERE id = 2")
+    conn.close()
+    app = build_app(demo_copy)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        (told,) = app.titled("Feedback not used")
+        assert told.severity == "warning" and "feedback event 2 cannot be read" in told.message
+        await app.switch_mode("ranker")
+        await settle(pilot)
+        lines = screen_lines(app)
+        assert any("cannot be read" in line and line.split("▏")[-1].split()[0] == "2" for line in lines), "\n".join(lines)
+        assert any("Not counted now" in line for line in lines), "\n".join(lines)
+        assert not any("No feedback yet" in line for line in lines)

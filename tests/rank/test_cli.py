@@ -81,3 +81,45 @@ def test_eval_learning_json_shape_on_the_demo_conversation(monkeypatch):
     assert one["held_out_questions"] == r["held_out_questions"]
     assert one["ndcg@10"]["after"] == pytest.approx(r["after"]["metrics"]["ndcg@10"], abs=1e-4)
     assert one["ndcg@10"]["control"] == pytest.approx(r["control"]["after"]["ndcg@10"], abs=1e-4)
+
+
+def corrupted(store, event_id: int) -> None:
+    """Event ``event_id``'s used ids made unreadable behind the engine's back (a crash or another tool)."""
+    import sqlite3
+
+    with sqlite3.connect(store) as conn:
+        conn.execute("UPDATE feedback_events SET used = '[1,' WHERE id = ?", (event_id,))
+    conn.close()
+
+
+def taught_twice(store) -> list[dict]:
+    """Two feedback events; the recalls that gave them."""
+    recs = [recall(store), recall(store, "what did Maya bake")]
+    for rec in recs:
+        assert run(store, "feedback", rec["token"], "--used", str(rec["hits"][1]["id"]))[0] == 0
+    return recs
+
+
+def test_a_feedback_event_that_cannot_be_read_is_listed_as_such_and_left_out_of_exports(store, tmp_path, caplog):
+    """Before, `feedback list` said "no feedback yet" for a log holding two events, `ranker export`
+    wrote none of them, and `export` ended in a traceback (exit 1): the whole store could not be
+    backed up for one row. Now the list names the event that cannot be read, and both exports
+    write what can be read and say what they left out."""
+    taught_twice(store)
+    corrupted(store, 1)
+    code, out = run(store, "feedback", "list")
+    assert code == 0 and out.splitlines()[1] == "    1  feedback event 1 cannot be read (Expecting value: line 1 column 4 (char 3))"
+    assert out.splitlines()[0].startswith("    2  ") and "'what did Maya bake'" in out.splitlines()[0]
+    listed = json.loads(run(store, "feedback", "list", "--json")[1])
+    assert [row["event_id"] for row in listed] == [2, 1] and "cannot be read" in listed[1]["unreadable"]
+    code, out = run(store, "ranker", "export", str(tmp_path / "ranker.json"))
+    exported = json.loads((tmp_path / "ranker.json").read_text())
+    assert code == 0 and [e["id"] for e in exported["feedback"]] == [2]
+    assert exported["unreadable_feedback"] == ["feedback event 1 cannot be read (Expecting value: line 1 column 4 (char 3))"]
+    assert "1 feedback event(s); left out, as they cannot be read: feedback event 1" in out
+    caplog.clear()
+    code, _ = run(store, "export", str(tmp_path / "all.jsonl"))
+    assert code == 0 and "feedback event 1 cannot be read (Expecting value: line 1 column 4 (char 3)); left out of the export" in caplog.text
+    records = [json.loads(line) for line in (tmp_path / "all.jsonl").read_text().splitlines()]
+    assert [r["query"] for r in records if r["type"] == "ranker_feedback"] == ["what did Maya bake"]
+    assert sum(r["type"] == "item" for r in records) > 0
