@@ -78,7 +78,7 @@ def effect_text(effect: EventEffect, now: float, width: int) -> Text:
     for query, similarity in effect.alike:
         text.append(f"\n  also {clip(repr(query), width - 16)} ({similarity:.2f})", style="dim")
     if effect.untaught:
-        text.append(f"\n  also counts for {effect.untaught}: its used items come into view", style="dim")
+        text.append(f"\n  also helps {effect.untaught}: its used items come into view there", style="dim")
     kinds = (("marked used", "shown, not used") if effect.withdrawn else
              ("raises (marked used)", "lowers (shown, not used)"))
     for items, mark, what, style in ((effect.raised, "▲", kinds[0], "green"), (effect.lowered, "▼", kinds[1], "yellow")):

@@ -980,8 +980,9 @@ def _shifted(ranking: Ranking, shifts: dict[int, tuple[float, MarkNote]], margin
     features = {name: np.concatenate([values, pad])[order] for name, values in ranking.features.items()}
     features["feedback"] = lift[order]
     found = dict(ranking.found_by)
-    for s in fresh.tolist():
-        found[s] = ["feedback"]
+    for s, (up, _) in shifts.items():  # raised, as the found column's F says: brought in or moved up
+        if up > 0:
+            found[s] = [*found.get(s, []), "feedback"]
     extras = {**ranking.extras, "taught": {**(held or {}), **{s: note for s, (_, note) in shifts.items()}},
               "added": set(fresh.tolist())}
     return Ranking(slots[order], scores[order], found, features, extras)

@@ -1037,12 +1037,11 @@ def _untaught(rule: AlikeRule, shown: int) -> str:
     if rule.shared <= 0 or not shown:
         return ""
     found = max(1, math.ceil(rule.shared * shown - 1e-9))
-    nearest = f", this among its {rule.pick_nearest} most alike taught questions" if rule.pick_nearest > 0 else ""
-    text = (f"an untaught question about the same people finding {found} of its {shown} hits again "
-            f"(alike ≥ {rule.shared_likeness:.2f}{nearest})")
-    if math.isfinite(rule.agreed_likeness):
-        text += f" or most alike to it (≥ {rule.agreed_likeness:.2f})"
-    return text
+    text = f"a new question about the same people that finds {found} of these {shown} hits again"
+    if not math.isfinite(rule.agreed_likeness):
+        return f"{text} (likeness ≥ {rule.shared_likeness:.2f})"
+    return (f"{text}, or reads much like this one (likeness ≥ {rule.shared_likeness:.2f} with the hits, "
+            f"≥ {rule.agreed_likeness:.2f} alone)")
 
 
 def _standardise(x: np.ndarray) -> np.ndarray:

@@ -56,6 +56,7 @@ def test_one_mark_lifts_the_item_at_once_and_names_why(mem, strategy):
     event = mem.feedback(first.token, [target]).event_id
     again = mem.recall(QUERY, strategy=strategy)
     assert ids(again)[0] == target
+    assert again.hits[0].sources[-1] == "feedback" and "feedback" not in again.hits[1].sources  # the found column's F
     note = again.hits[0].taught
     assert note.used and note.similarity == pytest.approx(1.0) and note.marks == 1 and note.event == event
     assert note.describe() == f"marked used for {QUERY!r} (similarity 1.00, 1 mark)"
@@ -458,19 +459,21 @@ def test_each_event_names_the_items_it_moves_and_the_taught_queries_it_also_coun
 
 def test_each_event_says_for_which_untaught_question_its_used_items_come_into_view(mem):
     """A rewording nobody taught is corroborated by the hits it finds again or by its likeness
-    (:func:`marks._corroborated`): the Ranker screen's event panel says so in one dim line, with
-    the rule's own figures (the endpoint's rule has no likeness-alone floor)."""
+    (:func:`marks._corroborated`): the Ranker screen's event panel says so in one dim line, in
+    plain words first and the rule's own figures last (the endpoint's rule has no likeness-alone
+    floor); it read "an untaught question … (alike ≥ 0.20, this among its 5 most alike taught
+    questions) or most alike to it (≥ 0.65)", hard going for a newcomer (review, s20 F4)."""
     rec = mem.recall(QUERY, strategy="fused")
     mem.feedback(rec.token, ids(rec)[3:4])
     ignored_only = mem.recall("marathon training plan", strategy="fused")
     mem.feedback(ignored_only.token, [])
     nothing_used, effect = mem.ranker.feedback_effects()
     assert len(ids(rec)) == 10 and nothing_used.untaught == ""
-    assert effect.untaught == ("an untaught question about the same people finding 2 of its 10 hits again (alike ≥ 0.20, "
-                               "this among its 5 most alike taught questions) or most alike to it (≥ 0.65)")
-    assert f"also counts for {effect.untaught}: its used items come into view" in effect_text(effect, 0.0, 300).plain
-    assert _untaught(MarkParams().embedded, 7) == ("an untaught question about the same people finding 2 of its 7 hits "
-                                                   "again (alike ≥ 0.75, this among its 5 most alike taught questions)")
+    assert effect.untaught == ("a new question about the same people that finds 2 of these 10 hits again, or reads much "
+                               "like this one (likeness ≥ 0.20 with the hits, ≥ 0.65 alone)")
+    assert f"also helps {effect.untaught}: its used items come into view there" in effect_text(effect, 0.0, 300).plain
+    assert _untaught(MarkParams().embedded, 7) == ("a new question about the same people that finds 2 of these 7 hits "
+                                                   "again (likeness ≥ 0.75)")
 
 
 def test_marks_fade_with_time(mem):
