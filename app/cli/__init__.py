@@ -9,6 +9,7 @@ user can act on (a ``MnemoscopeError``) print one line and exit 2; what the comm
 from __future__ import annotations
 
 import argparse
+import os
 import sqlite3
 import sys
 from typing import TextIO
@@ -66,4 +67,13 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
 
 
 def run() -> None:
-    sys.exit(main())
+    """The console script: :func:`main`, and a reader that goes away before the output ends
+    (``mnemoscope facts | head``) stops the command quietly, as ``yes | head`` stops ``yes``:
+    exit 141 (128 + SIGPIPE), no traceback."""
+    try:
+        code = main()
+        sys.stdout.flush()  # here, not at the interpreter's exit, where a closed pipe is one more message
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is left buffered goes nowhere
+        code = 141  # 128 + SIGPIPE (13), as a shell reports a command the signal stopped
+    sys.exit(code)

@@ -1,12 +1,18 @@
-"""The command line, in process: every store command, and every bad input exits 2 with one line."""
+"""The command line, in process (as a process where the operating system is the point): every store command,
+and every bad input exits 2 with one line."""
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from mnemoscope.app.cli import main
 from mnemoscope.app.cli.parsing import Parser
 from tests.support.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(store, *argv):
@@ -140,3 +146,17 @@ def test_every_argument_says_what_it_is_for(capsys):
     assert main(["recall", "--help"]) == 0
     shown = capsys.readouterr().out
     assert "how many hits to show" in shown and "print JSON" in shown
+
+
+@pytest.mark.parametrize("argv", [["stats", "--json"], ["recall", "starter", "--json"]])
+def test_a_reader_that_goes_away_is_no_traceback(store, argv):
+    """`mnemoscope facts | head`: when whoever reads the output closes the pipe first, the command
+    stops quietly, as `yes | head` does (exit 141, 128 + SIGPIPE), with no traceback. The pipe is
+    closed before the command writes, so it always meets the closed pipe (a real process: the
+    error comes from the operating system)."""
+    command = subprocess.Popen([sys.executable, "-m", "mnemoscope", "--store", str(store), *argv], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert command.stdout is not None and command.stderr is not None
+    command.stdout.close()
+    err = command.stderr.read().decode()
+    assert command.wait(timeout=120) == 141 and err == "", err
