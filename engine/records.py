@@ -72,7 +72,14 @@ class Source:
     def by_agent(self) -> bool:
         """Whether an agent stored it through MCP (its meta's :data:`WRITTEN_BY`); a source the
         person stored (ingested, imported, noted, in the app) is not, whatever its name."""
-        return str(self.meta.get(WRITTEN_BY, "")).startswith("mcp:")
+        return self.agent is not None
+
+    @property
+    def agent(self) -> str | None:
+        """The name of the MCP client that stored it, as it introduced itself, or None when the
+        person stored it (see :attr:`by_agent`)."""
+        writer = str(self.meta.get(WRITTEN_BY, ""))
+        return writer.removeprefix("mcp:") if writer.startswith("mcp:") else None
 
 
 @dataclass

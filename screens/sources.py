@@ -27,6 +27,9 @@ ITEM_ROWS_SHOWN = 500
 # one page of the sources list, for the same reason: a year of an agent's conversations is
 # thousands of sources, read at once (a row each is cheap to read) but shown a page at a time
 SOURCE_ROWS_SHOWN = 500
+# the "by" column: the agent that stored a source through MCP (its name, cut), or "you" (ingested,
+# imported or noted: the person's, which no agent may replace or delete)
+BY_WIDTH = 9
 
 
 @dataclass
@@ -64,7 +67,8 @@ class SourcesScreen(BaseScreen):
 ### Sources
 
 Every source in the store (documents, conversations, notes) and, for the selected one, its
-items. The panel shows the selected item in full.
+items. The panel shows the selected item in full. The **by** column says who stored a source:
+an agent through MCP (by its name; it may replace or forget only those), or you.
 
 | key | does |
 |---|---|
@@ -108,7 +112,8 @@ items. The panel shows the selected item in full.
 
     def fit_columns(self) -> None:
         self.name_width = set_columns(self.query_one("#sources-table", DataTable),
-                                      (("id", "id", 4), ("kind", "kind", 12), ("source", "name", None), ("items", "items", 9)),
+                                      (("id", "id", 4), ("kind", "kind", 12), ("by", "by", BY_WIDTH), ("source", "name", None),
+                                       ("items", "items", 9)),
                                       self.pane_width(3 / 5))
         self.text_width = set_columns(self.query_one("#items-table", DataTable),
                                       (("key", "key", 6), ("speaker", "speaker", 10), ("date", "date", 10),
@@ -165,8 +170,8 @@ items. The panel shows the selected item in full.
 
     def add_source_row(self, table: DataTable, source: Source) -> None:
         count = self.counts.get(source.id)
-        table.add_row(str(source.id), source.kind, Path(source.name).name, "" if count is None else f"{count:,}",
-                      key=str(source.id))
+        table.add_row(str(source.id), source.kind, clip(source.agent or "you", BY_WIDTH), Path(source.name).name,
+                      "" if count is None else f"{count:,}", key=str(source.id))
 
     def grow_sources(self, rows: list[tuple[Source, int | None]]) -> bool:
         """Sources only added, or their counts changed (another process ingesting): update the
@@ -312,7 +317,10 @@ items. The panel shows the selected item in full.
                              style="dim") if not self.sources else "")
             return
         text = Text()
-        text.append(f"{Path(source.name).name if source else ''} · {item.kind} {item.key}\n", style="bold")
+        text.append(f"{Path(source.name).name if source else ''} · {item.kind} {item.key}", style="bold")
+        if source is not None and source.agent is not None:
+            text.append(f" · stored by {source.agent} through MCP", style="bold")
+        text.append("\n")
         if item.speaker or item.timestamp:
             text.append(" · ".join(x for x in (item.speaker, item.timestamp) if x) + "\n", style="dim")
         if item.title:

@@ -296,3 +296,31 @@ async def test_a_turn_with_a_photo_sent_inline_shows_its_meta_short(tmp_path):
         body = text_of(screen.query_one("#item-body"))
         assert "red kayak" in body and f"data:image/png;base64,… ({len(photo):,} characters)" in body, body[:500]
         assert len(body) < 1000
+
+
+async def test_the_sources_say_which_an_agent_stored(tmp_path):
+    """A person curating an agent's memory sees which sources an agent stored through MCP, and
+    which agent: the list's "by" column and the item's panel say it (fails before: no column,
+    and an agent's source named "diary.md" looked like the person's file)."""
+    import os
+
+    from mnemoscope.engine import Memory
+    from tests.app.mnemo_testing import build_app
+    from tests.mcp.test_mcp_server import agent_session
+
+    store = tmp_path / "store.db"
+    with Memory(store) as mem:
+        mem.add_note("The lanterns are lit at dusk by the keeper.")
+    async with agent_session(store, dict(os.environ), name="claude-code") as session:
+        await session.call_tool("remember", {"text": "The ferry leaves at noon.", "source": "diary.md"})
+    app = build_app(store, start_mode="sources")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#sources-table", DataTable)
+        rows = [table.get_row_at(n) for n in range(table.row_count)]
+        assert len(rows) == 2
+        by = {str(row[3]): str(row[2]) for row in rows}
+        assert by["diary.md"] == "claude-c…" and [v for k, v in by.items() if k != "diary.md"] == ["you"]
+        table.move_cursor(row=[str(row[3]) for row in rows].index("diary.md"))
+        await settle(pilot)
+        assert "stored by claude-code through MCP" in text_of(app.screen.query_one("#item-body"))
