@@ -968,6 +968,11 @@ class Memory:
     def sources(self) -> list[Source]:
         return self.store.sources()
 
+    def item_counts_by_source(self) -> dict[int, int]:
+        """Items per source, as the store keeps them (a row per source, not a count of every
+        item); sources without items are absent."""
+        return self.store.item_counts_by_source()
+
     def source_items(self, source_id: int, offset: int = 0, limit: int | None = None) -> list[Item]:
         """A source's items in order: all, or a page of ``limit`` from the ``offset``-th (a source
         of a year's conversation holds a hundred thousand)."""

@@ -124,7 +124,7 @@ an agent through MCP (by its name; it may replace or forget only those), or you.
 
         def load() -> list[tuple[Source, int | None]]:
             mem = services.memory
-            counts = mem.store.item_counts_by_source()
+            counts = mem.item_counts_by_source()
             return [(s, counts.get(s.id, 0)) for s in mem.sources()]
 
         self.run_task("sources", "Loading sources", load, progress=False, show=False, replace=True,

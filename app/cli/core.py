@@ -1,4 +1,4 @@
-"""Store commands: ingest, recall, stats, export, import, delete, clear, reindex."""
+"""Store commands: ingest, recall, stats, sources, export, import, delete, clear, reindex."""
 
 from __future__ import annotations
 
@@ -40,6 +40,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stats", help="counts of what the store holds")
     json_option(p)
     p.set_defaults(handler=stats)
+
+    p = sub.add_parser("sources", help="list the sources: id, kind, items, and who stored each (you, or the agent)")
+    json_option(p)
+    p.set_defaults(handler=sources)
 
     p = sub.add_parser("export", help="write every record as JSON lines")
     p.add_argument("file", help="the export to write (replaced only once it is complete)")
@@ -140,6 +144,21 @@ def stats(args: argparse.Namespace, out: TextIO) -> int:
     with open_memory(args) as mem:
         figures = mem.stats().to_dict()
         emit(out, figures, args.json, lambda: "\n".join(f"{k:>16}: {_stat_text(v)}" for k, v in figures.items()))
+    return 0
+
+
+def sources(args: argparse.Namespace, out: TextIO) -> int:
+    """Every source with its id (what ``delete source:ID`` takes), kind, items and who stored it:
+    the agent that remembered it through MCP, by its name, or "you"."""
+    with open_memory(args) as mem:
+        counts = mem.item_counts_by_source()
+        rows = [{"id": s.id, "name": s.name, "kind": s.kind, "items": counts.get(s.id, 0), "agent": s.agent}
+                for s in mem.sources()]
+    by = [row["agent"] or "you" for row in rows]
+    width = max(map(len, ["by", *by]))
+    lines = [f"{'id':>4}  {'kind':<12} {'items':>7}  {'by':<{width}}  name"]
+    lines += [f"{row['id']:>4}  {row['kind']:<12} {row['items']:>7,}  {who:<{width}}  {row['name']}" for row, who in zip(rows, by)]
+    emit(out, rows, args.json, "\n".join(lines))
     return 0
 
 

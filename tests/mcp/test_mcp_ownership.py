@@ -119,3 +119,25 @@ async def test_the_persons_ingest_of_what_an_agent_stored_first_makes_it_the_per
                                                      "source": str(doc.resolve())})
         assert again.is_error and text_of(again).startswith("remember: source: ")
     assert kept(store) == before == {str(doc.resolve()): ["Harbour The lanterns are lit at dusk."]}
+
+
+async def test_the_person_lists_the_sources_and_sees_which_an_agent_stored(tmp_path):
+    """`mnemoscope sources` lists every source with its id, kind, items and who stored it: the
+    id `forget`'s refusal tells the person to delete by, and the agent beside what it stored
+    (fails before: no such command, exit 2)."""
+    from tests.support.cli import cli
+
+    store = tmp_path / "agent.db"
+    with Memory(store, extensions=False) as mem:
+        noted = mem.add_note("The ferry timetable changes in October.", name="mcp:planted")
+    async with agent_session(store, dict(os.environ), name="claude-code") as session:
+        stored = (await session.call_tool("remember", {"text": "The keeper's cat is called Soot.", "source": "diary.md"})
+                  ).structured_content
+    code, out = cli("--store", store, "sources")
+    assert code == 0 and out.splitlines() == [
+        "  id  kind           items  by           name",
+        f"{noted.source_id:>4}  note               1  you          mcp:planted",
+        f"{stored['source_id']:>4}  document           1  claude-code  diary.md"], out
+    code, out = cli("--store", store, "sources", "--json")
+    assert code == 0 and [(s["id"], s["agent"], s["items"]) for s in json.loads(out)] == [
+        (noted.source_id, None, 1), (stored["source_id"], "claude-code", 1)]
