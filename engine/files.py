@@ -16,7 +16,7 @@ import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 from .errors import FileRefused
 
@@ -214,10 +214,11 @@ def _read_at_most(fh: BinaryIO, max_bytes: int) -> bytes:
     return data
 
 
-def make_private_folders(folder: str | Path) -> None:
+def make_private_folders(folder: str | Path, made: Callable[[Path], None] | None = None) -> None:
     """Make ``folder`` and every missing folder above it, each 0700 whatever the umask: ``mkdir -p``
     (``Path.mkdir(parents=True)``) makes the ones above with the umask's mode, under umask 000
-    folders every user could change, and so replace what they hold."""
+    folders every user could change, and so replace what they hold. ``made`` is called with each
+    folder as it is made (or found made by another process meanwhile), before the next one."""
     missing: list[Path] = []
     folder = Path(folder)
     while not folder.exists():
@@ -225,6 +226,8 @@ def make_private_folders(folder: str | Path) -> None:
         folder = folder.parent
     for new in reversed(missing):
         new.mkdir(mode=0o700, exist_ok=True)
+        if made is not None:
+            made(new)
 
 
 def check_target(path: str | Path) -> Path:

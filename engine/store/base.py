@@ -36,7 +36,7 @@ SQLITE_MAX_INT = 2**63 - 1
 
 from ..errors import (NewerStore, NotAStore, NotText, OutOfRange, StoreBusy, StoreClosed, StoreDamaged, StoreDiskError,
                       StoreError, StoreReadOnly)
-from ..files import Control, folder_control, others_control
+from ..files import Control, folder_control, make_private_folders, others_control
 from .locks import write_lock_holder
 
 
@@ -553,20 +553,15 @@ def _prepare_file(path: Path) -> str:
     Refuses a path under a file, anything but a regular file, and a new store in a folder another
     user can change. Returns why another user could change the store (see the module's
     docstring), or "" when no one can."""
-    missing: list[Path] = []
-    folder = path.parent
-    while not folder.exists():
-        missing.append(folder)
-        folder = folder.parent
+    folder = next(f for f in (path.parent, *path.parent.parents) if f.exists())
     if not folder.is_dir():
         raise StoreError(f"cannot create the store {path}: {folder} is a file, not a folder")
     if not os.path.lexists(path):
         # a folder this call makes (0700) is the store's own: then only who can change the folder it goes in counts
-        _refuse_new(path, folder_control(folder, names=not missing))
+        _refuse_new(path, folder_control(folder, names=folder == path.parent))
     try:
-        for new in reversed(missing):
-            new.mkdir(mode=0o700, exist_ok=True)
-            _refuse_new(path, folder_control(new, names=True))  # another user may have made it first
+        # another user may have made one of them first
+        make_private_folders(path.parent, made=lambda new: _refuse_new(path, folder_control(new, names=True)))
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     except FileExistsError:
         try:
