@@ -24,7 +24,7 @@ from . import conversations
 from .conversations import ChatFormatError
 from .errors import FileRefused, IngestError
 from .files import kind_of, read_regular
-from .records import CONTROL, INVISIBLE, MAX_LABEL_CHARS, Item, ParsedSource, Source, label_problem, shown_label
+from .records import CONTROL, MAX_LABEL_CHARS, Item, ParsedSource, Source, label_problem, shown_label
 from .text import sentences, token_count
 
 SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".json", ".jsonl", ".ndjson"}
@@ -268,7 +268,7 @@ def fit_labels(p: ParsedSource) -> list[str]:
                 item.meta["image_caption"] = fitted
             done = [f"cut from {len(shown):,} to {len(fitted):,} characters"] if len(shown) > len(fitted) else []
             done += ["control characters made spaces"] if alone and CONTROL.search(value) else []
-            done += ["invisible characters dropped"] if alone and INVISIBLE.search(value) else []
+            done += ["invisible characters dropped"] if len(shown) < len(value) else []
             said.append(f"{p.source.name}: {item.kind} {item.key!r}: its {label}: {' and '.join(done)}")
     return said
 

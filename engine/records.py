@@ -19,14 +19,21 @@ if TYPE_CHECKING:
 MAX_LABEL_CHARS = 2_000
 # A control character (Unicode's Cc: C0, DEL, C1), which a speaker or a title may not hold.
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-# An invisible character that reorders or hides the text around it, which a label may not hold
-# either: the bidi embeddings, overrides and isolates ("report\u202efdp.exe" shows as
-# "reportexe.pdf"), the line and paragraph separators, the zero-width space, the word joiner and
-# the invisible operators, the byte order mark. The zero-width joiner and non-joiner, which
-# scripts and emoji need, and the left-to-right and right-to-left marks, which mixed-direction
-# names need, are not among them.
-INVISIBLE = re.compile("[\u200b\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
-_NOT_SHOWN = re.compile(f"{CONTROL.pattern}|{INVISIBLE.pattern}")
+# An invisible character that reorders or hides the text around it, or shows as nothing, which a
+# label may not hold either: the bidi embeddings, overrides and isolates ("report\u202efdp.exe"
+# shows as "reportexe.pdf"), the line and paragraph separators, the zero-width space, the word and
+# grapheme joiners, the invisible operators, the byte order mark, the soft hyphen, the Mongolian
+# vowel separator, the blank braille pattern and the Hangul fillers (they show as blanks), and the
+# tag characters (text no one sees, but in a subdivision flag: _FLAG). The zero-width joiner and
+# non-joiner, which scripts and emoji need, the variation selectors, and the left-to-right and
+# right-to-left marks, which mixed-direction names need, are not among them.
+INVISIBLE = re.compile("[\u00ad\u034f\u115f\u1160\u180e\u200b\u2028-\u202e\u2060-\u2064\u2066-\u2069\u2800\u3164"
+                       "\ufeff\uffa0\U000e0000-\U000e007f]")
+# A subdivision flag: the black flag, tag letters and digits, a cancel tag (Scotland's, Wales's).
+_BLACK_FLAG = "\U0001f3f4"
+_FLAG = re.compile(f"{_BLACK_FLAG}[\U000e0020-\U000e007e]{{1,12}}\U000e007f")
+# One class, so that a label is scanned once (the black flag: where a flag may begin).
+_SUSPECT = re.compile(f"[{CONTROL.pattern[1:-1]}{INVISIBLE.pattern[1:-1]}{_BLACK_FLAG}]")
 # The source meta key naming the MCP client that stored a source (``mcp:CLIENT``), written by the
 # MCP server alone: the only sources an agent may replace or delete. An import drops it
 # (engine/transfer.py): what a file says never decides what an agent may do.
@@ -45,17 +52,32 @@ def label_problem(value: str, limit: int = MAX_LABEL_CHARS, *, shown_alone: bool
     whoever reads it."""
     if len(value) > limit:
         return f"is {len(value):,} characters long; at most {limit:,}"
-    bad = _NOT_SHOWN.search(value) if shown_alone else None
+    bad = _not_shown(value) if shown_alone else None
     if bad is None:
         return None
-    what = "a control character" if CONTROL.match(bad.group()) else "an invisible character"
-    return f"holds {what} (U+{ord(bad.group()):04X} at {bad.start()})"
+    what = "a control character" if CONTROL.match(value[bad]) else "an invisible character"
+    return f"holds {what} (U+{ord(value[bad]):04X} at {bad})"
+
+
+def _not_shown(value: str, at: int = 0) -> int | None:
+    """Where ``value``'s first control or :data:`INVISIBLE` character from ``at`` is (a flag's
+    tags passed over), or None."""
+    while (suspect := _SUSPECT.search(value, at)) is not None:
+        if suspect.group() != _BLACK_FLAG:
+            return suspect.start()
+        flag = _FLAG.match(value, suspect.start())
+        at = flag.end() if flag else suspect.end()
+    return None
 
 
 def shown_label(value: str) -> str:
     """``value`` made to keep :func:`label_problem`'s rule on characters: each control character a
-    space, each :data:`INVISIBLE` one dropped (it takes no room)."""
-    return INVISIBLE.sub("", CONTROL.sub(" ", value))
+    space, each :data:`INVISIBLE` one dropped (it takes no room), a flag kept."""
+    out, at = [], 0
+    while (bad := _not_shown(value, at)) is not None:
+        out += [value[at:bad], " " if CONTROL.match(value[bad]) else ""]
+        at = bad + 1
+    return "".join(out) + value[at:]
 
 
 @dataclass

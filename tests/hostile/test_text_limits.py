@@ -6,6 +6,7 @@ refused with one line, the store unchanged."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
 
@@ -325,3 +326,22 @@ def each_refused_in_one_line(store, refusals: list[tuple]) -> None:
         code, _out, err = cli("--store", store, "ingest", path)
         assert code == 2 and err.count("\n") == 1 and says in err, err
     assert store_checksum(store) == before
+
+
+HIDDEN = [("Bob\U000E0069\U000E0067\U000E006E", "U+E0069"),  # tag characters: hidden text ("ASCII smuggling")
+          ("\u3164", "U+3164"), ("\uffa0", "U+FFA0"), ("\u115f", "U+115F"), ("\u1160", "U+1160"),  # Hangul fillers: blank
+          ("A\u00adB", "U+00AD"), ("A\u180eB", "U+180E"), ("\u2800", "U+2800"), ("A\u034fB", "U+034F")]
+
+
+def test_a_label_holding_text_no_one_sees_is_refused_and_a_flag_is_not(tmp_path):
+    """Review's finding on 3461309: each of these shows nothing, or carries text no one sees,
+    and passed (fails before: stored). A subdivision flag (the black flag, tag letters, a cancel
+    tag) is the one use of the tag characters and shows as a flag: a title may hold it."""
+    scotland = "\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F"
+    assert HIDDEN
+    with Memory(tmp_path / "m.db", extensions=False) as mem:
+        for title, code in HIDDEN:
+            with pytest.raises(IngestError, match=rf"holds an invisible character \({re.escape(code)} at"):
+                mem.add_note("a note", title=title)
+        [item] = mem.source_items(mem.add_note("a note", title=f"Trip {scotland}").source_id)
+    assert item.title == f"Trip {scotland}"
