@@ -20,7 +20,7 @@ from mnemoscope.engine.errors import MnemoscopeError  # a leaf: importing it loa
 if TYPE_CHECKING:  # the engine (numpy, scipy) is imported on first use, in a worker: the UI paints first
     from mnemoscope.engine import Memory, Settings
     from mnemoscope.engine.pipeline import Recall
-    from mnemoscope.engine.errors import IngestError
+    from mnemoscope.engine.ingest import FilesRead
     from mnemoscope.engine.records import Counts, IngestReport, ParsedSource, Stats
     from mnemoscope.engine.store.activity import ChangeWatch
 
@@ -327,7 +327,7 @@ class Services:
         """Ingest the demo content shipped in ``assets/demo`` into the open store."""
         return self.memory.ingest([DEMO_DIR], strict=False, progress=progress, cancelled=cancelled)
 
-    def parse(self, paths: Iterable[str | Path]) -> tuple[list[ParsedSource], list[Path], list[IngestError]]:
+    def parse(self, paths: Iterable[str | Path]) -> FilesRead:
         return self.memory.parse(paths)
 
     # -- LLM endpoint -------------------------------------------------------------------------

@@ -49,15 +49,34 @@ class Found(NamedTuple):
     root: Path
 
 
-def discover(paths: Iterable[str | Path]) -> tuple[list[Found], list[Path]]:
-    """Expand files and folders into (readable files, skipped files), in a stable order.
+class Discovered(NamedTuple):
+    """What the paths a person named hold: the files to read, and what a folder's walk left out."""
+
+    files: list[Found]
+    skipped: list[Path]  # files of a type Mnemoscope does not read
+    links: list[Path]  # symbolic links in a folder, not followed (said, so that nothing is left out unsaid)
+
+
+class FilesRead(NamedTuple):
+    """Files read without writing anything: the sources they hold, and what was left out."""
+
+    parsed: list[ParsedSource]
+    skipped: list[Path]  # see Discovered
+    errors: list[IngestError]
+    links: list[Path]  # see Discovered
+
+
+def discover(paths: Iterable[str | Path]) -> Discovered:
+    """Expand files and folders into the files to read and those left out, in a stable order.
 
     A folder is walked the way ripgrep walks one: hidden files and folders and symbolic links
-    inside it are left out, as is anything that is not a regular file. A file named directly is
+    inside it are left out (the links are named in what it returns: a linked note or folder
+    would be missing without a word), as is anything that is not a regular file. A file named directly is
     read (through a link, if it is one) when it is a regular file; a FIFO, a socket or a device
     is refused. A file named twice (by absolute and by relative path) is read once."""
     found: dict[Path, Found] = {}
     skipped: list[Path] = []
+    links: list[Path] = []
     for raw in paths:
         path = Path(raw)
         try:
@@ -68,7 +87,9 @@ def discover(paths: Iterable[str | Path]) -> tuple[list[Found], list[Path]]:
             raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
         resolved = path.resolve()
         if stat.S_ISDIR(mode):
-            for child in _walk(resolved):
+            files, linked = _walk(resolved)
+            links += linked
+            for child in files:
                 if child.suffix.lower() in SUPPORTED_SUFFIXES:
                     found.setdefault(child, Found(child, resolved))
                 else:
@@ -77,19 +98,23 @@ def discover(paths: Iterable[str | Path]) -> tuple[list[Found], list[Path]]:
             found.setdefault(resolved, Found(resolved, resolved.parent))
         else:
             raise IngestError(path, f"is {kind_of(mode)}; Mnemoscope reads files and folders")
-    return list(found.values()), skipped
+    return Discovered(list(found.values()), skipped, links)
 
 
-def _walk(folder: Path) -> list[Path]:
-    """The regular files under ``folder``, sorted; hidden entries and links are not followed."""
+def _walk(folder: Path) -> tuple[list[Path], list[Path]]:
+    """The regular files under ``folder`` and the links there, not followed, each sorted; hidden
+    entries are left out."""
     out: list[Path] = []
+    links: list[Path] = []
     for top, dirs, files in os.walk(folder, followlinks=False):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
+        links += [Path(top) / d for d in dirs if os.path.islink(Path(top) / d)]  # os.walk does not go in
         for name in files:
             child = Path(top) / name
-            if not name.startswith(".") and stat.S_ISREG(os.lstat(child).st_mode):
-                out.append(child)
-    return sorted(out)
+            mode = os.lstat(child).st_mode
+            if not name.startswith(".") and (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+                (out if stat.S_ISREG(mode) else links).append(child)
+    return sorted(out), sorted(links)
 
 
 def read_path(path: str | Path, chunk_tokens: int = 200, root: Path | None = None) -> list[ParsedSource]:

@@ -39,7 +39,7 @@ from .dense import HashEmbedder, OpenAIEmbedder
 from .errors import AreaMissing, IngestFailed, RequestError, StoreError
 from .extensions import AREAS, AreaPlug
 from .index import LSA_KEY, WORDS_KEY, Index
-from .ingest import IngestError, discover, hold_to_limits, note, read_path
+from .ingest import FilesRead, IngestError, discover, hold_to_limits, note, read_path
 from .lexical import BM25Params
 from .pipeline import Query, QueryOptions, Recall, Signal, Signals
 from .query import english_lexicon
@@ -619,17 +619,17 @@ class Memory:
 
     # -- ingest -------------------------------------------------------------------------------
 
-    def parse(self, paths: Iterable[str | Path]) -> tuple[list[ParsedSource], list[Path], list[IngestError]]:
-        """Read files without writing anything: (sources, skipped files, errors)."""
-        files, skipped = discover(paths)
+    def parse(self, paths: Iterable[str | Path]) -> FilesRead:
+        """Read files without writing anything: the sources, the files left out, the errors."""
+        found = discover(paths)
         parsed: list[ParsedSource] = []
         errors: list[IngestError] = []
-        for f in files:
+        for f in found.files:
             try:
                 parsed.extend(read_path(f.path, self.settings.chunk_tokens, root=f.root))
             except IngestError as exc:
                 errors.append(exc)
-        return parsed, skipped, errors
+        return FilesRead(parsed, found.skipped, errors, found.links)
 
     def ingest(self, paths: Iterable[str | Path] | str | Path, *, strict: bool = True, progress: Progress | None = None,
                cancelled: Callable[[], bool] | None = None, defer: bool | None = None,
@@ -639,7 +639,7 @@ class Memory:
         if isinstance(paths, (str, Path)):
             paths = [paths]
         try:
-            parsed, skipped, errors = self.parse(paths)
+            parsed, skipped, errors, links = self.parse(paths)
         except IngestError as exc:
             raise IngestFailed([exc]) from None
         if errors and strict:
@@ -648,6 +648,7 @@ class Memory:
                                     let_go=True)
         report.skipped = [str(p) for p in skipped]
         report.errors = [str(e) for e in errors]
+        report.links = [str(p) for p in links]
         return report
 
     def add_note(self, text: str, name: str | None = None, title: str = "", tags: list[str] | None = None) -> Item:

@@ -167,6 +167,7 @@ class IngestReport:
     skipped: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    links: list[str] = field(default_factory=list)  # symbolic links in a folder, not followed
 
     @property
     def items(self) -> int:
@@ -192,6 +193,8 @@ class IngestReport:
             text += f"; {len(self.warnings)} warning(s)"
         if self.not_fetched:  # said once, here, so that every front end (CLI, app) shows it
             text += "; " + not_fetched_line(self.not_fetched)
+        if self.links:
+            text += f"; {len(self.links)} link(s) in a folder not followed"
         return text
 
 

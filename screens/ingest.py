@@ -23,10 +23,8 @@ from mnemoscope.app.services import Cancelled, LLMStatus, Progress
 from mnemoscope.screens.base import BaseScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
-    from mnemoscope.engine.errors import IngestError
+    from mnemoscope.engine.ingest import FilesRead
     from mnemoscope.engine.records import ParsedSource, Stats
-
-    Parsed = tuple[list[ParsedSource], list[Path], list[IngestError]]  # what reading files without writing gives
 
 COUNTED = ("items", "episodes", "facts", "entities", "topics")
 
@@ -208,8 +206,8 @@ with their file and line and left out.
         self.log_line(f"✗ {error}", "red")
         self.notify(error, title="Cannot read", severity="error", markup=False)
 
-    def preview_ready(self, paths: list[str], read: "Parsed") -> None:
-        parsed, skipped, errors = read
+    def preview_ready(self, paths: list[str], read: FilesRead) -> None:
+        parsed, skipped, errors, links = read
         if paths != self.selection:  # changed while the files were read: this preview is not of it
             self.ingest_after_preview = False
             self.notify("The selection changed while its files were read: p previews it, i ingests it.",
@@ -219,11 +217,14 @@ with their file and line and left out.
         self.fill_preview()
         items = sum(len(p.items) for p in parsed)
         self.log_line(f"Preview: {len(parsed)} source(s), {items:,} item(s); "
-                      f"{len(self.skipped)} skipped, {len(self.errors)} error(s). Nothing written yet.")
+                      f"{len(self.skipped)} skipped, {len(self.errors)} error(s)"
+                      f"{f', {len(links)} link(s) not followed' if links else ''}. Nothing written yet.")
         for e in self.errors:
             self.log_line(f"  ✗ {e}", "red")
         for s in self.skipped:
             self.log_line(f"  – skipped (unsupported type): {s}", "yellow")
+        for link in links:
+            self.log_line(f"  – not followed (a link in a folder): {link}", "yellow")
         if self.ingest_after_preview:
             self.ingest_after_preview = False
             self.confirm_ingest()

@@ -83,7 +83,7 @@ def ingest(args: argparse.Namespace, out: TextIO) -> int:
         if bar:
             bar.close()
         payload = {"sources": [vars(s) for s in report.sources], "items": report.items,
-                   "skipped": report.skipped, "warnings": report.warnings, "images_not_fetched": len(report.not_fetched),
+                   "skipped": report.skipped, "links_not_followed": report.links, "warnings": report.warnings, "images_not_fetched": len(report.not_fetched),
                    "seconds": round(report.seconds, 3)}
         emit(out, payload, args.json, "\n".join([report.summary(), *report.warnings]))
     return 0

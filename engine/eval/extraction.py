@@ -107,7 +107,7 @@ def fact_text(fact: FactDraft) -> str:
 
 def _sources(locomo: Path) -> Iterator[tuple[str, str, list[Item]]]:
     """(corpus, source name, items) for the demo content and the judged LoCoMo conversation."""
-    files, _ = discover([DEMO])
+    files = discover([DEMO]).files
     for found in files:
         for parsed in read_path(found.path):
             yield "demo", Path(parsed.source.name).name, parsed.items

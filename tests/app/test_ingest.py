@@ -189,7 +189,7 @@ async def test_a_slow_ingest_lets_queries_run_stops_on_escape_and_keeps_its_stor
         store = app.services.mem
         hold_each_source(store, release)  # the ingest stays open until the query is answered
         screen = app.screen
-        parsed, _, _ = app.services.parse([folder])
+        parsed = app.services.parse([folder]).parsed
         screen.start_ingest(parsed)
         await until(pilot, lambda: screen.query_one("#task-panel").display, "the progress bar")
         assert "ingest" in app.tasks
@@ -218,7 +218,7 @@ async def test_a_slow_ingest_lets_queries_run_stops_on_escape_and_keeps_its_stor
         more = note_folder(tmp_path / "more", 8, "Words about teapots")
         release.clear()
         await app.switch_mode("ingest")
-        parsed, _, _ = app.services.parse([more])
+        parsed = app.services.parse([more]).parsed
         screen.start_ingest(parsed)
         await until(pilot, lambda: screen.query_one("#task-panel").display, "the progress bar")
         await pilot.press("escape")

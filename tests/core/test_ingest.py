@@ -87,7 +87,7 @@ def test_discover_expands_folders_and_skips_unsupported(tmp_path):
     write(tmp_path / "sub" / "b.txt", "text")
     (tmp_path / "img.png").write_bytes(b"\x89PNG")
     write(tmp_path / ".hidden.md", "x")
-    files, skipped = discover([tmp_path])
+    files, skipped, _ = discover([tmp_path])
     assert [f.path.name for f in files] == ["a.md", "b.txt"]
     assert [f.name for f in skipped] == ["img.png"]
 

@@ -18,9 +18,9 @@ def test_an_ingest_lets_go_of_the_items_it_parsed_before_it_fits_the_models(tmp_
     parse, fit_words = Memory.parse, Index.fit_words
 
     def parse_and_watch(mem, paths):
-        sources, skipped, errors = parse(mem, paths)
-        parsed.extend(weakref.ref(item) for source in sources for item in source.items)
-        return sources, skipped, errors
+        read = parse(mem, paths)
+        parsed.extend(weakref.ref(item) for source in read.parsed for item in source.items)
+        return read
 
     def count_then_fit(index):
         held_at_fit.append(sum(ref() is not None for ref in parsed))

@@ -22,7 +22,7 @@ INGEST = """
 import sys
 from mnemoscope.engine import Memory
 mem = Memory(sys.argv[1])
-parsed, _, _ = mem.parse([sys.argv[2]])
+parsed = mem.parse([sys.argv[2]]).parsed
 print("ready", flush=True)
 print(mem.ingest_parsed(parsed).summary())
 """

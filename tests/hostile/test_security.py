@@ -225,10 +225,14 @@ def test_a_folder_is_read_without_its_links_or_hidden_files(tmp_path):
     (docs / "linked").symlink_to(tmp_path / "elsewhere")
     (docs / ".hidden.md").write_text("# Hidden\nA hidden zebra-19.")
     (docs / ".git" / "notes.md").write_text("# Git\nA git zebra-20.")
+    (docs / "loop").symlink_to(docs / "loop")
     with Memory(tmp_path / "m.db", extensions=False) as mem:
-        mem.ingest(docs)
+        report = mem.ingest(docs)
         assert [s.name for s in mem.sources()] == [str(docs / "notes.md")]
     assert b"zebra" not in b"".join(p.read_bytes() for p in tmp_path.glob("m.db*"))
+    # the links are said, not left out unsaid (fails before: nothing said of them); hidden entries stay unsaid
+    assert report.links == [str(docs / name) for name in ("linked", "loop", "secret.md")]
+    assert report.summary().endswith("; 3 link(s) in a folder not followed"), report.summary()
 
 
 HTTP_MODULES = ("httpx", "httpx2", "httpcore", "httpcore2", "urllib.request", "http.client", "requests", "socket", "aiohttp", "urllib3", "ssl")
@@ -290,7 +294,7 @@ def test_a_file_swapped_for_a_link_after_the_folder_walk_is_not_read(tmp_path):
     (docs / "sub").mkdir(parents=True)
     (docs / "notes.md").write_text("# Notes\nThe harbour opens at dawn.")
     (docs / "sub" / "notes.md").write_text("# Sub\nThe ferry leaves at noon.")
-    found, _ = discover([docs])
+    found = discover([docs]).files
     assert [f.path for f in found] == [docs / "notes.md", docs / "sub" / "notes.md"]
     (docs / "notes.md").unlink()
     (docs / "notes.md").symlink_to(tmp_path / "outside" / "notes.md")  # the file, swapped for a link

@@ -174,7 +174,7 @@ def test_a_file_with_a_label_over_the_limit_is_an_error_of_its_own(tmp_path):
     bad.write_text(json.dumps({"speaker": "Ann", "text": "hi"}) + "\n"
                    + json.dumps({"speaker": "B" * (MAX_LABEL_CHARS + 1), "text": "hello"}) + "\n")
     with Memory(tmp_path / "m.db", extensions=False) as mem:
-        parsed, _skipped, errors = mem.parse([good, bad])
+        parsed, _skipped, errors, _links = mem.parse([good, bad])
         assert [p.source.name for p in parsed] == [str(good)]
         assert [str(e) for e in errors] == [f"{bad}:2: turn '1': its speaker is 2,001 characters long; at most 2,000;"
                                             " nothing was stored"]
