@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..errors import LLMFailure
-from ..records import Item
+from ..records import Item, shown_label
 from .entities import entity_key
 from .records import FactDraft
 from .records import EVENT_ROLES, Event, Fact
@@ -115,11 +115,12 @@ def parse_reply(content: str, turns: dict[str, Item], known: Sequence[int] = ())
     for entry in data.get("events", []):
         first = turns[entry["turns"][0]]
         body = {k: entry.get(k) for k in EVENT_ROLES}
+        body["participants"] = [name for name in map(_name, body["participants"]) if name]
         body["time"] = _iso(body["time"], first)
         out.events.setdefault(entry["turns"][0], []).append(Event(item_id=first.id or 0, origin="llm", **body))
     first_draft: dict[int, FactDraft] = {}
     for n, entry in enumerate(data.get("facts", [])):
-        s, p, o = (entry[k].strip() for k in ("subject", "predicate", "object"))
+        s, p, o = (_name(entry[k]) for k in ("subject", "predicate", "object"))
         if not (s and p and o):
             continue
         for turn in dict.fromkeys(entry["turns"]):  # a turn named twice is one provenance, one draft
@@ -134,6 +135,13 @@ def parse_reply(content: str, turns: dict[str, Item], known: Sequence[int] = ())
             raise LLMFailure(f"reply.replaces[{n}] names a fact that is not in the reply or was not offered: {entry}")
         out.replaces.append((first_draft[entry["fact"]], int(known_id)))
     return out
+
+
+def _name(value: str) -> str:
+    """A name the reply gives (a fact's subject, predicate or object, an event's participant) as a
+    label: the reply is untrusted, and a turn it read may have asked it to repeat an escape
+    sequence or a bidi override, which every listing of facts and entities would show."""
+    return " ".join(shown_label(value).split())
 
 
 def _json(content: str, what: str) -> Any:

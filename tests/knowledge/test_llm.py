@@ -190,3 +190,28 @@ def test_a_reply_may_name_a_turn_twice_but_replace_no_more_facts_than_it_has():
     replaces = [{"fact": 0, "known": "F7"}, {"fact": 0, "known": "F8"}]
     with pytest.raises(llm.LLMFailure, match="replaces: more entries than the reply has facts"):
         llm.parse_reply(json.dumps({"summary": "x", "events": [], "facts": [fact], "replaces": replaces}), turns, known=[7, 8])
+
+
+def test_the_names_an_llm_gives_are_labels(llm_mem, openai_server):
+    """LLM output is untrusted: a reply (prompted by a hostile turn, say) may name a fact's subject
+    or object, or an event's participant, with an escape sequence, a bidi override or text no
+    one sees; each is a label the Facts screen and `mnemoscope facts` list alone (fails before:
+    stored as sent). Control characters are spaces there and invisible ones dropped, as in any
+    name made from text."""
+    from mnemoscope.engine.records import label_problem
+
+    def hostile(body):
+        reply = good_reply(body)
+        reply["facts"][0].update(subject="Caro\u202eline\x1b]0;pwned\x07", object="mental\u200b health charities")
+        reply["events"][0]["participants"] = ["Caroline\U000E0041"]
+        return reply
+
+    openai_server.on_chat = hostile
+    assert llm_mem.knowledge.process_queue()["failed"] == 0
+    facts = llm_facts(llm_mem)
+    events = [e for ep in llm_mem.knowledge.episodes() for e in ep.events if e.origin == "llm"]
+    assert facts and events
+    names = [n for f in facts for n in (f.subject, f.predicate, f.object)] + [p for e in events for p in e.participants]
+    names += [e.name for e in llm_mem.knowledge.entities(None, 1000)]
+    assert [n for n in names if label_problem(n)] == []
+    assert {(f.subject, f.object) for f in facts} == {("Caroline ]0;pwned", "mental health charities")}
