@@ -29,9 +29,10 @@ CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # right-to-left marks, which mixed-direction names need, are not among them.
 INVISIBLE = re.compile("[\u00ad\u034f\u115f\u1160\u180e\u200b\u2028-\u202e\u2060-\u2064\u2066-\u2069\u2800\u3164"
                        "\ufeff\uffa0\U000e0000-\U000e007f]")
-# A subdivision flag: the black flag, tag letters and digits, a cancel tag (Scotland's, Wales's).
+# A subdivision flag: the black flag, a region code of 3 to 6 tag letters (a-z) and digits, a cancel
+# tag (Scotland's gbsct, Wales's gbwls): no other text hides in the tags.
 _BLACK_FLAG = "\U0001f3f4"
-_FLAG = re.compile(f"{_BLACK_FLAG}[\U000e0020-\U000e007e]{{1,12}}\U000e007f")
+_FLAG = re.compile(f"{_BLACK_FLAG}[\U000e0030-\U000e0039\U000e0061-\U000e007a]{{3,6}}\U000e007f")
 # One class, so that a label is scanned once (the black flag: where a flag may begin).
 _SUSPECT = re.compile(f"[{CONTROL.pattern[1:-1]}{INVISIBLE.pattern[1:-1]}{_BLACK_FLAG}]")
 # The source meta key naming the MCP client that stored a source (``mcp:CLIENT``), written by the

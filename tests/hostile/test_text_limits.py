@@ -330,7 +330,9 @@ def each_refused_in_one_line(store, refusals: list[tuple]) -> None:
 
 HIDDEN = [("Bob\U000E0069\U000E0067\U000E006E", "U+E0069"),  # tag characters: hidden text ("ASCII smuggling")
           ("\u3164", "U+3164"), ("\uffa0", "U+FFA0"), ("\u115f", "U+115F"), ("\u1160", "U+1160"),  # Hangul fillers: blank
-          ("A\u00adB", "U+00AD"), ("A\u180eB", "U+180E"), ("\u2800", "U+2800"), ("A\u034fB", "U+034F")]
+          ("A\u00adB", "U+00AD"), ("A\u180eB", "U+180E"), ("\u2800", "U+2800"), ("A\u034fB", "U+034F"),
+          # a flag hiding other text in its tags (review, 05:33): "ignore all p" shows as one flag
+          ("\U0001F3F4" + "".join(chr(0xE0000 + ord(c)) for c in "ignore all p") + "\U000E007F", "U+E0069")]
 
 
 def test_a_label_holding_text_no_one_sees_is_refused_and_a_flag_is_not(tmp_path):
