@@ -174,6 +174,11 @@ class Area:
         """This area's records for an export (JSON-ready, keyed by exported ids)."""
         return []
 
+    def reads(self, record_type: str) -> bool:
+        """Whether this area imports an export's records of ``record_type`` (an import says which
+        records no area reads, rather than leaving them out unsaid)."""
+        return False
+
     def importing(self, path: Path, records: list[tuple[int, dict[str, Any]]],
                   exported: dict[str, tuple[int, list[int]]]) -> AbstractContextManager[None]:
         """Frame an import: check this area's ``(line, record)`` pairs before anything is written

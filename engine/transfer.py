@@ -132,6 +132,7 @@ def import_(mem: Transferring, path: str | Path) -> IngestReport:
     marked = [_the_persons(parsed) for parsed in exported.sources.values()]
     mem.refresh()
     areas = mem.areas  # every area loaded before the transaction opens
+    unread = [(line, r["type"]) for line, r in exported.records if not any(area.reads(r["type"]) for area in areas)]
     with ExitStack() as importing:
         try:
             for area in areas:
@@ -146,6 +147,7 @@ def import_(mem: Transferring, path: str | Path) -> IngestReport:
                 for stored, said in zip(report.sources, fitted):
                     stored.warnings += said if stored.status != "unchanged" else []
                 _say_made_the_persons(report, marked)
+                _say_left_out(report, Path(path), unread)
                 for area in areas:
                     area.import_records([r for _, r in exported.records], id_map)
                 mem.activity.record("store.imported", Path(path).name, count=report.items)
@@ -168,6 +170,16 @@ def _say_made_the_persons(report: IngestReport, marked: list[bool]) -> None:
     if made:
         made[0].warnings.append(f"{len(made):,} source(s) the export says an agent stored through MCP are the person's"
                                 " once imported: an agent no longer replaces or forgets them")
+
+
+def _say_left_out(report: IngestReport, path: Path, unread: list[tuple[int, str]]) -> None:
+    """One warning, on the first source, when the export held records no area reads (a newer
+    Mnemoscope's, an edited file's): they are left out, and said to be."""
+    if unread and report.sources:
+        line, kind = unread[0]
+        kinds = ", ".join(map(repr, dict.fromkeys(k for _, k in unread)))
+        report.sources[0].warnings.append(f"{len(unread):,} record(s) of a type this Mnemoscope does not read were left"
+                                          f" out ({kinds}, first at {path}:{line})")
 
 
 def _split_long_items(exported: ExportFile) -> None:

@@ -72,6 +72,9 @@ class KnowledgeTransfer(KnowledgeBuilding):
         snapshot rather than a replay of curation."""
         return snapshot_records(self.store)
 
+    def reads(self, record_type: str) -> bool:
+        return record_type.startswith("knowledge.")
+
     @contextmanager
     def importing(self, path: str | Path, records: list[tuple[int, dict[str, Any]]],
                   exported: dict[str, tuple[int, list[int]]]) -> Iterator[None]:

@@ -982,6 +982,9 @@ class RankerArea(Area):
         return [*portable.trust_records(store.trust_rows()), *portable.edge_records(store.coaccess_edges()),
                 *map(portable.feedback_record, events)]
 
+    def reads(self, record_type: str) -> bool:
+        return record_type in portable.NUMBERS
+
     @contextmanager
     def importing(self, path: Path, records: list[tuple[int, dict[str, Any]]], exported: Any) -> Iterator[None]:
         """Frame an import: check the export's ranker records before anything is written; a bad

@@ -240,3 +240,28 @@ def test_an_export_into_a_shared_folder_is_not_written_into_a_file_planted_there
     info = target.stat()
     assert (info.st_uid, info.st_mode & 0o777) == (0, 0o600)
     assert planted.stat().st_size == 0 and target.read_text() == (filled / "good.jsonl").read_text()
+
+
+def test_records_of_a_type_no_part_of_this_mnemoscope_reads_are_said_not_dropped_unsaid(tmp_path):
+    """An export (of a newer Mnemoscope, or edited) may hold records of a type nothing here
+    reads: they were left out without a word (fails before: exit 0, nothing said). The import
+    keeps what it reads and its report names what it left out, with the first one's line."""
+    import hashlib
+
+    from mnemoscope.engine.transfer import _trailer
+
+    store = tmp_path / "source.db"
+    with Memory(store) as mem:
+        mem.add_note("The lanterns are lit at dusk.")
+    export = tmp_path / "all.jsonl"
+    assert cli("--store", store, "export", export)[0] == 0
+    lines = export.read_text().splitlines(keepends=True)[:-1]
+    lines[1:1] = [json.dumps({"type": "reminder", "text": "call the keeper"}) + "\n",
+                  json.dumps({"type": "reminder", "text": "oil the lamp"}) + "\n"]
+    body = "".join(lines)
+    export.write_text(body + json.dumps(_trailer(len(lines), 1, 1, hashlib.sha256(body.encode()).hexdigest())) + "\n")
+    code, out, err = cli("--store", tmp_path / "target.db", "import", export)
+    assert code == 0 and err == "", err
+    assert f"2 record(s) of a type this Mnemoscope does not read were left out ('reminder', first at {export}:2)" in out, out
+    with Memory(tmp_path / "target.db") as mem:
+        assert [i.text for s in mem.sources() for i in mem.source_items(s.id)] == ["The lanterns are lit at dusk."]
