@@ -34,12 +34,21 @@ def store_path(args: argparse.Namespace, named: str | None = None) -> str | None
     return os.environ.get("MNEMOSCOPE_STORE") or None
 
 
-def open_memory(args: argparse.Namespace, settings: "Settings | None" = None) -> "Memory":
+def open_memory(args: argparse.Namespace, settings: "Settings | None" = None, *, create: bool = True) -> "Memory":
     """The store a command opens (:func:`store_path`), with ``settings`` if the command has read
-    them already (else they are read from the config file and the environment)."""
-    from mnemoscope.engine import Memory
+    them already (else they are read from the config file and the environment). Without
+    ``create``, a path where no store is is refused in one line: an export of a mistyped
+    ``--store`` made a new empty store and wrote a backup of nothing, exit 0."""
+    from mnemoscope.engine import Memory, Settings
+    from mnemoscope.engine.errors import StoreError
 
-    return Memory(store_path(args), settings, client="cli")
+    named = store_path(args)
+    if not create:
+        settings = settings or Settings.load()
+        path = Path(named).expanduser() if named is not None else settings.store_path
+        if not os.path.lexists(path):
+            raise StoreError(f"no store at {path}; nothing was done (a mistyped --store?)")
+    return Memory(named, settings, client="cli")
 
 
 def emit(out: TextIO, payload: Any, as_json: bool, text: Callable[[], str] | str | None = None) -> None:

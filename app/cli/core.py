@@ -173,7 +173,7 @@ def _stat_text(value: Any, nested: bool = False) -> str:
 
 
 def export(args: argparse.Namespace, out: TextIO) -> int:
-    with open_memory(args) as mem:
+    with open_memory(args, create=False) as mem:
         n = mem.export(args.file)
     out.write(f"wrote {n} record(s) to {args.file}\n")
     return 0

@@ -160,3 +160,13 @@ def test_a_reader_that_goes_away_is_no_traceback(store, argv):
     command.stdout.close()
     err = command.stderr.read().decode()
     assert command.wait(timeout=120) == 141 and err == "", err
+
+
+def test_an_export_of_a_store_that_is_not_there_writes_nothing(tmp_path):
+    """A mistyped --store made a new empty store and exported it: "wrote 1 record(s)", exit 0, a
+    backup of nothing the person would trust (review, 05:24; fails before). One line, exit 2, no
+    store made and no file written."""
+    typo = tmp_path / "typo" / "memory.db"
+    code, out = run(typo, "export", tmp_path / "backup.jsonl")
+    assert code == 2 and out == ""
+    assert not typo.parent.exists() and not (tmp_path / "backup.jsonl").exists()

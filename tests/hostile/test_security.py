@@ -193,6 +193,8 @@ def test_stores_their_folders_and_exports_are_private(tmp_path):
         mem.export(export)
     assert mode(tmp_path / "new") == mode(tmp_path / "new" / "deeper") == 0o700
     assert mode(export) == 0o600
+    (tmp_path / "note.md").write_text("# Note\nA private thought.\n")
+    assert cli("--store", tmp_path / "cli" / "m.db", "ingest", tmp_path / "note.md")[0] == 0  # export makes no store
     assert cli("--store", tmp_path / "cli" / "m.db", "export", tmp_path / "cli.jsonl")[0] == 0
     assert mode(tmp_path / "cli" / "m.db") == mode(tmp_path / "cli.jsonl") == 0o600 and mode(tmp_path / "cli") == 0o700
 
