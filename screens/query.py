@@ -464,8 +464,8 @@ or one alike (the Why panel says which).
         if self.recall.as_of:
             head.append(f" · as of {self.recall.as_of}", style="cyan")
         moved = [MOVED[name] for name in hit.sources if name in MOVED]
-        notes = [Text(f"▲ moved up: {', '.join(moved)}; the score is the place's, not the sum below", style="bold cyan")
-                 ] if moved else []
+        notes = [Text(f"▲ moved up: {', '.join(moved)}; its score is that of the place it took, not the sum of"
+                      " the features below", style="bold cyan")] if moved else []
         if hit.taught is not None:
             notes.append(taught_line(hit.taught))
         if hit.answers is not None:

@@ -66,4 +66,5 @@ async def test_a_hit_moved_after_it_was_scored_says_so(demo_app):
         await pilot.pause()
         letters = table.get_row_at(moved[0])[3]
         assert ("C" in letters or "S" in letters) and all(f"**{c}**" in screen.HELP for c in letters), letters
-        assert "▲ moved up" in text_of(screen.query_one("#why-body"))
+        why = text_of(screen.query_one("#why-body"))  # in words a newcomer reads ("the place's" did not say whose)
+        assert "▲ moved up" in why and "its score is that of the place it took, not the sum of the features below" in why, why
