@@ -97,6 +97,7 @@ class RankingExtras(TypedDict, total=False):
     taught: dict[int, MarkNote]  # by slot: why the feedback memory moved it
     added: set[int]  # slots the feedback memory brought in (no strategy scored them)
     answered: dict[int, tuple[int, dict[str, float]]]  # by slot: the question's item and what it lent (AnswerNote)
+    conflicts: dict[int, "ConflictNote"]  # by slot: the open conflict of the inbox its fact is a side of
 
 
 @dataclass
@@ -166,6 +167,27 @@ class AnswerNote:
 
 
 @dataclass
+class ConflictNote:
+    """A hit states one side of a clash in the conflict inbox that nobody has settled: for a
+    question about now, the newer claim comes first (engine.knowledge.claims), and a person
+    reading it should know that the store has not decided it replaces the other."""
+
+    conflict: int  # the conflict's id in the inbox
+    slot: str  # the single-valued slot both facts state ("home")
+    fact: str  # the fact this hit states
+    other: str  # the fact on the other side
+    newer: bool  # this hit's fact is the later claim
+
+    def describe(self) -> str:
+        side = "the newer claim" if self.newer else "the older claim"
+        return (f"{side} of open conflict #{self.conflict} ({self.slot}), not decided yet: {self.fact!r} against "
+                f"{self.other!r}")
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass
 class Hit:
     item: Item
     score: float
@@ -174,12 +196,14 @@ class Hit:
     features: dict[str, float] = field(default_factory=dict)
     taught: MarkNote | None = None  # marked for this query or one like it (engine.rank.marks)
     answers: AnswerNote | None = None  # ranked by the words of the question it answers as well
+    conflict: ConflictNote | None = None  # states a side of an open clash of the inbox
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self.item)
         return {"id": self.item.id, "rank": self.rank, "score": self.score, "sources": self.sources,
                 "features": self.features, "item": d, "taught": self.taught.to_dict() if self.taught else None,
-                "answers": self.answers.to_dict() if self.answers else None}
+                "answers": self.answers.to_dict() if self.answers else None,
+                "conflict": self.conflict.to_dict() if self.conflict else None}
 
 
 @dataclass

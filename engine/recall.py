@@ -344,6 +344,7 @@ def assemble(mem: Engine, q: Query, ranking: Ranking) -> list[Hit]:
     answered = {slot: lent for slot in chosen.tolist() if (lent := ranking.extras.get("answered", {}).get(slot))}
     items = mem.store.items(ids + [question for question, _ in answered.values()])
     taught = ranking.extras.get("taught", {})
+    conflicts = ranking.extras.get("conflicts", {})
     columns = {name: values[: len(chosen)].astype(np.float64).tolist() for name, values in ranking.features.items()}
     scores = ranking.scores[: len(chosen)].astype(np.float64).tolist()
     hits = []
@@ -353,7 +354,8 @@ def assemble(mem: Engine, q: Query, ranking: Ranking) -> list[Hit]:
             continue
         features = {name: values[n] for name, values in columns.items()}
         hits.append(Hit(item=item, score=scores[n], rank=len(hits) + 1, sources=ranking.found_by.get(slot, []),
-                        features=features, taught=taught.get(slot), answers=_answer_note(answered.get(slot), items)))
+                        features=features, taught=taught.get(slot), answers=_answer_note(answered.get(slot), items),
+                        conflict=conflicts.get(slot)))
     return hits
 
 

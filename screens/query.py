@@ -31,7 +31,8 @@ SELECT_CHROME = 3  # a compact Select's cells around its label: padding and the 
 WHY_BAR = 10  # cells of a feature's bar in the Why panel, where the panel has room for them
 # the rules that move a hit after it was scored, as its Why says so: its score is then its place's
 # (or just above the hit it passes), not the sum of the reasons listed under it
-MOVED = {"change": "a newer change", "successor": "what replaced a fact below"}  # the help's C and S
+MOVED = {"change": "a newer change", "successor": "what replaced a fact below",  # the help's C, S and L
+         "claim": "a newer claim of the slot asked"}
 
 
 def knowledge_text(episodes: list[Episode], facts: list[Fact], as_of: str | None = None) -> Text:
@@ -167,8 +168,10 @@ topic walk, **P** PageRank over the knowledge graph, **A** it holds the kind of 
 question asks for (a time for *when*, a place for *where*, a person for *who*), **N** a
 neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's backfill);
 and moved after it was scored: **C** it tells of a change newer than the hits it passes, **S** it
-states what replaced a fact of a hit below it, **F** feedback marked it used for this question
-or one alike (the Why panel says which).
+states what replaced a fact of a hit below it, **L** it states the latest claim of what a
+question about now asks (a home, a job) for the person it names, also when an open conflict of
+the inbox holds it (the Why panel names the conflict), **F** feedback marked it used for this
+question or one alike (the Why panel says which).
 """
 
     BINDINGS = [
@@ -470,6 +473,9 @@ or one alike (the Why panel says which).
             notes.append(taught_line(hit.taught))
         if hit.answers is not None:
             notes.append(answered_line(hit.answers))
+        if hit.conflict is not None:
+            notes.append(Text(f"⚠ {hit.conflict.describe()}; the Facts screen's inbox (4, then i) decides it",
+                              style="bold yellow"))
         parts: list[RenderableType] = [head, *notes, table]
         if weights:
             parts.append(Text(f"heuristic floor Σ w × value = {floor:+.3f}; λ = {lam:.2f}: the learned model "

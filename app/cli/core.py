@@ -114,6 +114,8 @@ def recall_text(result: Recall) -> str:
         lines.append(f"{h.rank:>3}. {h.score:8.4f}  #{h.item.id:<6} {snippet}")
         if h.taught:
             lines.append(f"{'':>16}{h.taught.describe()}")
+        if h.conflict:
+            lines.append(f"{'':>16}{h.conflict.describe()} (mnemoscope conflicts)")
     if result.episodes:
         lines.append(f"episodes ({len(result.episodes)}):")
         for e in result.episodes:

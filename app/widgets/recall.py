@@ -19,7 +19,8 @@ MODES = ["lite", "pro", "max"]
 
 SOURCE_WIDTH = 16  # the source column, where the table has room for it
 SIGNAL_CODES = {"bm25": "B", "dense": "D", "walk": "W", "ppr": "P", "answer": "A", "neighbour": "N",
-                "episode": "E", "change": "C", "successor": "S", "feedback": "F"}  # each explained in the Query screen's help
+                "episode": "E", "change": "C", "successor": "S", "claim": "L",
+                "feedback": "F"}  # each explained in the Query screen's help
 
 
 def signal_codes(sources: list[str]) -> str:

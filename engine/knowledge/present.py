@@ -97,6 +97,7 @@ import numpy as np
 from ..as_of import later, said_on
 from ..query import FRAMING_WORDS
 from ..text import STOPWORDS, lexical_tokens, sentences
+from .claims import bring_newer_claims
 from .entities import one_shortens_the_other
 from .extract import PEOPLE, realis
 from .latest import (FIRST_PERSON, STATE_WORDS, WEEKDAY, answer_kind, asked_before, asks_state, naming_in_text,
@@ -631,6 +632,21 @@ def _asked_of(query: str, subjects: dict[int, str]) -> dict[int, str]:
     return {i: name for i, name in subjects.items() if i not in owners}
 
 
+# What follows a name that says only whose relative the question asks about: "'s mother" of "Jun's
+# mother", " and Jun's mother" of "Cora and Jun's mother" (a name after "and": capitalised).
+_WHOSE_KIN = re.compile(rf"(?:\s+and\s+[A-Z][\w'-]*)*['’]s\s+(?i:(?:{_KIN_BEFORE}\s+)?({_KIN})s?)\b")
+
+
+def _claimants(query: str, subjects: dict[int, str], rules: "Rules", slots: frozenset[str]) -> list[int]:
+    """The subjects whose own newer claims of the asked slots answer the question: not one named
+    only as whose relative it asks about ("Where does Cora and Jun's mother live?" asks no home of
+    Cora's or Jun's), unless the relative is what the slot asks ("Who is Jun's partner?")."""
+    asks = {word for name in slots for word in rules.slots[name].asks}
+    return [i for i, name in subjects.items()
+            if not all((m := _WHOSE_KIN.match(query, found.end())) and m[1].lower() not in asks
+                       for found in _whole_name(name).finditer(query))]
+
+
 def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, subjects: dict[int, str],
                  ranking: "Ranking", as_of: str | None) -> "Ranking":
     """The ranking with each candidate that announces a change of the answer to a present-tense
@@ -649,6 +665,8 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
         if as_of is None:  # "in early 2026" and no reference time: no day to read it at
             return ranking
     question = dataclasses.replace(question, by=as_of or date.today().isoformat())
+    ranking = bring_newer_claims(store, index, rules, question.slots, _claimants(query, subjects, rules, question.slots),
+                                 ranking, as_of, WINDOW)
     top = ranking.slots[:WINDOW]
     ids = [int(i) for i in index.item_ids[top]]
     named, spoken, other_names, speaker_of = _naming(store, ids, subjects)

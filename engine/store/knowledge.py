@@ -621,6 +621,16 @@ class KnowledgeSQL:
             out.setdefault(fid, []).append(iid)
         return out
 
+    def newest_sources_of(self, fact_ids: Sequence[int], limit: int) -> dict[int, list[int]]:
+        """The ``limit`` newest items (highest ids) stating each of these facts, ascending: a fact
+        said in a thousand turns is read as its latest few, not as a thousand rows."""
+        out: dict[int, list[int]] = {}
+        for fid, iid in self._in("SELECT fact_id, item_id FROM (SELECT fact_id, item_id, ROW_NUMBER() OVER (PARTITION BY"
+                                 " fact_id ORDER BY item_id DESC) AS n FROM fact_sources WHERE fact_id IN ({marks}))"
+                                 f" WHERE n <= {int(limit)} ORDER BY fact_id, item_id", fact_ids):
+            out.setdefault(fid, []).append(iid)
+        return out
+
     def facts_of_items(self, item_ids: Sequence[int]) -> list[tuple[int, int]]:
         """(fact id, item id) provenance rows of these items."""
         return self._in("SELECT fact_id, item_id FROM fact_sources WHERE item_id IN ({marks})", item_ids)
@@ -700,6 +710,22 @@ class KnowledgeSQL:
     def superseded_by(self, fact_id: int) -> list[int]:
         """The facts ``fact_id`` superseded or ended."""
         return [r[0] for r in self.conn.execute("SELECT id FROM facts WHERE superseded_by = ? ORDER BY id", (fact_id,))]
+
+    def newer_claims(self, subjects: Sequence[int]) -> list[tuple]:
+        """Rows (``_FACT_COLUMNS``) of the believed facts filed under these subjects that replaced
+        another believed fact, by id. Read along the ended facts' own index (knowledge-8): they
+        are few, where a speaker's facts are thousands."""
+        return self.conn.execute(
+            f"SELECT {self._FACT_COLUMNS} FROM facts WHERE id IN (SELECT superseded_by FROM facts WHERE {_ENDED})"
+            f" AND subject_id IN ({_marks(len(subjects))}) AND {self._LIVE} ORDER BY id",
+            list(subjects)).fetchall()
+
+    def open_clashes_of(self, subjects: Sequence[int]) -> list[tuple[int, int, int]]:
+        """(conflict id, fact a, fact b) of the open clashes whose first fact is filed under one of
+        these subjects (a clash holds two facts of one subject), by conflict id."""
+        return self.conn.execute(
+            "SELECT c.id, c.a, c.b FROM conflicts c JOIN facts f ON f.id = c.a WHERE c.status = 'open'"
+            f" AND c.kind = 'clash' AND f.subject_id IN ({_marks(len(subjects))}) ORDER BY c.id", list(subjects)).fetchall()
 
     def chained_facts(self, ids: Sequence[int]) -> list[int]:
         """Those of ``ids`` that supersede, or are superseded by, another fact."""

@@ -68,3 +68,24 @@ async def test_a_hit_moved_after_it_was_scored_says_so(demo_app):
         assert ("C" in letters or "S" in letters) and all(f"**{c}**" in screen.HELP for c in letters), letters
         why = text_of(screen.query_one("#why-body"))  # in words a newcomer reads ("the place's" did not say whose)
         assert "▲ moved up" in why and "its score is that of the place it took, not the sum of the features below" in why, why
+
+
+async def test_the_newer_claim_of_an_open_conflict_comes_first_and_its_why_names_the_conflict(demo_app):
+    """'where does Maya live now': her move "into a little house with a big backyard" names no
+    place, so its clash with Sellwood waits in the inbox; the move comes first, found by L, and
+    its Why says that it is one side of that conflict, not decided yet, and where to decide it."""
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await ask(pilot, "where does Maya live now", strategy="fused")
+        first = screen.recall.hits[0]
+        assert first.item.key == "D6:17" and "claim" in first.sources, [h.item.key for h in screen.recall.hits]
+        table = screen.query_one("#hits")
+        table.move_cursor(row=0)
+        await pilot.pause()
+        assert "L" in table.get_row_at(0)[3] and "**L**" in screen.HELP
+        why = text_of(screen.query_one("#why-body"))
+        assert "▲ moved up: a newer claim of the slot asked" in why, why
+        assert f"the newer claim of open conflict #{first.conflict.conflict} (home), not decided yet" in why, why
+        assert "inbox (4, then i)" in why, why

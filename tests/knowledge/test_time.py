@@ -13,6 +13,7 @@ import pytest
 
 from mnemoscope.engine import Memory
 from mnemoscope.engine.errors import KnowledgeError, RecallError
+from mnemoscope.engine.knowledge import present
 from mnemoscope.engine.store import MIGRATIONS
 from mnemoscope.engine.store.knowledge import AUDITED
 
@@ -311,7 +312,8 @@ def test_feedback_writes_no_fact_and_keeps_what_recalls_read_of_facts(moves):
 def test_a_recall_reads_every_source_of_the_facts_it_returns_only(tmp_path):
     """A recall at the present time ranks its facts by the hits' own provenance rows and reads
     the whole provenance of the facts it returns only (a person's fact said in a thousand turns
-    of a large store cost a thousand rows per recall): the same facts, scores and provenance."""
+    of a large store cost a thousand rows per recall): the same facts, scores and provenance. The
+    newer claims of the slot asked are read as their latest few items only."""
     with ingested_conversation(tmp_path, MOVES) as mem:
         path = mem.store.path
     whole = Memory(path, facts_top_k=10)
@@ -324,7 +326,10 @@ def test_a_recall_reads_every_source_of_the_facts_it_returns_only(tmp_path):
     mem.store.conn.set_trace_callback(None)
     assert len(expected) > 1 and [(f.id, f.score, f.provenance) for f in facts] == expected[:1]
     assert facts[0].provenance == next(f.provenance for f in mem.knowledge.facts(entity="Lena") if f.id == facts[0].id)
-    sources_read = [s.split("IN (")[1].split(")")[0] for s in statements if "FROM fact_sources WHERE fact_id IN" in s]
+    newest = [s for s in statements if "ROW_NUMBER" in s]  # the newer claims of the slot asked (knowledge/claims.py)
+    assert newest and all(f"n <= {present.WINDOW}" in s for s in newest)  # their latest few items, whatever their count
+    sources_read = [s.split("IN (")[1].split(")")[0] for s in statements
+                    if "FROM fact_sources WHERE fact_id IN" in s and s not in newest]
     assert str(facts[0].id) in sources_read and all("," not in ids for ids in sources_read)  # (the other: a successor's)
     mem.close()
 
