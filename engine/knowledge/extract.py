@@ -840,7 +840,9 @@ _WOULD = frozenset("will shall would might may gonna won't wouldn't shan't".spli
 _BE_TO = frozenset("going about supposed due".split())
 _INTEND = frozenset("""want wants wanted wanting plan plans planned planning hope hopes hoped hoping intend intends
 intended intending expect expects expected expecting aim aims aimed aiming""".split())
-_WEIGH = frozenset("thinking considering planning".split())  # "thinking of leaving", "planning on moving"
+# "thinking of leaving", "planning on moving", "I think about moving to Edinburgh one day", "I dream of opening a café"
+_WEIGH = frozenset("""thinking considering planning think thinks thought dream dreams dreamt dreamed dreaming wonder wonders
+wondered wondering""".split())
 # A verb of saying or thinking after the modal frames the clause that follows: "I'd say I have three
 # cats", "I'll admit I sold the car" hedge the saying; what is said holds now (its own verb group tells).
 # Only a clause: "that" or a subject after the verb; "We'll think about moving", "I'll think it over"

@@ -120,11 +120,11 @@ def _someone_elses(before: list[str], theirs: frozenset[str], own_names: set[str
 
 
 def asked_before(store: "Store", index: "Index", slots: np.ndarray, subjects: Collection[int],
-                 read: dict[int, str]) -> tuple[dict[int, frozenset[str]], set[int]]:
+                 read: dict[int, str]) -> tuple[dict[int, frozenset[str]], dict[int, frozenset[int]]]:
     """For the candidates (``slots``) that answer a question — the turn just before, in the same
     session, asks one: the question's words, by item id; and the candidates whose question names
-    a subject that did not ask it ("And Amira?"). ``read``: the texts the caller has read already
-    (most turns before a candidate are candidates too), by item id."""
+    a subject that did not ask it ("And Amira?"), with the subjects it names. ``read``: the texts
+    the caller has read already (most turns before a candidate are candidates too), by item id."""
     before = slots - 1
     safe = np.maximum(before, 0)
     same = (before >= 0) & (index.source_ids[safe] == index.source_ids[slots]) \
@@ -142,9 +142,11 @@ def asked_before(store: "Store", index: "Index", slots: np.ndarray, subjects: Co
             lent[answer_of[asking]] = frozenset(t for s in asked[_last_topic(asked):] for t in lexical_tokens(s))
     mentions = store.mentions_of_items([b for b, a in answer_of.items() if a in lent])
     asker = {item: entity for item, entity, _surface, role in mentions if role == "speaker"}
-    about = {answer_of[item] for item, entity, _surface, role in mentions
-             if role != "speaker" and entity in subjects and asker.get(item) != entity}
-    return lent, about
+    about: dict[int, set[int]] = {}
+    for item, entity, _surface, role in mentions:
+        if role != "speaker" and entity in subjects and asker.get(item) != entity:
+            about.setdefault(answer_of[item], set()).add(entity)
+    return lent, {item: frozenset(who) for item, who in about.items()}
 
 
 # A question that turns to something new: "How's the wrist? And are you coming to the quiz?"

@@ -98,7 +98,7 @@ from ..as_of import later, said_on
 from ..query import FRAMING_WORDS
 from ..text import STOPWORDS, lexical_tokens, sentences
 from .claims import bring_newer_claims
-from .entities import one_shortens_the_other
+from .entities import entity_key, one_shortens_the_other
 from .extract import PEOPLE, realis
 from .latest import (FIRST_PERSON, STATE_WORDS, WEEKDAY, answer_kind, asked_before, asks_state, naming_in_text,
                      owners, spoken_for, states, states_kind)
@@ -114,6 +114,8 @@ if TYPE_CHECKING:
     from ..pipeline import Ranking
     from ..store import Store
 
+_KIN = re.sub(r"\s+", "", PEOPLE)  # "sister", "boss", "flatmate": a person named after it is someone's
+_KIN_BEFORE_WORDS = "little|big|older|younger|best|new|old|late|twin"  # "my best friend", "Zuzana's little sister"
 WINDOW = 20  # the candidates looked at: a turn further down does not jump the whole list
 _ADJECTIVES = 2  # the words between "my" and a name it owns: "my old Land Rover", "my trusty old Raleigh"
 # Words that make a question about the past ("where did she live before?"), which wants the old value.
@@ -132,11 +134,12 @@ _PERIOD = re.compile(r"\b(?:early|mid|late|end of|start of|beginning of|spring|s
 _WAS = frozenset({"was", "were"})
 _DID = re.compile(r"\bdid\b(.*)", re.I)
 _OLD_THING = re.compile(r"\b(?:the|a|an|this|that)\s+old\b", re.I)
-# "What does Jun do?", "What does Youssef do for a living?": the job, not a home ("living") nor
-# nothing (every word a framing word); between "does" and "do" only the subjects' names. Not "what
-# does Mel do to relax?", "… on Sundays?" nor "what does Jon tell Gina he won't do?".
-_DOES_FOR_WORK = re.compile(r"\s*what\s+(?:does|do)\s+(.+?)\s+do(?:\s+for\s+(?:a\s+living|work|a\s+job|money))?\s*[?.!]*\s*$",
-                            re.I)
+# "What does Jun do?", "What does Youssef do for a living (now)?": the job, not a home ("living") nor
+# nothing (every word a framing word); between "does" and "do" only the subjects' names, after it
+# only a word placing the question in time. Not "what does Mel do to relax?", "… on Sundays?" nor
+# "what does Jon tell Gina he won't do?".
+_DOES_FOR_WORK = re.compile(r"\s*what\s+(?:does|do)\s+(.+?)\s+do(?:\s+for\s+(?:a\s+living|work|a\s+job|money))?"
+                            r"(?:,?\s+(?:now|nowadays|currently|these\s+days|at\s+the\s+moment|right\s+now))?\s*[?.!]*\s*$", re.I)
 _JOB_WORDS = frozenset({"work", "job"})
 # "Who works at Annelies's shop?", "Who helps Benedita on the farm?": "who" is the verb's subject,
 # so the question asks about others, not about a slot of the person named ("who is Jess's partner?",
@@ -183,6 +186,10 @@ _SINCE = re.compile(r"\bsince (?:the )?(?:[\w-]+ (?:of )?)?(?:" + "|".join(MONTH
                     r"month|year|spring|summer|autumn|fall|winter)\b|\bsince (?:19|20)\d\d\b", re.I)
 _HOLDS_NOW = re.compile(r"\b(?:I|we|he|she)(?:['’](?:ve|m|re|s)\b|\s+(?:have|has|am|are|is)\b)", re.I)
 _NEGATED = re.compile(r"\b(?:not|never|no)\b|n['’]t\b", re.I)
+# A "not" or "never" up to two words before a change word denies it; "no longer" and "any more" end
+# what held, and are the change.
+_DENIED = re.compile(r"(?:\b(?:not|never)|n['’]t)\s+(?:[\w'’-]+\s+){0,2}$", re.I)
+_ENDED = re.compile(r"no longer|any ?more", re.I)
 _REPLACES = re.compile(rf"\b(?:{_OUTRIGHT})\b", re.I)
 _INSTEAD = re.compile(r"\binstead\b(?! of)", re.I)
 # A question about a slot also listens to the verbs of a new home, job or partner ("moved",
@@ -226,7 +233,8 @@ _PART_OF = re.compile(r"\s+(?:one|two|three|four|five|six|seven|eight|nine|ten|\
                       r"several|half|most) of (?:the|our|my|his|her|their|them)\b", re.I)
 _COUNT_ENDS = re.compile(r"((?:[\w'-]+\s+){1,3})(?:died|passed away|was put down|had (?:babies|kittens|puppies|a litter))\b",
                          re.I)
-_NEW = re.compile(r"\bnew\s+(\w+(?:\s+\w+)?)", re.I)
+# Not someone else's: "my brother's new house", "her new job" are no change of the speaker's.
+_NEW = re.compile(r"(?<!['’]s )(?<!\bhis )(?<!\bher )(?<!\btheir )(?<!\byour )\bnew\s+(\w+(?:\s+\w+)?)", re.I)
 # A sentence that says what holds is new ("I swim on Wednesdays now") without saying what changed,
 # which the sentence beside it may say ("I stopped five-a-side, my knee can't take it").
 _NEW_STATE = re.compile(rf"\b(?:{_NOW}|these days|instead(?! of))\b", re.I)
@@ -238,6 +246,10 @@ _TITLE = re.compile(r"\bI(?:'m|’m| am)\s+(?:now\s+)?(?:a|an)\s+([a-z][a-z-]*(?
 # A clause that opens with someone else: "she's moved", "they sold the house", and the listener: "You
 # moved in with her!" is their news.
 _SOMEONE_ELSE = re.compile(r"(?:he|she|they|his|her|their|you|your)\b", re.I)
+# A clause about the speaker's relative, friend or neighbour: "My brother just moved to Glasgow", "my
+# best friend Jess got married" are their news, unless the speaker is in it too ("My husband and I
+# moved to Leeds").
+_RELATIVE = re.compile(rf"(?:my|our)\s+(?:(?:{_KIN_BEFORE_WORDS})\s+)?{_KIN}s?\b", re.I)
 # Someone spoken of by a pronoun: "she runs the shop", "the two of them".
 _PRONOUN = re.compile(r"\b(?:he|she|they|him|her|them)\b", re.I)
 # Where a sentence's clauses part: "She isn't worried at all: Leah moved to Boulder in July and
@@ -444,8 +456,10 @@ def sentence_tokens(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
 
 @functools.lru_cache(maxsize=16_384)
 def _announces(change: re.Pattern[str], sentence: str) -> bool:
-    """Whether an on-topic sentence says a change (kept, as the sentences are)."""
-    return change.search(sentence) is not None
+    """Whether an on-topic sentence says a change (kept, as the sentences are); not one denied
+    by a "not" or "never" just before it ("I'm not moving to London", "I'm not leaving the
+    library"), unless the change is itself the end of something ("I don't work there anymore")."""
+    return any(_ENDED.fullmatch(m[0]) or not _DENIED.search(sentence, 0, m.start()) for m in change.finditer(sentence))
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -593,7 +607,7 @@ def _held_values(rules: "Rules", question: PresentQuestion, subjects: dict[int, 
                     words |= set(lexical_tokens(" ".join(object_names(fact.object))))  # "is moving to Bergen"
                 if found is None or found[0].name not in question.slots or found[1]:
                     continue
-                if fact.subject_id in subjects:
+                if _held_by(fact, found[0], subjects):
                     words |= set(lexical_tokens(fact.object))
                     stating.add(item)
                 else:
@@ -604,8 +618,21 @@ def _held_values(rules: "Rules", question: PresentQuestion, subjects: dict[int, 
                  frozenset(others - stating))
 
 
-_KIN = re.sub(r"\s+", "", PEOPLE)  # "sister", "boss", "flatmate": a person named after it is someone's
-_KIN_BEFORE = "(?:little|big|older|younger|best|new|old|late|twin)"
+_KIN_BEFORE = f"(?:{_KIN_BEFORE_WORDS})"
+
+
+def _held_by(fact: Fact, slot: Slot, subjects: dict[int, str]) -> bool:
+    """Whether a fact of ``slot`` states a value the subject holds: a fact filed under them about
+    them ("Ava moved to Leeds"), or, for a slot of what someone has ("favourite", "manager"), about
+    their own ("Ava's favourite food"). "Ava's brother moved to Glasgow" is filed under Ava and is
+    her brother's home; "Tom's favourite food" is Tom's."""
+    name = subjects.get(fact.subject_id) if fact.subject_id is not None else None
+    if name is None:
+        return False
+    key, own = entity_key(fact.subject), entity_key(name)
+    return key == own or bool(slot.subjects) and key.startswith(own + " ")
+
+
 # What stands between an owner's name and her relative's in "Zuzana's sister Hana", "Mel's little brother Jo".
 _RELATION = re.compile(rf"['’]s (?:{_KIN_BEFORE} )?{_KIN}s? ")
 
@@ -675,7 +702,10 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     window = store.item_texts(known)
     spoken |= spoken_for(window, speaker_of, owners(store, subjects))  # "we" of its owner
     lent, asked_about = asked_before(store, index, top, subjects, window)
-    named |= asked_about | naming_in_text({i: t for i, t in window.items() if i not in named | spoken}, subjects.values())
+    # a subject's answer to a question about someone else ("And Yasmin?") tells of them; one asked of
+    # the speaker alone ("Hey Ava, how have you been?") is the speaker's to tell, in the first person
+    told_of = named | {i for i, who in asked_about.items() if who - {speaker_of.get(i)}}
+    named |= set(asked_about) | naming_in_text({i: t for i, t in window.items() if i not in named | spoken}, subjects.values())
     texts = {i: t for i, t in window.items() if i in named | spoken}
     if unnamed:  # told by anyone: only news of the thing an older candidate told of
         texts = _same_thing(texts, question, lent, {i: said[n] for n, i in enumerate(ids)})
@@ -688,7 +718,7 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     else:  # about no slot and no change said: what the subject held could put nothing above anything
         held = _Held()
     stating = held.stating
-    hearsay = spoken - named - stating  # turns of a subject's that name no subject and state no value of theirs
+    hearsay = spoken - told_of - stating  # turns of a subject's that tell of no other subject and state no value
     question = dataclasses.replace(question, slot_cues=question.slot_cues | held.words)
     question = dataclasses.replace(  # what the subject has, and what answered the topic, by its name too
         question, slot_cues=question.slot_cues | _names_held_on_topic(question, texts, other_names, lent, spoken))
@@ -842,7 +872,10 @@ def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str]
     for sentence, _tokens in sentence_tokens(text):
         kept = []
         for clause in _CLAUSE.split(sentence):
-            if FIRST_PERSON.search(clause) and not (someone_else and _opens_with_verb(clause)):
+            relative = _RELATIVE.match(clause)
+            if relative and not FIRST_PERSON.search(clause[relative.end():]):  # "My brother just moved to Glasgow"
+                someone_else = True
+            elif FIRST_PERSON.search(clause) and not (someone_else and _opens_with_verb(clause)):
                 someone_else = False
             elif _SOMEONE_ELSE.match(clause) or any(clause.startswith(name) for name in others):
                 someone_else = True
