@@ -36,6 +36,7 @@ import numpy as np
 
 from ..text import lexical_tokens, sentences
 from .extract import counted_by_number, realis
+from .temporal import find_times
 
 if TYPE_CHECKING:
     from ..index import Index
@@ -46,7 +47,8 @@ if TYPE_CHECKING:
 # something holds, or what holds, now. Not "Has Tim been to …?" (an experience, any of them). The
 # words that say "now" are no topic: a turn saying "still" is not on the question's.
 # Nor a question in the conditional ("Would Caroline still want to … if …?"), which asks about no state.
-_STATE = re.compile(r"(?!.*\bif\b)\s*(?:(?:is|are|does|do)\b|(?:has|have)\b(?!.*\bbeen\b)|(?!would|could|should|might|will)\w+\b.*\b(?:still|now|currently)\b)",
+# "What happened with Elena's knee?" asks the latest word on its topic, as "Is it still …?" does.
+_STATE = re.compile(r"(?!.*\bif\b)\s*(?:(?:is|are|does|do)\b|what\s+happened\s+(?:with|to)\b|(?:has|have)\b(?!.*\bbeen\b)|(?!would|could|should|might|will)\w+\b.*\b(?:still|now|currently)\b)",
                     re.I)
 STATE_WORDS = frozenset(lexical_tokens("still now currently"))
 # A speaker speaking of themself ("I'm", "my", "we", "our"); "us" too, though it may be the country.
@@ -174,7 +176,8 @@ def naming_in_text(texts: dict[int, str], names: Collection[str]) -> set[int]:
 # What an open question's answer is, by its first words.
 _KINDS = ((re.compile(r"\s*how\s+(?:many|much)\b", re.I), "number"),
           (re.compile(r"\s*(?:on\s+)?(?:which|what)\s+days?\b", re.I), "weekday"),
-          (re.compile(r"\s*who\b", re.I), "name"))
+          (re.compile(r"\s*who\b", re.I), "name"),
+          (re.compile(r"\s*when\s+(?:is|are|does|do)\b", re.I), "time"))
 # A count or an amount: "42", "12.50", "thirty-five", "a dozen"; not a year, a time of day ("at 5
 # am", "5:30") nor "one" (a pronoun as often as a number).
 _NUMBER = re.compile(r"(?<![\d:.,])\b(?!(?:19|20)\d\d\b)(?:\d+(?:[.,]\d+)?|two|three|four|five|six|seven|eight|nine|ten|"
@@ -186,10 +189,13 @@ _ONE_OF = re.compile(r"\bone of\b", re.I)
 _AGE = re.compile(r"\b(?:I['’]m|I am|(?:he|she)['’]s|(?:he|she) is)\s+(?:only\s+|just\s+|nearly\s+|almost\s+|about\s+)?$",
                   re.I)
 WEEKDAY = re.compile(r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.I)
+# A time of day: "9:30", "10.30", "6 pm", "noon".
+_CLOCK = re.compile(r"\b\d{1,2}[:.]\d\d\b|\b\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:noon|midday|midnight)\b", re.I)
 
 
 def answer_kind(query: str) -> str | None:
-    """The kind of value an open question asks for: "number", "weekday", "name" or None; none for
+    """The kind of value an open question asks for: "number", "weekday", "name", "time" (a time of
+    day, a weekday or a date, for "when is / does …?") or None; none for
     one of several ("who is one of Tim's heroes?"), which asks for no latest value."""
     if _ONE_OF.search(query):
         return None
@@ -206,6 +212,9 @@ def states_kind(sentence: str, kind: str, names: Collection[str], counted: Colle
                    for m in _NUMBER.finditer(sentence)) if counted else _NUMBER.search(sentence) is not None
     if kind == "weekday":
         return WEEKDAY.search(sentence) is not None
+    if kind == "time":
+        return _CLOCK.search(sentence) is not None or WEEKDAY.search(sentence) is not None \
+            or bool(find_times(sentence, None))
     return any(re.search(rf"\b{re.escape(name)}\b", sentence) for name in names if name)
 
 

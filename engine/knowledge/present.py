@@ -33,7 +33,7 @@ supersession cannot order them. This step can, without facts:
   by Maya, is no news of where Maya lives, nor "You moved in with her!": the listener's);
 * then the candidates whose facts state a value of the asked slot for the subject — or, for an
   open question about no slot, whose sentences on the topic state a value of the kind it asks
-  for (a number for "how many/much", a weekday for "which days", a name for "who":
+  for (a number for "how many/much", a weekday for "which days", a name for "who", a time for "when is":
   :func:`.latest.answer_kind`; a weekday is on a day question's topic) — take the
   places they hold newest first: the latest value said is the answer even when the rules could
   not tell that it replaced the others (an object that names nothing, the same day, a change
