@@ -97,7 +97,8 @@ def _into_window(ranking: "Ranking", wanted: np.ndarray, window: int) -> "Rankin
     if len(moving) > window:
         moving = moving[-window:]  # the newest claims
     at = {int(s): n for n, s in enumerate(ranking.slots.tolist())}
-    rest = [int(s) for s in ranking.slots.tolist() if int(s) not in set(moving)]
+    moved = set(moving)
+    rest = [int(s) for s in ranking.slots.tolist() if int(s) not in moved]
     cut = min(window - len(moving), len(rest))
     order = rest[:cut] + moving + rest[cut:]
     scores = np.concatenate([ranking.scores, np.repeat(ranking.scores[-1:], len(order) - len(ranking.scores))]) \
