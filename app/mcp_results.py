@@ -103,6 +103,8 @@ class HitOut(Result):
     source_id: int
     source: str = Field(description="the name of the conversation or document it comes from")
     features: Signals = Field(default_factory=dict, description="the signals that ranked it, by name: numbers, those not zero")
+    conflict: str | None = Field(default=None, description="present when the hit states one side of a clash in the "
+                                 "conflict inbox that no person has decided: which side, and the fact against it")
 
 
 class EpisodeOut(Result):

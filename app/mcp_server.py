@@ -279,8 +279,9 @@ def build_server(mem: "Memory") -> MCPServer:
         the same episodes). `intent` steers the topic walk (default: inferred from the wording).
         `as_of` (a date: 2023-06-01, 2023-06 or 2023) answers with what had been said and held
         true then; by default facts that hold now come first and replaced ones are marked
-        superseded. Each hit names its source. Afterwards, call `feedback` with the returned `token` and the
-        ids of the hits you used."""
+        superseded. Each hit names its source; a hit with `conflict` states one side of a change
+        nobody has confirmed yet (say so). Afterwards, call `feedback` with the returned `token` and
+        the ids of the hits you used."""
         return await engine.answer(
             ctx, lambda m: _recall(m, engine.source_name, query, strategy, mode, intent, top_k, as_of), quick=True)
 
@@ -441,7 +442,8 @@ def _recall(mem: "Memory", source_name: Callable[[int], str], query: str, strate
     result = mem.recall(query, top_k=top_k, strategy=strategy, mode=mode, intent=intent, as_of=as_of)
     hits = [HitOut(id=h.item.id, score=round(float(h.score), 6), text=h.item.text, speaker=h.item.speaker,
                    timestamp=h.item.timestamp, source_id=h.item.source_id, source=source_name(h.item.source_id),
-                   features={k: round(float(v), 4) for k, v in h.features.items() if v}) for h in result.hits]
+                   features={k: round(float(v), 4) for k, v in h.features.items() if v},
+                   conflict=h.conflict.describe() if h.conflict else None) for h in result.hits]
     episodes = [EpisodeOut(id=e.id, summary=e.summary, participants=e.participants, time_start=e.time_start,
                            time_end=e.time_end, items=e.items) for e in result.episodes]
     facts = [FactOut(id=f.id, subject=f.subject, predicate=f.predicate, object=f.object, time=f.time,

@@ -75,3 +75,23 @@ async def test_recall_as_of_a_date_says_the_date_it_answered_as_of(tmp_path):
     assert lisbon and all(f["state"] == "current" and "valid_to" not in f for f in lisbon)
     assert any(h["text"].startswith("I moved to Porto") for h in now["hits"])
     assert [f["state"] for f in now["facts"] if f["object"] == "Lisbon"] == ["superseded"]
+
+
+async def test_a_hit_on_one_side_of_an_undecided_clash_says_so_to_the_agent(demo_copy: Path):
+    """Issue 16's open clash, through the SDK's client over stdio: "where does Maya live now" puts
+    her move into a little house first, a claim the conflict inbox has not settled against
+    Sellwood. The CLI and the app said so; an agent got the hit alone, as if it were decided
+    (fails before: no ``conflict`` in the hit). Sellwood's hit says it is the older claim; a hit
+    that states no side carries none."""
+    from .test_mcp_server import agent_session
+
+    async with agent_session(demo_copy) as session:
+        answer = (await session.call_tool("recall", {"query": "where does Maya live now"})).structured_content
+    first, *others = answer["hits"]
+    assert "little house" in first["text"]
+    assert first["conflict"].startswith("the newer claim of open conflict #1 (home), not decided yet")
+    assert "Sellwood" in first["conflict"]
+    sellwood = [hit for hit in others if hit["text"].startswith("I live in Sellwood")]
+    assert sellwood and sellwood[0]["conflict"].startswith("the older claim of open conflict #1 (home)")
+    rest = [hit for hit in others if hit not in sellwood]
+    assert rest and all("conflict" not in hit for hit in rest)
