@@ -34,11 +34,12 @@ def store_path(args: argparse.Namespace, named: str | None = None) -> str | None
     return os.environ.get("MNEMOSCOPE_STORE") or None
 
 
-def open_memory(args: argparse.Namespace, settings: "Settings | None" = None, *, create: bool = True) -> "Memory":
+def open_memory(args: argparse.Namespace, settings: "Settings | None" = None, *, create: bool = False) -> "Memory":
     """The store a command opens (:func:`store_path`), with ``settings`` if the command has read
-    them already (else they are read from the config file and the environment). Without
-    ``create``, a path where no store is is refused in one line: an export of a mistyped
-    ``--store`` made a new empty store and wrote a backup of nothing, exit 0."""
+    them already (else they are read from the config file and the environment). Only a command
+    that puts content in (``create``: ingest, import) makes a store where none is; any other
+    refuses the path in one line, as ``check`` does: a mistyped ``--store`` made a new empty store
+    (and its folders) that answered "0 hit(s)" or exported nothing, exit 0."""
     from mnemoscope.engine import Memory, Settings
     from mnemoscope.engine.errors import StoreError
 
@@ -47,7 +48,8 @@ def open_memory(args: argparse.Namespace, settings: "Settings | None" = None, *,
         settings = settings or Settings.load()
         path = Path(named).expanduser() if named is not None else settings.store_path
         if not os.path.lexists(path):
-            raise StoreError(f"no store at {path}; nothing was done (a mistyped --store?)")
+            typo = "a mistyped --store? " if named is not None else ""
+            raise StoreError(f"no store at {path}; nothing was done ({typo}ingest or import makes a store)")
     return Memory(named, settings, client="cli")
 
 

@@ -70,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def ingest(args: argparse.Namespace, out: TextIO) -> int:
     """Store and index every item, then let the areas read them (a progress line on a terminal).
     Interrupted, it keeps what it stored; the same command again resumes."""
-    with open_memory(args) as mem:
+    with open_memory(args, create=True) as mem:
         bar = ProgressLine() if sys.stderr.isatty() else None
         try:
             report = mem.ingest(args.paths, catch_up=False, progress=bar and bar.phase("storing"))
@@ -175,7 +175,7 @@ def _stat_text(value: Any, nested: bool = False) -> str:
 
 
 def export(args: argparse.Namespace, out: TextIO) -> int:
-    with open_memory(args, create=False) as mem:
+    with open_memory(args) as mem:
         n = mem.export(args.file)
     out.write(f"wrote {n} record(s) to {args.file}\n")
     return 0
@@ -189,7 +189,7 @@ def import_(args: argparse.Namespace, out: TextIO) -> int:
 
     settings = Settings.load()
     check_export(args.file, settings.max_import_bytes)
-    with open_memory(args, settings) as mem:
+    with open_memory(args, settings, create=True) as mem:
         report = mem.import_(args.file)
     out.write("\n".join([report.summary(), *report.warnings]) + "\n")
     return 0

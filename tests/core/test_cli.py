@@ -162,11 +162,44 @@ def test_a_reader_that_goes_away_is_no_traceback(store, argv):
     assert command.wait(timeout=120) == 141 and err == "", err
 
 
-def test_an_export_of_a_store_that_is_not_there_writes_nothing(tmp_path):
-    """A mistyped --store made a new empty store and exported it: "wrote 1 record(s)", exit 0, a
-    backup of nothing the person would trust (review, 05:24; fails before). One line, exit 2, no
-    store made and no file written."""
-    typo = tmp_path / "typo" / "memory.db"
-    code, out = run(typo, "export", tmp_path / "backup.jsonl")
+# Every command that opens a store and puts nothing in (each subcommand once).
+NOTHING_IN = [["recall", "hello"], ["stats"], ["sources"], ["export", "{tmp}/backup.jsonl"], ["delete", "1"],
+              ["clear", "--yes"], ["reindex"], ["facts"], ["entities"], ["episodes"], ["extract"],
+              ["fact", "add", "A", "likes", "B", "--item", "1"], ["fact", "edit", "1", "--object", "C"],
+              ["fact", "delete", "1"], ["entity", "rename", "1", "X"], ["entity", "merge", "A", "B"],
+              ["entity", "split", "1", "A"], ["episode", "merge", "1", "2"], ["episode", "split", "1"],
+              ["conflicts"], ["conflicts", "accept", "1"], ["conflicts", "undo", "1"], ["conflicts", "log"],
+              ["conflicts", "rescan"], ["conflicts", "rules"], ["ranker", "status"], ["ranker", "reset", "--yes"],
+              ["ranker", "export", "{tmp}/ranker.json"], ["feedback", "list"], ["feedback", "undo", "1"],
+              ["feedback", "abc", "--used", "1"], ["topics"], ["images"]]
+
+
+@pytest.mark.parametrize("argv", NOTHING_IN, ids=" ".join)
+def test_a_command_that_puts_nothing_in_makes_no_store_at_a_mistyped_path(tmp_path, capsys, argv):
+    """A mistyped --store made a new empty store and its folders, that answered "0 hit(s)" or
+    exported a backup of nothing, exit 0 (review, session 20's F2; fails before for all but export).
+    One line, exit 2, no store, folder or file made."""
+    typo = tmp_path / "typo" / "memroy.db"
+    capsys.readouterr()
+    code, out = run(typo, *[a.format(tmp=tmp_path) for a in argv])
+    err = capsys.readouterr().err
     assert code == 2 and out == ""
-    assert not typo.parent.exists() and not (tmp_path / "backup.jsonl").exists()
+    assert err == f"mnemoscope: error: no store at {typo}; nothing was done (a mistyped --store? ingest or import makes a store)\n"
+    assert sorted(tmp_path.iterdir()) == []
+
+
+def test_the_default_store_not_made_yet_is_said_and_not_made(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("MNEMOSCOPE_STORE", raising=False)
+    capsys.readouterr()
+    assert cli("recall", "hello") == (2, "")
+    default = tmp_path / "data" / "mnemoscope" / "memory.db"
+    assert capsys.readouterr().err == f"mnemoscope: error: no store at {default}; nothing was done (ingest or import makes a store)\n"
+    assert not (tmp_path / "data").exists()
+
+
+def test_ingest_and_import_make_the_store_they_name(tmp_path, corpus):
+    assert run(tmp_path / "new" / "a.db", "ingest", str(corpus))[0] == 0
+    assert run(tmp_path / "new" / "a.db", "export", str(tmp_path / "e.jsonl"))[0] == 0
+    assert run(tmp_path / "other" / "b.db", "import", str(tmp_path / "e.jsonl"))[0] == 0
+    assert json.loads(run(tmp_path / "other" / "b.db", "stats", "--json")[1])["sources"] == 2

@@ -74,10 +74,12 @@ def test_a_dotenv_in_the_working_folder_changes_nothing(tmp_path, monkeypatch, o
     assert openai_server.requests == [] and not other_store.exists()
 
 
-def test_an_env_file_is_read_when_named_and_says_so(tmp_path, capsys, user_config):
+def test_an_env_file_is_read_when_named_and_says_so(tmp_path, capsys, user_config, corpus):
     named = tmp_path / "named.db"
     settings = tmp_path / "work.env"
     settings.write_text(f"# for this project\nexport MNEMOSCOPE_STORE='{named}'\nMNEMOSCOPE_CANDIDATE_K=50\nDEBUG=1\n")
+    assert cli("--env-file", settings, "ingest", corpus)[0] == 0 and named.exists()
+    capsys.readouterr()
     code, out = cli("--env-file", settings, "stats", "--json")
     assert code == 0 and json.loads(out)["store"] == str(named)
     assert capsys.readouterr().err == (f"mnemoscope: settings read from {settings}: "
@@ -107,9 +109,10 @@ def test_precedence_arguments_environment_env_file_config_file(tmp_path, monkeyp
         Settings.load()
 
 
-def test_a_store_named_in_the_config_file_is_the_one_opened(tmp_path, user_config):
+def test_a_store_named_in_the_config_file_is_the_one_opened(tmp_path, user_config, corpus):
     user_config.parent.mkdir(parents=True)
     user_config.write_text(f'store = "{tmp_path / "configured.db"}"\n')
+    assert cli("ingest", corpus)[0] == 0 and (tmp_path / "configured.db").exists()
     code, out = cli("stats", "--json")
     assert code == 0 and json.loads(out)["store"] == str(tmp_path / "configured.db")
 

@@ -14,6 +14,7 @@ from mnemoscope.engine import net
 from mnemoscope.engine.dense import EmbeddingUnavailable, OpenAIEmbedder
 from mnemoscope.engine.hosts import HostList
 from mnemoscope.engine.net import DownloadFailed
+from tests.support.cli import new_store
 from tests.support.openai_server import OpenAIServer, hashed_vector
 
 from .conftest import cli, store_checksum
@@ -39,7 +40,7 @@ def test_vectors_that_are_not_vectors_are_one_line_and_stored_nowhere(tmp_path, 
     endpoint_env.on_embeddings = vectors
     (tmp_path / "a.md").write_text(TEXT)
     store = tmp_path / "m.db"
-    assert cli("--store", store, "stats")[0] == 0
+    new_store(store)
     before = store_checksum(store)
     code, out, err = cli("--store", store, "ingest", tmp_path / "a.md")
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err

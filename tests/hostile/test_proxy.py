@@ -11,6 +11,7 @@ import pytest
 from mnemoscope.engine.dense import EmbeddingUnavailable, OpenAIEmbedder
 from mnemoscope.engine.hosts import HostList
 from mnemoscope.engine.net import DownloadFailed, download
+from tests.support.cli import new_store
 from tests.support.openai_server import OpenAIServer
 
 from .conftest import cli, listening, store_checksum
@@ -63,7 +64,7 @@ def test_a_proxy_the_transport_cannot_use_is_one_line_not_a_way_around_it(tmp_pa
         monkeypatch.setenv(f"MNEMOSCOPE_{setting}", v)
     (tmp_path / "a.md").write_text(TEXT)
     store = tmp_path / "m.db"
-    assert cli("--store", store, "stats")[0] == 0
+    new_store(store)
     before = store_checksum(store)
     monkeypatch.setenv(name, value)
     code, _, err = cli("--store", store, "ingest", tmp_path / "a.md")

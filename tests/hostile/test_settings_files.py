@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import new_store
+
 from .conftest import cli
 
 OTHER_USER = 65534
@@ -66,6 +68,7 @@ def test_group_writable_under_the_owners_private_group_is_read_under_a_shared_gr
     for path, mode in ((config, 0o664), (config.parent, 0o775)):
         os.chown(path, 0, ROOT_GROUP)
         os.chmod(path, mode)
+    new_store(tmp_path / "m.db")
     code, out, err = cli("--store", tmp_path / "m.db", "stats", "--json")
     assert code == 0 and '"embedder": "openai"' in out, (out, err)
     shared = [g for g in grp.getgrall() if set(g.gr_mem) - {"root"}]
@@ -78,6 +81,7 @@ def test_group_writable_under_the_owners_private_group_is_read_under_a_shared_gr
 
 
 def test_a_config_file_of_the_person_is_read_and_a_sticky_shared_folder_is_fine(config, tmp_path):
+    new_store(tmp_path / "m.db")
     code, out, err = cli("--store", tmp_path / "m.db", "stats", "--json")
     assert code == 0 and '"embedder": "openai"' in out, (out, err)
     os.chmod(config.parent, 0o1777)  # like /tmp: others may add files, not replace this one
@@ -102,4 +106,5 @@ def test_a_config_file_under_a_folder_others_can_change_is_refused(config, tmp_p
     assert code == 2 and err.count("\n") == 1, err
     assert f"cannot read the config file (others can change a folder on its way, {above} (mode 777, uid 0)" in err, err
     os.chmod(above, 0o1777)
+    new_store(tmp_path / "m.db")
     assert cli("--store", tmp_path / "m.db", "stats")[0] == 0

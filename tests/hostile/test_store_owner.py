@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,13 @@ def _writes_refused(path: Path, says: str) -> None:
     code, out, err = cli("--store", path, "recall", "harbour lanterns")
     assert code == 0 and "harbour lanterns" in out, err
     assert path.read_bytes() == before
+
+
+def _create(path: Path) -> tuple[int, str, str]:
+    """Make a store at ``path`` from the command line: ingest of an empty folder (the commands that
+    only read refuse a path where no store is; ingest and import make one)."""
+    with tempfile.TemporaryDirectory() as nothing:
+        return cli("--store", path, "ingest", nothing)
 
 
 @pytest.mark.parametrize("change, says", [
@@ -107,7 +115,7 @@ def test_a_new_store_is_created_only_in_a_folder_no_other_user_can_change(tmp_pa
     folder.mkdir()
     os.chown(folder, owner, owner)
     os.chmod(folder, folder_mode)
-    code, out, err = cli("--store", folder / "new.db", "stats")
+    code, out, err = _create(folder / "new.db")
     assert code == 2 and err.count("\n") == 1, err
     assert f"cannot create the store {folder / 'new.db'}: " in err and "can change its folder" in err, err
     assert "nothing was created" in err and list(folder.iterdir()) == []
@@ -120,7 +128,7 @@ def test_a_store_in_a_sticky_shared_folder_is_neither_made_nor_written(tmp_path)
     folder = tmp_path / "tmp"
     folder.mkdir()
     os.chmod(folder, 0o1777)
-    code, out, err = cli("--store", folder / "new.db", "stats")
+    code, out, err = _create(folder / "new.db")
     assert code == 2 and err.count("\n") == 1 and list(folder.iterdir()) == [], err
     assert f"others can put files in its folder {folder} (mode 1777, uid 0) at the names SQLite opens" in err, err
     assert "WSL's /mnt/c" in err
@@ -139,14 +147,14 @@ def test_a_new_store_in_a_new_folder_of_a_sticky_shared_folder_is_made_in_a_fold
     folder = tmp_path / "tmp"
     folder.mkdir()
     os.chmod(folder, 0o1777)
-    code, _, err = cli("--store", folder / "notes" / "m.db", "stats")
+    code, _, err = _create(folder / "notes" / "m.db")
     assert code == 0, err
     assert stat.S_IMODE(os.stat(folder / "notes").st_mode) == 0o700
     assert stat.S_IMODE(os.stat(folder / "notes" / "m.db").st_mode) == 0o600
     theirs = folder / "theirs"
     theirs.mkdir(mode=0o755)
     os.chown(theirs, 65534, 65534)
-    code, _, err = cli("--store", theirs / "deeper" / "m.db", "stats")
+    code, _, err = _create(theirs / "deeper" / "m.db")
     assert code == 2 and err.count("\n") == 1, err
     assert "another user (uid 65534) can change its folder" in err and list(theirs.iterdir()) == [], err
 
@@ -166,9 +174,9 @@ def test_a_store_under_a_folder_another_user_can_change_is_not_private(tmp_path,
         mem.add_note("The harbour lanterns are lit at dusk.")
     change(above)
     _writes_refused(folder / "m.db", says.format(above=above))
-    code, out, err = cli("--store", folder / "new.db", "stats")
+    code, out, err = _create(folder / "new.db")
     assert code == 2 and err.count("\n") == 1 and says.format(above=above) in err and "nothing was created" in err, err
     assert not (folder / "new.db").exists()
     os.chmod(above, 0o1777)  # sticky, as /tmp: no one renames another's folder in it
     os.chown(above, 0, 0)
-    assert cli("--store", folder / "new.db", "stats")[0] == 0
+    assert _create(folder / "new.db")[0] == 0

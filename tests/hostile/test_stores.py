@@ -81,7 +81,8 @@ def test_a_path_that_is_no_store_file_is_refused(tmp_path, make, message):
 
 def test_a_store_path_under_a_file_is_refused(tmp_path):
     (tmp_path / "file").write_text("a file")
-    err = one_line_refusal(tmp_path / "file" / "sub" / "m.db", "stats")
+    (tmp_path / "nothing").mkdir()
+    err = one_line_refusal(tmp_path / "file" / "sub" / "m.db", "ingest", tmp_path / "nothing")
     assert f"{tmp_path / 'file'} is a file, not a folder" in err
     assert (tmp_path / "file").read_text() == "a file"
 

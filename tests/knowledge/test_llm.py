@@ -8,6 +8,7 @@ import pytest
 from mnemoscope.engine import Memory
 from mnemoscope.engine.knowledge import llm
 from mnemoscope.engine.records import Item
+from tests.support.cli import new_store
 from tests.support.openai_server import Fail, Garbage, Reply, Slow
 from tests.support.stores import store_checksum
 
@@ -130,7 +131,8 @@ def test_cli_extract_resume(tmp_path, conversation_file, openai_server, monkeypa
     from mnemoscope.app.cli import main
 
     openai_server.on_chat = good_reply
-    store = str(tmp_path / "c.db")
+    store = str(new_store(tmp_path / "c.db"))
+    capsys.readouterr()
     assert main(["--store", store, "extract"]) == 2
     assert "no LLM endpoint" in capsys.readouterr().err
     monkeypatch.setenv("MNEMOSCOPE_LLM_BASE_URL", openai_server.base_url)
