@@ -18,7 +18,7 @@ from mnemoscope.engine.config import env_file
 from mnemoscope.engine.errors import MnemoscopeError
 
 from . import check, conflicts, core, evaluate, images, knowledge, mcp, ranker, topics
-from .common import store_path
+from .common import UsageError, store_path
 from .parsing import Parser
 from .terminal import VisibleText, visible
 
@@ -28,7 +28,9 @@ COMMAND_MODULES = [core, evaluate, knowledge, conflicts, ranker, topics, images,
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="mnemoscope", description="Explore, curate and teach an agent memory store.")
     parser.add_argument("--store", help="store file (default: $MNEMOSCOPE_STORE or the user data directory)")
-    parser.add_argument("--demo", action="store_true", help="open the app on a temporary store with the demo content")
+    parser.add_argument("--demo", action="store_true",
+                        help="a temporary store with the demo content, for the app or a command (thrown away when it ends, with any change)")
+    parser.set_defaults(without_demo=None)  # a command that cannot take --demo sets why
     parser.add_argument("--env-file", metavar="PATH",
                         help="also read MNEMOSCOPE_* settings from this file of NAME=value lines (a .env is never read unless named)")
     sub = parser.add_subparsers(dest="command", metavar="command")
@@ -48,6 +50,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         with env_file(args.env_file) as names:
             if args.env_file:
                 print(visible(f"mnemoscope: settings read from {args.env_file}: {', '.join(names) or 'none'}"), file=sys.stderr)
+            if args.demo and args.without_demo:
+                raise UsageError(args.without_demo)
             if args.command is None:
                 from mnemoscope.app.tui import run
 

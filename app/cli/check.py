@@ -22,7 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--recount", action="store_true",
                    help="set the counts the store keeps (sources, items, facts, episodes, events, each entity's items and"
                         " facts, each source's items) to a recount of its rows")
-    p.set_defaults(handler=check)
+    p.set_defaults(handler=check, without_demo="--demo's store is made new for each command and thrown away: check examines a"
+                                                 " store file of yours (leave --demo out, or name it with --store)")
 
 
 def check(args: argparse.Namespace, out: TextIO) -> int:

@@ -7,7 +7,7 @@ import sys
 from argparse import ArgumentTypeError
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .common import UsageError, emit, json_option, open_memory
+from .common import DEMO_LOST, UsageError, emit, json_option, open_memory
 from .parsing import count_int, plain_int
 from .progress import ProgressLine
 
@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ingest", help="ingest files or folders")
     p.add_argument("paths", nargs="+", help="files or folders (.md, .txt, chats: docs/formats.md)")
     json_option(p)
-    p.set_defaults(handler=ingest)
+    p.set_defaults(handler=ingest, without_demo=DEMO_LOST.format("ingest"))
 
     p = sub.add_parser("recall", help="ask the store a question")
     p.add_argument("query", help="the question, in words")
@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("import", help="read an export")
     p.add_argument("file", help="a file `mnemoscope export` wrote")
-    p.set_defaults(handler=import_)
+    p.set_defaults(handler=import_, without_demo=DEMO_LOST.format("import"))
 
     p = sub.add_parser("delete", help="delete an item (ID) or a source (source:ID), with cascade")
     p.add_argument("id", help="an item id (42) or a source (source:3)")

@@ -15,6 +15,7 @@ from .common import DATA, UsageError, emit, json_option, settings_of
 
 def register(sub: argparse._SubParsersAction) -> None:
     ev = sub.add_parser("eval", help="measure retrieval quality on a benchmark")
+    ev.set_defaults(without_demo="eval reads its own data into stores of its own: --demo has no meaning there")
     evsub = ev.add_subparsers(dest="dataset", metavar="dataset", required=True)
 
     def retrieval(p: argparse.ArgumentParser) -> None:
@@ -90,7 +91,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keep", type=Path, metavar="STORE", help="keep the store built here (a new file) to time other code on it: bench/store_p50.py")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="an engine setting for this run")
     json_option(p)
-    p.set_defaults(handler=bench)
+    p.set_defaults(handler=bench, without_demo="bench builds a synthetic store of its own: --demo has no meaning there")
 
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from .common import UsageError, store_path
+from .common import UsageError, open_memory, store_path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,12 +17,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def mcp(args: argparse.Namespace, out: TextIO) -> int:
-    """Open the store first, so that a store that cannot be opened is one line and exit 2, then serve."""
-    from mnemoscope.engine import Memory
-
+    """Open the store first, so that a store that cannot be opened is one line and exit 2, then
+    serve (the demo store with ``--demo``: an agent's try-out, gone when the server stops)."""
     from ..mcp_server import serve
 
-    path = store_path(args, args.mcp_store)
+    store_path(args, args.mcp_store)  # an empty --store, or one beside --demo, is refused before a token is made
     token = None
     if args.http is not None:
         if not 1 <= args.http <= 65535:
@@ -30,6 +29,6 @@ def mcp(args: argparse.Namespace, out: TextIO) -> int:
         from ..mcp_http import http_token, token_path
 
         token = http_token(token_path())  # before the store: a refused token file opens nothing
-    mem = Memory(path, client="mcp:unknown")
-    serve(mem, args.http, token)
+    with open_memory(args, create=True, named=args.mcp_store, client="mcp:unknown") as mem:
+        serve(mem, args.http, token)
     return 0

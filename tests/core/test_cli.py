@@ -203,3 +203,44 @@ def test_ingest_and_import_make_the_store_they_name(tmp_path, corpus):
     assert run(tmp_path / "new" / "a.db", "export", str(tmp_path / "e.jsonl"))[0] == 0
     assert run(tmp_path / "other" / "b.db", "import", str(tmp_path / "e.jsonl"))[0] == 0
     assert json.loads(run(tmp_path / "other" / "b.db", "stats", "--json")[1])["sources"] == 2
+
+
+@pytest.fixture
+def no_default_store(tmp_path, monkeypatch):
+    """The default store's place under tmp_path, with nothing there and no MNEMOSCOPE_STORE."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("MNEMOSCOPE_STORE", raising=False)
+    return tmp_path / "data"
+
+
+def test_demo_is_the_demo_store_for_a_command_too(no_default_store):
+    """`--demo recall` answered from the default store (an empty one made for it: "0 hit(s)"), as
+    did every command but the app (fails before). Now each reads the demo content, in a store
+    of its own that is gone when the command ends; the default store is not made."""
+    code, out = cli("--demo", "recall", "where does Maya live now", "--json")
+    hits = json.loads(out)["hits"]
+    assert code == 0 and hits and all(h["item"]["speaker"] for h in hits[:3])
+    code, out = cli("--demo", "stats", "--json")
+    stats = json.loads(out)
+    assert code == 0 and stats["sources"] == 5 and stats["items"] > 300
+    code, out = cli("--demo", "conflicts", "--json")
+    assert code == 0 and any("Sellwood" in json.dumps(c) for c in json.loads(out))
+    assert not Path(stats["store"]).parent.exists() and not no_default_store.exists()
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["ingest", "{tmp}"], "--demo is a temporary store, thrown away when the command ends: what ingest puts in would be lost"),
+    (["import", "{tmp}/e.jsonl"], "what import puts in would be lost"),
+    (["check"], "check examines a store file of yours"),
+    (["eval", "locomo", "{tmp}/x.json"], "eval reads its own data into stores of its own: --demo has no meaning there"),
+    (["bench", "--items", "10"], "bench builds a synthetic store of its own"),
+    (["--store", "{tmp}/s.db", "stats"], "--demo opens a temporary store with the demo content and --store names another"),
+], ids=["ingest", "import", "check", "eval", "bench", "store"])
+def test_demo_where_it_cannot_be_is_one_line(tmp_path, capsys, no_default_store, argv, says):
+    """Before, these read the default store or ignored --demo: check checked the person's own
+    store, ingest put their files into it (fails before)."""
+    capsys.readouterr()
+    code, out = cli("--demo", *[a.format(tmp=tmp_path) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2 and out == "" and err.count("\n") == 1 and says in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

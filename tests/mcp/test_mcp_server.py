@@ -32,8 +32,10 @@ CONVERSATION = [
 ]
 
 
-def server_command(store: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "mnemoscope", "mcp", "--store", str(store), *extra]
+def server_command(store: Path | None, *extra: str) -> list[str]:
+    """``mnemoscope mcp`` on ``store``, or on the demo store (``--demo``) when it is None."""
+    where = ["--demo", "mcp"] if store is None else ["mcp", "--store", str(store)]
+    return [sys.executable, "-m", "mnemoscope", *where, *extra]
 
 
 def text_of(result) -> str:
@@ -48,7 +50,7 @@ def agent(name: str = "test-agent"):
 
 
 @asynccontextmanager
-async def agent_session(store: Path, env: dict[str, str] | None = None, name: str = "test-agent") -> AsyncIterator[Any]:
+async def agent_session(store: Path | None, env: dict[str, str] | None = None, name: str = "test-agent") -> AsyncIterator[Any]:
     """The SDK's client session with ``mnemoscope mcp`` on ``store``, spawned over stdio, initialized,
     the client introducing itself as ``name``."""
     from mcp import ClientSession, StdioServerParameters
@@ -172,6 +174,20 @@ def wait_for_port(server: subprocess.Popen, port: int) -> None:
         except OSError:
             assert server.poll() is None and time.monotonic() < deadline, server.stderr.read().decode()
             time.sleep(0.2)
+
+
+async def test_an_agent_can_try_the_demo_store_and_it_is_gone_when_the_server_stops(tmp_path):
+    """`mnemoscope --demo mcp` served the default store (fails before: an empty one made for it,
+    whose recall found nothing). Now the demo content, in a temporary store the server removes."""
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "TMPDIR": str(tmp_path / "tmp")}
+    env.pop("MNEMOSCOPE_STORE", None)
+    async with agent_session(None, env) as session:
+        recalled = (await session.call_tool("recall", {"query": "where does Maya live now", "top_k": 3})).structured_content
+        facts = (await session.call_tool("facts", {"entity": "Maya", "limit": 5})).structured_content
+        assert [p.name for p in (tmp_path / "tmp").iterdir()][0].startswith("mnemoscope-demo-")
+    assert len(recalled["hits"]) == 3 and facts["result"], (recalled, facts)
+    assert not (tmp_path / "data").exists() and list((tmp_path / "tmp").iterdir()) == []
 
 
 async def test_streamable_http_on_loopback_serves_only_the_holder_of_the_token(tmp_path):
