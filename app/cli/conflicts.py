@@ -145,10 +145,12 @@ def rescan(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def show_rules(args: argparse.Namespace, out: TextIO) -> int:
-    from mnemoscope.engine.knowledge.supersession import user_rules_path
+    """The rules come from the settings, not the store: shown before any store is made (a person
+    reading them on a fresh install got "no store at ...": review, 07:44)."""
+    from mnemoscope.engine import Settings
+    from mnemoscope.engine.knowledge.supersession import load_rules, user_rules_path
 
-    with open_memory(args) as mem:
-        rules = mem.knowledge.supersession_rules()
+    rules = load_rules(Settings.load().supersession_rules or None)
     payload = {"files": [str(p) for p in rules.files], "user_file": str(user_rules_path()),
                "slots": {name: {"predicates": sorted(s.predicates), "ends": sorted(s.ends), "subjects": list(s.subjects),
                                 "objects": sorted(s.objects), "free_objects": s.free_objects, "asks": sorted(s.asks),

@@ -169,7 +169,7 @@ NOTHING_IN = [["recall", "hello"], ["stats"], ["sources"], ["export", "{tmp}/bac
               ["fact", "delete", "1"], ["entity", "rename", "1", "X"], ["entity", "merge", "A", "B"],
               ["entity", "split", "1", "A"], ["episode", "merge", "1", "2"], ["episode", "split", "1"],
               ["conflicts"], ["conflicts", "accept", "1"], ["conflicts", "undo", "1"], ["conflicts", "log"],
-              ["conflicts", "rescan"], ["conflicts", "rules"], ["ranker", "status"], ["ranker", "reset", "--yes"],
+              ["conflicts", "rescan"], ["ranker", "status"], ["ranker", "reset", "--yes"],
               ["ranker", "export", "{tmp}/ranker.json"], ["feedback", "list"], ["feedback", "undo", "1"],
               ["feedback", "abc", "--used", "1"], ["topics"], ["images"]]
 
@@ -196,6 +196,12 @@ def test_the_default_store_not_made_yet_is_said_and_not_made(tmp_path, monkeypat
     default = tmp_path / "data" / "mnemoscope" / "memory.db"
     assert capsys.readouterr().err == f"mnemoscope: error: no store at {default}; nothing was done (ingest or import makes a store)\n"
     assert not (tmp_path / "data").exists()
+
+
+def test_the_supersession_rules_are_shown_before_any_store_is_made(tmp_path):
+    """They are settings, not the store's (review, 07:44: a fresh install got "no store at")."""
+    code, out = run(tmp_path / "none.db", "conflicts", "rules", "--json")
+    assert code == 0 and "home" in json.loads(out)["slots"] and list(tmp_path.iterdir()) == []
 
 
 def test_ingest_and_import_make_the_store_they_name(tmp_path, corpus):
