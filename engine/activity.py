@@ -40,7 +40,8 @@ EFFECTS: dict[str, tuple[str, ...]] = {
     "fact.added": ("knowledge",), "fact.edited": ("knowledge",), "fact.deleted": ("knowledge",),
     "entity.renamed": ("knowledge",), "entity.merged": ("knowledge",), "entity.split": ("knowledge",),
     "episode.merged": ("knowledge",), "episode.split": ("knowledge",), "facts.llm": ("knowledge",),
-    "feedback": ("ranker",), "feedback.withdrawn": ("ranker",), "ranker.reset": ("ranker",),
+    "feedback": ("ranker",), "feedback.withdrawn": ("ranker",), "feedback.removed": ("ranker",),
+    "ranker.reset": ("ranker",),
     "ranker.distilled": ("ranker",),
     # a process relearned from the log under its feature set: one with another set that reloaded
     # on this line would relearn under its own and write, and the two would follow each other

@@ -92,8 +92,9 @@ def effect_text(effect: EventEffect, now: float, width: int) -> Text:
     return text
 
 
-UNREADABLE = ("While the log holds an event that cannot be read, recall uses no feedback at all. R resets "
-              "learning (the records are untouched).")
+UNREADABLE = ("While the log holds an event that cannot be read, recall uses no feedback at all. w on that "
+              "event removes it and keeps the others; R resets learning, forgetting them all (the records are "
+              "untouched).")
 
 
 WHEN_WIDTH = len("withdrawn")  # the when column's widest: a withdrawn event says so there, whole
@@ -127,7 +128,7 @@ and never makes ranking worse.
 
 | key | does |
 |---|---|
-| `w` | withdraw the highlighted feedback event (its effect is gone at the next recall) |
+| `w` | withdraw the highlighted feedback event (its effect is gone at the next recall); one that cannot be read is removed |
 | `R` | reset: forget all learning (after a confirmation) |
 """
     BINDINGS = [Binding("w", "withdraw", "Withdraw", id="ranker-withdraw",
@@ -273,9 +274,13 @@ and never makes ranking worse.
     def action_withdraw(self) -> None:
         key = self.selected_key() or ""
         effect = self.effects.get(key)
-        if key in self.unreadable or self.log_unreadable:
-            self.notify(f"{self.unreadable.get(key, 'The feedback log cannot be read')}: no event can be withdrawn "
-                        "until it is. R resets learning (the records are untouched).", severity="warning", markup=False)
+        if key in self.unreadable:
+            self.remove_unreadable(int(key))
+            return
+        if self.log_unreadable:
+            self.notify("An event of the feedback log cannot be read: no other can be withdrawn until it is removed "
+                        "(w on it; `mnemoscope feedback list` names it). R resets learning (the records are untouched).",
+                        severity="warning", markup=False)
             return
         if effect is None or not self.services.has("ranker"):
             self.notify("No feedback event to withdraw.", severity="warning")
@@ -291,8 +296,23 @@ and never makes ranking worse.
             lambda choice: self.run_task("ranker-withdraw", "Withdrawing feedback", lambda: ranker.undo(event.id),
                                          progress=False, done=self.withdrawn) if choice == "withdraw" else None)
 
+    def remove_unreadable(self, event_id: int) -> None:
+        """An event that cannot be read is removed, not withdrawn: nothing of it can be shown."""
+        ranker = self.services.memory.ranker
+        self.app.push_screen(
+            ChoiceDialog("Remove feedback", f"{self.unreadable[str(event_id)]}. Remove it from the log? The other "
+                         "events are kept, and recall uses their feedback again.",
+                         [("cancel", "Keep it"), ("remove", "Remove")], danger="remove"),
+            lambda choice: self.run_task("ranker-withdraw", "Removing feedback", lambda: ranker.undo(event_id),
+                                         progress=False, done=self.withdrawn) if choice == "remove" else None)
+
     def withdrawn(self, result: UndoResult) -> None:
-        self.notify(f"Feedback event {result.event_id} withdrawn: its marks no longer count.", title="Feedback withdrawn")
+        if result.removed:
+            self.notify(f"Feedback event {result.event_id} removed; the other events are kept."
+                        + (f" Still: {result.still_unreadable}" if result.still_unreadable else ""),
+                        title="Feedback removed", markup=False)
+        else:
+            self.notify(f"Feedback event {result.event_id} withdrawn: its marks no longer count.", title="Feedback withdrawn")
         self.app.store_changed()
 
     def action_reset(self) -> None:

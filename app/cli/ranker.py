@@ -106,14 +106,21 @@ def feedback(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def undo(args: argparse.Namespace, out: TextIO) -> int:
-    """``feedback undo EVENT``: withdraw one event; its effect is gone at the next recall."""
+    """``feedback undo EVENT``: withdraw one event; its effect is gone at the next recall. One
+    that cannot be read is removed from the log, the others kept."""
     event = _event_id(args.event)
     with open_memory(args) as mem:
         r = mem.ranker.undo(event)
-    text = (f"feedback event {r.event_id} withdrawn ({r.query!r}); λ {r.gate.lam:.3f}" if r.changed else
-            f"feedback event {r.event_id} was already withdrawn; nothing changed")
+    if r.removed:
+        text = f"{r.removed}: removed from the log, the other events kept; λ {r.gate.lam:.3f}"
+        text += f"\nstill {r.still_unreadable}" if r.still_unreadable else "; recall uses their feedback again"
+    elif r.changed:
+        text = f"feedback event {r.event_id} withdrawn ({r.query!r}); λ {r.gate.lam:.3f}"
+    else:
+        text = f"feedback event {r.event_id} was already withdrawn; nothing changed"
     emit(out, {"event_id": r.event_id, "changed": r.changed, "query": r.query, "withdrawn_at": r.withdrawn_at,
-               "lambda": r.gate.lam}, args.json, text)
+               "lambda": r.gate.lam, "removed": r.removed or None, "still_unreadable": r.still_unreadable or None},
+         args.json, text)
     return 0
 
 

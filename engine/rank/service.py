@@ -84,9 +84,11 @@ class FeedbackResult:
 class UndoResult:
     event_id: int
     changed: bool  # False: the event was already withdrawn, and nothing changed
-    query: str
+    query: str  # "" for an event removed as it could not be read
     withdrawn_at: float
     gate: GateReading
+    removed: str = ""  # why the event could not be read: its row was deleted, not marked withdrawn
+    still_unreadable: str = ""  # after a removal, another event that cannot be read (recall still uses no feedback)
 
 
 @dataclass
@@ -231,7 +233,8 @@ class RankerArea(Area):
             self.marks.clear()
             self.learned = self._fresh_state()
             self.state_problem = (f"no feedback: the feedback log is corrupt ({exc}); recall uses no feedback, "
-                                  "records are untouched; `mnemoscope ranker reset` starts learning again")
+                                  f"records are untouched; `mnemoscope feedback undo {exc.event_id}` removes that event"
+                                  " and keeps the others, `mnemoscope ranker reset` forgets them all")
             log.warning("%s: %s", self.mem.path, self.state_problem)
             return
         state.load(store.trust_rows(), store.coaccess_edges(), events[-1].created_at if events else 0.0)
@@ -747,27 +750,52 @@ class RankerArea(Area):
 
     def undo(self, event_id: int, now: float | None = None) -> UndoResult:
         """Withdraw a feedback event: it stays in the log, marked, and everything learned is
-        rebuilt from the other events (one transaction). Undoing it again changes nothing."""
+        rebuilt from the other events (one transaction). Undoing it again changes nothing. An
+        event whose row cannot be read is removed instead (:meth:`_remove_unreadable`)."""
         now = time.time() if now is None else now
+        try:
+            return self._withdraw(event_id, now)
+        except CorruptFeedback as exc:
+            if exc.event_id != event_id:  # another event: nothing is learned from a log with a hole in it
+                raise FeedbackError(str(exc)) from None
+            why = str(exc)
+        return self._remove_unreadable(event_id, why, now)
+
+    def _withdraw(self, event_id: int, now: float) -> UndoResult:
         store = self.mem.store
         with store.transaction():
-            try:
-                event = store.feedback_event(event_id)
-                if event is None:
-                    raise FeedbackError(f"no feedback event {event_id} (`mnemoscope feedback list` shows them)")
-                if event.withdrawn_at is not None:
-                    return UndoResult(event_id, False, event.query, event.withdrawn_at, self.learned.reading)
-                store.withdraw_feedback(event_id, now)
-                state, learned = self._replayed_to_write(store.feedback_events())
-            except CorruptFeedback as exc:
-                raise FeedbackError(str(exc)) from None
-            store.replace_learned_rows(state.trust_rows(), state.edge_rows())
-            store.set_ranker_state(learned.blob(self.names), now)
+            event = store.feedback_event(event_id)
+            if event is None:
+                raise FeedbackError(f"no feedback event {event_id} (`mnemoscope feedback list` shows them)")
+            if event.withdrawn_at is not None:
+                return UndoResult(event_id, False, event.query, event.withdrawn_at, self.learned.reading)
+            store.withdraw_feedback(event_id, now)
+            state, learned = self._replay_and_write(store.feedback_events(), now)
             self.mem.activity.record("feedback.withdrawn", event.query, count=1)
             generation = store.bump_ranker_generation()
         self.feedback_state, self.learned, self.generation = state, learned, generation
         self.marks.remove(event_id)
         return UndoResult(event_id, True, event.query, now, learned.reading)
+
+    def _remove_unreadable(self, event_id: int, why: str, now: float) -> UndoResult:
+        """Delete an event whose row cannot be read: it cannot be kept marked as withdrawn
+        (nothing of it can be shown), and while it is in the log recall uses no feedback at all;
+        before, only a reset cleared it, forgetting every other event too. What was learned is
+        rebuilt from the events left, as after an undo; if another one cannot be read either, the
+        row still goes and recall goes on without feedback, naming that one (``still_unreadable``)."""
+        store = self.mem.store
+        with store.transaction():
+            store.delete_feedback_event(event_id)
+            try:
+                events = store.feedback_events()
+            except CorruptFeedback:
+                events = None
+            if events is not None:
+                self._replay_and_write(events, now)
+            self.mem.activity.record("feedback.removed", f"feedback event {event_id}, which could not be read", count=1)
+            store.bump_ranker_generation()
+        self.load()
+        return UndoResult(event_id, True, "", now, self.learned.reading, why, self.state_problem if self.log_corrupt else "")
 
     def _replayed(self, events: list[FeedbackRow],
                   described: dict[int, np.ndarray]) -> tuple[FeedbackState, LearnedState]:
@@ -797,10 +825,11 @@ class RankerArea(Area):
             learned = self._learned_after(learned, e.id, e.query, shown, set(used), features, names)[0]
         return state, learned
 
-    def _replayed_to_write(self, events: list[FeedbackRow]) -> tuple[FeedbackState, LearnedState]:
-        """:meth:`_replayed` inside a write transaction (an undo, an import): with the rows kept
-        beside the log for this feature set, the new ones kept too; a FeedbackError (the
-        transaction writes nothing) while the endpoint holds a description up."""
+    def _replay_and_write(self, events: list[FeedbackRow], now: float) -> tuple[FeedbackState, LearnedState]:
+        """:meth:`_replayed` inside a write transaction (an undo, an import), written in place of
+        what the store had learned: with the rows kept beside the log for this feature set, the
+        new ones kept too; a FeedbackError (the transaction writes nothing) while the endpoint
+        holds a description up."""
         store = self.mem.store
         described = store.described_feedback(self.names)
         kept = set(described)
@@ -809,6 +838,9 @@ class RankerArea(Area):
         except EmbeddingUnavailable as exc:
             raise FeedbackError(_waits(exc)) from None
         store.add_described_feedback(self.names, [(i, rows) for i, rows in described.items() if i not in kept])
+        state, learned = replayed
+        store.replace_learned_rows(state.trust_rows(), state.edge_rows())
+        store.set_ranker_state(learned.blob(self.names), now)
         return replayed
 
     def _relearned(self, events: list[FeedbackRow], stored: tuple[str, ...]) -> LearnedState:
@@ -1013,9 +1045,7 @@ class RankerArea(Area):
             store.upsert_trust(trust)
             store.upsert_edges(edges)
             if store.import_feedback(events):
-                state, learned = self._replayed_to_write(store.feedback_events())
-                store.replace_learned_rows(state.trust_rows(), state.edge_rows())
-                store.set_ranker_state(learned.blob(self.names), time.time())
+                self._replay_and_write(store.feedback_events(), time.time())
             store.bump_ranker_generation()
         self.load()
 

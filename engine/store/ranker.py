@@ -272,6 +272,10 @@ class RankerSQL:
     def withdraw_feedback(self, event_id: int, at: float) -> None:
         self.conn.execute("UPDATE feedback_events SET withdrawn_at = ? WHERE id = ?", (at, event_id))
 
+    def delete_feedback_event(self, event_id: int) -> None:
+        """Delete one event's row (and, by cascade, its hits described again)."""
+        self.conn.execute("DELETE FROM feedback_events WHERE id = ?", (event_id,))
+
     def count_feedback(self) -> int:
         """Feedback events that count (withdrawn ones do not)."""
         return self.conn.execute("SELECT COUNT(*) FROM feedback_events WHERE withdrawn_at IS NULL").fetchone()[0]

@@ -123,3 +123,36 @@ def test_a_feedback_event_that_cannot_be_read_is_listed_as_such_and_left_out_of_
     records = [json.loads(line) for line in (tmp_path / "all.jsonl").read_text().splitlines()]
     assert [r["query"] for r in records if r["type"] == "ranker_feedback"] == ["what did Maya bake"]
     assert sum(r["type"] == "item" for r in records) > 0
+
+
+def test_a_feedback_event_that_cannot_be_read_is_removed_by_its_undo_and_the_others_count_again(store):
+    """Before, `feedback undo 1` on an event that cannot be read was refused, as was every other
+    undo, and only `ranker reset`, which forgets every event, brought feedback back (fails
+    before). Now its undo deletes that row; what was learned is rebuilt from the rest."""
+    marked = taught_twice(store)[1]["hits"][1]["id"]
+    assert recall(store, "what did Maya bake")["hits"][0]["id"] == marked
+    corrupted(store, 1)
+    assert recall(store, "what did Maya bake")["hits"][0]["id"] != marked  # no feedback counts
+    status = json.loads(run(store, "ranker", "status", "--json")[1])
+    assert status["state"].startswith("no feedback") and "`mnemoscope feedback undo 1` removes that event" in status["state"]
+    code, out = run(store, "feedback", "undo", "1")
+    assert code == 0 and out.startswith("feedback event 1 cannot be read (Expecting value: line 1 column 4 (char 3)): "
+                                        "removed from the log, the other events kept; λ "), out
+    assert out.endswith("; recall uses their feedback again\n"), out
+    status = json.loads(run(store, "ranker", "status", "--json")[1])
+    assert status["events"] == 1 and status["state"] == "learning"
+    assert [row["event_id"] for row in json.loads(run(store, "feedback", "list", "--json")[1])] == [2]
+    first = recall(store, "what did Maya bake")["hits"][0]
+    assert first["id"] == marked and "feedback" in first["sources"]  # event 2 counts again
+
+
+def test_with_two_events_that_cannot_be_read_the_undo_of_one_names_the_other(store):
+    taught_twice(store)
+    corrupted(store, 1)
+    corrupted(store, 2)
+    code, out = cli("--store", store, "feedback", "undo", "2", "--json")
+    payload = json.loads(out)
+    assert code == 0 and payload["removed"].startswith("feedback event 2 cannot be read")
+    assert "feedback event 1 cannot be read" in payload["still_unreadable"]
+    assert run(store, "feedback", "undo", "1")[0] == 0
+    assert json.loads(run(store, "ranker", "status", "--json")[1])["events"] == 0
