@@ -8,7 +8,7 @@ from argparse import ArgumentTypeError
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .common import DEMO_LOST, UsageError, emit, json_option, open_memory
-from .parsing import count_int, plain_int
+from .parsing import a_date, count_int, plain_int
 from .progress import ProgressLine
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--intent", default=None, help="deepen | broaden | compare | apply | clarify | neutral (default: inferred)")
     p.add_argument("--trace", action="store_true", default=None, help="include the walk's step-by-step trace")
     p.add_argument("--seed", type=int, default=None, help="seed for a sampled walk (same seed, same walk)")
-    p.add_argument("--as-of", default=None, metavar="DATE",
+    p.add_argument("--as-of", type=a_date, default=None, metavar="DATE",
                    help="answer with what was said and held true at this date (2023-06-01, 2023-06 or 2023)")
     json_option(p)
     p.set_defaults(handler=recall)

@@ -10,6 +10,7 @@ import argparse
 from typing import TYPE_CHECKING, TextIO
 
 from .common import emit, json_option, open_memory
+from .parsing import a_date
 
 if TYPE_CHECKING:
     from mnemoscope.engine.knowledge.records import CurationReport
@@ -19,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("facts", help="list facts (subject, predicate, object, validity, provenance)")
     p.add_argument("--entity", default=None, help="only facts naming this entity (id or name)")
     p.add_argument("--limit", type=int, default=None, help="at most this many facts")
-    p.add_argument("--as-of", default=None, metavar="DATE", help="only facts that held and were said by this date")
+    p.add_argument("--as-of", type=a_date, default=None, metavar="DATE", help="only facts that held and were said by this date")
     p.add_argument("--history", type=int, default=None, metavar="ID",
                    help="a fact's chain: the versions and facts it replaced or that replaced it")
     json_option(p)

@@ -29,6 +29,22 @@ def count_int(text: str) -> int:
     return plain_int(text, lowest=1)
 
 
+def a_date(text: str) -> str:
+    """A ``--as-of`` date (2023-06-01, 2023-06 or 2023), checked as the engine reads it. An empty
+    one is refused: it is ``--as-of "$DATE"`` with the variable unset, which answered about now
+    as if no date had been asked."""
+    from mnemoscope.engine.as_of import parse_as_of
+    from mnemoscope.engine.errors import RecallError
+
+    try:
+        when = parse_as_of(text)
+    except RecallError:
+        when = None
+    if when is None:
+        raise argparse.ArgumentTypeError(f"expected a date such as 2023-06-01, 2023-06 or 2023, not {text[:40]!r}")
+    return when
+
+
 class Parser(argparse.ArgumentParser):
     """``argparse`` with one-line errors, :func:`plain_int` for ``type=int``, and a help text for
     every argument: ``mnemoscope COMMAND --help`` is where a person learns what each one is for."""

@@ -140,6 +140,23 @@ def test_top_k_out_of_range_names_the_range_the_command_accepts(store, capsys, v
     assert f"argument --top-k: expected a whole number from 1 to 9223372036854775807, not '{value}'" in err, err
 
 
+@pytest.mark.parametrize("argv, given", [(["recall", "hi", "--as-of", ""], "''"),
+                                         (["facts", "--as-of", "2023-13-01"], "'2023-13-01'"),
+                                         (["recall", "hi", "--as-of", "2" * 100_000], repr("2" * 40))],
+                         ids=["empty", "no such month", "100k characters"])
+def test_an_as_of_that_is_no_date_is_one_short_line_naming_the_flag(store, capsys, checksum, argv, given):
+    """An empty --as-of (``--as-of "$DATE"``, the variable unset) answered about now as if no date
+    had been asked; a bad one was said as "as_of ..." (the code's name), and a 100,000-character
+    one was echoed whole (fails before)."""
+    before = checksum(store)
+    capsys.readouterr()
+    assert run(store, *argv) == (2, "")
+    err = capsys.readouterr().err
+    assert err == (f"mnemoscope {argv[0]}: error: argument --as-of: expected a date such as 2023-06-01, 2023-06 or 2023,"
+                   f" not {given} (see mnemoscope {argv[0]} --help)\n")
+    assert checksum(store) == before
+
+
 def test_every_argument_says_what_it_is_for(capsys):
     with pytest.raises(TypeError, match="help"):
         Parser(prog="mnemoscope x").add_argument("--flag")
