@@ -10,30 +10,33 @@ or not at all.
 A deletion needs no marker: nothing is re-extracted for a source the snapshot covers, so what
 the snapshot lacks stays absent.
 
-Format version 3, after the core's source and item lines (ids are the exporting store's;
+Format version 4, after the core's source and item lines (ids are the exporting store's;
 import maps items by their exported ids, entities by normalised key, episodes and facts by
 exported id)::
 
-    {"type": "knowledge.snapshot", "version": 3, "sources": [source ids the snapshot covers]}
-    {"type": "knowledge.entity", "version": 3, "id", "key", "name", "kind",
+    {"type": "knowledge.snapshot", "version": 4, "sources": [source ids the snapshot covers]}
+    {"type": "knowledge.entity", "version": 4, "id", "key", "name", "kind",
      "mentions": [[item id, surface, role], ...]}
-    {"type": "knowledge.synonym", "version": 3, "a", "b", "weight"}          (entity ids)
-    {"type": "knowledge.fact", "version": 3, "id", "subject", "predicate", "object",
+    {"type": "knowledge.synonym", "version": 4, "a", "b", "weight"}          (entity ids)
+    {"type": "knowledge.fact", "version": 4, "id", "subject", "predicate", "object",
      "subject_entity", "object_entity", "time", "origin", "provenance": [item ids],
      "valid_from", "valid_to", "recorded_at", "retired_at", "superseded_by", "version_of"}
-    {"type": "knowledge.episode", "version": 3, "id", "source_id", "session", "summary",
+    {"type": "knowledge.episode", "version": 4, "id", "source_id", "session", "summary",
      "origin", "merged_into", "items": [current members], "home": [items built in it],
      "events": [{"item_id", "origin", participants, action, time, location, reason, method}]}
-    {"type": "knowledge.conflict", "version": 3, "kind", "a", "b", "reason", "status",
+    {"type": "knowledge.conflict", "version": 4, "id", "kind", "a", "b", "reason", "status",
      "created_at", "decided_at"}          (a, b: fact ids, or entity ids for a duplicate)
+    {"type": "knowledge.decision", "version": 4, ...}   (the audit log: :mod:`.portable_log`)
 
 An item's events travel with its home episode. Entities nothing names (no mention, no fact)
 carry no knowledge and are not exported. Every fact travels, retired versions and superseded
 facts too, with its times and the links of its history (``superseded_by``, ``version_of``: fact
-ids), and so do the conflicts, decided or open; the audit log does not (its row images name the
-exporting store's rows). A fact no item states any more (kept for the inbox) is restored after
-the sources. Version 2 (no times, no history) still imports: its facts hold from their first
-item's day, as a store migrated from that version gives them.
+ids), and so do the conflicts, decided or open (a decided one may name an entity its decision
+merged away), and the audit log, whose decisions an imported
+store can undo as the exporting one could (:mod:`.portable_log`). A fact no item states any more
+(kept for the inbox) is restored after the sources. Version 3 (no audit log, conflicts without
+ids) and version 2 (no times, no history) still import: a version-2 fact holds from its first
+item's day, as a store migrated from that version gives it.
 
 Version 1 (records without ``version``, written before curation travelled) held only what
 extraction cannot rebuild: ``knowledge.fact`` lines of LLM or user facts and ``knowledge.episode``
@@ -52,12 +55,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..ingest import IngestError
+from .portable_log import DECISION, DecisionRecord, decision_records, read_decision
 from .records import EVENT_ROLES
 
 if TYPE_CHECKING:
     from ..store import Store
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 SNAPSHOT, ENTITY, SYNONYM, FACT, EPISODE, CONFLICT = (
     f"knowledge.{t}" for t in ("snapshot", "entity", "synonym", "fact", "episode", "conflict"))
 ENTITY_KINDS = ("speaker", "title", "name", "tag")
@@ -85,6 +89,7 @@ class FactRecord:
 
 @dataclass
 class ConflictRecord:
+    id: int | None  # the exported conflict id (None before version 4)
     kind: str
     a: int
     b: int | None
@@ -132,6 +137,7 @@ class Snapshot:
     loose: list[FactRecord] = field(default_factory=list)  # facts no item states (kept for the inbox)
     facts: dict[int, FactRecord] = field(default_factory=dict)  # every fact by exported id (version 3)
     conflicts: list[ConflictRecord] = field(default_factory=list)
+    decisions: list[DecisionRecord] = field(default_factory=list)  # the audit log, oldest first
 
 
 @dataclass
@@ -176,22 +182,23 @@ def snapshot_records(store: "Store") -> list[dict[str, Any]]:
              "events": [e for item in home[eid] for e in events[item]]}
             for eid, source, session, summary, origin, into in store.episode_rows(include_merged=True)]
     exported = {"facts": {r[0] for r in facts}, "entities": {e for e, *_ in store.entity_rows() if e in named}}
-    out += [{"type": CONFLICT, **v, "kind": kind, "a": a, "b": b, "reason": reason, "status": status,
+    out += [{"type": CONFLICT, **v, "id": cid, "kind": kind, "a": a, "b": b, "reason": reason, "status": status,
              "created_at": created, "decided_at": decided}
-            for _id, kind, _key, a, b, reason, status, created, decided in store.conflict_rows(status=None)
-            if {a, b} - {None} <= exported["entities" if kind == "duplicate" else "facts"]]  # a merged entity is gone
-    return out
+            for cid, kind, _key, a, b, reason, status, created, decided in store.conflict_rows(status=None)
+            if status != "open" or {a, b} - {None} <= exported["entities" if kind == "duplicate" else "facts"]]
+    return out + decision_records(store, FORMAT_VERSION)
 
 
 # -- import -----------------------------------------------------------------------------------
 
 
 def read_records(path: str | Path, records: list[tuple[int, dict[str, Any]]],
-                 exported_items: dict[int, list[int]]) -> ImportRecords:
+                 exported_items: dict[int, list[int]], columns: dict[str, frozenset[str]]) -> ImportRecords:
     """Check the knowledge lines of an export (``(line number, record)`` pairs; other areas'
     lines are ignored) against the exported sources and items (``exported_items``: exported
-    source id → its items' exported ids). Raises :class:`IngestError` naming the first bad line."""
-    reader = _Reader(path, {item: source for source, items in exported_items.items() for item in items})
+    source id → its items' exported ids) and, for the audit log's row images, the importing
+    store's tables (``columns``). Raises :class:`IngestError` naming the first bad line."""
+    reader = _Reader(path, {item: source for source, items in exported_items.items() for item in items}, columns)
     mine = [(n, r) for n, r in records if str(r.get("type", "")).startswith("knowledge.")]
     for line, r in mine:
         version = r.get("version", 1)
@@ -208,9 +215,10 @@ def read_records(path: str | Path, records: list[tuple[int, dict[str, Any]]],
 class _Reader:
     """Field checks that fail with the file, the line and what is wrong."""
 
-    def __init__(self, path: str | Path, source_of_item: dict[int, int]) -> None:
+    def __init__(self, path: str | Path, source_of_item: dict[int, int], columns: dict[str, frozenset[str]]) -> None:
         self.path = path
         self.source_of_item = source_of_item
+        self.columns = columns
 
     def fail(self, line: int, message: str) -> NoReturn:
         raise IngestError(self.path, f"knowledge record: {message}", line)
@@ -263,7 +271,7 @@ class _Reader:
     def snapshot(self, records: list[tuple[int, dict[str, Any]]], sources: set[int]) -> Snapshot:
         by_type: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
         for line, r in records:
-            if r["type"] not in (SNAPSHOT, ENTITY, SYNONYM, FACT, EPISODE, CONFLICT):
+            if r["type"] not in (SNAPSHOT, ENTITY, SYNONYM, FACT, EPISODE, CONFLICT, DECISION):
                 self.fail(line, f"unknown record type {r['type']!r}")
             by_type[r["type"]].append((line, r))
         if len(by_type[SNAPSHOT]) != 1:
@@ -285,6 +293,14 @@ class _Reader:
         self._history(by_type[FACT], snapshot)
         self._episodes(by_type[EPISODE], parts)
         snapshot.conflicts = [self._conflict(line, r, snapshot) for line, r in by_type[CONFLICT]]
+        seen: set[int] = set()
+        for line, r in by_type[DECISION]:
+            decision = read_decision(r, self.columns, lambda message, at=line: self.fail(at, message))
+            if decision.id in seen:
+                self.fail(line, f"decision {decision.id} appears twice")
+            seen.add(decision.id)
+            snapshot.decisions.append(decision)
+        snapshot.decisions.sort(key=lambda d: d.id)
         return snapshot
 
     def _part(self, line: int, parts: dict[int, SourcePart], item: int) -> SourcePart:
@@ -358,10 +374,11 @@ class _Reader:
                             f"{', '.join(CONFLICT_STATUSES)}, not {kind!r} / {status!r}")
         named = snapshot.entities if kind == "duplicate" else snapshot.facts
         members = [self.field(line, r, "a", int), self.field(line, r, "b", int, optional=True)]
-        for m in members:
-            if m is not None and m not in named:
+        for m in members:  # a decided one may name what its decision removed (an entity merged into the other)
+            if m is not None and m not in named and status == "open":
                 self.fail(line, f"conflict names {'entity' if kind == 'duplicate' else 'fact'} {m}, which the export does not hold")
-        return ConflictRecord(kind, members[0], members[1], self.field(line, r, "reason", str), status,
+        return ConflictRecord(self.field(line, r, "id", int, optional=r.get("version", 1) < 4), kind, members[0], members[1],
+                              self.field(line, r, "reason", str), status,
                               self.field(line, r, "created_at", str), self.field(line, r, "decided_at", str, optional=True))
 
     def _episodes(self, records: list[tuple[int, dict[str, Any]]], parts: dict[int, SourcePart]) -> None:

@@ -21,6 +21,7 @@ from .dedup import fact_key
 from .entities import entity_key
 from .extract import Extraction
 from .portable import FactRecord, ImportRecords, SourcePart, read_records, snapshot_records
+from .portable_log import DecisionRecord, IdMaps, conflict_key, fresh_ids, translate
 from .records import EVENT_ROLES, FactDraft
 from .timeline import statement_valid_from
 
@@ -37,6 +38,7 @@ class _Import:
     stored: set[int] = field(default_factory=set)
     facts: dict[int, int] = field(default_factory=dict)  # exported fact id (or id() of a version-2 record) → stored
     created: set[int] = field(default_factory=set)  # stored fact ids this import inserted (their history is the export's)
+    entities: set[int] = field(default_factory=set)  # stored entity ids this import inserted
 
     def part(self, name: str, items: list[Item]) -> tuple[SourcePart, dict[int, int]] | None:
         """The snapshot's part for a source this import is storing, with exported → new item
@@ -83,14 +85,14 @@ class KnowledgeTransfer(KnowledgeBuilding):
         naming its line — then, while the import ingests, restore each source the snapshot
         covers from it instead of extracting it (:meth:`on_ingest`). ``exported`` maps a source
         name to its exported id and its items' exported ids, in the order they are ingested."""
-        checked = read_records(path, records, dict(exported.values()))
+        checked = read_records(path, records, dict(exported.values()), self.store.audited_columns())
         self._import = _Import(checked, exported)
         try:
             yield
         finally:
             self._import = None
 
-    def import_records(self, records: list[dict[str, Any]], id_map: dict[Any, int]) -> None:
+    def import_records(self, records: list[dict[str, Any]], id_map: dict[int, int]) -> None:
         """Lay version-1 records (LLM and user facts, LLM events and summaries) over the items
         this import stored by extraction (one transaction); a snapshot was restored source by
         source as it was ingested, and its history (facts no item states, the links between
@@ -102,7 +104,7 @@ class KnowledgeTransfer(KnowledgeBuilding):
         if self._import.records.snapshot is not None:
             batch = self._begin_batch()
             with self.store.transaction():
-                self._restore_history(batch)
+                self._restore_history(batch, id_map)
             self.on_indexed([])
         if not self._import.records.legacy:
             return
@@ -174,6 +176,7 @@ class KnowledgeTransfer(KnowledgeBuilding):
         for item, eid, _surface, role in mentions:
             batch.edge(edge_type(role), item, -eid)
         created = {e for e, r in records.items() if r.key in fresh}
+        self._import.entities.update(target[e] for e in created)  # type: ignore[union-attr]
         pairs = [(a, b, w) for a, b, w in snapshot.synonyms if a in created or b in created]
         ids = self.store.entity_ids([snapshot.entities[e].key for a, b, _w in pairs for e in (a, b)])
         rows = [(ids[ka], ids[kb], w) for a, b, w in pairs
@@ -204,7 +207,7 @@ class KnowledgeTransfer(KnowledgeBuilding):
                     (v for i in stored if (v := statement_valid_from(f.time, said.get(i)))), default=None)
                 fid = self.store.insert_fact(f"{key}#import" if retired else key, f.subject, f.predicate, f.object, sid,
                                              oid, f.time, f.origin, valid_from, f.times.get("recorded_at"))
-                self.store.restore_fact_times(fid, f.times.get("valid_to"), retired)
+                self.store.restore_fact_times(fid, f.times.get("valid_to"), retired, key)
                 imp.created.add(fid)
                 if not retired:
                     fact_ids[key] = batch.facts[key] = fid
@@ -216,9 +219,10 @@ class KnowledgeTransfer(KnowledgeBuilding):
         self.store.insert_fact_sources(provenance)
         batch.provenance += provenance
 
-    def _restore_history(self, batch: Batch) -> None:
+    def _restore_history(self, batch: Batch, item_ids: dict[int, int]) -> None:
         """After every source is in: the facts no item states, the links between the facts this
-        import inserted, and the conflicts (by the stored ids of what they name)."""
+        import inserted, the conflicts (by the stored ids of what they name) and the audit log
+        (``item_ids``: exported → stored item ids)."""
         imp = self._import
         snapshot = imp.records.snapshot if imp else None
         if imp is None or snapshot is None or not snapshot.facts:
@@ -232,6 +236,7 @@ class KnowledgeTransfer(KnowledgeBuilding):
                 if r.key in fresh:
                     self.registry.stage(fresh[r.key], r.key, r.name, r.kind)
                     batch.entities.append(fresh[r.key])
+            imp.entities.update(fresh.values())
             self._restore_facts(snapshot.loose, {}, {e: known.get(r.key) or fresh[r.key] for e, r in records.items()},
                                 batch, {})
         for exported, record in snapshot.facts.items():
@@ -239,10 +244,39 @@ class KnowledgeTransfer(KnowledgeBuilding):
             if fid in imp.created and (record.superseded_by is not None or record.version_of is not None):
                 self.store.link_fact(fid, imp.facts.get(record.superseded_by), imp.facts.get(record.version_of))
         entity_of = {e: i for e, r in snapshot.entities.items() if (i := self.store.entity_id_by_key(r.key)) is not None}
+        ids = IdMaps(entity_of, dict(imp.facts), {}, {old: new for old, new in item_ids.items() if new in imp.stored},
+                     {kind: fresh_ids(first) for kind, first in self.store.next_ids().items()},
+                     {"entities": set(imp.entities), "facts": set(imp.created), "conflicts": set(), "items": set(imp.stored)},
+                     {"entities": set(snapshot.entities), "facts": set(snapshot.facts),
+                      "conflicts": {c.id for c in snapshot.conflicts if c.id is not None}})
+        restoring = []
         for c in snapshot.conflicts:
-            named = entity_of if c.kind == "duplicate" else imp.facts
-            a, b = named.get(c.a), named.get(c.b) if c.b is not None else None
-            if a is None or (c.b is not None and b is None):
-                continue
-            key = f"orphaned:{a}" if b is None else f"{c.kind}:{min(a, b)}:{max(a, b)}"
+            kind = "entities" if c.kind == "duplicate" else "facts"
+            restored, held = (entity_of, snapshot.entities) if kind == "entities" else (imp.facts, snapshot.facts)
+            if any(m is not None and m in held and m not in restored for m in (c.a, c.b)):
+                continue  # of a source this import did not restore (the target had it)
+            a, b = ids.of(kind, c.a), ids.of(kind, c.b)  # an entity its decision merged away: a fresh id, as in the log
+            restoring.append((c, conflict_key(c.kind, a, b), a, b))
+        keys = [key for _c, key, _a, _b in restoring]
+        had = self.store.conflict_ids(keys)
+        for c, key, a, b in restoring:
             self.store.restore_conflict(c.kind, key, a, b, c.reason, c.status, c.created_at, c.decided_at)
+        stored = self.store.conflict_ids(keys)
+        ids.conflicts.update((c.id, stored[key]) for c, key, _a, _b in restoring if c.id is not None and key in stored)
+        ids.own["conflicts"].update(i for key, i in stored.items() if key not in had)
+        ids.fresh["conflicts"] = fresh_ids(self.store.next_ids()["conflicts"])  # above the conflicts just restored
+        self._restore_decisions(snapshot.decisions, ids)
+
+    def _restore_decisions(self, decisions: list[DecisionRecord], ids: IdMaps) -> None:
+        """The audit log, its row images in this store's ids (:mod:`.portable_log`), oldest first:
+        the decisions about what this import restored (and no undo of one left behind)."""
+        new: dict[int, int] = {}
+        for d in decisions:
+            changes = translate(d.changes, ids)
+            if changes is None or d.undoes is not None and d.undoes not in new:
+                continue
+            new[d.id] = self.store.restore_decision(
+                d.at, d.actor, d.action, ids.conflicts.get(d.conflict_id) if d.conflict_id is not None else None,
+                d.summary, changes, new.get(d.undoes) if d.undoes is not None else None)
+        self.store.set_undone_by((new[d.id], new[d.undone_by]) for d in decisions
+                                 if d.undone_by is not None and d.undone_by in new)

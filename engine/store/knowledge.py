@@ -509,11 +509,12 @@ class KnowledgeSQL:
         self.conn.execute("UPDATE conflicts SET b = ? WHERE b = ? AND kind != 'duplicate'", (new_id, old_id))
         return new_id
 
-    def restore_fact_times(self, fact_id: int, valid_to: str | None, retired_at: str | None) -> None:
-        """Times an import brings for a fact it inserted (a retired one's key is archived)."""
+    def restore_fact_times(self, fact_id: int, valid_to: str | None, retired_at: str | None, key: str) -> None:
+        """Times an import brings for a fact it inserted (a retired one's ``key`` is archived as
+        the store archives its own, ``key#id``)."""
         self.conn.execute("UPDATE facts SET valid_to = ?, retired_at = ? WHERE id = ?", (valid_to, retired_at, fact_id))
         if retired_at:
-            self.conn.execute("UPDATE facts SET key = key || '#' || id WHERE id = ? AND key NOT LIKE '%#%'", (fact_id,))
+            self.conn.execute("UPDATE facts SET key = ? || '#' || id WHERE id = ?", (key, fact_id))
 
     def link_fact(self, fact_id: int, superseded_by: int | None, version_of: int | None) -> None:
         """The history links an import brings for a fact it inserted."""
@@ -1012,6 +1013,30 @@ class KnowledgeSQL:
         return decision
 
     _DECISION_COLUMNS = "id, at, actor, action, conflict_id, summary, changes, undoes, undone_by"
+
+    def restore_decision(self, at: str, actor: str, action: str, conflict_id: int | None, summary: str,
+                         changes: list[dict[str, Any]], undoes: int | None) -> int:
+        """A decision as an import brings it, with its own time (its undone_by set afterwards)."""
+        cur = self.conn.execute(
+            "INSERT INTO decisions (at, actor, action, conflict_id, summary, changes, undoes) VALUES (?,?,?,?,?,?,?)",
+            (at, actor, action, conflict_id, summary, json.dumps(changes, ensure_ascii=False), undoes))
+        return int(cur.lastrowid)
+
+    def set_undone_by(self, pairs: Iterable[tuple[int, int]]) -> None:
+        """(decision, the decision that undid it) pairs, as an import brings them."""
+        self.conn.executemany("UPDATE decisions SET undone_by = ? WHERE id = ?", [(by, d) for d, by in pairs])
+
+    def audited_columns(self) -> dict[str, frozenset[str]]:
+        """The columns of each table a decision changes (what a row image may name)."""
+        return {table: frozenset(r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")) for table in AUDITED}
+
+    def next_ids(self) -> dict[str, int]:
+        """For entities, facts and conflicts: the first id above every row's."""
+        return {table: self.conn.execute(f"SELECT COALESCE(MAX(id), 0) + 1 FROM {table}").fetchone()[0]
+                for table in ("entities", "facts", "conflicts")}
+
+    def conflict_ids(self, keys: Sequence[str]) -> dict[str, int]:
+        return dict(self._in("SELECT key, id FROM conflicts WHERE key IN ({marks})", keys))
 
     def decision_rows(self, ids: Sequence[int] | None = None, limit: int | None = None,
                       fact_id: int | None = None) -> list[tuple]:

@@ -356,3 +356,57 @@ def test_an_older_store_gains_the_index_of_ended_facts_and_the_lift_finds_them_a
         assert sorted(mem.store.ended_facts_of_items(items)) == sorted(joined)
         assert mem.store.ended_facts_of_items(items[::-1][:1] + items[:1]) == [p for i in (items[-1], items[0]) for p in
                                                                                sorted(joined, key=lambda p: p[0]) if p[1] == i]
+
+
+def _believed(mem: Memory) -> tuple:
+    """What a person reads of a store's facts, entities and inbox, without its row ids."""
+    k = mem.knowledge
+    word = {f.id: f.triple() for f in k.facts()}
+    return (sorted((f.triple(), f.valid_from, f.valid_to, f.state(), word.get(f.superseded_by)) for f in k.facts()),
+            sorted(e.name for e in k.entities()),
+            sorted((c.kind, c.status, tuple(sorted(f.triple() for f in c.facts)), tuple(sorted(e.name for e in c.entities)))
+                   for c in k.conflicts(status=None)))
+
+
+def test_an_imported_audit_log_lists_every_decision_and_undoes_each_as_the_exporting_store_did(moves, tmp_path):
+    """The issue's "export/import keeping all times and history" and "every decision … can be
+    undone": the rules' supersession, a merge of two entities (whose merged-away row the export
+    no longer holds) and a retired fact, each undone in the imported store, newest first."""
+    k = moves.knowledge
+    untouched = _believed(moves)
+    conflicts = {c.kind: c.id for c in k.conflicts()}
+    k.decide(conflicts["duplicate"], "merge")
+    k.decide(conflicts["clash"], "retire")
+    moves.export(tmp_path / "moves.jsonl")
+    with Memory(tmp_path / "copy.db") as copy:
+        copy.import_(tmp_path / "moves.jsonl")
+        log = [(d.at, d.actor, d.action, d.summary, d.changes) for d in k.decisions()]
+        assert log and [(d.at, d.actor, d.action, d.summary, d.changes) for d in copy.knowledge.decisions()] == log
+        assert _believed(copy) == _believed(moves)
+        for decision in copy.knowledge.decisions():  # newest first: the retire, the merge, then the rules'
+            copy.knowledge.undo(decision.id)
+        for decision in k.decisions():
+            if decision.undoes is None and decision.undone_by is None:
+                k.undo(decision.id)
+        assert _believed(copy) == _believed(moves)
+        assert len({f.state() for f in copy.knowledge.facts()}) == 1  # the rules' supersession undone too
+        assert _believed(copy) != untouched  # … which the untouched store had made at ingest
+
+
+def test_a_store_imported_into_itself_or_another_holding_its_sources_gains_no_conflict_and_no_decision(moves, tmp_path):
+    """Review (requests 08:08): a backup restored over its own store opened a second copy of each
+    open duplicate (the restored key ordered its entities otherwise than the inbox's), and a store
+    already holding the sources, which keeps its own curation, listed the exporter's decisions
+    about them (and refused their undo in words about an item -1)."""
+    k = moves.knowledge
+    k.decide(next(c.id for c in k.conflicts() if c.kind == "clash"), "both")
+    moves.export(tmp_path / "moves.jsonl")
+    inbox, log = [(c.id, c.kind, c.status) for c in k.conflicts(status=None)], [d.id for d in k.decisions()]
+    moves.import_(tmp_path / "moves.jsonl")
+    assert [(c.id, c.kind, c.status) for c in k.conflicts(status=None)] == inbox and [d.id for d in k.decisions()] == log
+    (tmp_path / "other").mkdir()
+    with ingested_conversation(tmp_path / "other", MOVES) as other:
+        own = [(d.actor, d.action, d.summary) for d in other.knowledge.decisions()]
+        other.import_(tmp_path / "moves.jsonl")
+        assert [(d.actor, d.action, d.summary) for d in other.knowledge.decisions()] == own
+        assert {c.kind for c in other.knowledge.conflicts()} == {"clash", "duplicate"}  # its own, still open

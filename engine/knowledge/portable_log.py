@@ -1,0 +1,188 @@
+"""The audit log in an export: every decision, and on import the same decisions, undoable there.
+
+A decision keeps the before and after images of the rows it changed (entities, facts, conflicts,
+mentions, synonymy, provenance: :data:`engine.store.knowledge.AUDITED`), and undo puts the
+before images back once it finds the after images still in place. The images name the
+exporting store's ids: of the entities, facts and conflicts, and of the items and other
+decisions. An import gives all of them new ids, so each image is translated into the importing
+store's: an entity by its key, a fact and a conflict by what the import restored them as, an item
+by the import's map. A row the decision deleted (an entity merged into another) has no row to be
+found by; it gets an id no row of the store holds, which it takes again if the decision is
+undone. A decision comes along only when every row it names is one this import restored (or
+one it deleted): a source the target already held keeps its own curation, and the exporter's
+decisions about it are not the target's to list or undo; neither is one about an item the
+export no longer holds.
+
+Record (format version 4, after the conflicts; ids are the exporting store's)::
+
+    {"type": "knowledge.decision", "version": 4, "id", "at", "actor", "action", "conflict_id",
+     "summary", "changes": [{"table", "key", "before", "after"}, ...], "undoes", "undone_by"}
+
+An image is checked against the importing store's own tables before anything is written: a
+table an image names must be one a decision changes, and its columns the table's own (the undo
+writes them by name).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+DECISION = "knowledge.decision"
+_GONE = -1  # a row the import did not write (or an item the export does not hold): no row has this id
+
+
+@dataclass
+class DecisionRecord:
+    id: int
+    at: str
+    actor: str
+    action: str
+    conflict_id: int | None
+    summary: str
+    changes: list[dict[str, Any]]
+    undoes: int | None
+    undone_by: int | None
+
+
+def decision_records(store: "Store", version: int) -> list[dict[str, Any]]:
+    """The whole audit log as export records, oldest first."""
+    return [{"type": DECISION, "version": version, "id": i, "at": at, "actor": actor, "action": action,
+             "conflict_id": conflict, "summary": summary, "changes": changes, "undoes": undoes, "undone_by": undone_by}
+            for i, at, actor, action, conflict, summary, changes, undoes, undone_by
+            in reversed(store.decision_rows())]
+
+
+def read_decision(r: dict[str, Any], columns: dict[str, frozenset[str]], fail: Callable[[str], None]) -> DecisionRecord:
+    """A checked decision record (``columns``: each audited table's columns in the importing store)."""
+    def number(name: str, optional: bool = True) -> int | None:
+        value = r.get(name)
+        if value is None and optional:
+            return None
+        if type(value) is not int:
+            fail(f"decision field {name!r} must be int{' or null' if optional else ''}, not {value!r}")
+        return value
+
+    def text(name: str) -> str:
+        value = r.get(name)
+        if not isinstance(value, str):
+            fail(f"decision field {name!r} must be text, not {value!r}")
+        return value
+
+    changes = r.get("changes")
+    if not isinstance(changes, list):
+        fail(f"decision field 'changes' must be a list, not {changes!r}")
+    for change in changes:
+        _check_change(change, columns, fail)
+    return DecisionRecord(number("id", optional=False), text("at"), text("actor"), text("action"),  # type: ignore[arg-type]
+                          number("conflict_id"), text("summary"), changes, number("undoes"), number("undone_by"))
+
+
+def _check_change(change: Any, columns: dict[str, frozenset[str]], fail: Callable[[str], None]) -> None:
+    if not isinstance(change, dict) or change.get("table") not in columns:
+        fail(f"a decision's change names a table no decision changes: {change!r}"[:200])
+    table = change["table"]
+    if not isinstance(change.get("key"), list) or not all(type(k) in (int, str) for k in change["key"]):
+        fail(f"a decision's change of {table} needs its key as a list, not {change.get('key')!r}")
+    images = [change.get("before"), change.get("after")]
+    if all(image is None for image in images):
+        fail(f"a decision's change of {table} has neither a before nor an after image")
+    for image in images:
+        if image is not None and (not isinstance(image, dict) or set(image) - columns[table]):
+            fail(f"a decision's row image of {table} names columns the table does not hold: {image!r}"[:200])
+
+
+@dataclass
+class IdMaps:
+    """Exported → importing store ids, by kind; a kind's unknown ids take fresh ones."""
+
+    entities: dict[int, int]
+    facts: dict[int, int]
+    conflicts: dict[int, int]
+    items: dict[int, int]
+    fresh: dict[str, Iterator[int]]  # kind → ids no row of the store holds
+    own: dict[str, set[int]]  # kind → the importing store's ids of the rows this import wrote (and the fresh ones)
+    held: dict[str, set[int]]  # kind → the exported ids of the rows the export holds
+
+    def of(self, kind: str, exported: Any) -> Any:
+        """The importing store's id of an exported one: the row the import restored it as, a
+        fresh id for a row the export does not hold (a decision deleted it), -1 for a row the
+        export holds that the import did not restore (its source was in the store already)."""
+        if exported is None or type(exported) is not int:
+            return exported
+        if kind == "items":
+            return self.items.get(exported, _GONE)
+        known: dict[int, int] = getattr(self, kind)
+        if exported not in known:
+            if exported in self.held[kind]:
+                return _GONE
+            known[exported] = next(self.fresh[kind])
+            self.own[kind].add(known[exported])
+        return known[exported]
+
+
+def fresh_ids(first: int) -> Iterator[int]:
+    return itertools.count(first)
+
+
+def translate(changes: list[dict[str, Any]], ids: IdMaps) -> list[dict[str, Any]] | None:
+    """A decision's changes with their keys and row images in the importing store's ids; None
+    when one names a row this import did not write (see the module docstring)."""
+    out = []
+    for change in changes:
+        table = change["table"]
+        before, after = (_row(table, image, ids) if image is not None else None
+                         for image in (change["before"], change["after"]))
+        if not all(value in ids.own[kind] for row in (before, after) if row is not None
+                   for kind, value in _named(table, row) if value is not None):
+            return None
+        image = before or after
+        key = [image[k] for k in _PRIMARY[table]] if image is not None else change["key"]
+        out.append({"table": table, "key": key, "before": before, "after": after})
+    return out
+
+
+_PRIMARY = {"entities": ("id",), "facts": ("id",), "conflicts": ("id",), "mentions": ("item_id", "entity_id", "surface"),
+            "synonyms": ("a", "b"), "fact_sources": ("fact_id", "item_id")}
+# Which id each column holds, by table; a conflict's a and b are entities or facts by its kind.
+_COLUMN_KINDS = {
+    "entities": {"id": "entities"},
+    "facts": {"id": "facts", "subject_id": "entities", "object_id": "entities", "superseded_by": "facts",
+              "version_of": "facts"},
+    "conflicts": {"id": "conflicts"},
+    "mentions": {"item_id": "items", "entity_id": "entities"},
+    "synonyms": {"a": "entities", "b": "entities"},
+    "fact_sources": {"fact_id": "facts", "item_id": "items"},
+}
+
+
+def _kinds(table: str, image: dict[str, Any]) -> dict[str, str]:
+    kinds = dict(_COLUMN_KINDS[table])
+    if table == "conflicts":
+        kinds |= dict.fromkeys(("a", "b"), "entities" if image.get("kind") == "duplicate" else "facts")
+    return kinds
+
+
+def _named(table: str, row: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The (kind, id) pairs a row image names."""
+    return [(kind, row[column]) for column, kind in _kinds(table, row).items() if column in row]
+
+
+def _row(table: str, image: dict[str, Any], ids: IdMaps) -> dict[str, Any]:
+    kinds = _kinds(table, image)
+    row = {column: ids.of(kinds[column], value) if column in kinds else value for column, value in image.items()}
+    if table == "facts" and isinstance(image.get("key"), str) and image["key"].endswith(f"#{image.get('id')}"):
+        row["key"] = image["key"][: -len(str(image["id"]))] + str(row["id"])  # an archived version's key names its id
+    if table == "conflicts" and "key" in image:
+        row["key"] = conflict_key(row.get("kind", ""), row.get("a"), row.get("b"))
+    return row
+
+
+def conflict_key(kind: str, a: int, b: int | None) -> str:
+    """A conflict's unique key in the store, from what it names in its order (as the rules and the
+    inbox make it: "duplicate:<the shorter name's entity>:<the other>")."""
+    return f"orphaned:{a}" if b is None else f"{kind}:{a}:{b}"
