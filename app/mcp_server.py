@@ -293,10 +293,13 @@ def build_server(mem: "Memory") -> MCPServer:
         return await engine.answer(ctx, lambda m: _feedback(m, token, used, ignored or []))
 
     @server.tool(annotations=reads)
-    async def facts(ctx: Context, entity: str | None = None, limit: Annotated[int, Field(ge=1, le=1000)] = 50) -> list[dict[str, Any]]:
-        """List facts (subject, predicate, object, time, provenance item ids): all of them, or those
-        naming `entity` (an entity id, or a name: exact, else a part of it)."""
-        return await engine.call(ctx, lambda m: [f.to_dict() for f in _area(m, "knowledge").facts(entity, limit)])
+    async def facts(ctx: Context, entity: str | None = None, limit: Annotated[int, Field(ge=1, le=1000)] = 50,
+                    as_of: str | None = None) -> list[dict[str, Any]]:
+        """List facts (subject, predicate, object, time, validity, state, provenance item ids): all
+        of them, or those naming `entity` (an entity id, or a name: exact, else a part of it).
+        `as_of` (a date: 2023-06-01, 2023-06 or 2023) lists those said by then that held then, in
+        the state they were in then, as `recall` reads it."""
+        return await engine.call(ctx, lambda m: [f.to_dict() for f in _area(m, "knowledge").facts(entity, limit, as_of)])
 
     @server.tool(annotations=reads)
     async def entities(ctx: Context, kind: Literal["speaker", "title", "name", "tag"] | None = None,

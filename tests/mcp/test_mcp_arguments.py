@@ -38,6 +38,7 @@ async def test_hostile_arguments_are_one_line_each_and_store_nothing(tmp_path):
             ("recall", {"query": "beagle", "as_of": "2023-02-30"}, "recall: as_of '2023-02-30' is not a date"),
             ("recall", {"query": "beagle", "as_of": "0000-01-01"}, "recall: as_of '0000-01-01' is not a date"),
             ("recall", {"query": "beagle", "as_of": "2023\x00"}, "recall: as_of '2023\\x00' is not a date"),
+            ("facts", {"as_of": "2023-02-30"}, "facts: as_of '2023-02-30' is not a date"),  # fails before: no as_of
             ("remember", {"messages": [{"role": "user", "content": "hi", "timestamp": 1e20}]},
              "remember: message 0: timestamp 1e+20 is out of range"),
             # a name comes back with every hit and is a list's line: before, each of these was stored

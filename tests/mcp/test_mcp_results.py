@@ -95,3 +95,20 @@ async def test_a_hit_on_one_side_of_an_undecided_clash_says_so_to_the_agent(demo
     assert sellwood and sellwood[0]["conflict"].startswith("the older claim of open conflict #1 (home)")
     rest = [hit for hit in others if hit not in sellwood]
     assert rest and all("conflict" not in hit for hit in rest)
+
+
+async def test_facts_as_of_a_date_lists_what_held_then_in_its_state_then(demo_copy: Path):
+    """The MCP ``facts`` tool reads a date as ``recall`` does (issue 16: recall in time for every
+    front end): Leah's home in June 2023 is Denver, holding then; now Boulder, Denver superseded."""
+    from mnemoscope.app.mcp_server import build_server
+
+    with Memory(demo_copy) as mem:
+        server = build_server(mem)
+        then = (await server.call_tool("facts", {"entity": "Leah", "as_of": "2023-06-30"})).structured_content["result"]
+        now = (await server.call_tool("facts", {"entity": "Leah"})).structured_content["result"]
+
+    def homes(facts: list[dict]) -> dict[str, str]:
+        return {f["object"].split()[0]: f["state"] for f in facts if f["predicate"] in ("lives in", "moved to")}
+
+    assert homes(then) == {"Denver": "current"}
+    assert homes(now) == {"Denver": "superseded", "Boulder": "current"}
