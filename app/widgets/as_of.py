@@ -48,7 +48,7 @@ class AsOfBox(TextBox):
         event.stop()  # the screen hears Chosen, once the date is read
         try:
             when = Services.as_of_date(event.value.strip())
-        except ValueError as exc:  # the engine's one line: "as_of '2023-13' is not a date such as …"
+        except ValueError as exc:  # the engine's one line: "as of '2023-13' is not a date such as …"
             self.app.notify(str(exc), title="As of", severity="error", markup=False)
             return
         self.show(when)

@@ -89,6 +89,9 @@ def test_recall_answers_with_what_holds_now_or_at_a_date(moves):
     for other_digits in ("２０２３-０２", "٢٠٢٣"):  # before: accepted, and the filter then kept everything (now)
         with pytest.raises(RecallError, match="not a date"):
             moves.recall("where does Lena live", as_of=other_digits)
+    with pytest.raises(RecallError) as refused:  # a pasted page is no one line (guard, review: requests 08:03, 07:46)
+        moves.knowledge.facts(as_of="2023-" + "9" * 100_000)
+    assert str(refused.value).startswith("as of '2023-999") and len(str(refused.value)) < 120
 
 
 def test_the_inbox_holds_a_clash_and_a_duplicate(moves):

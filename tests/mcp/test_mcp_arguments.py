@@ -35,10 +35,10 @@ async def test_hostile_arguments_are_one_line_each_and_store_nothing(tmp_path):
             ("facts", {"limit": -1}, "facts: limit: input should be greater than or equal to 1"),
             ("recall", {"query": "beagle", "top_k": 10**30}, "recall: top_k: input should be less than or equal to 100"),
             ("recall", {"query": "q" * 2_000_000}, "recall: the query is 2,000,000 characters long; the limit is"),
-            ("recall", {"query": "beagle", "as_of": "2023-02-30"}, "recall: as_of '2023-02-30' is not a date"),
-            ("recall", {"query": "beagle", "as_of": "0000-01-01"}, "recall: as_of '0000-01-01' is not a date"),
-            ("recall", {"query": "beagle", "as_of": "2023\x00"}, "recall: as_of '2023\\x00' is not a date"),
-            ("facts", {"as_of": "2023-02-30"}, "facts: as_of '2023-02-30' is not a date"),  # fails before: no as_of
+            ("recall", {"query": "beagle", "as_of": "2023-02-30"}, "recall: as of '2023-02-30' is not a date"),
+            ("recall", {"query": "beagle", "as_of": "0000-01-01"}, "recall: as of '0000-01-01' is not a date"),
+            ("recall", {"query": "beagle", "as_of": "2023\x00"}, "recall: as of '2023\\x00' is not a date"),
+            ("facts", {"as_of": "2023-02-30"}, "facts: as of '2023-02-30' is not a date"),  # fails before: no as_of
             ("remember", {"messages": [{"role": "user", "content": "hi", "timestamp": 1e20}]},
              "remember: message 0: timestamp 1e+20 is out of range"),
             # a name comes back with every hit and is a list's line: before, each of these was stored

@@ -116,7 +116,7 @@ async def test_an_agent_remembers_recalls_teaches_and_forgets_over_stdio(tmp_pat
             ("recall", {"query": "x", "top_k": 0}, "recall: top_k: input should be greater than or equal to 1 (got 0)"),
             ("recall", {"query": "x", "strategy": "nope"}, "recall: unknown strategy 'nope'"),
             ("recall", {"query": "   "}, "recall: the query is empty"),
-            ("recall", {"query": "x", "as_of": "last spring"}, "recall: as_of 'last spring' is not a date"),
+            ("recall", {"query": "x", "as_of": "last spring"}, "recall: as of 'last spring' is not a date"),
             ("remember", {"messages": [{"role": "user", "content": 5}]}, "remember: messages.0.content"),
             ("remember", {"messages": [{"role": "system", "content": "x"}]}, "remember: no user or assistant message"),
             ("remember", {}, "remember: give either messages"),
