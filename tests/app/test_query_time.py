@@ -89,3 +89,23 @@ async def test_the_newer_claim_of_an_open_conflict_comes_first_and_its_why_names
         assert "▲ moved up: a newer claim of the slot asked" in why, why
         assert f"the newer claim of open conflict #{first.conflict.conflict} (home), not decided yet" in why, why
         assert "inbox (4, then i)" in why, why
+
+
+async def test_a_hit_moved_up_as_the_latest_value_is_not_called_a_change(demo_app):
+    """Review (requests 07:46 #2): as of 2023-06-30, "where does Maya live now" puts "I live in
+    Sellwood" (D1:6) first, marked C: it is the latest home said by then, and its Why read "moved
+    up: a newer change", which it is not. The Why and the help say both readings of C."""
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await ask(pilot, "where does Maya live now", strategy="fused")
+        await pilot.press("escape", "a", *"2023-06-30", "enter")
+        await settle(pilot)
+        first = screen.recall.hits[0]
+        assert first.item.key == "D1:6" and "change" in first.sources, [h.item.key for h in screen.recall.hits]
+        screen.query_one("#hits").move_cursor(row=0)
+        await pilot.pause()
+        why = text_of(screen.query_one("#why-body"))
+        assert "▲ moved up: a newer change, or the latest value said of what the question asks" in why, why
+        assert "or states the latest value of what the question asks" in " ".join(screen.HELP.split())
