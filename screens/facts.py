@@ -503,6 +503,7 @@ last decision.
         def load() -> tuple[str, str]:
             chain = knowledge.fact_history(fact.id)
             decisions = knowledge.decisions(limit=None, fact_id=fact.id)
+            waiting = knowledge.open_conflicts_of([f.id for f in chain])
             lines = []
             for f in chain:
                 state = f.state()
@@ -511,6 +512,9 @@ last decision.
                 lines.append(f"     holds {f.validity(at='9999')}; {state}" + (f", replaced by #{f.superseded_by}"
                                                                           if f.superseded_by else "")
                              + (f"; a version of #{f.version_of}" if f.version_of else ""))
+                if f.id in waiting:  # reads as current, yet a person has a clash of it to decide
+                    lines.append(f"     in open conflict {', '.join(f'#{c}' for c in waiting[f.id])} of the inbox"
+                                 " (i, then a b m r decide)")
                 lines.append(f"     recorded {f.recorded_at or '?'}" + (f", retired {f.retired_at}" if f.retired_at else ""))
             if decisions:
                 lines += ["", "Decisions:"]

@@ -104,7 +104,8 @@ def facts(args: argparse.Namespace, out: TextIO) -> int:
             found = mem.knowledge.fact_history(args.history)
         else:
             found = mem.knowledge.facts(entity=args.entity, limit=args.limit, as_of=args.as_of)
-    rows = [f.to_dict() for f in found]
+        waiting = mem.knowledge.open_conflicts_of([f.id for f in found])
+    rows = [{**f.to_dict(), **({"open_conflicts": waiting[f.id]} if f.id in waiting else {})} for f in found]
 
     def text() -> str:
         lines = [f"{len(found)} fact(s)" + (f" in the history of fact {args.history}" if args.history is not None else "")]
@@ -112,7 +113,8 @@ def facts(args: argparse.Namespace, out: TextIO) -> int:
             note = f.state_note()
             mark = f"  {note}" if note else ""
             version = f"  (version of #{f.version_of})" if f.version_of else ""
-            lines.append(f"#{f.id:<6} {f.subject} —[{f.predicate}]→ {f.object}  [{f.validity()}]{mark}{version}"
+            inbox = f"  in open conflict {', '.join(f'#{c}' for c in waiting[f.id])}" if f.id in waiting else ""
+            lines.append(f"#{f.id:<6} {f.subject} —[{f.predicate}]→ {f.object}  [{f.validity()}]{mark}{version}{inbox}"
                          f"  (items {', '.join(map(str, f.provenance))})")
         return "\n".join(lines)
 

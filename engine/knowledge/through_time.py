@@ -52,6 +52,15 @@ class KnowledgeThroughTime(KnowledgeCuration):
             raise KnowledgeError("there is no decision of yours to undo")
         return self.undo(last, dry_run)
 
+    def open_conflicts_of(self, fact_ids: list[int]) -> dict[int, list[int]]:
+        """The open conflicts (ids) of the inbox naming each of these facts: a fact that reads as
+        current may wait there on a person's decision."""
+        wanted, out = set(fact_ids), {}
+        for a, b, conflict in self.store.open_conflicts_naming(fact_ids):
+            for fact in {a, b} & wanted:
+                out.setdefault(fact, []).append(conflict)
+        return out
+
     def decisions(self, limit: int | None = 50, fact_id: int | None = None) -> list[Decision]:
         """The audit log, newest first (all, or those that changed one fact)."""
         return self.timeline.decisions(limit, fact_id)

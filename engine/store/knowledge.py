@@ -728,6 +728,15 @@ class KnowledgeSQL:
             "SELECT c.id, c.a, c.b FROM conflicts c JOIN facts f ON f.id = c.a WHERE c.status = 'open'"
             f" AND c.kind = 'clash' AND f.subject_id IN ({_marks(len(subjects))}) ORDER BY c.id", list(subjects)).fetchall()
 
+    def open_conflicts_naming(self, fact_ids: Sequence[int]) -> list[tuple[int, int | None, int]]:
+        """(fact a, fact b, conflict id) of the open clashes and orphans naming one of these facts."""
+        out: list[tuple[int, int | None, int]] = []
+        for chunk in _chunks(list(fact_ids), 450):  # each id is asked twice
+            marks = _marks(len(chunk))
+            out += self.conn.execute(f"SELECT a, b, id FROM conflicts WHERE status = 'open' AND kind != 'duplicate'"
+                                     f" AND (a IN ({marks}) OR b IN ({marks}))", chunk * 2).fetchall()
+        return sorted(set(out), key=lambda row: row[2])
+
     def chained_facts(self, ids: Sequence[int]) -> list[int]:
         """Those of ``ids`` that supersede, or are superseded by, another fact."""
         return sorted({r[0] for r in self._in(

@@ -153,3 +153,23 @@ async def test_an_evidence_turns_second_line_sits_under_its_first(demo_app):
         lines = [line[49:] for line in screen_lines(app)]  # the panel, right of the list
         first = next(n for n, line in enumerate(lines) if line.lstrip().startswith("D1:6 [2023-04-03]"))
         assert lines[first + 1].startswith(" " * 7) and lines[first + 1].strip(), "\n".join(lines[first - 2:first + 3])
+
+
+async def test_the_history_of_a_fact_in_an_open_clash_says_the_clash_waits(demo_app):
+    """Review (requests 07:46 #1): `h` on "Maya lives in Sellwood" said "holds since 2023-04-03;
+    current" while the inbox's conflict #1 (Sellwood against the little house) was open: a person
+    read it as settled. The history names the open conflict and how to decide it."""
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        screen.query_one("#entity-filter").value = "maya"
+        await settle(pilot)
+        facts = screen.query_one("#facts-table", DataTable)
+        objects = [facts.get_row_at(n)[2].plain for n in range(facts.row_count)]
+        facts.focus()
+        facts.move_cursor(row=objects.index("Sellwood"))
+        await pilot.press("h")
+        await settle(pilot)
+        history = text_of(app.screen.query_one("#dialog-text"))
+        assert "Maya —lives in→ Sellwood" in history and "in open conflict #1 of the inbox" in history, history

@@ -84,3 +84,15 @@ def test_once_decided_the_claim_is_no_longer_marked_and_retired_it_is_not_brough
     assert cli("--store", demo_copy, "conflicts", "retire", str(conflict))[0] == 0  # the move is not believed
     hits = recall(demo_copy)
     assert hits[0]["item"]["key"] != MOVE and not any("claim" in h["sources"] for h in hits)
+
+
+def test_a_fact_in_an_open_clash_is_listed_so(demo_store):
+    """`facts` marks a fact the inbox holds in an open clash (review, requests 07:46 #1): Sellwood
+    reads "since 2023-04-03", current, while a person has yet to decide it against the move."""
+    conflict = home_clash(demo_store)
+    code, out = cli("--store", demo_store, "facts", "--entity", "Maya")
+    assert code == 0 and f"—[lives in]→ Sellwood  [since 2023-04-03]  in open conflict #{conflict}" in out, out
+    code, out = cli("--store", demo_store, "facts", "--entity", "Maya", "--json")
+    waiting = {f["object"]: f.get("open_conflicts") for f in json.loads(out)}
+    assert waiting["Sellwood"] == [conflict] and waiting["little house with a big backyard"] == [conflict]
+    assert sum(1 for v in waiting.values() if v) == 2
