@@ -22,6 +22,7 @@ annotations (recall) and hand judgements of a seeded sample (precision).
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import date, timedelta
 from functools import lru_cache
 from dataclasses import dataclass, field
@@ -293,7 +294,7 @@ class RuleExtractor:
                 out.mentions.append((tag, entity_key(tag), "tag", "tag"))
         for link in item.links:
             out.mentions.append((link, entity_key(link), "name", "link"))
-        text = _expand(item.text)
+        text = _expand(unicodedata.normalize("NFC", item.text))  # "Jose\u0301" (a macOS copy) is "José", one word
         caption = item.meta.get("image_caption")
         seen = {m[1] for m in out.mentions}
         self.local |= seen

@@ -211,3 +211,10 @@ def test_words_that_open_a_clause_without_saying_anything_are_passed_over_howeve
     """A whole unpunctuated turn can be one clause: its opening greetings are counted and cut once
     (cut word by word, a turn of greetings took minutes to ingest: the write lock held meanwhile)."""
     assert said(opening + "I adopted a beagle called Biscuit.") == [("Maya", "adopted", "beagle called Biscuit")]
+
+
+def test_decomposed_accents_read_as_the_composed_letters():
+    """Text copied on macOS holds "u" + U+0308 for "ü": the extractor's words stopped at the mark
+    ("Mu nster", and "Jose" beside the "José" of another turn) (guard, requests 08:22)."""
+    assert said("I moved to Mu\u0308nster last week.") == [("Maya", "moved to", "Münster")]
+    assert said("I had coffee with Jose\u0301 at the market.") == said("I had coffee with José at the market.")
