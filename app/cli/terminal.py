@@ -1,19 +1,20 @@
 """What the CLI prints is shown, never obeyed: text from a document, a file's name or a fact may
-hold control characters (ESC sequences that clear the screen, retitle the window or set the
-clipboard, a carriage return that hides what came before). Each one is printed as its ``\\uXXXX``
-escape instead; newline and tab stay. Inside ``--json`` output the same escape is JSON's own, so
-the data read back is unchanged."""
+hold characters that drive the terminal (:mod:`app.controls`: ESC sequences, a carriage return,
+a bidi override). Each one is printed as its ``\\uXXXX`` escape instead; newline and tab stay.
+Inside ``--json`` output the same escape is JSON's own, so the data read back is unchanged."""
 
 from __future__ import annotations
 
 import io
 from typing import TextIO
 
-CONTROLS = {c: f"\\u{c:04x}" for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)] if chr(c) not in "\n\t"}
+from ..controls import RANGES
+
+CONTROLS = {c: f"\\u{c:04x}" for first, last in RANGES for c in range(first, last + 1) if chr(c) not in "\n\t"}
 
 
 def visible(text: str) -> str:
-    """``text`` with every control character but newline and tab shown as ``\\uXXXX``."""
+    """``text`` with every character that drives the terminal but newline and tab shown as ``\\uXXXX``."""
     return text.translate(CONTROLS)
 
 

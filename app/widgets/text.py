@@ -9,6 +9,8 @@ from rich.text import Text
 from textual.color import Color
 from textual.filter import LineFilter
 
+from ..controls import RANGES
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset(
     "a an and are as at be but by did do does for from had has have how i in is it its me my of on or our so "
@@ -69,16 +71,16 @@ def snippet(text: str, terms: list[str], width: int = 160) -> str:
     return ("…" if start else "") + piece + "…"
 
 
-_CONTROL_RANGES = ((0x00, 0x1F), (0x7F, 0x9F))  # C0 and DEL + C1, inclusive
-_CONTROLS = dict.fromkeys(code for first, last in _CONTROL_RANGES for code in range(first, last + 1))
-_HAS_CONTROL = re.compile("[" + "".join(f"\\x{first:02x}-\\x{last:02x}" for first, last in _CONTROL_RANGES) + "]")
+_CONTROLS = dict.fromkeys(code for first, last in RANGES for code in range(first, last + 1))
+_HAS_CONTROL = re.compile("[" + "".join(f"\\u{first:04x}-\\u{last:04x}" for first, last in RANGES) + "]")
 
 
 class DropControls(LineFilter):
-    """Drops control characters from every line the app draws. Text from a document, a file's
-    name or a fact may hold ESC sequences (retitle the window, clear the screen, set the
-    clipboard) that Rich and Textual pass on to the terminal (they drop only BEL, BS, VT, FF and
-    CR); a control character takes no cell, so dropping it leaves the layout as it was."""
+    """Drops the characters that drive the terminal (:mod:`app.controls`) from every line the app
+    draws. Text from a document, a file's name or a fact may hold ESC sequences (retitle the
+    window, clear the screen, set the clipboard) that Rich and Textual pass on to the terminal
+    (they drop only BEL, BS, VT, FF and CR), or a bidi override that turns the rest of a line
+    around; none takes a cell, so dropping it leaves the layout as it was."""
 
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
         """Every line of every repaint passes here: a line without a control character (nearly

@@ -232,11 +232,12 @@ async def two_strategies_side_by_side(app, pilot) -> None:
 
 async def escape_sequences_are_shown_never_sent(app, pilot) -> None:
     """A document's escape sequences are shown, never sent to the terminal (nor do they take
-    cells). It adds a note to the store: the last step."""
-    app.services.mem.add_note("The zebra lantern \x1b]0;retitled\x07 glows \x1b[2J red \x9b31m tonight.")
+    cells), nor a bidi override that would turn the rest of the line around (it was drawn). It
+    adds a note to the store: the last step."""
+    app.services.mem.add_note("The zebra \u202elantern\u202c \x1b]0;retitled\x07 glows \x1b[2J red \x9b31m tonight.")
     await ask(pilot, "zebra lantern")
     shown = "\n".join(screen_lines(app))
-    assert "The zebra lantern ]0;retitled" in shown and not any(c in shown for c in "\x1b\x07\x9b")
+    assert "The zebra lantern ]0;retitled" in shown and not any(c in shown for c in "\x1b\x07\x9b\u202e\u202c")
 
 
 async def test_mark_hits_used_teach_the_ranker_and_see_it_learn(demo_app):

@@ -283,6 +283,26 @@ def test_a_documents_control_characters_are_shown_never_sent_to_the_terminal(tmp
     assert code == 0 and any(ESCAPES in hit["item"]["text"] for hit in json.loads(out)["hits"])  # the data, unchanged
 
 
+def test_a_bidi_override_in_an_item_cannot_turn_the_inbox_around(tmp_path):
+    """A right-to-left override in a turn showed the rest of its line backwards in a terminal that
+    orders text both ways: the conflict inbox's evidence, and the choices after it, could be made
+    to read as other words (fails before: printed as it was). Each bidi embedding, override or
+    isolate is shown as its escape, as a control character is; the data is unchanged."""
+    said = "Big news: I moved into a tiny\u202e flat near the\u2066 river."
+    turns = [{"speaker": "Maya", "text": "I live in Sellwood.", "timestamp": "2023-04-03T10:00:00"},
+             {"speaker": "Maya", "text": said, "timestamp": "2023-09-02T10:00:00"}]
+    (tmp_path / "chat.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns), encoding="utf-8")
+    store = tmp_path / "m.db"
+    assert cli("--store", store, "ingest", tmp_path / "chat.jsonl")[0] == 0
+    outputs = [cli("--store", store, "conflicts"), cli("--store", store, "recall", "tiny flat")]
+    assert [code for code, _, _ in outputs] == [0, 0]
+    shown = "".join(out for _, out, _ in outputs)
+    assert shown.count("Maya: Big news: I moved into a tiny\\u202e flat near the\\u2066 river.") == 2, shown
+    assert "1 open conflict(s)" in shown and not any(c in shown for c in "\u202e\u2066")
+    code, out, _ = cli("--store", store, "recall", "tiny flat", "--json")
+    assert code == 0 and json.loads(out)["hits"][0]["item"]["text"] == said
+
+
 def test_a_file_swapped_for_a_link_after_the_folder_walk_is_not_read(tmp_path):
     """The walk leaves links out, and the read does not follow one put in place of a walked file,
     or of a folder on its way, between the walk and the read (another user's doing, in a shared
