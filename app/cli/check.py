@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from .common import UsageError, store_path
+from .common import UsageError, existing_store
 
 if TYPE_CHECKING:
     from mnemoscope.engine.store.check import CountDrift
@@ -27,14 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def check(args: argparse.Namespace, out: TextIO) -> int:
-    from mnemoscope.engine.config import default_store_path
-    from mnemoscope.engine.errors import StoreError
     from mnemoscope.engine.store.check import KEPT_BY_MIGRATION, check_file, recount
     from mnemoscope.engine.transfer import salvage
 
-    path = Path(store_path(args) or default_store_path()).expanduser()
-    if not path.exists():
-        raise StoreError(f"no store at {path}")
+    path = existing_store(args)
     if args.salvage and args.recount:
         raise UsageError("check takes --salvage FILE or --recount, not both")
     if args.recount:

@@ -52,7 +52,6 @@ def open_memory(args: argparse.Namespace, settings: "Settings | None" = None, *,
     none is; any other refuses the path in one line, as ``check`` does: a mistyped ``--store``
     made a new empty store (and its folders) that answered "0 hit(s)" or exported nothing, exit 0."""
     from mnemoscope.engine import Memory, Settings
-    from mnemoscope.engine.errors import StoreError
 
     given = store_path(args, named)
     if args.demo:
@@ -61,12 +60,25 @@ def open_memory(args: argparse.Namespace, settings: "Settings | None" = None, *,
         return
     if not create:
         settings = settings or Settings.load()
-        path = Path(given).expanduser() if given is not None else settings.store_path
-        if not os.path.lexists(path):
-            typo = "a mistyped --store? " if given is not None else ""
-            raise StoreError(f"no store at {path}; nothing was done ({typo}ingest or import makes a store)")
+        existing_store(args, settings)
     with Memory(given, settings, client=client) as mem:
         yield mem
+
+
+def existing_store(args: argparse.Namespace, settings: "Settings | None" = None) -> Path:
+    """The store file a command names (:func:`store_path`, else the config file's ``store``, else
+    the default), refused in one line where there is none: a command that puts nothing in makes
+    no store, and ``check`` checks the one the other commands open (it read the default store's
+    path when the config file named another)."""
+    from mnemoscope.engine import Settings
+    from mnemoscope.engine.errors import StoreError
+
+    given = store_path(args)
+    path = Path(given).expanduser() if given is not None else (settings or Settings.load()).store_path
+    if not os.path.lexists(path):
+        typo = "a mistyped --store? " if given is not None else ""
+        raise StoreError(f"no store at {path}; nothing was done ({typo}ingest or import makes a store)")
+    return path
 
 
 @contextmanager

@@ -117,6 +117,16 @@ def test_a_store_named_in_the_config_file_is_the_one_opened(tmp_path, user_confi
     assert code == 0 and json.loads(out)["store"] == str(tmp_path / "configured.db")
 
 
+def test_check_checks_the_store_the_config_file_names(tmp_path, user_config, corpus, capsys):
+    """It checked the default store's path instead ("no store at ...", or another store's check
+    and --recount), while every other command opened the configured one (fails before)."""
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text(f'store = "{tmp_path / "configured.db"}"\n')
+    assert cli("ingest", corpus)[0] == 0
+    code, out = cli("check")
+    assert code == 0 and out.startswith(f"{tmp_path / 'configured.db'}: ok\n"), (out, capsys.readouterr().err)
+
+
 def test_a_key_goes_only_to_the_origin_it_was_configured_for(monkeypatch, user_config):
     for name in ("MNEMOSCOPE_LLM_API_KEY", "MNEMOSCOPE_EMBED_API_KEY", "MNEMOSCOPE_IMAGE_EMBED_API_KEY"):
         monkeypatch.delenv(name, raising=False)
