@@ -279,8 +279,8 @@ and never makes ranking worse.
             return
         if self.log_unreadable:
             self.notify("An event of the feedback log cannot be read: no other can be withdrawn until it is removed "
-                        "(w on it; `mnemoscope feedback list` names it). R resets learning (the records are untouched).",
-                        severity="warning", markup=False)
+                        "(w on its row, or the command the state line names). R resets learning (the records are "
+                        "untouched).", severity="warning", markup=False)
             return
         if effect is None or not self.services.has("ranker"):
             self.notify("No feedback event to withdraw.", severity="warning")
