@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..ingest import IngestError
-from .portable_log import DECISION, DecisionRecord, decision_records, read_decision
+from .portable_log import DECISION, DecisionRecord, decision_records, read_decision, referenced_unknown
 from .records import EVENT_ROLES
 
 if TYPE_CHECKING:
@@ -293,14 +293,18 @@ class _Reader:
         self._history(by_type[FACT], snapshot)
         self._episodes(by_type[EPISODE], parts)
         snapshot.conflicts = [self._conflict(line, r, snapshot) for line, r in by_type[CONFLICT]]
-        seen: set[int] = set()
+        lines: dict[int, int] = {}
         for line, r in by_type[DECISION]:
             decision = read_decision(r, self.columns, lambda message, at=line: self.fail(at, message))
-            if decision.id in seen:
+            if decision.id in lines:
                 self.fail(line, f"decision {decision.id} appears twice")
-            seen.add(decision.id)
+            lines[decision.id] = line
             snapshot.decisions.append(decision)
         snapshot.decisions.sort(key=lambda d: d.id)
+        unknown = referenced_unknown(snapshot.decisions, {"entities": set(snapshot.entities), "facts": set(snapshot.facts),
+                                                          "conflicts": {c.id for c in snapshot.conflicts if c.id is not None}})
+        if unknown is not None:
+            self.fail(lines[unknown[0]], f"decision {unknown[0]} names {unknown[1]}, which neither the export holds nor a decision deleted")
         return snapshot
 
     def _part(self, line: int, parts: dict[int, SourcePart], item: int) -> SourcePart:

@@ -26,8 +26,12 @@ writes them by name).
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from ..as_of import parse_as_of
+from ..errors import RecallError
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -94,6 +98,57 @@ def _check_change(change: Any, columns: dict[str, frozenset[str]], fail: Callabl
     for image in images:
         if image is not None and (not isinstance(image, dict) or set(image) - columns[table]):
             fail(f"a decision's row image of {table} names columns the table does not hold: {image!r}"[:200])
+        if image is not None:
+            _check_values(table, image, fail)
+
+
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")  # the store's clock (recorded_at, retired_at, decided_at)
+_ID_COLUMNS = {"id", "subject_id", "object_id", "superseded_by", "version_of", "a", "b", "item_id", "entity_id", "fact_id"}
+
+
+def _check_values(table: str, image: dict[str, Any], fail: Callable[[str], None]) -> None:
+    """A row image's values as the table holds them: ids are integers, times are dates (a fact's
+    validity as a date, month or year; the store's stamps as its clock writes them), the rest
+    text or numbers; a fact is never its own successor."""
+    for column, value in image.items():
+        ok = value is None or (type(value) is int if column in _ID_COLUMNS else type(value) in (int, float, str))
+        if ok and value is not None and column in ("valid_from", "valid_to"):
+            ok = _is_date(value)
+        elif ok and value is not None and column in ("recorded_at", "retired_at", "created_at", "decided_at"):
+            ok = isinstance(value, str) and _STAMP.fullmatch(value) is not None
+        if not ok:
+            fail(f"a decision's row image of {table} holds {column} = {value!r}, which that column cannot hold"[:200])
+    if table == "facts" and image.get("superseded_by") is not None and image.get("superseded_by") == image.get("id"):
+        fail(f"a decision's row image of fact {image.get('id')} names it as its own successor")
+
+
+def _is_date(value: Any) -> bool:
+    try:
+        return isinstance(value, str) and parse_as_of(value) is not None
+    except RecallError:
+        return False
+
+
+_ONE = {"entities": "entity", "facts": "fact", "conflicts": "conflict"}
+
+
+def referenced_unknown(decisions: list[DecisionRecord], held: dict[str, set[int]]) -> tuple[int, str] | None:
+    """The first decision whose images name an entity, fact or conflict that is neither a row the
+    export holds nor one a decision deleted (a row image of its own), with what it names ("entity
+    12"); None when there is none. (An item may be gone: deleted after the decision.)"""
+    imaged = {kind: set() for kind in held}
+    for d in decisions:
+        for change in d.changes:
+            for image in (change["before"], change["after"]):
+                if image is not None and change["table"] in held and type(image.get("id")) is int:
+                    imaged[change["table"]].add(image["id"])
+    for d in decisions:
+        for change in d.changes:
+            for image in (change["before"], change["after"]):
+                for kind, value in (_named(change["table"], image) if image is not None else []):
+                    if kind in held and value is not None and value not in held[kind] | imaged[kind]:
+                        return d.id, f"{_ONE[kind]} {value}"
+    return None
 
 
 @dataclass
