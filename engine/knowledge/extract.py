@@ -33,8 +33,8 @@ from ..text import STOPWORDS, sentences
 from .entities import EntityRegistry, entity_key
 from .records import Event, FactDraft
 from .restate import appointed, restated, title_after_as
-from .temporal import MONTHS, WEEKDAYS, find_times
-from .verbs import BASES, FORMS, PARTICIPLES, agree, is_past, is_verb
+from .temporal import MONTHS, WEEKDAYS, find_times, past_month
+from .verbs import BASES, FORMS, PARTICIPLES, agree, is_past, is_third_person, is_verb
 
 # -- word classes (closed lists; open classes are guessed from position and verbs.py) ----------
 
@@ -70,6 +70,8 @@ _CLAUSE_TAKING = frozenset("""meaning knowing thinking hoping saying feeling rea
 suggesting assuming considering""".split())
 _OPINION = frozenset("think guess mean bet know see wonder agree hope".split())
 _PRONOUN_SUBJECTS = frozenset("he she it they".split())
+_NOT_THIRD_PERSON = frozenset("i we you they these those".split())  # subjects a verb in "-s" cannot agree with
+_TIME_NOUNS = frozenset("other day night morning evening afternoon week weekend month year time summer winter".split())
 # Objects that only point elsewhere: a fact "X —[likes]→ it" says nothing until resolved.
 _PRONOUN_OBJECTS = frozenset("it them him those these this that one ones mine yours hers theirs ours".split())
 _VAGUE_OBJECTS = frozenset("""something anything nothing everything stuff yet afterwards later again differently
@@ -354,7 +356,7 @@ class RuleExtractor:
         opener = ""  # the word or mark before the clause; "" at the sentence start
         for n, tok in enumerate(tokens):
             low = tok.lower()
-            if low in ("and", "or") and clause and not _starts_clause(tokens, n + 1):
+            if low in ("and", "or") and clause and not _starts_clause(tokens, n + 1, clause[0]):
                 clause.append(tok)
             elif tok in _MARKS or low in _CLAUSE_BREAK and not (low == "so" and tokens[n - 1].lower() in _AUX):
                 if clause:
@@ -383,6 +385,8 @@ class RuleExtractor:
             ctx.object = None
             return
         verb, used, copula = group
+        if not ctx.times and any(is_past(v) for v in verb):
+            _read_past_month(words_, ctx)
         if subject.elided:
             verb = [subject.elided] + verb
         if any(_is_ing(v) for v in verb) and any(v in _BE for v in verb):
@@ -706,14 +710,19 @@ def _agreeing(verb: list[str]) -> list[str]:
     return verb
 
 
-def _starts_clause(tokens: list[str], n: int) -> bool:
+def _starts_clause(tokens: list[str], n: int, opening: str) -> bool:
     """Whether the word after "and"/"or" opens a new clause rather than continuing a list: a
-    pronoun, an auxiliary or a past tense (a base form such as "support" is as often a noun), or
-    a short noun phrase with its own verb ("and the flowers are", "and Llama 2 uses")."""
+    pronoun, an auxiliary or a past tense (a base form such as "support" is as often a noun), a
+    short noun phrase with its own verb ("and the flowers are", "and Llama 2 uses"), or a verb
+    agreeing with a third-person subject before its own object ("Leah moved to Boulder and
+    hikes the Flatirons"). ``opening``: the first word of the clause so far."""
     word = tokens[n]
     low = word.lower()
     if low in _PRONOUN_SUBJECTS or low in ("i", "we", "you", "my", "our", "then") or word in _MARKS \
             or word.islower() and (low in _AUX or is_past(low)):
+        return True
+    if word.islower() and is_third_person(low) and opening.lower() not in _NOT_THIRD_PERSON \
+            and _opens_object(tokens, n + 1):
         return True
     after = tokens[n + 1].lower() if n + 1 < len(tokens) else ""
     if _is_adverb(low) and (after in _AUX or is_past(after)):
@@ -725,6 +734,18 @@ def _starts_clause(tokens: list[str], n: int) -> bool:
             if nxt.lower() in _AUX or nxt.islower() and is_verb(nxt.lower()) and not _is_ing(nxt.lower()):
                 return True
     return False
+
+
+def _opens_object(tokens: list[str], n: int) -> bool:
+    """Whether a noun phrase that is no time opens at ``n``: "the Flatirons", "her bike", "Pepper";
+    not "the other day" or "this week" (a list of nouns may end in a time: "shoes and books the
+    other day")."""
+    if n >= len(tokens):
+        return False
+    word, low = tokens[n], tokens[n].lower()
+    if low in _ARTICLES or low in _POSSESSIVES:
+        return n + 1 < len(tokens) and tokens[n + 1].lower() not in _TIME_NOUNS
+    return word[:1].isupper() and low != "i" and word not in _MARKS and low not in MONTHS and low not in WEEKDAYS
 
 
 def _join_adjective_lists(tokens: list[str]) -> list[str]:
@@ -767,6 +788,14 @@ def _object(rest: list[str], ctx: _Sentence) -> list[str] | None:
     while words_ and (words_[-1].lower() in _TRAILING or _dangles(words_[-1], ctx, cut)):
         words_.pop()
     return words_ or None
+
+
+def _read_past_month(words_: list[str], ctx: _Sentence) -> None:
+    """A clause in the past naming a month without its year ("moved to Boulder in July") is
+    dated by it, and so are the sentence's later clauses, as with any time the sentence names."""
+    month = past_month(" ".join(words_), ctx.item.timestamp)
+    if month:
+        ctx.times, ctx.when = [month], month.value
 
 
 def _before_time(words_: list[str], ctx: _Sentence) -> list[str]:

@@ -145,6 +145,22 @@ def find_times(text: str, timestamp: str | None) -> list[TimeMention]:
     return sorted(found, key=lambda t: t.start)
 
 
+_IN_MONTH = re.compile(rf"\bin\s+(?:early\s+|late\s+|mid-?)?{_MONTH_RE}\b(?!\s*\d)", re.I)
+
+
+def past_month(text: str, timestamp: str | None) -> TimeMention | None:
+    """"in July" without a year in a clause telling what happened: the last July up to the day
+    it was said ("Leah moved to Boulder in July", said on 20 August 2023, is 2023-07). Only for a
+    past tense: "I start in July" said in May means the next one, which ``find_times`` leaves alone."""
+    m = _IN_MONTH.search(text)
+    ref = reference_date(timestamp)
+    if not m or ref is None or m.group(1).lower() == "may" and m.group(1) != "May":
+        return None
+    month = _MONTH_OF[m.group(1).lower()[:3]]
+    year = ref.year if month <= ref.month else ref.year - 1
+    return TimeMention(m.group(0), f"{year:04d}-{month:02d}", m.start(), m.end())
+
+
 def resolve(text: str, timestamp: str | None) -> str | None:
     """The first time expression of ``text`` as an ISO value, else None."""
     times = find_times(text, timestamp)

@@ -109,6 +109,7 @@ def _build() -> tuple[frozenset[str], frozenset[str], frozenset[str], dict[str, 
 
 
 BASES, FORMS, PAST, _THIRD_OF = _build()
+_THIRD_FORMS = frozenset(_THIRD_OF.values()) - BASES
 # "taken", "given": never a finite verb on their own ("the memory taken by the cache" is no statement)
 PARTICIPLES = frozenset(g.split()[2] for g in _IRREGULAR.split("|") if len(g.split()) == 3
                         and g.split()[2].endswith("n")) | {"done", "gone", "been"}
@@ -128,6 +129,12 @@ def is_verb(word: str) -> bool:
 def is_past(word: str) -> bool:
     """Whether a word is a past form ("accepted", "got"): a verb for sure, never a noun."""
     return word in PAST or _regular_past(word)
+
+
+def is_third_person(word: str) -> bool:
+    """Whether a lower-case word is a verb's third-person singular form ("hikes", "works") and
+    not also its base ("hikes" yes, "need" no); many are plural nouns as well ("books")."""
+    return word in _THIRD_FORMS
 
 
 def agree(verb: str) -> str:

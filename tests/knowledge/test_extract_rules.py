@@ -218,3 +218,21 @@ def test_decomposed_accents_read_as_the_composed_letters():
     ("Mu nster", and "Jose" beside the "José" of another turn) (guard, requests 08:22)."""
     assert said("I moved to Mu\u0308nster last week.") == [("Maya", "moved to", "Münster")]
     assert said("I had coffee with Jose\u0301 at the market.") == said("I had coffee with José at the market.")
+def test_a_verb_agreeing_with_a_third_person_subject_opens_a_clause_after_and():
+    """"and hikes the Flatirons" is Leah's second clause, not part of where she moved (the demo's
+    D7:25 read "moved to Boulder in July and hikes the Flatirons every weekend"); a list of nouns
+    stays one object, and so does one that ends in a time."""
+    assert said("Leah moved to Boulder last month and hikes the Flatirons every weekend.") == [
+        ("Leah", "moved to", "Boulder"), ("Leah", "hikes", "Flatirons every weekend")]
+    assert said("Leah loves walks and hikes.") == [("Leah", "loves", "walks and hikes")]
+    assert said("Leah bought shoes and books the other day.") == [("Leah", "bought", "shoes and books")]
+    assert [predicate for _, predicate, _ in said("I love walks and hikes the most.")] == ["loves"]
+
+
+def test_a_month_without_its_year_dates_a_clause_in_the_past_by_the_last_such_month():
+    extractor = RuleExtractor(EntityRegistry())
+    item = Item(text="Leah moved to Boulder in July. I start at Beaumont in December.", kind="turn", key="D7:25",
+                speaker="Maya", timestamp="2023-08-20T16:10:00", id=1)
+    facts = [(f.subject, f.predicate, f.object, f.time) for f in extractor.extract(item).facts]
+    assert ("Leah", "moved to", "Boulder", "2023-07") in facts
+    assert not any(f[3] for f in facts if f[0] == "Maya")  # a month still to come is no past one

@@ -31,7 +31,7 @@ def test_the_pooled_sample_is_seeded_and_counted_against_the_judgements(tmp_path
     locomo_file.write_text(json.dumps([{**MOVES, "sample_id": "other"}]), encoding="utf-8")
     judgements = tmp_path / "judged.json"
     judgements.write_text(json.dumps({
-        "moves": {"Lena lives in Lyon  =>  Lena moved to Berlin in May": {"judgement": "right"},
+        "moves": {"Lena lives in Lyon  =>  Lena moved to Berlin": {"judgement": "right"},
                   "Omar works at Acme in Manchester  =>  Omar started at Globex": {"judgement": "wrong"}},
     }), encoding="utf-8")
 
