@@ -62,6 +62,16 @@ def later(a: str, b: str) -> bool:
     return a[:n] > b[:n]
 
 
+def earliest(*times: str | None) -> str | None:
+    """The earliest of ISO times at any precision ("2023" is the whole year, so "2023-06-30" comes
+    first); None when none is given."""
+    out = None
+    for t in times:
+        if t and (out is None or later(out, t)):
+            out = t
+    return out
+
+
 def period_after(as_of: str) -> float:
     """The first instant after the day, month or year ``as_of`` names, as a timestamp of the
     items' clock (local time, as :func:`said_on` reads it): an item said before it was said by then."""

@@ -94,7 +94,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
-from ..as_of import later, said_on
+from ..as_of import earliest, later, said_on
 from ..query import FRAMING_WORDS
 from ..text import STOPWORDS, lexical_tokens, sentences
 from .claims import bring_newer_claims
@@ -338,8 +338,7 @@ def present_question(query: str, rules: Rules, names: Sequence[str], unnamed: bo
     so it asks no slot of theirs and the news of others counts."""
     said = set(re.findall(r"[\w']+", query.lower()))  # "café" is one word
     dated = said & set(re.findall(r"[\w']+", _OLD_THING.sub("the", query.lower())))
-    past = dated & _PAST
-    until = period_end(query) if past and (past <= _WAS or past == {"did"} and _did_asks_slot(query, rules)) else None
+    until = asked_period(query, rules)
     if until is None and (dated & _PAST and not (dated & _PAST == {"did"} and _DECIDED.match(query))
                           or find_times(query, None)) \
             or _WHO_DID.match(query) or _WHEN_PERFECT.match(query):  # "by July 10, 2022" asks about that day
@@ -373,6 +372,16 @@ def present_question(query: str, rules: Rules, names: Sequence[str], unnamed: bo
     counted = frozenset(lexical_tokens(how_many[1])) - set(lexical_tokens(" ".join(names))) if how_many else None
     return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES, counted=counted, state=state,
                            own=own, others=others, kind=answer_kind(query), plans=plans) if terms else None
+
+
+def asked_period(query: str, rules: Rules) -> str | None:
+    """The last day (ISO) of the past period a question about a state names ("Where was Morven
+    living in January 2026?", "Where did Leah live in June 2023?"): the question's own reference
+    time; "" for a period without bounds of its own ("in early 2026"), None for none. An event
+    asked about with a date ("What did Joanna accomplish in January 2022?") names no such period."""
+    said = set(re.findall(r"[\w']+", _OLD_THING.sub("the", query.lower())))
+    past = said & _PAST
+    return period_end(query) if past and (past <= _WAS or past == {"did"} and _did_asks_slot(query, rules)) else None
 
 
 def _did_asks_slot(query: str, rules: Rules) -> bool:
@@ -568,6 +577,7 @@ class _Held:
     words: frozenset[str] = frozenset()  # the words of the values the subjects held
     stating: frozenset[int] = frozenset()  # the candidates that state a value for a subject
     others: frozenset[int] = frozenset()  # those that state one for someone else only
+    through: frozenset[int] = frozenset()  # those stating a value replaced only after the period asked about
 
 
 def _facts_of(store: "Store", item_ids: list[int]) -> dict[int, list[Fact]]:
@@ -599,6 +609,7 @@ def _held_values(rules: "Rules", question: PresentQuestion, subjects: dict[int, 
     words: set[str] = set()
     stating: set[int] = set()
     others: set[int] = set()
+    through: set[int] = set()
     for item, facts in facts_of.items():
         for fact in facts:
             if question.slots:
@@ -610,12 +621,21 @@ def _held_values(rules: "Rules", question: PresentQuestion, subjects: dict[int, 
                 if _held_by(fact, found[0], subjects):
                     words |= set(lexical_tokens(fact.object))
                     stating.add(item)
+                    if question.until and _replaced_after(fact, question.by):
+                        through.add(item)
                 else:
                     others.add(item)
             elif fact.subject_id in subjects and question.terms & set(lexical_tokens(f"{fact.predicate} {fact.object}")):
                 words |= set(lexical_tokens(" ".join(object_names(fact.object))))
     return _Held(frozenset(words - set(lexical_tokens(" ".join(subjects.values())))), frozenset(stating),
-                 frozenset(others - stating))
+                 frozenset(others - stating), frozenset(through))
+
+
+def _replaced_after(fact: Fact, day: str | None) -> bool:
+    """Whether the rules found ``fact`` held on ``day`` and was replaced later: "Daniel works at
+    Cartwheel" on 31 May 2023, Lumen Labs from July. The value a question about May asks for, which
+    no turn of May can have replaced in words the rules did not read."""
+    return day is not None and fact.superseded_by is not None and fact.state(day) == "current"
 
 
 _KIN_BEFORE = f"(?:{_KIN_BEFORE_WORDS})"
@@ -688,7 +708,7 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     if question is None or len(ranking.slots) < 2:
         return ranking
     if question.until is not None:  # "Where was Morven living in January 2026?": the present as of then
-        as_of = min(filter(None, (as_of, question.until)), default=None)
+        as_of = earliest(as_of, question.until)
         if as_of is None:  # "in early 2026" and no reference time: no day to read it at
             return ranking
     question = dataclasses.replace(question, by=as_of or date.today().isoformat())
@@ -755,7 +775,9 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
         placed[k] = n
     placed = _latest_value_above_older(placed, {n for n in values if ids[n] in stating},  # a slot's, by the facts
                                        [n for n, i in enumerate(ids) if i in texts], said,
-                                       {n for n, i in enumerate(ids) if i in held.others})
+                                       {n for n, i in enumerate(ids) if i in held.others}
+                                       | (_said_after(said, as_of) if question.until else set()),
+                                       {n for n, i in enumerate(ids) if i in held.through})
     if placed == list(range(len(ids))):
         return ranking
     positions = np.arange(len(ranking.slots))
@@ -918,24 +940,33 @@ def _newest_value_first(order: list[int], values: set[int], said: list[str]) -> 
     return out
 
 
+def _said_after(said: list[str], as_of: str | None) -> set[int]:
+    """The candidates said after the past period a question asks about ("where did Daniel work in
+    May 2023?"): what they say holds after it, so the value that held then passes them."""
+    return {n for n, day in enumerate(said) if as_of and later(day, as_of)}
+
+
 def _latest_value_above_older(placed: list[int], values: set[int], naming: list[int], said: list[str],
-                              others: set[int]) -> list[int]:
+                              others: set[int], through: set[int] = frozenset()) -> list[int]:
     """``placed`` with the latest value of the asked slot said by the reference time just above
     the older candidates naming the subject placed above it, on topic or not, and above those that
     state a value of the slot for someone else only: "He moved to Grenoble" answers "where does
     Julien live?" before "Julien and I broke up", which names him but states no home, and before
     "Ines lives in Lyon". It never passes a candidate naming the subject said on its day or later,
     which may tell a newer value in words no rule reads ("they made me assistant editor"), unless
-    the value that candidate states is someone else's; only that one candidate moves."""
+    the value that candidate states is someone else's; only that one candidate moves. ``others``:
+    the candidates it passes whatever they name (someone else's value, or said after the past
+    period the question asks about); ``through``: the values the rules found held through that
+    period, which pass the candidates naming the subject said later too."""
     if not values:
         return placed
     latest = max(values, key=lambda m: (said[m], -m))
     at = placed.index(latest)
     naming_set = set(naming)
-    top = at
+    top = 0 if latest in through else at
     while top > 0 and not (placed[top - 1] in naming_set - others and said[placed[top - 1]] >= said[latest]):
         top -= 1
-    older = next((k for k in range(top, at) if placed[k] in naming_set and said[placed[k]] < said[latest]
+    older = next((k for k in range(top, at) if placed[k] in naming_set and (said[placed[k]] < said[latest] or latest in through)
                   or placed[k] in others), None)
     if older is None:
         return placed

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..as_of import earliest
 from ..errors import KnowledgeError
 from ..pipeline import Query, Ranking
 from .curation import KnowledgeCuration
 from .entities import one_shortens_the_other
 from .in_time import rerank_in_time
-from .present import lift_changes
+from .present import asked_period, lift_changes
 from .records import Conflict, Decision, Fact
 from .supersession import Rules
 
@@ -92,7 +93,9 @@ class KnowledgeThroughTime(KnowledgeCuration):
         question names are also those linked to them by synonymy: a turn about "Nico" is about
         Nicolás (:func:`.entities.nickname_of`). Only a short form: a name linked by its spelling
         alone ("Anna de la Fuente" for "Ana de la Fuente") may be someone else, whose news is theirs."""
-        rules, index, as_of = self.timeline.rules, self.mem.index, q.options.get("as_of")
+        rules, index = self.timeline.rules, self.mem.index
+        # "Where did Leah live in June 2023?" is asked as of June's end, whatever the recall's own as_of
+        as_of = earliest(q.options.get("as_of"), asked_period(q.text, rules))
         named, keys = self.named_in(q), self.registry.keys
         also = {other for entity, others in (self._synonyms(named) if named else {}).items() for other in others
                 if one_shortens_the_other(keys.get(entity, ""), keys.get(other, ""))}

@@ -24,3 +24,18 @@ def test_where_leah_lives_now_is_her_move_not_maya_s_own_news(demo_store):
     """Fails before: Maya's "My favourite hike is now the Faulhorn trail" (D8:2) first, as a
     change: Leah's fact "moved to Boulder in July and hikes the Flatirons …" put "hike" on topic."""
     assert keys(demo_store, "where does Leah live now")[0] == BOULDER
+
+
+def test_a_date_in_the_question_is_its_reference_time_for_what_replaced_what(demo_store):
+    """Fails before: Boulder (July) first as Denver's successor, the successor stage reading now."""
+    hits = keys(demo_store, "where did Leah live in June 2023")
+    assert hits[0] == DENVER and (BOULDER not in hits or hits.index(BOULDER) > hits.index(DENVER))
+    assert keys(demo_store, "where did Leah live in September 2023")[0] == BOULDER
+
+
+def test_a_value_the_rules_found_held_through_the_period_asked_comes_first(demo_store):
+    """Fails before: "I still work at Cartwheel" (D1:13, April) 12th, below turns of its day and
+    later that name Daniel; the rules know Cartwheel held until July (Lumen Labs after)."""
+    assert keys(demo_store, "where did Daniel work in May 2023")[0] == "D1:13"
+    august = keys(demo_store, "where did Daniel work in August 2023")
+    assert "D6:1" in august[:2] and "D1:13" not in august[:5]  # "I started at Lumen Labs", not Cartwheel
