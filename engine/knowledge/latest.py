@@ -136,19 +136,33 @@ def asked_before(store: "Store", index: "Index", slots: np.ndarray, subjects: Co
     answer_of = {int(index.item_ids[b]): int(index.item_ids[s])
                  for b, s, ok in zip(safe.tolist(), slots.tolist(), same.tolist()) if ok}
     lent: dict[int, frozenset[str]] = {}
+    questions: dict[int, str] = {}  # the questions a reply answers, by the asking item
     texts = {i: read[i] for i in answer_of if i in read}
     texts.update(store.item_texts([i for i in answer_of if i not in read]))
     for asking, text in texts.items():
         asked = [s for s in sentences(text) if s.rstrip().endswith("?")]
         if asked:
-            lent[answer_of[asking]] = frozenset(t for s in asked[_last_topic(asked):] for t in lexical_tokens(s))
+            questions[asking] = " ".join(asked[_last_topic(asked):])
+            lent[answer_of[asking]] = frozenset(lexical_tokens(questions[asking]))
     mentions = store.mentions_of_items([b for b, a in answer_of.items() if a in lent])
     asker = {item: entity for item, entity, _surface, role in mentions if role == "speaker"}
     about: dict[int, set[int]] = {}
-    for item, entity, _surface, role in mentions:
-        if role != "speaker" and entity in subjects and asker.get(item) != entity:
+    for item, entity, surface, role in mentions:
+        # named in the question itself: "Tomás said she herded Bruno. Did you move yet?" asks the listener
+        if role != "speaker" and entity in subjects and asker.get(item) != entity and _names(questions[item], surface, role):
             about.setdefault(answer_of[item], set()).add(entity)
     return lent, {item: frozenset(who) for item, who in about.items()}
+
+
+_THIRD_PERSON = re.compile(r"\b(?:he|she|him|her|his|they|them|their)\b", re.I)
+
+
+def _names(text: str, surface: str, role: str) -> bool:
+    """Whether ``text`` holds a mention's words whole ("Yasmin" in "And Yasmin?", "Yasmin's" too),
+    or, for someone a pronoun of the turn meant, a pronoun ("Is she still in Leeds?")."""
+    if role == "pronoun":
+        return _THIRD_PERSON.search(text) is not None
+    return bool(surface) and re.search(rf"\b{re.escape(surface)}\b", text, re.I) is not None
 
 
 # A question that turns to something new: "How's the wrist? And are you coming to the quiz?"

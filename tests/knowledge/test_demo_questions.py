@@ -39,3 +39,10 @@ def test_a_value_the_rules_found_held_through_the_period_asked_comes_first(demo_
     assert keys(demo_store, "where did Daniel work in May 2023")[0] == "D1:13"
     august = keys(demo_store, "where did Daniel work in August 2023")
     assert "D6:1" in august[:2] and "D1:13" not in august[:5]  # "I started at Lumen Labs", not Cartwheel
+
+
+def test_a_reply_is_about_whom_its_question_names_not_whom_the_asking_turn_spoke_of(demo_store):
+    """Fails before: Daniel's "We moved into the new place in Fremont yesterday!" (D8:17) first as
+    a change of Tomás's: it answers "… Tomás said she herded Bruno … Did you move yet?"."""
+    hits = keys(demo_store, "where does Tomás live")
+    assert hits[0] == "D1:6" and "D8:17" not in hits[:5]  # "… my coworker Tomás lives two blocks away"
