@@ -84,6 +84,11 @@ class Rows:
     def __len__(self) -> int:
         return len(self.indptr) - 1
 
+    @property
+    def lengths(self) -> np.ndarray:
+        """Each row's length."""
+        return np.diff(self.indptr.view)
+
     def extend(self, rows: Iterable[tuple[np.ndarray, np.ndarray]]) -> None:
         rows = list(rows)
         if not rows:

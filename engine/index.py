@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from .arrays import Column, SlotMap
+from .arrays import Column, Rows, SlotMap
 from .dense import HashEmbedder, LatentSemanticModel, one_blas_thread
 from .lazy import sparse as sp
 from .lexical import BM25Index, BM25Params
@@ -44,6 +44,7 @@ PROJECT_BLOCK = 20_000  # items projected into the latent space at a time
 # probed (chosen on the benchmark's questions at 1M: docs/scaling.md).
 WORD_PROBE_SHARE = 0.05
 WORD_RESCORE = 256
+ANALYZE_BLOCK = 4096  # documents analysed before their rows are packed (Index.analyze_all)
 KEPT_TERMS_OF = 4096  # up to this many slots, the last slots' terms read are kept (Index._terms_of)
 WORD_LAYOUT: dict[str, Any] = {"quantize_above": LISTS_ABOVE, "lists_above": LISTS_ABOVE,
                                "probe_share": WORD_PROBE_SHARE, "rescore": WORD_RESCORE}
@@ -153,6 +154,22 @@ class Index:
             ids[n] = tid
         return ids, np.fromiter(counts.values(), dtype=np.float32, count=len(counts)), new_terms
 
+    def analyze_all(self, texts: Iterable[str]) -> tuple[Rows, list[str]]:
+        """Each document's (term ids, counts) as :meth:`analyze` gives them, one row per text, and
+        the new terms (given ids at once). The rows are packed together a block at a time: a long
+        source then holds 8 bytes per term until it is indexed, not two small numpy arrays per
+        document, whose headers outweigh their terms many times."""
+        rows, new_terms, block = Rows(np.int32, np.float32), [], []
+        for text in texts:
+            term_ids, counts, fresh = self.analyze(text)
+            block.append((term_ids, counts))
+            new_terms.extend(fresh)
+            if len(block) == ANALYZE_BLOCK:
+                rows.extend(block)
+                block = []
+        rows.extend(block)
+        return rows, new_terms
+
     def plan(self, text: str, related: bool = True) -> QueryPlan:
         """A query's plan over this vocabulary (engine/query.py: framing words weigh little; with
         ``related``, related words the store holds join at a fraction of their word's weight)."""
@@ -177,14 +194,16 @@ class Index:
 
     # -- writes -------------------------------------------------------------------------------
 
-    def add(self, items: Sequence[Item], term_rows: Sequence[tuple[np.ndarray, np.ndarray]], pending: bool = False) -> np.ndarray:
-        """Give each stored item a slot and index its terms (``pending``: the deferred areas read
-        them later); returns the new slots."""
-        lengths = np.fromiter((len(t) for t, _ in term_rows), dtype=np.int64, count=len(term_rows))
-        terms = np.concatenate([t for t, _ in term_rows]) if term_rows else np.zeros(0, dtype=np.int64)
-        counts = np.concatenate([c for _, c in term_rows]) if term_rows else np.zeros(0, dtype=np.float32)
-        slots = self.add_rows([i.id for i in items], [i.source_id for i in items], [i.position for i in items],
-                              [i.timestamp for i in items], lengths, terms, counts)
+    def add(self, items: Sequence[Item], term_rows: Rows, pending: bool = False) -> np.ndarray:
+        """Give each stored item a slot and index its terms, the i-th row of ``term_rows``
+        (:meth:`analyze_all`; ``pending``: the deferred areas read them later); returns the new
+        slots."""
+        n = len(items)
+        slots = self.add_rows(np.fromiter((i.id for i in items), dtype=np.int64, count=n),
+                              np.fromiter((i.source_id for i in items), dtype=np.int64, count=n),
+                              np.fromiter((i.position for i in items), dtype=np.int64, count=n),
+                              [i.timestamp for i in items], term_rows.lengths, term_rows.indices.view,
+                              term_rows.values.view)
         self.pending[slots] = pending
         return slots
 

@@ -123,9 +123,7 @@ def read_path(path: str | Path, chunk_tokens: int = 200, root: Path | None = Non
     folder the person named, kept in each source's meta as ``root``: the only place a
     document's local references (a shared photo's path) may point into."""
     path = Path(path).resolve()
-    data = _read_bytes(path, root)
-    text = _decode(path, data)
-    digest = hashlib.sha256(data).hexdigest()
+    text, digest = _text_and_digest(path, root)
     parsed = _parse(path, text, digest, chunk_tokens)
     for p in parsed:
         check_labels(p)  # here, per file: a preview counts it, a lenient ingest sets this file aside
@@ -166,6 +164,12 @@ def note(text: str, name: str, title: str = "", tags: list[str] | None = None) -
 
 
 # -- bytes and text ---------------------------------------------------------------------------
+
+
+def _text_and_digest(path: Path, root: Path | None) -> tuple[str, str]:
+    """A file's text and the digest of its bytes (the bytes are not held through the parse)."""
+    data = _read_bytes(path, root)
+    return _decode(path, data), hashlib.sha256(data).hexdigest()
 
 
 def _read_bytes(path: Path, root: Path | None) -> bytes:
@@ -575,7 +579,8 @@ def read_jsonl_chat(path: Path, text: str, digest: str) -> ParsedSource:
     items: list[Item] = []
     left_out: dict[str, int] = {}  # photos not kept, by field (photo_meta)
     keys: set[str] = set()
-    for lineno, line in enumerate(text.split("\n"), 1):  # JSON Lines ends a line at \n only
+    speakers: dict[str, str] = {}  # each name's one string, shared by its turns
+    for lineno, line in enumerate(_lines(text), 1):
         if not line.strip():
             continue
         obj = load_json(path, line, lineno)
@@ -598,13 +603,23 @@ def read_jsonl_chat(path: Path, text: str, digest: str) -> ParsedSource:
             photo = photo_meta(obj, left_out)
         except BadPhoto as exc:
             raise IngestError(path, str(exc), lineno) from None
-        items.append(Item(text=obj["text"], kind="turn", key=key, position=len(items), speaker=obj["speaker"],
+        items.append(Item(text=obj["text"], kind="turn", key=key, position=len(items),
+                          speaker=speakers.setdefault(obj["speaker"], obj["speaker"]),
                           timestamp=iso, meta={"line": lineno, **photo}))
     if not items:
         raise IngestError(path, "no chat lines")
-    speakers = sorted({i.speaker for i in items if i.speaker})
-    meta = {"format": "jsonl", "speakers": speakers, **({"parts_left_out": left_out} if left_out else {})}
+    meta = {"format": "jsonl", "speakers": sorted(s for s in speakers if s), **({"parts_left_out": left_out} if left_out else {})}
     return ParsedSource(Source(name=str(path), kind="conversation", content_hash=digest, meta=meta), items)
+
+
+def _lines(text: str) -> Iterator[str]:
+    """``text.split("\\n")`` one line at a time (JSON Lines ends a line at \\n only): a long file's
+    lines are not all held at once beside its text and what is made of them."""
+    start = 0
+    while (end := text.find("\n", start)) >= 0:
+        yield text[start:end]
+        start = end + 1
+    yield text[start:]
 
 
 # A speaker's name starts with a letter (any script) and ends at a colon and a space, or at a

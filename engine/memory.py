@@ -761,13 +761,9 @@ class Memory:
                     source_id = store.insert_source(p.source)
                 p.source.id = source_id
                 store.insert_items(source_id, p.items)
-                rows, new_terms = [], []
-                for item in p.items:
-                    tids, counts, fresh = index.analyze(item.search_text())
-                    rows.append((tids, counts))
-                    new_terms.extend(fresh)
+                rows, new_terms = index.analyze_all(item.search_text() for item in p.items)
                 store.insert_terms(new_terms, first_new_term)
-                store.insert_item_terms((item.id, t, c) for item, (t, c) in zip(p.items, rows))
+                store.insert_item_terms((item.id, *rows.row(n)) for n, item in enumerate(p.items))
                 if vectors is not None:
                     store.insert_vectors(embedder.signature, zip((i.id for i in p.items), vectors))
                 if defer:
@@ -1096,15 +1092,16 @@ class Memory:
                 if signature.startswith(TEXT_VECTORS):  # the others (an image model's) need no text
                     self.store.delete_vectors(signature)
             items = list(self.store.iter_items())
-            rows, new_terms = [], []
-            for n, item in enumerate(items):
-                tids, counts, fresh = index.analyze(item.search_text())
-                rows.append((tids, counts))
-                new_terms.extend(fresh)
-                if progress and n % 500 == 0:
-                    progress(n, len(items), "terms")
+
+            def texts() -> Iterator[str]:
+                for n, item in enumerate(items):
+                    if progress and n % 500 == 0:
+                        progress(n, len(items), "terms")
+                    yield item.search_text()
+
+            rows, new_terms = index.analyze_all(texts())
             self.store.insert_terms(new_terms, 0)
-            self.store.insert_item_terms((item.id, t, c) for item, (t, c) in zip(items, rows))
+            self.store.insert_item_terms((item.id, *rows.row(n)) for n, item in enumerate(items))
             embedder = self._stored_embedder()
             if embedder is not None and items:
                 vectors = embedder.embed([i.search_text() for i in items])

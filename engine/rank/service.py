@@ -65,6 +65,7 @@ log = logging.getLogger(__name__)
 # The model's starting weights on the learned features: used before for a similar query, used
 # often, trusted, used together with the other candidates. Only the gate decides if they count.
 LEARNED_PRIOR = {"feedback_match": 0.6, "trust": 0.3, "uses": 0.05, "coaccess": 0.1, "answer_prior": 0.3}
+META_BLOCK = 20_000  # new items whose slot features are made at a time (on_indexed)
 
 
 @dataclass
@@ -287,7 +288,9 @@ class RankerArea(Area):
         """Nothing to derive at ingest: the ranker learns from feedback."""
 
     def on_indexed(self, items: list["Item"]) -> None:
-        self._add_meta([(i.id, i.speaker, i.title, len(i.text), i.kind, "?" in i.text, "!" in i.text) for i in items])
+        for lo in range(0, len(items), META_BLOCK):  # (a long source's rows are not all made at once)
+            self._add_meta([(i.id, i.speaker, i.title, len(i.text), i.kind, "?" in i.text, "!" in i.text)
+                            for i in items[lo:lo + META_BLOCK]])
         if self.distilled is not None:
             self.distilled.embed_items(self.mem, self.mem.index.slots(i.id for i in items))
 

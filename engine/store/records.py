@@ -131,9 +131,9 @@ class RecordsSQL:
         self.conn.executemany(
             "INSERT INTO items (id, source_id, key, position, kind, speaker, timestamp, title, text, tags, links, meta)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            [(item.id, source_id, item.key, item.position, item.kind, item.speaker, item.timestamp, item.title,
-              item.text, json.dumps(item.tags), json.dumps(item.links), json.dumps(item.meta)) for item in items],
-        )
+            ((item.id, source_id, item.key, item.position, item.kind, item.speaker, item.timestamp, item.title,
+              item.text, json.dumps(item.tags), json.dumps(item.links), json.dumps(item.meta)) for item in items),
+        )  # (a generator: a long source's rows are not all held at once)
         return [item.id for item in items]
 
     def items(self, ids: Iterable[int]) -> dict[int, Item]:

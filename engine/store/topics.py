@@ -126,8 +126,12 @@ class TopicsSQL:
         """(item ids, group keys) of every item up to this id, in id order: its session, else its
         top heading (:func:`engine.topics.service.group_of`, read without building items)."""
         rows = self.conn.execute("SELECT id, json_extract(meta, '$.session'), json_extract(meta, '$.heading_path[0]')"
-                                 " FROM items WHERE id <= ? ORDER BY id", (up_to,)).fetchall()
-        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)), [r[1] or r[2] for r in rows]
+                                 " FROM items WHERE id <= ? ORDER BY id", (up_to,))
+        ids, groups = array("q"), []  # (read row by row: every row's tuple is not held at once)
+        for item_id, session, heading in rows:
+            ids.append(item_id)
+            groups.append(session or heading)
+        return np.frombuffer(ids, dtype=np.int64), groups
 
     def source_best_leaves(self, source_id: int) -> tuple[np.ndarray, list[object]]:
         """(best leaf, group key) of each of a source's items that has a leaf, in position order:

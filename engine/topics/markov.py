@@ -26,30 +26,28 @@ def group_codes(groups: Sequence[object]) -> np.ndarray:
 def source_transitions(leaves: np.ndarray, groups: Sequence[object] | np.ndarray, tree: TopicTree,
                        cross_weight: float = 0.5) -> list[Transition]:
     """Transitions of one source, given its items' best leaves and group keys (or their
-    :func:`group_codes`) in position order."""
+    :func:`group_codes`) in position order. Each depth's moves are summed before the next
+    depth's are made: a long source's moves at every depth are never held at once (weights are
+    sums of 1 and ``cross_weight``, exact in any order)."""
     if len(leaves) < 2 or tree.flat:
         return []
     codes = groups if isinstance(groups, np.ndarray) else group_codes(groups)
     boundary = np.ones(len(leaves))
     boundary[1:] = np.where(codes[1:] == codes[:-1], 1.0, cross_weight)
-    ancestors = tree.ancestor_matrix[tree.leaf_pos[leaves]]
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-    for d in range(ancestors.shape[1]):
+    at = tree.leaf_pos[leaves]
+    size = len(tree) + 1
+    keys, sums = np.zeros(0, dtype=np.int64), np.zeros(0)
+    for d in range(tree.ancestor_matrix.shape[1]):
         valid = np.flatnonzero(tree.depth[leaves] > d)
-        seq = ancestors[valid, d]
+        seq = tree.ancestor_matrix[at[valid], d]
         if len(seq) < 2:
             continue
         change = np.flatnonzero(seq[1:] != seq[:-1]) + 1
         steps = seq[np.concatenate([[0], change])]
         weights = np.concatenate([[1.0], boundary[valid[change]]])
-        parts.append((np.full(len(steps) - 1, -1), steps[:-1], steps[1:], weights[1:]))  # first order
-        parts.append((steps[:-2], steps[1:-1], steps[2:], weights[2:]))  # second order
-    if not parts:
-        return []
-    a, b, c, w = (np.concatenate(x) for x in zip(*parts))
-    size = len(tree) + 1
-    keys, inverse = np.unique(((a + 1) * size + b) * size + c, return_inverse=True)
-    sums = np.bincount(inverse, weights=w)  # adds in sequence order, as counting one by one does
+        for a, b, c, w in ((np.full(len(steps) - 1, -1), steps[:-1], steps[1:], weights[1:]),  # first order
+                           (steps[:-2], steps[1:-1], steps[2:], weights[2:])):  # second order
+            keys, sums = merged(keys, sums, *summed(((a + 1) * size + b) * size + c, w))
     return list(zip((keys // (size * size) - 1).tolist(), (keys // size % size).tolist(), (keys % size).tolist(),
                     sums.tolist()))
 

@@ -17,7 +17,7 @@ import logging
 import time
 import zlib
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -131,6 +131,14 @@ def group_of(item: Item) -> object:
     """Items in the same session (conversations) or top section (documents) belong together."""
     heading = item.meta.get("heading_path") or []
     return item.meta.get("session") or (heading[0] if heading else None)
+
+
+def _rows(item_ids: np.ndarray, leaves: np.ndarray, weights: np.ndarray) -> Iterator[tuple[int, int, float]]:
+    """Assignment rows for the store, made ``ASSIGN_BLOCK`` at a time: a rebuild's rows as
+    Python objects all at once would be the largest thing it holds."""
+    for lo in range(0, len(item_ids), ASSIGN_BLOCK):
+        hi = lo + ASSIGN_BLOCK
+        yield from zip(item_ids[lo:hi].tolist(), leaves[lo:hi].tolist(), weights[lo:hi].tolist())
 
 
 class TopicsArea(Area):
@@ -386,7 +394,7 @@ class TopicsArea(Area):
             row = TopicTreeRow(time.time(), len(live), int(index.item_ids[live].max()) if len(live) else 0,
                                space.to_bytes() if space else None, space.terms if space else [], tree.message)
             store.replace_topic_tree(row, nodes)
-            store.insert_topic_assignments(zip(index.item_ids[slots].tolist(), leaves.tolist(), weights.tolist()))
+            store.insert_topic_assignments(_rows(index.item_ids[slots], leaves, weights))
             for source_id, rows in transitions.items():
                 store.replace_topic_transitions(source_id, rows)
             self.mem.activity.record("topics.rebuilt", f"{len(tree)} topic{'s' if len(tree) != 1 else ''}", count=len(live))

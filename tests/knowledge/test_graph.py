@@ -4,6 +4,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from mnemoscope.engine.arrays import Rows
 from mnemoscope.engine.index import Index
 from mnemoscope.engine.knowledge import graph as graph_module
 from mnemoscope.engine.knowledge.graph import KnowledgeGraph
@@ -15,8 +16,14 @@ from mnemoscope.engine.records import Item
 def small_index(n_items: int) -> Index:
     index = Index(BM25Params())
     items = [Item(text="", id=i + 1, source_id=1, position=i) for i in range(n_items)]
-    index.add(items, [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))] * n_items)
+    index.add(items, no_terms(n_items))
     return index
+
+
+def no_terms(n_items: int) -> Rows:
+    rows = Rows()
+    rows.extend([(np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))] * n_items)
+    return rows
 
 
 @pytest.fixture
@@ -126,8 +133,7 @@ def _grown_graph(index: Index, steps: list[int], look: dict[str, float] | None) 
         g.add_edges("episode", items[:3], np.full(3, upto + 1))  # the next step's first item
         g.add_edges("fact", [-(100 + n)], [-(200 + n)], 2.0)
         g.add_phrases([("agencies", int(i)) for i in items[:2]] + [("flour", int(items[-1]))])
-        index.add([Item(text="", id=int(i), source_id=1, position=int(i)) for i in items],
-                  [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))] * len(items))
+        index.add([Item(text="", id=int(i), source_id=1, position=int(i)) for i in items], no_terms(len(items)))
         first = upto + 1
         if look:
             g.transition(look, index)
