@@ -505,8 +505,19 @@ class KnowledgeSQL:
         self.conn.execute("INSERT INTO fact_sources (fact_id, item_id) SELECT ?, item_id FROM fact_sources WHERE fact_id = ?",
                           (new_id, old_id))
         self.conn.execute("UPDATE facts SET superseded_by = ? WHERE superseded_by = ? AND id != ?", (new_id, old_id, new_id))
-        self.conn.execute("UPDATE conflicts SET a = ? WHERE a = ? AND kind != 'duplicate'", (new_id, old_id))
-        self.conn.execute("UPDATE conflicts SET b = ? WHERE b = ? AND kind != 'duplicate'", (new_id, old_id))
+        # A conflict of the old row is the new one's, under the key the rules and the inbox give the pair it
+        # names now (its ids in order): kept under the old key, the rules reading the new version opened a
+        # second clash of the same pair. No key names new_id yet (a new row), so the new key is unique.
+        moved = self.conn.execute("SELECT id, kind, a, b FROM conflicts WHERE (a = ? OR b = ?) AND kind != 'duplicate'",
+                                  (old_id, old_id)).fetchall()
+        for conflict_id, kind, a, b in moved:
+            a, b = (new_id if a == old_id else a), (new_id if b == old_id else b)
+            if b is None:
+                key = f"orphaned:{a}"
+            else:
+                a, b = sorted((a, b))
+                key = f"{kind}:{a}:{b}"
+            self.conn.execute("UPDATE conflicts SET a = ?, b = ?, key = ? WHERE id = ?", (a, b, key, conflict_id))
         return new_id
 
     def restore_fact_times(self, fact_id: int, valid_to: str | None, retired_at: str | None, key: str) -> None:

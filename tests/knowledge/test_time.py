@@ -125,6 +125,23 @@ def test_every_inbox_decision_is_audited_and_undone(moves, kind, choice):
         moves.knowledge.undo(decision.id)
 
 
+def test_an_edited_fact_in_an_open_clash_keeps_one_clash_and_its_undo_leaves_none_behind(moves):
+    """Review (requests 08:01): editing a side of an open clash moved the clash onto the new version
+    under its old key, so the rules reading the new version opened a second clash of the same pair
+    (deciding one left the other open), and undoing the edit left that second one open, naming a
+    fact the undo had removed. One clash, on the new version; the undo puts everything back."""
+    clash = next(c for c in moves.knowledge.conflicts() if c.kind == "clash")
+    berlin = fact(moves, "moved to", "Berlin")
+    before = checksum(moves.path)
+    edited = moves.knowledge.edit_fact(berlin.id, object="Berlin, Germany").fact
+    clashes = [c for c in moves.knowledge.conflicts() if c.kind == "clash"]
+    assert [c.id for c in clashes] == [clash.id], [c.reason for c in clashes]
+    assert {f.id for f in clashes[0].facts} == {edited} | ({f.id for f in clash.facts} - {berlin.id})
+    moves.knowledge.undo(moves.knowledge.decisions(limit=1)[0].id)
+    assert checksum(moves.path) == before
+    assert [c.id for c in moves.knowledge.conflicts() if c.kind == "clash"] == [clash.id]
+
+
 def test_a_choice_that_does_not_apply_is_refused(moves):
     duplicate = next(c for c in moves.knowledge.conflicts() if c.kind == "duplicate")
     before = checksum(moves.path)
