@@ -15,6 +15,7 @@ The core drops the items said after ``as_of`` (:mod:`engine.as_of`); the knowled
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import defaultdict
 from typing import TYPE_CHECKING, Collection, Sequence
 
@@ -31,6 +32,10 @@ if TYPE_CHECKING:
     from ..pipeline import Ranking
     from ..store import Store
     from .supersession import Rules
+
+# "What does Daniel do for a living?" asks a job: its "living" is no word of where he lives
+_FOR_A_LIVING = re.compile(r"\bfor\s+a\s+living\b", re.I)
+
 
 def _about(fact: Fact, rules: "Rules") -> set[str]:
     """The words a question about ``fact`` may use: its own, less its subject's name, and its
@@ -73,7 +78,7 @@ def _stale(store: "Store", index: "Index", rules: "Rules", query: str, slots: np
              if f.state(as_of) == "superseded" and (not subjects or f.subject_id in subjects)}
     if not ended:
         return []
-    terms = set(lexical_tokens(query))
+    terms = set(lexical_tokens(_FOR_A_LIVING.sub("for work", query)))
     about = {fid: _about(f, rules) for fid, f in ended.items()}
     by_item: dict[int, list[int]] = defaultdict(list)
     for fid, item in provenance:

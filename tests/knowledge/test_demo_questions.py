@@ -46,3 +46,10 @@ def test_a_reply_is_about_whom_its_question_names_not_whom_the_asking_turn_spoke
     a change of Tomás's: it answers "… Tomás said she herded Bruno … Did you move yet?"."""
     hits = keys(demo_store, "where does Tomás live")
     assert hits[0] == "D1:6" and "D8:17" not in hits[:5]  # "… my coworker Tomás lives two blocks away"
+
+
+def test_for_a_living_asks_a_job_not_what_replaced_a_home(demo_store):
+    """Fails before: Daniel's move into the new place in Fremont (D8:17) first, lifted as the
+    successor of "I live in a tiny studio …": "living" read as a word of where he lives."""
+    hits = keys(demo_store, "what does Daniel do for a living now")
+    assert hits[0] == "D6:1" and "D8:17" not in hits[:5]  # "I started at Lumen Labs last Monday"
