@@ -3,7 +3,7 @@ neighbourhood, as of now or of a date; curation; and the conflict inbox, a mode 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, partial
 from typing import TYPE_CHECKING
 
@@ -94,15 +94,16 @@ class FactPage:
     start: int  # how many of its facts come before the page
     facts: list[Fact]
     total: int  # how many name it in all (as of the date asked)
+    disputed: frozenset[int] = frozenset()  # those a conflict of the inbox holds open
 
 
-def holds(fact: Fact) -> Text:
+def holds(fact: Fact, disputed: bool = False) -> Text:
     """When a fact holds, as the table shows it ("since 2023-04-03", "until 2023-07-10"); a
-    superseded fact is dim."""
+    superseded fact is dim, one an open conflict of the inbox holds is yellow (it may not hold)."""
     state = fact.state(fact.seen_at)
     if state == "superseded":
         return Text(f"until {fact.valid_to}" if fact.valid_to else "superseded", style="dim")
-    return Text(f"since {fact.valid_from}" if fact.valid_from else "")
+    return Text(f"since {fact.valid_from}" if fact.valid_from else "", style="yellow" if disputed else "")
 
 
 EVIDENCE_INDENT = 3 + 3  # an evidence turn's lines after its first sit under its key ("   D1:6 …")
@@ -204,7 +205,8 @@ class FactsScreen(BaseScreen):
 
 Entities (most mentioned first) with a filter; the selected entity's facts (subject, predicate,
 object, since when it holds or until when it held, how many sources state it) and a drawing of
-its neighbourhood in the graph. A superseded fact is dim; `h` shows its history. Type a date in
+its neighbourhood in the graph. A superseded fact is dim, and one whose *holds* is yellow waits in
+an open conflict of the inbox; `h` shows its history. Type a date in
 the *as of* box (or step with `[` and `]` through the dates the entity's facts changed) to see
 the facts as they stood then. Every change shows the engine's dry-run report before it is written.
 
@@ -404,7 +406,7 @@ last decision.
             found = read(start)
             if not found.facts and start:  # the page's facts were deleted meanwhile: the last page
                 found = read(max(0, found.total - 1) // FACT_ROWS * FACT_ROWS)
-            return found
+            return replace(found, disputed=frozenset(knowledge.open_conflicts_of([f.id for f in found.facts])))
 
         self.run_task("facts", "Loading facts", page, progress=False, show=False, replace=True,
                       done=lambda found: self.show_facts(entity, found, read_for=read_for, row=row))
@@ -430,7 +432,8 @@ last decision.
         for f in facts:
             dim = "dim" if f.state(f.seen_at) == "superseded" else ""
             table.add_row(Text(clip(f.subject, SUBJECT_WIDTH), style=dim), Text(clip(f.predicate, PREDICATE_WIDTH), style=dim),
-                          Text(clip(f.object, self.object_width), style=dim), holds(f), str(len(f.provenance)),
+                          Text(clip(f.object, self.object_width), style=dim), holds(f, f.id in found.disputed),
+                          str(len(f.provenance)),
                           key=str(f.id))
         if kept_row is not None and facts:
             table.move_cursor(row=kept_row % len(facts) if kept_row < 0 else min(kept_row, len(facts) - 1))

@@ -173,3 +173,18 @@ async def test_the_history_of_a_fact_in_an_open_clash_says_the_clash_waits(demo_
         await settle(pilot)
         history = text_of(app.screen.query_one("#dialog-text"))
         assert "Maya —lives in→ Sellwood" in history and "in open conflict #1 of the inbox" in history, history
+
+
+async def test_a_fact_an_open_conflict_holds_is_marked_in_the_table(demo_app):
+    """The table showed "Maya lives in Sellwood  since 2023-04-03" like any settled fact while the
+    inbox's clash with the little house was open (review, requests 07:46 #1): its *holds* is yellow."""
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        screen.query_one("#entity-filter").value = "maya"
+        await settle(pilot)
+        facts = screen.query_one("#facts-table", DataTable)
+        rows = {facts.get_row_at(n)[2].plain: facts.get_row_at(n)[3] for n in range(facts.row_count)}
+        assert "yellow" in str(rows["Sellwood"].style) and "yellow" in str(rows["little house with a big backyard"].style)
+        assert sum("yellow" in str(cell.style) for cell in rows.values()) == 2
