@@ -8,14 +8,19 @@ from mnemoscope.app.widgets import ChoiceDialog
 from tests.app.mnemo_testing import SIZE, screen_lines, settle, text_of
 
 
+async def facts_of(pilot, entity: str) -> DataTable:
+    """The Facts screen's table once the entity filter holds ``entity`` and the facts are in."""
+    await settle(pilot)
+    pilot.app.screen.query_one("#entity-filter").value = entity
+    await settle(pilot)
+    return pilot.app.screen.query_one("#facts-table", DataTable)
+
+
 async def test_facts_in_time_and_the_conflict_inbox(demo_app):
     app = demo_app(start_mode="facts")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        facts = await facts_of(pilot, "daniel")
         screen = app.screen
-        screen.query_one("#entity-filter").value = "daniel"
-        await settle(pilot)
-        facts = screen.query_one("#facts-table", DataTable)
         rows = {facts.get_row_at(n)[2].plain: facts.get_row_at(n)[3].plain for n in range(facts.row_count)}
         assert rows["Cartwheel"] == "until 2023-07-10" and rows["Lumen Labs"] == "since 2023-07-10"  # the new job
         facts.focus()
@@ -161,11 +166,7 @@ async def test_the_history_of_a_fact_in_an_open_clash_says_the_clash_waits(demo_
     read it as settled. The history names the open conflict and how to decide it."""
     app = demo_app(start_mode="facts")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        screen.query_one("#entity-filter").value = "maya"
-        await settle(pilot)
-        facts = screen.query_one("#facts-table", DataTable)
+        facts = await facts_of(pilot, "maya")
         objects = [facts.get_row_at(n)[2].plain for n in range(facts.row_count)]
         facts.focus()
         facts.move_cursor(row=objects.index("Sellwood"))
@@ -180,11 +181,7 @@ async def test_a_fact_an_open_conflict_holds_is_marked_in_the_table(demo_app):
     inbox's clash with the little house was open (review, requests 07:46 #1): its *holds* is yellow."""
     app = demo_app(start_mode="facts")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        screen.query_one("#entity-filter").value = "maya"
-        await settle(pilot)
-        facts = screen.query_one("#facts-table", DataTable)
+        facts = await facts_of(pilot, "maya")
         rows = {facts.get_row_at(n)[2].plain: facts.get_row_at(n)[3] for n in range(facts.row_count)}
         assert "yellow" in str(rows["Sellwood"].style) and "yellow" in str(rows["little house with a big backyard"].style)
         assert sum("yellow" in str(cell.style) for cell in rows.values()) == 2
