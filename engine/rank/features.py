@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -47,6 +48,8 @@ LEARNED = ("trust", "uses", "feedback_match", "coaccess", "answer_prior")
 NEIGHBOUR_SEEDS = 20  # the strongest lexical hits whose neighbours become candidates
 SPREAD_FLOOR = 0.1  # a feature's spread is never taken as less than this share of [0, 1]
 SHORT_QUESTION = 10  # indexed words, the speaker's name one of them ("And the cat?": 2)
+# A request to the listener opening a turn: "Can you …", "Could you please …", "Please …".
+_REQUEST = re.compile(r"\s*(?:(?:can|could|would|will)\s+you\b|please\b)", re.I)
 SESSION_GAP = 3600.0  # seconds: two stamped turns this close are of one session (sessions stamped once lie days apart)
 
 
@@ -403,8 +406,14 @@ def short_questions(mem: "Engine", meta: SlotMeta, slots: np.ndarray, holds: np.
     but not their short questions: "And the cat?" asks after someone else's news, and its few
     words, the speaker's name among them, score high where longer turns dilute them. A short
     turn that asks and holds a time tells of something when ("Guess what I did? Dyed my hair
-    last week!" answers "When did Nate dye his hair?"): for a question asking a time it counts."""
-    return meta.question[slots] & (mem.index.bm25.lengths_at(slots) <= SHORT_QUESTION) & ~holds
+    last week!" answers "When did Nate dye his hair?"): for a question asking a time it counts.
+    So does a request to the listener ("Can you go back to answering in English?"): it asks
+    for no news, it says what the speaker wants."""
+    short = meta.question[slots] & (mem.index.bm25.lengths_at(slots) <= SHORT_QUESTION) & ~holds
+    if short.any():  # read only the few that ask: a request is the speaker's own
+        texts = mem.store.item_texts(int(i) for i in mem.index.item_ids[slots[short]])
+        short[short] = [not _REQUEST.match(texts.get(int(i), "")) for i in mem.index.item_ids[slots[short]]]
+    return short
 
 
 def answered_question(meta: SlotMeta, slots: np.ndarray, nb: np.ndarray) -> np.ndarray:

@@ -114,3 +114,25 @@ def test_the_named_speakers_name_is_left_out_of_the_word_space(tmp_path: Path):
     assert found[NORA]["words"] < 0.1 and found[BARELY]["words"] < 0.1 < found[LUMEN]["words"]
     ranked = [h.item.text for h in hits]
     assert ranked.index(LUMEN) < min(ranked.index(NORA), ranked.index(BARELY))
+
+
+ENGLISH = "Can you go back to answering in English?"
+SETTINGS = f"""Sofia: Hola! Answer me in Spanish from now on, I want to practise.
+Assistant: ¡Claro! A partir de ahora te respondo en español.
+Sofia: And the weather?
+Assistant: Sunny in Valencia, 24 degrees.
+Sofia: {ENGLISH}
+Assistant: Of course, English it is.
+Sofia: Please keep the answers short, too.
+Assistant: Will do.
+"""
+
+
+def test_a_request_to_the_listener_is_the_speakers_own(tmp_path: Path):
+    """"Can you go back to answering in English?" asks in few words, but for no one's news: it says
+    what Sofia wants, and counts as hers for a question about her; "And the weather?" still does not."""
+    with transcript_store(tmp_path, SETTINGS) as mem:
+        hits = mem.recall("Which language should the assistant answer Sofia in?", strategy="fused", top_k=8).hits
+    found = {h.item.text: h.features for h in hits}
+    assert found[ENGLISH]["speaker"] == 1.0
+    assert found["And the weather?"]["speaker"] == 0.0
