@@ -33,9 +33,13 @@ from .text import feature_tokens
 log = logging.getLogger(__name__)
 
 
-def l2_normalize(m: np.ndarray) -> np.ndarray:
+def l2_normalize(m: np.ndarray, in_place: bool = False) -> np.ndarray:
+    """Rows of ``m`` at unit length, as float32 (zero rows stay zero). ``in_place``: ``m`` is an
+    array the caller made for this and reads no more, divided where it lies (a block of a
+    million-item projection then needs no second float64 copy of itself)."""
     norms = np.linalg.norm(m, axis=-1, keepdims=True)
-    return (m / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+    norms[norms == 0] = 1.0
+    return np.divide(m, norms, out=m if in_place else None).astype(np.float32, copy=False)
 
 
 # -- feature hashing ----------------------------------------------------------------------------
@@ -210,7 +214,7 @@ class LatentSemanticModel:
             counts = counts[:, :n_terms] if counts.shape[1] > n_terms else sp.hstack(
                 [counts, sp.csr_matrix((counts.shape[0], n_terms - counts.shape[1]))]
             ).tocsr()
-        return l2_normalize(np.asarray(self._weight(counts, self.idf) @ self._by_term))
+        return l2_normalize(np.asarray(self._weight(counts, self.idf) @ self._by_term), in_place=True)
 
     def transform_rows(self, lengths: np.ndarray, term_ids: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """:meth:`transform` of rows given as their lengths and their (term id, count) pairs
