@@ -189,6 +189,11 @@ class Area:
         """After the import's sources are stored (same transaction): lay this area's records over
         them; ``id_map`` maps exported to stored item ids."""
 
+    def import_notes(self) -> list[str]:
+        """While :meth:`importing`: what the import's report says of this area's records (made to
+        keep today's rules, say), in one line each."""
+        return []
+
     # -- recall -------------------------------------------------------------------------------
 
     def signals(self) -> dict[str, Signal]:

@@ -46,6 +46,15 @@ def parse_as_of(value: Any) -> str | None:
         raise RecallError(f"as of {_shown(value)} is not a date such as 2023-06-01, 2023-06 or 2023") from None
 
 
+def is_date(text: str) -> bool:
+    """Whether ``text`` is a date :func:`parse_as_of` reads (a day, a month, a year, or a date
+    and time such as ``2023-06-01T10:00:00Z``): the form every time the store keeps is in."""
+    try:
+        return parse_as_of(text) is not None
+    except RecallError:
+        return False
+
+
 _SHOWN = 40  # characters of a refused date echoed back: a pasted page is no one line
 
 

@@ -287,19 +287,27 @@ def fit_labels(p: ParsedSource) -> list[str]:
         for label, value, alone in _labels(item):
             if not (value and label_problem(value, shown_alone=alone)):
                 continue
-            shown = shown_label(value) if alone else value
-            fitted = shown[:MAX_LABEL_CHARS]
+            fitted, done = fitted_label(value, alone)
             if label == "speaker":
                 item.speaker = fitted
             elif label == "title":
                 item.title = fitted
             else:
                 item.meta["image_caption"] = fitted
-            done = [f"cut from {len(shown):,} to {len(fitted):,} characters"] if len(shown) > len(fitted) else []
-            done += ["control characters made spaces"] if alone and CONTROL.search(value) else []
-            done += ["invisible characters dropped"] if len(shown) < len(value) else []
-            said.append(f"{p.source.name}: {item.kind} {item.key!r}: its {label}: {' and '.join(done)}")
+            said.append(f"{p.source.name}: {item.kind} {item.key!r}: its {label}: {done}")
     return said
+
+
+def fitted_label(value: str, alone: bool = True) -> tuple[str, str]:
+    """``value`` made to keep :func:`label_problem`'s rule (cut to the limit; in a label
+    ``alone``, each control character a space and each invisible one dropped), and what was
+    done, in words ("" when it kept the rule already)."""
+    shown = shown_label(value) if alone else value
+    fitted = shown[:MAX_LABEL_CHARS]
+    done = [f"cut from {len(shown):,} to {len(fitted):,} characters"] if len(shown) > len(fitted) else []
+    done += ["control characters made spaces"] if alone and CONTROL.search(value) else []
+    done += ["invisible characters dropped"] if len(shown) < len(value) else []
+    return fitted, " and ".join(done)
 
 
 def hold_to_limits(parsed: Sequence[ParsedSource]) -> None:

@@ -150,6 +150,8 @@ def import_(mem: Transferring, path: str | Path) -> IngestReport:
                 _say_left_out(report, Path(path), unread)
                 for area in areas:
                     area.import_records([r for _, r in exported.records], id_map)
+                if report.sources:
+                    report.sources[0].warnings += [note for area in areas for note in area.import_notes()]
                 mem.activity.record("store.imported", Path(path).name, count=report.items)
         except BaseException:
             mem.reload()  # forget what the rolled-back transaction had put in memory

@@ -44,7 +44,10 @@ lines of LLM events and summaries. Such an export still imports: its sources are
 and those records laid over them (:meth:`KnowledgeArea.import_records`).
 
 Everything is checked before the first write: a bad record is refused as
-``file:line: knowledge record: …`` and the store is left as it was.
+``file:line: knowledge record: …`` and the store is left as it was. A name or a fact's words
+that break the label rule (an invisible or control character, over 2,000 characters: an older
+store's, or an edited file's) are made to keep it, as the core's labels are, and the import says
+which (:attr:`ImportRecords.fitted`); a time that is no date is refused.
 """
 
 from __future__ import annotations
@@ -54,8 +57,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ..ingest import IngestError
-from .portable_log import DECISION, DecisionRecord, decision_records, read_decision, referenced_unknown
+from ..as_of import is_date
+from ..ingest import IngestError, fitted_label
+from ..records import label_problem
+from .portable_log import DECISION, DecisionRecord, decision_records, is_stamp, read_decision, referenced_unknown
 from .records import EVENT_ROLES
 
 if TYPE_CHECKING:
@@ -69,6 +74,7 @@ ORIGINS = ("rule", "llm", "user")
 CONFLICT_KINDS = ("clash", "duplicate", "orphaned")
 CONFLICT_STATUSES = ("open", "accepted", "both", "merged", "retired")
 TIMES = ("valid_from", "valid_to", "recorded_at", "retired_at")
+STAMPS = ("recorded_at", "retired_at", "created_at", "decided_at")  # written by the store's clock
 
 
 @dataclass
@@ -146,6 +152,7 @@ class ImportRecords:
 
     snapshot: Snapshot | None = None
     legacy: list[dict[str, Any]] = field(default_factory=list)
+    fitted: list[str] = field(default_factory=list)  # "file:line: what: how it was made to keep the label rule"
 
 
 # -- export -----------------------------------------------------------------------------------
@@ -209,7 +216,7 @@ def read_records(path: str | Path, records: list[tuple[int, dict[str, Any]]],
         reader.legacy(line, r)
     current = [(n, r) for n, r in mine if "version" in r]
     snapshot = reader.snapshot(current, set(exported_items)) if current else None
-    return ImportRecords(snapshot, [r for _, r in legacy])
+    return ImportRecords(snapshot, [r for _, r in legacy], reader.fitted)
 
 
 class _Reader:
@@ -219,6 +226,7 @@ class _Reader:
         self.path = path
         self.source_of_item = source_of_item
         self.columns = columns
+        self.fitted: list[str] = []
 
     def fail(self, line: int, message: str) -> NoReturn:
         raise IngestError(self.path, f"knowledge record: {message}", line)
@@ -236,6 +244,27 @@ class _Reader:
         value = self.field(line, r, name, str)
         if not value.strip():
             self.fail(line, f"{r.get('type')} field {name!r} is empty")
+        return value
+
+    def label(self, line: int, r: dict[str, Any], name: str, what: str) -> str:
+        """A text shown as a name (an entity's, a mention's surface, a fact's words, a conflict's
+        reason) made to keep the label rule: an export holds what a store held, and refusing a
+        backup whole for one name would lose the lot (:func:`engine.ingest.fit_labels`)."""
+        value = self.field(line, r, name, str)
+        if label_problem(value) is None:
+            return value
+        fitted, done = fitted_label(value)
+        self.fitted.append(f"{self.path}:{line}: {what}: {done}")
+        return fitted
+
+    def date(self, line: int, r: dict[str, Any], name: str, optional: bool = True) -> str | None:
+        """A time the store keeps: a day, a month or a year (a fact's time and validity), or a
+        stamp of the store's clock (when it was recorded, retired, opened, decided)."""
+        value = self.field(line, r, name, str, optional)
+        if value is not None and name in STAMPS and not is_stamp(value):
+            self.fail(line, f"{r.get('type')} field {name!r} is no time such as 2023-06-01T10:00:00Z, not {value[:40]!r}")
+        if value is not None and name not in STAMPS and not is_date(value):
+            self.fail(line, f"{r.get('type')} field {name!r} is no date such as 2023-06-01, 2023-06 or 2023, not {value[:40]!r}")
         return value
 
     def item(self, line: int, value: Any, where: str) -> int:
@@ -319,18 +348,20 @@ class _Reader:
         keys: dict[str, int] = {}
         for line, r in records:
             eid = self.field(line, r, "id", int)
-            key = self.text(line, r, "key")
+            self.text(line, r, "key")
+            key = self.label(line, r, "key", f"entity {eid}'s key")
             if eid in out or key in keys:
                 self.fail(line, f"entity {eid} ({key!r}) appears twice")
             kind = self.field(line, r, "kind", str)
             if kind not in ENTITY_KINDS:
                 self.fail(line, f"entity kind {kind!r} is not one of {', '.join(ENTITY_KINDS)}")
-            out[eid], keys[key] = EntityRecord(key, self.field(line, r, "name", str), kind), eid
+            out[eid], keys[key] = EntityRecord(key, self.label(line, r, "name", f"entity {eid}'s name"), kind), eid
             for mention in self.field(line, r, "mentions", list):
                 if not (isinstance(mention, list) and len(mention) == 3 and all(isinstance(x, str) for x in mention[1:])):
                     self.fail(line, f"a mention is [item id, surface, role], not {mention!r}")
                 item = self.item(line, mention[0], f"a mention of entity {eid}")
-                self._part(line, parts, item).mentions.append((item, eid, mention[1], mention[2]))
+                surface = self.label(line, {"surface": mention[1]}, "surface", f"a mention of entity {eid}")
+                self._part(line, parts, item).mentions.append((item, eid, surface, mention[2]))
         return out
 
     def _entity(self, line: int, r: dict[str, Any], name: str, entities: dict[int, Any], optional: bool = False) -> int | None:
@@ -343,13 +374,13 @@ class _Reader:
         origin = self.field(line, r, "origin", str)
         if origin not in ORIGINS:
             self.fail(line, f"fact origin {origin!r} is not one of {', '.join(ORIGINS)}")
-        words = (self.field(line, r, name, str) for name in ("subject", "predicate", "object"))  # as stored, even blank
+        words = (self.label(line, r, name, f"fact {r.get('id')}'s {name}") for name in ("subject", "predicate", "object"))  # even blank
         fact = FactRecord(*words,
                           self._entity(line, r, "subject_entity", entities, optional=True),
                           self._entity(line, r, "object_entity", entities, optional=True),
-                          self.field(line, r, "time", str, optional=True), origin, self.items(line, r, "provenance"),
+                          self.date(line, r, "time"), origin, self.items(line, r, "provenance"),
                           self.field(line, r, "id", int, optional=r.get("version", 1) < 3),
-                          {name: self.field(line, r, name, str, optional=True) for name in TIMES})
+                          {name: self.date(line, r, name) for name in TIMES})
         if fact.id is not None:
             if fact.id in snapshot.facts:
                 self.fail(line, f"fact {fact.id} appears twice")
@@ -382,8 +413,8 @@ class _Reader:
             if m is not None and m not in named and status == "open":
                 self.fail(line, f"conflict names {'entity' if kind == 'duplicate' else 'fact'} {m}, which the export does not hold")
         return ConflictRecord(self.field(line, r, "id", int, optional=r.get("version", 1) < 4), kind, members[0], members[1],
-                              self.field(line, r, "reason", str), status,
-                              self.field(line, r, "created_at", str), self.field(line, r, "decided_at", str, optional=True))
+                              self.label(line, r, "reason", "a conflict's reason"), status,
+                              self.date(line, r, "created_at", optional=False), self.date(line, r, "decided_at"))
 
     def _episodes(self, records: list[tuple[int, dict[str, Any]]], parts: dict[int, SourcePart]) -> None:
         source_of: dict[int, int] = {}

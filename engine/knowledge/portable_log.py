@@ -30,8 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from ..as_of import parse_as_of
-from ..errors import RecallError
+from ..as_of import is_date
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -113,20 +112,18 @@ def _check_values(table: str, image: dict[str, Any], fail: Callable[[str], None]
     for column, value in image.items():
         ok = value is None or (type(value) is int if column in _ID_COLUMNS else type(value) in (int, float, str))
         if ok and value is not None and column in ("valid_from", "valid_to"):
-            ok = _is_date(value)
+            ok = isinstance(value, str) and is_date(value)
         elif ok and value is not None and column in ("recorded_at", "retired_at", "created_at", "decided_at"):
-            ok = isinstance(value, str) and _STAMP.fullmatch(value) is not None
+            ok = is_stamp(value)
         if not ok:
             fail(f"a decision's row image of {table} holds {column} = {value!r}, which that column cannot hold"[:200])
     if table == "facts" and image.get("superseded_by") is not None and image.get("superseded_by") == image.get("id"):
         fail(f"a decision's row image of fact {image.get('id')} names it as its own successor")
 
 
-def _is_date(value: Any) -> bool:
-    try:
-        return isinstance(value, str) and parse_as_of(value) is not None
-    except RecallError:
-        return False
+def is_stamp(value: Any) -> bool:
+    """Whether ``value`` is a time as the store's clock writes it (2023-06-01T10:00:00Z)."""
+    return isinstance(value, str) and _STAMP.fullmatch(value) is not None
 
 
 _ONE = {"entities": "entity", "facts": "fact", "conflicts": "conflict"}

@@ -92,6 +92,15 @@ class KnowledgeTransfer(KnowledgeBuilding):
         finally:
             self._import = None
 
+    def import_notes(self) -> list[str]:
+        """The names and words the import made keep the label rule, said in one line."""
+        fitted = self._import.records.fitted if self._import is not None else []
+        if not fitted:
+            return []
+        more = f"; and {len(fitted) - 1:,} more" if len(fitted) > 1 else ""
+        return [f"{len(fitted):,} name(s) or fact word(s) of the knowledge records made to keep the label rule"
+                f" ({fitted[0]}{more})"]
+
     def import_records(self, records: list[dict[str, Any]], id_map: dict[int, int]) -> None:
         """Lay version-1 records (LLM and user facts, LLM events and summaries) over the items
         this import stored by extraction (one transaction); a snapshot was restored source by

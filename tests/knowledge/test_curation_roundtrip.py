@@ -128,10 +128,11 @@ def test_import_keeps_the_curation_of_sources_already_in_the_target(curated, tmp
         assert ours == theirs
 
 
-def corrupt(export: Path, tmp_path: Path, record_type: str, change) -> tuple[Path, int]:
-    """A copy of ``export`` with the first ``record_type`` line changed; returns it and the line."""
+def corrupt(export: Path, tmp_path: Path, record_type: str, change, pick=lambda record: True) -> tuple[Path, int]:
+    """A copy of ``export`` with the first ``record_type`` line (that ``pick`` accepts) changed;
+    returns it and the line."""
     lines = export.read_text(encoding="utf-8").splitlines()
-    n = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == record_type)
+    n = next(i for i, line in enumerate(lines) if json.loads(line)["type"] == record_type and pick(json.loads(line)))
     record = json.loads(lines[n])
     change(record)
     lines[n] = json.dumps(record)
@@ -160,6 +161,10 @@ def corrupt(export: Path, tmp_path: Path, record_type: str, change) -> tuple[Pat
     ("knowledge.entity", lambda r: r.update(mentions=[["D1:1", "Maya", "speaker"]]), "names item 'D1:1'"),
     ("knowledge.episode", lambda r: r["events"].append({"item_id": r["home"][0], "origin": "rule", "action": 5}),
      "its other roles text"),
+    ("knowledge.fact", lambda r: r.update(valid_from="99999-01-01"),
+     "knowledge.fact field 'valid_from' is no date such as 2023-06-01, 2023-06 or 2023, not '99999-01-01'"),
+    ("knowledge.fact", lambda r: r.update(time="last week"), "field 'time' is no date"),
+    ("knowledge.conflict", lambda r: r.update(created_at="yesterday"), "field 'created_at' is no time such as 2023-06-01T10:00:00Z"),
 ])
 def test_a_corrupt_knowledge_record_is_one_line_exit_2_and_changes_nothing(curated, tmp_path, capsys, record_type,
                                                                            change, message):
@@ -176,6 +181,25 @@ def test_a_corrupt_knowledge_record_is_one_line_exit_2_and_changes_nothing(curat
     assert store_checksum(store) == before
     with Memory(store) as target, pytest.raises(IngestFailed, match=f"bad.jsonl:{line}:"):
         target.import_(bad)
+
+
+def test_names_and_words_that_break_the_label_rule_are_fitted_and_said(curated, tmp_path):
+    """An edited export's entity name with a right-to-left override, a fact's object of 100,000
+    characters and a conflict's reason with an escape sequence were stored as given (fails
+    before): the speaker's name read backwards, the inbox printed the whole of it. They are made
+    to keep the label rule, as the core's labels are, and the import's report says where."""
+    _original, export, _name = curated
+    bad, line = corrupt(export, tmp_path, "knowledge.entity", lambda r: r.update(name="Dan\u202eiel"))
+    bad, _ = corrupt(bad, tmp_path, "knowledge.fact", lambda r: r.update(object="x" * 100_000),
+                     lambda r: r["valid_to"] is None and r["retired_at"] is None)  # one recall reads
+    bad, _ = corrupt(bad, tmp_path, "knowledge.conflict", lambda r: r.update(reason="home \x1b]0;retitled\x07 or not"))
+    with Memory(tmp_path / "copy.db") as copy:
+        report = copy.import_(bad)
+        assert report.warnings == ["3 name(s) or fact word(s) of the knowledge records made to keep the label rule"
+                                   f" ({bad}:{line}: entity 1's name: invisible characters dropped; and 2 more)"], report.warnings
+        assert "Daniel" in {e.name for e in copy.knowledge.entities(kind="speaker")}
+        assert max(len(f.object) for f in copy.knowledge.facts()) == 2_000
+        assert {c.reason for c in copy.knowledge.conflicts(status=None)} >= {"home  ]0;retitled  or not"}
 
 
 def test_a_version_1_export_still_imports(tmp_path, conversation_file):
