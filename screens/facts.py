@@ -33,7 +33,7 @@ FILTER_PAUSE = 0.2
 FACT_ROWS = 500
 SUBJECT_WIDTH, PREDICATE_WIDTH = 14, 13
 FACT_COLUMNS = (("subject", "subject", SUBJECT_WIDTH), ("predicate", "predicate", PREDICATE_WIDTH),
-                ("object", "object", None), ("holds", "holds", 16), ("src", "sources", 3))  # object: what is left
+                ("object", "object", None), ("holds", "holds", 18), ("src", "sources", 3))  # object: what is left
 CONFLICT_COLUMNS = (("kind", "kind", 9), ("conflict", "conflict", None))
 ENTITY_ACTIONS = {"filter", "add_fact", "edit_fact", "delete_fact", "rename_entity", "merge_entity", "history",
                   "as_of", "earlier", "later", "inbox"}
@@ -99,11 +99,13 @@ class FactPage:
 
 def holds(fact: Fact, disputed: bool = False) -> Text:
     """When a fact holds, as the table shows it ("since 2023-04-03", "until 2023-07-10"); a
-    superseded fact is dim, one an open conflict of the inbox holds is yellow (it may not hold)."""
+    superseded fact is dim, one an open conflict of the inbox holds is yellow and marked "?" (it
+    may not hold; the mark for a reader who does not see the colour)."""
     state = fact.state(fact.seen_at)
     if state == "superseded":
         return Text(f"until {fact.valid_to}" if fact.valid_to else "superseded", style="dim")
-    return Text(f"since {fact.valid_from}" if fact.valid_from else "", style="yellow" if disputed else "")
+    since = f"since {fact.valid_from}" if fact.valid_from else ""
+    return Text(f"{since} ?", style="yellow") if disputed else Text(since)
 
 
 EVIDENCE_INDENT = 3 + 3  # an evidence turn's lines after its first sit under its key ("   D1:6 …")
@@ -205,8 +207,8 @@ class FactsScreen(BaseScreen):
 
 Entities (most mentioned first) with a filter; the selected entity's facts (subject, predicate,
 object, since when it holds or until when it held, how many sources state it) and a drawing of
-its neighbourhood in the graph. A superseded fact is dim, and one whose *holds* is yellow waits in
-an open conflict of the inbox; `h` shows its history. Type a date in
+its neighbourhood in the graph. A superseded fact is dim, and one whose *holds* is yellow and ends
+in "?" waits in an open conflict of the inbox; `h` shows its history. Type a date in
 the *as of* box (or step with `[` and `]` through the dates the entity's facts changed) to see
 the facts as they stood then. Every change shows the engine's dry-run report before it is written.
 

@@ -185,3 +185,4 @@ async def test_a_fact_an_open_conflict_holds_is_marked_in_the_table(demo_app):
         rows = {facts.get_row_at(n)[2].plain: facts.get_row_at(n)[3] for n in range(facts.row_count)}
         assert "yellow" in str(rows["Sellwood"].style) and "yellow" in str(rows["little house with a big backyard"].style)
         assert sum("yellow" in str(cell.style) for cell in rows.values()) == 2
+        assert rows["Sellwood"].plain == "since 2023-04-03 ?"  # a mark too, for a reader without colour (review 09:24)
