@@ -141,23 +141,26 @@ sys.stdin.readline()
 mem.ingest(sys.argv[2])
 """
 
-# Recall in a loop (fused, every area) until the stop file appears, following the writers; then
+# Recall in a loop (fused, every area) until one refresh interval after the stop file appears,
+# following the writers; then
 # compare with a memory opened afresh on the final store.
 READER = """
-import json, os, sys
+import json, os, sys, time
 from mnemoscope.engine import Memory
 mem = Memory(sys.argv[1])
 mem.warm_up()
 print("ready", flush=True)
-errors, seen = [], []
+errors, seen, writers_done = [], [], None
 while True:
     try:
         mem.recall("the river near the harbour", strategy="fused", top_k=5)
         seen.append(mem.index.n_items)
     except Exception as exc:
         errors.append(repr(exc))
-    if os.path.exists(sys.argv[2]):
-        break
+    if writers_done is None and os.path.exists(sys.argv[2]):
+        writers_done = time.monotonic()
+    if writers_done is not None and time.monotonic() - writers_done > mem.settings.refresh_interval:
+        break  # a recall looks at other processes' commits once per refresh interval: writers that finished inside one were not seen yet
 mem.refresh()
 fresh = Memory(sys.argv[1])
 queries = ["river mountain", "violin lantern token3x4", "falcon saffron quartz", "who talked about the comet"]
