@@ -58,3 +58,14 @@ def test_a_recall_carries_the_date_it_was_asked_as_of(demo_store):
     out = io.StringIO()
     assert main(["--store", str(demo_store), "recall", "where does Daniel work", "--as-of", "2023-05", "--json"], out) == 0
     assert json.loads(out.getvalue())["as_of"] == "2023-05"
+
+
+def test_a_long_turn_is_shown_around_the_words_the_query_asked(demo_store):
+    """A hit's line shows the part of its turn that holds the query's words, as the app's table
+    does: the turn naming the Flatirons names them after its 110th character, and its line showed
+    only the turn's first words (a mountain pass) for a question about Leah's home."""
+    out = io.StringIO()
+    code = main(["--store", str(demo_store), "recall", "Flatirons", "--strategy", "bm25", "--top-k", "1"], out)
+    first_hit = out.getvalue().splitlines()[1]
+    assert code == 0
+    assert "Maya: …" in first_hit and "Flatirons" in first_hit

@@ -5,7 +5,8 @@ from .chart import ColumnChart
 from .chrome import KeyBar, NavTabs, StoreHeader, TextBox
 from .dialogs import ChoiceDialog, FormDialog, HelpScreen, NoteDialog, PromptDialog
 from .task import TaskPanel
-from .text import clip, highlight, query_terms, snippet, split_summary
+from ..snippets import query_terms, snippet
+from .text import clip, highlight, split_summary
 
 __all__ = ["AsOfBox", "ColumnChart", "KeyBar", "NavTabs", "StoreHeader", "TextBox", "ChoiceDialog", "FormDialog", "HelpScreen", "NoteDialog", "PromptDialog", "TaskPanel",
            "clip", "highlight", "query_terms", "snippet", "split_summary"]

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Callable
 from rich.text import Text
 
 from .tables import PlainTable, set_columns
-from .text import highlight, query_terms, snippet
+from ..snippets import query_terms, snippet
+from .text import highlight
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from mnemoscope.engine.pipeline import Hit, Recall
