@@ -94,7 +94,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
-from ..as_of import earliest, later, said_on
+from ..as_of import later, said_on
 from ..query import FRAMING_WORDS
 from ..text import STOPWORDS, lexical_tokens, sentences
 from .claims import bring_newer_claims
@@ -258,6 +258,15 @@ _CLAUSE = re.compile(r"\s*[,;:]\s+|\s+(?:and|but|so|while|because)\s+", re.I)
 
 
 @dataclasses.dataclass(frozen=True)
+class Period:
+    """A past period a question asks about ("in September 2023"): its first and last days (ISO), both
+    "" for a period whose bounds the recall's reference time gives ("in early 2026")."""
+
+    first: str
+    last: str
+
+
+@dataclasses.dataclass(frozen=True)
 class PresentQuestion:
     """What a present-tense question is about: its own words and the words of the slots it asks."""
 
@@ -274,7 +283,7 @@ class PresentQuestion:
     kind: str | None = None  # the kind of value an open question asks for (:func:`.latest.answer_kind`)
     plans: bool = False  # asks about what is to come ("Where will Lena work?"): a plan is its answer
     by: str | None = None  # the reference day (ISO): a plan whose time has come by then is told as done
-    until: str | None = None  # a past period it asks about ("in January 2026"): its last day, "" when unresolved
+    period: Period | None = None  # the past period it asks about ("in January 2026", :func:`asked_period`)
 
     @functools.cached_property
     def topic(self) -> frozenset[str]:
@@ -330,20 +339,21 @@ def slot_cues(slot: Slot) -> frozenset[str]:
     return frozenset(lexical_tokens(" ".join(words)))
 
 
-def present_question(query: str, rules: Rules, names: Sequence[str], unnamed: bool = False) -> PresentQuestion | None:
+def present_question(query: str, rules: Rules, names: Sequence[str], unnamed: bool = False,
+                     period: Period | None = None) -> PresentQuestion | None:
     """The question's topic when it asks about the present (None for a question about the past,
     or with nothing to ask but names); a question about no slot listens only to changes said
     outright. ``names``: the subjects' names, which are no topic; ``unnamed``: the question names
     no one, and its subjects are the speakers telling of the thing it asks about (:func:`_voices`),
-    so it asks no slot of theirs and the news of others counts."""
+    so it asks no slot of theirs and the news of others counts; ``period``: the past period it
+    asks about (:func:`asked_period`, read once per recall by its caller), whose present it asks."""
     said = set(re.findall(r"[\w']+", query.lower()))  # "café" is one word
     dated = said & set(re.findall(r"[\w']+", _OLD_THING.sub("the", query.lower())))
-    until = asked_period(query, rules)
-    if until is None and (dated & _PAST and not (dated & _PAST == {"did"} and _DECIDED.match(query))
-                          or find_times(query, None)) \
+    if period is None and (dated & _PAST and not (dated & _PAST == {"did"} and _DECIDED.match(query))
+                           or find_times(query, None)) \
             or _WHO_DID.match(query) or _WHEN_PERFECT.match(query):  # "by July 10, 2022" asks about that day
         return None
-    if until is not None:  # the period's words are no topic: "January" is in no answer of where she lived
+    if period is not None:  # the period's words are no topic: "January" is in no answer of where she lived
         said = set(re.findall(r"[\w']+", _without_period(query).lower()))
     if (job := _DOES_FOR_WORK.match(query)) and not re.sub(r"\band\b|\W", "", _without(names, job[1])):
         said = set(_JOB_WORDS)
@@ -366,22 +376,22 @@ def present_question(query: str, rules: Rules, names: Sequence[str], unnamed: bo
         return PresentQuestion(frozenset(terms), frozenset().union(*map(slot_cues, asked)),
                                frozenset(slot.name for slot in asked), _slot_change(cues), phrases_of(cues), state=state,
                                own=own - set(lexical_tokens(" ".join(cues))),
-                               titles=any(_TITLED in slot.predicates for slot in asked), plans=plans, until=until)
-    if until is not None:  # a past date asks about a slot only: "what was in the paper in May 2023?" about an event
+                               titles=any(_TITLED in slot.predicates for slot in asked), plans=plans, period=period)
+    if period is not None:  # a past date asks about a slot only: "what was in the paper in May 2023?" about an event
         return None
     counted = frozenset(lexical_tokens(how_many[1])) - set(lexical_tokens(" ".join(names))) if how_many else None
     return PresentQuestion(frozenset(terms), frozenset(), change=_REPLACES, counted=counted, state=state,
                            own=own, others=others, kind=answer_kind(query), plans=plans) if terms else None
 
 
-def asked_period(query: str, rules: Rules) -> str | None:
-    """The last day (ISO) of the past period a question about a state names ("Where was Morven
-    living in January 2026?", "Where did Leah live in June 2023?"): the question's own reference
-    time; "" for a period without bounds of its own ("in early 2026"), None for none. An event
-    asked about with a date ("What did Joanna accomplish in January 2022?") names no such period."""
+def asked_period(query: str, rules: Rules) -> Period | None:
+    """The past period a question about a state names ("Where was Morven living in January 2026?",
+    "Where did Leah live in June 2023?"): its last day is the question's own reference time. None
+    for none: an event asked about with a date ("What did Joanna accomplish in January 2022?")
+    names no such period."""
     said = set(re.findall(r"[\w']+", _OLD_THING.sub("the", query.lower())))
     past = said & _PAST
-    return period_end(query) if past and (past <= _WAS or past == {"did"} and _did_asks_slot(query, rules)) else None
+    return period_named(query) if past and (past <= _WAS or past == {"did"} and _did_asks_slot(query, rules)) else None
 
 
 def _did_asks_slot(query: str, rules: Rules) -> bool:
@@ -409,18 +419,34 @@ def _without(names: Sequence[str], query: str) -> str:
     return query
 
 
-def period_end(query: str) -> str | None:
-    """The last day (ISO) of the past period a question names ("in January 2026" → 2026-01-31, "in
-    2025" → 2025-12-31), "" for one named by a season or a part of a year ("in early 2026", "the spring
-    of 2025", "mid-2025") whose bounds the recall's reference time gives, None for none."""
+def period_named(query: str) -> Period | None:
+    """The past period a question names ("in January 2026" → 2026-01-01 … 2026-01-31, "in 2025" →
+    2025-01-01 … 2025-12-31, "between May and July 2023" → from May's first day to July's last),
+    unbounded ("") for one named by a season or a part of a year ("in early 2026", "the spring of
+    2025", "mid-2025") whose bounds the recall's reference time gives, None for none."""
     if _PERIOD.search(query):
-        return ""
+        return Period("", "")
     times = find_times(query, None)
     if not times:
         return None
-    value = max(t.value for t in times)
+    first, last = _first_day(min(t.value for t in times)), _last_day(max(t.value for t in times))
+    return Period(first, last) if first and last else None
+
+
+def _first_day(value: str) -> str | None:
+    """The first day (ISO) of a day, month or year (None for one no calendar holds: "0000")."""
+    try:
+        return date(int(value[:4]), int(value[5:7]) if len(value) >= 7 else 1, int(value[8:10]) if len(value) == 10 else 1
+                    ).isoformat()
+    except ValueError:
+        return None
+
+
+def _last_day(value: str) -> str | None:
+    """The last day (ISO) of a day, month or year (None for one no calendar holds: "December 9999"
+    is no period, nor a day no month has)."""
     year, month = int(value[:4]), int(value[5:7]) if len(value) >= 7 else 12
-    try:  # a year a calendar cannot hold ("December 9999", "0000") or a day no month has is no period
+    try:
         if len(value) == 10:
             return date.fromisoformat(value).isoformat()
         return date(year, month, calendar.monthrange(year, month)[1]).isoformat()
@@ -429,7 +455,7 @@ def period_end(query: str) -> str | None:
 
 
 def _without_period(query: str) -> str:
-    """The question without the past period it names (:func:`period_end`)."""
+    """The question without the past period it names (:func:`period_named`)."""
     query = _PERIOD.sub("", query)
     for mention in sorted(find_times(query, None), key=lambda t: t.start, reverse=True):
         query = query[:mention.start] + query[mention.end:]
@@ -621,7 +647,7 @@ def _held_values(rules: "Rules", question: PresentQuestion, subjects: dict[int, 
                 if _held_by(fact, found[0], subjects):
                     words |= set(lexical_tokens(fact.object))
                     stating.add(item)
-                    if question.until and _replaced_after(fact, question.by):
+                    if question.period is not None and question.period.last and _replaced_after(fact, question.by):
                         through.add(item)
                 else:
                     others.add(item)
@@ -695,22 +721,22 @@ def _claimants(query: str, subjects: dict[int, str], rules: "Rules", slots: froz
 
 
 def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, subjects: dict[int, str],
-                 ranking: "Ranking", as_of: str | None) -> "Ranking":
+                 ranking: "Ranking", as_of: str | None, period: Period | None = None) -> "Ranking":
     """The ranking with each candidate that announces a change of the answer to a present-tense
     question above the older on-topic candidates (see the module docstring). ``subjects``: the
     entities the question names, by id, with their names; none: the speakers of the candidates
-    (:func:`_voices`)."""
+    (:func:`_voices`); ``period``: the past period the question asks about (:func:`asked_period`),
+    whose last day ``as_of`` already is when earlier ("Where was Morven living in January 2026?":
+    the present as of then)."""
     subjects = _asked_of(query, subjects)
     unnamed = not subjects
     if unnamed:
         subjects = _voices(store, index.item_ids[ranking.slots[:WINDOW]].tolist())
-    question = present_question(query, rules, list(subjects.values()), unnamed) if subjects else None
+    question = present_question(query, rules, list(subjects.values()), unnamed, period) if subjects else None
     if question is None or len(ranking.slots) < 2:
         return ranking
-    if question.until is not None:  # "Where was Morven living in January 2026?": the present as of then
-        as_of = earliest(as_of, question.until)
-        if as_of is None:  # "in early 2026" and no reference time: no day to read it at
-            return ranking
+    if question.period is not None and as_of is None:  # "in early 2026" and no reference time: no day to read it at
+        return ranking
     question = dataclasses.replace(question, by=as_of or date.today().isoformat())
     ranking = bring_newer_claims(store, index, rules, question.slots, _claimants(query, subjects, rules, question.slots),
                                  ranking, as_of, WINDOW)
@@ -776,7 +802,8 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     placed = _latest_value_above_older(placed, {n for n in values if ids[n] in stating},  # a slot's, by the facts
                                        [n for n, i in enumerate(ids) if i in texts], said,
                                        {n for n, i in enumerate(ids) if i in held.others}
-                                       | (_said_after(said, as_of) if question.until else set()),
+                                       | (_said_after(said, as_of) if question.period is not None and question.period.last
+                                          else set()),
                                        {n for n, i in enumerate(ids) if i in held.through})
     if placed == list(range(len(ids))):
         return ranking

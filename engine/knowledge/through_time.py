@@ -95,10 +95,11 @@ class KnowledgeThroughTime(KnowledgeCuration):
         alone ("Anna de la Fuente" for "Ana de la Fuente") may be someone else, whose news is theirs."""
         rules, index = self.timeline.rules, self.mem.index
         # "Where did Leah live in June 2023?" is asked as of June's end, whatever the recall's own as_of
-        as_of = earliest(q.options.get("as_of"), asked_period(q.text, rules))
+        period = asked_period(q.text, rules)
+        as_of = earliest(q.options.get("as_of"), period.last if period is not None else None)
         named, keys = self.named_in(q), self.registry.keys
         also = {other for entity, others in (self._synonyms(named) if named else {}).items() for other in others
                 if one_shortens_the_other(keys.get(entity, ""), keys.get(other, ""))}
         subjects = {e: self.registry.names.get(e, "") for e in [*named, *sorted(also - set(named))]}
         ranking = rerank_in_time(self.store, index, rules, q.text, ranking, as_of, subjects)
-        return lift_changes(self.store, index, rules, q.text, subjects, ranking, as_of)
+        return lift_changes(self.store, index, rules, q.text, subjects, ranking, as_of, period)

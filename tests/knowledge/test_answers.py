@@ -113,6 +113,29 @@ def test_did_with_a_slots_verb_and_a_named_period_is_read_as_of_then(homes_then)
     assert above(ranked(homes_then, "Where did Wanjiru work in June 2025?"), "D2:3", "D1:3")
 
 
+def test_the_period_a_question_asks_about_is_read_once_per_recall(homes_then, monkeypatch):
+    """The period ("in June 2025") is read from the question once per recall, and its first and last
+    days carried on the question the present stage reads (before: read again there, from the words
+    it had just split)."""
+    from mnemoscope.engine.knowledge import through_time
+    reads, seen = [], []
+    asked_period, present_question = present.asked_period, present.present_question
+
+    def counted(*args):
+        reads.append(args[0])
+        return asked_period(*args)
+
+    def kept(*args):
+        seen.append(present_question(*args))
+        return seen[-1]
+    for module in (present, through_time):
+        monkeypatch.setattr(module, "asked_period", counted)
+    monkeypatch.setattr(present, "present_question", kept)
+    assert above(ranked(homes_then, "Where did Wanjiru live in June 2025?"), "D2:1", "D1:1")
+    assert reads == ["Where did Wanjiru live in June 2025?"]
+    assert [q.period for q in seen] == [present.Period("2025-06-01", "2025-06-30")]
+
+
 def test_a_past_date_without_a_slot_or_with_did_and_an_event_keeps_the_order(homes_then):
     """An event asked about with a date ("Where was Wanjiru in June 2025?": no slot; "Where did
     Wanjiru go in June 2025?", "What major move did Wanjiru make in May 2025?": "did" with a verb of
