@@ -31,7 +31,8 @@ SELECT_CHROME = 3  # a compact Select's cells around its label: padding and the 
 WHY_BAR = 10  # cells of a feature's bar in the Why panel, where the panel has room for them
 # the rules that move a hit after it was scored, as its Why says so: its score is then its place's
 # (or just above the hit it passes), not the sum of the reasons listed under it
-MOVED = {"change": "a newer change, or the latest value said of what the question asks",  # the help's C, S and L
+MOVED = {"change": "a newer change of what the question asks",  # the help's C, V, S and L
+         "value": "a newer value of what the question asks",
          "successor": "what replaced a fact below",
          "claim": "a newer claim of the slot asked"}
 
@@ -168,8 +169,9 @@ The **found** column says which signals found each hit: **B** BM25, **D** dense,
 topic walk, **P** PageRank over the knowledge graph, **A** it holds the kind of answer the
 question asks for (a time for *when*, a place for *where*, a person for *who*), **N** a
 neighbouring turn of a hit, **E** from the same episode as a hit (the max mode's backfill);
-and moved after it was scored: **C** it tells of a change newer than the hits it passes, or states
-the latest value of what the question asks (a home, a job: said by the date asked as of), **S** it
+and moved after it was scored: **C** it tells of a change of what the question asks newer than the
+hits it passes ("I moved", "I've left the bakery"), **V** it states a value of what the question asks
+(a home, a job) said later than the hits it passes (said by the date asked as of), **S** it
 states what replaced a fact of a hit below it, **L** it states the latest claim of what a
 question about now asks (a home, a job) for the person it names, also when an open conflict of
 the inbox holds it (the Why panel names the conflict), **F** feedback marked it used for this

@@ -20,7 +20,7 @@ MODES = ["lite", "pro", "max"]
 
 SOURCE_WIDTH = 16  # the source column, where the table has room for it
 SIGNAL_CODES = {"bm25": "B", "dense": "D", "walk": "W", "ppr": "P", "answer": "A", "neighbour": "N",
-                "episode": "E", "change": "C", "successor": "S", "claim": "L",
+                "episode": "E", "change": "C", "value": "V", "successor": "S", "claim": "L",
                 "feedback": "F"}  # each explained in the Query screen's help
 
 

@@ -794,10 +794,11 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
             topical.append(n)
             if verdict:
                 changes.add(n)
+    lifted = set(changes)
     if question.kind is not None and values:  # the latest value of the kind asked is lifted as a change is
-        changes.add(max(values, key=lambda m: (said[m], -m)))
+        lifted.add(max(values, key=lambda m: (said[m], -m)))
     placed = list(range(len(ids)))  # placed[k]: the candidate now at place k of the window
-    for k, n in zip(topical, _newest_value_first(_lifted(topical, changes, said), values, said)):
+    for k, n in zip(topical, _newest_value_first(_lifted(topical, lifted, said), values, said)):
         placed[k] = n
     placed = _latest_value_above_older(placed, {n for n in values if ids[n] in stating},  # a slot's, by the facts
                                        [n for n, i in enumerate(ids) if i in texts], said,
@@ -812,8 +813,9 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     slots = ranking.slots[positions]
     found = {int(s): list(ranking.found_by.get(int(s), [])) for s in slots.tolist()}
     for k, n in enumerate(placed):
-        if n > k and n in changes | values and "change" not in found[int(slots[k])]:  # moved up
-            found[int(slots[k])].append("change")
+        if n > k:  # moved up: as a change it tells, as a newer value of the slot it states, or both
+            found[int(slots[k])] += [mark for mark, why in (("change", changes), ("value", values))
+                                     if n in why and mark not in found[int(slots[k])]]
     return dataclasses.replace(ranking, slots=slots, scores=ranking.scores,  # the places keep their scores
                                found_by=found, features={k: v[positions] for k, v in ranking.features.items()})
 

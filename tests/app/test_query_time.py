@@ -59,13 +59,13 @@ async def test_a_hit_moved_after_it_was_scored_says_so(demo_app):
         await settle(pilot)
         screen = app.screen
         await ask(pilot, "where does Daniel work", strategy="fused")
-        moved = [n for n, h in enumerate(screen.recall.hits) if "change" in h.sources or "successor" in h.sources]
+        moved = [n for n, h in enumerate(screen.recall.hits) if {"change", "value", "successor"} & set(h.sources)]
         assert moved, [h.sources for h in screen.recall.hits]
         table = screen.query_one("#hits")
         table.move_cursor(row=moved[0])
         await pilot.pause()
         letters = table.get_row_at(moved[0])[3]
-        assert ("C" in letters or "S" in letters) and all(f"**{c}**" in screen.HELP for c in letters), letters
+        assert set("CVS") & set(letters) and all(f"**{c}**" in screen.HELP for c in letters), letters
         why = text_of(screen.query_one("#why-body"))  # in words a newcomer reads ("the place's" did not say whose)
         assert "▲ moved up" in why and "its score is that of the place it took, not the sum of the features below" in why, why
 
@@ -93,8 +93,9 @@ async def test_the_newer_claim_of_an_open_conflict_comes_first_and_its_why_names
 
 async def test_a_hit_moved_up_as_the_latest_value_is_not_called_a_change(demo_app):
     """Review (requests 07:46 #2): as of 2023-06-30, "where does Maya live now" puts "I live in
-    Sellwood" (D1:6) first, marked C: it is the latest home said by then, and its Why read "moved
-    up: a newer change", which it is not. The Why and the help say both readings of C."""
+    Sellwood" (D1:6) first: it is the latest home said by then, no change. Fails before: marked C,
+    whose Why and help said "a newer change, or the latest value" (a person could not tell which);
+    now V, a newer value, and C says a change only."""
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -103,9 +104,14 @@ async def test_a_hit_moved_up_as_the_latest_value_is_not_called_a_change(demo_ap
         await pilot.press("escape", "a", *"2023-06-30", "enter")
         await settle(pilot)
         first = screen.recall.hits[0]
-        assert first.item.key == "D1:6" and "change" in first.sources, [h.item.key for h in screen.recall.hits]
-        screen.query_one("#hits").move_cursor(row=0)
+        assert first.item.key == "D1:6" and "value" in first.sources and "change" not in first.sources, \
+            [(h.item.key, h.sources) for h in screen.recall.hits]
+        table = screen.query_one("#hits")
+        table.move_cursor(row=0)
         await pilot.pause()
+        assert "V" in table.get_row_at(0)[3] and "C" not in table.get_row_at(0)[3]
         why = text_of(screen.query_one("#why-body"))
-        assert "▲ moved up: a newer change, or the latest value said of what the question asks" in why, why
-        assert "or states the latest value of what the question asks" in " ".join(screen.HELP.split())
+        assert "▲ moved up: a newer value of what the question asks" in why and "a newer change" not in why, why
+        help_text = " ".join(screen.HELP.split())
+        assert "**V** it states a value of what the question asks" in help_text
+        assert "**C** it tells of a change of what the question asks" in help_text
