@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..snippets import query_terms, snippet
 from .common import emit, json_option, open_memory
 
 if TYPE_CHECKING:
@@ -86,18 +87,20 @@ def _conflicts_text(found: list[Conflict], items: dict[int, Item], every: bool) 
                 lines.append(f"   {label}) fact #{side.id} {side.subject} —{side.predicate}→ {side.object}  [{side.validity()}]")
             else:
                 lines.append(f"   {label}) entity #{side.id} {side.name} ({side.kind}, {side.items} item(s))")
+            named = side.object if c.facts else side.name
             for item_id in c.evidence.get(side.id, [])[:3]:
                 if item_id in items:
-                    lines.append(f"        {_snippet(items[item_id])}")
+                    lines.append(f"        {_snippet(items[item_id], named)}")
         lines.append(f"   choices: {' | '.join(c.choices)}")
     return "\n".join(lines)
 
 
-def _snippet(item: Item) -> str:
+def _snippet(item: Item, named: str) -> str:
+    """An item behind a side, around the words of what that side names (the fact's object, the
+    entity's name), as the app's inbox shows it: a long turn may say it far from its start."""
     who = f"{item.speaker}: " if item.speaker else ""
     day = f"[{item.timestamp[:10]}] " if item.timestamp else ""
-    text = " ".join((who + item.text).split())
-    return f"{item.key} {day}{text if len(text) <= SNIPPET else text[:SNIPPET - 1] + '…'}"
+    return f"{item.key} {day}{who}{snippet(item.text, query_terms(named), SNIPPET - len(who))}"
 
 
 def decide(args: argparse.Namespace, out: TextIO) -> int:

@@ -96,3 +96,13 @@ def test_a_fact_in_an_open_clash_is_listed_so(demo_store):
     waiting = {f["object"]: f.get("open_conflicts") for f in json.loads(out)}
     assert waiting["Sellwood"] == [conflict] and waiting["little house with a big backyard"] == [conflict]
     assert sum(1 for v in waiting.values() if v) == 2
+
+
+def test_the_inbox_from_the_cli_shows_each_side_where_its_turn_says_it(demo_store):
+    """`mnemoscope conflicts` shows an item behind a side around the words that side names, as
+    the app's inbox does: the move is said at the end of a long turn about a new job, and its
+    line showed only the turn's first words (the job), not the house the clash is about."""
+    code, out = cli("--store", demo_store, "conflicts")
+    moves = [line for line in out.splitlines() if line.strip().startswith(MOVE)]
+    assert code == 0 and len(moves) == 1, out
+    assert "Maya: …" in moves[0] and "moved into a little house with a big backyard" in moves[0]
