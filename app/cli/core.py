@@ -7,7 +7,7 @@ import sys
 from argparse import ArgumentTypeError
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..snippets import query_terms, snippet
+from ..snippets import query_terms, snippet, term_weights
 from .common import DEMO_LOST, UsageError, emit, json_option, open_memory
 from .parsing import a_date, count_int, plain_int
 from .progress import ProgressLine
@@ -110,9 +110,10 @@ def recall_text(result: Recall) -> str:
         how += f", as of {result.as_of}"
     lines = [f"{len(result.hits)} hit(s) for {result.query!r} [{how}, {result.timings.get('total_ms', 0):.1f} ms]"]
     terms = query_terms(result.query)
+    weights = term_weights([h.item.text for h in result.hits], terms)
     for h in result.hits:
         who = f"{h.item.speaker}: " if h.item.speaker else ""
-        line = who + snippet(h.item.text, terms, 110 - len(who))
+        line = who + snippet(h.item.text, terms, 110 - len(who), weights)
         lines.append(f"{h.rank:>3}. {h.score:8.4f}  #{h.item.id:<6} {line}")
         if h.taught:
             lines.append(f"{'':>16}{h.taught.describe()}")

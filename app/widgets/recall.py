@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable
 from rich.text import Text
 
 from .tables import PlainTable, set_columns
-from ..snippets import query_terms, snippet
+from ..snippets import query_terms, snippet, term_weights
 from .text import highlight
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
@@ -71,13 +71,14 @@ class HitsTable(PlainTable):
     def show(self, recall: "Recall", source_names: dict[int, str], mark: Callable[["Hit"], str]) -> None:
         """The recall's hits as rows, each keyed by its item's id."""
         terms = query_terms(recall.query)
+        weights = term_weights([hit.item.text for hit in recall.hits], terms)
         self.clear()
         for hit in recall.hits:
             cells: list[str | Text] = [str(hit.rank), mark(hit)]
             if self.details:
                 cells += [f"{hit.score:.4f}", signal_codes(hit.sources)]
             cells += [hit_source_label(hit, source_names, self.source_width),
-                      highlight(snippet(hit.item.text, terms, self.snippet_width), terms)]
+                      highlight(snippet(hit.item.text, terms, self.snippet_width, weights), terms)]
             self.add_row(*cells, key=str(hit.item.id))
 
     def set_mark(self, hit: "Hit", mark: str) -> None:
