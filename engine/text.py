@@ -176,6 +176,19 @@ def token_count(text: str) -> int:
     return len(re.findall(r"\w+|[^\w\s]", text))
 
 
+# -- a request to the listener (fused's speaker feature) ---------------------------------------
+
+# A request opening a turn: "Can you …", "Could you please …", "Please …".
+_REQUEST = re.compile(r"\s*(?:(?:can|could|would|will)\s+you\b|please\b)", re.I)
+
+
+def asks_listener(text: str) -> bool:
+    """Whether ``text`` asks (a question mark) the listener for something: it opens with "Can
+    you …", "Could you …" or "Please …". Such a turn asks for no one's news; it says what the
+    speaker wants. Read once per item, at ingest and at a load (the store's ``asks_listener``)."""
+    return "?" in text and _REQUEST.match(text) is not None
+
+
 # -- short forms of a person's name (the knowledge area's linking, fused's speaker feature) --------------
 
 SHORT_FORM_DROPS = 2  # the letters a short form leaves out at least (:func:`nickname_of`)

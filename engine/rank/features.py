@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import re
 import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -48,8 +47,6 @@ LEARNED = ("trust", "uses", "feedback_match", "coaccess", "answer_prior")
 NEIGHBOUR_SEEDS = 20  # the strongest lexical hits whose neighbours become candidates
 SPREAD_FLOOR = 0.1  # a feature's spread is never taken as less than this share of [0, 1]
 SHORT_QUESTION = 10  # indexed words, the speaker's name one of them ("And the cat?": 2)
-# A request to the listener opening a turn: "Can you …", "Could you please …", "Please …".
-_REQUEST = re.compile(r"\s*(?:(?:can|could|would|will)\s+you\b|please\b)", re.I)
 SESSION_GAP = 3600.0  # seconds: two stamped turns this close are of one session (sessions stamped once lie days apart)
 
 
@@ -86,6 +83,7 @@ class SlotMeta:
         self.title = np.zeros(0, dtype=np.int64)  # index into ``titles``: passages under one title belong together
         self.question = np.zeros(0, dtype=bool)  # the text asks (has a question mark): the answer prior, answered_question
         self.exclamation = np.zeros(0, dtype=bool)
+        self.request = np.zeros(0, dtype=bool)  # the text asks the listener for something (engine.text.asks_listener)
         self.title_words: dict[int, frozenset[str]] = {}
         self._title_id: dict[str, int] = {}
         self.speakers: list[str] = []
@@ -94,15 +92,15 @@ class SlotMeta:
         self._time_span: tuple[weakref.ref[Index], int, int, tuple[float, float] | None] | None = None
         self._newest_before: tuple[weakref.ref[Index], int, int, dict[float, float | None]] | None = None
 
-    def add(self, slots: np.ndarray, rows: list[tuple[str | None, str, int, str, bool, bool]]) -> None:
-        """Record (speaker, title, text length, kind, whether the text asks, whether it exclaims)
-        for newly indexed slots."""
+    def add(self, slots: np.ndarray, rows: list[tuple[str | None, str, int, str, bool, bool, bool]]) -> None:
+        """Record (speaker, title, text length, kind, whether the text asks, whether it exclaims,
+        whether it asks the listener for something) for newly indexed slots."""
         if not len(slots):
             return
         need = int(slots.max()) + 1
         if need > len(self.speaker):  # room for twice as many: growing per batch would cost O(store) each time
             self._grow(self, max(need, 2 * len(self.speaker)) - len(self.speaker))
-        speakers, titles, lengths, kinds, asks, exclaims = zip(*rows)
+        speakers, titles, lengths, kinds, asks, exclaims, requests = zip(*rows)
         for speaker in dict.fromkeys(speakers):  # each new name numbered in the order first seen
             if speaker:
                 self._speaker_index(speaker)
@@ -114,10 +112,11 @@ class SlotMeta:
         self.title[slots] = [self._title_id.setdefault(t or "", len(self._title_id)) for t in titles]
         self.question[slots] = np.array(asks, dtype=bool)
         self.exclamation[slots] = np.array(exclaims, dtype=bool)
+        self.request[slots] = np.array(requests, dtype=bool)
         title_words = {t: frozenset(words(t)) for t in dict.fromkeys(titles) if t}  # one set per title, shared by its passages
         self.title_words.update((slot, title_words[t]) for slot, t in zip(slots.tolist(), titles) if t)
 
-    SLOT_ARRAYS = ("speaker", "length", "is_turn", "is_note", "title", "question", "exclamation")
+    SLOT_ARRAYS = ("speaker", "length", "is_turn", "is_note", "title", "question", "exclamation", "request")
 
     def covering(self, n_slots: int) -> "SlotMeta":
         """These features, or when they hold fewer than ``n_slots`` slots a copy that gives the
@@ -407,13 +406,10 @@ def short_questions(mem: "Engine", meta: SlotMeta, slots: np.ndarray, holds: np.
     words, the speaker's name among them, score high where longer turns dilute them. A short
     turn that asks and holds a time tells of something when ("Guess what I did? Dyed my hair
     last week!" answers "When did Nate dye his hair?"): for a question asking a time it counts.
-    So does a request to the listener ("Can you go back to answering in English?"): it asks
-    for no news, it says what the speaker wants."""
-    short = meta.question[slots] & (mem.index.bm25.lengths_at(slots) <= SHORT_QUESTION) & ~holds
-    if short.any():  # read only the few that ask: a request is the speaker's own
-        texts = mem.store.item_texts(int(i) for i in mem.index.item_ids[slots[short]])
-        short[short] = [not _REQUEST.match(texts.get(int(i), "")) for i in mem.index.item_ids[slots[short]]]
-    return short
+    So does a request to the listener ("Can you go back to answering in English?": the slots'
+    ``request``, read at ingest): it asks for no news, it says what the speaker wants."""
+    return (meta.question[slots] & ~meta.request[slots] & (mem.index.bm25.lengths_at(slots) <= SHORT_QUESTION)
+            & ~holds)
 
 
 def answered_question(meta: SlotMeta, slots: np.ndarray, nb: np.ndarray) -> np.ndarray:

@@ -43,6 +43,7 @@ from ..ingest import IngestError
 from ..pipeline import Hit, Query, Ranking, Recall, Signals, Strategy
 from ..recall import query_embedding
 from ..records import RankerCounts, RankerStats
+from ..text import asks_listener
 from ..store.ranker import CorruptFeedback, FeedbackRow
 from . import distill as distillation
 from . import features as feats
@@ -136,6 +137,7 @@ class EventEffect:
 
 class RankerArea(Area):
     name = "ranker"
+    saved_format = 2  # 2: the slots' ``request`` (a state saved without it is read from the store again)
 
     def __init__(self, mem: Engine) -> None:
         super().__init__(mem)
@@ -289,7 +291,8 @@ class RankerArea(Area):
 
     def on_indexed(self, items: list["Item"]) -> None:
         for lo in range(0, len(items), META_BLOCK):  # (a long source's rows are not all made at once)
-            self._add_meta([(i.id, i.speaker, i.title, len(i.text), i.kind, "?" in i.text, "!" in i.text)
+            self._add_meta([(i.id, i.speaker, i.title, len(i.text), i.kind, "?" in i.text, "!" in i.text,
+                             asks_listener(i.text))
                             for i in items[lo:lo + META_BLOCK]])
         if self.distilled is not None:
             self.distilled.embed_items(self.mem, self.mem.index.slots(i.id for i in items))

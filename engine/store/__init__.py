@@ -26,6 +26,8 @@ MIGRATIONS = [*records.MIGRATIONS, *knowledge.MIGRATIONS, *topics.MIGRATIONS, *r
 class Store(RecordsSQL, CountsSQL, IndexSQL, KnowledgeSQL, TopicsSQL, RankerSQL, ActivitySQL, StoreBase):
     """One SQLite file holding every record and the derived rows that make start-up fast."""
 
+    SQL_FUNCTIONS = ranker.SQL_FUNCTIONS
+
     def __init__(self, path: str | Path, *, lock_timeout: float = 30.0, read_only: bool = False) -> None:
         super().__init__(path, MIGRATIONS, lock_timeout=lock_timeout, read_only=read_only,
                          readable_without=ranker.READABLE_WITHOUT)

@@ -28,7 +28,7 @@ import time
 import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, ClassVar, Iterator, Sequence
 
 APPLICATION_ID = 0x4D4E454D  # "MNEM", in the SQLite header: this file is a Mnemoscope store
 HEADER_MAGIC = b"SQLite format 3\x00"
@@ -131,6 +131,10 @@ class StoreBase:
     has the one connection.
     """
 
+    # Python functions the store's SQL calls, (name, number of arguments, function): every
+    # connection has them. Each is deterministic, and called on what the store holds.
+    SQL_FUNCTIONS: ClassVar[Sequence[tuple[str, int, Callable[..., object]]]] = ()
+
     def __init__(self, path: str | Path, migrations: Sequence[Migration], *, lock_timeout: float = 30.0,
                  read_only: bool = False, readable_without: frozenset[str] = frozenset()) -> None:
         """``readable_without``: migrations a read-only open may find missing (each adds only
@@ -230,6 +234,8 @@ class StoreBase:
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: cannot open ({exc})") from None
         conn.store = self
+        for name, n_args, function in self.SQL_FUNCTIONS:
+            conn.create_function(name, n_args, function, deterministic=True)
         return conn
 
     # -- recognising a store ------------------------------------------------------------------

@@ -519,7 +519,16 @@ def test_the_next_layout_of_an_areas_state_is_refused_by_older_readers_and_read_
     assert refused_by_readers_before_layouts(sidecar(areas_saved, "areas"))
     monkeypatch.undo()
     assert area_answers(areas_saved, **SAVE_ALWAYS) == (SAVED_AREAS - {"topics"}, expected)
-    assert not refused_by_readers_before_layouts(sidecar(areas_saved, "areas"))
+    # fenced as long as an area's own layout is past 1 (the ranker's is 2: its slots' ``request``)
+    assert refused_by_readers_before_layouts(sidecar(areas_saved, "areas")) == any_area_layout_past_1()
+
+
+def any_area_layout_past_1() -> bool:
+    from mnemoscope.engine.knowledge.service import KnowledgeArea
+    from mnemoscope.engine.rank.service import RankerArea
+    from mnemoscope.engine.topics import TopicsArea
+
+    return max(area.saved_format for area in (KnowledgeArea, TopicsArea, RankerArea)) > 1
 
 
 def test_the_vectors_layout_is_stamped_on_the_areas_state_too(areas_saved: Path, expected: dict, monkeypatch):

@@ -3,6 +3,9 @@ not their short questions, which ask about someone else's news (features.short_q
 
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 from mnemoscope.engine import Memory
 
 STAYING = ("We're staying in Melbourne after all. The university froze Siân's post, so the house in Brunswick"
@@ -136,3 +139,46 @@ def test_a_request_to_the_listener_is_the_speakers_own(tmp_path: Path):
     found = {h.item.text: h.features for h in hits}
     assert found[ENGLISH]["speaker"] == 1.0
     assert found["And the weather?"]["speaker"] == 0.0
+
+
+def sofias_features(mem: Memory) -> dict[str, dict[str, float]]:
+    hits = mem.recall("Which language should the assistant answer Sofia in?", strategy="fused", top_k=8).hits
+    assert hits
+    return {h.item.text: h.features for h in hits}
+
+
+@pytest.mark.parametrize("save_index_above", [20_000, 1])  # reopened from the store's rows, or from the saved file
+def test_a_request_is_read_again_when_the_store_is_reopened(tmp_path: Path, save_index_above: int):
+    """Which turns ask the listener is read once, at ingest; a reopened store reads it from its
+    rows (the store's asks_listener) or takes it from the saved file: the same features."""
+    path = tmp_path / "settings.txt"
+    path.write_text(SETTINGS, encoding="utf-8")
+    with Memory(tmp_path / "store.db", save_index_above=save_index_above) as mem:
+        mem.ingest(path)
+        before = sofias_features(mem)
+    assert before[ENGLISH]["speaker"] == 1.0
+    with Memory(tmp_path / "store.db", save_index_above=save_index_above) as reopened:
+        assert sofias_features(reopened) == before
+
+
+def test_a_ranker_state_saved_before_requests_were_kept_is_read_from_the_store(tmp_path: Path, monkeypatch):
+    """A file of the ranker's first layout holds no ``request`` per slot: it is not adopted (its
+    layout number), and the store's rows say which turns ask the listener."""
+    from mnemoscope.engine.rank.service import RankerArea
+
+    path = tmp_path / "settings.txt"
+    path.write_text(SETTINGS, encoding="utf-8")
+    saved = RankerArea.saved
+
+    def as_before(self):
+        file = saved(self)
+        return type(file)(file.meta, {**file.arrays, "request": np.zeros_like(file.arrays["request"])})
+
+    monkeypatch.setattr(RankerArea, "saved", as_before)
+    monkeypatch.setattr(RankerArea, "saved_format", 1)
+    with Memory(tmp_path / "store.db", save_index_above=1) as mem:
+        mem.ingest(path)
+        before = sofias_features(mem)
+    monkeypatch.undo()
+    with Memory(tmp_path / "store.db", save_index_above=1) as reopened:
+        assert sofias_features(reopened) == before
