@@ -178,14 +178,18 @@ def token_count(text: str) -> int:
 
 # -- a request to the listener (fused's speaker feature) ---------------------------------------
 
-# A request opening a turn: "Can you …", "Could you please …", "Please …".
-_REQUEST = re.compile(r"\s*(?:(?:can|could|would|will)\s+you\b|please\b)", re.I)
+# A request opening a turn: "Can you …", "Could you please …", "Please …"; not "Can you believe
+# …?", "Would you imagine …?", "Can you guess …?": those ask the listener to share the speaker's
+# surprise at some news, not to do anything.
+_REQUEST = re.compile(r"\s*(?:(?:can|could|would|will)\s+you\b(?!\s+(?:even\s+)?(?:believe|imagine|guess|picture)\b)"
+                      r"|please\b)", re.I)
 
 
 def asks_listener(text: str) -> bool:
     """Whether ``text`` asks (a question mark) the listener for something: it opens with "Can
-    you …", "Could you …" or "Please …". Such a turn asks for no one's news; it says what the
-    speaker wants. Read once per item, at ingest and at a load (the store's ``asks_listener``)."""
+    you …", "Could you …" or "Please …" (but not "Can you believe …?"). Such a turn asks for no
+    one's news; it says what the speaker wants. Read once per item, at ingest and at a load (the
+    store's ``asks_listener``)."""
     return "?" in text and _REQUEST.match(text) is not None
 
 

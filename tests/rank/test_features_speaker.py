@@ -131,6 +131,20 @@ Assistant: Will do.
 """
 
 
+BELIEVE = "Can you believe Marta got the job?"
+SETTINGS_AND_NEWS = SETTINGS + f"Sofia: {BELIEVE}\nAssistant: That is wonderful news.\n"
+
+
+def test_a_question_asking_the_listener_to_share_a_surprise_is_no_request(tmp_path: Path):
+    """"Can you believe Marta got the job?" opens as a request does, but asks after Marta's news:
+    as a short question it does not count as Sofia's own, while "Can you go back to answering in
+    English?" still does."""
+    with transcript_store(tmp_path, SETTINGS_AND_NEWS) as mem:
+        found = sofias_features(mem, top_k=20)  # every turn
+    assert found[ENGLISH]["speaker"] == 1.0
+    assert found[BELIEVE]["speaker"] == 0.0
+
+
 def test_a_request_to_the_listener_is_the_speakers_own(tmp_path: Path):
     """"Can you go back to answering in English?" asks in few words, but for no one's news: it says
     what Sofia wants, and counts as hers for a question about her; "And the weather?" still does not."""
@@ -141,8 +155,8 @@ def test_a_request_to_the_listener_is_the_speakers_own(tmp_path: Path):
     assert found["And the weather?"]["speaker"] == 0.0
 
 
-def sofias_features(mem: Memory) -> dict[str, dict[str, float]]:
-    hits = mem.recall("Which language should the assistant answer Sofia in?", strategy="fused", top_k=8).hits
+def sofias_features(mem: Memory, top_k: int = 8) -> dict[str, dict[str, float]]:
+    hits = mem.recall("Which language should the assistant answer Sofia in?", strategy="fused", top_k=top_k).hits
     assert hits
     return {h.item.text: h.features for h in hits}
 
