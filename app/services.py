@@ -7,6 +7,7 @@ build the app with their own ``Services`` (a temporary store) or a subclass that
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import threading
@@ -115,6 +116,20 @@ class Services:
         from mnemoscope.engine.config import Settings
 
         return (self.settings or Settings.load()).store_path
+
+    def missing_store(self, path: str | Path | None = None) -> Path | None:
+        """The store :meth:`open` would make anew: ``path`` (or the configured store) where no
+        file is, unless it is the default store, which the first run makes without asking (and
+        never the demo's temporary one). The app asks before making it: a mistyped ``--store``
+        or Open store path was made into an empty store and its folders, with no word of it."""
+        from mnemoscope.engine.config import default_store_path
+
+        if path is None and self.demo:
+            return None
+        target = Path(path if path is not None else self.target_path()).expanduser()
+        if os.path.lexists(target) or target == default_store_path():
+            return None
+        return target
 
     def open(self, path: str | Path | None = None) -> "Memory":
         """Open ``path`` (or the configured store); the previous store is closed only on success."""

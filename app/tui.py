@@ -25,7 +25,7 @@ from .commands import Command, MnemoscopeCommands
 from .messages import StoreOpened, TaskProgress
 from .restyle import RestyleOnChangeApp
 from .services import (AFTER_CHANGE, AFTER_OPEN, Cancelled, MnemoscopeError, Progress, Services, describe_error,
-                       write_private)
+                       short_path, write_private)
 from .widgets import ChoiceDialog, HelpScreen, PromptDialog
 from .widgets.text import DropControls
 from .widgets.chrome import SCREENS
@@ -157,11 +157,17 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         if not self.tasks and time.monotonic() - self.last_input >= self.SWEEP_AFTER_PAUSE and self.collector.sweep_due:
             log.debug("swept the frozen objects in %.2f s", self.collector.sweep())
 
-    def open_store(self, path: str | Path | None) -> None:
+    def open_store(self, path: str | Path | None, *, make: bool = False) -> None:
+        """Open ``path`` (None: the store the app was started on); where no store is, ask first
+        (:meth:`ask_to_make`) unless ``make``."""
         running = [state.title for task, state in self.tasks.items() if task not in UNTIED_TASKS]
         if running:  # opening closes the store they work on
             self.notify(f"{running[-1]} is still running: wait for it (or press Esc to cancel it), then open "
                         "the store.", title="Open store", severity="warning", markup=False)
+            return
+        missing = None if make else self.services.missing_store(path)
+        if missing is not None:
+            self.ask_to_make(path, missing)
             return
 
         def open_and_fill(progress: Progress, cancelled: Cancelled) -> StoreLoaded:
@@ -210,6 +216,29 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
             error += f"\n\n{self.services.label} is still open."
             choices = [("keep", f"Keep {self.services.label}"), ("open", "Open another…")]
         self.push_screen(ChoiceDialog("The store cannot be opened", error, choices), chosen)
+
+    def ask_to_make(self, path: str | Path | None, missing: Path) -> None:
+        """No store is at ``missing``: a mistyped path, or a new store wanted there. Nothing is made
+        until the person says so; the first choice, focused, makes nothing."""
+        self.store_label = self.services.label  # "no store" at start-up, not "opening…"
+        body = (f"There is no store at {short_path(missing)}. Nothing was made: a mistyped path?\n\n"
+                "Make a new empty store there (and its folders), or choose another.")
+
+        def chosen(choice: str | None) -> None:
+            if choice == "new":
+                self.open_store(path, make=True)
+            elif choice == "open":
+                self.action_open_store()
+            elif choice == "quit":
+                self.exit()
+
+        choices = [("open", "Open another…"), ("new", "Make a new store")]
+        if self.services.mem is None:
+            choices.append(("quit", "Quit"))
+        else:  # the Open store dialog's path: the store open stays open
+            body += f"\n\n{self.services.label} is still open."
+            choices.append(("keep", f"Keep {self.services.label}"))
+        self.push_screen(ChoiceDialog("No store here", body, choices), chosen)
 
     def offer_demo_content(self) -> None:
         """The demo, or the Ingest screen: a choice, not 'key 1', which the query box the app
@@ -473,7 +502,7 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
 
     def action_open_store(self) -> None:
         current = str(self.services.mem.path) if self.services.mem is not None else ""
-        self.push_screen(PromptDialog("Open store", "Path of a store file (created if it does not exist):", current),
+        self.push_screen(PromptDialog("Open store", "Path of a store file (a new one is made only if you say so):", current),
                          lambda path: self.open_store(Path(path).expanduser()) if path else None)
 
     def action_export(self) -> None:

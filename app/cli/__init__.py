@@ -27,7 +27,8 @@ COMMAND_MODULES = [core, evaluate, knowledge, conflicts, ranker, topics, images,
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="mnemoscope", description="Explore, curate and teach an agent memory store.")
-    parser.add_argument("--store", help="store file (default: $MNEMOSCOPE_STORE or the user data directory)")
+    parser.add_argument("--store", help="store file (default: $MNEMOSCOPE_STORE or the user data directory;"
+                        " where none is, the app asks before making one)")
     parser.add_argument("--demo", action="store_true",
                         help="a temporary store with the demo content, for the app or a command (thrown away when it ends, with any change)")
     parser.set_defaults(without_demo=None)  # a command that cannot take --demo sets why

@@ -18,7 +18,7 @@ from mnemoscope.screens.base import FittedScreen
 from mnemoscope.screens.facts import FactsScreen
 from tests.support.stores import DEMO_DIR
 
-__all__ = ["DEMO_DIR", "SIZE", "Notice", "PilotApp", "ask", "build_app", "hold_each_source", "note_folder",
+__all__ = ["DEMO_DIR", "SIZE", "Notice", "PilotApp", "ask", "build_app", "empty_store", "hold_each_source", "note_folder",
            "screen_lines", "screenshot", "settle", "text_of", "until"]
 
 SIZE = (100, 32)
@@ -57,6 +57,14 @@ def build_app(store: Path | Services, app_class: type[PilotApp] = PilotApp, **op
     defaults = dict(offer_demo=False, browse_root=DEMO_DIR, animate=False, show_timings=False)
     defaults.update(options)
     return app_class(services, **defaults)
+
+
+def empty_store(path: Path) -> Path:
+    """A new empty store at ``path``: the app asks before making one where none is."""
+    from mnemoscope.engine import Memory
+
+    Memory(path).close()
+    return path
 
 
 async def settle(pilot, timeout: float = 120.0) -> None:

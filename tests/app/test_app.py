@@ -21,7 +21,7 @@ from mnemoscope.app.widgets.dialogs import GLOBAL_KEYS
 from mnemoscope.engine import Memory
 from mnemoscope.screens.compare import CompareScreen
 from mnemoscope.screens.query import QueryScreen
-from tests.app.mnemo_testing import SIZE, ask, build_app, screen_lines, settle, text_of, until
+from tests.app.mnemo_testing import SIZE, ask, build_app, empty_store, screen_lines, settle, text_of, until
 
 
 async def test_start_header_digits_palette_keys_help_and_a_store_that_cannot_be_opened(demo_app, tmp_path: Path,
@@ -332,8 +332,54 @@ def test_a_store_this_user_may_not_write_opens_says_why_once_and_a_change_says_w
         shutil.rmtree(folder)
 
 
+async def test_a_mistyped_store_path_makes_nothing_until_the_person_says_so(tmp_path: Path):
+    """``mnemoscope --store /tmp/typo/x.db``: the app made an empty store and its folders there,
+    and offered the demo. It asks now; the focused first choice makes nothing, Quit makes nothing,
+    and "Make a new store" makes it (the Services the command line gives the app)."""
+    typo = tmp_path / "typo" / "x.db"
+    app = build_app(Services(typo), offer_demo=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, ChoiceDialog), type(app.screen)
+        body = text_of(app.screen.query_one("#dialog-text"))
+        assert f"There is no store at {typo}. Nothing was made" in body, body
+        assert app.screen.query_one("#choice-open").has_focus
+        assert app.services.mem is None and app.store_label == "no store"
+        await pilot.click("#choice-quit")
+        await until(pilot, lambda: not app.is_running, "the app to quit")
+    assert not typo.parent.exists()
+
+    app = build_app(Services(typo))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.click("#choice-new")
+        await settle(pilot)
+        assert not isinstance(app.screen, ChoiceDialog)
+        assert app.services.mem is not None and app.store_stats.items == 0
+    assert typo.is_file()
+
+
+async def test_open_store_on_a_path_where_none_is_asks_and_keeps_the_open_one(tmp_path: Path, demo_copy: Path):
+    app = build_app(demo_copy)
+    typo = tmp_path / "typo" / "x.db"
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = app.services.mem
+        app.action_open_store()
+        await settle(pilot)
+        app.screen.query_one("#prompt-input").value = str(typo)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ChoiceDialog)
+        body = text_of(app.screen.query_one("#dialog-text"))
+        assert "There is no store at" in body and "demo.db is still open" in body, body
+        await pilot.click("#choice-keep")
+        await settle(pilot)
+        assert app.services.mem is before and not typo.parent.exists()
+
+
 async def test_empty_store_offers_the_demo(tmp_path: Path):
-    app = build_app(tmp_path / "empty.db", offer_demo=True)
+    app = build_app(empty_store(tmp_path / "empty.db"), offer_demo=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, ChoiceDialog)
@@ -346,7 +392,7 @@ async def test_empty_store_offers_the_demo(tmp_path: Path):
 async def test_an_empty_store_offers_its_own_files_too(tmp_path: Path):
     """The offer names the Ingest screen: it takes a person there, whose focus is in the query box
     (where the digit 1 would be typed, not switch screens)."""
-    app = build_app(tmp_path / "empty.db", offer_demo=True)
+    app = build_app(empty_store(tmp_path / "empty.db"), offer_demo=True)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, ChoiceDialog)

@@ -11,8 +11,8 @@ from textual.widgets import DataTable, RichLog
 
 from mnemoscope.app.services import Services
 from mnemoscope.app.widgets import ChoiceDialog, NoteDialog
-from tests.app.mnemo_testing import (DEMO_DIR, SIZE, ask, build_app, hold_each_source, note_folder, screen_lines,
-                                     settle, text_of, until)
+from tests.app.mnemo_testing import (DEMO_DIR, SIZE, ask, build_app, empty_store, hold_each_source, note_folder,
+                                     screen_lines, settle, text_of, until)
 
 
 def log_text(app) -> str:
@@ -28,7 +28,7 @@ async def test_an_empty_store_fills_from_files_and_notes(tmp_path: Path):
     folder = tmp_path / "notes"
     folder.mkdir()
     (folder / "first.md").write_text("# First\n\nA note.\n")
-    app = build_app(tmp_path / "store.db", browse_root=folder)
+    app = build_app(empty_store(tmp_path / "store.db"), browse_root=folder)
     async with app.run_test(size=(120, 36)) as pilot:  # wide: the log shares the width with the tree
         await settle(pilot)
         await ask(pilot, "anything at all")
@@ -121,7 +121,7 @@ async def test_an_empty_store_fills_from_files_and_notes(tmp_path: Path):
 async def test_unreachable_llm_endpoint_is_shown(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("MNEMOSCOPE_LLM_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("MNEMOSCOPE_LLM_MODEL", "tiny")
-    app = build_app(tmp_path / "store.db", start_mode="ingest")
+    app = build_app(empty_store(tmp_path / "store.db"), start_mode="ingest")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         status = text_of(app.screen.query_one("#llm-status"))

@@ -14,7 +14,7 @@ from mnemoscope.app.widgets import FormDialog, HelpScreen
 from mnemoscope.app.widgets.chrome import KeyBar
 from mnemoscope.app.widgets.tables import PlainTable
 from mnemoscope.screens.base import BaseScreen
-from tests.app.mnemo_testing import SIZE, ask, build_app, screen_lines, settle, text_of, until
+from tests.app.mnemo_testing import SIZE, ask, build_app, empty_store, screen_lines, settle, text_of, until
 
 MODES = ("ingest", "sources", "topics", "facts", "memories", "query", "ranker")
 
@@ -169,7 +169,7 @@ async def a_form_fits(app, pilot, size) -> None:
 
 
 async def test_a_store_too_small_for_topics_says_so(tmp_path: Path):
-    app = build_app(tmp_path / "two-notes.db")
+    app = build_app(empty_store(tmp_path / "two-notes.db"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         for title, text in (("bees", "Bees make honey in hives."), ("cheese", "Cheddar is an aged cheese.")):

@@ -398,7 +398,7 @@ print(json.dumps(modes))
 
 
 async def test_the_apps_ingest_notification_says_how_many_image_urls_were_not_fetched(tmp_path, openai_server):
-    from tests.app.mnemo_testing import build_app, settle
+    from tests.app.mnemo_testing import build_app, empty_store, settle
 
     (tmp_path / "docs").mkdir()
     chat = tmp_path / "docs" / "chat.jsonl"
@@ -406,7 +406,7 @@ async def test_the_apps_ingest_notification_says_how_many_image_urls_were_not_fe
                             + "\n" for n in range(3)))
     settings = Settings.load(store=str(tmp_path / "m.db"), embed_base_url=openai_server.base_url,
                              image_embed_model="clip", max_retries=0)
-    app = build_app(Services(tmp_path / "m.db", label="m.db", settings=settings), browse_root=tmp_path / "docs")
+    app = build_app(Services(empty_store(tmp_path / "m.db"), label="m.db", settings=settings), browse_root=tmp_path / "docs")
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         await app.switch_mode("ingest")
