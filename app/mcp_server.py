@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import shlex
 import threading
 from contextlib import asynccontextmanager
@@ -28,6 +29,8 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.stdio import stdio_server
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
+
+from mnemoscope.engine.errors import quoted
 
 from .mcp_results import (EpisodeOut, FactOut, FeedbackOut, Forgotten, HitOut, RecallOut, Remembered, Result,
                           as_tool_result)
@@ -209,13 +212,8 @@ def _argument_problem(arguments: Any, taken: frozenset[str] | None) -> str | Non
     """Why a tool's arguments are refused before it runs (:class:`Server`), or None. ``taken``:
     the argument names the tool takes (None: an unknown tool, which the SDK refuses itself)."""
     if taken is not None and isinstance(arguments, dict) and (unknown := sorted(set(arguments) - taken)):
-        return f"unknown argument {_shown(unknown[0])} (it takes {', '.join(sorted(taken))})"
+        return f"unknown argument {quoted(unknown[0])} (it takes {', '.join(sorted(taken))})"
     return None
-
-
-def _shown(name: str) -> str:
-    text = repr(name)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _problem(error: Any) -> str:
@@ -339,10 +337,12 @@ def build_server(mem: "Memory") -> MCPServer:
             {"id": s.id, "name": s.name, "kind": s.kind, "meta": s.meta} for s in m.sources()]), default=str)
 
     @server.resource("mnemoscope://sources/{source_id}", mime_type="application/json")
-    async def source_items(source_id: int) -> str:
+    async def source_items(source_id: str) -> str:
         """One source's items (turns or chunks) in order."""
+        if not re.fullmatch(r"[0-9]{1,19}", source_id):  # read here: for 'abc' the SDK logged a traceback
+            raise ResourceError(f"no source with id {quoted(source_id)} (mnemoscope://sources lists them)")
         try:
-            items = await engine.call(None, lambda m: _source_items(m, source_id))
+            items = await engine.call(None, lambda m: _source_items(m, int(source_id)))
         except ToolError as exc:
             raise ResourceError(str(exc)) from None
         return json.dumps(items, default=str)

@@ -18,8 +18,9 @@ as the specification asks, and passes the next one on: -32700 (parse error, id n
 that is not JSON or is longer than :data:`LINE_LIMIT`; -32602 naming its id for a request whose
 JSON escapes an unpaired surrogate (``"\\ud800"``: valid JSON, which Python's encoder writes for such
 a string, but no text); -32600 (invalid request) for any other JSON that is no JSON-RPC message,
-naming its id where one can be read (a line nested too deep to parse has none). A blank line
-carries nothing and is skipped.
+naming its id where one can be read, and saying so for a line nested deeper than the SDK reads
+(about 200 levels; one too deep for Python's parser too has no id to name). A blank line carries
+nothing and is skipped.
 """
 
 from __future__ import annotations
@@ -37,12 +38,14 @@ import anyio
 import mcp_types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 STDIN, STDOUT, STDERR = 0, 1, 2
 # One message is one line; a `remember` of a long document is a long line.
 LINE_LIMIT = 1 << 30
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")  # half of a pair, or alone
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+TOO_DEEP = "a message nested too deeply to read; it was not run"
 
 
 class WireLines:
@@ -70,8 +73,8 @@ class WireLines:
                 continue
             try:
                 return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(text, by_name=False))
-            except ValueError:  # (pydantic's ValidationError is one)
-                await self._answer(_refusal(text))
+            except ValueError as exc:  # (pydantic's ValidationError is one)
+                await self._answer(_refusal(text, too_deep=_nested_too_deep(exc)))
 
     async def _line(self) -> bytes | None:
         """The next line (empty at the wire's end), or None for one longer than the reader's limit,
@@ -93,12 +96,20 @@ class WireLines:
         await self.writer.flush()
 
 
-def _refusal(line: str) -> str:
-    """The JSON-RPC error answering a line the SDK's parser refused (see the module's docstring)."""
+def _nested_too_deep(refused: ValueError) -> bool:
+    """Whether the SDK's parser refused a line for its nesting alone: it reads about 200 levels,
+    Python's own parser about 1,000, so a line in between was answered as no JSON-RPC message."""
+    errors = refused.errors() if isinstance(refused, ValidationError) else []
+    return any("recursion limit" in str(e.get("msg", "")) for e in errors)
+
+
+def _refusal(line: str, too_deep: bool = False) -> str:
+    """The JSON-RPC error answering a line the SDK's parser refused (see the module's docstring):
+    ``too_deep`` when it refused the line for its nesting."""
     try:
         message: Any = json.loads(line)
     except RecursionError:
-        return _error(None, INVALID_REQUEST, "a message nested too deeply to read; it was not run")
+        return _error(None, INVALID_REQUEST, TOO_DEEP)
     except ValueError:
         return _error(None, PARSE_ERROR, "not JSON; the line was not read")
     given = message.get("id") if isinstance(message, dict) else None
@@ -108,6 +119,8 @@ def _refusal(line: str) -> str:
         bad = next(c for c in lone if 0xD800 <= ord(c) <= 0xDFFF)
         return _error(known, INVALID_PARAMS, f"a string in this request is not text: an unpaired surrogate"
                       f" (U+{ord(bad):04X}); the request was not run")
+    if too_deep:
+        return _error(known, INVALID_REQUEST, TOO_DEEP)
     return _error(known, INVALID_REQUEST, "not a JSON-RPC request, notification or response this server reads"
                   " (jsonrpc \"2.0\", a method or a result); it was not run")
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from .errors import RecallError
+from .errors import RecallError, quoted
 
 if TYPE_CHECKING:
     from .index import Index
@@ -43,7 +43,7 @@ def parse_as_of(value: Any) -> str | None:
             return text
         return datetime.fromisoformat(text).date().isoformat()
     except ValueError:
-        raise RecallError(f"as of {_shown(value)} is not a date such as 2023-06-01, 2023-06 or 2023") from None
+        raise RecallError(f"as of {quoted(value)} is not a date such as 2023-06-01, 2023-06 or 2023") from None
 
 
 def is_date(text: str) -> bool:
@@ -53,15 +53,6 @@ def is_date(text: str) -> bool:
         return parse_as_of(text) is not None
     except RecallError:
         return False
-
-
-_SHOWN = 40  # characters of a refused date echoed back: a pasted page is no one line
-
-
-def _shown(value: Any) -> str:
-    """A refused value as its message quotes it: its first characters, marked when cut."""
-    text = repr(str(value))
-    return text if len(text) <= _SHOWN else text[:_SHOWN] + "…"
 
 
 def later(a: str, b: str) -> bool:

@@ -16,6 +16,16 @@ from pathlib import Path
 from typing import Sequence
 
 
+QUOTED_CHARS = 40  # characters of a refused value a message echoes: a pasted page is no one line
+
+
+def quoted(value: object) -> str:
+    """A refused value as a message quotes it: its ``repr``, the first :data:`QUOTED_CHARS`
+    characters of it, marked when cut."""
+    text = repr(str(value))
+    return text if len(text) <= QUOTED_CHARS else text[:QUOTED_CHARS] + "…"
+
+
 class MnemoscopeError(Exception):
     """An error meant for the person using Mnemoscope; ``str()`` is one line they can act on."""
 

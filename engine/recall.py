@@ -29,7 +29,7 @@ import numpy as np
 
 from .arrays import distinct
 from .as_of import parse_as_of, said_by
-from .errors import RecallError
+from .errors import RecallError, quoted
 from .pipeline import (MODES, QUERY_OPTIONS, AnswerNote, Hit, Query, QueryOptions, Ranking, Recall, Signal, Signals,
                        Strategy)
 from .text import words
@@ -63,14 +63,14 @@ def prepare_query(mem: Engine, areas: Sequence[Area], text: str, top_k: int, str
     if strategy not in offered:
         why = next((u[strategy] for area in areas if strategy in (u := area.unavailable())), None)
         if why:
-            raise RecallError(f"strategy {strategy!r} is not available on this store: {why}")
-        raise RecallError(f"unknown strategy {strategy!r}; choose one of: {', '.join(sorted(offered))}")
+            raise RecallError(f"strategy {quoted(strategy)} is not available on this store: {why}")
+        raise RecallError(f"unknown strategy {quoted(strategy)}; choose one of: {', '.join(sorted(offered))}")
     if top_k < 1:
         raise RecallError("top_k must be at least 1")
     if mode not in MODES:
-        raise RecallError(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
+        raise RecallError(f"unknown mode {quoted(mode)}; choose one of: {', '.join(MODES)}")
     if unknown := sorted(set(options) - QUERY_OPTIONS):
-        raise RecallError(f"unknown recall option {unknown[0]!r}; choose from: {', '.join(sorted(QUERY_OPTIONS))}")
+        raise RecallError(f"unknown recall option {quoted(unknown[0])}; choose from: {', '.join(sorted(QUERY_OPTIONS))}")
     options["as_of"] = parse_as_of(options.get("as_of"))
     planned = mem.index.plan(text)
     term_ids, weights = mem.index.terms_of(planned)

@@ -34,6 +34,8 @@ async def test_hostile_arguments_are_one_line_each_and_store_nothing(tmp_path):
             ("episodes", {"source_id": 2**63}, "episodes: a number in this request is out of range"),
             ("facts", {"limit": -1}, "facts: limit: input should be greater than or equal to 1"),
             ("recall", {"query": "beagle", "top_k": 10**30}, "recall: top_k: input should be less than or equal to 100"),
+            ("recall", {"query": "beagle", "strategy": "s" * 10_000},  # fails before: 10,000 characters echoed
+             "recall: unknown strategy 'sssssssssssssssssssssssssssssssssssssss…; choose one of: bm25,"),
             ("recall", {"query": "q" * 2_000_000}, "recall: the query is 2,000,000 characters long; the limit is"),
             ("recall", {"query": "beagle", "as_of": "2023-02-30"}, "recall: as of '2023-02-30' is not a date"),
             ("recall", {"query": "beagle", "as_of": "0000-01-01"}, "recall: as of '0000-01-01' is not a date"),
@@ -157,8 +159,11 @@ def test_every_line_the_sdk_cannot_read_is_answered_and_the_server_serves_on(tmp
     JSON-RPC message (its id named where one can be read); a blank line carries nothing."""
     lines = ["this is not json", '{"jsonrpc": "2.0", "id": 7, "method": 5}', "[1, 2]", "",
              '{"jsonrpc": "1.0", "id": "old", "method": "tools/list"}', '{"id": true, "method": "x"}',
-             "[" * 3000 + "]" * 3000, json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/list"})]
-    answers = raw_exchange(tmp_path / "agent.db", lines, {7, "old", 8})
+             "[" * 3000 + "]" * 3000, json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/list"}),
+             # deeper than the SDK reads (about 200), not than Python: fails before ("not a JSON-RPC request")
+             '{"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"x": ' + "[" * 300 + "]" * 300 + "}}"]
+    answers = raw_exchange(tmp_path / "agent.db", lines, {7, "old", 8, 9})
+    assert answers[9]["error"] == {"code": -32600, "message": "a message nested too deeply to read; it was not run"}
     assert answers[7]["error"]["code"] == -32600 and answers["old"]["error"]["code"] == -32600
     assert "not a JSON-RPC request, notification or response" in answers[7]["error"]["message"]
     assert [a["error"]["code"] for a in answers[None]] == [-32700, -32600, -32600, -32600]
@@ -190,3 +195,26 @@ async def test_a_line_longer_than_the_limit_is_answered_and_the_next_is_read():
     assert [m.message.model_dump(by_alias=True, exclude_unset=True) for m in read] == [json.loads(tools)]
     assert [json.loads(a)["error"] for a in answered] == [
         {"code": -32700, "message": "a message longer than 64 bytes; it was not read"}] * 2
+
+
+async def test_a_source_resource_naming_no_id_is_one_line_and_no_traceback(tmp_path):
+    """``mnemoscope://sources/abc`` was answered "Error creating resource from template …", which
+    says nothing of why, and the server logged a traceback for the host (fails before)."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp.shared.exceptions import MCPError
+
+    command, *args = server_command(tmp_path / "agent.db")
+    with open(tmp_path / "stderr.txt", "w") as errlog:
+        async with (stdio_client(StdioServerParameters(command=command, args=args, cwd=str(ROOT)), errlog=errlog)
+                    as (read, write), ClientSession(read, write) as session):
+            await session.initialize()
+            for uri, says in [("mnemoscope://sources/abc", "no source with id 'abc' (mnemoscope://sources lists them)"),
+                              ("mnemoscope://sources/" + "9" * 5000,
+                               f"no source with id '{'9' * 39}… (mnemoscope://sources lists them)")]:
+                with pytest.raises(MCPError) as refused:
+                    await session.read_resource(uri)
+                assert str(refused.value) == says
+            assert json.loads((await session.read_resource("mnemoscope://stats")).contents[0].text)["sources"] == 0
+    logged = (tmp_path / "stderr.txt").read_text()
+    assert "Traceback" not in logged and "ERROR" not in logged, logged
