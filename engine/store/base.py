@@ -162,6 +162,7 @@ class StoreBase:
         self.read_only = bool(self.why_read_only)
         if not (in_memory or self.read_only):
             recognised = self._recognise_read_only(migrations)  # a refused file is left unwritten, not even checkpointed
+            _make_private(self.path)
         self.writer = self._connect(in_memory)
         self.reader = self.writer
         try:
@@ -583,6 +584,22 @@ def _prepare_file(path: Path) -> str:
         raise StoreError(f"cannot create the store {path}: {exc.strerror or exc}") from None
     os.close(fd)
     return ""
+
+
+def _make_private(path: Path) -> None:
+    """Make a store others may read 0600 before it is written to, with the ``-wal`` and ``-shm``
+    beside it: an older Mnemoscope's, or one copied with cp under umask 022, is 0644, and SQLite
+    makes those two with the store's own mode, so what was written next was readable by others.
+    Only files of this user's are changed (another's makes the store read-only); where a file
+    system refuses, ``mnemoscope check`` still flags the store."""
+    real = Path(os.path.realpath(path))  # SQLite puts -wal and -shm beside the file a link names
+    for name in (real, *(real.with_name(real.name + suffix) for suffix in ("-wal", "-shm"))):
+        try:
+            info = os.lstat(name)
+            if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077:
+                os.chmod(name, stat.S_IMODE(info.st_mode) & 0o700)
+        except OSError:
+            continue
 
 
 def untrusted(path: Path, info: os.stat_result) -> str:

@@ -4,9 +4,11 @@ with their origin, stores and exports are private."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import socket
+import sqlite3
 import stat
 from pathlib import Path
 
@@ -197,6 +199,27 @@ def test_stores_their_folders_and_exports_are_private(tmp_path):
     assert cli("--store", tmp_path / "cli" / "m.db", "ingest", tmp_path / "note.md")[0] == 0  # export makes no store
     assert cli("--store", tmp_path / "cli" / "m.db", "export", tmp_path / "cli.jsonl")[0] == 0
     assert mode(tmp_path / "cli" / "m.db") == mode(tmp_path / "cli.jsonl") == 0o600 and mode(tmp_path / "cli") == 0o700
+
+
+def test_a_store_others_could_read_is_made_private_before_it_is_written(tmp_path):
+    """A store of mode 0644 (an older Mnemoscope's, or one copied with cp under umask 022): SQLite
+    makes its -wal and -shm with the store's own mode, so what was written next was readable by
+    others (fails before: 0644 each; only `check` flagged the store). A writable open makes the
+    store, and a -wal or -shm another reader opened first, 0600; `check` then finds nothing wide."""
+    os.umask(0o022)
+    store = tmp_path / "m.db"
+    with Memory(store, extensions=False) as mem:
+        mem.add_note("a first thought")
+    os.chmod(store, 0o644)
+    beside = [store.with_name(store.name + s) for s in ("-wal", "-shm")]
+    with contextlib.closing(sqlite3.connect(store)) as reader:  # its -wal and -shm: 0644, as the store was
+        reader.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        assert [mode(p) for p in beside] == [0o644, 0o644]
+        with Memory(store, extensions=False) as mem:
+            mem.add_note("a private thought")
+            assert [mode(p) for p in (store, *beside)] == [0o600] * 3
+    code, out, _ = cli("--store", store, "check")
+    assert code == 0 and "readable by others" not in out, out
 
 
 def test_an_image_over_the_size_cap_is_not_read_whole_nor_sent(tmp_path, openai_server, monkeypatch):
