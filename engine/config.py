@@ -35,7 +35,7 @@ import platformdirs
 
 from . import hosts
 from .errors import ConfigError, FileRefused
-from .files import read_own
+from .files import other_readers, read_own
 
 log = logging.getLogger(__name__)
 
@@ -377,9 +377,29 @@ def _read_config(path: Path) -> dict[str, Any]:
     except FileRefused as exc:
         raise ConfigError(f"{path}: cannot read the config file ({exc})") from None
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        read = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: not a readable TOML config file ({exc})") from None
+    _warn_if_keys_readable(path, read)
+    return read
+
+
+def _warn_if_keys_readable(path: Path, settings: Mapping[str, Any]) -> None:
+    """Warn once that the settings file ``path`` holds an API key (a setting or variable named
+    ``…api_key`` that is not empty) other users can read: the key is theirs too. It is read all
+    the same (a file others could change is refused, for it decides where texts go; this one has
+    already told what it holds)."""
+    if not any(name.lower().endswith("api_key") and value for name, value in settings.items()) or str(path) in _warned:
+        return
+    try:
+        info = os.stat(path)
+    except OSError:
+        return
+    readers = other_readers(info)
+    if readers:
+        _warned.add(str(path))
+        log.warning("mnemoscope: %s holds an API key and %s can read it (mode %o): chmod 600 %s",
+                    path, readers, info.st_mode & 0o777, path)
 
 
 # -- an env file the person named ---------------------------------------------------------------
@@ -439,4 +459,5 @@ def _read_env_file(path: Path) -> dict[str, str]:
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
         out[name.strip()] = value
+    _warn_if_keys_readable(path, {n: v for n, v in out.items() if n.startswith(ENV_PREFIX) or n == "OPENAI_API_KEY"})
     return out

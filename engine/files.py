@@ -171,9 +171,20 @@ def _folder_control(folder: Path, names: bool, what: str) -> Control | None:
 def _other_writers(info: os.stat_result) -> str:
     """Who besides the owner can write a file or folder, as the refusal says it ("others", "the
     group NAME"), or "" for no one."""
-    if info.st_mode & 0o002:
+    return _others_with(info, others=0o002, group=0o020)
+
+
+def other_readers(info: os.stat_result) -> str:
+    """Who besides the owner can read a file, as :func:`_other_writers` says it."""
+    return _others_with(info, others=0o004, group=0o040)
+
+
+def _others_with(info: os.stat_result, others: int, group: int) -> str:
+    """Who besides the owner has the permission whose bit for others is ``others`` and for the
+    group ``group``: a group that is the owner's private one is the owner."""
+    if info.st_mode & others:
         return "others"
-    if info.st_mode & 0o020 and not _private_group(info.st_gid, info.st_uid):
+    if info.st_mode & group and not _private_group(info.st_gid, info.st_uid):
         return f"the group {_group_name(info.st_gid)}"
     return ""
 

@@ -8,11 +8,14 @@ from __future__ import annotations
 import grp
 import os
 import pwd
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import new_store
+from tests.support.stores import ROOT
 
 from .conftest import cli
 
@@ -95,6 +98,25 @@ def test_an_env_file_others_can_write_is_refused(tmp_path, capsys):
     code, _, err = cli("--env-file", named, "--store", tmp_path / "m.db", "stats")
     assert code == 2 and err.count("\n") == 1, err
     assert f"{named}: cannot read the env file (others can write it (mode 646)" in err and not (tmp_path / "m.db").exists()
+
+
+def test_a_settings_file_holding_a_key_others_can_read_is_read_with_one_warning(config, tmp_path):
+    """A key in a file other users can read is theirs too: the env file named and the config file
+    are read (only one others could change is refused) and each is named in one warning line with
+    the chmod that fixes it, the key never shown (fails before: nothing was said); at 0600 nothing."""
+    new_store(tmp_path / "m.db")
+    env = tmp_path / "keys.env"
+    env.write_text("MNEMOSCOPE_LLM_API_KEY=sk-from-env\n")
+    config.write_text(ENDPOINT + 'embed_api_key = "sk-from-config"\n')
+    command = [sys.executable, "-m", "mnemoscope", "--env-file", str(env), "--store", str(tmp_path / "m.db"), "stats"]
+    for mode, warned in ((0o644, [(env, 644), (config, 604)]), (0o600, [])):
+        os.chmod(env, mode)
+        os.chmod(config, mode & 0o604)
+        done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert done.returncode == 0 and "sk-from" not in done.stderr, done.stderr
+        assert [line for line in done.stderr.splitlines() if "API key" in line] == [
+            f"mnemoscope: {path} holds an API key and others can read it (mode {shown}): chmod 600 {path}"
+            for path, shown in warned], done.stderr
 
 
 def test_a_config_file_under_a_folder_others_can_change_is_refused(config, tmp_path):
