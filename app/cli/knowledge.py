@@ -9,11 +9,16 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, TextIO
 
-from .common import emit, json_option, open_memory
+from mnemoscope.engine.errors import quoted
+
+from .common import UsageError, emit, json_option, open_memory
 from .parsing import a_date
 
 if TYPE_CHECKING:
+    from mnemoscope.engine import Memory
     from mnemoscope.engine.knowledge.records import CurationReport
+
+NEAREST_AMONG = 2000  # the most mentioned entities a refused --entity is compared with (a typo names a frequent one)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -104,6 +109,8 @@ def facts(args: argparse.Namespace, out: TextIO) -> int:
             found = mem.knowledge.fact_history(args.history)
         else:
             found = mem.knowledge.facts(entity=args.entity, limit=args.limit, as_of=args.as_of)
+            if not found and args.entity is not None:
+                _entity_named(mem, args.entity)
         waiting = mem.knowledge.open_conflicts_of([f.id for f in found])
     rows = [{**f.to_dict(), **({"open_conflicts": waiting[f.id]} if f.id in waiting else {})} for f in found]
 
@@ -122,7 +129,27 @@ def facts(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _entity_named(mem: "Memory", typed: str) -> None:
+    """Refuse an ``--entity`` that names no entity, by id or in a name, with the names nearest
+    to it: "0 fact(s)" for a typo ("Mya") read as "Maya has no facts" (review, newcomer tour)."""
+    import difflib
+
+    if typed.strip().isdigit():
+        mem.knowledge.entity(int(typed))  # "no entity with id N"
+        return
+    if mem.knowledge.entities(containing=typed.strip(), limit=1):
+        return
+    names = [e.name for e in mem.knowledge.entities(limit=NEAREST_AMONG)]
+    near = difflib.get_close_matches(typed.strip(), names, n=3)
+    raise UsageError(f"no entity is named {quoted(typed)} or has it in its name"
+                     + (f"; did you mean {', '.join(map(repr, near))}?" if near else " (`mnemoscope entities` lists them)"))
+
+
 def entities(args: argparse.Namespace, out: TextIO) -> int:
+    from mnemoscope.engine.knowledge.portable import ENTITY_KINDS  # (the engine: not at the parser's build)
+
+    if args.kind is not None and args.kind not in ENTITY_KINDS:  # "0 entities" said no such kind was there
+        raise UsageError(f"--kind {quoted(args.kind)} is no kind of entity; choose one of: {', '.join(ENTITY_KINDS)}")
     with open_memory(args) as mem:
         found = mem.knowledge.entities(kind=args.kind, limit=args.limit)
     emit(out, [e.to_dict() for e in found], args.json, lambda: "\n".join(
@@ -135,6 +162,8 @@ def entities(args: argparse.Namespace, out: TextIO) -> int:
 def episodes(args: argparse.Namespace, out: TextIO) -> int:
     with open_memory(args) as mem:
         found = mem.knowledge.episodes(source_id=args.source)
+        if not found and args.source is not None and all(s.id != args.source for s in mem.sources()):
+            raise UsageError(f"no source with id {args.source} (`mnemoscope sources` lists them)")
 
     def text() -> str:
         lines = [f"{len(found)} episode(s)"]

@@ -101,12 +101,18 @@ def bad_inputs(tmp_path, corpus):
         "empty import": (["import", str(tmp_path / "empty.jsonl")], "empty.jsonl: is empty"),
         "folder import": (["import", str(mixed)], "mixed: is a folder"),
         "bad setting": (["eval", "locomo", str(tmp_path / "none.json"), "--set", "bm25_k1=abc"], "bm25_k1: 'abc' is not a number"),
+        # a filter naming nothing listed "0 fact(s)", exit 0: a typo read as "none there" (review, newcomer tour)
+        "unknown entity": (["facts", "--entity", "Zzqx"], "no entity is named 'Zzqx' or has it in its name"),
+        "unknown entity id": (["facts", "--entity", "99999"], "no entity with id 99999"),
+        "unknown source": (["episodes", "--source", "99"], "no source with id 99 (`mnemoscope sources` lists them)"),
+        "unknown kind": (["entities", "--kind", "nonsense"], "--kind 'nonsense' is no kind of entity; choose one of: speaker,"),
     }
 
 
 CASES = ["missing file", "binary", "non-utf8", "malformed json", "missing fields", "mixed folder", "empty query",
          "1 MB query", "unknown strategy", "image strategy, no model", "unknown item", "bad id", "clear without yes", "bad import",
-         "missing import", "empty import", "folder import", "bad setting"]
+         "missing import", "empty import", "folder import", "bad setting", "unknown entity", "unknown entity id",
+         "unknown source", "unknown kind"]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -120,6 +126,14 @@ def test_bad_input_exits_2_with_one_line_and_leaves_the_store_unchanged(case, st
     assert err.count("\n") == 1 and err.startswith("mnemoscope: error: ") and expected in err, err
     assert "Traceback" not in err and out == ""
     assert checksum(store) == before
+
+
+def test_an_entity_mistyped_is_refused_with_the_names_nearest_to_it(demo_copy, capsys):
+    code, out = run(demo_copy, "facts", "--entity", "Mya")
+    assert code == 2 and out == ""
+    assert capsys.readouterr().err == "mnemoscope: error: no entity is named 'Mya' or has it in its name; did you mean 'Maya'?\n"
+    code, out = run(demo_copy, "facts", "--entity", "aya")  # a part of a name lists that entity's facts
+    assert code == 0 and out.startswith("95 fact(s)"), out[:80]
 
 
 def test_a_mixed_folder_skips_unsupported_files(tmp_path, capsys):
