@@ -392,6 +392,8 @@ def _remember(mem: "Memory", messages: list[dict[str, Any]] | None, text: str | 
     else:
         if not (text or "").strip():
             raise ToolError("the text is empty")
+        if not shown_label(text or "").strip():  # NULs, escapes, zero-width spaces: a source that shows nothing
+            raise ToolError("the text shows nothing (only control or invisible characters); nothing was stored")
         import hashlib
 
         digest = hashlib.sha256(f"{title}\n{text}".encode()).hexdigest()

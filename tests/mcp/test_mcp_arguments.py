@@ -61,6 +61,8 @@ async def test_hostile_arguments_are_one_line_each_and_store_nothing(tmp_path):
              "remember: source holds an invisible character (U+200B at 2); nothing was stored"),
             ("remember", {"text": "Named.", "source": " \u3000 "}, "remember: source is blank; nothing was stored"),
             ("remember", {"text": "Named.", "title": "  "}, "remember: title is blank; nothing was stored"),
+            ("remember", {"text": "\x00\x1b\u200b \x07"},  # fails before: stored as 'mcp:test-agent/ (…)'
+             "remember: the text shows nothing (only control or invisible characters); nothing was stored"),
             ("remember", {"messages": [{"role": "user", "content": "hi", "name": "\xa0"}]},
              "remember: messages.0.name is blank; nothing was stored"),
         ]:
