@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from pathlib import Path
 from typing import TextIO
 
 from .common import UsageError, open_memory, store_path
+from .terminal import visible
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,9 +23,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def mcp(args: argparse.Namespace, out: TextIO) -> int:
     """Open the store first, so that a store that cannot be opened is one line and exit 2, then
     serve (the demo store with ``--demo``: an agent's try-out, gone when the server stops)."""
+    from mnemoscope.engine import Settings
+
     from ..mcp_server import serve
 
-    store_path(args, args.mcp_store)  # an empty --store, or one beside --demo, is refused before a token is made
+    given = store_path(args, args.mcp_store)  # an empty --store, or one beside --demo, is refused before a token is made
     token = None
     if args.http is not None:
         if not 1 <= args.http <= 65535:
@@ -29,6 +35,10 @@ def mcp(args: argparse.Namespace, out: TextIO) -> int:
         from ..mcp_http import http_token, token_path
 
         token = http_token(token_path())  # before the store: a refused token file opens nothing
+    new = not args.demo and not os.path.lexists(Path(given).expanduser() if given else Settings.load().store_path)
     with open_memory(args, create=True, named=args.mcp_store, client="mcp:unknown") as mem:
+        if new:  # the host's log says it: an agent writing into a mistyped path's new store looks like amnesia
+            typo = " (a mistyped --store?)" if given else ""
+            print(visible(f"mnemoscope mcp: no store was at {mem.path}: a new empty one was made{typo}"), file=sys.stderr)
         serve(mem, args.http, token)
     return 0

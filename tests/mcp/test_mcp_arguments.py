@@ -202,15 +202,10 @@ async def test_a_line_longer_than_the_limit_is_answered_and_the_next_is_read():
 async def test_a_source_resource_naming_no_id_is_one_line_and_no_traceback(tmp_path):
     """``mnemoscope://sources/abc`` was answered "Error creating resource from template …", which
     says nothing of why, and the server logged a traceback for the host (fails before)."""
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
     from mcp.shared.exceptions import MCPError
 
-    command, *args = server_command(tmp_path / "agent.db")
     with open(tmp_path / "stderr.txt", "w") as errlog:
-        async with (stdio_client(StdioServerParameters(command=command, args=args, cwd=str(ROOT)), errlog=errlog)
-                    as (read, write), ClientSession(read, write) as session):
-            await session.initialize()
+        async with agent_session(tmp_path / "agent.db", errlog=errlog) as session:
             for uri, says in [("mnemoscope://sources/abc", "no source with id 'abc' (mnemoscope://sources lists them)"),
                               ("mnemoscope://sources/" + "9" * 5000,
                                f"no source with id '{'9' * 39}… (mnemoscope://sources lists them)")]:
@@ -220,3 +215,15 @@ async def test_a_source_resource_naming_no_id_is_one_line_and_no_traceback(tmp_p
             assert json.loads((await session.read_resource("mnemoscope://stats")).contents[0].text)["sources"] == 0
     logged = (tmp_path / "stderr.txt").read_text()
     assert "Traceback" not in logged and "ERROR" not in logged, logged
+
+
+async def test_a_new_store_the_server_makes_is_said_in_the_hosts_log(tmp_path):
+    """A host configured with a mistyped --store served a new empty store in silence: the agent
+    wrote into it and recalled nothing of the person's (fails before: nothing said). The server
+    says so once on stderr, the host's log; the next start, on that store, says nothing."""
+    store = tmp_path / "typo" / "agent.db"
+    for says in ([f"mnemoscope mcp: no store was at {store}: a new empty one was made (a mistyped --store?)"], []):
+        with open(tmp_path / "stderr.txt", "w") as errlog:
+            async with agent_session(store, errlog=errlog) as session:
+                assert (await session.call_tool("recall", {"query": "anything"})).structured_content["hits"] == []
+        assert (tmp_path / "stderr.txt").read_text().splitlines() == says

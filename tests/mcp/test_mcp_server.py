@@ -15,7 +15,7 @@ import sys
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, TextIO
 
 import pytest
 
@@ -50,15 +50,17 @@ def agent(name: str = "test-agent"):
 
 
 @asynccontextmanager
-async def agent_session(store: Path | None, env: dict[str, str] | None = None, name: str = "test-agent") -> AsyncIterator[Any]:
+async def agent_session(store: Path | None, env: dict[str, str] | None = None, name: str = "test-agent",
+                        errlog: TextIO | None = None) -> AsyncIterator[Any]:
     """The SDK's client session with ``mnemoscope mcp`` on ``store``, spawned over stdio, initialized,
-    the client introducing itself as ``name``."""
+    the client introducing itself as ``name``; what the server says on stderr goes to ``errlog``."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     command, *args = server_command(store)
     params = StdioServerParameters(command=command, args=args, cwd=str(ROOT), env=env)
-    async with stdio_client(params) as (read, write), ClientSession(read, write, client_info=agent(name)) as session:
+    async with (stdio_client(params, errlog=errlog or sys.stderr) as (read, write),
+                ClientSession(read, write, client_info=agent(name)) as session):
         await session.initialize()
         yield session
 
@@ -227,7 +229,8 @@ async def test_streamable_http_on_loopback_serves_only_the_holder_of_the_token(t
     assert out == b""  # nothing but the protocol, and over HTTP not even that, goes to stdout
     again = restarted_stderr(store, env)
     assert token.encode() not in again  # the token shown once (fails before: at every start)
-    assert f"'Authorization: Bearer {token}' (a new token, kept in {path}".encode() in err.splitlines()[0]
+    assert f"no store was at {store}: a new empty one was made".encode() in err.splitlines()[0]  # (a new store)
+    assert f"'Authorization: Bearer {token}' (a new token, kept in {path}".encode() in err.splitlines()[1]
     assert f"'Authorization: Bearer TOKEN', TOKEN being what {path} holds (cat {path})".encode() in again, again
 
 
