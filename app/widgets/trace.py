@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -193,8 +194,8 @@ class TraceView(Vertical):
             table.add_row(Text(f"{'▶ ' if chosen else '  '}{c.label or c.node}", style="bold" if chosen else ""),
                           f"{c.total:.3f}", f"{c.probability:.2f}")
             shown = " · ".join(f"{k} {v:+.3f}" for k, v in c.terms.items() if abs(v) >= 0.0005)
-            if shown:
-                table.add_row(Text("    " + shown, style="dim"), "", "")
+            if shown:  # indented as a block: a line that wraps stays under its candidate
+                table.add_row(Padding(Text(shown, style="dim"), (0, 0, 0, 4)), "", "")
         grid = Table.grid()
         grid.add_row(head)
         grid.add_row(table)
