@@ -26,6 +26,7 @@ from .messages import StoreOpened, TaskProgress
 from .restyle import RestyleOnChangeApp
 from .services import (AFTER_CHANGE, AFTER_OPEN, Cancelled, MnemoscopeError, Progress, Services, describe_error,
                        short_path, write_private)
+from .setting_warnings import SettingWarnings
 from .widgets import ChoiceDialog, HelpScreen, PromptDialog
 from .widgets.text import DropControls
 from .widgets.chrome import SCREENS
@@ -123,6 +124,8 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         self.ready_seconds: float | None = None
         self.open_seconds: float | None = None  # engine import + Memory(path), in the worker
         self.collector = QuietCollector()
+        self.setting_warnings = SettingWarnings(lambda message: self.notify(
+            message, title="Settings", severity="warning", timeout=30, markup=False))
         self.last_input = time.monotonic()  # a key or a click: the collector's sweep waits for a pause
         self.warm_ups_held: list[tuple[Callable[[], None], set[Worker]]] = []  # see _warm_up_once_shown
         self.task_claims = threading.Lock()  # a task's job begins, or it is abandoned: never both (see _abandon)
@@ -144,6 +147,7 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         self.call_after_refresh(self.open_store, None)
         self.set_interval(self.FOLLOW_INTERVAL, self._look_for_changes, name="follow")
         self.collector.install()
+        self.setting_warnings.install()
         self.set_interval(1.0, self._sweep_when_idle, name="sweep")
 
     async def on_event(self, event: events.Event) -> None:
@@ -597,6 +601,7 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
             if state.worker is not None:
                 state.worker.cancel()
         self.collector.uninstall()
+        self.setting_warnings.uninstall()
 
 
 def make_app(services: Services | None = None, **options: Any) -> MnemoscopeApp:

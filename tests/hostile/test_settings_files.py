@@ -119,6 +119,21 @@ def test_a_settings_file_holding_a_key_others_can_read_is_read_with_one_warning(
             for path, shown in warned], done.stderr
 
 
+async def test_the_app_shows_the_warning_of_a_key_file_others_can_read(config, tmp_path):
+    """The warning goes to stderr, which Textual holds while the app runs: the app said nothing
+    (fails before: no notification). It is a warning notification now."""
+    from tests.app.mnemo_testing import SIZE, build_app, empty_store, settle
+
+    config.write_text('embed_api_key = "sk-from-config"\n')
+    store = empty_store(tmp_path / "m.db")  # read at 0600: nothing to say
+    os.chmod(config, 0o644)
+    app = build_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+    assert [(n.message, n.severity) for n in app.titled("Settings")] == [
+        (f"{config} holds an API key and others can read it (mode 644): chmod 600 {config}", "warning")]
+
+
 def test_a_config_file_under_a_folder_others_can_change_is_refused(config, tmp_path):
     """Who can change a folder above the config's renames its folder and puts one of theirs with
     another config in its place (fails before: only the config's own folder was asked)."""

@@ -1,0 +1,28 @@
+"""The settings' warnings, shown by the app: the engine says them with :mod:`logging` (a config or
+env file holding an API key others can read, a ``MNEMOSCOPE_*`` variable that is no setting), which
+reaches stderr from the command line; while the app runs, Textual holds stderr, and they were lost."""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+CONFIG_LOGGER = "mnemoscope.engine.config"
+
+
+class SettingWarnings(logging.Handler):
+    """Hands each warning of the settings to ``notify(message)`` (the app's, which any thread may
+    call) while installed."""
+
+    def __init__(self, notify: Callable[[str], None]) -> None:
+        super().__init__(logging.WARNING)
+        self.notify = notify
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.notify(record.getMessage().removeprefix("mnemoscope: "))
+
+    def install(self) -> None:
+        logging.getLogger(CONFIG_LOGGER).addHandler(self)
+
+    def uninstall(self) -> None:
+        logging.getLogger(CONFIG_LOGGER).removeHandler(self)
