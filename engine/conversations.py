@@ -35,7 +35,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Sequence
 
 from .errors import MnemoscopeError
-from .records import Item, ParsedSource, Source, label_problem
+from .records import Item, ParsedSource, Source, label_problem, shown_label
 
 KEPT_ROLES = ("user", "assistant")
 SKIPPED_ROLES = ("system", "developer", "tool", "function")
@@ -69,7 +69,9 @@ class Message:
 
     @property
     def kept(self) -> bool:
-        return self.role in KEPT_ROLES and bool(self.text.strip())
+        """A user's or assistant's message that shows some text: one of control and invisible
+        characters alone (NULs, escapes, zero-width spaces) is skipped as an empty one is."""
+        return self.role in KEPT_ROLES and bool(shown_label(self.text).strip())
 
     @property
     def speaker(self) -> str:

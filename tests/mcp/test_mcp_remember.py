@@ -74,6 +74,20 @@ async def test_remember_splits_a_long_message_and_refuses_a_name_no_item_may_hol
     assert " ".join(i.text for i in items[:-1]) == long and items[-1].text == "Noted."
 
 
+async def test_a_message_that_shows_nothing_is_skipped_as_an_empty_one_is(tmp_path):
+    """A message of NULs, escapes and zero-width characters was stored as a turn that shows
+    nothing (review 12:03; fails before): it is skipped and counted, as an empty one is."""
+    store = tmp_path / "agent.db"
+    async with agent_session(store) as session:
+        nothing = await session.call_tool("remember", {"messages": [{"role": "user", "content": "\x00\u200b\x07"}]})
+        assert nothing.is_error and text_of(nothing) == "remember: no user or assistant message with text"
+        mixed = await session.call_tool("remember", {"messages": [{"role": "user", "content": "\x1b\u2066 \x00"},
+                                                                  {"role": "assistant", "content": "The ferry leaves at dawn."}]})
+        assert mixed.structured_content["skipped"] == {"user": 1}, text_of(mixed)
+    with Memory(store, extensions=False) as mem:
+        assert [i.text for s in mem.sources() for i in mem.source_items(s.id)] == ["The ferry leaves at dawn."]
+
+
 async def test_an_agent_does_not_replace_a_source_the_person_stored(tmp_path):
     """`remember` under the name of a document the person ingested replaced it (fails before: the
     person's document was gone, the agent's text in its place). It is one line and stores nothing;
