@@ -36,15 +36,30 @@ class KnowledgeThroughTime(KnowledgeCuration):
         """Settle a conflict: ``accept``, ``both``, ``merge`` or ``retire`` (see :mod:`.inbox`)."""
         with self._curating(dry_run, f"conflict.{choice}", f"conflict {conflict_id}"):
             decision = self.inbox.decide(conflict_id, choice)
-        self.load()  # also drops what a dry run staged
+            stale = self._stale_after(decision)
+        if stale:
+            self.load()
         return decision
 
     def undo(self, decision_id: int, dry_run: bool = False) -> Decision:
         """Undo a decision of the audit log (refused when a later one changed the same rows)."""
         with self._curating(dry_run, "decision.undone", f"decision {decision_id}"):
             decision = self.timeline.undo(decision_id)
-        self.load()
+            stale = self._stale_after(decision)
+        if stale:
+            self.load()
         return decision
+
+    def _stale_after(self, decision: Decision) -> bool:
+        """Whether a decision (read inside its transaction, a dry run's too) changed what this area
+        keeps in memory, which is then loaded again: the entities, mentions and synonyms, the facts
+        believed and their evidence (the registry, the fact keys and the graph are built from them).
+        Settling a clash by accepting it or keeping both changes only a conflict's status and when
+        the older fact held, and loading the whole graph again was nearly all of that key press's
+        cost in a large store."""
+        changes = self.store.decision_rows(ids=[decision.id])[0][6]
+        return any(c["table"] != "conflicts" and not (c["table"] == "facts" and _validity_only(c["before"], c["after"]))
+                   for c in changes)
 
     def undo_last(self, dry_run: bool = False) -> Decision:
         """Undo the last decision of a person that is not undone yet (the app's one key press)."""
@@ -103,3 +118,12 @@ class KnowledgeThroughTime(KnowledgeCuration):
         subjects = {e: self.registry.names.get(e, "") for e in [*named, *sorted(also - set(named))]}
         ranking = rerank_in_time(self.store, index, rules, q.text, ranking, as_of, subjects)
         return lift_changes(self.store, index, rules, q.text, subjects, ranking, as_of, period)
+
+
+# The columns of a fact that say when it held: the area keeps nothing read from them.
+_VALIDITY = frozenset({"valid_from", "valid_to", "superseded_by"})
+
+
+def _validity_only(before: dict[str, Any] | None, after: dict[str, Any] | None) -> bool:
+    """Whether a fact row's change (its images before and after a decision) is in its validity alone."""
+    return before is not None and after is not None and all(before.get(k) == v for k, v in after.items() if k not in _VALIDITY)
