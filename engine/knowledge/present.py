@@ -43,8 +43,9 @@ supersession cannot order them. This step can, without facts:
   "thirty-two hives on the hill", said later, is the answer);
 * and the latest of them goes above the older candidates that name the subject but state no value
   ("Julien and I broke up" says nothing of where he lives now), never above one said on its day
-  or later, which may tell a newer value in words no rule reads; and above those that state a
-  value of the slot for someone else only ("Leah lives in Denver" for "where does Maya live?").
+  or later, which may tell a newer value in words no rule reads (but one said on its day with no
+  word of the topic); and above those that state a value of the slot for someone else only ("Leah
+  lives in Denver" for "where does Maya live?").
 
 A question about no slot ("when is Noor's wedding?") is about a plan or a wish as often as about
 something that changes, so there only a change said outright counts ("change of plan", "instead",
@@ -78,7 +79,9 @@ take no part (the recall drops them next). A question about a slot with "was" or
 past period ("Where was Morven living in January 2026?", "What was Katya's job in June 2025?") asks
 what held then: the same reading as of the period's last day (or the reference time, if earlier;
 for "in early 2026" the reference time alone), and so does "did" with a slot's verb ("Where did Morven
-live in 2024?"). "Did" with another verb and a question about no slot with a date keep their order:
+live in 2024?"). A value the rules found held through most of the period, and replaced later, is its
+answer: "where did Daniel live in September 2023?" is the studio in Capitol Hill, not the flat in
+Fremont he planned in July to move into on the 30th. "Did" with another verb and a question about no slot with a date keep their order:
 "What major achievement did Joanna accomplish in January 2022?", "Who was the new addition to Nate's
 family in May 2022?" and "Where was John between August 11 and August 15 2023?" ask about an event.
 """
@@ -94,7 +97,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
-from ..as_of import later, said_on
+from ..as_of import earliest, later, said_on
 from ..query import FRAMING_WORDS
 from ..text import STOPWORDS, lexical_tokens, sentences
 from .claims import bring_newer_claims
@@ -647,7 +650,7 @@ def _held_values(rules: "Rules", question: PresentQuestion, subjects: dict[int, 
                 if _held_by(fact, found[0], subjects):
                     words |= set(lexical_tokens(fact.object))
                     stating.add(item)
-                    if question.period is not None and question.period.last and _replaced_after(fact, question.by):
+                    if question.period is not None and _held_through(fact, question.period, question.by):
                         through.add(item)
                 else:
                     others.add(item)
@@ -657,11 +660,25 @@ def _held_values(rules: "Rules", question: PresentQuestion, subjects: dict[int, 
                  frozenset(others - stating), frozenset(through))
 
 
-def _replaced_after(fact: Fact, day: str | None) -> bool:
-    """Whether the rules found ``fact`` held on ``day`` and was replaced later: "Daniel works at
-    Cartwheel" on 31 May 2023, Lumen Labs from July. The value a question about May asks for, which
-    no turn of May can have replaced in words the rules did not read."""
-    return day is not None and fact.superseded_by is not None and fact.state(day) == "current"
+def _held_through(fact: Fact, period: Period, by: str | None) -> bool:
+    """Whether the rules found ``fact`` held for the greater part of the ``period`` asked about (up
+    to the reference day ``by``) and replaced it later: "Daniel works at Cartwheel" through May 2023
+    (Lumen Labs from July), "Daniel lives in a studio in Capitol Hill" through September 2023 (Fremont
+    from its 30th). The value a question about that period asks for, whatever a turn said in it or
+    after it that names him but states no value the rules read ("We move in on September 30th"). A
+    fact nothing replaced may have been replaced in words no rule reads ("We moved! A cottage in
+    Kilkeel"), and a period without bounds of its own ("in early 2026") has none."""
+    last = earliest(period.last, by)
+    if fact.superseded_by is None or fact.retired_at or not (period.first and last and len(last) >= 10):
+        return False
+    first, last_day = date.fromisoformat(period.first).toordinal(), date.fromisoformat(last[:10]).toordinal()
+    start = _first_day(fact.valid_from or "0001")
+    end = _first_day(fact.valid_to) if fact.valid_to else None
+    if start is None or last_day < first:
+        return False
+    held_from = max(first, date.fromisoformat(start).toordinal())
+    held_to = min(last_day + 1, date.fromisoformat(end).toordinal() if end else last_day + 1)
+    return 2 * (held_to - held_from) > last_day - first + 1
 
 
 _KIN_BEFORE = f"(?:{_KIN_BEFORE_WORDS})"
@@ -805,7 +822,8 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
                                        {n for n, i in enumerate(ids) if i in held.others}
                                        | (_said_after(said, as_of) if question.period is not None and question.period.last
                                           else set()),
-                                       {n for n, i in enumerate(ids) if i in held.through})
+                                       {n for n, i in enumerate(ids) if i in held.through},
+                                       {n for n, i in enumerate(ids) if i in texts} - set(topical))
     if placed == list(range(len(ids))):
         return ranking
     positions = np.arange(len(ranking.slots))
@@ -976,26 +994,31 @@ def _said_after(said: list[str], as_of: str | None) -> set[int]:
 
 
 def _latest_value_above_older(placed: list[int], values: set[int], naming: list[int], said: list[str],
-                              others: set[int], through: set[int] = frozenset()) -> list[int]:
+                              others: set[int], through: set[int] = frozenset(), off_topic: set[int] = frozenset()) -> list[int]:
     """``placed`` with the latest value of the asked slot said by the reference time just above
     the older candidates naming the subject placed above it, on topic or not, and above those that
     state a value of the slot for someone else only: "He moved to Grenoble" answers "where does
     Julien live?" before "Julien and I broke up", which names him but states no home, and before
     "Ines lives in Lyon". It never passes a candidate naming the subject said on its day or later,
     which may tell a newer value in words no rule reads ("they made me assistant editor"), unless
-    the value that candidate states is someone else's; only that one candidate moves. ``others``:
-    the candidates it passes whatever they name (someone else's value, or said after the past
-    period the question asks about); ``through``: the values the rules found held through that
-    period, which pass the candidates naming the subject said later too."""
+    the value that candidate states is someone else's, or it was said on the value's day and holds
+    no word of the topic (``off_topic``: "Yes, August 12th in Spokane, I'm the best man", said the
+    day Daniel told he started at Lumen Labs, tells no newer employer); only that one candidate
+    moves. ``others``: the candidates it passes whatever they name (someone else's value, or said
+    after the past period the question asks about); ``through``: the values the rules found held
+    through most of that period (:func:`_held_through`), which pass the candidates naming the
+    subject said later too."""
     if not values:
         return placed
     latest = max(values, key=lambda m: (said[m], -m))
     at = placed.index(latest)
     naming_set = set(naming)
+    quiet = {n for n in off_topic if said[n] == said[latest]}
     top = 0 if latest in through else at
-    while top > 0 and not (placed[top - 1] in naming_set - others and said[placed[top - 1]] >= said[latest]):
+    while top > 0 and not (placed[top - 1] in naming_set - others - quiet and said[placed[top - 1]] >= said[latest]):
         top -= 1
-    older = next((k for k in range(top, at) if placed[k] in naming_set and (said[placed[k]] < said[latest] or latest in through)
+    older = next((k for k in range(top, at) if placed[k] in naming_set and (said[placed[k]] < said[latest] or latest in through
+                                                                             or placed[k] in quiet)
                   or placed[k] in others), None)
     if older is None:
         return placed

@@ -41,6 +41,22 @@ def test_a_value_the_rules_found_held_through_the_period_asked_comes_first(demo_
     assert "D6:1" in august[:2] and "D1:13" not in august[:5]  # "I started at Lumen Labs", not Cartwheel
 
 
+def test_the_latest_value_passes_a_turn_of_its_day_that_says_nothing_of_the_topic(demo_store):
+    """Fails before: "Yes, August 12th in Spokane. And I'm the best man …" (D6:22, his brother's
+    wedding) first, said later on the day Daniel told he started at Lumen Labs (D6:1): a turn of
+    the value's day may tell a newer value, but not one with no word of the topic."""
+    assert keys(demo_store, "where did Daniel work in August 2023")[:2] == ["D6:1", "D6:22"]
+
+
+def test_a_home_held_through_most_of_the_period_asked_comes_before_a_plan_for_its_last_day(demo_store):
+    """Fails before: "We found a place in Fremont … We move in on September 30th" (D6:20, said in
+    July) first; the rules know the studio in Capitol Hill (D2:22) held until that day, 29 of
+    September's 30. A move that happened later in the period is no answer to where he lived in it."""
+    september = keys(demo_store, "where did Daniel live in September 2023")
+    assert september[0] == "D2:22" and september.index("D2:22") < september.index("D6:20")
+    assert keys(demo_store, "where did Daniel live in October 2023")[0] == "D8:17"  # "We moved into the new place"
+
+
 def test_a_reply_is_about_whom_its_question_names_not_whom_the_asking_turn_spoke_of(demo_store):
     """Fails before: Daniel's "We moved into the new place in Fremont yesterday!" (D8:17) first as
     a change of Tomás's: it answers "… Tomás said she herded Bruno … Did you move yet?"."""
