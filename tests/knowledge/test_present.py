@@ -1121,3 +1121,31 @@ def test_an_owner_named_again_in_her_own_right_stays_a_subject(sister):
     """"Is Zuzana's sister Hana still working near Zuzana's job?" is about Zuzana's job too (review, 23:04)."""
     keys = ranked(sister, "Is Zuzana's sister Hana still working near Zuzana's job now?")
     assert keys and keys.index("D3:1") < keys.index("D2:1"), keys
+
+
+ASKING = locomo("asking", ("Kofi", "Jen"),
+    ("6:15 pm on 9 March, 2024", [
+        ("Kofi", "I'm a physiotherapist at the Royal Infirmary."),
+        ("Jen", "Still driving that old Saab?"),
+        ("Kofi", "Yes, I drive an old red Saab, it refuses to die."),
+        ("Kofi", "My manager, Fiona, is strict but fair."),
+    ]),
+    ("12:40 pm on 21 September, 2024", [
+        ("Jen", "Guess what, I changed jobs and I sold my car."),
+        ("Kofi", "What are you driving now? Who's your manager now?"),
+        ("Jen", "A Fiat, and a lovely woman called Ruth."),
+    ]),
+)
+asking = stored(ASKING)
+
+
+@pytest.mark.parametrize(("question", "answer"), [("What car does Kofi drive now?", "D1:3"),
+                                                  ("Who is Kofi's manager now?", "D1:4")])
+def test_a_question_the_speaker_asks_about_the_listener_is_no_change_of_the_speakers(asking, question, answer):
+    """Review (requests 11:19): Kofi asking Jen "What are you driving now? Who's your manager now?"
+    was lifted as a change of his own car and manager and came first (fails before); the answer is
+    Jen's. His own turns state his values."""
+    hits = asking.recall(question, top_k=10, strategy="fused").hits
+    keys = [h.item.key for h in hits]
+    assert keys[0] == answer, [(h.item.key, h.sources) for h in hits]
+    assert not any({"change", "value"} & set(h.sources) for h in hits if h.item.key == "D2:2")
