@@ -366,9 +366,17 @@ def _pieces(sentence: str) -> Iterator[str]:
     yield sentence[start:].strip()
 
 
-def read_plain(name: str, text: str, digest: str, chunk_tokens: int = 200) -> ParsedSource:
+def _refuse_empty(name: str, text: str) -> None:
+    """Refuse a text document that shows nothing: empty, or of control and invisible characters
+    alone (escapes, zero-width spaces), which was stored as an item that shows nothing."""
     if not text.strip():
         raise IngestError(name, "the file is empty")
+    if not shown_label(text).strip():
+        raise IngestError(name, "the file shows nothing (only control or invisible characters)")
+
+
+def read_plain(name: str, text: str, digest: str, chunk_tokens: int = 200) -> ParsedSource:
+    _refuse_empty(name, text)
     items = [Item(text=c, kind="chunk", key=str(i), position=i) for i, c in enumerate(chunk_text(text, chunk_tokens))]
     return ParsedSource(Source(name=name, kind="document", content_hash=digest, meta={"format": "text"}), items)
 
@@ -379,8 +387,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 
 def read_markdown(name: str, text: str, digest: str, chunk_tokens: int = 200) -> ParsedSource:
     """Chunk each section separately; every chunk keeps its heading path as title and tags."""
-    if not text.strip():
-        raise IngestError(name, "the file is empty")
+    _refuse_empty(name, text)
     sections: list[tuple[list[str], list[str], int]] = []  # (heading path, lines, first line no)
     stack: list[tuple[int, str]] = []  # open headings as (level, title)
     lines: list[str] = []

@@ -75,6 +75,7 @@ def bad_inputs(tmp_path, corpus):
     (tmp_path / "bin.txt").write_bytes(b"\x00\x01binary")
     (tmp_path / "empty.jsonl").write_text("\n", encoding="utf-8")
     (tmp_path / "latin.md").write_bytes(b"# T\ncaf\xe9\n")
+    (tmp_path / "nothing.txt").write_text("\x1b\x07\u200b \u2066\n")  # fails before: stored, an item showing nothing
     (tmp_path / "bad.json").write_text('[{"conversation": {"session_1": [\n{"speaker": "A"\n]}}]', encoding="utf-8")
     (tmp_path / "missing.json").write_text(json.dumps(
         {"conversation": {"session_1": [{"speaker": "A", "dia_id": "D1:1"}]}}, indent=1), encoding="utf-8")
@@ -86,6 +87,7 @@ def bad_inputs(tmp_path, corpus):
         "missing file": (["ingest", str(tmp_path / "nope.md")], "no such file"),
         "binary": (["ingest", str(tmp_path / "bin.txt")], "binary file"),
         "non-utf8": (["ingest", str(tmp_path / "latin.md")], "latin.md:2: not UTF-8"),
+        "nothing shown": (["ingest", str(tmp_path / "nothing.txt")], "nothing.txt: the file shows nothing (only control"),
         "malformed json": (["ingest", str(tmp_path / "bad.json")], "bad.json:3: malformed JSON"),
         "missing fields": (["ingest", str(tmp_path / "missing.json")], "missing field(s) text"),
         "mixed folder": (["ingest", str(mixed)], "broken.jsonl:2: malformed JSON"),
@@ -109,7 +111,7 @@ def bad_inputs(tmp_path, corpus):
     }
 
 
-CASES = ["missing file", "binary", "non-utf8", "malformed json", "missing fields", "mixed folder", "empty query",
+CASES = ["missing file", "binary", "non-utf8", "nothing shown", "malformed json", "missing fields", "mixed folder", "empty query",
          "1 MB query", "unknown strategy", "image strategy, no model", "unknown item", "bad id", "clear without yes", "bad import",
          "missing import", "empty import", "folder import", "bad setting", "unknown entity", "unknown entity id",
          "unknown source", "unknown kind"]
