@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Sequence
 
-from .errors import MnemoscopeError
+from .errors import MnemoscopeError, cut_repr
 from .records import Item, ParsedSource, Source, label_problem, shown_label
 
 KEPT_ROLES = ("user", "assistant")
@@ -86,7 +86,7 @@ class DuplicateKey(ValueError):
 
     def __init__(self, key: str, line: int | None = None) -> None:
         self.key, self.line = key, line
-        super().__init__(f"an object names the key {_short(key)} twice (which one is meant?)")
+        super().__init__(f"an object names the key {cut_repr(key)} twice (which one is meant?)")
 
 
 class _Twice(Exception):
@@ -139,11 +139,6 @@ def _line_of_twice(text: str) -> int | None:
 # -- checking one message ---------------------------------------------------------------------
 
 
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 @dataclass
 class Content:
     """A message's ``content`` read: its text, its photo, and the parts not kept, by type."""
@@ -164,14 +159,14 @@ def read_content(content: Any) -> Content:
     if content is None or isinstance(content, str):
         return Content(content or "")
     if not isinstance(content, list):
-        raise ValueError(f"'content' must be a string or a list of parts, not {_short(content)}")
+        raise ValueError(f"'content' must be a string or a list of parts, not {cut_repr(content)}")
     out, texts = Content(), []
     for n, part in enumerate(content):
         if isinstance(part, str):
             texts.append(part)
             continue
         if not isinstance(part, dict) or not isinstance(part.get("type"), str):
-            raise ValueError(f"content part {n} must be a string or an object with a string 'type', not {_short(part)}")
+            raise ValueError(f"content part {n} must be a string or an object with a string 'type', not {cut_repr(part)}")
         kind = part["type"]
         if kind in TEXT_PARTS:
             if not isinstance(part.get("text"), str):
@@ -207,25 +202,25 @@ def iso_time(value: Any) -> str | None:
         try:
             return datetime.fromtimestamp(value, tz=timezone.utc).isoformat(timespec="seconds")
         except (OverflowError, OSError, ValueError):
-            raise ValueError(f"timestamp {_short(value)} is out of range") from None
+            raise ValueError(f"timestamp {cut_repr(value)} is out of range") from None
     if isinstance(value, str):
         try:
             return datetime.fromisoformat(value.strip().replace("Z", "+00:00")).isoformat()
         except ValueError:
             pass
-    raise ValueError(f"unreadable timestamp {_short(value)} (ISO 8601, or seconds since 1970)")
+    raise ValueError(f"unreadable timestamp {cut_repr(value)} (ISO 8601, or seconds since 1970)")
 
 
 def read_message(obj: Any, key: str) -> Message:
     """Check one OpenAI-style message object. Raises ValueError naming the field."""
     if not isinstance(obj, dict):
-        raise ValueError(f"expected a message object with 'role' and 'content', not {_short(obj)}")
+        raise ValueError(f"expected a message object with 'role' and 'content', not {cut_repr(obj)}")
     role = obj.get("role")
     if role not in ROLES:
-        raise ValueError(f"'role' must be one of {', '.join(ROLES)}, not {_short(role)}")
+        raise ValueError(f"'role' must be one of {', '.join(ROLES)}, not {cut_repr(role)}")
     name = obj.get("name")
     if name is not None and not isinstance(name, str):
-        raise ValueError(f"'name' must be a string, not {_short(name)}")
+        raise ValueError(f"'name' must be a string, not {cut_repr(name)}")
     name = _label("'name'", (name or "").strip() or None)
     content = read_content(obj.get("content"))
     message = Message(role=role, text=content.text, name=name,
@@ -343,11 +338,11 @@ def _read_openai_json(name: str, data: Any, text: str, digest: str) -> ParsedSou
     under = "messages" if isinstance(data, dict) else None
     raw = data["messages"] if under else data
     if not isinstance(raw, list):
-        raise ChatFormatError(f"'messages' must be a list of message objects, not {_short(raw)}", _line_of_key(text, "messages"))
+        raise ChatFormatError(f"'messages' must be a list of message objects, not {cut_repr(raw)}", line_of(text, '"messages"'))
     try:
         meta = _title_meta(data.get("title")) if isinstance(data, dict) else {}
     except ValueError as exc:
-        raise ChatFormatError(str(exc), _line_of_key(text, "title")) from None
+        raise ChatFormatError(str(exc), line_of(text, '"title"')) from None
     return _openai_conversation(name, raw, lambda n: element_line(text, n, under), meta=meta, content_hash=digest)
 
 
@@ -404,7 +399,7 @@ def _chatgpt_branch(conv: Any, index: int) -> tuple[list[Message], str, dict[str
     mapping: dict[str, Any] = conv["mapping"]
     conv_id = conv.get("conversation_id") or conv.get("id") or str(index)
     if not isinstance(conv_id, str):
-        raise ValueError(f"'id' must be a string, not {_short(conv_id)}")
+        raise ValueError(f"'id' must be a string, not {cut_repr(conv_id)}")
     meta = _title_meta(conv.get("title"))
     if conv.get("create_time") is not None:
         meta["create_time"] = iso_time(conv["create_time"])
@@ -427,14 +422,14 @@ def _branch(mapping: dict[str, Any], current: Any) -> list[str]:
     """Node ids from the root to ``current`` (default: the newest leaf, following last children)."""
     for node_id, node in mapping.items():
         if not isinstance(node, dict):
-            raise ValueError(f"node {node_id!r} must be an object, not {_short(node)}")
+            raise ValueError(f"node {node_id!r} must be an object, not {cut_repr(node)}")
         parent, children = node.get("parent"), node.get("children")
         if parent is not None and not isinstance(parent, str):
-            raise ValueError(f"node {node_id!r}: 'parent' must be a node id (a string), not {_short(parent)}")
+            raise ValueError(f"node {node_id!r}: 'parent' must be a node id (a string), not {cut_repr(parent)}")
         if children is not None and not (isinstance(children, list) and all(isinstance(c, str) for c in children)):
-            raise ValueError(f"node {node_id!r}: 'children' must be a list of node ids, not {_short(children)}")
+            raise ValueError(f"node {node_id!r}: 'children' must be a list of node ids, not {cut_repr(children)}")
     if current is not None and not isinstance(current, str):
-        raise ValueError(f"'current_node' must be a node id (a string), not {_short(current)}")
+        raise ValueError(f"'current_node' must be a node id (a string), not {cut_repr(current)}")
     if current is None:
         roots = [k for k, v in mapping.items() if v.get("parent") is None]
         current = roots[0] if roots else None
@@ -449,7 +444,7 @@ def _branch(mapping: dict[str, Any], current: Any) -> list[str]:
     if current is None:
         return []
     if current not in mapping:
-        raise ValueError(f"'current_node' {_short(current)} is not in the mapping")
+        raise ValueError(f"'current_node' {cut_repr(current)} is not in the mapping")
     path: list[str] = []
     seen: set[str] = set()
     while current is not None:
@@ -470,18 +465,18 @@ def _chatgpt_message(msg: Any, node_id: str) -> Message | None:
         raise ValueError("expected an object with an 'author'")
     role = msg["author"].get("role")
     if role not in ROLES:
-        raise ValueError(f"author role must be one of {', '.join(ROLES)}, not {_short(role)}")
+        raise ValueError(f"author role must be one of {', '.join(ROLES)}, not {cut_repr(role)}")
     metadata = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
     if metadata.get("is_visually_hidden_from_conversation") or msg.get("recipient", "all") != "all":
         return None
     content = msg.get("content")
     if not isinstance(content, dict):
-        raise ValueError(f"'content' must be an object, not {_short(content)}")
+        raise ValueError(f"'content' must be an object, not {cut_repr(content)}")
     if content.get("content_type") not in ("text", "multimodal_text"):
         return None
     parts = content.get("parts") or []
     if not isinstance(parts, list):
-        raise ValueError(f"content 'parts' must be a list, not {_short(parts)}")
+        raise ValueError(f"content 'parts' must be a list, not {cut_repr(parts)}")
     text = "\n\n".join(p for p in parts if isinstance(p, str) and p.strip())  # image parts are objects
     name = msg["author"].get("name")
     name = _label("author 'name'", name if isinstance(name, str) and name.strip() else None)
@@ -535,8 +530,10 @@ def _member(text: str, pos: int, key: str) -> int:
         pos = _skip_space(text, pos) + 1  # the comma
 
 
-def _line_of_key(text: str, key: str) -> int | None:
-    pos = text.find(json.dumps(key))
+def line_of(text: str, needle: str) -> int | None:
+    """The line of ``text`` where ``needle`` first stands (None: nowhere): where an error in a
+    file points. Only called for an error."""
+    pos = text.find(needle)
     return text.count("\n", 0, pos) + 1 if pos >= 0 else None
 
 

@@ -26,6 +26,13 @@ def quoted(value: object) -> str:
     return text if len(text) <= QUOTED_CHARS else text[:QUOTED_CHARS] + "…"
 
 
+def cut_repr(value: object) -> str:
+    """A value as a message about its type quotes it: its own ``repr`` (a number stays a number:
+    "must be a string, not 5"), cut to 60 characters. :func:`quoted` quotes a refused text."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 class MnemoscopeError(Exception):
     """An error meant for the person using Mnemoscope; ``str()`` is one line they can act on."""
 

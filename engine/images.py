@@ -53,7 +53,8 @@ from .errors import FileRefused
 from .files import read_regular
 from .hosts import not_fetched_line
 from .image_refs import Fetching, ImageData, ImageUnreadable, NotFetched, Place, read_image
-from .ingest import MAX_FILE_BYTES, _line_of
+from .conversations import line_of
+from .ingest import MAX_FILE_BYTES
 from .pipeline import Query, Signal, Signals, Strategy
 from .recall import single_signal
 from .records import IMAGE_SIGNATURE_PREFIX, ImageCounts, Item, ParsedSource, Prepared, Source
@@ -371,7 +372,7 @@ class _SourceFile:
                 self._text = read_regular(self.path, MAX_FILE_BYTES).decode("utf-8", errors="replace")
             except FileRefused:
                 self._text = ""
-        return _line_of(self._text, ref) or (_line_of(self._text, json.dumps(key)) if key else None)
+        return line_of(self._text, ref) or (line_of(self._text, json.dumps(key)) if key else None)
 
 
 def _source_path(name: str, root: Path) -> Path | None:

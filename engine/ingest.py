@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from . import conversations
-from .conversations import ChatFormatError
-from .errors import FileRefused, IngestError
+from .conversations import ChatFormatError, line_of
+from .errors import FileRefused, IngestError, cut_repr
 from .files import kind_of, read_regular
 from .records import CONTROL, MAX_LABEL_CHARS, Item, ParsedSource, Source, label_problem, shown_label
 from .text import sentences, token_count
@@ -450,17 +450,6 @@ def parse_session_date(raw: str) -> str | None:
         return None
 
 
-def _line_of(text: str, needle: str) -> int | None:
-    pos = text.find(needle)
-    return text.count("\n", 0, pos) + 1 if pos >= 0 else None
-
-
-def _short(value: Any) -> str:
-    """A value as an error message quotes it: its repr, cut to 60 characters."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def read_conversation_json(path: Path, text: str, digest: str, data: Any = None) -> list[ParsedSource]:
     """A LoCoMo file: a list of samples (or one sample) with ``conversation.session_N`` turns
     (``data``: the file already parsed).
@@ -479,11 +468,11 @@ def read_conversation_json(path: Path, text: str, digest: str, data: Any = None)
     for index, sample in enumerate(samples):
         if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
             raise IngestError(path, f"sample {index}: expected an object with a 'conversation' object")
-        parsed = _locomo_sample(path, text, sample, index)
+        parsed = locomo_sample(path, text, sample, index)
         sample_id = parsed.source.meta["sample_id"]
         if sample_id in names:
             raise IngestError(path, f"sample {index}: the sample_id {sample_id!r} is also sample {names[sample_id]}'s;"
-                              " each conversation needs its own", _line_of(text, json.dumps(sample_id)))
+                              " each conversation needs its own", line_of(text, json.dumps(sample_id)))
         names[sample_id] = index
         out.append(parsed)
     return out
@@ -494,11 +483,11 @@ def _typed(path: Path, text: str, where: str, name: str, value: Any, kinds: tupl
     if isinstance(value, kinds) and not isinstance(value, bool):
         return value
     wanted = " or ".join({"str": "a string", "int": "an integer"}.get(k.__name__, k.__name__) for k in kinds)
-    raise IngestError(path, f"{where}: {name!r} must be {wanted}, not {_short(value)}",
-                      _line_of(text, needle or f'"{name}"'))
+    raise IngestError(path, f"{where}: {name!r} must be {wanted}, not {cut_repr(value)}",
+                      line_of(text, needle or f'"{name}"'))
 
 
-def _locomo_sample(path: Path, text: str, sample: dict[str, Any], index: int) -> ParsedSource:
+def locomo_sample(path: Path, text: str, sample: dict[str, Any], index: int) -> ParsedSource:
     conv = sample.get("conversation") if isinstance(sample, dict) else None
     where = f"sample {index}"
     if not isinstance(conv, dict):
@@ -516,12 +505,12 @@ def _locomo_sample(path: Path, text: str, sample: dict[str, Any], index: int) ->
         session_no = int(key.split("_")[1])
         turns = conv[key]
         if not isinstance(turns, list):
-            raise IngestError(path, f"conversation {sample_id}: {key} is not a list", _line_of(text, f'"{key}"'))
+            raise IngestError(path, f"conversation {sample_id}: {key} is not a list", line_of(text, f'"{key}"'))
         date_raw = _typed(path, text, f"conversation {sample_id}", f"{key}_date_time", conv.get(f"{key}_date_time") or "", (str,))
         timestamp = parse_session_date(date_raw) if date_raw.strip() else None
         if date_raw.strip() and timestamp is None:
             raise IngestError(path, f"conversation {sample_id}: {key}_date_time {date_raw!r} is not a date",
-                              _line_of(text, f'"{key}_date_time"'))
+                              line_of(text, f'"{key}_date_time"'))
         for n, turn in enumerate(turns):
             where = f"conversation {sample_id}, {key} turn {n + 1}"
             if not isinstance(turn, dict):
@@ -530,19 +519,19 @@ def _locomo_sample(path: Path, text: str, sample: dict[str, Any], index: int) ->
             needle = json.dumps(raw_id) if isinstance(raw_id, (str, int)) else '"dia_id"'
             missing = [f for f in ("speaker", "text") if not isinstance(turn.get(f), str)]
             if missing:
-                line = _line_of(text, needle) if raw_id is not None else None
+                line = line_of(text, needle) if raw_id is not None else None
                 raise IngestError(path, f"{where}: missing field(s) {', '.join(missing)}", line)
             if problem := label_problem(turn["speaker"]):  # (here, where the turn's line can be found)
-                raise IngestError(path, f"{where}: 'speaker' {problem}", _line_of(text, needle) if raw_id is not None else None)
+                raise IngestError(path, f"{where}: 'speaker' {problem}", line_of(text, needle) if raw_id is not None else None)
             dia_id = str(_typed(path, text, where, "dia_id", raw_id, (str, int), needle) if raw_id not in (None, "") else
                          f"D{session_no}:{n + 1}")
             if dia_id in seen:
-                raise IngestError(path, f"{where}: duplicate dia_id {dia_id!r}", _line_of(text, f'"{dia_id}"'))
+                raise IngestError(path, f"{where}: duplicate dia_id {dia_id!r}", line_of(text, f'"{dia_id}"'))
             seen.add(dia_id)
             try:
                 photo = photo_meta(turn, left_out)
             except BadPhoto as exc:
-                raise IngestError(path, f"{where}: {exc}", _line_of(text, f'"{dia_id}"')) from None
+                raise IngestError(path, f"{where}: {exc}", line_of(text, f'"{dia_id}"')) from None
             meta: dict[str, Any] = {"session": session_no, "session_date": date_raw, **photo}
             items.append(
                 Item(
@@ -573,9 +562,9 @@ def photo_meta(turn: dict[str, Any], left_out: dict[str, int]) -> dict[str, str]
     meta: dict[str, str] = {}
     caption, urls = turn.get("blip_caption"), turn.get("img_url")
     if caption is not None and not isinstance(caption, str):
-        raise BadPhoto(f"'blip_caption' must be a string, not {_short(caption)}")
+        raise BadPhoto(f"'blip_caption' must be a string, not {cut_repr(caption)}")
     if urls is not None and not (isinstance(urls, str) or isinstance(urls, list) and all(isinstance(u, str) for u in urls)):
-        raise BadPhoto(f"'img_url' must be a string or a list of strings, not {_short(urls)}")
+        raise BadPhoto(f"'img_url' must be a string or a list of strings, not {cut_repr(urls)}")
     if caption:
         meta["image_caption"] = caption
     for url in filter(None, urls if isinstance(urls, list) else [urls]):
@@ -603,13 +592,13 @@ def read_jsonl_chat(path: Path, text: str, digest: str) -> ParsedSource:
             raise IngestError(path, "expected an object with string fields 'speaker' and 'text'", lineno)
         timestamp = obj.get("timestamp")
         if timestamp is not None and not isinstance(timestamp, str):
-            raise IngestError(path, f"'timestamp' must be a string (ISO 8601 or a LoCoMo date), not {_short(timestamp)}", lineno)
+            raise IngestError(path, f"'timestamp' must be a string (ISO 8601 or a LoCoMo date), not {cut_repr(timestamp)}", lineno)
         iso = parse_session_date(timestamp) if timestamp else None
         if timestamp and iso is None:
             raise IngestError(path, f"unreadable timestamp {timestamp!r}", lineno)
         raw_id = obj.get("id", len(items))
         if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)):
-            raise IngestError(path, f"'id' must be a string or an integer, not {_short(raw_id)}", lineno)
+            raise IngestError(path, f"'id' must be a string or an integer, not {cut_repr(raw_id)}", lineno)
         key = str(raw_id)
         if key in keys:
             raise IngestError(path, f"the id {key!r} is used by an earlier line", lineno)

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Iterator, NoReturn, Protocol, Sequence
 
 from .conversations import DuplicateKey, read_json
-from .errors import ExportFailed, FileRefused, IngestFailed
+from .errors import ExportFailed, FileRefused, IngestFailed, cut_repr
 from .files import atomic_writer, open_regular
-from .ingest import MAX_CHUNK_CHARS, IngestError, _short, fit_labels, split_long
+from .ingest import MAX_CHUNK_CHARS, IngestError, fit_labels, split_long
 from .records import WRITTEN_BY, IngestReport, Item, ParsedSource, Source
 from .store.check import Salvaged, readable_records
 
@@ -430,9 +430,9 @@ class _ExportReader:
                 continue
             if isinstance(value, bool) or not isinstance(value, tuple(t for t in allowed if t)):
                 wanted = " or ".join("null" if t is None else t.__name__ for t in allowed)
-                self.fail(f"{kind} field {name!r} must be {wanted}, not {_short(value)}")
+                self.fail(f"{kind} field {name!r} must be {wanted}, not {cut_repr(value)}")
             if isinstance(value, int) and not -2**63 <= value < 2**63:
-                self.fail(f"{kind} field {name!r} is out of range ({_short(value)})")
+                self.fail(f"{kind} field {name!r} is out of range ({cut_repr(value)})")
         if kind == "source":
             rec["meta"] = {k: v for k, v in rec.get("meta", {}).items() if k not in LOCAL_META}
 

@@ -28,7 +28,7 @@ from ..errors import KeepRefused
 from ..files import atomic_writer, check_target, open_regular
 from ..memory import Memory
 from ..records import Item, ParsedSource, Source
-from .harness import _plain_words, require
+from .harness import plain_words, require
 from .locomo import load as load_locomo
 from .metrics import percentile
 
@@ -218,12 +218,12 @@ def rank_bm25_baseline(sources: Iterable[ParsedSource], queries: list[str]) -> d
 
     texts = [i.search_text() for p in sources for i in p.items]
     started = time.perf_counter()
-    bm25 = BM25Okapi([_plain_words(t) for t in texts])
+    bm25 = BM25Okapi([plain_words(t) for t in texts])
     index_ms = (time.perf_counter() - started) * 1000 / len(texts)
     times = []
     for q in queries:
         t0 = time.perf_counter()
-        scores = bm25.get_scores(_plain_words(q))
+        scores = bm25.get_scores(plain_words(q))
         np.argpartition(-scores, 10)[:10]
         times.append((time.perf_counter() - t0) * 1000)
     return {"index_ms_per_item": round(index_ms, 4), "query_ms_p50": round(statistics.median(times), 3)}

@@ -28,7 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..ingest import _locomo_sample, discover, read_path
+from ..ingest import locomo_sample, discover, read_path
 from ..knowledge.entities import EntityRegistry, entity_key
 from ..knowledge.extract import Extraction, RuleExtractor, capitalised_spans
 from ..knowledge.records import FactDraft
@@ -71,7 +71,7 @@ def evaluate(path: str | Path, judgements: str | Path | None = JUDGEMENTS) -> di
     coverage_sum = 0.0
     started = time.perf_counter()
     for n, sample in enumerate(samples):
-        parsed = _locomo_sample(path, text, sample, n)
+        parsed = locomo_sample(path, text, sample, n)
         extractor = RuleExtractor(EntityRegistry())
         by_key: dict[str, Extraction] = {}
         for number, item in enumerate(parsed.items):
@@ -114,7 +114,7 @@ def _sources(locomo: Path) -> Iterator[tuple[str, str, list[Item]]]:
     text = locomo.read_text(encoding="utf-8")
     for n, sample in enumerate(json.loads(text)):
         if sample.get("sample_id") == JUDGED_CONVERSATION:
-            yield "locomo", JUDGED_CONVERSATION, _locomo_sample(locomo, text, sample, n).items
+            yield "locomo", JUDGED_CONVERSATION, locomo_sample(locomo, text, sample, n).items
 
 
 def sampled_facts(locomo: str | Path) -> list[dict[str, str]]:

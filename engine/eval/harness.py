@@ -109,7 +109,7 @@ def run_engine_sets(
                     t0 = time.perf_counter()
                     rec = mem.recall(q.text, top_k=depth, strategy=strategy, **(options or {}))
                     result.query_ms.append((time.perf_counter() - t0) * 1000)
-                    ranked = _dedupe([key_of(h.item) for h in rec.hits])
+                    ranked = dedupe([key_of(h.item) for h in rec.hits])
                     result.rows.append(score(ranked, q.relevant, metrics))
                     result.categories.append(q.category)
         finally:
@@ -125,27 +125,29 @@ def run_rank_bm25(parsed: Sequence[ParsedSource], questions: Sequence[Question],
     result = RunResult()
     items = [i for p in parsed for i in p.items]
     started = time.perf_counter()
-    corpus = [_plain_words(i.search_text()) for i in items]
+    corpus = [plain_words(i.search_text()) for i in items]
     bm25 = BM25Okapi(corpus)
     result.index_ms = (time.perf_counter() - started) * 1000
     result.items = len(items)
     keys = [key_of(i) for i in items]
     for q in questions:
         t0 = time.perf_counter()
-        scores = bm25.get_scores(_plain_words(q.text))
+        scores = bm25.get_scores(plain_words(q.text))
         order = np.argsort(-scores, kind="stable")[: depth * 3]
         result.query_ms.append((time.perf_counter() - t0) * 1000)
-        ranked = _dedupe([keys[i] for i in order])
+        ranked = dedupe([keys[i] for i in order])
         result.rows.append(score(ranked, q.relevant, metrics))
         result.categories.append(q.category)
     return result
 
 
-def _plain_words(text: str) -> list[str]:
+def plain_words(text: str) -> list[str]:
+    """Lower-cased word tokens: the rank_bm25 reference's words, as its own examples split them."""
     return re.findall(r"\w+", text.lower())
 
 
-def _dedupe(keys: list) -> list:
+def dedupe(keys: list) -> list:
+    """``keys`` in order, each once: a ranking of evidence ids from hits that share one."""
     seen, out = set(), []
     for k in keys:
         if k not in seen:

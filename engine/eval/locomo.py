@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..ingest import _locomo_sample
+from ..ingest import locomo_sample
 from ..records import ParsedSource
 from .harness import DataMissing, Question, RunResult, read_samples, report, require, run_system_sets
 
@@ -42,7 +42,7 @@ def conversations(path: str | Path) -> list[Conversation]:
     path, text, samples = read_samples(path)
     out = []
     for n, sample in enumerate(samples):
-        parsed = _locomo_sample(path, text, sample, n)
+        parsed = locomo_sample(path, text, sample, n)
         keys = {i.key for i in parsed.items}
         questions = {}
         for qa_index, qa in enumerate(sample.get("qa", [])):

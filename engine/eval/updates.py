@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import IngestError
-from ..ingest import _locomo_sample
+from ..ingest import locomo_sample
 from ..memory import Memory
 from ..records import ParsedSource
-from .harness import _dedupe, read_samples
+from .harness import dedupe, read_samples
 from .metrics import mean_metrics, recall_at
 
 DATA = Path(__file__).resolve().parents[2] / "bench" / "data" / "knowledge_updates.json"
@@ -59,7 +59,7 @@ def load(path: str | Path = DATA) -> list[tuple[ParsedSource, list[UpdateQuestio
     path, text, samples = read_samples(path)
     out = []
     for n, sample in enumerate(samples):
-        parsed = _locomo_sample(path, text, sample, n)
+        parsed = locomo_sample(path, text, sample, n)
         keys = {i.key for i in parsed.items}
         questions = [_question(path, f"conversation {sample.get('sample_id', n)}", qa, keys) for qa in sample.get("qa", [])]
         out.append((parsed, questions))
@@ -173,7 +173,7 @@ def _ask(mem: Memory, questions: list[UpdateQuestion], strategy: str, as_of: boo
         started = time.perf_counter()
         rec = mem.recall(q.text, top_k=depth, strategy=strategy, **options)
         run.query_ms.append((time.perf_counter() - started) * 1000)
-        ranked = _dedupe([h.item.key for h in rec.hits])
+        ranked = dedupe([h.item.key for h in rec.hits])
         row = {"recall@5": recall_at(ranked, q.evidence, 5), "recall@10": recall_at(ranked, q.evidence, 10)}
         if q.stale:
             row["stale_above"] = float(stale_above(ranked, q.evidence, q.stale))
