@@ -42,7 +42,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -61,6 +61,7 @@ from .records import IMAGE_SIGNATURE_PREFIX, ImageCounts, Item, ParsedSource, Pr
 
 if TYPE_CHECKING:
     from .area import Engine
+    from .config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -315,7 +316,7 @@ class ImagesArea(Area):
         return out
 
 
-def _read_batch(refs: list[str], place: Place, s: Any) -> list[ImageData | ImageUnreadable]:
+def _read_batch(refs: list[str], place: Place, s: "Settings") -> list[ImageData | ImageUnreadable]:
     """The images behind ``refs``, or why not; downloads run in parallel (a slow host then
     delays its own images, not the whole batch)."""
     fetching = Fetching.from_list(s.request_timeout, s.max_retries, s.image_allow_hosts)

@@ -73,7 +73,9 @@ class CandidateFeatures:
 
 
 class SlotMeta:
-    """Per-slot facts the index does not keep: speaker, title words, text length."""
+    """Per-slot facts the index does not keep, read once per item (at ingest, or from the rows at
+    a load): speaker, title and its words, text length, kind, whether the text asks, exclaims or
+    asks the listener for something."""
 
     def __init__(self) -> None:
         self.speaker = np.zeros(0, dtype=np.int64)  # index into ``speakers``, -1 for none
