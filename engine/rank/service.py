@@ -137,7 +137,9 @@ class EventEffect:
 
 class RankerArea(Area):
     name = "ranker"
-    saved_format = 2  # 2: the slots' ``request`` (a state saved without it is read from the store again)
+    # 2: the slots' ``request``; a file of layout 1 may also lack the punctuation of slots its
+    # writer loaded from the store (before every load read it): read from the store again
+    saved_format = 2
 
     def __init__(self, mem: Engine) -> None:
         super().__init__(mem)
@@ -187,14 +189,12 @@ class RankerArea(Area):
         slots: a restore adopts them only when the index has the same slots."""
         n = self.mem.index.n_slots
         arrays, names = self.meta.arrays(n)
-        return ArrayFile({**names, "punctuated": True}, {**arrays, "item_ids": self.mem.index.item_ids[:n]})
+        return ArrayFile(names, {**arrays, "item_ids": self.mem.index.item_ids[:n]})
 
     def restore(self, saved: ArrayFile) -> None:
         index, slot_ids = self.mem.index, saved.arrays["item_ids"]
         if len(slot_ids) > len(index.item_ids) or not np.array_equal(slot_ids, index.item_ids[: len(slot_ids)]):
             raise ValueError("saved for other slots")
-        if saved.meta.get("punctuated") is not True:  # saved before every slot's punctuation was read at a load
-            raise ValueError("saved with the punctuation of some slots only")
         speakers, titles = saved.meta["speakers"], saved.meta["titles"]
         if not isinstance(speakers, list) or not isinstance(titles, list):
             raise ValueError("saved speakers or titles are not lists")

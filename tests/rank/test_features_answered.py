@@ -3,7 +3,6 @@
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from mnemoscope.engine import Memory
@@ -66,29 +65,6 @@ def test_without_the_word_space_the_words_feature_is_zero(tmp_path: Path):
         mem.ingest(path)
         found = features(mem, ASKED)
     assert found[ANSWER]["bm25"] > 0 and all(f["words"] == 0.0 for f in found.values())
-
-
-def test_an_areas_file_saved_with_some_punctuation_only_is_read_from_the_store(tmp_path: Path, monkeypatch):
-    """A file written before every slot's punctuation was read at a load (its "punctuated" not
-    true) may lack the flags of items its writer loaded from the store: it is not adopted."""
-    from mnemoscope.engine.rank.service import RankerArea
-
-    path = tmp_path / "talk.txt"
-    path.write_text(TRANSCRIPT, encoding="utf-8")
-    saved = RankerArea.saved
-
-    def as_before(self):
-        file = saved(self)  # without the flags a writer that loaded its items from the store held
-        unread = {**file.arrays, "question": np.zeros_like(file.arrays["question"])}
-        return type(file)({**file.meta, "punctuated": False}, unread)
-
-    monkeypatch.setattr(RankerArea, "saved", as_before)
-    with Memory(tmp_path / "store.db", save_index_above=1) as mem:
-        mem.ingest(path)
-        before = features(mem, ASKED)
-    monkeypatch.undo()
-    with Memory(tmp_path / "store.db", save_index_above=1) as reopened:
-        assert features(reopened, ASKED) == before
 
 
 def chat_lines(stamps: list[int]) -> str:
