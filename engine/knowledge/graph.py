@@ -261,10 +261,6 @@ class KnowledgeGraph:
         """The phrase of a phrase node (a node number past the entities)."""
         return self._phrase_names[node - index.n_slots - len(self.entity_ids)]
 
-    def has_edges(self, kind: str) -> bool:
-        """Whether any edge of this type exists (semantic ones are built on demand: always)."""
-        return kind == "semantic" or bool(self.edges[kind])
-
     # -- stable node numbers ------------------------------------------------------------------
 
     def _stable_nodes(self, refs: np.ndarray, index: "Index") -> np.ndarray:

@@ -536,9 +536,6 @@ class KnowledgeSQL:
         """End a fact's validity at ``valid_to`` with its successor (both None: it holds again)."""
         self.conn.execute("UPDATE facts SET valid_to = ?, superseded_by = ? WHERE id = ?", (valid_to, superseded_by, fact_id))
 
-    def set_valid_from(self, fact_id: int, valid_from: str | None) -> None:
-        self.conn.execute("UPDATE facts SET valid_from = ? WHERE id = ?", (valid_from, fact_id))
-
     def retire_facts(self, ids: Sequence[int]) -> None:
         """The store stops believing these facts: retired now, keys archived, rows kept."""
         at = now_iso()
