@@ -86,6 +86,8 @@ from ..text import lexical_tokens, one_shortens_the_other, words
 from .rows import GrowingRows
 
 DAY = 86_400.0
+UpVotes = dict[int, list[tuple[float, float, int]]]  # item -> (weight, sameness, mark) of the marks that used it
+DownVotes = dict[int, list[tuple[float, int]]]  # item -> (weight, mark) of the marks that ignored it
 Key = TypeVar("Key", str, int)  # what an index's columns are: lexical tokens, or plan term ids
 
 _QUESTION_WORDS = frozenset({"how", "why", "what", "which", "who", "whom", "whose", "when", "where"})
@@ -772,25 +774,8 @@ class FeedbackMemory:
         if not strength.any() and not near.any() and not refusals and backed is None:
             return ranking
         standing = _standing(ranking)
-        now = time.time() if now is None else now
         marks = likeness.marks
-        used: dict[int, list[tuple[float, float, int]]] = {}  # item -> (weight, sameness, mark)
-        ignored: dict[int, list[tuple[float, int]]] = {}
-        counted = set(np.flatnonzero(strength + near).tolist()) | ({backed} if backed is not None else set())
-        backing: dict[int, float] = {}  # item -> the corroborated mark's weight
-        for n in sorted(counted):
-            mark = marks[n]
-            decay = 0.5 ** (max(0.0, now - mark.at) // DAY / self.params.half_life_days)
-            for item in mark.used:
-                if near[n] > 0:  # a near duplicate: like the same question, by its own ramp and the item's standing
-                    used.setdefault(item, []).append((float(near[n]) * decay, 0.0, n))
-                elif strength[n] > 0:
-                    used.setdefault(item, []).append((float(strength[n]) * decay, float(same[n]), n))
-                if n == backed:
-                    backing[item] = decay
-            if same[n] > 0:
-                for item in mark.ignored:
-                    ignored.setdefault(item, []).append((float(same[n]) * decay, n))
+        used, ignored, backing = self._votes(likeness, strength, near, backed, time.time() if now is None else now)
         view = _View(ranking, shown, self.params.margin)
         # the corroborated question's items not shown yet take the last places, one each
         room = sum(1 for item in backing if item in slot_of and slot_of[item] not in view.shown)
@@ -835,6 +820,32 @@ class FeedbackMemory:
         if shifts:
             return _shifted(ranking, shifts, self.params.margin, held)
         return replace(ranking, extras={**ranking.extras, "taught": held}) if held else ranking
+
+    def _votes(self, likeness: Likeness, strength: np.ndarray, near: np.ndarray, backed: int | None, now: float
+               ) -> tuple[UpVotes, DownVotes, dict[int, float]]:
+        """What the counted marks (those of some ``strength`` or ``near`` a duplicate's, and the
+        corroborated ``backed``) say of each item, each mark's weight halved every
+        ``half_life_days``: the votes for it, as (weight, sameness, mark), and against it, as
+        (weight, mark), and the corroborated mark's weight for each item it used."""
+        marks, same = likeness.marks, likeness.same
+        used: UpVotes = {}
+        ignored: DownVotes = {}
+        backing: dict[int, float] = {}
+        counted = set(np.flatnonzero(strength + near).tolist()) | ({backed} if backed is not None else set())
+        for n in sorted(counted):
+            mark = marks[n]
+            decay = 0.5 ** (max(0.0, now - mark.at) // DAY / self.params.half_life_days)
+            for item in mark.used:
+                if near[n] > 0:  # a near duplicate: like the same question, by its own ramp and the item's standing
+                    used.setdefault(item, []).append((float(near[n]) * decay, 0.0, n))
+                elif strength[n] > 0:
+                    used.setdefault(item, []).append((float(strength[n]) * decay, float(same[n]), n))
+                if n == backed:
+                    backing[item] = decay
+            if same[n] > 0:
+                for item in mark.ignored:
+                    ignored.setdefault(item, []).append((float(same[n]) * decay, n))
+        return used, ignored, backing
 
     @staticmethod
     def _note(mark: Mark, sim: float, marks: int, lift: float, held: str) -> MarkNote:
