@@ -787,32 +787,8 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
     question = dataclasses.replace(question, slot_cues=question.slot_cues | held.words)
     question = dataclasses.replace(  # what the subject has, and what answered the topic, by its name too
         question, slot_cues=question.slot_cues | _names_held_on_topic(question, texts, other_names, lent, spoken))
-    topical: list[int] = []  # positions in the ranking, best first
-    changes: set[int] = set()
-    values: set[int] = set()  # positions of the candidates that state a value of the asked slot
-    for n, item_id in enumerate(ids):
-        text = texts.get(item_id)
-        if text is None:  # names no subject, or said after the reference time
-            continue
-        asked = lent.get(item_id, frozenset())
-        if _to_come_only(text, question, asked, said[n]):  # a plan on the topic: passed by what is said after it
-            topical.append(n)
-            continue
-        verdict = _changes(text, question, asked, said[n])
-        if verdict and item_id in hearsay and not question.others:
-            verdict = _own_change(text, question, other_names.get(item_id, ()), said[n])
-        if verdict is False and question.state and states(text, question.own, asked, names=subjects.values(),
-                                                          own_voice=item_id in spoken,
-                                                          said=None if question.plans else said[n], by=question.by):
-            verdict = True  # the latest word on whether it holds, change word or not
-        if item_id in stating or verdict is not None and _states_value(text, question, asked,
-                                                                        other_names.get(item_id, ()), said[n]):
-            values.add(n)
-            verdict = bool(verdict)
-        if verdict is not None:
-            topical.append(n)
-            if verdict:
-                changes.add(n)
+    topical, changes, values = _verdicts(ids, texts, question, subjects, lent=lent, said=said, hearsay=hearsay,
+                                         stating=stating, spoken=spoken, other_names=other_names)
     lifted = set(changes)
     if question.kind is not None and values:  # the latest value of the kind asked is lifted as a change is
         lifted.add(max(values, key=lambda m: (said[m], -m)))
@@ -838,6 +814,42 @@ def lift_changes(store: "Store", index: "Index", rules: "Rules", query: str, sub
                                      if n in why and mark not in found[int(slots[k])]]
     return dataclasses.replace(ranking, slots=slots, scores=ranking.scores,  # the places keep their scores
                                found_by=found, features={k: v[positions] for k, v in ranking.features.items()})
+
+
+def _verdicts(ids: list[int], texts: dict[int, str], question: PresentQuestion, subjects: dict[int, str], *,
+              lent: dict[int, frozenset[str]], said: list[str], hearsay: set[int], stating: frozenset[int],
+              spoken: set[int], other_names: dict[int, list[str]]) -> tuple[list[int], set[int], set[int]]:
+    """What each candidate of the window (``ids``, best first) says of the question, by its
+    position: the on-topic ones (best first), those that tell a change of the answer, and those
+    that state a value of the asked slot. A candidate without a text in ``texts`` names no
+    subject, or was said after the reference time: it says nothing here."""
+    topical: list[int] = []
+    changes: set[int] = set()
+    values: set[int] = set()
+    for n, item_id in enumerate(ids):
+        text = texts.get(item_id)
+        if text is None:
+            continue
+        asked = lent.get(item_id, frozenset())
+        if _to_come_only(text, question, asked, said[n]):  # a plan on the topic: passed by what is said after it
+            topical.append(n)
+            continue
+        verdict = _changes(text, question, asked, said[n])
+        if verdict and item_id in hearsay and not question.others:
+            verdict = _own_change(text, question, other_names.get(item_id, ()), said[n])
+        if verdict is False and question.state and states(text, question.own, asked, names=subjects.values(),
+                                                          own_voice=item_id in spoken,
+                                                          said=None if question.plans else said[n], by=question.by):
+            verdict = True  # the latest word on whether it holds, change word or not
+        if item_id in stating or verdict is not None and _states_value(text, question, asked,
+                                                                        other_names.get(item_id, ()), said[n]):
+            values.add(n)
+            verdict = bool(verdict)
+        if verdict is not None:
+            topical.append(n)
+            if verdict:
+                changes.add(n)
+    return topical, changes, values
 
 
 def _names_held_on_topic(question: PresentQuestion, texts: dict[int, str], other_names: dict[int, list[str]],
