@@ -521,3 +521,19 @@ async def test_an_episodes_panel_says_who_and_when_once(demo_app):
             summary = lines[3]
             assert summary and not summary.startswith(who) and day not in summary, summary
             assert summary in screen.current_episode().summary
+
+
+async def test_a_prompt_longer_than_its_dialog_wraps_at_80x24(demo_app):
+    """The Memories screen's merge asks "Merge which episode into episode N? (its id; the next one
+    of the same source is suggested)": the prompt was cut at the dialog's edge ("… the next one of
+    th"), its Label one line wide."""
+    app = demo_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await app.switch_mode("memories")
+        await settle(pilot)
+        await pilot.press("m")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog), "the merge dialog")
+        await pilot.pause()
+        shown = " ".join(" ".join(line.split()) for line in screen_lines(app))
+        assert "is suggested)" in shown, screen_lines(app)
