@@ -81,6 +81,25 @@ def read_regular(path: str | Path, max_bytes: int, inside: Path | None = None) -
         return _read_at_most(fh, max_bytes)
 
 
+def lines_of_regular(path: str | Path, max_bytes: int, inside: Path | None = None) -> Iterator[bytes]:
+    """The lines of a regular file of at most ``max_bytes`` (in ``inside``: see
+    :func:`open_regular`), each with its ``\\n``, one at a time: a long file is never held whole.
+    Raises :class:`FileRefused`, at the open or at the line where the file grew past the limit."""
+    with open_regular(path, inside) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > max_bytes:
+            raise FileRefused(f"file too large ({size // 2**20} MiB; the limit is {max_bytes // 2**20} MiB)")
+        read = 0
+        try:
+            for line in fh:
+                read += len(line)
+                if read > max_bytes:
+                    raise FileRefused(f"file too large (the limit is {max_bytes // 2**20} MiB)")
+                yield line
+        except OSError as exc:
+            raise FileRefused(f"cannot read: {exc.strerror or exc}") from None
+
+
 def read_own(path: str | Path, max_bytes: int, decides: str = "says where texts and keys are sent") -> bytes:
     """The bytes of a settings file (the config file, an env file, the MCP port's token): a
     regular file that no other user can change (:func:`others_control`). Such a file ``decides``

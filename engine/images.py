@@ -135,7 +135,8 @@ class ImagesArea(Area):
     def __init__(self, mem: Engine) -> None:
         super().__init__(mem)
         self._embedders: dict[bool, OpenAIEmbedder] = {}  # by for_query
-        self._prepared: tuple[list[Item], dict[int, np.ndarray]] | None = None  # (items, vectors by position)
+        # (the source prepared, its images' vectors by item key), until its items are indexed
+        self._prepared: tuple[Source, dict[str, np.ndarray]] | None = None
 
     @property
     def enabled(self) -> bool:
@@ -182,20 +183,28 @@ class ImagesArea(Area):
         self._prepared = None
         if not self.enabled:
             return None
-        embedded = self._embed(parsed.source, list(enumerate(parsed.items)))
-        self._prepared = (parsed.items, embedded.vectors)
+        shared = [(n, item) for n, item in enumerate(parsed.items) if item.meta.get("image_url")]  # (a long file's turns are read again, not held)
+        embedded = self._embed(parsed.source, shared)
+        keys = {n: item.key for n, item in shared}
+        self._prepared = (parsed.source, {keys[n]: vector for n, vector in embedded.vectors.items()})
         return Prepared([_warning(parsed.source.name, embedded.failures)] if embedded.failures else [], embedded.not_fetched)
 
     def on_ingest(self, source: Source, items: list[Item]) -> None:
-        if self._prepared and self._prepared[0] is items:
+        """Store the prepared vectors of these items (the whole source, or a block of a long one)."""
+        if self._prepared and self._prepared[0] is source:
             vectors = self._prepared[1]
-            self.mem.store.insert_vectors(self.signature, ((items[n].id, v) for n, v in vectors.items()))
+            self.mem.store.insert_vectors(self.signature, ((i.id, vectors[i.key]) for i in items if i.key in vectors))
 
     def on_indexed(self, items: list[Item]) -> None:
-        if self._prepared and self._prepared[0] is items and self._prepared[1]:
-            vectors = self._prepared[1]
-            self.mem.index.set_vectors(self.signature, [items[n].id for n in vectors], np.stack(list(vectors.values())))
-        self._prepared = None
+        """Index the prepared vectors of these items; once every one is, nothing stays prepared."""
+        if not self._prepared:
+            return
+        source, vectors = self._prepared
+        mine = [i for i in items if i.source_id == source.id and i.key in vectors]
+        if mine:
+            self.mem.index.set_vectors(self.signature, [i.id for i in mine], np.stack([vectors.pop(i.key) for i in mine]))
+        if not vectors:
+            self._prepared = None
 
     def on_delete(self, item_ids: list[int], dry_run: bool) -> dict[str, int]:
         """Image vectors go with their items (foreign-key cascade); the cache keeps what was paid."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Iterable, Sequence
 
@@ -48,6 +49,25 @@ ANALYZE_BLOCK = 4096  # documents analysed before their rows are packed (Index.a
 KEPT_TERMS_OF = 4096  # up to this many slots, the last slots' terms read are kept (Index._terms_of)
 WORD_LAYOUT: dict[str, Any] = {"quantize_above": LISTS_ABOVE, "lists_above": LISTS_ABOVE,
                                "probe_share": WORD_PROBE_SHARE, "rescore": WORD_RESCORE}
+
+
+@dataclass(frozen=True)
+class ItemColumns:
+    """What the index keeps of stored items, as columns (:meth:`Index.add`): taken from a block
+    of a source as it is stored, so that the block's items need not be held until the commit."""
+
+    ids: np.ndarray
+    source_ids: np.ndarray
+    positions: np.ndarray
+    times: np.ndarray  # epoch seconds (nan: none)
+
+    @classmethod
+    def of(cls, items: Sequence[Item]) -> "ItemColumns":
+        n = len(items)
+        return cls(np.fromiter((i.id for i in items), dtype=np.int64, count=n),
+                   np.fromiter((i.source_id for i in items), dtype=np.int64, count=n),
+                   np.fromiter((i.position for i in items), dtype=np.int64, count=n),
+                   np.fromiter((_epoch(i.timestamp) for i in items), dtype=np.float64, count=n))
 
 
 def _epoch(ts: str | None) -> float:
@@ -194,16 +214,12 @@ class Index:
 
     # -- writes -------------------------------------------------------------------------------
 
-    def add(self, items: Sequence[Item], term_rows: Rows, pending: bool = False) -> np.ndarray:
+    def add(self, items: ItemColumns, term_rows: Rows, pending: bool = False) -> np.ndarray:
         """Give each stored item a slot and index its terms, the i-th row of ``term_rows``
         (:meth:`analyze_all`; ``pending``: the deferred areas read them later); returns the new
         slots."""
-        n = len(items)
-        slots = self.add_rows(np.fromiter((i.id for i in items), dtype=np.int64, count=n),
-                              np.fromiter((i.source_id for i in items), dtype=np.int64, count=n),
-                              np.fromiter((i.position for i in items), dtype=np.int64, count=n),
-                              [i.timestamp for i in items], term_rows.lengths, term_rows.indices.view,
-                              term_rows.values.view)
+        slots = self.add_rows(items.ids, items.source_ids, items.positions, items.times, term_rows.lengths,
+                              term_rows.indices.view, term_rows.values.view)
         self.pending[slots] = pending
         return slots
 

@@ -15,19 +15,22 @@ import json
 import os
 import re
 import stat
+from array import array
 from dataclasses import replace
 from datetime import datetime
+from itertools import chain, islice
 from pathlib import Path
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence, overload
 
 from . import conversations
 from .conversations import ChatFormatError, line_of
 from .errors import FileRefused, IngestError, cut_repr
-from .files import kind_of, read_regular
+from .files import kind_of, lines_of_regular, read_regular
 from .records import CONTROL, MAX_LABEL_CHARS, Item, ParsedSource, Source, label_problem, shown_label
 from .text import sentences, token_count
 
 SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".json", ".jsonl", ".ndjson"}
+_LINE_SUFFIXES = {".jsonl", ".ndjson"}  # JSON Lines
 MAX_FILE_BYTES = 200 * 1024 * 1024
 # The longest text one item holds: a hit carries its item whole, to a person, an agent or the app.
 # A document's "sentence" longer than this (a blob of one line) is cut at spaces; any other text
@@ -123,11 +126,20 @@ def read_path(path: str | Path, chunk_tokens: int = 200, root: Path | None = Non
     folder the person named, kept in each source's meta as ``root``: the only place a
     document's local references (a shared photo's path) may point into."""
     path = Path(path).resolve()
+    by_line = read_chat_lines(path, root) if path.suffix.lower() in _LINE_SUFFIXES else None
+    parsed = [by_line] if by_line else _read_whole(path, root, chunk_tokens)
+    for p in parsed:
+        p.source.meta["root"] = str(root or path.parent)
+    return parsed
+
+
+def _read_whole(path: Path, root: Path | None, chunk_tokens: int) -> list[ParsedSource]:
+    """A file read whole, then parsed, its labels checked (here, per file: a preview counts it,
+    a lenient ingest sets this file aside)."""
     text, digest = _text_and_digest(path, root)
     parsed = _parse(path, text, digest, chunk_tokens)
     for p in parsed:
-        check_labels(p)  # here, per file: a preview counts it, a lenient ingest sets this file aside
-        p.source.meta["root"] = str(root or path.parent)
+        check_labels(p)
     return parsed
 
 
@@ -139,11 +151,11 @@ def _parse(path: Path, text: str, digest: str, chunk_tokens: int) -> list[Parsed
             if conversations.chat_shape(data):
                 return conversations.read_chat_json(str(path), data, text, digest)
             return read_conversation_json(path, text, digest, data)
-        if suffix in {".jsonl", ".ndjson"} and conversations.is_openai_line(text):
+        if suffix in _LINE_SUFFIXES and conversations.is_openai_line(text):
             return [conversations.read_openai_jsonl(str(path), text, digest)]
     except ChatFormatError as exc:
         raise IngestError(path, exc.message, exc.line) from None
-    if suffix in {".jsonl", ".ndjson"}:
+    if suffix in _LINE_SUFFIXES:
         return [read_jsonl_chat(path, text, digest)]
     if suffix in {".md", ".markdown"}:
         return [read_markdown(str(path), text, digest, chunk_tokens)]
@@ -182,6 +194,7 @@ def _read_bytes(path: Path, root: Path | None) -> bytes:
 # Byte-order marks that declare a file's encoding (UTF-32's before UTF-16's: FF FE 00 00 starts with FF FE).
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
+_BINARY_PROBE = 8192  # the bytes a file's start is looked at for NUL bytes (a binary file)
 
 
 def _decode(path: Path, data: bytes) -> str:
@@ -193,7 +206,7 @@ def _decode(path: Path, data: bytes) -> str:
             return data.decode(codec)
         except UnicodeDecodeError as exc:
             raise IngestError(path, f"not {codec.upper()} text although it starts with its byte-order mark (byte {exc.start})") from None
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data[:_BINARY_PROBE]:
         raise IngestError(path, "binary file (contains NUL bytes), not text")
     try:
         return data.decode("utf-8-sig")
@@ -266,14 +279,19 @@ def check_labels(p: ParsedSource) -> None:
     """Refuse a parsed source whose item has a label :func:`label_problem` refuses, with an
     :class:`IngestError` naming the source, the item and (where the reader kept it) the line."""
     for item in p.items:
-        if _fits(item):
-            continue
-        for label, value, alone in _labels(item):
-            problem = value and label_problem(value, shown_alone=alone)
-            if problem:
-                line = item.meta.get("line")
-                raise IngestError(p.source.name, f"{item.kind} {item.key!r}: its {label} {problem}; nothing was stored",
-                                  line if isinstance(line, int) else None)
+        check_item_labels(p.source.name, item)
+
+
+def check_item_labels(name: str, item: Item) -> None:
+    """:func:`check_labels` for one item of the source ``name``."""
+    if _fits(item):
+        return
+    for label, value, alone in _labels(item):
+        problem = value and label_problem(value, shown_alone=alone)
+        if problem:
+            line = item.meta.get("line")
+            raise IngestError(name, f"{item.kind} {item.key!r}: its {label} {problem}; nothing was stored",
+                              line if isinstance(line, int) else None)
 
 
 def fit_labels(p: ParsedSource) -> list[str]:
@@ -321,9 +339,10 @@ def hold_to_limits(parsed: Sequence[ParsedSource]) -> None:
     items that follow each other: the first keeps the item's key and photo, the next ones are
     keyed ``KEY+2``, ``KEY+3`` … and every piece says ``part`` "n/total" in its meta; the source's
     positions are renumbered so that the pieces stay neighbours. Nothing is left out."""
-    for p in parsed:
+    held = [p for p in parsed if isinstance(p.items, list)]  # (a ReadAgain's reader held its turns to them as it checked them)
+    for p in held:
         check_labels(p)
-    for p in parsed:
+    for p in held:
         if any(len(item.text) > MAX_CHUNK_CHARS for item in p.items):
             p.items = split_long(p.items)
 
@@ -579,14 +598,34 @@ def read_jsonl_chat(path: Path, text: str, digest: str) -> ParsedSource:
     """One object per line: ``speaker`` and ``text`` (strings), and optionally ``timestamp``
     (ISO 8601 or a LoCoMo date), ``id`` (the turn's key, unique in the file; else its number)
     and a shared photo, ``img_url`` and ``blip_caption`` as in LoCoMo (:func:`photo_meta`).
-    The line format is described in docs/formats.md."""
-    items: list[Item] = []
-    left_out: dict[str, int] = {}  # photos not kept, by field (photo_meta)
-    keys: set[str] = set()
-    speakers: dict[str, str] = {}  # each name's one string, shared by its turns
-    for lineno, line in enumerate(_lines(text), 1):
-        if not line.strip():
-            continue
+    The line format is described in docs/formats.md. (A file on disk is read by
+    :func:`read_chat_lines` instead, a line at a time.)"""
+    turns = ChatTurns(path)
+    items = list(turns.read(enumerate(_lines(text), 1)))
+    return ParsedSource(turns.source(digest), items)
+
+
+class ChatTurns:
+    """A JSON-lines chat's turns made as its lines are read (:func:`read_jsonl_chat`), and what
+    the file says beside them: the keys given (each once), the speakers, the photos left out."""
+
+    def __init__(self, path: Path, check_keys: bool = True) -> None:
+        self.path = path
+        self.count = 0  # turns read so far
+        self.longest = 0  # characters of the longest text
+        self.left_out: dict[str, int] = {}  # photos not kept, by field (photo_meta)
+        self.speakers: dict[str, str] = {}  # each name's one string, shared by its turns
+        self._keys: set[str] | None = set() if check_keys else None
+
+    def read(self, lines: Iterable[tuple[int, str]]) -> Iterator[Item]:
+        """The turns of ``(line number, line)`` pairs; a blank line is skipped, a bad one refused
+        with an :class:`IngestError` naming it."""
+        for lineno, line in lines:
+            if line.strip():
+                yield self._turn(lineno, line)
+
+    def _turn(self, lineno: int, line: str) -> Item:
+        path = self.path
         obj = load_json(path, line, lineno)
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str) or not isinstance(obj.get("speaker"), str):
             raise IngestError(path, "expected an object with string fields 'speaker' and 'text'", lineno)
@@ -596,24 +635,138 @@ def read_jsonl_chat(path: Path, text: str, digest: str) -> ParsedSource:
         iso = parse_session_date(timestamp) if timestamp else None
         if timestamp and iso is None:
             raise IngestError(path, f"unreadable timestamp {timestamp!r}", lineno)
-        raw_id = obj.get("id", len(items))
+        raw_id = obj.get("id", self.count)
         if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)):
             raise IngestError(path, f"'id' must be a string or an integer, not {cut_repr(raw_id)}", lineno)
         key = str(raw_id)
-        if key in keys:
-            raise IngestError(path, f"the id {key!r} is used by an earlier line", lineno)
-        keys.add(key)
+        if self._keys is not None:
+            if key in self._keys:
+                raise IngestError(path, f"the id {key!r} is used by an earlier line", lineno)
+            self._keys.add(key)
         try:
-            photo = photo_meta(obj, left_out)
+            photo = photo_meta(obj, self.left_out)
         except BadPhoto as exc:
             raise IngestError(path, str(exc), lineno) from None
-        items.append(Item(text=obj["text"], kind="turn", key=key, position=len(items),
-                          speaker=speakers.setdefault(obj["speaker"], obj["speaker"]),
-                          timestamp=iso, meta={"line": lineno, **photo}))
-    if not items:
-        raise IngestError(path, "no chat lines")
-    meta = {"format": "jsonl", "speakers": sorted(s for s in speakers if s), **({"parts_left_out": left_out} if left_out else {})}
-    return ParsedSource(Source(name=str(path), kind="conversation", content_hash=digest, meta=meta), items)
+        item = Item(text=obj["text"], kind="turn", key=key, position=self.count,
+                    speaker=self.speakers.setdefault(obj["speaker"], obj["speaker"]), timestamp=iso,
+                    meta={"line": lineno, **photo})
+        self.count += 1
+        self.longest = max(self.longest, len(item.text))
+        return item
+
+    def source(self, digest: str) -> Source:
+        """The chat's source record, once every line is read."""
+        if not self.count:
+            raise IngestError(self.path, "no chat lines")
+        meta = {"format": "jsonl", "speakers": sorted(s for s in self.speakers if s),
+                **({"parts_left_out": self.left_out} if self.left_out else {})}
+        return Source(name=str(self.path), kind="conversation", content_hash=digest, meta=meta)
+
+
+def read_chat_lines(path: Path, root: Path | None) -> ParsedSource | None:
+    """A JSON-lines chat read from its file a line at a time: every line is checked (as
+    :func:`read_jsonl_chat` checks it, labels too) and its bytes fingerprinted, but no turn is
+    kept; the source's items are :class:`ReadAgain`, parsed from the file again each time they
+    are walked, so that a long chat is never held whole (an ingest stores it a block at a time).
+    None when the file is no such chat: OpenAI messages, UTF-16 or UTF-32 text (read whole, as
+    before). A chat with a text over :data:`MAX_CHUNK_CHARS` has its items read once and held,
+    to be split (:func:`hold_to_limits`)."""
+    digest, fingerprints = hashlib.sha256(), array("q")
+    lines = _checked_lines(path, root, digest, fingerprints)
+    try:
+        first = next(((n, line) for n, line in lines if line.strip()), None)
+    except _ReadWhole:
+        return None
+    if first is None or conversations.is_openai_line(first[1]):
+        lines.close()
+        return None
+    turns = ChatTurns(path)
+    for item in turns.read(chain([first], lines)):
+        check_item_labels(str(path), item)
+    parsed = ParsedSource(turns.source(digest.hexdigest()), ReadAgain(path, root, fingerprints, turns.count))
+    if turns.longest > MAX_CHUNK_CHARS:
+        parsed.items = list(parsed.items)
+    return parsed
+
+
+class _ReadWhole(Exception):
+    """A file's start says to read it whole, as :func:`_decode` reads a file: a UTF-16 or UTF-32
+    byte-order mark (its lines end in more than one byte), or a NUL byte or bytes that are no
+    UTF-8 in its first :data:`_BINARY_PROBE` bytes (refused, as a binary file first)."""
+
+
+def _checked_lines(path: Path, root: Path | None, digest: Any, fingerprints: array) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each line of a file read as UTF-8, as :func:`_decode` reads a
+    whole file (a UTF-8 byte-order mark dropped, bytes that are no UTF-8 refused), each line's
+    bytes added to ``digest`` and its fingerprint to ``fingerprints``; :class:`_ReadWhole` raised
+    where its start says to read it whole."""
+    at = 0
+    for lineno, raw in enumerate(_raw_lines(path, root), 1):
+        if lineno == 1 and raw.startswith(tuple(bom for bom, _ in _BOMS)):
+            raise _ReadWhole()
+        digest.update(raw)
+        fingerprints.append(hash(raw))
+        if at < _BINARY_PROBE and b"\x00" in raw[:_BINARY_PROBE - at]:
+            raise _ReadWhole()
+        try:
+            text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            if at < _BINARY_PROBE:
+                raise _ReadWhole() from None
+            raise IngestError(path, f"not UTF-8 text (byte {at + exc.start})", lineno) from None
+        at += len(raw)
+        yield lineno, text[:-1] if text.endswith("\n") else text
+
+
+def _raw_lines(path: Path, root: Path | None) -> Iterator[bytes]:
+    try:
+        yield from lines_of_regular(path, MAX_FILE_BYTES, inside=root.resolve() if root else None)
+    except FileRefused as exc:
+        raise IngestError(path, str(exc)) from None
+
+
+class ReadAgain(Sequence[Item]):
+    """The turns of a JSON-lines chat file (:func:`read_chat_lines`), parsed from the file again
+    each time they are walked. Each line read again must be the one checked: its fingerprint
+    (:func:`hash` of its bytes, keyed afresh in every process) the same, and as many lines; a
+    file changed since is refused at the first line that differs, before any turn of it is
+    given, so what is stored is what was checked."""
+
+    def __init__(self, path: Path, root: Path | None, fingerprints: array, count: int) -> None:
+        self.path, self.root = path, root
+        self._fingerprints = fingerprints
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Item]:
+        return ChatTurns(self.path, check_keys=False).read(self._lines())
+
+    @overload
+    def __getitem__(self, at: int) -> Item: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> list[Item]: ...
+
+    def __getitem__(self, at: int | slice) -> Item | list[Item]:
+        if isinstance(at, slice):
+            return list(islice(self, *at.indices(self._count)))
+        if not -self._count <= at < self._count:
+            raise IndexError(at)
+        return next(islice(self, at % self._count, None))
+
+    def _lines(self) -> Iterator[tuple[int, str]]:
+        changed = IngestError(self.path, "changed since it was read; read it again")
+        read = 0
+        for raw in _raw_lines(self.path, self.root):
+            if read >= len(self._fingerprints) or hash(raw) != self._fingerprints[read]:
+                raise changed
+            read += 1
+            text = raw.decode("utf-8-sig" if read == 1 else "utf-8")
+            yield read, text[:-1] if text.endswith("\n") else text
+        if read != len(self._fingerprints):
+            raise changed
 
 
 def _lines(text: str) -> Iterator[str]:

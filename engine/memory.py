@@ -22,6 +22,7 @@ import time
 import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Concatenate, Iterable, Iterator, ParamSpec, Sequence, TypeVar, Unpack, cast
 
@@ -38,7 +39,8 @@ from .config import Settings
 from .dense import HashEmbedder, OpenAIEmbedder
 from .errors import AreaMissing, IngestFailed, RequestError, StoreError
 from .extensions import AREAS, AreaPlug
-from .index import LSA_KEY, WORDS_KEY, Index
+from .arrays import Rows
+from .index import LSA_KEY, WORDS_KEY, Index, ItemColumns
 from .ingest import FilesRead, IngestError, discover, hold_to_limits, note, read_path
 from .lexical import BM25Params
 from .pipeline import Query, QueryOptions, Recall, Signal, Signals
@@ -63,6 +65,9 @@ MIDWAY_FIT_AHEAD = 100_000  # items still to ingest for a refit of the latent mo
 # Items a catch-up reads per transaction, at most: a long source (a year of one conversation) is
 # read in pieces, so that the catch-up's memory is the piece's, not the source's.
 CATCH_UP_PIECE = 2_000
+# Items of a long file's source (engine/ingest.py's ``ReadAgain``) parsed and stored at a time by
+# a deferred ingest, in the source's one transaction: its memory is the block's, not the source's.
+INGEST_BLOCK = 10_000
 P = ParamSpec("P")
 R = TypeVar("R")
 AreaT = TypeVar("AreaT", bound=Area)
@@ -99,6 +104,42 @@ def _bulk_work() -> Iterator[None]:
     finally:
         if gc_was_enabled:
             gc.enable()
+
+
+@dataclass
+class _StoredBlock:
+    """A block of a source stored by an ingest, as the index takes it after the commit; its
+    items where they were held anyway (the whole source in one block), else None: read back for
+    the areas that read them after the commit."""
+
+    columns: ItemColumns
+    rows: Rows
+    items: list[Item] | None
+
+
+def _joined(blocks: list[_StoredBlock]) -> tuple[ItemColumns, Rows]:
+    """The blocks' columns and term rows as one: the index's arrays then grow once, to the
+    source's size, as when a source was added whole (a block at a time, they doubled their room
+    and touched all of it)."""
+    if len(blocks) == 1:
+        return blocks[0].columns, blocks[0].rows
+    columns = ItemColumns(*(np.concatenate([getattr(b.columns, name) for b in blocks])
+                            for name in ("ids", "source_ids", "positions", "times")))
+    lengths = np.concatenate([b.rows.lengths for b in blocks])
+    rows = Rows.adopt(np.concatenate([[0], np.cumsum(lengths)]), np.concatenate([b.rows.indices.view for b in blocks]),
+                      np.concatenate([b.rows.values.view for b in blocks]))
+    return columns, rows
+
+
+def _blocks(items: Sequence[Item], size: int) -> Iterator[list[Item]]:
+    """``items`` ``size`` at a time: a source read again from its file (engine/ingest.py's
+    ``ReadAgain``) is never held whole; a list, held by its caller anyway, is one block, itself."""
+    if isinstance(items, list):
+        yield items
+        return
+    them = iter(items)
+    while block := list(islice(them, size)):
+        yield block
 
 
 def _taken_from(sources: list[ParsedSource]) -> Iterator[ParsedSource]:
@@ -731,9 +772,10 @@ class Memory:
                        before_replacing: Callable[[Source], None] | None = None) -> SourceReport:
         store, index = self.store, self.index
         now = [area for area in self.areas if not (defer and area.deferred)]  # the areas that read it now
+        count = len(p.items)
         existing = store.source_by_name(p.source.name)
         if existing and _stored_as_it_is(existing, p.source):
-            return SourceReport(p.source.name, "unchanged", len(p.items), existing.id)
+            return SourceReport(p.source.name, "unchanged", count, existing.id)
         # Embed before the transaction: no write lock is held across network calls, and vectors
         # already paid for stay in the embedding cache even if this ingest fails.
         embedder = self._stored_embedder()
@@ -741,15 +783,15 @@ class Memory:
         prepared = [said for area in now if (said := area.prepare(p))]  # e.g. images
         vocab_before = len(index.vocab)
         removed: list[int] = []
+        stored: list[_StoredBlock] = []
         try:
             with store.transaction():  # (which takes in what other processes committed meanwhile)
                 index, vocab_before = self.index, len(self.index.vocab)
                 existing = store.source_by_name(p.source.name)  # again, under the write lock
                 if existing and _stored_as_it_is(existing, p.source):  # another process stored it
-                    return SourceReport(p.source.name, "unchanged", len(p.items), existing.id)
+                    return SourceReport(p.source.name, "unchanged", count, existing.id)
                 if store.vocab_size() > vocab_before:  # another process added terms meanwhile
                     index.merge_vocab(store.vocabulary())
-                first_new_term = len(index.vocab)
                 if existing and before_replacing:
                     before_replacing(existing)
                 if existing:
@@ -760,31 +802,60 @@ class Memory:
                 else:
                     source_id = store.insert_source(p.source)
                 p.source.id = source_id
-                store.insert_items(source_id, p.items)
-                rows, new_terms = index.analyze_all(item.search_text() for item in p.items)
-                store.insert_terms(new_terms, first_new_term)
-                store.insert_item_terms((item.id, *rows.row(n)) for n, item in enumerate(p.items))
-                if vectors is not None:
-                    store.insert_vectors(embedder.signature, zip((i.id for i in p.items), vectors))
-                if defer:
-                    store.defer_items([i.id for i in p.items])
+                first = store.next_item_id()
+                added = list(range(first, first + count))  # (the ids its blocks are given, in order)
                 self.activity.record(log_actions.SOURCE_REPLACED if existing else log_actions.SOURCE_ADDED, p.source.name,
-                                     count=len(p.items), source_id=source_id, added=log_actions.ranges(i.id for i in p.items),
+                                     count=count, source_id=source_id, added=log_actions.ranges(added),
                                      removed=log_actions.ranges(removed), **({"deferred": True} if defer else {}))
-                for area in now:
-                    area.on_ingest(p.source, p.items)
+                for block in _blocks(p.items, INGEST_BLOCK if defer else count):
+                    done = sum(len(b.columns.ids) for b in stored)
+                    block_vectors = vectors[done:done + len(block)] if vectors is not None else None
+                    stored.append(self._store_block(source_id, block, defer, block_vectors, embedder,
+                                                    keep=len(block) == count))
+                    for area in now:
+                        area.on_ingest(p.source, block)
         except BaseException:
             for term in [t for t, i in index.vocab.items() if i >= vocab_before]:
                 del index.vocab[term]
             raise
         index.remove(removed)
-        index.add(p.items, rows, pending=defer)
+        index.add(*_joined(stored), pending=defer)
         if vectors is not None:
-            index.set_vectors(embedder.signature, [i.id for i in p.items], vectors)
-        for area in now:
-            area.on_indexed(p.items)
-        return SourceReport(p.source.name, "replaced" if existing else "added", len(p.items), source_id,
+            index.set_vectors(embedder.signature, added, vectors)
+        for b in stored:
+            self._indexed(now, b)
+        return SourceReport(p.source.name, "replaced" if existing else "added", count, source_id,
                             [w for said in prepared for w in said.warnings], [h for said in prepared for h in said.not_fetched])
+
+    def _store_block(self, source_id: int, block: list[Item], defer: bool, vectors: np.ndarray | None,
+                     embedder: HashEmbedder | OpenAIEmbedder | None, keep: bool) -> _StoredBlock:
+        """Store a block of a source's items (in the source's transaction) with their terms and
+        their ``vectors``, and queue them for the deferred areas; returns what the index takes of
+        them after the commit, and the items themselves if ``keep`` (the block is the whole
+        source, held through the transaction anyway)."""
+        store, index = self.store, self.index
+        first_new_term = len(index.vocab)
+        store.insert_items(source_id, block)
+        rows, new_terms = index.analyze_all(item.search_text() for item in block)
+        store.insert_terms(new_terms, first_new_term)
+        store.insert_item_terms((item.id, *rows.row(n)) for n, item in enumerate(block))
+        if vectors is not None and embedder is not None:
+            store.insert_vectors(embedder.signature, zip((i.id for i in block), vectors))
+        if defer:
+            store.defer_items([i.id for i in block])
+        return _StoredBlock(ItemColumns.of(block), rows, block if keep else None)
+
+    def _indexed(self, areas: list[Area], block: _StoredBlock) -> None:
+        """Tell ``areas`` of a block indexed, its items read back from the store where they were
+        not held (a source read again from its file, stored a block at a time)."""
+        if not areas:
+            return
+        items = block.items
+        if items is None:
+            found = self.store.items(block.columns.ids.tolist())
+            items = [found[i] for i in block.columns.ids.tolist() if i in found]
+        for area in areas:
+            area.on_indexed(items)
 
     @_one_writer
     def catch_up(self, *, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
@@ -1106,7 +1177,7 @@ class Memory:
             if embedder is not None and items:
                 vectors = embedder.embed([i.search_text() for i in items])
                 self.store.insert_vectors(embedder.signature, zip((i.id for i in items), vectors))
-            index.add(items, rows)
+            index.add(ItemColumns.of(items), rows)
             self.store.set_kv(LSA_KEY, index.fit_lsa())
             self.store.set_kv(WORDS_KEY, index.fit_words())
             self.activity.record("store.reindexed", count=len(items))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .hosts import not_fetched_line
 
@@ -138,10 +138,12 @@ class Item:
 
 @dataclass
 class ParsedSource:
-    """What a reader makes of a file: the source record and its items, not yet stored."""
+    """What a reader makes of a file: the source record and its items, not yet stored (a list,
+    or a long chat file's turns read again from it as they are walked: engine/ingest.py's
+    ``ReadAgain``)."""
 
     source: Source
-    items: list[Item]
+    items: Sequence[Item]
 
 
 @dataclass

@@ -124,8 +124,9 @@ class RecordsSQL:
     # -- items --------------------------------------------------------------------------------
 
     def insert_items(self, source_id: int, items: Sequence[Item]) -> list[int]:
-        """Insert items with ids allocated up front (inside the caller's transaction), in one call."""
-        first = self.conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM items").fetchone()[0]
+        """Insert items with ids allocated up front (inside the caller's transaction), in one call:
+        :meth:`next_item_id` and on."""
+        first = self.next_item_id()
         for n, item in enumerate(items):
             item.id, item.source_id = first + n, source_id
         self.conn.executemany(
@@ -135,6 +136,10 @@ class RecordsSQL:
               item.text, json.dumps(item.tags), json.dumps(item.links), json.dumps(item.meta)) for item in items),
         )  # (a generator: a long source's rows are not all held at once)
         return [item.id for item in items]
+
+    def next_item_id(self) -> int:
+        """The id the next item inserted is given (one more than the largest)."""
+        return self.conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM items").fetchone()[0]
 
     def items(self, ids: Iterable[int]) -> dict[int, Item]:
         ids = list(ids)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mnemoscope.engine.arrays import Rows
-from mnemoscope.engine.index import Index
+from mnemoscope.engine.index import Index, ItemColumns
 from mnemoscope.engine.knowledge import graph as graph_module
 from mnemoscope.engine.knowledge.graph import KnowledgeGraph
 from mnemoscope.engine.pagerank import personalized_pagerank
@@ -16,7 +16,7 @@ from mnemoscope.engine.records import Item
 def small_index(n_items: int) -> Index:
     index = Index(BM25Params())
     items = [Item(text="", id=i + 1, source_id=1, position=i) for i in range(n_items)]
-    index.add(items, no_terms(n_items))
+    index.add(ItemColumns.of(items), no_terms(n_items))
     return index
 
 
@@ -133,7 +133,7 @@ def _grown_graph(index: Index, steps: list[int], look: dict[str, float] | None) 
         g.add_edges("episode", items[:3], np.full(3, upto + 1))  # the next step's first item
         g.add_edges("fact", [-(100 + n)], [-(200 + n)], 2.0)
         g.add_phrases([("agencies", int(i)) for i in items[:2]] + [("flour", int(items[-1]))])
-        index.add([Item(text="", id=int(i), source_id=1, position=int(i)) for i in items], no_terms(len(items)))
+        index.add(ItemColumns.of([Item(text="", id=int(i), source_id=1, position=int(i)) for i in items]), no_terms(len(items)))
         first = upto + 1
         if look:
             g.transition(look, index)
