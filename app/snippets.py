@@ -25,7 +25,7 @@ def term_pattern(terms: list[str]) -> re.Pattern[str] | None:
     stems = _stems(terms)
     if not stems:
         return None
-    return re.compile("|".join(f"({re.escape(s)}\\w*)" for s in stems), re.IGNORECASE)
+    return re.compile("|".join(f"\\b({re.escape(s)}\\w*)" for s in stems), re.IGNORECASE)
 
 
 def _stems(terms: list[str]) -> list[str]:

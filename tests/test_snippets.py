@@ -2,7 +2,7 @@
 around the stretch of a long text that holds the most of the query's words, weighed by how few
 of the recall's hits hold each."""
 
-from mnemoscope.app.snippets import query_terms, snippet, term_weights
+from mnemoscope.app.snippets import query_terms, snippet, term_pattern, term_weights
 
 PASS = ("There's a pass called the Sefinenfurgge, about 2,600 meters, with a steep descent that sometimes still has"
         " old snow on it. Leah says we'll ask the hut warden the night before and take the lower route if it looks"
@@ -44,3 +44,14 @@ def test_a_text_without_the_querys_words_shows_its_beginning():
     text = "word " * 100
     assert snippet(text, query_terms("where does Leah live"), 50) == ("word " * 10)[:49] + "…"
     assert snippet("short", [], 50) == "short"
+
+
+def test_a_query_word_inside_another_word_is_no_match():
+    """'work' is not in 'coworker': the line shows where the text says 'work', and the app
+    highlights words, not pieces of them."""
+    text = "My coworker Priya started a reading group, and the coworker chat is busy. " * 3 + "Anyway, I still work at Cartwheel."
+    line = snippet(text, query_terms("where does Daniel work"), 60)
+    assert "I still work at Cartwheel" in line
+    pattern = term_pattern(["work"])
+    assert pattern is not None
+    assert [m.group(0) for m in pattern.finditer("my coworker works at work")] == ["works", "work"]
