@@ -287,8 +287,9 @@ def build_server(mem: "Memory") -> MCPServer:
     async def feedback(ctx: Context, token: str, used: list[int], ignored: list[int] | None = None) -> Annotated[CallToolResult, FeedbackOut]:
         """Tell the ranker which hits of a recall you used (by item id), so that it learns what
         answers questions like it. `token` is the one `recall` returned; each token takes one
-        feedback, within a day. Shown hits not listed as used count as ignored."""
-        return await engine.answer(ctx, lambda m: _feedback(m, token, used, ignored or []))
+        feedback, within a day. `ignored` lists the hits you read and passed over; without it, every
+        shown hit not listed as used counts as ignored."""
+        return await engine.answer(ctx, lambda m: _feedback(m, token, used, ignored))
 
     @server.tool(annotations=reads)
     async def facts(ctx: Context, entity: str | None = None, limit: Annotated[int, Field(ge=1, le=1000)] = 50,
@@ -460,7 +461,7 @@ def _recall(mem: "Memory", source_name: Callable[[int], str], query: str, strate
                      token=result.token)
 
 
-def _feedback(mem: "Memory", token: str, used: list[int], ignored: list[int]) -> FeedbackOut:
+def _feedback(mem: "Memory", token: str, used: list[int], ignored: list[int] | None) -> FeedbackOut:
     result = mem.feedback(token, used, ignored)
     return FeedbackOut(event_id=result.event_id, used=result.used, ignored=result.ignored,
                        lam=float(mem.ranker.status().lam))

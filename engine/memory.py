@@ -1016,11 +1016,12 @@ class Memory:
         q = prepare_query(self, areas, text, top_k, strategy or self.default_strategy, mode, **options)
         return q, Signals(q, signals(self, areas))
 
-    def feedback(self, token: str, used_ids: Sequence[int], ignored_ids: Sequence[int] = ()) -> FeedbackResult:
-        """Tell the ranker which hits of the recall behind ``token`` were used; every other hit
-        it showed counts as ignored. Returns the ranker's :class:`engine.rank.FeedbackResult`."""
+    def feedback(self, token: str, used_ids: Sequence[int], ignored_ids: Sequence[int] | None = None) -> FeedbackResult:
+        """Tell the ranker which hits of the recall behind ``token`` were used and which were
+        ignored (None: every other hit it showed). Returns the ranker's
+        :class:`engine.rank.FeedbackResult`."""
         self.refresh()
-        return self.ranker.feedback(token, list(used_ids), list(ignored_ids))
+        return self.ranker.feedback(token, list(used_ids), None if ignored_ids is None else list(ignored_ids))
 
     # -- browse -------------------------------------------------------------------------------
 

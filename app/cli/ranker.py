@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("token", help="the token a recall printed (recall --json shows it); or 'list', or 'undo'")
     p.add_argument("event", nargs="?", help="with 'undo': the feedback event to withdraw")
     p.add_argument("--used", default="", help="comma-separated item ids that were used")
-    p.add_argument("--ignored", default="", help="comma-separated item ids that were not (default: every other shown hit)")
+    p.add_argument("--ignored", default=None, help="comma-separated item ids that were not (default: every other shown hit)")
     json_option(p)
     p.set_defaults(handler=feedback)
 
@@ -98,7 +98,7 @@ def feedback(args: argparse.Namespace, out: TextIO) -> int:
     if args.event is not None:
         raise UsageError(f"unexpected argument {args.event!r}: feedback TOKEN --used IDS, feedback list, feedback undo EVENT")
     with open_memory(args) as mem:
-        r = mem.feedback(args.token, _ids(args.used, "used"), _ids(args.ignored, "ignored"))
+        r = mem.feedback(args.token, _ids(args.used, "used"), None if args.ignored is None else _ids(args.ignored, "ignored"))
     payload = {"event_id": r.event_id, "used": r.used, "ignored": r.ignored, "lambda": r.gate.lam,
                "pairs_trained": r.pairs_trained, "pairs_held_out": r.pairs_held_out, "ms": round(r.ms, 3)}
     emit(out, payload, args.json, f"feedback event {r.event_id}: {len(r.used)} used, {len(r.ignored)} ignored; λ {r.gate.lam:.3f}")

@@ -704,7 +704,8 @@ class RankerArea(Area):
 
     def feedback(self, token: str, used_ids: list[int], ignored_ids: list[int] | None = None,
                  now: float | None = None) -> FeedbackResult:
-        """Learn from one recall: ``used_ids`` helped; every other shown hit counts as ignored."""
+        """Learn from one recall: ``used_ids`` helped; ``ignored_ids`` were seen and passed over
+        (None: every other shown hit, for a person who names only what they used)."""
         started = time.perf_counter()
         now = time.time() if now is None else now
         if self.log_corrupt:
@@ -712,7 +713,8 @@ class RankerArea(Area):
         row = self.read_token(token, now)
         self._check_ids(row, used_ids, ignored_ids or [])
         used = [i for i in row.shown if i in set(used_ids)]
-        ignored = [i for i in row.shown if i not in set(used_ids)]
+        passed_over = set(row.shown) - set(used_ids) if ignored_ids is None else set(ignored_ids)
+        ignored = [i for i in row.shown if i in passed_over]
         store = self.mem.store
         self._writable()  # a relearning pending is done (or refused) before this write, in its own transaction
         with store.transaction():

@@ -43,6 +43,19 @@ def test_feedback_across_processes_then_status_and_export(store, tmp_path):
     assert code == 0 and len(exported["feedback"]) == 1 and exported["feedback"][0]["used"] == used
 
 
+def test_the_ignored_ids_given_are_the_ignored_ones(store):
+    """--ignored names the hits passed over; the others shown are neither used nor ignored (they
+    were all counted as ignored whatever --ignored said)."""
+    rec = recall(store)
+    ids = [h["id"] for h in rec["hits"]]
+    assert len(ids) >= 4
+    code, out = run(store, "feedback", rec["token"], "--used", str(ids[1]), "--ignored", str(ids[0]), "--json")
+    assert code == 0 and json.loads(out)["ignored"] == [ids[0]]
+    rec = recall(store, "how do I feed a starter")
+    code, out = run(store, "feedback", rec["token"], "--used", str(rec["hits"][0]["id"]), "--json")
+    assert code == 0 and len(json.loads(out)["ignored"]) == len(rec["hits"]) - 1
+
+
 def test_bad_feedback_exits_2_with_one_line(store, capsys):
     rec = recall(store)
     assert run(store, "feedback", "nope", "--used", "1")[0] == 2
