@@ -17,6 +17,7 @@ from mnemoscope.app.cli import main
 from mnemoscope.engine import Memory
 from mnemoscope.engine.transfer import write_records
 from tests.support.openai_server import hashed_vector
+from tests.support.processes import dies_on_third_insert
 from tests.support.stores import shared_folder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,20 +26,7 @@ WORDS = ("river mountain harbour violin garden lantern meadow comet pepper tulip
          "saffron quartz maple ember willow coral").split()
 
 # Import an export, dying (SIGKILL) as the third source's items are written.
-KILLED_IMPORT = """
-import os, signal, sys
-from mnemoscope.engine import Memory
-mem = Memory(sys.argv[1])
-insert_items = mem.store.insert_items
-calls = []
-def insert_or_die(*args, **kwargs):
-    calls.append(1)
-    if len(calls) == 3:
-        os.kill(os.getpid(), signal.SIGKILL)
-    return insert_items(*args, **kwargs)
-mem.store.insert_items = insert_or_die
-mem.import_(sys.argv[2])
-"""
+KILLED_IMPORT = dies_on_third_insert('', 'mem.import_(sys.argv[2])')
 
 
 def write_chats(folder: Path, n: int, tag: str) -> Path:

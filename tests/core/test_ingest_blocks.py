@@ -18,26 +18,13 @@ from mnemoscope.engine import Memory, memory
 from mnemoscope.engine.errors import IngestError
 from mnemoscope.engine.ingest import read_jsonl_chat
 from mnemoscope.engine.records import ParsedSource
+from tests.support.processes import dies_on_third_insert
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPICS = ("the garden", "bread and rye", "a violin lesson", "the harbour at dawn", "Lisbon in May", "a red kite")
 
 # Ingest a chat in blocks of 40 items, dying (SIGKILL) as the third block is stored.
-KILLED_INGEST = """
-import os, signal, sys
-from mnemoscope.engine import Memory, memory
-memory.INGEST_BLOCK = 40
-mem = Memory(sys.argv[1])
-insert_items = mem.store.insert_items
-calls = []
-def insert_or_die(*args, **kwargs):
-    calls.append(1)
-    if len(calls) == 3:
-        os.kill(os.getpid(), signal.SIGKILL)
-    return insert_items(*args, **kwargs)
-mem.store.insert_items = insert_or_die
-mem.ingest(sys.argv[2], defer=True)
-"""
+KILLED_INGEST = dies_on_third_insert('memory.INGEST_BLOCK = 40', 'mem.ingest(sys.argv[2], defer=True)')
 
 
 def write_chat(path: Path, n: int) -> Path:

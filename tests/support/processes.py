@@ -38,3 +38,24 @@ def store_held(path: str | Path, how: str = "write") -> Iterator[None]:
     finally:
         _, err = holder.communicate("go\n", timeout=30)
     assert holder.returncode == 0, err
+
+
+def dies_on_third_insert(setup: str, call: str) -> str:
+    """A script for ``python -c`` that opens the store ``sys.argv[1]``, runs ``setup``, then
+    ``call``, and is killed (SIGKILL) as the store's third batch of items is written: a crash in the
+    middle of a write, for the tests that the store is left as it was."""
+    return f"""
+import os, signal, sys
+from mnemoscope.engine import Memory, memory
+{setup}
+mem = Memory(sys.argv[1])
+insert_items = mem.store.insert_items
+calls = []
+def insert_or_die(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return insert_items(*args, **kwargs)
+mem.store.insert_items = insert_or_die
+{call}
+"""
