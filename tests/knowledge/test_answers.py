@@ -113,27 +113,22 @@ def test_did_with_a_slots_verb_and_a_named_period_is_read_as_of_then(homes_then)
     assert above(ranked(homes_then, "Where did Wanjiru work in June 2025?"), "D2:3", "D1:3")
 
 
-def test_the_period_a_question_asks_about_is_read_once_per_recall(homes_then, monkeypatch):
-    """The period ("in June 2025") is read from the question once per recall, and its first and last
-    days carried on the question the present stage reads (before: read again there, from the words
-    it had just split)."""
-    from mnemoscope.engine.knowledge import through_time
-    reads, seen = [], []
-    asked_period, present_question = present.asked_period, present.present_question
-
-    def counted(*args):
-        reads.append(args[0])
-        return asked_period(*args)
-
-    def kept(*args):
-        seen.append(present_question(*args))
-        return seen[-1]
-    for module in (present, through_time):
-        monkeypatch.setattr(module, "asked_period", counted)
-    monkeypatch.setattr(present, "present_question", kept)
-    assert above(ranked(homes_then, "Where did Wanjiru live in June 2025?"), "D2:1", "D1:1")
-    assert reads == ["Where did Wanjiru live in June 2025?"]
-    assert [q.period for q in seen] == [present.Period("2025-06-01", "2025-06-30")]
+def test_the_period_a_question_asks_about_is_its_first_and_last_days_and_no_word_of_its_topic():
+    """The past period a question about a slot names is its first and last days (both "" for a
+    season, whose bounds the recall's reference time gives), and the question the present stage
+    reads carries it; its words ("June", "2025") are no word of the topic. A question about the
+    present or an event asked about with a date names no such period."""
+    rules = load_rules()
+    periods = {"Where did Wanjiru live in June 2025?": present.Period("2025-06-01", "2025-06-30"),
+               "Where was Wanjiru living in 2025?": present.Period("2025-01-01", "2025-12-31"),
+               "Where was Wanjiru living in early 2026?": present.Period("", "")}
+    for question, period in periods.items():
+        assert present.asked_period(question, rules) == period, question
+        asked = present.present_question(question, rules, ["Wanjiru"], period=period)
+        assert asked is not None and asked.period == period and asked.terms == {"live"}, question
+    for question in ("Where does Wanjiru live now?", "Where did Wanjiru go in June 2025?",
+                     "What did Joanna accomplish in January 2022?"):
+        assert present.asked_period(question, rules) is None, question
 
 
 def test_a_past_date_without_a_slot_or_with_did_and_an_event_keeps_the_order(homes_then):
