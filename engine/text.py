@@ -176,13 +176,18 @@ def token_count(text: str) -> int:
     return len(re.findall(r"\w+|[^\w\s]", text))
 
 
-# -- a request to the listener (fused's speaker feature) ---------------------------------------
+# -- what a turn asks of the listener (fused's speaker feature, the present stage) ----------------
 
 # A request opening a turn: "Can you …", "Could you please …", "Please …"; not "Can you believe
 # …?", "Would you imagine …?", "Can you guess …?": those ask the listener to share the speaker's
 # surprise at some news, not to do anything.
 _REQUEST = re.compile(r"\s*(?:(?:can|could|would|will)\s+you\b(?!\s+(?:even\s+)?(?:believe|imagine|guess|picture)\b)"
                       r"|please\b)", re.I)
+# A speaker speaking of themself ("I'm", "my", "we", "our"); "us" too, though it may be the country.
+FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
+# A question that has the listener guess some news: "Guess what?", "Guess who's moving to London?",
+# "You'll never guess who called": the speaker's news is what follows, or the answer.
+_GUESS = re.compile(r"\s*(?:(?:you(?:'ll|’ll| will) never|can you|could you)\s+)?guess\b", re.I)
 
 
 def asks_listener(text: str) -> bool:
@@ -191,6 +196,29 @@ def asks_listener(text: str) -> bool:
     one's news; it says what the speaker wants. Read once per item, at ingest and at a load (the
     store's ``asks_listener``)."""
     return "?" in text and _REQUEST.match(text) is not None
+
+
+def asks_about_listener(sentence: str) -> bool:
+    """Whether a sentence asks the listener about their life: a question with no word of the
+    speaker's ("What are you driving now?", "How's the new house?", "Settled in yet?", "Still
+    working those brutal night shifts?") that is no request (:func:`asks_listener`: "Can you go
+    back to English?" says what the speaker wants) and does not have them guess some news ("Guess
+    who's moving to London?" is the speaker's). The answer is the listener's."""
+    return (sentence.rstrip().endswith("?") and not FIRST_PERSON.search(sentence) and not asks_listener(sentence)
+            and not _GUESS.match(sentence))
+
+
+def about_listener(text: str) -> bool:
+    """Whether a turn asks after the listener's news and tells none of its speaker's: it has no
+    first-person word, and at least half its words are in sentences that ask about the listener
+    (:func:`asks_about_listener`). "Maya! It's been way too long. How's life in Portland? Still
+    working those brutal night shifts?" asks about Maya's work, not the speaker's; "The boys start
+    their new school on Monday. How's Nain doing?" tells the speaker's news first. Read once per
+    item, at ingest and at a load (the store's ``about_listener``)."""
+    if "?" not in text or FIRST_PERSON.search(text):
+        return False
+    asking = sum(len(sentence.split()) for sentence in sentences(text) if asks_about_listener(sentence))
+    return 2 * asking >= len(text.split())
 
 
 # -- short forms of a person's name (the knowledge area's linking, fused's speaker feature) --------------

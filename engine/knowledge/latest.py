@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Collection
 
 import numpy as np
 
-from ..text import lexical_tokens, sentences
+from ..text import FIRST_PERSON, lexical_tokens, sentences
 from .extract import counted_by_number, realis
 from .temporal import find_times
 
@@ -51,8 +51,6 @@ if TYPE_CHECKING:
 _STATE = re.compile(r"(?!.*\bif\b)\s*(?:(?:is|are|does|do)\b|what\s+happened\s+(?:with|to)\b|(?:has|have)\b(?!.*\bbeen\b)|(?!would|could|should|might|will)\w+\b.*\b(?:still|now|currently)\b)",
                     re.I)
 STATE_WORDS = frozenset(lexical_tokens("still now currently"))
-# A speaker speaking of themself ("I'm", "my", "we", "our"); "us" too, though it may be the country.
-FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself|we|us|our|ours|ourselves)\b", re.I)
 
 
 def asks_state(query: str) -> bool:

@@ -99,11 +99,11 @@ import numpy as np
 
 from ..as_of import earliest, later, said_on
 from ..query import FRAMING_WORDS
-from ..text import STOPWORDS, asks_listener, lexical_tokens, sentences
+from ..text import FIRST_PERSON, STOPWORDS, asks_about_listener, lexical_tokens, sentences
 from .claims import bring_newer_claims
 from .entities import entity_key, one_shortens_the_other
 from .extract import PEOPLE, realis
-from .latest import (FIRST_PERSON, STATE_WORDS, WEEKDAY, answer_kind, asked_before, asks_state, naming_in_text,
+from .latest import (STATE_WORDS, WEEKDAY, answer_kind, asked_before, asks_state, naming_in_text,
                      owners, spoken_for, states, states_kind)
 from .supersession import Rules, Slot, object_names
 from .temporal import MONTHS, find_times
@@ -255,8 +255,6 @@ _SOMEONE_ELSE = re.compile(r"(?:he|she|they|his|her|their|you|your)\b", re.I)
 _RELATIVE = re.compile(rf"(?:my|our)\s+(?:(?:{_KIN_BEFORE_WORDS})\s+)?{_KIN}s?\b", re.I)
 # Someone spoken of by a pronoun: "she runs the shop", "the two of them".
 _PRONOUN = re.compile(r"\b(?:he|she|they|him|her|them)\b", re.I)
-# The listener ("you", "your").
-_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself)\b", re.I)
 # Where a sentence's clauses part: "She isn't worried at all: Leah moved to Boulder in July and
 # hikes every weekend" holds three.
 _CLAUSE = re.compile(r"\s*[,;:]\s+|\s+(?:and|but|so|while|because)\s+", re.I)
@@ -953,7 +951,7 @@ def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str]
     own: list[str] = []
     someone_else = False
     for sentence, _tokens in sentence_tokens(text):
-        if _asks_about_listener(sentence):  # "What are you driving now?": the answer is the listener's
+        if asks_about_listener(sentence):  # "What are you driving now?": the answer is the listener's
             someone_else = True
             continue
         kept = []
@@ -970,15 +968,6 @@ def _own_change(text: str, question: PresentQuestion, other_names: Sequence[str]
         if kept:
             own.append(", ".join(kept))
     return bool(own) and bool(_changes(". ".join(own), question, said=said))
-
-
-def _asks_about_listener(sentence: str) -> bool:
-    """Whether a sentence asks the listener about themself: a question whose first clause speaks to
-    them ("What are you driving now?", "Who's your manager now?", "Still at the bakery, are you?" does
-    not open so) with no word of the speaker's, and no request ("Can you go back to English?" tells
-    what the speaker wants, :func:`engine.text.asks_listener`)."""
-    return sentence.rstrip().endswith("?") and _SECOND_PERSON.search(_CLAUSE.split(sentence)[0]) is not None \
-        and not FIRST_PERSON.search(sentence) and not asks_listener(sentence)
 
 
 def _opens_with_verb(clause: str) -> bool:

@@ -74,8 +74,8 @@ class CandidateFeatures:
 
 class SlotMeta:
     """Per-slot facts the index does not keep, read once per item (at ingest, or from the rows at
-    a load): speaker, title and its words, text length, kind, whether the text asks, exclaims or
-    asks the listener for something."""
+    a load): speaker, title and its words, text length, kind, whether the text asks, exclaims,
+    asks the listener for something or asks after the listener's news."""
 
     def __init__(self) -> None:
         self.speaker = np.zeros(0, dtype=np.int64)  # index into ``speakers``, -1 for none
@@ -86,6 +86,7 @@ class SlotMeta:
         self.question = np.zeros(0, dtype=bool)  # the text asks (has a question mark): the answer prior, answered_question
         self.exclamation = np.zeros(0, dtype=bool)
         self.request = np.zeros(0, dtype=bool)  # the text asks the listener for something (engine.text.asks_listener)
+        self.about_listener = np.zeros(0, dtype=bool)  # it asks after the listener's news (engine.text.about_listener)
         self.title_words: dict[int, frozenset[str]] = {}
         self._title_id: dict[str, int] = {}
         self.speakers: list[str] = []
@@ -94,15 +95,16 @@ class SlotMeta:
         self._time_span: tuple[weakref.ref[Index], int, int, tuple[float, float] | None] | None = None
         self._newest_before: tuple[weakref.ref[Index], int, int, dict[float, float | None]] | None = None
 
-    def add(self, slots: np.ndarray, rows: list[tuple[str | None, str, int, str, bool, bool, bool]]) -> None:
+    def add(self, slots: np.ndarray, rows: list[tuple[str | None, str, int, str, bool, bool, bool, bool]]) -> None:
         """Record (speaker, title, text length, kind, whether the text asks, whether it exclaims,
-        whether it asks the listener for something) for newly indexed slots."""
+        whether it asks the listener for something, whether it asks after the listener's news) for
+        newly indexed slots."""
         if not len(slots):
             return
         need = int(slots.max()) + 1
         if need > len(self.speaker):  # room for twice as many: growing per batch would cost O(store) each time
             self._grow(self, max(need, 2 * len(self.speaker)) - len(self.speaker))
-        speakers, titles, lengths, kinds, asks, exclaims, requests = zip(*rows)
+        speakers, titles, lengths, kinds, asks, exclaims, requests, about_listener = zip(*rows)
         for speaker in dict.fromkeys(speakers):  # each new name numbered in the order first seen
             if speaker:
                 self._speaker_index(speaker)
@@ -115,10 +117,12 @@ class SlotMeta:
         self.question[slots] = np.array(asks, dtype=bool)
         self.exclamation[slots] = np.array(exclaims, dtype=bool)
         self.request[slots] = np.array(requests, dtype=bool)
+        self.about_listener[slots] = np.array(about_listener, dtype=bool)
         title_words = {t: frozenset(words(t)) for t in dict.fromkeys(titles) if t}  # one set per title, shared by its passages
         self.title_words.update((slot, title_words[t]) for slot, t in zip(slots.tolist(), titles) if t)
 
-    SLOT_ARRAYS = ("speaker", "length", "is_turn", "is_note", "title", "question", "exclamation", "request")
+    SLOT_ARRAYS = ("speaker", "length", "is_turn", "is_note", "title", "question", "exclamation", "request",
+                   "about_listener")
 
     def covering(self, n_slots: int) -> "SlotMeta":
         """These features, or when they hold fewer than ``n_slots`` slots a copy that gives the
@@ -374,7 +378,7 @@ def build(mem: "Engine", q: "Query", signals: "Signals", meta: SlotMeta, learned
     holds = holding_answer(mem, q, slots)
     if len(speakers):
         said = (meta.speaker[slots][:, None] == speakers).any(axis=1)
-        out[:, col["speaker"]] = said & ~short_questions(mem, meta, slots, holds)
+        out[:, col["speaker"]] = said & ~asks_after_others(mem, meta, slots, holds)
     if meta.title_words:
         out[:, col["title_hit"]] = [len(meta.title_words.get(s, frozenset()) & qwords) / max(len(qwords), 1)
                                     for s in slots.tolist()]
@@ -399,19 +403,22 @@ def holding_answer(mem: "Engine", q: "Query", slots: np.ndarray) -> np.ndarray:
     return positions(answer_holders(mem.index, q.answer), slots)[1]
 
 
-def short_questions(mem: "Engine", meta: SlotMeta, slots: np.ndarray, holds: np.ndarray) -> np.ndarray:
-    """Whether each of ``slots`` asks (a question mark) in at most :data:`SHORT_QUESTION` indexed
-    words, and holds no answer of the kind the question asks for (``holds``: :func:`holding_answer`).
+def asks_after_others(mem: "Engine", meta: SlotMeta, slots: np.ndarray, holds: np.ndarray) -> np.ndarray:
+    """Whether each of ``slots`` asks after someone else's news rather than telling its speaker's,
+    and holds no answer of the kind the question asks for (``holds``: :func:`holding_answer`).
 
     A turn said by someone the question names is likelier about them (the ``speaker`` feature),
-    but not their short questions: "And the cat?" asks after someone else's news, and its few
-    words, the speaker's name among them, score high where longer turns dilute them. A short
-    turn that asks and holds a time tells of something when ("Guess what I did? Dyed my hair
-    last week!" answers "When did Nate dye his hair?"): for a question asking a time it counts.
-    So does a request to the listener ("Can you go back to answering in English?": the slots'
-    ``request``, read at ingest): it asks for no news, it says what the speaker wants."""
-    return (meta.question[slots] & ~meta.request[slots] & (mem.index.bm25.lengths_at(slots) <= SHORT_QUESTION)
-            & ~holds)
+    but not a question of theirs that asks in at most :data:`SHORT_QUESTION` indexed words ("And
+    the cat?": its few words, the speaker's name among them, score high where longer turns dilute
+    them), nor a longer one about the listener that says nothing of its speaker ("Maya! How's
+    life in Portland? Still working those brutal night shifts?" asks about Maya's work, not
+    Daniel's: the slots' ``about_listener``, read at ingest). A turn that asks and holds a time
+    tells of something when ("Guess what I did? Dyed my hair last week!" answers "When did Nate
+    dye his hair?"): for a question asking a time it counts. So does a request to the listener
+    ("Can you go back to answering in English?": the slots' ``request``): it asks for no news, it
+    says what the speaker wants."""
+    short = meta.question[slots] & ~meta.request[slots] & (mem.index.bm25.lengths_at(slots) <= SHORT_QUESTION)
+    return (short | meta.about_listener[slots]) & ~holds
 
 
 def answered_question(meta: SlotMeta, slots: np.ndarray, nb: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ recall@5 + recall@10 (× 0.5) on the MuSiQue and HotpotQA subsets, nDCG@10 (× 2
 the checks that held out are in docs/benchmarks.md ("Measurements behind the code"). What they say: the knowledge graph's
 PageRank (seeded by the query's entities and BM25 hits) carries the most; the neighbours of a
 strong turn often hold the evidence; turns by a speaker the question names (not their short
-questions: features.short_questions), and longer items, are likelier answers. The word space's
+questions: features.asks_after_others), and longer items, are likelier answers. The word space's
 weight (``words``, turns only: a turn's or the question it answers) was chosen later, on the
 knowledge-update sets and LoCoMo dev (docs/benchmarks.md, session 14), and so was ``present_recency``'s (session
 16): for a question about what holds now, of two turns alike the newer is likelier the answer. Without the PageRank signal (``fused_signals=""``) these weights lean too little

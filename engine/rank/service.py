@@ -43,7 +43,7 @@ from ..ingest import IngestError
 from ..pipeline import Hit, Query, Ranking, Recall, Signals, Strategy
 from ..recall import query_embedding
 from ..records import RankerCounts, RankerStats
-from ..text import asks_listener
+from ..text import about_listener, asks_listener
 from ..store.ranker import CorruptFeedback, FeedbackRow
 from . import distill as distillation
 from . import features as feats
@@ -138,8 +138,9 @@ class EventEffect:
 class RankerArea(Area):
     name = "ranker"
     # 2: the slots' ``request``; a file of layout 1 may also lack the punctuation of slots its
-    # writer loaded from the store (before every load read it): read from the store again
-    saved_format = 2
+    # writer loaded from the store (before every load read it): read from the store again.
+    # 3: their ``about_listener``
+    saved_format = 3
 
     def __init__(self, mem: Engine) -> None:
         super().__init__(mem)
@@ -292,7 +293,7 @@ class RankerArea(Area):
     def on_indexed(self, items: list["Item"]) -> None:
         for lo in range(0, len(items), META_BLOCK):  # (a long source's rows are not all made at once)
             self._add_meta([(i.id, i.speaker, i.title, len(i.text), i.kind, "?" in i.text, "!" in i.text,
-                             asks_listener(i.text))
+                             asks_listener(i.text), about_listener(i.text))
                             for i in items[lo:lo + META_BLOCK]])
         if self.distilled is not None:
             self.distilled.embed_items(self.mem, self.mem.index.slots(i.id for i in items))

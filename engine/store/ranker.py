@@ -24,7 +24,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import FeedbackError
-from ..text import asks_listener
+from ..text import about_listener, asks_listener
 
 MIGRATIONS = [
     (
@@ -112,7 +112,12 @@ def _asks_listener(text: object) -> bool:
     return isinstance(text, str) and asks_listener(text)
 
 
-SQL_FUNCTIONS = (("asks_listener", 1, _asks_listener),)
+def _about_listener(text: object) -> bool:
+    """:func:`about_listener` for SQL: a text column a damaged store holds as bytes asks nothing."""
+    return isinstance(text, str) and about_listener(text)
+
+
+SQL_FUNCTIONS = (("asks_listener", 1, _asks_listener), ("about_listener", 1, _about_listener))
 
 TOKEN_KEY = "rank.token_key"
 GENERATION = "rank.generation"
@@ -352,10 +357,13 @@ class RankerSQL:
         ids = np.array([r[0] for r in rows], dtype=np.int64)
         return ids, np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
 
-    def item_meta_rows(self) -> list[tuple[int, str | None, str, int, str, int, int, int]]:
+    def item_meta_rows(self) -> list[tuple[int, str | None, str, int, str, int, int, int, int]]:
         """(id, speaker, title, text length, kind, whether the text asks, whether it exclaims,
-        whether it asks the listener for something) of every item, for the ranker's features.
-        The last is read in Python (:func:`engine.text.asks_listener`), only for the texts that ask."""
+        whether it asks the listener for something, whether it asks after the listener's news) of
+        every item, for the ranker's features. The last two are read in Python
+        (:func:`engine.text.asks_listener`, :func:`engine.text.about_listener`), only for the texts
+        that ask."""
         return self.conn.execute("SELECT id, speaker, title, length(text), kind, instr(text, '?') > 0, instr(text, '!') > 0,"
-                                 " CASE WHEN instr(text, '?') > 0 THEN asks_listener(text) ELSE 0 END"
+                                 " CASE WHEN instr(text, '?') > 0 THEN asks_listener(text) ELSE 0 END,"
+                                 " CASE WHEN instr(text, '?') > 0 THEN about_listener(text) ELSE 0 END"
                                  " FROM items ORDER BY id").fetchall()

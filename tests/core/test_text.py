@@ -1,7 +1,8 @@
 """Tokenisation, particle stripping, sentence splitting and chunking."""
 
 from mnemoscope.engine.ingest import chunk_text
-from mnemoscope.engine.text import STOPWORDS, lexical_tokens, sentences, stem, strip_particle, token_count, words
+from mnemoscope.engine.text import (STOPWORDS, about_listener, asks_about_listener, lexical_tokens, sentences, stem,
+                                    strip_particle, token_count, words)
 
 
 def test_english_words_are_stemmed_and_stop_words_dropped():
@@ -71,3 +72,25 @@ def test_optional_character_trigrams_let_a_typo_match():
     plain, typo = set(lexical_tokens("photography", True)), set(lexical_tokens("photgraphy", True))
     assert {"#<ph", "#pho", "#phy", "#hy>"} <= plain & typo
     assert not [t for t in lexical_tokens("the about 서울은", True) if t.startswith("#")]  # stop words, Hangul
+
+
+ABOUT_THE_LISTENER = ["What are you driving now?", "How's the new house?", "Settled in yet?", "Who's the new boyfriend then?",
+                      "Still working those brutal night shifts?", "Can you believe Olu's married now?"]
+NOT_ABOUT_THE_LISTENER = ["Can you go back to answering in English?",  # a request: what the speaker wants
+                          "Guess who's moving to London?", "Guess what?",  # the speaker's news, to be guessed
+                          "Should I take the job?", "Where are we meeting?",  # the speaker's own
+                          "I moved to Leeds."]  # no question
+
+
+def test_a_question_about_the_listener_is_told_from_one_of_the_speakers_own():
+    assert ABOUT_THE_LISTENER and NOT_ABOUT_THE_LISTENER
+    assert [s for s in ABOUT_THE_LISTENER if not asks_about_listener(s)] == []
+    assert [s for s in NOT_ABOUT_THE_LISTENER if asks_about_listener(s)] == []
+
+
+def test_a_turn_is_about_the_listener_when_most_of_it_asks_about_them_and_none_of_it_is_the_speakers():
+    assert about_listener("Maya! It's been way too long. How's life in Portland? Still working those brutal night shifts?")
+    assert not about_listener("Bore da from Melbourne! The boys start their new school on Monday, the one by the park."
+                              " How's Nain doing?")  # the speaker's news first
+    assert not about_listener("How's the new house? I finally sold mine.")  # the speaker's too
+    assert not about_listener("Guess who's got a kitchen bigger than a shoebox?")

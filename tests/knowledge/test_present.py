@@ -1149,3 +1149,30 @@ def test_a_question_the_speaker_asks_about_the_listener_is_no_change_of_the_spea
     keys = [h.item.key for h in hits]
     assert keys[0] == answer, [(h.item.key, h.sources) for h in hits]
     assert not any({"change", "value"} & set(h.sources) for h in hits if h.item.key == "D2:2")
+
+
+NEW_THINGS = locomo("new things", ("Kofi", "Jen"),
+    ("6:15 pm on 9 March, 2024", [
+        ("Kofi", "I've got a flat in Leith now, right by the shore."),
+        ("Kofi", "My wife Ama teaches maths at a primary school."),
+    ]),
+    ("12:40 pm on 21 September, 2024", [
+        ("Jen", "Hiya!"),
+        ("Kofi", "How's the new house? Settled in yet?"),
+        ("Kofi", "Who's the new boyfriend then?"),
+        ("Jen", "Ha, fair enough."),
+    ]),
+)
+new_things = stored(NEW_THINGS)
+
+
+@pytest.mark.parametrize(("question", "answer", "asked"), [("Where does Kofi live now?", "D1:1", "D2:2"),
+                                                           ("Who is Kofi's partner now?", "D1:2", "D2:3")])
+def test_a_question_about_the_listeners_new_things_is_no_change_of_the_speakers(new_things, question, answer, asked):
+    """Review's corpus 6: Kofi asking Jen "How's the new house? Settled in yet?" or "Who's the new
+    boyfriend then?" says no "you", but asks about Jen's house and boyfriend, not his own: no change
+    of his (fails before: lifted as one, and first). His own turns state his values."""
+    hits = new_things.recall(question, top_k=10, strategy="fused").hits
+    keys = [h.item.key for h in hits]
+    assert keys[0] == answer, [(h.item.key, h.sources) for h in hits]
+    assert not any({"change", "value"} & set(h.sources) for h in hits if h.item.key == asked)

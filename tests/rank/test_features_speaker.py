@@ -1,5 +1,5 @@
 """The speaker feature: a turn said by someone the question names is likelier about them — but
-not their short questions, which ask about someone else's news (features.short_questions)."""
+not their questions that ask about someone else's news (features.asks_after_others)."""
 
 from pathlib import Path
 
@@ -155,44 +155,78 @@ def test_a_request_to_the_listener_is_the_speakers_own(tmp_path: Path):
     assert found["And the weather?"]["speaker"] == 0.0
 
 
-def sofias_features(mem: Memory, top_k: int = 8) -> dict[str, dict[str, float]]:
-    hits = mem.recall("Which language should the assistant answer Sofia in?", strategy="fused", top_k=top_k).hits
+CATCHING_UP = """Daniel: Maya! It's been way too long since the reunion in Seattle. How's life in Portland with the new dog? Still working those brutal night shifts at the hospital?
+Maya: Ha, yes, three nights a week in the ER.
+Daniel: Work is fine here, I still write routing software for delivery trucks at Cartwheel.
+Maya: Sounds busy.
+"""
+DANIELS_WORK = "Where does Daniel work?"
+
+
+def test_a_named_speakers_question_about_the_listeners_life_is_not_their_news(tmp_path: Path):
+    """Daniel's long question to Maya says nothing of Daniel (no "I", "my", "we"): it asks about
+    Maya's work, and does not count as his for a question about his; his own turn still does."""
+    with transcript_store(tmp_path, CATCHING_UP) as mem:
+        found = features_of(mem, DANIELS_WORK, top_k=4)
+    assert {text.split("!")[0]: f["speaker"] for text, f in found.items()} == {
+        "Maya": 0.0, "Ha, yes, three nights a week in the ER.": 0.0, "Sounds busy.": 0.0,
+        "Work is fine here, I still write routing software for delivery trucks at Cartwheel.": 1.0}
+
+
+def features_of(mem: Memory, question: str, top_k: int) -> dict[str, dict[str, float]]:
+    hits = mem.recall(question, strategy="fused", top_k=top_k).hits
     assert hits
     return {h.item.text: h.features for h in hits}
 
 
+def sofias_features(mem: Memory, top_k: int = 8) -> dict[str, dict[str, float]]:
+    return features_of(mem, "Which language should the assistant answer Sofia in?", top_k)
+
+
+READ_AT_INGEST = [(SETTINGS, "Which language should the assistant answer Sofia in?"),  # a request
+                  (CATCHING_UP, DANIELS_WORK)]  # a question about the listener
+
+
+@pytest.mark.parametrize(("text", "question"), READ_AT_INGEST, ids=["request", "about the listener"])
 @pytest.mark.parametrize("save_index_above", [20_000, 1])  # reopened from the store's rows, or from the saved file
-def test_a_request_is_read_again_when_the_store_is_reopened(tmp_path: Path, save_index_above: int):
-    """Which turns ask the listener is read once, at ingest; a reopened store reads it from its
-    rows (the store's asks_listener) or takes it from the saved file: the same features."""
-    path = tmp_path / "settings.txt"
-    path.write_text(SETTINGS, encoding="utf-8")
+def test_what_a_turn_asks_of_the_listener_is_read_again_when_the_store_is_reopened(tmp_path: Path, save_index_above: int,
+                                                                                   text: str, question: str):
+    """Which turns ask the listener for something, or about their life, is read once, at ingest; a
+    reopened store reads it from its rows (the store's asks_listener and about_listener) or takes
+    it from the saved file: the same features."""
+    path = tmp_path / "transcript.txt"
+    path.write_text(text, encoding="utf-8")
     with Memory(tmp_path / "store.db", save_index_above=save_index_above) as mem:
         mem.ingest(path)
-        before = sofias_features(mem)
-    assert before[ENGLISH]["speaker"] == 1.0
+        before = features_of(mem, question, top_k=8)
+    assert {f["speaker"] for f in before.values()} == {0.0, 1.0}
     with Memory(tmp_path / "store.db", save_index_above=save_index_above) as reopened:
-        assert sofias_features(reopened) == before
+        assert features_of(reopened, question, top_k=8) == before
 
 
-def test_a_ranker_state_saved_before_requests_were_kept_is_read_from_the_store(tmp_path: Path, monkeypatch):
-    """A file of the ranker's first layout holds no ``request`` per slot: it is not adopted (its
-    layout number), and the store's rows say which turns ask the listener."""
+@pytest.mark.parametrize(("layout", "array", "text", "question"), [(1, "request", *READ_AT_INGEST[0]),
+                                                                    (2, "about_listener", *READ_AT_INGEST[1])],
+                         ids=["request", "about the listener"])
+def test_a_ranker_state_saved_before_a_turns_reading_was_kept_is_read_from_the_store(tmp_path: Path, monkeypatch, layout: int,
+                                                                                   array: str, text: str, question: str):
+    """A file of an earlier layout of the ranker's holds no ``request`` per slot (layout 1) or no
+    ``about_listener`` (layout 2): it is not adopted (its layout number), and the store's rows say
+    which turns ask the listener."""
     from mnemoscope.engine.rank.service import RankerArea
 
-    path = tmp_path / "settings.txt"
-    path.write_text(SETTINGS, encoding="utf-8")
+    path = tmp_path / "transcript.txt"
+    path.write_text(text, encoding="utf-8")
     saved = RankerArea.saved
 
     def as_before(self):
         file = saved(self)
-        return type(file)(file.meta, {**file.arrays, "request": np.zeros_like(file.arrays["request"])})
+        return type(file)(file.meta, {**file.arrays, array: np.zeros_like(file.arrays[array])})
 
     monkeypatch.setattr(RankerArea, "saved", as_before)
-    monkeypatch.setattr(RankerArea, "saved_format", 1)
+    monkeypatch.setattr(RankerArea, "saved_format", layout)
     with Memory(tmp_path / "store.db", save_index_above=1) as mem:
         mem.ingest(path)
-        before = sofias_features(mem)
+        before = features_of(mem, question, top_k=8)
     monkeypatch.undo()
     with Memory(tmp_path / "store.db", save_index_above=1) as reopened:
-        assert sofias_features(reopened) == before
+        assert features_of(reopened, question, top_k=8) == before
