@@ -576,16 +576,22 @@ last decision.
         if not self.inbox:
             return  # loaded before the inbox closed
         conflicts, items = found
-        table = self.query_one("#conflicts-table", DataTable)
-        row = table.cursor_row
+        table = self.query_one("#conflicts-table", PlainTable)
+        after = self.next_conflict([c.id for c in conflicts])
         self.conflicts, self.evidence = conflicts, items
-        table.clear()
-        for c in conflicts:
-            table.add_row(c.kind, c.summary(), key=str(c.id), height=None)  # wrapped, never cut
+        table.show_rows([(str(c.id), (c.kind, c.summary())) for c in conflicts], wrap=True)  # never cut
         table.border_title = f"Inbox: {len(conflicts)} open conflict(s)"
-        if conflicts:
-            table.move_cursor(row=min(max(row, 0), len(conflicts) - 1))
+        if after is not None:
+            table.move_cursor(row=table.get_row_index(str(after)))
         self._show_conflict()
+
+    def next_conflict(self, open_ids: list[int]) -> int | None:
+        """Of ``open_ids``, the one to select: the conflict selected, if still open; else the
+        first after it in the list shown that is (the next to decide), else the last before it."""
+        shown, row = [c.id for c in self.conflicts], self.query_one("#conflicts-table", DataTable).cursor_row
+        row = min(max(row, 0), len(shown))
+        still_open = set(open_ids)
+        return next((i for i in shown[row:] + shown[:row][::-1] if i in still_open), open_ids[0] if open_ids else None)
 
     @on(DataTable.RowHighlighted, "#conflicts-table")
     def conflict_highlighted(self) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Sequence
 
+from rich.padding import Padding
+from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
@@ -38,6 +40,38 @@ class PlainTable(DataTable):
     def update_cell(self, row_key: RowKey | str, column_key: ColumnKey | str, value: CellType, *,
                     update_width: bool = False) -> None:
         super().update_cell(row_key, column_key, plain_cell(value), update_width=update_width)
+
+    def show_rows(self, rows: Sequence[tuple[str, Sequence[CellType]]], wrap: bool = False) -> None:
+        """Show ``rows`` (key, cells), in their order, changing only what differs from the rows
+        shown: a row gone (or changed) is removed where it is, a new one added after them; the
+        cursor stays at its index (on the row after one removed), the view where it was. ``wrap``:
+        each row as tall as its text wraps to, measured as it is added (Textual measures a row of
+        height None only at the app's next idle, and shows nothing of it until then: the inbox
+        went blank at 412 conflicts after each decision)."""
+        wanted = {key: [plain_cell(c) for c in cells] for key, cells in rows}
+        for row in list(self.ordered_rows):
+            if wanted.get(row.key.value) != self.get_row(row.key):
+                self.remove_row(row.key)
+        shown = [row.key.value for row in self.ordered_rows]
+        keys = list(wanted)
+        kept = keys[:len(shown)] == shown
+        scrolled, cursor = self.scroll_y, self.cursor_row
+        if not kept:  # a row comes back between others (a decision undone): all again
+            self.clear()
+            shown = []
+        for key in keys[len(shown):]:
+            self.add_row(*wanted[key], key=key, height=self.wrapped_height(wanted[key]) if wrap else 1)
+        if not kept and keys:
+            self.scroll_to(y=scrolled, animate=False, immediate=True)
+            self.move_cursor(row=min(cursor, len(keys) - 1), scroll=False)
+
+    def wrapped_height(self, cells: Sequence[CellType]) -> int:
+        """The lines the tallest of ``cells`` wraps to in its column, as the table renders it."""
+        console, pad = self.app.console, self.cell_padding
+        return max(1, *(len(console.render_lines(Padding(Text.from_markup(c) if isinstance(c, str) else c, (0, pad)),
+                                                 self.app.console_options.update_width(column.get_render_width(self)),
+                                                 pad=False))
+                        for column, c in zip(self.ordered_columns, cells)))
 
 
 _TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")  # what Rich reads as a tag (rich.markup.escape's pattern)

@@ -16,6 +16,14 @@ async def facts_of(pilot, entity: str) -> DataTable:
     return pilot.app.screen.query_one("#facts-table", DataTable)
 
 
+async def inbox_of(pilot) -> DataTable:
+    """The Facts screen's inbox once its conflicts are in."""
+    await settle(pilot)
+    await pilot.press("i")
+    await settle(pilot)
+    return pilot.app.screen.query_one("#conflicts-table", DataTable)
+
+
 async def test_facts_in_time_and_the_conflict_inbox(demo_app):
     app = demo_app(start_mode="facts")
     async with app.run_test(size=SIZE) as pilot:
@@ -125,11 +133,8 @@ async def test_a_decision_is_told_in_the_words_of_its_key(demo_app):
     "accept conflict 2"; `b` "Keep apart", and it said "both"."""
     app = demo_app(start_mode="facts")
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+        conflicts = await inbox_of(pilot)
         screen = app.screen
-        await pilot.press("i")
-        await settle(pilot)
-        conflicts = screen.query_one("#conflicts-table", DataTable)
         kinds = [conflicts.get_row_at(n)[0] for n in range(conflicts.row_count)]
         for key, words in (("a", "Merged: "), ("b", "Kept apart: ")):
             conflicts.move_cursor(row=kinds.index("duplicate"))
@@ -186,3 +191,38 @@ async def test_a_fact_an_open_conflict_holds_is_marked_in_the_table(demo_app):
         assert "yellow" in str(rows["Sellwood"].style) and "yellow" in str(rows["little house with a big backyard"].style)
         assert sum("yellow" in str(cell.style) for cell in rows.values()) == 2
         assert rows["Sellwood"].plain == "since 2023-04-03 ?"  # a mark too, for a reader without colour (review 09:24)
+
+
+async def test_a_decision_keeps_the_inbox_on_screen_and_the_cursor_on_the_next_conflict(demo_app):
+    """The inbox emptied its table and filled it again after each decision: the rows (wrapped, so
+    measured once the app next went idle) were blank meanwhile (session 22, 412 conflicts), and
+    the cursor kept its row, not its conflict (one coming back above it took its place)."""
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=SIZE) as pilot:
+        conflicts = await inbox_of(pilot)
+        screen = app.screen
+        before = [c.summary() for c in screen.conflicts]
+        assert len(before) >= 3, before
+        seen_at_once: list[list[str]] = []  # the screen the moment each reload is shown, before the app idles
+        shown = screen.show_conflicts
+
+        def show_and_look(found) -> None:
+            shown(found)
+            seen_at_once.append(screen_lines(app))
+
+        screen.show_conflicts = show_and_look
+        conflicts.move_cursor(row=1)
+        await settle(pilot)
+        await pilot.press("b")  # keep both, or keep apart: offered for a clash and for a duplicate
+        await settle(pilot)
+        assert [c.summary() for c in screen.conflicts] == before[:1] + before[2:]
+        assert screen.selected_conflict().summary() == before[2]  # the one after it
+        await pilot.press("u")  # the conflict comes back between the others; the cursor stays
+        await settle(pilot)
+        assert [c.summary() for c in screen.conflicts] == before
+        assert screen.selected_conflict().summary() == before[2]
+        assert len(seen_at_once) >= 2, "the inbox was not reloaded after each"
+        for lines in seen_at_once:
+            assert any(before[0][:30] in line for line in lines), "\n".join(lines)
+            assert any(before[2][:30] in line for line in lines), "\n".join(lines)
+        assert any(before[1][:30] in line for line in seen_at_once[-1]), "\n".join(seen_at_once[-1])
