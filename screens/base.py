@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import string
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
@@ -10,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.markup import escape
 from textual.timer import Timer
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Input, Static, Tree
 
 from mnemoscope.app.commands import Command
 from mnemoscope.app.restyle import RestyledScreen
@@ -29,6 +30,17 @@ T = TypeVar("T")
 
 
 WIDE = 110  # the app's breakpoint: from this width panes sit side by side (see MnemoscopeApp)
+
+
+def typing_keys(screen: str, taken: list[Binding]) -> list[Binding]:
+    """Each letter no key of ``taken`` (a screen's bindings) is, bound to start the screen's box
+    (``BaseScreen.TYPE_INTO``) with it: a person types a name or a question on a list, where the
+    box is not, and the letters reached the screen's one-letter keys ("Daniel": `a` opened Add a
+    fact). Priority: the keys typed after it are the box's, however fast they come (see
+    ``start_typing``); their own keys stay theirs (a lower-case letter bound on the screen)."""
+    bound = {key for binding in taken for key in binding.key.split(",")}
+    return [Binding(letter, f"start_typing('{letter}')", "", show=False, priority=True, id=f"{screen}-type-{letter}")
+            for letter in string.ascii_letters if letter not in bound]
 
 
 class FittedScreen(RestyledScreen):
@@ -90,6 +102,7 @@ class BaseScreen(FittedScreen):
     TITLE = ""
     HELP = ""
     AREA: str | None = None  # the engine area the screen needs (knowledge, topics, ranker)
+    TYPE_INTO: str | None = None  # the box a letter typed on the screen's lists starts (see typing_keys)
     # in the key bar while a text box has focus: there digits are text, and Esc is the way to the screen keys.
     # priority: run as the app takes the key, before the keys typed after it are handed to the box
     # (else "abc", Esc, "2" typed fast put the 2 into the box: Esc reached the screen after it)
@@ -160,7 +173,19 @@ class BaseScreen(FittedScreen):
         the app's, which cancels a task."""
         if action == "escape":
             return isinstance(self.focused, Input)
+        if action == "start_typing":  # from a list or a tree, where letters are no text; the box shown
+            return isinstance(self.focused, (DataTable, Tree)) and self.query_one(self.TYPE_INTO).display
         return True
+
+    def action_start_typing(self, letter: str) -> None:
+        """Start the screen's box anew with ``letter``: focused at once (``Screen.set_focus``, not
+        ``widget.focus()``, which waits for the keys already queued: "Daniel" typed fast gave
+        the box "D" and the screen's `a` the rest), the letter typed in its turn, after the box
+        took the focus (which selects what it holds: the next key replaced the letter)."""
+        box = self.query_one(self.TYPE_INTO, Input)
+        box.value = ""
+        self.set_focus(box)
+        box.call_later(box.insert_text_at_cursor, letter)
 
     def action_escape(self) -> None:
         """Esc in a text box cancels the task the panel shows, if one runs; else it leaves the box
@@ -239,7 +264,7 @@ class BaseScreen(FittedScreen):
         bindings = sorted(self.active_bindings.values(), key=lambda active: not active.binding.show)
         for node, binding, enabled, tooltip in bindings:
             if (node is not self or not enabled or binding.id is None or binding.key == "escape"
-                    or binding.description in offered):
+                    or not binding.description or binding.description in offered):  # no description: a letter typed
                 continue
             offered.add(binding.description)
             key = f"key {self.app.get_key_display(binding)}"

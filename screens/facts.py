@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Input, Static
 
 from mnemoscope.app.widgets import AsOfBox, ChoiceDialog, FormDialog, PromptDialog, TextBox, clip, highlight, query_terms, snippet
 from mnemoscope.app.widgets.tables import PagedTable, PlainTable, set_columns, turned_to
-from mnemoscope.screens.base import BaseScreen
+from mnemoscope.screens.base import BaseScreen, typing_keys
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from mnemoscope.engine.knowledge.records import Conflict, CurationReport, Entity, Fact
@@ -218,7 +218,7 @@ behind it, settled in one key press. Every decision is logged and `u` undoes the
 
 | key | does |
 |---|---|
-| `ctrl+f` | filter the entities (type; Enter keeps the filter) |
+| `ctrl+f` | filter the entities (Enter keeps it); a letter no key below starts it too |
 | `Enter` | on an entity: go to its facts |
 | `h` | the selected fact's history: versions, what it replaced, what replaced it |
 | `t` | type a date to see the facts as of then (empty: now) |
@@ -256,6 +256,8 @@ last decision.
         Binding("u", "undo", "Undo", id="inbox-undo"),
         Binding("i", "leave_inbox", "Back to facts", id="inbox-leave"),  # the same key, said as what it does there
     ]
+    BINDINGS += typing_keys("facts", BINDINGS)
+    TYPE_INTO = "#entity-filter"
 
     def __init__(self) -> None:
         super().__init__()

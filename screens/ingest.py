@@ -20,7 +20,7 @@ from mnemoscope.app.messages import SourceDone
 from mnemoscope.app.widgets import ChoiceDialog, NoteDialog, TextBox
 from mnemoscope.app.widgets.tables import PlainTable, set_columns
 from mnemoscope.app.services import Cancelled, LLMStatus, Progress
-from mnemoscope.screens.base import BaseScreen
+from mnemoscope.screens.base import BaseScreen, typing_keys
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from mnemoscope.engine.ingest import FilesRead
@@ -71,7 +71,8 @@ class IngestScreen(BaseScreen):
     HELP = """\
 ### Ingest
 
-Pick files or folders in the tree (or type a path), **preview** what the readers make of them
+Pick files or folders in the tree (or type a path: a letter that is no key below starts the
+path box), **preview** what the readers make of them
 (sources, kinds, formats, items; for conversations the speakers, sessions and turn count), then
 **ingest**. Each source is stored in one transaction; files the readers cannot parse are listed
 with their file and line and left out.
@@ -95,6 +96,8 @@ with their file and line and left out.
         Binding("backspace", "clear_selection", "Clear", id="ingest-clear"),
         Binding("l", "check_llm", "LLM check", id="ingest-llm", show=False),
     ]
+    BINDINGS += typing_keys("ingest", BINDINGS)
+    TYPE_INTO = "#ingest-path"
 
     def __init__(self) -> None:
         super().__init__()

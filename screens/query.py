@@ -19,7 +19,7 @@ from mnemoscope.app.services import RecallRequest
 from mnemoscope.app.widgets import AsOfBox, TextBox, highlight, query_terms, split_summary
 from mnemoscope.app.widgets.recall import INTENTS, MODES, HitsTable, hit_source_label
 from mnemoscope.app.widgets.trace import TraceView
-from mnemoscope.screens.base import BaseScreen
+from mnemoscope.screens.base import BaseScreen, typing_keys
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from textual.worker import Worker
@@ -157,6 +157,7 @@ held then.
 |---|---|
 | `Enter` | run the query |
 | `Esc` | leave the query box (in it, digits are text); then `1`…`8` switch screens; `/` comes back |
+| a letter | on the hits, one that is no key below (`W`, `H`, `b`…) starts a new query with it |
 | `↑` `↓` | move through the hits; the right panel explains the selected one |
 | `u` | mark the selected hit as used (toggle); `✓` in the list |
 | `f` | send feedback: used hits, and the shown but unused ones as ignored |
@@ -198,6 +199,8 @@ question or one alike (the Why panel says which).
         Binding("k", "panel('knowledge')", "Knowledge", id="query-knowledge", show=False,
                 tooltip="The episodes and facts the mode found"),
     ]
+    BINDINGS += typing_keys("query", BINDINGS)
+    TYPE_INTO = "#query-input"
 
     def __init__(self) -> None:
         super().__init__()
