@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from mnemoscope.app.widgets import PromptDialog, clip, split_summary
+from mnemoscope.app.widgets import PromptDialog, clip, one_line, split_summary
 from mnemoscope.app.widgets.tables import PagedTable, PlainTable, page_label, set_columns, turned_to
 from mnemoscope.screens.base import BaseScreen
 
@@ -200,7 +200,7 @@ was built from: Enter on a turn jumps to it on the Sources screen.
         table.clear()
         self.turns = sorted(items, key=lambda i: (i.source_id, i.position))
         for item in self.turns:
-            table.add_row(item.key, item.speaker or item.kind, clip(" ".join(item.text.split()), self.turn_width),
+            table.add_row(item.key, item.speaker or item.kind, one_line(item, self.turn_width),
                           key=str(item.id))
         table.border_title = f"source turns ({len(self.turns)}) · Enter shows one in Sources" if self.turns else ""
 

@@ -16,7 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Input, Select, Static, TabbedContent, TabPane
 
 from mnemoscope.app.services import RecallRequest
-from mnemoscope.app.widgets import AsOfBox, TextBox, highlight, query_terms, split_summary
+from mnemoscope.app.widgets import AsOfBox, TextBox, highlight, item_text, query_terms, split_summary
 from mnemoscope.app.widgets.recall import INTENTS, MODES, HitsTable, hit_source_label
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.screens.base import BaseScreen, typing_keys
@@ -449,7 +449,7 @@ question or one alike (the Why panel says which).
         body = Text("\n")
         if item.title:
             body.append(item.title + "\n\n", style="italic")
-        body.append_text(highlight(item.text, query_terms(self.recall.query)))
+        body.append_text(highlight(item_text(item), query_terms(self.recall.query)))
         text.update(head + body)
 
     def explain(self, hit: "Hit") -> Group:

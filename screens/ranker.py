@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 from textual.worker import Worker, get_current_worker
 
-from mnemoscope.app.widgets import ChoiceDialog, ColumnChart, clip
+from mnemoscope.app.widgets import ChoiceDialog, ColumnChart, clip, one_line
 from mnemoscope.app.widgets.tables import PlainTable, set_columns
 from mnemoscope.screens.base import WIDE, BaseScreen
 
@@ -61,7 +61,7 @@ def item_line(item: Item, width: int) -> str:
         where = f"{item.key} {item.speaker or ''}".strip()
     else:  # a chunk: the last heading of its title is where it sits
         where = item.title.split("›")[-1].strip() or f"item {item.id}"
-    return clip(f"{where}: {' '.join(item.text.split())}", width)
+    return one_line(item, width, f"{where}: ")
 
 
 def effect_text(effect: EventEffect, now: float, width: int) -> Text:

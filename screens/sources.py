@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from mnemoscope.app.widgets import clip
+from mnemoscope.app.widgets import clip, item_text, one_line
 from mnemoscope.app.widgets.tables import PagedTable, page_label, set_columns, turned_to
 from mnemoscope.screens.base import BaseScreen
 
@@ -290,7 +290,7 @@ an agent through MCP (by its name; it may replace or forget only those), or you.
         table.clear()
         for item in self.items:
             table.add_row(item.key, item.speaker or "", (item.timestamp or "")[:10],
-                          clip(" ".join(item.text.split()), self.text_width), key=str(item.id))
+                          one_line(item, self.text_width), key=str(item.id))
         wanted = self.pending_item
         if wanted is not None and source_id is not None and any(i.id == wanted for i in self.items):
             self.pending_item = None
@@ -325,7 +325,9 @@ an agent through MCP (by its name; it may replace or forget only those), or you.
             text.append(" · ".join(x for x in (item.speaker, item.timestamp) if x) + "\n", style="dim")
         if item.title:
             text.append(item.title + "\n", style="italic")
-        text.append("\n" + item.text + "\n")
+        text.append("\n")
+        text.append_text(item_text(item))
+        text.append("\n")
         extra = {k: shown_meta(v) for k, v in (item.meta or {}).items() if k not in ("heading_path",)}
         if item.tags or extra:
             text.append("\n" + json.dumps({"tags": item.tags, **extra}, ensure_ascii=False), style="dim")

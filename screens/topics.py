@@ -15,7 +15,7 @@ from textual.widgets import DataTable, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
-from mnemoscope.app.widgets import clip
+from mnemoscope.app.widgets import one_line
 from mnemoscope.app.widgets.tables import PlainTable, set_columns
 from mnemoscope.screens.base import BaseScreen
 
@@ -211,8 +211,7 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
         table = self.query_one("#topic-items", DataTable)
         table.clear()
         for item in items:
-            text = clip(" ".join(item.text.split()), self.text_width)
-            table.add_row(item.key or str(item.id), text, key=str(item.id))
+            table.add_row(item.key or str(item.id), one_line(item, self.text_width), key=str(item.id))
         table.border_title = f"items (first {len(items)} of {topic.size:,})"
 
     @on(OptionList.OptionSelected, "#topic-jumps")

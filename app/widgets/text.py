@@ -4,6 +4,7 @@ summary without its head."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from rich.segment import Segment
 from rich.text import Text
@@ -12,6 +13,9 @@ from textual.filter import LineFilter
 
 from ..controls import RANGES
 from ..snippets import term_pattern
+
+if TYPE_CHECKING:
+    from mnemoscope.engine.records import Item
 
 # a conversation's episode summary opens with who spoke and on which days ("Daniel and Maya
 # (2023-04-03): …", engine.knowledge.episodes.summarize)
@@ -25,13 +29,67 @@ def split_summary(summary: str) -> tuple[str, str]:
     return (head["who"], summary[head.end():]) if head else ("", summary)
 
 
-def highlight(text: str, terms: list[str], style: str = "bold reverse") -> Text:
-    """``text`` with every occurrence of a query term styled."""
-    out = Text(text)
+def highlight(text: str | Text, terms: list[str], style: str = "bold reverse") -> Text:
+    """``text`` with every occurrence of a query term styled (over the styles a Text has)."""
+    out = text.copy() if isinstance(text, Text) else Text(text)
     pattern = term_pattern(terms)
     if pattern is not None:
-        for m in pattern.finditer(text):
+        for m in pattern.finditer(out.plain):
             out.stylize(style, m.start(), m.end())
+    return out
+
+
+# Markdown's marks, for a document's text shown as a person reads it: a heading, a list's bullet,
+# a table's rows and rule, and within a line strong, emphasis, code and a link
+_HEADING = re.compile(r"^#{1,6}\s+")
+_BULLET = re.compile(r"^(\s*)[-*+]\s+")
+_TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_INLINE = re.compile(r"\*\*(?P<strong>\S(?:.*?\S)?)\*\*|__(?P<strong_>\S(?:.*?\S)?)__"
+                     r"|(?<![\w*])\*(?P<em>[^\s*](?:[^*]*?[^\s*])?)\*(?![\w*])"
+                     r"|(?<![\w_])_(?P<em_>[^\s_](?:[^_]*?[^\s_])?)_(?![\w_])"
+                     r"|`(?P<code>[^`]+)`|\[(?P<link>[^\]]+)\]\([^)\s]+\)")
+_INLINE_STYLES = {"strong": "bold", "strong_": "bold", "em": "italic", "em_": "italic", "code": "reverse", "link": "underline"}
+
+
+def markdown_text(text: str) -> Text:
+    """A document's Markdown as styled text without its marks ("**yellow**" reads "yellow",
+    bold): headings bold, a list's items after a bullet, a table's cells apart by " │ " (its rule
+    left out). Not Textual's Markdown widget: the panels highlight a query's words over it, and
+    a Text keeps one paragraph per item, laid out at once."""
+    out = Text()
+    for n, line in enumerate(text.split("\n")):
+        if _TABLE_RULE.match(line) and "-" in line and "|" in line:
+            continue
+        out.append("\n" if n else "")
+        heading = _HEADING.match(line)
+        style = "bold" if heading else ""
+        line = line[heading.end():] if heading else _BULLET.sub(r"\1• ", line)
+        if line.startswith("|") and line.rstrip().endswith("|"):
+            line = " │ ".join(cell.strip() for cell in line.strip()[1:-1].split("|"))
+        out.append_text(_inline(line, style))
+    return out
+
+
+def item_text(item: Item) -> Text:
+    """An item's text as a person reads it: a Markdown document's section (its chunks keep their
+    heading path) without its marks; a turn, a note or a plain text's chunk as typed."""
+    return markdown_text(item.text) if "heading_path" in (item.meta or {}) else Text(item.text)
+
+
+def one_line(item: Item, width: int, where: str = "") -> str:
+    """An item's text on one line of a table's ``width`` (after ``where`` it is from, if given),
+    read as :func:`item_text` reads it."""
+    return clip(where + " ".join(item_text(item).plain.split()), width)
+
+
+def _inline(line: str, style: str) -> Text:
+    out, at = Text(style=style), 0
+    for m in _INLINE.finditer(line):
+        out.append(line[at:m.start()])
+        kind = m.lastgroup
+        out.append(m[kind], style=_INLINE_STYLES[kind])
+        at = m.end()
+    out.append(line[at:])
     return out
 
 

@@ -11,7 +11,7 @@ from textual.widgets import DataTable
 
 from mnemoscope.app.widgets import ChoiceDialog
 from mnemoscope.app.widgets.tables import page_label
-from tests.app.mnemo_testing import SIZE, screen_lines, settle, text_of
+from tests.app.mnemo_testing import SIZE, ask, screen_lines, settle, text_of
 
 
 async def test_browse_sources_long_lists_delete_with_dry_run_and_keep_the_place(demo_app, monkeypatch):
@@ -324,3 +324,33 @@ async def test_the_sources_say_which_an_agent_stored(tmp_path):
         table.move_cursor(row=[str(row[3]) for row in rows].index("diary.md"))
         await settle(pilot)
         assert "stored by claude-code through MCP" in text_of(app.screen.query_one("#item-body"))
+
+
+async def test_a_markdown_section_reads_without_its_marks(demo_app):
+    """alpine-hiking.md's trail markings showed "In Switzerland, **yellow** signposts" as typed,
+    in the items' list and the panel, and in the Query screen's Text tab (its words highlighted)."""
+    app = demo_app(start_mode="sources")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        guide = next(s for s in screen.sources if s.name.endswith("alpine-hiking.md"))
+        item = next(i for i in app.services.memory.source_items(guide.id) if "**yellow**" in i.text)
+        screen.select_source(guide.id, item.id)
+        await settle(pilot)
+        assert screen.current_item().id == item.id
+        row = screen.query_one("#items-table", DataTable).get_row(str(item.id))
+        assert "In Switzerland, yellow signposts" in row[-1], row
+        body = screen.query_one("#item-body").content
+        assert "In Switzerland, yellow signposts" in body.plain and "**" not in body.plain, body.plain
+        at = body.plain.index("yellow signposts")
+        assert any(span.start <= at < span.end and "bold" in str(span.style) for span in body.spans), body.spans
+
+        await app.switch_mode("query")
+        await settle(pilot)
+        await ask(pilot, "yellow signposts", strategy="fused")
+        hit = app.screen.selected_hit()
+        assert hit is not None and hit.item.id == item.id, hit
+        shown = app.screen.query_one("#hit-text").content
+        assert "In Switzerland, yellow signposts" in shown.plain and "**" not in shown.plain, shown.plain
+        at = shown.plain.index("yellow signposts")
+        assert any(span.start <= at < span.end and "reverse" in str(span.style) for span in shown.spans), shown.spans
