@@ -327,10 +327,19 @@ last decision.
             self.load_conflicts()
             return
         memory, text = self.services.memory, self.query_one("#entity-filter", Input).value.strip()
-        # in the worker: the first use of memory.knowledge loads the area; the store keeps each
-        # entity's counts, so a page of the most mentioned costs a page at any store size
-        self.run_task("entities", "Loading entities", lambda: memory.knowledge.entities(limit=ENTITY_ROWS, containing=text),
-                      progress=False, show=False, replace=True, done=self.show_entities)
+        as_of = self.as_of
+
+        def load() -> list[Entity]:
+            # the first use of memory.knowledge loads the area; the store keeps each entity's
+            # counts (for now), so a page of the most mentioned costs a page at any store size
+            found = memory.knowledge.entities(limit=ENTITY_ROWS, containing=text)
+            if as_of is None:
+                return found
+            then = memory.knowledge.entity_counts_as_of([e.id for e in found], as_of)
+            return [replace(e, items=then[e.id][0], facts=then[e.id][1]) for e in found]
+
+        self.run_task("entities", "Loading entities", load, progress=False, show=False, replace=True,
+                      done=self.show_entities)
 
     @property
     def filter_pending(self) -> bool:
@@ -365,6 +374,7 @@ last decision.
         keep = self.entity.id if self.entity is not None else None
         self.entities = entities
         table.clear()
+        table.columns["name"].label = Text(self.entity_label())
         for e in entities:
             table.add_row(clip(e.name, self.name_width), e.kind, f"{e.items:,}", f"{e.facts:,}", key=str(e.id))
         ids = [e.id for e in entities]
@@ -375,6 +385,14 @@ last decision.
             self.load_facts(entities[0])
         else:
             self.show_facts(None, FactPage(0, [], 0))
+
+    def entity_label(self) -> str:
+        """The entity column's label: as of a date, that the counts beside it are (in the most
+        words that fit the column)."""
+        if not self.as_of:
+            return "entity"
+        fitting = (f"entity (counts as of {self.as_of})", f"as of {self.as_of}")
+        return next((label for label in fitting if len(label) <= self.name_width), fitting[-1])
 
     @on(DataTable.RowHighlighted, "#entities-table")
     def entity_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -465,10 +483,12 @@ last decision.
         self.query_one("#facts-table", DataTable).focus()
 
     def set_as_of(self, when: str | None) -> None:
+        """The facts, and the entities' counts beside them, as of ``when`` (None: now)."""
         self.as_of = when
         self.query_one("#as-of-date", AsOfBox).show(when)
         if self.entity is not None:
             self.load_facts(self.entity)
+        self.refresh_data()
 
     def action_earlier(self) -> None:
         self._step(-1)

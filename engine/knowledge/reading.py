@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..as_of import parse_as_of, said_on_items
+from ..as_of import later, parse_as_of, said_on_items
 from ..errors import KnowledgeError
 from ..pipeline import Query
 from ..text import lexical_tokens
@@ -144,6 +144,19 @@ class KnowledgeReading(KnowledgeBuilding):
         synonyms = self._synonyms([r[0] for r in rows])
         return [Entity(id=eid, key=key, name=name, kind=k, items=items, facts=facts, synonyms=synonyms.get(eid, []))
                 for eid, key, name, k, items, facts in rows]
+
+    def entity_counts_as_of(self, entity_ids: Sequence[int], as_of: Any) -> dict[int, tuple[int, int]]:
+        """entity id → (items mentioning it said by ``as_of``, facts naming it that held then):
+        the counts :meth:`entities` gives for now, as of a date (each entity's mentions and facts
+        read: for the page a list shows, not a store's every entity)."""
+        when = parse_as_of(as_of)
+        out = {}
+        for eid in entity_ids:
+            mentioned = sorted({item for item, _surface, _role in self.store.mentions_of_entity(eid)})
+            said = said_on_items(self.store, self.mem.index, mentioned)
+            by_then = sum(1 for day in said.values() if when is None or not later(day, when))
+            out[eid] = (by_then, len(self.facts(eid, as_of=when)))
+        return out
 
     def entity(self, entity_id: int) -> Entity:
         row = self.store.entity_row(entity_id)

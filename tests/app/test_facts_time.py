@@ -226,3 +226,32 @@ async def test_a_decision_keeps_the_inbox_on_screen_and_the_cursor_on_the_next_c
             assert any(before[0][:30] in line for line in lines), "\n".join(lines)
             assert any(before[2][:30] in line for line in lines), "\n".join(lines)
         assert any(before[1][:30] in line for line in seen_at_once[-1]), "\n".join(seen_at_once[-1])
+
+
+async def test_the_entity_counts_follow_the_as_of_date(demo_app):
+    """As of 1999 the facts table said "Maya: 0 fact(s) as of 1999" beside "Maya … 95" in the
+    entity list (review, session 20, F6): the list's counts are of now whatever the date."""
+    app = demo_app(start_mode="facts")
+    async with app.run_test(size=SIZE) as pilot:
+        facts = await facts_of(pilot, "maya")
+        screen = app.screen
+        entities = screen.query_one("#entities-table", DataTable)
+        now = {e.name: (e.items, e.facts) for e in screen.entities}
+        assert now["Maya"][1] == screen.facts_total > 0
+        facts.focus()
+        then = {}
+        for when in ("2023-05", "1999"):
+            await pilot.press("t", *when, "enter")
+            await settle(pilot)
+            maya = next(e for e in screen.entities if e.name == "Maya")
+            row = entities.get_row(str(maya.id))
+            assert (row[2], row[3]) == (f"{maya.items:,}", f"{maya.facts:,}"), row
+            assert maya.facts == screen.facts_total, (when, maya, screen.facts_total)  # the list and the table agree
+            assert f"as of {when}" in str(entities.columns["name"].label)
+            then[when] = (maya.items, maya.facts)
+        assert then["1999"] == (0, 0)
+        assert 0 < then["2023-05"][0] < now["Maya"][0] and 0 < then["2023-05"][1] < now["Maya"][1], then
+        await pilot.press("t", "backspace", "enter")  # empty: now again
+        await settle(pilot)
+        assert {e.name: (e.items, e.facts) for e in screen.entities} == now
+        assert str(entities.columns["name"].label) == "entity"

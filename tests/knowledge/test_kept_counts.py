@@ -191,3 +191,20 @@ def test_an_entitys_newest_facts_are_the_last_of_them_all_retired_ones_where_ask
                         every[-latest:], (entity, retired, latest)
     finally:
         store.close()
+
+
+def test_an_entitys_counts_as_of_a_date_are_those_said_and_held_by_then(tmp_path):
+    """The counts the store keeps are of now; as of a date (the Facts screen's list, as of the
+    date its facts are shown) they are the items said by then and the facts that held then."""
+    chat = tmp_path / "move.json"
+    chat.write_text(json.dumps([MOVE]), encoding="utf-8")
+    with Memory(tmp_path / "move.db") as mem:
+        mem.ingest(chat)
+        knowledge = mem.knowledge
+        lena = knowledge.entity_id_of("Lena")
+        now = {e.id: (e.items, e.facts) for e in knowledge.entities()}
+        assert knowledge.entity_counts_as_of(list(now), None) == now
+        # January: her turn and Tom's naming her, the one home she told of; April adds the move
+        assert knowledge.entity_counts_as_of([lena], "2023-01")[lena] == (2, 1)
+        assert knowledge.entity_counts_as_of([lena], "2023-04")[lena] == now[lena] == (3, 2)
+        assert knowledge.entity_counts_as_of([lena], "2022")[lena] == (0, 0)
