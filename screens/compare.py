@@ -14,7 +14,7 @@ from textual.widgets import Select, Static
 
 from mnemoscope.app.services import RecallRequest
 from mnemoscope.app.widgets import KeyBar, StoreHeader
-from mnemoscope.app.widgets.recall import INTENTS, SOURCE_WIDTH, HitsTable
+from mnemoscope.app.widgets.recall import INTENTS, HitsTable
 from mnemoscope.screens.base import WIDE, FittedScreen
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
@@ -49,7 +49,7 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
         yield Static(id="compare-title")
         first = self.request.strategy or self.strategies[0]
         other = next((s for s in self.strategies if s != first), first)
-        with Horizontal(id="compare-main"):
+        with Horizontal(id="compare-main", classes="split"):  # stacked when narrow: a snippet needs the width
             for side, strategy in zip(SIDES, (first, other)):
                 with Vertical(classes="compare-side"):
                     with Horizontal(classes="compare-pickers"):
@@ -67,9 +67,11 @@ the lists rerun at once. `◆` marks a hit both sides found, with its rank on th
         self.rerun()
 
     def fit_columns(self) -> None:
-        source_width = SOURCE_WIDTH if self.app.size.width >= WIDE else 12  # narrow: the snippet keeps some room
+        """Side by side when wide; stacked when narrow, where two halves of 80 columns left a
+        snippet 11 characters."""
+        width = self.app.size.width
         for side in SIDES:
-            self.query_one(f"#hits-{side}", HitsTable).fit(self.app.size.width // 2 - 2, source_width)
+            self.query_one(f"#hits-{side}", HitsTable).fit((width // 2 if width >= WIDE else width) - 2)
 
     def redraw(self) -> None:
         self.rerun()

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Select, Tree
 
 from mnemoscope.app.services import AFTER_CHANGE, AFTER_OPEN, Services
 from mnemoscope.app.tui import MnemoscopeApp
-from mnemoscope.app.widgets.recall import INTENTS, MODES, signal_codes
+from mnemoscope.app.widgets.recall import INTENTS, MODES, HitsTable, signal_codes
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.engine import Memory
 from mnemoscope.screens.compare import CompareScreen
@@ -214,13 +214,18 @@ async def two_strategies_side_by_side(app, pilot) -> None:
     assert screen.query_one("#strategy-a", Select).value != screen.query_one("#strategy-b", Select).value
     marks = [a.get_row_at(r)[1] for r in range(a.row_count)]
     assert any(m.startswith("◆") for m in marks), "the two strategies share some hits"
-    for size in ((80, 24), SIZE):  # both sides fit, and say what they share, in a small and a larger terminal
+    # both sides fit, say what they share and show readable snippets, in a small terminal (stacked:
+    # side by side, a snippet had 11 characters at 80 columns), a larger one and a wide one
+    for size, snippet_width in (((80, 24), 40), ((120, 40), 28), (SIZE, 60)):
         await pilot.resize_terminal(*size)
         await until(pilot, lambda: screen.fitted_width == size[0], f"the lists fitted to {size}")
         await settle(pilot)
+        lines = screen_lines(app)
+        assert sum(" shared" in line for line in lines) == 1 + (size[0] < 110), "\n".join(lines)  # a line each, or one for both
         for side in "ab":
-            assert screen.query_one(f"#hits-{side}", DataTable).max_scroll_x == 0, size
-            assert " shared" in screen_lines(app)[4].split("││")["ab".index(side)], size
+            table = screen.query_one(f"#hits-{side}", HitsTable)
+            assert table.max_scroll_x == 0 and table.snippet_width >= snippet_width, (size, table.snippet_width)
+            assert table.region.height >= 5, (size, table.region)  # the header and a few hits
     await pilot.press("escape")
     assert not isinstance(app.screen, CompareScreen)
     await pilot.press("c")
