@@ -10,7 +10,7 @@ from rich.text import Text
 
 from .tables import PlainTable, set_columns
 from ..snippets import query_terms, snippet, term_weights
-from .text import highlight
+from .text import highlight, item_text
 
 if TYPE_CHECKING:  # the engine loads in a worker, after the first paint
     from mnemoscope.engine.pipeline import Hit, Recall
@@ -71,14 +71,15 @@ class HitsTable(PlainTable):
     def show(self, recall: "Recall", source_names: dict[int, str], mark: Callable[["Hit"], str]) -> None:
         """The recall's hits as rows, each keyed by its item's id."""
         terms = query_terms(recall.query)
-        weights = term_weights([hit.item.text for hit in recall.hits], terms)
+        texts = {hit.item.id: item_text(hit.item).plain for hit in recall.hits}  # a document's without its marks
+        weights = term_weights(list(texts.values()), terms)
         self.clear()
         for hit in recall.hits:
             cells: list[str | Text] = [str(hit.rank), mark(hit)]
             if self.details:
                 cells += [f"{hit.score:.4f}", signal_codes(hit.sources)]
             cells += [hit_source_label(hit, source_names, self.source_width),
-                      highlight(snippet(hit.item.text, terms, self.snippet_width, weights), terms)]
+                      highlight(snippet(texts[hit.item.id], terms, self.snippet_width, weights), terms)]
             self.add_row(*cells, key=str(hit.item.id))
 
     def set_mark(self, hit: "Hit", mark: str) -> None:

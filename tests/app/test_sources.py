@@ -328,7 +328,8 @@ async def test_the_sources_say_which_an_agent_stored(tmp_path):
 
 async def test_a_markdown_section_reads_without_its_marks(demo_app):
     """alpine-hiking.md's trail markings showed "In Switzerland, **yellow** signposts" as typed,
-    in the items' list and the panel, and in the Query screen's Text tab (its words highlighted)."""
+    in the items' list and the panel, and on the Query screen in the hit's line and its Text tab
+    (its words highlighted)."""
     app = demo_app(start_mode="sources")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -350,6 +351,8 @@ async def test_a_markdown_section_reads_without_its_marks(demo_app):
         await ask(pilot, "yellow signposts", strategy="fused")
         hit = app.screen.selected_hit()
         assert hit is not None and hit.item.id == item.id, hit
+        snippet = app.screen.query_one("#hits", DataTable).get_row(str(item.id))[-1]
+        assert "yellow signposts" in snippet.plain and "**" not in snippet.plain, snippet.plain  # the hit's line too
         shown = app.screen.query_one("#hit-text").content
         assert "In Switzerland, yellow signposts" in shown.plain and "**" not in shown.plain, shown.plain
         at = shown.plain.index("yellow signposts")
