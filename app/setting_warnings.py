@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
-CONFIG_LOGGER = "mnemoscope.engine.config"
+from mnemoscope.engine.config import log as settings_log  # light (no numpy); the CLI has imported it already
 
 
 class SettingWarnings(logging.Handler):
@@ -22,7 +22,7 @@ class SettingWarnings(logging.Handler):
         self.notify(record.getMessage().removeprefix("mnemoscope: "))
 
     def install(self) -> None:
-        logging.getLogger(CONFIG_LOGGER).addHandler(self)
+        settings_log.addHandler(self)
 
     def uninstall(self) -> None:
-        logging.getLogger(CONFIG_LOGGER).removeHandler(self)
+        settings_log.removeHandler(self)
