@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import string
+import time
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
@@ -30,6 +31,10 @@ T = TypeVar("T")
 
 
 WIDE = 110  # the app's breakpoint: from this width panes sit side by side (see MnemoscopeApp)
+# seconds: a letter key of the screen pressed this shortly before a letter that starts its box was
+# the first letter of what is typed ("where" on the hits: `w` showed the Why panel, and the query
+# went as "here"); people type a word's letters well within it, and press a key of the screen alone
+TYPING_GAP = 0.4
 
 
 def typing_keys(screen: str, taken: list[Binding]) -> list[Binding]:
@@ -181,11 +186,14 @@ class BaseScreen(FittedScreen):
         """Start the screen's box anew with ``letter``: focused at once (``Screen.set_focus``, not
         ``widget.focus()``, which waits for the keys already queued: "Daniel" typed fast gave
         the box "D" and the screen's `a` the rest), the letter typed in its turn, after the box
-        took the focus (which selects what it holds: the next key replaced the letter)."""
+        took the focus (which selects what it holds: the next key replaced the letter); after the
+        screen's letter key it followed closely, if one did (TYPING_GAP)."""
+        before, at = self.app.key_before
+        typed = (before if before.isalpha() and time.monotonic() - at < TYPING_GAP else "") + letter
         box = self.query_one(self.TYPE_INTO, Input)
         box.value = ""
         self.set_focus(box)
-        box.call_later(box.insert_text_at_cursor, letter)
+        box.call_later(box.insert_text_at_cursor, typed)
 
     def action_escape(self) -> None:
         """Esc in a text box cancels the task the panel shows, if one runs; else it leaves the box

@@ -47,13 +47,17 @@ async def test_a_name_typed_on_the_entity_list_filters_it(demo_app):
 
 async def test_a_question_typed_on_the_hits_starts_a_new_query(demo_app):
     """After a query the hits have the focus: "How did you feel" typed there reached `u` (mark
-    used) and `f` (send feedback: a write to the store) on the way."""
+    used) and `f` (send feedback: a write to the store) on the way; of "where is Pepper", `w`
+    showed the Why panel and the rest started the box: the query went as "here is Pepper"."""
     app = demo_app(start_mode="query")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await ask(pilot, "where does Maya live")
         await typed(pilot, "How did you feel", on="#hits", into="#query-input")
         assert not app.screen.used and not app.titled("Feedback sent")
+        await pilot.press("enter")
+        await settle(pilot)
+        await typed(pilot, "where is Pepper", on="#hits", into="#query-input")
 
 
 async def test_a_path_typed_on_the_file_tree_starts_the_path_box(demo_app):
