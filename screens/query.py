@@ -316,8 +316,9 @@ question or one alike (the Why panel says which).
         if not text.strip():
             self.set_status("Type a query first.", "warning")
             return
-        if self.services.mem is None and self.app.ready_seconds is None:  # the app is still opening its store
-            self.waiting_query = text
+        opening = self.services.mem is None and self.app.ready_seconds is None  # the app is still opening its store
+        if opening or (self.services.mem is not None and not self.strategy_chosen):  # or reading its strategies:
+            self.waiting_query = text  # the picker's first value is a placeholder (show_strategies runs it)
             self.set_status(f"Opening the store; “{text}” runs as soon as it is open…")
             return
         request = self.recall_request()

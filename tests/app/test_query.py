@@ -625,3 +625,29 @@ async def test_a_task_the_warm_up_waits_for_cancelled_before_it_ran_lets_the_war
         assert not app.tasks
         if how == "replaced":  # the read that replaced it is shown
             assert app.screen.strategies
+
+
+async def test_a_query_sent_before_the_strategies_are_known_runs_with_the_default_one(demo_app, monkeypatch):
+    """`mnemoscope --demo`, a question typed at once: the store was open but the strategies not
+    read yet, so it ran with the picker's placeholder (hybrid), and the picker then said fused
+    beside hybrid's hits. It waits for them now, and runs with the strategy the picker shows."""
+    reading, release = threading.Event(), threading.Event()
+    names = Services.strategy_names
+
+    def held_names(self: Services) -> list[str]:
+        reading.set()
+        release.wait(60)  # a bound, not a pause
+        return names(self)
+
+    monkeypatch.setattr(Services, "strategy_names", held_names)
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, reading.is_set, "the strategies to be read")
+        screen = app.screen
+        screen.query_one("#query-input").value = "where does Maya live now"
+        await pilot.press("enter")
+        assert screen.recall is None and "runs as soon as" in text_of(screen.query_one("#query-status"))
+        release.set()
+        await settle(pilot)
+        picked = screen.query_one("#query-strategy", Select).value
+        assert screen.recall is not None and screen.recall.strategy == picked == app.services.default_strategy()
