@@ -43,6 +43,7 @@ def highlight(text: str | Text, terms: list[str], style: str = "bold reverse") -
 # a table's rows and rule, and within a line strong, emphasis, code and a link
 _HEADING = re.compile(r"^#{1,6}\s+")
 _BULLET = re.compile(r"^(\s*)[-*+]\s+")
+_FLAT_RULE = re.compile(r"\|(?:[ \t]*:?-{3,}:?[ \t]*\|)+")  # a table's rule, within a line or on its own
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _INLINE = re.compile(r"\*\*(?P<strong>\S(?:.*?\S)?)\*\*|__(?P<strong_>\S(?:.*?\S)?)__"
                      r"|(?<![\w*])\*(?P<em>[^\s*](?:[^*]*?[^\s*])?)\*(?![\w*])"
@@ -57,7 +58,7 @@ def markdown_text(text: str) -> Text:
     left out). Not Textual's Markdown widget: the panels highlight a query's words over it, and
     a Text keeps one paragraph per item, laid out at once."""
     out = Text()
-    for n, line in enumerate(text.split("\n")):
+    for n, line in enumerate(_unflattened(text).split("\n")):
         if _TABLE_RULE.match(line) and "-" in line and "|" in line:
             continue
         out.append("\n" if n else "")
@@ -68,6 +69,27 @@ def markdown_text(text: str) -> Text:
             line = " │ ".join(cell.strip() for cell in line.strip()[1:-1].split("|"))
         out.append_text(_inline(line, style))
     return out
+
+
+def _unflattened(text: str) -> str:
+    """``text`` with a table its reader joined into one line ("… T6: | Grade | Name | |---|---|
+    | T1 | Hiking | … Trail markings …": a document's chunk is its sentences joined by spaces) on
+    lines of its own again: the row before the rule, the rule, and each row of as many cells after it."""
+    rule = _FLAT_RULE.search(text)
+    if rule is None:
+        return text
+    cells = rule[0].count("|") - 1
+    before = text[:rule.start()].rstrip()
+    pipes = [at for at, char in enumerate(before) if char == "|"]
+    if len(pipes) < cells + 1 or not before.endswith("|"):
+        return text  # no header row of as many cells: no table
+    head = pipes[-(cells + 1)]
+    row = re.compile(r"\s*(\|(?:[^|\n]*\|){%d})" % cells)
+    lines, at = [before[:head].rstrip(), before[head:], rule[0]], rule.end()
+    while (found := row.match(text, at)) is not None:
+        lines.append(found[1])
+        at = found.end()
+    return "\n".join(line for line in lines if line) + ("\n" + _unflattened(text[at:].lstrip()) if text[at:].strip() else "")
 
 
 def item_text(item: Item) -> Text:

@@ -15,6 +15,9 @@ CASES = [  # (Markdown, as read, the stretches styled: (text, style))
     ("## Planning a Route", "Planning a Route", [("Planning a Route", "bold")]),
     ("- **HNSW** links each vector", "• HNSW links each vector", [("HNSW", "bold")]),
     ("| Grade | Name |\n|---|---|\n| T1 | Hiking |", "Grade │ Name\nT1 │ Hiking", []),
+    # a document's chunk: its sentences joined by spaces, a table's lines too
+    ("routes from T1 to T6: | Grade | Name | |---|---| | T1 | Hiking | | T2 | Mountain hiking | Trail markings follow.",
+     "routes from T1 to T6:\nGrade │ Name\nT1 │ Hiking\nT2 │ Mountain hiking\nTrail markings follow.", []),
     # what only looks like a mark stays as typed
     ("snake_case, file_name_here, 2*3*4 and 5 * 3", "snake_case, file_name_here, 2*3*4 and 5 * 3", []),
 ]
