@@ -602,7 +602,6 @@ last decision.
         after = self.next_conflict([c.id for c in conflicts])
         self.conflicts, self.evidence = conflicts, items
         table.show_rows([(str(c.id), (c.kind, c.summary())) for c in conflicts], wrap=True)  # never cut
-        table.border_title = f"Inbox: {len(conflicts)} open conflict(s)"
         if after is not None:
             table.move_cursor(row=table.get_row_index(str(after)))
         self._show_conflict()
@@ -626,6 +625,10 @@ last decision.
     def _show_conflict(self) -> None:
         body = self.query_one("#conflict-body", Static)
         conflict = self.selected_conflict()
+        table, count = self.query_one("#conflicts-table", DataTable), len(self.conflicts)
+        # where the cursor is, too: at 80x24 the list shows four of hundreds
+        table.border_title = f"Inbox: {table.cursor_row + 1:,} of {count:,} open conflicts" if conflict \
+            else f"Inbox: {count:,} open conflicts"
         if conflict is None:
             body.update(Text("No open conflicts: nothing the rules could not decide.", style="dim"))
         else:

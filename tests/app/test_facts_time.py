@@ -217,6 +217,7 @@ async def test_a_decision_keeps_the_inbox_on_screen_and_the_cursor_on_the_next_c
         await settle(pilot)
         assert [c.summary() for c in screen.conflicts] == before[:1] + before[2:]
         assert screen.selected_conflict().summary() == before[2]  # the one after it
+        assert conflicts.border_title == f"Inbox: 2 of {len(before) - 1} open conflicts"  # where, of how many
         await pilot.press("u")  # the conflict comes back between the others; the cursor stays
         await settle(pilot)
         assert [c.summary() for c in screen.conflicts] == before
