@@ -18,9 +18,9 @@ import stat
 from array import array
 from dataclasses import replace
 from datetime import datetime
-from itertools import chain, islice
+from itertools import chain
 from pathlib import Path
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence, overload
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from . import conversations
 from .conversations import ChatFormatError, line_of
@@ -725,9 +725,11 @@ def _raw_lines(path: Path, root: Path | None) -> Iterator[bytes]:
         raise IngestError(path, str(exc)) from None
 
 
-class ReadAgain(Sequence[Item]):
+class ReadAgain:
     """The turns of a JSON-lines chat file (:func:`read_chat_lines`), parsed from the file again
-    each time they are walked. Each line read again must be the one checked: its fingerprint
+    each time they are walked: counted and walked, not indexed (the n-th turn is found only by
+    reading the file up to it; indexed in a loop, the file would be read a quadratic number of
+    times). Each line read again must be the one checked: its fingerprint
     (:func:`hash` of its bytes, keyed afresh in every process) the same, and as many lines; a
     file changed since is refused at the first line that differs, before any turn of it is
     given, so what is stored is what was checked."""
@@ -742,19 +744,6 @@ class ReadAgain(Sequence[Item]):
 
     def __iter__(self) -> Iterator[Item]:
         return ChatTurns(self.path, check_keys=False).read(self._lines())
-
-    @overload
-    def __getitem__(self, at: int) -> Item: ...
-
-    @overload
-    def __getitem__(self, at: slice) -> list[Item]: ...
-
-    def __getitem__(self, at: int | slice) -> Item | list[Item]:
-        if isinstance(at, slice):
-            return list(islice(self, *at.indices(self._count)))
-        if not -self._count <= at < self._count:
-            raise IndexError(at)
-        return next(islice(self, at % self._count, None))
 
     def _lines(self) -> Iterator[tuple[int, str]]:
         changed = IngestError(self.path, "changed since it was read; read it again")

@@ -46,7 +46,7 @@ from .lexical import BM25Params
 from .pipeline import Query, QueryOptions, Recall, Signal, Signals
 from .query import english_lexicon
 from .recall import CORE_STRATEGIES, describe, prepare_query, recall, signals, strategies
-from .records import AreaFigures, Calibration, Counts, IngestReport, Item, ParsedSource, Source, SourceReport, Stats
+from .records import AreaFigures, Calibration, Counts, IngestReport, Item, ParsedSource, Source, SourceReport, Stats, WalkedItems
 from .store import Store
 from .vectors import VectorIndex
 
@@ -131,7 +131,7 @@ def _joined(blocks: list[_StoredBlock]) -> tuple[ItemColumns, Rows]:
     return columns, rows
 
 
-def _blocks(items: Sequence[Item], size: int) -> Iterator[list[Item]]:
+def _blocks(items: Sequence[Item] | WalkedItems, size: int) -> Iterator[list[Item]]:
     """``items`` ``size`` at a time: a source read again from its file (engine/ingest.py's
     ``ReadAgain``) is never held whole; a list, held by its caller anyway, is one block, itself."""
     if isinstance(items, list):

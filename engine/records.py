@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence
 
 from .hosts import not_fetched_line
 
@@ -136,14 +136,23 @@ class Item:
         return "\n".join(parts)
 
 
+class WalkedItems(Protocol):
+    """Items counted and walked, never indexed: a long chat file's turns, read from the file
+    again at each walk (engine/ingest.py's ``ReadAgain``), where the n-th would be found by
+    reading the file from its start."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[Item]: ...
+
+
 @dataclass
 class ParsedSource:
     """What a reader makes of a file: the source record and its items, not yet stored (a list,
-    or a long chat file's turns read again from it as they are walked: engine/ingest.py's
-    ``ReadAgain``)."""
+    or a long chat file's turns read again from it as they are walked)."""
 
     source: Source
-    items: Sequence[Item]
+    items: Sequence[Item] | WalkedItems
 
 
 @dataclass

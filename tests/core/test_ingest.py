@@ -70,8 +70,9 @@ def test_jsonl_chat(tmp_path):
     f = write(tmp_path / "chat.jsonl", '{"speaker": "A", "text": "hi", "timestamp": "2024-01-01T10:00:00"}\n\n'
                                        '{"speaker": "B", "text": "hello"}\n')
     [parsed] = read_path(f)
-    assert [(i.speaker, i.text, i.meta["line"]) for i in parsed.items] == [("A", "hi", 1), ("B", "hello", 3)]
-    assert parsed.items[0].timestamp == "2024-01-01T10:00:00"
+    turns = list(parsed.items)
+    assert [(i.speaker, i.text, i.meta["line"]) for i in turns] == [("A", "hi", 1), ("B", "hello", 3)]
+    assert turns[0].timestamp == "2024-01-01T10:00:00"
 
 
 def test_transcript_with_continuation_lines(tmp_path):

@@ -16,7 +16,7 @@ import pytest
 
 from mnemoscope.engine import Memory, memory
 from mnemoscope.engine.errors import IngestError
-from mnemoscope.engine.ingest import read_jsonl_chat
+from mnemoscope.engine.ingest import read_jsonl_chat, read_path
 from mnemoscope.engine.records import ParsedSource
 from tests.support.processes import dies_on_third_insert
 
@@ -74,6 +74,18 @@ def test_a_chat_stored_in_blocks_is_the_chat_read_whole(tmp_path: Path, monkeypa
     assert in_blocks == read_whole
     assert [[h.item.id for h in r.hits] for r in blocks] == [[h.item.id for h in r.hits] for r in whole]
     assert all(r.hits for r in blocks)
+
+
+def test_a_chat_read_again_is_walked_not_indexed(tmp_path: Path):
+    """Its n-th turn is found only by reading the file up to it: indexed in a loop, the file
+    would be read a quadratic number of times, so it cannot be indexed at all."""
+    chat = write_chat(tmp_path / "chat.jsonl", 30)
+    [parsed] = read_path(chat)
+    turns = list(parsed.items)
+    assert len(turns) == len(parsed.items) == 30
+    assert [(t.key, t.text) for t in parsed.items] == [(t.key, t.text) for t in turns]  # each walk reads it again
+    with pytest.raises(TypeError):
+        parsed.items[3]  # type: ignore[index]
 
 
 @pytest.mark.parametrize("change", ["edit", "append", "cut"])
