@@ -52,6 +52,7 @@ from .vectors import VectorIndex
 
 if TYPE_CHECKING:  # imported when the area is first used (engine/extensions.py)
     from .images import ImagesArea
+    from .knowledge.records import Conflict
     from .knowledge.service import KnowledgeArea
     from .rank import FeedbackResult, RankerArea
     from .topics import TopicsArea
@@ -476,6 +477,16 @@ class Memory:
         area = self._area("images")
         from .images import ImagesArea
         return _of_kind(area, ImagesArea)
+
+    def conflicts(self, status: str | None = "open") -> list[Conflict]:
+        """The conflict inbox (open conflicts; ``status=None``: every one, decided too) with its
+        evidence, as :meth:`KnowledgeArea.conflicts` lists it but read from the store alone, in one
+        snapshot: the knowledge area is not loaded (its entities, facts and graph, seconds in a large
+        store, of which a listing reads nothing), so ``mnemoscope conflicts`` does not wait for it."""
+        from .knowledge.service import KnowledgeArea
+        area = _of_kind(self._built("knowledge"), KnowledgeArea)
+        with self.store.reading():
+            return area.inbox.conflicts(status)
 
     def has_area(self, name: str) -> bool:
         """Whether this memory has an area (``knowledge``, ``topics``, ``ranker``, ``images``),

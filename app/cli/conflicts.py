@@ -64,7 +64,7 @@ def _writes(p: argparse.ArgumentParser) -> None:
 
 def list_conflicts(args: argparse.Namespace, out: TextIO) -> int:
     with open_memory(args) as mem:
-        found = mem.knowledge.conflicts(status=None if args.all else "open")
+        found = mem.conflicts(status=None if args.all else "open")
         items = mem.items({i for c in found for ids in c.evidence.values() for i in ids})
         rows = [{**c.to_dict(), "items": {str(i): _item_dict(items[i]) for ids in c.evidence.values() for i in ids
                                           if i in items}} for c in found]

@@ -1,7 +1,8 @@
 """The inbox's one-key undo (the Facts screen's `u`, KnowledgeThroughTime.undo_last): it undoes
 the newest decision of a person that is no undo and is not undone, and reads that one decision
-from the end of the audit log (the log was read and parsed whole at each key press); and after
-each decision the open store answers as the same store opened afresh."""
+from the end of the audit log (the log was read and parsed whole at each key press); after each
+decision the open store answers as the same store opened afresh; and the inbox is listed from the
+store alone."""
 
 import json
 import shutil
@@ -84,3 +85,15 @@ def test_after_each_decision_and_undo_the_store_answers_as_the_same_store_opened
             with Memory(path) as fresh:
                 assert now[0] and now[1] and now == answers(fresh, conflict.facts[0].subject)
             assert now != before
+
+
+def test_the_inbox_is_listed_from_the_store_without_loading_the_knowledge_area(clashes, tmp_path):
+    """`mnemoscope conflicts` lists them so: loading the area (its graph) was most of its time."""
+    with decided(clashes, tmp_path, 3) as mem:
+        pass
+    with Memory(tmp_path / "3.db") as mem:
+        open_ones, every = mem.conflicts(), mem.conflicts(status=None)
+        assert "knowledge" not in mem.loaded_areas()
+        assert len(open_ones) == len(PEOPLE) - 3 and len(every) == len(PEOPLE)
+        assert [c.to_dict() for c in open_ones] == [c.to_dict() for c in mem.knowledge.conflicts()]
+        assert [c.to_dict() for c in every] == [c.to_dict() for c in mem.knowledge.conflicts(status=None)]
