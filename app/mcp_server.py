@@ -24,11 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, AsyncIterator, Callable, Literal, TypeVar
 
 import anyio
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.stdio import stdio_server
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, BeforeValidator, Field, StrictBool, ValidationError
 
 from mnemoscope.engine.errors import quoted
 
@@ -38,6 +40,7 @@ from .mcp_stdio import wire_transport
 
 if TYPE_CHECKING:
     from mnemoscope.engine import Memory
+    from mnemoscope.engine.knowledge.records import Episode, Fact
     from mnemoscope.engine.records import Source
 
     from .mcp_http import Token
@@ -48,6 +51,16 @@ T = TypeVar("T")
 Role = Literal["user", "assistant", "system", "developer", "tool"]
 Mode = Literal["lite", "pro", "max"]
 Intent = Literal["deepen", "broaden", "compare", "apply", "clarify", "neutral"]
+
+
+def _whole(value: object) -> object:
+    """5.0 as the integer 5, as JSON Schema's "integer" has it (an agent's tool call may carry one)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# An integer argument is a JSON integer: strict, so that "5" and true are refused, not read as 5 and 1
+# (pydantic's lax mode; the schema the tools declare says "integer" and refuses them too).
+Integer = Annotated[int, BeforeValidator(_whole), Field(strict=True)]
 INSTRUCTIONS = """Mnemoscope is a long-term memory: a store of conversations and documents with the
 facts, entities and episodes extracted from them. Call `remember` with what is worth keeping (the
 conversation so far, or a document's text), `recall` before answering a question that earlier
@@ -208,6 +221,33 @@ class Server(MCPServer):
             return CallToolResult(content=[TextContent(type="text", text=f"{name}: {text}")], is_error=True)
 
 
+async def arguments_an_object(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """A tool call whose ``arguments`` are not a JSON object (a JSON text holding one, as a
+    client that encodes them twice sends) is refused naming the tool: the SDK's answer, "Invalid
+    request parameters", names neither the tool nor the argument. It stays an error of the
+    request (-32602, as the SDK and JSON-RPC have it for params that do not fit the method), not a
+    tool's result: the tool was never called. A middleware (``MCPServer(middleware=…)``) sees the
+    params before the SDK checks them, over stdio and HTTP alike."""
+    params = ctx.params
+    if ctx.method == "tools/call" and params is not None:
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            name = params.get("name")
+            tool = name if isinstance(name, str) and name.isprintable() and len(name) <= 64 else "tools/call"
+            raise MCPError(INVALID_PARAMS, f"{tool}: arguments must be a JSON object ({{\"name\": value, …}}), not"
+                                           f" {_json_kind(arguments)}; nothing was done")
+    return await call_next(ctx)
+
+
+def _json_kind(value: object) -> str:
+    """What a JSON value is, as a message names it."""
+    if isinstance(value, str):
+        return "a string (arguments encoded as JSON text once too often?)"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number" if isinstance(value, (int, float)) else "an array"
+
+
 def _argument_problem(arguments: Any, taken: frozenset[str] | None) -> str | None:
     """Why a tool's arguments are refused before it runs (:class:`Server`), or None. ``taken``:
     the argument names the tool takes (None: an unknown tool, which the SDK refuses itself)."""
@@ -234,7 +274,8 @@ def build_server(mem: "Memory") -> MCPServer:
         finally:
             mem.close()
 
-    server = Server("mnemoscope", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING")
+    server = Server("mnemoscope", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING",
+                    middleware=[arguments_an_object])
     writes = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
     reads = ToolAnnotations(read_only_hint=True)
 
@@ -266,7 +307,7 @@ def build_server(mem: "Memory") -> MCPServer:
 
     @server.tool(annotations=reads)
     async def recall(ctx: Context, query: str, strategy: str | None = None, mode: Mode = "pro",
-                     intent: Intent | None = None, top_k: Annotated[int, Field(ge=1, le=100)] = 10,
+                     intent: Intent | None = None, top_k: Annotated[Integer, Field(ge=1, le=100)] = 10,
                      as_of: str | None = None) -> Annotated[CallToolResult, RecallOut]:
         """Search the memory: the items (turns, document chunks) that best answer `query`, with
         the episodes and facts they belong to.
@@ -284,7 +325,7 @@ def build_server(mem: "Memory") -> MCPServer:
             ctx, lambda m: _recall(m, engine.source_name, query, strategy, mode, intent, top_k, as_of), quick=True)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
-    async def feedback(ctx: Context, token: str, used: list[int], ignored: list[int] | None = None) -> Annotated[CallToolResult, FeedbackOut]:
+    async def feedback(ctx: Context, token: str, used: list[Integer], ignored: list[Integer] | None = None) -> Annotated[CallToolResult, FeedbackOut]:
         """Tell the ranker which hits of a recall you used (by item id), so that it learns what
         answers questions like it. `token` is the one `recall` returned; each token takes one
         feedback, within a day. `ignored` lists the hits you read and passed over; without it, every
@@ -292,31 +333,31 @@ def build_server(mem: "Memory") -> MCPServer:
         return await engine.answer(ctx, lambda m: _feedback(m, token, used, ignored))
 
     @server.tool(annotations=reads)
-    async def facts(ctx: Context, entity: str | None = None, limit: Annotated[int, Field(ge=1, le=1000)] = 50,
+    async def facts(ctx: Context, entity: str | None = None, limit: Annotated[Integer, Field(ge=1, le=1000)] = 50,
                     as_of: str | None = None) -> list[dict[str, Any]]:
         """List facts (subject, predicate, object, time, validity, state, provenance item ids): all
         of them, or those naming `entity` (an entity id, or a name: exact, else a part of it).
         `as_of` (a date: 2023-06-01, 2023-06 or 2023) lists those said by then that held then, in
         the state they were in then, as `recall` reads it."""
-        return await engine.call(ctx, lambda m: [f.to_dict() for f in _area(m, "knowledge").facts(entity, limit, as_of)])
+        return await engine.call(ctx, lambda m: [f.to_dict() for f in _facts(m, entity, limit, as_of)])
 
     @server.tool(annotations=reads)
     async def entities(ctx: Context, kind: Literal["speaker", "title", "name", "tag"] | None = None,
-                       limit: Annotated[int, Field(ge=1, le=1000)] = 50) -> list[dict[str, Any]]:
+                       limit: Annotated[Integer, Field(ge=1, le=1000)] = 50) -> list[dict[str, Any]]:
         """List entities (people, places, titles, names), most mentioned first, with how many items
         and facts name each; `kind` narrows the list."""
         return await engine.call(ctx, lambda m: [e.to_dict() for e in _area(m, "knowledge").entities(kind, limit)])
 
     @server.tool(annotations=reads)
-    async def episodes(ctx: Context, source_id: int | None = None,
-                       limit: Annotated[int, Field(ge=1, le=500)] = 20) -> list[dict[str, Any]]:
+    async def episodes(ctx: Context, source_id: Integer | None = None,
+                       limit: Annotated[Integer, Field(ge=1, le=500)] = 20) -> list[dict[str, Any]]:
         """List episodic memories (a summary, 5W1H events, participants, time span and the items
         they were made of): all of them, or those of one source."""
-        return await engine.call(ctx, lambda m: [e.to_dict() for e in _area(m, "knowledge").episodes(source_id)[:limit]])
+        return await engine.call(ctx, lambda m: [e.to_dict() for e in _episodes(m, source_id)[:limit]])
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
-    async def forget(ctx: Context, item_ids: list[int] | None = None, source_id: int | None = None,
-                     dry_run: bool = False) -> Annotated[CallToolResult, Forgotten]:
+    async def forget(ctx: Context, item_ids: list[Integer] | None = None, source_id: Integer | None = None,
+                     dry_run: StrictBool = False) -> Annotated[CallToolResult, Forgotten]:
         """Delete items (by id) or a whole source (by id) that an agent stored with `remember`, with
         the facts and episodes that only they supported. A source the person stored (ingested,
         imported, noted), and any item in it, is theirs: that is an error, and nothing is deleted.
@@ -489,9 +530,32 @@ def _forget(mem: "Memory", item_ids: list[int], source_id: int | None, dry_run: 
     return Forgotten(dry_run=dry_run, changes=total)
 
 
-def _source_items(mem: "Memory", source_id: int) -> list[dict[str, Any]]:
+def _facts(mem: "Memory", entity: str | None, limit: int, as_of: str | None) -> list["Fact"]:
+    """The facts ``facts`` lists; an ``entity`` that names none is an error that says so, with the
+    names nearest to it, as the CLI's ``facts --entity`` says it: an empty list reads as "that
+    entity has no facts"."""
+    knowledge = _area(mem, "knowledge")
+    found = knowledge.facts(entity, limit, as_of)
+    if not found and entity is not None:
+        knowledge.check_entity_named(entity, "the entities tool lists them")
+    return found
+
+
+def _episodes(mem: "Memory", source_id: int | None) -> list["Episode"]:
+    """The episodes ``episodes`` lists; a ``source_id`` of no source is an error, as in :func:`_facts`."""
+    found = _area(mem, "knowledge").episodes(source_id)
+    if not found and source_id is not None:
+        _known_source(mem, source_id)
+    return found
+
+
+def _known_source(mem: "Memory", source_id: int) -> None:
     if not any(s.id == source_id for s in mem.sources()):
-        raise ToolError(f"no source with id {source_id}")
+        raise ToolError(f"no source with id {source_id} (mnemoscope://sources lists them)")
+
+
+def _source_items(mem: "Memory", source_id: int) -> list[dict[str, Any]]:
+    _known_source(mem, source_id)
     return [{"id": i.id, "key": i.key, "kind": i.kind, "speaker": i.speaker, "timestamp": i.timestamp,
              "title": i.title, "text": i.text} for i in mem.source_items(source_id)]
 

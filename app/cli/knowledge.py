@@ -15,10 +15,7 @@ from .common import UsageError, emit, json_option, open_memory
 from .parsing import a_date
 
 if TYPE_CHECKING:
-    from mnemoscope.engine import Memory
     from mnemoscope.engine.knowledge.records import CurationReport
-
-NEAREST_AMONG = 2000  # the most mentioned entities a refused --entity is compared with (a typo names a frequent one)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -110,7 +107,7 @@ def facts(args: argparse.Namespace, out: TextIO) -> int:
         else:
             found = mem.knowledge.facts(entity=args.entity, limit=args.limit, as_of=args.as_of)
             if not found and args.entity is not None:
-                _entity_named(mem, args.entity)
+                mem.knowledge.check_entity_named(args.entity, "`mnemoscope entities` lists them")
         waiting = mem.knowledge.open_conflicts_of([f.id for f in found])
     rows = [{**f.to_dict(), **({"open_conflicts": waiting[f.id]} if f.id in waiting else {})} for f in found]
 
@@ -127,22 +124,6 @@ def facts(args: argparse.Namespace, out: TextIO) -> int:
 
     emit(out, rows, args.json, text)
     return 0
-
-
-def _entity_named(mem: "Memory", typed: str) -> None:
-    """Refuse an ``--entity`` that names no entity, by id or in a name, with the names nearest
-    to it: "0 fact(s)" for a typo ("Mya") read as "Maya has no facts" (review, newcomer tour)."""
-    import difflib
-
-    if typed.strip().isdigit():
-        mem.knowledge.entity(int(typed))  # "no entity with id N"
-        return
-    if mem.knowledge.entities(containing=typed.strip(), limit=1):
-        return
-    names = [e.name for e in mem.knowledge.entities(limit=NEAREST_AMONG)]
-    near = difflib.get_close_matches(typed.strip(), names, n=3)
-    raise UsageError(f"no entity is named {quoted(typed)} or has it in its name"
-                     + (f"; did you mean {', '.join(map(repr, near))}?" if near else " (`mnemoscope entities` lists them)"))
 
 
 def entities(args: argparse.Namespace, out: TextIO) -> int:

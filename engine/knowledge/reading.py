@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..as_of import later, parse_as_of, said_on_items
-from ..errors import KnowledgeError
+from ..errors import KnowledgeError, quoted
 from ..pipeline import Query
 from ..text import lexical_tokens
 from .building import KnowledgeBuilding
@@ -25,6 +25,7 @@ from .timeline import fact_of_row
 FACTS_PER_ENTITY = 50  # a query's entity contributes its latest facts as candidates
 KEPT_SOURCES = 100_000  # facts whose provenance (or record without it) one store state keeps for recalls
 KEPT_EPISODES = 20_000  # items and episodes one store state keeps for recalls
+NEAREST_AMONG = 2000  # the most mentioned entities a name that names none is compared with (a typo names a frequent one)
 
 
 @dataclass
@@ -170,6 +171,23 @@ class KnowledgeReading(KnowledgeBuilding):
         """The id of the entity a person typed: its id (digits), else its name."""
         typed = typed.strip()
         return int(typed) if typed.isdigit() else self._entity_id_named(typed)
+
+    def check_entity_named(self, typed: str, listed_by: str) -> None:
+        """Refuse ``typed`` (an entity's id, or a name or a part of one, as :meth:`facts` reads it)
+        when it names no entity, with the names nearest to it, else saying what lists them
+        (``listed_by``): an empty list for a typo ("Mya") reads as "Maya has no facts" (review,
+        newcomer tour; the CLI's ``facts --entity`` and the MCP tool ``facts``)."""
+        import difflib
+
+        if typed.strip().isdigit():
+            self.entity(int(typed))  # "no entity with id N"
+            return
+        if self.entities(containing=typed.strip(), limit=1):
+            return
+        names = [e.name for e in self.entities(limit=NEAREST_AMONG)]
+        near = difflib.get_close_matches(typed.strip(), names, n=3)
+        raise KnowledgeError(f"no entity is named {quoted(typed)} or has it in its name"
+                             + (f"; did you mean {', '.join(map(repr, near))}?" if near else f" ({listed_by})"))
 
     def _entity_id_named(self, name: str) -> int:
         """One look-up by the store's unique key, however many entities contain the name."""

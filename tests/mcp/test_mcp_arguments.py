@@ -227,3 +227,71 @@ async def test_a_new_store_the_server_makes_is_said_in_the_hosts_log(tmp_path):
             async with agent_session(store, errlog=errlog) as session:
                 assert (await session.call_tool("recall", {"query": "anything"})).structured_content["hits"] == []
         assert (tmp_path / "stderr.txt").read_text().splitlines() == says
+
+
+async def test_a_number_or_a_switch_sent_as_text_is_refused_naming_the_tool_and_argument(tmp_path):
+    """pydantic's lax mode read top_k "5" as 5 and true as 1, dry_run "false" as false and used
+    ["7"] as [7] (fails before: each run): the tools' schemas say integer and boolean, and so do
+    their checks now. A whole number written 5.0 is the integer JSON Schema says it is."""
+    store = tmp_path / "agent.db"
+    async with agent_session(store) as session:
+        stored = (await session.call_tool("remember", {"text": "Biscuit the beagle came home in May 2023."})).structured_content
+        hit = await session.call_tool("recall", {"query": "beagle", "top_k": 5.0})
+        assert not hit.is_error and hit.structured_content["hits"], text_of(hit)
+        token, item = hit.structured_content["token"], stored["item_ids"][0]
+        for tool, arguments, expected in [
+            ("recall", {"query": "beagle", "top_k": "5"}, 'recall: top_k: input should be a valid integer (got "5")'),
+            ("recall", {"query": "beagle", "top_k": True}, "recall: top_k: input should be a valid integer (got true)"),
+            ("recall", {"query": "beagle", "top_k": 2.5}, "recall: top_k: input should be a valid integer"),
+            ("feedback", {"token": token, "used": [str(item)]}, "feedback: used.0: input should be a valid integer"),
+            ("facts", {"limit": "3"}, 'facts: limit: input should be a valid integer (got "3")'),
+            ("episodes", {"source_id": str(stored["source_id"])}, "episodes: source_id: input should be a valid integer"),
+            ("forget", {"source_id": stored["source_id"], "dry_run": "false"},
+             'forget: dry_run: input should be a valid boolean (got "false")'),
+            ("forget", {"item_ids": [True]}, "forget: item_ids.0: input should be a valid integer (got true)"),
+        ]:
+            result = await session.call_tool(tool, arguments)
+            assert result.is_error and text_of(result).startswith(expected), text_of(result)
+        taught = await session.call_tool("feedback", {"token": token, "used": [item]})
+        assert not taught.is_error, text_of(taught)  # the token was not spent by the refused call
+    with Memory(store, extensions=False) as mem:
+        assert [s.id for s in mem.sources()] == [stored["source_id"]]  # nothing was deleted
+
+
+def test_arguments_sent_as_json_text_are_refused_naming_the_tool(tmp_path):
+    """A client that encodes a tool's arguments twice sends a string: the SDK answered "Invalid
+    request parameters" (fails before), naming neither the tool nor what was wrong. It stays an
+    error of the request (-32602), and names both; the next call is served."""
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "recall", "arguments": '{"query": "beagle"}'}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "remember", "arguments": [{"text": "x"}]}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "recall", "arguments": {"query": "beagle"}}},
+    ]
+    answers = raw_exchange(tmp_path / "agent.db", [json.dumps(r) for r in requests], {1, 2, 3})
+    assert answers[1]["error"] == {"code": -32602, "message": 'recall: arguments must be a JSON object ({"name": value, …}),'
+                                   " not a string (arguments encoded as JSON text once too often?); nothing was done"}
+    assert answers[2]["error"]["message"].startswith("remember: arguments must be a JSON object")
+    assert answers[2]["error"]["message"].endswith("not an array; nothing was done")
+    assert answers[3]["result"]["structuredContent"]["hits"] == []
+    with Memory(tmp_path / "agent.db", extensions=False) as mem:
+        assert mem.sources() == []
+
+
+async def test_a_facts_or_episodes_filter_that_names_nothing_is_an_error_saying_so(demo_copy):
+    """The CLI refuses ``facts --entity Mya`` and ``episodes --source 99`` since session 22; the
+    MCP tools answered [] (fails before), which an agent reads as "Maya has no facts". An error
+    result names what is not there (a tool's error is the model's to read and act on: MCP's
+    tool execution errors), the nearest names too; an entity with no facts still lists []."""
+    async with agent_session(demo_copy) as session:
+        for tool, arguments, expected in [
+            ("facts", {"entity": "Mya"}, "facts: no entity is named 'Mya' or has it in its name; did you mean 'Maya'"),
+            ("facts", {"entity": "Zanzibar Quokka"},
+             "facts: no entity is named 'Zanzibar Quokka' or has it in its name (the entities tool lists them)"),
+            ("facts", {"entity": "99999"}, "facts: no entity with id 99999"),
+            ("episodes", {"source_id": 99}, "episodes: no source with id 99 (mnemoscope://sources lists them)"),
+        ]:
+            result = await session.call_tool(tool, arguments)
+            assert result.is_error and text_of(result).startswith(expected), text_of(result)
+        maya = await session.call_tool("facts", {"entity": "Maya", "limit": 2})
+        assert not maya.is_error and len(maya.structured_content["result"]) == 2
+        assert (await session.call_tool("facts", {"entity": "Maya", "as_of": "1990"})).structured_content["result"] == []
