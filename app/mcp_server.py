@@ -32,7 +32,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, BeforeValidator, Field, StrictBool, ValidationError
 
-from mnemoscope.engine.errors import quoted
+from mnemoscope.engine.errors import quoted, some_of
 
 from .mcp_results import (EpisodeOut, FactOut, FeedbackOut, Forgotten, HitOut, RecallOut, Remembered, Result,
                           as_tool_result)
@@ -517,8 +517,7 @@ def _forget(mem: "Memory", item_ids: list[int], source_id: int | None, dry_run: 
     found = mem.items(item_ids)
     missing = sorted(set(item_ids) - set(found))
     if missing:
-        more = f" and {len(missing) - 10:,} more" if len(missing) > 10 else ""
-        raise ToolError(f"no item with id {', '.join(map(str, missing[:10]))}{more}; nothing was deleted")
+        raise ToolError(f"no item with id {some_of(missing, 10)}; nothing was deleted")
     sources = {s.id: s for s in mem.sources()}
     for item_id in dict.fromkeys(item_ids):
         _agent_may_delete(mem.path, item_id)(sources.get(found[item_id].source_id))

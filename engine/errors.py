@@ -33,6 +33,13 @@ def cut_repr(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def some_of(values: Sequence[object], shown: int = 5) -> str:
+    """The first ``shown`` of ``values`` as a message lists them, and how many more there are: a
+    million ids refused are not one line, and five of them alone read as all of them."""
+    more = f" and {len(values) - shown:,} more" if len(values) > shown else ""
+    return ", ".join(map(str, values[:shown])) + more
+
+
 class MnemoscopeError(Exception):
     """An error meant for the person using Mnemoscope; ``str()`` is one line they can act on."""
 

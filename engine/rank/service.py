@@ -38,7 +38,7 @@ import numpy as np
 
 from ..area import Area
 from ..array_file import ArrayFile
-from ..errors import EmbeddingUnavailable, FeedbackError, StoreBusy, StoreReadOnly
+from ..errors import EmbeddingUnavailable, FeedbackError, StoreBusy, StoreReadOnly, some_of
 from ..ingest import IngestError
 from ..pipeline import Hit, Query, Ranking, Recall, Signals, Strategy
 from ..recall import query_embedding
@@ -724,7 +724,7 @@ class RankerArea(Area):
                 raise FeedbackError(f"this recall token was already used (feedback event {taken}); recall again")
             gone = sorted(set(row.shown) - store.existing_items(row.shown))
             if gone:  # their trust and edges could not be written: the recall's list is not the store's now
-                raise FeedbackError(f"item(s) {', '.join(map(str, gone[:5]))} this recall showed were deleted since; recall again")
+                raise FeedbackError(f"item(s) {some_of(gone)} this recall showed were deleted since; recall again")
             if store.ranker_generation() != self.generation:
                 self._load_learning()  # another process taught the ranker since: build on what it stored
             changes = self.feedback_state.changes(used, ignored, now)
@@ -752,10 +752,10 @@ class RankerArea(Area):
                 raise FeedbackError(f"{name} ids must be integers")
             stray = sorted(set(ids) - set(row.shown))
             if stray:
-                raise FeedbackError(f"{name} id(s) {', '.join(map(str, stray[:5]))} were not shown by this recall")
+                raise FeedbackError(f"{name} id(s) {some_of(stray)} were not shown by this recall")
         both = sorted(set(used_ids) & set(ignored_ids))
         if both:
-            raise FeedbackError(f"id(s) {', '.join(map(str, both[:5]))} are both used and ignored")
+            raise FeedbackError(f"id(s) {some_of(both)} are both used and ignored")
 
     def undo(self, event_id: int, now: float | None = None) -> UndoResult:
         """Withdraw a feedback event: it stays in the log, marked, and everything learned is

@@ -60,6 +60,12 @@ def test_ids_that_were_not_shown_are_rejected(mem):
         mem.feedback(rec.token, [stray])
     with pytest.raises(FeedbackError, match="both used and ignored"):
         mem.feedback(rec.token, shown(rec)[:1], shown(rec)[:1])
+    unknown = list(range(10**9, 10**9 + 100_000))  # a list that long names five and counts the rest (fails before: five alone)
+    with pytest.raises(FeedbackError, match=r"^used id\(s\) 1000000000, 1000000001, 1000000002, 1000000003, 1000000004"
+                                            r" and 99,995 more were not shown by this recall$"):
+        mem.feedback(rec.token, unknown)
+    with pytest.raises(FeedbackError, match=r"^id\(s\) \d+, \d+ are both used and ignored$"):
+        mem.feedback(rec.token, shown(rec)[:2], shown(rec)[:2])
     assert events(mem) == 0
     mem.feedback(rec.token, shown(rec)[:1])  # the token survived the rejected attempts
     assert events(mem) == 1
