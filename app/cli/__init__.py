@@ -63,6 +63,10 @@ def main(argv: list[str] | None = None, out: TextIO | None = None) -> int:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"mnemoscope: error: {visible(message)}", file=sys.stderr)
         return 2
+    except sqlite3.IntegrityError as exc:  # a write broke a rule of the store: it is undone; the store is not damaged
+        print(f"mnemoscope: error: the store refused a write that breaks one of its rules ({exc}); that write was undone."
+              " If `mnemoscope check` finds the store sound, this is a bug in Mnemoscope", file=sys.stderr)
+        return 2
     except sqlite3.DatabaseError as exc:  # met while reading rows (the store translates what its statements raise)
         print(f"mnemoscope: error: the store failed ({exc}); `mnemoscope check` checks it", file=sys.stderr)
         return 2

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -164,6 +165,22 @@ def test_a_corrupt_page_is_named_checked_and_salvaged(store, tmp_path):
     assert code == 0 and f"{saved} item(s) indexed" in out
     code, out, _ = cli("--store", tmp_path / "new.db", "check")
     assert code == 0 and out.splitlines()[0] == f"{tmp_path / 'new.db'}: ok"
+
+
+def test_a_write_the_store_refuses_by_one_of_its_rules_is_not_called_a_failed_store(store, tmp_path):
+    """A constraint that refuses a write (here a trigger someone added to the store) was told as
+    "the store failed (…); `mnemoscope check` checks it", which check then finds ok (fails before):
+    the write was undone, nothing is damaged, and the line says so."""
+    path = copy_of(store, tmp_path)
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("CREATE TRIGGER closed BEFORE INSERT ON items BEGIN SELECT RAISE(ABORT, 'items are closed'); END")
+    before = store_checksum(path)
+    (tmp_path / "more.md").write_text("# Kettle\n\nThe blue kettle whistles at dawn.\n")
+    code, out, err = cli("--store", path, "ingest", tmp_path / "more.md")
+    assert (code, out) == (2, "") and err == (
+        "mnemoscope: error: the store refused a write that breaks one of its rules (items are closed); that write was"
+        " undone. If `mnemoscope check` finds the store sound, this is a bug in Mnemoscope\n"), err
+    assert store_checksum(path) == before
 
 
 def test_numbers_beyond_what_the_store_holds_are_one_clear_refusal(store, tmp_path):
