@@ -31,6 +31,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..as_of import is_date
+from ..ingest import fitted_label
+from ..records import label_problem
+from .dedup import fact_key
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -224,11 +227,22 @@ def _named(table: str, row: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(kind, row[column]) for column, kind in _kinds(table, row).items() if column in row]
 
 
+# The columns an import makes keep the label rule (:meth:`.portable._Reader.label`), by table: an image
+# holds them as the export wrote them, the restored row as fitted.
+_LABELS = {"entities": ("key", "name"), "mentions": ("surface",), "facts": ("subject", "predicate", "object"),
+           "conflicts": ("reason",)}
+
+
 def _row(table: str, image: dict[str, Any], ids: IdMaps) -> dict[str, Any]:
     kinds = _kinds(table, image)
     row = {column: ids.of(kinds[column], value) if column in kinds else value for column, value in image.items()}
-    if table == "facts" and isinstance(image.get("key"), str) and image["key"].endswith(f"#{image.get('id')}"):
-        row["key"] = image["key"][: -len(str(image["id"]))] + str(row["id"])  # an archived version's key names its id
+    fitted = [c for c in _LABELS.get(table, ()) if isinstance(row.get(c), str) and label_problem(row[c]) is not None]
+    for column in fitted:  # as the import restored the row, or its undo finds the row "changed after it"
+        row[column] = fitted_label(row[column])[0]
+    if table == "facts" and fitted and isinstance(row.get("key"), str) and all(isinstance(row.get(w), str) for w in _LABELS[table]):
+        row["key"] = fact_key(row["subject"], row["predicate"], row["object"]) + "".join(row["key"].partition("#")[1:])
+    if table == "facts" and isinstance(row.get("key"), str) and row["key"].endswith(f"#{image.get('id')}"):
+        row["key"] = row["key"][: -len(str(image["id"]))] + str(row["id"])  # an archived version's key names its id
     if table == "conflicts" and "key" in image:
         row["key"] = conflict_key(row.get("kind", ""), row.get("a"), row.get("b"))
     return row

@@ -16,6 +16,7 @@ from mnemoscope.engine.errors import KnowledgeError, RecallError
 from mnemoscope.engine.knowledge import present
 from mnemoscope.engine.store import MIGRATIONS
 from mnemoscope.engine.store.knowledge import AUDITED
+from mnemoscope.engine.transfer import write_records
 
 from .conftest import ingested_conversation, locomo
 
@@ -411,6 +412,29 @@ def test_an_imported_audit_log_lists_every_decision_and_undoes_each_as_the_expor
         assert _believed(copy) == _believed(moves)
         assert len({f.state() for f in copy.knowledge.facts()}) == 1  # the rules' supersession undone too
         assert _believed(copy) != untouched  # … which the untouched store had made at ingest
+
+
+def test_an_imported_decision_whose_words_the_import_fitted_is_undone_as_the_exporter_would(moves, tmp_path):
+    """An export whose fact word breaks the label rule (an older store's, an edited file's: a
+    zero-width space) is imported with the word fitted, but the decision's row images kept it as
+    written, so its undo found the row "changed since" and was refused (fails before). The images
+    are fitted as the rows are, and the undo puts back what the exporter's undo does."""
+    k = moves.knowledge
+    k.decide(next(c.id for c in k.conflicts() if c.kind == "clash"), "retire")
+    moves.export(tmp_path / "moves.jsonl")
+    word, odd = '"object": "tiny flat near the river for now"', '"object": "tiny flat near the river\\u200b for now"'
+    lines = (tmp_path / "moves.jsonl").read_text(encoding="utf-8").splitlines()[:-1]
+    edited = [line if json.loads(line)["type"] == "item" else line.replace(word, odd) for line in lines]
+    assert sum(odd in line for line in edited) >= 2  # the fact and the decision's images
+    write_records(tmp_path / "edited.jsonl", [json.loads(line) for line in edited])
+    k.undo(k.decisions()[0].id)
+    with Memory(tmp_path / "copy.db") as copy:
+        report = copy.import_(tmp_path / "edited.jsonl")
+        assert report.warnings and "made to keep the label rule" in report.warnings[0]
+        decision = copy.knowledge.decisions()[0]
+        assert decision.action == "retired"
+        copy.knowledge.undo(decision.id)
+        assert _believed(copy) == _believed(moves)
 
 
 def test_a_store_imported_into_itself_or_another_holding_its_sources_gains_no_conflict_and_no_decision(moves, tmp_path):
