@@ -502,7 +502,7 @@ class StoreBase:
             pending, _ = self._recognise(conn, migrations)
             conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)")
             for name, sql in pending:
-                for statement in _statements(sql):
+                for statement in statements(sql):
                     conn.execute(statement)
                 conn.execute("INSERT INTO schema_migrations VALUES (?, julianday('now'))", (name,))
             self.upgraded = [name for name, _ in pending]
@@ -652,7 +652,7 @@ def _why_not_writable(path: Path) -> str:
     return "you may not write to its folder, where SQLite keeps the -wal and -shm files"
 
 
-def _statements(script: str) -> list[str]:
+def statements(script: str) -> list[str]:
     """Split a migration script into statements (executescript would commit on its own)."""
     out, buf = [], ""
     for line in script.splitlines(keepends=True):

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from .base import APPLICATION_ID, HEADER_MAGIC, untrusted
+from ..errors import some_of
+from .base import APPLICATION_ID, HEADER_MAGIC, statements, untrusted
 from .counts import RECOUNTS, SOURCE_ITEMS
 from .knowledge import ENTITY_ITEMS_AND_FACTS, TOTALS_RECOUNTS
 
@@ -151,6 +152,31 @@ def _check_schema(conn: sqlite3.Connection, report: CheckReport) -> None:
         report.problems.append(f"the store's own tables cannot be read: {exc}")
         return
     report.notes.append(f"{len(applied)} schema change(s) applied; {counts['sources']} source(s), {counts['items']} item(s)")
+    foreign = foreign_triggers(conn, applied)
+    if foreign:
+        report.problems.append(f"holds trigger(s) Mnemoscope did not make ({some_of(foreign, 3)}): a trigger runs with"
+                               " every write and may refuse or change it; `export` and `import` into a new store keep"
+                               " its records without them")
+
+
+def foreign_triggers(conn: sqlite3.Connection, applied: list[str]) -> list[str]:
+    """The triggers in the store that none of its ``applied`` schema changes made (someone added
+    them: a store handed over by another may refuse or rewrite what is written), found by applying
+    the same changes to an empty database in memory. A store of a newer Mnemoscope, whose changes
+    this one does not know, is not judged."""
+    from . import MIGRATIONS  # (the package imports this module)
+
+    if not set(applied) <= {name for name, _sql in MIGRATIONS}:
+        return []
+    fresh = sqlite3.connect(":memory:")
+    try:
+        for name, sql in MIGRATIONS:
+            for statement in statements(sql) if name in applied else []:
+                fresh.execute(statement)
+        made = {r[0] for r in fresh.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    finally:
+        fresh.close()
+    return sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'") if r[0] not in made)
 
 
 def count_drifts(conn: sqlite3.Connection) -> list[CountDrift]:

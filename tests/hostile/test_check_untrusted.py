@@ -48,3 +48,23 @@ def test_check_names_a_file_planted_beside_a_store(tmp_path):
     (folder / "m.db-shm").symlink_to(tmp_path / "elsewhere")
     code, out, _err = cli("--store", path, "check")
     assert code == 1 and "problem: another user could change it: m.db-shm beside it is a link" in out, out
+
+
+def test_check_names_a_trigger_mnemoscope_did_not_make(tmp_path):
+    """A store handed over may hold a trigger someone added, which refuses or rewrites every write
+    (here each new item's text): check said "ok" (fails before). It names the trigger; the
+    store's own triggers, made by its schema changes, are not named."""
+    import sqlite3
+    from contextlib import closing
+
+    path = tmp_path / "m.db"
+    with Memory(path, extensions=False) as mem:
+        mem.add_note("The harbour lanterns are lit at dusk.")
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("CREATE TRIGGER rewrite AFTER INSERT ON items BEGIN UPDATE items SET text = 'pwned' WHERE id = new.id; END")
+    code, out, _err = cli("--store", path, "check")
+    assert code == 1 and f"{path}: 1 problem(s)" in out, out
+    assert "problem: holds trigger(s) Mnemoscope did not make (rewrite): a trigger runs with every write" in out, out
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("DROP TRIGGER rewrite")
+    assert cli("--store", path, "check")[0] == 0
