@@ -28,11 +28,12 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.stdio import stdio_server
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from mcp_types import INVALID_PARAMS
 from pydantic import BaseModel, BeforeValidator, Field, StrictBool, ValidationError
 
-from mnemoscope.engine.errors import quoted, some_of
+from mnemoscope.engine.errors import over_limit, quoted, size_text, some_of
 
 from .mcp_results import (EpisodeOut, FactOut, FeedbackOut, Forgotten, HitOut, RecallOut, Remembered, Result,
                           as_tool_result)
@@ -40,6 +41,7 @@ from .mcp_stdio import wire_transport
 
 if TYPE_CHECKING:
     from mnemoscope.engine import Memory
+    from mnemoscope.engine.config import Settings
     from mnemoscope.engine.knowledge.records import Episode, Fact
     from mnemoscope.engine.records import Source
 
@@ -302,7 +304,9 @@ def build_server(mem: "Memory") -> MCPServer:
         _check_name("title", title)
         for n, m in enumerate(messages or []):
             _check_name(f"messages.{n}.name", m.name)
+        _check_count(engine.mem.settings, messages)
         raw = [m.model_dump(exclude_none=True) for m in messages] if messages is not None else None
+        _check_size(engine.mem.settings, text, raw)
         return await engine.answer(ctx, lambda m: _remember(m, raw, text, title, source), writes=True)
 
     @server.tool(annotations=reads)
@@ -411,6 +415,26 @@ def _check_name(field: str, value: str | None, limit: int | None = None) -> None
     problem = label_problem(value, limit or MAX_LABEL_CHARS) or ("is blank" if value.isspace() else None)
     if problem:
         raise ToolError(f"{field} {problem}; nothing was stored")
+
+
+def _check_count(settings: "Settings", messages: list[ChatMessage] | None) -> None:
+    """Refuse more messages than ``max_remember_messages`` before any work: one remember is one
+    transaction, which holds the store's write lock (the app's and other writers' wait)."""
+    if messages is not None and len(messages) > (limit := settings.max_remember_messages):
+        raise ToolError(over_limit(f"{len(messages):,} messages", "max_remember_messages", f"{limit:,}",
+                                   "what one remember may add", "nothing was stored"))
+
+
+def _check_size(settings: "Settings", text: str | None, messages: list[dict[str, Any]] | None) -> None:
+    """Refuse a text, or messages as JSON, of more than ``max_remember_bytes`` (UTF-8) before any
+    work, as :func:`_check_count` does."""
+    if text is not None:
+        what, size = "the text is", len(text.encode("utf-8", "surrogatepass"))
+    else:
+        what, size = "the messages are", len(json.dumps(messages, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    if size > (limit := settings.max_remember_bytes):
+        raise ToolError(over_limit(f"{what} {size_text(size)}", "max_remember_bytes", size_text(limit),
+                                   "what one remember may add", "nothing was stored"))
 
 
 def _area(mem: "Memory", name: str) -> Any:

@@ -167,6 +167,13 @@ class Settings:
     # limits
     max_import_bytes: int = 2 * 2**30  # an export larger than this is not imported: import holds it all until it commits (README)
     max_query_chars: int = 20_000
+    # what one call or file may add, refused before any work (README): a text or Markdown file or
+    # a note (its source is read, chunked and indexed whole, in one transaction) …
+    max_text_bytes: int = 10 * 2**20
+    # … and one MCP remember, whose transaction holds the store's write lock meanwhile: its text
+    # (or its messages as JSON) and its messages
+    max_remember_bytes: int = 2**20
+    max_remember_messages: int = 5_000
     chunk_tokens: int = 200
     # API keys by endpoint (``llm``, ``embed``, ``image_embed``) and ``openai``; read them with api_key()
     api_keys: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -258,6 +265,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "walk_markov_smoothing": _SOME, "walk_rerank": _SHARE, "walk_fusion_weight": _SOME, "intent_min_confidence": _SHARE,
     "embed_batch_size": _COUNT, "image_batch_size": _COUNT, "request_timeout": _POSITIVE, "lock_timeout": _SOME,
     "max_retries": _SOME, "max_import_bytes": _COUNT, "max_query_chars": _COUNT, "chunk_tokens": _COUNT,
+    "max_text_bytes": _COUNT, "max_remember_bytes": _COUNT, "max_remember_messages": _COUNT,
 }
 
 

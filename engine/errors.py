@@ -40,6 +40,22 @@ def some_of(values: Sequence[object], shown: int = 5) -> str:
     return ", ".join(map(str, values[:shown])) + more
 
 
+def size_text(n: int) -> str:
+    """A size in the unit that keeps it readable (a small cap in whole MiB would read "0 MiB"),
+    to a tenth (a size just past a cap of 1 MiB is 1.1 MiB, not the cap's "1 MiB")."""
+    if n < 2**10:
+        return f"{n:,} bytes"
+    value, unit = (n / 2**20, "MiB") if n >= 2**20 else (n / 2**10, "KiB")
+    return f"{value:,.1f}".removesuffix(".0") + f" {unit}"
+
+
+def over_limit(what: str, setting: str, limit: str, bounds: str, outcome: str) -> str:
+    """The one line that refuses an input past a configurable limit before any work: ``what`` it
+    is (its size), the ``setting`` and its ``limit``, what the limit ``bounds``, the ``outcome``
+    (nothing stored) and the variable that raises it, for the person who runs Mnemoscope."""
+    return f"{what}: more than {setting} ({limit}), {bounds}; {outcome} (MNEMOSCOPE_{setting.upper()} raises it)"
+
+
 class MnemoscopeError(Exception):
     """An error meant for the person using Mnemoscope; ``str()`` is one line they can act on."""
 
@@ -120,6 +136,16 @@ class IngestError(MnemoscopeError, ValueError):
 
 class FileRefused(MnemoscopeError, ValueError):
     """A path that is not to be read or written as asked (a FIFO, a device, a full disk)."""
+
+
+class FileTooLarge(FileRefused):
+    """A file past the size a reader takes: ``size`` as it was opened (None: it grew past
+    ``limit`` while it was read), so that a caller may say which limit it was."""
+
+    def __init__(self, size: int | None, limit: int) -> None:
+        self.size, self.limit = size, limit
+        what = f"{size // 2**20} MiB; " if size is not None else ""
+        super().__init__(f"file too large ({what}the limit is {limit // 2**20} MiB)")
 
 
 class ExportFailed(MnemoscopeError, ValueError):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
-from .errors import FileRefused
+from .errors import FileRefused, FileTooLarge
 
 
 _WRITE_ERRORS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EACCES, errno.EPERM}
@@ -88,13 +88,13 @@ def lines_of_regular(path: str | Path, max_bytes: int, inside: Path | None = Non
     with open_regular(path, inside) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > max_bytes:
-            raise FileRefused(f"file too large ({size // 2**20} MiB; the limit is {max_bytes // 2**20} MiB)")
+            raise FileTooLarge(size, max_bytes)
         read = 0
         try:
             for line in fh:
                 read += len(line)
                 if read > max_bytes:
-                    raise FileRefused(f"file too large (the limit is {max_bytes // 2**20} MiB)")
+                    raise FileTooLarge(None, max_bytes)
                 yield line
         except OSError as exc:
             raise FileRefused(f"cannot read: {exc.strerror or exc}") from None
@@ -234,13 +234,13 @@ def _group_name(gid: int) -> str:
 def _read_at_most(fh: BinaryIO, max_bytes: int) -> bytes:
     size = os.fstat(fh.fileno()).st_size
     if size > max_bytes:
-        raise FileRefused(f"file too large ({size // 2**20} MiB; the limit is {max_bytes // 2**20} MiB)")
+        raise FileTooLarge(size, max_bytes)
     try:
         data = fh.read(max_bytes + 1)
     except OSError as exc:
         raise FileRefused(f"cannot read: {exc.strerror or exc}") from None
     if len(data) > max_bytes:
-        raise FileRefused(f"file too large (the limit is {max_bytes // 2**20} MiB)")
+        raise FileTooLarge(None, max_bytes)
     return data
 
 

@@ -24,13 +24,14 @@ from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from . import conversations
 from .conversations import ChatFormatError, line_of
-from .errors import FileRefused, IngestError, cut_repr
+from .errors import FileRefused, FileTooLarge, IngestError, cut_repr, over_limit, size_text
 from .files import kind_of, lines_of_regular, read_regular
 from .records import CONTROL, MAX_LABEL_CHARS, Item, ParsedSource, Source, label_problem, shown_label
 from .text import sentences, token_count
 
 SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".text", ".json", ".jsonl", ".ndjson"}
 _LINE_SUFFIXES = {".jsonl", ".ndjson"}  # JSON Lines
+_TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ""}  # documents and transcripts: the setting max_text_bytes
 MAX_FILE_BYTES = 200 * 1024 * 1024
 # The longest text one item holds: a hit carries its item whole, to a person, an agent or the app.
 # A document's "sentence" longer than this (a blob of one line) is cut at spaces; any other text
@@ -120,23 +121,26 @@ def _walk(folder: Path) -> tuple[list[Path], list[Path]]:
     return sorted(out), sorted(links)
 
 
-def read_path(path: str | Path, chunk_tokens: int = 200, root: Path | None = None) -> list[ParsedSource]:
+def read_path(path: str | Path, chunk_tokens: int = 200, root: Path | None = None,
+              max_text_bytes: int = MAX_FILE_BYTES) -> list[ParsedSource]:
     """Parse one file into one or more sources (a LoCoMo file holds several conversations).
     Sources are named by the file's resolved path; ``root`` (default: the file's folder) is the
     folder the person named, kept in each source's meta as ``root``: the only place a
-    document's local references (a shared photo's path) may point into."""
+    document's local references (a shared photo's path) may point into. A text or Markdown file
+    of more than ``max_text_bytes`` is refused before it is read (the setting of that name)."""
     path = Path(path).resolve()
     by_line = read_chat_lines(path, root) if path.suffix.lower() in _LINE_SUFFIXES else None
-    parsed = [by_line] if by_line else _read_whole(path, root, chunk_tokens)
+    text_limit = max_text_bytes if path.suffix.lower() in _TEXT_SUFFIXES else None
+    parsed = [by_line] if by_line else _read_whole(path, root, chunk_tokens, text_limit)
     for p in parsed:
         p.source.meta["root"] = str(root or path.parent)
     return parsed
 
 
-def _read_whole(path: Path, root: Path | None, chunk_tokens: int) -> list[ParsedSource]:
+def _read_whole(path: Path, root: Path | None, chunk_tokens: int, text_limit: int | None) -> list[ParsedSource]:
     """A file read whole, then parsed, its labels checked (here, per file: a preview counts it,
     a lenient ingest sets this file aside)."""
-    text, digest = _text_and_digest(path, root)
+    text, digest = _text_and_digest(path, root, text_limit)
     parsed = _parse(path, text, digest, chunk_tokens)
     for p in parsed:
         check_labels(p)
@@ -166,10 +170,14 @@ def _parse(path: Path, text: str, digest: str, chunk_tokens: int) -> list[Parsed
     raise IngestError(path, f"unsupported file type {suffix!r} (supported: {', '.join(sorted(SUPPORTED_SUFFIXES))})")
 
 
-def note(text: str, name: str, title: str = "", tags: list[str] | None = None) -> ParsedSource:
-    """A note typed or pasted by a person: one source with one item."""
+def note(text: str, name: str, title: str = "", tags: list[str] | None = None,
+         max_bytes: int = MAX_FILE_BYTES) -> ParsedSource:
+    """A note typed or pasted by a person: one source with one item (split when long:
+    :func:`hold_to_limits`), of at most ``max_bytes`` (the setting ``max_text_bytes``)."""
     if not text.strip():
         raise IngestError(name, "the note is empty")
+    if (size := len(text.encode("utf-8", "surrogatepass"))) > max_bytes:
+        raise IngestError(name, text_too_large(f"the note is {size_text(size)}", max_bytes))
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     item = Item(text=text.strip(), kind="note", key="0", title=title, tags=list(tags or []))
     return ParsedSource(Source(name=name, kind="note", content_hash=digest), [item])
@@ -178,17 +186,31 @@ def note(text: str, name: str, title: str = "", tags: list[str] | None = None) -
 # -- bytes and text ---------------------------------------------------------------------------
 
 
-def _text_and_digest(path: Path, root: Path | None) -> tuple[str, str]:
+def _text_and_digest(path: Path, root: Path | None, text_limit: int | None = None) -> tuple[str, str]:
     """A file's text and the digest of its bytes (the bytes are not held through the parse)."""
-    data = _read_bytes(path, root)
+    data = _read_bytes(path, root, text_limit)
     return _decode(path, data), hashlib.sha256(data).hexdigest()
 
 
-def _read_bytes(path: Path, root: Path | None) -> bytes:
+def _read_bytes(path: Path, root: Path | None, text_limit: int | None = None) -> bytes:
+    """The bytes of a file of at most :data:`MAX_FILE_BYTES`, or ``text_limit`` for a text or
+    Markdown file (the setting ``max_text_bytes``: refused by its size before it is read)."""
+    limit = min(MAX_FILE_BYTES, text_limit or MAX_FILE_BYTES)
     try:
-        return read_regular(path, MAX_FILE_BYTES, inside=root.resolve() if root else None)
+        return read_regular(path, limit, inside=root.resolve() if root else None)
+    except FileTooLarge as exc:
+        if limit == MAX_FILE_BYTES:
+            raise IngestError(path, str(exc)) from None
+        what = f"a text file of {size_text(exc.size)}" if exc.size is not None else "a text file that grew while it was read"
+        raise IngestError(path, text_too_large(what, limit)) from None
     except FileRefused as exc:
         raise IngestError(path, str(exc)) from None
+
+
+def text_too_large(what: str, limit: int) -> str:
+    """The refusal of a text or Markdown file, or a note, past the setting ``max_text_bytes``."""
+    return over_limit(what, "max_text_bytes", size_text(limit), "what one text or Markdown file or note may add",
+                      "nothing was stored")
 
 
 # Byte-order marks that declare a file's encoding (UTF-32's before UTF-16's: FF FE 00 00 starts with FF FE).

@@ -678,7 +678,8 @@ class Memory:
         errors: list[IngestError] = []
         for f in found.files:
             try:
-                parsed.extend(read_path(f.path, self.settings.chunk_tokens, root=f.root))
+                parsed.extend(read_path(f.path, self.settings.chunk_tokens, root=f.root,
+                                        max_text_bytes=self.settings.max_text_bytes))
             except IngestError as exc:
                 errors.append(exc)
         return FilesRead(parsed, found.skipped, errors, found.links)
@@ -704,7 +705,7 @@ class Memory:
         return report
 
     def add_note(self, text: str, name: str | None = None, title: str = "", tags: list[str] | None = None) -> Item:
-        parsed = note(text, name or f"note:{time.time_ns()}", title, tags)
+        parsed = note(text, name or f"note:{time.time_ns()}", title, tags, self.settings.max_text_bytes)
         self.ingest_parsed([parsed])
         return parsed.items[0]
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Iterator, NoReturn, Protocol, Sequence
 
 from .conversations import DuplicateKey, read_json
-from .errors import ExportFailed, FileRefused, IngestFailed, cut_repr
+from .errors import ExportFailed, FileRefused, IngestFailed, cut_repr, over_limit, size_text
 from .files import atomic_writer, open_regular
 from .ingest import MAX_CHUNK_CHARS, IngestError, fit_labels, split_long
 from .records import WRITTEN_BY, IngestReport, Item, ParsedSource, Source
@@ -294,7 +294,7 @@ def _check_file(fh: BinaryIO, path: Path, max_bytes: int) -> None:
     """The size cap and the trailer's kind, read from the file's end (see :func:`check_export`)."""
     size = os.fstat(fh.fileno()).st_size
     if size > max_bytes:
-        raise IngestError(path, _too_large(f"is {_size(size)}", max_bytes))
+        raise IngestError(path, _too_large(f"is {size_text(size)}", max_bytes))
     fh.seek(max(0, size - _TAIL))
     _check_kind(path, fh.read(_TAIL).rstrip().rsplit(b"\n", 1)[-1], None)
     fh.seek(0)
@@ -312,15 +312,7 @@ def _lines(fh: BinaryIO, path: Path, max_bytes: int) -> Iterator[tuple[int, byte
 
 
 def _too_large(what: str, max_bytes: int) -> str:
-    return (f"{what}: more than max_import_bytes ({_size(max_bytes)}), what an import reads; nothing was"
-            " imported (MNEMOSCOPE_MAX_IMPORT_BYTES raises it)")
-
-
-def _size(n: int) -> str:
-    """A size in the unit that keeps it readable: a small cap in whole MiB would read "0 MiB"."""
-    if n >= 2**20:
-        return f"{n / 2**20:,.0f} MiB"
-    return f"{n / 2**10:,.0f} KiB" if n >= 2**10 else f"{n:,} bytes"
+    return over_limit(what, "max_import_bytes", size_text(max_bytes), "what an import reads", "nothing was imported")
 
 
 def _check_trailer(path: Path, lines: Iterable[tuple[int, bytes]]) -> int:

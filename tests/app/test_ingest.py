@@ -227,3 +227,23 @@ async def test_a_slow_ingest_lets_queries_run_stops_on_escape_and_keeps_its_stor
         assert "ingest" not in app.tasks
         assert 17 < app.store_stats.sources < 17 + 8, "stopped between sources; what was stored stays whole"
         assert "Cancelled after" in log_text(app)
+
+
+async def test_a_pasted_note_past_max_text_bytes_is_refused_with_a_notification(tmp_path: Path, monkeypatch):
+    """A note is one text stored whole: past the setting it is refused in one line naming the
+    limit and its size (a notification and the log), and the store is unchanged."""
+    monkeypatch.setenv("MNEMOSCOPE_MAX_TEXT_BYTES", "1000")
+    app = build_app(empty_store(tmp_path / "store.db"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("escape", "1", "n")
+        await settle(pilot)
+        assert isinstance(app.screen, NoteDialog)
+        app.screen.query_one("#note-text").text = "The ferry left the harbour at dusk. " * 40  # 1,440 bytes
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        failed = app.titled("Ingest failed")
+        assert [n.message.split(": ", 1)[1] for n in failed] == [  # (fails before: stored)
+            "the note is 1.4 KiB: more than max_text_bytes (1,000 bytes), what one text or Markdown file or note may add;"
+            " nothing was stored (MNEMOSCOPE_MAX_TEXT_BYTES raises it)"]
+        assert app.store_stats.items == 0

@@ -347,3 +347,34 @@ def test_a_label_holding_text_no_one_sees_is_refused_and_a_flag_is_not(tmp_path)
                 mem.add_note("a note", title=title)
         [item] = mem.source_items(mem.add_note("a note", title=f"Trip {scotland}").source_id)
     assert item.title == f"Trip {scotland}"
+
+
+def test_a_text_file_or_note_past_max_text_bytes_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    """A text or Markdown file is read, chunked and indexed whole in one transaction: a 200 MB
+    one took minutes and its memory. Past ``max_text_bytes`` it is refused by its size, before a
+    byte is read (a sparse file of zeros would otherwise be refused as binary), in one line naming
+    the limit, exit 2, the store unchanged; a chat file is not a text (its limit is the file's)."""
+    store = tmp_path / "m.db"
+    with Memory(store, extensions=False) as mem:
+        mem.add_note("The quay at dawn.", name="kept")
+    before = store_checksum(store)
+    book = tmp_path / "book.md"
+    with open(book, "wb") as fh:
+        fh.truncate(12 * 2**20)  # (fails before: read whole, then refused as a binary file)
+    code, out, err = cli("--store", store, "ingest", book)
+    assert (code, out) == (2, "") and err == (
+        f"mnemoscope: error: {book}: a text file of 12 MiB: more than max_text_bytes (10 MiB), what one text or"
+        " Markdown file or note may add; nothing was stored (MNEMOSCOPE_MAX_TEXT_BYTES raises it)\n"), err
+    monkeypatch.setenv("MNEMOSCOPE_MAX_TEXT_BYTES", "2000")
+    words = "Ann: the ferry left the harbour at dusk\n" * 60  # 2,400 bytes
+    for name in ("talk.txt", "notes.md", "plain"):
+        (tmp_path / name).write_text(words)
+        code, _, err = cli("--store", store, "ingest", tmp_path / name)
+        assert code == 2 and err.count("\n") == 1 and ": a text file of 2.3 KiB: more than max_text_bytes (2 KiB)" in err
+    with Memory(store, extensions=False) as mem:
+        with pytest.raises(IngestError, match=r"^note: the note is 2.3 KiB: more than max_text_bytes \(2 KiB\)"):
+            mem.add_note(words, name="note")
+    assert store_checksum(store) == before
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text("".join(json.dumps({"speaker": "Ann", "text": f"the ferry left at dusk, day {n}"}) + "\n" for n in range(60)))
+    assert chat.stat().st_size > 2000 and cli("--store", store, "ingest", chat)[0] == 0

@@ -140,3 +140,34 @@ async def test_the_name_an_agent_gives_itself_is_held_to_the_label_rule(tmp_path
     with Memory(store, extensions=False) as mem:
         [source] = mem.sources()
     assert source.meta["written_by"] == f"mcp:{shown}" and source.name == stored["source"]
+
+
+async def test_a_remember_past_its_limits_is_refused_in_one_line_before_any_work(tmp_path):
+    """One remember is one transaction holding the store's write lock: a 20 MB text or 50,000
+    messages held it for minutes under load. Past the limits (the defaults, and a setting the
+    person lowered) it is refused naming the limit and the size, and nothing is stored."""
+    store = tmp_path / "agent.db"
+    short = [{"role": "user", "content": "hi"}]
+    async with agent_session(store) as session:
+        for arguments, expected in [
+            ({"text": "The harbour lanterns are lit at dusk. " * 30_000},  # 1.1 MB (fails before: stored, 1,300 items)
+             "remember: the text is 1.1 MiB: more than max_remember_bytes (1 MiB), what one remember may add; nothing"
+             " was stored (MNEMOSCOPE_MAX_REMEMBER_BYTES raises it)"),
+            ({"messages": short * 5_001},
+             "remember: 5,001 messages: more than max_remember_messages (5,000), what one remember may add; nothing"
+             " was stored (MNEMOSCOPE_MAX_REMEMBER_MESSAGES raises it)"),
+            ({"messages": [{"role": "user", "content": [{"type": "text", "text": "lantern " * 70_000}]}] * 2},
+             "remember: the messages are 1.1 MiB: more than max_remember_bytes (1 MiB)"),
+        ]:
+            refused = await session.call_tool("remember", arguments)
+            assert refused.is_error and text_of(refused).startswith(expected), text_of(refused)
+    lowered = {**os.environ, "MNEMOSCOPE_MAX_REMEMBER_BYTES": "2000", "MNEMOSCOPE_MAX_REMEMBER_MESSAGES": "3"}
+    async with agent_session(store, lowered) as session:
+        refused = [await session.call_tool("remember", arguments) for arguments in (
+            {"text": "lantern " * 300}, {"messages": short * 4}, {"messages": [{"role": "user", "content": "x" * 2000}]})]
+        assert [text_of(r).split(":")[1] for r in refused] == [" the text is 2.3 KiB", " 4 messages", " the messages are 2 KiB"]
+        assert not (await session.call_tool("remember", {"text": "lantern " * 200})).is_error  # within them: stored
+        kept = await session.call_tool("remember", {"messages": [{"role": "user", "content": f"hi {n}"} for n in range(3)]})
+        assert not kept.is_error and len(kept.structured_content["item_ids"]) == 3, text_of(kept)
+    with Memory(store, extensions=False) as mem:
+        assert [len(mem.source_items(s.id)) for s in mem.sources()] == [1, 3]
