@@ -38,9 +38,13 @@ class Column:
         return self._a[: self._n]
 
     def reserve(self, n: int) -> None:
-        """Room for ``n`` values in all (the new ones hold ``fill``)."""
+        """Room for ``n`` values in all, not written: :meth:`extend` and :meth:`resize` write
+        each value as it joins ``view``. Filled at once (``np.full``), the spare room, up to as
+        much again as the values, was touched and held resident from the start (a long
+        catch-up's graph and an ingest's index grew by doubling, and the topic rebuild at its
+        end stood on all of it)."""
         if n > len(self._a):
-            grown = np.full(max(n, 2 * len(self._a), 64), self.fill, dtype=self._a.dtype)
+            grown = np.empty(max(n, 2 * len(self._a), 64), dtype=self._a.dtype)
             grown[: self._n] = self._a[: self._n]
             self._a = grown
 
