@@ -15,7 +15,7 @@ from textual.widgets import DataTable, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
-from mnemoscope.app.widgets import one_line
+from mnemoscope.app.widgets import ChoiceDialog, one_line
 from mnemoscope.app.widgets.tables import PlainTable, set_columns
 from mnemoscope.screens.base import BaseScreen
 
@@ -67,7 +67,7 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
 |---|---|
 | `←` `→` `↑` `↓` / `Enter` | move, open and close nodes |
 | `j` | focus the jumps list (Enter jumps) |
-| `b` | rebuild the topic tree (in a worker; Esc cancels) |
+| `b` | rebuild the topic tree, once you confirm (in a worker; Esc cancels) |
 """
     BINDINGS = [
         Binding("j", "focus_jumps", "Jumps", id="topics-jumps"),
@@ -232,8 +232,17 @@ items, and its parent, children, siblings and semantic neighbours: Enter on one 
     # -- rebuild ------------------------------------------------------------------------------
 
     def action_rebuild(self) -> None:
+        """Asked first: one key refitted the whole tree (minutes at a million items, its topics'
+        ids and labels changed), and a word typed on the tree ("bread") began with it."""
         if not self.services.has("topics"):
             return
+        items = (self.app.store_stats.totals() if self.app.store_stats else {}).get("items", 0)
+        self.app.push_screen(ChoiceDialog(
+            "Rebuild topics", f"Fit the topic tree again to the store's {items:,} items? Its topics' ids and labels "
+            "may change. Esc cancels it while it runs.", [("cancel", "Cancel"), ("rebuild", "Rebuild")]),
+            lambda choice: self.rebuild() if choice == "rebuild" else None)
+
+    def rebuild(self) -> None:
         topics = self.services.memory.topics
         self.run_task("topics-rebuild", "Rebuilding topics",
                       lambda progress, cancelled: topics.rebuild(progress=progress, cancelled=cancelled),

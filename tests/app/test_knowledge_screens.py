@@ -48,8 +48,14 @@ async def test_browse_the_topic_tree_jump_rebuild_it_then_the_memories_timeline(
         assert tree.cursor_node is not None and tree.cursor_node.data == target
         assert target in text_of(screen.query_one("#topic-body"))
 
-        # the tree is rebuilt in a worker
+        # the tree is rebuilt in a worker, once asked: `b` alone (a word typed on the tree) rebuilds nothing
         await pilot.press("b")
+        await settle(pilot)
+        assert isinstance(app.screen, ChoiceDialog) and "topic tree again" in text_of(app.screen.query_one("#dialog-text"))
+        await pilot.press("enter")  # the first choice, Cancel
+        await settle(pilot)
+        assert not app.titled("Topics rebuilt") and "topics-rebuild" not in app.tasks
+        await pilot.press("b", "tab", "enter")
         await settle(pilot)
         assert app.titled("Topics rebuilt")
         assert tree.root.children
