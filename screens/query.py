@@ -16,7 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Input, Select, Static, TabbedContent, TabPane
 
 from mnemoscope.app.services import RecallRequest
-from mnemoscope.app.widgets import AsOfBox, TextBox, highlight, item_text, query_terms, split_summary
+from mnemoscope.app.widgets import AsOfBox, ChoiceDialog, TextBox, highlight, item_text, query_terms, split_summary
 from mnemoscope.app.widgets.recall import INTENTS, MODES, HitsTable, hit_source_label
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.screens.base import BaseScreen, typing_keys
@@ -160,7 +160,7 @@ held then.
 | a letter | on the hits, one that is no key below (`W`, `H`, `b`…) starts a new query with it |
 | `↑` `↓` | move through the hits; the right panel explains the selected one |
 | `u` | mark the selected hit as used (toggle); `✓` in the list |
-| `f` | send feedback: used hits, and the shown but unused ones as ignored |
+| `f` | send feedback: used hits, and the shown but unused ones as ignored (none used: asked first) |
 | `w` `x` `t` `k` | right panel: why · text · trace · knowledge (episodes and facts) |
 | `space` `.` `r` | trace: play/pause · single step · replay |
 | `c` | compare two strategies or intents on this query |
@@ -557,8 +557,17 @@ question or one alike (the Why panel says which).
             memory.feedback(recall.token, used, ignored)
             return recall.token, len(used), len(ignored)
 
-        self.run_task("feedback", "Sending feedback", send, progress=False, done=self.feedback_sent,
-                      failed=self.app.refused("Feedback"))
+        def sent_if(choice: str | None) -> None:
+            if choice == "send":
+                self.run_task("feedback", "Sending feedback", send, progress=False, done=self.feedback_sent,
+                              failed=self.app.refused("Feedback"))
+
+        if used:
+            sent_if("send")
+        else:  # asked: a stray f (the first letter of "find …" typed on the hits) taught that nothing helped
+            self.app.push_screen(ChoiceDialog(
+                "Send feedback", f"None of the {len(ignored)} hits is marked used (u marks one). Send them all as "
+                "ignored, that none of them helped?", [("cancel", "Cancel"), ("send", "Send")]), sent_if)
 
     def feedback_sent(self, sent: tuple[str, int, int]) -> None:
         self.taught_token, used, ignored = sent

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Select, Tree
 
 from mnemoscope.app.services import AFTER_CHANGE, AFTER_OPEN, Services
 from mnemoscope.app.tui import MnemoscopeApp
+from mnemoscope.app.widgets import ChoiceDialog
 from mnemoscope.app.widgets.recall import INTENTS, MODES, HitsTable, signal_codes
 from mnemoscope.app.widgets.trace import TraceView
 from mnemoscope.engine import Memory
@@ -651,3 +652,21 @@ async def test_a_query_sent_before_the_strategies_are_known_runs_with_the_defaul
         await settle(pilot)
         picked = screen.query_one("#query-strategy", Select).value
         assert screen.recall is not None and screen.recall.strategy == picked == app.services.default_strategy()
+
+
+async def test_feedback_with_no_hit_marked_used_is_asked_first(demo_app):
+    """`f` with nothing marked sent every hit as ignored at once: a stray f (the first letter of
+    "find …" typed on the hits) wrote a feedback event that nothing helped."""
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await ask(pilot, "sourdough starter")
+        await pilot.press("f")
+        await settle(pilot)
+        assert isinstance(app.screen, ChoiceDialog) and "None of the 10 hits" in text_of(app.screen.query_one("#dialog-text"))
+        await pilot.press("enter")  # the first choice, Cancel
+        await settle(pilot)
+        assert not app.titled("Feedback sent") and app.services.memory.ranker.status().events == 0
+        await pilot.press("f", "tab", "enter")
+        await settle(pilot)
+        assert [n.message for n in app.titled("Feedback sent")] == ["0 used, 10 ignored."]
