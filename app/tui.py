@@ -127,10 +127,11 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         self.setting_warnings = SettingWarnings(lambda message: self.notify(
             message, title="Settings", severity="warning", timeout=30, markup=False))
         self.last_input = time.monotonic()  # a key or a click: the collector's sweep waits for a pause
-        # the key pressed before the last one, and when (its character, or ""): in the order typed,
-        # which the keys' ways through the widgets do not keep (a screen's start_typing reads it)
+        # the last key and the one before it (its character, or ""), each with the time the terminal
+        # sent it (the event's, not when it was handled: a busy app must not make a word two): in the
+        # order typed, which the keys' ways through the widgets do not keep (see start_typing)
         self.key_before: tuple[str, float] = ("", 0.0)
-        self._last_key: tuple[str, float] = ("", 0.0)
+        self.last_key: tuple[str, float] = ("", 0.0)
         self.warm_ups_held: list[tuple[Callable[[], None], set[Worker]]] = []  # see _warm_up_once_shown
         self.task_claims = threading.Lock()  # a task's job begins, or it is abandoned: never both (see _abandon)
         self.ranker_problem_told = ""  # see _tell_ranker_problem
@@ -158,7 +159,7 @@ class MnemoscopeApp(RestyleOnChangeApp[None]):
         if isinstance(event, (events.Key, events.MouseDown)) and not event.is_forwarded:
             self.last_input = time.monotonic()
             if isinstance(event, events.Key):
-                self.key_before, self._last_key = self._last_key, (event.character or "", self.last_input)
+                self.key_before, self.last_key = self.last_key, (event.character or "", event.time)
         await super().on_event(event)
 
     def _sweep_when_idle(self) -> None:

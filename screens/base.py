@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import string
-import time
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
@@ -188,8 +187,8 @@ class BaseScreen(FittedScreen):
         the box "D" and the screen's `a` the rest), the letter typed in its turn, after the box
         took the focus (which selects what it holds: the next key replaced the letter); after the
         screen's letter key it followed closely, if one did (TYPING_GAP)."""
-        before, at = self.app.key_before
-        typed = (before if before.isalpha() and time.monotonic() - at < TYPING_GAP else "") + letter
+        (before, at), (_letter, now) = self.app.key_before, self.app.last_key
+        typed = (before if before.isalpha() and now - at < TYPING_GAP else "") + letter
         box = self.query_one(self.TYPE_INTO, Input)
         box.value = ""
         self.set_focus(box)

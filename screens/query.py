@@ -157,7 +157,7 @@ held then.
 |---|---|
 | `Enter` | run the query |
 | `Esc` | leave the query box (in it, digits are text); then `1`…`8` switch screens; `/` comes back |
-| a letter | on the hits, one that is no key below (`W`, `H`, `b`…) starts a new query with it |
+| a letter | on the hits, one no key below takes (`W`, `b`…) starts a new query; a key below typed just before it (0.4 s) is its first letter |
 | `↑` `↓` | move through the hits; the right panel explains the selected one |
 | `u` | mark the selected hit as used (toggle); `✓` in the list |
 | `f` | send feedback: used hits, and the shown but unused ones as ignored (none used: asked first) |
