@@ -45,10 +45,10 @@ _HEADING = re.compile(r"^#{1,6}\s+")
 _BULLET = re.compile(r"^(\s*)[-*+]\s+")
 _FLAT_RULE = re.compile(r"\|(?:[ \t]*:?-{3,}:?[ \t]*\|)+")  # a table's rule, within a line or on its own
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
-_INLINE = re.compile(r"\*\*(?P<strong>\S(?:.*?\S)?)\*\*|__(?P<strong_>\S(?:.*?\S)?)__"
+_INLINE = re.compile(r"\*\*(?P<strong>\S(?:(?:(?!\*\*).)*?\S)?)\*\*|__(?P<strong_>\S(?:(?:(?!__).)*?\S)?)__"
                      r"|(?<![\w*])\*(?P<em>[^\s*](?:[^*]*?[^\s*])?)\*(?![\w*])"
                      r"|(?<![\w_])_(?P<em_>[^\s_](?:[^_]*?[^\s_])?)_(?![\w_])"
-                     r"|`(?P<code>[^`]+)`|\[(?P<link>[^\]]+)\]\([^)\s]+\)")
+                     r"|`(?P<code>[^`]+)`|\[(?P<link>[^\][]+)\]\([^)\s]+\)")
 _INLINE_STYLES = {"strong": "bold", "strong_": "bold", "em": "italic", "em_": "italic", "code": "reverse", "link": "underline"}
 
 
@@ -72,24 +72,36 @@ def markdown_text(text: str) -> Text:
 
 
 def _unflattened(text: str) -> str:
-    """``text`` with a table its reader joined into one line ("… T6: | Grade | Name | |---|---|
+    """``text`` with each table its reader joined into one line ("… T6: | Grade | Name | |---|---|
     | T1 | Hiking | … Trail markings …": a document's chunk is its sentences joined by spaces) on
-    lines of its own again: the row before the rule, the rule, and each row of as many cells after it."""
+    lines of its own again: the row before the rule, the rule, and each row of as many cells after
+    it. Table after table in a loop: a chunk of 20,000 characters may hold over a thousand."""
+    done: list[str] = []
+    while text.strip() and (table := _table_lines(text)) is not None:
+        lines, at = table
+        done += [line for line in lines if line]
+        text = text[at:].lstrip()
+    return "\n".join(done + ([text] if text.strip() or not done else []))
+
+
+def _table_lines(text: str) -> tuple[list[str], int] | None:
+    """The lines of the first table joined into ``text`` (what precedes it, its header row, its
+    rule, its rows) and where it ends; None when there is none."""
     rule = _FLAT_RULE.search(text)
     if rule is None:
-        return text
+        return None
     cells = rule[0].count("|") - 1
     before = text[:rule.start()].rstrip()
     pipes = [at for at, char in enumerate(before) if char == "|"]
     if len(pipes) < cells + 1 or not before.endswith("|"):
-        return text  # no header row of as many cells: no table
+        return None  # no header row of as many cells: no table
     head = pipes[-(cells + 1)]
     row = re.compile(r"\s*(\|(?:[^|\n]*\|){%d})" % cells)
     lines, at = [before[:head].rstrip(), before[head:], rule[0]], rule.end()
     while (found := row.match(text, at)) is not None:
         lines.append(found[1])
         at = found.end()
-    return "\n".join(line for line in lines if line) + ("\n" + _unflattened(text[at:].lstrip()) if text[at:].strip() else "")
+    return lines, at
 
 
 def item_text(item: Item) -> Text:
