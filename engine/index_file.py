@@ -38,7 +38,6 @@ tests/core/test_index_file.py raises each number as the next bump will and check
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 import threading
@@ -54,6 +53,7 @@ from . import vectors
 from .activity import EFFECTS
 from .array_file import FORMAT, ArrayFile, MappedArrays, Unusable, map_arrays, open_private, read_header, write_arrays
 from .errors import FileRefused
+from .heap import keep_freed_blocks
 from .index import LSA_KEY, WORDS_KEY, Index
 from .store import Store
 
@@ -66,8 +66,6 @@ SAVE_AFTER_SHARE = 0.25
 # The kernel reads at most its read-ahead window (read_ahead_kb, 8 MB here) for one piece of
 # advice: a whole file asked for at once is read only that far, so it is asked for in pieces.
 READ_AHEAD_PIECE = 8 << 20
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
-MALLOC_KEEP_BYTES = 32 * 2**20  # glibc's largest dynamic mmap threshold on 64-bit
 # The layouts of the saved files' own arrays (see the module's docstring for the others and how
 # to raise one): what Index.arrays() lays out beside the vectors, and the areas' file's
 # arrangement. A file saved before layouts were stamped is of layout 1.
@@ -232,20 +230,6 @@ def _advise(paths: Sequence[Path]) -> None:
             continue
         except OSError:  # advice only: a filesystem that refuses it reads the file when it is needed
             continue
-
-
-def keep_freed_blocks() -> None:
-    """Let glibc's malloc keep freed blocks of up to 32 MB for reuse, as it does by itself once a
-    process has freed such a block (its dynamic mmap threshold). A rebuild frees many, so queries
-    after it reuse memory; an index read from the file frees none, and every query's million-slot
-    arrays were then mapped and faulted in afresh, making recall at 1M markedly slower than after a
-    rebuild (docs/scaling.md has the figures). Elsewhere than glibc, nothing to do."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:
-        return
-    libc.mallopt(M_MMAP_THRESHOLD, MALLOC_KEEP_BYTES)
-    libc.mallopt(M_TRIM_THRESHOLD, 2 * MALLOC_KEEP_BYTES)  # (what the dynamic rule sets beside it)
 
 
 def load(store: Store, new_index: Callable[[], Index]) -> tuple[Index, int] | None:

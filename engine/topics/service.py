@@ -26,6 +26,7 @@ from ..array_file import ArrayFile
 from ..arrays import Column, distinct, positions
 from ..dense import one_blas_thread
 from ..errors import RebuildCancelled, RequestError
+from ..heap import give_back_freed
 from ..pipeline import Hit, Query, Ranking, Recall, Signal, Signals, Strategy
 from ..recall import hybrid, single_signal
 from ..lazy import sparse as sp
@@ -339,6 +340,7 @@ class TopicsArea(Area):
 
     def rebuild(self, progress: Progress | None = None, cancelled: Callable[[], bool] | None = None) -> BuildReport:
         """Build the tree from every live item and replace the stored one in one transaction."""
+        give_back_freed()  # (at a long source's end, the ingest's freed heap would stay under the rebuild)
         with one_blas_thread():  # many small products: a second BLAS thread only stalls them
             return self._rebuild(progress, cancelled)
 
