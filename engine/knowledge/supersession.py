@@ -55,7 +55,7 @@ class Rules:
         """The slot a fact's predicate belongs to and whether it ends a value (rather than
         stating one); None for a multi-valued predicate."""
         words = set(_words(subject))
-        forms = predicate_forms(predicate)
+        forms = fact_forms(predicate, obj)
         for slot in self.slots.values():
             if slot.subjects and not words & set(slot.subjects):
                 continue
@@ -72,6 +72,26 @@ class Rules:
 def predicate_form(predicate: str) -> str:
     """A predicate as the rules hold it: lower case, adverbs dropped."""
     return " ".join(w for w in _words(predicate) if w not in _ADVERBS)
+
+
+# The particles and prepositions a fact's object may open with that belong to its verb: the extractor
+# takes one particle into the predicate, so "I broke up with Tom" is "broke up" "with Tom" and "I moved
+# back to Leeds" is "moved" "back to Leeds"; the rules write "broke up with", "moved back to".
+_OBJECT_LEADS = frozenset("with of from to into in on at back away out up off".split())
+
+
+@lru_cache(maxsize=65_536)
+def fact_forms(predicate: str, obj: str) -> frozenset[str]:
+    """The forms of a fact's predicate the rules look up (:func:`predicate_forms`), also with the one or
+    two words of particles and prepositions its object opens with ("broke up" "with Tom" → "broke up
+    with", "moved" "out of Leith" → "moved out of")."""
+    forms = predicate_forms(predicate)
+    lead: list[str] = []
+    for word in _words(obj)[:2]:
+        if word not in _OBJECT_LEADS:
+            break
+        lead.append(word)
+    return forms | {f"{form} {' '.join(lead[:n])}" for form in forms for n in range(1, len(lead) + 1)}
 
 
 # A perfect's auxiliary, read past when a verb follows (see predicate_forms); "has" alone ("has a

@@ -24,7 +24,7 @@ from ..errors import KnowledgeError
 from ..store.knowledge import StaleUndo
 from .entities import entity_key
 from .records import Decision, Fact
-from .supersession import Rules, Slot, before, load_rules, predicate_forms, span, verdict
+from .supersession import Rules, Slot, before, fact_forms, load_rules, span, verdict
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -130,7 +130,7 @@ class Timeline:
         filed_under = {fact.subject_id} | ({who[1]} if who[0] == "entity" else set())
         out = []
         for row in self.store.facts_filed_under(sorted(filed_under)):  # each row once, by id
-            if row[0] == fact.id or slot.predicates.isdisjoint(predicate_forms(row[2])):
+            if row[0] == fact.id or slot.predicates.isdisjoint(fact_forms(row[2], row[3])):
                 continue
             other = fact_of_row(row)
             if self._subject(other) != who:

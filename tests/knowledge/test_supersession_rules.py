@@ -105,3 +105,23 @@ def test_a_bad_rules_file_is_one_line_naming_it(tmp_path, text, message):
     with pytest.raises(RulesError, match=message) as err:
         load_rules(path)
     assert str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("predicate, obj, slot, ends", [
+    ("moved out", "of Leith", "home", True),  # "We moved out of Leith": the extractor keeps one particle
+    ("moved", "away from Leith", "home", True),
+    ("moved", "back to Leeds", "home", False),
+    ("broke up", "with Tunde", "partner", True),
+    ("split up", "with Tunde", "partner", True),
+    ("is going out", "with a lovely guy called Tunde", "partner", False),
+])
+def test_a_particle_the_object_opens_with_reads_with_the_predicate(rules, predicate, obj, slot, ends):
+    """supersession.toml lists "moved out of", "broke up with", "moved back to", which the extractor
+    writes as "moved out" "of Leith" or "moved" "back to Leeds": read together, or they end nothing."""
+    found = rules.slot_of("Kofi", predicate, obj)
+    assert found is not None and (found[0].name, found[1]) == (slot, ends)
+
+
+def test_a_preposition_opening_an_object_makes_no_slot_of_a_multi_valued_verb(rules):
+    assert rules.slot_of("Kofi", "went", "out with friends") is None
+    assert rules.slot_of("Kofi", "is", "with a friend called Tom at the pub") is None
