@@ -161,9 +161,9 @@ _WHEN_PERFECT = re.compile(r"\s*when\b(?!.*\b(?:do|does)\b).*\b(?:has|have|had)\
 _WHEN = re.compile(r"\s*when\b", re.I)
 _DECIDED = re.compile(r"\s*(?:what|which|where|who)\b.*\bdid\b.*\b(?:decide|choose|pick|settle on|end up|go with)\b",
                       re.I)
-# Auxiliaries and light verbs that open a predicate ("is living in", "got married to"): no cue.
+# Auxiliaries and light verbs that open a predicate ("is living in", "got married to", "is called Graham"): no cue.
 _LIGHT = frozenset("""is are was were be been has have had got get went go going gone became become now fully just
-no longer out""".split())
+no longer out called named""".split())
 # "I'm in a shared house in Plymouth now": "now" set against before, for a question about a slot
 # only (LoCoMo's turns say "now" of what they are doing, and for other questions lifting them
 # pushed its evidence down). Not "right now", "for now", "by now", "until now", "just now" (a

@@ -19,6 +19,8 @@ twin in a slot's own words, beside it, never instead of it:
 * "<subject> rents/shares (a) … room/flat/house … in <Place>" → *lives in* the place (one does
   not rent or share a flat one does not live in; "bought" or "has" a house may be a second one,
   and "rented a cottage" or one "for the summer" is a holiday);
+* "<subject> is (now) in a … flat/house/cottage … in <Place>" ("we're in a house in Portobello now")
+  → *lives in* the place (not a room, which may be a hotel's, nor one "for the week");
 * "<subject> runs/manages/heads/leads the <part of a workplace> at|for <Name>" ("I run the kitchen at
   Ostra now") → *works at* the name; only a part a business has (kitchen, bar, desk, ward …), not
   "the book club at St Mary's";
@@ -60,6 +62,9 @@ _STAY = re.compile(r"\bfor (?:a|the|two|three|our|my|his|her|their) (?:\w+ )?(?:
 _HOME_IN = re.compile(r"^(?:[a-z\-]+ ){0,3}(?:room|flat|house|apartment|studio|cottage|bedsit|place) in "
                       r"(?P<place>[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*)")
 _NAME = r"(?:St\. |The )?[A-Z][\w'’\-&]*(?: [A-Z][\w'’\-&]*)*"
+_LIVES_IN_A = re.compile(r"^(?:now |still )?in (?:a|an|the|our|my|his|her|their) (?:[a-z\-]+ ){0,3}"
+                         r"(?:flat|house|apartment|cottage|bedsit|terrace|bungalow|maisonette|houseboat) in "
+                         r"(?P<place>[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*)")
 _APPOINTED = re.compile(r"^(?:they|[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*) (?:have |has )?(?:just |finally |now )?"
                         r"(?:made|appointed|promoted) me (?:to |as )?(?:(?:a|an|the) )?"
                         rf"(?P<title>[a-z][a-z\-]*(?: [a-z][a-z\-]*){{0,3}}) (?:at|of|for) (?P<name>{_NAME})")
@@ -91,7 +96,11 @@ def restated(draft: FactDraft, speaker: str) -> list[FactDraft]:
         else None
     if home:
         out.append(_twin(draft, draft.subject, draft.subject_key, "lives in", home["place"]))
-    title = _TITLE_AT.match(obj) if draft.predicate in _COPULA and draft.subject_named else None
+    copula = draft.predicate in _COPULA and draft.subject_named
+    housed = _LIVES_IN_A.match(obj) if copula and not _STAY.search(obj) else None
+    if housed:
+        out.append(_twin(draft, draft.subject, draft.subject_key, "lives in", housed["place"]))
+    title = _TITLE_AT.match(obj) if copula else None
     if title and is_title(title["title"], title["link"] == "at") and not title["name"].endswith(_POSSESSIVE) \
             and title["name"] not in (speaker, draft.subject):
         out.append(_twin(draft, draft.subject, draft.subject_key, "works at", title["name"]))
