@@ -130,6 +130,10 @@ until then""".split())
 # "the spring of 2025", "mid-2025", "the end of 2025".
 _PERIOD = re.compile(r"\b(?:early|mid|late|end of|start of|beginning of|spring|summer|autumn|fall|winter)(?:\s+of)?[\s-]+"
                      r"(?:19|20)\d\d\b", re.I)
+# A range whose first month takes the year said after the second: "between May and July 2023", "from
+# March to June 2024" (the time reader finds only "July 2023" there).
+_RANGE_OPENING = re.compile(rf"\b(?:between|from)\s+({'|'.join(MONTHS)})\s+(?:and|to|until|till|through)\s+"
+                            rf"(?=(?:{'|'.join(MONTHS)})\s+(?:19|20)\d\d\b)", re.I)
 # The past of a state ("where was Morven living …", "who were …"): with a period named, the present
 # reading as of then. "Did" asks about an event ("What major achievement did Joanna accomplish in
 # January 2022?") unless its verb is a slot's: "Where did Morven live in 2024?" asks what held then,
@@ -432,7 +436,11 @@ def period_named(query: str) -> Period | None:
     times = find_times(query, None)
     if not times:
         return None
-    first, last = _first_day(min(t.value for t in times)), _last_day(max(t.value for t in times))
+    values = [t.value for t in times]
+    if (opening := _RANGE_OPENING.search(query)) is not None:  # "between May and July 2023": May of 2023
+        year = next((t.value[:4] for t in times if t.start >= opening.end()), None)
+        values += [f"{year}-{MONTHS.index(opening[1].lower()) + 1:02d}"] if year else []
+    first, last = _first_day(min(values)), _last_day(max(values))
     return Period(first, last) if first and last else None
 
 
@@ -459,7 +467,7 @@ def _last_day(value: str) -> str | None:
 
 def _without_period(query: str) -> str:
     """The question without the past period it names (:func:`period_named`)."""
-    query = _PERIOD.sub("", query)
+    query = _RANGE_OPENING.sub(" ", _PERIOD.sub("", query))
     for mention in sorted(find_times(query, None), key=lambda t: t.start, reverse=True):
         query = query[:mention.start] + query[mention.end:]
     return query

@@ -1176,3 +1176,18 @@ def test_a_question_about_the_listeners_new_things_is_no_change_of_the_speakers(
     keys = [h.item.key for h in hits]
     assert keys[0] == answer, [(h.item.key, h.sources) for h in hits]
     assert not any({"change", "value"} & set(h.sources) for h in hits if h.item.key == asked)
+
+
+@pytest.mark.parametrize("question, first, last", [
+    ("Where was Leah living between May and July 2023?", "2023-05-01", "2023-07-31"),
+    ("Where did Leah work from March to June 2024?", "2024-03-01", "2024-06-30"),
+    ("Where was Leah living between May 2023 and July 2023?", "2023-05-01", "2023-07-31"),
+    ("Where was Leah living in May 2023?", "2023-05-01", "2023-05-31"),
+])
+def test_a_range_of_months_said_with_one_year_is_the_whole_range(question, first, last):
+    """Review (session 23, 13:33): "between May and July 2023" read as July alone, its first month without
+    a year being no time, and "May" stayed a word of the question's topic (fails before)."""
+    period = present.period_named(question)
+    assert period == present.Period(first, last)
+    asked = present.present_question(question, load_rules(), ["Leah"], period=period)
+    assert asked is not None and asked.terms == frozenset(lexical_tokens("live" if "liv" in question else "work"))
