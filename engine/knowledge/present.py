@@ -294,8 +294,10 @@ class PresentQuestion:
 
     @functools.cached_property
     def topic(self) -> frozenset[str]:
-        """The tokens that make a sentence on topic: the slots' and the question's own."""
-        return self.slot_cues | self.terms
+        """The tokens that make a sentence on topic: the slots' and the question's own, but the words
+        that place it in time ("still", "now", "currently": "I still work at Barclays", or an answer
+        to "Still at the bank?", is nothing of "Is Bilal still vegetarian?")."""
+        return self.slot_cues | (self.terms - STATE_WORDS)
 
     def on_topic(self, sentence: str, tokens: frozenset[str]) -> bool:
         """Whether a sentence (with its tokens) holds a word or a phrase of the topic."""

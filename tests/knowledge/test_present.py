@@ -1191,3 +1191,27 @@ def test_a_range_of_months_said_with_one_year_is_the_whole_range(question, first
     assert period == present.Period(first, last)
     asked = present.present_question(question, load_rules(), ["Leah"], period=period)
     assert asked is not None and asked.terms == frozenset(lexical_tokens("live" if "liv" in question else "work"))
+
+
+STILL = locomo("still", ("Bilal", "Rhys"),
+    ("6:15 pm on 9 March, 2024", [
+        ("Rhys", "Still at the bank?"),
+        ("Bilal", "Yeah, I'm an analyst at Barclays in Spinningfields."),
+        ("Bilal", "I've been vegetarian for two years."),
+    ]),
+    ("12:40 pm on 21 September, 2024", [
+        ("Rhys", "How's life?"),
+        ("Bilal", "I left Barclays, I'm at the Co-op head office now."),
+    ]),
+)
+still = stored(STILL)
+
+
+def test_still_places_a_question_in_time_and_is_no_word_of_its_topic(still):
+    """Review (session 23, 13:36): "I left Barclays, I'm at the Co-op head office now" came first for "Is
+    Bilal still vegetarian?" as a change: "still" made the answer to "Still at the bank?" on the topic, and
+    with it Barclays, which the job change names (fails before)."""
+    hits = still.recall("Is Bilal still vegetarian?", top_k=10, strategy="fused").hits
+    keys = [h.item.key for h in hits]
+    assert above(keys, "D1:3", "D2:2"), [(h.item.key, h.sources) for h in hits]
+    assert not any({"change", "value"} & set(h.sources) for h in hits if h.item.key == "D2:2")
