@@ -260,6 +260,7 @@ class Mark:
     event_id: int
     query: str
     at: float
+    shown: list[int]  # every hit its recall showed, in order: what a rewording's hits corroborate (:class:`Shown`)
     used: list[int]
     ignored: list[int]
     tokens: frozenset[str] = frozenset()
@@ -332,19 +333,19 @@ class Shown:
 
     def extended(self, marks: list[Mark], first: int) -> "Shown":
         """These entries and those of ``marks``, whose first is mark ``first``."""
-        sizes = [len(m.used) + len(m.ignored) for m in marks]
-        items = np.fromiter((i for m in marks for i in m.used + m.ignored), dtype=np.int64, count=sum(sizes))
+        sizes = [len(m.shown) for m in marks]
+        items = np.fromiter((i for m in marks for i in m.shown), dtype=np.int64, count=sum(sizes))
         owner = np.repeat(np.arange(first, first + len(marks), dtype=np.int64), sizes)
-        used = np.fromiter((n < len(m.used) for m in marks for n in range(len(m.used) + len(m.ignored))), dtype=bool,
-                           count=sum(sizes))
+        used = np.fromiter((i in m.used for m in marks for i in m.shown), dtype=bool, count=sum(sizes))
         return Shown(np.concatenate([self.items, items]), np.concatenate([self.marks, owner]),
                      np.concatenate([self.used, used]))
 
 
-def _mark(event_id: int, query: str, at: float, used: list[int], ignored: list[int], plan: MarkPlan | None) -> Mark:
+def _mark(event_id: int, query: str, at: float, shown: list[int], used: list[int], ignored: list[int],
+          plan: MarkPlan | None) -> Mark:
     """One event's mark, with what its question asks and whom it names."""
-    return Mark(event_id, query, at, list(used), list(ignored), frozenset(lexical_tokens(query)), answer_type(query),
-                plan, frozenset(name_tokens(query)), question_word(query))
+    return Mark(event_id, query, at, list(shown), list(used), list(ignored), frozenset(lexical_tokens(query)),
+                answer_type(query), plan, frozenset(name_tokens(query)), question_word(query))
 
 
 def _same_name(one: str, other: str) -> bool:
@@ -565,18 +566,18 @@ class FeedbackMemory:
 
     # -- what it holds ------------------------------------------------------------------------
 
-    def add(self, event_id: int, query: str, at: float, used: list[int], ignored: list[int],
+    def add(self, event_id: int, query: str, at: float, shown: list[int], used: list[int], ignored: list[int],
             plan: MarkPlan | None = None) -> None:
         """Remember one event (with its question's ``plan`` when the caller made it already); a
         new one is appended to what recall reads (nothing is rebuilt)."""
-        mark = _mark(event_id, query, at, used, ignored, plan)
+        mark = _mark(event_id, query, at, shown, used, ignored, plan)
         with self._guard:
             if event_id in self.marks:
                 self._changed()  # a mark replaced in place: its row is not the last one
             self.marks[event_id] = mark
 
-    def refill(self, events: Iterable[tuple[int, str, float, list[int], list[int], MarkPlan | None]]) -> None:
-        """Hold the marks of ``events`` alone ((event id, query, time, used, ignored, plan) each, as
+    def refill(self, events: Iterable[tuple[int, str, float, list[int], list[int], list[int], MarkPlan | None]]) -> None:
+        """Hold the marks of ``events`` alone ((event id, query, time, shown, used, ignored, plan) each, as
         :meth:`add` takes them), put in place whole once all are made: a reload reads the log while
         recalls run on other threads, and cleared and filled event by event, a recall meanwhile
         found only the first marks and left a taught hit where the strategy had it."""
@@ -605,6 +606,7 @@ class FeedbackMemory:
         """Drop deleted items from the marks (and from what the marks showed, read again at the next use)."""
         with self._guard:
             for mark in self.marks.values():
+                mark.shown = [i for i in mark.shown if i not in item_ids]
                 mark.used = [i for i in mark.used if i not in item_ids]
                 mark.ignored = [i for i in mark.ignored if i not in item_ids]
             self._asking = None

@@ -246,7 +246,7 @@ class RankerArea(Area):
         for event in events:
             plan = self._plan(event.query)
             state.add_query(event.used, event.query, plan)
-            marks.append((event.id, event.query, event.created_at, event.used, event.ignored, plan))
+            marks.append((event.id, event.query, event.created_at, event.shown, event.used, event.ignored, plan))
         self.feedback_state = state
         self.marks.refill(marks)  # the marks' query vectors stay: a query already embedded is not embedded again
         try:
@@ -740,7 +740,7 @@ class RankerArea(Area):
         self.feedback_state.apply(changes, now)
         plan = self._plan(row.query)  # made once: the used-for rows and the next recall's marks both read it
         self.feedback_state.add_query(used, row.query, plan)
-        self.marks.add(event_id, row.query, now, used, ignored, plan)
+        self.marks.add(event_id, row.query, now, row.shown, used, ignored, plan)
         self.learned, self.generation = learned, generation
         self.state_problem = "" if n_train or n_held else self.state_problem
         return FeedbackResult(event_id, used, ignored, n_train, n_held, learned.reading, len(changes.edges),
@@ -980,7 +980,7 @@ class RankerArea(Area):
                             self.marks.alike(e.query, self._likeness(
                                 self.marks.asked(e.id, e.query, wording), wording,
                                 lambda endpoint, n=n: self.marks.vectors(queries, endpoint)[n])),
-                            _untaught(rule, len(e.used) + len(e.ignored)) if e.used and e.withdrawn_at is None else "")
+                            _untaught(rule, len(e.shown)) if e.used and e.withdrawn_at is None else "")
                 for n, e in enumerate(events)]
 
     def reset(self) -> None:

@@ -105,6 +105,16 @@ def test_shown_but_unused_counts_as_ignored_and_moves_trust(mem):
     assert trust[used] > 0.5 and all(trust[i] < 0.5 for i in result.ignored)
 
 
+def test_a_mark_is_corroborated_by_every_hit_its_recall_showed(mem):
+    """A rewording is told by the hits it finds again of those the taught recall showed, whichever
+    of them the person named as ignored: with one named, all ten count (they were two)."""
+    rec = mem.recall("sourdough bread", strategy="fused")
+    ids = shown(rec)
+    assert len(ids) == 10
+    mem.feedback(rec.token, [ids[2]], [ids[0]])
+    assert "of these 10 hits again" in mem.ranker.feedback_effects()[0].untaught
+
+
 def test_trust_decays_toward_neutral(mem):
     state = mem.ranker.feedback_state
     rec = mem.recall("sourdough bread", strategy="fused")

@@ -34,6 +34,11 @@ def ids(rec):
     return [h.item.id for h in rec.hits]
 
 
+def marked(memory: FeedbackMemory, event_id: int, query: str, used: list[int], ignored: list[int]) -> None:
+    """A mark at time 0 whose recall showed just what it used and ignored."""
+    memory.add(event_id, query, 0.0, used + ignored, used, ignored)
+
+
 def identity_slots(n):
     """Items 0 … n−1 in the slots of the same number, as an index maps them."""
     slots = SlotMap()
@@ -248,8 +253,8 @@ def test_a_name_in_another_form_of_its_word_names_the_same_thing():
     question counts for it; not a mark of the same question about someone else. Before, each named
     something the other did not, and neither counted."""
     memory = FeedbackMemory()
-    memory.add(1, "Which US cities did Maya visit?", 0.0, [1], [])
-    memory.add(2, "Which US cities did Daniel visit?", 0.0, [2], [])
+    marked(memory, 1, "Which US cities did Maya visit?", [1], [])
+    marked(memory, 2, "Which US cities did Daniel visit?", [2], [])
     wording = word_space_wording(lambda text: (np.array([1.0, 0.0], dtype=np.float32), "a model"))
     likeness = memory.similarities(Asked("What American towns has Maya been to?", {}, "place"), wording)
     assert likeness.agrees.tolist() == [1.0, 0.0]
@@ -263,8 +268,8 @@ def test_a_name_one_letter_longer_names_another_person(asked, counts):
     Melanie. Before, the marks' own looser rule (one name begins the other) took Ann's question for
     one about Anna, and Anna's marks counted for it."""
     memory = FeedbackMemory()
-    memory.add(1, "Which cities did Anna visit?", 0.0, [1], [])
-    memory.add(2, "Which cities did Melanie visit?", 0.0, [2], [])
+    marked(memory, 1, "Which cities did Anna visit?", [1], [])
+    marked(memory, 2, "Which cities did Melanie visit?", [2], [])
     wording = word_space_wording(lambda text: (np.array([1.0, 0.0], dtype=np.float32), "a model"))
     assert memory.similarities(Asked(asked, {}, query_module.answer_type(asked)), wording).agrees.tolist() == counts
 
@@ -304,8 +309,8 @@ def test_an_item_ignored_for_the_same_question_is_still_held_to_the_view_when_al
     """The same question ignored two items and an alike one used them, strongly enough to outweigh
     the sink: the one shown stays where the question put it, the one below rises only into view."""
     memory = FeedbackMemory()
-    memory.add(1, "what does Maya bake", 0.0, [], [3, 15])
-    memory.add(2, "what bread does Maya bake", 0.0, [3, 15], [])
+    marked(memory, 1, "what does Maya bake", [], [3, 15])
+    marked(memory, 2, "what bread does Maya bake", [3, 15], [])
     rule = AlikeRule(Ramp(0.1, 1.0, 1.0), standing_power=0.0, reach=math.inf, into_view=True)
     likeness = Likeness(np.array([1.0, 0.9]), rule, np.array([1.0, 0.0]), marks=tuple(memory.marks.values()))
     slots = np.arange(20)
@@ -326,8 +331,8 @@ def test_the_taught_question_whose_shown_hits_the_question_finds_too_brings_its_
     question whose hits the question does not find lifts nothing it does not find itself. The
     same under an endpoint's rule, which otherwise does not hold a lift to the view."""
     memory = FeedbackMemory()
-    memory.add(1, "what does Maya bake", 0.0, [25], [0, 1, 2, 11, 12, 13, 14, 15, 16])  # 3 of its 10 here
-    memory.add(2, "what does Sam grow", 0.0, [26], [12, 13, 14, 15, 16, 17, 18, 19, 27])  # none here
+    marked(memory, 1, "what does Maya bake", [25], [0, 1, 2, 11, 12, 13, 14, 15, 16])  # 3 of its 10 here
+    marked(memory, 2, "what does Sam grow", [26], [12, 13, 14, 15, 16, 17, 18, 19, 27])  # none here
     rule = getattr(MarkParams(), which)
     sims = np.array(sims)  # Maya's question: alike, under the ramp; Sam's: more alike
     likeness = Likeness(sims, rule, np.zeros(2), np.ones(2), tuple(memory.marks.values()))
@@ -353,8 +358,8 @@ def test_the_most_alike_taught_question_is_corroborated_by_a_high_likeness_alone
     all the same when it is the most alike taught question (of the same kind) and its likeness
     reaches the rule's agreed likeness; not when another is more alike, nor under that likeness."""
     memory = FeedbackMemory()
-    memory.add(1, "what does Maya bake", 0.0, [25], [21, 22, 23, 24, 26, 27, 28, 29])  # none of them found here
-    memory.add(2, "what does Sam grow", 0.0, [30], [31, 32, 33])
+    marked(memory, 1, "what does Maya bake", [25], [21, 22, 23, 24, 26, 27, 28, 29])  # none of them found here
+    marked(memory, 2, "what does Sam grow", [30], [31, 32, 33])
     rule = MarkParams().worded
     ranking = Ranking(np.arange(20), np.linspace(1.0, 0.0, 20))
     slot_of = identity_slots(40)
@@ -382,9 +387,9 @@ def test_the_shared_hits_corroborate_only_one_of_the_most_alike_taught_questions
     in for it. Among the rule's ``pick_nearest`` most alike it is."""
     rule = getattr(MarkParams(), which)
     memory = FeedbackMemory()
-    memory.add(1, "what does Maya bake", 0.0, [25], [0, 1, 2, 11, 12, 13, 14, 15, 16])  # 3 of its 10 found here
+    marked(memory, 1, "what does Maya bake", [25], [0, 1, 2, 11, 12, 13, 14, 15, 16])  # 3 of its 10 found here
     for n in range(rule.pick_nearest):  # more alike, none of their hits found here
-        memory.add(2 + n, f"what does Sam grow {n}", 0.0, [30 + n], [40 + n])
+        marked(memory, 2 + n, f"what does Sam grow {n}", [30 + n], [40 + n])
     sims = np.array([rule.shared_likeness + 0.01] + [rule.shared_likeness + 0.02] * rule.pick_nearest)
     marks = tuple(memory.marks.values())
     likeness = Likeness(sims, rule, np.zeros(len(marks)), np.ones(len(marks)), marks)
@@ -404,8 +409,8 @@ def test_the_shared_hits_do_not_let_a_less_alike_question_of_another_form_win_ov
     the less alike (fails before: the other question's item came into view)."""
     rule = MarkParams().worded
     memory = FeedbackMemory()
-    memory.add(1, "what did Maya bake yesterday", 0.0, [25], [0, 1, 11, 12, 13, 14, 15, 16, 17])  # 2 of its 10 here
-    memory.add(2, "how did Maya celebrate", 0.0, [26], [0, 1, 2, 11, 12, 13, 14, 15, 16])  # 3 of its 10 here
+    marked(memory, 1, "what did Maya bake yesterday", [25], [0, 1, 11, 12, 13, 14, 15, 16, 17])  # 2 of its 10 here
+    marked(memory, 2, "how did Maya celebrate", [26], [0, 1, 2, 11, 12, 13, 14, 15, 16])  # 3 of its 10 here
     marks = tuple(memory.marks.values())
     likeness = Likeness(np.array([0.55, 0.54]), rule, np.zeros(2), np.ones(2), marks, kin=np.array([True, False]))
     ranking = Ranking(np.arange(20), np.linspace(1.0, 0.0, 20))
@@ -426,7 +431,7 @@ def test_a_corroborated_questions_marked_items_all_come_into_view_each_in_one_of
     three take the last three places shown, in their order, and what the question found at the
     top stays. Before, all three landed just above the last hit shown: only the first was in view."""
     memory = FeedbackMemory()
-    memory.add(1, "what does Maya bake", 0.0, [25, 26, 27], [0, 1, 2, 11, 12, 13, 14])  # 3 of its 10 here
+    marked(memory, 1, "what does Maya bake", [25, 26, 27], [0, 1, 2, 11, 12, 13, 14])  # 3 of its 10 here
     rule = MarkParams().worded
     likeness = Likeness(np.array([0.25]), rule, np.zeros(1), np.ones(1), tuple(memory.marks.values()))
     moved = memory.apply(Ranking(np.arange(20), np.linspace(1.0, 0.0, 20)), identity_slots(30), likeness, now=0.0, shown=10)
@@ -644,7 +649,7 @@ def test_the_marks_indexes_take_each_events_new_words_only_and_match_a_fresh_bui
     params = MarkParams(same=Ramp(0.0, 1.0, 1.0))  # how much each counts as the same question: its cosine
     grown, held = FeedbackMemory(params), set()
     for n, text in enumerate(queries):
-        grown.add(n, text, 0.0, [n], [])
+        marked(grown, n, text, [n], [])
         asked.clear()
         likeness = grown.similarities(probed, Wording((1,), idf, idf, plan, vocabulary))
         new = set(tokens(text)) - held
@@ -652,7 +657,7 @@ def test_the_marks_indexes_take_each_events_new_words_only_and_match_a_fresh_bui
         held |= new | set(terms(text))
         fresh = FeedbackMemory(params)
         for m, earlier in enumerate(queries[:n + 1]):
-            fresh.add(m, earlier, 0.0, [m], [])
+            marked(fresh, m, earlier, [m], [])
         again = fresh.similarities(probed, Wording((1,), idf, idf, plan, vocabulary))
         assert likeness.same == pytest.approx(again.same, rel=1e-12)
         assert likeness.sims == pytest.approx(again.sims, rel=1e-12)
@@ -686,7 +691,7 @@ def test_with_an_endpoint_the_same_question_needs_its_words_as_well_as_its_meani
     taught, other, again = ("when did Nate win his first video game tournament", "when did Nate win his fourth video game tournament",
                             "When did Nate win his first video-game tournament?")
     memory = FeedbackMemory()
-    memory.add(1, taught, 0.0, [15], [4])
+    marked(memory, 1, taught, [15], [4])
     endpoint = Endpoint("toy", lambda texts: np.array([[1.0, 0.0] for _ in texts]))  # one meaning for every text
     wording = word_space_wording(lambda text: (None, None))
 
@@ -718,10 +723,10 @@ def test_the_people_and_kind_gates_grow_with_the_marks_and_match_a_fresh_build()
 
     grown = FeedbackMemory()
     for n, text in enumerate(queries):
-        grown.add(n, text, 0.0, [n], [])
+        marked(grown, n, text, [n], [])
         fresh = FeedbackMemory()
         for m, earlier in enumerate(queries[:n + 1]):
-            fresh.add(m, earlier, 0.0, [m], [])
+            marked(fresh, m, earlier, [m], [])
         assert gates(grown) == gates(fresh)
     same, agrees = gates(grown)[0]
     assert [s > 0 for s in same] == [True, False, False, False, False, True] and agrees == [1, 0, 0, 0, 0, 1]  # cities: a place
@@ -729,7 +734,7 @@ def test_the_people_and_kind_gates_grow_with_the_marks_and_match_a_fresh_build()
     fresh = FeedbackMemory()
     for m, text in enumerate(queries):
         if m != 1:
-            fresh.add(m, text, 0.0, [m], [])
+            marked(fresh, m, text, [m], [])
     assert gates(grown) == gates(fresh)
 
 
@@ -747,11 +752,11 @@ def test_the_marks_questions_are_placed_in_the_word_space_once_per_model_and_a_q
     wording = word_space_wording(word_vector)
     memory = FeedbackMemory()
     for n, text in enumerate(["what does Maya bake", "where does Sam run"]):
-        memory.add(n, text, 0.0, [n], [])
+        marked(memory, n, text, [n], [])
     question = Asked("which pastries come out of her oven", {}, None)
     likeness = memory.similarities(question, wording)
     assert likeness.rule is memory.params.worded and likeness.sims == pytest.approx([0.8, 0.6])
-    memory.add(2, "what cakes does Maya make", 0.0, [2], [])
+    marked(memory, 2, "what cakes does Maya make", [2], [])
     asked_for.clear()
     assert memory.similarities(question, wording).sims == pytest.approx([0.8, 0.6, 0.96])
     assert asked_for == [question.text, "what cakes does Maya make"]  # only the new mark is placed
@@ -781,7 +786,7 @@ def test_two_recalls_comparing_at_once_place_each_marks_question_once():
     wording = word_space_wording(word_vector)
     memory = FeedbackMemory()
     for n, text in enumerate(["what does Maya bake", "where does Sam run", "what cakes does Maya make"]):
-        memory.add(n, text, 0.0, [n], [])
+        marked(memory, n, text, [n], [])
     question, failed = Asked("what does Maya cook", {}, None), []
 
     def compare():
@@ -808,8 +813,8 @@ def test_a_mark_withdrawn_between_comparing_and_applying_leaves_the_marks_compar
     fewer than the likeness's rows, and the rows no longer named their marks)."""
     wording = word_space_wording(lambda text: (np.array([1.0, 0.0] if "Maya" in text else [0.0, 1.0], dtype=np.float32), "a model"))
     memory = FeedbackMemory()
-    memory.add(1, "where does Sam run", 0.0, [7], [])
-    memory.add(2, "what does Maya bake", 0.0, [15], [])
+    marked(memory, 1, "where does Sam run", [7], [])
+    marked(memory, 2, "what does Maya bake", [15], [])
     likeness = memory.similarities(Asked("what does Maya bake", {}, None), wording)
     memory.remove(1)
     moved = memory.apply(Ranking(np.arange(20), np.linspace(1.0, 0.0, 20)), identity_slots(20), likeness, now=0.0)
