@@ -332,8 +332,9 @@ def build_server(mem: "Memory") -> MCPServer:
     async def feedback(ctx: Context, token: str, used: list[Integer], ignored: list[Integer] | None = None) -> Annotated[CallToolResult, FeedbackOut]:
         """Tell the ranker which hits of a recall you used (by item id), so that it learns what
         answers questions like it. `token` is the one `recall` returned; each token takes one
-        feedback, within a day. `ignored` lists the hits you read and passed over; without it, every
-        shown hit not listed as used counts as ignored."""
+        feedback, within a day. `ignored` lists the hits you read and passed over; without it, the
+        shown hits above the lowest one used count as ignored (those below it may never have been
+        read; with none used, every shown hit)."""
         return await engine.answer(ctx, lambda m: _feedback(m, token, used, ignored))
 
     @server.tool(annotations=reads)

@@ -1030,7 +1030,7 @@ class Memory:
 
     def feedback(self, token: str, used_ids: Sequence[int], ignored_ids: Sequence[int] | None = None) -> FeedbackResult:
         """Tell the ranker which hits of the recall behind ``token`` were used and which were
-        ignored (None: every other hit it showed). Returns the ranker's
+        ignored (None: those it showed above the lowest used one). Returns the ranker's
         :class:`engine.rank.FeedbackResult`."""
         self.refresh()
         return self.ranker.feedback(token, list(used_ids), None if ignored_ids is None else list(ignored_ids))

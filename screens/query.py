@@ -160,7 +160,7 @@ held then.
 | a letter | on the hits, one no key below takes (`W`, `b`…) starts a new query; a key below typed just before it (0.4 s) is its first letter |
 | `↑` `↓` | move through the hits; the right panel explains the selected one |
 | `u` | mark the selected hit as used (toggle); `✓` in the list |
-| `f` | send feedback: used hits, and the shown but unused ones as ignored (none used: asked first) |
+| `f` | send feedback: used hits, and the unused ones shown above the lowest used one as ignored (none used: every shown hit, asked first) |
 | `w` `x` `t` `k` | right panel: why · text · trace · knowledge (episodes and facts) |
 | `space` `.` `r` | trace: play/pause · single step · replay |
 | `c` | compare two strategies or intents on this query |
@@ -189,7 +189,7 @@ question or one alike (the Why panel says which).
           for key, what in (("space", "toggle"), ("full_stop", "single_step"), ("r", "replay"))],
         Binding("u", "toggle_used", "Used", id="query-used", tooltip="Mark the selected hit used (or not)"),
         Binding("f", "feedback", "Feedback", id="query-feedback",
-                tooltip="Send feedback: the hits marked used, the others shown as ignored"),
+                tooltip="Send feedback: the hits marked used; those shown above the lowest used one as ignored"),
         Binding("c", "compare", "Compare", id="query-compare",
                 tooltip="Compare two strategies or intents on this query"),
         Binding("a", "as_of", "As of", id="query-as-of", tooltip="Ask as of a date"),
@@ -550,12 +550,11 @@ question or one alike (the Why panel says which).
                         severity="warning")
             return
         used = [h.item.id for h in recall.hits if h.item.id in self.used]
-        ignored = [h.item.id for h in recall.hits if h.item.id not in self.used]
         memory = self.services.memory
 
         def send() -> tuple[str, int, int]:
-            memory.feedback(recall.token, used, ignored)
-            return recall.token, len(used), len(ignored)
+            result = memory.feedback(recall.token, used)  # ignored: the engine's default, those above the lowest used
+            return recall.token, len(result.used), len(result.ignored)
 
         def sent_if(choice: str | None) -> None:
             if choice == "send":
@@ -566,7 +565,7 @@ question or one alike (the Why panel says which).
             sent_if("send")
         else:  # asked: a stray f (the first letter of "find …" typed on the hits) taught that nothing helped
             self.app.push_screen(ChoiceDialog(
-                "Send feedback", f"None of the {len(ignored)} hits is marked used (u marks one). Send them all as "
+                "Send feedback", f"None of the {len(recall.hits)} hits is marked used (u marks one). Send them all as "
                 "ignored, that none of them helped?", [("cancel", "Cancel"), ("send", "Send")]), sent_if)
 
     def feedback_sent(self, sent: tuple[str, int, int]) -> None:

@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("token", help="the token a recall printed (recall --json shows it); or 'list', or 'undo'")
     p.add_argument("event", nargs="?", help="with 'undo': the feedback event to withdraw")
     p.add_argument("--used", default="", help="comma-separated item ids that were used")
-    p.add_argument("--ignored", default=None, help="comma-separated item ids that were not (default: every other shown hit)")
+    p.add_argument("--ignored", default=None, help="comma-separated item ids that were not (default: the shown hits above the lowest used one)")
     json_option(p)
     p.set_defaults(handler=feedback)
 

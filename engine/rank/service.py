@@ -706,7 +706,8 @@ class RankerArea(Area):
     def feedback(self, token: str, used_ids: list[int], ignored_ids: list[int] | None = None,
                  now: float | None = None) -> FeedbackResult:
         """Learn from one recall: ``used_ids`` helped; ``ignored_ids`` were seen and passed over
-        (None: every other shown hit, for a person who names only what they used)."""
+        (None: those shown above the lowest used one, :func:`passed_over`, for a person who names
+        only what they used)."""
         started = time.perf_counter()
         now = time.time() if now is None else now
         if self.log_corrupt:
@@ -714,8 +715,8 @@ class RankerArea(Area):
         row = self.read_token(token, now)
         self._check_ids(row, used_ids, ignored_ids or [])
         used = [i for i in row.shown if i in set(used_ids)]
-        passed_over = set(row.shown) - set(used_ids) if ignored_ids is None else set(ignored_ids)
-        ignored = [i for i in row.shown if i in passed_over]
+        ignored = passed_over(row.shown, set(used_ids)) if ignored_ids is None else \
+            [i for i in row.shown if i in set(ignored_ids)]
         store = self.mem.store
         self._writable()  # a relearning pending is done (or refused) before this write, in its own transaction
         with store.transaction():
@@ -1089,3 +1090,13 @@ def _untaught(rule: AlikeRule, shown: int) -> str:
 def _standardise(x: np.ndarray) -> np.ndarray:
     spread = x.std()
     return (x - x.mean()) / spread if spread > 1e-12 else np.zeros_like(x)
+
+
+def passed_over(shown: list[int], used: set[int]) -> list[int]:
+    """The hits a person read and passed over when they name only what they used: those shown
+    above the lowest one used. A list is read from the top and left at the last hit needed, so
+    what lies below it may never have been read: counted as ignored, one mark sank the on-topic
+    hits below the one used (the 6th to 9th of the demo's "how do I keep my starter alive")
+    beneath turns about nothing asked. With nothing used, every shown hit was read and none helped."""
+    last = max((n for n, i in enumerate(shown) if i in used), default=len(shown) - 1)
+    return [i for i in shown[:last + 1] if i not in used]

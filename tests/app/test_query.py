@@ -261,7 +261,7 @@ async def test_mark_hits_used_teach_the_ranker_and_see_it_learn(demo_app):
         assert table.get_row_at(0)[1] == "" and len(query.used) == 1
         await pilot.press("f")
         await settle(pilot)
-        assert len(app.titled("Feedback sent")) == 1
+        assert [n.message for n in app.titled("Feedback sent")] == ["1 used, 2 ignored."]  # the two shown above it
         events = app.services.memory.ranker.status().events
 
         # feedback twice for the same results says what to do, in the person's words
