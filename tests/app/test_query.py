@@ -569,19 +569,26 @@ def test_a_recall_waits_only_for_the_warm_ups_announced_before_it():
     assert not waiter.is_alive()
 
 
+def hold(monkeypatch, name: str) -> tuple[threading.Event, threading.Event]:
+    """Hold the app's Services.NAME until the test releases it: the first event is set once it is
+    called, the second releases it (a bound of 60 s, not a pause)."""
+    reading, release = threading.Event(), threading.Event()
+    read = getattr(Services, name)
+
+    def held(self: Services):
+        reading.set()
+        release.wait(60)
+        return read(self)
+
+    monkeypatch.setattr(Services, name, held)
+    return reading, release
+
+
 async def test_the_warm_up_starts_once_the_first_screen_has_what_it_reads(demo_app, held, monkeypatch):
     """The warm-up reads the saved files from the disk at once: started beside the first screen's
     own reads (the Query screen's sources and strategies), it slowed them, and the screen was
     usable later. It starts once they are shown."""
-    reading, read = threading.Event(), threading.Event()
-    source_names = Services.source_names
-
-    def held_source_names(self):
-        reading.set()
-        read.wait(60)  # a bound, not a pause
-        return source_names(self)
-
-    monkeypatch.setattr(Services, "source_names", held_source_names)
+    reading, read = hold(monkeypatch, "source_names")
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, reading.is_set, "the Query screen to read the sources")
@@ -632,15 +639,7 @@ async def test_a_query_sent_before_the_strategies_are_known_runs_with_the_defaul
     """`mnemoscope --demo`, a question typed at once: the store was open but the strategies not
     read yet, so it ran with the picker's placeholder (hybrid), and the picker then said fused
     beside hybrid's hits. It waits for them now, and runs with the strategy the picker shows."""
-    reading, release = threading.Event(), threading.Event()
-    names = Services.strategy_names
-
-    def held_names(self: Services) -> list[str]:
-        reading.set()
-        release.wait(60)  # a bound, not a pause
-        return names(self)
-
-    monkeypatch.setattr(Services, "strategy_names", held_names)
+    reading, release = hold(monkeypatch, "strategy_names")
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, reading.is_set, "the strategies to be read")
