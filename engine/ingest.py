@@ -70,6 +70,23 @@ class FilesRead(NamedTuple):
     links: list[Path]  # see Discovered
 
 
+def named_mode(path: Path) -> int:
+    """The file mode of a path a person named, or the one line why it cannot be read."""
+    try:
+        return os.stat(path).st_mode
+    except FileNotFoundError:
+        raise IngestError(path, "no such file or directory") from None
+    except OSError as exc:
+        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
+
+
+def check_named(paths: Iterable[str | Path]) -> None:
+    """Refuse, before a store is opened, a named path that cannot be read: an ingest of a mistyped
+    file onto a new ``--store`` made the empty store first, then refused the file."""
+    for raw in paths:
+        named_mode(Path(raw))
+
+
 def discover(paths: Iterable[str | Path]) -> Discovered:
     """Expand files and folders into the files to read and those left out, in a stable order.
 
@@ -83,12 +100,7 @@ def discover(paths: Iterable[str | Path]) -> Discovered:
     links: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        try:
-            mode = os.stat(path).st_mode
-        except FileNotFoundError:
-            raise IngestError(path, "no such file or directory") from None
-        except OSError as exc:
-            raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
+        mode = named_mode(path)
         resolved = path.resolve()
         if stat.S_ISDIR(mode):
             files, linked = _walk(resolved)

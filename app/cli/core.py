@@ -70,7 +70,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def ingest(args: argparse.Namespace, out: TextIO) -> int:
     """Store and index every item, then let the areas read them (a progress line on a terminal).
-    Interrupted, it keeps what it stored; the same command again resumes."""
+    Interrupted, it keeps what it stored; the same command again resumes. A named path that
+    cannot be read is refused before the store is opened, so none is made for it."""
+    from mnemoscope.engine.ingest import check_named
+
+    check_named(args.paths)
     with open_memory(args, create=True) as mem:
         bar = ProgressLine() if sys.stderr.isatty() else None
         try:

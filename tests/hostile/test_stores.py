@@ -100,3 +100,12 @@ def test_a_damaged_stored_model_is_fitted_again_not_fatal(demo_copy, key):
         hits = mem.recall("how hot is the oven for the loaf", strategy="hybrid").hits
     assert hits and "oven" in " ".join(h.item.text.lower() for h in hits[:5])
     assert file_digest(demo_copy) == before
+
+
+@pytest.mark.parametrize("named", ["missing.md", "missing-folder"])
+def test_an_ingest_of_a_path_that_is_not_there_makes_no_store(tmp_path, named):
+    """A mistyped file onto a new --store: the store (and its folder) was made first, then the
+    file refused; now the path is refused before any store is opened, and nothing is left."""
+    code, _, err = cli("--store", tmp_path / "new" / "s.db", "ingest", tmp_path / named)
+    assert code == 2 and err.count("\n") == 1 and "no such file or directory" in err and "Traceback" not in err, err
+    assert not (tmp_path / "new").exists()
